@@ -1,0 +1,80 @@
+#ifndef COPS_CONVERT_CONVERTER_H_
+#define COPS_CONVERT_CONVERTER_H_
+
+// Converters: the formats users send (plain text in any common charset, HTML, MIME email,
+// PDF, DOCX, ODT, LaTeX, Markdown) turned into UTF-8 text with paragraph breaks, plus a map
+// from text offsets back to positions in the original bytes.
+//
+// Thread-safety: Convert() is safe to call from many threads.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace cops {
+
+// on-wire (proto DocumentFormat mirrors these values): do not change.
+enum class DocumentFormat : uint8_t {
+  kAuto = 0,  // detect from content
+  kText = 1,
+  kHtml = 2,
+  kEmail = 3,
+  kPdf = 4,
+  kDocx = 5,
+  kOdt = 6,
+  kLatex = 7,
+  kMarkdown = 8,
+};
+
+std::string_view DocumentFormatName(DocumentFormat f);               // "text", "pdf", ...
+absl::StatusOr<DocumentFormat> ParseDocumentFormat(std::string_view name);  // "auto" too
+
+struct ConvertLimits {
+  uint64_t max_input_bytes = 64ull << 20;        // larger input: RESOURCE_EXHAUSTED
+  uint64_t max_output_bytes = 64ull << 20;       // extracted text cap
+  uint64_t max_uncompressed_bytes = 256ull << 20;  // zip-based formats (zip bombs)
+  uint32_t time_budget_ms = 10000;                // per document
+  uint64_t max_memory_bytes = 1ull << 30;         // worker process address space
+};
+
+// A stretch of `text` that maps linearly onto the original bytes.
+struct OffsetSegment {
+  uint32_t text_offset = 0;      // start in ConvertedDocument::text
+  uint32_t original_offset = 0;  // start in the original bytes
+  uint32_t page = 0;             // 1-based PDF page, 0 when not paged
+};
+
+struct ConvertedPart {  // e.g. an email attachment
+  std::string name;
+  DocumentFormat format = DocumentFormat::kText;
+  uint32_t text_start = 0;  // [text_start, text_end) in ConvertedDocument::text
+  uint32_t text_end = 0;
+};
+
+struct ConvertedDocument {
+  DocumentFormat format = DocumentFormat::kText;  // the format actually parsed
+  std::string text;                   // UTF-8; paragraphs separated by a blank line
+  std::string charset;                // detected source charset for text formats
+  std::vector<OffsetSegment> segments;  // sorted by text_offset; may be empty (no map)
+  std::vector<ConvertedPart> parts;
+
+  // Maps a byte offset in `text` to the best known byte offset in the original input
+  // (identity when the input was UTF-8 plain text). Returns text_offset when no map.
+  uint32_t OriginalOffset(uint32_t text_offset) const;
+  // 1-based page containing text_offset, 0 when not paged.
+  uint32_t PageOf(uint32_t text_offset) const;
+};
+
+// Converts `input` declared as `format` (kAuto: detect). Errors name the format and the
+// problem: INVALID_ARGUMENT (malformed, truncated, encrypted, unknown format),
+// RESOURCE_EXHAUSTED (size, decompression or time limits). Untrusted binary formats are
+// parsed in a sandboxed worker process so a hostile document cannot take the caller down.
+absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat format,
+                                          const ConvertLimits& limits = {});
+
+}  // namespace cops
+
+#endif  // COPS_CONVERT_CONVERTER_H_

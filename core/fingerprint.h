@@ -1,0 +1,72 @@
+#ifndef COPS_CORE_FINGERPRINT_H_
+#define COPS_CORE_FINGERPRINT_H_
+
+// The whole ins-chunks / eval-chunks path of the COPS paper: raw UTF-8 bytes ->
+// canonical text -> units -> enhancements -> chunks -> keyed hashes -> selection.
+//
+// Thread-safety: a Fingerprinter is immutable after Create(); Fingerprint() may be called
+// from many threads at once (each with its own output object).
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/hash_key.h"
+#include "core/params.h"
+
+namespace cops {
+
+using ChunkHash = uint64_t;
+
+// One selected chunk of a document.
+struct Chunk {
+  ChunkHash hash = 0;
+  // Position among *all* chunks of the document (before selection), 0-based; ordered
+  // matching compares ordinals.
+  uint32_t ordinal = 0;
+  // Byte span [start, end) of the chunk in the input exactly as given to Fingerprint().
+  uint32_t start = 0;
+  uint32_t end = 0;
+  // Units [unit_begin, unit_end) the chunk covers (after enhancements); passages merge
+  // chunks whose unit ranges touch or overlap.
+  uint32_t unit_begin = 0;
+  uint32_t unit_end = 0;
+};
+
+struct DocumentFingerprint {
+  std::vector<Chunk> chunks;  // selected chunks, in document order
+  uint32_t total_chunks = 0;  // chunks before selection
+  uint32_t total_units = 0;   // units after enhancements
+  // SHA-256 of the canonical text: identity for exact duplicates.
+  std::array<uint8_t, 32> sha256{};
+  uint64_t input_bytes = 0;
+  uint64_t canonical_bytes = 0;
+
+  void Clear();  // keeps vector capacity, for reuse on the hot path
+};
+
+class Fingerprinter {
+ public:
+  // INVALID_ARGUMENT when params.Validate() fails or params.key_id != key.Id().
+  static absl::StatusOr<std::unique_ptr<Fingerprinter>> Create(const ChunkingParams& params,
+                                                               const HashKey& key);
+  ~Fingerprinter();
+
+  // Fills `out` (cleared first). Any bytes are accepted: invalid UTF-8 is replaced, never
+  // rejected. Inputs of 4 GiB or more are INVALID_ARGUMENT (offsets are 32-bit).
+  absl::Status Fingerprint(std::string_view input, DocumentFingerprint* out) const;
+
+  const ChunkingParams& params() const;
+
+ private:
+  struct Rep;
+  explicit Fingerprinter(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace cops
+
+#endif  // COPS_CORE_FINGERPRINT_H_

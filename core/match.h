@@ -1,0 +1,128 @@
+#ifndef COPS_CORE_MATCH_H_
+#define COPS_CORE_MATCH_H_
+
+// The decide step of the COPS operational test: from the postings of a test document's
+// chunks to a violation report with evidence.
+//
+// Flow (the server's check path):
+//   1. Fingerprinter::Fingerprint(test) -> DocumentFingerprint (optionally SampleChunks()).
+//   2. storage looks up every chunk hash in one batch -> one PostingList per chunk.
+//   3. MatchSet::Tally(...) counts matches per registered document.
+//   4. storage reads the records of MatchSet::CandidateIds() (stored chunk counts, titles).
+//   5. MatchSet::Decide(stored_chunks) -> Report.
+//
+// Thread-safety: value types; a MatchSet is used by one thread.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "core/fingerprint.h"
+
+namespace cops {
+
+using DocId = uint64_t;
+
+// Where a chunk occurs in a registered document.
+struct Posting {
+  DocId doc_id = 0;
+  uint32_t ordinal = 0;  // chunk ordinal in the registered document
+  uint32_t start = 0;    // byte span in the registered document's original input
+  uint32_t end = 0;
+};
+
+// Everything the index knows about one chunk hash.
+struct PostingList {
+  // Number of distinct registered documents containing the chunk (for the paper's
+  // "common chunks" enhancement).
+  uint32_t doc_frequency = 0;
+  std::vector<Posting> postings;  // ordered by doc_id, then ordinal
+};
+
+// on-wire and in reports: do not change values.
+enum class DecisionFunction : uint8_t {
+  kMatchRatio = 1,      // matched / test chunks >= threshold (the COPS default)
+  kContainment = 2,     // matched / registered stored chunks >= threshold
+  kMatchCount = 3,      // matched chunks >= min_count
+  kOrderedMatches = 4,  // longest chain in the same order in both documents >= min_count
+};
+
+struct CheckOptions {
+  DecisionFunction function = DecisionFunction::kMatchRatio;
+  double threshold = 0.5;   // for ratio and containment; REQUIRES: 0 < threshold <= 1
+  uint32_t min_count = 10;  // for count and ordered matches; REQUIRES: >= 1
+  // Ignore chunks found in more than this many registered documents (0 = no limit).
+  uint32_t max_doc_frequency = 0;
+  // A registered document is reported (even below the decision) only when it shares a
+  // passage of at least this many units with the test document.
+  uint32_t min_passage_units = 8;
+  uint32_t max_results = 20;  // 0 = no limit
+  bool want_spans = true;
+
+  absl::Status Validate() const;  // INVALID_ARGUMENT naming the bad field
+};
+
+// A maximal run of matched chunks. Offsets are bytes into each document's original input.
+struct Span {
+  uint32_t test_start = 0;
+  uint32_t test_end = 0;
+  bool has_registered = false;
+  uint32_t registered_start = 0;
+  uint32_t registered_end = 0;
+  uint32_t chunks = 0;  // matched chunks merged into this span
+  uint32_t units = 0;   // units of the test document the span covers
+};
+
+struct DocumentMatch {
+  DocId doc_id = 0;
+  uint32_t matched_chunks = 0;   // test chunks found in this document
+  uint32_t ordered_matches = 0;  // longest same-order chain
+  uint32_t stored_chunks = 0;    // the registered document's stored chunks
+  double ratio = 0;              // matched_chunks / test chunks considered
+  double containment = 0;        // registered chunks found in test / stored_chunks
+  bool violation = false;        // passes the decision function
+  std::vector<Span> spans;       // in test order; empty unless want_spans
+};
+
+struct Report {
+  uint32_t total_chunks = 0;     // test chunks before selection
+  uint32_t selected_chunks = 0;  // after selection (and sampling)
+  uint32_t considered_chunks = 0;  // after dropping common chunks: the ratio's denominator
+  uint32_t common_chunks_ignored = 0;
+  bool sampled = false;
+  // With test-time sampling: the binomial probability that the sampled decision differs
+  // from the full one for the best match (paper appendix). 0 when not sampled.
+  double sampling_error = 0;
+  std::vector<DocumentMatch> matches;  // ratio descending, then doc_id
+  bool violation = false;              // any match passes the decision
+};
+
+class MatchSet {
+ public:
+  // REQUIRES: postings.size() == test.chunks.size(), postings[i] belongs to test.chunks[i].
+  static MatchSet Tally(const DocumentFingerprint& test, std::span<const PostingList> postings,
+                        const CheckOptions& options);
+
+  // Registered documents worth reporting (sharing a passage >= min_passage_units).
+  const std::vector<DocId>& CandidateIds() const;
+
+  // REQUIRES: stored_chunks.size() == CandidateIds().size(), parallel to it.
+  Report Decide(std::span<const uint32_t> stored_chunks) const;
+
+ private:
+  struct Rep;
+  // implementation-defined members
+};
+
+// Test-time sampling: keeps n chunks of `fp` chosen reproducibly from `seed` (all when
+// n == 0 or n >= size), in document order.
+void SampleChunks(uint32_t n, uint64_t seed, DocumentFingerprint* fp);
+
+// Binomial error of deciding "ratio >= threshold" from n samples when the true ratio is
+// `true_ratio`: probability that the sampled decision differs from the exact one.
+double SamplingError(uint32_t n, double threshold, double true_ratio);
+
+}  // namespace cops
+
+#endif  // COPS_CORE_MATCH_H_

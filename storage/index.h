@@ -1,0 +1,140 @@
+#ifndef COPS_STORAGE_INDEX_H_
+#define COPS_STORAGE_INDEX_H_
+
+// The persistent inverted index on RocksDB: chunk hash -> postings, document records,
+// exact-duplicate map, optional texts, and meta (schema version, ChunkingParams).
+// On-disk layout: docs/storage-format.md.
+//
+// Thread-safety: an Index is safe for concurrent use from many threads; registrations and
+// unregistrations are atomic (one WriteBatch each) and checks never see half of one.
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/fingerprint.h"
+#include "core/match.h"
+#include "core/params.h"
+
+namespace rocksdb {
+class DB;
+}
+
+namespace cops {
+
+struct IndexOptions {
+  std::string path;  // RocksDB directory
+  // The parameters the index is (or will be) built with. Opening an existing index under
+  // other parameters fails with FAILED_PRECONDITION naming the differing fields.
+  ChunkingParams params;
+  bool create_if_missing = true;
+  // Opens without writing (e.g. a snapshot used by a mail gateway); writes then fail.
+  bool read_only = false;
+  // fsync the WAL on every registration (power-loss durability); the WAL alone already
+  // makes every acknowledged write survive a process crash.
+  bool sync_writes = false;
+  bool store_texts = true;                       // keep each document's original text
+  size_t block_cache_bytes = 256ull << 20;       // shared LRU block cache
+  size_t write_buffer_bytes = 64ull << 20;       // per memtable
+  int bloom_bits_per_key = 10;                   // postings bloom filter (0 = none)
+  // Largest number of postings kept per chunk hash; beyond it, doc_frequency still counts
+  // documents but the list is not extended (the chunk is "common").
+  uint32_t max_postings_per_chunk = 1000;
+};
+
+struct DocumentRecord {
+  DocId id = 0;
+  std::string title;
+  std::string author;
+  std::string owner;
+  std::string collection;
+  std::string external_id;
+  std::string format;  // declared or detected format, e.g. "text", "pdf"
+  int64_t registered_unix_micros = 0;
+  std::array<uint8_t, 32> sha256{};  // of the canonical text
+  uint32_t total_chunks = 0;
+  uint32_t stored_chunks = 0;
+  uint64_t size_bytes = 0;  // original input size
+};
+
+struct RegisterOutcome {
+  DocId id = 0;
+  bool created = false;  // false: an existing document was returned (retry or duplicate)
+  // Set when the canonical text equals an already registered document's: that document's
+  // id is returned in `id` too and no postings are added.
+  std::optional<DocId> duplicate_of;
+};
+
+struct DocumentPage {
+  std::vector<DocumentRecord> documents;
+  std::string next_page_token;  // empty at the end
+};
+
+struct IndexStats {
+  uint64_t documents = 0;
+  uint64_t postings = 0;
+  uint64_t chunk_keys = 0;  // estimated distinct chunk hashes
+  uint64_t disk_bytes = 0;
+  uint64_t text_bytes = 0;
+};
+
+class Index {
+ public:
+  static absl::StatusOr<std::unique_ptr<Index>> Open(const IndexOptions& options);
+  ~Index();
+  Index(const Index&) = delete;
+  Index& operator=(const Index&) = delete;
+
+  // Atomically stores `record` (its id is assigned) and the postings of `fp`.
+  // A record whose non-empty external_id (within its collection) is already registered
+  // returns that document (created=false). Text whose sha256 is already registered returns
+  // the existing id with duplicate_of set. `text` is stored when store_texts is on.
+  absl::StatusOr<RegisterOutcome> Register(const DocumentRecord& record,
+                                           const DocumentFingerprint& fp,
+                                           std::string_view text);
+
+  // Atomically removes the document, its postings, text and duplicate entry.
+  // NOT_FOUND when no such document.
+  absl::Status Unregister(DocId id);
+
+  // NOT_FOUND when no such document.
+  absl::StatusOr<DocumentRecord> GetDocument(DocId id) const;
+  // One batched read; absent documents yield std::nullopt.
+  absl::Status GetDocuments(std::span<const DocId> ids,
+                            std::vector<std::optional<DocumentRecord>>* out) const;
+  // NOT_FOUND when no text is stored for the document.
+  absl::StatusOr<std::string> GetText(DocId id) const;
+
+  // Documents in id order, starting after `page_token` ("" = from the start).
+  // INVALID_ARGUMENT on a malformed token. page_size is clamped to [1, 1000].
+  absl::StatusOr<DocumentPage> ListDocuments(std::string_view page_token, size_t page_size,
+                                             std::string_view collection = {}) const;
+
+  // One MultiGet for all hashes; out->at(i) holds the postings of hashes[i] (empty when
+  // unknown). Never scans.
+  absl::Status Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const;
+
+  IndexStats Stats() const;
+
+  // Writes a consistent copy of the live index to `dir` (must not exist), openable with
+  // read_only = true by another process.
+  absl::Status CreateSnapshot(const std::string& dir) const;
+
+  const ChunkingParams& params() const;
+
+ private:
+  struct Rep;
+  explicit Index(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace cops
+
+#endif  // COPS_STORAGE_INDEX_H_
