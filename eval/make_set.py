@@ -148,16 +148,24 @@ def load_corpus(name):
         sys.exit(f"make_set: no files for corpus {name} under {root}{hint}")
     files, seen = [], set()
     for p in paths:
-        # A paragraph that occurs twice in the corpus (boilerplate) is kept once, so that
-        # unrelated documents never share a whole paragraph with a source by construction.
+        # Manuals repeat themselves (a "what's new" page restates a how-to, boilerplate
+        # recurs). A paragraph sharing a tenth of its 8-word runs with text already kept
+        # is dropped, so that an unrelated document never contains a copied passage.
         paras = []
         for para in reader(p):
-            if para not in seen:
-                seen.add(para)
-                paras.append(para)
+            grams = _shingles(para)
+            if grams and sum(g in seen for g in grams) >= 0.1 * len(grams):
+                continue
+            seen.update(grams)
+            paras.append(para)
         if paras:
             files.append(paras)
     return files
+
+
+def _shingles(text, k=8):
+    words = [w.lower() for w in _WORD_RE.findall(text)]
+    return {" ".join(words[i:i + k]) for i in range(len(words) - k + 1)}
 
 
 def cut_documents(files, min_words, max_words):
