@@ -185,6 +185,19 @@ absl::StatusOr<std::string> DecodeToUtf8(std::string_view bytes, std::string_vie
   return IanaName(name);
 }
 
+ConvertedDocument DecodeWithMap(std::string_view bytes, std::string_view charset) {
+  ConvertedDocument doc;
+  TextBuilder builder(~uint64_t{0});
+  auto used = DecodeToUtf8(bytes, charset, 0, &builder);
+  if (!used.ok()) {
+    builder = TextBuilder(~uint64_t{0});
+    used = DecodeToUtf8(bytes, "", 0, &builder);
+  }
+  doc.charset = used.ok() ? *used : "";
+  builder.Finish(&doc, /*trim=*/false);
+  return doc;
+}
+
 std::string ToUtf8(std::string_view bytes, std::string_view charset) {
   TextBuilder builder(~uint64_t{0});
   if (!DecodeToUtf8(bytes, charset, 0, &builder).ok()) {

@@ -47,7 +47,7 @@ void TextBuilder::AppendUnmapped(std::string_view utf8) {
 }
 
 void TextBuilder::AppendCollapsed(std::string_view text, uint32_t original_offset,
-                                  uint32_t page) {
+                                  uint32_t page, const ConvertedDocument* map) {
   size_t i = 0;
   while (i < text.size()) {
     if (IsAsciiSpace(text[i])) {
@@ -59,7 +59,8 @@ void TextBuilder::AppendCollapsed(std::string_view text, uint32_t original_offse
     }
     size_t j = i;
     while (j < text.size() && !IsAsciiSpace(text[j])) ++j;
-    Append(text.substr(i, j - i), original_offset + static_cast<uint32_t>(i), page);
+    const uint32_t at = original_offset + static_cast<uint32_t>(i);
+    Append(text.substr(i, j - i), map == nullptr ? at : map->OriginalOffset(at), page);
     i = j;
   }
 }

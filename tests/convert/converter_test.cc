@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <set>
+
+#include "tests/convert/fixtures.h"
+
 namespace cops {
 namespace {
 
@@ -65,6 +70,61 @@ TEST(ConverterTest, FormatOutsideTheEnumIsInvalid) {
   auto doc = Convert("x", static_cast<DocumentFormat>(42));
   ASSERT_FALSE(doc.ok());
   EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Lower-cased 5-word shingles of a text: what a chunking fingerprinter would compare.
+std::set<std::string> Shingles(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    } else if (!word.empty()) {
+      words.push_back(word);
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  std::set<std::string> out;
+  for (size_t i = 0; i + 5 <= words.size(); ++i) {
+    out.insert(words[i] + " " + words[i + 1] + " " + words[i + 2] + " " + words[i + 3] + " " +
+               words[i + 4]);
+  }
+  return out;
+}
+
+double Overlap(const std::set<std::string>& a, const std::set<std::string>& b) {
+  size_t common = 0;
+  for (const std::string& s : a) common += b.count(s);
+  return a.empty() ? 0.0 : static_cast<double>(common) / static_cast<double>(a.size());
+}
+
+TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
+  std::vector<std::string> paragraphs = testing::Prose(12, 7);
+  paragraphs[0] = "Copy detection for digital documents";
+  const std::string reference_text = testing::MakeText(paragraphs);
+  const std::set<std::string> reference = Shingles(reference_text);
+  ASSERT_GT(reference.size(), 200u);
+  const std::vector<std::pair<DocumentFormat, std::string>> inputs = {
+      {DocumentFormat::kPdf, testing::MakePdfFromParagraphs(paragraphs)},
+      {DocumentFormat::kDocx, testing::MakeDocx(paragraphs)},
+      {DocumentFormat::kOdt, testing::MakeOdt(paragraphs)},
+      {DocumentFormat::kHtml, testing::MakeHtml(paragraphs)},
+      {DocumentFormat::kLatex, testing::MakeLatex(paragraphs)},
+      {DocumentFormat::kMarkdown, testing::MakeMarkdown(paragraphs)},
+      {DocumentFormat::kEmail, testing::MakeEmail(paragraphs)},
+  };
+  for (const auto& [format, bytes] : inputs) {
+    auto doc = Convert(bytes, DocumentFormat::kAuto);
+    ASSERT_TRUE(doc.ok()) << DocumentFormatName(format) << ": " << doc.status();
+    EXPECT_EQ(doc->format, format);
+    const std::set<std::string> got = Shingles(doc->text);
+    EXPECT_GE(Overlap(reference, got), 0.9) << DocumentFormatName(format) << "\n" << doc->text;
+    EXPECT_GE(Overlap(got, reference), 0.9) << DocumentFormatName(format);
+    // Paragraph structure survives too.
+    EXPECT_NE(doc->text.find(paragraphs[3].substr(0, 40)), std::string::npos)
+        << DocumentFormatName(format);
+  }
 }
 
 }  // namespace
