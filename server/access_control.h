@@ -78,21 +78,6 @@ struct IssuedKey {
   std::string api_key;  // "cops_<key_id>_<secret>"
 };
 
-struct CollectionPolicy {
-  bool show_titles_to_checkers = false;
-  bool keep_audit = true;
-};
-
-// One registered document reported by a check, for the audit trail.
-struct CheckHit {
-  uint64_t doc_id = 0;
-  std::string collection;
-  double ratio = 0;
-  double containment = 0;
-  uint32_t matched_chunks = 0;
-  bool violation = false;
-};
-
 class AccessControl : public Authorizer {
  public:
   // `store` must outlive nothing else: the AccessControl owns it.
@@ -114,12 +99,13 @@ class AccessControl : public Authorizer {
 
   // Collections `principal` may search or list: its grants; std::nullopt (no restriction)
   // for an admin without explicit grants.
-  std::optional<std::vector<std::string>> UsableCollections(const Principal& principal) const;
+  std::optional<std::vector<std::string>> UsableCollections(
+      const Principal& principal) const override;
   // The settings of `collection` (defaults when it was never created explicitly).
-  CollectionPolicy PolicyFor(std::string_view collection) const;
+  CollectionPolicy PolicyFor(std::string_view collection) const override;
   // Appends one audit record per hit whose collection keeps audits; errors are logged,
   // never returned (an audit failure must not fail the caller's check).
-  void RecordCheck(const Principal& checker, const std::vector<CheckHit>& hits);
+  void RecordCheck(const Principal& checker, const std::vector<CheckHit>& hits) override;
 
   // --- Administration (the handler first authorizes Action::kAdmin) ---
 

@@ -136,6 +136,19 @@ TEST_F(AccessControlTest, CheckersNeverReadRegisteredText) {
   }
 }
 
+TEST_F(AccessControlTest, OwnersTouchOnlyTheirOwnDocuments) {
+  Principal a = LoginOk(Create("acm-a", Role::kOwner, {"acm"}));
+  Principal b = LoginOk(Create("acm-b", Role::kOwner, {"acm"}));
+  Principal admin = LoginOk(Create("root", Role::kAdmin, {}));
+  EXPECT_TRUE(ac_->AuthorizeDocument(a, Action::kUnregister, "acm", "acm-a").ok());
+  EXPECT_TRUE(ac_->AuthorizeDocument(a, Action::kReadText, "acm", "acm-a").ok());
+  // Same collection, another owner's document.
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->AuthorizeDocument(b, Action::kUnregister, "acm", "acm-a")));
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->AuthorizeDocument(b, Action::kReadText, "acm", "acm-a")));
+  EXPECT_TRUE(ac_->AuthorizeDocument(b, Action::kReadDocument, "acm", "acm-a").ok());
+  EXPECT_TRUE(ac_->AuthorizeDocument(admin, Action::kUnregister, "acm", "acm-a").ok());
+}
+
 TEST_F(AccessControlTest, CollectionsIsolateTenants) {
   Principal acm = LoginOk(Create("acm-press", Role::kOwner, {"acm"}));
   Principal ieee = LoginOk(Create("ieee-press", Role::kOwner, {"ieee"}));
