@@ -165,6 +165,14 @@ class AccessControl : public Authorizer {
   std::map<std::string, PeerFailures, std::less<>> failures_ ABSL_GUARDED_BY(failures_mu_);
 };
 
+// Opens the access store <data_dir>/access and the AccessControl over it. When
+// `bootstrap_admin` and no admin principal exists yet, creates principal "admin", writes its
+// API key to <data_dir>/admin.key (mode 0600, never overwriting an existing file) and logs the
+// file's path and the key id (never the key) once.
+absl::StatusOr<std::unique_ptr<AccessControl>> OpenAccessControl(const std::string& data_dir,
+                                                                 bool bootstrap_admin,
+                                                                 AccessControlOptions options = {});
+
 // The Role named "owner", "checker" or "admin"; INVALID_ARGUMENT otherwise.
 absl::StatusOr<Role> ParseRole(std::string_view name);
 std::string_view RoleName(Role role);

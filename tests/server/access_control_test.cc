@@ -344,3 +344,50 @@ TEST_F(AccessControlTest, BootstrapCreatesOneAdminOnce) {
 
 }  // namespace
 }  // namespace cops
+
+namespace cops {
+namespace {
+
+TEST(OpenAccessControlTest, BootstrapKeyFileIsPrivateAndWrittenOnce) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "access_boot_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::string key;
+  {
+    auto ac = OpenAccessControl(dir.string(), /*bootstrap_admin=*/true);
+    ASSERT_TRUE(ac.ok()) << ac.status();
+    std::ifstream in(dir / "admin.key");
+    std::getline(in, key);
+    EXPECT_EQ(std::filesystem::status(dir / "admin.key").permissions() &
+                  std::filesystem::perms::all,
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    CallCredentials c;
+    c.api_key = key;
+    auto p = (*ac)->AuthenticateCredentials(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->role, Role::kAdmin);
+  }
+  std::filesystem::remove(dir / "admin.key");
+  {
+    // An admin exists: no new key, no new file.
+    auto ac = OpenAccessControl(dir.string(), true);
+    ASSERT_TRUE(ac.ok()) << ac.status();
+    EXPECT_FALSE(std::filesystem::exists(dir / "admin.key"));
+    EXPECT_EQ((*ac)->ListKeys().size(), 1u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OpenAccessControlTest, NoBootstrapWhenAuthIsOff) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "access_boot_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::filesystem::path dir = tmpl;
+  auto ac = OpenAccessControl(dir.string(), /*bootstrap_admin=*/false);
+  ASSERT_TRUE(ac.ok()) << ac.status();
+  EXPECT_TRUE((*ac)->ListPrincipals().empty());
+  EXPECT_FALSE(std::filesystem::exists(dir / "admin.key"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cops

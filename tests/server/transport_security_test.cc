@@ -109,8 +109,11 @@ class TlsTest : public ::testing::Test {
       options.pem_cert_chain = pki_.Pem(client + ".pem");
       options.pem_private_key = pki_.Pem(client + ".key");
     }
-    return v1::Admin::NewStub(grpc::CreateChannel("localhost:" + std::to_string(port_),
-                                                  grpc::SslCredentials(options)));
+    // An IP target (no DNS lookup) checked against the certificate's name "localhost".
+    grpc::ChannelArguments args;
+    args.SetSslTargetNameOverride("localhost");
+    return v1::Admin::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(port_), grpc::SslCredentials(options), args));
   }
 
   grpc::Status List(v1::Admin::Stub* stub, const std::string& api_key = "") {
