@@ -45,8 +45,11 @@ struct IndexOptions {
   size_t write_buffer_bytes = 64ull << 20;       // per memtable
   int bloom_bits_per_key = 10;                   // postings bloom filter (0 = none)
   // Largest number of postings kept per chunk hash; beyond it, doc_frequency still counts
-  // documents but the list is not extended (the chunk is "common").
+  // documents but the list is not extended (the chunk is "common"). 0 = no limit.
   uint32_t max_postings_per_chunk = 1000;
+  // Background flush/compaction threads. Two suits a 2-core machine; more helps bulk loads
+  // on bigger machines.
+  int background_jobs = 2;
 };
 
 struct DocumentRecord {
@@ -81,8 +84,9 @@ struct IndexStats {
   uint64_t documents = 0;
   uint64_t postings = 0;
   uint64_t chunk_keys = 0;  // estimated distinct chunk hashes
-  uint64_t disk_bytes = 0;
-  uint64_t text_bytes = 0;
+  uint64_t disk_bytes = 0;  // all SST files and WAL files of the index
+  uint64_t text_bytes = 0;  // stored texts, uncompressed
+  uint64_t postings_disk_bytes = 0;  // SST files of the postings column family
 };
 
 class Index {
@@ -122,6 +126,13 @@ class Index {
   absl::Status Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const;
 
   IndexStats Stats() const;
+
+  // Writes all memtables to SST files (maintenance, benchmarks; never needed for
+  // durability, which the WAL provides).
+  absl::Status Flush();
+  // Flushes, then compacts every column family to its smallest form (slow on big indexes;
+  // for maintenance and for measuring bytes on disk).
+  absl::Status Compact();
 
   // Writes a consistent copy of the live index to `dir` (must not exist), openable with
   // read_only = true by another process.

@@ -1,0 +1,74 @@
+#ifndef COPS_STORAGE_CODEC_H_
+#define COPS_STORAGE_CODEC_H_
+
+// Byte encodings of everything the index writes to disk (internal to storage/). The layout
+// is described as prose in docs/storage-format.md; every tag below has a fixed value.
+//
+// Thread-safety: stateless functions.
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "core/match.h"
+#include "storage/index.h"
+
+namespace cops::storage_codec {
+
+// Current on-disk schema, recorded in the meta column family. Bump it whenever a format
+// below changes incompatibly; an index with a newer schema is refused at open.
+inline constexpr uint32_t kSchemaVersion = 1;
+
+// Leading byte of a document record value. on-disk: do not change.
+inline constexpr uint8_t kDocumentRecordV1 = 1;
+
+// Leading byte of a postings merge operand. on-disk: do not change.
+enum class PostingOp : uint8_t {
+  kAdd = 1,     // the postings of one document for this chunk
+  kRemove = 2,  // the document is unregistered
+};
+
+// LEB128 varints, as in LevelDB.
+void PutVarint64(std::string* dst, uint64_t v);
+// Consumes a varint from the front of `in`; false on truncation or overlong input.
+bool GetVarint64(std::string_view* in, uint64_t* v);
+void PutLengthPrefixed(std::string* dst, std::string_view s);
+bool GetLengthPrefixed(std::string_view* in, std::string_view* s);
+
+// 8-byte big-endian: keys sort numerically (documents in id order).
+void PutFixed64BE(std::string* dst, uint64_t v);
+uint64_t DecodeFixed64BE(const char* p);
+std::string ChunkKey(ChunkHash hash);
+std::string DocKey(DocId id);
+
+// A posting list value: doc frequency, then per document (ascending ids, delta-coded) its
+// postings (ascending ordinals, delta-coded; start zigzag-delta-coded; length = end - start).
+// REQUIRES: list.postings ordered by (doc_id, ordinal).
+std::string EncodePostingList(const PostingList& list);
+// DATA_LOSS on a malformed value.
+absl::Status DecodePostingList(std::string_view value, PostingList* out);
+
+// Merge operands for the postings column family.
+// REQUIRES: postings ordered by ordinal, all with doc_id == doc.
+std::string EncodeAddOperand(DocId doc, std::span<const Posting> postings);
+std::string EncodeRemoveOperand(DocId doc);
+
+// Applies `operands` in order to `existing` (nullopt = no value yet) and writes the new
+// value to `out`. An add for a document already listed is ignored (idempotent); an add
+// that would grow the list beyond `max_postings` (0 = no limit) only counts the document
+// in doc_frequency. A remove drops the document's postings, or, for a document counted
+// but not listed, only decrements doc_frequency. False on a malformed value or operand.
+bool MergePostings(const std::optional<std::string_view>& existing,
+                   std::span<const std::string_view> operands, uint32_t max_postings,
+                   std::string* out);
+
+std::string EncodeDocumentRecord(const DocumentRecord& record);
+// `id` comes from the key. DATA_LOSS on a malformed value or an unknown record tag.
+absl::Status DecodeDocumentRecord(DocId id, std::string_view value, DocumentRecord* out);
+
+}  // namespace cops::storage_codec
+
+#endif  // COPS_STORAGE_CODEC_H_

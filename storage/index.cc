@@ -1,0 +1,610 @@
+#include "storage/index.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "core/status_macros.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/db.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/merge_operator.h"
+#include "rocksdb/options.h"
+#include "rocksdb/table.h"
+#include "rocksdb/utilities/checkpoint.h"
+#include "rocksdb/write_batch.h"
+#include "storage/codec.h"
+#include "storage/rocks_status.h"
+
+namespace cops {
+namespace {
+
+namespace codec = storage_codec;
+
+// Column family names. on-disk: do not change.
+constexpr char kMetaCf[] = "default";
+constexpr char kPostingsCf[] = "postings";
+constexpr char kDocumentsCf[] = "documents";
+constexpr char kDocChunksCf[] = "doc_chunks";
+constexpr char kExternalIdsCf[] = "external_ids";
+constexpr char kSha256Cf[] = "sha256";
+constexpr char kTextsCf[] = "texts";
+
+// Positions in Rep::cfs; the order of kCfNames.
+enum CfIndex { kMeta = 0, kPostings, kDocuments, kDocChunks, kExternalIds, kSha256, kTexts, kNumCfs };
+constexpr const char* kCfNames[kNumCfs] = {kMetaCf,        kPostingsCf, kDocumentsCf, kDocChunksCf,
+                                           kExternalIdsCf, kSha256Cf,   kTextsCf};
+
+// Meta keys. on-disk: do not change.
+constexpr char kSchemaVersionKey[] = "schema_version";  // varint
+constexpr char kParamsKey[] = "chunking_params";        // ChunkingParams::Encode()
+constexpr char kKeyIdKey[] = "key_id";                  // params.key_id, for people and tools
+constexpr char kNextDocIdKey[] = "next_doc_id";         // varint
+constexpr char kCountersKey[] = "counters";  // varint documents, postings, text_bytes
+
+// Name recorded in the OPTIONS file: a reopen must use the same operator. on-disk: do not change.
+constexpr char kMergeOperatorName[] = "cops.PostingListMerge";
+
+class PostingListMerge : public rocksdb::MergeOperator {
+ public:
+  explicit PostingListMerge(uint32_t max_postings) : max_postings_(max_postings) {}
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    std::optional<std::string_view> existing;
+    if (in.existing_value != nullptr) existing = in.existing_value->ToStringView();
+    std::vector<std::string_view> ops;
+    ops.reserve(in.operand_list.size());
+    for (const rocksdb::Slice& s : in.operand_list) ops.push_back(s.ToStringView());
+    return codec::MergePostings(existing, ops, max_postings_, &out->new_value);
+  }
+  const char* Name() const override { return kMergeOperatorName; }
+
+ private:
+  const uint32_t max_postings_;
+};
+
+rocksdb::Slice AsSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+
+std::string ExternalIdKey(std::string_view collection, std::string_view external_id) {
+  std::string k;
+  codec::PutLengthPrefixed(&k, collection);
+  k.append(external_id);
+  return k;
+}
+
+std::string Sha256Key(const std::array<uint8_t, 32>& sha) {
+  return std::string(reinterpret_cast<const char*>(sha.data()), sha.size());
+}
+
+std::string VarintValue(uint64_t v) {
+  std::string s;
+  codec::PutVarint64(&s, v);
+  return s;
+}
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+rocksdb::CompressionType Pick(std::initializer_list<rocksdb::CompressionType> preferred) {
+  const auto supported = rocksdb::GetSupportedCompressions();
+  for (auto c : preferred) {
+    if (std::find(supported.begin(), supported.end(), c) != supported.end()) return c;
+  }
+  return rocksdb::kNoCompression;
+}
+
+struct Counters {
+  uint64_t documents = 0;
+  uint64_t postings = 0;
+  uint64_t text_bytes = 0;
+};
+
+std::string EncodeCounters(const Counters& c) {
+  std::string s;
+  codec::PutVarint64(&s, c.documents);
+  codec::PutVarint64(&s, c.postings);
+  codec::PutVarint64(&s, c.text_bytes);
+  return s;
+}
+
+}  // namespace
+
+struct Index::Rep {
+  IndexOptions options;
+  std::shared_ptr<rocksdb::Cache> cache;
+  // Owned; closed in ~Rep after the handles.
+  rocksdb::DB* db = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+
+  // Serializes writers (Register, Unregister): the external-id and duplicate checks and the
+  // id assignment must not interleave. Readers never take it.
+  absl::Mutex write_mu;
+  DocId next_doc_id ABSL_GUARDED_BY(write_mu) = 1;
+  Counters counters ABSL_GUARDED_BY(write_mu);
+  // Mirrors of the counters for Stats() without the writer lock.
+  std::atomic<uint64_t> documents{0}, postings{0}, text_bytes{0};
+
+  ~Rep() {
+    if (db == nullptr) return;
+    for (auto* h : cfs) {
+      if (h != nullptr) db->DestroyColumnFamilyHandle(h);
+    }
+    db->Close();  // status ignored: nothing left to do about it on teardown
+    delete db;
+  }
+
+  rocksdb::ColumnFamilyHandle* cf(CfIndex i) const { return cfs[i]; }
+
+  rocksdb::WriteOptions WriteOpts() const {
+    rocksdb::WriteOptions w;
+    w.sync = options.sync_writes;
+    return w;
+  }
+
+  // NOT_FOUND as std::nullopt; other errors as status.
+  absl::StatusOr<std::optional<std::string>> Get(CfIndex c, std::string_view key,
+                                                 std::string_view what) const {
+    std::string value;
+    rocksdb::Status s = db->Get(rocksdb::ReadOptions(), cf(c), AsSlice(key), &value);
+    if (s.IsNotFound()) return std::optional<std::string>();
+    if (!s.ok()) return FromRocks(s, what);
+    return std::optional<std::string>(std::move(value));
+  }
+
+  absl::Status CheckWritable() const {
+    if (options.read_only) {
+      return absl::FailedPreconditionError("index " + options.path + " is open read-only");
+    }
+    return absl::OkStatus();
+  }
+
+  void PublishCounters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu) {
+    documents.store(counters.documents, std::memory_order_relaxed);
+    postings.store(counters.postings, std::memory_order_relaxed);
+    text_bytes.store(counters.text_bytes, std::memory_order_relaxed);
+  }
+
+  absl::Status LoadOrInitMeta() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+};
+
+namespace {
+
+rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
+                                           const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions cf;
+  cf.write_buffer_size = o.write_buffer_bytes;
+  cf.level_compaction_dynamic_level_bytes = true;
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = cache;
+  t.format_version = 5;
+  t.cache_index_and_filter_blocks = true;
+  t.pin_l0_filter_and_index_blocks_in_cache = true;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  cf.compression = Pick({rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
+  return cf;
+}
+
+std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
+    const IndexOptions& o, const std::shared_ptr<rocksdb::Cache>& cache) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> d;
+  for (int i = 0; i < kNumCfs; ++i) {
+    rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
+    if (i == kPostings) {
+      // Point lookups only (MultiGet of hashes): whole-key bloom filter, hash index inside
+      // data blocks, big memtables, blind merges for appends.
+      rocksdb::BlockBasedTableOptions t;
+      t.block_cache = cache;
+      t.format_version = 5;
+      t.cache_index_and_filter_blocks = true;
+      t.cache_index_and_filter_blocks_with_high_priority = true;
+      t.pin_l0_filter_and_index_blocks_in_cache = true;
+      t.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
+      if (o.bloom_bits_per_key > 0) {
+        t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(o.bloom_bits_per_key));
+        t.whole_key_filtering = true;
+      }
+      cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+      cf.merge_operator = std::make_shared<PostingListMerge>(o.max_postings_per_chunk);
+      cf.memtable_whole_key_filtering = o.bloom_bits_per_key > 0;
+      cf.memtable_prefix_bloom_size_ratio = o.bloom_bits_per_key > 0 ? 0.02 : 0;
+    } else if (i == kTexts) {
+      cf.compression = Pick({rocksdb::kZSTD, rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
+      cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 32u << 20);
+    } else {
+      // Small column families: small memtables.
+      cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 16u << 20);
+    }
+    d.emplace_back(kCfNames[i], cf);
+  }
+  return d;
+}
+
+}  // namespace
+
+absl::Status Index::Rep::LoadOrInitMeta() {
+  const std::string& path = options.path;
+  COPS_ASSIGN_OR_RETURN(auto version, Get(kMeta, kSchemaVersionKey, "reading schema version"));
+  if (!version.has_value()) {
+    if (options.read_only) {
+      return absl::FailedPreconditionError("index " + path + " has no COPS meta data");
+    }
+    COPS_RETURN_IF_ERROR(options.params.Validate());
+    rocksdb::WriteBatch b;
+    b.Put(cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersion));
+    b.Put(cf(kMeta), kParamsKey, options.params.Encode());
+    b.Put(cf(kMeta), kKeyIdKey, options.params.key_id);
+    b.Put(cf(kMeta), kNextDocIdKey, VarintValue(1));
+    b.Put(cf(kMeta), kCountersKey, EncodeCounters(Counters{}));
+    rocksdb::WriteOptions w;
+    w.sync = true;
+    return FromRocks(db->Write(w, &b), "initializing index " + path);
+  }
+  std::string_view v = *version;
+  uint64_t schema;
+  if (!codec::GetVarint64(&v, &schema)) {
+    return absl::DataLossError("index " + path + ": malformed schema version");
+  }
+  if (schema > codec::kSchemaVersion) {
+    return absl::FailedPreconditionError(
+        "index " + path + " has schema version " + std::to_string(schema) +
+        ", newer than this build's " + std::to_string(codec::kSchemaVersion));
+  }
+  COPS_ASSIGN_OR_RETURN(auto params, Get(kMeta, kParamsKey, "reading chunking parameters"));
+  if (!params.has_value()) {
+    return absl::DataLossError("index " + path + ": chunking parameters missing");
+  }
+  COPS_ASSIGN_OR_RETURN(ChunkingParams stored, ChunkingParams::Decode(*params));
+  if (!(stored == options.params)) {
+    return absl::FailedPreconditionError("index " + path +
+                                         " was built with other chunking parameters (index vs "
+                                         "requested): " +
+                                         stored.DiffWith(options.params));
+  }
+  COPS_ASSIGN_OR_RETURN(auto next, Get(kMeta, kNextDocIdKey, "reading next document id"));
+  COPS_ASSIGN_OR_RETURN(auto counters_value, Get(kMeta, kCountersKey, "reading counters"));
+  if (!next.has_value() || !counters_value.has_value()) {
+    return absl::DataLossError("index " + path + ": meta data incomplete");
+  }
+  std::string_view n = *next, c = *counters_value;
+  if (!codec::GetVarint64(&n, &next_doc_id) || !codec::GetVarint64(&c, &counters.documents) ||
+      !codec::GetVarint64(&c, &counters.postings) ||
+      !codec::GetVarint64(&c, &counters.text_bytes)) {
+    return absl::DataLossError("index " + path + ": malformed meta data");
+  }
+  PublishCounters();
+  return absl::OkStatus();
+}
+
+Index::Index(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+Index::~Index() = default;
+
+absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) {
+  auto rep = std::make_unique<Rep>();
+  rep->options = options;
+  rep->cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = true;
+  db_options.max_background_jobs = std::max(1, options.background_jobs);
+  db_options.bytes_per_sync = 1 << 20;
+  db_options.keep_log_file_num = 3;
+  db_options.max_total_wal_size = 4 * options.write_buffer_bytes;
+  db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+
+  const bool exists = std::filesystem::exists(std::filesystem::path(options.path) / "CURRENT");
+  if (!exists && (options.read_only || !options.create_if_missing)) {
+    return absl::NotFoundError("index " + options.path + " does not exist");
+  }
+  auto descriptors = Descriptors(options, rep->cache);
+  rocksdb::Status s;
+  if (options.read_only) {
+    s = rocksdb::DB::OpenForReadOnly(db_options, options.path, descriptors, &rep->cfs, &rep->db);
+  } else {
+    s = rocksdb::DB::Open(db_options, options.path, descriptors, &rep->cfs, &rep->db);
+  }
+  if (!s.ok()) return FromRocks(s, "opening index " + options.path);
+  COPS_RETURN_IF_ERROR(rep->LoadOrInitMeta());
+  return std::unique_ptr<Index>(new Index(std::move(rep)));
+}
+
+const ChunkingParams& Index::params() const { return rep_->options.params; }
+
+absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
+                                                const DocumentFingerprint& fp,
+                                                std::string_view text) {
+  Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckWritable());
+  for (const Chunk& c : fp.chunks) {
+    if (c.end < c.start) {
+      return absl::InvalidArgumentError("chunk " + std::to_string(c.ordinal) +
+                                        ": end before start");
+    }
+  }
+  // Group the postings by hash before taking the lock: one merge operand per distinct hash.
+  std::vector<Posting> postings;  // doc_id filled in below; sorted by (hash, ordinal)
+  std::vector<ChunkHash> hashes;
+  {
+    std::vector<std::pair<ChunkHash, Posting>> by_hash;
+    by_hash.reserve(fp.chunks.size());
+    for (const Chunk& c : fp.chunks) by_hash.push_back({c.hash, Posting{0, c.ordinal, c.start, c.end}});
+    std::sort(by_hash.begin(), by_hash.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second.ordinal < b.second.ordinal;
+    });
+    postings.reserve(by_hash.size());
+    hashes.reserve(by_hash.size());
+    for (const auto& [h, p] : by_hash) {
+      hashes.push_back(h);
+      postings.push_back(p);
+    }
+  }
+  const std::string ext_key =
+      record.external_id.empty() ? std::string() : ExternalIdKey(record.collection, record.external_id);
+  const std::string sha_key = Sha256Key(fp.sha256);
+
+  absl::MutexLock lock(&r.write_mu);
+  if (!ext_key.empty()) {
+    COPS_ASSIGN_OR_RETURN(auto existing, r.Get(kExternalIds, ext_key, "reading external id"));
+    if (existing.has_value()) {
+      if (existing->size() != 8) return absl::DataLossError("malformed external id entry");
+      return RegisterOutcome{codec::DecodeFixed64BE(existing->data()), false, std::nullopt};
+    }
+  }
+  COPS_ASSIGN_OR_RETURN(auto dup, r.Get(kSha256, sha_key, "reading duplicate map"));
+  if (dup.has_value()) {
+    if (dup->size() != 8) return absl::DataLossError("malformed duplicate map entry");
+    const DocId id = codec::DecodeFixed64BE(dup->data());
+    return RegisterOutcome{id, false, id};
+  }
+
+  const DocId id = r.next_doc_id;
+  DocumentRecord stored = record;
+  stored.id = id;
+  stored.sha256 = fp.sha256;
+  stored.total_chunks = fp.total_chunks;
+  stored.stored_chunks = static_cast<uint32_t>(fp.chunks.size());
+  if (stored.size_bytes == 0) stored.size_bytes = fp.input_bytes;
+  if (stored.registered_unix_micros == 0) stored.registered_unix_micros = NowMicros();
+  const std::string doc_key = codec::DocKey(id);
+  const bool keep_text = r.options.store_texts && !text.empty();
+
+  rocksdb::WriteBatch b;
+  std::string chunk_list;  // the document's distinct hashes, for Unregister
+  chunk_list.reserve(hashes.size() * 8);
+  for (size_t i = 0; i < postings.size();) {
+    size_t j = i;
+    while (j < postings.size() && hashes[j] == hashes[i]) postings[j++].doc_id = id;
+    b.Merge(r.cf(kPostings), codec::ChunkKey(hashes[i]),
+            codec::EncodeAddOperand(id, std::span<const Posting>(postings.data() + i, j - i)));
+    codec::PutFixed64BE(&chunk_list, hashes[i]);
+    i = j;
+  }
+  b.Put(r.cf(kDocuments), doc_key, codec::EncodeDocumentRecord(stored));
+  b.Put(r.cf(kDocChunks), doc_key, chunk_list);
+  if (!ext_key.empty()) b.Put(r.cf(kExternalIds), ext_key, doc_key);
+  b.Put(r.cf(kSha256), sha_key, doc_key);
+  if (keep_text) b.Put(r.cf(kTexts), doc_key, AsSlice(text));
+  Counters next = r.counters;
+  next.documents += 1;
+  next.postings += postings.size();
+  if (keep_text) next.text_bytes += text.size();
+  b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(id + 1));
+  b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
+  // Ids are never reused, even when this write fails.
+  r.next_doc_id = id + 1;
+  COPS_RETURN_IF_ERROR(
+      FromRocks(r.db->Write(r.WriteOpts(), &b), "registering document " + std::to_string(id)));
+  r.counters = next;
+  r.PublishCounters();
+  return RegisterOutcome{id, true, std::nullopt};
+}
+
+absl::Status Index::Unregister(DocId id) {
+  Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckWritable());
+  const std::string doc_key = codec::DocKey(id);
+  const std::string what = "unregistering document " + std::to_string(id);
+  absl::MutexLock lock(&r.write_mu);
+  COPS_ASSIGN_OR_RETURN(auto value, r.Get(kDocuments, doc_key, what));
+  if (!value.has_value()) {
+    return absl::NotFoundError("document " + std::to_string(id) + " is not registered");
+  }
+  DocumentRecord record;
+  COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(id, *value, &record));
+  COPS_ASSIGN_OR_RETURN(auto chunk_list, r.Get(kDocChunks, doc_key, what));
+  if (!chunk_list.has_value() || chunk_list->size() % 8 != 0) {
+    return absl::DataLossError("document " + std::to_string(id) + ": chunk list missing");
+  }
+  COPS_ASSIGN_OR_RETURN(auto text, r.Get(kTexts, doc_key, what));
+
+  rocksdb::WriteBatch b;
+  const std::string remove = codec::EncodeRemoveOperand(id);
+  for (size_t off = 0; off < chunk_list->size(); off += 8) {
+    b.Merge(r.cf(kPostings), rocksdb::Slice(chunk_list->data() + off, 8), remove);
+  }
+  b.Delete(r.cf(kDocuments), doc_key);
+  b.Delete(r.cf(kDocChunks), doc_key);
+  b.Delete(r.cf(kTexts), doc_key);
+  // The maps may point at another document only if they were never ours; delete only ours.
+  if (!record.external_id.empty()) {
+    const std::string ext_key = ExternalIdKey(record.collection, record.external_id);
+    COPS_ASSIGN_OR_RETURN(auto ext, r.Get(kExternalIds, ext_key, what));
+    if (ext.has_value() && *ext == doc_key) b.Delete(r.cf(kExternalIds), ext_key);
+  }
+  const std::string sha_key = Sha256Key(record.sha256);
+  COPS_ASSIGN_OR_RETURN(auto sha, r.Get(kSha256, sha_key, what));
+  if (sha.has_value() && *sha == doc_key) b.Delete(r.cf(kSha256), sha_key);
+
+  Counters next = r.counters;
+  next.documents -= std::min<uint64_t>(next.documents, 1);
+  next.postings -= std::min<uint64_t>(next.postings, record.stored_chunks);
+  if (text.has_value()) next.text_bytes -= std::min<uint64_t>(next.text_bytes, text->size());
+  b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
+  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), what));
+  r.counters = next;
+  r.PublishCounters();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DocumentRecord> Index::GetDocument(DocId id) const {
+  COPS_ASSIGN_OR_RETURN(auto value, rep_->Get(kDocuments, codec::DocKey(id),
+                                              "reading document " + std::to_string(id)));
+  if (!value.has_value()) {
+    return absl::NotFoundError("document " + std::to_string(id) + " is not registered");
+  }
+  DocumentRecord record;
+  COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(id, *value, &record));
+  return record;
+}
+
+absl::Status Index::GetDocuments(std::span<const DocId> ids,
+                                 std::vector<std::optional<DocumentRecord>>* out) const {
+  out->assign(ids.size(), std::nullopt);
+  if (ids.empty()) return absl::OkStatus();
+  std::vector<std::string> keys(ids.size());
+  std::vector<rocksdb::Slice> slices(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    keys[i] = codec::DocKey(ids[i]);
+    slices[i] = keys[i];
+  }
+  std::vector<rocksdb::PinnableSlice> values(ids.size());
+  std::vector<rocksdb::Status> statuses(ids.size());
+  rep_->db->MultiGet(rocksdb::ReadOptions(), rep_->cf(kDocuments), ids.size(), slices.data(),
+                     values.data(), statuses.data());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (statuses[i].IsNotFound()) continue;
+    if (!statuses[i].ok()) return FromRocks(statuses[i], "reading document records");
+    DocumentRecord record;
+    COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(ids[i], values[i].ToStringView(), &record));
+    (*out)[i] = std::move(record);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Index::GetText(DocId id) const {
+  COPS_ASSIGN_OR_RETURN(auto value, rep_->Get(kTexts, codec::DocKey(id),
+                                              "reading text of document " + std::to_string(id)));
+  if (!value.has_value()) {
+    return absl::NotFoundError("no text stored for document " + std::to_string(id));
+  }
+  return std::move(*value);
+}
+
+absl::StatusOr<DocumentPage> Index::ListDocuments(std::string_view page_token, size_t page_size,
+                                                  std::string_view collection) const {
+  page_size = std::clamp<size_t>(page_size, 1, 1000);
+  DocId after = 0;
+  if (!page_token.empty()) {
+    // Token: the decimal id of the last document of the previous page.
+    if (page_token.size() > 20 ||
+        !std::all_of(page_token.begin(), page_token.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+      return absl::InvalidArgumentError("malformed page token");
+    }
+    after = std::stoull(std::string(page_token));
+    if (after == UINT64_MAX) return DocumentPage{};
+  }
+  DocumentPage page;
+  std::unique_ptr<rocksdb::Iterator> it(rep_->db->NewIterator(rocksdb::ReadOptions(), rep_->cf(kDocuments)));
+  const std::string start = codec::DocKey(after + 1);
+  DocId last = 0;
+  for (it->Seek(start); it->Valid(); it->Next()) {
+    if (it->key().size() != 8) return absl::DataLossError("malformed document key");
+    const DocId id = codec::DecodeFixed64BE(it->key().data());
+    if (page.documents.size() == page_size) {
+      page.next_page_token = std::to_string(last);
+      break;
+    }
+    DocumentRecord record;
+    COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(id, it->value().ToStringView(), &record));
+    last = id;
+    if (!collection.empty() && record.collection != collection) continue;
+    page.documents.push_back(std::move(record));
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "listing documents");
+  return page;
+}
+
+absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const {
+  out->assign(hashes.size(), PostingList{});
+  if (hashes.empty()) return absl::OkStatus();
+  // Sorted keys let MultiGet walk each SST file once.
+  std::vector<uint32_t> order(hashes.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return hashes[a] < hashes[b]; });
+  std::vector<char> key_bytes(hashes.size() * 8);
+  std::vector<rocksdb::Slice> keys(hashes.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    char* p = key_bytes.data() + i * 8;
+    uint64_t h = hashes[order[i]];
+    for (int b = 7; b >= 0; --b, h >>= 8) p[b] = static_cast<char>(h & 0xff);
+    keys[i] = rocksdb::Slice(p, 8);
+  }
+  std::vector<rocksdb::PinnableSlice> values(hashes.size());
+  std::vector<rocksdb::Status> statuses(hashes.size());
+  rep_->db->MultiGet(rocksdb::ReadOptions(), rep_->cf(kPostings), keys.size(), keys.data(),
+                     values.data(), statuses.data(), /*sorted_input=*/true);
+  for (size_t i = 0; i < order.size(); ++i) {
+    if (statuses[i].IsNotFound()) continue;
+    if (!statuses[i].ok()) return FromRocks(statuses[i], "looking up chunk postings");
+    COPS_RETURN_IF_ERROR(codec::DecodePostingList(values[i].ToStringView(), &(*out)[order[i]]));
+  }
+  return absl::OkStatus();
+}
+
+IndexStats Index::Stats() const {
+  const Rep& r = *rep_;
+  IndexStats s;
+  s.documents = r.documents.load(std::memory_order_relaxed);
+  s.postings = r.postings.load(std::memory_order_relaxed);
+  s.text_bytes = r.text_bytes.load(std::memory_order_relaxed);
+  uint64_t v = 0;
+  if (r.db->GetIntProperty(r.cf(kPostings), "rocksdb.estimate-num-keys", &v)) s.chunk_keys = v;
+  if (r.db->GetIntProperty(r.cf(kPostings), rocksdb::DB::Properties::kTotalSstFilesSize, &v)) {
+    s.postings_disk_bytes = v;
+  }
+  for (auto* h : r.cfs) {
+    if (r.db->GetIntProperty(h, rocksdb::DB::Properties::kTotalSstFilesSize, &v)) s.disk_bytes += v;
+  }
+  rocksdb::VectorLogPtr wals;
+  if (!r.options.read_only && r.db->GetSortedWalFiles(wals).ok()) {
+    for (const auto& w : wals) s.disk_bytes += w->SizeFileBytes();
+  }
+  return s;
+}
+
+absl::Status Index::Flush() {
+  rocksdb::FlushOptions f;
+  f.wait = true;
+  return FromRocks(rep_->db->Flush(f, rep_->cfs), "flushing index " + rep_->options.path);
+}
+
+absl::Status Index::Compact() {
+  COPS_RETURN_IF_ERROR(rep_->CheckWritable());
+  COPS_RETURN_IF_ERROR(Flush());
+  rocksdb::CompactRangeOptions c;
+  c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForceOptimized;
+  for (auto* h : rep_->cfs) {
+    COPS_RETURN_IF_ERROR(FromRocks(rep_->db->CompactRange(c, h, nullptr, nullptr),
+                                   "compacting index " + rep_->options.path));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Index::CreateSnapshot(const std::string& dir) const {
+  rocksdb::Checkpoint* raw = nullptr;
+  COPS_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(rep_->db, &raw), "snapshot"));
+  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
+  // log_size_for_flush = 0: flush first, so the copy holds SST files and a short WAL.
+  return FromRocks(checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0),
+                   "creating snapshot in " + dir);
+}
+
+}  // namespace cops

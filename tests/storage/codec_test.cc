@@ -1,0 +1,145 @@
+#include "storage/codec.h"
+
+#include <limits>
+
+#include "gtest/gtest.h"
+
+namespace cops::storage_codec {
+namespace {
+
+TEST(CodecTest, VarintRoundTripsAndRejectsTruncation) {
+  for (uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{127}, uint64_t{128}, uint64_t{300},
+                     uint64_t{1} << 35, std::numeric_limits<uint64_t>::max()}) {
+    std::string s;
+    PutVarint64(&s, v);
+    std::string_view in = s;
+    uint64_t got = 0;
+    ASSERT_TRUE(GetVarint64(&in, &got));
+    EXPECT_EQ(got, v);
+    EXPECT_TRUE(in.empty());
+    std::string_view truncated(s.data(), s.size() - 1);
+    EXPECT_FALSE(GetVarint64(&truncated, &got)) << v;
+  }
+}
+
+TEST(CodecTest, KeysSortNumerically) {
+  EXPECT_LT(DocKey(255), DocKey(256));
+  EXPECT_LT(ChunkKey(1), ChunkKey(uint64_t{1} << 63));
+  EXPECT_EQ(DecodeFixed64BE(ChunkKey(0x0102030405060708).data()), 0x0102030405060708u);
+}
+
+TEST(CodecTest, PostingListRoundTripsCompactly) {
+  PostingList list;
+  list.doc_frequency = 3;
+  list.postings = {{5, 2, 100, 130}, {5, 9, 90, 95}, {7, 0, 0, 10}, {1000000, 1250, 31000, 31040}};
+  const std::string encoded = EncodePostingList(list);
+  PostingList back;
+  ASSERT_TRUE(DecodePostingList(encoded, &back).ok());
+  EXPECT_EQ(back.doc_frequency, 3u);
+  ASSERT_EQ(back.postings.size(), list.postings.size());
+  for (size_t i = 0; i < list.postings.size(); ++i) {
+    EXPECT_EQ(back.postings[i].doc_id, list.postings[i].doc_id);
+    EXPECT_EQ(back.postings[i].ordinal, list.postings[i].ordinal);
+    EXPECT_EQ(back.postings[i].start, list.postings[i].start);
+    EXPECT_EQ(back.postings[i].end, list.postings[i].end);
+  }
+  // A typical single posting (doc ~10^6, ordinal ~1000, offset ~30 KB) fits in 12 bytes.
+  PostingList one{1, {{1000000, 1250, 31000, 31040}}};
+  EXPECT_LE(EncodePostingList(one).size(), 12u);
+}
+
+TEST(CodecTest, MalformedPostingListIsDataLoss) {
+  PostingList out;
+  EXPECT_EQ(DecodePostingList("\x01\x05", &out).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(DecodePostingList("\x80", &out).code(), absl::StatusCode::kDataLoss);
+}
+
+PostingList Merge(const std::optional<std::string>& existing, const std::vector<std::string>& ops,
+                  uint32_t cap) {
+  std::vector<std::string_view> views(ops.begin(), ops.end());
+  std::optional<std::string_view> e;
+  if (existing) e = *existing;
+  std::string out;
+  EXPECT_TRUE(MergePostings(e, views, cap, &out));
+  PostingList list;
+  EXPECT_TRUE(DecodePostingList(out, &list).ok());
+  return list;
+}
+
+TEST(CodecTest, MergeAddsInDocOrderAndRemoves) {
+  const Posting a{3, 1, 10, 20}, b{1, 4, 40, 50}, c{2, 0, 0, 5};
+  PostingList list = Merge(std::nullopt,
+                           {EncodeAddOperand(3, {&a, 1}), EncodeAddOperand(1, {&b, 1}),
+                            EncodeAddOperand(2, {&c, 1}), EncodeRemoveOperand(3)},
+                           0);
+  EXPECT_EQ(list.doc_frequency, 2u);
+  ASSERT_EQ(list.postings.size(), 2u);
+  EXPECT_EQ(list.postings[0].doc_id, 1u);
+  EXPECT_EQ(list.postings[1].doc_id, 2u);
+  // A replayed add of a listed document changes nothing.
+  PostingList again = Merge(EncodePostingList(list), {EncodeAddOperand(1, {&b, 1})}, 0);
+  EXPECT_EQ(again.doc_frequency, 2u);
+  EXPECT_EQ(again.postings.size(), 2u);
+}
+
+TEST(CodecTest, MergeCapCountsButDoesNotListAndRemoveOfUnlistedDecrements) {
+  std::vector<std::string> ops;
+  std::vector<Posting> ps;
+  for (DocId d = 1; d <= 5; ++d) ps.push_back(Posting{d, 0, 0, 1});
+  for (DocId d = 1; d <= 5; ++d) ops.push_back(EncodeAddOperand(d, {&ps[d - 1], 1}));
+  PostingList capped = Merge(std::nullopt, ops, 2);
+  EXPECT_EQ(capped.doc_frequency, 5u);
+  ASSERT_EQ(capped.postings.size(), 2u);
+  PostingList removed = Merge(EncodePostingList(capped), {EncodeRemoveOperand(4)}, 2);
+  EXPECT_EQ(removed.doc_frequency, 4u);
+  EXPECT_EQ(removed.postings.size(), 2u);
+  // Removing a document that was never counted does not underflow a fully listed list.
+  PostingList one = Merge(std::nullopt, {ops[0]}, 0);
+  PostingList none = Merge(EncodePostingList(one), {EncodeRemoveOperand(9)}, 0);
+  EXPECT_EQ(none.doc_frequency, 1u);
+}
+
+TEST(CodecTest, MergeRejectsUnknownOperand) {
+  std::string out;
+  std::vector<std::string_view> ops = {std::string_view("\x07\x01", 2)};
+  EXPECT_FALSE(MergePostings(std::nullopt, ops, 0, &out));
+}
+
+TEST(CodecTest, DocumentRecordRoundTripsAndRejectsUnknownVersion) {
+  DocumentRecord r;
+  r.title = "On Copy Detection";
+  r.author = "A. Author";
+  r.owner = "alice";
+  r.collection = "papers";
+  r.external_id = "doi:10.1/x";
+  r.format = "pdf";
+  r.registered_unix_micros = 1700000000123456;
+  r.sha256[0] = 0xab;
+  r.sha256[31] = 0xcd;
+  r.total_chunks = 5000;
+  r.stored_chunks = 1250;
+  r.size_bytes = 123456;
+  std::string encoded = EncodeDocumentRecord(r);
+  DocumentRecord back;
+  ASSERT_TRUE(DecodeDocumentRecord(42, encoded, &back).ok());
+  EXPECT_EQ(back.id, 42u);
+  EXPECT_EQ(back.title, r.title);
+  EXPECT_EQ(back.author, r.author);
+  EXPECT_EQ(back.owner, r.owner);
+  EXPECT_EQ(back.collection, r.collection);
+  EXPECT_EQ(back.external_id, r.external_id);
+  EXPECT_EQ(back.format, r.format);
+  EXPECT_EQ(back.registered_unix_micros, r.registered_unix_micros);
+  EXPECT_EQ(back.sha256, r.sha256);
+  EXPECT_EQ(back.total_chunks, r.total_chunks);
+  EXPECT_EQ(back.stored_chunks, r.stored_chunks);
+  EXPECT_EQ(back.size_bytes, r.size_bytes);
+  encoded[0] = 9;
+  absl::Status s = DecodeDocumentRecord(42, encoded, &back);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("document 42"), absl::string_view::npos);
+  EXPECT_EQ(DecodeDocumentRecord(1, encoded.substr(0, 10), &back).code(), absl::StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace cops::storage_codec

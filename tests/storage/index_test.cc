@@ -1,0 +1,644 @@
+#include "storage/index.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "rocksdb/db.h"
+
+extern char** environ;
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh directory per test, removed afterwards.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "cops-index-XXXXXX").string();
+    char* made = mkdtemp(tmpl.data());
+    EXPECT_NE(made, nullptr);
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string Sub(const std::string& name) const { return (fs::path(path_) / name).string(); }
+
+ private:
+  std::string path_;
+};
+
+ChunkingParams TestParams() {
+  ChunkingParams p;
+  p.key_id = "0123456789abcdef";
+  return p;
+}
+
+IndexOptions Options(const std::string& path) {
+  IndexOptions o;
+  o.path = path;
+  o.params = TestParams();
+  o.block_cache_bytes = 8 << 20;
+  o.write_buffer_bytes = 4 << 20;
+  return o;
+}
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Hash j of the document generated from `seed`; distinct seeds share no hashes.
+ChunkHash HashOf(uint64_t seed, uint32_t j) { return Mix(seed * 1000003 + j); }
+constexpr ChunkHash kSharedHash = 0x5eed5eed5eed5eedull;
+
+// `n` chunks derived from `seed` (chunk j at ordinal 2j, bytes [10j, 10j+7)), plus, when
+// `shared`, one chunk with kSharedHash that every such document contains.
+DocumentFingerprint MakeFingerprint(uint64_t seed, uint32_t n, bool shared = false) {
+  DocumentFingerprint fp;
+  for (uint32_t j = 0; j < n; ++j) {
+    fp.chunks.push_back(Chunk{HashOf(seed, j), 2 * j, 10 * j, 10 * j + 7, j, j + 5});
+  }
+  if (shared) fp.chunks.push_back(Chunk{kSharedHash, 2 * n, 10 * n, 10 * n + 7, n, n + 5});
+  fp.total_chunks = 2 * n + 1;
+  for (int i = 0; i < 8; ++i) fp.sha256[i] = static_cast<uint8_t>(Mix(seed) >> (8 * i));
+  fp.input_bytes = 10 * n + 10;
+  return fp;
+}
+
+DocumentRecord MakeRecord(const std::string& external_id, const std::string& collection = "c") {
+  DocumentRecord r;
+  r.title = "Title " + external_id;
+  r.author = "Author";
+  r.owner = "alice";
+  r.collection = collection;
+  r.external_id = external_id;
+  r.format = "text";
+  return r;
+}
+
+std::unique_ptr<Index> OpenOrDie(const IndexOptions& o) {
+  auto index = Index::Open(o);
+  EXPECT_TRUE(index.ok()) << index.status();
+  return index.ok() ? std::move(index).value() : nullptr;
+}
+
+// Postings of `hash` that belong to `doc`.
+std::vector<Posting> PostingsOf(const Index& index, ChunkHash hash, DocId doc) {
+  std::vector<PostingList> out;
+  EXPECT_TRUE(index.Lookup(std::span<const ChunkHash>(&hash, 1), &out).ok());
+  std::vector<Posting> mine;
+  for (const Posting& p : out.at(0).postings) {
+    if (p.doc_id == doc) mine.push_back(p);
+  }
+  return mine;
+}
+
+// True when every chunk of `fp` lists `doc` with the right ordinal and span.
+bool HasAllPostings(const Index& index, const DocumentFingerprint& fp, DocId doc) {
+  std::vector<ChunkHash> hashes;
+  for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
+  std::vector<PostingList> out;
+  if (!index.Lookup(hashes, &out).ok()) return false;
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    bool found = false;
+    for (const Posting& p : out[i].postings) {
+      found |= p.doc_id == doc && p.ordinal == fp.chunks[i].ordinal &&
+               p.start == fp.chunks[i].start && p.end == fp.chunks[i].end;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+TEST(IndexTest, RegisterThenLookupReturnsPostingsRecordAndText) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  ASSERT_NE(index, nullptr);
+  const DocumentFingerprint fa = MakeFingerprint(1, 20, /*shared=*/true);
+  const DocumentFingerprint fb = MakeFingerprint(2, 20, /*shared=*/true);
+  auto a = index->Register(MakeRecord("a"), fa, "text of a");
+  auto b = index->Register(MakeRecord("b"), fb, "text of b");
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_TRUE(a->created);
+  EXPECT_FALSE(a->duplicate_of.has_value());
+  EXPECT_LT(a->id, b->id);
+
+  const std::vector<ChunkHash> hashes = {HashOf(1, 3), kSharedHash, 0x1234, HashOf(2, 19)};
+  std::vector<PostingList> out;
+  ASSERT_TRUE(index->Lookup(hashes, &out).ok());
+  ASSERT_EQ(out.size(), 4u);
+  ASSERT_EQ(out[0].postings.size(), 1u);
+  EXPECT_EQ(out[0].doc_frequency, 1u);
+  EXPECT_EQ(out[0].postings[0].doc_id, a->id);
+  EXPECT_EQ(out[0].postings[0].ordinal, 6u);
+  EXPECT_EQ(out[0].postings[0].start, 30u);
+  EXPECT_EQ(out[0].postings[0].end, 37u);
+  EXPECT_EQ(out[1].doc_frequency, 2u);
+  ASSERT_EQ(out[1].postings.size(), 2u);
+  EXPECT_EQ(out[1].postings[0].doc_id, a->id);
+  EXPECT_EQ(out[1].postings[1].doc_id, b->id);
+  EXPECT_EQ(out[2].doc_frequency, 0u);
+  EXPECT_TRUE(out[2].postings.empty());
+  ASSERT_EQ(out[3].postings.size(), 1u);
+  EXPECT_EQ(out[3].postings[0].doc_id, b->id);
+
+  auto record = index->GetDocument(a->id);
+  ASSERT_TRUE(record.ok()) << record.status();
+  EXPECT_EQ(record->title, "Title a");
+  EXPECT_EQ(record->external_id, "a");
+  EXPECT_EQ(record->stored_chunks, 21u);
+  EXPECT_EQ(record->total_chunks, fa.total_chunks);
+  EXPECT_EQ(record->sha256, fa.sha256);
+  EXPECT_GT(record->registered_unix_micros, 0);
+  EXPECT_EQ(*index->GetText(b->id), "text of b");
+  EXPECT_EQ(index->GetDocument(999).status().code(), absl::StatusCode::kNotFound);
+
+  std::vector<DocId> ids = {b->id, 999, a->id};
+  std::vector<std::optional<DocumentRecord>> records;
+  ASSERT_TRUE(index->GetDocuments(ids, &records).ok());
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0]->external_id, "b");
+  EXPECT_FALSE(records[1].has_value());
+  EXPECT_EQ(records[2]->external_id, "a");
+
+  IndexStats stats = index->Stats();
+  EXPECT_EQ(stats.documents, 2u);
+  EXPECT_EQ(stats.postings, 42u);
+  EXPECT_EQ(stats.text_bytes, 18u);
+}
+
+TEST(IndexTest, RepeatedChunkInOneDocumentCountsTheDocumentOnce) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  DocumentFingerprint fp = MakeFingerprint(1, 3);
+  fp.chunks.push_back(Chunk{HashOf(1, 0), 50, 500, 507, 50, 55});
+  auto a = index->Register(MakeRecord("a"), fp, "");
+  ASSERT_TRUE(a.ok());
+  const std::vector<Posting> ps = PostingsOf(*index, HashOf(1, 0), a->id);
+  ASSERT_EQ(ps.size(), 2u);
+  EXPECT_EQ(ps[0].ordinal, 0u);
+  EXPECT_EQ(ps[1].ordinal, 50u);
+  std::vector<PostingList> out;
+  const ChunkHash h = HashOf(1, 0);
+  ASSERT_TRUE(index->Lookup(std::span<const ChunkHash>(&h, 1), &out).ok());
+  EXPECT_EQ(out[0].doc_frequency, 1u);
+}
+
+TEST(IndexTest, ReopenKeepsDocumentsAndNeverReusesIds) {
+  TempDir dir;
+  DocId first;
+  {
+    auto index = OpenOrDie(Options(dir.Sub("db")));
+    first = index->Register(MakeRecord("a"), MakeFingerprint(1, 10), "x")->id;
+    DocId second = index->Register(MakeRecord("b"), MakeFingerprint(2, 10), "y")->id;
+    ASSERT_TRUE(index->Unregister(second).ok());
+  }
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), first));
+  EXPECT_EQ(index->Stats().documents, 1u);
+  auto third = index->Register(MakeRecord("c"), MakeFingerprint(3, 10), "z");
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->id, first + 2);  // the unregistered id is not handed out again
+}
+
+TEST(IndexTest, UnregisterRemovesPostingsRecordTextAndMaps) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  const DocumentFingerprint fa = MakeFingerprint(1, 10, true);
+  const DocumentFingerprint fb = MakeFingerprint(2, 10, true);
+  DocId a = index->Register(MakeRecord("a"), fa, "text a")->id;
+  DocId b = index->Register(MakeRecord("b"), fb, "text b")->id;
+  ASSERT_TRUE(index->Unregister(a).ok());
+
+  EXPECT_TRUE(PostingsOf(*index, HashOf(1, 4), a).empty());
+  std::vector<PostingList> out;
+  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash, HashOf(1, 4)}, &out).ok());
+  EXPECT_EQ(out[0].doc_frequency, 1u);
+  ASSERT_EQ(out[0].postings.size(), 1u);
+  EXPECT_EQ(out[0].postings[0].doc_id, b);
+  EXPECT_EQ(out[1].doc_frequency, 0u);
+  EXPECT_EQ(index->GetDocument(a).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(index->GetText(a).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(index->Unregister(a).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(index->Stats().documents, 1u);
+  EXPECT_EQ(index->Stats().postings, 11u);
+  EXPECT_EQ(index->Stats().text_bytes, 6u);
+
+  // Neither the external id nor the text is remembered: both register afresh.
+  auto again = index->Register(MakeRecord("a"), fa, "text a");
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->created);
+  EXPECT_NE(again->id, a);
+  EXPECT_TRUE(HasAllPostings(*index, fa, again->id));
+}
+
+TEST(IndexTest, RetryWithSameExternalIdReturnsTheSameDocument) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto first = index->Register(MakeRecord("ext-1", "news"), MakeFingerprint(1, 10), "t");
+  ASSERT_TRUE(first.ok());
+  // Same collection and external id, even with other content: the same document.
+  auto retry = index->Register(MakeRecord("ext-1", "news"), MakeFingerprint(2, 10), "t2");
+  ASSERT_TRUE(retry.ok());
+  EXPECT_FALSE(retry->created);
+  EXPECT_EQ(retry->id, first->id);
+  EXPECT_FALSE(retry->duplicate_of.has_value());
+  EXPECT_TRUE(PostingsOf(*index, HashOf(2, 0), first->id).empty());
+  EXPECT_EQ(index->Stats().documents, 1u);
+  // The same external id in another collection is another document.
+  auto other = index->Register(MakeRecord("ext-1", "papers"), MakeFingerprint(2, 10), "t2");
+  ASSERT_TRUE(other.ok());
+  EXPECT_TRUE(other->created);
+  EXPECT_NE(other->id, first->id);
+}
+
+TEST(IndexTest, ExactDuplicateReturnsExistingIdAndAddsNoPostings) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  const DocumentFingerprint fp = MakeFingerprint(7, 10, true);
+  DocId original = index->Register(MakeRecord("orig"), fp, "same")->id;
+  auto dup = index->Register(MakeRecord("copy"), fp, "same");
+  ASSERT_TRUE(dup.ok());
+  EXPECT_FALSE(dup->created);
+  EXPECT_EQ(dup->id, original);
+  ASSERT_TRUE(dup->duplicate_of.has_value());
+  EXPECT_EQ(*dup->duplicate_of, original);
+  std::vector<PostingList> out;
+  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  EXPECT_EQ(out[0].doc_frequency, 1u);
+  EXPECT_EQ(out[0].postings.size(), 1u);
+  EXPECT_EQ(index->Stats().documents, 1u);
+}
+
+TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Sub("db"));
+  o.max_postings_per_chunk = 3;
+  auto index = OpenOrDie(o);
+  std::vector<DocId> ids;
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    ids.push_back(index->Register(MakeRecord(std::to_string(seed)), MakeFingerprint(seed, 4, true), "")->id);
+  }
+  std::vector<PostingList> out;
+  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  EXPECT_EQ(out[0].doc_frequency, 5u);
+  ASSERT_EQ(out[0].postings.size(), 3u);
+  EXPECT_EQ(out[0].postings[2].doc_id, ids[2]);
+  // Unregistering a counted but unlisted document lowers the count only.
+  ASSERT_TRUE(index->Unregister(ids[4]).ok());
+  ASSERT_TRUE(index->Unregister(ids[0]).ok());
+  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  EXPECT_EQ(out[0].doc_frequency, 3u);
+  ASSERT_EQ(out[0].postings.size(), 2u);
+  EXPECT_EQ(out[0].postings[0].doc_id, ids[1]);
+}
+
+TEST(IndexTest, OpeningWithOtherParametersFailsNamingTheDifference) {
+  TempDir dir;
+  { ASSERT_NE(OpenOrDie(Options(dir.Sub("db"))), nullptr); }
+  IndexOptions other_k = Options(dir.Sub("db"));
+  other_k.params.k = 3;
+  auto s = Index::Open(other_k);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("k: 5 vs 3"), absl::string_view::npos) << s.status();
+
+  IndexOptions other_key = Options(dir.Sub("db"));
+  other_key.params.key_id = "fedcba9876543210";
+  s = Index::Open(other_key);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.status().message().find("key_id"), absl::string_view::npos) << s.status();
+  // The original parameters still open it.
+  EXPECT_NE(OpenOrDie(Options(dir.Sub("db"))), nullptr);
+}
+
+TEST(IndexTest, NewerSchemaIsRefused) {
+  TempDir dir;
+  const std::string path = dir.Sub("db");
+  { ASSERT_NE(OpenOrDie(Options(path)), nullptr); }
+  {
+    // Simulate an index written by a future build: schema version 99 in the meta family.
+    rocksdb::DB* raw = nullptr;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), "schema_version", std::string(1, '\x63')).ok());
+    for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+    delete raw;
+  }
+  auto index = Index::Open(Options(path));
+  ASSERT_FALSE(index.ok());
+  EXPECT_EQ(index.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(index.status().message().find("schema version 99"), absl::string_view::npos)
+      << index.status();
+}
+
+TEST(IndexTest, MissingIndexIsNotFoundAndReadOnlyRefusesWrites) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Sub("db"));
+  o.create_if_missing = false;
+  EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kNotFound);
+  DocId a;
+  {
+    auto index = OpenOrDie(Options(dir.Sub("db")));
+    a = index->Register(MakeRecord("a"), MakeFingerprint(1, 5), "t")->id;
+  }
+  IndexOptions ro = Options(dir.Sub("db"));
+  ro.read_only = true;
+  auto index = OpenOrDie(ro);
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 5), a));
+  EXPECT_EQ(index->Register(MakeRecord("b"), MakeFingerprint(2, 5), "").status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(index->Unregister(a).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(IndexTest, ListDocumentsPagesInIdOrderAndFiltersByCollection) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  std::vector<DocId> ids;
+  for (uint64_t s = 1; s <= 5; ++s) {
+    ids.push_back(index->Register(MakeRecord(std::to_string(s), s % 2 ? "odd" : "even"),
+                                  MakeFingerprint(s, 3), "")->id);
+  }
+  std::vector<DocId> seen;
+  std::string token;
+  int pages = 0;
+  do {
+    auto page = index->ListDocuments(token, 2);
+    ASSERT_TRUE(page.ok()) << page.status();
+    for (const auto& d : page->documents) seen.push_back(d.id);
+    token = page->next_page_token;
+    ++pages;
+  } while (!token.empty() && pages < 10);
+  EXPECT_EQ(seen, ids);
+  EXPECT_EQ(pages, 3);
+  auto even = index->ListDocuments("", 100, "even");
+  ASSERT_TRUE(even.ok());
+  ASSERT_EQ(even->documents.size(), 2u);
+  EXPECT_EQ(even->documents[0].id, ids[1]);
+  EXPECT_EQ(even->documents[1].id, ids[3]);
+  EXPECT_EQ(index->ListDocuments("not-a-token", 2).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Runs this test binary again with only `test` selected and `env` added; returns its
+// pid. `pipe_fd`, if >= 0, becomes the child's fd 3.
+pid_t SpawnSelf(const std::string& test, const std::vector<std::string>& env, int pipe_fd) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (pipe_fd >= 0) posix_spawn_file_actions_adddup2(&actions, pipe_fd, 3);
+  std::string filter = "--gtest_filter=" + test;
+  std::string exe = fs::read_symlink("/proc/self/exe").string();
+  std::vector<char*> argv = {exe.data(), filter.data(), nullptr};
+  std::vector<std::string> env_storage(env);
+  for (char** e = environ; *e != nullptr; ++e) env_storage.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_storage) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  EXPECT_EQ(rc, 0);
+  return pid;
+}
+
+int WaitExitCode(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(IndexTest, SnapshotOpensReadOnlyHereAndInAnotherProcess) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  DocId a = index->Register(MakeRecord("a"), MakeFingerprint(1, 30), "text a")->id;
+  ASSERT_TRUE(index->CreateSnapshot(dir.Sub("snap")).ok());
+  DocId b = index->Register(MakeRecord("b"), MakeFingerprint(2, 30), "text b")->id;
+  EXPECT_FALSE(index->CreateSnapshot(dir.Sub("snap")).ok());  // must not exist yet
+
+  IndexOptions ro = Options(dir.Sub("snap"));
+  ro.read_only = true;
+  {
+    auto snap = OpenOrDie(ro);
+    ASSERT_NE(snap, nullptr);
+    EXPECT_TRUE(HasAllPostings(*snap, MakeFingerprint(1, 30), a));
+    EXPECT_TRUE(PostingsOf(*snap, HashOf(2, 0), b).empty());  // registered after the copy
+    EXPECT_EQ(*snap->GetText(a), "text a");
+    EXPECT_EQ(snap->Stats().documents, 1u);
+  }
+  // The live index keeps running while another process reads the copy.
+  pid_t child = SpawnSelf("IndexSnapshotChild.LooksUpDocumentOne",
+                          {"COPS_SNAPSHOT_DIR=" + dir.Sub("snap")}, -1);
+  EXPECT_EQ(WaitExitCode(child), 0);
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(2, 30), b));
+}
+
+// Child side of the snapshot test; skipped unless spawned by it.
+TEST(IndexSnapshotChild, LooksUpDocumentOne) {
+  const char* dir = std::getenv("COPS_SNAPSHOT_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "runs only as a child of SnapshotOpensReadOnly...";
+  IndexOptions ro = Options(dir);
+  ro.read_only = true;
+  auto snap = OpenOrDie(ro);
+  ASSERT_NE(snap, nullptr);
+  EXPECT_TRUE(HasAllPostings(*snap, MakeFingerprint(1, 30), 1));
+  EXPECT_EQ(snap->GetDocument(1)->external_id, "a");
+}
+
+// Child side of the crash test: registers documents "crash-<i>" until killed, writing each
+// acknowledged id and i to fd 3.
+TEST(IndexCrashChild, RegisterUntilKilled) {
+  const char* dir = std::getenv("COPS_CRASH_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "runs only as a child of SurvivesSigkill";
+  auto index = OpenOrDie(Options(dir));
+  ASSERT_NE(index, nullptr);
+  for (uint64_t i = 1; i <= 100000; ++i) {
+    auto r = index->Register(MakeRecord("crash-" + std::to_string(i)), MakeFingerprint(i, 200, true),
+                             std::string(2000, 'a' + i % 26));
+    ASSERT_TRUE(r.ok()) << r.status();
+    char line[64];
+    int n = std::snprintf(line, sizeof line, "%llu %llu\n", static_cast<unsigned long long>(r->id),
+                          static_cast<unsigned long long>(i));
+    ASSERT_EQ(write(3, line, n), n);
+  }
+}
+
+TEST(IndexTest, SurvivesSigkillWithEveryAcknowledgedDocumentWhole) {
+  TempDir dir;
+  const std::string path = dir.Sub("db");
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t child = SpawnSelf("IndexCrashChild.RegisterUntilKilled", {"COPS_CRASH_DIR=" + path}, fds[1]);
+  close(fds[1]);
+  // Read acknowledgements until 300 documents are in, then kill mid-stream.
+  std::map<DocId, uint64_t> acked;  // id -> generator seed
+  std::string buffer;
+  char chunk[4096];
+  while (acked.size() < 300) {
+    ssize_t n = read(fds[0], chunk, sizeof chunk);
+    if (n <= 0) break;
+    buffer.append(chunk, n);
+    size_t nl;
+    while ((nl = buffer.find('\n')) != std::string::npos) {
+      unsigned long long id, seed;
+      ASSERT_EQ(std::sscanf(buffer.substr(0, nl).c_str(), "%llu %llu", &id, &seed), 2);
+      acked[id] = seed;
+      buffer.erase(0, nl + 1);
+    }
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  close(fds[0]);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child ended before it was killed";
+  ASSERT_GE(acked.size(), 300u);
+
+  auto index = OpenOrDie(Options(path));
+  ASSERT_NE(index, nullptr);
+  for (const auto& [id, seed] : acked) {
+    auto record = index->GetDocument(id);
+    ASSERT_TRUE(record.ok()) << "acknowledged document " << id << " lost: " << record.status();
+    EXPECT_EQ(record->external_id, "crash-" + std::to_string(seed));
+    EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(seed, 200, true), id)) << id;
+    EXPECT_EQ(index->GetText(id)->size(), 2000u);
+    // The external-id map survived too: a retry finds the document.
+    auto retry = index->Register(MakeRecord("crash-" + std::to_string(seed)),
+                                 MakeFingerprint(seed, 200, true), "");
+    ASSERT_TRUE(retry.ok());
+    EXPECT_FALSE(retry->created);
+    EXPECT_EQ(retry->id, id);
+  }
+  // Whatever else made it (registered but killed before the ack) is whole too; nothing is
+  // half-written: every document has all its postings, and the shared chunk counts exactly
+  // the documents present.
+  uint64_t present = 0;
+  std::string token;
+  do {
+    auto page = index->ListDocuments(token, 1000);
+    ASSERT_TRUE(page.ok());
+    for (const auto& d : page->documents) {
+      ++present;
+      const uint64_t seed = std::stoull(d.external_id.substr(6));
+      EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(seed, 200, true), d.id)) << d.id;
+    }
+    token = page->next_page_token;
+  } while (!token.empty());
+  EXPECT_GE(present, acked.size());
+  EXPECT_EQ(index->Stats().documents, present);
+  std::vector<PostingList> out;
+  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  EXPECT_EQ(out[0].doc_frequency, present);
+  // The next registration gets a fresh id above everything seen.
+  auto next = index->Register(MakeRecord("after"), MakeFingerprint(999999, 5), "");
+  ASSERT_TRUE(next.ok());
+  EXPECT_GT(next->id, acked.rbegin()->first);
+}
+
+TEST(IndexTest, ConcurrentRegisterUnregisterAndLookupKeepInvariants) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Sub("db"));
+  o.max_postings_per_chunk = 0;
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  constexpr int kWriters = 4;
+  constexpr int kDocsPerWriter = 60;
+  std::mutex mu;
+  std::map<uint64_t, DocId> live;       // seed -> id
+  std::map<uint64_t, DocId> removed;    // seed -> id, published after Unregister returned
+  std::atomic<bool> done{false};
+  std::atomic<int> violations{0};
+
+  std::vector<std::thread> threads;
+  for (int w = 0; w < kWriters; ++w) {
+    threads.emplace_back([&, w] {
+      for (int i = 0; i < kDocsPerWriter; ++i) {
+        const uint64_t seed = 1000 * (w + 1) + i;
+        auto r = index->Register(MakeRecord(std::to_string(seed)), MakeFingerprint(seed, 40, true), "t");
+        if (!r.ok() || !r->created) {
+          ++violations;
+          continue;
+        }
+        if (i % 3 == 0) {
+          if (!index->Unregister(r->id).ok()) ++violations;
+          std::lock_guard<std::mutex> l(mu);
+          removed[seed] = r->id;
+        } else {
+          std::lock_guard<std::mutex> l(mu);
+          live[seed] = r->id;
+        }
+      }
+    });
+  }
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&] {
+      while (!done.load()) {
+        std::map<uint64_t, DocId> gone, here;
+        {
+          std::lock_guard<std::mutex> l(mu);
+          gone = removed;
+          here = live;
+        }
+        // A document unregistered before this lookup never shows up again; a live one is whole.
+        for (const auto& [seed, id] : gone) {
+          if (!PostingsOf(*index, HashOf(seed, 7), id).empty()) ++violations;
+        }
+        for (const auto& [seed, id] : here) {
+          if (!HasAllPostings(*index, MakeFingerprint(seed, 40, true), id)) ++violations;
+        }
+        std::vector<PostingList> out;
+        if (!index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok()) ++violations;
+        for (size_t i = 1; i < out[0].postings.size(); ++i) {
+          if (out[0].postings[i - 1].doc_id >= out[0].postings[i].doc_id) ++violations;
+        }
+      }
+    });
+  }
+  for (int w = 0; w < kWriters; ++w) threads[w].join();
+  done = true;
+  for (size_t t = kWriters; t < threads.size(); ++t) threads[t].join();
+  EXPECT_EQ(violations.load(), 0);
+
+  std::vector<PostingList> out;
+  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  EXPECT_EQ(out[0].doc_frequency, live.size());
+  EXPECT_EQ(out[0].postings.size(), live.size());
+  EXPECT_EQ(index->Stats().documents, live.size());
+  std::set<DocId> ids;
+  for (const auto& [seed, id] : live) {
+    EXPECT_TRUE(ids.insert(id).second) << "id " << id << " handed out twice";
+    EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(seed, 40, true), id));
+  }
+  for (const auto& [seed, id] : removed) {
+    EXPECT_EQ(index->GetDocument(id).status().code(), absl::StatusCode::kNotFound);
+  }
+}
+
+}  // namespace
+}  // namespace cops
