@@ -8,6 +8,7 @@ PACKAGES=(
   nlohmann-json3-dev libxxhash-dev
   libpoppler-cpp-dev libgmime-3.0-dev libxml2-dev libzip-dev libmagic-dev libuchardet-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  wamerican
   python3.11-doc debian-handbook  # prose corpora of eval/make_set.py (docs/accuracy.md)
 )
 missing=()

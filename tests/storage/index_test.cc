@@ -189,6 +189,27 @@ TEST(IndexTest, RegisterThenLookupReturnsPostingsRecordAndText) {
   EXPECT_EQ(stats.text_bytes, 18u);
 }
 
+TEST(IndexTest, LookupAnswersEveryPositionOfUnsortedRepeatedHashes) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  DocId a = index->Register(MakeRecord("a"), MakeFingerprint(1, 50), "")->id;
+  const std::vector<ChunkHash> hashes = {HashOf(1, 40), 77, HashOf(1, 2), HashOf(1, 40), 77, HashOf(1, 2)};
+  std::vector<PostingList> out;
+  ASSERT_TRUE(index->Lookup(hashes, &out).ok());
+  ASSERT_EQ(out.size(), hashes.size());
+  for (size_t i : {0u, 3u}) {
+    ASSERT_EQ(out[i].postings.size(), 1u) << i;
+    EXPECT_EQ(out[i].postings[0].doc_id, a);
+    EXPECT_EQ(out[i].postings[0].ordinal, 80u);
+  }
+  for (size_t i : {2u, 5u}) {
+    ASSERT_EQ(out[i].postings.size(), 1u) << i;
+    EXPECT_EQ(out[i].postings[0].ordinal, 4u);
+  }
+  EXPECT_TRUE(out[1].postings.empty());
+  EXPECT_TRUE(out[4].postings.empty());
+}
+
 TEST(IndexTest, RepeatedChunkInOneDocumentCountsTheDocumentOnce) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Sub("db")));

@@ -1,0 +1,308 @@
+// Storage benchmark: bulk registration (postings written per second), batched MultiGet
+// lookups of 1,000 chunk hashes (cold and warm block cache), and bytes on disk per stored
+// chunk and per document.
+//
+// Documents are ~5,000 words drawn Zipf(1.0) from a real vocabulary (/usr/share/dict/words,
+// Debian package wamerican); chunks are word 5-grams (strategy C, k = 5) whose 64-bit hash
+// is kept when hash % keep == 0 (default keep = 4: about 1/4 of chunks are stored).
+//
+//   storage_bench --docs=10000 [--words=5000] [--keep=4] [--dir=/tmp/x] [--texts=0]
+//                 [--write_buffer_mb=64] [--cache_mb=256] [--bloom_bits=10] [benchmark flags]
+// IndexOptions defaults unless a flag says otherwise.
+// Figures and commands: docs/performance.md, "## Storage".
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "storage/index.h"
+
+namespace cops {
+namespace {
+
+struct Flags {
+  uint64_t docs = 10000;
+  uint32_t words = 5000;
+  uint32_t keep = 4;
+  std::string dir;
+  bool texts = false;
+  bool keep_dir = false;
+  size_t write_buffer_mb = 64;
+  size_t cache_mb = 256;
+  int bloom_bits = 10;
+} g_flags;
+
+uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// Zipf(1.0) sampler over a real word list.
+class Vocabulary {
+ public:
+  bool Load(const std::string& path) {
+    std::ifstream in(path);
+    std::string w;
+    while (std::getline(in, w)) {
+      if (!w.empty() && w.find('\'') == std::string::npos) words_.push_back(w);
+    }
+    if (words_.size() < 1000) return false;
+    // Shuffle so that rank does not follow the alphabet.
+    std::mt19937_64 rng(42);
+    std::shuffle(words_.begin(), words_.end(), rng);
+    cdf_.resize(words_.size());
+    double sum = 0;
+    for (size_t r = 0; r < words_.size(); ++r) cdf_[r] = (sum += 1.0 / static_cast<double>(r + 1));
+    for (double& c : cdf_) c /= sum;
+    return true;
+  }
+  uint32_t Sample(std::mt19937_64& rng) const {
+    const double u = std::uniform_real_distribution<double>(0, 1)(rng);
+    return static_cast<uint32_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin()) %
+           words_.size();
+  }
+  const std::string& Word(uint32_t id) const { return words_[id]; }
+  size_t size() const { return words_.size(); }
+
+ private:
+  std::vector<std::string> words_;
+  std::vector<double> cdf_;
+};
+
+Vocabulary g_vocab;
+
+// Document `seed`: Zipf words, word 5-gram chunks, ~1/keep of them kept.
+void MakeDocument(uint64_t seed, DocumentFingerprint* fp, std::string* text) {
+  std::mt19937_64 rng(Mix(seed));
+  fp->chunks.clear();
+  text->clear();
+  std::vector<uint32_t> ids(g_flags.words);
+  std::vector<uint32_t> offsets(g_flags.words + 1);
+  for (uint32_t i = 0; i < g_flags.words; ++i) {
+    ids[i] = g_vocab.Sample(rng);
+    offsets[i] = static_cast<uint32_t>(text->size());
+    text->append(g_vocab.Word(ids[i]));
+    text->push_back(i % 17 == 16 ? '\n' : ' ');
+  }
+  offsets[g_flags.words] = static_cast<uint32_t>(text->size());
+  constexpr uint32_t k = 5;
+  for (uint32_t i = 0; i + k <= g_flags.words; ++i) {
+    uint64_t h = 0;
+    for (uint32_t j = 0; j < k; ++j) h = Mix(h ^ ids[i + j]);
+    if (h % g_flags.keep != 0) continue;
+    fp->chunks.push_back(Chunk{h, i, offsets[i], offsets[i + k] - 1, i, i + k});
+  }
+  fp->total_chunks = g_flags.words >= k ? g_flags.words - k + 1 : 0;
+  fp->total_units = g_flags.words;
+  for (int i = 0; i < 4; ++i) {
+    const uint64_t v = Mix(seed * 4 + i);
+    std::memcpy(fp->sha256.data() + 8 * i, &v, 8);
+  }
+  fp->input_bytes = text->size();
+  fp->canonical_bytes = text->size();
+}
+
+IndexOptions BenchOptions() {
+  IndexOptions o;
+  o.path = g_flags.dir;
+  o.params.key_id = "bench-key";
+  o.store_texts = g_flags.texts;
+  o.write_buffer_bytes = g_flags.write_buffer_mb << 20;
+  o.block_cache_bytes = g_flags.cache_mb << 20;
+  o.bloom_bits_per_key = g_flags.bloom_bits;
+  return o;
+}
+
+std::unique_ptr<Index> g_index;
+uint64_t g_stored_postings = 0;
+
+void Check(const absl::Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "storage_bench: %s\n", std::string(s.message()).c_str());
+    std::exit(1);
+  }
+}
+
+void BM_Register(benchmark::State& state) {
+  for (auto _ : state) {
+    DocumentFingerprint fp;
+    std::string text;
+    uint64_t postings = 0;
+    double generate_seconds = 0;
+    for (uint64_t d = 0; d < g_flags.docs; ++d) {
+      state.PauseTiming();
+      const auto t0 = std::chrono::steady_clock::now();
+      MakeDocument(d, &fp, &text);
+      generate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      DocumentRecord r;
+      r.title = "doc " + std::to_string(d);
+      r.collection = "bench";
+      r.external_id = std::to_string(d);
+      state.ResumeTiming();
+      auto out = g_index->Register(r, fp, text);
+      Check(out.status());
+      postings += fp.chunks.size();
+    }
+    g_stored_postings = postings;
+    state.counters["docs"] = static_cast<double>(g_flags.docs);
+    state.counters["postings"] = static_cast<double>(postings);
+    state.counters["postings_per_s"] = benchmark::Counter(static_cast<double>(postings), benchmark::Counter::kIsRate);
+    state.counters["docs_per_s"] = benchmark::Counter(static_cast<double>(g_flags.docs), benchmark::Counter::kIsRate);
+    state.counters["gen_s_untimed"] = generate_seconds;
+  }
+}
+
+// 1,000 hashes: 500 kept chunks of a registered document (hits) and 500 of a document
+// never registered (mostly misses), the mix of a check that finds one partial copy.
+std::vector<std::vector<ChunkHash>> MakeBatches(size_t n) {
+  std::vector<std::vector<ChunkHash>> batches;
+  DocumentFingerprint fp;
+  std::string text;
+  std::mt19937_64 rng(7);
+  for (size_t b = 0; b < n; ++b) {
+    std::vector<ChunkHash> batch;
+    MakeDocument(rng() % g_flags.docs, &fp, &text);
+    for (size_t i = 0; i < fp.chunks.size() && batch.size() < 500; ++i) batch.push_back(fp.chunks[i].hash);
+    MakeDocument(g_flags.docs + 1000000 + b, &fp, &text);
+    for (size_t i = 0; i < fp.chunks.size() && batch.size() < 1000; ++i) batch.push_back(fp.chunks[i].hash);
+    batches.push_back(std::move(batch));
+  }
+  return batches;
+}
+
+void BM_LookupWarm(benchmark::State& state) {
+  const auto batches = MakeBatches(16);
+  std::vector<PostingList> out;
+  for (const auto& b : batches) Check(g_index->Lookup(b, &out));  // warm the cache
+  size_t i = 0, hits = 0, hashes = 0;
+  for (auto _ : state) {
+    const auto& b = batches[i++ % batches.size()];
+    Check(g_index->Lookup(b, &out));
+    hashes += b.size();
+    for (const auto& l : out) hits += !l.postings.empty();
+  }
+  state.counters["hashes_per_s"] = benchmark::Counter(static_cast<double>(hashes), benchmark::Counter::kIsRate);
+  state.counters["hit_fraction"] = hashes ? static_cast<double>(hits) / hashes : 0;
+}
+
+// Each batch right after reopening the index: an empty block cache, so index, filter and
+// data blocks come from the files (the OS page cache may still hold them).
+void BM_LookupCold(benchmark::State& state) {
+  const auto batches = MakeBatches(8);
+  std::vector<PostingList> out;
+  size_t i = 0, hashes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    g_index.reset();
+    auto reopened = Index::Open(BenchOptions());
+    Check(reopened.status());
+    g_index = std::move(reopened).value();
+    state.ResumeTiming();
+    const auto& b = batches[i++ % batches.size()];
+    Check(g_index->Lookup(b, &out));
+    hashes += b.size();
+  }
+  state.counters["hashes_per_s"] = benchmark::Counter(static_cast<double>(hashes), benchmark::Counter::kIsRate);
+}
+
+void ReportDisk(benchmark::State& state) {
+  const IndexStats s = g_index->Stats();
+  state.counters["disk_bytes"] = static_cast<double>(s.disk_bytes);
+  state.counters["postings_disk_bytes"] = static_cast<double>(s.postings_disk_bytes);
+  state.counters["bytes_per_stored_chunk"] =
+      static_cast<double>(s.postings_disk_bytes) / static_cast<double>(std::max<uint64_t>(1, s.postings));
+  state.counters["all_bytes_per_stored_chunk"] =
+      static_cast<double>(s.disk_bytes) / static_cast<double>(std::max<uint64_t>(1, s.postings));
+  state.counters["bytes_per_doc"] =
+      static_cast<double>(s.disk_bytes) / static_cast<double>(std::max<uint64_t>(1, s.documents));
+  state.counters["chunk_keys"] = static_cast<double>(s.chunk_keys);
+  state.counters["stored_chunks_per_doc"] =
+      static_cast<double>(s.postings) / static_cast<double>(std::max<uint64_t>(1, s.documents));
+}
+
+// Bytes on disk as the load left them (memtables flushed, compactions as they happened).
+void BM_DiskAfterLoad(benchmark::State& state) {
+  for (auto _ : state) Check(g_index->Flush());
+  ReportDisk(state);
+}
+
+// Bytes on disk after a full compaction (the steady state of an index that is not
+// being bulk-loaded).
+void BM_DiskAfterCompaction(benchmark::State& state) {
+  for (auto _ : state) Check(g_index->Compact());
+  ReportDisk(state);
+}
+
+bool ParseFlag(const char* arg, const char* name, std::string* value) {
+  const size_t n = std::strlen(name);
+  if (std::strncmp(arg, name, n) != 0 || arg[n] != '=') return false;
+  *value = arg + n + 1;
+  return true;
+}
+
+}  // namespace
+}  // namespace cops
+
+int main(int argc, char** argv) {
+  using namespace cops;
+  std::vector<char*> rest = {argv[0]};
+  for (int i = 1; i < argc; ++i) {
+    std::string v;
+    if (ParseFlag(argv[i], "--docs", &v)) g_flags.docs = std::stoull(v);
+    else if (ParseFlag(argv[i], "--words", &v)) g_flags.words = std::stoul(v);
+    else if (ParseFlag(argv[i], "--keep", &v)) g_flags.keep = std::max(1ul, std::stoul(v));
+    else if (ParseFlag(argv[i], "--dir", &v)) g_flags.dir = v, g_flags.keep_dir = true;
+    else if (ParseFlag(argv[i], "--texts", &v)) g_flags.texts = v == "1";
+    else if (ParseFlag(argv[i], "--write_buffer_mb", &v)) g_flags.write_buffer_mb = std::stoul(v);
+    else if (ParseFlag(argv[i], "--cache_mb", &v)) g_flags.cache_mb = std::stoul(v);
+    else if (ParseFlag(argv[i], "--bloom_bits", &v)) g_flags.bloom_bits = std::stoi(v);
+    else rest.push_back(argv[i]);
+  }
+  if (!g_vocab.Load("/usr/share/dict/words")) {
+    std::fprintf(stderr, "storage_bench: needs /usr/share/dict/words (apt-get install wamerican)\n");
+    return 1;
+  }
+  if (g_flags.dir.empty()) {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "cops-storage-bench-XXXXXX").string();
+    if (mkdtemp(tmpl.data()) == nullptr) return 1;
+    g_flags.dir = tmpl + "/db";
+  } else if (std::filesystem::exists(g_flags.dir)) {
+    std::fprintf(stderr, "storage_bench: %s exists; give a fresh --dir\n", g_flags.dir.c_str());
+    return 1;
+  }
+  std::fprintf(stderr, "storage_bench: %llu documents of %u words, keep 1/%u, vocabulary %zu words, texts=%d, dir %s\n",
+               static_cast<unsigned long long>(g_flags.docs), g_flags.words, g_flags.keep, g_vocab.size(),
+               g_flags.texts ? 1 : 0, g_flags.dir.c_str());
+  auto index = Index::Open(BenchOptions());
+  Check(index.status());
+  g_index = std::move(index).value();
+
+  benchmark::RegisterBenchmark("Register", BM_Register)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+  benchmark::RegisterBenchmark("DiskAfterLoad", BM_DiskAfterLoad)->Iterations(1)->Unit(benchmark::kSecond);
+  benchmark::RegisterBenchmark("LookupWarm1000", BM_LookupWarm)->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("LookupCold1000", BM_LookupCold)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("DiskAfterCompaction", BM_DiskAfterCompaction)->Iterations(1)->Unit(benchmark::kSecond);
+
+  int bargc = static_cast<int>(rest.size());
+  benchmark::Initialize(&bargc, rest.data());
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  g_index.reset();
+  if (!g_flags.keep_dir) std::filesystem::remove_all(std::filesystem::path(g_flags.dir).parent_path());
+  return 0;
+}
