@@ -120,7 +120,7 @@ void MakeDocument(uint64_t seed, DocumentFingerprint* fp, std::string* text) {
 IndexOptions BenchOptions() {
   IndexOptions o;
   o.path = g_flags.dir;
-  o.params.key_id = "bench-key";
+  o.params.key_id = "0123456789abcdef";
   o.store_texts = g_flags.texts;
   o.write_buffer_bytes = g_flags.write_buffer_mb << 20;
   o.block_cache_bytes = g_flags.cache_mb << 20;
@@ -297,6 +297,8 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("LookupWarm1000", BM_LookupWarm)->Unit(benchmark::kMillisecond)->UseRealTime();
   benchmark::RegisterBenchmark("LookupCold1000", BM_LookupCold)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
   benchmark::RegisterBenchmark("DiskAfterCompaction", BM_DiskAfterCompaction)->Iterations(1)->Unit(benchmark::kSecond);
+  benchmark::RegisterBenchmark("LookupWarm1000Compacted", BM_LookupWarm)->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("LookupCold1000Compacted", BM_LookupCold)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
 
   int bargc = static_cast<int>(rest.size());
   benchmark::Initialize(&bargc, rest.data());
