@@ -34,7 +34,8 @@ absl::Status RegisterSources(const EvalSet& set, const Fingerprinter& fingerprin
   for (size_t i = 0; i < set.sources.size(); ++i) {
     absl::Status s = fingerprinter.Fingerprint(set.sources[i].text, &fp);
     if (!s.ok()) {
-      return absl::Status(s.code(), absl::StrCat("source ", set.sources[i].name, ": ", s.message()));
+      return absl::Status(s.code(),
+                          absl::StrCat("source ", set.sources[i].name, ": ", s.message()));
     }
     index->Register(SourceId(static_cast<int>(i)), fp);
   }
