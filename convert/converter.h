@@ -62,6 +62,8 @@ struct OffsetSegment {
   uint32_t page = 0;             // 1-based PDF page, 0 when not paged
 };
 
+// Email reports one part per body text part (name "body", format text or html) and one per
+// converted document attachment (its file name and format). Other formats report none.
 struct ConvertedPart {  // e.g. an email attachment
   std::string name;
   DocumentFormat format = DocumentFormat::kText;
@@ -108,7 +110,8 @@ absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,
                                                    const ConvertOptions& options = {});
 
 // Added: the format `input` looks like (libmagic plus a few content checks); kText when
-// nothing more specific is recognised. Never kAuto.
+// nothing more specific is recognised. Never kAuto. Runs in the calling process (libmagic
+// reads at most the first 1 MiB).
 DocumentFormat DetectFormat(std::string_view input);
 
 }  // namespace cops

@@ -13,7 +13,7 @@ if [ "${1:-}" = "--run-one" ]; then
   # Leaks in third-party parsers are not what this smoke run looks for.
   ASAN_OPTIONS=detect_leaks=0 "$fuzzer" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -max_len=262144 -artifact_prefix="$corpus/artifacts/$format-" \
-    -print_final_stats=1 "$dir" 2>&1 | tail -n 12
+    -seed="${COPS_FUZZ_SEED:-1}" -print_final_stats=1 "$dir" 2>&1 | tail -n 12
   exit "${PIPESTATUS[0]}"
 fi
 root="$(cd "$(dirname "$0")/.." && pwd)"
