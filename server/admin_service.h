@@ -1,0 +1,68 @@
+#ifndef COPS_SERVER_ADMIN_SERVICE_H_
+#define COPS_SERVER_ADMIN_SERVICE_H_
+
+// The gRPC Admin service (proto/cops_admin.proto): principals, API keys, collections, the
+// audit trail and snapshots. Each handler authenticates and authorizes through the
+// Authorizer (so in --auth=off loopback mode the open authorizer lets local callers prepare
+// principals), then calls AccessControl or the Index.
+//
+// Thread-safety: stateless beyond its dependencies, which are all thread-safe; handlers run
+// concurrently.
+
+#include <string>
+
+#include "proto/cops_admin.grpc.pb.h"
+#include "server/access_control.h"
+#include "server/authorizer.h"
+
+namespace cops {
+
+class Index;
+
+class AdminService final : public v1::Admin::Service {
+ public:
+  // None owned; all must outlive the service. `snapshot_root` is the directory under which
+  // CreateSnapshot writes (<data-dir>/snapshots); `index` may be null (CreateSnapshot and
+  // owner audit queries then fail with UNAVAILABLE).
+  AdminService(Authorizer* authorizer, AccessControl* access, Index* index,
+               std::string snapshot_root);
+
+  grpc::Status CreatePrincipal(grpc::ServerContext* context,
+                               const v1::CreatePrincipalRequest* request,
+                               v1::CreatePrincipalResponse* response) override;
+  grpc::Status ListPrincipals(grpc::ServerContext* context,
+                              const v1::ListPrincipalsRequest* request,
+                              v1::ListPrincipalsResponse* response) override;
+  grpc::Status SetPrincipalCollections(grpc::ServerContext* context,
+                                       const v1::SetPrincipalCollectionsRequest* request,
+                                       v1::SetPrincipalCollectionsResponse* response) override;
+  grpc::Status CreateApiKey(grpc::ServerContext* context, const v1::CreateApiKeyRequest* request,
+                            v1::CreateApiKeyResponse* response) override;
+  grpc::Status RevokeApiKey(grpc::ServerContext* context, const v1::RevokeApiKeyRequest* request,
+                            v1::RevokeApiKeyResponse* response) override;
+  grpc::Status CreateCollection(grpc::ServerContext* context,
+                                const v1::CreateCollectionRequest* request,
+                                v1::CreateCollectionResponse* response) override;
+  grpc::Status ListCollections(grpc::ServerContext* context,
+                               const v1::ListCollectionsRequest* request,
+                               v1::ListCollectionsResponse* response) override;
+  grpc::Status QueryAudit(grpc::ServerContext* context, const v1::QueryAuditRequest* request,
+                          v1::QueryAuditResponse* response) override;
+  grpc::Status CreateSnapshot(grpc::ServerContext* context,
+                              const v1::CreateSnapshotRequest* request,
+                              v1::CreateSnapshotResponse* response) override;
+
+ private:
+  // The caller when it is an admin; UNAUTHENTICATED / PERMISSION_DENIED otherwise.
+  absl::StatusOr<Principal> RequireAdmin(grpc::ServerContext* context);
+  void FillPrincipal(const PrincipalRecord& record, v1::PrincipalInfo* out) const;
+
+  Authorizer* const authorizer_;
+  AccessControl* const access_;
+  Index* const index_;
+  const std::string snapshot_root_;
+};
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_ADMIN_SERVICE_H_
