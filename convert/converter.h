@@ -95,8 +95,9 @@ absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat
 // Added: as above, with options. The worker executable `cops-convert-worker` is found, in
 // order, at $COPS_CONVERT_WORKER, next to the running executable (/proc/self/exe), or in
 // the build tree it was compiled in. Worker failures: a document that exceeds the CPU or
-// wall-clock budget or the memory limit is RESOURCE_EXHAUSTED; a worker that cannot be
-// started is INTERNAL; a worker crash is INVALID_ARGUMENT (the document is hostile).
+// wall-clock budget, or C++ allocation at the memory limit, is RESOURCE_EXHAUSTED; a worker
+// that cannot be started is INTERNAL; a worker crash is INVALID_ARGUMENT (the document is
+// hostile, or a C library such as poppler aborted at the memory limit: the message says so).
 absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat format,
                                           const ConvertLimits& limits,
                                           const ConvertOptions& options);
