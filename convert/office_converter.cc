@@ -258,6 +258,16 @@ absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, Document
   }
   TextBuilder out(ctx.limits.max_output_bytes);
   if (absl::Status s = ExtractBody(*xml, format, part, ctx, &out); !s.ok()) return s;
+  // Word keeps footnotes and endnotes in parts of their own; a reader sees them after the
+  // body text (ODT has them inline).
+  for (const char* notes : {"word/footnotes.xml", "word/endnotes.xml"}) {
+    if (!docx || !zip.Has(notes)) continue;
+    auto notes_xml = zip.Read(notes);
+    if (!notes_xml.ok()) return notes_xml.status();
+    if (notes_xml->size() > INT32_MAX) continue;
+    out.ParagraphBreak();
+    if (absl::Status s = ExtractBody(*notes_xml, format, notes, ctx, &out); !s.ok()) return s;
+  }
   ConvertedDocument doc;
   doc.format = format;
   doc.charset = "UTF-8";

@@ -25,6 +25,23 @@ namespace {
 
 void SilentPoppler(const std::string&, void*) {}
 
+// Typeset PDFs carry ligature glyphs (U+FB00..U+FB06) where other formats have letters.
+std::string ExpandLigatures(std::string text) {
+  static constexpr std::pair<std::string_view, std::string_view> kLigatures[] = {
+      {"\xEF\xAC\x80", "ff"}, {"\xEF\xAC\x81", "fi"},  {"\xEF\xAC\x82", "fl"},
+      {"\xEF\xAC\x83", "ffi"}, {"\xEF\xAC\x84", "ffl"}, {"\xEF\xAC\x85", "st"},
+      {"\xEF\xAC\x86", "st"}};
+  if (text.find("\xEF\xAC") == std::string::npos) return text;
+  for (const auto& [from, to] : kLigatures) {
+    size_t pos = 0;
+    while ((pos = text.find(from, pos)) != std::string::npos) {
+      text.replace(pos, from.size(), to);
+      pos += to.size();
+    }
+  }
+  return text;
+}
+
 std::vector<std::string> SplitLines(const std::string& text) {
   std::vector<std::string> lines;
   size_t pos = 0;
@@ -175,7 +192,7 @@ absl::StatusOr<ConvertedDocument> ConvertPdf(std::string_view input, const Conve
       continue;
     }
     poppler::byte_array utf8 = page->text().to_utf8();
-    std::string text(utf8.begin(), utf8.end());
+    std::string text = ExpandLigatures(std::string(utf8.begin(), utf8.end()));
     total += text.size();
     if (total > ctx.limits.max_output_bytes) return ctx.OutputTooLarge("pdf");
     page_lines.push_back(SplitLines(text));

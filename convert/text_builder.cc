@@ -13,6 +13,8 @@ bool IsAsciiSpace(char c) {
 
 void TextBuilder::MapTo(uint32_t original_offset, uint32_t page) {
   const uint32_t here = static_cast<uint32_t>(text_.size());
+  // Segments that started in text since trimmed away would break the sort order.
+  while (!segments_.empty() && segments_.back().text_offset > here) segments_.pop_back();
   if (!segments_.empty()) {
     const OffsetSegment& last = segments_.back();
     if (last.page == page && original_offset >= last.original_offset &&
@@ -85,9 +87,7 @@ void TextBuilder::ParagraphBreak() {
 void TextBuilder::Finish(ConvertedDocument* doc, bool trim) {
   while (trim && !text_.empty() && IsAsciiSpace(text_.back())) text_.pop_back();
   const uint32_t size = static_cast<uint32_t>(text_.size());
-  while (!segments_.empty() && segments_.back().text_offset >= size && size > 0) {
-    segments_.pop_back();
-  }
+  while (!segments_.empty() && segments_.back().text_offset >= size) segments_.pop_back();
   if (size == 0) segments_.clear();
   doc->text = std::move(text_);
   doc->segments = std::move(segments_);

@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "tests/convert/fixtures.h"
 
@@ -70,6 +73,37 @@ TEST(ConverterTest, FormatOutsideTheEnumIsInvalid) {
   auto doc = Convert("x", static_cast<DocumentFormat>(42));
   ASSERT_FALSE(doc.ok());
   EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Inputs that once crashed a fuzz target (tests/convert/regressions/<format>-crash-*):
+// each must now convert, or fail with a clear error, and keep the result's invariants.
+TEST(ConverterTest, FuzzRegressionsKeepInvariants) {
+  const std::filesystem::path dir = COPS_CONVERT_REGRESSIONS_DIR;
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    auto format = ParseDocumentFormat(name.substr(0, name.find('-')));
+    ASSERT_TRUE(format.ok()) << name;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    ConvertLimits limits;
+    limits.in_process = true;
+    auto doc = Convert(bytes.str(), *format, limits);
+    ++seen;
+    if (!doc.ok()) {
+      EXPECT_NE(doc.status().code(), absl::StatusCode::kInternal) << name;
+      continue;
+    }
+    for (size_t i = 1; i < doc->segments.size(); ++i) {
+      EXPECT_LT(doc->segments[i - 1].text_offset, doc->segments[i].text_offset) << name;
+    }
+    for (const ConvertedPart& p : doc->parts) {
+      EXPECT_LE(p.text_start, p.text_end) << name;
+      EXPECT_LE(p.text_end, doc->text.size()) << name;
+    }
+  }
+  EXPECT_GT(seen, 0);
 }
 
 // Lower-cased 5-word shingles of a text: what a chunking fingerprinter would compare.

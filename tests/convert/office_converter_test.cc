@@ -30,6 +30,22 @@ TEST(OfficeConverterTest, DocxSkipsDeletedRevisions) {
   EXPECT_EQ(doc->text, "kept text");
 }
 
+TEST(OfficeConverterTest, DocxFootnotesFollowTheBody) {
+  const std::string body =
+      "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:body><w:p><w:r><w:t>Body claim.</w:t></w:r><w:r><w:footnoteReference w:id=\"1\"/>"
+      "</w:r></w:p></w:body></w:document>";
+  const std::string notes =
+      "<w:footnotes xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:footnote w:type=\"separator\" w:id=\"0\"><w:p><w:r><w:separator/></w:r></w:p>"
+      "</w:footnote><w:footnote w:id=\"1\"><w:p><w:r><w:t>Source of the claim.</w:t></w:r>"
+      "</w:p></w:footnote></w:footnotes>";
+  auto doc = Convert(MakeZip({{"word/document.xml", body}, {"word/footnotes.xml", notes}}),
+                     DocumentFormat::kDocx);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "Body claim.\n\nSource of the claim.");
+}
+
 TEST(OfficeConverterTest, OdtHeadingsParagraphsSpansAndSpaces) {
   auto doc = Convert(MakeOdt({"The Title", "Body text in a span.", "Another\tparagraph."}),
                      DocumentFormat::kOdt);

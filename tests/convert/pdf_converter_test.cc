@@ -31,6 +31,43 @@ TEST(PdfConverterTest, JoinsLinesAndRejoinsHyphenatedWords) {
             "paper.");
 }
 
+TEST(PdfConverterTest, LigatureGlyphsBecomeLetters) {
+  // A font whose ToUnicode map sends byte 0xB0 to U+FB01 LATIN SMALL LIGATURE FI, as
+  // typesetting systems emit.
+  const std::string content = "BT /F1 12 Tf 72 700 Td (\\260nal of\\260ce) Tj ET\n";
+  const std::string cmap =
+      "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /L def\n"
+      "1 begincodespacerange <00> <FF> endcodespacerange\n"
+      "1 beginbfrange <20> <7E> <0020> endbfrange\n1 beginbfchar <B0> <FB01> endbfchar\n"
+      "endcmap CMapName currentdict /CMap defineresource pop end end\n";
+  std::string pdf = "%PDF-1.4\n";
+  std::vector<size_t> offsets;
+  const std::vector<std::string> objects = {
+      "<< /Type /Catalog /Pages 2 0 R >>",
+      "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+      "<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman /Encoding << /Type /Encoding "
+      "/BaseEncoding /WinAnsiEncoding /Differences [176 /fi] >> /ToUnicode 6 0 R >>",
+      "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R "
+      ">> >> /Contents 5 0 R >>",
+      "<< /Length " + std::to_string(content.size()) + " >>\nstream\n" + content + "endstream",
+      "<< /Length " + std::to_string(cmap.size()) + " >>\nstream\n" + cmap + "endstream"};
+  for (size_t i = 0; i < objects.size(); ++i) {
+    offsets.push_back(pdf.size());
+    pdf += std::to_string(i + 1) + " 0 obj\n" + objects[i] + "\nendobj\n";
+  }
+  const size_t xref = pdf.size();
+  pdf += "xref\n0 7\n0000000000 65535 f \n";
+  for (size_t off : offsets) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%010zu 00000 n \n", off);
+    pdf += buf;
+  }
+  pdf += "trailer\n<< /Size 7 /Root 1 0 R >>\nstartxref\n" + std::to_string(xref) + "\n%%EOF\n";
+  auto doc = Convert(pdf, DocumentFormat::kPdf);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "final office");
+}
+
 TEST(PdfConverterTest, Latin1TextIsDecoded) {
   auto doc = Convert(MakePdf({{"Caf\xC3\xA9 na\xC3\xAFve r\xC3\xA9sum\xC3\xA9."}}),
                      DocumentFormat::kPdf);

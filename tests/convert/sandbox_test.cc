@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "convert/converter.h"
+#include "tests/convert/fixtures.h"
 
 namespace cops {
 namespace {
@@ -87,6 +88,31 @@ TEST_F(SandboxTest, MissingWorkerIsInternalAndTrustedFormatsStillWork) {
   auto html = Convert("<p>in process</p>", DocumentFormat::kHtml, in_process);
   ASSERT_TRUE(html.ok()) << html.status();
   EXPECT_EQ(html->text, "in process");
+}
+
+TEST_F(SandboxTest, MemoryLimitFailsTheDocumentNotTheCaller) {
+  // A worker held to 8 MB of address space cannot even map poppler's working memory.
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "ASan reserves terabytes of shadow memory: the worker sets no RLIMIT_AS";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "ASan reserves terabytes of shadow memory: the worker sets no RLIMIT_AS";
+#endif
+#endif
+  ConvertLimits limits;
+  limits.max_memory_bytes = 8 << 20;
+  const std::string pdf = testing::MakePdfFromParagraphs(testing::Prose(40));
+  ASSERT_TRUE(Convert(pdf, DocumentFormat::kPdf).ok());
+  auto doc = Convert(pdf, DocumentFormat::kPdf, limits);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_TRUE(doc.status().code() == absl::StatusCode::kResourceExhausted ||
+              doc.status().code() == absl::StatusCode::kInvalidArgument)
+      << doc.status();
+  EXPECT_EQ(doc.status().message().substr(0, 4), "pdf:") << doc.status();
+  // The caller is unaffected and the next document converts normally.
+  auto next = Convert("<p>still fine</p>", DocumentFormat::kHtml);
+  ASSERT_TRUE(next.ok()) << next.status();
+  EXPECT_EQ(next->text, "still fine");
 }
 
 TEST_F(SandboxTest, LargeInputStreamsThroughTheWorker) {

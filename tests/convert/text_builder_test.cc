@@ -54,5 +54,24 @@ TEST(TextBuilderTest, PagesSplitSegments) {
   EXPECT_EQ(doc.PageOf(3), 2u);
 }
 
+TEST(TextBuilderTest, SegmentsStaySortedWhenTrailingSpaceIsTrimmed) {
+  // Found by fuzz_markdown: a mapped space trimmed by a paragraph break left a segment
+  // starting past the end of the text.
+  TextBuilder b(1000);
+  b.Append("word", 0);
+  b.Append(" ", 100);
+  b.ParagraphBreak();  // trims the mapped space
+  b.Append(" ", 200);
+  b.LineBreak();
+  b.Append("next", 300);
+  ConvertedDocument doc;
+  b.Finish(&doc);
+  EXPECT_EQ(doc.text, "word\n\nnext");
+  for (size_t i = 1; i < doc.segments.size(); ++i) {
+    EXPECT_LT(doc.segments[i - 1].text_offset, doc.segments[i].text_offset);
+  }
+  EXPECT_EQ(doc.OriginalOffset(6), 300u);
+}
+
 }  // namespace
 }  // namespace cops
