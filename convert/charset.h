@@ -32,6 +32,11 @@ std::string DetectCharset(std::string_view bytes);
 absl::StatusOr<std::string> DecodeToUtf8(std::string_view bytes, std::string_view charset,
                                          uint32_t base_offset, TextBuilder* out);
 
+// Decodes all of `bytes` (charset empty: detect) into doc->text, untrimmed, with
+// doc->segments mapping back to the bytes and doc->charset set. Falls back to detection
+// when `charset` is unknown.
+ConvertedDocument DecodeWithMap(std::string_view bytes, std::string_view charset);
+
 // Convenience: decodes without an offset map. Unknown charsets fall back to detection.
 std::string ToUtf8(std::string_view bytes, std::string_view charset);
 

@@ -62,6 +62,8 @@ struct OffsetSegment {
   uint32_t page = 0;             // 1-based PDF page, 0 when not paged
 };
 
+// Email reports one part per body text part (name "body", format text or html) and one per
+// converted document attachment (its file name and format). Other formats report none.
 struct ConvertedPart {  // e.g. an email attachment
   std::string name;
   DocumentFormat format = DocumentFormat::kText;
@@ -93,8 +95,9 @@ absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat
 // Added: as above, with options. The worker executable `cops-convert-worker` is found, in
 // order, at $COPS_CONVERT_WORKER, next to the running executable (/proc/self/exe), or in
 // the build tree it was compiled in. Worker failures: a document that exceeds the CPU or
-// wall-clock budget or the memory limit is RESOURCE_EXHAUSTED; a worker that cannot be
-// started is INTERNAL; a worker crash is INVALID_ARGUMENT (the document is hostile).
+// wall-clock budget, or C++ allocation at the memory limit, is RESOURCE_EXHAUSTED; a worker
+// that cannot be started is INTERNAL; a worker crash is INVALID_ARGUMENT (the document is
+// hostile, or a C library such as poppler aborted at the memory limit: the message says so).
 absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat format,
                                           const ConvertLimits& limits,
                                           const ConvertOptions& options);
@@ -108,7 +111,8 @@ absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,
                                                    const ConvertOptions& options = {});
 
 // Added: the format `input` looks like (libmagic plus a few content checks); kText when
-// nothing more specific is recognised. Never kAuto.
+// nothing more specific is recognised. Never kAuto. Runs in the calling process (libmagic
+// reads at most the first 1 MiB).
 DocumentFormat DetectFormat(std::string_view input);
 
 }  // namespace cops

@@ -88,7 +88,7 @@ bool LooksLikeMarkdown(std::string_view head) {
     pos = end == std::string_view::npos ? head.size() : end + 1;
     if (StartsWith(l, "# ") || StartsWith(l, "## ") ||
         StartsWith(l, "```") || StartsWith(l, "- [") ||
-        l.find("](") != std::string_view::npos) {
+        l.find("](") != std::string_view::npos || l.find("**") != std::string_view::npos) {
       ++signals;
     }
   }

@@ -13,6 +13,8 @@ bool IsAsciiSpace(char c) {
 
 void TextBuilder::MapTo(uint32_t original_offset, uint32_t page) {
   const uint32_t here = static_cast<uint32_t>(text_.size());
+  // Segments that started in text since trimmed away would break the sort order.
+  while (!segments_.empty() && segments_.back().text_offset > here) segments_.pop_back();
   if (!segments_.empty()) {
     const OffsetSegment& last = segments_.back();
     if (last.page == page && original_offset >= last.original_offset &&
@@ -47,7 +49,7 @@ void TextBuilder::AppendUnmapped(std::string_view utf8) {
 }
 
 void TextBuilder::AppendCollapsed(std::string_view text, uint32_t original_offset,
-                                  uint32_t page) {
+                                  uint32_t page, const ConvertedDocument* map) {
   size_t i = 0;
   while (i < text.size()) {
     if (IsAsciiSpace(text[i])) {
@@ -59,7 +61,8 @@ void TextBuilder::AppendCollapsed(std::string_view text, uint32_t original_offse
     }
     size_t j = i;
     while (j < text.size() && !IsAsciiSpace(text[j])) ++j;
-    Append(text.substr(i, j - i), original_offset + static_cast<uint32_t>(i), page);
+    const uint32_t at = original_offset + static_cast<uint32_t>(i);
+    Append(text.substr(i, j - i), map == nullptr ? at : map->OriginalOffset(at), page);
     i = j;
   }
 }
@@ -84,9 +87,7 @@ void TextBuilder::ParagraphBreak() {
 void TextBuilder::Finish(ConvertedDocument* doc, bool trim) {
   while (trim && !text_.empty() && IsAsciiSpace(text_.back())) text_.pop_back();
   const uint32_t size = static_cast<uint32_t>(text_.size());
-  while (!segments_.empty() && segments_.back().text_offset >= size && size > 0) {
-    segments_.pop_back();
-  }
+  while (!segments_.empty() && segments_.back().text_offset >= size) segments_.pop_back();
   if (size == 0) segments_.clear();
   doc->text = std::move(text_);
   doc->segments = std::move(segments_);

@@ -27,8 +27,11 @@ class TextBuilder {
   // wherever the previous piece ended.
   void AppendUnmapped(std::string_view utf8);
   // Appends `text`, collapsing runs of ASCII whitespace into one space and dropping
-  // whitespace at the start of a line (HTML-like text). Each word keeps its own offset.
-  void AppendCollapsed(std::string_view text, uint32_t original_offset, uint32_t page = 0);
+  // whitespace at the start of a line (HTML-like text). Each word keeps its own offset:
+  // original_offset + its position in `text`, passed through map->OriginalOffset() when
+  // `map` is given (text that was itself decoded from the original).
+  void AppendCollapsed(std::string_view text, uint32_t original_offset, uint32_t page = 0,
+                       const ConvertedDocument* map = nullptr);
   // Ends the current line ("\n"), trimming trailing spaces; no-op on an empty line.
   void LineBreak();
   // Ends the current paragraph: text then ends with exactly one blank line. No-op when the

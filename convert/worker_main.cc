@@ -7,7 +7,11 @@
 
 #include <cerrno>
 #include <exception>
+#include <new>
 #include <string>
+
+#include "absl/strings/str_cat.h"
+#include "convert/string_view_compat.h"
 
 #include "convert/converter.h"
 #include "convert/document_codec.h"
@@ -52,6 +56,14 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
+// Encoded before the memory limit applies: at the limit there is no memory to build it.
+std::string* out_of_memory_response = nullptr;
+
+[[noreturn]] void OnOutOfMemory() {
+  WriteAll(STDOUT_FILENO, *out_of_memory_response);
+  _exit(0);
+}
+
 int Run() {
   std::string request;
   // Header first, so the limits apply before the document is even read.
@@ -61,6 +73,11 @@ int Run() {
     WriteAll(STDOUT_FILENO, cops::EncodeResponse(req.status()));
     return 0;
   }
+  out_of_memory_response = new std::string(cops::EncodeResponse(absl::ResourceExhaustedError(
+      absl::StrCat(cops::Absl(cops::DocumentFormatName(req->format)),
+                   ": conversion exceeded the memory limit of ", req->limits.max_memory_bytes,
+                   " bytes"))));
+  std::set_new_handler(OnOutOfMemory);
   rlimit cpu{};
   cpu.rlim_cur = req->limits.time_budget_ms / 1000 + 1;
   cpu.rlim_max = cpu.rlim_cur + 1;  // SIGXCPU at the soft limit, SIGKILL at the hard one
