@@ -127,7 +127,7 @@ int Run(int argc, char** argv) {
   Authorizer* authorizer = auth ? static_cast<Authorizer*>(access->get()) : &open_authorizer;
 
   CopyDetectionService service(detector->get(), authorizer);
-  AdminService admin(authorizer, access->get(), index->get(),
+  AdminService admin(authorizer, access->get(), IndexHooksFor(index->get()),
                      (fs::path(config.data_dir) / "snapshots").string());
 
   grpc::EnableDefaultHealthCheckService(true);

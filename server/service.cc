@@ -120,6 +120,22 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
   p->set_want_spans(options.want_spans);
 }
 
+// AuthorizeDocument, but a caller who may not see the document's collection at all learns
+// only NOT_FOUND, so ids of other tenants cannot be probed.
+absl::Status AuthorizeExisting(Authorizer& authorizer, const Principal& principal, Action action,
+                               const DocumentRecord& record) {
+  absl::Status s =
+      authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
+  if (s.code() == absl::StatusCode::kPermissionDenied) {
+    const std::optional<std::vector<std::string>> usable =
+        authorizer.UsableCollections(principal);
+    if (usable && std::find(usable->begin(), usable->end(), record.collection) == usable->end()) {
+      return absl::NotFoundError("document " + std::to_string(record.id) + " not found");
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
@@ -233,8 +249,8 @@ grpc::Status CopyDetectionService::UnregisterDocument(
   log.set_principal(principal->name);
   absl::StatusOr<DocumentRecord> record = detector_->Get(request->doc_id());
   if (!record.ok()) return log.Finish(record.status());
-  absl::Status status = authorizer_->AuthorizeDocument(*principal, Action::kUnregister,
-                                                       record->collection, record->owner);
+  absl::Status status =
+      AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, *record);
   if (status.ok()) status = detector_->Unregister(request->doc_id());
   return log.Finish(status);
 }
@@ -248,11 +264,10 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
   log.set_principal(principal->name);
   absl::StatusOr<DocumentRecord> record = detector_->Get(request->doc_id());
   if (!record.ok()) return log.Finish(record.status());
-  absl::Status status = authorizer_->AuthorizeDocument(*principal, Action::kReadDocument,
-                                                       record->collection, record->owner);
+  absl::Status status =
+      AuthorizeExisting(*authorizer_, *principal, Action::kReadDocument, *record);
   if (status.ok() && request->include_content()) {
-    status = authorizer_->AuthorizeDocument(*principal, Action::kReadText, record->collection,
-                                            record->owner);
+    status = AuthorizeExisting(*authorizer_, *principal, Action::kReadText, *record);
     if (status.ok()) {
       absl::StatusOr<std::string> content = detector_->GetContent(request->doc_id());
       if (content.ok()) {
@@ -299,8 +314,10 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
                                             const v1::CheckDocumentRequest& request,
                                             v1::CheckDocumentReply* reply) {
   reply->set_request_id(request.request_id());
-  COPS_RETURN_IF_ERROR(
-      authorizer_->Authorize(principal, Action::kCheck, "", request.content().size()));
+  if (request.collections().empty()) {  // else each named collection is authorized below
+    COPS_RETURN_IF_ERROR(
+        authorizer_->Authorize(principal, Action::kCheck, "", request.content().size()));
+  }
   CheckRequestInfo info;
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
