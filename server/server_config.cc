@@ -225,8 +225,12 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
   }
   ChunkingParams p = base;
   auto given = [&](const char* name) { return *is_new || config.explicit_chunking.count(name); };
-  if (given("unit")) COPS_ASSIGN_OR_RETURN(p.unit, ParseUnitKind(config.unit));
-  if (given("strategy")) COPS_ASSIGN_OR_RETURN(p.strategy, ParseChunkStrategy(config.strategy));
+  if (given("unit")) {
+    COPS_ASSIGN_OR_RETURN(p.unit, ParseUnitKind(config.unit));
+  }
+  if (given("strategy")) {
+    COPS_ASSIGN_OR_RETURN(p.strategy, ParseChunkStrategy(config.strategy));
+  }
   if (given("selection")) {
     COPS_ASSIGN_OR_RETURN(p.selection, ParseSelectionKind(config.selection));
   }
