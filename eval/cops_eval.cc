@@ -274,7 +274,9 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
     if (!best || key(s) > key(*best)) best = &s;
   }
   o << "\nBest setting of the sweep: **" << best->run.setting.Describe() << "** at threshold "
-    << best->metrics.threshold << (best->feasible ? " (meets every target)" : " (no setting meets every target)") << ".\n\n";
+    << best->metrics.threshold
+    << (best->feasible ? " (meets every target)" : " (no setting meets every target)")
+    << ".\n\n";
 
   // 3. Enhancements on the best setting: accuracy and the affinity/noise table.
   o << "### Enhancements on the best setting (main set)\n\n" << kSweepHeader;

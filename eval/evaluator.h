@@ -98,9 +98,9 @@ Metrics Score(const EvalSet& set, const SettingRun& run, double threshold);
 // rate under 0.5%; storage (<= 1/4 of chunks) is checked by the caller.
 bool MeetsTargets(const Metrics& m);
 
-// Scans thresholds 0.01..0.95 (step 0.01) and returns the one meeting the targets with the
-// highest overall F1, or, when none meets them, the one with the highest minimum required F1
-// among those under the false-alarm limit (else the highest overall F1).
+// Scans thresholds 0.01..0.95 (step 0.01) and returns the median of those meeting the
+// targets, or, when none does, the one with the highest minimum required F1 (then overall F1)
+// among those under the false-alarm limit, else overall.
 double ChooseThreshold(const EvalSet& set, const SettingRun& run);
 
 // ---- Affinity and noise (the paper's enhancement table) -------------------------------
