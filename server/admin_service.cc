@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "spdlog/spdlog.h"
-#include "storage/index.h"
 
 namespace cops {
 namespace {
@@ -28,11 +27,11 @@ std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::
 
 }  // namespace
 
-AdminService::AdminService(Authorizer* authorizer, AccessControl* access, Index* index,
-                           std::string snapshot_root)
+AdminService::AdminService(Authorizer* authorizer, AccessControl* access,
+                           AdminIndexHooks index, std::string snapshot_root)
     : authorizer_(authorizer),
       access_(access),
-      index_(index),
+      index_(std::move(index)),
       snapshot_root_(std::move(snapshot_root)) {}
 
 absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* context) {
@@ -174,8 +173,10 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
   if (!caller.ok()) return ToGrpcStatus(caller.status());
   if (caller->role != Role::kAdmin) {
     // An owner may see the audit trail of its own documents only.
-    if (index_ == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no index");
-    auto doc = index_->GetDocument(request->doc_id());
+    if (!index_.get_document) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no index to look the document up");
+    }
+    auto doc = index_.get_document(request->doc_id());
     if (!doc.ok()) return ToGrpcStatus(doc.status());
     absl::Status allowed = authorizer_->Authorize(*caller, Action::kReadDocument, doc->collection);
     if (allowed.ok() && doc->owner != caller->name) {
@@ -216,7 +217,9 @@ grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
   if (request->name() == "." || request->name() == "..") {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "snapshot name may not be . or ..");
   }
-  if (index_ == nullptr) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no index");
+  if (!index_.create_snapshot) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no index to snapshot");
+  }
   std::error_code ec;
   std::filesystem::create_directories(snapshot_root_, ec);
   if (ec) {
@@ -227,7 +230,7 @@ grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
   if (std::filesystem::exists(dir, ec)) {
     return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, "snapshot " + dir + " already exists");
   }
-  absl::Status s = index_->CreateSnapshot(dir);
+  absl::Status s = index_.create_snapshot(dir);
   if (!s.ok()) return ToGrpcStatus(s);
   spdlog::info("admin '{}' created snapshot {}", caller->name, dir);
   response->set_path(dir);

@@ -9,22 +9,34 @@
 // Thread-safety: stateless beyond its dependencies, which are all thread-safe; handlers run
 // concurrently.
 
+#include <functional>
 #include <string>
 
 #include "proto/cops_admin.grpc.pb.h"
 #include "server/access_control.h"
 #include "server/authorizer.h"
+#include "storage/index.h"
 
 namespace cops {
 
-class Index;
+// What the Admin service needs from the index, as callables so the service links without it
+// (IndexHooksFor() binds them to an Index). An empty callable answers UNAVAILABLE.
+struct AdminIndexHooks {
+  std::function<absl::StatusOr<DocumentRecord>(DocId)> get_document;     // Index::GetDocument
+  std::function<absl::Status(const std::string& dir)> create_snapshot;  // Index::CreateSnapshot
+};
+
+// REQUIRES: `index` outlives the returned hooks.
+inline AdminIndexHooks IndexHooksFor(const Index* index) {
+  return AdminIndexHooks{[index](DocId id) { return index->GetDocument(id); },
+                         [index](const std::string& dir) { return index->CreateSnapshot(dir); }};
+}
 
 class AdminService final : public v1::Admin::Service {
  public:
   // None owned; all must outlive the service. `snapshot_root` is the directory under which
-  // CreateSnapshot writes (<data-dir>/snapshots); `index` may be null (CreateSnapshot and
-  // owner audit queries then fail with UNAVAILABLE).
-  AdminService(Authorizer* authorizer, AccessControl* access, Index* index,
+  // CreateSnapshot writes (<data-dir>/snapshots).
+  AdminService(Authorizer* authorizer, AccessControl* access, AdminIndexHooks index,
                std::string snapshot_root);
 
   grpc::Status CreatePrincipal(grpc::ServerContext* context,
@@ -59,7 +71,7 @@ class AdminService final : public v1::Admin::Service {
 
   Authorizer* const authorizer_;
   AccessControl* const access_;
-  Index* const index_;
+  const AdminIndexHooks index_;
   const std::string snapshot_root_;
 };
 

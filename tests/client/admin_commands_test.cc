@@ -33,7 +33,7 @@ class AdminCommandsTest : public ::testing::Test {
     auto admin = access_->BootstrapAdmin();
     ASSERT_TRUE(admin.ok() && admin->has_value());
     admin_key_ = (*admin)->api_key;
-    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), nullptr,
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{},
                                               (dir_ / "snapshots").string());
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);

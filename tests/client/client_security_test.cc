@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "CLI/CLI.hpp"
@@ -33,7 +34,7 @@ class ClientSecurityTest : public ::testing::Test {
     gateway.name = "gateway";
     gateway.role = static_cast<uint8_t>(Role::kAdmin);
     ASSERT_TRUE(access_->CreatePrincipal(gateway).ok());
-    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), nullptr, "");
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{}, "");
     auto creds = MakeServerCredentials(
         {pki_.Path("server.pem"), pki_.Path("server.key"), pki_.Path("ca.pem")});
     ASSERT_TRUE(creds.ok()) << creds.status();

@@ -76,7 +76,7 @@ class TlsTest : public ::testing::Test {
     key = access_->CreatePrincipal(checker);
     ASSERT_TRUE(key.ok());
     checker_key_ = key->api_key;
-    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), nullptr,
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{},
                                               (dir_ / "snapshots").string());
   }
   void TearDown() override {
