@@ -38,6 +38,21 @@ struct ConvertLimits {
   uint64_t max_uncompressed_bytes = 256ull << 20;  // zip-based formats (zip bombs)
   uint32_t time_budget_ms = 10000;                // per document
   uint64_t max_memory_bytes = 1ull << 30;         // worker process address space
+  // Added: at most this many entries in a zip container (DOCX, ODT); more: RESOURCE_EXHAUSTED.
+  uint32_t max_zip_entries = 10000;
+  // Added: parse untrusted formats (HTML, email, PDF, DOCX, ODT) in this process instead of
+  // the sandboxed worker. Only for the worker itself, fuzzers and benchmarks: a hostile
+  // document may then crash or hang the caller.
+  bool in_process = false;
+};
+
+// Added: what to leave out of the extracted text. Defaults keep everything.
+struct ConvertOptions {
+  bool drop_quoted_lines = false;  // email: lines starting with '>' (quoted replies)
+  bool drop_signature = false;     // email: everything after a "-- " signature line
+  // PDF: lines repeated at the top or bottom of most pages (running headers, footers,
+  // page numbers). Trade-off: a genuinely repeated first/last line is lost too.
+  bool drop_headers_footers = false;
 };
 
 // A stretch of `text` that maps linearly onto the original bytes.
@@ -47,6 +62,8 @@ struct OffsetSegment {
   uint32_t page = 0;             // 1-based PDF page, 0 when not paged
 };
 
+// Email reports one part per body text part (name "body", format text or html) and one per
+// converted document attachment (its file name and format). Other formats report none.
 struct ConvertedPart {  // e.g. an email attachment
   std::string name;
   DocumentFormat format = DocumentFormat::kText;
@@ -74,6 +91,29 @@ struct ConvertedDocument {
 // parsed in a sandboxed worker process so a hostile document cannot take the caller down.
 absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat format,
                                           const ConvertLimits& limits = {});
+
+// Added: as above, with options. The worker executable `cops-convert-worker` is found, in
+// order, at $COPS_CONVERT_WORKER, next to the running executable (/proc/self/exe), or in
+// the build tree it was compiled in. Worker failures: a document that exceeds the CPU or
+// wall-clock budget, or C++ allocation at the memory limit, is RESOURCE_EXHAUSTED; a worker
+// that cannot be started is INTERNAL; a worker crash is INVALID_ARGUMENT (the document is
+// hostile, or a C library such as poppler aborted at the memory limit: the message says so).
+absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat format,
+                                          const ConvertLimits& limits,
+                                          const ConvertOptions& options);
+
+// Added: converts in this process, whatever limits.in_process says (used by the worker and
+// the fuzzers). The time budget is checked between pages, entries and parts, not inside
+// a library call.
+absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,
+                                                   DocumentFormat format,
+                                                   const ConvertLimits& limits = {},
+                                                   const ConvertOptions& options = {});
+
+// Added: the format `input` looks like (libmagic plus a few content checks); kText when
+// nothing more specific is recognised. Never kAuto. Runs in the calling process (libmagic
+// reads at most the first 1 MiB).
+DocumentFormat DetectFormat(std::string_view input);
 
 }  // namespace cops
 

@@ -7,7 +7,9 @@ PACKAGES=(
   librocksdb-dev libssl-dev libspdlog-dev libicu-dev libcli11-dev
   nlohmann-json3-dev libxxhash-dev
   libpoppler-cpp-dev libgmime-3.0-dev libxml2-dev libzip-dev libmagic-dev libuchardet-dev
+  clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3.11-doc debian-handbook  # prose corpora of eval/make_set.py (docs/accuracy.md)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -6,6 +6,8 @@
 //
 // Thread-safety: implementations must be safe for concurrent calls.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +45,22 @@ struct Principal {
   std::vector<std::string> collections;
 };
 
+// Privacy settings of one collection (docs/security.md).
+struct CollectionPolicy {
+  bool show_titles_to_checkers = false;  // checkers see titles of its documents
+  bool keep_audit = true;                // checks reporting its documents are audited
+};
+
+// One registered document a check reported, for the audit trail.
+struct CheckHit {
+  uint64_t doc_id = 0;
+  std::string collection;
+  double ratio = 0;
+  double containment = 0;
+  uint32_t matched_chunks = 0;
+  bool violation = false;
+};
+
 class Authorizer {
  public:
   virtual ~Authorizer() = default;
@@ -56,6 +74,36 @@ class Authorizer {
   // (`cost_bytes` counts against byte quotas).
   virtual absl::Status Authorize(const Principal& principal, Action action,
                                  std::string_view collection, uint64_t cost_bytes = 0) = 0;
+
+  // Like Authorize() for an action on one existing document (kUnregister, kReadText,
+  // kReadDocument) owned by `owner`: an owner principal may unregister or read the text only
+  // of documents whose owner is its own name.
+  virtual absl::Status AuthorizeDocument(const Principal& principal, Action action,
+                                         std::string_view collection, std::string_view owner) {
+    absl::Status s = Authorize(principal, action, collection);
+    if (s.ok() && principal.role == Role::kOwner && owner != principal.name &&
+        (action == Action::kUnregister || action == Action::kReadText)) {
+      return absl::PermissionDeniedError("document is owned by '" + std::string(owner) +
+                                         "', not by '" + principal.name + "'");
+    }
+    return s;
+  }
+
+  // Collections a check by `principal` may search (and whose documents its reports may
+  // show); std::nullopt means no restriction (the default, e.g. open loopback mode).
+  virtual std::optional<std::vector<std::string>> UsableCollections(
+      const Principal& /*principal*/) const {
+    return std::nullopt;
+  }
+
+  // The privacy settings of `collection`. Default: titles shown, no audit.
+  virtual CollectionPolicy PolicyFor(std::string_view /*collection*/) const {
+    return CollectionPolicy{true, false};
+  }
+
+  // Appends audit records for the hits whose collections keep audits. Never fails the
+  // caller's check (errors are logged). Default: nothing is recorded.
+  virtual void RecordCheck(const Principal& /*checker*/, const std::vector<CheckHit>& /*hits*/) {}
 };
 
 }  // namespace cops

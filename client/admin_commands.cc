@@ -1,0 +1,319 @@
+#include "client/admin_commands.h"
+
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
+#include "proto/cops_admin.grpc.pb.h"
+
+namespace cops {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const char* CodeName(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "OK";
+    case grpc::StatusCode::CANCELLED: return "CANCELLED";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
+    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    default: return "ERROR";
+  }
+}
+
+const char* RoleText(v1::PrincipalRole role) {
+  switch (role) {
+    case v1::PRINCIPAL_ROLE_OWNER: return "owner";
+    case v1::PRINCIPAL_ROLE_CHECKER: return "checker";
+    case v1::PRINCIPAL_ROLE_ADMIN: return "admin";
+    default: return "unspecified";
+  }
+}
+
+// Option values, alive for the whole parse (the callbacks read them).
+struct AdminArgs {
+  std::string name;
+  std::string role;
+  std::vector<std::string> collections;
+  double rps = 0;
+  uint32_t burst = 0;
+  uint64_t max_documents = 0;
+  uint64_t max_bytes = 0;
+  bool show_titles = false;
+  bool no_audit = false;
+  uint64_t doc_id = 0;
+  int64_t since = 0;
+  uint32_t limit = 0;
+};
+
+class Runner {
+ public:
+  explicit Runner(AdminCommandEnv env) : env_(std::move(env)) {}
+
+  bool json() const { return env_.json != nullptr && *env_.json; }
+
+  // Runs one unary call; prints the error and sets exit code 2 on failure.
+  template <typename Request, typename Response, typename Method>
+  bool Call(Method method, const Request& request, Response* response) {
+    auto stub = v1::Admin::NewStub(env_.connect());
+    grpc::ClientContext context;
+    if (env_.prepare) env_.prepare(&context);
+    grpc::Status status = ((*stub).*method)(&context, request, response);
+    if (!status.ok()) {
+      std::cerr << "cops admin: " << CodeName(status.error_code()) << ": "
+                << status.error_message() << "\n";
+      SetExit(2);
+      return false;
+    }
+    SetExit(0);
+    return true;
+  }
+
+  void SetExit(int code) {
+    if (env_.exit_code != nullptr) *env_.exit_code = code;
+  }
+
+ private:
+  AdminCommandEnv env_;
+};
+
+json PrincipalJson(const v1::PrincipalInfo& p) {
+  json keys = json::array();
+  for (const auto& k : p.keys()) {
+    keys.push_back({{"key_id", k.key_id()},
+                    {"created_unix_micros", k.created_unix_micros()},
+                    {"revoked", k.revoked_unix_micros() != 0}});
+  }
+  return {{"name", p.name()},
+          {"role", RoleText(p.role())},
+          {"collections", std::vector<std::string>(p.collections().begin(), p.collections().end())},
+          {"requests_per_second", p.limits().requests_per_second()},
+          {"burst", p.limits().burst()},
+          {"max_documents", p.limits().max_documents()},
+          {"max_bytes", p.limits().max_bytes()},
+          {"used_documents", p.used_documents()},
+          {"used_bytes", p.used_bytes()},
+          {"keys", keys}};
+}
+
+std::string Joined(const google::protobuf::RepeatedPtrField<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : ",") + s;
+  return out.empty() ? "-" : out;
+}
+
+void PrintPrincipal(const v1::PrincipalInfo& p) {
+  int active = 0;
+  for (const auto& k : p.keys()) active += k.revoked_unix_micros() == 0 ? 1 : 0;
+  std::cout << p.name() << "\t" << RoleText(p.role()) << "\tcollections=" << Joined(p.collections())
+            << "\tdocuments=" << p.used_documents() << "\tbytes=" << p.used_bytes()
+            << "\tactive_keys=" << active << "\n";
+}
+
+void PrintNewKey(bool as_json, const std::string& principal, const std::string& key_id,
+                 const std::string& api_key) {
+  if (as_json) {
+    std::cout << json{{"principal", principal}, {"key_id", key_id}, {"api_key", api_key}}.dump()
+              << "\n";
+    return;
+  }
+  std::cerr << "API key for '" << principal << "' (id " << key_id
+            << "); it is shown only now, store it safely:\n";
+  std::cout << api_key << "\n";
+}
+
+}  // namespace
+
+void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
+  auto args = std::make_shared<AdminArgs>();
+  auto run = std::make_shared<Runner>(std::move(env));
+  CLI::App* admin = app->add_subcommand("admin", "Manage principals, keys, collections, audit, snapshots");
+  admin->require_subcommand(1);
+
+  CLI::App* principal = admin->add_subcommand("principal", "Principals (who may do what)");
+  principal->require_subcommand(1);
+  CLI::App* create = principal->add_subcommand("create", "Create a principal and its first API key");
+  create->add_option("name", args->name, "Principal name (for mTLS: the certificate CN or a SAN)")
+      ->required();
+  create->add_option("--role", args->role, "owner, checker or admin")
+      ->required()
+      ->check(CLI::IsMember({"owner", "checker", "admin"}));
+  create->add_option("--collection", args->collections, "Collection it may use (repeatable)");
+  create->add_option("--rps", args->rps, "Requests per second (0 = server default)");
+  create->add_option("--burst", args->burst, "Burst of requests (0 = server default)");
+  create->add_option("--max-documents", args->max_documents, "Registration quota (0 = none)");
+  create->add_option("--max-bytes", args->max_bytes, "Registered bytes quota (0 = none)");
+  create->callback([args, run] {
+    v1::CreatePrincipalRequest req;
+    req.set_name(args->name);
+    req.set_role(args->role == "owner"     ? v1::PRINCIPAL_ROLE_OWNER
+                 : args->role == "checker" ? v1::PRINCIPAL_ROLE_CHECKER
+                                           : v1::PRINCIPAL_ROLE_ADMIN);
+    for (const auto& c : args->collections) req.add_collections(c);
+    req.mutable_limits()->set_requests_per_second(args->rps);
+    req.mutable_limits()->set_burst(args->burst);
+    req.mutable_limits()->set_max_documents(args->max_documents);
+    req.mutable_limits()->set_max_bytes(args->max_bytes);
+    v1::CreatePrincipalResponse resp;
+    if (!run->Call(&v1::Admin::Stub::CreatePrincipal, req, &resp)) return;
+    PrintNewKey(run->json(), resp.principal().name(), resp.key_id(), resp.api_key());
+  });
+
+  CLI::App* plist = principal->add_subcommand("list", "List principals, usage and key ids");
+  plist->callback([run] {
+    v1::ListPrincipalsResponse resp;
+    if (!run->Call(&v1::Admin::Stub::ListPrincipals, v1::ListPrincipalsRequest(), &resp)) return;
+    if (run->json()) {
+      json all = json::array();
+      for (const auto& p : resp.principals()) all.push_back(PrincipalJson(p));
+      std::cout << json{{"principals", all}}.dump() << "\n";
+      return;
+    }
+    for (const auto& p : resp.principals()) {
+      PrintPrincipal(p);
+      for (const auto& k : p.keys()) {
+        std::cout << "  key " << k.key_id() << (k.revoked_unix_micros() != 0 ? " (revoked)" : "")
+                  << "\n";
+      }
+    }
+  });
+
+  CLI::App* grant = principal->add_subcommand("grant", "Replace the collections of a principal");
+  grant->add_option("name", args->name, "Principal name")->required();
+  grant->add_option("--collection", args->collections, "Collection (repeatable)")->required();
+  grant->callback([args, run] {
+    v1::SetPrincipalCollectionsRequest req;
+    req.set_principal(args->name);
+    for (const auto& c : args->collections) req.add_collections(c);
+    v1::SetPrincipalCollectionsResponse resp;
+    if (!run->Call(&v1::Admin::Stub::SetPrincipalCollections, req, &resp)) return;
+    if (run->json()) {
+      std::cout << PrincipalJson(resp.principal()).dump() << "\n";
+    } else {
+      PrintPrincipal(resp.principal());
+    }
+  });
+
+  CLI::App* key = admin->add_subcommand("key", "API keys");
+  key->require_subcommand(1);
+  CLI::App* kcreate = key->add_subcommand("create", "Another API key for a principal");
+  kcreate->add_option("principal", args->name, "Principal name")->required();
+  kcreate->callback([args, run] {
+    v1::CreateApiKeyRequest req;
+    req.set_principal(args->name);
+    v1::CreateApiKeyResponse resp;
+    if (!run->Call(&v1::Admin::Stub::CreateApiKey, req, &resp)) return;
+    PrintNewKey(run->json(), args->name, resp.key_id(), resp.api_key());
+  });
+  CLI::App* revoke = key->add_subcommand("revoke", "Revoke an API key at once");
+  revoke->add_option("key_id", args->name, "Key id (16 hex digits, from `principal list`)")
+      ->required();
+  revoke->callback([args, run] {
+    v1::RevokeApiKeyRequest req;
+    req.set_key_id(args->name);
+    v1::RevokeApiKeyResponse resp;
+    if (!run->Call(&v1::Admin::Stub::RevokeApiKey, req, &resp)) return;
+    if (run->json()) {
+      std::cout << json{{"key_id", args->name}, {"revoked", true}}.dump() << "\n";
+    } else {
+      std::cout << "revoked " << args->name << "\n";
+    }
+  });
+
+  CLI::App* collection = admin->add_subcommand("collection", "Collections and their privacy");
+  collection->require_subcommand(1);
+  CLI::App* ccreate =
+      collection->add_subcommand("create", "Create a collection or change its settings");
+  ccreate->add_option("name", args->name, "Collection name")->required();
+  ccreate->add_flag("--show-titles", args->show_titles, "Checkers see document titles");
+  ccreate->add_flag("--no-audit", args->no_audit, "Keep no audit trail of checks");
+  auto print_collection = [](bool as_json, const v1::CollectionInfo& c) {
+    if (as_json) {
+      std::cout << json{{"name", c.name()},
+                        {"show_titles_to_checkers", c.show_titles_to_checkers()},
+                        {"keep_audit", c.keep_audit()}}
+                       .dump()
+                << "\n";
+    } else {
+      std::cout << c.name() << "\tshow_titles_to_checkers=" << c.show_titles_to_checkers()
+                << "\tkeep_audit=" << c.keep_audit() << "\n";
+    }
+  };
+  ccreate->callback([args, run, print_collection] {
+    v1::CreateCollectionRequest req;
+    req.mutable_collection()->set_name(args->name);
+    req.mutable_collection()->set_show_titles_to_checkers(args->show_titles);
+    req.mutable_collection()->set_keep_audit(!args->no_audit);
+    v1::CreateCollectionResponse resp;
+    if (!run->Call(&v1::Admin::Stub::CreateCollection, req, &resp)) return;
+    print_collection(run->json(), resp.collection());
+  });
+  CLI::App* clist = collection->add_subcommand("list", "List collections");
+  clist->callback([run, print_collection] {
+    v1::ListCollectionsResponse resp;
+    if (!run->Call(&v1::Admin::Stub::ListCollections, v1::ListCollectionsRequest(), &resp)) {
+      return;
+    }
+    for (const auto& c : resp.collections()) print_collection(run->json(), c);
+  });
+
+  CLI::App* audit = admin->add_subcommand("audit", "Which checks reported a registered document");
+  audit->add_option("doc_id", args->doc_id, "Registered document id")->required();
+  audit->add_option("--since", args->since, "Only checks at or after this time (unix micros)");
+  audit->add_option("--limit", args->limit, "At most this many records (default 1000)");
+  audit->callback([args, run] {
+    v1::QueryAuditRequest req;
+    req.set_doc_id(args->doc_id);
+    req.set_since_unix_micros(args->since);
+    req.set_limit(args->limit);
+    v1::QueryAuditResponse resp;
+    if (!run->Call(&v1::Admin::Stub::QueryAudit, req, &resp)) return;
+    json entries = json::array();
+    for (const auto& e : resp.entries()) {
+      if (run->json()) {
+        entries.push_back({{"doc_id", e.doc_id()},
+                           {"collection", e.collection()},
+                           {"unix_micros", e.unix_micros()},
+                           {"checker", e.checker()},
+                           {"ratio", e.ratio()},
+                           {"containment", e.containment()},
+                           {"matched_chunks", e.matched_chunks()},
+                           {"violation", e.violation()}});
+      } else {
+        std::cout << e.unix_micros() << "\t" << e.checker() << "\tratio=" << e.ratio()
+                  << "\tmatched_chunks=" << e.matched_chunks()
+                  << (e.violation() ? "\tviolation" : "") << "\n";
+      }
+    }
+    if (run->json()) std::cout << json{{"entries", entries}}.dump() << "\n";
+  });
+
+  CLI::App* snapshot = admin->add_subcommand("snapshot", "Write a read-only copy of the index");
+  snapshot->add_option("name", args->name, "Snapshot name (under <data-dir>/snapshots)")
+      ->required();
+  snapshot->callback([args, run] {
+    v1::CreateSnapshotRequest req;
+    req.set_name(args->name);
+    v1::CreateSnapshotResponse resp;
+    if (!run->Call(&v1::Admin::Stub::CreateSnapshot, req, &resp)) return;
+    if (run->json()) {
+      std::cout << json{{"path", resp.path()}}.dump() << "\n";
+    } else {
+      std::cout << resp.path() << "\n";
+    }
+  });
+}
+
+}  // namespace cops

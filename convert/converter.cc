@@ -1,0 +1,143 @@
+#include "convert/converter.h"
+
+#include <algorithm>
+#include <array>
+
+#include "absl/strings/str_cat.h"
+#include "convert/string_view_compat.h"
+#include "convert/formats.h"
+
+namespace cops {
+namespace {
+
+constexpr std::array<std::string_view, 9> kNames = {
+    "auto", "text", "html", "email", "pdf", "docx", "odt", "latex", "markdown"};
+
+}  // namespace
+
+ConvertContext MakeConvertContext(const ConvertLimits& limits, const ConvertOptions& options) {
+  return ConvertContext{limits, options,
+                        std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(limits.time_budget_ms)};
+}
+
+absl::Status CheckConvertInput(std::string_view input, DocumentFormat format,
+                        const ConvertLimits& limits) {
+  const uint64_t cap = std::min<uint64_t>(limits.max_input_bytes, UINT32_MAX);
+  if (input.size() > cap) {
+    return absl::ResourceExhaustedError(absl::StrCat(Absl(DocumentFormatName(format)), ": input of ",
+                                                     input.size(), " bytes exceeds the limit of ",
+                                                     cap, " bytes"));
+  }
+  if (static_cast<size_t>(format) >= kNames.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown document format ", static_cast<int>(format)));
+  }
+  return absl::OkStatus();
+}
+
+std::string_view DocumentFormatName(DocumentFormat f) {
+  const size_t i = static_cast<size_t>(f);
+  return i < kNames.size() ? kNames[i] : "unknown";
+}
+
+absl::StatusOr<DocumentFormat> ParseDocumentFormat(std::string_view name) {
+  const std::string lower = AsciiLower(name);
+  for (size_t i = 0; i < kNames.size(); ++i) {
+    if (lower == kNames[i]) return static_cast<DocumentFormat>(i);
+  }
+  // Common aliases a client may send.
+  if (lower == "txt" || lower == "plain") return DocumentFormat::kText;
+  if (lower == "htm") return DocumentFormat::kHtml;
+  if (lower == "eml" || lower == "mail" || lower == "rfc822") return DocumentFormat::kEmail;
+  if (lower == "tex") return DocumentFormat::kLatex;
+  if (lower == "md") return DocumentFormat::kMarkdown;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown document format \"", Absl(name),
+      "\" (expected auto, text, html, email, pdf, docx, odt, latex or markdown)"));
+}
+
+namespace {
+
+// The segment containing text_offset, or nullptr when there is no map.
+const OffsetSegment* FindSegment(const std::vector<OffsetSegment>& segments,
+                                 uint32_t text_offset, const OffsetSegment** next) {
+  *next = nullptr;
+  if (segments.empty()) return nullptr;
+  auto it = std::upper_bound(
+      segments.begin(), segments.end(), text_offset,
+      [](uint32_t t, const OffsetSegment& s) { return t < s.text_offset; });
+  if (it != segments.end()) *next = &*it;
+  if (it == segments.begin()) return &*it;  // before the first segment
+  return &*(it - 1);
+}
+
+}  // namespace
+
+uint32_t ConvertedDocument::OriginalOffset(uint32_t text_offset) const {
+  const OffsetSegment* next;
+  const OffsetSegment* seg = FindSegment(segments, text_offset, &next);
+  if (seg == nullptr) return text_offset;
+  if (text_offset <= seg->text_offset) return seg->original_offset;
+  uint64_t original = uint64_t{seg->original_offset} + (text_offset - seg->text_offset);
+  // A segment's text may be longer than its source (a byte that became a multi-byte
+  // character): never run into the next segment's source.
+  if (next != nullptr && next->original_offset > seg->original_offset &&
+      original >= next->original_offset) {
+    original = next->original_offset - 1;
+  }
+  return static_cast<uint32_t>(std::min<uint64_t>(original, UINT32_MAX));
+}
+
+uint32_t ConvertedDocument::PageOf(uint32_t text_offset) const {
+  const OffsetSegment* next;
+  const OffsetSegment* seg = FindSegment(segments, text_offset, &next);
+  return seg == nullptr ? 0 : seg->page;
+}
+
+absl::Status ConvertContext::CheckDeadline(std::string_view format) const {
+  if (std::chrono::steady_clock::now() <= deadline) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(Absl(format), ": time budget of ",
+                                                   limits.time_budget_ms, " ms exceeded"));
+}
+
+absl::Status ConvertContext::OutputTooLarge(std::string_view format) const {
+  return absl::ResourceExhaustedError(absl::StrCat(
+      Absl(format), ": extracted text exceeds the limit of ", limits.max_output_bytes, " bytes"));
+}
+
+absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, DocumentFormat format,
+                                                const ConvertContext& ctx) {
+  switch (format) {
+    case DocumentFormat::kText:
+      return ConvertText(input, ctx);
+    case DocumentFormat::kHtml:
+      return ConvertHtml(input, ctx);
+    case DocumentFormat::kEmail:
+      return ConvertEmail(input, ctx);
+    case DocumentFormat::kPdf:
+      return ConvertPdf(input, ctx);
+    case DocumentFormat::kDocx:
+    case DocumentFormat::kOdt:
+      return ConvertOffice(input, format, ctx);
+    case DocumentFormat::kLatex:
+      return ConvertLatex(input, ctx);
+    case DocumentFormat::kMarkdown:
+      return ConvertMarkdown(input, ctx);
+    case DocumentFormat::kAuto:
+      break;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown document format ", static_cast<int>(format)));
+}
+
+absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,
+                                                   DocumentFormat format,
+                                                   const ConvertLimits& limits,
+                                                   const ConvertOptions& options) {
+  if (absl::Status s = CheckConvertInput(input, format, limits); !s.ok()) return s;
+  if (format == DocumentFormat::kAuto) format = DetectFormat(input);
+  return ConvertFormat(input, format, MakeConvertContext(limits, options));
+}
+
+}  // namespace cops

@@ -1,0 +1,247 @@
+// Email (RFC 5322 / MIME) with gmime 3: the subject, then the readable body parts in order.
+// multipart/alternative prefers text/plain and falls back to text/html; transfer encodings
+// (base64, quoted-printable) are undone by gmime and charsets honoured; attachments that
+// are documents (PDF, DOCX, ODT, HTML, text, Markdown, LaTeX) are converted in this same
+// process (the caller already sandboxes email) and reported as parts. Quoted reply lines
+// and signatures can be left out (ConvertOptions).
+//
+// The body is decoded, so there is no byte map into the original (segments empty).
+
+#include <gmime/gmime.h>
+
+#include <mutex>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "convert/charset.h"
+#include "convert/formats.h"
+#include "convert/string_view_compat.h"
+#include "convert/text_builder.h"
+
+namespace cops {
+namespace {
+
+constexpr int kMaxMimeDepth = 32;
+
+template <typename T>
+struct GObjectPtr {
+  T* p = nullptr;
+  explicit GObjectPtr(T* v) : p(v) {}
+  ~GObjectPtr() {
+    if (p != nullptr) g_object_unref(p);
+  }
+  GObjectPtr(const GObjectPtr&) = delete;
+  GObjectPtr& operator=(const GObjectPtr&) = delete;
+};
+
+std::string Lower(const char* s) { return s == nullptr ? "" : AsciiLower(s); }
+
+// The decoded (transfer-encoding undone) bytes of a leaf part.
+std::string PartBytes(GMimePart* part) {
+  GMimeDataWrapper* content = g_mime_part_get_content(part);
+  if (content == nullptr) return "";
+  GObjectPtr<GMimeStream> mem(g_mime_stream_mem_new());
+  g_mime_data_wrapper_write_to_stream(content, mem.p);
+  GByteArray* bytes = g_mime_stream_mem_get_byte_array(GMIME_STREAM_MEM(mem.p));
+  return bytes == nullptr ? "" : std::string(reinterpret_cast<const char*>(bytes->data), bytes->len);
+}
+
+// Document formats an attachment may be in, from its MIME type or file name; kAuto when
+// it is not a document we read (images, archives, ...).
+DocumentFormat AttachmentFormat(GMimeContentType* type, const std::string& filename) {
+  const std::string mime = Lower(g_mime_content_type_get_mime_type(type));
+  const std::string name = AsciiLower(filename);
+  auto ends = [&](std::string_view ext) { return name.ends_with(ext); };
+  if (mime == "application/pdf" || ends(".pdf")) return DocumentFormat::kPdf;
+  if (mime == "application/vnd.openxmlformats-officedocument.wordprocessingml.document" ||
+      ends(".docx")) {
+    return DocumentFormat::kDocx;
+  }
+  if (mime == "application/vnd.oasis.opendocument.text" || ends(".odt")) {
+    return DocumentFormat::kOdt;
+  }
+  if (mime == "text/html" || ends(".html") || ends(".htm")) return DocumentFormat::kHtml;
+  if (mime == "text/markdown" || ends(".md")) return DocumentFormat::kMarkdown;
+  if (mime == "text/x-tex" || mime == "application/x-tex" || ends(".tex")) {
+    return DocumentFormat::kLatex;
+  }
+  if (mime == "text/plain" || ends(".txt")) return DocumentFormat::kText;
+  return DocumentFormat::kAuto;
+}
+
+class EmailWalker {
+ public:
+  EmailWalker(const ConvertContext& ctx, TextBuilder* out, ConvertedDocument* doc)
+      : ctx_(ctx), out_(out), doc_(doc) {}
+
+  absl::Status Walk(GMimeObject* obj, int depth) {
+    if (obj == nullptr) return absl::OkStatus();
+    if (depth > kMaxMimeDepth) {
+      return absl::InvalidArgumentError("email: MIME parts nested too deeply");
+    }
+    if (absl::Status s = ctx_.CheckDeadline("email"); !s.ok()) return s;
+    if (GMIME_IS_MESSAGE_PART(obj)) {
+      GMimeMessage* inner = g_mime_message_part_get_message(GMIME_MESSAGE_PART(obj));
+      if (inner == nullptr) return absl::OkStatus();
+      AddSubject(inner);
+      return Walk(g_mime_message_get_mime_part(inner), depth + 1);
+    }
+    if (GMIME_IS_MULTIPART(obj)) {
+      GMimeMultipart* multi = GMIME_MULTIPART(obj);
+      GMimeContentType* type = g_mime_object_get_content_type(obj);
+      const int n = g_mime_multipart_get_count(multi);
+      if (type != nullptr && g_mime_content_type_is_type(type, "multipart", "alternative")) {
+        return Walk(PickAlternative(multi), depth + 1);
+      }
+      for (int i = 0; i < n; ++i) {
+        if (absl::Status s = Walk(g_mime_multipart_get_part(multi, i), depth + 1); !s.ok()) {
+          return s;
+        }
+      }
+      return absl::OkStatus();
+    }
+    if (GMIME_IS_PART(obj)) return Leaf(GMIME_PART(obj));
+    return absl::OkStatus();
+  }
+
+  void AddSubject(GMimeMessage* message) {
+    const char* subject = g_mime_message_get_subject(message);
+    if (subject == nullptr || *subject == '\0') return;
+    out_->ParagraphBreak();
+    out_->AppendUnmapped(ToUtf8(subject, "UTF-8"));
+    out_->ParagraphBreak();
+  }
+
+ private:
+  static GMimeObject* PickAlternative(GMimeMultipart* multi) {
+    const int n = g_mime_multipart_get_count(multi);
+    GMimeObject* html = nullptr;
+    for (int i = 0; i < n; ++i) {
+      GMimeObject* child = g_mime_multipart_get_part(multi, i);
+      GMimeContentType* type = g_mime_object_get_content_type(child);
+      if (type == nullptr) continue;
+      if (g_mime_content_type_is_type(type, "text", "plain")) return child;
+      if (html == nullptr && g_mime_content_type_is_type(type, "text", "html")) html = child;
+      if (html == nullptr && GMIME_IS_MULTIPART(child)) html = child;  // e.g. related
+    }
+    return html != nullptr ? html : (n > 0 ? g_mime_multipart_get_part(multi, 0) : nullptr);
+  }
+
+  // Plain body text without quoted lines / signature as the options ask.
+  std::string FilterBody(const std::string& text) const {
+    if (!ctx_.options.drop_quoted_lines && !ctx_.options.drop_signature) return text;
+    std::string out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string::npos) end = text.size();
+      std::string_view line(text.data() + pos, end - pos);
+      pos = end + 1;
+      std::string_view bare = line;
+      if (!bare.empty() && bare.back() == '\r') bare.remove_suffix(1);
+      if (ctx_.options.drop_signature && (bare == "-- " || bare == "--")) break;
+      if (ctx_.options.drop_quoted_lines) {
+        size_t k = bare.find_first_not_of(" \t");
+        if (k != std::string_view::npos && bare[k] == '>') continue;
+      }
+      out.append(line);
+      out.push_back('\n');
+    }
+    return out;
+  }
+
+  void AppendDocument(const ConvertedDocument& part_doc, const std::string& name,
+                      DocumentFormat format) {
+    out_->ParagraphBreak();
+    const uint32_t start = static_cast<uint32_t>(out_->size());
+    out_->AppendUnmapped(part_doc.text);
+    doc_->parts.push_back({name, format, start, static_cast<uint32_t>(out_->size())});
+    out_->ParagraphBreak();
+  }
+
+  absl::Status Leaf(GMimePart* part) {
+    GMimeObject* obj = GMIME_OBJECT(part);
+    GMimeContentType* type = g_mime_object_get_content_type(obj);
+    if (type == nullptr) return absl::OkStatus();
+    const char* filename_c = g_mime_part_get_filename(part);
+    const std::string filename = filename_c == nullptr ? "" : filename_c;
+    const bool attachment = g_mime_part_is_attachment(part) || !filename.empty();
+    const std::string charset = Lower(g_mime_content_type_get_parameter(type, "charset"));
+
+    if (!attachment && g_mime_content_type_is_type(type, "text", "plain")) {
+      std::string text = FilterBody(ToUtf8(PartBytes(part), charset));
+      ConvertedDocument body;
+      body.text = std::move(text);
+      AppendDocument(body, "body", DocumentFormat::kText);
+      return absl::OkStatus();
+    }
+    if (!attachment && g_mime_content_type_is_type(type, "text", "html")) {
+      auto html = ConvertHtml(ToUtf8(PartBytes(part), charset), ctx_);
+      if (!html.ok()) return html.status();
+      html->text = FilterBody(html->text);
+      AppendDocument(*html, "body", DocumentFormat::kHtml);
+      return absl::OkStatus();
+    }
+    if (!attachment) return absl::OkStatus();  // inline images and the like
+    const DocumentFormat format = AttachmentFormat(type, filename);
+    if (format == DocumentFormat::kAuto) return absl::OkStatus();
+    std::string bytes = PartBytes(part);
+    if (format == DocumentFormat::kText || format == DocumentFormat::kMarkdown ||
+        format == DocumentFormat::kLatex) {
+      if (!charset.empty()) bytes = ToUtf8(bytes, charset);
+    }
+    auto converted = ConvertFormat(bytes, format, ctx_);
+    if (!converted.ok()) {
+      // A damaged attachment does not spoil the message; time and size limits do.
+      if (converted.status().code() == absl::StatusCode::kResourceExhausted) {
+        return converted.status();
+      }
+      return absl::OkStatus();
+    }
+    AppendDocument(*converted, filename.empty() ? "attachment" : filename, format);
+    return absl::OkStatus();
+  }
+
+  const ConvertContext& ctx_;
+  TextBuilder* out_;
+  ConvertedDocument* doc_;
+};
+
+std::once_flag gmime_init_once;
+
+}  // namespace
+
+absl::StatusOr<ConvertedDocument> ConvertEmail(std::string_view input, const ConvertContext& ctx) {
+  std::call_once(gmime_init_once, [] { g_mime_init(); });
+  GObjectPtr<GMimeStream> stream(g_mime_stream_mem_new_with_buffer(input.data(), input.size()));
+  GObjectPtr<GMimeParser> parser(g_mime_parser_new_with_stream(stream.p));
+  g_mime_parser_set_format(parser.p, GMIME_FORMAT_MESSAGE);
+  GObjectPtr<GMimeMessage> message(g_mime_parser_construct_message(parser.p, nullptr));
+  if (message.p == nullptr) {
+    return absl::InvalidArgumentError("email: not a MIME message (no header block)");
+  }
+  GMimeHeaderList* headers = g_mime_object_get_header_list(GMIME_OBJECT(message.p));
+  if (headers == nullptr || g_mime_header_list_get_count(headers) == 0) {
+    return absl::InvalidArgumentError("email: message has no header fields");
+  }
+  ConvertedDocument doc;
+  doc.format = DocumentFormat::kEmail;
+  doc.charset = "UTF-8";
+  TextBuilder out(ctx.limits.max_output_bytes);
+  EmailWalker walker(ctx, &out, &doc);
+  walker.AddSubject(message.p);
+  if (absl::Status s = walker.Walk(g_mime_message_get_mime_part(message.p), 0); !s.ok()) {
+    return s;
+  }
+  if (out.overflowed()) return ctx.OutputTooLarge("email");
+  out.Finish(&doc);
+  // Finish trims the tail: keep part ranges inside the text.
+  const uint32_t size = static_cast<uint32_t>(doc.text.size());
+  for (ConvertedPart& p : doc.parts) {
+    p.text_start = std::min(p.text_start, size);
+    p.text_end = std::min(p.text_end, size);
+  }
+  return doc;
+}
+
+}  // namespace cops

@@ -1,0 +1,125 @@
+// DetectFormat: a few exact content checks first (cheap and unambiguous), then libmagic's
+// MIME type, then light text heuristics for LaTeX and Markdown that libmagic calls
+// text/plain.
+
+#include <magic.h>
+
+#include <memory>
+#include <string>
+
+#include "convert/converter.h"
+#include "convert/string_view_compat.h"
+
+namespace cops {
+namespace {
+
+bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
+bool StartsWithIgnoreCase(std::string_view s, std::string_view lower_prefix) {
+  return AsciiLower(s.substr(0, lower_prefix.size())) == lower_prefix;
+}
+bool EqualsIgnoreCase(std::string_view s, std::string_view lower) {
+  return s.size() == lower.size() && AsciiLower(s) == lower;
+}
+
+struct MagicCloser {
+  void operator()(magic_set* m) const { magic_close(m); }
+};
+
+// libmagic handles are not thread-safe and costly to load: one per thread.
+std::string MagicMime(std::string_view input) {
+  thread_local std::unique_ptr<magic_set, MagicCloser> cookie = [] {
+    std::unique_ptr<magic_set, MagicCloser> m(magic_open(MAGIC_MIME_TYPE | MAGIC_NO_CHECK_COMPRESS |
+                                                         MAGIC_NO_CHECK_ELF | MAGIC_NO_CHECK_TAR));
+    if (m != nullptr && magic_load(m.get(), nullptr) != 0) m.reset();
+    return m;
+  }();
+  if (cookie == nullptr) return "";
+  // libmagic reads only the first bytes it needs; bound it anyway.
+  std::string_view head = input.substr(0, 1 << 20);
+  const char* mime = magic_buffer(cookie.get(), head.data(), head.size());
+  return mime == nullptr ? "" : mime;
+}
+
+bool LooksLikeZipOf(std::string_view input, std::string_view mimetype_or_entry) {
+  if (!StartsWith(input, "PK\x03\x04")) return false;
+  return input.substr(0, 64 << 10).find(mimetype_or_entry) != std::string_view::npos;
+}
+
+bool LooksLikeEmail(std::string_view head) {
+  // RFC 5322 header block: several "Name: value" lines at the top including From or
+  // Received and one of Subject/Date/Message-ID/MIME-Version.
+  int fields = 0;
+  bool from = false, other = false;
+  size_t pos = 0;
+  for (int line = 0; line < 40 && pos < head.size(); ++line) {
+    size_t end = head.find('\n', pos);
+    std::string_view l = head.substr(pos, end == std::string_view::npos ? head.npos : end - pos);
+    pos = end == std::string_view::npos ? head.size() : end + 1;
+    if (l.empty() || l == "\r") break;
+    if (l[0] == ' ' || l[0] == '\t') continue;  // folded
+    size_t colon = l.find(':');
+    if (colon == std::string_view::npos || colon == 0) return false;
+    if (l.substr(0, colon).find(' ') != std::string_view::npos) {
+      return line == 0 && StartsWith(l, "From ");  // mbox "From " line
+    }
+    ++fields;
+    std::string_view name = l.substr(0, colon);
+    from |= EqualsIgnoreCase(name, "from") || EqualsIgnoreCase(name, "received");
+    other |= EqualsIgnoreCase(name, "subject") || EqualsIgnoreCase(name, "date") ||
+             EqualsIgnoreCase(name, "message-id") ||
+             EqualsIgnoreCase(name, "mime-version");
+  }
+  return fields >= 2 && from && other;
+}
+
+bool LooksLikeLatex(std::string_view head) {
+  return head.find("\\documentclass") != std::string_view::npos ||
+         head.find("\\begin{document}") != std::string_view::npos ||
+         (head.find("\\section{") != std::string_view::npos &&
+          head.find("\\end{") != std::string_view::npos);
+}
+
+bool LooksLikeMarkdown(std::string_view head) {
+  int signals = 0;
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t end = head.find('\n', pos);
+    std::string_view l = head.substr(pos, end == std::string_view::npos ? head.npos : end - pos);
+    pos = end == std::string_view::npos ? head.size() : end + 1;
+    if (StartsWith(l, "# ") || StartsWith(l, "## ") ||
+        StartsWith(l, "```") || StartsWith(l, "- [") ||
+        l.find("](") != std::string_view::npos || l.find("**") != std::string_view::npos) {
+      ++signals;
+    }
+  }
+  return signals >= 2;
+}
+
+}  // namespace
+
+DocumentFormat DetectFormat(std::string_view input) {
+  std::string_view head = input.substr(0, 64 << 10);
+  size_t start = head.find_first_not_of(" \t\r\n");
+  std::string_view trimmed = start == std::string_view::npos ? "" : head.substr(start);
+  if (StartsWith(input, "%PDF-")) return DocumentFormat::kPdf;
+  if (LooksLikeZipOf(input, "word/document.xml")) return DocumentFormat::kDocx;
+  if (LooksLikeZipOf(input, "application/vnd.oasis.opendocument.text")) {
+    return DocumentFormat::kOdt;
+  }
+  const std::string mime = MagicMime(input);
+  if (mime == "application/pdf") return DocumentFormat::kPdf;
+  if (mime == "application/vnd.openxmlformats-officedocument.wordprocessingml.document") {
+    return DocumentFormat::kDocx;
+  }
+  if (mime == "application/vnd.oasis.opendocument.text") return DocumentFormat::kOdt;
+  if (mime == "text/html" || StartsWithIgnoreCase(trimmed, "<!doctype html") ||
+      StartsWithIgnoreCase(trimmed, "<html")) {
+    return DocumentFormat::kHtml;
+  }
+  if (mime == "message/rfc822" || LooksLikeEmail(head)) return DocumentFormat::kEmail;
+  if (mime == "text/x-tex" || LooksLikeLatex(head)) return DocumentFormat::kLatex;
+  if (LooksLikeMarkdown(head)) return DocumentFormat::kMarkdown;
+  return DocumentFormat::kText;
+}
+
+}  // namespace cops

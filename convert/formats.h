@@ -1,0 +1,56 @@
+#ifndef COPS_CONVERT_FORMATS_H_
+#define COPS_CONVERT_FORMATS_H_
+
+// Internal: one in-process converter per format, all with the same shape. Convert() and
+// ConvertInProcess() (converter.h) dispatch here after checking the input size. Each
+// returns a document with `format`, `text`, `segments` and `parts` filled, or an error
+// whose message starts with the format name ("pdf: document is encrypted").
+//
+// Thread-safety: every converter is safe to call from many threads.
+
+#include <chrono>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "convert/converter.h"
+
+namespace cops {
+
+struct ConvertContext {
+  ConvertLimits limits;
+  ConvertOptions options;
+  std::chrono::steady_clock::time_point deadline;
+
+  // RESOURCE_EXHAUSTED "<format>: time budget of N ms exceeded" once past the deadline.
+  absl::Status CheckDeadline(std::string_view format) const;
+  // RESOURCE_EXHAUSTED "<format>: extracted text exceeds N bytes".
+  absl::Status OutputTooLarge(std::string_view format) const;
+};
+
+absl::StatusOr<ConvertedDocument> ConvertText(std::string_view input, const ConvertContext& ctx);
+absl::StatusOr<ConvertedDocument> ConvertHtml(std::string_view input, const ConvertContext& ctx);
+absl::StatusOr<ConvertedDocument> ConvertEmail(std::string_view input,
+                                               const ConvertContext& ctx);
+absl::StatusOr<ConvertedDocument> ConvertPdf(std::string_view input, const ConvertContext& ctx);
+// DOCX and ODT share the zip reader: `format` is kDocx or kOdt.
+absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, DocumentFormat format,
+                                                const ConvertContext& ctx);
+absl::StatusOr<ConvertedDocument> ConvertLatex(std::string_view input,
+                                               const ConvertContext& ctx);
+absl::StatusOr<ConvertedDocument> ConvertMarkdown(std::string_view input,
+                                                  const ConvertContext& ctx);
+
+ConvertContext MakeConvertContext(const ConvertLimits& limits, const ConvertOptions& options);
+// RESOURCE_EXHAUSTED when `input` exceeds limits.max_input_bytes (or 4 GiB: offsets are
+// 32-bit); INVALID_ARGUMENT for a format value outside the enum.
+absl::Status CheckConvertInput(std::string_view input, DocumentFormat format,
+                               const ConvertLimits& limits);
+
+// Dispatches on a concrete format (not kAuto) in this process.
+absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, DocumentFormat format,
+                                                const ConvertContext& ctx);
+
+}  // namespace cops
+
+#endif  // COPS_CONVERT_FORMATS_H_

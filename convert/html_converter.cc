@@ -1,0 +1,215 @@
+// HTML: libxml2's error-tolerant HTML parser driven through SAX (no tree is built), so a
+// large or deeply nested page costs memory proportional to its text, not its DOM. The
+// bytes are first decoded to UTF-8 ourselves (declared <meta> charset, else detection) so
+// positions in the parser's buffer map back to the original bytes.
+
+#include <libxml/HTMLparser.h>
+#include <libxml/parserInternals.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "convert/charset.h"
+#include "convert/formats.h"
+#include "convert/string_view_compat.h"
+#include "convert/text_builder.h"
+
+namespace cops {
+namespace {
+
+enum class Role { kInline, kBlock, kLine, kCell, kSkip, kPre };
+
+Role RoleOf(const char* name) {
+  static constexpr const char* kBlocks[] = {
+      "p",      "div",    "h1",      "h2",       "h3",      "h4",     "h5",
+      "h6",     "ul",     "ol",      "li",       "dl",      "dt",     "dd",
+      "table",  "tr",     "blockquote", "section", "article", "header", "footer",
+      "nav",    "aside",  "main",    "figure",   "figcaption", "address", "hr",
+      "form",   "fieldset", "legend", "caption", "details", "summary", "body",
+      "center", "thead",  "tbody",   "tfoot"};
+  static constexpr const char* kSkips[] = {"script", "style", "head",  "template",
+                                           "noscript", "svg", "math", "object",
+                                           "iframe", "select", "textarea", "button", "title"};
+  for (const char* b : kBlocks) {
+    if (std::strcmp(name, b) == 0) return Role::kBlock;
+  }
+  for (const char* s : kSkips) {
+    if (std::strcmp(name, s) == 0) return Role::kSkip;
+  }
+  if (std::strcmp(name, "br") == 0) return Role::kLine;
+  if (std::strcmp(name, "td") == 0 || std::strcmp(name, "th") == 0) return Role::kCell;
+  if (std::strcmp(name, "pre") == 0) return Role::kPre;
+  return Role::kInline;
+}
+
+struct HtmlState {
+  htmlParserCtxtPtr ctxt = nullptr;
+  const ConvertContext* convert = nullptr;
+  const ConvertedDocument* decoded = nullptr;  // UTF-8 buffer -> original offsets
+  TextBuilder* out = nullptr;
+  int skip_depth = 0;
+  int pre_depth = 0;
+  uint64_t events = 0;
+  absl::Status status;
+
+  void Stop(absl::Status s) {
+    if (status.ok()) status = std::move(s);
+    xmlStopParser(ctxt);
+  }
+  void Tick() {
+    if ((++events & 1023) != 0) return;
+    if (absl::Status s = convert->CheckDeadline("html"); !s.ok()) Stop(std::move(s));
+  }
+};
+
+void OnStart(void* user, const xmlChar* name, const xmlChar** /*attrs*/) {
+  auto* st = static_cast<HtmlState*>(user);
+  st->Tick();
+  switch (RoleOf(reinterpret_cast<const char*>(name))) {
+    case Role::kSkip:
+      ++st->skip_depth;
+      break;
+    case Role::kBlock:
+      if (st->skip_depth == 0) st->out->ParagraphBreak();
+      break;
+    case Role::kPre:
+      if (st->skip_depth == 0) st->out->ParagraphBreak();
+      ++st->pre_depth;
+      break;
+    case Role::kLine:
+      if (st->skip_depth == 0) st->out->LineBreak();
+      break;
+    case Role::kCell:
+    case Role::kInline:
+      break;
+  }
+}
+
+void OnEnd(void* user, const xmlChar* name) {
+  auto* st = static_cast<HtmlState*>(user);
+  switch (RoleOf(reinterpret_cast<const char*>(name))) {
+    case Role::kSkip:
+      st->skip_depth = std::max(0, st->skip_depth - 1);
+      break;
+    case Role::kBlock:
+      if (st->skip_depth == 0) st->out->ParagraphBreak();
+      break;
+    case Role::kPre:
+      st->pre_depth = std::max(0, st->pre_depth - 1);
+      if (st->skip_depth == 0) st->out->ParagraphBreak();
+      break;
+    case Role::kCell:
+      if (st->skip_depth == 0 && !st->out->text().empty() && st->out->text().back() != ' ' &&
+          st->out->text().back() != '\n') {
+        st->out->AppendUnmapped(" ");
+      }
+      break;
+    case Role::kLine:
+    case Role::kInline:
+      break;
+  }
+}
+
+void OnText(void* user, const xmlChar* chars, int len) {
+  auto* st = static_cast<HtmlState*>(user);
+  st->Tick();
+  if (st->skip_depth > 0 || len <= 0) return;
+  // The parser has just consumed this text: it ends about where the input cursor is
+  // (exactly, unless it contained entity references).
+  const xmlParserInputPtr in = st->ctxt->input;
+  long end = in == nullptr ? 0 : static_cast<long>(in->cur - in->base) + in->consumed;
+  const uint32_t at = static_cast<uint32_t>(std::max<long>(0, end - len));
+  std::string_view text(reinterpret_cast<const char*>(chars), len);
+  if (st->pre_depth > 0) {
+    st->out->Append(text, st->decoded->OriginalOffset(at));
+  } else {
+    st->out->AppendCollapsed(text, at, 0, st->decoded);
+  }
+  if (st->out->overflowed()) st->Stop(st->convert->OutputTooLarge("html"));
+}
+
+void Silent(void*, const char*, ...) {}
+
+// The charset a <meta> tag declares in the first few KB, or "".
+std::string DeclaredCharset(std::string_view input) {
+  std::string head = AsciiLower(input.substr(0, 8192));
+  size_t pos = 0;
+  while ((pos = head.find("charset", pos)) != std::string::npos) {
+    pos += 7;
+    size_t i = pos;
+    while (i < head.size() && (head[i] == ' ' || head[i] == '=' || head[i] == '"' ||
+                               head[i] == '\'')) {
+      ++i;
+    }
+    size_t j = i;
+    while (j < head.size() && (std::isalnum(static_cast<unsigned char>(head[j])) ||
+                               head[j] == '-' || head[j] == '_' || head[j] == ':')) {
+      ++j;
+    }
+    if (j > i && head.find('=', pos) < j) return head.substr(i, j - i);
+  }
+  return "";
+}
+
+std::once_flag xml_init_once;
+
+}  // namespace
+
+absl::StatusOr<ConvertedDocument> ConvertHtml(std::string_view input, const ConvertContext& ctx) {
+  std::call_once(xml_init_once, [] { xmlInitParser(); });
+  // Decode to UTF-8 first, keeping the map to the original bytes.
+  std::string charset;
+  if (!IsValidUtf8(input)) {
+    charset = DeclaredCharset(input);
+    if (charset == "utf-8" || charset == "iso-8859-1" || charset == "us-ascii") charset = "";
+  }
+  ConvertedDocument decoded;
+  {
+    TextBuilder utf8(uint64_t{1} << 32);
+    auto used = DecodeToUtf8(input, charset, 0, &utf8);
+    if (!used.ok()) used = DecodeToUtf8(input, "", 0, &utf8);
+    if (!used.ok()) return absl::InvalidArgumentError("html: cannot decode the input's charset");
+    decoded.charset = *used;
+    utf8.Finish(&decoded, /*trim=*/false);
+  }
+  if (decoded.text.size() > INT32_MAX) {
+    return absl::ResourceExhaustedError("html: input too large for the parser");
+  }
+
+  ConvertedDocument doc;
+  doc.format = DocumentFormat::kHtml;
+  doc.charset = decoded.charset;
+  if (decoded.text.empty()) return doc;
+
+  TextBuilder out(ctx.limits.max_output_bytes);
+  HtmlState st;
+  st.convert = &ctx;
+  st.decoded = &decoded;
+  st.out = &out;
+  htmlParserCtxtPtr parser = htmlCreateMemoryParserCtxt(decoded.text.data(),
+                                                        static_cast<int>(decoded.text.size()));
+  if (parser == nullptr) return absl::ResourceExhaustedError("html: cannot create a parser");
+  st.ctxt = parser;
+  xmlSAXHandler* sax = parser->sax;
+  std::memset(sax, 0, sizeof(*sax));
+  sax->startElement = OnStart;
+  sax->endElement = OnEnd;
+  sax->characters = OnText;
+  sax->ignorableWhitespace = OnText;
+  sax->warning = Silent;
+  sax->error = Silent;
+  sax->fatalError = Silent;
+  parser->userData = &st;
+  htmlCtxtUseOptions(parser, HTML_PARSE_NONET | HTML_PARSE_NOERROR | HTML_PARSE_NOWARNING |
+                                 HTML_PARSE_IGNORE_ENC | HTML_PARSE_NOIMPLIED);
+  xmlSwitchEncoding(parser, XML_CHAR_ENCODING_UTF8);
+  htmlParseDocument(parser);
+  htmlFreeParserCtxt(parser);
+  if (!st.status.ok()) return st.status;
+  out.Finish(&doc);
+  return doc;
+}
+
+}  // namespace cops

@@ -1,0 +1,278 @@
+// DOCX and ODT: a zip container (libzip, read from memory) holding one XML part with the
+// body (word/document.xml, content.xml), streamed with libxml2's xmlTextReader. No entity
+// substitution and no network, so XML entity tricks cannot expand or fetch anything; zip
+// bombs are bounded by limits.max_uncompressed_bytes and limits.max_zip_entries.
+//
+// The body is compressed, so text has no byte map into the original (segments empty).
+
+#include <libxml/xmlreader.h>
+#include <zip.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "convert/formats.h"
+#include "convert/string_view_compat.h"
+#include "convert/text_builder.h"
+
+namespace cops {
+namespace {
+
+struct ZipCloser {
+  void operator()(zip_t* z) const { zip_discard(z); }
+};
+struct ZipFileCloser {
+  void operator()(zip_file_t* f) const { zip_fclose(f); }
+};
+struct ReaderCloser {
+  void operator()(xmlTextReader* r) const { xmlFreeTextReader(r); }
+};
+
+class OfficeReader {
+ public:
+  OfficeReader(DocumentFormat format, const ConvertContext& ctx)
+      : name_(DocumentFormatName(format)), ctx_(ctx) {}
+
+  absl::Status Error(absl::StatusCode code, std::string_view what) const {
+    return absl::Status(code, absl::StrCat(Absl(name_), ": ", Absl(what)));
+  }
+
+  absl::Status Open(std::string_view input) {
+    if (input.substr(0, 8) == std::string_view("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", 8)) {
+      return Error(absl::StatusCode::kInvalidArgument,
+                   "document is encrypted (password protected) or in the old binary format");
+    }
+    zip_error_t error;
+    zip_error_init(&error);
+    zip_source_t* src = zip_source_buffer_create(input.data(), input.size(), 0, &error);
+    if (src == nullptr) {
+      zip_error_fini(&error);
+      return Error(absl::StatusCode::kResourceExhausted, "cannot read the input");
+    }
+    zip_.reset(zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &error));
+    if (zip_ == nullptr) {
+      zip_source_free(src);
+      std::string why = zip_error_strerror(&error);
+      zip_error_fini(&error);
+      return Error(absl::StatusCode::kInvalidArgument,
+                   absl::StrCat("not a readable zip archive (truncated or damaged: ", why, ")"));
+    }
+    zip_error_fini(&error);
+    const zip_int64_t entries = zip_get_num_entries(zip_.get(), 0);
+    if (entries < 0 || static_cast<uint64_t>(entries) > ctx_.limits.max_zip_entries) {
+      return Error(absl::StatusCode::kResourceExhausted,
+                   absl::StrCat("archive has ", entries, " entries, more than the limit of ",
+                                ctx_.limits.max_zip_entries));
+    }
+    return absl::OkStatus();
+  }
+
+  bool Has(const char* entry) const { return zip_name_locate(zip_.get(), entry, 0) >= 0; }
+
+  // Reads one entry fully, counting against the decompression budget. NOT_FOUND when
+  // the entry is missing.
+  absl::StatusOr<std::string> Read(const char* entry) {
+    zip_int64_t index = zip_name_locate(zip_.get(), entry, 0);
+    if (index < 0) {
+      return absl::NotFoundError(absl::StrCat(Absl(name_), ": missing ", entry));
+    }
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(zip_.get(), index, 0, &st) == 0 && (st.valid & ZIP_STAT_ENCRYPTION_METHOD) &&
+        st.encryption_method != ZIP_EM_NONE) {
+      return Error(absl::StatusCode::kInvalidArgument, "document is encrypted");
+    }
+    std::unique_ptr<zip_file_t, ZipFileCloser> file(zip_fopen_index(zip_.get(), index, 0));
+    if (file == nullptr) {
+      const int code = zip_error_code_zip(zip_get_error(zip_.get()));
+      if (code == ZIP_ER_NOPASSWD || code == ZIP_ER_WRONGPASSWD) {
+        return Error(absl::StatusCode::kInvalidArgument, "document is encrypted");
+      }
+      return Error(absl::StatusCode::kInvalidArgument,
+                   absl::StrCat("cannot open ", entry, ": ", zip_strerror(zip_.get())));
+    }
+    std::string out;
+    char buf[64 << 10];
+    while (true) {
+      zip_int64_t n = zip_fread(file.get(), buf, sizeof(buf));
+      if (n < 0) {
+        return Error(absl::StatusCode::kInvalidArgument,
+                     absl::StrCat(entry, " is damaged: ", zip_file_strerror(file.get())));
+      }
+      if (n == 0) break;
+      inflated_ += static_cast<uint64_t>(n);
+      if (inflated_ > ctx_.limits.max_uncompressed_bytes) {
+        return Error(absl::StatusCode::kResourceExhausted,
+                     absl::StrCat("decompressed content exceeds the limit of ",
+                                  ctx_.limits.max_uncompressed_bytes, " bytes (zip bomb?)"));
+      }
+      out.append(buf, n);
+      if (absl::Status s = ctx_.CheckDeadline(name_); !s.ok()) return s;
+    }
+    return out;
+  }
+
+ private:
+  std::string_view name_;
+  const ConvertContext& ctx_;
+  std::unique_ptr<zip_t, ZipCloser> zip_;
+  uint64_t inflated_ = 0;
+};
+
+// Element roles in the body XML.
+enum class Tag { kOther, kParagraph, kText, kTab, kBreak, kSpace, kSkip };
+
+Tag DocxTag(const char* local) {
+  if (std::strcmp(local, "p") == 0) return Tag::kParagraph;
+  if (std::strcmp(local, "t") == 0) return Tag::kText;
+  if (std::strcmp(local, "tab") == 0) return Tag::kTab;
+  if (std::strcmp(local, "br") == 0 || std::strcmp(local, "cr") == 0) return Tag::kBreak;
+  // Deleted revisions and field codes are not what a reader sees.
+  if (std::strcmp(local, "delText") == 0 || std::strcmp(local, "instrText") == 0) {
+    return Tag::kSkip;
+  }
+  return Tag::kOther;
+}
+
+Tag OdtTag(const char* local) {
+  if (std::strcmp(local, "p") == 0 || std::strcmp(local, "h") == 0) return Tag::kParagraph;
+  if (std::strcmp(local, "tab") == 0) return Tag::kTab;
+  if (std::strcmp(local, "line-break") == 0) return Tag::kBreak;
+  if (std::strcmp(local, "s") == 0) return Tag::kSpace;
+  if (std::strcmp(local, "annotation") == 0 || std::strcmp(local, "tracked-changes") == 0) {
+    return Tag::kSkip;
+  }
+  return Tag::kOther;
+}
+
+// Streams the body XML into `out`. In DOCX text lives only inside <w:t>; in ODT any text
+// inside a paragraph counts.
+absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char* part,
+                         const ConvertContext& ctx, TextBuilder* out) {
+  const std::string_view name = DocumentFormatName(format);
+  const bool docx = format == DocumentFormat::kDocx;
+  std::unique_ptr<xmlTextReader, ReaderCloser> reader(xmlReaderForMemory(
+      xml.data(), static_cast<int>(xml.size()), part, nullptr,
+      XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_COMPACT));
+  if (reader == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat(Absl(name), ": cannot create an XML reader"));
+  }
+  int in_text = 0;     // DOCX: inside <w:t>
+  int in_para = 0;     // ODT: inside <text:p>/<text:h>
+  int skip_depth = -1; // depth of a skipped element, -1 when not skipping
+  uint64_t nodes = 0;
+  int rc;
+  while ((rc = xmlTextReaderRead(reader.get())) == 1) {
+    if ((++nodes & 4095) == 0) {
+      if (absl::Status s = ctx.CheckDeadline(name); !s.ok()) return s;
+    }
+    const int type = xmlTextReaderNodeType(reader.get());
+    const int depth = xmlTextReaderDepth(reader.get());
+    if (skip_depth >= 0) {
+      if (type == XML_READER_TYPE_END_ELEMENT && depth == skip_depth) skip_depth = -1;
+      continue;
+    }
+    if (type == XML_READER_TYPE_ELEMENT || type == XML_READER_TYPE_END_ELEMENT) {
+      const char* local = reinterpret_cast<const char*>(xmlTextReaderConstLocalName(reader.get()));
+      const Tag tag = docx ? DocxTag(local) : OdtTag(local);
+      const bool start = type == XML_READER_TYPE_ELEMENT;
+      const bool empty = start && xmlTextReaderIsEmptyElement(reader.get());
+      switch (tag) {
+        case Tag::kSkip:
+          if (start && !empty) skip_depth = depth;
+          break;
+        case Tag::kParagraph:
+          if (start && !empty) ++in_para;
+          if (!start) --in_para;
+          if (!start || empty) out->ParagraphBreak();
+          break;
+        case Tag::kText:
+          if (start && !empty) ++in_text;
+          if (!start) --in_text;
+          break;
+        case Tag::kTab:
+          if (start) out->AppendUnmapped("\t");
+          break;
+        case Tag::kBreak:
+          if (start) out->LineBreak();
+          break;
+        case Tag::kSpace:
+          if (start) {
+            int count = 1;
+            if (xmlChar* c = xmlTextReaderGetAttribute(reader.get(), BAD_CAST "text:c")) {
+              count = std::clamp(std::atoi(reinterpret_cast<char*>(c)), 1, 1000);
+              xmlFree(c);
+            }
+            out->AppendUnmapped(std::string(count, ' '));
+          }
+          break;
+        case Tag::kOther:
+          break;
+      }
+    } else if (type == XML_READER_TYPE_TEXT || type == XML_READER_TYPE_SIGNIFICANT_WHITESPACE ||
+               type == XML_READER_TYPE_CDATA) {
+      if (docx ? in_text > 0 : in_para > 0) {
+        const char* value = reinterpret_cast<const char*>(xmlTextReaderConstValue(reader.get()));
+        if (value != nullptr) out->AppendUnmapped(value);
+      }
+    }
+    if (out->overflowed()) return ctx.OutputTooLarge(name);
+  }
+  if (rc < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Absl(name), ": ", part, " is not well-formed XML (damaged or truncated document)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, DocumentFormat format,
+                                                const ConvertContext& ctx) {
+  OfficeReader zip(format, ctx);
+  if (absl::Status s = zip.Open(input); !s.ok()) return s;
+  const bool docx = format == DocumentFormat::kDocx;
+  const char* part = docx ? "word/document.xml" : "content.xml";
+  if (!docx && zip.Has("META-INF/manifest.xml")) {
+    auto manifest = zip.Read("META-INF/manifest.xml");
+    if (!manifest.ok()) return manifest.status();
+    if (manifest->find("encryption-data") != std::string::npos) {
+      return zip.Error(absl::StatusCode::kInvalidArgument,
+                       "document is encrypted (password protected)");
+    }
+  }
+  if (docx && zip.Has("EncryptionInfo")) {
+    return zip.Error(absl::StatusCode::kInvalidArgument, "document is encrypted");
+  }
+  if (!zip.Has(part)) {
+    return zip.Error(absl::StatusCode::kInvalidArgument,
+                     absl::StrCat("archive has no ", part, " (not a ",
+                                  docx ? "Word" : "OpenDocument text", " document?)"));
+  }
+  auto xml = zip.Read(part);
+  if (!xml.ok()) return xml.status();
+  if (xml->size() > INT32_MAX) {
+    return zip.Error(absl::StatusCode::kResourceExhausted, "body XML too large");
+  }
+  TextBuilder out(ctx.limits.max_output_bytes);
+  if (absl::Status s = ExtractBody(*xml, format, part, ctx, &out); !s.ok()) return s;
+  // Word keeps footnotes and endnotes in parts of their own; a reader sees them after the
+  // body text (ODT has them inline).
+  for (const char* notes : {"word/footnotes.xml", "word/endnotes.xml"}) {
+    if (!docx || !zip.Has(notes)) continue;
+    auto notes_xml = zip.Read(notes);
+    if (!notes_xml.ok()) return notes_xml.status();
+    if (notes_xml->size() > INT32_MAX) continue;
+    out.ParagraphBreak();
+    if (absl::Status s = ExtractBody(*notes_xml, format, notes, ctx, &out); !s.ok()) return s;
+  }
+  ConvertedDocument doc;
+  doc.format = format;
+  doc.charset = "UTF-8";
+  out.Finish(&doc);
+  return doc;
+}
+
+}  // namespace cops

@@ -1,0 +1,30 @@
+#ifndef COPS_CONVERT_SANDBOX_H_
+#define COPS_CONVERT_SANDBOX_H_
+
+// Runs one conversion in a child process (`cops-convert-worker`) so that a parser bug
+// triggered by a hostile document (crash, hang, memory blow-up) fails that document only.
+// The worker sets RLIMIT_CPU and RLIMIT_AS on itself before reading the input; the caller
+// enforces the wall clock and SIGKILLs a worker that overruns it.
+//
+// Thread-safety: ConvertInWorker is thread-safe (posix_spawn, one socket pair per call).
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "convert/converter.h"
+
+namespace cops {
+
+// The worker executable: $COPS_CONVERT_WORKER, else cops-convert-worker next to
+// /proc/self/exe, else the build-tree path compiled in. Empty when none exists.
+std::string ConvertWorkerPath();
+
+// See Convert() in converter.h for the error codes.
+absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, DocumentFormat format,
+                                                  const ConvertLimits& limits,
+                                                  const ConvertOptions& options);
+
+}  // namespace cops
+
+#endif  // COPS_CONVERT_SANDBOX_H_

@@ -1,0 +1,98 @@
+#include "convert/text_builder.h"
+
+#include <algorithm>
+
+namespace cops {
+namespace {
+
+bool IsAsciiSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+}  // namespace
+
+void TextBuilder::MapTo(uint32_t original_offset, uint32_t page) {
+  const uint32_t here = static_cast<uint32_t>(text_.size());
+  // Segments that started in text since trimmed away would break the sort order.
+  while (!segments_.empty() && segments_.back().text_offset > here) segments_.pop_back();
+  if (!segments_.empty()) {
+    const OffsetSegment& last = segments_.back();
+    if (last.page == page && original_offset >= last.original_offset &&
+        original_offset - last.original_offset == here - last.text_offset) {
+      return;  // continues the current segment linearly
+    }
+    if (last.text_offset == here) {  // previous segment is empty: replace it
+      segments_.back() = {here, original_offset, page};
+      return;
+    }
+  }
+  segments_.push_back({here, original_offset, page});
+}
+
+void TextBuilder::Append(std::string_view utf8, uint32_t original_offset, uint32_t page) {
+  if (utf8.empty() || overflowed_) return;
+  if (text_.size() + utf8.size() > max_bytes_) {
+    overflowed_ = true;
+    return;
+  }
+  MapTo(original_offset, page);
+  text_.append(utf8);
+}
+
+void TextBuilder::AppendUnmapped(std::string_view utf8) {
+  if (utf8.empty() || overflowed_) return;
+  if (text_.size() + utf8.size() > max_bytes_) {
+    overflowed_ = true;
+    return;
+  }
+  text_.append(utf8);
+}
+
+void TextBuilder::AppendCollapsed(std::string_view text, uint32_t original_offset,
+                                  uint32_t page, const ConvertedDocument* map) {
+  size_t i = 0;
+  while (i < text.size()) {
+    if (IsAsciiSpace(text[i])) {
+      while (i < text.size() && IsAsciiSpace(text[i])) ++i;
+      if (!text_.empty() && text_.back() != ' ' && text_.back() != '\n') {
+        AppendUnmapped(" ");
+      }
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && !IsAsciiSpace(text[j])) ++j;
+    const uint32_t at = original_offset + static_cast<uint32_t>(i);
+    Append(text.substr(i, j - i), map == nullptr ? at : map->OriginalOffset(at), page);
+    i = j;
+  }
+}
+
+void TextBuilder::TrimTrailingSpaces() {
+  while (!text_.empty() && (text_.back() == ' ' || text_.back() == '\t')) text_.pop_back();
+}
+
+void TextBuilder::LineBreak() {
+  TrimTrailingSpaces();
+  if (text_.empty() || text_.back() == '\n') return;
+  AppendUnmapped("\n");
+}
+
+void TextBuilder::ParagraphBreak() {
+  TrimTrailingSpaces();
+  if (text_.empty()) return;
+  if (text_.size() >= 2 && text_.compare(text_.size() - 2, 2, "\n\n") == 0) return;
+  AppendUnmapped(text_.back() == '\n' ? "\n" : "\n\n");
+}
+
+void TextBuilder::Finish(ConvertedDocument* doc, bool trim) {
+  while (trim && !text_.empty() && IsAsciiSpace(text_.back())) text_.pop_back();
+  const uint32_t size = static_cast<uint32_t>(text_.size());
+  while (!segments_.empty() && segments_.back().text_offset >= size) segments_.pop_back();
+  if (size == 0) segments_.clear();
+  doc->text = std::move(text_);
+  doc->segments = std::move(segments_);
+  text_.clear();
+  segments_.clear();
+}
+
+}  // namespace cops

@@ -1,0 +1,33 @@
+// Plain text: charset detected (BOM, UTF-8 validity, uchardet) and decoded to UTF-8. Valid
+// UTF-8 passes through unchanged with an identity offset map.
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "convert/charset.h"
+#include "convert/formats.h"
+#include "convert/text_builder.h"
+
+namespace cops {
+
+absl::StatusOr<ConvertedDocument> ConvertText(std::string_view input,
+                                              const ConvertContext& ctx) {
+  const std::string charset = DetectCharset(input);
+  const bool wide = charset.rfind("UTF-16", 0) == 0 || charset.rfind("UTF-32", 0) == 0;
+  if (!wide && std::memchr(input.data(), '\0', input.size()) != nullptr) {
+    return absl::InvalidArgumentError(
+        "text: input contains NUL bytes; it looks binary, not text (declare its format?)");
+  }
+  ConvertedDocument doc;
+  doc.format = DocumentFormat::kText;
+  TextBuilder builder(ctx.limits.max_output_bytes);
+  auto used = DecodeToUtf8(input, charset, 0, &builder);
+  if (!used.ok()) return used.status();
+  if (builder.overflowed()) return ctx.OutputTooLarge("text");
+  doc.charset = *used;
+  // Plain text is passed through as decoded (no trimming) so the map stays the identity.
+  builder.Finish(&doc, /*trim=*/false);
+  return doc;
+}
+
+}  // namespace cops

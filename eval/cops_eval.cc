@@ -1,0 +1,406 @@
+// cops-eval: measures COPS accuracy on evaluation sets (see docs/accuracy.md).
+//
+//   cops-eval check  --sources DIR --tests DIR --truth FILE [--setting SPEC] [--scan]
+//                    [--decisions FILE]
+//   cops-eval report --set DIR --heldout DIR [--out FILE] [--quick]
+//
+// `check` evaluates one setting (the project defaults unless --setting overrides them) and
+// prints per-category precision, recall and F1; --scan also picks the best threshold.
+// `report` runs the whole study (sweep, enhancements, sampling, security) and writes the
+// Markdown tables of docs/accuracy.md.
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "eval/eval_set.h"
+#include "eval/evaluator.h"
+
+namespace cops::eval {
+namespace {
+
+std::string Pct(double x) { return absl::StrFormat("%.1f%%", 100 * x); }
+std::string F3(double x) { return absl::StrFormat("%.3f", x); }
+std::string Ms(const MeanSd& m) { return absl::StrFormat("%.3f ± %.3f", m.mean, m.sd); }
+
+std::string CategoryTable(const Metrics& m) {
+  std::ostringstream o;
+  o << "| category | tests | TP | FP | FN | precision | recall | F1 |\n"
+       "|---|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const Counts& c : m.per_category) {
+    if (c.tp + c.fn == 0) {
+      o << "| " << c.category << " (no violation expected) | " << c.tests << " | | " << c.fp
+        << " | | | | false alarms " << Pct(double(c.fp) / c.tests) << " |\n";
+    } else {
+      o << "| " << c.category << " | " << c.tests << " | " << c.tp << " | " << c.fp << " | "
+        << c.fn << " | " << F3(c.Precision()) << " | " << F3(c.Recall()) << " | "
+        << F3(c.F1()) << " |\n";
+    }
+  }
+  const Counts& a = m.overall;
+  o << "| **overall** | " << a.tests << " | " << a.tp << " | " << a.fp << " | " << a.fn
+    << " | " << F3(a.Precision()) << " | " << F3(a.Recall()) << " | " << F3(a.F1()) << " |\n";
+  std::string worst;
+  double min_f1 = m.MinRequiredF1(&worst);
+  o << "\nThreshold " << m.threshold << "; lowest F1 outside heavy substitution: " << F3(min_f1)
+    << (worst.empty() ? "" : " (" + worst + ")") << "; false alarms on unrelated documents: "
+    << m.false_alarms << "/" << m.negatives << " = " << Pct(m.FalseAlarmRate()) << ".\n";
+  return o.str();
+}
+
+int DecisionAgreement(const EvalSet& set, const SettingRun& run, int* total) {
+  // Decide() at the setting's threshold against Score()'s reading of the ratios.
+  int agree = 0;
+  *total = 0;
+  const double t = run.setting.options.threshold;
+  for (size_t i = 0; i < set.tests.size(); ++i) {
+    const TestScore& s = run.scores[i];
+    bool flagged = s.source_ratio >= t || s.other_ratio >= t;
+    agree += flagged == s.decided;
+    ++*total;
+  }
+  return agree;
+}
+
+int Fail(const absl::Status& s) {
+  std::cerr << "cops-eval: " << s << "\n";
+  return 1;
+}
+
+int RunCheck(const std::string& sources, const std::string& tests, const std::string& truth,
+             const std::string& spec, bool scan, const std::string& decisions) {
+  auto set = LoadEvalSet(sources, tests, truth);
+  if (!set.ok()) return Fail(set.status());
+  auto setting = ParseSetting(spec, Setting{});
+  if (!setting.ok()) return Fail(setting.status());
+  auto run = RunSetting(*set, *setting);
+  if (!run.ok()) return Fail(run.status());
+  double t = setting->options.threshold;
+  std::cout << "setting: " << setting->Describe() << "\n"
+            << "sources: " << set->sources.size() << ", tests: " << set->tests.size()
+            << ", stored chunks: " << run->source_stored_chunks << "/" << run->source_total_chunks
+            << " = " << Pct(run->StoredRatio()) << "\n\n";
+  std::cout << CategoryTable(Score(*set, *run, t));
+  if (scan) {
+    double best = ChooseThreshold(*set, *run);
+    Metrics m = Score(*set, *run, best);
+    std::cout << "\nBest threshold on this set: " << best
+              << (MeetsTargets(m) ? " (meets the targets)" : " (targets not met)") << "\n\n"
+              << CategoryTable(m);
+  }
+  if (!decisions.empty()) {
+    std::ofstream out(decisions);
+    out << "# test_file\tcategory\tdecided\tsource_ratio\tother_ratio\n";
+    for (size_t i = 0; i < set->tests.size(); ++i) {
+      const TestScore& s = run->scores[i];
+      out << set->tests[i].name << "\t" << set->tests[i].category << "\t" << s.decided << "\t"
+          << s.source_ratio << "\t" << s.other_ratio << "\n";
+    }
+    if (!out) return Fail(absl::InternalError("cannot write " + decisions));
+  }
+  return 0;
+}
+
+std::vector<Setting> SweepGrid(bool quick) {
+  std::vector<Setting> grid;
+  struct Sel {
+    SelectionKind kind;
+    uint32_t p, w;
+  };
+  const std::vector<Sel> sels = quick
+      ? std::vector<Sel>{{SelectionKind::kAll, 4, 8}, {SelectionKind::kWinnowing, 4, 8}}
+      : std::vector<Sel>{{SelectionKind::kAll, 4, 8},       {SelectionKind::kModP, 4, 8},
+                         {SelectionKind::kModP, 8, 8},      {SelectionKind::kWinnowing, 4, 8},
+                         {SelectionKind::kWinnowing, 4, 16}};
+  struct Shape {
+    UnitKind unit;
+    ChunkStrategy strategy;
+    uint32_t k;
+  };
+  std::vector<Shape> shapes;
+  using U = UnitKind;
+  using S = ChunkStrategy;
+  shapes.push_back({U::kWord, S::kOneUnit, 1});
+  for (uint32_t k : {3u, 5u, 8u}) shapes.push_back({U::kWord, S::kNonOverlapping, k});
+  for (uint32_t k : {3u, 5u, 8u}) shapes.push_back({U::kWord, S::kOverlapping, k});
+  for (uint32_t k : {4u, 8u}) shapes.push_back({U::kWord, S::kHashedBreakpoints, k});
+  shapes.push_back({U::kSentence, S::kOneUnit, 1});
+  for (uint32_t k : {2u, 3u}) shapes.push_back({U::kSentence, S::kNonOverlapping, k});
+  for (uint32_t k : {2u, 3u}) shapes.push_back({U::kSentence, S::kOverlapping, k});
+  for (uint32_t k : {2u, 3u}) shapes.push_back({U::kSentence, S::kHashedBreakpoints, k});
+  if (quick) {
+    shapes = {{U::kWord, S::kOverlapping, 5}, {U::kSentence, S::kOneUnit, 1}};
+  }
+  for (const Shape& sh : shapes) {
+    for (const Sel& sel : sels) {
+      Setting s;
+      s.params.unit = sh.unit;
+      s.params.strategy = sh.strategy;
+      s.params.k = sh.k;
+      s.params.selection = sel.kind;
+      s.params.p = sel.p;
+      s.params.w = sel.w;
+      s.params.enhancements = Enhancements{};
+      s.options.max_doc_frequency = 0;
+      // A passage is measured in units: 8 words, or a single sentence.
+      s.options.min_passage_units = sh.unit == U::kWord ? 8 : 1;
+      grid.push_back(s);
+    }
+  }
+  return grid;
+}
+
+struct Scored {
+  SettingRun run;
+  Metrics metrics;
+  bool feasible = false;
+};
+
+Scored Evaluate(const EvalSet& set, SettingRun run) {
+  Scored s;
+  double t = ChooseThreshold(set, run);
+  run.setting.options.threshold = t;
+  s.metrics = Score(set, run, t);
+  s.feasible = MeetsTargets(s.metrics) && run.StoredRatio() <= 0.25;
+  s.run = std::move(run);
+  return s;
+}
+
+std::string SweepRow(const Scored& s) {
+  std::string worst;
+  double min_f1 = s.metrics.MinRequiredF1(&worst);
+  auto recall = [&](const char* c) {
+    const Counts* k = s.metrics.Find(c);
+    return k ? F3(k->Recall()) : std::string("-");
+  };
+  return absl::StrCat("| ", s.run.setting.Describe(), " | ", Pct(s.run.StoredRatio()), " | ",
+                      s.metrics.threshold, " | ", F3(min_f1), " (", worst.empty() ? "-" : worst,
+                      ") | ", Pct(s.metrics.FalseAlarmRate()), " | ", F3(s.metrics.overall.F1()),
+                      " | ", recall("subst_20"), " | ", recall("subst_30"), " | ",
+                      s.feasible ? "yes" : "no", " |\n");
+}
+
+constexpr char kSweepHeader[] =
+    "| setting | stored | threshold | min F1 (worst category) | false alarms | overall F1 | "
+    "recall subst 20% | recall subst 30% | meets targets |\n"
+    "|---|---:|---:|---|---:|---:|---:|---:|---|\n";
+
+std::string AffinityTable(const std::vector<AffinityRow>& rows) {
+  std::ostringstream o;
+  o << "| enhancement | self | related | unrelated (all pairs) | unrelated (best source) |\n"
+       "|---|---|---|---|---|\n";
+  for (const AffinityRow& r : rows) {
+    o << "| " << r.name << " | " << Ms(r.self) << " | " << Ms(r.related) << " | "
+      << Ms(r.unrelated) << " | " << Ms(r.unrelated_max) << " |\n";
+  }
+  return o.str();
+}
+
+// The enhancement variants of the paper's table, applied to `base`.
+std::vector<std::pair<std::string, Setting>> EnhancementVariants(const Setting& base) {
+  std::vector<std::pair<std::string, Setting>> v;
+  Setting none = base;
+  none.params.enhancements = Enhancements{};
+  none.options.max_doc_frequency = 0;
+  v.push_back({"none", none});
+  Setting s = none;
+  s.options.max_doc_frequency = 5;
+  v.push_back({"common chunks (max_doc_frequency=5)", s});
+  s = none;
+  s.params.enhancements.drop_numbers = true;
+  v.push_back({"drop numbers", s});
+  s = none;
+  s.params.enhancements.min_sentence_words = 4;
+  v.push_back({"short sentences (< 4 words)", s});
+  s = none;
+  s.params.enhancements.min_word_chars = 3;
+  v.push_back({"short words (< 3 chars)", s});
+  s = none;
+  s.params.enhancements.drop_stop_words = true;
+  v.push_back({"stop words", s});
+  s = none;
+  s.options.max_doc_frequency = 5;
+  s.params.enhancements.drop_numbers = true;
+  s.params.enhancements.min_sentence_words = 4;
+  s.params.enhancements.min_word_chars = 3;
+  v.push_back({"all four of the paper", s});
+  return v;
+}
+
+int RunReport(const std::string& main_dir, const std::string& heldout_dir,
+              const std::string& out_path, bool quick) {
+  auto main_set = LoadEvalSetDir(main_dir);
+  if (!main_set.ok()) return Fail(main_set.status());
+  auto held = LoadEvalSetDir(heldout_dir);
+  if (!held.ok()) return Fail(held.status());
+  std::ostringstream o;
+  auto describe_set = [](const EvalSet& s) {
+    int neg = 0;
+    for (const TestDoc& t : s.tests) neg += !t.expected_violation;
+    return absl::StrCat(s.sources.size(), " sources, ", s.tests.size(), " tests (", neg,
+                        " unrelated)");
+  };
+  o << "Main set: " << describe_set(*main_set) << ". Held-out set: " << describe_set(*held)
+    << ".\n\n";
+
+  // 1. The sweep, without enhancements; each setting at its own best threshold.
+  std::vector<Scored> sweep;
+  o << "### Sweep (main set, no enhancements, each setting at its best threshold)\n\n"
+    << kSweepHeader;
+  for (const Setting& s : SweepGrid(quick)) {
+    auto run = RunSetting(*main_set, s);
+    if (!run.ok()) return Fail(run.status());
+    sweep.push_back(Evaluate(*main_set, *std::move(run)));
+    o << SweepRow(sweep.back());
+    std::cerr << "cops-eval: " << sweep.back().run.setting.Describe() << " done in "
+              << absl::StrFormat("%.1f", sweep.back().run.seconds) << " s\n";
+  }
+
+  // 2. The best setting: meets the targets, then highest overall F1, then least storage.
+  const Scored* best = nullptr;
+  for (const Scored& s : sweep) {
+    auto key = [](const Scored& x) {
+      return std::make_tuple(x.feasible, x.run.StoredRatio() <= 0.25,
+                             x.metrics.FalseAlarmRate() < 0.005,
+                             x.feasible ? x.metrics.overall.F1() : x.metrics.MinRequiredF1(),
+                             -x.run.StoredRatio());
+    };
+    if (!best || key(s) > key(*best)) best = &s;
+  }
+  o << "\nBest setting of the sweep: **" << best->run.setting.Describe() << "** at threshold "
+    << best->metrics.threshold
+    << (best->feasible ? " (meets every target)" : " (no setting meets every target)")
+    << ".\n\n";
+
+  // 3. Enhancements on the best setting: accuracy and the affinity/noise table.
+  o << "### Enhancements on the best setting (main set)\n\n" << kSweepHeader;
+  std::vector<Scored> variants;
+  std::vector<AffinityRow> affinity;
+  for (auto& [name, s] : EnhancementVariants(best->run.setting)) {
+    auto run = RunSetting(*main_set, s);
+    if (!run.ok()) return Fail(run.status());
+    variants.push_back(Evaluate(*main_set, *std::move(run)));
+    o << SweepRow(variants.back());
+    auto row = MeasureAffinity(*main_set, s, name);
+    if (!row.ok()) return Fail(row.status());
+    affinity.push_back(*row);
+  }
+  const Scored* chosen = &variants.front();
+  for (const Scored& v : variants) {
+    auto key = [](const Scored& x) {
+      return std::make_tuple(x.feasible, x.metrics.FalseAlarmRate() < 0.005,
+                             x.metrics.MinRequiredF1(), x.metrics.overall.F1(),
+                             -x.metrics.FalseAlarmRate());
+    };
+    if (key(v) > key(*chosen)) chosen = &v;
+  }
+  o << "\nAffinity and noise: mean ± standard deviation of the match ratio (matched / test "
+       "chunks).\n\n"
+    << AffinityTable(affinity);
+
+  Setting paper;
+  paper.params.unit = UnitKind::kSentence;
+  paper.params.strategy = ChunkStrategy::kOneUnit;
+  paper.params.selection = SelectionKind::kAll;
+  paper.options.min_passage_units = 1;
+  std::vector<AffinityRow> paper_rows;
+  for (auto& [name, s] : EnhancementVariants(paper)) {
+    auto row = MeasureAffinity(*main_set, s, name);
+    if (!row.ok()) return Fail(row.status());
+    paper_rows.push_back(*row);
+  }
+  o << "\nThe same for the paper's own setting (one sentence per chunk, all chunks):\n\n"
+    << AffinityTable(paper_rows);
+
+  // 4. The chosen default on both sets (threshold fixed on the main set).
+  const Setting def = chosen->run.setting;
+  o << "\n### Chosen default: " << def.Describe() << ", threshold " << def.options.threshold
+    << "\n\nStored chunks: " << Pct(chosen->run.StoredRatio()) << " of all chunks.\n\n"
+    << "Main set:\n\n"
+    << CategoryTable(chosen->metrics);
+  int total = 0;
+  int agree = DecisionAgreement(*main_set, chosen->run, &total);
+  o << "MatchSet::Decide() at this threshold agrees with the scored decision on " << agree
+    << "/" << total << " tests.\n\n";
+  auto held_run = RunSetting(*held, def);
+  if (!held_run.ok()) return Fail(held_run.status());
+  Metrics held_metrics = Score(*held, *held_run, def.options.threshold);
+  o << "Held-out set (same setting and threshold, not tuned on it); stored chunks "
+    << Pct(held_run->StoredRatio()) << ":\n\n"
+    << CategoryTable(held_metrics) << "\n";
+
+  // 5. Test-time sampling.
+  std::vector<uint32_t> ns = {10, 20, 50, 100, 200};
+  auto sampling = MeasureSampling(*main_set, def, ns, quick ? 1 : 3);
+  if (!sampling.ok()) return Fail(sampling.status());
+  o << "### Test-time sampling (main set, chosen default)\n\n"
+    << "| n | full-decision violations | measured miss | predicted miss | no-violation "
+       "decisions | measured false alarm | predicted false alarm |\n"
+       "|---:|---:|---:|---:|---:|---:|---:|\n";
+  for (const SamplingRow& r : *sampling) {
+    o << "| " << r.n << " | " << r.positives << " | " << Pct(r.measured_miss) << " | "
+      << Pct(r.predicted_miss) << " | " << r.negatives << " | "
+      << Pct(r.measured_false_alarm) << " | " << Pct(r.predicted_false_alarm) << " |\n";
+  }
+
+  // 6. Security.
+  auto sec = MeasureSecurity(*main_set, def, quick ? 5 : 20);
+  if (!sec.ok()) return Fail(sec.status());
+  o << "\n### Security (chosen default, exact copies of " << sec->documents
+    << " sources)\n\n"
+    << absl::StrFormat(
+           "Average document: %.0f words, %.0f characters. One-character edits needed to "
+           "evade detection:\n\n"
+           "| attacker | edits (mean ± sd) | share of words |\n|---|---:|---:|\n"
+           "| without the key (evenly spaced edits) | %.1f ± %.1f | %s |\n"
+           "| with the key (edits on selected chunks) | %.1f ± %.1f | %s |\n",
+           sec->mean_words, sec->mean_chars, sec->without_key.mean, sec->without_key.sd,
+           Pct(sec->without_key.mean / sec->mean_words), sec->with_key.mean, sec->with_key.sd,
+           Pct(sec->with_key.mean / sec->mean_words));
+
+  if (out_path.empty()) {
+    std::cout << o.str();
+  } else {
+    std::ofstream out(out_path);
+    out << o.str();
+    if (!out) return Fail(absl::InternalError("cannot write " + out_path));
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace cops::eval
+
+int main(int argc, char** argv) {
+  CLI::App app{"cops-eval: accuracy of COPS settings on evaluation sets (docs/accuracy.md)"};
+  app.require_subcommand(1);
+  std::string sources, tests, truth, spec, decisions, set_dir, held_dir, out;
+  bool scan = false, quick = false;
+  CLI::App* check = app.add_subcommand("check", "evaluate one setting on one set");
+  check->add_option("--sources", sources, "folder of registered documents")->required();
+  check->add_option("--tests", tests, "folder of test documents")->required();
+  check->add_option("--truth", truth, "ground-truth TSV")->required();
+  check->add_option("--setting", spec,
+                    "overrides of the defaults, e.g. \"unit=word k=5 threshold=0.3\"");
+  check->add_flag("--scan", scan, "also choose the best threshold on this set");
+  check->add_option("--decisions", decisions, "write per-test decisions and ratios (TSV)");
+  CLI::App* report = app.add_subcommand("report", "the whole study, as Markdown tables");
+  report->add_option("--set", set_dir, "main set folder (sources/, tests/, truth.tsv)")
+      ->required();
+  report->add_option("--heldout", held_dir, "held-out set folder")->required();
+  report->add_option("--out", out, "Markdown output file (default: stdout)");
+  report->add_flag("--quick", quick, "a reduced grid (for smoke tests)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  if (*check) return cops::eval::RunCheck(sources, tests, truth, spec, scan, decisions);
+  return cops::eval::RunReport(set_dir, held_dir, out, quick);
+}

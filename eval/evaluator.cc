@@ -1,0 +1,485 @@
+#include "eval/evaluator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "core/status_macros.h"
+
+namespace cops::eval {
+namespace {
+
+// Thresholds are strictly positive; this one reports every matched document.
+constexpr double kTinyThreshold = 1e-9;
+
+absl::StatusOr<std::unique_ptr<Fingerprinter>> MakeFingerprinter(const Setting& s) {
+  HashKey key = EvalKey();
+  ChunkingParams p = s.params;
+  p.key_id = key.Id();
+  return Fingerprinter::Create(p, key);
+}
+
+DocId SourceId(int source_index) { return static_cast<DocId>(source_index) + 1; }
+
+absl::Status RegisterSources(const EvalSet& set, const Fingerprinter& fingerprinter,
+                             MemoryIndex* index) {
+  DocumentFingerprint fp;
+  for (size_t i = 0; i < set.sources.size(); ++i) {
+    absl::Status s = fingerprinter.Fingerprint(set.sources[i].text, &fp);
+    if (!s.ok()) {
+      return absl::Status(s.code(),
+                          absl::StrCat("source ", set.sources[i].name, ": ", s.message()));
+    }
+    index->Register(SourceId(static_cast<int>(i)), fp);
+  }
+  return absl::OkStatus();
+}
+
+// The server's check path over the in-memory index.
+Report Check(const MemoryIndex& index, const DocumentFingerprint& fp,
+             const CheckOptions& options) {
+  std::vector<ChunkHash> hashes;
+  hashes.reserve(fp.chunks.size());
+  for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
+  std::vector<PostingList> postings;
+  index.Lookup(hashes, &postings);
+  MatchSet ms = MatchSet::Tally(fp, postings, options);
+  std::vector<uint32_t> stored;
+  for (DocId id : ms.CandidateIds()) stored.push_back(index.StoredChunks(id));
+  return ms.Decide(stored);
+}
+
+CheckOptions AllMatches(CheckOptions o) {
+  o.threshold = kTinyThreshold;
+  o.max_results = 0;
+  o.want_spans = false;
+  return o;
+}
+
+double RatioWith(const Report& r, DocId id) {
+  for (const DocumentMatch& m : r.matches) {
+    if (m.doc_id == id) return m.ratio;
+  }
+  return 0;
+}
+
+class Accumulator {
+ public:
+  void Add(double x) {
+    ++n_;
+    sum_ += x;
+    sumsq_ += x * x;
+  }
+  void AddZeros(int count) { n_ += count; }
+  MeanSd Get() const {
+    MeanSd r;
+    r.n = n_;
+    if (n_ == 0) return r;
+    r.mean = sum_ / n_;
+    r.sd = n_ > 1 ? std::sqrt(std::max(0.0, (sumsq_ - n_ * r.mean * r.mean) / (n_ - 1))) : 0;
+    return r;
+  }
+
+ private:
+  int n_ = 0;
+  double sum_ = 0, sumsq_ = 0;
+};
+
+bool IsHeavySubstitution(const std::string& category) {
+  return category == "subst_20" || category == "subst_30";
+}
+
+int CategoryRank(const std::string& c) {
+  static const char* const kOrder[] = {
+      "exact",     "minor_change", "block_added",      "block_deleted", "key_block",
+      "block_reordering", "repeated", "subst_05",      "subst_10",      "subst_20",
+      "subst_30",  "sentence_shuffle", "typos",        "homoglyphs",    "invisible_chars",
+      "spacing_punct"};
+  for (size_t i = 0; i < std::size(kOrder); ++i) {
+    if (c == kOrder[i]) return static_cast<int>(i);
+  }
+  return 1000;
+}
+
+// Flips one ASCII letter at or before `pos` (searching back to `floor`) to another letter,
+// keeping the length; returns false when there is none.
+bool FlipLetterBackward(std::string* text, size_t pos, size_t floor) {
+  for (size_t i = pos + 1; i-- > floor;) {
+    char c = (*text)[i];
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+      char lower = static_cast<char>(c | 0x20);
+      (*text)[i] = lower == 'q' ? 'z' : 'q';
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string Setting::Describe() const {
+  const ChunkingParams& p = params;
+  std::string s = absl::StrCat(std::string(UnitKindName(p.unit)), " ",
+                               std::string(ChunkStrategyName(p.strategy)));
+  if (p.strategy != ChunkStrategy::kOneUnit) absl::StrAppend(&s, " k=", p.k);
+  absl::StrAppend(&s, " ", std::string(SelectionKindName(p.selection)));
+  if (p.selection == SelectionKind::kModP) absl::StrAppend(&s, " p=", p.p);
+  if (p.selection == SelectionKind::kWinnowing) absl::StrAppend(&s, " w=", p.w);
+  const Enhancements& e = p.enhancements;
+  if (e.drop_numbers) absl::StrAppend(&s, " drop_numbers");
+  if (e.min_word_chars) absl::StrAppend(&s, " min_word_chars=", e.min_word_chars);
+  if (e.min_sentence_words) absl::StrAppend(&s, " min_sentence_words=", e.min_sentence_words);
+  if (e.drop_stop_words) absl::StrAppend(&s, " stop_words");
+  if (options.max_doc_frequency) {
+    absl::StrAppend(&s, " max_doc_frequency=", options.max_doc_frequency);
+  }
+  return s;
+}
+
+absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& base) {
+  Setting s = base;
+  for (absl::string_view tok : absl::StrSplit(spec, ' ', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(tok, absl::MaxSplits('=', 1));
+    const std::string& key = kv.first;
+    const std::string& val = kv.second;
+    auto bad = [&] {
+      return absl::InvalidArgumentError(absl::StrCat("setting '", tok, "': bad value"));
+    };
+    uint32_t u = 0;
+    double d = 0;
+    bool b = false;
+    if (key == "unit") {
+      COPS_ASSIGN_OR_RETURN(s.params.unit, ParseUnitKind(val));
+    } else if (key == "strategy") {
+      COPS_ASSIGN_OR_RETURN(s.params.strategy, ParseChunkStrategy(val));
+    } else if (key == "selection") {
+      COPS_ASSIGN_OR_RETURN(s.params.selection, ParseSelectionKind(val));
+    } else if (key == "k" || key == "p" || key == "w" || key == "min_word_chars" ||
+               key == "min_sentence_words" || key == "max_doc_frequency" ||
+               key == "min_passage_units") {
+      if (!absl::SimpleAtoi(val, &u)) return bad();
+      if (key == "k") s.params.k = u;
+      if (key == "p") s.params.p = u;
+      if (key == "w") s.params.w = u;
+      if (key == "min_word_chars") s.params.enhancements.min_word_chars = u;
+      if (key == "min_sentence_words") s.params.enhancements.min_sentence_words = u;
+      if (key == "max_doc_frequency") s.options.max_doc_frequency = u;
+      if (key == "min_passage_units") s.options.min_passage_units = u;
+    } else if (key == "drop_numbers" || key == "stop_words") {
+      if (!absl::SimpleAtob(val, &b)) return bad();
+      if (key == "drop_numbers") s.params.enhancements.drop_numbers = b;
+      if (key == "stop_words") s.params.enhancements.drop_stop_words = b;
+    } else if (key == "threshold") {
+      if (!absl::SimpleAtod(val, &d)) return bad();
+      s.options.threshold = d;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat("setting '", tok, "': unknown key"));
+    }
+  }
+  COPS_RETURN_IF_ERROR(s.params.Validate());
+  COPS_RETURN_IF_ERROR(s.options.Validate());
+  return s;
+}
+
+HashKey EvalKey() { return *HashKey::FromHex("000102030405060708090a0b0c0d0e0f"); }
+
+absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting) {
+  auto t0 = std::chrono::steady_clock::now();
+  COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
+                        MakeFingerprinter(setting));
+  MemoryIndex index;
+  COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
+  SettingRun run;
+  run.setting = setting;
+  run.source_total_chunks = index.total_chunks();
+  run.source_stored_chunks = index.stored_chunks();
+  const CheckOptions all = AllMatches(setting.options);
+  DocumentFingerprint fp;
+  for (const TestDoc& t : set.tests) {
+    absl::Status s = fingerprinter->Fingerprint(t.text, &fp);
+    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("test ", t.name, ": ", s.message()));
+    Report every = Check(index, fp, all);
+    TestScore score;
+    for (const DocumentMatch& m : every.matches) {
+      if (t.source >= 0 && m.doc_id == SourceId(t.source)) {
+        score.source_ratio = m.ratio;
+      } else {
+        score.other_ratio = std::max(score.other_ratio, m.ratio);
+      }
+    }
+    score.decided = Check(index, fp, setting.options).violation;
+    run.scores.push_back(score);
+  }
+  run.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run;
+}
+
+double Metrics::MinRequiredF1(std::string* worst) const {
+  double best = 1.0;
+  for (const Counts& c : per_category) {
+    if (c.tp + c.fn == 0 || IsHeavySubstitution(c.category)) continue;
+    if (c.F1() < best) {
+      best = c.F1();
+      if (worst) *worst = c.category;
+    }
+  }
+  return best;
+}
+
+const Counts* Metrics::Find(const std::string& category) const {
+  for (const Counts& c : per_category) {
+    if (c.category == category) return &c;
+  }
+  return nullptr;
+}
+
+Metrics Score(const EvalSet& set, const SettingRun& run, double threshold) {
+  Metrics m;
+  m.threshold = threshold;
+  m.overall.category = "overall";
+  std::map<std::string, Counts> by;
+  for (size_t i = 0; i < set.tests.size(); ++i) {
+    const TestDoc& t = set.tests[i];
+    const TestScore& s = run.scores[i];
+    Counts& c = by[t.category];
+    c.category = t.category;
+    ++c.tests;
+    ++m.overall.tests;
+    const bool source_hit = t.source >= 0 && s.source_ratio >= threshold;
+    const bool other_hit = s.other_ratio >= threshold;
+    if (t.expected_violation) {
+      int tp = source_hit, fn = !source_hit, fp = !source_hit && other_hit;
+      c.tp += tp, c.fn += fn, c.fp += fp;
+      m.overall.tp += tp, m.overall.fn += fn, m.overall.fp += fp;
+    } else {
+      const bool flagged = source_hit || other_hit;
+      ++m.negatives;
+      m.false_alarms += flagged;
+      c.fp += flagged, c.tn += !flagged;
+      m.overall.fp += flagged, m.overall.tn += !flagged;
+    }
+  }
+  for (auto& [name, c] : by) m.per_category.push_back(c);
+  std::stable_sort(m.per_category.begin(), m.per_category.end(),
+                   [](const Counts& a, const Counts& b) {
+                     bool an = a.tp + a.fn == 0, bn = b.tp + b.fn == 0;  // negatives last
+                     return std::make_tuple(an, CategoryRank(a.category)) <
+                            std::make_tuple(bn, CategoryRank(b.category));
+                   });
+  return m;
+}
+
+bool MeetsTargets(const Metrics& m) {
+  return m.MinRequiredF1() >= 0.97 && m.FalseAlarmRate() < 0.005;
+}
+
+double ChooseThreshold(const EvalSet& set, const SettingRun& run) {
+  std::vector<double> meeting;
+  double best_t = 0.5;
+  std::tuple<bool, double, double> best{false, -1, -1};
+  for (int i = 1; i <= 95; ++i) {
+    const double t = i / 100.0;
+    Metrics m = Score(set, run, t);
+    if (MeetsTargets(m)) meeting.push_back(t);
+    auto key = std::make_tuple(m.FalseAlarmRate() < 0.005, m.MinRequiredF1(), m.overall.F1());
+    if (key > best) {
+      best = key;
+      best_t = t;
+    }
+  }
+  // The middle of the range that meets the targets leaves the most margin on both sides
+  // (missed copies below, false alarms above) for corpora other than this one.
+  if (!meeting.empty()) return meeting[meeting.size() / 2];
+  return best_t;
+}
+
+absl::StatusOr<AffinityRow> MeasureAffinity(const EvalSet& set, const Setting& setting,
+                                            const std::string& name) {
+  COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
+                        MakeFingerprinter(setting));
+  MemoryIndex index;
+  COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
+  CheckOptions all = AllMatches(setting.options);
+  all.min_passage_units = 1;  // the paper's ratios count every matching chunk
+  Accumulator self, related, unrelated, unrelated_max;
+  DocumentFingerprint fp;
+  for (size_t i = 0; i < set.sources.size(); ++i) {
+    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(set.sources[i].text, &fp));
+    self.Add(RatioWith(Check(index, fp, all), SourceId(static_cast<int>(i))));
+  }
+  for (const TestDoc& t : set.tests) {
+    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(t.text, &fp));
+    Report r = Check(index, fp, all);
+    if (t.source >= 0) {
+      related.Add(RatioWith(r, SourceId(t.source)));
+    } else if (!t.expected_violation) {
+      double best = 0;
+      for (const DocumentMatch& m : r.matches) {
+        unrelated.Add(m.ratio);
+        best = std::max(best, m.ratio);
+      }
+      unrelated.AddZeros(static_cast<int>(set.sources.size() - r.matches.size()));
+      unrelated_max.Add(best);
+    }
+  }
+  return AffinityRow{name, self.Get(), related.Get(), unrelated.Get(), unrelated_max.Get()};
+}
+
+absl::StatusOr<std::vector<SamplingRow>> MeasureSampling(const EvalSet& set,
+                                                         const Setting& setting,
+                                                         const std::vector<uint32_t>& ns,
+                                                         int seeds) {
+  COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
+                        MakeFingerprinter(setting));
+  MemoryIndex index;
+  COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
+  const double t = setting.options.threshold;
+  std::vector<DocumentFingerprint> fps(set.tests.size());
+  std::vector<bool> full_decision(set.tests.size());
+  std::vector<double> full_ratio(set.tests.size());
+  for (size_t i = 0; i < set.tests.size(); ++i) {
+    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(set.tests[i].text, &fps[i]));
+    Report r = Check(index, fps[i], setting.options);
+    full_decision[i] = r.violation;
+    full_ratio[i] = r.matches.empty() ? 0 : r.matches.front().ratio;
+  }
+  std::vector<SamplingRow> rows;
+  for (uint32_t n : ns) {
+    SamplingRow row;
+    row.n = n;
+    int misses = 0, false_alarms = 0;
+    double pred_miss = 0, pred_fa = 0;
+    for (size_t i = 0; i < set.tests.size(); ++i) {
+      const double predicted = SamplingError(n, t, full_ratio[i]);
+      for (int seed = 0; seed < seeds; ++seed) {
+        DocumentFingerprint sampled = fps[i];
+        SampleChunks(n, 0x5eed0000u + seed * 7919u + i, &sampled);
+        const bool decision = Check(index, sampled, setting.options).violation;
+        if (full_decision[i]) {
+          ++row.positives;
+          misses += !decision;
+          pred_miss += predicted;
+        } else {
+          ++row.negatives;
+          false_alarms += decision;
+          pred_fa += predicted;
+        }
+      }
+    }
+    if (row.positives) {
+      row.measured_miss = double(misses) / row.positives;
+      row.predicted_miss = pred_miss / row.positives;
+    }
+    if (row.negatives) {
+      row.measured_false_alarm = double(false_alarms) / row.negatives;
+      row.predicted_false_alarm = pred_fa / row.negatives;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+absl::StatusOr<SecurityResult> MeasureSecurity(const EvalSet& set, const Setting& setting,
+                                               int documents) {
+  COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
+                        MakeFingerprinter(setting));
+  MemoryIndex index;
+  COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
+  DocumentFingerprint fp;
+  auto flagged = [&](const std::string& text) -> absl::StatusOr<bool> {
+    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(text, &fp));
+    return Check(index, fp, setting.options).violation;
+  };
+  SecurityResult result;
+  Accumulator without_key, with_key, words, chars;
+  const int n = std::min<int>(documents, static_cast<int>(set.sources.size()));
+  for (int d = 0; d < n; ++d) {
+    const std::string& original = set.sources[d].text;
+    COPS_ASSIGN_OR_RETURN(bool caught, flagged(original));
+    if (!caught) continue;  // nothing to evade
+    ++result.documents;
+    // Word starts, as an attacker without the key sees them: runs of ASCII letters.
+    std::vector<size_t> word_end;  // index of each word's last letter
+    for (size_t i = 0; i < original.size(); ++i) {
+      const char c = original[i];
+      const bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+      const char next = i + 1 < original.size() ? original[i + 1] : ' ';
+      const bool next_letter = (next >= 'a' && next <= 'z') || (next >= 'A' && next <= 'Z');
+      if (letter && !next_letter) word_end.push_back(i);
+    }
+    words.Add(static_cast<double>(word_end.size()));
+    chars.Add(static_cast<double>(original.size()));
+
+    // Without the key: edit every g-th word; find the largest g that still evades.
+    auto evade_gap = [&](size_t g) -> absl::StatusOr<bool> {
+      std::string text = original;
+      for (size_t w = g - 1; w < word_end.size(); w += g) FlipLetterBackward(&text, word_end[w], 0);
+      COPS_ASSIGN_OR_RETURN(bool f, flagged(text));
+      return !f;
+    };
+    size_t lo = 1, hi = word_end.size();  // evade(lo) assumed; find max g with evade
+    COPS_ASSIGN_OR_RETURN(bool every_word, evade_gap(1));
+    if (!every_word) {
+      without_key.Add(static_cast<double>(word_end.size()));
+    } else {
+      while (lo < hi) {
+        size_t mid = (lo + hi + 1) / 2;
+        COPS_ASSIGN_OR_RETURN(bool ev, evade_gap(mid));
+        if (ev) lo = mid; else hi = mid - 1;
+      }
+      without_key.Add(static_cast<double>(word_end.size() / lo));
+    }
+
+    // With the key: the attacker computes the selected chunks and breaks them with the
+    // fewest edits (one letter in the last unit of each chunk not yet broken), in order.
+    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(original, &fp));
+    std::vector<Chunk> chunks = fp.chunks;
+    std::sort(chunks.begin(), chunks.end(),
+              [](const Chunk& a, const Chunk& b) { return a.unit_end < b.unit_end; });
+    std::vector<const Chunk*> stabs;
+    int64_t last_stab_unit = -1;
+    for (const Chunk& c : chunks) {
+      if (last_stab_unit >= static_cast<int64_t>(c.unit_begin) &&
+          last_stab_unit < static_cast<int64_t>(c.unit_end)) {
+        continue;
+      }
+      stabs.push_back(&c);
+      last_stab_unit = static_cast<int64_t>(c.unit_end) - 1;
+    }
+    auto evade_prefix = [&](size_t m) -> absl::StatusOr<bool> {
+      std::string text = original;
+      for (size_t j = 0; j < m; ++j) {
+        FlipLetterBackward(&text, stabs[j]->end > 0 ? stabs[j]->end - 1 : 0, stabs[j]->start);
+      }
+      COPS_ASSIGN_OR_RETURN(bool f, flagged(text));
+      return !f;
+    };
+    size_t klo = 0, khi = stabs.size();  // find the smallest m that evades
+    COPS_ASSIGN_OR_RETURN(bool all_stabbed, evade_prefix(khi));
+    if (!all_stabbed) {
+      with_key.Add(static_cast<double>(word_end.size()));  // upper bound: every word
+      continue;
+    }
+    while (klo < khi) {
+      size_t mid = (klo + khi) / 2;
+      COPS_ASSIGN_OR_RETURN(bool ev, evade_prefix(mid));
+      if (ev) khi = mid; else klo = mid + 1;
+    }
+    with_key.Add(static_cast<double>(klo));
+  }
+  result.mean_words = words.Get().mean;
+  result.mean_chars = chars.Get().mean;
+  result.without_key = without_key.Get();
+  result.with_key = with_key.Get();
+  return result;
+}
+
+}  // namespace cops::eval

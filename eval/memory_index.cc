@@ -1,0 +1,30 @@
+#include "eval/memory_index.h"
+
+namespace cops::eval {
+
+void MemoryIndex::Register(DocId id, const DocumentFingerprint& fp) {
+  for (const Chunk& c : fp.chunks) {
+    PostingList& list = postings_[c.hash];
+    if (list.postings.empty() || list.postings.back().doc_id != id) ++list.doc_frequency;
+    list.postings.push_back({id, c.ordinal, c.start, c.end});
+  }
+  stored_per_doc_[id] = static_cast<uint32_t>(fp.chunks.size());
+  stored_ += fp.chunks.size();
+  total_ += fp.total_chunks;
+}
+
+void MemoryIndex::Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const {
+  out->clear();
+  out->resize(hashes.size());
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    auto it = postings_.find(hashes[i]);
+    if (it != postings_.end()) (*out)[i] = it->second;
+  }
+}
+
+uint32_t MemoryIndex::StoredChunks(DocId id) const {
+  auto it = stored_per_doc_.find(id);
+  return it == stored_per_doc_.end() ? 0 : it->second;
+}
+
+}  // namespace cops::eval

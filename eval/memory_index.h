@@ -1,0 +1,43 @@
+#ifndef COPS_EVAL_MEMORY_INDEX_H_
+#define COPS_EVAL_MEMORY_INDEX_H_
+
+// An in-memory chunk hash -> postings map with the semantics of storage/index.h's Lookup
+// (postings ordered by doc_id then ordinal, doc_frequency = distinct documents), so the
+// evaluation can sweep many parameter settings without a RocksDB round trip.
+//
+// Thread-safety: not thread-safe; Lookup() is safe concurrently once registration is done.
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "core/fingerprint.h"
+#include "core/match.h"
+
+namespace cops::eval {
+
+class MemoryIndex {
+ public:
+  // REQUIRES: ids increase from call to call (keeps postings ordered).
+  void Register(DocId id, const DocumentFingerprint& fp);
+
+  // out->at(i) holds the postings of hashes[i] (empty when unknown).
+  void Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const;
+
+  // Stored (selected) chunks of a registered document; 0 when unknown.
+  uint32_t StoredChunks(DocId id) const;
+
+  uint64_t stored_chunks() const { return stored_; }  // over all documents
+  uint64_t total_chunks() const { return total_; }    // before selection
+
+ private:
+  std::unordered_map<ChunkHash, PostingList> postings_;
+  std::unordered_map<DocId, uint32_t> stored_per_doc_;
+  uint64_t stored_ = 0;
+  uint64_t total_ = 0;
+};
+
+}  // namespace cops::eval
+
+#endif  // COPS_EVAL_MEMORY_INDEX_H_

@@ -1,0 +1,55 @@
+// cops-fuzz-seeds FORMAT DIR: writes a few real documents of FORMAT into DIR as the seed
+// corpus for fuzz_FORMAT.
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tests/convert/fixtures.h"
+
+namespace t = cops::testing;
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::cerr << "usage: cops-fuzz-seeds FORMAT DIR\n";
+    return 2;
+  }
+  const std::string format = argv[1];
+  const std::filesystem::path dir = argv[2];
+  std::filesystem::create_directories(dir);
+  std::vector<std::string> seeds;
+  const std::vector<std::string> small = {"Title line", "A short paragraph of text.",
+                                          "Caf\xC3\xA9 second\tparagraph."};
+  const std::vector<std::string> prose = t::Prose(4, 3);
+  for (const auto& paragraphs : {small, prose}) {
+    if (format == "text") seeds.push_back(t::MakeText(paragraphs));
+    if (format == "html") seeds.push_back(t::MakeHtml(paragraphs));
+    if (format == "email") seeds.push_back(t::MakeEmail(paragraphs));
+    if (format == "pdf") seeds.push_back(t::MakePdfFromParagraphs(paragraphs));
+    if (format == "docx") seeds.push_back(t::MakeDocx(paragraphs));
+    if (format == "odt") seeds.push_back(t::MakeOdt(paragraphs));
+    if (format == "latex") seeds.push_back(t::MakeLatex(paragraphs));
+    if (format == "markdown") seeds.push_back(t::MakeMarkdown(paragraphs));
+  }
+  if (format == "text") seeds.push_back("caf\xE9 \x93quoted\x94 windows-1252");
+  if (format == "email") {
+    seeds.push_back(
+        "From: a@b\r\nSubject: s\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; "
+        "boundary=x\r\n\r\n--x\r\nContent-Type: text/html; charset=iso-8859-1\r\n"
+        "Content-Transfer-Encoding: quoted-printable\r\n\r\n<p>caf=E9</p>\r\n--x\r\n"
+        "Content-Type: application/pdf\r\nContent-Disposition: attachment; filename=a.pdf\r\n"
+        "Content-Transfer-Encoding: base64\r\n\r\n" +
+        t::Base64(t::MakePdf({{"attached"}})) + "--x--\r\n");
+  }
+  if (format == "pdf") {
+    seeds.push_back(t::MakePdf({{"Header", "", "body one", "", "Page 1"},
+                                {"Header", "", "body two", "", "Page 2"},
+                                {"Header", "", "body thr-", "ee", "Page 3"}}));
+  }
+  for (size_t i = 0; i < seeds.size(); ++i) {
+    std::ofstream(dir / ("seed" + std::to_string(i)), std::ios::binary) << seeds[i];
+  }
+  return 0;
+}

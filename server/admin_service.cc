@@ -1,0 +1,240 @@
+#include "server/admin_service.h"
+
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "spdlog/spdlog.h"
+
+namespace cops {
+namespace {
+
+grpc::Status ToGrpcStatus(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+void FillCollection(const CollectionRecord& r, v1::CollectionInfo* out) {
+  out->set_name(r.name);
+  out->set_show_titles_to_checkers(r.show_titles_to_checkers);
+  out->set_keep_audit(r.keep_audit);
+  out->set_created_unix_micros(r.created_unix_micros);
+}
+
+std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::string>& v) {
+  return std::vector<std::string>(v.begin(), v.end());
+}
+
+}  // namespace
+
+AdminService::AdminService(Authorizer* authorizer, AccessControl* access,
+                           AdminIndexHooks index, std::string snapshot_root)
+    : authorizer_(authorizer),
+      access_(access),
+      index_(std::move(index)),
+      snapshot_root_(std::move(snapshot_root)) {}
+
+absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* context) {
+  auto caller = authorizer_->Authenticate(*context);
+  if (!caller.ok()) return caller.status();
+  absl::Status allowed = authorizer_->Authorize(*caller, Action::kAdmin, "");
+  if (!allowed.ok()) return allowed;
+  return caller;
+}
+
+void AdminService::FillPrincipal(const PrincipalRecord& r, v1::PrincipalInfo* out) const {
+  out->set_name(r.name);
+  out->set_role(static_cast<v1::PrincipalRole>(r.role));
+  for (const std::string& c : r.collections) out->add_collections(c);
+  v1::PrincipalLimits* limits = out->mutable_limits();
+  limits->set_requests_per_second(r.requests_per_second);
+  limits->set_burst(r.burst);
+  limits->set_max_documents(r.max_documents);
+  limits->set_max_bytes(r.max_bytes);
+  out->set_created_unix_micros(r.created_unix_micros);
+  if (auto usage = access_->Usage(r.name); usage.ok()) {
+    out->set_used_documents(usage->documents);
+    out->set_used_bytes(usage->bytes);
+  }
+  for (const ApiKeyRecord& k : access_->ListKeys()) {
+    if (k.principal != r.name) continue;
+    v1::ApiKeyInfo* key = out->add_keys();
+    key->set_key_id(k.key_id);
+    key->set_created_unix_micros(k.created_unix_micros);
+    key->set_revoked_unix_micros(k.revoked_unix_micros);
+  }
+}
+
+grpc::Status AdminService::CreatePrincipal(grpc::ServerContext* context,
+                                           const v1::CreatePrincipalRequest* request,
+                                           v1::CreatePrincipalResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  PrincipalRecord record;
+  record.name = request->name();
+  record.role = static_cast<uint8_t>(request->role());
+  record.collections = ToVector(request->collections());
+  record.requests_per_second = request->limits().requests_per_second();
+  record.burst = request->limits().burst();
+  record.max_documents = request->limits().max_documents();
+  record.max_bytes = request->limits().max_bytes();
+  auto issued = access_->CreatePrincipal(record);
+  if (!issued.ok()) return ToGrpcStatus(issued.status());
+  spdlog::info("admin '{}' created principal '{}' with key id {}", caller->name, record.name,
+               issued->key_id);
+  for (const PrincipalRecord& r : access_->ListPrincipals()) {
+    if (r.name == record.name) FillPrincipal(r, response->mutable_principal());
+  }
+  response->set_key_id(issued->key_id);
+  response->set_api_key(issued->api_key);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListPrincipals(grpc::ServerContext* context,
+                                          const v1::ListPrincipalsRequest* /*request*/,
+                                          v1::ListPrincipalsResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  for (const PrincipalRecord& r : access_->ListPrincipals()) {
+    FillPrincipal(r, response->add_principals());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::SetPrincipalCollections(
+    grpc::ServerContext* context, const v1::SetPrincipalCollectionsRequest* request,
+    v1::SetPrincipalCollectionsResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  absl::Status s =
+      access_->SetCollections(request->principal(), ToVector(request->collections()));
+  if (!s.ok()) return ToGrpcStatus(s);
+  spdlog::info("admin '{}' set the collections of '{}'", caller->name, request->principal());
+  for (const PrincipalRecord& r : access_->ListPrincipals()) {
+    if (r.name == request->principal()) FillPrincipal(r, response->mutable_principal());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::CreateApiKey(grpc::ServerContext* context,
+                                        const v1::CreateApiKeyRequest* request,
+                                        v1::CreateApiKeyResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  auto issued = access_->CreateKey(request->principal());
+  if (!issued.ok()) return ToGrpcStatus(issued.status());
+  spdlog::info("admin '{}' created key id {} for '{}'", caller->name, issued->key_id,
+               request->principal());
+  response->set_key_id(issued->key_id);
+  response->set_api_key(issued->api_key);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::RevokeApiKey(grpc::ServerContext* context,
+                                        const v1::RevokeApiKeyRequest* request,
+                                        v1::RevokeApiKeyResponse* /*response*/) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  return ToGrpcStatus(access_->RevokeKey(request->key_id()));
+}
+
+grpc::Status AdminService::CreateCollection(grpc::ServerContext* context,
+                                            const v1::CreateCollectionRequest* request,
+                                            v1::CreateCollectionResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  CollectionRecord record;
+  record.name = request->collection().name();
+  record.show_titles_to_checkers = request->collection().show_titles_to_checkers();
+  record.keep_audit = request->collection().keep_audit();
+  absl::Status s = access_->PutCollection(record);
+  if (!s.ok()) return ToGrpcStatus(s);
+  for (const CollectionRecord& c : access_->ListCollections()) {
+    if (c.name == record.name) FillCollection(c, response->mutable_collection());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::ListCollections(grpc::ServerContext* context,
+                                           const v1::ListCollectionsRequest* /*request*/,
+                                           v1::ListCollectionsResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  for (const CollectionRecord& c : access_->ListCollections()) {
+    FillCollection(c, response->add_collections());
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
+                                      const v1::QueryAuditRequest* request,
+                                      v1::QueryAuditResponse* response) {
+  auto caller = authorizer_->Authenticate(*context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (caller->role != Role::kAdmin) {
+    // An owner may see the audit trail of its own documents only.
+    if (!index_.get_document) {
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no index to look the document up");
+    }
+    auto doc = index_.get_document(request->doc_id());
+    if (!doc.ok()) return ToGrpcStatus(doc.status());
+    absl::Status allowed = authorizer_->Authorize(*caller, Action::kReadDocument, doc->collection);
+    if (allowed.ok() && doc->owner != caller->name) {
+      allowed = absl::PermissionDeniedError("document " + std::to_string(doc->id) +
+                                            " is not owned by '" + caller->name + "'");
+    }
+    if (!allowed.ok()) return ToGrpcStatus(allowed);
+  } else {
+    absl::Status allowed = authorizer_->Authorize(*caller, Action::kAdmin, "");
+    if (!allowed.ok()) return ToGrpcStatus(allowed);
+  }
+  auto entries = access_->QueryAudit(request->doc_id(), request->since_unix_micros(),
+                                     request->limit() == 0 ? 1000 : request->limit());
+  if (!entries.ok()) return ToGrpcStatus(entries.status());
+  for (const AuditRecord& r : *entries) {
+    v1::AuditEntry* e = response->add_entries();
+    e->set_doc_id(r.doc_id);
+    e->set_collection(r.collection);
+    e->set_unix_micros(r.unix_micros);
+    e->set_checker(r.checker);
+    e->set_ratio(r.ratio);
+    e->set_containment(r.containment);
+    e->set_matched_chunks(r.matched_chunks);
+    e->set_violation(r.violation);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
+                                          const v1::CreateSnapshotRequest* request,
+                                          v1::CreateSnapshotResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  // The name becomes a path component: the same character set as principal names, so it
+  // cannot climb out of the snapshot directory.
+  absl::Status valid = ValidateAccessName("snapshot", request->name());
+  if (!valid.ok()) return ToGrpcStatus(valid);
+  if (request->name() == "." || request->name() == "..") {
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "snapshot name may not be . or ..");
+  }
+  if (!index_.create_snapshot) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no index to snapshot");
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(snapshot_root_, ec);
+  if (ec) {
+    return grpc::Status(grpc::StatusCode::INTERNAL,
+                        "cannot create " + snapshot_root_ + ": " + ec.message());
+  }
+  const std::string dir = (std::filesystem::path(snapshot_root_) / request->name()).string();
+  if (std::filesystem::exists(dir, ec)) {
+    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, "snapshot " + dir + " already exists");
+  }
+  absl::Status s = index_.create_snapshot(dir);
+  if (!s.ok()) return ToGrpcStatus(s);
+  spdlog::info("admin '{}' created snapshot {}", caller->name, dir);
+  response->set_path(dir);
+  return grpc::Status::OK;
+}
+
+}  // namespace cops

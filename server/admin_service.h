@@ -1,0 +1,80 @@
+#ifndef COPS_SERVER_ADMIN_SERVICE_H_
+#define COPS_SERVER_ADMIN_SERVICE_H_
+
+// The gRPC Admin service (proto/cops_admin.proto): principals, API keys, collections, the
+// audit trail and snapshots. Each handler authenticates and authorizes through the
+// Authorizer (so in --auth=off loopback mode the open authorizer lets local callers prepare
+// principals), then calls AccessControl or the Index.
+//
+// Thread-safety: stateless beyond its dependencies, which are all thread-safe; handlers run
+// concurrently.
+
+#include <functional>
+#include <string>
+
+#include "proto/cops_admin.grpc.pb.h"
+#include "server/access_control.h"
+#include "server/authorizer.h"
+#include "storage/index.h"
+
+namespace cops {
+
+// What the Admin service needs from the index, as callables so the service links without it
+// (IndexHooksFor() binds them to an Index). An empty callable answers UNAVAILABLE.
+struct AdminIndexHooks {
+  std::function<absl::StatusOr<DocumentRecord>(DocId)> get_document;     // Index::GetDocument
+  std::function<absl::Status(const std::string& dir)> create_snapshot;  // Index::CreateSnapshot
+};
+
+// REQUIRES: `index` outlives the returned hooks.
+inline AdminIndexHooks IndexHooksFor(const Index* index) {
+  return AdminIndexHooks{[index](DocId id) { return index->GetDocument(id); },
+                         [index](const std::string& dir) { return index->CreateSnapshot(dir); }};
+}
+
+class AdminService final : public v1::Admin::Service {
+ public:
+  // None owned; all must outlive the service. `snapshot_root` is the directory under which
+  // CreateSnapshot writes (<data-dir>/snapshots).
+  AdminService(Authorizer* authorizer, AccessControl* access, AdminIndexHooks index,
+               std::string snapshot_root);
+
+  grpc::Status CreatePrincipal(grpc::ServerContext* context,
+                               const v1::CreatePrincipalRequest* request,
+                               v1::CreatePrincipalResponse* response) override;
+  grpc::Status ListPrincipals(grpc::ServerContext* context,
+                              const v1::ListPrincipalsRequest* request,
+                              v1::ListPrincipalsResponse* response) override;
+  grpc::Status SetPrincipalCollections(grpc::ServerContext* context,
+                                       const v1::SetPrincipalCollectionsRequest* request,
+                                       v1::SetPrincipalCollectionsResponse* response) override;
+  grpc::Status CreateApiKey(grpc::ServerContext* context, const v1::CreateApiKeyRequest* request,
+                            v1::CreateApiKeyResponse* response) override;
+  grpc::Status RevokeApiKey(grpc::ServerContext* context, const v1::RevokeApiKeyRequest* request,
+                            v1::RevokeApiKeyResponse* response) override;
+  grpc::Status CreateCollection(grpc::ServerContext* context,
+                                const v1::CreateCollectionRequest* request,
+                                v1::CreateCollectionResponse* response) override;
+  grpc::Status ListCollections(grpc::ServerContext* context,
+                               const v1::ListCollectionsRequest* request,
+                               v1::ListCollectionsResponse* response) override;
+  grpc::Status QueryAudit(grpc::ServerContext* context, const v1::QueryAuditRequest* request,
+                          v1::QueryAuditResponse* response) override;
+  grpc::Status CreateSnapshot(grpc::ServerContext* context,
+                              const v1::CreateSnapshotRequest* request,
+                              v1::CreateSnapshotResponse* response) override;
+
+ private:
+  // The caller when it is an admin; UNAUTHENTICATED / PERMISSION_DENIED otherwise.
+  absl::StatusOr<Principal> RequireAdmin(grpc::ServerContext* context);
+  void FillPrincipal(const PrincipalRecord& record, v1::PrincipalInfo* out) const;
+
+  Authorizer* const authorizer_;
+  AccessControl* const access_;
+  const AdminIndexHooks index_;
+  const std::string snapshot_root_;
+};
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_ADMIN_SERVICE_H_

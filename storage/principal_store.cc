@@ -1,0 +1,459 @@
+#include "storage/principal_store.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <type_traits>
+#include <utility>
+
+#include "nlohmann/json.hpp"
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/write_batch.h"
+
+namespace cops {
+namespace {
+
+// Debian's Abseil has its own string_view, so absl::StrCat does not take std::string_view.
+void AppendPiece(std::string* out, std::string_view s) { out->append(s); }
+template <typename T>
+  requires std::is_arithmetic_v<T>
+void AppendPiece(std::string* out, T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
+    out->append(buf);
+  } else {
+    out->append(std::to_string(v));
+  }
+}
+template <typename... Args>
+std::string Cat(const Args&... args) {
+  std::string out;
+  (AppendPiece(&out, args), ...);
+  return out;
+}
+
+using json = nlohmann::json;
+
+// Key prefixes. on-disk: do not change.
+constexpr std::string_view kMetaVersionKey = "meta/version";
+constexpr std::string_view kPrincipalPrefix = "p/";
+constexpr std::string_view kKeyPrefix = "k/";
+constexpr std::string_view kCollectionPrefix = "c/";
+constexpr std::string_view kUsagePrefix = "u/";
+constexpr std::string_view kAuditPrefix = "a/";
+constexpr std::string_view kSchemaVersion = "1";
+
+absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
+  if (s.ok()) return absl::OkStatus();
+  std::string msg = Cat("access store: ", what, ": ", s.ToString());
+  if (s.IsNotFound()) return absl::NotFoundError(msg);
+  if (s.IsCorruption()) return absl::DataLossError(msg);
+  if (s.IsIOError()) return absl::UnavailableError(msg);
+  if (s.IsInvalidArgument()) return absl::FailedPreconditionError(msg);
+  return absl::InternalError(msg);
+}
+
+std::string ToHex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    out.push_back(kDigits[c >> 4]);
+    out.push_back(kDigits[c & 15]);
+  }
+  return out;
+}
+
+bool FromHex(std::string_view hex, std::string* out) {
+  if (hex.size() % 2 != 0) return false;
+  out->clear();
+  auto nibble = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int hi = nibble(hex[i]), lo = nibble(hex[i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    out->push_back(static_cast<char>(hi << 4 | lo));
+  }
+  return true;
+}
+
+void AppendBigEndian64(uint64_t v, std::string* out) {
+  for (int shift = 56; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+}
+void AppendBigEndian32(uint32_t v, std::string* out) {
+  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>(v >> shift));
+}
+
+std::string AuditKeyPrefix(uint64_t doc_id) {
+  std::string key(kAuditPrefix);
+  AppendBigEndian64(doc_id, &key);
+  return key;
+}
+
+// Values are JSON objects: readable with ldb, and new fields stay backward compatible.
+std::string EncodePrincipal(const PrincipalRecord& r) {
+  return json{{"name", r.name},
+              {"role", r.role},
+              {"collections", r.collections},
+              {"created_us", r.created_unix_micros},
+              {"rps", r.requests_per_second},
+              {"burst", r.burst},
+              {"max_documents", r.max_documents},
+              {"max_bytes", r.max_bytes}}
+      .dump();
+}
+
+std::string EncodeKey(const ApiKeyRecord& r) {
+  return json{{"key_id", r.key_id},
+              {"principal", r.principal},
+              {"salt", ToHex(r.salt)},
+              {"sha256", ToHex(r.hash)},
+              {"created_us", r.created_unix_micros},
+              {"revoked_us", r.revoked_unix_micros}}
+      .dump();
+}
+
+std::string EncodeCollection(const CollectionRecord& r) {
+  return json{{"name", r.name},
+              {"show_titles_to_checkers", r.show_titles_to_checkers},
+              {"keep_audit", r.keep_audit},
+              {"created_us", r.created_unix_micros}}
+      .dump();
+}
+
+std::string EncodeAudit(const AuditRecord& r) {
+  return json{{"doc_id", r.doc_id},
+              {"collection", r.collection},
+              {"us", r.unix_micros},
+              {"checker", r.checker},
+              {"ratio", r.ratio},
+              {"containment", r.containment},
+              {"matched_chunks", r.matched_chunks},
+              {"violation", r.violation}}
+      .dump();
+}
+
+std::string EncodeUsage(const UsageRecord& r) {
+  return json{{"documents", r.documents}, {"bytes", r.bytes}}.dump();
+}
+
+// Decoders parse without exceptions: a malformed value is DATA_LOSS naming the record.
+absl::StatusOr<json> ParseJson(std::string_view value, std::string_view what) {
+  json j = json::parse(value, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError(Cat("access store: malformed ", what, " record"));
+  }
+  return j;
+}
+
+template <typename T>
+T Field(const json& j, const char* name, T fallback) {
+  auto it = j.find(name);
+  if (it == j.end() || it->is_null()) return fallback;
+  // Types were written by us; a mismatch means damage, which get<> would throw on.
+  if constexpr (std::is_same_v<T, std::string>) {
+    return it->is_string() ? it->template get<std::string>() : fallback;
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return it->is_boolean() ? it->template get<bool>() : fallback;
+  } else {
+    return it->is_number() ? it->template get<T>() : fallback;
+  }
+}
+
+absl::StatusOr<PrincipalRecord> DecodePrincipal(std::string_view value) {
+  auto j = ParseJson(value, "principal");
+  if (!j.ok()) return j.status();
+  PrincipalRecord r;
+  r.name = Field<std::string>(*j, "name", "");
+  r.role = Field<uint8_t>(*j, "role", 0);
+  if (auto it = j->find("collections"); it != j->end() && it->is_array()) {
+    for (const auto& c : *it) {
+      if (c.is_string()) r.collections.push_back(c.get<std::string>());
+    }
+  }
+  r.created_unix_micros = Field<int64_t>(*j, "created_us", 0);
+  r.requests_per_second = Field<double>(*j, "rps", 0);
+  r.burst = Field<uint32_t>(*j, "burst", 0);
+  r.max_documents = Field<uint64_t>(*j, "max_documents", 0);
+  r.max_bytes = Field<uint64_t>(*j, "max_bytes", 0);
+  return r;
+}
+
+absl::StatusOr<ApiKeyRecord> DecodeKey(std::string_view value) {
+  auto j = ParseJson(value, "api key");
+  if (!j.ok()) return j.status();
+  ApiKeyRecord r;
+  r.key_id = Field<std::string>(*j, "key_id", "");
+  r.principal = Field<std::string>(*j, "principal", "");
+  if (!FromHex(Field<std::string>(*j, "salt", ""), &r.salt) ||
+      !FromHex(Field<std::string>(*j, "sha256", ""), &r.hash)) {
+    return absl::DataLossError(
+        Cat("access store: api key ", r.key_id, ": malformed salt or hash"));
+  }
+  r.created_unix_micros = Field<int64_t>(*j, "created_us", 0);
+  r.revoked_unix_micros = Field<int64_t>(*j, "revoked_us", 0);
+  return r;
+}
+
+absl::StatusOr<CollectionRecord> DecodeCollection(std::string_view value) {
+  auto j = ParseJson(value, "collection");
+  if (!j.ok()) return j.status();
+  CollectionRecord r;
+  r.name = Field<std::string>(*j, "name", "");
+  r.show_titles_to_checkers = Field<bool>(*j, "show_titles_to_checkers", false);
+  r.keep_audit = Field<bool>(*j, "keep_audit", true);
+  r.created_unix_micros = Field<int64_t>(*j, "created_us", 0);
+  return r;
+}
+
+absl::StatusOr<AuditRecord> DecodeAudit(std::string_view value) {
+  auto j = ParseJson(value, "audit");
+  if (!j.ok()) return j.status();
+  AuditRecord r;
+  r.doc_id = Field<uint64_t>(*j, "doc_id", 0);
+  r.collection = Field<std::string>(*j, "collection", "");
+  r.unix_micros = Field<int64_t>(*j, "us", 0);
+  r.checker = Field<std::string>(*j, "checker", "");
+  r.ratio = Field<double>(*j, "ratio", 0);
+  r.containment = Field<double>(*j, "containment", 0);
+  r.matched_chunks = Field<uint32_t>(*j, "matched_chunks", 0);
+  r.violation = Field<bool>(*j, "violation", false);
+  return r;
+}
+
+absl::StatusOr<UsageRecord> DecodeUsage(std::string_view value) {
+  auto j = ParseJson(value, "usage");
+  if (!j.ok()) return j.status();
+  UsageRecord r;
+  r.documents = Field<uint64_t>(*j, "documents", 0);
+  r.bytes = Field<uint64_t>(*j, "bytes", 0);
+  return r;
+}
+
+template <typename T, typename Decode>
+absl::StatusOr<std::vector<T>> DecodeAll(absl::StatusOr<std::vector<std::string>> values,
+                                         Decode decode) {
+  if (!values.ok()) return values.status();
+  std::vector<T> out;
+  out.reserve(values->size());
+  for (const std::string& v : *values) {
+    auto r = decode(v);
+    if (!r.ok()) return r.status();
+    out.push_back(*std::move(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::Status ValidateAccessName(std::string_view kind, std::string_view name) {
+  if (name.empty() || name.size() > 128) {
+    return absl::InvalidArgumentError(
+        Cat(kind, " name must be 1 to 128 characters, got ", name.size()));
+  }
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '@' || c == ':' || c == '-';
+    if (!ok) {
+      return absl::InvalidArgumentError(Cat(
+          kind, " name '", name, "' may only contain letters, digits and . _ @ : -"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+PrincipalStore::PrincipalStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
+PrincipalStore::~PrincipalStore() = default;
+
+absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::string& path) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  // Small and rarely written: keep its footprint small next to the index.
+  options.write_buffer_size = 4 << 20;
+  options.max_open_files = 64;
+  options.keep_log_file_num = 2;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, path, &raw);
+  std::unique_ptr<rocksdb::DB> db(raw);
+  if (!s.ok()) return FromRocks(s, Cat("opening ", path));
+
+  std::string version;
+  s = db->Get(rocksdb::ReadOptions(), std::string(kMetaVersionKey), &version);
+  if (s.IsNotFound()) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    s = db->Put(wo, std::string(kMetaVersionKey), std::string(kSchemaVersion));
+    if (!s.ok()) return FromRocks(s, "writing schema version");
+  } else if (!s.ok()) {
+    return FromRocks(s, "reading schema version");
+  } else if (version != kSchemaVersion) {
+    return absl::FailedPreconditionError(Cat(
+        "access store ", path, " has schema version ", version, ", this build reads ",
+        kSchemaVersion));
+  }
+  return std::unique_ptr<PrincipalStore>(new PrincipalStore(std::move(db)));
+}
+
+absl::Status PrincipalStore::Put(std::string_view key, std::string_view value) {
+  // Access changes (a revoked key above all) must survive power loss: sync each one.
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  return FromRocks(db_->Put(wo, rocksdb::Slice(key.data(), key.size()),
+                            rocksdb::Slice(value.data(), value.size())),
+                   "write");
+}
+
+absl::StatusOr<std::string> PrincipalStore::Get(std::string_view key) const {
+  std::string value;
+  rocksdb::Status s =
+      db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
+  if (!s.ok()) return FromRocks(s, "read");
+  return value;
+}
+
+absl::StatusOr<std::vector<std::string>> PrincipalStore::ScanValues(
+    std::string_view prefix) const {
+  std::vector<std::string> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  rocksdb::Slice p(prefix.data(), prefix.size());
+  for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) {
+    out.push_back(it->value().ToString());
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "scan");
+  return out;
+}
+
+absl::Status PrincipalStore::PutPrincipal(const PrincipalRecord& record) {
+  absl::Status valid = ValidateAccessName("principal", record.name);
+  if (!valid.ok()) return valid;
+  return Put(Cat(kPrincipalPrefix, record.name), EncodePrincipal(record));
+}
+
+absl::Status PrincipalStore::PutKey(const ApiKeyRecord& record) {
+  if (record.key_id.empty() || record.salt.empty() || record.hash.size() != 32) {
+    return absl::InvalidArgumentError("api key record needs a key id, a salt and a 32-byte hash");
+  }
+  return Put(Cat(kKeyPrefix, record.key_id), EncodeKey(record));
+}
+
+absl::Status PrincipalStore::PutCollection(const CollectionRecord& record) {
+  absl::Status valid = ValidateAccessName("collection", record.name);
+  if (!valid.ok()) return valid;
+  return Put(Cat(kCollectionPrefix, record.name), EncodeCollection(record));
+}
+
+absl::StatusOr<PrincipalRecord> PrincipalStore::GetPrincipal(std::string_view name) const {
+  auto v = Get(Cat(kPrincipalPrefix, name));
+  if (absl::IsNotFound(v.status())) {
+    return absl::NotFoundError(Cat("no principal named '", name, "'"));
+  }
+  if (!v.ok()) return v.status();
+  return DecodePrincipal(*v);
+}
+
+absl::StatusOr<ApiKeyRecord> PrincipalStore::GetKey(std::string_view key_id) const {
+  auto v = Get(Cat(kKeyPrefix, key_id));
+  if (absl::IsNotFound(v.status())) {
+    return absl::NotFoundError(Cat("no api key with id '", key_id, "'"));
+  }
+  if (!v.ok()) return v.status();
+  return DecodeKey(*v);
+}
+
+absl::StatusOr<CollectionRecord> PrincipalStore::GetCollection(std::string_view name) const {
+  auto v = Get(Cat(kCollectionPrefix, name));
+  if (absl::IsNotFound(v.status())) {
+    return absl::NotFoundError(Cat("no collection named '", name, "'"));
+  }
+  if (!v.ok()) return v.status();
+  return DecodeCollection(*v);
+}
+
+absl::StatusOr<std::vector<PrincipalRecord>> PrincipalStore::ListPrincipals() const {
+  return DecodeAll<PrincipalRecord>(ScanValues(kPrincipalPrefix), DecodePrincipal);
+}
+
+absl::StatusOr<std::vector<ApiKeyRecord>> PrincipalStore::ListKeys() const {
+  return DecodeAll<ApiKeyRecord>(ScanValues(kKeyPrefix), DecodeKey);
+}
+
+absl::StatusOr<std::vector<CollectionRecord>> PrincipalStore::ListCollections() const {
+  return DecodeAll<CollectionRecord>(ScanValues(kCollectionPrefix), DecodeCollection);
+}
+
+absl::StatusOr<UsageRecord> PrincipalStore::GetUsage(std::string_view principal) const {
+  auto v = Get(Cat(kUsagePrefix, principal));
+  if (absl::IsNotFound(v.status())) return UsageRecord{};
+  if (!v.ok()) return v.status();
+  return DecodeUsage(*v);
+}
+
+absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
+                                                     uint64_t documents, uint64_t bytes,
+                                                     uint64_t max_documents,
+                                                     uint64_t max_bytes) {
+  std::lock_guard<std::mutex> lock(usage_mu_);
+  auto usage = GetUsage(principal);
+  if (!usage.ok()) return usage.status();
+  if (max_documents != 0 && usage->documents + documents > max_documents) {
+    return absl::ResourceExhaustedError(
+        Cat("principal '", principal, "' reached its quota of ", max_documents,
+                     " documents"));
+  }
+  if (max_bytes != 0 && usage->bytes + bytes > max_bytes) {
+    return absl::ResourceExhaustedError(Cat(
+        "principal '", principal, "' would exceed its quota of ", max_bytes, " bytes (",
+        usage->bytes, " used, ", bytes, " more requested)"));
+  }
+  usage->documents += documents;
+  usage->bytes += bytes;
+  // Not synced: after a power loss a few registrations may go uncounted, which is cheaper
+  // than an fsync per registration and errs in the user's favour.
+  rocksdb::Status s = db_->Put(rocksdb::WriteOptions(), Cat(kUsagePrefix, principal),
+                               EncodeUsage(*usage));
+  if (!s.ok()) return FromRocks(s, "usage write");
+  return *usage;
+}
+
+absl::Status PrincipalStore::AppendAudit(const std::vector<AuditRecord>& records) {
+  if (records.empty()) return absl::OkStatus();
+  rocksdb::WriteBatch batch;
+  {
+    std::lock_guard<std::mutex> lock(audit_mu_);
+    for (const AuditRecord& r : records) {
+      // doc id, time, then a sequence number so two checks in the same microsecond
+      // both keep their record.
+      std::string key = AuditKeyPrefix(r.doc_id);
+      AppendBigEndian64(static_cast<uint64_t>(std::max<int64_t>(r.unix_micros, 0)), &key);
+      AppendBigEndian32(audit_seq_++, &key);
+      rocksdb::Status s = batch.Put(key, EncodeAudit(r));
+      if (!s.ok()) return FromRocks(s, "audit batch");
+    }
+  }
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "audit write");
+}
+
+absl::StatusOr<std::vector<AuditRecord>> PrincipalStore::QueryAudit(uint64_t doc_id,
+                                                                    int64_t since_unix_micros,
+                                                                    size_t limit) const {
+  limit = std::clamp<size_t>(limit, 1, 10000);
+  std::string prefix = AuditKeyPrefix(doc_id);
+  std::string start = prefix;
+  AppendBigEndian64(static_cast<uint64_t>(std::max<int64_t>(since_unix_micros, 0)), &start);
+  std::vector<AuditRecord> out;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(start); it->Valid() && it->key().starts_with(prefix) && out.size() < limit;
+       it->Next()) {
+    auto r = DecodeAudit(it->value().ToString());
+    if (!r.ok()) return r.status();
+    out.push_back(*std::move(r));
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "audit scan");
+  return out;
+}
+
+}  // namespace cops

@@ -1,0 +1,141 @@
+#ifndef COPS_STORAGE_PRINCIPAL_STORE_H_
+#define COPS_STORAGE_PRINCIPAL_STORE_H_
+
+// The access store: principals, their API key records (salted hashes only), collections and
+// their privacy settings, per-principal usage counters and the per-document audit trail of
+// checks. It lives in its own small RocksDB directory (by default <data-dir>/access), apart
+// from the index, so that access data never mixes with postings and the index can be rebuilt
+// (e.g. under a new hashing key) without touching who may do what.
+// On-disk layout: docs/security.md ("The access store").
+//
+// Thread-safety: a PrincipalStore is safe for concurrent use from many threads. Each Put is
+// one atomic RocksDB write; AddUsage is a serialized read-modify-write.
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace rocksdb {
+class DB;
+}
+
+namespace cops {
+
+struct PrincipalRecord {
+  std::string name;  // unique; see ValidateAccessName()
+  // A cops::Role value (server/authorizer.h). on-disk: do not change values.
+  uint8_t role = 0;
+  // Collections the principal may use; for role admin, empty means all.
+  std::vector<std::string> collections;
+  int64_t created_unix_micros = 0;
+  // Limits; 0 means "the server's default" for the rates and "unlimited" for quotas.
+  double requests_per_second = 0;  // token-bucket refill rate
+  uint32_t burst = 0;              // token-bucket capacity
+  uint64_t max_documents = 0;      // lifetime registrations accepted
+  uint64_t max_bytes = 0;          // lifetime bytes submitted for registration
+};
+
+// One API key. The key itself ("cops_<key_id>_<secret>") is shown once at creation and
+// never stored: only `salt` and hash = SHA-256(salt || secret) are.
+struct ApiKeyRecord {
+  std::string key_id;     // public identifier, 16 lowercase hex digits
+  std::string principal;  // owner of the key
+  std::string salt;       // 16 random bytes
+  std::string hash;       // 32 bytes
+  int64_t created_unix_micros = 0;
+  int64_t revoked_unix_micros = 0;  // 0 while the key is active
+};
+
+struct CollectionRecord {
+  std::string name;
+  // Whether checkers see the titles of this collection's documents in reports.
+  bool show_titles_to_checkers = false;
+  // Whether every check that reports one of this collection's documents leaves an audit
+  // record the document's owner can query.
+  bool keep_audit = true;
+  int64_t created_unix_micros = 0;
+};
+
+// One check that reported one registered document.
+struct AuditRecord {
+  uint64_t doc_id = 0;  // the registered document that was hit
+  std::string collection;
+  int64_t unix_micros = 0;  // when the check ran
+  std::string checker;      // principal name of the caller
+  double ratio = 0;
+  double containment = 0;
+  uint32_t matched_chunks = 0;
+  bool violation = false;
+};
+
+struct UsageRecord {
+  uint64_t documents = 0;
+  uint64_t bytes = 0;
+};
+
+// OK when `name` is 1..128 characters of [A-Za-z0-9._@:-] (principal and collection
+// names, which appear in certificates, logs and file names); INVALID_ARGUMENT otherwise.
+absl::Status ValidateAccessName(std::string_view kind, std::string_view name);
+
+class PrincipalStore {
+ public:
+  // Opens (creating when missing) the store in directory `path`.
+  // INTERNAL/FAILED_PRECONDITION with RocksDB's message when the directory is unusable.
+  static absl::StatusOr<std::unique_ptr<PrincipalStore>> Open(const std::string& path);
+  ~PrincipalStore();
+  PrincipalStore(const PrincipalStore&) = delete;
+  PrincipalStore& operator=(const PrincipalStore&) = delete;
+
+  // Create or replace (keyed by name / key_id). INVALID_ARGUMENT on a bad name.
+  absl::Status PutPrincipal(const PrincipalRecord& record);
+  absl::Status PutKey(const ApiKeyRecord& record);
+  absl::Status PutCollection(const CollectionRecord& record);
+
+  // NOT_FOUND when absent.
+  absl::StatusOr<PrincipalRecord> GetPrincipal(std::string_view name) const;
+  absl::StatusOr<ApiKeyRecord> GetKey(std::string_view key_id) const;
+  absl::StatusOr<CollectionRecord> GetCollection(std::string_view name) const;
+
+  // All records, ordered by name / key_id.
+  absl::StatusOr<std::vector<PrincipalRecord>> ListPrincipals() const;
+  absl::StatusOr<std::vector<ApiKeyRecord>> ListKeys() const;
+  absl::StatusOr<std::vector<CollectionRecord>> ListCollections() const;
+
+  // Usage counters (zero when never charged).
+  absl::StatusOr<UsageRecord> GetUsage(std::string_view principal) const;
+  // Adds the deltas when the result stays within the limits (0 = unlimited) and returns the
+  // new totals; RESOURCE_EXHAUSTED naming the limit otherwise (nothing is charged).
+  absl::StatusOr<UsageRecord> AddUsage(std::string_view principal, uint64_t documents,
+                                       uint64_t bytes, uint64_t max_documents,
+                                       uint64_t max_bytes);
+
+  // Appends the records in one atomic write.
+  absl::Status AppendAudit(const std::vector<AuditRecord>& records);
+  // Records about `doc_id`, oldest first, at or after `since_unix_micros`, at most `limit`
+  // (clamped to [1, 10000]).
+  absl::StatusOr<std::vector<AuditRecord>> QueryAudit(uint64_t doc_id,
+                                                      int64_t since_unix_micros,
+                                                      size_t limit) const;
+
+ private:
+  explicit PrincipalStore(std::unique_ptr<rocksdb::DB> db);
+  absl::Status Put(std::string_view key, std::string_view value);
+  absl::StatusOr<std::string> Get(std::string_view key) const;
+  absl::StatusOr<std::vector<std::string>> ScanValues(std::string_view prefix) const;
+
+  std::unique_ptr<rocksdb::DB> db_;
+  mutable std::mutex usage_mu_;  // serializes AddUsage's read-modify-write
+  std::mutex audit_mu_;          // guards audit_seq_
+  uint32_t audit_seq_ ABSL_GUARDED_BY(audit_mu_) = 0;
+};
+
+}  // namespace cops
+
+#endif  // COPS_STORAGE_PRINCIPAL_STORE_H_

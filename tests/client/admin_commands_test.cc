@@ -1,0 +1,170 @@
+#include "client/admin_commands.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "CLI/CLI.hpp"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/access_control.h"
+#include "server/admin_service.h"
+
+namespace cops {
+namespace {
+
+// Runs `cops admin ...` in process against a real Admin service on a loopback port.
+class AdminCommandsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "admin_cli_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    auto store = PrincipalStore::Open((dir_ / "access").string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto ac = AccessControl::Open(*std::move(store));
+    ASSERT_TRUE(ac.ok()) << ac.status();
+    access_ = *std::move(ac);
+    auto admin = access_->BootstrapAdmin();
+    ASSERT_TRUE(admin.ok() && admin->has_value());
+    admin_key_ = (*admin)->api_key;
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{},
+                                              (dir_ / "snapshots").string());
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+  }
+  void TearDown() override {
+    server_->Shutdown();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // Runs the command line; returns the exit code and fills out_/err_.
+  int Run(std::vector<std::string> args, const std::string& api_key, bool json = true) {
+    CLI::App app("cops");
+    int exit_code = -1;
+    AdminCommandEnv env;
+    env.connect = [this] {
+      return grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                 grpc::InsecureChannelCredentials());
+    };
+    env.prepare = [api_key](grpc::ClientContext* ctx) {
+      ctx->AddMetadata("authorization", "Bearer " + api_key);
+      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    };
+    env.json = &json;
+    env.exit_code = &exit_code;
+    AddAdminCommands(&app, env);
+    std::ostringstream out, err;
+    std::streambuf* old_out = std::cout.rdbuf(out.rdbuf());
+    std::streambuf* old_err = std::cerr.rdbuf(err.rdbuf());
+    std::vector<std::string> argv = {"cops"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<const char*> cargv;
+    for (const auto& a : argv) cargv.push_back(a.c_str());
+    try {
+      app.parse(static_cast<int>(cargv.size()), cargv.data());
+    } catch (const CLI::ParseError& e) {
+      exit_code = 2;
+      err << e.what();
+    }
+    std::cout.rdbuf(old_out);
+    std::cerr.rdbuf(old_err);
+    out_ = out.str();
+    err_ = err.str();
+    return exit_code;
+  }
+
+  absl::StatusOr<Principal> Login(const std::string& key) {
+    CallCredentials c;
+    c.api_key = key;
+    c.peer = "ipv4:127.0.0.1:1";
+    return access_->AuthenticateCredentials(c);
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<AdminService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string admin_key_;
+  std::string out_, err_;
+};
+
+TEST_F(AdminCommandsTest, CreatedKeyWorksUntilRevoked) {
+  ASSERT_EQ(Run({"admin", "principal", "create", "acm-press", "--role", "owner", "--collection",
+                 "acm", "--max-documents", "100"},
+                admin_key_),
+            0)
+      << err_;
+  auto created = nlohmann::json::parse(out_);
+  const std::string key = created["api_key"];
+  const std::string key_id = created["key_id"];
+  auto p = Login(key);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->role, Role::kOwner);
+  EXPECT_EQ(p->collections, std::vector<std::string>{"acm"});
+
+  ASSERT_EQ(Run({"admin", "principal", "list"}, admin_key_), 0) << err_;
+  auto listed = nlohmann::json::parse(out_);
+  bool found = false;
+  for (const auto& pr : listed["principals"]) {
+    if (pr["name"] == "acm-press") {
+      found = true;
+      EXPECT_EQ(pr["role"], "owner");
+      EXPECT_EQ(pr["max_documents"], 100);
+      EXPECT_EQ(pr["keys"][0]["key_id"], key_id);
+    }
+  }
+  EXPECT_TRUE(found) << out_;
+
+  ASSERT_EQ(Run({"admin", "key", "revoke", key_id}, admin_key_), 0) << err_;
+  EXPECT_TRUE(absl::IsUnauthenticated(Login(key).status()));
+}
+
+TEST_F(AdminCommandsTest, NonAdminsAreRefused) {
+  ASSERT_EQ(Run({"admin", "principal", "create", "pc", "--role", "checker", "--collection", "acm"},
+                admin_key_),
+            0);
+  const std::string checker_key = nlohmann::json::parse(out_)["api_key"];
+  EXPECT_EQ(Run({"admin", "principal", "list"}, checker_key), 2);
+  EXPECT_NE(err_.find("PERMISSION_DENIED"), std::string::npos) << err_;
+  EXPECT_EQ(Run({"admin", "collection", "list"}, "cops_0000000000000000_" + std::string(64, '0')), 2);
+  EXPECT_NE(err_.find("UNAUTHENTICATED"), std::string::npos) << err_;
+}
+
+TEST_F(AdminCommandsTest, CollectionSettingsAndGrants) {
+  ASSERT_EQ(Run({"admin", "collection", "create", "arxiv", "--show-titles", "--no-audit"}, admin_key_),
+            0)
+      << err_;
+  EXPECT_TRUE(access_->PolicyFor("arxiv").show_titles_to_checkers);
+  EXPECT_FALSE(access_->PolicyFor("arxiv").keep_audit);
+  ASSERT_EQ(Run({"admin", "principal", "create", "pc", "--role", "checker", "--collection", "acm"},
+                admin_key_),
+            0);
+  ASSERT_EQ(Run({"admin", "principal", "grant", "pc", "--collection", "arxiv", "--collection", "acm"},
+                admin_key_),
+            0)
+      << err_;
+  Principal pc{"pc", Role::kChecker, {}};
+  EXPECT_EQ(access_->UsableCollections(pc), (std::vector<std::string>{"arxiv", "acm"}));
+  // Human output names the collection.
+  ASSERT_EQ(Run({"admin", "collection", "list"}, admin_key_, /*json=*/false), 0);
+  EXPECT_NE(out_.find("arxiv\tshow_titles_to_checkers=1\tkeep_audit=0"), std::string::npos) << out_;
+}
+
+TEST_F(AdminCommandsTest, BadRoleIsAUsageError) {
+  EXPECT_EQ(Run({"admin", "principal", "create", "x", "--role", "superuser"}, admin_key_), 2);
+  EXPECT_TRUE(access_->ListPrincipals().size() == 1);  // only the bootstrap admin
+}
+
+}  // namespace
+}  // namespace cops

@@ -1,0 +1,165 @@
+#include "convert/converter.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "tests/convert/fixtures.h"
+
+namespace cops {
+namespace {
+
+TEST(ConverterTest, FormatNamesRoundTrip) {
+  for (int i = 0; i <= 8; ++i) {
+    const auto f = static_cast<DocumentFormat>(i);
+    auto parsed = ParseDocumentFormat(DocumentFormatName(f));
+    ASSERT_TRUE(parsed.ok()) << DocumentFormatName(f);
+    EXPECT_EQ(*parsed, f);
+  }
+  EXPECT_EQ(DocumentFormatName(DocumentFormat::kPdf), "pdf");
+  EXPECT_EQ(*ParseDocumentFormat("PDF"), DocumentFormat::kPdf);
+  EXPECT_EQ(*ParseDocumentFormat("md"), DocumentFormat::kMarkdown);
+  auto bad = ParseDocumentFormat("wordperfect");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("wordperfect"), std::string_view::npos);
+}
+
+TEST(ConverterTest, OriginalOffsetAndPageFollowSegments) {
+  ConvertedDocument doc;
+  doc.text = "aaaa\n\nbbbb";
+  EXPECT_EQ(doc.OriginalOffset(7), 7u);  // no map: identity
+  EXPECT_EQ(doc.PageOf(7), 0u);
+  doc.segments = {{0, 100, 1}, {6, 500, 2}};
+  EXPECT_EQ(doc.OriginalOffset(0), 100u);
+  EXPECT_EQ(doc.OriginalOffset(3), 103u);
+  EXPECT_EQ(doc.OriginalOffset(6), 500u);
+  EXPECT_EQ(doc.OriginalOffset(9), 503u);
+  EXPECT_EQ(doc.PageOf(2), 1u);
+  EXPECT_EQ(doc.PageOf(8), 2u);
+  // Text longer than its source never maps into the next segment's bytes.
+  doc.segments = {{0, 10, 0}, {6, 12, 0}};
+  EXPECT_EQ(doc.OriginalOffset(4), 11u);
+}
+
+TEST(ConverterTest, DetectsFormatsFromContent) {
+  EXPECT_EQ(DetectFormat("%PDF-1.4\n%..."), DocumentFormat::kPdf);
+  EXPECT_EQ(DetectFormat("<!DOCTYPE html><html><body><p>x</p></body></html>"),
+            DocumentFormat::kHtml);
+  EXPECT_EQ(DetectFormat("From: a@example.org\nTo: b@example.org\nSubject: hi\n"
+                         "Date: Mon, 1 Jan 2024 10:00:00 +0000\n\nBody text.\n"),
+            DocumentFormat::kEmail);
+  EXPECT_EQ(DetectFormat("\\documentclass{article}\n\\begin{document}\nHi\n\\end{document}\n"),
+            DocumentFormat::kLatex);
+  EXPECT_EQ(DetectFormat("# Title\n\nSome *text* with a [link](http://x).\n\n## More\n"),
+            DocumentFormat::kMarkdown);
+  EXPECT_EQ(DetectFormat("Just a few words of plain prose, nothing else."),
+            DocumentFormat::kText);
+  EXPECT_EQ(DetectFormat(""), DocumentFormat::kText);
+}
+
+TEST(ConverterTest, AutoConvertsPlainText) {
+  auto doc = Convert("Plain words.", DocumentFormat::kAuto);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->format, DocumentFormat::kText);
+  EXPECT_EQ(doc->text, "Plain words.");
+}
+
+TEST(ConverterTest, FormatOutsideTheEnumIsInvalid) {
+  auto doc = Convert("x", static_cast<DocumentFormat>(42));
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Inputs that once crashed a fuzz target (tests/convert/regressions/<format>-crash-*):
+// each must now convert, or fail with a clear error, and keep the result's invariants.
+TEST(ConverterTest, FuzzRegressionsKeepInvariants) {
+  const std::filesystem::path dir = COPS_CONVERT_REGRESSIONS_DIR;
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    auto format = ParseDocumentFormat(name.substr(0, name.find('-')));
+    ASSERT_TRUE(format.ok()) << name;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::stringstream bytes;
+    bytes << in.rdbuf();
+    ConvertLimits limits;
+    limits.in_process = true;
+    auto doc = Convert(bytes.str(), *format, limits);
+    ++seen;
+    if (!doc.ok()) {
+      EXPECT_NE(doc.status().code(), absl::StatusCode::kInternal) << name;
+      continue;
+    }
+    for (size_t i = 1; i < doc->segments.size(); ++i) {
+      EXPECT_LT(doc->segments[i - 1].text_offset, doc->segments[i].text_offset) << name;
+    }
+    for (const ConvertedPart& p : doc->parts) {
+      EXPECT_LE(p.text_start, p.text_end) << name;
+      EXPECT_LE(p.text_end, doc->text.size()) << name;
+    }
+  }
+  EXPECT_GT(seen, 0);
+}
+
+// Lower-cased 5-word shingles of a text: what a chunking fingerprinter would compare.
+std::set<std::string> Shingles(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    } else if (!word.empty()) {
+      words.push_back(word);
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(word);
+  std::set<std::string> out;
+  for (size_t i = 0; i + 5 <= words.size(); ++i) {
+    out.insert(words[i] + " " + words[i + 1] + " " + words[i + 2] + " " + words[i + 3] + " " +
+               words[i + 4]);
+  }
+  return out;
+}
+
+double Overlap(const std::set<std::string>& a, const std::set<std::string>& b) {
+  size_t common = 0;
+  for (const std::string& s : a) common += b.count(s);
+  return a.empty() ? 0.0 : static_cast<double>(common) / static_cast<double>(a.size());
+}
+
+TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
+  std::vector<std::string> paragraphs = testing::Prose(12, 7);
+  paragraphs[0] = "Copy detection for digital documents";
+  const std::string reference_text = testing::MakeText(paragraphs);
+  const std::set<std::string> reference = Shingles(reference_text);
+  ASSERT_GT(reference.size(), 200u);
+  const std::vector<std::pair<DocumentFormat, std::string>> inputs = {
+      {DocumentFormat::kPdf, testing::MakePdfFromParagraphs(paragraphs)},
+      {DocumentFormat::kDocx, testing::MakeDocx(paragraphs)},
+      {DocumentFormat::kOdt, testing::MakeOdt(paragraphs)},
+      {DocumentFormat::kHtml, testing::MakeHtml(paragraphs)},
+      {DocumentFormat::kLatex, testing::MakeLatex(paragraphs)},
+      {DocumentFormat::kMarkdown, testing::MakeMarkdown(paragraphs)},
+      {DocumentFormat::kEmail, testing::MakeEmail(paragraphs)},
+  };
+  for (const auto& [format, bytes] : inputs) {
+    auto doc = Convert(bytes, DocumentFormat::kAuto);
+    ASSERT_TRUE(doc.ok()) << DocumentFormatName(format) << ": " << doc.status();
+    EXPECT_EQ(doc->format, format);
+    const std::set<std::string> got = Shingles(doc->text);
+    EXPECT_GE(Overlap(reference, got), 0.9) << DocumentFormatName(format) << "\n" << doc->text;
+    EXPECT_GE(Overlap(got, reference), 0.9) << DocumentFormatName(format);
+    // Paragraph structure survives too.
+    EXPECT_NE(doc->text.find(paragraphs[3].substr(0, 40)), std::string::npos)
+        << DocumentFormatName(format);
+  }
+}
+
+}  // namespace
+}  // namespace cops

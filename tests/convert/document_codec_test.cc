@@ -1,0 +1,68 @@
+#include "convert/document_codec.h"
+
+#include <gtest/gtest.h>
+
+namespace cops {
+namespace {
+
+TEST(DocumentCodecTest, DocumentRoundTrips) {
+  ConvertedDocument doc;
+  doc.format = DocumentFormat::kEmail;
+  doc.text = std::string("text with \0 nul", 15);
+  doc.charset = "UTF-8";
+  doc.segments = {{0, 5, 1}, {7, 90, 2}};
+  doc.parts = {{"a.pdf", DocumentFormat::kPdf, 0, 7}};
+  auto back = DecodeResponse(EncodeResponse(doc));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->format, doc.format);
+  EXPECT_EQ(back->text, doc.text);
+  EXPECT_EQ(back->charset, doc.charset);
+  ASSERT_EQ(back->segments.size(), 2u);
+  EXPECT_EQ(back->segments[1].original_offset, 90u);
+  EXPECT_EQ(back->segments[1].page, 2u);
+  ASSERT_EQ(back->parts.size(), 1u);
+  EXPECT_EQ(back->parts[0].name, "a.pdf");
+  EXPECT_EQ(back->parts[0].text_end, 7u);
+}
+
+TEST(DocumentCodecTest, ErrorsRoundTripWithCodeAndMessage) {
+  auto back = DecodeResponse(EncodeResponse(absl::InvalidArgumentError("pdf: encrypted")));
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(back.status().message(), "pdf: encrypted");
+}
+
+TEST(DocumentCodecTest, TruncatedResponsesAreInternalErrors) {
+  ConvertedDocument doc;
+  doc.text = "some text";
+  doc.segments = {{0, 0, 0}};
+  const std::string bytes = EncodeResponse(doc);
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    auto back = DecodeResponse(std::string_view(bytes).substr(0, cut));
+    ASSERT_FALSE(back.ok()) << cut;
+    EXPECT_EQ(back.status().code(), absl::StatusCode::kInternal);
+  }
+}
+
+TEST(DocumentCodecTest, RequestCarriesLimitsOptionsAndInput) {
+  ConvertLimits limits;
+  limits.time_budget_ms = 1234;
+  limits.max_zip_entries = 7;
+  ConvertOptions options;
+  options.drop_signature = true;
+  const std::string bytes =
+      EncodeRequestHeader(DocumentFormat::kOdt, limits, options) + "document bytes";
+  auto req = DecodeRequest(bytes);
+  ASSERT_TRUE(req.ok()) << req.status();
+  EXPECT_EQ(req->format, DocumentFormat::kOdt);
+  EXPECT_EQ(req->limits.time_budget_ms, 1234u);
+  EXPECT_EQ(req->limits.max_zip_entries, 7u);
+  EXPECT_TRUE(req->limits.in_process);
+  EXPECT_TRUE(req->options.drop_signature);
+  EXPECT_FALSE(req->options.drop_quoted_lines);
+  EXPECT_EQ(req->input, "document bytes");
+  EXPECT_FALSE(DecodeRequest("GARBAGE!").ok());
+}
+
+}  // namespace
+}  // namespace cops

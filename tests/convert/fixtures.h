@@ -1,0 +1,52 @@
+#ifndef COPS_TESTS_CONVERT_FIXTURES_H_
+#define COPS_TESTS_CONVERT_FIXTURES_H_
+
+// Writers for small but real documents of every format, so converter tests, fuzz seeds
+// and benchmarks need no committed binaries. Each writer emits the format by hand (PDF
+// with a correct xref table) or through libzip (DOCX, ODT).
+//
+// Thread-safety: pure functions.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cops::testing {
+
+// A page is a list of lines; an empty line leaves a vertical gap.
+using PdfPage = std::vector<std::string>;
+
+// A PDF 1.4 file with one Helvetica text line per entry (UTF-8 input, Latin-1 subset).
+// `encrypt` adds a Standard security handler whose user password is not empty, so a
+// reader must ask for it.
+std::string MakePdf(const std::vector<PdfPage>& pages, bool encrypt = false);
+
+// Wraps paragraphs into lines of about `width` characters (no hyphenation).
+PdfPage WrapLines(const std::vector<std::string>& paragraphs, size_t width = 70);
+
+// Paragraphs wrapped and laid out on as many pages as they need.
+std::string MakePdfFromParagraphs(const std::vector<std::string>& paragraphs);
+
+// A zip archive of (name, content) entries, deflated.
+std::string MakeZip(const std::vector<std::pair<std::string, std::string>>& entries);
+
+// Minimal Word and OpenDocument text files, one paragraph per entry ("\t" becomes a tab
+// element). Paragraphs must not contain XML metacharacters.
+std::string MakeDocx(const std::vector<std::string>& paragraphs);
+std::string MakeOdt(const std::vector<std::string>& paragraphs);
+
+std::string Base64(std::string_view bytes);
+
+// The same paragraphs in several formats, for cross-format comparisons.
+std::string MakeHtml(const std::vector<std::string>& paragraphs);
+std::string MakeText(const std::vector<std::string>& paragraphs);
+std::string MakeLatex(const std::vector<std::string>& paragraphs);
+std::string MakeMarkdown(const std::vector<std::string>& paragraphs);
+std::string MakeEmail(const std::vector<std::string>& paragraphs);
+
+// `n` paragraphs of pseudo-random English-like prose (deterministic in `seed`).
+std::vector<std::string> Prose(size_t n, uint32_t seed = 1);
+
+}  // namespace cops::testing
+
+#endif  // COPS_TESTS_CONVERT_FIXTURES_H_

@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include "convert/converter.h"
+
+namespace cops {
+namespace {
+
+absl::StatusOr<ConvertedDocument> Html(std::string_view html) {
+  return Convert(html, DocumentFormat::kHtml);
+}
+
+TEST(HtmlConverterTest, KeepsVisibleTextDropsScriptsStylesAndComments) {
+  auto doc = Html(
+      "<!DOCTYPE html><html><head><title>Tab title</title><style>p{color:red}</style>"
+      "<script>document.write('hidden')</script></head><body>"
+      "<h1>Heading</h1><p>First <b>bold</b> and <i>italic</i> text.</p>"
+      "<!-- secret comment --><div>Second&nbsp;block &amp; entities &eacute;&#233;&#x41;.</div>"
+      "<ul><li>one</li><li>two</li></ul>line<br>break</body></html>");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->format, DocumentFormat::kHtml);
+  EXPECT_EQ(doc->text,
+            "Heading\n\nFirst bold and italic text.\n\nSecond\xC2\xA0" "block & entities "
+            "\xC3\xA9\xC3\xA9" "A.\n\none\n\ntwo\n\nline\nbreak");
+}
+
+TEST(HtmlConverterTest, CollapsesWhitespaceButKeepsPre) {
+  auto doc = Html("<p>  many\n\n   spaces\there </p><pre>a  b\n  c</pre>");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "many spaces here\n\na  b\n  c");
+}
+
+TEST(HtmlConverterTest, OffsetsPointBackIntoTheMarkup) {
+  const std::string html = "<html><body><p>Alpha beta</p><p>gamma delta</p></body></html>";
+  auto doc = Html(html);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  const size_t gamma = doc->text.find("gamma");
+  ASSERT_NE(gamma, std::string::npos);
+  EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(gamma)), html.find("gamma"));
+  EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(doc->text.find("beta"))),
+            html.find("beta"));
+}
+
+TEST(HtmlConverterTest, HonoursDeclaredCharsetAndMapsToOriginalBytes) {
+  const std::string html =
+      "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; "
+      "charset=windows-1252\"></head><body><p>caf\xE9 \x93quoted\x94 end</p></body></html>";
+  auto doc = Html(html);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "caf\xC3\xA9 \xE2\x80\x9Cquoted\xE2\x80\x9D end");
+  EXPECT_EQ(doc->charset, "windows-1252");
+  EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(doc->text.find("end"))),
+            html.find("end"));
+}
+
+TEST(HtmlConverterTest, TablesSeparateCells) {
+  auto doc = Html("<table><tr><td>a1</td><td>b1</td></tr><tr><td>a2</td><td>b2</td></tr></table>");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "a1 b1\n\na2 b2");
+}
+
+TEST(HtmlConverterTest, DeeplyNestedMarkupIsHandled) {
+  std::string html = "<html><body>";
+  for (int i = 0; i < 50000; ++i) html += "<div><span>";
+  html += "deep text";
+  for (int i = 0; i < 50000; ++i) html += "</span></div>";
+  html += "</body></html>";
+  auto doc = Html(html);
+  // Either the text, or a clear error: never a crash.
+  if (doc.ok()) {
+    EXPECT_NE(doc->text.find("deep text"), std::string::npos);
+  } else {
+    EXPECT_EQ(doc.status().message().substr(0, 5), "html:");
+  }
+}
+
+TEST(HtmlConverterTest, TruncatedAndUnclosedMarkupStillYieldsText) {
+  auto doc = Html("<html><body><p>Unclosed paragraph <b>bold <i>and ita");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "Unclosed paragraph bold and ita");
+}
+
+TEST(HtmlConverterTest, DetectedFromContentWithAuto) {
+  auto doc = Convert("<!doctype html><p>Hello <em>world</em></p>", DocumentFormat::kAuto);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->format, DocumentFormat::kHtml);
+  EXPECT_EQ(doc->text, "Hello world");
+}
+
+}  // namespace
+}  // namespace cops

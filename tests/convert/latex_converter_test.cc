@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include "convert/converter.h"
+
+namespace cops {
+namespace {
+
+absl::StatusOr<ConvertedDocument> Latex(std::string_view tex) {
+  return Convert(tex, DocumentFormat::kLatex);
+}
+
+TEST(LatexConverterTest, DropsPreambleCommentsMathAndCommandsKeepsText) {
+  auto doc = Latex(
+      "\\documentclass{article}\n\\usepackage{amsmath}\n\\title{Preamble title}\n"
+      "\\begin{document}\n"
+      "\\section{Introduction}\\label{sec:intro}\n"
+      "We study \\emph{copy detection} and \\textbf{bold claims} % a comment\n"
+      "as in~\\cite{brin95}, where $x^2 + y$ holds.\n\n"
+      "\\begin{equation}\n E = mc^2 \\end{equation}\n"
+      "Display \\[ a = b \\] and inline \\( c \\) math go.\n"
+      "\\end{document}\n"
+      "Trailing junk after the document.\n");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->format, DocumentFormat::kLatex);
+  EXPECT_EQ(doc->text,
+            "Introduction\n\nWe study copy detection and bold claims as in , where holds.\n\n"
+            "Display and inline math go.");
+}
+
+TEST(LatexConverterTest, ListsEscapesQuotesAndDashes) {
+  auto doc = Latex(
+      "\\begin{itemize}\n\\item First item\n\\item[b)] Second 50\\% \\& more\n"
+      "\\end{itemize}\n``Quoted''---dash and pages 3--4.\\\\ Next line.");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text,
+            "First item\n\nSecond 50% & more\n\n\xE2\x80\x9CQuoted\xE2\x80\x9D\xE2\x80\x94"
+            "dash and pages 3\xE2\x80\x93" "4.\nNext line.");
+}
+
+TEST(LatexConverterTest, OffsetsPointIntoTheSource) {
+  const std::string tex = "\\section{Intro} Some \\emph{emphasised} words.";
+  auto doc = Latex(tex);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "Intro\n\nSome emphasised words.");
+  EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(doc->text.find("emphasised"))),
+            tex.find("emphasised"));
+  EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(doc->text.find("words"))),
+            tex.find("words"));
+}
+
+TEST(LatexConverterTest, HostileNestingAndUnterminatedMath) {
+  std::string tex(200000, '{');
+  tex += "deep";
+  auto deep = Latex(tex);
+  ASSERT_TRUE(deep.ok()) << deep.status();
+  EXPECT_EQ(deep->text, "deep");
+  auto math = Latex("before $ unterminated math \\begin{equation} never closed");
+  ASSERT_TRUE(math.ok()) << math.status();
+  EXPECT_EQ(math->text, "before");
+}
+
+TEST(LatexConverterTest, AccentCommandsBecomeCombiningMarks) {
+  auto doc = Latex("caf\\'e and na\\\"{i}ve");
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "cafe\xCC\x81 and nai\xCC\x88ve");
+}
+
+}  // namespace
+}  // namespace cops

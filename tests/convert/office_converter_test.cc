@@ -1,0 +1,142 @@
+#include <gtest/gtest.h>
+
+#include "convert/converter.h"
+#include "tests/convert/fixtures.h"
+
+namespace cops {
+namespace {
+
+using testing::MakeDocx;
+using testing::MakeOdt;
+using testing::MakeZip;
+
+TEST(OfficeConverterTest, DocxBodyTextInOrderWithParagraphs) {
+  auto doc = Convert(MakeDocx({"First paragraph of the report.", "Second one\twith a tab.",
+                               "Caf\xC3\xA9 au lait."}),
+                     DocumentFormat::kDocx);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->format, DocumentFormat::kDocx);
+  EXPECT_EQ(doc->text,
+            "First paragraph of the report.\n\nSecond one\twith a tab.\n\nCaf\xC3\xA9 au lait.");
+}
+
+TEST(OfficeConverterTest, DocxSkipsDeletedRevisions) {
+  const std::string xml =
+      "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:body><w:p><w:r><w:t>kept </w:t></w:r><w:del><w:r><w:delText>deleted</w:delText>"
+      "</w:r></w:del><w:r><w:t>text</w:t></w:r></w:p></w:body></w:document>";
+  auto doc = Convert(MakeZip({{"word/document.xml", xml}}), DocumentFormat::kDocx);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "kept text");
+}
+
+TEST(OfficeConverterTest, DocxFootnotesFollowTheBody) {
+  const std::string body =
+      "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:body><w:p><w:r><w:t>Body claim.</w:t></w:r><w:r><w:footnoteReference w:id=\"1\"/>"
+      "</w:r></w:p></w:body></w:document>";
+  const std::string notes =
+      "<w:footnotes xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:footnote w:type=\"separator\" w:id=\"0\"><w:p><w:r><w:separator/></w:r></w:p>"
+      "</w:footnote><w:footnote w:id=\"1\"><w:p><w:r><w:t>Source of the claim.</w:t></w:r>"
+      "</w:p></w:footnote></w:footnotes>";
+  auto doc = Convert(MakeZip({{"word/document.xml", body}, {"word/footnotes.xml", notes}}),
+                     DocumentFormat::kDocx);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "Body claim.\n\nSource of the claim.");
+}
+
+TEST(OfficeConverterTest, OdtHeadingsParagraphsSpansAndSpaces) {
+  auto doc = Convert(MakeOdt({"The Title", "Body text in a span.", "Another\tparagraph."}),
+                     DocumentFormat::kOdt);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->format, DocumentFormat::kOdt);
+  EXPECT_EQ(doc->text, "The Title\n\nBody text in a span.\n\nAnother\tparagraph.");
+}
+
+TEST(OfficeConverterTest, AutoDetectsDocxAndOdt) {
+  auto docx = Convert(MakeDocx({"detected docx"}), DocumentFormat::kAuto);
+  ASSERT_TRUE(docx.ok()) << docx.status();
+  EXPECT_EQ(docx->format, DocumentFormat::kDocx);
+  auto odt = Convert(MakeOdt({"detected odt"}), DocumentFormat::kAuto);
+  ASSERT_TRUE(odt.ok()) << odt.status();
+  EXPECT_EQ(odt->format, DocumentFormat::kOdt);
+}
+
+TEST(OfficeConverterTest, TruncatedZipIsInvalidArgument) {
+  const std::string docx = MakeDocx({"some text that will be cut off"});
+  auto doc = Convert(docx.substr(0, docx.size() / 2), DocumentFormat::kDocx);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(doc.status().message().substr(0, 5), "docx:");
+}
+
+TEST(OfficeConverterTest, GarbageAndWrongContainerAreInvalidArgument) {
+  auto garbage = Convert("this is not a zip file at all", DocumentFormat::kDocx);
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_EQ(garbage.status().code(), absl::StatusCode::kInvalidArgument);
+  auto other_zip = Convert(MakeZip({{"readme.txt", "hello"}}), DocumentFormat::kOdt);
+  ASSERT_FALSE(other_zip.ok());
+  EXPECT_EQ(other_zip.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(other_zip.status().message().find("content.xml"), std::string_view::npos);
+}
+
+TEST(OfficeConverterTest, MalformedBodyXmlNamesThePart) {
+  auto doc = Convert(MakeZip({{"word/document.xml", "<w:document><w:body><w:p>unclosed"}}),
+                     DocumentFormat::kDocx);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(doc.status().message().find("word/document.xml"), std::string_view::npos);
+}
+
+TEST(OfficeConverterTest, ZipBombHitsTheDecompressionLimit) {
+  // 4 MB of one repeated character deflates to a few KB.
+  const std::string xml =
+      "<w:document xmlns:w=\"x\"><w:body><w:p><w:t>" + std::string(4 << 20, 'a') +
+      "</w:t></w:p></w:body></w:document>";
+  const std::string bomb = MakeZip({{"word/document.xml", xml}});
+  ASSERT_LT(bomb.size(), 64u << 10);
+  ConvertLimits limits;
+  limits.max_uncompressed_bytes = 1 << 20;
+  auto doc = Convert(bomb, DocumentFormat::kDocx, limits);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(doc.status().message().find("decompressed"), std::string_view::npos);
+}
+
+TEST(OfficeConverterTest, TooManyEntriesIsResourceExhausted) {
+  std::vector<std::pair<std::string, std::string>> entries;
+  for (int i = 0; i < 30; ++i) entries.push_back({"f" + std::to_string(i), "x"});
+  entries.push_back({"word/document.xml", "<w:document/>"});
+  ConvertLimits limits;
+  limits.max_zip_entries = 10;
+  auto doc = Convert(MakeZip(entries), DocumentFormat::kDocx, limits);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(OfficeConverterTest, EncryptedOdtIsReportedAsEncrypted) {
+  const std::string manifest =
+      "<manifest:manifest xmlns:manifest=\"urn:oasis:names:tc:opendocument:xmlns:manifest:1.0\">"
+      "<manifest:file-entry manifest:full-path=\"content.xml\"><manifest:encryption-data "
+      "manifest:checksum-type=\"SHA1/1K\"/></manifest:file-entry></manifest:manifest>";
+  auto doc = Convert(MakeZip({{"mimetype", "application/vnd.oasis.opendocument.text"},
+                              {"META-INF/manifest.xml", manifest},
+                              {"content.xml", "\x8f\x01\x99 encrypted bytes"}}),
+                     DocumentFormat::kOdt);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(doc.status().message().find("encrypted"), std::string_view::npos);
+}
+
+TEST(OfficeConverterTest, EncryptedDocxContainerIsReportedAsEncrypted) {
+  // Password-protected Office files are OLE compound files, not zips.
+  std::string ole("\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1", 8);
+  ole += std::string(512, '\0');
+  auto doc = Convert(ole, DocumentFormat::kDocx);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_NE(doc.status().message().find("encrypted"), std::string_view::npos);
+}
+
+}  // namespace
+}  // namespace cops

@@ -1,0 +1,134 @@
+#include <gtest/gtest.h>
+
+#include "convert/converter.h"
+#include "tests/convert/fixtures.h"
+
+namespace cops {
+namespace {
+
+using testing::MakePdf;
+
+TEST(PdfConverterTest, TextPerPageInOrderWithPageMap) {
+  auto doc = Convert(MakePdf({{"First page opening line.", "", "Another paragraph here."},
+                              {"Second page text."}}),
+                     DocumentFormat::kPdf);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->format, DocumentFormat::kPdf);
+  EXPECT_EQ(doc->text,
+            "First page opening line.\n\nAnother paragraph here.\n\nSecond page text.");
+  EXPECT_EQ(doc->PageOf(0), 1u);
+  EXPECT_EQ(doc->PageOf(static_cast<uint32_t>(doc->text.find("Another"))), 1u);
+  EXPECT_EQ(doc->PageOf(static_cast<uint32_t>(doc->text.find("Second"))), 2u);
+}
+
+TEST(PdfConverterTest, JoinsLinesAndRejoinsHyphenatedWords) {
+  auto doc = Convert(MakePdf({{"The committee found the sub-", "mission to be an unattri-",
+                               "buted copy of an earlier paper."}}),
+                     DocumentFormat::kPdf);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text,
+            "The committee found the submission to be an unattributed copy of an earlier "
+            "paper.");
+}
+
+TEST(PdfConverterTest, LigatureGlyphsBecomeLetters) {
+  // A font whose ToUnicode map sends byte 0xB0 to U+FB01 LATIN SMALL LIGATURE FI, as
+  // typesetting systems emit.
+  const std::string content = "BT /F1 12 Tf 72 700 Td (\\260nal of\\260ce) Tj ET\n";
+  const std::string cmap =
+      "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /L def\n"
+      "1 begincodespacerange <00> <FF> endcodespacerange\n"
+      "1 beginbfrange <20> <7E> <0020> endbfrange\n1 beginbfchar <B0> <FB01> endbfchar\n"
+      "endcmap CMapName currentdict /CMap defineresource pop end end\n";
+  std::string pdf = "%PDF-1.4\n";
+  std::vector<size_t> offsets;
+  const std::vector<std::string> objects = {
+      "<< /Type /Catalog /Pages 2 0 R >>",
+      "<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
+      "<< /Type /Font /Subtype /Type1 /BaseFont /Times-Roman /Encoding << /Type /Encoding "
+      "/BaseEncoding /WinAnsiEncoding /Differences [176 /fi] >> /ToUnicode 6 0 R >>",
+      "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R "
+      ">> >> /Contents 5 0 R >>",
+      "<< /Length " + std::to_string(content.size()) + " >>\nstream\n" + content + "endstream",
+      "<< /Length " + std::to_string(cmap.size()) + " >>\nstream\n" + cmap + "endstream"};
+  for (size_t i = 0; i < objects.size(); ++i) {
+    offsets.push_back(pdf.size());
+    pdf += std::to_string(i + 1) + " 0 obj\n" + objects[i] + "\nendobj\n";
+  }
+  const size_t xref = pdf.size();
+  pdf += "xref\n0 7\n0000000000 65535 f \n";
+  for (size_t off : offsets) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%010zu 00000 n \n", off);
+    pdf += buf;
+  }
+  pdf += "trailer\n<< /Size 7 /Root 1 0 R >>\nstartxref\n" + std::to_string(xref) + "\n%%EOF\n";
+  auto doc = Convert(pdf, DocumentFormat::kPdf);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "final office");
+}
+
+TEST(PdfConverterTest, Latin1TextIsDecoded) {
+  auto doc = Convert(MakePdf({{"Caf\xC3\xA9 na\xC3\xAFve r\xC3\xA9sum\xC3\xA9."}}),
+                     DocumentFormat::kPdf);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->text, "Caf\xC3\xA9 na\xC3\xAFve r\xC3\xA9sum\xC3\xA9.");
+}
+
+TEST(PdfConverterTest, RepeatedHeadersAndFootersDroppedOnRequest) {
+  std::vector<testing::PdfPage> pages;
+  for (int i = 1; i <= 4; ++i) {
+    pages.push_back({"Journal of Examples, Vol. 7", "", "Body text of page " +
+                     std::to_string(i) + " continues.", "", "Page " + std::to_string(i)});
+  }
+  const std::string pdf = MakePdf(pages);
+  auto kept = Convert(pdf, DocumentFormat::kPdf);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_NE(kept->text.find("Journal of Examples"), std::string::npos);
+  EXPECT_NE(kept->text.find("Page 3"), std::string::npos);
+
+  ConvertOptions options;
+  options.drop_headers_footers = true;
+  auto dropped = Convert(pdf, DocumentFormat::kPdf, ConvertLimits{}, options);
+  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  EXPECT_EQ(dropped->text,
+            "Body text of page 1 continues.\n\nBody text of page 2 continues.\n\n"
+            "Body text of page 3 continues.\n\nBody text of page 4 continues.");
+  EXPECT_EQ(dropped->PageOf(static_cast<uint32_t>(dropped->text.find("page 3"))), 3u);
+}
+
+TEST(PdfConverterTest, EncryptedPdfIsInvalidArgument) {
+  auto doc = Convert(MakePdf({{"secret text"}}, /*encrypt=*/true), DocumentFormat::kPdf);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(doc.status().message().find("encrypted"), std::string_view::npos)
+      << doc.status();
+}
+
+TEST(PdfConverterTest, GarbageDeclaredAsPdfIsInvalidArgument) {
+  auto doc = Convert("GIF89a this is not a pdf at all", DocumentFormat::kPdf);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(doc.status().message().substr(0, 4), "pdf:");
+}
+
+TEST(PdfConverterTest, TruncatedPdfFailsCleanlyOrKeepsWhatIsReadable) {
+  const std::string pdf = MakePdf({{"Readable first page."}, {"Second page."}});
+  for (size_t cut : {size_t{20}, pdf.size() / 3, pdf.size() - 40}) {
+    auto doc = Convert(pdf.substr(0, cut), DocumentFormat::kPdf);
+    if (!doc.ok()) {
+      EXPECT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument) << doc.status();
+      EXPECT_EQ(doc.status().message().substr(0, 4), "pdf:");
+    }
+  }
+}
+
+TEST(PdfConverterTest, DetectedByAuto) {
+  auto doc = Convert(MakePdf({{"auto detected"}}), DocumentFormat::kAuto);
+  ASSERT_TRUE(doc.ok()) << doc.status();
+  EXPECT_EQ(doc->format, DocumentFormat::kPdf);
+  EXPECT_EQ(doc->text, "auto detected");
+}
+
+}  // namespace
+}  // namespace cops

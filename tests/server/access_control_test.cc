@@ -1,0 +1,393 @@
+#include "server/access_control.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+// A clock the test moves by hand and a sleep that only records what it was asked for.
+struct FakeTime {
+  int64_t now = 1'700'000'000'000'000;
+  std::vector<int64_t> sleeps;
+};
+
+class AccessControlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "access_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    Reopen();
+  }
+  void TearDown() override {
+    ac_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Reopen(AccessControlOptions options = {}) {
+    ac_.reset();
+    auto store = PrincipalStore::Open((dir_ / "access").string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    options.now_micros = [t = time_] { return t->now; };
+    options.sleep_millis = [t = time_](int64_t ms) { t->sleeps.push_back(ms); };
+    auto ac = AccessControl::Open(*std::move(store), std::move(options));
+    ASSERT_TRUE(ac.ok()) << ac.status();
+    ac_ = *std::move(ac);
+  }
+
+  IssuedKey Create(const std::string& name, Role role, std::vector<std::string> collections,
+                   uint64_t max_documents = 0, uint64_t max_bytes = 0) {
+    PrincipalRecord r;
+    r.name = name;
+    r.role = static_cast<uint8_t>(role);
+    r.collections = std::move(collections);
+    r.max_documents = max_documents;
+    r.max_bytes = max_bytes;
+    auto issued = ac_->CreatePrincipal(r);
+    EXPECT_TRUE(issued.ok()) << issued.status();
+    return issued.ok() ? *issued : IssuedKey{};
+  }
+
+  absl::StatusOr<Principal> Login(const std::string& api_key, std::string peer = "ipv4:10.0.0.1:5000") {
+    CallCredentials c;
+    c.api_key = api_key;
+    c.peer = std::move(peer);
+    return ac_->AuthenticateCredentials(c);
+  }
+
+  Principal LoginOk(const IssuedKey& key) {
+    auto p = Login(key.api_key);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? *p : Principal{};
+  }
+
+  std::filesystem::path dir_;
+  std::shared_ptr<FakeTime> time_ = std::make_shared<FakeTime>();
+  std::unique_ptr<AccessControl> ac_;
+};
+
+TEST_F(AccessControlTest, IssuedKeyAuthenticatesItsPrincipal) {
+  IssuedKey key = Create("acm-press", Role::kOwner, {"acm"});
+  EXPECT_EQ(key.api_key.rfind("cops_" + key.key_id + "_", 0), 0u);
+  Principal p = LoginOk(key);
+  EXPECT_EQ(p.name, "acm-press");
+  EXPECT_EQ(p.role, Role::kOwner);
+  EXPECT_EQ(p.collections, std::vector<std::string>{"acm"});
+}
+
+TEST_F(AccessControlTest, BadCredentialsAreUnauthenticated) {
+  IssuedKey key = Create("acm-press", Role::kOwner, {"acm"});
+  EXPECT_TRUE(absl::IsUnauthenticated(Login("").status()));
+  EXPECT_TRUE(absl::IsUnauthenticated(Login("not-a-key").status()));
+  // Right key id, wrong secret.
+  std::string forged = key.api_key;
+  forged.back() = forged.back() == '0' ? '1' : '0';
+  EXPECT_TRUE(absl::IsUnauthenticated(Login(forged).status()));
+  // Unknown key id.
+  std::string unknown = key.api_key;
+  unknown[5] = unknown[5] == 'a' ? 'b' : 'a';
+  EXPECT_TRUE(absl::IsUnauthenticated(Login(unknown).status()));
+}
+
+TEST_F(AccessControlTest, EachRoleAllowedAndRefusedPerAction) {
+  Principal owner = LoginOk(Create("owner", Role::kOwner, {"acm"}));
+  Principal checker = LoginOk(Create("checker", Role::kChecker, {"acm"}));
+  Principal admin = LoginOk(Create("root", Role::kAdmin, {}));
+  struct Case {
+    Action action;
+    bool owner, checker, admin;
+  };
+  const Case cases[] = {
+      {Action::kRegister, true, false, true},      {Action::kUnregister, true, false, true},
+      {Action::kReadDocument, true, false, true},  {Action::kReadText, true, false, true},
+      {Action::kCheck, true, true, true},          {Action::kStats, false, false, true},
+      {Action::kAdmin, false, false, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(static_cast<int>(c.action));
+    const std::string_view collection = c.action == Action::kStats || c.action == Action::kAdmin ? "" : "acm";
+    absl::Status s = ac_->Authorize(owner, c.action, collection);
+    EXPECT_EQ(s.ok(), c.owner) << s;
+    if (!c.owner) {
+      EXPECT_TRUE(absl::IsPermissionDenied(s)) << s;
+    }
+    s = ac_->Authorize(checker, c.action, collection);
+    EXPECT_EQ(s.ok(), c.checker) << s;
+    if (!c.checker) {
+      EXPECT_TRUE(absl::IsPermissionDenied(s)) << s;
+    }
+    s = ac_->Authorize(admin, c.action, collection);
+    EXPECT_EQ(s.ok(), c.admin) << s;
+  }
+}
+
+TEST_F(AccessControlTest, CheckersNeverReadRegisteredText) {
+  Principal checker = LoginOk(Create("gateway", Role::kChecker, {"acm", "ieee"}));
+  for (std::string_view c : {"acm", "ieee", ""}) {
+    EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(checker, Action::kReadText, c)));
+  }
+}
+
+TEST_F(AccessControlTest, OwnersTouchOnlyTheirOwnDocuments) {
+  Principal a = LoginOk(Create("acm-a", Role::kOwner, {"acm"}));
+  Principal b = LoginOk(Create("acm-b", Role::kOwner, {"acm"}));
+  Principal admin = LoginOk(Create("root", Role::kAdmin, {}));
+  EXPECT_TRUE(ac_->AuthorizeDocument(a, Action::kUnregister, "acm", "acm-a").ok());
+  EXPECT_TRUE(ac_->AuthorizeDocument(a, Action::kReadText, "acm", "acm-a").ok());
+  // Same collection, another owner's document.
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->AuthorizeDocument(b, Action::kUnregister, "acm", "acm-a")));
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->AuthorizeDocument(b, Action::kReadText, "acm", "acm-a")));
+  EXPECT_TRUE(ac_->AuthorizeDocument(b, Action::kReadDocument, "acm", "acm-a").ok());
+  EXPECT_TRUE(ac_->AuthorizeDocument(admin, Action::kUnregister, "acm", "acm-a").ok());
+}
+
+TEST_F(AccessControlTest, CollectionsIsolateTenants) {
+  Principal acm = LoginOk(Create("acm-press", Role::kOwner, {"acm"}));
+  Principal ieee = LoginOk(Create("ieee-press", Role::kOwner, {"ieee"}));
+  Principal pc = LoginOk(Create("sigmod-pc", Role::kChecker, {"acm"}));
+  EXPECT_TRUE(ac_->Authorize(acm, Action::kRegister, "acm").ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(acm, Action::kRegister, "ieee")));
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(ieee, Action::kUnregister, "acm")));
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(ieee, Action::kReadText, "acm")));
+  EXPECT_TRUE(ac_->Authorize(pc, Action::kCheck, "acm").ok());
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(pc, Action::kCheck, "ieee")));
+  // Registering needs a named collection; a check without one searches the grants only.
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(acm, Action::kRegister, "")));
+  EXPECT_EQ(ac_->UsableCollections(pc), std::vector<std::string>{"acm"});
+  EXPECT_EQ(ac_->UsableCollections(ieee), std::vector<std::string>{"ieee"});
+  Principal admin = LoginOk(Create("root", Role::kAdmin, {}));
+  EXPECT_FALSE(ac_->UsableCollections(admin).has_value());  // unrestricted
+}
+
+TEST_F(AccessControlTest, GrantChangesApplyToTheNextCall) {
+  IssuedKey key = Create("sigmod-pc", Role::kChecker, {"acm"});
+  Principal pc = LoginOk(key);
+  ASSERT_TRUE(ac_->Authorize(pc, Action::kCheck, "acm").ok());
+  ASSERT_TRUE(ac_->SetCollections("sigmod-pc", {"ieee"}).ok());
+  // Same Principal object, taken before the change: the current grants decide.
+  EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(pc, Action::kCheck, "acm")));
+  EXPECT_TRUE(ac_->Authorize(pc, Action::kCheck, "ieee").ok());
+}
+
+TEST_F(AccessControlTest, RevokedKeyStopsAtOnceAndStaysRevoked) {
+  IssuedKey first = Create("acm-press", Role::kOwner, {"acm"});
+  auto second = ac_->CreateKey("acm-press");
+  ASSERT_TRUE(second.ok()) << second.status();
+  LoginOk(first);
+  ASSERT_TRUE(ac_->RevokeKey(first.key_id).ok());
+  EXPECT_TRUE(absl::IsUnauthenticated(Login(first.api_key).status()));
+  LoginOk(*second);  // the principal's other key still works
+  EXPECT_TRUE(ac_->RevokeKey(first.key_id).ok());  // idempotent
+  EXPECT_TRUE(absl::IsNotFound(ac_->RevokeKey("0000000000000000")));
+
+  Reopen();
+  EXPECT_TRUE(absl::IsUnauthenticated(Login(first.api_key).status()));
+  LoginOk(*second);
+}
+
+TEST_F(AccessControlTest, StoreKeepsOnlySaltedHashes) {
+  IssuedKey a = Create("acm-press", Role::kOwner, {"acm"});
+  IssuedKey b = Create("ieee-press", Role::kOwner, {"ieee"});
+  const std::string secret_a = a.api_key.substr(a.api_key.rfind('_') + 1);
+  const std::string secret_b = b.api_key.substr(b.api_key.rfind('_') + 1);
+  ASSERT_EQ(secret_a.size(), 64u);
+  std::vector<ApiKeyRecord> keys = ac_->ListKeys();
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_NE(keys[0].salt, keys[1].salt);
+  for (const ApiKeyRecord& k : keys) {
+    EXPECT_EQ(k.hash.size(), 32u);
+    EXPECT_EQ(k.hash.find(secret_a), std::string::npos);
+  }
+  ac_.reset();  // flush and close, then look at every byte on disk
+  std::string all;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    all.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  ASSERT_NE(all.find(a.key_id), std::string::npos);  // the records are there...
+  EXPECT_EQ(all.find(secret_a), std::string::npos);  // ...but never the secrets
+  EXPECT_EQ(all.find(secret_b), std::string::npos);
+  EXPECT_EQ(all.find(secret_a.substr(0, 16)), std::string::npos);
+}
+
+TEST_F(AccessControlTest, RateLimitRefillsWithTime) {
+  PrincipalRecord r;
+  r.name = "gateway";
+  r.role = static_cast<uint8_t>(Role::kChecker);
+  r.collections = {"acm"};
+  r.requests_per_second = 2;
+  r.burst = 3;
+  auto key = ac_->CreatePrincipal(r);
+  ASSERT_TRUE(key.ok());
+  Principal p = LoginOk(*key);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ac_->Authorize(p, Action::kCheck, "acm").ok()) << i;
+  absl::Status limited = ac_->Authorize(p, Action::kCheck, "acm");
+  EXPECT_TRUE(absl::IsResourceExhausted(limited)) << limited;
+  time_->now += 500'000;  // half a second at 2/s: one token back
+  EXPECT_TRUE(ac_->Authorize(p, Action::kCheck, "acm").ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(ac_->Authorize(p, Action::kCheck, "acm")));
+  time_->now += 60'000'000;  // a long pause refills only up to the burst
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ac_->Authorize(p, Action::kCheck, "acm").ok()) << i;
+  EXPECT_TRUE(absl::IsResourceExhausted(ac_->Authorize(p, Action::kCheck, "acm")));
+  // Another principal has its own bucket.
+  Principal other = LoginOk(Create("other", Role::kChecker, {"acm"}));
+  EXPECT_TRUE(ac_->Authorize(other, Action::kCheck, "acm").ok());
+}
+
+TEST_F(AccessControlTest, QuotasRefuseRegistrationsBeyondTheLimit) {
+  Principal docs = LoginOk(Create("small", Role::kOwner, {"acm"}, /*max_documents=*/2));
+  EXPECT_TRUE(ac_->Authorize(docs, Action::kRegister, "acm", 100).ok());
+  EXPECT_TRUE(ac_->Authorize(docs, Action::kRegister, "acm", 100).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(ac_->Authorize(docs, Action::kRegister, "acm", 100)));
+  EXPECT_TRUE(ac_->Authorize(docs, Action::kCheck, "acm").ok());  // checks are not quota'd
+
+  Principal bytes = LoginOk(Create("bytes", Role::kOwner, {"acm"}, 0, /*max_bytes=*/1000));
+  EXPECT_TRUE(ac_->Authorize(bytes, Action::kRegister, "acm", 900).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(ac_->Authorize(bytes, Action::kRegister, "acm", 200)));
+  EXPECT_TRUE(ac_->Authorize(bytes, Action::kRegister, "acm", 100).ok());
+  EXPECT_EQ(ac_->Usage("bytes")->bytes, 1000u);
+
+  Reopen();  // usage is persistent
+  EXPECT_TRUE(absl::IsResourceExhausted(ac_->Authorize(docs, Action::kRegister, "acm", 1)));
+}
+
+TEST_F(AccessControlTest, FailedAuthenticationIsSlowedPerPeer) {
+  EXPECT_TRUE(absl::IsUnauthenticated(Login("junk", "ipv4:10.0.0.9:1111").status()));
+  EXPECT_TRUE(time_->sleeps.empty());  // one mistake costs nothing
+  EXPECT_TRUE(absl::IsUnauthenticated(Login("junk", "ipv4:10.0.0.9:2222").status()));
+  EXPECT_TRUE(absl::IsUnauthenticated(Login("junk", "ipv4:10.0.0.9:3333").status()));
+  EXPECT_TRUE(absl::IsUnauthenticated(Login("junk", "ipv4:10.0.0.9:4444").status()));
+  EXPECT_EQ(time_->sleeps, (std::vector<int64_t>{100, 200, 400}));  // per host, not port
+  for (int i = 0; i < 10; ++i) (void)Login("junk", "ipv4:10.0.0.9:5555");
+  EXPECT_EQ(time_->sleeps.back(), 3000);  // capped
+  // Another host starts fresh.
+  time_->sleeps.clear();
+  (void)Login("junk", "ipv4:10.0.0.10:1");
+  EXPECT_TRUE(time_->sleeps.empty());
+  // After a quiet minute the count resets.
+  time_->now += 61'000'000;
+  (void)Login("junk", "ipv4:10.0.0.9:6666");
+  EXPECT_TRUE(time_->sleeps.empty());
+}
+
+TEST_F(AccessControlTest, VerifiedCertificateNamesAPrincipal) {
+  Create("gateway.example.org", Role::kChecker, {"acm"});
+  CallCredentials c;
+  c.peer = "ipv4:127.0.0.1:1";
+  c.certificate_names = {"spiffe://example.org/x", "gateway.example.org"};
+  auto p = ac_->AuthenticateCredentials(c);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->name, "gateway.example.org");
+  EXPECT_EQ(p->role, Role::kChecker);
+  c.certificate_names = {"stranger.example.org"};
+  EXPECT_TRUE(absl::IsUnauthenticated(ac_->AuthenticateCredentials(c).status()));
+}
+
+TEST_F(AccessControlTest, AuditFollowsCollectionSettings) {
+  Principal pc = LoginOk(Create("sigmod-pc", Role::kChecker, {"acm", "quiet"}));
+  CollectionRecord quiet;
+  quiet.name = "quiet";
+  quiet.keep_audit = false;
+  quiet.show_titles_to_checkers = true;
+  ASSERT_TRUE(ac_->PutCollection(quiet).ok());
+  EXPECT_TRUE(ac_->PolicyFor("quiet").show_titles_to_checkers);
+  EXPECT_FALSE(ac_->PolicyFor("acm").show_titles_to_checkers);  // private by default
+  ac_->RecordCheck(pc, {{41, "acm", 0.8, 0.4, 10, true}, {42, "quiet", 0.9, 0.9, 11, true}});
+  auto hits = ac_->QueryAudit(41, 0, 10);
+  ASSERT_TRUE(hits.ok());
+  ASSERT_EQ(hits->size(), 1u);
+  EXPECT_EQ((*hits)[0].checker, "sigmod-pc");
+  EXPECT_EQ((*hits)[0].unix_micros, time_->now);
+  EXPECT_DOUBLE_EQ((*hits)[0].ratio, 0.8);
+  EXPECT_TRUE(ac_->QueryAudit(42, 0, 10)->empty());
+}
+
+TEST_F(AccessControlTest, CreatePrincipalValidates) {
+  Create("acm-press", Role::kOwner, {"acm"});
+  PrincipalRecord r;
+  r.name = "acm-press";
+  r.role = static_cast<uint8_t>(Role::kOwner);
+  r.collections = {"acm"};
+  EXPECT_TRUE(absl::IsAlreadyExists(ac_->CreatePrincipal(r).status()));
+  r.name = "no collections";
+  EXPECT_TRUE(absl::IsInvalidArgument(ac_->CreatePrincipal(r).status()));
+  r.name = "lonely";
+  r.collections = {};
+  EXPECT_TRUE(absl::IsInvalidArgument(ac_->CreatePrincipal(r).status()));
+  r.role = 9;
+  r.collections = {"acm"};
+  EXPECT_TRUE(absl::IsInvalidArgument(ac_->CreatePrincipal(r).status()));
+  EXPECT_TRUE(absl::IsNotFound(ac_->CreateKey("nobody").status()));
+}
+
+TEST_F(AccessControlTest, BootstrapCreatesOneAdminOnce) {
+  auto first = ac_->BootstrapAdmin();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(first->has_value());
+  Principal admin = LoginOk(**first);
+  EXPECT_EQ(admin.role, Role::kAdmin);
+  Reopen();
+  auto second = ac_->BootstrapAdmin();
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(second->has_value());
+  LoginOk(**first);
+}
+
+}  // namespace
+}  // namespace cops
+
+namespace cops {
+namespace {
+
+TEST(OpenAccessControlTest, BootstrapKeyFileIsPrivateAndWrittenOnce) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "access_boot_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::filesystem::path dir = tmpl;
+  std::string key;
+  {
+    auto ac = OpenAccessControl(dir.string(), /*bootstrap_admin=*/true);
+    ASSERT_TRUE(ac.ok()) << ac.status();
+    std::ifstream in(dir / "admin.key");
+    std::getline(in, key);
+    EXPECT_EQ(std::filesystem::status(dir / "admin.key").permissions() &
+                  std::filesystem::perms::all,
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    CallCredentials c;
+    c.api_key = key;
+    auto p = (*ac)->AuthenticateCredentials(c);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(p->role, Role::kAdmin);
+  }
+  std::filesystem::remove(dir / "admin.key");
+  {
+    // An admin exists: no new key, no new file.
+    auto ac = OpenAccessControl(dir.string(), true);
+    ASSERT_TRUE(ac.ok()) << ac.status();
+    EXPECT_FALSE(std::filesystem::exists(dir / "admin.key"));
+    EXPECT_EQ((*ac)->ListKeys().size(), 1u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(OpenAccessControlTest, NoBootstrapWhenAuthIsOff) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "access_boot_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::filesystem::path dir = tmpl;
+  auto ac = OpenAccessControl(dir.string(), /*bootstrap_admin=*/false);
+  ASSERT_TRUE(ac.ok()) << ac.status();
+  EXPECT_TRUE((*ac)->ListPrincipals().empty());
+  EXPECT_FALSE(std::filesystem::exists(dir / "admin.key"));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace cops

@@ -1,0 +1,183 @@
+#include "server/transport_security.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/cops_admin.grpc.pb.h"
+#include "server/access_control.h"
+#include "server/admin_service.h"
+#include "tests/server/test_certificates.h"
+
+namespace cops {
+namespace {
+
+TEST(ListenerSecurityTest, LoopbackAddresses) {
+  EXPECT_TRUE(IsLoopbackAddress("127.0.0.1:7411"));
+  EXPECT_TRUE(IsLoopbackAddress("127.1.2.3:1"));
+  EXPECT_TRUE(IsLoopbackAddress("localhost:7411"));
+  EXPECT_TRUE(IsLoopbackAddress("[::1]:7411"));
+  EXPECT_FALSE(IsLoopbackAddress("0.0.0.0:7411"));
+  EXPECT_FALSE(IsLoopbackAddress("[::]:7411"));
+  EXPECT_FALSE(IsLoopbackAddress("10.0.0.7:7411"));
+  EXPECT_FALSE(IsLoopbackAddress("127.0.0.1.evil.example:7411"));
+  EXPECT_FALSE(IsLoopbackAddress(":7411"));
+}
+
+TEST(ListenerSecurityTest, RemoteListenerNeedsTlsAndAuthUnlessAllowed) {
+  EXPECT_TRUE(CheckListenerSecurity("127.0.0.1:7411", false, false, false).ok());
+  absl::Status s = CheckListenerSecurity("0.0.0.0:7411", /*tls=*/false, /*auth=*/true, false);
+  EXPECT_TRUE(absl::IsFailedPrecondition(s));
+  EXPECT_NE(s.message().find("--tls-cert"), std::string::npos) << s;
+  EXPECT_TRUE(absl::IsFailedPrecondition(CheckListenerSecurity("0.0.0.0:7411", true, false, false)));
+  EXPECT_TRUE(CheckListenerSecurity("0.0.0.0:7411", true, true, false).ok());
+  EXPECT_TRUE(CheckListenerSecurity("0.0.0.0:7411", false, false, /*allow=*/true).ok());
+}
+
+TEST(ListenerSecurityTest, AuthModes) {
+  EXPECT_TRUE(AuthRequired(*ParseAuthMode("auto"), "0.0.0.0:1"));
+  EXPECT_FALSE(AuthRequired(*ParseAuthMode("auto"), "127.0.0.1:1"));
+  EXPECT_TRUE(AuthRequired(*ParseAuthMode("on"), "127.0.0.1:1"));
+  EXPECT_FALSE(AuthRequired(*ParseAuthMode("off"), "0.0.0.0:1"));
+  EXPECT_TRUE(absl::IsInvalidArgument(ParseAuthMode("yes").status()));
+}
+
+class TlsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "tls_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    ASSERT_TRUE(pki_.Create(dir_)) << "openssl could not make the test certificates";
+    ASSERT_TRUE(pki_.MakeClient("admin-client", "tls-admin"));
+    ASSERT_TRUE(pki_.MakeClient("checker-client", "pc-member"));
+    ASSERT_TRUE(pki_.MakeClient("stranger-client", "stranger"));
+    ASSERT_TRUE(pki_.MakeClient("forged-client", "tls-admin", "other-ca"));
+
+    auto store = PrincipalStore::Open((dir_ / "access").string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto ac = AccessControl::Open(*std::move(store));
+    ASSERT_TRUE(ac.ok()) << ac.status();
+    access_ = *std::move(ac);
+    PrincipalRecord admin;
+    admin.name = "tls-admin";
+    admin.role = static_cast<uint8_t>(Role::kAdmin);
+    auto key = access_->CreatePrincipal(admin);
+    ASSERT_TRUE(key.ok());
+    admin_key_ = key->api_key;
+    PrincipalRecord checker;
+    checker.name = "pc-member";
+    checker.role = static_cast<uint8_t>(Role::kChecker);
+    checker.collections = {"acm"};
+    key = access_->CreatePrincipal(checker);
+    ASSERT_TRUE(key.ok());
+    checker_key_ = key->api_key;
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{},
+                                              (dir_ / "snapshots").string());
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown();
+    server_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void Start(const TlsFiles& files) {
+    auto creds = MakeServerCredentials(files);
+    ASSERT_TRUE(creds.ok()) << creds.status();
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", *creds, &port_);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_GT(port_, 0);
+  }
+
+  TlsFiles ServerFiles(bool mutual) const {
+    return TlsFiles{pki_.Path("server.pem"), pki_.Path("server.key"),
+                    mutual ? pki_.Path("ca.pem") : ""};
+  }
+
+  // A TLS channel trusting the test CA, optionally presenting client certificate `client`.
+  std::unique_ptr<v1::Admin::Stub> TlsStub(const std::string& client = "") {
+    grpc::SslCredentialsOptions options;
+    options.pem_root_certs = pki_.Pem("ca.pem");
+    if (!client.empty()) {
+      options.pem_cert_chain = pki_.Pem(client + ".pem");
+      options.pem_private_key = pki_.Pem(client + ".key");
+    }
+    // An IP target (no DNS lookup) checked against the certificate's name "localhost".
+    grpc::ChannelArguments args;
+    args.SetSslTargetNameOverride("localhost");
+    return v1::Admin::NewStub(grpc::CreateCustomChannel(
+        "127.0.0.1:" + std::to_string(port_), grpc::SslCredentials(options), args));
+  }
+
+  grpc::Status List(v1::Admin::Stub* stub, const std::string& api_key = "") {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    if (!api_key.empty()) ctx.AddMetadata("authorization", "Bearer " + api_key);
+    v1::ListCollectionsRequest req;
+    v1::ListCollectionsResponse resp;
+    return stub->ListCollections(&ctx, req, &resp);
+  }
+
+  std::filesystem::path dir_;
+  testing::TestPki pki_;
+  std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<AdminService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string admin_key_;
+  std::string checker_key_;
+};
+
+TEST_F(TlsTest, TlsCarriesApiKeys) {
+  Start(ServerFiles(/*mutual=*/false));
+  auto stub = TlsStub();
+  EXPECT_TRUE(List(stub.get(), admin_key_).ok());
+  EXPECT_EQ(List(stub.get(), checker_key_).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(List(stub.get()).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  // A plaintext client cannot talk to a TLS listener at all.
+  auto plain = v1::Admin::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                                      grpc::InsecureChannelCredentials()));
+  EXPECT_EQ(List(plain.get(), admin_key_).error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(TlsTest, MutualTlsCertificateNamesThePrincipal) {
+  Start(ServerFiles(/*mutual=*/true));
+  // No API key: the verified certificate's CN is the principal.
+  auto admin = TlsStub("admin-client");
+  EXPECT_TRUE(List(admin.get()).ok());
+  auto checker = TlsStub("checker-client");
+  EXPECT_EQ(List(checker.get()).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  auto stranger = TlsStub("stranger-client");
+  EXPECT_EQ(List(stranger.get()).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  // An API key wins over the certificate.
+  EXPECT_TRUE(List(stranger.get(), admin_key_).ok());
+}
+
+TEST_F(TlsTest, MutualTlsRefusesMissingOrForeignCertificates) {
+  Start(ServerFiles(/*mutual=*/true));
+  auto anonymous = TlsStub();
+  EXPECT_EQ(List(anonymous.get(), admin_key_).error_code(), grpc::StatusCode::UNAVAILABLE);
+  // Same CN as the admin, signed by another CA: the handshake fails.
+  auto forged = TlsStub("forged-client");
+  EXPECT_EQ(List(forged.get()).error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_F(TlsTest, CredentialFilesAreValidated) {
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      MakeServerCredentials({pki_.Path("server.pem"), "", ""}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(MakeServerCredentials({"", "", pki_.Path("ca.pem")}).status()));
+  EXPECT_TRUE(absl::IsNotFound(
+      MakeServerCredentials({pki_.Path("missing.pem"), pki_.Path("server.key"), ""}).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      MakeServerCredentials({pki_.Path("server.ext"), pki_.Path("server.key"), ""}).status()));
+}
+
+}  // namespace
+}  // namespace cops

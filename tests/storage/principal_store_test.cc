@@ -1,0 +1,131 @@
+#include "storage/principal_store.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+class PrincipalStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "principal_store_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::unique_ptr<PrincipalStore> OpenStore() {
+    auto store = PrincipalStore::Open((dir_ / "access").string());
+    EXPECT_TRUE(store.ok()) << store.status();
+    return store.ok() ? *std::move(store) : nullptr;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(PrincipalStoreTest, RecordsSurviveReopen) {
+  {
+    auto store = OpenStore();
+    PrincipalRecord p;
+    p.name = "acm-press";
+    p.role = 1;
+    p.collections = {"acm", "acm-archive"};
+    p.max_documents = 10;
+    ASSERT_TRUE(store->PutPrincipal(p).ok());
+    ApiKeyRecord k;
+    k.key_id = "0123456789abcdef";
+    k.principal = "acm-press";
+    k.salt = std::string("\x00\x01\xff salt", 8);
+    k.hash = std::string(32, '\x7f');
+    ASSERT_TRUE(store->PutKey(k).ok());
+    CollectionRecord c;
+    c.name = "acm";
+    c.show_titles_to_checkers = true;
+    c.keep_audit = false;
+    ASSERT_TRUE(store->PutCollection(c).ok());
+  }
+  auto store = OpenStore();
+  auto p = store->GetPrincipal("acm-press");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->role, 1);
+  EXPECT_EQ(p->collections, (std::vector<std::string>{"acm", "acm-archive"}));
+  EXPECT_EQ(p->max_documents, 10u);
+  auto k = store->GetKey("0123456789abcdef");
+  ASSERT_TRUE(k.ok()) << k.status();
+  EXPECT_EQ(k->salt, std::string("\x00\x01\xff salt", 8));
+  EXPECT_EQ(k->hash, std::string(32, '\x7f'));
+  EXPECT_EQ(k->principal, "acm-press");
+  auto c = store->GetCollection("acm");
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->show_titles_to_checkers);
+  EXPECT_FALSE(c->keep_audit);
+  EXPECT_EQ(store->ListPrincipals()->size(), 1u);
+  EXPECT_EQ(store->ListKeys()->size(), 1u);
+  EXPECT_EQ(store->ListCollections()->size(), 1u);
+}
+
+TEST_F(PrincipalStoreTest, MissingRecordsAreNotFound) {
+  auto store = OpenStore();
+  EXPECT_TRUE(absl::IsNotFound(store->GetPrincipal("nobody").status()));
+  EXPECT_TRUE(absl::IsNotFound(store->GetKey("ffffffffffffffff").status()));
+  EXPECT_TRUE(absl::IsNotFound(store->GetCollection("none").status()));
+}
+
+TEST_F(PrincipalStoreTest, RejectsBadNames) {
+  auto store = OpenStore();
+  PrincipalRecord p;
+  p.name = "bad/name";
+  EXPECT_TRUE(absl::IsInvalidArgument(store->PutPrincipal(p)));
+  p.name = "";
+  EXPECT_TRUE(absl::IsInvalidArgument(store->PutPrincipal(p)));
+  CollectionRecord c;
+  c.name = "x y";
+  EXPECT_TRUE(absl::IsInvalidArgument(store->PutCollection(c)));
+}
+
+TEST_F(PrincipalStoreTest, UsageStopsAtQuotaWithoutCharging) {
+  auto store = OpenStore();
+  ASSERT_TRUE(store->AddUsage("p", 1, 600, /*max_documents=*/3, /*max_bytes=*/1000).ok());
+  auto over = store->AddUsage("p", 1, 600, 3, 1000);
+  EXPECT_TRUE(absl::IsResourceExhausted(over.status())) << over.status();
+  EXPECT_EQ(store->GetUsage("p")->bytes, 600u);  // the refused request charged nothing
+  ASSERT_TRUE(store->AddUsage("p", 1, 400, 3, 1000).ok());
+  ASSERT_TRUE(store->AddUsage("p", 1, 0, 3, 1000).ok());
+  EXPECT_TRUE(absl::IsResourceExhausted(store->AddUsage("p", 1, 0, 3, 1000).status()));
+  auto usage = store->GetUsage("p");
+  EXPECT_EQ(usage->documents, 3u);
+  EXPECT_EQ(usage->bytes, 1000u);
+  // Other principals have their own counters.
+  EXPECT_TRUE(store->AddUsage("q", 1, 1000, 3, 1000).ok());
+}
+
+TEST_F(PrincipalStoreTest, AuditIsPerDocumentInTimeOrder) {
+  auto store = OpenStore();
+  std::vector<AuditRecord> records = {
+      {7, "acm", 2000, "checker-b", 0.9, 0.5, 12, true},
+      {7, "acm", 1000, "checker-a", 0.2, 0.1, 3, false},
+      {8, "acm", 1500, "checker-a", 0.4, 0.3, 5, false},
+      {7, "acm", 1000, "checker-c", 0.3, 0.2, 4, false},  // same microsecond: both kept
+  };
+  ASSERT_TRUE(store->AppendAudit(records).ok());
+  auto hits = store->QueryAudit(7, 0, 100);
+  ASSERT_TRUE(hits.ok()) << hits.status();
+  ASSERT_EQ(hits->size(), 3u);
+  EXPECT_EQ((*hits)[0].unix_micros, 1000);
+  EXPECT_EQ((*hits)[1].unix_micros, 1000);
+  EXPECT_EQ((*hits)[2].checker, "checker-b");
+  EXPECT_TRUE((*hits)[2].violation);
+  EXPECT_DOUBLE_EQ((*hits)[2].ratio, 0.9);
+  EXPECT_EQ(store->QueryAudit(7, 1500, 100)->size(), 1u);
+  EXPECT_EQ(store->QueryAudit(7, 0, 1)->size(), 1u);
+  EXPECT_EQ(store->QueryAudit(8, 0, 100)->size(), 1u);
+  EXPECT_TRUE(store->QueryAudit(9, 0, 100)->empty());
+}
+
+}  // namespace
+}  // namespace cops
