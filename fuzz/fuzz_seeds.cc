@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string format = argv[1];
+  const bool all = format == "auto";  // every format's seeds
   const std::filesystem::path dir = argv[2];
   std::filesystem::create_directories(dir);
   std::vector<std::string> seeds;
@@ -24,17 +25,17 @@ int main(int argc, char** argv) {
                                           "Caf\xC3\xA9 second\tparagraph."};
   const std::vector<std::string> prose = t::Prose(4, 3);
   for (const auto& paragraphs : {small, prose}) {
-    if (format == "text") seeds.push_back(t::MakeText(paragraphs));
-    if (format == "html") seeds.push_back(t::MakeHtml(paragraphs));
-    if (format == "email") seeds.push_back(t::MakeEmail(paragraphs));
-    if (format == "pdf") seeds.push_back(t::MakePdfFromParagraphs(paragraphs));
-    if (format == "docx") seeds.push_back(t::MakeDocx(paragraphs));
-    if (format == "odt") seeds.push_back(t::MakeOdt(paragraphs));
-    if (format == "latex") seeds.push_back(t::MakeLatex(paragraphs));
-    if (format == "markdown") seeds.push_back(t::MakeMarkdown(paragraphs));
+    if (all || format == "text") seeds.push_back(t::MakeText(paragraphs));
+    if (all || format == "html") seeds.push_back(t::MakeHtml(paragraphs));
+    if (all || format == "email") seeds.push_back(t::MakeEmail(paragraphs));
+    if (all || format == "pdf") seeds.push_back(t::MakePdfFromParagraphs(paragraphs));
+    if (all || format == "docx") seeds.push_back(t::MakeDocx(paragraphs));
+    if (all || format == "odt") seeds.push_back(t::MakeOdt(paragraphs));
+    if (all || format == "latex") seeds.push_back(t::MakeLatex(paragraphs));
+    if (all || format == "markdown") seeds.push_back(t::MakeMarkdown(paragraphs));
   }
-  if (format == "text") seeds.push_back("caf\xE9 \x93quoted\x94 windows-1252");
-  if (format == "email") {
+  if (all || format == "text") seeds.push_back("caf\xE9 \x93quoted\x94 windows-1252");
+  if (all || format == "email") {
     seeds.push_back(
         "From: a@b\r\nSubject: s\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; "
         "boundary=x\r\n\r\n--x\r\nContent-Type: text/html; charset=iso-8859-1\r\n"
@@ -43,7 +44,7 @@ int main(int argc, char** argv) {
         "Content-Transfer-Encoding: base64\r\n\r\n" +
         t::Base64(t::MakePdf({{"attached"}})) + "--x--\r\n");
   }
-  if (format == "pdf") {
+  if (all || format == "pdf") {
     seeds.push_back(t::MakePdf({{"Header", "", "body one", "", "Page 1"},
                                 {"Header", "", "body two", "", "Page 2"},
                                 {"Header", "", "body thr-", "ee", "Page 3"}}));

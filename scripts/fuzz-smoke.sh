@@ -21,7 +21,7 @@ build="${COPS_FUZZ_BUILD_DIR:-$root/build-fuzz}"
 seconds="${1:-20}"
 cmake -S "$root" -B "$build" -G Ninja -DCOPS_FUZZ=ON -DCOPS_BUILD_BENCH=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-formats=(text html email pdf docx odt latex markdown)
+formats=(text html email pdf docx odt latex markdown auto)
 cmake --build "$build" -j"${COPS_JOBS:-2}" --target cops-fuzz-seeds "${formats[@]/#/fuzz_}"
 status=0
 for f in "${formats[@]}"; do

@@ -46,22 +46,6 @@ TEST(ConverterTest, OriginalOffsetAndPageFollowSegments) {
   EXPECT_EQ(doc.OriginalOffset(4), 11u);
 }
 
-TEST(ConverterTest, DetectsFormatsFromContent) {
-  EXPECT_EQ(DetectFormat("%PDF-1.4\n%..."), DocumentFormat::kPdf);
-  EXPECT_EQ(DetectFormat("<!DOCTYPE html><html><body><p>x</p></body></html>"),
-            DocumentFormat::kHtml);
-  EXPECT_EQ(DetectFormat("From: a@example.org\nTo: b@example.org\nSubject: hi\n"
-                         "Date: Mon, 1 Jan 2024 10:00:00 +0000\n\nBody text.\n"),
-            DocumentFormat::kEmail);
-  EXPECT_EQ(DetectFormat("\\documentclass{article}\n\\begin{document}\nHi\n\\end{document}\n"),
-            DocumentFormat::kLatex);
-  EXPECT_EQ(DetectFormat("# Title\n\nSome *text* with a [link](http://x).\n\n## More\n"),
-            DocumentFormat::kMarkdown);
-  EXPECT_EQ(DetectFormat("Just a few words of plain prose, nothing else."),
-            DocumentFormat::kText);
-  EXPECT_EQ(DetectFormat(""), DocumentFormat::kText);
-}
-
 TEST(ConverterTest, AutoConvertsPlainText) {
   auto doc = Convert("Plain words.", DocumentFormat::kAuto);
   ASSERT_TRUE(doc.ok()) << doc.status();

@@ -1,0 +1,148 @@
+#include "client/client.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "grpcpp/grpcpp.h"
+
+namespace cops {
+
+absl::Status FromGrpc(const grpc::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                      status.error_message());
+}
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options.max_message_bytes);
+  args.SetMaxSendMessageSize(options.max_message_bytes);
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      OpenSecureChannel(options.target, options.security, args);
+  if (!channel.ok()) return channel.status();
+  return std::unique_ptr<Client>(new Client(options, v1::CopyDetection::NewStub(*channel)));
+}
+
+void Client::Prepare(grpc::ClientContext* context) const {
+  AttachApiKey(options_.security, context);
+  context->set_deadline(std::chrono::system_clock::now() + options_.timeout);
+}
+
+absl::StatusOr<v1::RegisterDocumentReply> Client::Register(const v1::Document& document) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  v1::RegisterDocumentRequest request;
+  *request.mutable_document() = document;
+  v1::RegisterDocumentReply reply;
+  absl::Status s = FromGrpc(stub_->RegisterDocument(&context, request, &reply));
+  if (!s.ok()) return s;
+  return reply;
+}
+
+absl::StatusOr<v1::RegisterDocumentsReply> Client::RegisterMany(
+    const std::vector<v1::Document>& documents) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  v1::RegisterDocumentsReply reply;
+  std::unique_ptr<grpc::ClientWriter<v1::RegisterDocumentRequest>> writer =
+      stub_->RegisterDocuments(&context, &reply);
+  v1::RegisterDocumentRequest request;
+  for (const v1::Document& d : documents) {
+    *request.mutable_document() = d;
+    if (!writer->Write(request)) break;  // the server ended the call; Finish() says why
+  }
+  writer->WritesDone();
+  absl::Status s = FromGrpc(writer->Finish());
+  if (!s.ok()) return s;
+  return reply;
+}
+
+absl::Status Client::Unregister(uint64_t doc_id) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  v1::UnregisterDocumentRequest request;
+  request.set_doc_id(doc_id);
+  v1::UnregisterDocumentReply reply;
+  return FromGrpc(stub_->UnregisterDocument(&context, request, &reply));
+}
+
+absl::StatusOr<v1::DocumentInfo> Client::Get(uint64_t doc_id, bool include_content) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  v1::GetDocumentRequest request;
+  request.set_doc_id(doc_id);
+  request.set_include_content(include_content);
+  v1::GetDocumentReply reply;
+  absl::Status s = FromGrpc(stub_->GetDocument(&context, request, &reply));
+  if (!s.ok()) return s;
+  return reply.document();
+}
+
+absl::StatusOr<v1::ListDocumentsReply> Client::List(uint32_t page_size,
+                                                    const std::string& page_token,
+                                                    const std::string& collection) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  v1::ListDocumentsRequest request;
+  request.set_page_size(page_size);
+  request.set_page_token(page_token);
+  request.set_collection(collection);
+  v1::ListDocumentsReply reply;
+  absl::Status s = FromGrpc(stub_->ListDocuments(&context, request, &reply));
+  if (!s.ok()) return s;
+  return reply;
+}
+
+absl::StatusOr<v1::CheckDocumentReply> Client::Check(const v1::CheckDocumentRequest& request) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  v1::CheckDocumentReply reply;
+  absl::Status s = FromGrpc(stub_->CheckDocument(&context, request, &reply));
+  if (!s.ok()) return s;
+  return reply;
+}
+
+absl::StatusOr<v1::GetStatsReply> Client::Stats() {
+  grpc::ClientContext context;
+  Prepare(&context);
+  v1::GetStatsReply reply;
+  absl::Status s = FromGrpc(stub_->GetStats(&context, v1::GetStatsRequest(), &reply));
+  if (!s.ok()) return s;
+  return reply;
+}
+
+namespace {
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+}  // namespace
+
+absl::StatusOr<v1::DocumentFormat> ParseFormatName(const std::string& name) {
+  static const char* const kNames[] = {"auto", "text", "html",  "email",   "pdf",
+                                       "docx", "odt",  "latex", "markdown"};
+  const std::string lower = Lower(name);
+  for (int i = 0; i < 9; ++i) {
+    if (lower == kNames[i]) return static_cast<v1::DocumentFormat>(i);
+  }
+  if (lower == "txt" || lower == "plain") return v1::DOCUMENT_FORMAT_TEXT;
+  if (lower == "md") return v1::DOCUMENT_FORMAT_MARKDOWN;
+  if (lower == "tex") return v1::DOCUMENT_FORMAT_LATEX;
+  return absl::InvalidArgumentError(
+      "unknown format '" + name + "' (auto, text, html, email, pdf, docx, odt, latex, markdown)");
+}
+
+absl::StatusOr<v1::DecisionFunction> ParseFunctionName(const std::string& name) {
+  const std::string lower = Lower(name);
+  if (lower == "match_ratio" || lower == "ratio") return v1::DECISION_FUNCTION_MATCH_RATIO;
+  if (lower == "containment") return v1::DECISION_FUNCTION_CONTAINMENT;
+  if (lower == "match_count" || lower == "count") return v1::DECISION_FUNCTION_MATCH_COUNT;
+  if (lower == "ordered_matches" || lower == "ordered") {
+    return v1::DECISION_FUNCTION_ORDERED_MATCHES;
+  }
+  return absl::InvalidArgumentError("unknown decision function '" + name +
+                                    "' (match_ratio, containment, match_count, ordered_matches)");
+}
+
+}  // namespace cops

@@ -1,0 +1,72 @@
+#ifndef COPS_CLIENT_CLIENT_H_
+#define COPS_CLIENT_CLIENT_H_
+
+// A small synchronous client of the CopyDetection service (proto/cops.proto), used by the
+// `cops` command line and the load generator. Every call carries the API key (if any) and a
+// deadline of ClientOptions::timeout; errors come back as absl::Status with the server's
+// canonical code and message (UNAVAILABLE when the server cannot be reached).
+//
+// Thread-safety: a Client may be used from many threads at once (gRPC stubs are).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/client_security.h"
+#include "proto/cops.grpc.pb.h"
+
+namespace cops {
+
+struct ClientOptions {
+  std::string target = "127.0.0.1:7411";  // HOST:PORT of copsd
+  ClientSecurityOptions security;
+  std::chrono::milliseconds timeout{60000};  // deadline of each call
+  int max_message_bytes = 64 << 20;          // largest message sent or received
+};
+
+class Client {
+ public:
+  // Does not contact the server (the first call does). INVALID_ARGUMENT / NOT_FOUND for bad
+  // TLS settings (client/client_security.h).
+  static absl::StatusOr<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+
+  absl::StatusOr<v1::RegisterDocumentReply> Register(const v1::Document& document);
+  // One client-streaming call for all documents; per-document errors are in the reply.
+  absl::StatusOr<v1::RegisterDocumentsReply> RegisterMany(
+      const std::vector<v1::Document>& documents);
+  absl::Status Unregister(uint64_t doc_id);
+  absl::StatusOr<v1::DocumentInfo> Get(uint64_t doc_id, bool include_content = false);
+  absl::StatusOr<v1::ListDocumentsReply> List(uint32_t page_size, const std::string& page_token,
+                                              const std::string& collection = "");
+  absl::StatusOr<v1::CheckDocumentReply> Check(const v1::CheckDocumentRequest& request);
+  absl::StatusOr<v1::GetStatsReply> Stats();
+
+  // For callers that need the raw stub (e.g. CheckStream); Prepare() sets key and deadline.
+  v1::CopyDetection::Stub* stub() { return stub_.get(); }
+  void Prepare(grpc::ClientContext* context) const;
+
+ private:
+  Client(ClientOptions options, std::unique_ptr<v1::CopyDetection::Stub> stub)
+      : options_(std::move(options)), stub_(std::move(stub)) {}
+
+  const ClientOptions options_;
+  const std::unique_ptr<v1::CopyDetection::Stub> stub_;
+};
+
+// The absl::Status of a gRPC status: the codes are the same numbers.
+absl::Status FromGrpc(const grpc::Status& status);
+
+// "auto", "text", "html", "email", "pdf", "docx", "odt", "latex", "markdown" (any case);
+// INVALID_ARGUMENT otherwise.
+absl::StatusOr<v1::DocumentFormat> ParseFormatName(const std::string& name);
+// "match_ratio" (or "ratio"), "containment", "match_count" (or "count"), "ordered_matches"
+// (or "ordered"); INVALID_ARGUMENT otherwise.
+absl::StatusOr<v1::DecisionFunction> ParseFunctionName(const std::string& name);
+
+}  // namespace cops
+
+#endif  // COPS_CLIENT_CLIENT_H_

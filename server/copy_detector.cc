@@ -1,0 +1,232 @@
+#include "server/copy_detector.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "core/status_macros.h"
+
+namespace cops {
+namespace {
+
+// Per-thread scratch of the check path: the vectors keep their capacity between checks.
+struct CheckScratch {
+  DocumentFingerprint fingerprint;
+  std::vector<ChunkHash> hashes;
+  std::vector<PostingList> postings;
+  std::vector<std::optional<DocumentRecord>> records;
+  std::vector<uint32_t> stored_chunks;
+};
+
+CheckScratch& ThreadScratch() {
+  thread_local CheckScratch scratch;
+  return scratch;
+}
+
+int64_t NowUnixMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint64_t max_bytes) {
+  if (content.empty()) return absl::InvalidArgumentError("document is empty");
+  if (content.size() > max_bytes) {
+    return absl::ResourceExhaustedError("document of " + std::to_string(content.size()) +
+                                        " bytes exceeds the server's limit of " +
+                                        std::to_string(max_bytes) + " bytes");
+  }
+  if (static_cast<unsigned>(format) > static_cast<unsigned>(DocumentFormat::kMarkdown)) {
+    return absl::InvalidArgumentError("unknown document format " +
+                                      std::to_string(static_cast<unsigned>(format)));
+  }
+  return absl::OkStatus();
+}
+
+// Chunk offsets come out of the fingerprinter in bytes of the converted text; reports and
+// postings speak in bytes of the document as sent.
+void MapToOriginal(const ConvertedDocument& converted, size_t input_size,
+                   DocumentFingerprint* fp) {
+  const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
+  for (Chunk& c : fp->chunks) {
+    const uint32_t start = converted.OriginalOffset(c.start);
+    // The exclusive end maps through the chunk's last byte, which always lies in the chunk.
+    uint32_t end = c.end > c.start ? converted.OriginalOffset(c.end - 1) + 1 : start;
+    c.start = std::min(start, limit);
+    c.end = std::clamp(end, c.start, limit);
+  }
+}
+
+absl::Status Cancelled(const CheckRequestInfo& request, const char* phase) {
+  if (request.cancelled && request.cancelled()) {
+    return absl::DeadlineExceededError(std::string("check cancelled or past its deadline ") +
+                                       phase);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string_view DecisionFunctionName(DecisionFunction f) {
+  switch (f) {
+    case DecisionFunction::kMatchRatio:
+      return "match_ratio";
+    case DecisionFunction::kContainment:
+      return "containment";
+    case DecisionFunction::kMatchCount:
+      return "match_count";
+    case DecisionFunction::kOrderedMatches:
+      return "ordered_matches";
+  }
+  return "unknown";
+}
+
+CopyDetector::CopyDetector(Index* index, std::unique_ptr<Fingerprinter> fingerprinter,
+                           CopyDetectorOptions options)
+    : index_(index), fingerprinter_(std::move(fingerprinter)), options_(std::move(options)) {}
+
+CopyDetector::~CopyDetector() = default;
+
+absl::StatusOr<std::unique_ptr<CopyDetector>> CopyDetector::Create(Index* index,
+                                                                   const HashKey& key,
+                                                                   CopyDetectorOptions options) {
+  if (index == nullptr) return absl::InvalidArgumentError("no index");
+  COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
+                        Fingerprinter::Create(index->params(), key));
+  options.convert_limits.max_input_bytes =
+      std::max(options.convert_limits.max_input_bytes, options.max_document_bytes);
+  return std::unique_ptr<CopyDetector>(
+      new CopyDetector(index, std::move(fingerprinter), std::move(options)));
+}
+
+const ChunkingParams& CopyDetector::params() const { return fingerprinter_->params(); }
+
+absl::StatusOr<ConvertedDocument> CopyDetector::ConvertInput(std::string_view content,
+                                                             DocumentFormat format) const {
+  COPS_RETURN_IF_ERROR(ValidateInput(content, format, options_.max_document_bytes));
+  return Convert(content, format, options_.convert_limits);
+}
+
+absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view content,
+                                                          DocumentFormat format,
+                                                          const DocumentRecord& metadata) {
+  COPS_ASSIGN_OR_RETURN(ConvertedDocument converted, ConvertInput(content, format));
+  DocumentFingerprint& fp = ThreadScratch().fingerprint;
+  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &fp));
+  if (fp.chunks.empty()) {
+    return absl::InvalidArgumentError(
+        "document has too little text to register: its " + std::to_string(fp.total_units) +
+        " units yield no chunk under " + params().Describe());
+  }
+  MapToOriginal(converted, content.size(), &fp);
+
+  DocumentRecord record = metadata;
+  record.id = 0;
+  record.format = std::string(DocumentFormatName(converted.format));
+  record.registered_unix_micros = NowUnixMicros();
+  record.sha256 = fp.sha256;
+  record.total_chunks = fp.total_chunks;
+  record.stored_chunks = static_cast<uint32_t>(fp.chunks.size());
+  record.size_bytes = content.size();
+
+  RegisterResultInfo result;
+  COPS_ASSIGN_OR_RETURN(result.outcome, index_->Register(record, fp, content));
+  result.total_chunks = record.total_chunks;
+  result.stored_chunks = record.stored_chunks;
+  result.format = converted.format;
+  result.charset = std::move(converted.charset);
+  return result;
+}
+
+absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request) const {
+  COPS_RETURN_IF_ERROR(request.options.Validate());
+  COPS_ASSIGN_OR_RETURN(ConvertedDocument converted,
+                        ConvertInput(request.content, request.format));
+  COPS_RETURN_IF_ERROR(Cancelled(request, "after conversion"));
+
+  CheckScratch& s = ThreadScratch();
+  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &s.fingerprint));
+  bool sampled = false;
+  if (request.sample_size > 0 && request.sample_size < s.fingerprint.chunks.size()) {
+    SampleChunks(request.sample_size, request.sample_seed, &s.fingerprint);
+    sampled = true;
+  }
+  MapToOriginal(converted, request.content.size(), &s.fingerprint);
+
+  s.hashes.clear();
+  for (const Chunk& c : s.fingerprint.chunks) s.hashes.push_back(c.hash);
+  COPS_RETURN_IF_ERROR(index_->Lookup(s.hashes, &s.postings));
+  COPS_RETURN_IF_ERROR(Cancelled(request, "after the index lookup"));
+
+  // Decide without a result limit: the collection filter below must not let documents the
+  // caller may not see crowd out those it may.
+  CheckOptions tally_options = request.options;
+  tally_options.max_results = 0;
+  const MatchSet match_set = MatchSet::Tally(s.fingerprint, s.postings, tally_options);
+  const std::vector<DocId>& candidates = match_set.CandidateIds();
+  COPS_RETURN_IF_ERROR(index_->GetDocuments(candidates, &s.records));
+  s.stored_chunks.assign(candidates.size(), 0);
+  std::unordered_map<DocId, size_t> record_of;
+  record_of.reserve(candidates.size());
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (s.records[i].has_value()) {
+      s.stored_chunks[i] = s.records[i]->stored_chunks;
+      record_of.emplace(candidates[i], i);
+    }
+  }
+
+  CheckResult result;
+  result.report = match_set.Decide(s.stored_chunks);
+  result.format = converted.format;
+  result.charset = std::move(converted.charset);
+
+  std::unordered_set<std::string_view> allowed;
+  if (request.collections.has_value()) {
+    for (const std::string& c : *request.collections) allowed.insert(c);
+  }
+  std::vector<DocumentMatch> kept;
+  const uint32_t max_results = request.options.max_results;
+  for (DocumentMatch& m : result.report.matches) {
+    if (max_results != 0 && kept.size() >= max_results) break;
+    auto it = record_of.find(m.doc_id);
+    if (it == record_of.end()) continue;  // unregistered since the lookup
+    DocumentRecord& record = *s.records[it->second];
+    if (request.collections.has_value() && !allowed.contains(record.collection)) continue;
+    if (!request.options.want_spans) m.spans.clear();
+    kept.push_back(std::move(m));
+    result.records.push_back(record);
+  }
+  result.report.matches = std::move(kept);
+  result.report.violation = std::any_of(result.report.matches.begin(),
+                                        result.report.matches.end(),
+                                        [](const DocumentMatch& m) { return m.violation; });
+  result.report.sampled = sampled;
+  result.report.sampling_error = 0;
+  if (sampled && !result.report.matches.empty() &&
+      (request.options.function == DecisionFunction::kMatchRatio)) {
+    result.report.sampling_error = SamplingError(request.sample_size, request.options.threshold,
+                                                 result.report.matches.front().ratio);
+  }
+  return result;
+}
+
+absl::Status CopyDetector::Unregister(DocId id) { return index_->Unregister(id); }
+
+absl::StatusOr<DocumentRecord> CopyDetector::Get(DocId id) const {
+  return index_->GetDocument(id);
+}
+
+absl::StatusOr<std::string> CopyDetector::GetContent(DocId id) const {
+  return index_->GetText(id);
+}
+
+absl::StatusOr<DocumentPage> CopyDetector::List(std::string_view page_token, size_t page_size,
+                                                std::string_view collection) const {
+  return index_->ListDocuments(page_token, page_size, collection);
+}
+
+IndexStats CopyDetector::Stats() const { return index_->Stats(); }
+
+}  // namespace cops

@@ -1,0 +1,114 @@
+#ifndef COPS_SERVER_COPY_DETECTOR_H_
+#define COPS_SERVER_COPY_DETECTOR_H_
+
+// The COPS application: register and check documents. Knows nothing of gRPC; the service
+// (server/service.h) authorizes, converts messages and calls it.
+//
+//   Register: convert -> fingerprint -> offsets mapped to the original bytes -> Index.
+//   Check:    convert -> fingerprint -> optional sampling -> one batched Index lookup ->
+//             MatchSet::Tally -> document records of the candidates -> Decide -> collection
+//             filter -> spans mapped to byte offsets of the input as given.
+//
+// Thread-safety: safe for concurrent use from many threads (the Fingerprinter is immutable,
+// the Index is thread-safe, scratch buffers are per thread).
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "convert/converter.h"
+#include "core/fingerprint.h"
+#include "core/match.h"
+#include "storage/index.h"
+
+namespace cops {
+
+struct CopyDetectorOptions {
+  // Larger documents are refused with RESOURCE_EXHAUSTED before any work.
+  uint64_t max_document_bytes = 32ull << 20;
+  // Passed to Convert(); max_input_bytes is raised to at least max_document_bytes.
+  ConvertLimits convert_limits;
+};
+
+struct RegisterResultInfo {
+  RegisterOutcome outcome;
+  uint32_t total_chunks = 0;
+  uint32_t stored_chunks = 0;
+  DocumentFormat format = DocumentFormat::kText;  // the format actually parsed
+  std::string charset;
+};
+
+struct CheckRequestInfo {
+  std::string_view content;
+  DocumentFormat format = DocumentFormat::kAuto;
+  CheckOptions options;
+  uint32_t sample_size = 0;  // 0 = look up every selected chunk
+  uint64_t sample_seed = 0;
+  // Only documents of these collections are reported; std::nullopt = all.
+  std::optional<std::vector<std::string>> collections;
+  // Polled between phases; returning true ends the check with DEADLINE_EXCEEDED.
+  std::function<bool()> cancelled;
+};
+
+struct CheckResult {
+  // Matches ordered by ratio, at most options.max_results (0 = all); spans in bytes of the
+  // checked input as given.
+  Report report;
+  std::vector<DocumentRecord> records;  // records[i] is the document of report.matches[i]
+  DocumentFormat format = DocumentFormat::kText;
+  std::string charset;
+};
+
+class CopyDetector {
+ public:
+  // `index` is not owned and must outlive the detector. INVALID_ARGUMENT when the key does
+  // not match index->params().key_id.
+  static absl::StatusOr<std::unique_ptr<CopyDetector>> Create(Index* index, const HashKey& key,
+                                                              CopyDetectorOptions options);
+  ~CopyDetector();
+
+  // Registers `content` with `metadata` (its id field is ignored). INVALID_ARGUMENT for an
+  // empty document, an unknown format, unreadable content or text too short to yield a
+  // chunk; RESOURCE_EXHAUSTED above max_document_bytes. The index is unchanged on error.
+  absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
+                                              const DocumentRecord& metadata);
+
+  // Checks a document. Errors as for Register (a text too short for any chunk is not an
+  // error: it matches nothing); DEADLINE_EXCEEDED when `cancelled` says so.
+  absl::StatusOr<CheckResult> Check(const CheckRequestInfo& request) const;
+
+  // NOT_FOUND for an unknown id.
+  absl::Status Unregister(DocId id);
+  absl::StatusOr<DocumentRecord> Get(DocId id) const;
+  absl::StatusOr<std::string> GetContent(DocId id) const;
+  absl::StatusOr<DocumentPage> List(std::string_view page_token, size_t page_size,
+                                    std::string_view collection) const;
+  IndexStats Stats() const;
+
+  const ChunkingParams& params() const;
+  const CopyDetectorOptions& options() const { return options_; }
+  Index* index() const { return index_; }
+
+ private:
+  CopyDetector(Index* index, std::unique_ptr<Fingerprinter> fingerprinter,
+               CopyDetectorOptions options);
+  absl::StatusOr<ConvertedDocument> ConvertInput(std::string_view content,
+                                                 DocumentFormat format) const;
+
+  Index* const index_;
+  const std::unique_ptr<Fingerprinter> fingerprinter_;
+  const CopyDetectorOptions options_;
+};
+
+// "match_ratio", "containment", "match_count", "ordered_matches".
+std::string_view DecisionFunctionName(DecisionFunction f);
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_COPY_DETECTOR_H_

@@ -1,0 +1,198 @@
+// copsd: the COPS copy-detection server. Wires configuration, logging, the index, the
+// application (CopyDetector), access control and the gRPC services; serves until SIGTERM or
+// SIGINT, then stops accepting calls, drains those in flight and closes the index.
+// Flags: `copsd --help`; configuration precedence: server/server_config.h.
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "server/access_control.h"
+#include "server/admin_service.h"
+#include "server/copy_detector.h"
+#include "server/open_authorizer.h"
+#include "server/request_log.h"
+#include "server/server_config.h"
+#include "server/service.h"
+#include "server/transport_security.h"
+#include "spdlog/spdlog.h"
+#include "storage/index.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+
+int Fail(const absl::Status& status) {
+  LogEvent(LogLevel::kError, "startup_failed", {{"error", status.ToString()}});
+  std::cerr << "copsd: " << status << "\n";
+  return 2;
+}
+
+absl::Status WritePortFile(const std::string& path, int port) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << port << "\n";
+    if (!out.flush()) return absl::InternalError("cannot write port file " + tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);  // readers never see a half-written file
+  if (ec) return absl::InternalError("cannot write port file " + path + ": " + ec.message());
+  return absl::OkStatus();
+}
+
+int Run(int argc, char** argv) {
+  // Signals are taken by a sigwait thread; every thread created from here on inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  bool help = false;
+  std::string help_text;
+  absl::StatusOr<ServerConfig> parsed = ParseServerConfig(argc, argv, &help, &help_text);
+  if (help) {
+    std::cout << help_text;
+    return 0;
+  }
+  if (!parsed.ok()) {
+    std::cerr << "copsd: " << parsed.status().message() << "\n";
+    return 2;
+  }
+  const ServerConfig& config = *parsed;
+
+  SetJsonLogs(config.log_json);
+  spdlog::set_level(spdlog::level::from_str(config.log_level));
+
+  std::error_code ec;
+  fs::create_directories(config.data_dir, ec);
+  if (ec) return Fail(absl::InternalError("cannot create data dir " + config.data_dir));
+
+  absl::StatusOr<HashKey> key = LoadOrCreateHashKey(config);
+  if (!key.ok()) return Fail(key.status());
+  bool new_index = false;
+  absl::StatusOr<ChunkingParams> params = ResolveChunkingParams(config, *key, &new_index);
+  if (!params.ok()) return Fail(params.status());
+
+  IndexOptions index_options;
+  index_options.path = (fs::path(config.data_dir) / "index").string();
+  index_options.params = *params;
+  index_options.sync_writes = config.sync_writes;
+  index_options.store_texts = config.store_texts;
+  absl::StatusOr<std::unique_ptr<Index>> index = Index::Open(index_options);
+  if (!index.ok()) return Fail(index.status());
+  if (new_index) {
+    absl::Status s = RecordParams(config, *params);
+    if (!s.ok()) return Fail(s);
+  }
+
+  CopyDetectorOptions detector_options;
+  detector_options.max_document_bytes = config.max_document_bytes;
+  absl::StatusOr<std::unique_ptr<CopyDetector>> detector =
+      CopyDetector::Create(index->get(), *key, detector_options);
+  if (!detector.ok()) return Fail(detector.status());
+
+  // Access control: open loopback mode or API keys / client certificates.
+  absl::StatusOr<AuthMode> auth_mode = ParseAuthMode(config.auth);
+  if (!auth_mode.ok()) return Fail(auth_mode.status());
+  const bool auth = AuthRequired(*auth_mode, config.listen);
+  TlsFiles tls{config.tls_cert, config.tls_key, config.tls_client_ca};
+  absl::Status listener_ok =
+      CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote);
+  if (!listener_ok.ok()) return Fail(listener_ok);
+  if (!IsLoopbackAddress(config.listen) && (!tls.enabled() || !auth)) {
+    LogEvent(LogLevel::kWarn, "insecure_remote_listener",
+             {{"listen", config.listen}, {"tls", tls.enabled() ? "on" : "off"},
+              {"auth", auth ? "on" : "off"}});
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(tls);
+  if (!credentials.ok()) return Fail(credentials.status());
+  absl::StatusOr<std::unique_ptr<AccessControl>> access =
+      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth);
+  if (!access.ok()) return Fail(access.status());
+  OpenAuthorizer open_authorizer;
+  Authorizer* authorizer = auth ? static_cast<Authorizer*>(access->get()) : &open_authorizer;
+
+  CopyDetectionService service(detector->get(), authorizer);
+  AdminService admin(authorizer, access->get(), IndexHooksFor(index->get()),
+                     (fs::path(config.data_dir) / "snapshots").string());
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(config.listen, *credentials, &port);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(
+      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
+  builder.SetMaxSendMessageSize(static_cast<int>(
+      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
+  grpc::ResourceQuota quota("copsd");
+  quota.SetMaxThreads(static_cast<int>(std::max<uint32_t>(config.threads, 2)));
+  builder.SetResourceQuota(quota);
+  builder.RegisterService(&service);
+  builder.RegisterService(&admin);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return Fail(absl::UnavailableError("cannot listen on " + config.listen));
+  }
+  std::string bound = config.listen.substr(0, config.listen.rfind(':') + 1) + std::to_string(port);
+  const IndexStats stats = (*detector)->Stats();
+  LogEvent(LogLevel::kInfo, "serving",
+           {{"listen", bound},
+            {"port", std::to_string(port)},
+            {"data_dir", config.data_dir},
+            {"documents", std::to_string(stats.documents)},
+            {"params", params->Describe()},
+            {"key_id", key->Id()},
+            {"tls", tls.enabled() ? "on" : "off"},
+            {"auth", auth ? "on" : "off"}});
+  if (!config.port_file.empty()) {
+    absl::Status s = WritePortFile(config.port_file, port);
+    if (!s.ok()) {
+      server->Shutdown();
+      return Fail(s);
+    }
+  }
+
+  std::thread signal_thread([&] {
+    int signal = 0;
+    sigwait(&stop_signals, &signal);
+    LogEvent(LogLevel::kInfo, "shutting_down",
+             {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
+              {"drain_seconds", std::to_string(config.drain_seconds)}});
+    server->Shutdown(std::chrono::system_clock::now() +
+                     std::chrono::seconds(config.drain_seconds));
+  });
+  server->Wait();
+  signal_thread.join();
+  server.reset();
+  detector->reset();
+  index->reset();  // flushes and closes RocksDB
+  LogEvent(LogLevel::kInfo, "stopped", {});
+  return 0;
+}
+
+}  // namespace
+}  // namespace cops
+
+int main(int argc, char** argv) {
+  try {
+    return cops::Run(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "copsd: fatal: " << e.what() << "\n";
+    return 2;
+  }
+}

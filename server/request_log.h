@@ -1,0 +1,60 @@
+#ifndef COPS_SERVER_REQUEST_LOG_H_
+#define COPS_SERVER_REQUEST_LOG_H_
+
+// Structured log lines (spdlog): one event name plus key/value fields, rendered as
+// `event key=value ...` or, after SetJsonLogs(true), as one JSON object per line
+// ({"ts":..,"level":..,"event":..,<fields>}). Every RPC logs one "rpc" event on completion with
+// its method, status code, latency and sizes (RequestLog).
+//
+// Thread-safety: LogEvent and RequestLog may be used from any thread; SetJsonLogs is called
+// once at start-up before any logging.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "grpcpp/support/status.h"
+
+namespace cops {
+
+enum class LogLevel { kDebug, kInfo, kWarn, kError };
+
+using LogField = std::pair<std::string_view, std::string>;
+
+// Switches the default spdlog logger's pattern and the field rendering to JSON lines.
+void SetJsonLogs(bool json);
+void LogEvent(LogLevel level, std::string_view event, const std::vector<LogField>& fields);
+
+// The canonical gRPC status of an absl::Status: the codes are the same numbers.
+grpc::Status ToGrpc(const absl::Status& status);
+
+// Times one RPC and logs it when finished.
+class RequestLog {
+ public:
+  RequestLog(std::string_view method, std::string peer);
+  void set_principal(std::string name) { principal_ = std::move(name); }
+  void add_in_bytes(uint64_t n) { in_bytes_ += n; }
+  void add_out_bytes(uint64_t n) { out_bytes_ += n; }
+  void add_field(std::string_view key, std::string value) {
+    extra_.emplace_back(key, std::move(value));
+  }
+  // Logs the call (warn level for server-side failures) and returns ToGrpc(status).
+  grpc::Status Finish(const absl::Status& status);
+
+ private:
+  std::string_view method_;
+  std::string peer_;
+  std::string principal_;
+  uint64_t in_bytes_ = 0;
+  uint64_t out_bytes_ = 0;
+  std::vector<LogField> extra_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_REQUEST_LOG_H_

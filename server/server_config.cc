@@ -1,0 +1,267 @@
+#include "server/server_config.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "CLI/CLI.hpp"
+#include "core/status_macros.h"
+#include "nlohmann/json.hpp"
+#include "openssl/rand.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const kChunkingFlags[] = {"unit",           "strategy",       "k",
+                                      "selection",      "p",              "w",
+                                      "drop-numbers",   "min-word-chars", "min-sentence-words",
+                                      "drop-stop-words"};
+
+std::string Trim(std::string s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError("cannot read " + path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+// key -> value of a config file: one JSON object, or "key = value" lines.
+absl::StatusOr<std::map<std::string, std::string>> ReadConfigFile(const std::string& path) {
+  COPS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  std::map<std::string, std::string> out;
+  const std::string trimmed = Trim(text);
+  if (!trimmed.empty() && trimmed.front() == '{') {
+    nlohmann::json j = nlohmann::json::parse(trimmed, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) {
+      return absl::InvalidArgumentError("config file " + path + ": malformed JSON object");
+    }
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      out[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
+    }
+    return out;
+  }
+  std::istringstream lines(text);
+  std::string line;
+  for (int n = 1; std::getline(lines, line); ++n) {
+    line = Trim(line.substr(0, line.find('#')));
+    if (line.empty()) continue;
+    const size_t eq = line.find('=');
+    if (eq == std::string::npos) {
+      return absl::InvalidArgumentError("config file " + path + " line " + std::to_string(n) +
+                                        ": expected key = value");
+    }
+    std::string value = Trim(line.substr(eq + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    out[Trim(line.substr(0, eq))] = value;
+  }
+  return out;
+}
+
+std::string EnvName(const std::string& flag) {
+  std::string env = "COPS_";
+  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(c));
+  return env;
+}
+
+absl::Status WriteFileExclusive(const std::string& path, const std::string& content) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) return absl::InternalError("cannot create " + path + ": " + strerror(errno));
+  const bool ok = ::write(fd, content.data(), content.size()) ==
+                      static_cast<ssize_t>(content.size()) &&
+                  ::fsync(fd) == 0;
+  ::close(fd);
+  if (!ok) return absl::InternalError("cannot write " + path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv, bool* help,
+                                               std::string* help_text) {
+  ServerConfig c;
+  CLI::App app("copsd: the COPS copy-detection server", "copsd");
+  std::vector<std::string> names;
+  auto option = [&](const std::string& name, auto& var, const std::string& desc) {
+    names.push_back(name);
+    return app.add_option("--" + name, var, desc)->envname(EnvName(name))->capture_default_str();
+  };
+  auto flag = [&](const std::string& name, bool& var, const std::string& desc) {
+    names.push_back(name);
+    return app.add_flag("--" + name, var, desc)->envname(EnvName(name));
+  };
+  app.add_option("--config", c.config_file,
+                 "Config file: key = value lines or a JSON object (flags and COPS_* win)")
+      ->envname("COPS_CONFIG");
+  option("data-dir", c.data_dir, "Data directory (index, hashing key, access store)");
+  option("listen", c.listen, "Listen address HOST:PORT (port 0: any free port)");
+  option("port-file", c.port_file, "Write the bound port to this file once serving");
+  option("unit", c.unit, "New index: unit word|sentence|paragraph");
+  option("strategy", c.strategy,
+         "New index: chunking one_unit|non_overlapping|overlapping|hashed_breakpoints");
+  option("k", c.k, "New index: units per chunk (breakpoint modulus for hashed_breakpoints)");
+  option("selection", c.selection, "New index: chunk selection all|mod_p|winnowing");
+  option("p", c.p, "New index: modulus of mod_p selection");
+  option("w", c.w, "New index: winnowing window in chunks");
+  flag("drop-numbers", c.drop_numbers, "New index: drop number words");
+  option("min-word-chars", c.min_word_chars, "New index: drop shorter words (0 = keep)");
+  option("min-sentence-words", c.min_sentence_words,
+         "New index: drop sentences with fewer words (0 = keep)");
+  flag("drop-stop-words", c.drop_stop_words, "New index: drop English stop words");
+  option("max-document-bytes", c.max_document_bytes, "Largest document accepted, bytes");
+  option("max-message-bytes", c.max_message_bytes, "Largest gRPC message, bytes");
+  flag("sync-writes", c.sync_writes, "fsync every registration");
+  option("store-texts", c.store_texts, "Keep registered documents' bytes (true|false)");
+  option("threads", c.threads, "Most handler threads");
+  option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
+  option("key-file", c.key_file, "Hashing key file, 32 hex digits (default <data-dir>/hash.key)");
+  option("hash-key", c.hash_key, "Hashing key as 32 hex digits (prefer COPS_HASH_KEY)");
+  option("tls-cert", c.tls_cert, "Serve TLS with this certificate chain (PEM)");
+  option("tls-key", c.tls_key, "Private key of --tls-cert (PEM)");
+  option("tls-client-ca", c.tls_client_ca, "Require client certificates signed by this CA");
+  option("auth", c.auth, "Authentication auto|on|off (auto: off on loopback only)");
+  flag("allow-insecure-remote", c.allow_insecure_remote,
+       "Allow a non-loopback listener without TLS or authentication");
+  option("log-level", c.log_level, "debug|info|warn|error");
+  flag("log-json", c.log_json, "Log JSON lines instead of key=value");
+
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::reverse(args.begin(), args.end());  // CLI11 wants them reversed
+  try {
+    app.parse(args);
+  } catch (const CLI::CallForHelp&) {
+    *help = true;
+    *help_text = app.help();
+    return c;
+  } catch (const CLI::ParseError& e) {
+    return absl::InvalidArgumentError(e.what());
+  }
+  if (!c.config_file.empty()) {
+    COPS_ASSIGN_OR_RETURN(auto file, ReadConfigFile(c.config_file));
+    for (auto& [raw_key, value] : file) {
+      std::string key = raw_key;
+      std::replace(key.begin(), key.end(), '_', '-');
+      CLI::Option* opt = app.get_option_no_throw("--" + key);
+      if (opt == nullptr || key == "config") {
+        return absl::InvalidArgumentError("config file " + c.config_file + ": unknown key '" +
+                                          raw_key + "'");
+      }
+      if (opt->count() > 0) continue;  // a flag or the environment wins
+      try {
+        opt->add_result(value);
+        opt->run_callback();
+      } catch (const CLI::Error& e) {
+        return absl::InvalidArgumentError("config file " + c.config_file + ": " + raw_key +
+                                          ": " + e.what());
+      }
+    }
+  }
+  for (const char* name : kChunkingFlags) {
+    if (app.get_option("--" + std::string(name))->count() > 0) c.explicit_chunking.insert(name);
+  }
+  return c;
+}
+
+absl::StatusOr<HashKey> LoadOrCreateHashKey(const ServerConfig& config) {
+  if (!config.hash_key.empty()) return HashKey::FromHex(Trim(config.hash_key));
+  if (!config.key_file.empty()) {
+    COPS_ASSIGN_OR_RETURN(std::string hex, ReadWholeFile(config.key_file));
+    return HashKey::FromHex(Trim(hex));
+  }
+  const std::string path = (fs::path(config.data_dir) / "hash.key").string();
+  if (fs::exists(path)) {
+    COPS_ASSIGN_OR_RETURN(std::string hex, ReadWholeFile(path));
+    absl::StatusOr<HashKey> key = HashKey::FromHex(Trim(hex));
+    if (!key.ok()) return absl::DataLossError(path + ": " + std::string(key.status().message()));
+    return key;
+  }
+  unsigned char bytes[HashKey::kSize];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) {
+    return absl::InternalError("OpenSSL RAND_bytes failed to generate the hashing key");
+  }
+  COPS_ASSIGN_OR_RETURN(HashKey key, HashKey::FromBytes(std::string_view(
+                                         reinterpret_cast<const char*>(bytes), sizeof bytes)));
+  COPS_RETURN_IF_ERROR(WriteFileExclusive(path, key.ToHex() + "\n"));
+  return key;
+}
+
+absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
+                                                     const HashKey& key, bool* is_new) {
+  const std::string path = (fs::path(config.data_dir) / "params").string();
+  ChunkingParams base;
+  *is_new = !fs::exists(path);
+  if (!*is_new) {
+    COPS_ASSIGN_OR_RETURN(std::string hex, ReadWholeFile(path));
+    hex = Trim(hex);
+    std::string bytes;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+      bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+    }
+    absl::StatusOr<ChunkingParams> recorded = ChunkingParams::Decode(bytes);
+    if (!recorded.ok()) {
+      return absl::DataLossError(path + ": " + std::string(recorded.status().message()));
+    }
+    base = *recorded;
+    if (base.key_id != key.Id()) {
+      return absl::FailedPreconditionError(
+          "the hashing key (id " + key.Id() + ") is not the one the index in " +
+          config.data_dir + " was built with (id " + base.key_id + ")");
+    }
+  }
+  ChunkingParams p = base;
+  auto given = [&](const char* name) { return *is_new || config.explicit_chunking.count(name); };
+  if (given("unit")) {
+    COPS_ASSIGN_OR_RETURN(p.unit, ParseUnitKind(config.unit));
+  }
+  if (given("strategy")) {
+    COPS_ASSIGN_OR_RETURN(p.strategy, ParseChunkStrategy(config.strategy));
+  }
+  if (given("selection")) {
+    COPS_ASSIGN_OR_RETURN(p.selection, ParseSelectionKind(config.selection));
+  }
+  if (given("k")) p.k = config.k;
+  if (given("p")) p.p = config.p;
+  if (given("w")) p.w = config.w;
+  if (given("drop-numbers")) p.enhancements.drop_numbers = config.drop_numbers;
+  if (given("min-word-chars")) p.enhancements.min_word_chars = config.min_word_chars;
+  if (given("min-sentence-words")) {
+    p.enhancements.min_sentence_words = config.min_sentence_words;
+  }
+  if (given("drop-stop-words")) p.enhancements.drop_stop_words = config.drop_stop_words;
+  p.key_id = key.Id();
+  if (!*is_new && !(p == base)) {
+    return absl::FailedPreconditionError(
+        "the index in " + config.data_dir + " was created with other chunking parameters (" +
+        p.DiffWith(base) + "); drop the conflicting flags to use it as it is: " +
+        base.Describe());
+  }
+  COPS_RETURN_IF_ERROR(p.Validate());
+  return p;
+}
+
+absl::Status RecordParams(const ServerConfig& config, const ChunkingParams& params) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned char b : params.Encode()) {
+    hex += kDigits[b >> 4];
+    hex += kDigits[b & 15];
+  }
+  return WriteFileExclusive((fs::path(config.data_dir) / "params").string(), hex + "\n");
+}
+
+}  // namespace cops

@@ -1,0 +1,410 @@
+#include "server/service.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/status_macros.h"
+#include "server/report_privacy.h"
+#include "server/request_log.h"
+
+namespace cops {
+namespace {
+
+constexpr uint32_t kDefaultMaxResults = 20;
+constexpr size_t kDefaultPageSize = 100;
+
+absl::StatusOr<DocumentFormat> FormatFromProto(int format) {
+  if (format < 0 || format > static_cast<int>(DocumentFormat::kMarkdown)) {
+    return absl::InvalidArgumentError("unknown document format " + std::to_string(format));
+  }
+  return static_cast<DocumentFormat>(format);
+}
+
+std::string Hex(const std::array<uint8_t, 32>& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
+  out->set_doc_id(r.id);
+  v1::DocumentMetadata* m = out->mutable_metadata();
+  m->set_title(r.title);
+  m->set_author(r.author);
+  m->set_owner(r.owner);
+  m->set_collection(r.collection);
+  m->set_external_id(r.external_id);
+  out->set_format(r.format);
+  out->set_registered_unix_micros(r.registered_unix_micros);
+  out->set_sha256(Hex(r.sha256));
+  out->set_chunks(r.total_chunks);
+  out->set_stored_chunks(r.stored_chunks);
+  out->set_size_bytes(r.size_bytes);
+}
+
+// The collections a check searches: those asked for (each authorized), narrowed to those the
+// caller may use; std::nullopt = all.
+absl::StatusOr<std::optional<std::vector<std::string>>> CheckCollections(
+    Authorizer& authorizer, const Principal& principal,
+    const google::protobuf::RepeatedPtrField<std::string>& requested) {
+  std::optional<std::vector<std::string>> usable = authorizer.UsableCollections(principal);
+  if (requested.empty()) return usable;
+  std::vector<std::string> out;
+  for (const std::string& c : requested) {
+    COPS_RETURN_IF_ERROR(authorizer.Authorize(principal, Action::kCheck, c));
+    if (!usable || std::find(usable->begin(), usable->end(), c) != usable->end()) {
+      out.push_back(c);
+    }
+  }
+  return std::optional<std::vector<std::string>>(std::move(out));
+}
+
+void FillCheckReply(const CheckResult& result, const CheckOptions& options,
+                    const v1::CheckOptions& asked, const ChunkingParams& params,
+                    v1::CheckDocumentReply* reply) {
+  const Report& report = result.report;
+  reply->set_violation(report.violation);
+  reply->set_total_chunks(report.total_chunks);
+  reply->set_selected_chunks(report.selected_chunks);
+  reply->set_considered_chunks(report.considered_chunks);
+  reply->set_common_chunks_ignored(report.common_chunks_ignored);
+  reply->set_sampled(report.sampled);
+  reply->set_sampling_error(report.sampling_error);
+  reply->set_format(std::string(DocumentFormatName(result.format)));
+  reply->set_charset(result.charset);
+  for (size_t i = 0; i < report.matches.size(); ++i) {
+    const DocumentMatch& m = report.matches[i];
+    const DocumentRecord& r = result.records[i];
+    v1::Match* out = reply->add_matches();
+    out->set_doc_id(m.doc_id);
+    out->set_title(r.title);
+    out->set_owner(r.owner);
+    out->set_collection(r.collection);
+    out->set_ratio(m.ratio);
+    out->set_containment(m.containment);
+    out->set_matched_chunks(m.matched_chunks);
+    out->set_ordered_matches(m.ordered_matches);
+    out->set_stored_chunks(m.stored_chunks);
+    out->set_violation(m.violation);
+    for (const Span& s : m.spans) {
+      v1::Span* span = out->add_spans();
+      span->set_test_start(s.test_start);
+      span->set_test_end(s.test_end);
+      span->set_has_registered(s.has_registered);
+      if (s.has_registered) {
+        span->set_registered_start(s.registered_start);
+        span->set_registered_end(s.registered_end);
+      }
+      span->set_chunks(s.chunks);
+      span->set_units(s.units);
+    }
+  }
+  v1::CheckParams* p = reply->mutable_params();
+  p->set_chunking(params.Describe());
+  p->set_function(std::string(DecisionFunctionName(options.function)));
+  p->set_threshold(options.threshold);
+  p->set_min_count(options.min_count);
+  p->set_max_results(options.max_results);
+  p->set_max_doc_frequency(options.max_doc_frequency);
+  p->set_min_passage_units(options.min_passage_units);
+  p->set_sample_size(asked.sample_size());
+  p->set_sample_seed(asked.sample_seed());
+  p->set_want_spans(options.want_spans);
+}
+
+// AuthorizeDocument, but a caller who may not see the document's collection at all learns
+// only NOT_FOUND, so ids of other tenants cannot be probed.
+absl::Status AuthorizeExisting(Authorizer& authorizer, const Principal& principal, Action action,
+                               const DocumentRecord& record) {
+  absl::Status s =
+      authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
+  if (s.code() == absl::StatusCode::kPermissionDenied) {
+    const std::optional<std::vector<std::string>> usable =
+        authorizer.UsableCollections(principal);
+    if (usable && std::find(usable->begin(), usable->end(), record.collection) == usable->end()) {
+      return absl::NotFoundError("document " + std::to_string(record.id) + " not found");
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
+  CheckOptions o;
+  if (in.function() != v1::DECISION_FUNCTION_UNSPECIFIED) {
+    const int f = static_cast<int>(in.function());
+    if (f < 1 || f > static_cast<int>(DecisionFunction::kOrderedMatches)) {
+      return absl::InvalidArgumentError("unknown decision function " + std::to_string(f));
+    }
+    o.function = static_cast<DecisionFunction>(f);
+  }
+  if (in.has_threshold()) {
+    // NaN and out-of-range values are refused here with the bound in the message.
+    if (!(in.threshold() > 0 && in.threshold() <= 1)) {
+      return absl::InvalidArgumentError("threshold " + std::to_string(in.threshold()) +
+                                        " is out of range: it must be in (0, 1]");
+    }
+    o.threshold = in.threshold();
+  }
+  if (in.has_min_count()) o.min_count = in.min_count();
+  o.max_results = in.has_max_results() ? in.max_results() : kDefaultMaxResults;
+  o.want_spans = in.has_want_spans() ? in.want_spans() : true;
+  o.max_doc_frequency = in.max_doc_frequency();
+  if (in.has_min_passage_units()) o.min_passage_units = in.min_passage_units();
+  COPS_RETURN_IF_ERROR(o.Validate());
+  return o;
+}
+
+CopyDetectionService::CopyDetectionService(CopyDetector* detector, Authorizer* authorizer)
+    : detector_(detector), authorizer_(authorizer), started_(std::chrono::steady_clock::now()) {}
+
+absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
+                                               const v1::RegisterDocumentRequest& request,
+                                               v1::RegisterDocumentReply* reply) {
+  const v1::Document& doc = request.document();
+  COPS_ASSIGN_OR_RETURN(DocumentFormat format, FormatFromProto(doc.format()));
+  DocumentRecord meta;
+  meta.title = doc.metadata().title();
+  meta.author = doc.metadata().author();
+  meta.owner = principal.role == Role::kOwner ? principal.name : doc.metadata().owner();
+  meta.collection = doc.metadata().collection();
+  meta.external_id = doc.metadata().external_id();
+  COPS_RETURN_IF_ERROR(
+      authorizer_->Authorize(principal, Action::kRegister, meta.collection, doc.content().size()));
+  COPS_ASSIGN_OR_RETURN(RegisterResultInfo result,
+                        detector_->Register(doc.content(), format, meta));
+  reply->set_doc_id(result.outcome.id);
+  reply->set_created(result.outcome.created);
+  if (result.outcome.duplicate_of.has_value()) {
+    reply->set_duplicate_of(*result.outcome.duplicate_of);
+  }
+  reply->set_chunks(result.total_chunks);
+  reply->set_stored_chunks(result.stored_chunks);
+  reply->set_format(std::string(DocumentFormatName(result.format)));
+  reply->set_charset(result.charset);
+  return absl::OkStatus();
+}
+
+grpc::Status CopyDetectionService::RegisterDocument(grpc::ServerContext* context,
+                                                    const v1::RegisterDocumentRequest* request,
+                                                    v1::RegisterDocumentReply* reply) {
+  RequestLog log("RegisterDocument", context->peer());
+  log.add_in_bytes(request->document().content().size());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  absl::Status status = RegisterOne(*principal, *request, reply);
+  if (status.ok()) log.add_field("doc_id", std::to_string(reply->doc_id()));
+  return log.Finish(status);
+}
+
+grpc::Status CopyDetectionService::RegisterDocuments(
+    grpc::ServerContext* context, grpc::ServerReader<v1::RegisterDocumentRequest>* reader,
+    v1::RegisterDocumentsReply* reply) {
+  RequestLog log("RegisterDocuments", context->peer());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  v1::RegisterDocumentRequest request;
+  for (uint32_t i = 0; reader->Read(&request); ++i) {
+    if (context->IsCancelled()) {
+      return log.Finish(absl::DeadlineExceededError(
+          "bulk registration cancelled or past its deadline after " + std::to_string(i) +
+          " documents"));
+    }
+    log.add_in_bytes(request.document().content().size());
+    v1::RegisterResult* result = reply->add_results();
+    result->set_index(i);
+    absl::Status status = RegisterOne(*principal, request, result->mutable_reply());
+    if (status.ok()) {
+      reply->set_registered(reply->registered() + 1);
+    } else {
+      result->clear_reply();
+      result->set_error_code(static_cast<int>(status.code()));
+      result->set_error_message(std::string(status.message()));
+      reply->set_failed(reply->failed() + 1);
+    }
+  }
+  log.add_field("registered", std::to_string(reply->registered()));
+  log.add_field("failed", std::to_string(reply->failed()));
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status CopyDetectionService::UnregisterDocument(
+    grpc::ServerContext* context, const v1::UnregisterDocumentRequest* request,
+    v1::UnregisterDocumentReply* /*reply*/) {
+  RequestLog log("UnregisterDocument", context->peer());
+  log.add_field("doc_id", std::to_string(request->doc_id()));
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  absl::StatusOr<DocumentRecord> record = detector_->Get(request->doc_id());
+  if (!record.ok()) return log.Finish(record.status());
+  absl::Status status =
+      AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, *record);
+  if (status.ok()) status = detector_->Unregister(request->doc_id());
+  return log.Finish(status);
+}
+
+grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
+                                               const v1::GetDocumentRequest* request,
+                                               v1::GetDocumentReply* reply) {
+  RequestLog log("GetDocument", context->peer());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  absl::StatusOr<DocumentRecord> record = detector_->Get(request->doc_id());
+  if (!record.ok()) return log.Finish(record.status());
+  absl::Status status =
+      AuthorizeExisting(*authorizer_, *principal, Action::kReadDocument, *record);
+  if (status.ok() && request->include_content()) {
+    status = AuthorizeExisting(*authorizer_, *principal, Action::kReadText, *record);
+    if (status.ok()) {
+      absl::StatusOr<std::string> content = detector_->GetContent(request->doc_id());
+      if (content.ok()) {
+        reply->mutable_document()->set_content(*std::move(content));
+      } else {
+        status = content.status();
+      }
+    }
+  }
+  if (!status.ok()) return log.Finish(status);
+  FillInfo(*record, reply->mutable_document());
+  log.add_out_bytes(reply->document().content().size());
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
+                                                 const v1::ListDocumentsRequest* request,
+                                                 v1::ListDocumentsReply* reply) {
+  RequestLog log("ListDocuments", context->peer());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  absl::Status status =
+      authorizer_->Authorize(*principal, Action::kReadDocument, request->collection());
+  if (!status.ok()) return log.Finish(status);
+  const size_t page_size = request->page_size() == 0 ? kDefaultPageSize : request->page_size();
+  absl::StatusOr<DocumentPage> page =
+      detector_->List(request->page_token(), page_size, request->collection());
+  if (!page.ok()) return log.Finish(page.status());
+  const std::optional<std::vector<std::string>> usable =
+      authorizer_->UsableCollections(*principal);
+  for (const DocumentRecord& r : page->documents) {
+    if (usable && std::find(usable->begin(), usable->end(), r.collection) == usable->end()) {
+      continue;
+    }
+    FillInfo(r, reply->add_documents());
+  }
+  reply->set_next_page_token(page->next_page_token);
+  return log.Finish(absl::OkStatus());
+}
+
+absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
+                                            const Principal& principal,
+                                            const v1::CheckDocumentRequest& request,
+                                            v1::CheckDocumentReply* reply) {
+  reply->set_request_id(request.request_id());
+  if (request.collections().empty()) {  // else each named collection is authorized below
+    COPS_RETURN_IF_ERROR(
+        authorizer_->Authorize(principal, Action::kCheck, "", request.content().size()));
+  }
+  CheckRequestInfo info;
+  info.content = request.content();
+  COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
+  COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
+  COPS_ASSIGN_OR_RETURN(info.collections,
+                        CheckCollections(*authorizer_, principal, request.collections()));
+  info.sample_size = request.options().sample_size();
+  info.sample_seed = request.options().sample_seed();
+  info.cancelled = [context] { return context->IsCancelled(); };
+  // The detector applies max_results after the collection filter; RestrictReport then hides
+  // what this caller may not see of documents it does not own.
+  COPS_ASSIGN_OR_RETURN(CheckResult result, detector_->Check(info));
+  std::vector<CheckHit> hits = RestrictReport(*authorizer_, principal, info.options.max_results,
+                                              &result.report, &result.records);
+  FillCheckReply(result, info.options, request.options(), detector_->params(), reply);
+  authorizer_->RecordCheck(principal, hits);
+  return absl::OkStatus();
+}
+
+grpc::Status CopyDetectionService::CheckDocument(grpc::ServerContext* context,
+                                                 const v1::CheckDocumentRequest* request,
+                                                 v1::CheckDocumentReply* reply) {
+  RequestLog log("CheckDocument", context->peer());
+  log.add_in_bytes(request->content().size());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  absl::Status status = CheckOne(context, *principal, *request, reply);
+  if (status.ok()) {
+    log.add_field("matches", std::to_string(reply->matches_size()));
+    log.add_field("violation", reply->violation() ? "true" : "false");
+  }
+  return log.Finish(status);
+}
+
+grpc::Status CopyDetectionService::CheckStream(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::CheckDocumentReply, v1::CheckDocumentRequest>* stream) {
+  RequestLog log("CheckStream", context->peer());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  v1::CheckDocumentRequest request;
+  v1::CheckDocumentReply reply;
+  uint64_t messages = 0;
+  while (stream->Read(&request)) {
+    if (context->IsCancelled()) {
+      return log.Finish(absl::DeadlineExceededError("check stream cancelled or past its deadline"));
+    }
+    ++messages;
+    log.add_in_bytes(request.content().size());
+    reply.Clear();
+    absl::Status status = CheckOne(context, *principal, request, &reply);
+    if (!status.ok()) {
+      reply.Clear();
+      reply.set_request_id(request.request_id());
+      reply.set_error_code(static_cast<int>(status.code()));
+      reply.set_error_message(std::string(status.message()));
+    }
+    if (!stream->Write(reply)) break;
+  }
+  log.add_field("messages", std::to_string(messages));
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
+                                            const v1::GetStatsRequest* /*request*/,
+                                            v1::GetStatsReply* reply) {
+  RequestLog log("GetStats", context->peer());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  absl::Status status = authorizer_->Authorize(*principal, Action::kStats, "");
+  if (!status.ok()) return log.Finish(status);
+  const IndexStats stats = detector_->Stats();
+  reply->set_documents(stats.documents);
+  reply->set_postings(stats.postings);
+  reply->set_chunk_keys(stats.chunk_keys);
+  reply->set_disk_bytes(stats.disk_bytes);
+  reply->set_text_bytes(stats.text_bytes);
+  reply->set_chunking(detector_->params().Describe());
+  reply->set_key_id(detector_->params().key_id);
+  reply->set_uptime_seconds(std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::steady_clock::now() - started_)
+                                .count());
+  reply->set_max_document_bytes(detector_->options().max_document_bytes);
+  return log.Finish(absl::OkStatus());
+}
+
+}  // namespace cops

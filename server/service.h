@@ -1,0 +1,67 @@
+#ifndef COPS_SERVER_SERVICE_H_
+#define COPS_SERVER_SERVICE_H_
+
+// The gRPC CopyDetection service (proto/cops.proto): a thin transport over CopyDetector.
+// Each handler authenticates and authorizes the caller (Authorizer), converts the request,
+// calls the detector, fills the reply and returns ToGrpc(status); every call is logged once
+// (server/request_log.h).
+//
+// Thread-safety: stateless beyond its dependencies, which are thread-safe; handlers run
+// concurrently on the server's thread pool.
+
+#include <chrono>
+
+#include "proto/cops.grpc.pb.h"
+#include "server/authorizer.h"
+#include "server/copy_detector.h"
+
+namespace cops {
+
+class CopyDetectionService final : public v1::CopyDetection::Service {
+ public:
+  // Neither is owned; both must outlive the service.
+  CopyDetectionService(CopyDetector* detector, Authorizer* authorizer);
+
+  grpc::Status RegisterDocument(grpc::ServerContext* context,
+                                const v1::RegisterDocumentRequest* request,
+                                v1::RegisterDocumentReply* reply) override;
+  grpc::Status RegisterDocuments(grpc::ServerContext* context,
+                                 grpc::ServerReader<v1::RegisterDocumentRequest>* reader,
+                                 v1::RegisterDocumentsReply* reply) override;
+  grpc::Status UnregisterDocument(grpc::ServerContext* context,
+                                  const v1::UnregisterDocumentRequest* request,
+                                  v1::UnregisterDocumentReply* reply) override;
+  grpc::Status GetDocument(grpc::ServerContext* context, const v1::GetDocumentRequest* request,
+                           v1::GetDocumentReply* reply) override;
+  grpc::Status ListDocuments(grpc::ServerContext* context,
+                             const v1::ListDocumentsRequest* request,
+                             v1::ListDocumentsReply* reply) override;
+  grpc::Status CheckDocument(grpc::ServerContext* context,
+                             const v1::CheckDocumentRequest* request,
+                             v1::CheckDocumentReply* reply) override;
+  grpc::Status CheckStream(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::CheckDocumentReply, v1::CheckDocumentRequest>* stream)
+      override;
+  grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
+                        v1::GetStatsReply* reply) override;
+
+ private:
+  absl::Status RegisterOne(const Principal& principal, const v1::RegisterDocumentRequest& request,
+                           v1::RegisterDocumentReply* reply);
+  absl::Status CheckOne(grpc::ServerContext* context, const Principal& principal,
+                        const v1::CheckDocumentRequest& request, v1::CheckDocumentReply* reply);
+
+  CopyDetector* const detector_;
+  Authorizer* const authorizer_;
+  const std::chrono::steady_clock::time_point started_;
+};
+
+// The request's decision options with defaults applied (see CheckOptions in cops.proto).
+// INVALID_ARGUMENT for an unknown decision function; ranges are checked by
+// CheckOptions::Validate().
+absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& options);
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_SERVICE_H_

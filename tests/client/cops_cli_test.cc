@@ -1,0 +1,335 @@
+// End to end: the real copsd on an ephemeral loopback port with a fresh data dir, driven by the
+// real `cops` command line and by the client library.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/client.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/server/test_corpus.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing_corpus::Corpus;
+
+std::string BuildDir() {
+  const char* dir = getenv("COPS_BUILD_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+void WriteFile(const fs::path& path, const std::string& content) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+// Starts a child with stdin/stdout/stderr redirected to files; returns its pid.
+pid_t Spawn(const std::vector<std::string>& argv, const fs::path& in, const fs::path& out,
+            const fs::path& err) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int i = open(in.empty() ? "/dev/null" : in.c_str(), O_RDONLY);
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    dup2(i, 0);
+    dup2(o, 1);
+    dup2(e, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int WaitExit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+struct CliRun {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+class CopsCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "cops_cli_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    for (size_t i = 0; i < Corpus().size(); ++i) {
+      WriteFile(dir_ / "corpus" / (std::to_string(i) + ".txt"), Corpus()[i].body);
+    }
+  }
+  void TearDown() override {
+    StopServer();
+    fs::remove_all(dir_);
+  }
+
+  void StartServer(std::vector<std::string> extra = {}) {
+    fs::remove(dir_ / "port");
+    std::vector<std::string> argv = {BuildDir() + "/server/copsd",
+                                     "--data-dir", (dir_ / "data").string(),
+                                     "--listen", "127.0.0.1:0",
+                                     "--port-file", (dir_ / "port").string(),
+                                     "--log-level", "warn"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    server_ = Spawn(argv, {}, dir_ / "copsd.out", dir_ / "copsd.log");
+    for (int i = 0; i < 300 && !fs::exists(dir_ / "port"); ++i) {
+      int status;
+      ASSERT_EQ(waitpid(server_, &status, WNOHANG), 0) << ReadFile(dir_ / "copsd.log");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(fs::exists(dir_ / "port")) << ReadFile(dir_ / "copsd.log");
+    address_ = "127.0.0.1:" + std::to_string(std::stoi(ReadFile(dir_ / "port")));
+  }
+
+  // SIGTERM, then the graceful shutdown's exit code.
+  int StopServer() {
+    if (server_ <= 0) return -1;
+    kill(server_, SIGTERM);
+    const int code = WaitExit(server_);
+    server_ = -1;
+    return code;
+  }
+
+  CliRun Cops(std::vector<std::string> args, const fs::path& stdin_file = {}) {
+    std::vector<std::string> argv = {BuildDir() + "/client/cops", "--server", address_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    fs::remove(dir_ / "cli.err");
+    const pid_t pid = Spawn(argv, stdin_file, dir_ / "cli.out", dir_ / "cli.err");
+    const int code = WaitExit(pid);
+    return {code, ReadFile(dir_ / "cli.out"), ReadFile(dir_ / "cli.err")};
+  }
+
+  std::unique_ptr<Client> ApiClient() {
+    ClientOptions options;
+    options.target = address_;
+    options.timeout = std::chrono::seconds(20);
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
+    EXPECT_TRUE(client.ok()) << client.status();
+    return client.ok() ? *std::move(client) : nullptr;
+  }
+
+  json CheckJson(const fs::path& file, int expected_exit, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--json", "check", file.string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    CliRun r = Cops(args);
+    EXPECT_EQ(r.exit_code, expected_exit) << r.out << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.out;
+    return j;
+  }
+
+  uint64_t Documents() {
+    CliRun r = Cops({"--json", "stats"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    return j.is_object() ? j["documents"].get<uint64_t>() : 0;
+  }
+
+  fs::path dir_;
+  pid_t server_ = -1;
+  std::string address_;
+};
+
+TEST_F(CopsCliTest, RegisterThenCheckCopiesAndUnrelatedText) {
+  StartServer();
+  CliRun reg = Cops({"--json", "register", "--collection", "essays", (dir_ / "corpus").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  std::vector<json> lines;
+  std::istringstream in(reg.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  ASSERT_EQ(lines.size(), Corpus().size());
+  for (const json& l : lines) {
+    EXPECT_TRUE(l["doc_id"].is_number_unsigned());
+    EXPECT_TRUE(l["path"].is_string());
+    EXPECT_GT(l["chunks"].get<int>(), 0);
+    EXPECT_GT(l["stored_chunks"].get<int>(), 0);
+    EXPECT_TRUE(l["duplicate_of"].is_null());
+  }
+  const uint64_t id1 = lines[1]["doc_id"];
+  EXPECT_EQ(lines[1]["path"], (dir_ / "corpus" / "1.txt").string());
+
+  // Exact copy: a violation, exit code 1, the contract's fields.
+  WriteFile(dir_ / "exact.txt", Corpus()[1].body);
+  json exact = CheckJson(dir_ / "exact.txt", 1);
+  EXPECT_EQ(exact["violation"], true);
+  EXPECT_GT(exact["chunks"].get<int>(), 0);
+  EXPECT_GT(exact["selected_chunks"].get<int>(), 0);
+  EXPECT_TRUE(exact["params"].is_object());
+  ASSERT_EQ(exact["matches"].size(), 1u);
+  const json& m = exact["matches"][0];
+  EXPECT_EQ(m["doc_id"].get<uint64_t>(), id1);
+  EXPECT_EQ(m["title"], "1.txt");
+  EXPECT_TRUE(m["owner"].is_string());
+  EXPECT_GT(m["ratio"].get<double>(), 0.95);
+  EXPECT_LE(m["ratio"].get<double>(), 1.0);
+  EXPECT_GT(m["containment"].get<double>(), 0.95);
+  EXPECT_GT(m["matched_chunks"].get<int>(), 0);
+  EXPECT_EQ(m["violation"], true);
+  ASSERT_FALSE(m["spans"].empty());
+  EXPECT_LE(m["spans"].back()["test_end"].get<size_t>(), std::string(Corpus()[1].body).size());
+
+  // One copied paragraph inside new text: reported, with its span inside the paragraph.
+  const std::string mixed = testing_corpus::ParagraphInsideNewText(Corpus()[2].body);
+  WriteFile(dir_ / "mixed.txt", mixed);
+  CliRun mixed_run = Cops({"--json", "check", (dir_ / "mixed.txt").string()});
+  ASSERT_NE(mixed_run.exit_code, 2) << mixed_run.err;
+  json mj = json::parse(mixed_run.out);
+  ASSERT_EQ(mj["matches"].size(), 1u);
+  EXPECT_EQ(mj["matches"][0]["doc_id"], lines[2]["doc_id"]);
+  EXPECT_EQ(mixed_run.exit_code, mj["violation"].get<bool>() ? 1 : 0);
+  const size_t para_at = mixed.find("The result was faster floods");
+  EXPECT_GE(mj["matches"][0]["spans"][0]["test_start"].get<size_t>() + 2, para_at);
+
+  // Edited copy: still found, from stdin.
+  WriteFile(dir_ / "edited.txt", testing_corpus::EditedCopy(Corpus()[3].body));
+  CliRun edited = Cops({"--json", "check", "-", "--threshold", "0.1"}, dir_ / "edited.txt");
+  ASSERT_EQ(edited.exit_code, 1) << edited.err;
+  EXPECT_EQ(json::parse(edited.out)["matches"][0]["doc_id"], lines[3]["doc_id"]);
+
+  // Unrelated text: exit 0, no matches.
+  WriteFile(dir_ / "unrelated.txt", testing_corpus::UnrelatedText());
+  json unrelated = CheckJson(dir_ / "unrelated.txt", 0);
+  EXPECT_EQ(unrelated["violation"], false);
+  EXPECT_TRUE(unrelated["matches"].empty());
+
+  // The human report marks the copied passage ([[...]] when stdout is not a terminal).
+  CliRun human = Cops({"check", (dir_ / "mixed.txt").string()});
+  EXPECT_NE(human.out.find("[[The result was faster"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("2.txt"), std::string::npos);
+}
+
+TEST_F(CopsCliTest, UnregisterAndRestartKeepTheIndexRight) {
+  StartServer();
+  std::unique_ptr<Client> api = ApiClient();
+  ASSERT_NE(api, nullptr);
+  std::vector<uint64_t> ids;
+  for (const auto& t : Corpus()) {
+    v1::Document doc;
+    doc.set_content(t.body);
+    doc.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    doc.mutable_metadata()->set_title(t.title);
+    doc.mutable_metadata()->set_owner(t.owner);
+    absl::StatusOr<v1::RegisterDocumentReply> r = api->Register(doc);
+    ASSERT_TRUE(r.ok()) << r.status();
+    ids.push_back(r->doc_id());
+  }
+  WriteFile(dir_ / "copy0.txt", Corpus()[0].body);
+  WriteFile(dir_ / "copy1.txt", Corpus()[1].body);
+  EXPECT_EQ(CheckJson(dir_ / "copy0.txt", 1)["matches"][0]["title"], Corpus()[0].title);
+
+  CliRun un = Cops({"unregister", std::to_string(ids[0])});
+  ASSERT_EQ(un.exit_code, 0) << un.err;
+  EXPECT_TRUE(CheckJson(dir_ / "copy0.txt", 0)["matches"].empty());
+  EXPECT_EQ(Cops({"get", std::to_string(ids[0])}).exit_code, 2);
+
+  // A graceful restart keeps everything acknowledged.
+  ASSERT_EQ(StopServer(), 0) << ReadFile(dir_ / "copsd.log");
+  StartServer();
+  EXPECT_EQ(Documents(), Corpus().size() - 1);
+  EXPECT_TRUE(CheckJson(dir_ / "copy0.txt", 0)["matches"].empty());
+  json again = CheckJson(dir_ / "copy1.txt", 1);
+  EXPECT_EQ(again["matches"][0]["doc_id"].get<uint64_t>(), ids[1]);
+  CliRun get = Cops({"--json", "get", std::to_string(ids[1])});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_EQ(json::parse(get.out)["owner"], Corpus()[1].owner);
+  CliRun list = Cops({"--json", "list"});
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  EXPECT_EQ(json::parse(list.out)["documents"].size(), Corpus().size() - 1);
+}
+
+TEST_F(CopsCliTest, BadInputsGetTheirStatusAndLeaveTheIndexIntact) {
+  StartServer({"--max-document-bytes", "4096"});
+  CliRun reg = Cops({"register", (dir_ / "corpus").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  const uint64_t before = Documents();
+  ASSERT_EQ(before, Corpus().size());
+
+  WriteFile(dir_ / "empty.txt", "");
+  CliRun empty = Cops({"register", (dir_ / "empty.txt").string()});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("INVALID_ARGUMENT"), std::string::npos) << empty.err;
+  EXPECT_EQ(Cops({"check", (dir_ / "empty.txt").string()}).exit_code, 2);
+
+  std::string big;
+  while (big.size() < 5000) big += Corpus()[0].body;
+  WriteFile(dir_ / "big.txt", big);
+  CliRun oversized = Cops({"register", (dir_ / "big.txt").string()});
+  EXPECT_EQ(oversized.exit_code, 2);
+  EXPECT_NE(oversized.err.find("RESOURCE_EXHAUSTED"), std::string::npos) << oversized.err;
+
+  CliRun unknown = Cops({"unregister", "987654"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("NOT_FOUND"), std::string::npos) << unknown.err;
+  EXPECT_NE(Cops({"get", "987654"}).err.find("NOT_FOUND"), std::string::npos);
+
+  WriteFile(dir_ / "copy.txt", Corpus()[0].body);
+  CliRun threshold = Cops({"check", (dir_ / "copy.txt").string(), "--threshold", "1.5"});
+  EXPECT_EQ(threshold.exit_code, 2);
+  EXPECT_NE(threshold.err.find("INVALID_ARGUMENT"), std::string::npos) << threshold.err;
+  EXPECT_EQ(Cops({"check", (dir_ / "copy.txt").string(), "--format", "bogus"}).exit_code, 2);
+
+  // A format number the server does not know, through the API.
+  std::unique_ptr<Client> api = ApiClient();
+  ASSERT_NE(api, nullptr);
+  v1::Document doc;
+  doc.set_content(Corpus()[0].body);
+  doc.set_format(static_cast<v1::DocumentFormat>(42));
+  EXPECT_EQ(api->Register(doc).status().code(), absl::StatusCode::kInvalidArgument);
+  v1::CheckDocumentRequest check;
+  check.set_content(Corpus()[0].body);
+  check.mutable_options()->set_threshold(-0.5);
+  EXPECT_EQ(api->Check(check).status().code(), absl::StatusCode::kInvalidArgument);
+
+  EXPECT_EQ(Documents(), before);
+  EXPECT_EQ(CheckJson(dir_ / "copy.txt", 1)["violation"], true);
+}
+
+TEST_F(CopsCliTest, Windows1252FileIsAcceptedWithSpansInItsBytes) {
+  StartServer();
+  const std::string cp1252 = testing_corpus::Windows1252Text();
+  WriteFile(dir_ / "old.txt", cp1252);
+  CliRun reg = Cops({"--json", "register", (dir_ / "old.txt").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  json r = json::parse(reg.out);
+  EXPECT_GT(r["chunks"].get<int>(), 0);
+  json c = CheckJson(dir_ / "old.txt", 1);
+  ASSERT_EQ(c["matches"].size(), 1u);
+  EXPECT_EQ(c["matches"][0]["doc_id"], r["doc_id"]);
+  for (const json& s : c["matches"][0]["spans"]) {
+    EXPECT_LE(s["test_end"].get<size_t>(), cp1252.size());
+  }
+  // The registered bytes come back exactly as sent.
+  CliRun content = Cops({"get", "--content", std::to_string(r["doc_id"].get<uint64_t>())});
+  EXPECT_EQ(content.out, cp1252);
+}
+
+}  // namespace
+}  // namespace cops

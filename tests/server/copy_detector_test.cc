@@ -1,0 +1,222 @@
+#include "server/copy_detector.h"
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/server/test_corpus.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_corpus::Corpus;
+
+class CopyDetectorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "copy_detector_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    absl::StatusOr<HashKey> key = HashKey::FromHex("00112233445566778899aabbccddeeff");
+    ASSERT_TRUE(key.ok()) << key.status();
+    key_ = *key;
+    IndexOptions options;
+    options.path = (dir_ / "index").string();
+    options.params.key_id = key_->Id();
+    absl::StatusOr<std::unique_ptr<Index>> index = Index::Open(options);
+    ASSERT_TRUE(index.ok()) << index.status();
+    index_ = *std::move(index);
+    CopyDetectorOptions detector_options;
+    detector_options.max_document_bytes = 8192;
+    absl::StatusOr<std::unique_ptr<CopyDetector>> detector =
+        CopyDetector::Create(index_.get(), *key_, detector_options);
+    ASSERT_TRUE(detector.ok()) << detector.status();
+    detector_ = *std::move(detector);
+    for (const auto& text : Corpus()) {
+      DocumentRecord meta;
+      meta.title = text.title;
+      meta.owner = text.owner;
+      meta.collection = text.collection;
+      absl::StatusOr<RegisterResultInfo> r =
+          detector_->Register(text.body, DocumentFormat::kText, meta);
+      ASSERT_TRUE(r.ok()) << r.status();
+      ASSERT_TRUE(r->outcome.created);
+      ids_.push_back(r->outcome.id);
+    }
+  }
+  void TearDown() override {
+    detector_.reset();
+    index_.reset();
+    fs::remove_all(dir_);
+  }
+
+  CheckResult MustCheck(const std::string& text, CheckRequestInfo request = {}) {
+    request.content = text;
+    absl::StatusOr<CheckResult> r = detector_->Check(request);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? *std::move(r) : CheckResult{};
+  }
+
+  fs::path dir_;
+  std::optional<HashKey> key_;
+  std::unique_ptr<Index> index_;
+  std::unique_ptr<CopyDetector> detector_;
+  std::vector<DocId> ids_;
+};
+
+TEST_F(CopyDetectorTest, ExactCopyIsAViolationWithSpansOverTheWholeText) {
+  const std::string body = Corpus()[1].body;
+  CheckResult r = MustCheck(body);
+  ASSERT_FALSE(r.report.matches.empty());
+  const DocumentMatch& top = r.report.matches.front();
+  EXPECT_EQ(top.doc_id, ids_[1]);
+  EXPECT_TRUE(top.violation);
+  EXPECT_TRUE(r.report.violation);
+  EXPECT_GT(top.ratio, 0.95);
+  EXPECT_EQ(r.records.front().title, Corpus()[1].title);
+  ASSERT_FALSE(top.spans.empty());
+  EXPECT_LT(top.spans.front().test_start, 20u);
+  EXPECT_GT(top.spans.back().test_end, body.size() - 20);
+  EXPECT_LE(top.spans.back().test_end, body.size());
+  // Only the copied document shares passages with it.
+  EXPECT_EQ(r.report.matches.size(), 1u);
+}
+
+TEST_F(CopyDetectorTest, CopiedParagraphInsideNewTextIsReportedWhereItIs) {
+  const std::string source = Corpus()[2].body;
+  const std::string test = testing_corpus::ParagraphInsideNewText(source);
+  const size_t p1 = source.find("\n\n");
+  const std::string paragraph = source.substr(p1 + 2, source.find("\n\n", p1 + 2) - p1 - 2);
+  const size_t at = test.find(paragraph);
+  ASSERT_NE(at, std::string::npos);
+
+  CheckResult r = MustCheck(test);
+  ASSERT_EQ(r.report.matches.size(), 1u);
+  const DocumentMatch& m = r.report.matches.front();
+  EXPECT_EQ(m.doc_id, ids_[2]);
+  EXPECT_GT(m.ratio, 0.2);
+  EXPECT_LT(m.ratio, 0.9);
+  ASSERT_FALSE(m.spans.empty());
+  for (const Span& s : m.spans) {
+    EXPECT_GE(s.test_start + 2, at) << "span starts before the copied paragraph";
+    EXPECT_LE(s.test_end, at + paragraph.size() + 2) << "span ends after the copied paragraph";
+    if (s.has_registered) {  // and points at the paragraph in the registered document
+      EXPECT_GE(s.registered_start + 2, p1 + 2);
+      EXPECT_LE(s.registered_end, p1 + 2 + paragraph.size() + 2);
+    }
+  }
+}
+
+TEST_F(CopyDetectorTest, EditedCopyStillPointsAtItsSource) {
+  const std::string edited = testing_corpus::EditedCopy(Corpus()[3].body);
+  ASSERT_NE(edited, Corpus()[3].body);
+  CheckResult exact = MustCheck(Corpus()[3].body);
+  CheckResult r = MustCheck(edited);
+  ASSERT_FALSE(r.report.matches.empty());
+  EXPECT_EQ(r.report.matches.front().doc_id, ids_[3]);
+  EXPECT_LT(r.report.matches.front().ratio, exact.report.matches.front().ratio);
+  EXPECT_GT(r.report.matches.front().ratio, 0.1);
+}
+
+TEST_F(CopyDetectorTest, UnrelatedTextMatchesNothing) {
+  CheckResult r = MustCheck(testing_corpus::UnrelatedText());
+  EXPECT_TRUE(r.report.matches.empty());
+  EXPECT_FALSE(r.report.violation);
+  EXPECT_GT(r.report.total_chunks, 0u);
+}
+
+TEST_F(CopyDetectorTest, CollectionFilterHidesOtherCollections) {
+  CheckRequestInfo request;
+  request.collections = std::vector<std::string>{"reports"};
+  CheckResult r = MustCheck(Corpus()[0].body, request);  // an "essays" document
+  EXPECT_TRUE(r.report.matches.empty());
+  EXPECT_FALSE(r.report.violation);
+  request.collections = std::vector<std::string>{"essays"};
+  r = MustCheck(Corpus()[0].body, request);
+  ASSERT_FALSE(r.report.matches.empty());
+  EXPECT_EQ(r.report.matches.front().doc_id, ids_[0]);
+}
+
+TEST_F(CopyDetectorTest, UnregisteredDocumentIsNoLongerReported) {
+  ASSERT_TRUE(detector_->Unregister(ids_[0]).ok());
+  CheckResult r = MustCheck(Corpus()[0].body);
+  EXPECT_TRUE(r.report.matches.empty());
+  EXPECT_EQ(detector_->Get(ids_[0]).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(detector_->Unregister(ids_[0]).code(), absl::StatusCode::kNotFound);
+  // The others are untouched.
+  EXPECT_EQ(MustCheck(Corpus()[1].body).report.matches.front().doc_id, ids_[1]);
+}
+
+TEST_F(CopyDetectorTest, SameTextTwiceIsADuplicate) {
+  absl::StatusOr<RegisterResultInfo> r =
+      detector_->Register(Corpus()[1].body, DocumentFormat::kText, DocumentRecord{});
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->outcome.duplicate_of.has_value());
+  EXPECT_EQ(*r->outcome.duplicate_of, ids_[1]);
+  EXPECT_EQ(detector_->Stats().documents, Corpus().size());
+}
+
+TEST_F(CopyDetectorTest, Windows1252IsDecodedAndSpansAreBytesOfTheFile) {
+  const std::string cp1252 = testing_corpus::Windows1252Text();
+  absl::StatusOr<RegisterResultInfo> reg =
+      detector_->Register(cp1252, DocumentFormat::kText, DocumentRecord{});
+  ASSERT_TRUE(reg.ok()) << reg.status();
+  CheckResult r = MustCheck(cp1252);
+  ASSERT_FALSE(r.report.matches.empty());
+  EXPECT_EQ(r.report.matches.front().doc_id, reg->outcome.id);
+  EXPECT_TRUE(r.report.violation);
+  for (const Span& s : r.report.matches.front().spans) EXPECT_LE(s.test_end, cp1252.size());
+  // The same text in UTF-8 decodes to the same words: it is found as the same document.
+  std::string utf8 = cp1252;
+  auto replace = [&](const std::string& from, const std::string& to) {
+    utf8.replace(utf8.find(from), from.size(), to);
+  };
+  replace("\xE9", "\xC3\xA9");
+  replace("\x93", "\xE2\x80\x9C");
+  replace("\x94", "\xE2\x80\x9D");
+  CheckResult u = MustCheck(utf8);
+  ASSERT_FALSE(u.report.matches.empty());
+  EXPECT_EQ(u.report.matches.front().doc_id, reg->outcome.id);
+  EXPECT_GT(u.report.matches.front().ratio, 0.95);
+}
+
+TEST_F(CopyDetectorTest, BadInputsAreRefusedAndLeaveTheIndexIntact) {
+  const uint64_t before = detector_->Stats().documents;
+  EXPECT_EQ(detector_->Register("", DocumentFormat::kText, {}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(detector_->Register(std::string(9000, 'a'), DocumentFormat::kText, {}).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(
+      detector_->Register(Corpus()[0].body, static_cast<DocumentFormat>(42), {}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  CheckRequestInfo request;
+  request.content = Corpus()[0].body;
+  request.options.threshold = 1.5;
+  EXPECT_EQ(detector_->Check(request).status().code(), absl::StatusCode::kInvalidArgument);
+  request.options.threshold = 0.5;
+  request.cancelled = [] { return true; };
+  EXPECT_EQ(detector_->Check(request).status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(detector_->Get(999999).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(detector_->Stats().documents, before);
+  EXPECT_EQ(MustCheck(Corpus()[0].body).report.matches.front().doc_id, ids_[0]);
+}
+
+TEST_F(CopyDetectorTest, MaxResultsLimitsMatchesAfterOrdering) {
+  // A text made of paragraphs from every document matches all four; keep the best two.
+  std::string mix;
+  for (const auto& t : Corpus()) mix += std::string(t.body) + "\n\n";
+  CheckRequestInfo request;
+  request.options.max_results = 2;
+  CheckResult r = MustCheck(mix, request);
+  ASSERT_EQ(r.report.matches.size(), 2u);
+  EXPECT_GE(r.report.matches[0].ratio, r.report.matches[1].ratio);
+  request.options.max_results = 0;
+  EXPECT_EQ(MustCheck(mix, request).report.matches.size(), Corpus().size());
+}
+
+}  // namespace
+}  // namespace cops

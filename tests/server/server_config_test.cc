@@ -1,0 +1,124 @@
+#include "server/server_config.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ServerConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "server_config_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    unsetenv("COPS_LISTEN");
+    unsetenv("COPS_K");
+    fs::remove_all(dir_);
+  }
+  absl::StatusOr<ServerConfig> Parse(std::vector<std::string> args) {
+    args.insert(args.begin(), "copsd");
+    std::vector<const char*> argv;
+    for (const auto& a : args) argv.push_back(a.c_str());
+    bool help = false;
+    std::string text;
+    return ParseServerConfig(static_cast<int>(argv.size()), argv.data(), &help, &text);
+  }
+  fs::path dir_;
+};
+
+TEST_F(ServerConfigTest, FlagsBeatEnvironmentWhichBeatsTheConfigFile) {
+  const std::string file = (dir_ / "copsd.conf").string();
+  std::ofstream(file) << "# comment\nlisten = 127.0.0.1:9000\nk = 7\nmax_document_bytes = 1234\n";
+  absl::StatusOr<ServerConfig> c = Parse({"--config", file});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->listen, "127.0.0.1:9000");
+  EXPECT_EQ(c->k, 7u);
+  EXPECT_EQ(c->max_document_bytes, 1234u);
+  EXPECT_TRUE(c->explicit_chunking.count("k"));
+
+  setenv("COPS_LISTEN", "127.0.0.1:9001", 1);
+  c = Parse({"--config", file});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->listen, "127.0.0.1:9001");
+
+  c = Parse({"--config", file, "--listen", "127.0.0.1:9002"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->listen, "127.0.0.1:9002");
+  EXPECT_EQ(c->k, 7u);
+}
+
+TEST_F(ServerConfigTest, JsonConfigAndUnknownKeys) {
+  const std::string file = (dir_ / "copsd.json").string();
+  std::ofstream(file) << R"({"data-dir": "/tmp/x", "sync-writes": true, "w": 12})";
+  absl::StatusOr<ServerConfig> c = Parse({"--config", file});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->data_dir, "/tmp/x");
+  EXPECT_TRUE(c->sync_writes);
+  EXPECT_EQ(c->w, 12u);
+  std::ofstream(file, std::ios::trunc) << "lisen = 1\n";
+  EXPECT_EQ(Parse({"--config", file}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Parse({"--no-such-flag"}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(ServerConfigTest, HashKeyIsGeneratedOnceWithPrivateMode) {
+  ServerConfig config;
+  config.data_dir = dir_.string();
+  absl::StatusOr<HashKey> first = LoadOrCreateHashKey(config);
+  ASSERT_TRUE(first.ok()) << first.status();
+  struct stat st;
+  ASSERT_EQ(stat((dir_ / "hash.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  absl::StatusOr<HashKey> second = LoadOrCreateHashKey(config);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(first->Id(), second->Id());
+  config.hash_key = "00112233445566778899aabbccddeeff";
+  EXPECT_NE(LoadOrCreateHashKey(config)->Id(), first->Id());
+}
+
+TEST_F(ServerConfigTest, RecordedParamsWinAndConflictingFlagsAreRefused) {
+  ServerConfig config;
+  config.data_dir = dir_.string();
+  absl::StatusOr<HashKey> key = HashKey::FromHex("00112233445566778899aabbccddeeff");
+  ASSERT_TRUE(key.ok());
+  config.k = 6;
+  bool is_new = false;
+  absl::StatusOr<ChunkingParams> p = ResolveChunkingParams(config, *key, &is_new);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_TRUE(is_new);
+  EXPECT_EQ(p->k, 6u);
+  EXPECT_EQ(p->key_id, key->Id());
+  ASSERT_TRUE(RecordParams(config, *p).ok());
+
+  ServerConfig later;  // defaults (k = 5) that were not given explicitly: the record wins
+  later.data_dir = dir_.string();
+  p = ResolveChunkingParams(later, *key, &is_new);
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_FALSE(is_new);
+  EXPECT_EQ(p->k, 6u);
+
+  later.k = 3;
+  later.explicit_chunking.insert("k");
+  EXPECT_EQ(ResolveChunkingParams(later, *key, &is_new).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  absl::StatusOr<HashKey> other = HashKey::FromHex("ffeeddccbbaa99887766554433221100");
+  ServerConfig plain;
+  plain.data_dir = dir_.string();
+  EXPECT_EQ(ResolveChunkingParams(plain, *other, &is_new).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace cops
