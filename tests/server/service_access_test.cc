@@ -1,0 +1,325 @@
+// End to end through gRPC: the CopyDetection and Admin services over a real index with
+// access control on, as copsd runs them with --auth=on: each role allowed and refused per RPC,
+// collection isolation in reports and listings, privacy of registered text, revoked keys, rate
+// limits and the audit trail.
+
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/cops.grpc.pb.h"
+#include "proto/cops_admin.grpc.pb.h"
+#include "server/access_control.h"
+#include "server/admin_service.h"
+#include "server/copy_detector.h"
+#include "server/service.h"
+
+namespace cops {
+namespace {
+
+// A paragraph of pseudo-random words: different seeds share no passage.
+std::string Prose(uint32_t seed, int words) {
+  static const char* kSyllables[] = {"ka", "lo", "mi", "ne", "su", "tor", "vel", "dra",
+                                     "pin", "gu", "ra", "shi", "on", "bel", "quo", "zen"};
+  std::string out;
+  uint64_t x = seed * 2654435761u + 1;
+  for (int i = 0; i < words; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int syllables = 2 + static_cast<int>(x % 3);
+    for (int s = 0; s < syllables; ++s) out += kSyllables[(x >> (8 + 4 * s)) % 16];
+    out += (i % 12 == 11) ? ". " : " ";
+  }
+  return out;
+}
+
+class ServiceAccessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "svc_access_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    auto key = HashKey::FromBytes(std::string(HashKey::kSize, '\x2a'));
+    ASSERT_TRUE(key.ok());
+    IndexOptions index_options;
+    index_options.path = (dir_ / "index").string();
+    index_options.params.key_id = key->Id();
+    auto index = Index::Open(index_options);
+    ASSERT_TRUE(index.ok()) << index.status();
+    index_ = *std::move(index);
+    auto detector = CopyDetector::Create(index_.get(), *key, CopyDetectorOptions());
+    ASSERT_TRUE(detector.ok()) << detector.status();
+    detector_ = *std::move(detector);
+    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true);
+    ASSERT_TRUE(access.ok()) << access.status();
+    access_ = *std::move(access);
+    std::ifstream(dir_ / "admin.key") >> admin_key_;
+
+    service_ = std::make_unique<CopyDetectionService>(detector_.get(), access_.get());
+    admin_ = std::make_unique<AdminService>(access_.get(), access_.get(),
+                                            IndexHooksFor(index_.get()),
+                                            (dir_ / "snapshots").string());
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(service_.get());
+    builder.RegisterService(admin_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
+                                       grpc::InsecureChannelCredentials());
+    stub_ = v1::CopyDetection::NewStub(channel);
+    admin_stub_ = v1::Admin::NewStub(channel);
+
+    acm_key_ = NewPrincipal("acm-press", Role::kOwner, {"acm"});
+    acm2_key_ = NewPrincipal("acm-second", Role::kOwner, {"acm"});
+    ieee_key_ = NewPrincipal("ieee-press", Role::kOwner, {"ieee"});
+    pc_key_ = NewPrincipal("sigmod-pc", Role::kChecker, {"acm"});
+  }
+  void TearDown() override {
+    server_->Shutdown();
+    server_.reset();
+    detector_.reset();
+    index_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::string NewPrincipal(const std::string& name, Role role, std::vector<std::string> cols,
+                           double rps = 0, uint32_t burst = 0) {
+    PrincipalRecord r;
+    r.name = name;
+    r.role = static_cast<uint8_t>(role);
+    r.collections = std::move(cols);
+    r.requests_per_second = rps;
+    r.burst = burst;
+    auto issued = access_->CreatePrincipal(r);
+    EXPECT_TRUE(issued.ok()) << issued.status();
+    return issued.ok() ? issued->api_key : "";
+  }
+
+  static void Prepare(grpc::ClientContext* ctx, const std::string& key) {
+    if (!key.empty()) ctx->AddMetadata("authorization", "Bearer " + key);
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  }
+
+  grpc::Status Register(const std::string& key, const std::string& text,
+                        const std::string& collection, uint64_t* id = nullptr) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, key);
+    v1::RegisterDocumentRequest req;
+    req.mutable_document()->set_content(text);
+    req.mutable_document()->set_format(v1::DOCUMENT_FORMAT_TEXT);
+    req.mutable_document()->mutable_metadata()->set_title("Secret title " + collection);
+    req.mutable_document()->mutable_metadata()->set_collection(collection);
+    v1::RegisterDocumentReply reply;
+    grpc::Status s = stub_->RegisterDocument(&ctx, req, &reply);
+    if (id != nullptr) *id = reply.doc_id();
+    return s;
+  }
+
+  grpc::Status Check(const std::string& key, const std::string& text,
+                     std::vector<std::string> collections, v1::CheckDocumentReply* reply) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, key);
+    v1::CheckDocumentRequest req;
+    req.set_content(text);
+    req.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    for (const auto& c : collections) req.add_collections(c);
+    return stub_->CheckDocument(&ctx, req, reply);
+  }
+
+  grpc::Status Get(const std::string& key, uint64_t id, bool content, v1::GetDocumentReply* r) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, key);
+    v1::GetDocumentRequest req;
+    req.set_doc_id(id);
+    req.set_include_content(content);
+    return stub_->GetDocument(&ctx, req, r);
+  }
+
+  grpc::Status Unregister(const std::string& key, uint64_t id) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, key);
+    v1::UnregisterDocumentRequest req;
+    req.set_doc_id(id);
+    v1::UnregisterDocumentReply reply;
+    return stub_->UnregisterDocument(&ctx, req, &reply);
+  }
+
+  grpc::Status List(const std::string& key, v1::ListDocumentsReply* reply) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, key);
+    return stub_->ListDocuments(&ctx, v1::ListDocumentsRequest(), reply);
+  }
+
+  grpc::Status Stats(const std::string& key) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, key);
+    v1::GetStatsReply reply;
+    return stub_->GetStats(&ctx, v1::GetStatsRequest(), &reply);
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Index> index_;
+  std::unique_ptr<CopyDetector> detector_;
+  std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<CopyDetectionService> service_;
+  std::unique_ptr<AdminService> admin_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::CopyDetection::Stub> stub_;
+  std::unique_ptr<v1::Admin::Stub> admin_stub_;
+  int port_ = 0;
+  std::string admin_key_, acm_key_, acm2_key_, ieee_key_, pc_key_;
+};
+
+constexpr grpc::StatusCode kDenied = grpc::StatusCode::PERMISSION_DENIED;
+constexpr grpc::StatusCode kUnauthenticated = grpc::StatusCode::UNAUTHENTICATED;
+
+TEST_F(ServiceAccessTest, AnonymousCallersAreUnauthenticated) {
+  const std::string text = Prose(1, 200);
+  uint64_t id = 0;
+  ASSERT_TRUE(Register(acm_key_, text, "acm", &id).ok());
+  v1::CheckDocumentReply check;
+  v1::GetDocumentReply get;
+  v1::ListDocumentsReply list;
+  EXPECT_EQ(Register("", text, "acm").error_code(), kUnauthenticated);
+  EXPECT_EQ(Check("", text, {}, &check).error_code(), kUnauthenticated);
+  EXPECT_EQ(Get("", id, false, &get).error_code(), kUnauthenticated);
+  EXPECT_EQ(List("", &list).error_code(), kUnauthenticated);
+  EXPECT_EQ(Unregister("", id).error_code(), kUnauthenticated);
+  EXPECT_EQ(Stats("").error_code(), kUnauthenticated);
+  EXPECT_EQ(Stats("cops_0123456789abcdef_" + std::string(64, 'f')).error_code(),
+            kUnauthenticated);
+}
+
+TEST_F(ServiceAccessTest, EachRoleAllowedAndRefusedPerRpc) {
+  const std::string text = Prose(2, 200);
+  uint64_t id = 0;
+  // Owner: registers into its collection only, reads and unregisters its own documents.
+  ASSERT_TRUE(Register(acm_key_, text, "acm", &id).ok());
+  EXPECT_EQ(Register(acm_key_, Prose(3, 200), "ieee").error_code(), kDenied);
+  v1::GetDocumentReply get;
+  ASSERT_TRUE(Get(acm_key_, id, /*content=*/true, &get).ok());
+  EXPECT_EQ(get.document().content(), text);
+  EXPECT_EQ(get.document().metadata().owner(), "acm-press");  // forced to the principal
+  EXPECT_EQ(Stats(acm_key_).error_code(), kDenied);
+  // A second owner of the same collection may not touch the first one's document.
+  EXPECT_EQ(Unregister(acm2_key_, id).error_code(), kDenied);
+  EXPECT_EQ(Get(acm2_key_, id, /*content=*/true, &get).error_code(), kDenied);
+
+  // Checker: checks, nothing else.
+  v1::CheckDocumentReply check;
+  EXPECT_TRUE(Check(pc_key_, text, {}, &check).ok());
+  EXPECT_EQ(Register(pc_key_, Prose(4, 200), "acm").error_code(), kDenied);
+  EXPECT_EQ(Get(pc_key_, id, /*content=*/true, &get).error_code(), kDenied);
+  EXPECT_EQ(Unregister(pc_key_, id).error_code(), kDenied);
+  EXPECT_EQ(Stats(pc_key_).error_code(), kDenied);
+  v1::ListDocumentsReply list;
+  EXPECT_EQ(List(pc_key_, &list).error_code(), kDenied);
+
+  // Admin: everything.
+  EXPECT_TRUE(Stats(admin_key_).ok());
+  EXPECT_TRUE(Get(admin_key_, id, true, &get).ok());
+  EXPECT_TRUE(Unregister(acm_key_, id).ok());
+}
+
+TEST_F(ServiceAccessTest, CollectionsIsolateTenantsInReportsAndListings) {
+  const std::string acm_text = Prose(10, 300);
+  const std::string ieee_text = Prose(11, 300);
+  uint64_t acm_id = 0, ieee_id = 0;
+  ASSERT_TRUE(Register(acm_key_, acm_text, "acm", &acm_id).ok());
+  ASSERT_TRUE(Register(ieee_key_, ieee_text, "ieee", &ieee_id).ok());
+
+  // The admin sees that the ieee text is registered...
+  v1::CheckDocumentReply reply;
+  ASSERT_TRUE(Check(admin_key_, ieee_text, {}, &reply).ok());
+  ASSERT_GE(reply.matches_size(), 1);
+  EXPECT_EQ(reply.matches(0).doc_id(), ieee_id);
+  // ...but the acm checker's report never mentions it.
+  ASSERT_TRUE(Check(pc_key_, ieee_text, {}, &reply).ok());
+  EXPECT_EQ(reply.matches_size(), 0);
+  EXPECT_FALSE(reply.violation());
+  EXPECT_EQ(Check(pc_key_, ieee_text, {"ieee"}, &reply).error_code(), kDenied);
+  // Its own collection's copy is reported with no registered text, offsets, title or owner.
+  ASSERT_TRUE(Check(pc_key_, acm_text, {"acm"}, &reply).ok());
+  ASSERT_EQ(reply.matches_size(), 1);
+  EXPECT_TRUE(reply.violation());
+  EXPECT_EQ(reply.matches(0).doc_id(), acm_id);
+  EXPECT_EQ(reply.matches(0).title(), "");
+  EXPECT_EQ(reply.matches(0).owner(), "");
+  ASSERT_GE(reply.matches(0).spans_size(), 1);
+  for (const auto& span : reply.matches(0).spans()) EXPECT_FALSE(span.has_registered());
+
+  // Listings: each owner sees its own collection only.
+  v1::ListDocumentsReply list;
+  ASSERT_TRUE(List(ieee_key_, &list).ok());
+  ASSERT_EQ(list.documents_size(), 1);
+  EXPECT_EQ(list.documents(0).doc_id(), ieee_id);
+  EXPECT_EQ(Unregister(ieee_key_, acm_id).error_code(), kDenied);
+  v1::GetDocumentReply get;
+  EXPECT_EQ(Get(ieee_key_, acm_id, true, &get).error_code(), kDenied);
+}
+
+TEST_F(ServiceAccessTest, TitlesFollowTheCollectionSetting) {
+  const std::string text = Prose(20, 300);
+  ASSERT_TRUE(Register(acm_key_, text, "acm").ok());
+  CollectionRecord acm;
+  acm.name = "acm";
+  acm.show_titles_to_checkers = true;
+  ASSERT_TRUE(access_->PutCollection(acm).ok());
+  v1::CheckDocumentReply reply;
+  ASSERT_TRUE(Check(pc_key_, text, {}, &reply).ok());
+  ASSERT_EQ(reply.matches_size(), 1);
+  EXPECT_EQ(reply.matches(0).title(), "Secret title acm");
+  EXPECT_EQ(reply.matches(0).owner(), "");
+}
+
+TEST_F(ServiceAccessTest, OwnersSeeWhichChecksHitTheirDocuments) {
+  const std::string text = Prose(30, 300);
+  uint64_t id = 0;
+  ASSERT_TRUE(Register(acm_key_, text, "acm", &id).ok());
+  v1::CheckDocumentReply reply;
+  ASSERT_TRUE(Check(pc_key_, text, {}, &reply).ok());
+  grpc::ClientContext ctx;
+  Prepare(&ctx, acm_key_);
+  v1::QueryAuditRequest req;
+  req.set_doc_id(id);
+  v1::QueryAuditResponse audit;
+  ASSERT_TRUE(admin_stub_->QueryAudit(&ctx, req, &audit).ok());
+  ASSERT_EQ(audit.entries_size(), 1);
+  EXPECT_EQ(audit.entries(0).checker(), "sigmod-pc");
+  EXPECT_TRUE(audit.entries(0).violation());
+  grpc::ClientContext ctx2;
+  Prepare(&ctx2, acm2_key_);
+  EXPECT_EQ(admin_stub_->QueryAudit(&ctx2, req, &audit).error_code(), kDenied);
+}
+
+TEST_F(ServiceAccessTest, RevokedKeyFailsOnTheNextCall) {
+  v1::CheckDocumentReply reply;
+  ASSERT_TRUE(Check(pc_key_, Prose(40, 100), {}, &reply).ok());
+  const std::string key_id = pc_key_.substr(5, 16);
+  grpc::ClientContext ctx;
+  Prepare(&ctx, admin_key_);
+  v1::RevokeApiKeyRequest req;
+  req.set_key_id(key_id);
+  v1::RevokeApiKeyResponse resp;
+  ASSERT_TRUE(admin_stub_->RevokeApiKey(&ctx, req, &resp).ok());
+  EXPECT_EQ(Check(pc_key_, Prose(40, 100), {}, &reply).error_code(), kUnauthenticated);
+}
+
+TEST_F(ServiceAccessTest, RateLimitAnswersResourceExhausted) {
+  // Two calls of burst, refilled once every 1000 s: the third call is refused.
+  const std::string key = NewPrincipal("slow", Role::kAdmin, {}, /*rps=*/0.001, /*burst=*/2);
+  EXPECT_TRUE(Stats(key).ok());
+  EXPECT_TRUE(Stats(key).ok());
+  EXPECT_EQ(Stats(key).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(Stats(admin_key_).ok());  // others are unaffected
+}
+
+}  // namespace
+}  // namespace cops
