@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <memory>
 
 namespace cops {
@@ -43,6 +44,7 @@ class WordMapper {
         Map(s, &mapped);
       }
       ascii_[c] = mapped;
+      ascii_single_[c] = mapped.size() == 1 ? mapped[0] : 0;
     }
   }
   ~WordMapper() {
@@ -74,11 +76,14 @@ class WordMapper {
   }
 
   const std::string& Ascii(unsigned char c) const { return ascii_[c]; }
+  // The mapping of an ASCII letter or digit when it is one byte, else 0.
+  char AsciiSingle(unsigned char c) const { return ascii_single_[c]; }
 
  private:
   const icu::Normalizer2* nfkc_cf_ = nullptr;  // owned by ICU
   USpoofChecker* spoof_ = nullptr;
   std::array<std::string, 128> ascii_;
+  std::array<char, 128> ascii_single_{};
 };
 
 const WordMapper& Mapper() {
@@ -167,8 +172,12 @@ class Scanner {
       const unsigned char b = s[i];
       switch (kClass[b]) {
         case kAlnum:
-          AsciiAlnum(i, b);
-          ++i;
+          if (in_word_ && unicode_) {
+            AsciiAlnum(i, b);
+            ++i;
+          } else {
+            i = AsciiRun(s, i, n);
+          }
           break;
         case kNewline:
           EndWord();
@@ -238,6 +247,32 @@ class Scanner {
       out_->text.append(mapper_.Ascii(b));
     }
     word_input_end_ = static_cast<uint32_t>(i + 1);
+  }
+
+  // A run of ASCII letters and digits on the fast path: one table lookup per byte.
+  size_t AsciiRun(const unsigned char* s, size_t i, size_t n) {
+    if (!in_word_) StartWord(i, s[i] >= 'A' && s[i] <= 'Z');
+    std::string& text = out_->text;
+    size_t j = i;
+    bool digits = true;
+    for (; j < n && kClass[s[j]] == kAlnum; ++j) {
+      const unsigned char b = s[j];
+      digits = digits && b <= '9';
+      const std::string& m = mapper_.Ascii(b);
+      if (m.size() == 1) {
+        text.push_back(m[0]);
+      } else if (m.size() == 2) {  // "m" -> "rn"
+        text.push_back(m[0]);
+        text.push_back(m[1]);
+      } else {
+        text.append(m);
+      }
+    }
+    chars_ += static_cast<uint32_t>(j - i);
+    all_digits_ = all_digits_ && digits;
+    last_digit_ = s[j - 1] <= '9';
+    word_input_end_ = static_cast<uint32_t>(j);
+    return j;
   }
 
   // Inner '.' or ',' of a number: kept verbatim in both paths.
