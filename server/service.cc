@@ -120,20 +120,11 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
   p->set_want_spans(options.want_spans);
 }
 
-// AuthorizeDocument, but a caller who may not see the document's collection at all learns
-// only NOT_FOUND, so ids of other tenants cannot be probed.
+// AuthorizeDocument on an existing document's record (PERMISSION_DENIED for another
+// tenant's document: docs/security.md).
 absl::Status AuthorizeExisting(Authorizer& authorizer, const Principal& principal, Action action,
                                const DocumentRecord& record) {
-  absl::Status s =
-      authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
-  if (s.code() == absl::StatusCode::kPermissionDenied) {
-    const std::optional<std::vector<std::string>> usable =
-        authorizer.UsableCollections(principal);
-    if (usable && std::find(usable->begin(), usable->end(), record.collection) == usable->end()) {
-      return absl::NotFoundError("document " + std::to_string(record.id) + " not found");
-    }
-  }
-  return s;
+  return authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
 }
 
 }  // namespace
