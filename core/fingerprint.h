@@ -44,6 +44,9 @@ struct DocumentFingerprint {
   std::array<uint8_t, 32> sha256{};
   uint64_t input_bytes = 0;
   uint64_t canonical_bytes = 0;
+  // Set by SampleChunks() when it dropped chunks; unsampled_chunks is chunks.size() before.
+  bool sampled = false;
+  uint32_t unsampled_chunks = 0;
 
   void Clear();  // keeps vector capacity, for reuse on the hot path
 };

@@ -14,6 +14,7 @@
 // Thread-safety: value types; a MatchSet is used by one thread.
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -54,8 +55,16 @@ struct CheckOptions {
   uint32_t min_count = 10;  // for count and ordered matches; REQUIRES: >= 1
   // Ignore chunks found in more than this many registered documents (0 = no limit).
   uint32_t max_doc_frequency = 0;
-  // A registered document is reported (even below the decision) only when it shares a
-  // passage of at least this many units with the test document.
+  // A registered document is a candidate (CandidateIds(), reported by Decide()) when it
+  // shares a passage of at least this many units with the test document, or when it already
+  // passes a decision function computable without its stored chunk count (ratio, count,
+  // ordered). Passage length counts units of the *test* document: a passage is a maximal
+  // run of consecutive selected test chunks (in test.chunks order) that all match this
+  // document, and it covers units [first chunk's unit_begin, last chunk's unit_end). With
+  // mod-p or winnowing selection the units between two consecutive selected chunks were not
+  // looked at; the passage assumes they match too (both neighbours do). Chunks dropped as
+  // common (max_doc_frequency) neither match nor interrupt a passage. 0 = every document
+  // with a match is a candidate.
   uint32_t min_passage_units = 8;
   uint32_t max_results = 20;  // 0 = no limit
   bool want_spans = true;
@@ -63,7 +72,11 @@ struct CheckOptions {
   absl::Status Validate() const;  // INVALID_ARGUMENT naming the bad field
 };
 
-// A maximal run of matched chunks. Offsets are bytes into each document's original input.
+// A maximal run of matched chunks (a passage, see CheckOptions::min_passage_units).
+// Offsets are bytes into each document's original input. The registered span runs from the
+// smallest start to the largest end of the postings used for the passage's chunks; when a
+// chunk occurs several times in the registered document, the first posting at or after the
+// previous chunk's ordinal is used.
 struct Span {
   uint32_t test_start = 0;
   uint32_t test_end = 0;
@@ -108,11 +121,14 @@ class MatchSet {
   const std::vector<DocId>& CandidateIds() const;
 
   // REQUIRES: stored_chunks.size() == CandidateIds().size(), parallel to it.
+  // Containment is distinct registered ordinals matched / stored_chunks, capped at 1
+  // (0 when stored_chunks is 0). Report.violation is true when any candidate passes, also
+  // one cut off by max_results.
   Report Decide(std::span<const uint32_t> stored_chunks) const;
 
  private:
   struct Rep;
-  // implementation-defined members
+  std::shared_ptr<const Rep> rep_;  // immutable after Tally(); copies share it
 };
 
 // Test-time sampling: keeps n chunks of `fp` chosen reproducibly from `seed` (all when
@@ -120,7 +136,10 @@ class MatchSet {
 void SampleChunks(uint32_t n, uint64_t seed, DocumentFingerprint* fp);
 
 // Binomial error of deciding "ratio >= threshold" from n samples when the true ratio is
-// `true_ratio`: probability that the sampled decision differs from the exact one.
+// `true_ratio`: probability that the sampled decision differs from the exact one. The
+// sampled decision is "X >= ceil(threshold * n)" with X ~ Binomial(n, true_ratio); the error
+// is P(X < ceil(threshold * n)) when true_ratio >= threshold, else P(X >= ceil(threshold * n))
+// (the paper's alpha and beta for one document). 1 when n == 0.
 double SamplingError(uint32_t n, double threshold, double true_ratio);
 
 }  // namespace cops

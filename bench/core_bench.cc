@@ -1,0 +1,118 @@
+// Whole-path throughput of cops_core: raw UTF-8 bytes -> canonical text -> units -> chunks
+// -> keyed hashes -> selection, on >= 50 MB of real English prose.
+//
+// Corpus: every regular file under $COPS_BENCH_CORPUS (default: the reStructuredText
+// sources of the Python 3.11 manuals, Debian package python3.11-doc), concatenated in
+// path order and repeated up to COPS_BENCH_MB megabytes (default 50). The text is cut into
+// 64 KiB documents on paragraph boundaries, the size of a typical registered document.
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/fingerprint.h"
+#include "core/hash_key.h"
+#include "core/params.h"
+
+namespace {
+
+constexpr const char* kDefaultCorpus = "/usr/share/doc/python3.11/html/_sources";
+
+const std::vector<std::string>& Corpus() {
+  static const std::vector<std::string>* docs = [] {
+    const char* dir = std::getenv("COPS_BENCH_CORPUS");
+    if (dir == nullptr || *dir == '\0') dir = kDefaultCorpus;
+    const char* mb_env = std::getenv("COPS_BENCH_MB");
+    const size_t want = (mb_env ? std::strtoull(mb_env, nullptr, 10) : 50) << 20;
+    std::vector<std::filesystem::path> files;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file()) files.push_back(it->path());
+    }
+    std::sort(files.begin(), files.end());
+    std::string text;
+    for (const auto& f : files) {
+      std::ifstream in(f, std::ios::binary);
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      text += ss.str();
+      text += "\n\n";
+    }
+    if (text.size() < 1024) {
+      std::cerr << "core_bench: corpus at " << dir << " is missing or tiny; set COPS_BENCH_CORPUS\n";
+      std::exit(1);
+    }
+    const std::string one = text;
+    while (text.size() < want) text += one;
+    text.resize(want);
+    auto* out = new std::vector<std::string>();
+    size_t pos = 0;
+    while (pos < text.size()) {
+      size_t end = std::min(text.size(), pos + (64 << 10));
+      size_t para = text.find("\n\n", end);
+      end = para == std::string::npos ? text.size() : para + 2;
+      out->push_back(text.substr(pos, end - pos));
+      pos = end;
+    }
+    return out;
+  }();
+  return *docs;
+}
+
+void BM_Fingerprint(benchmark::State& state, cops::UnitKind unit, cops::ChunkStrategy strategy,
+                    uint32_t k, cops::SelectionKind selection) {
+  const auto& docs = Corpus();
+  cops::HashKey key = cops::HashKey::FromHex("00112233445566778899aabbccddeeff").value();
+  cops::ChunkingParams p;
+  p.unit = unit;
+  p.strategy = strategy;
+  p.k = k;
+  p.selection = selection;
+  p.p = 4;
+  p.w = 8;
+  p.key_id = key.Id();
+  auto f = cops::Fingerprinter::Create(p, key).value();
+  cops::DocumentFingerprint fp;
+  size_t bytes = 0, kept = 0, total = 0;
+  for (auto _ : state) {
+    for (const std::string& d : docs) {
+      if (!f->Fingerprint(d, &fp).ok()) state.SkipWithError("fingerprint failed");
+      bytes += d.size();
+      kept += fp.chunks.size();
+      total += fp.total_chunks;
+      benchmark::DoNotOptimize(fp.chunks.data());
+    }
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+  state.counters["kept_per_chunk"] = total ? static_cast<double>(kept) / total : 0;
+}
+
+using cops::ChunkStrategy;
+using cops::SelectionKind;
+using cops::UnitKind;
+
+BENCHMARK_CAPTURE(BM_Fingerprint, A_word_all, UnitKind::kWord, ChunkStrategy::kOneUnit, 1,
+                  SelectionKind::kAll)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Fingerprint, B_word5_all, UnitKind::kWord, ChunkStrategy::kNonOverlapping, 5,
+                  SelectionKind::kAll)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Fingerprint, C_word5_modp4, UnitKind::kWord, ChunkStrategy::kOverlapping, 5,
+                  SelectionKind::kModP)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Fingerprint, C_word5_winnow8, UnitKind::kWord, ChunkStrategy::kOverlapping,
+                  5, SelectionKind::kWinnowing)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Fingerprint, D_word5_all, UnitKind::kWord,
+                  ChunkStrategy::kHashedBreakpoints, 5, SelectionKind::kAll)
+    ->Unit(benchmark::kMillisecond)->MinTime(1.0);
+BENCHMARK_CAPTURE(BM_Fingerprint, A_sentence_all, UnitKind::kSentence, ChunkStrategy::kOneUnit, 1,
+                  SelectionKind::kAll)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+}  // namespace
+
+BENCHMARK_MAIN();

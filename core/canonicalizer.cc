@@ -1,0 +1,408 @@
+#include "core/canonicalizer.h"
+
+#include <unicode/normalizer2.h>
+#include <unicode/uchar.h>
+#include <unicode/unistr.h>
+#include <unicode/uspoof.h>
+#include <unicode/utf8.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <memory>
+
+namespace cops {
+namespace {
+
+// Byte classes of the ASCII fast path.
+enum AsciiClass : uint8_t {
+  kSep = 0,     // whitespace, controls, punctuation and symbols without sentence meaning
+  kAlnum = 1,   // letters and digits
+  kNewline = 2,
+  kPeriod = 3,
+  kStrongEnd = 4,  // '!' and '?'
+  kHigh = 5,       // a non-ASCII lead or continuation byte: take the Unicode path
+};
+
+// The full per-word pipeline: NFKC_Casefold, TR39 skeleton, NFKC_Casefold.
+class WordMapper {
+ public:
+  WordMapper() {
+    UErrorCode status = U_ZERO_ERROR;
+    nfkc_cf_ = icu::Normalizer2::getNFKCCasefoldInstance(status);
+    if (U_FAILURE(status)) nfkc_cf_ = nullptr;
+    status = U_ZERO_ERROR;
+    spoof_ = uspoof_open(&status);
+    if (U_FAILURE(status)) {
+      if (spoof_ != nullptr) uspoof_close(spoof_);
+      spoof_ = nullptr;
+    }
+    for (int c = 0; c < 128; ++c) {
+      std::string mapped;
+      if (std::isalnum(c)) {
+        icu::UnicodeString s(static_cast<UChar>(c));
+        Map(s, &mapped);
+      }
+      ascii_[c] = mapped;
+      ascii_single_[c] = mapped.size() == 1 ? mapped[0] : 0;
+    }
+  }
+  ~WordMapper() {
+    if (spoof_ != nullptr) uspoof_close(spoof_);
+  }
+
+  // Appends the canonical UTF-8 form of `word` to `out`.
+  void Map(const icu::UnicodeString& word, std::string* out) const {
+    if (nfkc_cf_ == nullptr) {
+      word.toUTF8String(*out);
+      return;
+    }
+    UErrorCode status = U_ZERO_ERROR;
+    icu::UnicodeString folded = nfkc_cf_->normalize(word, status);
+    if (U_FAILURE(status)) {
+      word.toUTF8String(*out);
+      return;
+    }
+    if (spoof_ != nullptr) {
+      icu::UnicodeString skeleton;
+      // uspoof_getSkeleton is const on the checker and safe to call concurrently.
+      uspoof_getSkeletonUnicodeString(spoof_, 0, folded, skeleton, &status);
+      if (U_SUCCESS(status)) {
+        icu::UnicodeString refolded = nfkc_cf_->normalize(skeleton, status);
+        if (U_SUCCESS(status)) folded = refolded;
+      }
+    }
+    folded.toUTF8String(*out);
+  }
+
+  const std::string& Ascii(unsigned char c) const { return ascii_[c]; }
+  // The mapping of an ASCII letter or digit when it is one byte, else 0.
+  char AsciiSingle(unsigned char c) const { return ascii_single_[c]; }
+
+ private:
+  const icu::Normalizer2* nfkc_cf_ = nullptr;  // owned by ICU
+  USpoofChecker* spoof_ = nullptr;
+  std::array<std::string, 128> ascii_;
+  std::array<char, 128> ascii_single_{};
+};
+
+const WordMapper& Mapper() {
+  static const WordMapper* mapper = new WordMapper();  // never destroyed: used at exit too
+  return *mapper;
+}
+
+constexpr std::array<uint8_t, 256> MakeClasses() {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    if (c >= 0x80) {
+      t[c] = kHigh;
+    } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+      t[c] = kAlnum;
+    } else if (c == '\n') {
+      t[c] = kNewline;
+    } else if (c == '.') {
+      t[c] = kPeriod;
+    } else if (c == '!' || c == '?') {
+      t[c] = kStrongEnd;
+    } else {
+      t[c] = kSep;
+    }
+  }
+  return t;
+}
+constexpr std::array<uint8_t, 256> kClass = MakeClasses();
+
+// Unicode classes of a non-ASCII code point, in the same terms as AsciiClass.
+enum class CpClass { kSkip, kAlnum, kSep, kNewline, kParagraph, kPeriod, kEllipsis, kStrongEnd };
+
+CpClass ClassifyCodePoint(UChar32 c) {
+  if (c == 0x2026) return CpClass::kEllipsis;
+  if (c == 0x2029) return CpClass::kParagraph;
+  if (c == 0x2028 || c == 0x0085) return CpClass::kNewline;
+  const int8_t type = u_charType(c);
+  if (type == U_FORMAT_CHAR || u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT)) {
+    return CpClass::kSkip;
+  }
+  switch (type) {
+    case U_UPPERCASE_LETTER:
+    case U_LOWERCASE_LETTER:
+    case U_TITLECASE_LETTER:
+    case U_MODIFIER_LETTER:
+    case U_OTHER_LETTER:
+    case U_NON_SPACING_MARK:
+    case U_ENCLOSING_MARK:
+    case U_COMBINING_SPACING_MARK:
+    case U_DECIMAL_DIGIT_NUMBER:
+    case U_LETTER_NUMBER:
+    case U_OTHER_NUMBER:
+      return CpClass::kAlnum;
+    default:
+      break;
+  }
+  if (c == 0xFF0E || c == 0xFE52) return CpClass::kPeriod;  // fullwidth/small full stop
+  if (u_hasBinaryProperty(c, UCHAR_S_TERM)) return CpClass::kStrongEnd;
+  return CpClass::kSep;
+}
+
+// Scanner state of the separator run between two words.
+struct Gap {
+  uint32_t newlines = 0;
+  uint32_t periods = 0;
+  bool strong = false;
+  bool ellipsis = false;
+  void Reset() { *this = Gap(); }
+  uint8_t Flags() const {
+    uint8_t f = 0;
+    if (newlines >= 2) f |= kTokenParagraphAfter;
+    if (strong) f |= kTokenStrongEndAfter;
+    if (periods == 1 && !ellipsis) f |= kTokenPeriodAfter;
+    return f;
+  }
+};
+
+class Scanner {
+ public:
+  Scanner(std::string_view in, CanonicalText* out) : in_(in), out_(out), mapper_(Mapper()) {}
+
+  void Run() {
+    const size_t n = in_.size();
+    const unsigned char* s = reinterpret_cast<const unsigned char*>(in_.data());
+    size_t i = 0;
+    while (i < n) {
+      const unsigned char b = s[i];
+      switch (kClass[b]) {
+        case kAlnum:
+          if (in_word_ && unicode_) {
+            AsciiAlnum(i, b);
+            ++i;
+          } else {
+            i = AsciiRun(s, i, n);
+          }
+          break;
+        case kNewline:
+          EndWord();
+          ++gap_.newlines;
+          ++i;
+          break;
+        case kPeriod:
+          // '.' between digits stays inside a number ("3.14").
+          if (in_word_ && last_digit_ && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '9') {
+            AppendAsciiRaw(b);
+            ++i;
+            break;
+          }
+          EndWord();
+          ++gap_.periods;
+          ++i;
+          break;
+        case kStrongEnd:
+          EndWord();
+          gap_.strong = true;
+          ++i;
+          break;
+        case kSep:
+          if (b == ',' && in_word_ && last_digit_ && i + 1 < n && s[i + 1] >= '0' &&
+              s[i + 1] <= '9') {
+            AppendAsciiRaw(b);
+            ++i;
+            break;
+          }
+          EndWord();
+          ++i;
+          break;
+        default:
+          i = NonAscii(s, i, n);
+          break;
+      }
+    }
+    EndWord();
+    if (!out_->tokens.empty()) out_->tokens.back().flags |= gap_.Flags();
+  }
+
+ private:
+  void StartWord(size_t i, bool upper) {
+    if (!out_->tokens.empty()) {
+      out_->tokens.back().flags |= gap_.Flags();
+      out_->text.push_back(' ');
+    }
+    gap_.Reset();
+    in_word_ = true;
+    unicode_ = false;
+    all_digits_ = true;
+    chars_ = 0;
+    word_input_begin_ = static_cast<uint32_t>(i);
+    word_canon_begin_ = static_cast<uint32_t>(out_->text.size());
+    first_upper_ = upper;
+  }
+
+  void AsciiAlnum(size_t i, unsigned char b) {
+    const bool digit = b >= '0' && b <= '9';
+    if (!in_word_) StartWord(i, b >= 'A' && b <= 'Z');
+    ++chars_;
+    if (!digit) all_digits_ = false;
+    last_digit_ = digit;
+    if (unicode_) {
+      raw_.append(static_cast<UChar>(b));
+    } else {
+      out_->text.append(mapper_.Ascii(b));
+    }
+    word_input_end_ = static_cast<uint32_t>(i + 1);
+  }
+
+  // A run of ASCII letters and digits on the fast path: one table lookup per byte.
+  size_t AsciiRun(const unsigned char* s, size_t i, size_t n) {
+    if (!in_word_) StartWord(i, s[i] >= 'A' && s[i] <= 'Z');
+    std::string& text = out_->text;
+    size_t j = i;
+    bool digits = true;
+    for (; j < n && kClass[s[j]] == kAlnum; ++j) {
+      const unsigned char b = s[j];
+      digits = digits && b <= '9';
+      const std::string& m = mapper_.Ascii(b);
+      if (m.size() == 1) {
+        text.push_back(m[0]);
+      } else if (m.size() == 2) {  // "m" -> "rn"
+        text.push_back(m[0]);
+        text.push_back(m[1]);
+      } else {
+        text.append(m);
+      }
+    }
+    chars_ += static_cast<uint32_t>(j - i);
+    all_digits_ = all_digits_ && digits;
+    last_digit_ = s[j - 1] <= '9';
+    word_input_end_ = static_cast<uint32_t>(j);
+    return j;
+  }
+
+  // Inner '.' or ',' of a number: kept verbatim in both paths.
+  void AppendAsciiRaw(unsigned char b) {
+    if (unicode_) {
+      raw_.append(static_cast<UChar>(b));
+    } else {
+      out_->text.push_back(static_cast<char>(b));
+    }
+  }
+
+  size_t NonAscii(const unsigned char* s, size_t i, size_t n) {
+    size_t next = i;
+    UChar32 c;
+    U8_NEXT(s, next, n, c);
+    if (c < 0) c = 0xFFFD;  // invalid sequence: replaced, separates words
+    switch (ClassifyCodePoint(c)) {
+      case CpClass::kSkip:
+        break;
+      case CpClass::kAlnum: {
+        if (!in_word_) StartWord(i, u_isupper(c) || u_istitle(c));
+        if (!unicode_) SwitchToUnicode(s);
+        raw_.append(c);
+        ++chars_;
+        const bool digit = u_charType(c) == U_DECIMAL_DIGIT_NUMBER;
+        if (!digit) all_digits_ = false;
+        last_digit_ = false;  // inner '.'/',' only between ASCII digits
+        word_input_end_ = static_cast<uint32_t>(next);
+        break;
+      }
+      case CpClass::kNewline:
+        EndWord();
+        ++gap_.newlines;
+        break;
+      case CpClass::kParagraph:
+        EndWord();
+        gap_.newlines += 2;
+        break;
+      case CpClass::kPeriod:
+        EndWord();
+        ++gap_.periods;
+        break;
+      case CpClass::kEllipsis:
+        EndWord();
+        gap_.ellipsis = true;
+        break;
+      case CpClass::kStrongEnd:
+        EndWord();
+        gap_.strong = true;
+        break;
+      case CpClass::kSep:
+        EndWord();
+        break;
+    }
+    return next;
+  }
+
+  // The word so far was ASCII: re-read it (including inner punctuation) as UTF-16 and let
+  // ICU map the whole word when it ends.
+  void SwitchToUnicode(const unsigned char* s) {
+    unicode_ = true;
+    raw_.remove();
+    for (uint32_t j = word_input_begin_; j < word_input_end_; ++j) {
+      if (s[j] < 0x80) raw_.append(static_cast<UChar>(s[j]));
+      // Non-ASCII bytes before this point can only be skipped (ignorable) characters.
+    }
+    out_->text.resize(word_canon_begin_);
+  }
+
+  void EndWord() {
+    if (!in_word_) return;
+    in_word_ = false;
+    last_digit_ = false;
+    if (unicode_) {
+      mapper_.Map(raw_, &out_->text);
+      unicode_ = false;
+      if (out_->text.size() == word_canon_begin_) {
+        // The word mapped to nothing: drop it and the separator before it.
+        if (!out_->tokens.empty()) out_->text.pop_back();
+        return;
+      }
+    }
+    Token t;
+    t.canon_begin = word_canon_begin_;
+    t.canon_end = static_cast<uint32_t>(out_->text.size());
+    t.input_begin = word_input_begin_;
+    t.input_end = word_input_end_;
+    t.flags = 0;
+    if (first_upper_) t.flags |= kTokenUpper;
+    if (all_digits_) t.flags |= kTokenNumber;
+    if (chars_ == 1) t.flags |= kTokenSingleChar;
+    out_->tokens.push_back(t);
+  }
+
+  std::string_view in_;
+  CanonicalText* out_;
+  const WordMapper& mapper_;
+  Gap gap_;
+  bool in_word_ = false;
+  bool unicode_ = false;
+  bool all_digits_ = true;
+  bool last_digit_ = false;
+  bool first_upper_ = false;
+  uint32_t chars_ = 0;
+  uint32_t word_input_begin_ = 0;
+  uint32_t word_input_end_ = 0;
+  uint32_t word_canon_begin_ = 0;
+  icu::UnicodeString raw_;
+};
+
+}  // namespace
+
+uint32_t CanonicalText::InputOffsetOf(uint32_t canon_pos) const {
+  auto it = std::lower_bound(tokens.begin(), tokens.end(), canon_pos,
+                             [](const Token& t, uint32_t pos) { return t.canon_end <= pos; });
+  if (it == tokens.end()) return tokens.empty() ? 0 : tokens.back().input_end;
+  return it->input_begin;
+}
+
+void Canonicalize(std::string_view input, CanonicalText* out) {
+  out->Clear();
+  out->text.reserve(input.size() + 16);
+  out->tokens.reserve(input.size() / 6 + 16);
+  Scanner(input, out).Run();
+}
+
+std::string CanonicalWord(std::string_view word) {
+  CanonicalText t;
+  Canonicalize(word, &t);
+  return t.text;
+}
+
+}  // namespace cops

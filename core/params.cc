@@ -1,0 +1,264 @@
+#include "core/params.h"
+
+#include <openssl/evp.h>
+
+#include <cstring>
+#include <string>
+
+#include <type_traits>
+
+namespace cops {
+namespace {
+
+// StrCat does not take std::string_view in Debian's Abseil; a small local one.
+inline void AppendPiece(std::string* s, std::string_view v) { s->append(v); }
+inline void AppendPiece(std::string* s, const char* v) { s->append(v); }
+inline void AppendPiece(std::string* s, const std::string& v) { s->append(v); }
+template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
+inline void AppendPiece(std::string* s, T v) {
+  s->append(std::to_string(v));
+}
+template <typename... Args>
+void StrAppend(std::string* s, const Args&... args) {
+  (AppendPiece(s, args), ...);
+}
+template <typename... Args>
+std::string StrCat(const Args&... args) {
+  std::string s;
+  (AppendPiece(&s, args), ...);
+  return s;
+}
+
+// Encoding version of ChunkingParams::Encode(). on-disk: do not change meaning.
+constexpr uint8_t kEncodingVersion = 1;
+
+void PutU8(std::string* out, uint8_t v) { out->push_back(static_cast<char>(v)); }
+void PutU32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool U8(uint8_t* v) {
+    if (in_.size() < 1) return false;
+    *v = static_cast<uint8_t>(in_[0]);
+    in_.remove_prefix(1);
+    return true;
+  }
+  bool U32(uint32_t* v) {
+    if (in_.size() < 4) return false;
+    uint32_t r = 0;
+    for (int i = 0; i < 4; ++i) r |= uint32_t{static_cast<uint8_t>(in_[i])} << (8 * i);
+    *v = r;
+    in_.remove_prefix(4);
+    return true;
+  }
+  bool Bytes(uint32_t n, std::string* v) {
+    if (in_.size() < n) return false;
+    v->assign(in_.data(), n);
+    in_.remove_prefix(n);
+    return true;
+  }
+  bool done() const { return in_.empty(); }
+
+ private:
+  std::string_view in_;
+};
+
+bool ValidUnit(uint8_t v) { return v >= 1 && v <= 3; }
+bool ValidStrategy(uint8_t v) { return v >= 1 && v <= 4; }
+bool ValidSelection(uint8_t v) { return v >= 1 && v <= 3; }
+
+}  // namespace
+
+absl::Status ChunkingParams::Validate() const {
+  if (!ValidUnit(static_cast<uint8_t>(unit))) {
+    return absl::InvalidArgumentError(
+        StrCat("unit: unknown value ", static_cast<int>(unit)));
+  }
+  if (!ValidStrategy(static_cast<uint8_t>(strategy))) {
+    return absl::InvalidArgumentError(
+        StrCat("strategy: unknown value ", static_cast<int>(strategy)));
+  }
+  if (k < 1 || k > 64) {
+    return absl::InvalidArgumentError(StrCat("k: ", k, " is outside [1, 64]"));
+  }
+  if (!ValidSelection(static_cast<uint8_t>(selection))) {
+    return absl::InvalidArgumentError(
+        StrCat("selection: unknown value ", static_cast<int>(selection)));
+  }
+  if (p < 1) return absl::InvalidArgumentError("p: must be >= 1");
+  if (w < 1) return absl::InvalidArgumentError("w: must be >= 1");
+  if (w > 1024) return absl::InvalidArgumentError(StrCat("w: ", w, " is above 1024"));
+  if (normalization_version != kNormalizationVersion) {
+    return absl::InvalidArgumentError(
+        StrCat("normalization_version: ", normalization_version,
+                     " is not supported (this build implements ", kNormalizationVersion, ")"));
+  }
+  if (key_id.size() > 256) return absl::InvalidArgumentError("key_id: longer than 256 bytes");
+  return absl::OkStatus();
+}
+
+// Layout (little-endian): u8 version=1, u8 unit, u8 strategy, u32 k, u8 selection, u32 p,
+// u32 w, u8 drop_numbers, u32 min_word_chars, u32 min_sentence_words, u8 drop_stop_words,
+// u32 normalization_version, u32 key_id length, key_id bytes.
+std::string ChunkingParams::Encode() const {
+  std::string out;
+  out.reserve(40 + key_id.size());
+  PutU8(&out, kEncodingVersion);
+  PutU8(&out, static_cast<uint8_t>(unit));
+  PutU8(&out, static_cast<uint8_t>(strategy));
+  PutU32(&out, k);
+  PutU8(&out, static_cast<uint8_t>(selection));
+  PutU32(&out, p);
+  PutU32(&out, w);
+  PutU8(&out, enhancements.drop_numbers ? 1 : 0);
+  PutU32(&out, enhancements.min_word_chars);
+  PutU32(&out, enhancements.min_sentence_words);
+  PutU8(&out, enhancements.drop_stop_words ? 1 : 0);
+  PutU32(&out, normalization_version);
+  PutU32(&out, static_cast<uint32_t>(key_id.size()));
+  out.append(key_id);
+  return out;
+}
+
+absl::StatusOr<ChunkingParams> ChunkingParams::Decode(std::string_view encoded) {
+  Reader r(encoded);
+  uint8_t version = 0;
+  if (!r.U8(&version)) return absl::InvalidArgumentError("chunking params: empty encoding");
+  if (version != kEncodingVersion) {
+    return absl::InvalidArgumentError(
+        StrCat("chunking params: unknown encoding version ", static_cast<int>(version)));
+  }
+  ChunkingParams p;
+  uint8_t unit = 0, strategy = 0, selection = 0, drop_numbers = 0, stop = 0;
+  uint32_t key_len = 0;
+  bool ok = r.U8(&unit) && r.U8(&strategy) && r.U32(&p.k) && r.U8(&selection) &&
+            r.U32(&p.p) && r.U32(&p.w) && r.U8(&drop_numbers) &&
+            r.U32(&p.enhancements.min_word_chars) &&
+            r.U32(&p.enhancements.min_sentence_words) && r.U8(&stop) &&
+            r.U32(&p.normalization_version) && r.U32(&key_len) && r.Bytes(key_len, &p.key_id);
+  if (!ok) return absl::InvalidArgumentError("chunking params: truncated encoding");
+  if (!r.done()) return absl::InvalidArgumentError("chunking params: trailing bytes");
+  if (!ValidUnit(unit) || !ValidStrategy(strategy) || !ValidSelection(selection) ||
+      drop_numbers > 1 || stop > 1) {
+    return absl::InvalidArgumentError("chunking params: unknown enum value in encoding");
+  }
+  p.unit = static_cast<UnitKind>(unit);
+  p.strategy = static_cast<ChunkStrategy>(strategy);
+  p.selection = static_cast<SelectionKind>(selection);
+  p.enhancements.drop_numbers = drop_numbers == 1;
+  p.enhancements.drop_stop_words = stop == 1;
+  return p;
+}
+
+uint64_t ChunkingParams::Fingerprint() const {
+  // First 8 bytes (little-endian) of SHA-256 over the encoding: stable across builds.
+  const std::string enc = Encode();
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_Digest(enc.data(), enc.size(), md, &len, EVP_sha256(), nullptr);
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v |= uint64_t{md[i]} << (8 * i);
+  return v;
+}
+
+std::string ChunkingParams::Describe() const {
+  std::string s = StrCat("unit=", UnitKindName(unit),
+                               " strategy=", ChunkStrategyName(strategy), " k=", k,
+                               " selection=", SelectionKindName(selection));
+  if (selection == SelectionKind::kModP) StrAppend(&s, " p=", p);
+  if (selection == SelectionKind::kWinnowing) StrAppend(&s, " w=", w);
+  StrAppend(&s, " drop_numbers=", enhancements.drop_numbers ? 1 : 0,
+                  " min_word_chars=", enhancements.min_word_chars,
+                  " min_sentence_words=", enhancements.min_sentence_words,
+                  " stop_words=", enhancements.drop_stop_words ? 1 : 0,
+                  " norm=", normalization_version, " key=", key_id);
+  return s;
+}
+
+std::string ChunkingParams::DiffWith(const ChunkingParams& o) const {
+  std::string s;
+  auto add = [&s](std::string_view field, const auto& a, const auto& b) {
+    if (a == b) return;
+    if (!s.empty()) s.append("; ");
+    StrAppend(&s, field, ": ", a, " vs ", b);
+  };
+  add("unit", UnitKindName(unit), UnitKindName(o.unit));
+  add("strategy", ChunkStrategyName(strategy), ChunkStrategyName(o.strategy));
+  add("k", k, o.k);
+  add("selection", SelectionKindName(selection), SelectionKindName(o.selection));
+  add("p", p, o.p);
+  add("w", w, o.w);
+  add("drop_numbers", int{enhancements.drop_numbers}, int{o.enhancements.drop_numbers});
+  add("min_word_chars", enhancements.min_word_chars, o.enhancements.min_word_chars);
+  add("min_sentence_words", enhancements.min_sentence_words,
+      o.enhancements.min_sentence_words);
+  add("drop_stop_words", int{enhancements.drop_stop_words},
+      int{o.enhancements.drop_stop_words});
+  add("normalization_version", normalization_version, o.normalization_version);
+  add("key_id", key_id, o.key_id);
+  return s;
+}
+
+std::string_view UnitKindName(UnitKind u) {
+  switch (u) {
+    case UnitKind::kWord: return "word";
+    case UnitKind::kSentence: return "sentence";
+    case UnitKind::kParagraph: return "paragraph";
+  }
+  return "unknown";
+}
+
+std::string_view ChunkStrategyName(ChunkStrategy s) {
+  switch (s) {
+    case ChunkStrategy::kOneUnit: return "one_unit";
+    case ChunkStrategy::kNonOverlapping: return "non_overlapping";
+    case ChunkStrategy::kOverlapping: return "overlapping";
+    case ChunkStrategy::kHashedBreakpoints: return "hashed_breakpoints";
+  }
+  return "unknown";
+}
+
+std::string_view SelectionKindName(SelectionKind s) {
+  switch (s) {
+    case SelectionKind::kAll: return "all";
+    case SelectionKind::kModP: return "mod_p";
+    case SelectionKind::kWinnowing: return "winnowing";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<UnitKind> ParseUnitKind(std::string_view name) {
+  for (UnitKind u : {UnitKind::kWord, UnitKind::kSentence, UnitKind::kParagraph}) {
+    if (name == UnitKindName(u)) return u;
+  }
+  return absl::InvalidArgumentError(
+      StrCat("unknown unit \"", name, "\" (want word, sentence or paragraph)"));
+}
+
+absl::StatusOr<ChunkStrategy> ParseChunkStrategy(std::string_view name) {
+  for (ChunkStrategy s : {ChunkStrategy::kOneUnit, ChunkStrategy::kNonOverlapping,
+                          ChunkStrategy::kOverlapping, ChunkStrategy::kHashedBreakpoints}) {
+    if (name == ChunkStrategyName(s)) return s;
+  }
+  // The paper's letters are accepted too.
+  if (name == "A") return ChunkStrategy::kOneUnit;
+  if (name == "B") return ChunkStrategy::kNonOverlapping;
+  if (name == "C") return ChunkStrategy::kOverlapping;
+  if (name == "D") return ChunkStrategy::kHashedBreakpoints;
+  return absl::InvalidArgumentError(StrCat(
+      "unknown chunk strategy \"", name,
+      "\" (want one_unit, non_overlapping, overlapping or hashed_breakpoints)"));
+}
+
+absl::StatusOr<SelectionKind> ParseSelectionKind(std::string_view name) {
+  for (SelectionKind s : {SelectionKind::kAll, SelectionKind::kModP, SelectionKind::kWinnowing}) {
+    if (name == SelectionKindName(s)) return s;
+  }
+  return absl::InvalidArgumentError(
+      StrCat("unknown selection \"", name, "\" (want all, mod_p or winnowing)"));
+}
+
+}  // namespace cops

@@ -1,0 +1,92 @@
+#include "core/canonicalizer.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+std::string Canon(std::string_view in) {
+  CanonicalText t;
+  Canonicalize(in, &t);
+  return t.text;
+}
+
+TEST(CanonicalizeTest, FoldsCaseWhitespaceAndPunctuation) {
+  EXPECT_EQ(Canon("The  quick,\tbrown -- fox!"), Canon("the quick brown fox"));
+  EXPECT_EQ(Canon("  \n\n "), "");
+  EXPECT_EQ(Canon(""), "");
+}
+
+TEST(CanonicalizeTest, RemovesInvisibleCharactersInsideWords) {
+  const std::string plain = Canon("invisible text");
+  EXPECT_EQ(Canon("in\u200Bvisible text"), plain);       // zero-width space
+  EXPECT_EQ(Canon("invis\u00ADible text"), plain);       // soft hyphen
+  EXPECT_EQ(Canon("in\u200Dvisi\u200Cble text"), plain);  // joiners
+  EXPECT_EQ(Canon("\uFEFFinvisible \u202Etext"), plain);  // BOM, bidi override
+}
+
+TEST(CanonicalizeTest, MapsHomoglyphsAndCompatibilityForms) {
+  // Cyrillic 'а' (U+0430) and 'о' (U+043E) for Latin letters.
+  EXPECT_EQ(Canon("p\u0430ypal l\u043Egin"), Canon("paypal login"));
+  // Fullwidth letters and ligatures (NFKC).
+  EXPECT_EQ(Canon("\uFF21\uFF22\uFF23 of\uFB01ce"), Canon("abc office"));
+  // Greek capital omicron inside a Latin word.
+  EXPECT_EQ(Canon("W\u039FRD"), Canon("word"));
+  // Composed vs decomposed accents.
+  EXPECT_EQ(Canon("caf\u00E9"), Canon("cafe\u0301"));
+  EXPECT_NE(Canon("cafe"), Canon("card"));
+}
+
+TEST(CanonicalizeTest, InvalidUtf8IsReplacedNotFatal) {
+  const std::string bad = std::string("ab\xff\xfe" "cd \xc3") + "\x28 e\xe2\x82";
+  CanonicalText t;
+  Canonicalize(bad, &t);
+  // Invalid bytes separate words: "ab" "cd" "e"; the truncated tail is dropped.
+  ASSERT_EQ(t.tokens.size(), 3u);
+  EXPECT_EQ(t.Word(t.tokens[0]), Canon("ab"));
+  EXPECT_EQ(t.Word(t.tokens[1]), Canon("cd"));
+  EXPECT_EQ(t.Word(t.tokens[2]), Canon("e"));
+  EXPECT_EQ(t.tokens[2].input_end, bad.size() - 2);
+}
+
+TEST(CanonicalizeTest, TokensMapBackToExactInputBytes) {
+  const std::string in = "Grüße, \u200BWörld!  ta\u00ADble 3.14 end";
+  CanonicalText t;
+  Canonicalize(in, &t);
+  ASSERT_EQ(t.tokens.size(), 5u);
+  auto orig = [&](int i) {
+    return in.substr(t.tokens[i].input_begin, t.tokens[i].input_end - t.tokens[i].input_begin);
+  };
+  EXPECT_EQ(orig(0), "Grüße");
+  EXPECT_EQ(orig(1), "Wörld");
+  EXPECT_EQ(orig(2), "ta\u00ADble");
+  EXPECT_EQ(orig(3), "3.14");
+  EXPECT_EQ(orig(4), "end");
+  EXPECT_TRUE(t.tokens[3].flags & kTokenNumber);
+  EXPECT_EQ(t.InputOffsetOf(t.tokens[2].canon_begin), t.tokens[2].input_begin);
+}
+
+TEST(CanonicalizeTest, AsciiFastPathAgreesWithUnicodePath) {
+  // A word with one non-ASCII letter goes through ICU as a whole; its ASCII part must map
+  // exactly as the table does.
+  const std::string ascii = "Programming Mammals 0123456789 Illinois";
+  const std::string mixed = "Programming Mammals 0123456789 Illinois\u00E9";
+  const std::string c1 = Canon(ascii), c2 = Canon(mixed);
+  EXPECT_EQ(c2.substr(0, c1.size()), c1);
+}
+
+TEST(CanonicalizeTest, RecordsSentencePunctuation) {
+  CanonicalText t;
+  Canonicalize("One. Two... three! Four\n\nFive", &t);
+  ASSERT_EQ(t.tokens.size(), 5u);
+  EXPECT_TRUE(t.tokens[0].flags & kTokenPeriodAfter);
+  EXPECT_FALSE(t.tokens[1].flags & kTokenPeriodAfter);  // ellipsis
+  EXPECT_TRUE(t.tokens[2].flags & kTokenStrongEndAfter);
+  EXPECT_TRUE(t.tokens[3].flags & kTokenParagraphAfter);
+  EXPECT_TRUE(t.tokens[4].flags & kTokenUpper);
+}
+
+}  // namespace
+}  // namespace cops

@@ -1,0 +1,223 @@
+#include "core/fingerprint.h"
+
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+HashKey Key(char last = '0') {
+  std::string hex = "00112233445566778899aabbccddeef";
+  hex.push_back(last);
+  return HashKey::FromHex(hex).value();
+}
+
+std::unique_ptr<Fingerprinter> Make(ChunkingParams p, const HashKey& key = Key()) {
+  p.key_id = key.Id();
+  auto f = Fingerprinter::Create(p, key);
+  EXPECT_TRUE(f.ok()) << f.status();
+  return std::move(f).value();
+}
+
+ChunkingParams Params(UnitKind u, ChunkStrategy s, uint32_t k, SelectionKind sel) {
+  ChunkingParams p;
+  p.unit = u;
+  p.strategy = s;
+  p.k = k;
+  p.selection = sel;
+  return p;
+}
+
+std::vector<ChunkHash> Hashes(const Fingerprinter& f, std::string_view text) {
+  DocumentFingerprint fp;
+  EXPECT_TRUE(f.Fingerprint(text, &fp).ok());
+  std::vector<ChunkHash> out;
+  for (const Chunk& c : fp.chunks) out.push_back(c.hash);
+  return out;
+}
+
+// Deterministic pseudo-English: words drawn from a small vocabulary.
+std::string RandomText(uint32_t words, uint32_t seed) {
+  static const char* kVocab[] = {"river", "stone", "light", "market", "winter", "paper",
+                                 "garden", "signal", "copper", "valley", "morning", "engine",
+                                 "silver", "harbor", "forest", "letter", "window", "bridge"};
+  std::mt19937 rng(seed);
+  std::string s;
+  for (uint32_t i = 0; i < words; ++i) {
+    if (i) s += (rng() % 9 == 0) ? ". " : " ";
+    s += kVocab[rng() % std::size(kVocab)];
+    s += std::to_string(rng() % 50);  // make units mostly distinct
+  }
+  return s;
+}
+
+TEST(FingerprinterTest, CreateChecksParamsAndKey) {
+  ChunkingParams p;
+  p.key_id = "not-the-key";
+  EXPECT_EQ(Fingerprinter::Create(p, Key()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  p.key_id = Key().Id();
+  p.k = 0;
+  EXPECT_FALSE(Fingerprinter::Create(p, Key()).ok());
+}
+
+TEST(FingerprinterTest, SameTextSameHashesOtherKeyOtherHashes) {
+  ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 5, SelectionKind::kAll);
+  const std::string text = RandomText(200, 1);
+  auto a = Make(p), a2 = Make(p), b = Make(p, Key('1'));
+  const auto ha = Hashes(*a, text);
+  ASSERT_EQ(ha.size(), 196u);
+  EXPECT_EQ(ha, Hashes(*a2, text));
+  EXPECT_EQ(ha, Hashes(*a, text));
+  const auto hb = Hashes(*b, text);
+  std::set<ChunkHash> sa(ha.begin(), ha.end());
+  for (ChunkHash h : hb) EXPECT_EQ(sa.count(h), 0u);
+}
+
+TEST(FingerprinterTest, CosmeticVariantsYieldSameChunks) {
+  const std::string base = "The copper bridge crossed a quiet valley near the old harbor town";
+  const std::vector<std::string> variants = {
+      "THE COPPER BRIDGE CROSSED A QUIET VALLEY NEAR THE OLD HARBOR TOWN",
+      "The   copper\tbridge\n crossed a quiet valley,  near the old harbor town.",
+      "The cop\u200Bper bridge cro\u00ADssed a quiet val\u200Dley near the old harbor town",
+      "The copper bridge crossed \u0430 quiet v\u0430lley ne\u0430r the \u043Eld h\u0430rbor town",
+      "\uFEFFThe copper bridge crossed a quiet valley near the old harbor town\u200E",
+  };
+  for (ChunkStrategy s : {ChunkStrategy::kOneUnit, ChunkStrategy::kNonOverlapping,
+                          ChunkStrategy::kOverlapping, ChunkStrategy::kHashedBreakpoints}) {
+    auto f = Make(Params(UnitKind::kWord, s, 3, SelectionKind::kAll));
+    const auto want = Hashes(*f, base);
+    ASSERT_FALSE(want.empty());
+    for (const std::string& v : variants) EXPECT_EQ(Hashes(*f, v), want) << v;
+  }
+}
+
+TEST(FingerprinterTest, InsertingAUnitShiftsOnlyNonOverlapping) {
+  const std::string text = RandomText(400, 2);
+  const std::string shifted = "inserted " + text;
+  auto shared = [&](ChunkStrategy s) {
+    auto f = Make(Params(UnitKind::kWord, s, 4, SelectionKind::kAll));
+    const auto a = Hashes(*f, text);
+    const auto b = Hashes(*f, shifted);
+    std::set<ChunkHash> sb(b.begin(), b.end());
+    size_t common = 0;
+    for (ChunkHash h : a) common += sb.count(h);
+    return static_cast<double>(common) / a.size();
+  };
+  EXPECT_GT(shared(ChunkStrategy::kOverlapping), 0.99);
+  EXPECT_GT(shared(ChunkStrategy::kHashedBreakpoints), 0.95);
+  EXPECT_LT(shared(ChunkStrategy::kNonOverlapping), 0.05);
+}
+
+TEST(FingerprinterTest, ChunkSpansMapBackToOriginalBytes) {
+  const std::string text = "Ünïcödé wörds\u200B here. Sö\u00ADft hyphen ände 3.14 done";
+  auto f = Make(Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 2, SelectionKind::kAll));
+  DocumentFingerprint fp;
+  ASSERT_TRUE(f->Fingerprint(text, &fp).ok());
+  ASSERT_EQ(fp.chunks.size(), 7u);  // 8 words -> 7 word pairs
+  auto span = [&](int i) {
+    return text.substr(fp.chunks[i].start, fp.chunks[i].end - fp.chunks[i].start);
+  };
+  EXPECT_EQ(span(0), "Ünïcödé wörds");
+  EXPECT_EQ(span(1), "wörds\u200B here");
+  EXPECT_EQ(span(3), "Sö\u00ADft hyphen");
+  EXPECT_EQ(span(5), "ände 3.14");
+  EXPECT_EQ(span(6), "3.14 done");
+  EXPECT_EQ(fp.chunks[6].unit_begin, 6u);
+  EXPECT_EQ(fp.chunks[6].unit_end, 8u);
+  EXPECT_EQ(fp.total_units, 8u);
+}
+
+TEST(FingerprinterTest, EmptyAndInvalidInput) {
+  auto f = Make(ChunkingParams());
+  DocumentFingerprint fp;
+  ASSERT_TRUE(f->Fingerprint("", &fp).ok());
+  EXPECT_TRUE(fp.chunks.empty());
+  EXPECT_EQ(fp.total_units, 0u);
+  ASSERT_TRUE(f->Fingerprint("\xff\xfe\xfd \xc0\xaf", &fp).ok());
+  EXPECT_TRUE(fp.chunks.empty());
+  std::string garbage;
+  std::mt19937 rng(7);
+  for (int i = 0; i < 20000; ++i) garbage.push_back(static_cast<char>(rng()));
+  ASSERT_TRUE(f->Fingerprint(garbage, &fp).ok());
+  for (const Chunk& c : fp.chunks) {
+    EXPECT_LE(c.start, c.end);
+    EXPECT_LE(c.end, garbage.size());
+  }
+}
+
+TEST(FingerprinterTest, Sha256IdentifiesCanonicalText) {
+  auto f = Make(ChunkingParams());
+  DocumentFingerprint a, b, c;
+  ASSERT_TRUE(f->Fingerprint("Hello,   World", &a).ok());
+  ASSERT_TRUE(f->Fingerprint("hello world", &b).ok());
+  ASSERT_TRUE(f->Fingerprint("hello worlds", &c).ok());
+  EXPECT_EQ(a.sha256, b.sha256);
+  EXPECT_NE(a.sha256, c.sha256);
+}
+
+TEST(SelectionTest, ModPSelectsSameChunksInBothDocuments) {
+  ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 3, SelectionKind::kModP);
+  p.p = 5;
+  auto f = Make(p);
+  const std::string shared = RandomText(300, 3);
+  const auto a = Hashes(*f, RandomText(100, 4) + " " + shared);
+  const auto b = Hashes(*f, shared + " " + RandomText(100, 5));
+  const auto s = Hashes(*f, shared);
+  ASSERT_GT(s.size(), 20u);
+  EXPECT_LT(s.size(), 150u);
+  std::set<ChunkHash> sa(a.begin(), a.end()), sb(b.begin(), b.end());
+  size_t in_both = 0;
+  for (ChunkHash h : s) in_both += sa.count(h) && sb.count(h);
+  EXPECT_GE(in_both + 2, s.size());  // boundary chunks may differ
+  for (ChunkHash h : s) EXPECT_EQ(h % 5, 0u);
+}
+
+TEST(SelectionTest, WinnowingGuaranteesAHashForLongMatches) {
+  const uint32_t k = 4, w = 6;
+  ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kOverlapping, k, SelectionKind::kWinnowing);
+  p.w = w;
+  auto f = Make(p);
+  auto all = Make(Params(UnitKind::kWord, ChunkStrategy::kOverlapping, k, SelectionKind::kAll));
+  for (uint32_t trial = 0; trial < 30; ++trial) {
+    // Two unrelated documents sharing exactly one run of w + k - 1 words.
+    const std::string run = RandomText(w + k - 1, 100 + trial);
+    const std::string a = RandomText(60, 200 + trial) + " zz " + run + " zz " + RandomText(60, 300 + trial);
+    const std::string b = RandomText(40, 400 + trial) + " yy " + run + " yy " + RandomText(70, 500 + trial);
+    const auto ha = Hashes(*f, a), hb = Hashes(*f, b);
+    std::set<ChunkHash> sb(hb.begin(), hb.end());
+    bool shared = false;
+    for (ChunkHash h : ha) shared = shared || sb.count(h);
+    EXPECT_TRUE(shared) << "trial " << trial;
+    // Density is about 2 / (w + 1).
+    EXPECT_LT(ha.size(), Hashes(*all, a).size() / 2);
+  }
+}
+
+TEST(SelectionTest, OrdinalsCountAllChunks) {
+  ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 5, SelectionKind::kModP);
+  p.p = 3;
+  auto f = Make(p);
+  DocumentFingerprint fp;
+  ASSERT_TRUE(f->Fingerprint(RandomText(500, 9), &fp).ok());
+  EXPECT_EQ(fp.total_chunks, 496u);
+  for (size_t i = 1; i < fp.chunks.size(); ++i) {
+    EXPECT_LT(fp.chunks[i - 1].ordinal, fp.chunks[i].ordinal);
+    EXPECT_EQ(fp.chunks[i].unit_begin, fp.chunks[i].ordinal);
+  }
+}
+
+TEST(FingerprinterTest, SentenceUnitsIgnoreFormatting) {
+  auto f = Make(Params(UnitKind::kSentence, ChunkStrategy::kOneUnit, 1, SelectionKind::kAll));
+  const auto a = Hashes(*f, "Dr. Who flew. The U.S. agreed! Fine");
+  const auto b = Hashes(*f, "dr who flew.\n\nthe u.s. AGREED!  fine");
+  EXPECT_EQ(a.size(), 3u);
+  EXPECT_EQ(a, b);
+}
+
+}  // namespace
+}  // namespace cops

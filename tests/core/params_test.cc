@@ -1,0 +1,124 @@
+#include "core/params.h"
+
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+ChunkingParams Sample() {
+  ChunkingParams p;
+  p.unit = UnitKind::kSentence;
+  p.strategy = ChunkStrategy::kHashedBreakpoints;
+  p.k = 7;
+  p.selection = SelectionKind::kModP;
+  p.p = 3;
+  p.w = 11;
+  p.enhancements.drop_numbers = true;
+  p.enhancements.min_word_chars = 2;
+  p.enhancements.min_sentence_words = 4;
+  p.enhancements.drop_stop_words = true;
+  p.key_id = "0123456789abcdef";
+  return p;
+}
+
+TEST(ChunkingParamsTest, DefaultsAreValid) { EXPECT_TRUE(ChunkingParams().Validate().ok()); }
+
+TEST(ChunkingParamsTest, ValidateNamesBadField) {
+  ChunkingParams p;
+  p.k = 0;
+  EXPECT_NE(p.Validate().message().find("k"), absl::string_view::npos);
+  p.k = 65;
+  EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+  p = ChunkingParams();
+  p.p = 0;
+  EXPECT_NE(p.Validate().message().find("p:"), absl::string_view::npos);
+  p = ChunkingParams();
+  p.w = 0;
+  EXPECT_NE(p.Validate().message().find("w:"), absl::string_view::npos);
+  p = ChunkingParams();
+  p.normalization_version = kNormalizationVersion + 1;
+  EXPECT_NE(p.Validate().message().find("normalization_version"), absl::string_view::npos);
+  p = ChunkingParams();
+  p.unit = static_cast<UnitKind>(9);
+  EXPECT_EQ(p.Validate().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ChunkingParamsTest, EncodeDecodeRoundTrip) {
+  ChunkingParams p = Sample();
+  auto decoded = ChunkingParams::Decode(p.Encode());
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(*decoded, p);
+  EXPECT_EQ(decoded->Fingerprint(), p.Fingerprint());
+}
+
+TEST(ChunkingParamsTest, DecodeRejectsMalformed) {
+  std::string enc = Sample().Encode();
+  EXPECT_FALSE(ChunkingParams::Decode("").ok());
+  EXPECT_FALSE(ChunkingParams::Decode(enc.substr(0, enc.size() - 1)).ok());
+  EXPECT_FALSE(ChunkingParams::Decode(enc + "x").ok());
+  std::string bad_version = enc;
+  bad_version[0] = 99;
+  auto st = ChunkingParams::Decode(bad_version).status();
+  EXPECT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("version"), absl::string_view::npos);
+  std::string bad_enum = enc;
+  bad_enum[1] = 42;  // unit
+  EXPECT_FALSE(ChunkingParams::Decode(bad_enum).ok());
+}
+
+TEST(ChunkingParamsTest, FingerprintChangesWithEveryField) {
+  const ChunkingParams base = Sample();
+  std::vector<ChunkingParams> variants(12, base);
+  variants[0].unit = UnitKind::kWord;
+  variants[1].strategy = ChunkStrategy::kOverlapping;
+  variants[2].k = 8;
+  variants[3].selection = SelectionKind::kAll;
+  variants[4].p = 4;
+  variants[5].w = 12;
+  variants[6].enhancements.drop_numbers = false;
+  variants[7].enhancements.min_word_chars = 3;
+  variants[8].enhancements.min_sentence_words = 5;
+  variants[9].enhancements.drop_stop_words = false;
+  variants[10].key_id = "fedcba9876543210";
+  variants[11].normalization_version = 2;
+  for (const ChunkingParams& v : variants) {
+    EXPECT_NE(v.Fingerprint(), base.Fingerprint()) << v.DiffWith(base);
+    EXPECT_FALSE(v.DiffWith(base).empty());
+  }
+  EXPECT_EQ(Sample().Fingerprint(), base.Fingerprint());
+}
+
+TEST(ChunkingParamsTest, DiffWithNamesFields) {
+  ChunkingParams a = Sample(), b = Sample();
+  EXPECT_EQ(a.DiffWith(b), "");
+  b.k = 3;
+  b.key_id = "other";
+  EXPECT_EQ(a.DiffWith(b), "k: 7 vs 3; key_id: 0123456789abcdef vs other");
+}
+
+TEST(ChunkingParamsTest, DescribeMentionsSettings) {
+  std::string d = ChunkingParams().Describe();
+  EXPECT_NE(d.find("unit=word"), std::string::npos);
+  EXPECT_NE(d.find("strategy=overlapping"), std::string::npos);
+  EXPECT_NE(d.find("selection=winnowing"), std::string::npos);
+  EXPECT_NE(d.find("w=8"), std::string::npos);
+}
+
+TEST(ChunkingParamsTest, NamesParseBack) {
+  for (UnitKind u : {UnitKind::kWord, UnitKind::kSentence, UnitKind::kParagraph}) {
+    EXPECT_EQ(ParseUnitKind(UnitKindName(u)).value(), u);
+  }
+  for (ChunkStrategy s : {ChunkStrategy::kOneUnit, ChunkStrategy::kNonOverlapping,
+                          ChunkStrategy::kOverlapping, ChunkStrategy::kHashedBreakpoints}) {
+    EXPECT_EQ(ParseChunkStrategy(ChunkStrategyName(s)).value(), s);
+  }
+  for (SelectionKind s : {SelectionKind::kAll, SelectionKind::kModP, SelectionKind::kWinnowing}) {
+    EXPECT_EQ(ParseSelectionKind(SelectionKindName(s)).value(), s);
+  }
+  EXPECT_FALSE(ParseUnitKind("letter").ok());
+  EXPECT_FALSE(ParseChunkStrategy("").ok());
+  EXPECT_FALSE(ParseSelectionKind("random").ok());
+}
+
+}  // namespace
+}  // namespace cops
