@@ -120,11 +120,20 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
   p->set_want_spans(options.want_spans);
 }
 
-// AuthorizeDocument on an existing document's record (PERMISSION_DENIED for another
-// tenant's document: docs/security.md).
+// AuthorizeDocument, but a caller who may not see the document's collection at all learns
+// only NOT_FOUND, so ids of other tenants cannot be probed.
 absl::Status AuthorizeExisting(Authorizer& authorizer, const Principal& principal, Action action,
                                const DocumentRecord& record) {
-  return authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
+  absl::Status s =
+      authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
+  if (s.code() == absl::StatusCode::kPermissionDenied) {
+    const std::optional<std::vector<std::string>> usable =
+        authorizer.UsableCollections(principal);
+    if (usable && std::find(usable->begin(), usable->end(), record.collection) == usable->end()) {
+      return absl::NotFoundError("document " + std::to_string(record.id) + " not found");
+    }
+  }
+  return s;
 }
 
 }  // namespace
