@@ -120,8 +120,10 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     const std::string& path = files[i];
     if (progress) std::cerr << "\r[" << (i + 1) << "/" << files.size() << "] " << path << "\033[K";
     absl::StatusOr<std::string> content = ReadInput(path);
-    absl::StatusOr<v1::RegisterDocumentReply> reply = content.status();
-    if (content.ok()) {
+    absl::StatusOr<v1::RegisterDocumentReply> reply = absl::UnknownError("not sent");
+    if (!content.ok()) {
+      reply = content.status();
+    } else {
       v1::Document doc;
       doc.set_content(*std::move(content));
       doc.set_format(*format);
