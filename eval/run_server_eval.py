@@ -62,13 +62,13 @@ def main():
         for _ in range(100):  # up to 10 s for the server to listen
             if server.poll() is not None:
                 sys.exit(f"run_server_eval: copsd exited early; see {log.name}")
-            if subprocess.run([cops, "--server", addr, "stats", "--json"], env=env,
+            if subprocess.run([cops, "--server", addr, "--json", "stats"], env=env,
                               capture_output=True).returncode == 0:
                 break
             time.sleep(0.1)
         t0 = time.time()
         src_dir = os.path.join(args.set, "sources")
-        reg = subprocess.run([cops, "--server", addr, "register", "--json", src_dir], env=env,
+        reg = subprocess.run([cops, "--server", addr, "--json", "register", src_dir], env=env,
                              capture_output=True, text=True)
         if reg.returncode != 0:
             sys.exit(f"run_server_eval: register failed: {reg.stderr.strip()}")
@@ -82,7 +82,7 @@ def main():
         t0 = time.time()
         results = {}
         for name, cat, src, viol in truth:
-            cmd = [cops, "--server", addr, "check", "--json"]
+            cmd = [cops, "--server", addr, "--json", "check"]
             if args.threshold is not None:
                 cmd += ["--threshold", str(args.threshold)]
             cmd.append(os.path.join(args.set, "tests", name))

@@ -15,9 +15,10 @@ update_docs=0
 "$root/scripts/install-deps.sh"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE="${COPS_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 targets=(cops-eval)
-if [ -f "$root/server/CMakeLists.txt" ] && [ -f "$root/client/CMakeLists.txt" ]; then
-  targets+=(copsd cops)
-fi
+known="$(cmake --build "$build" --target help)"
+for t in copsd cops; do
+  if grep -q "^$t:" <<<"$known"; then targets+=("$t"); fi
+done
 cmake --build "$build" -j"${COPS_JOBS:-2}" --target "${targets[@]}"
 
 mkdir -p "$out"
