@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/convert/fixtures.h"
 #include "tests/server/test_corpus.h"
 
 namespace cops {
@@ -218,6 +219,45 @@ TEST_F(CopyDetectorTest, MaxResultsLimitsMatchesAfterOrdering) {
   EXPECT_GE(r.report.matches[0].ratio, r.report.matches[1].ratio);
   request.options.max_results = 0;
   EXPECT_EQ(MustCheck(mix, request).report.matches.size(), Corpus().size());
+}
+
+TEST_F(CopyDetectorTest, SameContentInAnotherFormatMatchesAtNinetyPercent) {
+  // Registered once as a PDF (the format with the most layout noise), checked as every other
+  // format a publisher or gateway receives: the converters must agree on the words.
+  std::vector<std::string> paragraphs = testing::Prose(8, 11);
+  paragraphs[0] = "Copy detection for digital documents";
+  CopyDetectorOptions options;  // default limits: the fixture's 8 KiB is too small for a PDF
+  absl::StatusOr<std::unique_ptr<CopyDetector>> detector =
+      CopyDetector::Create(index_.get(), *key_, options);
+  ASSERT_TRUE(detector.ok()) << detector.status();
+  absl::StatusOr<RegisterResultInfo> reg = (*detector)->Register(
+      testing::MakePdfFromParagraphs(paragraphs), DocumentFormat::kAuto, DocumentRecord{});
+  ASSERT_TRUE(reg.ok()) << reg.status();
+  ASSERT_EQ(reg->format, DocumentFormat::kPdf);
+  ASSERT_GT(reg->total_chunks, 100u);
+
+  const std::vector<std::pair<DocumentFormat, std::string>> tests = {
+      {DocumentFormat::kText, testing::MakeText(paragraphs)},
+      {DocumentFormat::kDocx, testing::MakeDocx(paragraphs)},
+      {DocumentFormat::kOdt, testing::MakeOdt(paragraphs)},
+      {DocumentFormat::kHtml, testing::MakeHtml(paragraphs)},
+      {DocumentFormat::kLatex, testing::MakeLatex(paragraphs)},
+      {DocumentFormat::kMarkdown, testing::MakeMarkdown(paragraphs)},
+      {DocumentFormat::kEmail, testing::MakeEmail(paragraphs)},
+  };
+  for (const auto& [format, bytes] : tests) {
+    CheckRequestInfo request;
+    request.content = bytes;
+    absl::StatusOr<CheckResult> r = (*detector)->Check(request);
+    ASSERT_TRUE(r.ok()) << DocumentFormatName(format) << ": " << r.status();
+    EXPECT_EQ(r->format, format);
+    ASSERT_FALSE(r->report.matches.empty()) << DocumentFormatName(format);
+    const DocumentMatch& top = r->report.matches.front();
+    EXPECT_EQ(top.doc_id, reg->outcome.id) << DocumentFormatName(format);
+    EXPECT_GE(top.ratio, 0.9) << DocumentFormatName(format);
+    EXPECT_GE(top.containment, 0.9) << DocumentFormatName(format);
+    EXPECT_TRUE(top.violation) << DocumentFormatName(format);
+  }
 }
 
 }  // namespace
