@@ -41,7 +41,9 @@ struct IndexOptions {
   // makes every acknowledged write survive a process crash.
   bool sync_writes = false;
   bool store_texts = true;                       // keep each document's original text
-  size_t block_cache_bytes = 256ull << 20;       // shared LRU block cache
+  // Shared LRU block cache. The postings' filter and index partitions are pinned on top of
+  // it (about 1.25 bytes per distinct chunk key with 10 bloom bits).
+  size_t block_cache_bytes = 256ull << 20;
   size_t write_buffer_bytes = 64ull << 20;       // per memtable
   int bloom_bits_per_key = 10;                   // postings bloom filter (0 = none)
   // Largest number of postings kept per chunk hash; beyond it, doc_frequency still counts
