@@ -68,6 +68,29 @@ inline uint64_t SipHash24(uint64_t k0, uint64_t k1, const char* data, size_t len
   return v0 ^ v1 ^ v2 ^ v3;
 }
 
+// SipHash24(k0, k1, m as 8 little-endian bytes): one message block, then the length block.
+inline uint64_t SipHash24U64(uint64_t k0, uint64_t k1, uint64_t m) {
+  uint64_t v0 = 0x736f6d6570736575ULL ^ k0;
+  uint64_t v1 = 0x646f72616e646f6dULL ^ k1;
+  uint64_t v2 = 0x6c7967656e657261ULL ^ k0;
+  uint64_t v3 = 0x7465646279746573ULL ^ k1;
+  v3 ^= m;
+  COPS_SIPROUND_;
+  COPS_SIPROUND_;
+  v0 ^= m;
+  const uint64_t b = uint64_t{8} << 56;
+  v3 ^= b;
+  COPS_SIPROUND_;
+  COPS_SIPROUND_;
+  v0 ^= b;
+  v2 ^= 0xff;
+  COPS_SIPROUND_;
+  COPS_SIPROUND_;
+  COPS_SIPROUND_;
+  COPS_SIPROUND_;
+  return v0 ^ v1 ^ v2 ^ v3;
+}
+
 #undef COPS_SIPROUND_
 
 }  // namespace cops::internal
