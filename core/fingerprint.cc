@@ -19,7 +19,7 @@ namespace {
 struct Scratch {
   CanonicalText canon;
   UnitStream stream;
-  std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit, little-endian words
+  std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit
   std::vector<Chunk> chunks;      // all chunks before selection
   std::vector<uint32_t> window;   // winnowing deque (indices into chunks)
 };
@@ -43,14 +43,17 @@ void DocumentFingerprint::Clear() {
 }
 
 // Chunk hashes (normalization version 2). Each unit is hashed once with XXH3 seeded from
-// the secret key; a chunk's hash is then a keyed SipHash-2-4 of one 64-bit word, the XXH3
-// (seeded too) of the chunk's consecutive unit hashes. Hashing a 5-word shingle thus costs
-// one short XXH3 over 40 bytes plus one SipHash block, instead of SipHash over the
-// shingle's whole text; every input byte is hashed once, not k times.
+// the secret key; a chunk's hash is then a keyed SipHash-2-4 of one 64-bit word, `inner`,
+// that folds the chunk's consecutive unit hashes (and their count) with a multiply-xorshift
+// chain. Hashing a 5-word shingle thus costs five multiplies plus one SipHash block,
+// instead of SipHash over the shingle's whole text; every input byte is hashed once, not k
+// times, and no library call is made per unit or chunk.
 //
-// Soundness: SipHash-2-4 is a PRF, so the chunk hash is a keyed PRF of the 64-bit inner
-// value, and so of the chunk as long as distinct chunks give distinct inner values
-// (probability of a clash about 2^-64 per pair, the same as for the 64-bit output itself).
+// Soundness: SipHash-2-4 is a PRF, so the chunk hash is a keyed PRF of `inner`, and so of
+// the chunk as long as distinct chunks give distinct inner values. Unit hashes are keyed
+// 64-bit values; each fold step is a bijection in the new unit hash for a fixed prefix and
+// in the prefix for a fixed unit hash, so a clash between distinct chunks is about as
+// likely (~2^-64 per pair) as one of the 64-bit outputs themselves.
 // Whoever lacks the key cannot predict which chunks are selected. Hashed breakpoints
 // (strategy D) use the same keyed finalization of a unit's hash, so they stay keyed too.
 struct Fingerprinter::Rep {
@@ -58,15 +61,20 @@ struct Fingerprinter::Rep {
   uint64_t k0;
   uint64_t k1;
   uint64_t unit_seed;   // XXH3 seed of unit texts, derived from the key
-  uint64_t chunk_seed;  // XXH3 seed of a chunk's unit-hash sequence, derived from the key
+  uint64_t chunk_seed;  // start of a chunk's fold, derived from the key
 
   uint64_t UnitHash(std::string_view s) const {
     return XXH3_64bits_withSeed(s.data(), s.size(), unit_seed);
   }
   // Keyed PRF of the units [b, e), given their UnitHash() values.
   uint64_t ChunkHash(const uint64_t* unit_hashes, uint32_t b, uint32_t e) const {
-    const uint64_t inner = XXH3_64bits_withSeed(unit_hashes + b, (e - b) * sizeof(uint64_t),
-                                                chunk_seed);
+    uint64_t inner = chunk_seed ^ (e - b);  // the count: a chunk is no prefix of another
+    for (uint32_t i = b; i < e; ++i) {
+      // Odd multiplier (from XXH3's primes): invertible mod 2^64; the xorshift is
+      // invertible too and carries high bits down so later multiplies mix them.
+      inner = (inner ^ unit_hashes[i]) * 0x9E3779B185EBCA87ULL;
+      inner ^= inner >> 29;
+    }
     return internal::SipHash24U64(k0, k1, inner);
   }
   void MakeChunks(const UnitStream& stream, Scratch* scratch) const;
@@ -82,9 +90,6 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
   uh.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
     uint64_t h = UnitHash(s.UnitText(s.units[i]));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    h = __builtin_bswap64(h);  // the chunk hash reads these words as bytes
-#endif
     uh[i] = h;
   }
   const uint64_t* hashes = uh.data();
