@@ -20,6 +20,7 @@ struct Scratch {
   CanonicalText canon;
   UnitStream stream;
   std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit
+  std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<Chunk> chunks;      // all chunks before selection
   std::vector<uint32_t> window;   // winnowing deque (indices into chunks)
 };
@@ -66,8 +67,9 @@ struct Fingerprinter::Rep {
   uint64_t UnitHash(std::string_view s) const {
     return XXH3_64bits_withSeed(s.data(), s.size(), unit_seed);
   }
-  // Keyed PRF of the units [b, e), given their UnitHash() values.
-  uint64_t ChunkHash(const uint64_t* unit_hashes, uint32_t b, uint32_t e) const {
+  // The fold of the units [b, e), given their UnitHash() values; Finalize() makes it the
+  // chunk's keyed hash.
+  uint64_t Inner(const uint64_t* unit_hashes, uint32_t b, uint32_t e) const {
     uint64_t inner = chunk_seed ^ (e - b);  // the count: a chunk is no prefix of another
     for (uint32_t i = b; i < e; ++i) {
       // Odd multiplier (from XXH3's primes): invertible mod 2^64; the xorshift is
@@ -75,7 +77,15 @@ struct Fingerprinter::Rep {
       inner = (inner ^ unit_hashes[i]) * 0x9E3779B185EBCA87ULL;
       inner ^= inner >> 29;
     }
-    return internal::SipHash24U64(k0, k1, inner);
+    return inner;
+  }
+  // Replaces every value v[i] by SipHash24U64(k0, k1, v[i]), two at a time: done as a
+  // separate pass so the SipHash chains of neighbouring chunks overlap.
+  template <typename Get>
+  void Finalize(size_t n, Get get) const {
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) internal::SipHash24U64x2(k0, k1, &get(i), &get(i + 1));
+    if (i < n) get(i) = internal::SipHash24U64(k0, k1, get(i));
   }
   void MakeChunks(const UnitStream& stream, Scratch* scratch) const;
   void Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept, Scratch* scratch) const;
@@ -95,7 +105,7 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
   const uint64_t* hashes = uh.data();
   auto add = [&](uint32_t b, uint32_t e) {
     Chunk c;
-    c.hash = ChunkHash(hashes, b, e);
+    c.hash = Inner(hashes, b, e);  // finalized below
     c.ordinal = static_cast<uint32_t>(chunks.size());
     c.start = s.units[b].input_begin;
     c.end = s.units[e - 1].input_end;
@@ -126,9 +136,12 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
       // so breakpoints do not move when text is inserted elsewhere. The unit hash goes
       // through the keyed SipHash finalization: XXH3's seed alone is not a PRF key, and
       // breakpoints are visible in the chunk spans.
+      std::vector<uint64_t>& keyed = scratch->keyed_unit_hashes;
+      keyed.assign(uh.begin(), uh.end());
+      Finalize(n, [&](size_t i) -> uint64_t& { return keyed[i]; });
       uint32_t begin = 0;
       for (uint32_t i = 0; i < n; ++i) {
-        if (internal::SipHash24U64(k0, k1, hashes[i]) % k == 0) {
+        if (keyed[i] % k == 0) {
           add(begin, i + 1);
           begin = i + 1;
         }
@@ -137,6 +150,7 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
       break;
     }
   }
+  Finalize(chunks.size(), [&](size_t i) -> uint64_t& { return chunks[i].hash; });
 }
 
 void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept,
