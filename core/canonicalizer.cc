@@ -307,19 +307,20 @@ class Scanner {
     pos_ += bytes.size();
   }
 
-  // A run of ASCII letters and digits on the fast path: find its end, make room once, then
-  // one table lookup and one fixed-size store per byte.
+  // A run of ASCII letters and digits on the fast path: one table lookup and one
+  // fixed-size store per byte. Room is made once for the rest of the input, so the loop
+  // needs no bounds check per byte (the buffer starts that large; only ICU mappings can
+  // consume it faster than the input, and then Ensure() grows it here).
   size_t AsciiRun(const unsigned char* s, size_t i, size_t n) {
     if (!in_word_) StartWord(i, s[i] >= 'A' && s[i] <= 'Z');
     size_t j = i;
-    while (j < n && kClass[s[j]] == kAlnum) ++j;
     bool digits = true;
     if (mapper_.PackedOk()) {
       constexpr size_t kW = WordMapper::kPackedBytes;
-      Ensure(mapper_.MaxAsciiLen() * (j - i) + kW);
+      Ensure(mapper_.MaxAsciiLen() * (n - i) + kW);
       char* w = text_.data() + pos_;
-      for (size_t q = i; q < j; ++q) {
-        const unsigned char b = s[q];
+      for (; j < n && kClass[s[j]] == kAlnum; ++j) {
+        const unsigned char b = s[j];
         digits = digits && b <= '9';
         const WordMapper::Packed& m = mapper_.AsciiPacked(b);
         std::memcpy(w, m.bytes, kW);
@@ -327,9 +328,9 @@ class Scanner {
       }
       pos_ = static_cast<size_t>(w - text_.data());
     } else {
-      for (size_t q = i; q < j; ++q) {
-        digits = digits && s[q] <= '9';
-        Append(mapper_.Ascii(s[q]));
+      for (; j < n && kClass[s[j]] == kAlnum; ++j) {
+        digits = digits && s[j] <= '9';
+        Append(mapper_.Ascii(s[j]));
       }
     }
     chars_ += static_cast<uint32_t>(j - i);
