@@ -408,21 +408,12 @@ class Scanner {
     pos_ = word_canon_begin_;
   }
 
-  void EndWord() {
+  // Inlined: it runs once per word and once per separator run; ICU words go out of line.
+  [[gnu::always_inline]] void EndWord() {
     if (!in_word_) return;
     in_word_ = false;
     last_digit_ = false;
-    if (unicode_) {
-      mapped_.clear();
-      mapper_.Map(raw_, &mapped_);
-      unicode_ = false;
-      if (mapped_.empty()) {
-        // The word mapped to nothing: drop it and the separator before it.
-        if (!out_->tokens.empty()) --pos_;
-        return;
-      }
-      Append(mapped_);
-    }
+    if (unicode_ && !MapUnicodeWord()) return;
     Token t;
     t.canon_begin = word_canon_begin_;
     t.canon_end = static_cast<uint32_t>(pos_);
@@ -433,6 +424,20 @@ class Scanner {
     if (all_digits_) t.flags |= kTokenNumber;
     if (chars_ == 1) t.flags |= kTokenSingleChar;
     out_->tokens.push_back(t);
+  }
+
+  // Appends the ICU mapping of raw_; false when the word mapped to nothing and was dropped.
+  [[gnu::noinline]] bool MapUnicodeWord() {
+    mapped_.clear();
+    mapper_.Map(raw_, &mapped_);
+    unicode_ = false;
+    if (mapped_.empty()) {
+      // The word mapped to nothing: drop it and the separator before it.
+      if (!out_->tokens.empty()) --pos_;
+      return false;
+    }
+    Append(mapped_);
+    return true;
   }
 
   std::string_view in_;

@@ -174,7 +174,7 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
   if (n == 0) return;
   const uint32_t w = std::min(params.w, n);  // fewer chunks than w: one window
   std::vector<uint32_t>& dq = scratch->window;
-  dq.assign(n, 0);
+  if (dq.size() < n) dq.resize(n);  // every slot is written before it is read
   uint32_t head = 0, tail = 0;  // dq[head, tail)
   int64_t last = -1;
   for (uint32_t i = 0; i < n; ++i) {
