@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <memory>
 
 namespace cops {
@@ -45,6 +46,11 @@ class WordMapper {
       }
       ascii_[c] = mapped;
       ascii_single_[c] = mapped.size() == 1 ? mapped[0] : 0;
+      max_ascii_len_ = std::max(max_ascii_len_, mapped.size());
+      if (mapped.size() <= kPackedBytes) {
+        packed_[c].len = static_cast<uint8_t>(mapped.size());
+        std::memcpy(packed_[c].bytes, mapped.data(), mapped.size());
+      }
     }
   }
   ~WordMapper() {
@@ -76,6 +82,20 @@ class WordMapper {
   }
 
   const std::string& Ascii(unsigned char c) const { return ascii_[c]; }
+
+  // The mappings of ASCII letters and digits as fixed-size records, so the fast path can
+  // store kPackedBytes bytes unconditionally and advance by len (no per-byte branches).
+  static constexpr size_t kPackedBytes = 4;
+  struct Packed {
+    char bytes[kPackedBytes] = {};
+    uint8_t len = 0;
+  };
+  // False when some mapping is longer than kPackedBytes (not so with Debian's ICU; the
+  // scanner then takes the generic path).
+  bool PackedOk() const { return max_ascii_len_ <= kPackedBytes; }
+  const Packed& AsciiPacked(unsigned char c) const { return packed_[c]; }
+  // Longest canonical form of one ASCII letter or digit, in bytes.
+  size_t MaxAsciiLen() const { return max_ascii_len_; }
   // The mapping of an ASCII letter or digit when it is one byte, else 0.
   char AsciiSingle(unsigned char c) const { return ascii_single_[c]; }
 
@@ -84,6 +104,8 @@ class WordMapper {
   USpoofChecker* spoof_ = nullptr;
   std::array<std::string, 128> ascii_;
   std::array<char, 128> ascii_single_{};
+  std::array<Packed, 128> packed_{};
+  size_t max_ascii_len_ = 1;
 };
 
 const WordMapper& Mapper() {
@@ -162,7 +184,13 @@ struct Gap {
 
 class Scanner {
  public:
-  Scanner(std::string_view in, CanonicalText* out) : in_(in), out_(out), mapper_(Mapper()) {}
+  // Canonical text is written through text_.data() at pos_ into a buffer pre-sized for
+  // the ASCII worst case (Ensure() grows it for the rare longer ICU mappings); Finish()
+  // trims it. Per-byte push_back cost more than the table lookups themselves.
+  Scanner(std::string_view in, CanonicalText* out)
+      : in_(in), out_(out), text_(out->text), mapper_(Mapper()) {
+    text_.resize(in.size() * mapper_.MaxAsciiLen() + 64);
+  }
 
   void Run() {
     const size_t n = in_.size();
@@ -181,8 +209,7 @@ class Scanner {
           break;
         case kNewline:
           EndWord();
-          ++gap_.newlines;
-          ++i;
+          i = GapRun(s, i, n);
           break;
         case kPeriod:
           // '.' between digits stays inside a number ("3.14").
@@ -192,13 +219,11 @@ class Scanner {
             break;
           }
           EndWord();
-          ++gap_.periods;
-          ++i;
+          i = GapRun(s, i, n);
           break;
         case kStrongEnd:
           EndWord();
-          gap_.strong = true;
-          ++i;
+          i = GapRun(s, i, n);
           break;
         case kSep:
           if (b == ',' && in_word_ && last_digit_ && i + 1 < n && s[i + 1] >= '0' &&
@@ -208,7 +233,7 @@ class Scanner {
             break;
           }
           EndWord();
-          ++i;
+          i = GapRun(s, i, n);
           break;
         default:
           i = NonAscii(s, i, n);
@@ -217,13 +242,40 @@ class Scanner {
     }
     EndWord();
     if (!out_->tokens.empty()) out_->tokens.back().flags |= gap_.Flags();
+    text_.resize(pos_);
   }
 
  private:
+  // Makes room for `extra` more bytes of canonical text at pos_.
+  void Ensure(size_t extra) {
+    if (pos_ + extra > text_.size()) text_.resize(std::max(2 * text_.size(), pos_ + extra));
+  }
+
+  // A run of ASCII separators outside a word (spaces, punctuation, line breaks), starting
+  // at s[i]: a tight loop that only counts what the sentence splitter needs. Outside a word
+  // '.' and ',' never join digits, so no lookahead is needed here.
+  size_t GapRun(const unsigned char* s, size_t i, size_t n) {
+    for (; i < n; ++i) {
+      const uint8_t c = kClass[s[i]];
+      if (c == kSep) continue;
+      if (c == kNewline) {
+        ++gap_.newlines;
+      } else if (c == kPeriod) {
+        ++gap_.periods;
+      } else if (c == kStrongEnd) {
+        gap_.strong = true;
+      } else {
+        break;  // a word or a non-ASCII byte
+      }
+    }
+    return i;
+  }
+
   void StartWord(size_t i, bool upper) {
     if (!out_->tokens.empty()) {
       out_->tokens.back().flags |= gap_.Flags();
-      out_->text.push_back(' ');
+      Ensure(1);
+      text_[pos_++] = ' ';
     }
     gap_.Reset();
     in_word_ = true;
@@ -231,7 +283,7 @@ class Scanner {
     all_digits_ = true;
     chars_ = 0;
     word_input_begin_ = static_cast<uint32_t>(i);
-    word_canon_begin_ = static_cast<uint32_t>(out_->text.size());
+    word_canon_begin_ = static_cast<uint32_t>(pos_);
     first_upper_ = upper;
   }
 
@@ -244,28 +296,41 @@ class Scanner {
     if (unicode_) {
       raw_.append(static_cast<UChar>(b));
     } else {
-      out_->text.append(mapper_.Ascii(b));
+      Append(mapper_.Ascii(b));
     }
     word_input_end_ = static_cast<uint32_t>(i + 1);
   }
 
-  // A run of ASCII letters and digits on the fast path: one table lookup per byte.
+  void Append(std::string_view bytes) {
+    Ensure(bytes.size());
+    std::memcpy(text_.data() + pos_, bytes.data(), bytes.size());
+    pos_ += bytes.size();
+  }
+
+  // A run of ASCII letters and digits on the fast path: one table lookup and one
+  // fixed-size store per byte. Room is made once for the rest of the input, so the loop
+  // needs no bounds check per byte (the buffer starts that large; only ICU mappings can
+  // consume it faster than the input, and then Ensure() grows it here).
   size_t AsciiRun(const unsigned char* s, size_t i, size_t n) {
     if (!in_word_) StartWord(i, s[i] >= 'A' && s[i] <= 'Z');
-    std::string& text = out_->text;
     size_t j = i;
     bool digits = true;
-    for (; j < n && kClass[s[j]] == kAlnum; ++j) {
-      const unsigned char b = s[j];
-      digits = digits && b <= '9';
-      const std::string& m = mapper_.Ascii(b);
-      if (m.size() == 1) {
-        text.push_back(m[0]);
-      } else if (m.size() == 2) {  // "m" -> "rn"
-        text.push_back(m[0]);
-        text.push_back(m[1]);
-      } else {
-        text.append(m);
+    if (mapper_.PackedOk()) {
+      constexpr size_t kW = WordMapper::kPackedBytes;
+      Ensure(mapper_.MaxAsciiLen() * (n - i) + kW);
+      char* w = text_.data() + pos_;
+      for (; j < n && kClass[s[j]] == kAlnum; ++j) {
+        const unsigned char b = s[j];
+        digits = digits && b <= '9';
+        const WordMapper::Packed& m = mapper_.AsciiPacked(b);
+        std::memcpy(w, m.bytes, kW);
+        w += m.len;
+      }
+      pos_ = static_cast<size_t>(w - text_.data());
+    } else {
+      for (; j < n && kClass[s[j]] == kAlnum; ++j) {
+        digits = digits && s[j] <= '9';
+        Append(mapper_.Ascii(s[j]));
       }
     }
     chars_ += static_cast<uint32_t>(j - i);
@@ -280,7 +345,8 @@ class Scanner {
     if (unicode_) {
       raw_.append(static_cast<UChar>(b));
     } else {
-      out_->text.push_back(static_cast<char>(b));
+      Ensure(1);
+      text_[pos_++] = static_cast<char>(b);
     }
   }
 
@@ -339,25 +405,18 @@ class Scanner {
       if (s[j] < 0x80) raw_.append(static_cast<UChar>(s[j]));
       // Non-ASCII bytes before this point can only be skipped (ignorable) characters.
     }
-    out_->text.resize(word_canon_begin_);
+    pos_ = word_canon_begin_;
   }
 
-  void EndWord() {
+  // Inlined: it runs once per word and once per separator run; ICU words go out of line.
+  [[gnu::always_inline]] void EndWord() {
     if (!in_word_) return;
     in_word_ = false;
     last_digit_ = false;
-    if (unicode_) {
-      mapper_.Map(raw_, &out_->text);
-      unicode_ = false;
-      if (out_->text.size() == word_canon_begin_) {
-        // The word mapped to nothing: drop it and the separator before it.
-        if (!out_->tokens.empty()) out_->text.pop_back();
-        return;
-      }
-    }
+    if (unicode_ && !MapUnicodeWord()) return;
     Token t;
     t.canon_begin = word_canon_begin_;
-    t.canon_end = static_cast<uint32_t>(out_->text.size());
+    t.canon_end = static_cast<uint32_t>(pos_);
     t.input_begin = word_input_begin_;
     t.input_end = word_input_end_;
     t.flags = 0;
@@ -367,8 +426,24 @@ class Scanner {
     out_->tokens.push_back(t);
   }
 
+  // Appends the ICU mapping of raw_; false when the word mapped to nothing and was dropped.
+  [[gnu::noinline]] bool MapUnicodeWord() {
+    mapped_.clear();
+    mapper_.Map(raw_, &mapped_);
+    unicode_ = false;
+    if (mapped_.empty()) {
+      // The word mapped to nothing: drop it and the separator before it.
+      if (!out_->tokens.empty()) --pos_;
+      return false;
+    }
+    Append(mapped_);
+    return true;
+  }
+
   std::string_view in_;
   CanonicalText* out_;
+  std::string& text_;  // out_->text, used as a buffer: bytes [0, pos_) are written
+  size_t pos_ = 0;
   const WordMapper& mapper_;
   Gap gap_;
   bool in_word_ = false;
@@ -381,6 +456,7 @@ class Scanner {
   uint32_t word_input_end_ = 0;
   uint32_t word_canon_begin_ = 0;
   icu::UnicodeString raw_;
+  std::string mapped_;  // ICU output of the current word
 };
 
 }  // namespace
@@ -394,7 +470,6 @@ uint32_t CanonicalText::InputOffsetOf(uint32_t canon_pos) const {
 
 void Canonicalize(std::string_view input, CanonicalText* out) {
   out->Clear();
-  out->text.reserve(input.size() + 16);
   out->tokens.reserve(input.size() / 6 + 16);
   Scanner(input, out).Run();
 }

@@ -3,7 +3,7 @@
 
 // Canonical text: the form of a document that copies with cosmetic changes share.
 //
-// Rules (normalization version kNormalizationVersion = 1):
+// Rules (unchanged since normalization version 1; see kNormalizationVersion):
 //   - Input is any bytes. Invalid UTF-8 sequences become U+FFFD, which separates words.
 //   - A word (token) is a maximal run of letters, marks and digits; '.' or ',' between two
 //     digits stays inside the word ("3.14", "1,000"). Everything else separates words.

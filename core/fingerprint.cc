@@ -4,6 +4,10 @@
 
 #include <limits>
 
+// Header-only use of libxxhash: inlined, so hashing a unit costs no library call.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #include "core/canonicalizer.h"
 #include "core/siphash.h"
 #include "core/units.h"
@@ -15,7 +19,8 @@ namespace {
 struct Scratch {
   CanonicalText canon;
   UnitStream stream;
-  std::vector<uint64_t> unit_hashes;
+  std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit
+  std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<Chunk> chunks;      // all chunks before selection
   std::vector<uint32_t> window;   // winnowing deque (indices into chunks)
 };
@@ -38,12 +43,50 @@ void DocumentFingerprint::Clear() {
   unsampled_chunks = 0;
 }
 
+// Chunk hashes (normalization version 2). Each unit is hashed once with XXH3 seeded from
+// the secret key; a chunk's hash is then a keyed SipHash-2-4 of one 64-bit word, `inner`,
+// that folds the chunk's consecutive unit hashes (and their count) with a multiply-xorshift
+// chain. Hashing a 5-word shingle thus costs five multiplies plus one SipHash block,
+// instead of SipHash over the shingle's whole text; every input byte is hashed once, not k
+// times, and no library call is made per unit or chunk.
+//
+// Soundness: SipHash-2-4 is a PRF, so the chunk hash is a keyed PRF of `inner`, and so of
+// the chunk as long as distinct chunks give distinct inner values. Unit hashes are keyed
+// 64-bit values; each fold step is a bijection in the new unit hash for a fixed prefix and
+// in the prefix for a fixed unit hash, so a clash between distinct chunks is about as
+// likely (~2^-64 per pair) as one of the 64-bit outputs themselves.
+// Whoever lacks the key cannot predict which chunks are selected. Hashed breakpoints
+// (strategy D) use the same keyed finalization of a unit's hash, so they stay keyed too.
 struct Fingerprinter::Rep {
   ChunkingParams params;
   uint64_t k0;
   uint64_t k1;
+  uint64_t unit_seed;   // XXH3 seed of unit texts, derived from the key
+  uint64_t chunk_seed;  // start of a chunk's fold, derived from the key
 
-  uint64_t Hash(std::string_view s) const { return internal::SipHash24(k0, k1, s.data(), s.size()); }
+  uint64_t UnitHash(std::string_view s) const {
+    return XXH3_64bits_withSeed(s.data(), s.size(), unit_seed);
+  }
+  // The fold of the units [b, e), given their UnitHash() values; Finalize() makes it the
+  // chunk's keyed hash.
+  uint64_t Inner(const uint64_t* unit_hashes, uint32_t b, uint32_t e) const {
+    uint64_t inner = chunk_seed ^ (e - b);  // the count: a chunk is no prefix of another
+    for (uint32_t i = b; i < e; ++i) {
+      // Odd multiplier (from XXH3's primes): invertible mod 2^64; the xorshift is
+      // invertible too and carries high bits down so later multiplies mix them.
+      inner = (inner ^ unit_hashes[i]) * 0x9E3779B185EBCA87ULL;
+      inner ^= inner >> 29;
+    }
+    return inner;
+  }
+  // Replaces every value v[i] by SipHash24U64(k0, k1, v[i]), two at a time: done as a
+  // separate pass so the SipHash chains of neighbouring chunks overlap.
+  template <typename Get>
+  void Finalize(size_t n, Get get) const {
+    size_t i = 0;
+    for (; i + 2 <= n; i += 2) internal::SipHash24U64x2(k0, k1, &get(i), &get(i + 1));
+    if (i < n) get(i) = internal::SipHash24U64(k0, k1, get(i));
+  }
   void MakeChunks(const UnitStream& stream, Scratch* scratch) const;
   void Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept, Scratch* scratch) const;
 };
@@ -53,9 +96,16 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
   chunks.clear();
   const uint32_t n = static_cast<uint32_t>(s.units.size());
   if (n == 0) return;
+  std::vector<uint64_t>& uh = scratch->unit_hashes;
+  uh.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint64_t h = UnitHash(s.UnitText(s.units[i]));
+    uh[i] = h;
+  }
+  const uint64_t* hashes = uh.data();
   auto add = [&](uint32_t b, uint32_t e) {
     Chunk c;
-    c.hash = Hash(s.Slice(b, e));
+    c.hash = Inner(hashes, b, e);  // finalized below
     c.ordinal = static_cast<uint32_t>(chunks.size());
     c.start = s.units[b].input_begin;
     c.end = s.units[e - 1].input_end;
@@ -83,10 +133,15 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
       break;
     case ChunkStrategy::kHashedBreakpoints: {
       // A unit whose keyed hash is 0 mod k ends a chunk; the hash depends on the unit alone,
-      // so breakpoints do not move when text is inserted elsewhere.
+      // so breakpoints do not move when text is inserted elsewhere. The unit hash goes
+      // through the keyed SipHash finalization: XXH3's seed alone is not a PRF key, and
+      // breakpoints are visible in the chunk spans.
+      std::vector<uint64_t>& keyed = scratch->keyed_unit_hashes;
+      keyed.assign(uh.begin(), uh.end());
+      Finalize(n, [&](size_t i) -> uint64_t& { return keyed[i]; });
       uint32_t begin = 0;
       for (uint32_t i = 0; i < n; ++i) {
-        if (Hash(s.UnitText(s.units[i])) % k == 0) {
+        if (keyed[i] % k == 0) {
           add(begin, i + 1);
           begin = i + 1;
         }
@@ -95,6 +150,7 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
       break;
     }
   }
+  Finalize(chunks.size(), [&](size_t i) -> uint64_t& { return chunks[i].hash; });
 }
 
 void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept,
@@ -118,7 +174,7 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
   if (n == 0) return;
   const uint32_t w = std::min(params.w, n);  // fewer chunks than w: one window
   std::vector<uint32_t>& dq = scratch->window;
-  dq.assign(n, 0);
+  if (dq.size() < n) dq.resize(n);  // every slot is written before it is read
   uint32_t head = 0, tail = 0;  // dq[head, tail)
   int64_t last = -1;
   for (uint32_t i = 0; i < n; ++i) {
@@ -144,6 +200,12 @@ absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const Chunk
   rep->params = params;
   rep->k0 = key.k0();
   rep->k1 = key.k1();
+  // Seeds are keyed PRF outputs of fixed labels: independent of each other and of the
+  // SipHash finalization's use of (k0, k1), whose inputs are 8-byte words, not labels.
+  constexpr std::string_view kUnitLabel = "cops/v2/unit-seed";
+  constexpr std::string_view kChunkLabel = "cops/v2/chunk-seed";
+  rep->unit_seed = internal::SipHash24(rep->k0, rep->k1, kUnitLabel.data(), kUnitLabel.size());
+  rep->chunk_seed = internal::SipHash24(rep->k0, rep->k1, kChunkLabel.data(), kChunkLabel.size());
   return std::unique_ptr<Fingerprinter>(new Fingerprinter(std::move(rep)));
 }
 

@@ -51,9 +51,13 @@ struct Enhancements {
   bool operator==(const Enhancements&) const = default;
 };
 
-// Version of the canonicalization rules (normalization form, folding, confusable table).
-// Bump whenever canonical text of any input may change.
-inline constexpr uint32_t kNormalizationVersion = 1;
+// Version of the canonicalization rules (normalization form, folding, confusable table)
+// and of the chunk-hash construction. Bump whenever canonical text or any chunk hash of any
+// input may change: an index records it and refuses to open under another version.
+//   1: keyed SipHash-2-4 over each chunk's canonical text.
+//   2: XXH3 (key-seeded) per unit, then keyed SipHash-2-4 of the XXH3 of a chunk's unit
+//      hashes (core/fingerprint.cc). Canonical text is unchanged from version 1.
+inline constexpr uint32_t kNormalizationVersion = 2;
 
 struct ChunkingParams {
   UnitKind unit = UnitKind::kWord;

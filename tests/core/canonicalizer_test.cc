@@ -77,6 +77,29 @@ TEST(CanonicalizeTest, AsciiFastPathAgreesWithUnicodePath) {
   EXPECT_EQ(c2.substr(0, c1.size()), c1);
 }
 
+TEST(CanonicalizeTest, OutputLongerThanInputGrowsTheBuffer) {
+  // Canonical text is written into a buffer sized from the input; mappings that expand
+  // (ASCII "m" -> "rn", a 3-byte ligature -> 18 letters) must still come out whole, also
+  // when they fill the buffer and an ASCII run follows.
+  const std::string lig = Canon("\uFDFA");
+  ASSERT_GT(lig.size(), 6u);
+  std::string in, want;
+  for (int i = 0; i < 500; ++i) {
+    in += "\uFDFA mm ";
+    want += lig + " " + Canon("mm") + " ";
+  }
+  in += std::string(3000, 'm');
+  std::string tail;
+  for (int i = 0; i < 3000; ++i) tail += Canon("m");
+  want += tail;
+  EXPECT_EQ(Canon(in), want);
+  CanonicalText t;
+  Canonicalize(in, &t);
+  ASSERT_EQ(t.tokens.size(), 1001u);
+  EXPECT_EQ(t.Word(t.tokens.back()), tail);
+  EXPECT_EQ(t.tokens.back().input_end, in.size());
+}
+
 TEST(CanonicalizeTest, RecordsSentencePunctuation) {
   CanonicalText t;
   Canonicalize("One. Two... three! Four\n\nFive", &t);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/siphash.h"
 #include "gtest/gtest.h"
 
 namespace cops {
@@ -76,6 +77,51 @@ TEST(FingerprinterTest, SameTextSameHashesOtherKeyOtherHashes) {
   const auto hb = Hashes(*b, text);
   std::set<ChunkHash> sa(ha.begin(), ha.end());
   for (ChunkHash h : hb) EXPECT_EQ(sa.count(h), 0u);
+}
+
+TEST(SipHashTest, U64FormMatchesByteForm) {
+  // The chunk-hash finalization must be plain SipHash-2-4 of 8 little-endian bytes.
+  const uint64_t m = 0x0123456789abcdefULL;
+  const char bytes[8] = {'\xef', '\xcd', '\xab', '\x89', '\x67', '\x45', '\x23', '\x01'};
+  EXPECT_EQ(internal::SipHash24U64(7, 11, m), internal::SipHash24(7, 11, bytes, 8));
+  // Reference vector of the SipHash paper: key 00..0f, message 00..07.
+  const char msg[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const uint64_t k0 = 0x0706050403020100ULL, k1 = 0x0f0e0d0c0b0a0908ULL;
+  EXPECT_EQ(internal::SipHash24(k0, k1, msg, 8), 0x93f5f5799a932462ULL);
+  EXPECT_EQ(internal::SipHash24U64(k0, k1, 0x0706050403020100ULL), 0x93f5f5799a932462ULL);
+}
+
+TEST(FingerprinterTest, ChunkHashDependsOnWordsOrderAndBoundaries) {
+  // Chunk hashes are derived from per-unit hashes: word order and word boundaries must
+  // still count, and so must the number of units.
+  auto f = Make(Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 3, SelectionKind::kAll));
+  const auto abc = Hashes(*f, "alpha beta gamma");
+  ASSERT_EQ(abc.size(), 1u);
+  EXPECT_NE(abc, Hashes(*f, "beta alpha gamma"));
+  EXPECT_NE(abc, Hashes(*f, "alphabeta gamma"));
+  EXPECT_NE(Hashes(*f, "ab cd"), Hashes(*f, "a bcd"));
+  auto one = Make(Params(UnitKind::kWord, ChunkStrategy::kOneUnit, 1, SelectionKind::kAll));
+  const auto units = Hashes(*one, "alpha alpha beta");
+  ASSERT_EQ(units.size(), 3u);
+  EXPECT_EQ(units[0], units[1]);
+  EXPECT_NE(units[0], units[2]);
+  EXPECT_NE(Hashes(*f, "alpha alpha"), Hashes(*f, "alpha"));
+}
+
+TEST(FingerprinterTest, HashedBreakpointsDependOnTheKey) {
+  const std::string text = RandomText(400, 3);
+  ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kHashedBreakpoints, 5,
+                            SelectionKind::kAll);
+  auto spans = [&](const HashKey& key) {
+    auto f = Make(p, key);
+    DocumentFingerprint fp;
+    EXPECT_TRUE(f->Fingerprint(text, &fp).ok());
+    std::vector<uint32_t> ends;
+    for (const Chunk& c : fp.chunks) ends.push_back(c.unit_end);
+    return ends;
+  };
+  EXPECT_EQ(spans(Key()), spans(Key()));
+  EXPECT_NE(spans(Key()), spans(Key('1')));
 }
 
 TEST(FingerprinterTest, CosmeticVariantsYieldSameChunks) {

@@ -80,7 +80,7 @@ TEST(ChunkingParamsTest, FingerprintChangesWithEveryField) {
   variants[8].enhancements.min_sentence_words = 5;
   variants[9].enhancements.drop_stop_words = false;
   variants[10].key_id = "fedcba9876543210";
-  variants[11].normalization_version = 2;
+  variants[11].normalization_version = kNormalizationVersion + 1;
   for (const ChunkingParams& v : variants) {
     EXPECT_NE(v.Fingerprint(), base.Fingerprint()) << v.DiffWith(base);
     EXPECT_FALSE(v.DiffWith(base).empty());

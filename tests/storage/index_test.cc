@@ -356,6 +356,36 @@ TEST(IndexTest, OpeningWithOtherParametersFailsNamingTheDifference) {
   EXPECT_NE(OpenOrDie(Options(dir.Sub("db"))), nullptr);
 }
 
+TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefused) {
+  // Version 2 changed every chunk hash: an index built by a version-1 build must not open,
+  // or its postings would silently never match again.
+  TempDir dir;
+  const std::string path = dir.Sub("db");
+  { ASSERT_NE(OpenOrDie(Options(path)), nullptr); }
+  {
+    rocksdb::DB* raw = nullptr;
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ChunkingParams v1 = Options(path).params;
+    v1.normalization_version = 1;
+    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), "chunking_params", v1.Encode()).ok());
+    for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+    delete raw;
+  }
+  ASSERT_EQ(kNormalizationVersion, 2u);
+  auto index = Index::Open(Options(path));
+  ASSERT_FALSE(index.ok());
+  EXPECT_EQ(index.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(index.status().message().find("normalization_version: 1 vs 2"),
+            absl::string_view::npos)
+      << index.status();
+}
+
 TEST(IndexTest, NewerSchemaIsRefused) {
   TempDir dir;
   const std::string path = dir.Sub("db");
