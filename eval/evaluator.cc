@@ -281,7 +281,7 @@ bool MeetsTargets(const Metrics& m) {
   return m.MinRequiredF1() >= 0.97 && m.FalseAlarmRate() < 0.005;
 }
 
-double ChooseThreshold(const EvalSet& set, const SettingRun& run) {
+double ChooseThreshold(const EvalSet& set, const SettingRun& run, int* band) {
   std::vector<double> meeting;
   double best_t = 0.5;
   std::tuple<bool, double, double> best{false, -1, -1};
@@ -297,6 +297,7 @@ double ChooseThreshold(const EvalSet& set, const SettingRun& run) {
   }
   // The middle of the range that meets the targets leaves the most margin on both sides
   // (missed copies below, false alarms above) for corpora other than this one.
+  if (band != nullptr) *band = static_cast<int>(meeting.size());
   if (!meeting.empty()) return meeting[meeting.size() / 2];
   return best_t;
 }

@@ -100,8 +100,10 @@ bool MeetsTargets(const Metrics& m);
 
 // Scans thresholds 0.01..0.95 (step 0.01) and returns the median of those meeting the
 // targets, or, when none does, the one with the highest minimum required F1 (then overall F1)
-// among those under the false-alarm limit, else overall.
-double ChooseThreshold(const EvalSet& set, const SettingRun& run);
+// among those under the false-alarm limit, else overall. When `band` is given it receives
+// how many of the 95 thresholds meet the targets (0 when none does): a wider band means the
+// setting keeps meeting them when another corpus shifts its ratios.
+double ChooseThreshold(const EvalSet& set, const SettingRun& run, int* band = nullptr);
 
 // ---- Affinity and noise (the paper's enhancement table) -------------------------------
 

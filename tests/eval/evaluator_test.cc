@@ -77,6 +77,26 @@ TEST_F(EvaluatorTest, DefaultsFindExactCopiesAndIgnoreUnrelatedDocuments) {
   }
 }
 
+TEST_F(EvaluatorTest, ChosenThresholdIsTheMiddleOfTheBandMeetingTheTargets) {
+  auto set = LoadEvalSetDir(MakeSet("set", "exact,block_added"));
+  ASSERT_TRUE(set.ok()) << set.status();
+  auto run = RunSetting(*set, Setting{});
+  ASSERT_TRUE(run.ok()) << run.status();
+  int band = -1;
+  const double chosen = ChooseThreshold(*set, *run, &band);
+  // Recount the band independently: every threshold 0.01..0.95 that meets the targets.
+  std::vector<double> meeting;
+  for (int i = 1; i <= 95; ++i) {
+    if (MeetsTargets(Score(*set, *run, i / 100.0))) meeting.push_back(i / 100.0);
+  }
+  ASSERT_FALSE(meeting.empty()) << "exact copies and block additions are easy at the defaults";
+  EXPECT_EQ(band, static_cast<int>(meeting.size()));
+  EXPECT_DOUBLE_EQ(chosen, meeting[meeting.size() / 2]);
+  EXPECT_TRUE(MeetsTargets(Score(*set, *run, chosen)));
+  // Past the band's top some exact copy or block addition is missed.
+  EXPECT_FALSE(MeetsTargets(Score(*set, *run, 0.99)));
+}
+
 TEST_F(EvaluatorTest, GeneratorIsDeterministic) {
   std::string a = MakeSet("a", "exact,key_block");
   std::string b = MakeSet("b", "exact,key_block");
