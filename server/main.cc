@@ -131,18 +131,21 @@ int Run(int argc, char** argv) {
     return Fail(absl::UnavailableError("cannot listen on " + config.listen));
   }
   std::string bound = config.listen.substr(0, config.listen.rfind(':') + 1) + std::to_string(port);
-  const std::shared_ptr<CopyDetector> detector = (*generations)->Current();
-  const IndexStats stats = detector->Stats();
-  LogEvent(LogLevel::kInfo, "serving",
-           {{"listen", bound},
-            {"port", std::to_string(port)},
-            {"data_dir", config.data_dir},
-            {"documents", std::to_string(stats.documents)},
-            {"params", detector->params().Describe()},
-            {"key_id", detector->params().key_id},
-            {"generation", std::to_string((*generations)->Progress().generation)},
-            {"tls", tls.enabled() ? "on" : "off"},
-            {"auth", auth ? "on" : "off"}});
+  {
+    // Scoped: a generation held here would keep a key rotation from retiring it.
+    const std::shared_ptr<CopyDetector> detector = (*generations)->Current();
+    const IndexStats stats = detector->Stats();
+    LogEvent(LogLevel::kInfo, "serving",
+             {{"listen", bound},
+              {"port", std::to_string(port)},
+              {"data_dir", config.data_dir},
+              {"documents", std::to_string(stats.documents)},
+              {"params", detector->params().Describe()},
+              {"key_id", detector->params().key_id},
+              {"generation", std::to_string((*generations)->Progress().generation)},
+              {"tls", tls.enabled() ? "on" : "off"},
+              {"auth", auth ? "on" : "off"}});
+  }
   if (!config.port_file.empty()) {
     absl::Status s = WritePortFile(config.port_file, port);
     if (!s.ok()) {
