@@ -212,11 +212,13 @@ struct IndexGenerations::Generation {
 };
 
 IndexGenerations::IndexGenerations(std::string data_dir, IndexOptions index_options,
-                                   CopyDetectorOptions detector_options, bool key_in_data_dir,
+                                   CopyDetectorOptions detector_options,
+                                   KeyRotationOptions rotation, bool key_in_data_dir,
                                    std::shared_ptr<Generation> live)
     : data_dir_(std::move(data_dir)),
       index_options_(std::move(index_options)),
       detector_options_(std::move(detector_options)),
+      rotation_(rotation),
       key_in_data_dir_(key_in_data_dir),
       live_(std::move(live)) {
   progress_.generation = live_->number;
@@ -224,7 +226,7 @@ IndexGenerations::IndexGenerations(std::string data_dir, IndexOptions index_opti
 }
 
 absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
-    const ServerConfig& config) {
+    const ServerConfig& config, KeyRotationOptions rotation) {
   const fs::path dir(config.data_dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -279,7 +281,8 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   COPS_ASSIGN_OR_RETURN(gen->detector,
                         CopyDetector::Create(gen->index.get(), key, detector_options));
   return std::unique_ptr<IndexGenerations>(new IndexGenerations(
-      config.data_dir, index_options, detector_options, key_in_data_dir, std::move(gen)));
+      config.data_dir, index_options, detector_options, rotation, key_in_data_dir,
+      std::move(gen)));
 }
 
 IndexGenerations::~IndexGenerations() {
@@ -466,6 +469,10 @@ absl::Status IndexGenerations::Reconcile(Generation& from, Generation& to,
           if (!s.ok()) {
             return absl::Status(s.code(), "re-keying document " + std::to_string(record.id) +
                                               ": " + std::string(s.message()));
+          }
+          // Throttle only the background pass: the catch-up holds registrations.
+          if (count_progress && rotation_.pause_per_document.count() > 0) {
+            std::this_thread::sleep_for(rotation_.pause_per_document);
           }
         }
       }

@@ -18,6 +18,7 @@
 // WithWriter() blocks only during the final catch-up of a rotation.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -36,6 +37,13 @@
 
 namespace cops {
 
+struct KeyRotationOptions {
+  // Pause after each document the background rebuild re-keys: throttles the rebuild so that
+  // checks keep their latency on a busy machine, at the cost of a longer rotation (and a
+  // longer final catch-up, which holds registrations). 0 = as fast as possible.
+  std::chrono::microseconds pause_per_document{0};
+};
+
 class IndexGenerations {
  public:
   // Opens the live generation of config.data_dir (created if missing), first deleting what
@@ -44,7 +52,8 @@ class IndexGenerations {
   // key file once the directory has been rotated; before that as LoadOrCreateHashKey() says.
   // FAILED_PRECONDITION when the directory has been rotated and a key is given by --key-file
   // or COPS_HASH_KEY; other errors as Index::Open and ResolveChunkingParams.
-  static absl::StatusOr<std::unique_ptr<IndexGenerations>> Open(const ServerConfig& config);
+  static absl::StatusOr<std::unique_ptr<IndexGenerations>> Open(
+      const ServerConfig& config, KeyRotationOptions rotation = KeyRotationOptions());
   // Stops a rotation in progress (its unfinished generation is deleted) and closes the index.
   ~IndexGenerations();
   IndexGenerations(const IndexGenerations&) = delete;
@@ -70,8 +79,8 @@ class IndexGenerations {
  private:
   struct Generation;
   IndexGenerations(std::string data_dir, IndexOptions index_options,
-                   CopyDetectorOptions detector_options, bool key_in_data_dir,
-                   std::shared_ptr<Generation> live);
+                   CopyDetectorOptions detector_options, KeyRotationOptions rotation,
+                   bool key_in_data_dir, std::shared_ptr<Generation> live);
 
   void Rotate(std::shared_ptr<Generation> old_gen, std::shared_ptr<Generation> new_gen,
               bool drop_documents_without_text);
@@ -85,6 +94,7 @@ class IndexGenerations {
   const std::string data_dir_;
   const IndexOptions index_options_;  // path and params filled per generation
   const CopyDetectorOptions detector_options_;
+  const KeyRotationOptions rotation_;
   const bool key_in_data_dir_;
 
   absl::Mutex start_mu_;  // serializes StartRotation (which joins the previous worker)

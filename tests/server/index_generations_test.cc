@@ -66,7 +66,7 @@ class IndexGenerationsTest : public ::testing::Test {
 
   // Opens the data directory as copsd does and serves it; false (with a failure) on error.
   void Start() {
-    auto generations = IndexGenerations::Open(config_);
+    auto generations = IndexGenerations::Open(config_, rotation_);
     ASSERT_TRUE(generations.ok()) << generations.status();
     generations_ = *std::move(generations);
     AccessControlOptions access_options;
@@ -202,6 +202,7 @@ class IndexGenerationsTest : public ::testing::Test {
 
   fs::path dir_;
   ServerConfig config_;
+  KeyRotationOptions rotation_;
   std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<AccessControl> access_;
   std::string admin_key_;
@@ -266,6 +267,8 @@ TEST_F(IndexGenerationsTest, RotationKeepsIdsChangesKeyAndForgetsTheOldOne) {
 }
 
 TEST_F(IndexGenerationsTest, WritesDuringRotationArePresentOrAbsentAfterwards) {
+  // Throttled so that the writes below land while the new generation is being built.
+  rotation_.pause_per_document = std::chrono::milliseconds(40);
   Start();
   std::vector<uint64_t> ids;
   for (uint32_t seed = 1; seed <= 40; ++seed) {
@@ -274,11 +277,18 @@ TEST_F(IndexGenerationsTest, WritesDuringRotationArePresentOrAbsentAfterwards) {
   v1::RotateKeyResponse started;
   grpc::Status s = RotateKey(&started);
   ASSERT_TRUE(s.ok()) << s.error_message();
-  // While the new generation is built: one document removed, two added.
+  // While the new generation is built: one document removed, two added; checks and
+  // reads keep working on the live generation.
+  ASSERT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_REBUILDING);
+  EXPECT_EQ(MatchingIds(Prose(2, 400)), std::vector<uint64_t>{ids[1]});
   ASSERT_TRUE(Unregister(ids[0]).ok());
   const uint64_t added = Register(Prose(500, 400), "added during rotation");
   ASSERT_TRUE(Unregister(ids[39]).ok());
   const uint64_t added2 = Register(Prose(501, 400), "added during rotation too");
+  EXPECT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_REBUILDING);
+  // A second rotation cannot start while one runs.
+  v1::RotateKeyResponse again;
+  EXPECT_EQ(RotateKey(&again).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   const v1::KeyRotationStatus done = WaitForRotation();
   ASSERT_EQ(done.state(), v1::KEY_ROTATION_STATE_DONE) << done.error();
 
@@ -299,6 +309,37 @@ TEST_F(IndexGenerationsTest, WritesDuringRotationArePresentOrAbsentAfterwards) {
   Start();
   EXPECT_EQ(Stats().documents(), 40u);
   EXPECT_EQ(MatchingIds(Prose(500, 400)), std::vector<uint64_t>{added});
+}
+
+TEST_F(IndexGenerationsTest, ACallInFlightFinishesOnTheOldGenerationBeforeItIsRetired) {
+  Start();
+  const uint64_t id = Register(Prose(5, 300), "paper");
+  // What a check in flight holds: the generation it started on.
+  std::shared_ptr<CopyDetector> in_flight = generations_->Current();
+  const std::string old_key_id = in_flight->params().key_id;
+  v1::RotateKeyResponse started;
+  ASSERT_TRUE(RotateKey(&started).ok());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Stats().key_id() == old_key_id && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // Switched: new calls use the new key, the old generation is still open for the held call.
+  EXPECT_EQ(Stats().key_id(), started.status().new_key_id());
+  EXPECT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_SWITCHING);
+  EXPECT_TRUE(fs::exists(dir_ / "hash.key"));
+  CheckRequestInfo check;
+  const std::string text = Prose(5, 300);
+  check.content = text;
+  auto result = in_flight->Check(check);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->report.matches.size(), 1u);
+  EXPECT_EQ(result->report.matches[0].doc_id, id);
+  // Once released, the old generation and its key are deleted.
+  in_flight.reset();
+  EXPECT_EQ(WaitForRotation().state(), v1::KEY_ROTATION_STATE_DONE);
+  EXPECT_FALSE(fs::exists(dir_ / "hash.key"));
+  EXPECT_FALSE(fs::exists(dir_ / "index"));
+  EXPECT_EQ(MatchingIds(text), std::vector<uint64_t>{id});
 }
 
 TEST_F(IndexGenerationsTest, OnlyAdminsMayRotate) {
