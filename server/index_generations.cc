@@ -91,8 +91,20 @@ absl::Status SyncDir(const fs::path& dir) {
 void ShredFile(const fs::path& path) {
   std::error_code ec;
   const uintmax_t size = fs::file_size(path, ec);
-  if (!ec) {
-    (void)WriteFileSynced(path, std::string(size, '\0'), 0600, /*exclusive=*/false);
+  // In place (no O_TRUNC, which would free the old blocks instead of overwriting them).
+  const int fd = ec ? -1 : ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    const std::string zeros(size, '\0');
+    size_t off = 0;
+    while (off < zeros.size()) {
+      const ssize_t n = ::pwrite(fd, zeros.data() + off, zeros.size() - off,
+                                 static_cast<off_t>(off));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    (void)::fsync(fd);
+    ::close(fd);
   }
   fs::remove(path, ec);
   if (ec) spdlog::warn("cannot remove {}: {}", path.string(), ec.message());
