@@ -1,8 +1,10 @@
 #include "client/admin_commands.h"
 
+#include <chrono>
 #include <cstdint>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "CLI/CLI.hpp"
@@ -56,6 +58,9 @@ struct AdminArgs {
   uint64_t doc_id = 0;
   int64_t since = 0;
   uint32_t limit = 0;
+  bool drop_without_text = false;
+  bool status_only = false;
+  bool wait = false;
 };
 
 class Runner {
@@ -132,6 +137,44 @@ void PrintNewKey(bool as_json, const std::string& principal, const std::string& 
   std::cerr << "API key for '" << principal << "' (id " << key_id
             << "); it is shown only now, store it safely:\n";
   std::cout << api_key << "\n";
+}
+
+std::string_view RotationStateText(v1::KeyRotationState state) {
+  switch (state) {
+    case v1::KEY_ROTATION_STATE_IDLE:
+      return "idle";
+    case v1::KEY_ROTATION_STATE_REBUILDING:
+      return "rebuilding";
+    case v1::KEY_ROTATION_STATE_SWITCHING:
+      return "switching";
+    case v1::KEY_ROTATION_STATE_DONE:
+      return "done";
+    case v1::KEY_ROTATION_STATE_FAILED:
+      return "failed";
+    default:
+      return "unknown";
+  }
+}
+
+void PrintRotation(bool as_json, const v1::KeyRotationStatus& s) {
+  if (as_json) {
+    std::cout << json{{"state", RotationStateText(s.state())},
+                      {"generation", s.generation()},
+                      {"key_id", s.key_id()},
+                      {"new_key_id", s.new_key_id()},
+                      {"documents_done", s.documents_done()},
+                      {"documents_total", s.documents_total()},
+                      {"documents_dropped", s.documents_dropped()},
+                      {"error", s.error()}}
+                     .dump()
+              << "\n";
+    return;
+  }
+  std::cout << "state=" << RotationStateText(s.state()) << "\tgeneration=" << s.generation()
+            << "\tkey_id=" << s.key_id() << "\tnew_key_id=" << (s.new_key_id().empty() ? "-" : s.new_key_id())
+            << "\tdocuments=" << s.documents_done() << "/" << s.documents_total()
+            << "\tdropped=" << s.documents_dropped()
+            << (s.error().empty() ? "" : "\terror=" + s.error()) << "\n";
 }
 
 }  // namespace
@@ -313,6 +356,42 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
     } else {
       std::cout << resp.path() << "\n";
     }
+  });
+
+  CLI::App* rotate =
+      admin->add_subcommand("rotate-key", "Rotate the chunk-hashing key (or show the rotation)");
+  rotate->add_flag("--drop-documents-without-text", args->drop_without_text,
+                   "Leave documents registered without stored text out of the new generation");
+  rotate->add_flag("--status", args->status_only, "Only show the state of the last rotation");
+  rotate->add_flag("--wait", args->wait, "Wait until the rotation is done or failed");
+  rotate->callback([args, run] {
+    v1::KeyRotationStatus status;
+    if (args->status_only) {
+      v1::GetKeyRotationStatusResponse resp;
+      if (!run->Call(&v1::Admin::Stub::GetKeyRotationStatus, v1::GetKeyRotationStatusRequest(),
+                     &resp)) {
+        return;
+      }
+      status = resp.status();
+    } else {
+      v1::RotateKeyRequest req;
+      req.set_drop_documents_without_text(args->drop_without_text);
+      v1::RotateKeyResponse resp;
+      if (!run->Call(&v1::Admin::Stub::RotateKey, req, &resp)) return;
+      status = resp.status();
+    }
+    while (args->wait && (status.state() == v1::KEY_ROTATION_STATE_REBUILDING ||
+                          status.state() == v1::KEY_ROTATION_STATE_SWITCHING)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      v1::GetKeyRotationStatusResponse resp;
+      if (!run->Call(&v1::Admin::Stub::GetKeyRotationStatus, v1::GetKeyRotationStatusRequest(),
+                     &resp)) {
+        return;
+      }
+      status = resp.status();
+    }
+    PrintRotation(run->json(), status);
+    if (status.state() == v1::KEY_ROTATION_STATE_FAILED) run->SetExit(2);
   });
 }
 

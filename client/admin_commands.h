@@ -13,6 +13,8 @@
 //   cops admin collection list
 //   cops admin audit DOC_ID [--since UNIX_MICROS] [--limit N]
 //   cops admin snapshot NAME
+//   cops admin rotate-key [--drop-documents-without-text] [--wait]   (chunk-hashing key)
+//   cops admin rotate-key --status [--wait]
 //
 // A new API key is printed once, on stdout; the server keeps only a salted hash of it.
 // With --json each command prints one JSON object. Exit codes: 0 done, 2 error (message on

@@ -25,6 +25,17 @@ std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::
   return std::vector<std::string>(v.begin(), v.end());
 }
 
+void FillRotation(const KeyRotationProgress& p, v1::KeyRotationStatus* out) {
+  out->set_state(static_cast<v1::KeyRotationState>(p.state));
+  out->set_generation(p.generation);
+  out->set_key_id(p.key_id);
+  out->set_new_key_id(p.new_key_id);
+  out->set_documents_done(p.documents_done);
+  out->set_documents_total(p.documents_total);
+  out->set_documents_dropped(p.documents_dropped);
+  out->set_error(p.error);
+}
+
 }  // namespace
 
 AdminService::AdminService(Authorizer* authorizer, AccessControl* access,
@@ -234,6 +245,34 @@ grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
   if (!s.ok()) return ToGrpcStatus(s);
   spdlog::info("admin '{}' created snapshot {}", caller->name, dir);
   response->set_path(dir);
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::RotateKey(grpc::ServerContext* context,
+                                     const v1::RotateKeyRequest* request,
+                                     v1::RotateKeyResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (!index_.rotate_key) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this server cannot rotate its key");
+  }
+  absl::StatusOr<KeyRotationProgress> started =
+      index_.rotate_key(request->drop_documents_without_text());
+  if (!started.ok()) return ToGrpcStatus(started.status());
+  spdlog::info("admin '{}' started a key rotation to key {}", caller->name, started->new_key_id);
+  FillRotation(*started, response->mutable_status());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::GetKeyRotationStatus(grpc::ServerContext* context,
+                                                const v1::GetKeyRotationStatusRequest* /*request*/,
+                                                v1::GetKeyRotationStatusResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (!index_.key_rotation_progress) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this server cannot rotate its key");
+  }
+  FillRotation(index_.key_rotation_progress(), response->mutable_status());
   return grpc::Status::OK;
 }
 

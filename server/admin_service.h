@@ -2,7 +2,7 @@
 #define COPS_SERVER_ADMIN_SERVICE_H_
 
 // The gRPC Admin service (proto/cops_admin.proto): principals, API keys, collections, the
-// audit trail and snapshots. Each handler authenticates and authorizes through the
+// audit trail, snapshots and key rotation. Each handler authenticates and authorizes through the
 // Authorizer (so in --auth=off loopback mode the open authorizer lets local callers prepare
 // principals), then calls AccessControl or the Index.
 //
@@ -15,6 +15,7 @@
 #include "proto/cops_admin.grpc.pb.h"
 #include "server/access_control.h"
 #include "server/authorizer.h"
+#include "server/key_rotation_progress.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -24,12 +25,17 @@ namespace cops {
 struct AdminIndexHooks {
   std::function<absl::StatusOr<DocumentRecord>(DocId)> get_document;     // Index::GetDocument
   std::function<absl::Status(const std::string& dir)> create_snapshot;  // Index::CreateSnapshot
+  // IndexGenerations::StartRotation(drop_documents_without_text) and ::Progress.
+  std::function<absl::StatusOr<KeyRotationProgress>(bool)> rotate_key;
+  std::function<KeyRotationProgress()> key_rotation_progress;
 };
 
 // REQUIRES: `index` outlives the returned hooks.
 inline AdminIndexHooks IndexHooksFor(const Index* index) {
-  return AdminIndexHooks{[index](DocId id) { return index->GetDocument(id); },
-                         [index](const std::string& dir) { return index->CreateSnapshot(dir); }};
+  AdminIndexHooks hooks;
+  hooks.get_document = [index](DocId id) { return index->GetDocument(id); };
+  hooks.create_snapshot = [index](const std::string& dir) { return index->CreateSnapshot(dir); };
+  return hooks;  // no rotation: a bare Index has one key
 }
 
 class AdminService final : public v1::Admin::Service {
@@ -63,6 +69,11 @@ class AdminService final : public v1::Admin::Service {
   grpc::Status CreateSnapshot(grpc::ServerContext* context,
                               const v1::CreateSnapshotRequest* request,
                               v1::CreateSnapshotResponse* response) override;
+  grpc::Status RotateKey(grpc::ServerContext* context, const v1::RotateKeyRequest* request,
+                         v1::RotateKeyResponse* response) override;
+  grpc::Status GetKeyRotationStatus(grpc::ServerContext* context,
+                                    const v1::GetKeyRotationStatusRequest* request,
+                                    v1::GetKeyRotationStatusResponse* response) override;
 
  private:
   // The caller when it is an admin; UNAUTHENTICATED / PERMISSION_DENIED otherwise.

@@ -140,6 +140,19 @@ absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view conte
   return result;
 }
 
+absl::Status CopyDetector::RegisterAs(std::string_view content, const DocumentRecord& record) {
+  COPS_ASSIGN_OR_RETURN(DocumentFormat format, ParseDocumentFormat(record.format));
+  COPS_ASSIGN_OR_RETURN(ConvertedDocument converted, ConvertInput(content, format));
+  DocumentFingerprint& fp = ThreadScratch().fingerprint;
+  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &fp));
+  if (fp.chunks.empty()) {
+    return absl::InvalidArgumentError("document " + std::to_string(record.id) +
+                                      " yields no chunk under " + params().Describe());
+  }
+  MapToOriginal(converted, content.size(), &fp);
+  return index_->RegisterAs(record, fp, content);
+}
+
 absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request) const {
   COPS_RETURN_IF_ERROR(request.options.Validate());
   COPS_ASSIGN_OR_RETURN(ConvertedDocument converted,

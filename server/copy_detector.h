@@ -79,6 +79,12 @@ class CopyDetector {
   absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
                                               const DocumentRecord& metadata);
 
+  // Re-registers a document another index generation holds: converts `content` (its stored
+  // original text) in the record's format, fingerprints it under this detector's key and
+  // registers it under record.id with the record's metadata (Index::RegisterAs). Errors as
+  // for Register and Index::RegisterAs.
+  absl::Status RegisterAs(std::string_view content, const DocumentRecord& record);
+
   // Checks a document. Errors as for Register (a text too short for any chunk is not an
   // error: it matches nothing); DEADLINE_EXCEEDED when `cancelled` says so.
   absl::StatusOr<CheckResult> Check(const CheckRequestInfo& request) const;

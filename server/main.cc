@@ -20,6 +20,7 @@
 #include "server/access_control.h"
 #include "server/admin_service.h"
 #include "server/copy_detector.h"
+#include "server/index_generations.h"
 #include "server/open_authorizer.h"
 #include "server/request_log.h"
 #include "server/server_config.h"
@@ -80,29 +81,10 @@ int Run(int argc, char** argv) {
   fs::create_directories(config.data_dir, ec);
   if (ec) return Fail(absl::InternalError("cannot create data dir " + config.data_dir));
 
-  absl::StatusOr<HashKey> key = LoadOrCreateHashKey(config);
-  if (!key.ok()) return Fail(key.status());
-  bool new_index = false;
-  absl::StatusOr<ChunkingParams> params = ResolveChunkingParams(config, *key, &new_index);
-  if (!params.ok()) return Fail(params.status());
-
-  IndexOptions index_options;
-  index_options.path = (fs::path(config.data_dir) / "index").string();
-  index_options.params = *params;
-  index_options.sync_writes = config.sync_writes;
-  index_options.store_texts = config.store_texts;
-  absl::StatusOr<std::unique_ptr<Index>> index = Index::Open(index_options);
-  if (!index.ok()) return Fail(index.status());
-  if (new_index) {
-    absl::Status s = RecordParams(config, *params);
-    if (!s.ok()) return Fail(s);
-  }
-
-  CopyDetectorOptions detector_options;
-  detector_options.max_document_bytes = config.max_document_bytes;
-  absl::StatusOr<std::unique_ptr<CopyDetector>> detector =
-      CopyDetector::Create(index->get(), *key, detector_options);
-  if (!detector.ok()) return Fail(detector.status());
+  // The live index generation and its key; a rotation left unfinished by a crash is cleaned
+  // up here (server/index_generations.h).
+  absl::StatusOr<std::unique_ptr<IndexGenerations>> generations = IndexGenerations::Open(config);
+  if (!generations.ok()) return Fail(generations.status());
 
   // Access control: open loopback mode or API keys / client certificates.
   absl::StatusOr<AuthMode> auth_mode = ParseAuthMode(config.auth);
@@ -126,8 +108,8 @@ int Run(int argc, char** argv) {
   OpenAuthorizer open_authorizer;
   Authorizer* authorizer = auth ? static_cast<Authorizer*>(access->get()) : &open_authorizer;
 
-  CopyDetectionService service(detector->get(), authorizer);
-  AdminService admin(authorizer, access->get(), IndexHooksFor(index->get()),
+  CopyDetectionService service(generations->get(), authorizer);
+  AdminService admin(authorizer, access->get(), AdminHooksFor(generations->get()),
                      (fs::path(config.data_dir) / "snapshots").string());
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -149,16 +131,21 @@ int Run(int argc, char** argv) {
     return Fail(absl::UnavailableError("cannot listen on " + config.listen));
   }
   std::string bound = config.listen.substr(0, config.listen.rfind(':') + 1) + std::to_string(port);
-  const IndexStats stats = (*detector)->Stats();
-  LogEvent(LogLevel::kInfo, "serving",
-           {{"listen", bound},
-            {"port", std::to_string(port)},
-            {"data_dir", config.data_dir},
-            {"documents", std::to_string(stats.documents)},
-            {"params", params->Describe()},
-            {"key_id", key->Id()},
-            {"tls", tls.enabled() ? "on" : "off"},
-            {"auth", auth ? "on" : "off"}});
+  {
+    // Scoped: a generation held here would keep a key rotation from retiring it.
+    const std::shared_ptr<CopyDetector> detector = (*generations)->Current();
+    const IndexStats stats = detector->Stats();
+    LogEvent(LogLevel::kInfo, "serving",
+             {{"listen", bound},
+              {"port", std::to_string(port)},
+              {"data_dir", config.data_dir},
+              {"documents", std::to_string(stats.documents)},
+              {"params", detector->params().Describe()},
+              {"key_id", detector->params().key_id},
+              {"generation", std::to_string((*generations)->Progress().generation)},
+              {"tls", tls.enabled() ? "on" : "off"},
+              {"auth", auth ? "on" : "off"}});
+  }
   if (!config.port_file.empty()) {
     absl::Status s = WritePortFile(config.port_file, port);
     if (!s.ok()) {
@@ -179,8 +166,7 @@ int Run(int argc, char** argv) {
   server->Wait();
   signal_thread.join();
   server.reset();
-  detector->reset();
-  index->reset();  // flushes and closes RocksDB
+  generations->reset();  // stops a rotation in progress, flushes and closes RocksDB
   LogEvent(LogLevel::kInfo, "stopped", {});
   return 0;
 }

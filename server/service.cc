@@ -165,7 +165,29 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
 }
 
 CopyDetectionService::CopyDetectionService(CopyDetector* detector, Authorizer* authorizer)
-    : detector_(detector), authorizer_(authorizer), started_(std::chrono::steady_clock::now()) {}
+    : fixed_detector_(detector),
+      generations_(nullptr),
+      authorizer_(authorizer),
+      started_(std::chrono::steady_clock::now()) {}
+
+CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
+                                           Authorizer* authorizer)
+    : fixed_detector_(nullptr),
+      generations_(generations),
+      authorizer_(authorizer),
+      started_(std::chrono::steady_clock::now()) {}
+
+std::shared_ptr<CopyDetector> CopyDetectionService::Detector() const {
+  if (generations_ != nullptr) return generations_->Current();
+  // Not owned: an empty owner aliasing the fixed detector.
+  return std::shared_ptr<CopyDetector>(std::shared_ptr<CopyDetector>(), fixed_detector_);
+}
+
+absl::Status CopyDetectionService::Write(
+    const std::function<absl::Status(CopyDetector&)>& write) {
+  if (generations_ != nullptr) return generations_->WithWriter(write);
+  return write(*fixed_detector_);
+}
 
 absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
                                                const v1::RegisterDocumentRequest& request,
@@ -180,8 +202,11 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
   meta.external_id = doc.metadata().external_id();
   COPS_RETURN_IF_ERROR(
       authorizer_->Authorize(principal, Action::kRegister, meta.collection, doc.content().size()));
-  COPS_ASSIGN_OR_RETURN(RegisterResultInfo result,
-                        detector_->Register(doc.content(), format, meta));
+  RegisterResultInfo result;
+  COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
+    COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, meta));
+    return absl::OkStatus();
+  }));
   reply->set_doc_id(result.outcome.id);
   reply->set_created(result.outcome.created);
   if (result.outcome.duplicate_of.has_value()) {
@@ -247,11 +272,12 @@ grpc::Status CopyDetectionService::UnregisterDocument(
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
-  absl::StatusOr<DocumentRecord> record = detector_->Get(request->doc_id());
-  if (!record.ok()) return log.Finish(record.status());
-  absl::Status status =
-      AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, *record);
-  if (status.ok()) status = detector_->Unregister(request->doc_id());
+  absl::Status status = Write([&](CopyDetector& detector) -> absl::Status {
+    COPS_ASSIGN_OR_RETURN(DocumentRecord record, detector.Get(request->doc_id()));
+    COPS_RETURN_IF_ERROR(
+        AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, record));
+    return detector.Unregister(request->doc_id());
+  });
   return log.Finish(status);
 }
 
@@ -262,14 +288,15 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
-  absl::StatusOr<DocumentRecord> record = detector_->Get(request->doc_id());
+  const std::shared_ptr<CopyDetector> detector = Detector();
+  absl::StatusOr<DocumentRecord> record = detector->Get(request->doc_id());
   if (!record.ok()) return log.Finish(record.status());
   absl::Status status =
       AuthorizeExisting(*authorizer_, *principal, Action::kReadDocument, *record);
   if (status.ok() && request->include_content()) {
     status = AuthorizeExisting(*authorizer_, *principal, Action::kReadText, *record);
     if (status.ok()) {
-      absl::StatusOr<std::string> content = detector_->GetContent(request->doc_id());
+      absl::StatusOr<std::string> content = detector->GetContent(request->doc_id());
       if (content.ok()) {
         reply->mutable_document()->set_content(*std::move(content));
       } else {
@@ -295,7 +322,7 @@ grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
   if (!status.ok()) return log.Finish(status);
   const size_t page_size = request->page_size() == 0 ? kDefaultPageSize : request->page_size();
   absl::StatusOr<DocumentPage> page =
-      detector_->List(request->page_token(), page_size, request->collection());
+      Detector()->List(request->page_token(), page_size, request->collection());
   if (!page.ok()) return log.Finish(page.status());
   const std::optional<std::vector<std::string>> usable =
       authorizer_->UsableCollections(*principal);
@@ -329,10 +356,11 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   info.cancelled = [context] { return context->IsCancelled(); };
   // The detector applies max_results after the collection filter; RestrictReport then hides
   // what this caller may not see of documents it does not own.
-  COPS_ASSIGN_OR_RETURN(CheckResult result, detector_->Check(info));
+  const std::shared_ptr<CopyDetector> detector = Detector();
+  COPS_ASSIGN_OR_RETURN(CheckResult result, detector->Check(info));
   std::vector<CheckHit> hits = RestrictReport(*authorizer_, principal, info.options.max_results,
                                               &result.report, &result.records);
-  FillCheckReply(result, info.options, request.options(), detector_->params(), reply);
+  FillCheckReply(result, info.options, request.options(), detector->params(), reply);
   authorizer_->RecordCheck(principal, hits);
   return absl::OkStatus();
 }
@@ -392,18 +420,19 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
   log.set_principal(principal->name);
   absl::Status status = authorizer_->Authorize(*principal, Action::kStats, "");
   if (!status.ok()) return log.Finish(status);
-  const IndexStats stats = detector_->Stats();
+  const std::shared_ptr<CopyDetector> detector = Detector();
+  const IndexStats stats = detector->Stats();
   reply->set_documents(stats.documents);
   reply->set_postings(stats.postings);
   reply->set_chunk_keys(stats.chunk_keys);
   reply->set_disk_bytes(stats.disk_bytes);
   reply->set_text_bytes(stats.text_bytes);
-  reply->set_chunking(detector_->params().Describe());
-  reply->set_key_id(detector_->params().key_id);
+  reply->set_chunking(detector->params().Describe());
+  reply->set_key_id(detector->params().key_id);
   reply->set_uptime_seconds(std::chrono::duration_cast<std::chrono::seconds>(
                                 std::chrono::steady_clock::now() - started_)
                                 .count());
-  reply->set_max_document_bytes(detector_->options().max_document_bytes);
+  reply->set_max_document_bytes(detector->options().max_document_bytes);
   return log.Finish(absl::OkStatus());
 }
 

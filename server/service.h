@@ -14,13 +14,18 @@
 #include "proto/cops.grpc.pb.h"
 #include "server/authorizer.h"
 #include "server/copy_detector.h"
+#include "server/index_generations.h"
 
 namespace cops {
 
 class CopyDetectionService final : public v1::CopyDetection::Service {
  public:
-  // Neither is owned; both must outlive the service.
+  // Neither is owned; both must outlive the service. Serves one fixed detector.
   CopyDetectionService(CopyDetector* detector, Authorizer* authorizer);
+  // Serves the live generation of `generations`, following key rotations: each call uses
+  // one generation throughout; registrations and unregistrations go through
+  // IndexGenerations::WithWriter. Neither is owned; both must outlive the service.
+  CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer);
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
                                 const v1::RegisterDocumentRequest* request,
@@ -52,7 +57,13 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   absl::Status CheckOne(grpc::ServerContext* context, const Principal& principal,
                         const v1::CheckDocumentRequest& request, v1::CheckDocumentReply* reply);
 
-  CopyDetector* const detector_;
+  // The detector a call uses; it stays valid while the pointer is held.
+  std::shared_ptr<CopyDetector> Detector() const;
+  // Runs a registration or unregistration on the live detector (see WithWriter).
+  absl::Status Write(const std::function<absl::Status(CopyDetector&)>& write);
+
+  CopyDetector* const fixed_detector_;     // or
+  IndexGenerations* const generations_;  // exactly one is set
   Authorizer* const authorizer_;
   const std::chrono::steady_clock::time_point started_;
 };

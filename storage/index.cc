@@ -334,6 +334,41 @@ const ChunkingParams& Index::params() const { return rep_->options.params; }
 absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
                                                 const DocumentFingerprint& fp,
                                                 std::string_view text) {
+  return RegisterImpl(record, fp, text, /*fixed_id=*/0);
+}
+
+absl::Status Index::RegisterAs(const DocumentRecord& record, const DocumentFingerprint& fp,
+                               std::string_view text) {
+  if (record.id == 0) return absl::InvalidArgumentError("RegisterAs needs a document id");
+  COPS_ASSIGN_OR_RETURN(RegisterOutcome outcome, RegisterImpl(record, fp, text, record.id));
+  if (!outcome.created) {
+    return absl::AlreadyExistsError("document " + std::to_string(record.id) +
+                                    ": its external id or text is already registered as document " +
+                                    std::to_string(outcome.id));
+  }
+  return absl::OkStatus();
+}
+
+DocId Index::NextDocId() const {
+  absl::MutexLock lock(&rep_->write_mu);
+  return rep_->next_doc_id;
+}
+
+absl::Status Index::RaiseNextDocId(DocId next) {
+  Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckWritable());
+  absl::MutexLock lock(&r.write_mu);
+  if (next <= r.next_doc_id) return absl::OkStatus();
+  rocksdb::WriteBatch b;
+  b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(next));
+  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), "raising the next document id"));
+  r.next_doc_id = next;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<RegisterOutcome> Index::RegisterImpl(const DocumentRecord& record,
+                                                    const DocumentFingerprint& fp,
+                                                    std::string_view text, DocId fixed_id) {
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
   for (const Chunk& c : fp.chunks) {
@@ -378,7 +413,15 @@ absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
     return RegisterOutcome{id, false, id};
   }
 
-  const DocId id = r.next_doc_id;
+  if (fixed_id != 0) {
+    COPS_ASSIGN_OR_RETURN(auto taken, r.Get(kDocuments, codec::DocKey(fixed_id),
+                                            "reading document " + std::to_string(fixed_id)));
+    if (taken.has_value()) {
+      return absl::AlreadyExistsError("document " + std::to_string(fixed_id) +
+                                      " is already registered");
+    }
+  }
+  const DocId id = fixed_id != 0 ? fixed_id : r.next_doc_id;
   DocumentRecord stored = record;
   stored.id = id;
   stored.sha256 = fp.sha256;
@@ -409,10 +452,11 @@ absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
   next.documents += 1;
   next.postings += postings.size();
   if (keep_text) next.text_bytes += text.size();
-  b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(id + 1));
+  const DocId next_id = std::max(r.next_doc_id, id + 1);
+  b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(next_id));
   b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
   // Ids are never reused, even when this write fails.
-  r.next_doc_id = id + 1;
+  r.next_doc_id = next_id;
   COPS_RETURN_IF_ERROR(
       FromRocks(r.db->Write(r.WriteOpts(), &b), "registering document " + std::to_string(id)));
   r.counters = next;

@@ -106,6 +106,19 @@ class Index {
                                            const DocumentFingerprint& fp,
                                            std::string_view text);
 
+  // Registers under `record.id` (REQUIRES: != 0) keeping the record's fields (owner,
+  // registration time, format, size) and taking sha256 and chunk counts from `fp`: how a key
+  // rotation re-keys a document into a new index generation under the same id. The next
+  // assigned id is raised above record.id. ALREADY_EXISTS when the id, its external id or
+  // its text is already registered; the index is then unchanged.
+  absl::Status RegisterAs(const DocumentRecord& record, const DocumentFingerprint& fp,
+                          std::string_view text);
+
+  // The id the next Register() will assign (ids are never reused).
+  DocId NextDocId() const;
+  // Makes the next assigned id at least `next` (never lowers it).
+  absl::Status RaiseNextDocId(DocId next);
+
   // Atomically removes the document, its postings, text and duplicate entry.
   // NOT_FOUND when no such document.
   absl::Status Unregister(DocId id);
@@ -145,6 +158,10 @@ class Index {
  private:
   struct Rep;
   explicit Index(std::unique_ptr<Rep> rep);
+  // fixed_id == 0 assigns the next id.
+  absl::StatusOr<RegisterOutcome> RegisterImpl(const DocumentRecord& record,
+                                               const DocumentFingerprint& fp,
+                                               std::string_view text, DocId fixed_id);
   std::unique_ptr<Rep> rep_;
 };
 

@@ -244,6 +244,30 @@ TEST(IndexTest, ReopenKeepsDocumentsAndNeverReusesIds) {
   EXPECT_EQ(third->id, first + 2);  // the unregistered id is not handed out again
 }
 
+TEST(IndexTest, RegisterAsKeepsTheGivenIdAndRecordAndRaisesTheNextId) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  DocumentRecord record = MakeRecord("rekeyed");
+  record.id = 42;
+  record.owner = "press";
+  record.registered_unix_micros = 1234;
+  ASSERT_TRUE(index->RegisterAs(record, MakeFingerprint(1, 10), "text").ok());
+  auto stored = index->GetDocument(42);
+  ASSERT_TRUE(stored.ok()) << stored.status();
+  EXPECT_EQ(stored->owner, "press");
+  EXPECT_EQ(stored->registered_unix_micros, 1234);
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), 42));
+  EXPECT_EQ(*index->GetText(42), "text");
+  EXPECT_EQ(index->NextDocId(), 43u);
+  // The id is taken, and so is the text under another id.
+  EXPECT_TRUE(absl::IsAlreadyExists(index->RegisterAs(record, MakeFingerprint(2, 10), "")));
+  record.id = 50;
+  EXPECT_TRUE(absl::IsAlreadyExists(index->RegisterAs(record, MakeFingerprint(1, 10), "")));
+  ASSERT_TRUE(index->RaiseNextDocId(100).ok());
+  ASSERT_TRUE(index->RaiseNextDocId(60).ok());  // never lowered
+  EXPECT_EQ(index->Register(MakeRecord("b"), MakeFingerprint(3, 10), "")->id, 100u);
+}
+
 TEST(IndexTest, UnregisterRemovesPostingsRecordTextAndMaps) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Sub("db")));

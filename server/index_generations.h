@@ -1,0 +1,116 @@
+#ifndef COPS_SERVER_INDEX_GENERATIONS_H_
+#define COPS_SERVER_INDEX_GENERATIONS_H_
+
+// The live index generation of a data directory and the rotation of its chunk-hashing key
+// (docs/security.md, "Rotating the hashing key"; layout in docs/storage-format.md).
+//
+// A generation is an Index with the key it was built under and a CopyDetector over both.
+// Generation 0 is the original layout (`index/`, `hash.key`, no `CURRENT`); generation n >= 1
+// is `index.<n>/` + `hash_key.<n>`, named by the `CURRENT` file. A rotation builds
+// generation n+1 in a background thread from the stored texts under a fresh key, keeping
+// every document id; a final catch-up runs under the registration lock, then `CURRENT` is
+// replaced atomically and the handlers move to the new generation. Calls in flight finish on
+// the old one (reference counted); then its directory is deleted and its key file
+// overwritten and unlinked. A crash before the switch restarts on the old generation (the
+// unfinished one is deleted at start), a crash after it on the new one.
+//
+// Thread-safety: safe for concurrent use. Current() never blocks on a rotation;
+// WithWriter() blocks only during the final catch-up of a rotation.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "server/admin_service.h"
+#include "server/copy_detector.h"
+#include "server/key_rotation_progress.h"
+#include "server/server_config.h"
+#include "storage/index.h"
+
+namespace cops {
+
+struct KeyRotationOptions {
+  // Pause after each document the background rebuild re-keys: throttles the rebuild so that
+  // checks keep their latency on a busy machine, at the cost of a longer rotation (and a
+  // longer final catch-up, which holds registrations). 0 = as fast as possible.
+  std::chrono::microseconds pause_per_document{0};
+};
+
+class IndexGenerations {
+ public:
+  // Opens the live generation of config.data_dir (created if missing), first deleting what
+  // an interrupted rotation left (generations other than the live one, CURRENT.tmp) and
+  // repairing <data-dir>/params to the live key's id. The key comes from the live generation's
+  // key file once the directory has been rotated; before that as LoadOrCreateHashKey() says.
+  // FAILED_PRECONDITION when the directory has been rotated and a key is given by --key-file
+  // or COPS_HASH_KEY; other errors as Index::Open and ResolveChunkingParams.
+  static absl::StatusOr<std::unique_ptr<IndexGenerations>> Open(
+      const ServerConfig& config, KeyRotationOptions rotation = KeyRotationOptions());
+  // Stops a rotation in progress (its unfinished generation is deleted) and closes the index.
+  ~IndexGenerations();
+  IndexGenerations(const IndexGenerations&) = delete;
+  IndexGenerations& operator=(const IndexGenerations&) = delete;
+
+  // The live generation's detector; it (and its Index) stays open while the pointer is held,
+  // even across a switch.
+  std::shared_ptr<CopyDetector> Current() const;
+
+  // Runs `write` (a registration or unregistration) on the live generation, holding the
+  // registration lock shared so that a rotation's final catch-up sees every write.
+  absl::Status WithWriter(const std::function<absl::Status(CopyDetector&)>& write);
+
+  // Starts rotating the key in the background and returns at once (poll Progress()).
+  // FAILED_PRECONDITION when a rotation is running, when the key is not kept in the data
+  // directory (--key-file, COPS_HASH_KEY), or when documents were registered without stored
+  // text (the message says how many) unless `drop_documents_without_text`, which leaves them
+  // out of the new generation.
+  absl::StatusOr<KeyRotationProgress> StartRotation(bool drop_documents_without_text);
+
+  KeyRotationProgress Progress() const;
+
+ private:
+  struct Generation;
+  IndexGenerations(std::string data_dir, IndexOptions index_options,
+                   CopyDetectorOptions detector_options, KeyRotationOptions rotation,
+                   bool key_in_data_dir, std::shared_ptr<Generation> live);
+
+  void Rotate(std::shared_ptr<Generation> old_gen, std::shared_ptr<Generation> new_gen,
+              bool drop_documents_without_text);
+  // Makes `to` hold exactly the documents of `from` (re-keying the missing ones from their
+  // stored texts); counts progress when `count_progress`.
+  absl::Status Reconcile(Generation& from, Generation& to, bool drop_documents_without_text,
+                         bool count_progress);
+  absl::Status Switch(std::shared_ptr<Generation> old_gen, std::shared_ptr<Generation> new_gen,
+                      bool drop_documents_without_text);
+
+  const std::string data_dir_;
+  const IndexOptions index_options_;  // path and params filled per generation
+  const CopyDetectorOptions detector_options_;
+  const KeyRotationOptions rotation_;
+  const bool key_in_data_dir_;
+
+  absl::Mutex start_mu_;  // serializes StartRotation (which joins the previous worker)
+  // Shared by every registration and unregistration; exclusive during the final catch-up.
+  absl::Mutex writes_mu_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<Generation> live_ ABSL_GUARDED_BY(mu_);
+  KeyRotationProgress progress_ ABSL_GUARDED_BY(mu_);
+  std::thread worker_;  // the rotation; started and joined by StartRotation / destructor
+  std::atomic<bool> stop_{false};
+};
+
+// Admin hooks bound to the live generation (get_document, create_snapshot) and to rotation.
+// REQUIRES: `generations` outlives the returned hooks.
+AdminIndexHooks AdminHooksFor(IndexGenerations* generations);
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_INDEX_GENERATIONS_H_

@@ -1,0 +1,449 @@
+// Rotation of the chunk-hashing key end to end: copsd's IndexGenerations behind the real
+// CopyDetection and Admin services on an ephemeral loopback port, with access control on.
+// Each test owns a data directory and restarts the "server" on it where a restart matters.
+
+#include <stdlib.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "proto/cops.grpc.pb.h"
+#include "proto/cops_admin.grpc.pb.h"
+#include "server/access_control.h"
+#include "server/admin_service.h"
+#include "server/index_generations.h"
+#include "server/service.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A paragraph of pseudo-random words: different seeds share no passage.
+std::string Prose(uint32_t seed, int words) {
+  static const char* kSyllables[] = {"ka", "lo", "mi", "ne", "su", "tor", "vel", "dra",
+                                     "pin", "gu", "ra", "shi", "on", "bel", "quo", "zen"};
+  std::string out;
+  uint64_t x = seed * 2654435761u + 1;
+  for (int i = 0; i < words; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int syllables = 2 + static_cast<int>(x % 3);
+    for (int s = 0; s < syllables; ++s) out += kSyllables[(x >> (8 + 4 * s)) % 16];
+    out += (i % 12 == 11) ? ". " : " ";
+  }
+  return out;
+}
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+class IndexGenerationsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "key_rotation_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    config_.data_dir = dir_.string();
+  }
+  void TearDown() override {
+    Stop();
+    fs::remove_all(dir_);
+  }
+
+  // Opens the data directory as copsd does and serves it; false (with a failure) on error.
+  void Start() {
+    auto generations = IndexGenerations::Open(config_, rotation_);
+    ASSERT_TRUE(generations.ok()) << generations.status();
+    generations_ = *std::move(generations);
+    AccessControlOptions access_options;
+    access_options.failure_base_delay_ms = 1;
+    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true, access_options);
+    ASSERT_TRUE(access.ok()) << access.status();
+    access_ = *std::move(access);
+    std::ifstream(dir_ / "admin.key") >> admin_key_;
+    ASSERT_FALSE(admin_key_.empty());
+    service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get());
+    admin_ = std::make_unique<AdminService>(access_.get(), access_.get(),
+                                            AdminHooksFor(generations_.get()),
+                                            (dir_ / "snapshots").string());
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service_.get());
+    builder.RegisterService(admin_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
+                                       grpc::InsecureChannelCredentials());
+    stub_ = v1::CopyDetection::NewStub(channel);
+    admin_stub_ = v1::Admin::NewStub(channel);
+  }
+
+  // As copsd shuts down: drain, then close the generations.
+  void Stop() {
+    if (server_ != nullptr) server_->Shutdown();
+    server_.reset();
+    stub_.reset();
+    admin_stub_.reset();
+    admin_.reset();
+    service_.reset();
+    access_.reset();
+    generations_.reset();
+  }
+
+  void Prepare(grpc::ClientContext* ctx, const std::string& key = "") {
+    ctx->AddMetadata("authorization", "Bearer " + (key.empty() ? admin_key_ : key));
+    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  }
+
+  uint64_t Register(const std::string& text, const std::string& title) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    v1::RegisterDocumentRequest req;
+    req.mutable_document()->set_content(text);
+    req.mutable_document()->set_format(v1::DOCUMENT_FORMAT_TEXT);
+    req.mutable_document()->mutable_metadata()->set_title(title);
+    req.mutable_document()->mutable_metadata()->set_collection("papers");
+    v1::RegisterDocumentReply reply;
+    grpc::Status s = stub_->RegisterDocument(&ctx, req, &reply);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_TRUE(reply.created());
+    return reply.doc_id();
+  }
+
+  grpc::Status Unregister(uint64_t id) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    v1::UnregisterDocumentRequest req;
+    req.set_doc_id(id);
+    v1::UnregisterDocumentReply reply;
+    return stub_->UnregisterDocument(&ctx, req, &reply);
+  }
+
+  // The ids of the documents reported for `text`.
+  std::vector<uint64_t> MatchingIds(const std::string& text) {
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    v1::CheckDocumentRequest req;
+    req.set_content(text);
+    req.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    v1::CheckDocumentReply reply;
+    grpc::Status s = stub_->CheckDocument(&ctx, req, &reply);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    std::vector<uint64_t> ids;
+    for (const v1::Match& m : reply.matches()) ids.push_back(m.doc_id());
+    return ids;
+  }
+
+  v1::GetStatsReply Stats() {
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    v1::GetStatsReply reply;
+    grpc::Status s = stub_->GetStats(&ctx, v1::GetStatsRequest(), &reply);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return reply;
+  }
+
+  grpc::Status RotateKey(v1::RotateKeyResponse* response, bool drop = false,
+                         const std::string& key = "") {
+    grpc::ClientContext ctx;
+    Prepare(&ctx, key);
+    v1::RotateKeyRequest req;
+    req.set_drop_documents_without_text(drop);
+    return admin_stub_->RotateKey(&ctx, req, response);
+  }
+
+  v1::KeyRotationStatus RotationStatus() {
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    v1::GetKeyRotationStatusResponse response;
+    grpc::Status s = admin_stub_->GetKeyRotationStatus(&ctx, v1::GetKeyRotationStatusRequest(),
+                                                       &response);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return response.status();
+  }
+
+  // Polls until the rotation is done or failed (at most 60 s).
+  v1::KeyRotationStatus WaitForRotation() {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    v1::KeyRotationStatus status;
+    do {
+      status = RotationStatus();
+      if (status.state() == v1::KEY_ROTATION_STATE_DONE ||
+          status.state() == v1::KEY_ROTATION_STATE_FAILED) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    } while (std::chrono::steady_clock::now() < until);
+    return status;
+  }
+
+  void RotateAndWait() {
+    v1::RotateKeyResponse started;
+    grpc::Status s = RotateKey(&started);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    v1::KeyRotationStatus done = WaitForRotation();
+    ASSERT_EQ(done.state(), v1::KEY_ROTATION_STATE_DONE) << done.error();
+  }
+
+  fs::path dir_;
+  ServerConfig config_;
+  KeyRotationOptions rotation_;
+  std::unique_ptr<IndexGenerations> generations_;
+  std::unique_ptr<AccessControl> access_;
+  std::string admin_key_;
+  std::unique_ptr<CopyDetectionService> service_;
+  std::unique_ptr<AdminService> admin_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::CopyDetection::Stub> stub_;
+  std::unique_ptr<v1::Admin::Stub> admin_stub_;
+};
+
+TEST_F(IndexGenerationsTest, RotationKeepsIdsChangesKeyAndForgetsTheOldOne) {
+  Start();
+  std::vector<uint64_t> ids;
+  for (uint32_t seed = 1; seed <= 5; ++seed) {
+    ids.push_back(Register(Prose(seed, 300), "paper " + std::to_string(seed)));
+  }
+  const std::string old_key_id = Stats().key_id();
+  const std::string copy = "Intro of my own. " + Prose(3, 300).substr(0, 900);
+  ASSERT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[2]});
+  ASSERT_TRUE(fs::exists(dir_ / "hash.key"));
+
+  v1::RotateKeyResponse started;
+  grpc::Status s = RotateKey(&started);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(started.status().documents_total(), 5u);
+  EXPECT_FALSE(started.status().new_key_id().empty());
+  EXPECT_NE(started.status().new_key_id(), old_key_id);
+  const v1::KeyRotationStatus done = WaitForRotation();
+  ASSERT_EQ(done.state(), v1::KEY_ROTATION_STATE_DONE) << done.error();
+  EXPECT_EQ(done.documents_done(), 5u);
+  EXPECT_EQ(done.generation(), 1u);
+  EXPECT_EQ(done.key_id(), started.status().new_key_id());
+
+  // The same copy is found as the same document; the reported key id is the new one.
+  EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[2]});
+  const v1::GetStatsReply stats = Stats();
+  EXPECT_EQ(stats.key_id(), started.status().new_key_id());
+  EXPECT_EQ(stats.documents(), 5u);
+  // The old generation and its key are gone; CURRENT names the new one.
+  EXPECT_FALSE(fs::exists(dir_ / "hash.key"));
+  EXPECT_FALSE(fs::exists(dir_ / "index"));
+  EXPECT_TRUE(fs::exists(dir_ / "hash_key.1"));
+  EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.1 hash_key.1\n");
+  // A new registration takes a fresh id, never one of the old ones.
+  const uint64_t after = Register(Prose(99, 300), "after");
+  EXPECT_GT(after, ids.back());
+
+  // Restart: only the new generation and key exist, and everything is still found.
+  Stop();
+  Start();
+  EXPECT_EQ(Stats().key_id(), started.status().new_key_id());
+  EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[2]});
+  EXPECT_EQ(MatchingIds(Prose(99, 300)), std::vector<uint64_t>{after});
+  EXPECT_FALSE(fs::exists(dir_ / "hash.key"));
+
+  // A second rotation retires generation 1 the same way.
+  RotateAndWait();
+  EXPECT_FALSE(fs::exists(dir_ / "hash_key.1"));
+  EXPECT_FALSE(fs::exists(dir_ / "index.1"));
+  EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.2 hash_key.2\n");
+  EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[2]});
+}
+
+TEST_F(IndexGenerationsTest, WritesDuringRotationArePresentOrAbsentAfterwards) {
+  // Throttled so that the writes below land while the new generation is being built.
+  rotation_.pause_per_document = std::chrono::milliseconds(40);
+  Start();
+  std::vector<uint64_t> ids;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    ids.push_back(Register(Prose(seed, 400), "paper " + std::to_string(seed)));
+  }
+  v1::RotateKeyResponse started;
+  grpc::Status s = RotateKey(&started);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  // While the new generation is built: one document removed, two added; checks and
+  // reads keep working on the live generation.
+  ASSERT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_REBUILDING);
+  EXPECT_EQ(MatchingIds(Prose(2, 400)), std::vector<uint64_t>{ids[1]});
+  ASSERT_TRUE(Unregister(ids[0]).ok());
+  const uint64_t added = Register(Prose(500, 400), "added during rotation");
+  ASSERT_TRUE(Unregister(ids[39]).ok());
+  const uint64_t added2 = Register(Prose(501, 400), "added during rotation too");
+  EXPECT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_REBUILDING);
+  // A second rotation cannot start while one runs.
+  v1::RotateKeyResponse again;
+  EXPECT_EQ(RotateKey(&again).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  const v1::KeyRotationStatus done = WaitForRotation();
+  ASSERT_EQ(done.state(), v1::KEY_ROTATION_STATE_DONE) << done.error();
+
+  EXPECT_EQ(Stats().documents(), 40u);
+  EXPECT_TRUE(MatchingIds(Prose(1, 400)).empty());
+  EXPECT_TRUE(MatchingIds(Prose(40, 400)).empty());
+  EXPECT_EQ(MatchingIds(Prose(500, 400)), std::vector<uint64_t>{added});
+  EXPECT_EQ(MatchingIds(Prose(501, 400)), std::vector<uint64_t>{added2});
+  EXPECT_EQ(MatchingIds(Prose(20, 400)), std::vector<uint64_t>{ids[19]});
+  grpc::ClientContext ctx;
+  Prepare(&ctx);
+  v1::GetDocumentRequest req;
+  req.set_doc_id(ids[0]);
+  v1::GetDocumentReply reply;
+  EXPECT_EQ(stub_->GetDocument(&ctx, req, &reply).error_code(), grpc::StatusCode::NOT_FOUND);
+
+  Stop();
+  Start();
+  EXPECT_EQ(Stats().documents(), 40u);
+  EXPECT_EQ(MatchingIds(Prose(500, 400)), std::vector<uint64_t>{added});
+}
+
+TEST_F(IndexGenerationsTest, ACallInFlightFinishesOnTheOldGenerationBeforeItIsRetired) {
+  Start();
+  const uint64_t id = Register(Prose(5, 300), "paper");
+  // What a check in flight holds: the generation it started on.
+  std::shared_ptr<CopyDetector> in_flight = generations_->Current();
+  const std::string old_key_id = in_flight->params().key_id;
+  v1::RotateKeyResponse started;
+  ASSERT_TRUE(RotateKey(&started).ok());
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (Stats().key_id() == old_key_id && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  // Switched: new calls use the new key, the old generation is still open for the held call.
+  EXPECT_EQ(Stats().key_id(), started.status().new_key_id());
+  EXPECT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_SWITCHING);
+  EXPECT_TRUE(fs::exists(dir_ / "hash.key"));
+  CheckRequestInfo check;
+  const std::string text = Prose(5, 300);
+  check.content = text;
+  auto result = in_flight->Check(check);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->report.matches.size(), 1u);
+  EXPECT_EQ(result->report.matches[0].doc_id, id);
+  // Once released, the old generation and its key are deleted.
+  in_flight.reset();
+  EXPECT_EQ(WaitForRotation().state(), v1::KEY_ROTATION_STATE_DONE);
+  EXPECT_FALSE(fs::exists(dir_ / "hash.key"));
+  EXPECT_FALSE(fs::exists(dir_ / "index"));
+  EXPECT_EQ(MatchingIds(text), std::vector<uint64_t>{id});
+}
+
+TEST_F(IndexGenerationsTest, OnlyAdminsMayRotate) {
+  Start();
+  PrincipalRecord owner;
+  owner.name = "press";
+  owner.role = static_cast<uint8_t>(Role::kOwner);
+  owner.collections = {"papers"};
+  auto issued = access_->CreatePrincipal(owner);
+  ASSERT_TRUE(issued.ok()) << issued.status();
+  const std::string key_id = Stats().key_id();
+
+  v1::RotateKeyResponse response;
+  EXPECT_EQ(RotateKey(&response, false, issued->api_key).error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  grpc::ClientContext ctx;
+  Prepare(&ctx, issued->api_key);
+  v1::GetKeyRotationStatusResponse status;
+  EXPECT_EQ(
+      admin_stub_->GetKeyRotationStatus(&ctx, v1::GetKeyRotationStatusRequest(), &status)
+          .error_code(),
+      grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_IDLE);
+  EXPECT_EQ(Stats().key_id(), key_id);
+  EXPECT_FALSE(fs::exists(dir_ / "CURRENT"));
+}
+
+TEST_F(IndexGenerationsTest, CrashBeforeTheSwitchRestartsOnTheOldGeneration) {
+  Start();
+  const uint64_t id = Register(Prose(7, 300), "kept");
+  const std::string key_id = Stats().key_id();
+  const std::string old_key = ReadAll(dir_ / "hash.key");
+  Stop();
+  // What a crash during the rebuild leaves: the new key and a half-built index, no CURRENT.
+  fs::create_directories(dir_ / "index.1");
+  std::ofstream(dir_ / "index.1" / "000007.log") << "half written";
+  std::ofstream(dir_ / "hash_key.1") << std::string(32, 'a') << "\n";
+  std::ofstream(dir_ / "CURRENT.tmp") << "index.1 hash_key.1\n";
+
+  Start();
+  EXPECT_FALSE(fs::exists(dir_ / "index.1"));
+  EXPECT_FALSE(fs::exists(dir_ / "hash_key.1"));
+  EXPECT_FALSE(fs::exists(dir_ / "CURRENT"));
+  EXPECT_EQ(ReadAll(dir_ / "hash.key"), old_key);
+  EXPECT_EQ(Stats().key_id(), key_id);
+  EXPECT_EQ(MatchingIds(Prose(7, 300)), std::vector<uint64_t>{id});
+  // And the rotation can simply be run again.
+  RotateAndWait();
+  EXPECT_EQ(MatchingIds(Prose(7, 300)), std::vector<uint64_t>{id});
+  EXPECT_NE(Stats().key_id(), key_id);
+}
+
+TEST_F(IndexGenerationsTest, CrashAfterTheSwitchFinishesRetiringTheOldGeneration) {
+  Start();
+  const uint64_t id = Register(Prose(8, 300), "kept");
+  RotateAndWait();
+  const std::string key_id = Stats().key_id();
+  Stop();
+  // What a crash between the CURRENT rename and the retirement leaves: the old pair.
+  fs::create_directories(dir_ / "index");
+  std::ofstream(dir_ / "hash.key") << std::string(32, 'b') << "\n";
+  // And an unfinished next generation from an interrupted second rotation.
+  fs::create_directories(dir_ / "index.2");
+  std::ofstream(dir_ / "hash_key.2") << std::string(32, 'c') << "\n";
+
+  Start();
+  EXPECT_FALSE(fs::exists(dir_ / "index"));
+  EXPECT_FALSE(fs::exists(dir_ / "hash.key"));
+  EXPECT_FALSE(fs::exists(dir_ / "index.2"));
+  EXPECT_FALSE(fs::exists(dir_ / "hash_key.2"));
+  EXPECT_EQ(Stats().key_id(), key_id);
+  EXPECT_EQ(MatchingIds(Prose(8, 300)), std::vector<uint64_t>{id});
+}
+
+TEST_F(IndexGenerationsTest, DocumentsWithoutTextRefuseRotationUnlessDropped) {
+  config_.store_texts = false;
+  Start();
+  Register(Prose(11, 300), "no text 1");
+  Register(Prose(12, 300), "no text 2");
+  const std::string key_id = Stats().key_id();
+
+  v1::RotateKeyResponse response;
+  grpc::Status refused = RotateKey(&response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(refused.error_message().find("2 of 2 documents"), std::string::npos)
+      << refused.error_message();
+  EXPECT_EQ(Stats().key_id(), key_id);
+  EXPECT_FALSE(fs::exists(dir_ / "hash_key.1"));
+
+  ASSERT_TRUE(RotateKey(&response, /*drop=*/true).ok());
+  const v1::KeyRotationStatus done = WaitForRotation();
+  ASSERT_EQ(done.state(), v1::KEY_ROTATION_STATE_DONE) << done.error();
+  EXPECT_EQ(done.documents_dropped(), 2u);
+  EXPECT_EQ(Stats().documents(), 0u);
+  EXPECT_NE(Stats().key_id(), key_id);
+}
+
+TEST_F(IndexGenerationsTest, KeyGivenOutsideTheDataDirectoryIsNotRotated) {
+  config_.hash_key = std::string(32, 'd');
+  Start();
+  v1::RotateKeyResponse response;
+  EXPECT_EQ(RotateKey(&response).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_FALSE(fs::exists(dir_ / "CURRENT"));
+}
+
+}  // namespace
+}  // namespace cops
