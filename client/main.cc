@@ -191,6 +191,11 @@ json CheckJson(const v1::CheckDocumentReply& r) {
         span["registered_start"] = s.registered_start();
         span["registered_end"] = s.registered_end();
       }
+      if (s.test_first_page() != 0) {
+        span["test_first_page"] = s.test_first_page();
+        span["test_last_page"] = s.test_last_page();
+      }
+      if (r.offsets_in_extracted_text()) span["test_text"] = s.test_text();
       spans.push_back(std::move(span));
     }
     matches.push_back({{"doc_id", m.doc_id()},
@@ -215,6 +220,7 @@ json CheckJson(const v1::CheckDocumentReply& r) {
           {"sampling_error", r.sampling_error()},
           {"format", r.format()},
           {"charset", r.charset()},
+          {"offsets_in_extracted_text", r.offsets_in_extracted_text()},
           {"matches", std::move(matches)},
           {"params",
            {{"chunking", p.chunking()},
@@ -268,8 +274,21 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text) {
                 m.violation() ? "VIOLATION" : "below the decision");
     std::fflush(stdout);
     for (const v1::Span& s : m.spans()) {
-      std::cout << "  bytes " << s.test_start() << "-" << s.test_end() << ": "
-                << Excerpt(text, s.test_start(), s.test_end(), tty) << "\n";
+      if (!r.offsets_in_extracted_text()) {
+        std::cout << "  bytes " << s.test_start() << "-" << s.test_end() << ": "
+                  << Excerpt(text, s.test_start(), s.test_end(), tty) << "\n";
+        continue;
+      }
+      // PDF, DOCX, ODT, email: the offsets index the extracted text, which the server sent.
+      std::cout << "  ";
+      if (s.test_first_page() != 0) {
+        std::cout << "page " << s.test_first_page();
+        if (s.test_last_page() != s.test_first_page()) std::cout << "-" << s.test_last_page();
+        std::cout << ", ";
+      }
+      std::cout << "text " << s.test_start() << "-" << s.test_end() << ": "
+                << Excerpt(s.test_text(), 0, static_cast<uint32_t>(s.test_text().size()), tty)
+                << "\n";
     }
   }
   std::cout << "\nparams: " << r.params().function() << " threshold "

@@ -85,6 +85,9 @@ struct Span {
   uint32_t registered_end = 0;
   uint32_t chunks = 0;  // matched chunks merged into this span
   uint32_t units = 0;   // units of the test document the span covers
+  // Filled by callers that know the layout (a PDF's pages, 1-based); 0 = not paged.
+  uint32_t test_first_page = 0;
+  uint32_t test_last_page = 0;
 };
 
 struct DocumentMatch {

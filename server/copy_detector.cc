@@ -69,6 +69,11 @@ absl::Status Cancelled(const CheckRequestInfo& request, const char* phase) {
 
 }  // namespace
 
+bool SpansIndexExtractedText(DocumentFormat format) {
+  return format == DocumentFormat::kPdf || format == DocumentFormat::kDocx ||
+         format == DocumentFormat::kOdt || format == DocumentFormat::kEmail;
+}
+
 std::string_view DecisionFunctionName(DecisionFunction f) {
   switch (f) {
     case DecisionFunction::kMatchRatio:
@@ -212,6 +217,16 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
     result.records.push_back(record);
   }
   result.report.matches = std::move(kept);
+  if (SpansIndexExtractedText(converted.format)) {
+    // A PDF maps text to itself and tags it with pages; the others have no map at all.
+    for (DocumentMatch& m : result.report.matches) {
+      for (Span& s : m.spans) {
+        s.test_first_page = converted.PageOf(s.test_start);
+        s.test_last_page = converted.PageOf(s.test_end > s.test_start ? s.test_end - 1 : s.test_start);
+      }
+    }
+    result.extracted_text = std::move(converted.text);
+  }
   result.report.violation = std::any_of(result.report.matches.begin(),
                                         result.report.matches.end(),
                                         [](const DocumentMatch& m) { return m.violation; });

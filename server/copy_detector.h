@@ -58,12 +58,20 @@ struct CheckRequestInfo {
 
 struct CheckResult {
   // Matches ordered by ratio, at most options.max_results (0 = all); spans in bytes of the
-  // checked input as given.
+  // checked input as given, or in `extracted_text` when that is set. Spans of a PDF carry
+  // their pages.
   Report report;
   std::vector<DocumentRecord> records;  // records[i] is the document of report.matches[i]
   DocumentFormat format = DocumentFormat::kText;
   std::string charset;
+  // Set for formats without a byte map to the input (SpansIndexExtractedText()): the text the
+  // spans index. Empty otherwise.
+  std::string extracted_text;
 };
+
+// True for formats whose converted text has no byte map back to the input (PDF, DOCX, ODT,
+// email), so that report spans index the extracted text.
+bool SpansIndexExtractedText(DocumentFormat format);
 
 class CopyDetector {
  public:

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -67,6 +68,18 @@ absl::StatusOr<std::optional<std::vector<std::string>>> CheckCollections(
   return std::optional<std::vector<std::string>>(std::move(out));
 }
 
+// The passage [start, end) of the extracted text, at most kMaxPassageBytes, cut before a
+// UTF-8 continuation byte so the proto string stays valid UTF-8.
+constexpr size_t kMaxPassageBytes = 2048;
+std::string_view PassageText(std::string_view text, uint32_t start, uint32_t end) {
+  if (start >= text.size() || end <= start) return {};
+  size_t stop = std::min<size_t>({end, text.size(), size_t{start} + kMaxPassageBytes});
+  while (stop > start && stop < text.size() && (static_cast<unsigned char>(text[stop]) & 0xC0) == 0x80) {
+    --stop;
+  }
+  return text.substr(start, stop - start);
+}
+
 void FillCheckReply(const CheckResult& result, const CheckOptions& options,
                     const v1::CheckOptions& asked, const ChunkingParams& params,
                     v1::CheckDocumentReply* reply) {
@@ -80,6 +93,8 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
   reply->set_sampling_error(report.sampling_error);
   reply->set_format(std::string(DocumentFormatName(result.format)));
   reply->set_charset(result.charset);
+  const bool in_text = SpansIndexExtractedText(result.format);
+  reply->set_offsets_in_extracted_text(in_text);
   for (size_t i = 0; i < report.matches.size(); ++i) {
     const DocumentMatch& m = report.matches[i];
     const DocumentRecord& r = result.records[i];
@@ -105,6 +120,12 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
       }
       span->set_chunks(s.chunks);
       span->set_units(s.units);
+      span->set_test_first_page(s.test_first_page);
+      span->set_test_last_page(s.test_last_page);
+      if (in_text) {
+        const std::string_view passage = PassageText(result.extracted_text, s.test_start, s.test_end);
+        span->set_test_text(passage.data(), passage.size());
+      }
     }
   }
   v1::CheckParams* p = reply->mutable_params();

@@ -260,5 +260,47 @@ TEST_F(CopyDetectorTest, SameContentInAnotherFormatMatchesAtNinetyPercent) {
   }
 }
 
+TEST_F(CopyDetectorTest, PdfSpansIndexTheExtractedTextAndNameTheirPages) {
+  // 30 paragraphs fill several pages; the registered text is the same words as plain text.
+  std::vector<std::string> paragraphs = testing::Prose(30, 5);
+  CopyDetectorOptions options;
+  absl::StatusOr<std::unique_ptr<CopyDetector>> detector =
+      CopyDetector::Create(index_.get(), *key_, options);
+  ASSERT_TRUE(detector.ok()) << detector.status();
+  const std::string text = testing::MakeText(paragraphs);
+  ASSERT_TRUE((*detector)->Register(text, DocumentFormat::kText, DocumentRecord{}).ok());
+
+  const std::string pdf = testing::MakePdfFromParagraphs(paragraphs);
+  CheckRequestInfo request;
+  request.content = pdf;
+  absl::StatusOr<CheckResult> r = (*detector)->Check(request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->format, DocumentFormat::kPdf);
+  ASSERT_FALSE(r->extracted_text.empty());
+  ASSERT_FALSE(r->report.matches.empty());
+  uint32_t last_page_seen = 0;
+  for (const Span& s : r->report.matches.front().spans) {
+    ASSERT_LE(s.test_end, r->extracted_text.size());
+    EXPECT_GE(s.test_first_page, 1u);
+    EXPECT_GE(s.test_last_page, s.test_first_page);
+    last_page_seen = std::max(last_page_seen, s.test_last_page);
+    // The offsets point at words of the registered text, not at PDF syntax.
+    const std::string passage = r->extracted_text.substr(s.test_start, s.test_end - s.test_start);
+    const std::string first_word = passage.substr(0, passage.find(' '));
+    EXPECT_NE(text.find(first_word), std::string::npos) << passage;
+    EXPECT_EQ(passage.find("BT"), std::string::npos);
+  }
+  EXPECT_GT(last_page_seen, 1u) << "a copy of the whole document spans more than one page";
+  EXPECT_TRUE(SpansIndexExtractedText(DocumentFormat::kDocx));
+
+  // Plain text keeps byte offsets of the input and no pages.
+  request.content = text;
+  r = (*detector)->Check(request);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(r->extracted_text.empty());
+  ASSERT_FALSE(r->report.matches.empty());
+  for (const Span& s : r->report.matches.front().spans) EXPECT_EQ(s.test_first_page, 0u);
+}
+
 }  // namespace
 }  // namespace cops
