@@ -269,6 +269,38 @@ TEST_F(CopsCliTest, UnregisterAndRestartKeepTheIndexRight) {
   EXPECT_EQ(json::parse(list.out)["documents"].size(), Corpus().size() - 1);
 }
 
+TEST_F(CopsCliTest, RotateKeyKeepsEveryDocumentFindableUnderTheNewKey) {
+  StartServer();
+  CliRun reg = Cops({"--json", "register", (dir_ / "corpus").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  WriteFile(dir_ / "copy.txt", Corpus()[2].body);
+  const json before = CheckJson(dir_ / "copy.txt", 1);
+  const uint64_t id = before["matches"][0]["doc_id"].get<uint64_t>();
+  CliRun stats = Cops({"--json", "stats"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const std::string old_key = json::parse(stats.out)["key_id"].get<std::string>();
+
+  CliRun rotate = Cops({"--json", "admin", "rotate-key", "--wait"});
+  ASSERT_EQ(rotate.exit_code, 0) << rotate.err;
+  const json done = json::parse(rotate.out.substr(rotate.out.rfind('{')));
+  EXPECT_EQ(done["state"], "done") << rotate.out;
+  EXPECT_EQ(done["documents_total"].get<uint64_t>(), Corpus().size());
+
+  stats = Cops({"--json", "stats"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const std::string new_key = json::parse(stats.out)["key_id"].get<std::string>();
+  EXPECT_NE(new_key, old_key);
+  EXPECT_EQ(done["key_id"], new_key) << rotate.out;
+  // The same copy is found as the same document, under the new key, also after a restart.
+  const json after = CheckJson(dir_ / "copy.txt", 1);
+  EXPECT_EQ(after["matches"][0]["doc_id"].get<uint64_t>(), id);
+  EXPECT_NE(after["params"]["chunking"].get<std::string>().find(new_key), std::string::npos);
+  ASSERT_EQ(StopServer(), 0) << ReadFile(dir_ / "copsd.log");
+  StartServer();
+  EXPECT_EQ(CheckJson(dir_ / "copy.txt", 1)["matches"][0]["doc_id"].get<uint64_t>(), id);
+  EXPECT_EQ(Documents(), Corpus().size());
+}
+
 TEST_F(CopsCliTest, BadInputsGetTheirStatusAndLeaveTheIndexIntact) {
   StartServer({"--max-document-bytes", "4096"});
   CliRun reg = Cops({"register", (dir_ / "corpus").string()});
