@@ -23,6 +23,7 @@ struct Scratch {
   std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<Chunk> chunks;      // all chunks before selection
   std::vector<uint32_t> window;   // winnowing deque (indices into chunks)
+  std::vector<Chunk> kept;        // mod-p selection, written without a branch per chunk
 };
 
 Scratch& ThreadScratch() {
@@ -159,11 +160,28 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
     case SelectionKind::kAll:
       kept->assign(all.begin(), all.end());
       return;
-    case SelectionKind::kModP:
-      for (const Chunk& c : all) {
-        if (c.hash % params.p == 0) kept->push_back(c);
+    case SelectionKind::kModP: {
+      // Every chunk is stored and the count advances only for kept ones: about 1/p of the
+      // chunks are kept at random, so a branch per chunk would mispredict often. The
+      // common power-of-two p takes a mask instead of a 64-bit division.
+      std::vector<Chunk>& buf = scratch->kept;
+      if (buf.size() < all.size()) buf.resize(all.size());
+      size_t count = 0;
+      const uint64_t p = params.p;
+      if ((p & (p - 1)) == 0) {
+        for (const Chunk& c : all) {
+          buf[count] = c;
+          count += (c.hash & (p - 1)) == 0;
+        }
+      } else {
+        for (const Chunk& c : all) {
+          buf[count] = c;
+          count += c.hash % p == 0;
+        }
       }
+      kept->assign(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(count));
       return;
+    }
     case SelectionKind::kWinnowing:
       break;
   }
