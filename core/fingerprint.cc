@@ -22,8 +22,10 @@ struct Scratch {
   std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit
   std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<Chunk> chunks;      // all chunks before selection
-  std::vector<uint32_t> window;   // winnowing deque (indices into chunks)
-  std::vector<Chunk> kept;        // mod-p selection, written without a branch per chunk
+  std::vector<Chunk> kept;        // selected chunks, written without a branch per chunk
+  std::vector<uint64_t> hashes;   // winnowing: chunk hashes, contiguous
+  std::vector<uint32_t> prefix_min;  // winnowing: see Select()
+  std::vector<uint32_t> suffix_min;
 };
 
 Scratch& ThreadScratch() {
@@ -186,24 +188,58 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
       break;
   }
   // Robust winnowing (Schleimer, Wilkerson, Aiken 2003): in every window of w consecutive
-  // hashes keep the minimum, the rightmost one on ties; record it once. A monotone deque
-  // of indices with strictly increasing hashes makes this O(n).
+  // hashes keep the minimum, the rightmost one on ties; record it once. Window minima come
+  // from van Herk / Gil-Werman blocks of w chunks: a window [l, i] spans the end of l's
+  // block and the start of i's, so its minimum is the better of the block's suffix minimum
+  // at l and the next block's prefix minimum at i. Three passes of conditional moves
+  // replace a deque whose pops and pushes mispredicted on random hashes.
   const uint32_t n = static_cast<uint32_t>(all.size());
   if (n == 0) return;
   const uint32_t w = std::min(params.w, n);  // fewer chunks than w: one window
-  std::vector<uint32_t>& dq = scratch->window;
-  if (dq.size() < n) dq.resize(n);  // every slot is written before it is read
-  uint32_t head = 0, tail = 0;  // dq[head, tail)
-  int64_t last = -1;
-  for (uint32_t i = 0; i < n; ++i) {
-    while (tail > head && all[dq[tail - 1]].hash >= all[i].hash) --tail;
-    dq[tail++] = i;
-    if (dq[head] + w <= i) ++head;
-    if (i + 1 >= w && static_cast<int64_t>(dq[head]) != last) {
-      last = dq[head];
-      kept->push_back(all[dq[head]]);
+  std::vector<uint64_t>& h = scratch->hashes;
+  std::vector<uint32_t>& pre = scratch->prefix_min;
+  std::vector<uint32_t>& suf = scratch->suffix_min;
+  if (h.size() < n) {
+    h.resize(n);
+    pre.resize(n);
+    suf.resize(n);
+  }
+  for (uint32_t i = 0; i < n; ++i) h[i] = all[i].hash;
+  for (uint32_t b = 0; b < n; b += w) {
+    const uint32_t e = std::min(n, b + w);
+    // Prefix minima, rightmost on ties: a later equal hash wins.
+    uint64_t mv = h[b];
+    uint32_t mi = b;
+    pre[b] = b;
+    for (uint32_t i = b + 1; i < e; ++i) {
+      const bool take = h[i] <= mv;
+      mv = take ? h[i] : mv;
+      mi = take ? i : mi;
+      pre[i] = mi;
+    }
+    // Suffix minima, rightmost on ties: an earlier equal hash loses.
+    mv = h[e - 1];
+    mi = e - 1;
+    suf[e - 1] = e - 1;
+    for (uint32_t i = e - 1; i-- > b;) {
+      const bool take = h[i] < mv;
+      mv = take ? h[i] : mv;
+      mi = take ? i : mi;
+      suf[i] = mi;
     }
   }
+  std::vector<Chunk>& buf = scratch->kept;
+  if (buf.size() < n) buf.resize(n);
+  size_t count = 0;
+  uint32_t last = std::numeric_limits<uint32_t>::max();  // no chunk index is this large
+  for (uint32_t i = w - 1; i < n; ++i) {
+    const uint32_t right = pre[i], left = suf[i + 1 - w];
+    const uint32_t min = h[right] <= h[left] ? right : left;
+    buf[count] = all[min];
+    count += min != last;
+    last = min;
+  }
+  kept->assign(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(count));
 }
 
 absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const ChunkingParams& params,
