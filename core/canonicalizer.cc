@@ -204,6 +204,14 @@ inline uint32_t EqMask(__m128i v, char c) {
   return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
 }
 
+// Set bits of a 16-bit mask, without a library call on CPUs that may lack POPCNT.
+inline uint32_t PopCount16(uint32_t x) {
+  x = x - ((x >> 1) & 0x5555u);
+  x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
+  x = (x + (x >> 4)) & 0x0F0Fu;
+  return (x + (x >> 8)) & 0x1Fu;
+}
+
 inline __m128i Load16(const unsigned char* p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
 }
@@ -378,10 +386,8 @@ class Scanner {
       const uint32_t stop = AlnumMask(v) | static_cast<uint32_t>(_mm_movemask_epi8(v));
       const int len = std::countr_zero(stop | 0x10000u);
       const uint32_t run = (1u << len) - 1;
-      const uint32_t newlines = EqMask(v, '\n') & run;
-      const uint32_t periods = EqMask(v, '.') & run;
-      if (newlines != 0) gap_.newlines += static_cast<uint32_t>(std::popcount(newlines));
-      if (periods != 0) gap_.periods += static_cast<uint32_t>(std::popcount(periods));
+      gap_.newlines += PopCount16(EqMask(v, '\n') & run);
+      gap_.periods += PopCount16(EqMask(v, '.') & run);
       gap_.strong = gap_.strong || ((EqMask(v, '!') | EqMask(v, '?')) & run) != 0;
       i += static_cast<size_t>(len);
       if (len < 16) return i;
@@ -459,7 +465,7 @@ class Scanner {
   // fixed-size store per byte. Room is made once for the rest of the input, so the loop
   // needs no bounds check per byte (the buffer starts that large; only ICU mappings can
   // consume it faster than the input, and then Ensure() grows it here).
-  size_t AsciiRun(const unsigned char* s, size_t i, size_t n) {
+  [[gnu::always_inline]] size_t AsciiRun(const unsigned char* s, size_t i, size_t n) {
     if (!in_word_) StartWord(i, s[i] >= 'A' && s[i] <= 'Z');
     size_t j = i;
     bool digits = true;
