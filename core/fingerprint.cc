@@ -22,9 +22,10 @@ struct Scratch {
   std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit
   std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<Chunk> chunks;      // all chunks before selection
-  std::vector<Chunk> kept;        // selected chunks, written without a branch per chunk
-  std::vector<uint64_t> hashes;   // winnowing: chunk hashes, contiguous
-  std::vector<uint32_t> prefix_min;  // winnowing: see Select()
+  std::vector<uint32_t> selected;  // indices of selected chunks, written without a branch
+  std::vector<uint64_t> prefix_hash;  // winnowing: see Select()
+  std::vector<uint64_t> suffix_hash;
+  std::vector<uint32_t> prefix_min;
   std::vector<uint32_t> suffix_min;
 };
 
@@ -156,6 +157,14 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
   Finalize(chunks.size(), [&](size_t i) -> uint64_t& { return chunks[i].hash; });
 }
 
+namespace {
+void Gather(const std::vector<Chunk>& all, const uint32_t* indices, size_t count,
+            std::vector<Chunk>* out) {
+  out->reserve(out->size() + count);
+  for (size_t i = 0; i < count; ++i) out->push_back(all[indices[i]]);
+}
+}  // namespace
+
 void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept,
                                 Scratch* scratch) const {
   switch (params.selection) {
@@ -163,25 +172,26 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
       kept->assign(all.begin(), all.end());
       return;
     case SelectionKind::kModP: {
-      // Every chunk is stored and the count advances only for kept ones: about 1/p of the
+      // Every index is stored and the count advances only for kept ones: about 1/p of the
       // chunks are kept at random, so a branch per chunk would mispredict often. The
       // common power-of-two p takes a mask instead of a 64-bit division.
-      std::vector<Chunk>& buf = scratch->kept;
-      if (buf.size() < all.size()) buf.resize(all.size());
+      std::vector<uint32_t>& sel = scratch->selected;
+      if (sel.size() < all.size()) sel.resize(all.size());
       size_t count = 0;
       const uint64_t p = params.p;
+      const uint32_t n = static_cast<uint32_t>(all.size());
       if ((p & (p - 1)) == 0) {
-        for (const Chunk& c : all) {
-          buf[count] = c;
-          count += (c.hash & (p - 1)) == 0;
+        for (uint32_t i = 0; i < n; ++i) {
+          sel[count] = i;
+          count += (all[i].hash & (p - 1)) == 0;
         }
       } else {
-        for (const Chunk& c : all) {
-          buf[count] = c;
-          count += c.hash % p == 0;
+        for (uint32_t i = 0; i < n; ++i) {
+          sel[count] = i;
+          count += all[i].hash % p == 0;
         }
       }
-      kept->assign(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(count));
+      Gather(all, sel.data(), count, kept);
       return;
     }
     case SelectionKind::kWinnowing:
@@ -196,50 +206,53 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
   const uint32_t n = static_cast<uint32_t>(all.size());
   if (n == 0) return;
   const uint32_t w = std::min(params.w, n);  // fewer chunks than w: one window
-  std::vector<uint64_t>& h = scratch->hashes;
+  std::vector<uint64_t>& pre_hash = scratch->prefix_hash;
+  std::vector<uint64_t>& suf_hash = scratch->suffix_hash;
   std::vector<uint32_t>& pre = scratch->prefix_min;
   std::vector<uint32_t>& suf = scratch->suffix_min;
-  if (h.size() < n) {
-    h.resize(n);
+  std::vector<uint32_t>& sel = scratch->selected;
+  if (pre.size() < n) {
+    pre_hash.resize(n);
+    suf_hash.resize(n);
     pre.resize(n);
     suf.resize(n);
   }
-  for (uint32_t i = 0; i < n; ++i) h[i] = all[i].hash;
+  if (sel.size() < n) sel.resize(n);
   for (uint32_t b = 0; b < n; b += w) {
     const uint32_t e = std::min(n, b + w);
     // Prefix minima, rightmost on ties: a later equal hash wins.
-    uint64_t mv = h[b];
+    uint64_t mv = all[b].hash;
     uint32_t mi = b;
-    pre[b] = b;
-    for (uint32_t i = b + 1; i < e; ++i) {
-      const bool take = h[i] <= mv;
-      mv = take ? h[i] : mv;
+    for (uint32_t i = b; i < e; ++i) {
+      const uint64_t h = all[i].hash;
+      const bool take = h <= mv;
+      mv = take ? h : mv;
       mi = take ? i : mi;
+      pre_hash[i] = mv;
       pre[i] = mi;
     }
     // Suffix minima, rightmost on ties: an earlier equal hash loses.
-    mv = h[e - 1];
+    mv = all[e - 1].hash;
     mi = e - 1;
-    suf[e - 1] = e - 1;
-    for (uint32_t i = e - 1; i-- > b;) {
-      const bool take = h[i] < mv;
-      mv = take ? h[i] : mv;
+    for (uint32_t i = e; i-- > b;) {
+      const uint64_t h = all[i].hash;
+      const bool take = h < mv;
+      mv = take ? h : mv;
       mi = take ? i : mi;
+      suf_hash[i] = mv;
       suf[i] = mi;
     }
   }
-  std::vector<Chunk>& buf = scratch->kept;
-  if (buf.size() < n) buf.resize(n);
   size_t count = 0;
   uint32_t last = std::numeric_limits<uint32_t>::max();  // no chunk index is this large
   for (uint32_t i = w - 1; i < n; ++i) {
-    const uint32_t right = pre[i], left = suf[i + 1 - w];
-    const uint32_t min = h[right] <= h[left] ? right : left;
-    buf[count] = all[min];
+    const uint32_t l = i + 1 - w;
+    const uint32_t min = pre_hash[i] <= suf_hash[l] ? pre[i] : suf[l];
+    sel[count] = min;
     count += min != last;
     last = min;
   }
-  kept->assign(buf.begin(), buf.begin() + static_cast<ptrdiff_t>(count));
+  Gather(all, sel.data(), count, kept);
 }
 
 absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const ChunkingParams& params,
