@@ -113,8 +113,9 @@ class WordMapper {
   // are written from the packed table. Built from (and checked against) the table above,
   // so both scanners agree by construction; BlockOk() is false when the table does not
   // fit this shape, and the per-byte scanner runs instead. Unused slots hold NUL, which is
-  // never inside a word.
-  static constexpr size_t kSlots = 4;
+  // never inside a word. Two slots each fit Debian's ICU 72 ("0" -> "o", "1" -> "l"; "m"
+  // and "M" -> "rn"); every slot costs vector operations per word.
+  static constexpr size_t kSlots = 2;
   struct BlockModel {
     bool ok = false;
     std::array<unsigned char, kSlots> subst_from{};
@@ -204,12 +205,10 @@ inline uint32_t EqMask(__m128i v, char c) {
   return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
 }
 
-// Set bits of a 16-bit mask, without a library call on CPUs that may lack POPCNT.
-inline uint32_t PopCount16(uint32_t x) {
-  x = x - ((x >> 1) & 0x5555u);
-  x = (x & 0x3333u) + ((x >> 2) & 0x3333u);
-  x = (x + (x >> 4)) & 0x0F0Fu;
-  return (x + (x >> 8)) & 0x1Fu;
+// min(set bits of x, 2). Gap counts are only compared with 1 and 2 (Gap::Flags()), so a
+// block adding at most 2 keeps every comparison's outcome, and costs no population count.
+inline uint32_t AtMostTwo(uint32_t x) {
+  return static_cast<uint32_t>(x != 0) + static_cast<uint32_t>((x & (x - 1)) != 0);
 }
 
 inline __m128i Load16(const unsigned char* p) {
@@ -284,6 +283,8 @@ CpClass ClassifyCodePoint(UChar32 c) {
 
 // Scanner state of the separator run between two words.
 struct Gap {
+  // Line breaks and periods seen; the block scanner adds at most 2 per 16 bytes, which
+  // Flags(), comparing with 1 and 2 only, cannot tell from the exact count.
   uint32_t newlines = 0;
   uint32_t periods = 0;
   bool strong = false;
@@ -386,8 +387,8 @@ class Scanner {
       const uint32_t stop = AlnumMask(v) | static_cast<uint32_t>(_mm_movemask_epi8(v));
       const int len = std::countr_zero(stop | 0x10000u);
       const uint32_t run = (1u << len) - 1;
-      gap_.newlines += PopCount16(EqMask(v, '\n') & run);
-      gap_.periods += PopCount16(EqMask(v, '.') & run);
+      gap_.newlines += AtMostTwo(EqMask(v, '\n') & run);
+      gap_.periods += AtMostTwo(EqMask(v, '.') & run);
       gap_.strong = gap_.strong || ((EqMask(v, '!') | EqMask(v, '?')) & run) != 0;
       i += static_cast<size_t>(len);
       if (len < 16) return i;
@@ -482,7 +483,7 @@ class Scanner {
         const __m128i v = Load16(s + j);
         const int len = std::countr_zero(~AlnumMask(v));  // bit 16 and up are set
         const uint32_t run = (1u << len) - 1;
-        non_digit |= ~DigitMask(v) & run;
+        if (s[i] <= '9') non_digit |= ~DigitMask(v) & run;  // else not a number anyway
         uint32_t expand = block_.ExpandMask(v) & run;
         size_t seg = j;  // input bytes [seg, j + len) are still to be written
         while (expand != 0) {
@@ -500,7 +501,7 @@ class Scanner {
         j += static_cast<size_t>(len);
         if (len < 16) break;
       }
-      digits = non_digit == 0;
+      digits = s[i] <= '9' && non_digit == 0;
       if (j + 32 <= n) {
         pos_ = static_cast<size_t>(w - text_.data());
         return FinishRun(s, i, j, digits);
