@@ -249,14 +249,18 @@ TEST(SelectionTest, WinnowingKeepsTheRightmostMinimumOfEveryWindow) {
   // window edges are exercised; the reference is the definition, window by window.
   std::mt19937 rng(11);
   for (uint32_t w : {1u, 2u, 3u, 8u}) {
-    ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 2, SelectionKind::kWinnowing);
+    ChunkingParams p =
+        Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 2, SelectionKind::kWinnowing);
     p.w = w;
     auto f = Make(p);
     auto all = Make(Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 2, SelectionKind::kAll));
     for (int trial = 0; trial < 40; ++trial) {
       std::string text;
       const int words = 1 + static_cast<int>(rng() % 40);
-      for (int i = 0; i < words; ++i) text += std::string(1, static_cast<char>('a' + rng() % 3)) + " ";
+      for (int i = 0; i < words; ++i) {
+        text += static_cast<char>('a' + rng() % 3);
+        text += ' ';
+      }
       DocumentFingerprint fa, fw;
       ASSERT_TRUE(all->Fingerprint(text, &fa).ok());
       ASSERT_TRUE(f->Fingerprint(text, &fw).ok());
