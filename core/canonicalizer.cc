@@ -8,9 +8,17 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cctype>
 #include <cstring>
 #include <memory>
+
+// SSE2 is part of x86-64, so the block scanner needs no runtime CPU check; other targets
+// take the per-byte scanner, which produces the same output.
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define COPS_CANON_SSE2 1
+#endif
 
 namespace cops {
 namespace {
@@ -52,6 +60,7 @@ class WordMapper {
         std::memcpy(packed_[c].bytes, mapped.data(), mapped.size());
       }
     }
+    BuildBlockModel();
   }
   ~WordMapper() {
     if (spoof_ != nullptr) uspoof_close(spoof_);
@@ -99,7 +108,48 @@ class WordMapper {
   // The mapping of an ASCII letter or digit when it is one byte, else 0.
   char AsciiSingle(unsigned char c) const { return ascii_single_[c]; }
 
+  // The ASCII mappings restated for a 16-byte block scanner: "lower-case A-Z, then replace
+  // each byte in subst_from by subst_to"; bytes in `expand` map to other than one byte and
+  // are written from the packed table. Built from (and checked against) the table above,
+  // so both scanners agree by construction; BlockOk() is false when the table does not
+  // fit this shape, and the per-byte scanner runs instead. Unused slots hold NUL, which is
+  // never inside a word. Two slots each fit Debian's ICU 72 ("0" -> "o", "1" -> "l"; "m"
+  // and "M" -> "rn"); every slot costs vector operations per word.
+  static constexpr size_t kSlots = 2;
+  struct BlockModel {
+    bool ok = false;
+    std::array<unsigned char, kSlots> subst_from{};
+    std::array<unsigned char, kSlots> subst_to{};
+    std::array<unsigned char, kSlots> expand{};
+  };
+  bool BlockOk() const { return block_.ok; }
+  const BlockModel& Block() const { return block_; }
+
  private:
+  void BuildBlockModel() {
+    size_t n_subst = 0, n_expand = 0;
+    bool fits = PackedOk();
+    for (int c = 0; c < 128 && fits; ++c) {
+      if (!std::isalnum(c)) continue;
+      const std::string& m = ascii_[c];
+      const unsigned char lower = (c >= 'A' && c <= 'Z') ? static_cast<unsigned char>(c + 32)
+                                                         : static_cast<unsigned char>(c);
+      if (m.size() != 1) {
+        if (n_expand == kSlots) fits = false;
+        else block_.expand[n_expand++] = static_cast<unsigned char>(c);
+      } else if (static_cast<unsigned char>(m[0]) != lower) {
+        if (n_subst == kSlots) {
+          fits = false;
+        } else {
+          block_.subst_from[n_subst] = static_cast<unsigned char>(c);
+          block_.subst_to[n_subst++] = static_cast<unsigned char>(m[0]);
+        }
+      }
+    }
+    block_.ok = fits;
+  }
+
+  BlockModel block_;
   const icu::Normalizer2* nfkc_cf_ = nullptr;  // owned by ICU
   USpoofChecker* spoof_ = nullptr;
   std::array<std::string, 128> ascii_;
@@ -133,6 +183,71 @@ constexpr std::array<uint8_t, 256> MakeClasses() {
   return t;
 }
 constexpr std::array<uint8_t, 256> kClass = MakeClasses();
+
+#if COPS_CANON_SSE2
+// Bit i is set when byte i of `v` is an ASCII letter or digit. Bytes >= 0x80 are negative
+// as signed chars and fail every range test.
+inline uint32_t AlnumMask(__m128i v) {
+  const __m128i folded = _mm_or_si128(v, _mm_set1_epi8(0x20));
+  const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(folded, _mm_set1_epi8('a' - 1)),
+                                       _mm_cmplt_epi8(folded, _mm_set1_epi8('z' + 1)));
+  const __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(letter, digit)));
+}
+
+inline uint32_t DigitMask(__m128i v) {
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_and_si128(
+      _mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)))));
+}
+
+inline uint32_t EqMask(__m128i v, char c) {
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c))));
+}
+
+// min(set bits of x, 2). Gap counts are only compared with 1 and 2 (Gap::Flags()), so a
+// block adding at most 2 keeps every comparison's outcome, and costs no population count.
+inline uint32_t AtMostTwo(uint32_t x) {
+  return static_cast<uint32_t>(x != 0) + static_cast<uint32_t>((x & (x - 1)) != 0);
+}
+
+inline __m128i Load16(const unsigned char* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+
+// WordMapper::BlockModel as vectors.
+struct BlockMapper {
+  explicit BlockMapper(const WordMapper::BlockModel& m) {
+    for (size_t k = 0; k < WordMapper::kSlots; ++k) {
+      from[k] = _mm_set1_epi8(static_cast<char>(m.subst_from[k]));
+      to[k] = _mm_set1_epi8(static_cast<char>(m.subst_to[k]));
+      expand[k] = _mm_set1_epi8(static_cast<char>(m.expand[k]));
+    }
+  }
+  // The one-byte mappings of the 16 bytes at `v` (meaningful for letters and digits only).
+  __m128i Map(__m128i v) const {
+    const __m128i upper = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('A' - 1)),
+                                        _mm_cmplt_epi8(v, _mm_set1_epi8('Z' + 1)));
+    __m128i out = _mm_add_epi8(v, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
+    for (size_t k = 0; k < WordMapper::kSlots; ++k) {
+      const __m128i eq = _mm_cmpeq_epi8(v, from[k]);
+      out = _mm_or_si128(_mm_andnot_si128(eq, out), _mm_and_si128(eq, to[k]));
+    }
+    return out;
+  }
+  // Bit i is set when byte i of `v` maps to other than one byte.
+  uint32_t ExpandMask(__m128i v) const {
+    __m128i any = _mm_cmpeq_epi8(v, expand[0]);
+    for (size_t k = 1; k < WordMapper::kSlots; ++k) {
+      any = _mm_or_si128(any, _mm_cmpeq_epi8(v, expand[k]));
+    }
+    return static_cast<uint32_t>(_mm_movemask_epi8(any));
+  }
+  __m128i from[WordMapper::kSlots];
+  __m128i to[WordMapper::kSlots];
+  __m128i expand[WordMapper::kSlots];
+};
+#endif  // COPS_CANON_SSE2
 
 // Unicode classes of a non-ASCII code point, in the same terms as AsciiClass.
 enum class CpClass { kSkip, kAlnum, kSep, kNewline, kParagraph, kPeriod, kEllipsis, kStrongEnd };
@@ -168,6 +283,8 @@ CpClass ClassifyCodePoint(UChar32 c) {
 
 // Scanner state of the separator run between two words.
 struct Gap {
+  // Line breaks and periods seen; the block scanner adds at most 2 per 16 bytes, which
+  // Flags(), comparing with 1 and 2 only, cannot tell from the exact count.
   uint32_t newlines = 0;
   uint32_t periods = 0;
   bool strong = false;
@@ -188,8 +305,16 @@ class Scanner {
   // the ASCII worst case (Ensure() grows it for the rare longer ICU mappings); Finish()
   // trims it. Per-byte push_back cost more than the table lookups themselves.
   Scanner(std::string_view in, CanonicalText* out)
-      : in_(in), out_(out), text_(out->text), mapper_(Mapper()) {
-    text_.resize(in.size() * mapper_.MaxAsciiLen() + 64);
+      : in_(in),
+        out_(out),
+        text_(out->text),
+        mapper_(Mapper())
+#if COPS_CANON_SSE2
+        ,
+        block_(mapper_.Block())
+#endif
+  {
+    text_.resize(in.size() * mapper_.MaxAsciiLen() + kSlack);
   }
 
   void Run() {
@@ -204,7 +329,7 @@ class Scanner {
             AsciiAlnum(i, b);
             ++i;
           } else {
-            i = AsciiRun(s, i, n);
+            i = AsciiWords(s, i, n);
           }
           break;
         case kNewline:
@@ -255,6 +380,20 @@ class Scanner {
   // at s[i]: a tight loop that only counts what the sentence splitter needs. Outside a word
   // '.' and ',' never join digits, so no lookahead is needed here.
   size_t GapRun(const unsigned char* s, size_t i, size_t n) {
+#if COPS_CANON_SSE2
+    // 16 bytes at a time: the run ends at the first letter, digit or non-ASCII byte.
+    for (; i + 16 <= n;) {
+      const __m128i v = Load16(s + i);
+      const uint32_t stop = AlnumMask(v) | static_cast<uint32_t>(_mm_movemask_epi8(v));
+      const int len = std::countr_zero(stop | 0x10000u);
+      const uint32_t run = (1u << len) - 1;
+      gap_.newlines += AtMostTwo(EqMask(v, '\n') & run);
+      gap_.periods += AtMostTwo(EqMask(v, '.') & run);
+      gap_.strong = gap_.strong || ((EqMask(v, '!') | EqMask(v, '?')) & run) != 0;
+      i += static_cast<size_t>(len);
+      if (len < 16) return i;
+    }
+#endif
     for (; i < n; ++i) {
       const uint8_t c = kClass[s[i]];
       if (c == kSep) continue;
@@ -307,14 +446,77 @@ class Scanner {
     pos_ += bytes.size();
   }
 
+  // Alternating ASCII words and separator runs from s[i] (a letter or digit), without a
+  // trip through Run()'s dispatch per word. Stops before a non-ASCII byte and before '.'
+  // or ',' that may join digits, which Run() handles.
+  size_t AsciiWords(const unsigned char* s, size_t i, size_t n) {
+    for (;;) {
+      i = AsciiRun(s, i, n);
+      if (i >= n) return i;
+      const unsigned char b = s[i];
+      const uint8_t c = kClass[b];
+      if (c == kHigh || ((b == '.' || b == ',') && last_digit_)) return i;
+      EndWord();
+      i = GapRun(s, i, n);
+      if (i >= n || kClass[s[i]] != kAlnum) return i;
+    }
+  }
+
   // A run of ASCII letters and digits on the fast path: one table lookup and one
   // fixed-size store per byte. Room is made once for the rest of the input, so the loop
   // needs no bounds check per byte (the buffer starts that large; only ICU mappings can
   // consume it faster than the input, and then Ensure() grows it here).
-  size_t AsciiRun(const unsigned char* s, size_t i, size_t n) {
+  [[gnu::always_inline]] size_t AsciiRun(const unsigned char* s, size_t i, size_t n) {
     if (!in_word_) StartWord(i, s[i] >= 'A' && s[i] <= 'Z');
     size_t j = i;
     bool digits = true;
+#if COPS_CANON_SSE2
+    if (mapper_.BlockOk()) {
+      // 16 bytes at a time: the run's length from a bit mask, its mappings by vector
+      // operations and 16-byte stores (the buffer has kSlack bytes of room past the
+      // worst case), bytes that expand written one by one from the packed table. Loads
+      // reach up to 31 bytes past j, so the last 31 bytes take the per-byte loop below.
+      Ensure(mapper_.MaxAsciiLen() * (n - i) + kSlack);
+      char* w = text_.data() + pos_;
+      uint32_t non_digit = 0;
+      while (j + 32 <= n) {
+        const __m128i v = Load16(s + j);
+        const int len = std::countr_zero(~AlnumMask(v));  // bit 16 and up are set
+        const uint32_t run = (1u << len) - 1;
+        if (s[i] <= '9') non_digit |= ~DigitMask(v) & run;  // else not a number anyway
+        uint32_t expand = block_.ExpandMask(v) & run;
+        size_t seg = j;  // input bytes [seg, j + len) are still to be written
+        while (expand != 0) {
+          const size_t at = j + static_cast<size_t>(std::countr_zero(expand));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(w), block_.Map(Load16(s + seg)));
+          w += at - seg;
+          const WordMapper::Packed& m = mapper_.AsciiPacked(s[at]);
+          std::memcpy(w, m.bytes, WordMapper::kPackedBytes);
+          w += m.len;
+          seg = at + 1;
+          expand &= expand - 1;
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(w), block_.Map(Load16(s + seg)));
+        w += j + static_cast<size_t>(len) - seg;
+        j += static_cast<size_t>(len);
+        if (len < 16) break;
+      }
+      digits = s[i] <= '9' && non_digit == 0;
+      if (j + 32 <= n) {
+        pos_ = static_cast<size_t>(w - text_.data());
+        return FinishRun(s, i, j, digits);
+      }
+      for (; j < n && kClass[s[j]] == kAlnum; ++j) {
+        const unsigned char b = s[j];
+        digits = digits && b <= '9';
+        const WordMapper::Packed& m = mapper_.AsciiPacked(b);
+        std::memcpy(w, m.bytes, WordMapper::kPackedBytes);
+        w += m.len;
+      }
+      pos_ = static_cast<size_t>(w - text_.data());
+      return FinishRun(s, i, j, digits);
+    }
+#endif
     if (mapper_.PackedOk()) {
       constexpr size_t kW = WordMapper::kPackedBytes;
       Ensure(mapper_.MaxAsciiLen() * (n - i) + kW);
@@ -333,6 +535,11 @@ class Scanner {
         Append(mapper_.Ascii(s[j]));
       }
     }
+    return FinishRun(s, i, j, digits);
+  }
+
+  // Word state after the ASCII run [i, j); returns j.
+  size_t FinishRun(const unsigned char* s, size_t i, size_t j, bool digits) {
     chars_ += static_cast<uint32_t>(j - i);
     all_digits_ = all_digits_ && digits;
     last_digit_ = s[j - 1] <= '9';
@@ -440,11 +647,17 @@ class Scanner {
     return true;
   }
 
+  // Room past the ASCII worst case for fixed-size stores (16-byte blocks, 4-byte records).
+  static constexpr size_t kSlack = 64;
+
   std::string_view in_;
   CanonicalText* out_;
   std::string& text_;  // out_->text, used as a buffer: bytes [0, pos_) are written
   size_t pos_ = 0;
   const WordMapper& mapper_;
+#if COPS_CANON_SSE2
+  const BlockMapper block_;
+#endif
   Gap gap_;
   bool in_word_ = false;
   bool unicode_ = false;

@@ -22,7 +22,11 @@ struct Scratch {
   std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit
   std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<Chunk> chunks;      // all chunks before selection
-  std::vector<uint32_t> window;   // winnowing deque (indices into chunks)
+  std::vector<uint32_t> selected;  // indices of selected chunks, written without a branch
+  std::vector<uint64_t> prefix_hash;  // winnowing: see Select()
+  std::vector<uint64_t> suffix_hash;
+  std::vector<uint32_t> prefix_min;
+  std::vector<uint32_t> suffix_min;
 };
 
 Scratch& ThreadScratch() {
@@ -153,39 +157,102 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
   Finalize(chunks.size(), [&](size_t i) -> uint64_t& { return chunks[i].hash; });
 }
 
+namespace {
+void Gather(const std::vector<Chunk>& all, const uint32_t* indices, size_t count,
+            std::vector<Chunk>* out) {
+  out->reserve(out->size() + count);
+  for (size_t i = 0; i < count; ++i) out->push_back(all[indices[i]]);
+}
+}  // namespace
+
 void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept,
                                 Scratch* scratch) const {
   switch (params.selection) {
     case SelectionKind::kAll:
       kept->assign(all.begin(), all.end());
       return;
-    case SelectionKind::kModP:
-      for (const Chunk& c : all) {
-        if (c.hash % params.p == 0) kept->push_back(c);
+    case SelectionKind::kModP: {
+      // Every index is stored and the count advances only for kept ones: about 1/p of the
+      // chunks are kept at random, so a branch per chunk would mispredict often. The
+      // common power-of-two p takes a mask instead of a 64-bit division.
+      std::vector<uint32_t>& sel = scratch->selected;
+      if (sel.size() < all.size()) sel.resize(all.size());
+      size_t count = 0;
+      const uint64_t p = params.p;
+      const uint32_t n = static_cast<uint32_t>(all.size());
+      if ((p & (p - 1)) == 0) {
+        for (uint32_t i = 0; i < n; ++i) {
+          sel[count] = i;
+          count += (all[i].hash & (p - 1)) == 0;
+        }
+      } else {
+        for (uint32_t i = 0; i < n; ++i) {
+          sel[count] = i;
+          count += all[i].hash % p == 0;
+        }
       }
+      Gather(all, sel.data(), count, kept);
       return;
+    }
     case SelectionKind::kWinnowing:
       break;
   }
   // Robust winnowing (Schleimer, Wilkerson, Aiken 2003): in every window of w consecutive
-  // hashes keep the minimum, the rightmost one on ties; record it once. A monotone deque
-  // of indices with strictly increasing hashes makes this O(n).
+  // hashes keep the minimum, the rightmost one on ties; record it once. Window minima come
+  // from van Herk / Gil-Werman blocks of w chunks: a window [l, i] spans the end of l's
+  // block and the start of i's, so its minimum is the better of the block's suffix minimum
+  // at l and the next block's prefix minimum at i. Three passes of conditional moves
+  // replace a deque whose pops and pushes mispredicted on random hashes.
   const uint32_t n = static_cast<uint32_t>(all.size());
   if (n == 0) return;
   const uint32_t w = std::min(params.w, n);  // fewer chunks than w: one window
-  std::vector<uint32_t>& dq = scratch->window;
-  if (dq.size() < n) dq.resize(n);  // every slot is written before it is read
-  uint32_t head = 0, tail = 0;  // dq[head, tail)
-  int64_t last = -1;
-  for (uint32_t i = 0; i < n; ++i) {
-    while (tail > head && all[dq[tail - 1]].hash >= all[i].hash) --tail;
-    dq[tail++] = i;
-    if (dq[head] + w <= i) ++head;
-    if (i + 1 >= w && static_cast<int64_t>(dq[head]) != last) {
-      last = dq[head];
-      kept->push_back(all[dq[head]]);
+  std::vector<uint64_t>& pre_hash = scratch->prefix_hash;
+  std::vector<uint64_t>& suf_hash = scratch->suffix_hash;
+  std::vector<uint32_t>& pre = scratch->prefix_min;
+  std::vector<uint32_t>& suf = scratch->suffix_min;
+  std::vector<uint32_t>& sel = scratch->selected;
+  if (pre.size() < n) {
+    pre_hash.resize(n);
+    suf_hash.resize(n);
+    pre.resize(n);
+    suf.resize(n);
+  }
+  if (sel.size() < n) sel.resize(n);
+  for (uint32_t b = 0; b < n; b += w) {
+    const uint32_t e = std::min(n, b + w);
+    // Prefix minima, rightmost on ties: a later equal hash wins.
+    uint64_t mv = all[b].hash;
+    uint32_t mi = b;
+    for (uint32_t i = b; i < e; ++i) {
+      const uint64_t h = all[i].hash;
+      const bool take = h <= mv;
+      mv = take ? h : mv;
+      mi = take ? i : mi;
+      pre_hash[i] = mv;
+      pre[i] = mi;
+    }
+    // Suffix minima, rightmost on ties: an earlier equal hash loses.
+    mv = all[e - 1].hash;
+    mi = e - 1;
+    for (uint32_t i = e; i-- > b;) {
+      const uint64_t h = all[i].hash;
+      const bool take = h < mv;
+      mv = take ? h : mv;
+      mi = take ? i : mi;
+      suf_hash[i] = mv;
+      suf[i] = mi;
     }
   }
+  size_t count = 0;
+  uint32_t last = std::numeric_limits<uint32_t>::max();  // no chunk index is this large
+  for (uint32_t i = w - 1; i < n; ++i) {
+    const uint32_t l = i + 1 - w;
+    const uint32_t min = pre_hash[i] <= suf_hash[l] ? pre[i] : suf[l];
+    sel[count] = min;
+    count += min != last;
+    last = min;
+  }
+  Gather(all, sel.data(), count, kept);
 }
 
 absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const ChunkingParams& params,

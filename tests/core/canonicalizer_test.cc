@@ -1,6 +1,8 @@
 #include "core/canonicalizer.h"
 
+#include <random>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
 
@@ -98,6 +100,43 @@ TEST(CanonicalizeTest, OutputLongerThanInputGrowsTheBuffer) {
   ASSERT_EQ(t.tokens.size(), 1001u);
   EXPECT_EQ(t.Word(t.tokens.back()), tail);
   EXPECT_EQ(t.tokens.back().input_end, in.size());
+}
+
+TEST(CanonicalizeTest, LongAsciiWordsAndGapsMapLikeSingleLetters) {
+  // ASCII runs are scanned 16 bytes at a time; words and separator runs of every length,
+  // with expanding letters ("m") at any offset and near the end of the input, must give
+  // what mapping each letter on its own gives.
+  std::mt19937 rng(7);
+  const std::string letters = "abcmMxyzIO01Z9m";
+  const std::string gaps = " \t-\n/!?";  // no "." or ",": they may join digits
+  for (int round = 0; round < 200; ++round) {
+    std::string in, want;
+    std::vector<std::pair<uint32_t, uint32_t>> spans;
+    const int words = 1 + static_cast<int>(rng() % 6);
+    for (int w = 0; w < words; ++w) {
+      if (w > 0) {
+        const size_t gap = 1 + rng() % 40;
+        for (size_t g = 0; g < gap; ++g) in += gaps[rng() % gaps.size()];
+        want += ' ';
+      }
+      const size_t len = 1 + rng() % 70;
+      const uint32_t begin = static_cast<uint32_t>(in.size());
+      for (size_t c = 0; c < len; ++c) {
+        const char ch = letters[rng() % letters.size()];
+        in += ch;
+        want += Canon(std::string(1, ch));
+      }
+      spans.emplace_back(begin, static_cast<uint32_t>(in.size()));
+    }
+    CanonicalText t;
+    Canonicalize(in, &t);
+    EXPECT_EQ(t.text, want) << in;
+    ASSERT_EQ(t.tokens.size(), spans.size()) << in;
+    for (size_t w = 0; w < spans.size(); ++w) {
+      EXPECT_EQ(t.tokens[w].input_begin, spans[w].first);
+      EXPECT_EQ(t.tokens[w].input_end, spans[w].second);
+    }
+  }
 }
 
 TEST(CanonicalizeTest, RecordsSentencePunctuation) {
