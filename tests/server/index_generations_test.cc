@@ -21,28 +21,14 @@
 #include "server/admin_service.h"
 #include "server/index_generations.h"
 #include "server/service.h"
+#include "tests/server/test_corpus.h"
 
 namespace cops {
 namespace {
 
-namespace fs = std::filesystem;
+using testing_corpus::Prose;
 
-// A paragraph of pseudo-random words: different seeds share no passage.
-std::string Prose(uint32_t seed, int words) {
-  static const char* kSyllables[] = {"ka", "lo", "mi", "ne", "su", "tor", "vel", "dra",
-                                     "pin", "gu", "ra", "shi", "on", "bel", "quo", "zen"};
-  std::string out;
-  uint64_t x = seed * 2654435761u + 1;
-  for (int i = 0; i < words; ++i) {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    int syllables = 2 + static_cast<int>(x % 3);
-    for (int s = 0; s < syllables; ++s) out += kSyllables[(x >> (8 + 4 * s)) % 16];
-    out += (i % 12 == 11) ? ". " : " ";
-  }
-  return out;
-}
+namespace fs = std::filesystem;
 
 std::string ReadAll(const fs::path& path) {
   std::ifstream in(path);

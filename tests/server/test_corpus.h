@@ -5,6 +5,7 @@
 // tests, and the derived test documents: an exact copy, one paragraph inside new text, an
 // edited copy with words changed in every sentence, and unrelated text.
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -126,6 +127,23 @@ inline std::string Windows1252Text() {
          "taken someone.\n\nOn market days the tables were pushed against the wall and the "
          "room filled with crates of herring, coils of rope and the smell of tar and "
          "woodsmoke from the stove in the corner.\n";
+}
+
+// A paragraph of pseudo-random words: different seeds share no passage.
+inline std::string Prose(uint32_t seed, int words) {
+  static const char* kSyllables[] = {"ka", "lo", "mi", "ne", "su", "tor", "vel", "dra",
+                                     "pin", "gu", "ra", "shi", "on", "bel", "quo", "zen"};
+  std::string out;
+  uint64_t x = seed * 2654435761u + 1;
+  for (int i = 0; i < words; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    int syllables = 2 + static_cast<int>(x % 3);
+    for (int s = 0; s < syllables; ++s) out += kSyllables[(x >> (8 + 4 * s)) % 16];
+    out += (i % 12 == 11) ? ". " : " ";
+  }
+  return out;
 }
 
 }  // namespace cops::testing_corpus

@@ -380,27 +380,31 @@ TEST(IndexTest, OpeningWithOtherParametersFailsNamingTheDifference) {
   EXPECT_NE(OpenOrDie(Options(dir.Sub("db"))), nullptr);
 }
 
+// Writes `key` = `value` into the meta entries of a closed index with plain RocksDB, the way
+// another build of COPS would have left them.
+void OverwriteMeta(const std::string& path, const std::string& key, const std::string& value) {
+  rocksdb::DB* raw = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(raw->Put(rocksdb::WriteOptions(), key, value).ok());
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+  delete raw;
+}
+
 TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefused) {
   // Version 2 changed every chunk hash: an index built by a version-1 build must not open,
   // or its postings would silently never match again.
   TempDir dir;
   const std::string path = dir.Sub("db");
   { ASSERT_NE(OpenOrDie(Options(path)), nullptr); }
-  {
-    rocksdb::DB* raw = nullptr;
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-    for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-    rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    ChunkingParams v1 = Options(path).params;
-    v1.normalization_version = 1;
-    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), "chunking_params", v1.Encode()).ok());
-    for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
-    delete raw;
-  }
+  ChunkingParams v1 = Options(path).params;
+  v1.normalization_version = 1;
+  OverwriteMeta(path, "chunking_params", v1.Encode());
   ASSERT_EQ(kNormalizationVersion, 2u);
   auto index = Index::Open(Options(path));
   ASSERT_FALSE(index.ok());
@@ -414,20 +418,8 @@ TEST(IndexTest, NewerSchemaIsRefused) {
   TempDir dir;
   const std::string path = dir.Sub("db");
   { ASSERT_NE(OpenOrDie(Options(path)), nullptr); }
-  {
-    // Simulate an index written by a future build: schema version 99 in the meta family.
-    rocksdb::DB* raw = nullptr;
-    std::vector<rocksdb::ColumnFamilyHandle*> handles;
-    std::vector<std::string> names;
-    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-    for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-    rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    ASSERT_TRUE(raw->Put(rocksdb::WriteOptions(), "schema_version", std::string(1, '\x63')).ok());
-    for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
-    delete raw;
-  }
+  // Simulate an index written by a future build: schema version 99 in the meta family.
+  OverwriteMeta(path, "schema_version", std::string(1, '\x63'));
   auto index = Index::Open(Options(path));
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), absl::StatusCode::kFailedPrecondition);
