@@ -74,9 +74,10 @@ constexpr size_t kMaxPassageBytes = 2048;
 std::string_view PassageText(std::string_view text, uint32_t start, uint32_t end) {
   if (start >= text.size() || end <= start) return {};
   size_t stop = std::min<size_t>({end, text.size(), size_t{start} + kMaxPassageBytes});
-  while (stop > start && stop < text.size() && (static_cast<unsigned char>(text[stop]) & 0xC0) == 0x80) {
-    --stop;
-  }
+  auto continuation = [&](size_t i) {
+    return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80;
+  };
+  while (stop > start && stop < text.size() && continuation(stop)) --stop;
   return text.substr(start, stop - start);
 }
 

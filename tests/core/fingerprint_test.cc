@@ -91,6 +91,21 @@ TEST(SipHashTest, U64FormMatchesByteForm) {
   EXPECT_EQ(internal::SipHash24U64(k0, k1, 0x0706050403020100ULL), 0x93f5f5799a932462ULL);
 }
 
+TEST(SipHashTest, PairFormMatchesTwoSingleCalls) {
+  // Chunks are finalized two at a time with one odd one out: a chunk's hash must not depend
+  // on which of the two forms it went through (its index parity).
+  uint64_t m = 1;
+  for (int i = 0; i < 64; ++i) {
+    m = m * 0x9E3779B97F4A7C15ULL + 1;  // a simple LCG walk over 64-bit messages
+    uint64_t a = m, b = ~m;
+    const uint64_t want_a = internal::SipHash24U64(5, 9, a);
+    const uint64_t want_b = internal::SipHash24U64(5, 9, b);
+    internal::SipHash24U64x2(5, 9, &a, &b);
+    EXPECT_EQ(a, want_a);
+    EXPECT_EQ(b, want_b);
+  }
+}
+
 TEST(FingerprinterTest, ChunkHashDependsOnWordsOrderAndBoundaries) {
   // Chunk hashes are derived from per-unit hashes: word order and word boundaries must
   // still count, and so must the number of units.

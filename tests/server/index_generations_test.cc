@@ -50,7 +50,7 @@ class IndexGenerationsTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  // Opens the data directory as copsd does and serves it; false (with a failure) on error.
+  // Opens the data directory as copsd does and serves it; a fatal test failure on error.
   void Start() {
     auto generations = IndexGenerations::Open(config_, rotation_);
     ASSERT_TRUE(generations.ok()) << generations.status();
