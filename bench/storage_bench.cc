@@ -7,7 +7,9 @@
 // is kept when hash % keep == 0 (default keep = 4: about 1/4 of chunks are stored).
 //
 //   storage_bench --docs=10000 [--words=5000] [--keep=4] [--dir=/tmp/x] [--texts=0]
-//                 [--write_buffer_mb=64] [--cache_mb=256] [--bloom_bits=10] [benchmark flags]
+//                 [--write_buffer_mb=64] [--cache_mb=256] [--bloom_bits=10] [--batch=1]
+//                 [benchmark flags]
+// --batch=N registers N documents per Index::RegisterBatch call (1: Index::Register).
 // IndexOptions defaults unless a flag says otherwise.
 // Figures and commands: docs/performance.md, "## Storage".
 
@@ -43,6 +45,7 @@ struct Flags {
   size_t write_buffer_mb = 64;
   size_t cache_mb = 256;
   int bloom_bits = 10;
+  uint32_t batch = 1;  // documents per Index::RegisterBatch (1: Index::Register)
 } g_flags;
 
 uint64_t Mix(uint64_t x) {
@@ -140,23 +143,35 @@ void Check(const absl::Status& s) {
 
 void BM_Register(benchmark::State& state) {
   for (auto _ : state) {
-    DocumentFingerprint fp;
-    std::string text;
+    const uint32_t batch = std::max<uint32_t>(1, g_flags.batch);
+    std::vector<DocumentFingerprint> fps(batch);
+    std::vector<std::string> texts(batch);
+    std::vector<DocumentRecord> records(batch);
+    std::vector<RegisterItem> items(batch);
+    std::vector<absl::StatusOr<RegisterOutcome>> outcomes;
     uint64_t postings = 0;
     double generate_seconds = 0;
-    for (uint64_t d = 0; d < g_flags.docs; ++d) {
+    for (uint64_t d = 0; d < g_flags.docs;) {
       state.PauseTiming();
       const auto t0 = std::chrono::steady_clock::now();
-      MakeDocument(d, &fp, &text);
+      uint32_t n = 0;
+      for (; n < batch && d < g_flags.docs; ++n, ++d) {
+        MakeDocument(d, &fps[n], &texts[n]);
+        records[n] = DocumentRecord{};
+        records[n].title = "doc " + std::to_string(d);
+        records[n].collection = "bench";
+        records[n].external_id = std::to_string(d);
+        items[n] = RegisterItem{&records[n], &fps[n], texts[n]};
+        postings += fps[n].chunks.size();
+      }
       generate_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      DocumentRecord r;
-      r.title = "doc " + std::to_string(d);
-      r.collection = "bench";
-      r.external_id = std::to_string(d);
       state.ResumeTiming();
-      auto out = g_index->Register(r, fp, text);
-      Check(out.status());
-      postings += fp.chunks.size();
+      if (batch == 1) {
+        Check(g_index->Register(records[0], fps[0], texts[0]).status());
+      } else {
+        Check(g_index->RegisterBatch(std::span<const RegisterItem>(items.data(), n), &outcomes));
+        for (const auto& o : outcomes) Check(o.status());
+      }
     }
     g_stored_postings = postings;
     state.counters["docs"] = static_cast<double>(g_flags.docs);
@@ -271,6 +286,7 @@ int main(int argc, char** argv) {
     else if (ParseFlag(argv[i], "--write_buffer_mb", &v)) g_flags.write_buffer_mb = std::stoul(v);
     else if (ParseFlag(argv[i], "--cache_mb", &v)) g_flags.cache_mb = std::stoul(v);
     else if (ParseFlag(argv[i], "--bloom_bits", &v)) g_flags.bloom_bits = std::stoi(v);
+    else if (ParseFlag(argv[i], "--batch", &v)) g_flags.batch = std::stoul(v);
     else rest.push_back(argv[i]);
   }
   if (!g_vocab.Load("/usr/share/dict/words")) {

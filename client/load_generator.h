@@ -34,6 +34,9 @@ struct LoadOptions {
   // Documents already registered by an earlier run with the same seed (checks copy from
   // documents [0, existing + documents)).
   uint32_t existing = 0;
+  // > 0: register through RegisterDocuments streams of this many documents (the bulk path;
+  // latency is then per stream); 0: one RegisterDocument call per document.
+  uint32_t bulk = 0;
   bool json = false;
 };
 

@@ -114,35 +114,84 @@ absl::StatusOr<ConvertedDocument> CopyDetector::ConvertInput(std::string_view co
   return Convert(content, format, options_.convert_limits);
 }
 
+absl::Status CopyDetector::PrepareRegistration(std::string_view content, DocumentFormat format,
+                                               const DocumentRecord& metadata,
+                                               DocumentFingerprint* fp, DocumentRecord* record,
+                                               RegisterResultInfo* result) const {
+  COPS_ASSIGN_OR_RETURN(ConvertedDocument converted, ConvertInput(content, format));
+  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, fp));
+  if (fp->chunks.empty()) {
+    return absl::InvalidArgumentError(
+        "document has too little text to register: its " + std::to_string(fp->total_units) +
+        " units yield no chunk under " + params().Describe());
+  }
+  MapToOriginal(converted, content.size(), fp);
+
+  *record = metadata;
+  record->id = 0;
+  record->format = std::string(DocumentFormatName(converted.format));
+  record->registered_unix_micros = NowUnixMicros();
+  record->sha256 = fp->sha256;
+  record->total_chunks = fp->total_chunks;
+  record->stored_chunks = static_cast<uint32_t>(fp->chunks.size());
+  record->size_bytes = content.size();
+
+  result->total_chunks = record->total_chunks;
+  result->stored_chunks = record->stored_chunks;
+  result->format = converted.format;
+  result->charset = std::move(converted.charset);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view content,
                                                           DocumentFormat format,
                                                           const DocumentRecord& metadata) {
-  COPS_ASSIGN_OR_RETURN(ConvertedDocument converted, ConvertInput(content, format));
   DocumentFingerprint& fp = ThreadScratch().fingerprint;
-  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &fp));
-  if (fp.chunks.empty()) {
-    return absl::InvalidArgumentError(
-        "document has too little text to register: its " + std::to_string(fp.total_units) +
-        " units yield no chunk under " + params().Describe());
-  }
-  MapToOriginal(converted, content.size(), &fp);
-
-  DocumentRecord record = metadata;
-  record.id = 0;
-  record.format = std::string(DocumentFormatName(converted.format));
-  record.registered_unix_micros = NowUnixMicros();
-  record.sha256 = fp.sha256;
-  record.total_chunks = fp.total_chunks;
-  record.stored_chunks = static_cast<uint32_t>(fp.chunks.size());
-  record.size_bytes = content.size();
-
+  DocumentRecord record;
   RegisterResultInfo result;
+  COPS_RETURN_IF_ERROR(PrepareRegistration(content, format, metadata, &fp, &record, &result));
   COPS_ASSIGN_OR_RETURN(result.outcome, index_->Register(record, fp, content));
-  result.total_chunks = record.total_chunks;
-  result.stored_chunks = record.stored_chunks;
-  result.format = converted.format;
-  result.charset = std::move(converted.charset);
   return result;
+}
+
+absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
+                                         std::vector<absl::StatusOr<RegisterResultInfo>>* out) {
+  out->clear();
+  out->reserve(inputs.size());
+  std::vector<DocumentFingerprint> fps(inputs.size());
+  std::vector<DocumentRecord> records(inputs.size());
+  std::vector<RegisterResultInfo> results(inputs.size());
+  std::vector<RegisterItem> items;
+  std::vector<size_t> item_of;  // input index of items[j]
+  items.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const RegisterInput& in = inputs[i];
+    absl::Status s = in.metadata == nullptr
+                         ? absl::InvalidArgumentError("no metadata")
+                         : PrepareRegistration(in.content, in.format, *in.metadata, &fps[i],
+                                               &records[i], &results[i]);
+    if (!s.ok()) {
+      out->push_back(std::move(s));
+      continue;
+    }
+    out->push_back(absl::UnknownError("not written"));  // replaced below
+    items.push_back(RegisterItem{&records[i], &fps[i], in.content});
+    item_of.push_back(i);
+  }
+  std::vector<absl::StatusOr<RegisterOutcome>> outcomes;
+  const absl::Status written = index_->RegisterBatch(items, &outcomes);
+  for (size_t j = 0; j < item_of.size(); ++j) {
+    const size_t i = item_of[j];
+    if (j >= outcomes.size()) {
+      (*out)[i] = written.ok() ? absl::InternalError("no outcome") : written;
+    } else if (!outcomes[j].ok()) {
+      (*out)[i] = outcomes[j].status();
+    } else {
+      results[i].outcome = *outcomes[j];
+      (*out)[i] = std::move(results[i]);
+    }
+  }
+  return written;
 }
 
 absl::Status CopyDetector::RegisterAs(std::string_view content, const DocumentRecord& record) {

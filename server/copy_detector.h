@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,13 @@ struct RegisterResultInfo {
   uint32_t stored_chunks = 0;
   DocumentFormat format = DocumentFormat::kText;  // the format actually parsed
   std::string charset;
+};
+
+// One document of CopyDetector::RegisterBatch; the views must outlive the call.
+struct RegisterInput {
+  std::string_view content;
+  DocumentFormat format = DocumentFormat::kAuto;
+  const DocumentRecord* metadata = nullptr;
 };
 
 struct CheckRequestInfo {
@@ -87,6 +95,13 @@ class CopyDetector {
   absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
                                               const DocumentRecord& metadata);
 
+  // Registers several documents with one atomic index write (Index::RegisterBatch), the
+  // bulk path: out->at(i) is what Register() would have returned for inputs[i], in order.
+  // The returned status is an error only when the write itself failed; then no document of
+  // the batch was stored and every valid input's result carries that error.
+  absl::Status RegisterBatch(std::span<const RegisterInput> inputs,
+                             std::vector<absl::StatusOr<RegisterResultInfo>>* out);
+
   // Re-registers a document another index generation holds: converts `content` (its stored
   // original text) in the record's format, fingerprints it under this detector's key and
   // registers it under record.id with the record's metadata (Index::RegisterAs). Errors as
@@ -114,6 +129,11 @@ class CopyDetector {
                CopyDetectorOptions options);
   absl::StatusOr<ConvertedDocument> ConvertInput(std::string_view content,
                                                  DocumentFormat format) const;
+  // Convert, fingerprint and map offsets: everything of a registration but the index write.
+  // `record` gets the metadata, format, time, digest and chunk counts.
+  absl::Status PrepareRegistration(std::string_view content, DocumentFormat format,
+                                   const DocumentRecord& metadata, DocumentFingerprint* fp,
+                                   DocumentRecord* record, RegisterResultInfo* result) const;
 
   Index* const index_;
   const std::unique_ptr<Fingerprinter> fingerprinter_;

@@ -211,24 +211,14 @@ absl::Status CopyDetectionService::Write(
   return write(*fixed_detector_);
 }
 
-absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
-                                               const v1::RegisterDocumentRequest& request,
-                                               v1::RegisterDocumentReply* reply) {
-  const v1::Document& doc = request.document();
-  COPS_ASSIGN_OR_RETURN(DocumentFormat format, FormatFromProto(doc.format()));
-  DocumentRecord meta;
-  meta.title = doc.metadata().title();
-  meta.author = doc.metadata().author();
-  meta.owner = principal.role == Role::kOwner ? principal.name : doc.metadata().owner();
-  meta.collection = doc.metadata().collection();
-  meta.external_id = doc.metadata().external_id();
-  COPS_RETURN_IF_ERROR(
-      authorizer_->Authorize(principal, Action::kRegister, meta.collection, doc.content().size()));
-  RegisterResultInfo result;
-  COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
-    COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, meta));
-    return absl::OkStatus();
-  }));
+namespace {
+
+// A bulk registration is written in windows of this many documents or bytes of content,
+// whichever comes first: one index write per window (CopyDetector::RegisterBatch).
+constexpr size_t kBulkWindowDocuments = 1024;
+constexpr size_t kBulkWindowBytes = 16u << 20;
+
+void FillRegisterReply(const RegisterResultInfo& result, v1::RegisterDocumentReply* reply) {
   reply->set_doc_id(result.outcome.id);
   reply->set_created(result.outcome.created);
   if (result.outcome.duplicate_of.has_value()) {
@@ -238,7 +228,85 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
   reply->set_stored_chunks(result.stored_chunks);
   reply->set_format(std::string(DocumentFormatName(result.format)));
   reply->set_charset(result.charset);
+}
+
+void SetRegisterError(const absl::Status& status, v1::RegisterResult* result) {
+  result->clear_reply();
+  result->set_error_code(static_cast<int>(status.code()));
+  result->set_error_message(std::string(status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<DocumentRecord> CopyDetectionService::AuthorizeRegistration(
+    const Principal& principal, const v1::Document& doc) const {
+  DocumentRecord meta;
+  meta.title = doc.metadata().title();
+  meta.author = doc.metadata().author();
+  meta.owner = principal.role == Role::kOwner ? principal.name : doc.metadata().owner();
+  meta.collection = doc.metadata().collection();
+  meta.external_id = doc.metadata().external_id();
+  COPS_RETURN_IF_ERROR(
+      authorizer_->Authorize(principal, Action::kRegister, meta.collection, doc.content().size()));
+  return meta;
+}
+
+absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
+                                               const v1::RegisterDocumentRequest& request,
+                                               v1::RegisterDocumentReply* reply) {
+  const v1::Document& doc = request.document();
+  COPS_ASSIGN_OR_RETURN(DocumentFormat format, FormatFromProto(doc.format()));
+  COPS_ASSIGN_OR_RETURN(DocumentRecord meta, AuthorizeRegistration(principal, doc));
+  RegisterResultInfo result;
+  COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
+    COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, meta));
+    return absl::OkStatus();
+  }));
+  FillRegisterReply(result, reply);
   return absl::OkStatus();
+}
+
+void CopyDetectionService::RegisterWindow(const Principal& principal,
+                                          std::span<const v1::RegisterDocumentRequest> requests,
+                                          uint32_t first_index, v1::RegisterDocumentsReply* reply) {
+  std::vector<DocumentRecord> metas(requests.size());
+  std::vector<RegisterInput> inputs;
+  std::vector<size_t> input_of;  // window position of inputs[j]
+  std::vector<v1::RegisterResult*> results(requests.size());
+  for (size_t i = 0; i < requests.size(); ++i) {
+    results[i] = reply->add_results();
+    results[i]->set_index(first_index + static_cast<uint32_t>(i));
+    const v1::Document& doc = requests[i].document();
+    absl::StatusOr<DocumentFormat> format = FormatFromProto(doc.format());
+    absl::StatusOr<DocumentRecord> meta =
+        format.ok() ? AuthorizeRegistration(principal, doc) : format.status();
+    if (!meta.ok()) {
+      SetRegisterError(meta.status(), results[i]);
+      continue;
+    }
+    metas[i] = *std::move(meta);
+    inputs.push_back(RegisterInput{doc.content(), *format, &metas[i]});
+    input_of.push_back(i);
+  }
+  std::vector<absl::StatusOr<RegisterResultInfo>> outcomes;
+  const absl::Status written = Write([&](CopyDetector& detector) -> absl::Status {
+    return detector.RegisterBatch(inputs, &outcomes);
+  });
+  for (size_t j = 0; j < input_of.size(); ++j) {
+    v1::RegisterResult* result = results[input_of[j]];
+    if (j < outcomes.size() && outcomes[j].ok()) {
+      FillRegisterReply(*outcomes[j], result->mutable_reply());
+    } else {
+      SetRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
+    }
+  }
+  for (v1::RegisterResult* result : results) {
+    if (result->has_reply()) {
+      reply->set_registered(reply->registered() + 1);
+    } else {
+      reply->set_failed(reply->failed() + 1);
+    }
+  }
 }
 
 grpc::Status CopyDetectionService::RegisterDocument(grpc::ServerContext* context,
@@ -261,26 +329,31 @@ grpc::Status CopyDetectionService::RegisterDocuments(
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
+  // Documents are read into a window and registered together (one index write per window);
+  // each still gets its own result.
+  std::vector<v1::RegisterDocumentRequest> window;
+  size_t window_bytes = 0;
+  uint32_t read = 0;
+  auto flush = [&] {
+    RegisterWindow(*principal, window, read - static_cast<uint32_t>(window.size()), reply);
+    window.clear();
+    window_bytes = 0;
+  };
   v1::RegisterDocumentRequest request;
-  for (uint32_t i = 0; reader->Read(&request); ++i) {
+  while (reader->Read(&request)) {
     if (context->IsCancelled()) {
       return log.Finish(absl::DeadlineExceededError(
-          "bulk registration cancelled or past its deadline after " + std::to_string(i) +
-          " documents"));
+          "bulk registration cancelled or past its deadline after " +
+          std::to_string(reply->registered() + reply->failed()) + " documents"));
     }
+    ++read;
     log.add_in_bytes(request.document().content().size());
-    v1::RegisterResult* result = reply->add_results();
-    result->set_index(i);
-    absl::Status status = RegisterOne(*principal, request, result->mutable_reply());
-    if (status.ok()) {
-      reply->set_registered(reply->registered() + 1);
-    } else {
-      result->clear_reply();
-      result->set_error_code(static_cast<int>(status.code()));
-      result->set_error_message(std::string(status.message()));
-      reply->set_failed(reply->failed() + 1);
-    }
+    window_bytes += request.document().content().size();
+    window.push_back(std::move(request));
+    request.Clear();
+    if (window.size() >= kBulkWindowDocuments || window_bytes >= kBulkWindowBytes) flush();
   }
+  if (!window.empty()) flush();
   log.add_field("registered", std::to_string(reply->registered()));
   log.add_field("failed", std::to_string(reply->failed()));
   return log.Finish(absl::OkStatus());

@@ -10,6 +10,7 @@
 // concurrently on the server's thread pool.
 
 #include <chrono>
+#include <span>
 
 #include "proto/cops.grpc.pb.h"
 #include "server/authorizer.h"
@@ -52,8 +53,16 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
                         v1::GetStatsReply* reply) override;
 
  private:
+  // Authorizes registering `doc` and returns its metadata as the index records it.
+  absl::StatusOr<DocumentRecord> AuthorizeRegistration(const Principal& principal,
+                                                       const v1::Document& doc) const;
   absl::Status RegisterOne(const Principal& principal, const v1::RegisterDocumentRequest& request,
                            v1::RegisterDocumentReply* reply);
+  // Registers a window of a bulk stream with one index write, appending one result per
+  // request (indexes first_index...) to `reply` and counting them.
+  void RegisterWindow(const Principal& principal,
+                      std::span<const v1::RegisterDocumentRequest> requests, uint32_t first_index,
+                      v1::RegisterDocumentsReply* reply);
   absl::Status CheckOne(grpc::ServerContext* context, const Principal& principal,
                         const v1::CheckDocumentRequest& request, v1::CheckDocumentReply* reply);
 

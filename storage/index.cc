@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -331,16 +332,86 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
 
 const ChunkingParams& Index::params() const { return rep_->options.params; }
 
+// A document made ready for writing outside the writer lock: its postings grouped by hash.
+struct Index::Prepared {
+  const DocumentRecord* record = nullptr;
+  const DocumentFingerprint* fp = nullptr;
+  std::string_view text;
+  DocId fixed_id = 0;   // RegisterAs; 0 assigns the next id
+  std::string ext_key;  // empty: no external id
+  std::string sha_key;
+  std::vector<ChunkHash> hashes;  // sorted; hashes[i] is the hash of postings[i]
+  std::vector<Posting> postings;  // sorted by (hash, ordinal); doc_id set when written
+  absl::StatusOr<RegisterOutcome> outcome = absl::UnknownError("not written");
+  bool ready = false;  // input valid; WriteGroup decides the outcome
+
+  Prepared(const DocumentRecord& r, const DocumentFingerprint& f, std::string_view t, DocId id)
+      : record(&r), fp(&f), text(t), fixed_id(id) {
+    for (const Chunk& c : f.chunks) {
+      if (c.end < c.start) {
+        outcome =
+            absl::InvalidArgumentError("chunk " + std::to_string(c.ordinal) + ": end before start");
+        return;
+      }
+    }
+    // One merge operand per distinct hash: group the postings by hash.
+    std::vector<std::pair<ChunkHash, Posting>> by_hash;
+    by_hash.reserve(f.chunks.size());
+    for (const Chunk& c : f.chunks)
+      by_hash.push_back({c.hash, Posting{0, c.ordinal, c.start, c.end}});
+    std::sort(by_hash.begin(), by_hash.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second.ordinal < b.second.ordinal;
+    });
+    postings.reserve(by_hash.size());
+    hashes.reserve(by_hash.size());
+    for (const auto& [h, p] : by_hash) {
+      hashes.push_back(h);
+      postings.push_back(p);
+    }
+    if (!r.external_id.empty()) ext_key = ExternalIdKey(r.collection, r.external_id);
+    sha_key = Sha256Key(f.sha256);
+    ready = true;
+  }
+};
+
 absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
                                                 const DocumentFingerprint& fp,
                                                 std::string_view text) {
-  return RegisterImpl(record, fp, text, /*fixed_id=*/0);
+  COPS_RETURN_IF_ERROR(rep_->CheckWritable());
+  Prepared p(record, fp, text, /*id=*/0);
+  if (!p.ready) return p.outcome.status();
+  Prepared* group[] = {&p};
+  COPS_RETURN_IF_ERROR(WriteGroup(group));
+  return std::move(p.outcome);
+}
+
+absl::Status Index::RegisterBatch(std::span<const RegisterItem> items,
+                                  std::vector<absl::StatusOr<RegisterOutcome>>* out) {
+  out->clear();
+  COPS_RETURN_IF_ERROR(rep_->CheckWritable());
+  std::vector<Prepared> prepared;
+  prepared.reserve(items.size());
+  std::vector<Prepared*> group;
+  group.reserve(items.size());
+  for (const RegisterItem& item : items) {
+    prepared.emplace_back(*item.record, *item.fp, item.text, /*id=*/0);
+    if (prepared.back().ready) group.push_back(&prepared.back());
+  }
+  const absl::Status written = WriteGroup(group);
+  out->reserve(items.size());
+  for (Prepared& p : prepared) out->push_back(std::move(p.outcome));
+  return written;
 }
 
 absl::Status Index::RegisterAs(const DocumentRecord& record, const DocumentFingerprint& fp,
                                std::string_view text) {
   if (record.id == 0) return absl::InvalidArgumentError("RegisterAs needs a document id");
-  COPS_ASSIGN_OR_RETURN(RegisterOutcome outcome, RegisterImpl(record, fp, text, record.id));
+  COPS_RETURN_IF_ERROR(rep_->CheckWritable());
+  Prepared p(record, fp, text, record.id);
+  if (!p.ready) return p.outcome.status();
+  Prepared* group[] = {&p};
+  COPS_RETURN_IF_ERROR(WriteGroup(group));
+  COPS_ASSIGN_OR_RETURN(RegisterOutcome outcome, std::move(p.outcome));
   if (!outcome.created) {
     return absl::AlreadyExistsError("document " + std::to_string(record.id) +
                                     ": its external id or text is already registered as document " +
@@ -366,102 +437,150 @@ absl::Status Index::RaiseNextDocId(DocId next) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<RegisterOutcome> Index::RegisterImpl(const DocumentRecord& record,
-                                                    const DocumentFingerprint& fp,
-                                                    std::string_view text, DocId fixed_id) {
+absl::Status Index::WriteGroup(std::span<Prepared*> group) {
   Rep& r = *rep_;
-  COPS_RETURN_IF_ERROR(r.CheckWritable());
-  for (const Chunk& c : fp.chunks) {
-    if (c.end < c.start) {
-      return absl::InvalidArgumentError("chunk " + std::to_string(c.ordinal) +
-                                        ": end before start");
-    }
-  }
-  // Group the postings by hash before taking the lock: one merge operand per distinct hash.
-  std::vector<Posting> postings;  // doc_id filled in below; sorted by (hash, ordinal)
-  std::vector<ChunkHash> hashes;
-  {
-    std::vector<std::pair<ChunkHash, Posting>> by_hash;
-    by_hash.reserve(fp.chunks.size());
-    for (const Chunk& c : fp.chunks) by_hash.push_back({c.hash, Posting{0, c.ordinal, c.start, c.end}});
-    std::sort(by_hash.begin(), by_hash.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first < b.first : a.second.ordinal < b.second.ordinal;
-    });
-    postings.reserve(by_hash.size());
-    hashes.reserve(by_hash.size());
-    for (const auto& [h, p] : by_hash) {
-      hashes.push_back(h);
-      postings.push_back(p);
-    }
-  }
-  const std::string ext_key =
-      record.external_id.empty() ? std::string() : ExternalIdKey(record.collection, record.external_id);
-  const std::string sha_key = Sha256Key(fp.sha256);
-
+  if (group.empty()) return absl::OkStatus();
   absl::MutexLock lock(&r.write_mu);
-  if (!ext_key.empty()) {
-    COPS_ASSIGN_OR_RETURN(auto existing, r.Get(kExternalIds, ext_key, "reading external id"));
-    if (existing.has_value()) {
-      if (existing->size() != 8) return absl::DataLossError("malformed external id entry");
-      return RegisterOutcome{codec::DecodeFixed64BE(existing->data()), false, std::nullopt};
-    }
-  }
-  COPS_ASSIGN_OR_RETURN(auto dup, r.Get(kSha256, sha_key, "reading duplicate map"));
-  if (dup.has_value()) {
-    if (dup->size() != 8) return absl::DataLossError("malformed duplicate map entry");
-    const DocId id = codec::DecodeFixed64BE(dup->data());
-    return RegisterOutcome{id, false, id};
-  }
-
-  if (fixed_id != 0) {
-    COPS_ASSIGN_OR_RETURN(auto taken, r.Get(kDocuments, codec::DocKey(fixed_id),
-                                            "reading document " + std::to_string(fixed_id)));
-    if (taken.has_value()) {
-      return absl::AlreadyExistsError("document " + std::to_string(fixed_id) +
-                                      " is already registered");
-    }
-  }
-  const DocId id = fixed_id != 0 ? fixed_id : r.next_doc_id;
-  DocumentRecord stored = record;
-  stored.id = id;
-  stored.sha256 = fp.sha256;
-  stored.total_chunks = fp.total_chunks;
-  stored.stored_chunks = static_cast<uint32_t>(fp.chunks.size());
-  if (stored.size_bytes == 0) stored.size_bytes = fp.input_bytes;
-  if (stored.registered_unix_micros == 0) stored.registered_unix_micros = NowMicros();
-  const std::string doc_key = codec::DocKey(id);
-  const bool keep_text = r.options.store_texts && !text.empty();
-
-  rocksdb::WriteBatch b;
-  std::string chunk_list;  // the document's distinct hashes, for Unregister
-  chunk_list.reserve(hashes.size() * 8);
-  for (size_t i = 0; i < postings.size();) {
-    size_t j = i;
-    while (j < postings.size() && hashes[j] == hashes[i]) postings[j++].doc_id = id;
-    b.Merge(r.cf(kPostings), codec::ChunkKey(hashes[i]),
-            codec::EncodeAddOperand(id, std::span<const Posting>(postings.data() + i, j - i)));
-    codec::PutFixed64BE(&chunk_list, hashes[i]);
-    i = j;
-  }
-  b.Put(r.cf(kDocuments), doc_key, codec::EncodeDocumentRecord(stored));
-  b.Put(r.cf(kDocChunks), doc_key, chunk_list);
-  if (!ext_key.empty()) b.Put(r.cf(kExternalIds), ext_key, doc_key);
-  b.Put(r.cf(kSha256), sha_key, doc_key);
-  if (keep_text) b.Put(r.cf(kTexts), doc_key, AsSlice(text));
+  // External ids and texts created earlier in this group, for the ones repeated in it.
+  std::unordered_map<std::string_view, DocId> new_ext, new_sha;
+  std::vector<Prepared*> created;
+  created.reserve(group.size());
   Counters next = r.counters;
-  next.documents += 1;
-  next.postings += postings.size();
-  if (keep_text) next.text_bytes += text.size();
-  const DocId next_id = std::max(r.next_doc_id, id + 1);
+  DocId next_id = r.next_doc_id;
+  rocksdb::WriteBatch b;
+  // Decides each outcome in order and adds the created documents' records to `b`.
+  auto decide = [&]() -> absl::Status {
+    for (Prepared* p : group) {
+      const DocumentRecord& record = *p->record;
+      if (!p->ext_key.empty()) {
+        if (auto it = new_ext.find(p->ext_key); it != new_ext.end()) {
+          p->outcome = RegisterOutcome{it->second, false, std::nullopt};
+          continue;
+        }
+        COPS_ASSIGN_OR_RETURN(auto existing,
+                              r.Get(kExternalIds, p->ext_key, "reading external id"));
+        if (existing.has_value()) {
+          if (existing->size() != 8) return absl::DataLossError("malformed external id entry");
+          p->outcome =
+              RegisterOutcome{codec::DecodeFixed64BE(existing->data()), false, std::nullopt};
+          continue;
+        }
+      }
+      if (auto it = new_sha.find(p->sha_key); it != new_sha.end()) {
+        p->outcome = RegisterOutcome{it->second, false, it->second};
+        continue;
+      }
+      COPS_ASSIGN_OR_RETURN(auto dup, r.Get(kSha256, p->sha_key, "reading duplicate map"));
+      if (dup.has_value()) {
+        if (dup->size() != 8) return absl::DataLossError("malformed duplicate map entry");
+        const DocId id = codec::DecodeFixed64BE(dup->data());
+        p->outcome = RegisterOutcome{id, false, id};
+        continue;
+      }
+      if (p->fixed_id != 0) {
+        const std::string what = "reading document " + std::to_string(p->fixed_id);
+        COPS_ASSIGN_OR_RETURN(auto taken, r.Get(kDocuments, codec::DocKey(p->fixed_id), what));
+        const bool taken_here = std::any_of(created.begin(), created.end(), [&](const Prepared* c) {
+          return c->outcome->id == p->fixed_id;
+        });
+        if (taken.has_value() || taken_here) {
+          p->outcome = absl::AlreadyExistsError("document " + std::to_string(p->fixed_id) +
+                                                " is already registered");
+          continue;
+        }
+      }
+      const DocId id = p->fixed_id != 0 ? p->fixed_id : next_id;
+      next_id = std::max(next_id, id + 1);
+      DocumentRecord stored = record;
+      stored.id = id;
+      stored.sha256 = p->fp->sha256;
+      stored.total_chunks = p->fp->total_chunks;
+      stored.stored_chunks = static_cast<uint32_t>(p->fp->chunks.size());
+      if (stored.size_bytes == 0) stored.size_bytes = p->fp->input_bytes;
+      if (stored.registered_unix_micros == 0) stored.registered_unix_micros = NowMicros();
+      const std::string doc_key = codec::DocKey(id);
+      const bool keep_text = r.options.store_texts && !p->text.empty();
+
+      std::string chunk_list;  // the document's distinct hashes, for Unregister
+      chunk_list.reserve(p->hashes.size() * 8);
+      for (size_t i = 0; i < p->hashes.size(); ++i) {
+        p->postings[i].doc_id = id;
+        if (i == 0 || p->hashes[i] != p->hashes[i - 1])
+          codec::PutFixed64BE(&chunk_list, p->hashes[i]);
+      }
+      b.Put(r.cf(kDocuments), doc_key, codec::EncodeDocumentRecord(stored));
+      b.Put(r.cf(kDocChunks), doc_key, chunk_list);
+      if (!p->ext_key.empty()) b.Put(r.cf(kExternalIds), p->ext_key, doc_key);
+      b.Put(r.cf(kSha256), p->sha_key, doc_key);
+      if (keep_text) b.Put(r.cf(kTexts), doc_key, AsSlice(p->text));
+      next.documents += 1;
+      next.postings += p->postings.size();
+      if (keep_text) next.text_bytes += p->text.size();
+      p->outcome = RegisterOutcome{id, true, std::nullopt};
+      created.push_back(p);
+      if (!p->ext_key.empty()) new_ext.emplace(p->ext_key, id);
+      new_sha.emplace(p->sha_key, id);
+    }
+    return absl::OkStatus();
+  };
+  if (absl::Status s = decide(); !s.ok()) {
+    for (Prepared* p : group) p->outcome = s;
+    return s;
+  }
+
+  // The postings of all created documents in (hash, document) order: consecutive keys land
+  // next to each other in the memtable's skip list, whose insert then resumes from the
+  // previous position instead of descending from the top.
+  struct Run {
+    ChunkHash hash;
+    DocId doc;
+    const Posting* begin;
+    uint32_t size;
+  };
+  std::vector<Run> runs;
+  size_t total = 0;
+  for (const Prepared* p : created) total += p->hashes.size();
+  runs.reserve(total);
+  for (const Prepared* p : created) {
+    for (size_t i = 0; i < p->hashes.size();) {
+      size_t j = i + 1;
+      while (j < p->hashes.size() && p->hashes[j] == p->hashes[i]) ++j;
+      runs.push_back(
+          Run{p->hashes[i], p->outcome->id, p->postings.data() + i, static_cast<uint32_t>(j - i)});
+      i = j;
+    }
+  }
+  if (created.size() > 1) {
+    std::sort(runs.begin(), runs.end(), [](const Run& a, const Run& c) {
+      return a.hash != c.hash ? a.hash < c.hash : a.doc < c.doc;
+    });
+  }
+  char key[8];
+  std::string operand;
+  for (const Run& run : runs) {
+    uint64_t h = run.hash;
+    for (int i = 7; i >= 0; --i, h >>= 8) key[i] = static_cast<char>(h & 0xff);
+    operand = codec::EncodeAddOperand(run.doc, std::span<const Posting>(run.begin, run.size));
+    b.Merge(r.cf(kPostings), rocksdb::Slice(key, 8), operand);
+  }
+  if (created.empty()) return absl::OkStatus();
   b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(next_id));
   b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
   // Ids are never reused, even when this write fails.
   r.next_doc_id = next_id;
-  COPS_RETURN_IF_ERROR(
-      FromRocks(r.db->Write(r.WriteOpts(), &b), "registering document " + std::to_string(id)));
+  const absl::Status written =
+      created.size() == 1
+          ? FromRocks(r.db->Write(r.WriteOpts(), &b),
+                      "registering document " + std::to_string(created[0]->outcome->id))
+          : FromRocks(r.db->Write(r.WriteOpts(), &b),
+                      "registering " + std::to_string(created.size()) + " documents");
+  if (!written.ok()) {
+    for (Prepared* p : created) p->outcome = written;
+    return written;
+  }
   r.counters = next;
   r.PublishCounters();
-  return RegisterOutcome{id, true, std::nullopt};
+  return absl::OkStatus();
 }
 
 absl::Status Index::Unregister(DocId id) {

@@ -77,6 +77,13 @@ struct RegisterOutcome {
   std::optional<DocId> duplicate_of;
 };
 
+// One document of Index::RegisterBatch. The pointers must stay valid during the call.
+struct RegisterItem {
+  const DocumentRecord* record = nullptr;
+  const DocumentFingerprint* fp = nullptr;
+  std::string_view text;
+};
+
 struct DocumentPage {
   std::vector<DocumentRecord> documents;
   std::string next_page_token;  // empty at the end
@@ -105,6 +112,16 @@ class Index {
   absl::StatusOr<RegisterOutcome> Register(const DocumentRecord& record,
                                            const DocumentFingerprint& fp,
                                            std::string_view text);
+
+  // Registers several documents with one atomic WriteBatch, with the outcome of each as if
+  // Register() had been called for them in order (an external id or text repeated inside
+  // the batch resolves to the earlier document). The postings of all documents are written
+  // in chunk-hash order, which makes RocksDB's memtable inserts much cheaper than one batch
+  // per document (docs/performance.md, "Batched registration"). out->at(i) is items[i]'s
+  // outcome; an item with invalid input fails alone. The returned status is not OK only when
+  // the write itself failed: then no document of the batch was stored.
+  absl::Status RegisterBatch(std::span<const RegisterItem> items,
+                             std::vector<absl::StatusOr<RegisterOutcome>>* out);
 
   // Registers under `record.id` (REQUIRES: != 0) keeping the record's fields (owner,
   // registration time, format, size) and taking sha256 and chunk counts from `fp`: how a key
@@ -158,10 +175,9 @@ class Index {
  private:
   struct Rep;
   explicit Index(std::unique_ptr<Rep> rep);
-  // fixed_id == 0 assigns the next id.
-  absl::StatusOr<RegisterOutcome> RegisterImpl(const DocumentRecord& record,
-                                               const DocumentFingerprint& fp,
-                                               std::string_view text, DocId fixed_id);
+  struct Prepared;
+  // Writes `group` in one WriteBatch under the writer lock and sets each outcome.
+  absl::Status WriteGroup(std::span<Prepared*> group);
   std::unique_ptr<Rep> rep_;
 };
 

@@ -373,6 +373,83 @@ TEST_F(CopsCliTest, Windows1252FileIsAcceptedWithSpansInItsBytes) {
 namespace cops {
 namespace {
 
+TEST_F(CopsCliTest, BenchRegistersInBulkAndFindsTheCopiedMessages) {
+  StartServer();
+  CliRun run = Cops({"bench", "--documents", "40", "--bulk", "16", "--checks", "20",
+                     "--concurrency", "2", "--bench-json"});
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  std::istringstream lines(run.out);
+  std::string line;
+  std::vector<json> phases;
+  while (std::getline(lines, line)) phases.push_back(json::parse(line));
+  ASSERT_EQ(phases.size(), 2u) << run.out;
+  EXPECT_EQ(phases[0]["phase"], "register-bulk");
+  EXPECT_EQ(phases[0]["calls"], 3);  // streams of 16, 16 and 8 documents
+  EXPECT_EQ(phases[0]["documents"], 40);
+  EXPECT_EQ(phases[0]["errors"], 0);
+  EXPECT_EQ(phases[1]["phase"], "check");
+  EXPECT_EQ(phases[1]["errors"], 0);
+  // Half of the messages (by default) embed a registered document.
+  EXPECT_GT(phases[1]["violations"].get<int>(), 0);
+  EXPECT_LT(phases[1]["violations"].get<int>(), 20);
+  EXPECT_EQ(Documents(), 40u);
+}
+
+// The server writes a bulk stream in windows of 256 documents; results must stay in
+// request order across windows, with duplicates resolved against earlier windows and
+// within a window.
+TEST_F(CopsCliTest, BulkRegisterAcrossWindowsKeepsOrderAndResolvesDuplicates) {
+  StartServer();
+  std::unique_ptr<Client> api = ApiClient();
+  ASSERT_NE(api, nullptr);
+  constexpr int kDocs = 600;
+  std::vector<v1::Document> docs;
+  for (int i = 0; i < kDocs; ++i) {
+    v1::Document doc;
+    doc.set_content(testing_corpus::Prose(1000 + i, 60));
+    doc.mutable_metadata()->set_external_id("bulk-" + std::to_string(i));
+    docs.push_back(doc);
+  }
+  docs[10].set_content(docs[3].content());  // same window as its original
+  docs[400].set_content(docs[5].content());  // a later window
+  docs[300].mutable_metadata()->set_external_id("bulk-299");  // a retry across the boundary
+  docs[500].clear_content();                                   // fails alone
+  absl::StatusOr<v1::RegisterDocumentsReply> bulk = api->RegisterMany(docs);
+  ASSERT_TRUE(bulk.ok()) << bulk.status();
+  ASSERT_EQ(bulk->results_size(), kDocs);
+  EXPECT_EQ(bulk->failed(), 1u);
+  EXPECT_EQ(bulk->registered(), kDocs - 1u);
+  uint64_t last_new_id = 0;
+  for (int i = 0; i < kDocs; ++i) {
+    const v1::RegisterResult& r = bulk->results(i);
+    EXPECT_EQ(r.index(), static_cast<uint32_t>(i));
+    if (i == 500) {
+      EXPECT_EQ(r.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      continue;
+    }
+    ASSERT_TRUE(r.has_reply()) << i << ": " << r.error_message();
+    if (i == 10 || i == 400 || i == 300) {
+      EXPECT_FALSE(r.reply().created()) << i;
+      continue;
+    }
+    EXPECT_TRUE(r.reply().created()) << i;
+    EXPECT_GT(r.reply().doc_id(), last_new_id) << i;  // ids in request order
+    last_new_id = r.reply().doc_id();
+  }
+  EXPECT_EQ(bulk->results(10).reply().duplicate_of(), bulk->results(3).reply().doc_id());
+  EXPECT_EQ(bulk->results(400).reply().duplicate_of(), bulk->results(5).reply().doc_id());
+  EXPECT_EQ(bulk->results(300).reply().doc_id(), bulk->results(299).reply().doc_id());
+
+  // A document of the last window is found by a check and by id.
+  v1::CheckDocumentRequest check;
+  check.set_content(docs[590].content());
+  absl::StatusOr<v1::CheckDocumentReply> reply = api->Check(check);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_GT(reply->matches_size(), 0);
+  EXPECT_EQ(reply->matches(0).doc_id(), bulk->results(590).reply().doc_id());
+  EXPECT_TRUE(api->Get(bulk->results(599).reply().doc_id(), false).ok());
+}
+
 TEST_F(CopsCliTest, BulkRegisterAndCheckStreamPairRepliesWithRequests) {
   StartServer();
   std::unique_ptr<Client> api = ApiClient();

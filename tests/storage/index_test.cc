@@ -337,6 +337,87 @@ TEST(IndexTest, ExactDuplicateReturnsExistingIdAndAddsNoPostings) {
   EXPECT_EQ(index->Stats().documents, 1u);
 }
 
+TEST(IndexTest, RegisterBatchGivesTheOutcomesOfRegistrationsInOrder) {
+  TempDir dir;
+  const std::string path = dir.Sub("db");
+  auto index = OpenOrDie(Options(path));
+  const DocId before = index->Register(MakeRecord("old"), MakeFingerprint(50, 10), "old")->id;
+
+  // 0, 1: new; 2: the text of 0 again; 3: the external id of 1 again; 4: invalid chunk;
+  // 5: the text of the document registered before; 6: new, sharing a hash with 0 and 1.
+  std::vector<DocumentFingerprint> fps = {
+      MakeFingerprint(51, 20, true), MakeFingerprint(52, 20, true), MakeFingerprint(51, 20, true),
+      MakeFingerprint(53, 5),        MakeFingerprint(54, 5),        MakeFingerprint(50, 10),
+      MakeFingerprint(55, 30, true)};
+  fps[4].chunks[2].end = fps[4].chunks[2].start - 1;
+  std::vector<DocumentRecord> records = {MakeRecord("a"), MakeRecord("b"), MakeRecord("c"),
+                                         MakeRecord("b"), MakeRecord("e"), MakeRecord("f"),
+                                         MakeRecord("g")};
+  std::vector<std::string> texts = {"ta", "tb", "tc", "td", "te", "tf", "tg"};
+  std::vector<RegisterItem> items;
+  for (size_t i = 0; i < fps.size(); ++i) items.push_back({&records[i], &fps[i], texts[i]});
+  std::vector<absl::StatusOr<RegisterOutcome>> out;
+  ASSERT_TRUE(index->RegisterBatch(items, &out).ok());
+  ASSERT_EQ(out.size(), items.size());
+  for (size_t i : {0, 1, 2, 3, 5, 6}) ASSERT_TRUE(out[i].ok()) << i << ": " << out[i].status();
+  EXPECT_EQ(out[4].status().code(), absl::StatusCode::kInvalidArgument);
+
+  EXPECT_TRUE(out[0]->created);
+  EXPECT_TRUE(out[1]->created);
+  EXPECT_TRUE(out[6]->created);
+  EXPECT_GT(out[0]->id, before);
+  EXPECT_LT(out[0]->id, out[1]->id);
+  EXPECT_LT(out[1]->id, out[6]->id);
+  EXPECT_FALSE(out[2]->created);
+  EXPECT_EQ(out[2]->id, out[0]->id);
+  EXPECT_EQ(out[2]->duplicate_of, std::optional<DocId>(out[0]->id));
+  EXPECT_FALSE(out[3]->created);
+  EXPECT_EQ(out[3]->id, out[1]->id);
+  EXPECT_FALSE(out[3]->duplicate_of.has_value());
+  EXPECT_EQ(out[5]->id, before);
+  EXPECT_EQ(out[5]->duplicate_of, std::optional<DocId>(before));
+
+  for (size_t i : {0, 1, 6}) EXPECT_TRUE(HasAllPostings(*index, fps[i], out[i]->id)) << i;
+  std::vector<PostingList> shared;
+  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &shared).ok());
+  EXPECT_EQ(shared[0].doc_frequency, 3u);
+  ASSERT_EQ(shared[0].postings.size(), 3u);
+  EXPECT_EQ(shared[0].postings[0].doc_id, out[0]->id);
+  EXPECT_EQ(shared[0].postings[2].doc_id, out[6]->id);
+  EXPECT_TRUE(PostingsOf(*index, HashOf(53, 0), out[1]->id).empty());
+  const IndexStats stats = index->Stats();
+  EXPECT_EQ(stats.documents, 4u);
+  EXPECT_EQ(stats.postings, 10u + 21 + 21 + 31);
+  EXPECT_EQ(index->GetText(out[1]->id).value(), "tb");
+  EXPECT_EQ(index->GetDocument(out[6]->id)->stored_chunks, 31u);
+
+  // Batch-registered documents persist and unregister like any other.
+  index.reset();
+  index = OpenOrDie(Options(path));
+  EXPECT_EQ(index->Stats().documents, 4u);
+  ASSERT_TRUE(index->Unregister(out[0]->id).ok());
+  EXPECT_FALSE(HasAllPostings(*index, fps[0], out[0]->id));
+  EXPECT_TRUE(HasAllPostings(*index, fps[1], out[1]->id));
+  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &shared).ok());
+  EXPECT_EQ(shared[0].doc_frequency, 2u);
+  EXPECT_EQ(index->NextDocId(), out[6]->id + 1);
+}
+
+TEST(IndexTest, RegisterBatchOnAReadOnlyIndexFailsWholly) {
+  TempDir dir;
+  const std::string path = dir.Sub("db");
+  { OpenOrDie(Options(path)); }
+  IndexOptions ro = Options(path);
+  ro.read_only = true;
+  auto index = OpenOrDie(ro);
+  const DocumentFingerprint fp = MakeFingerprint(60, 5);
+  const DocumentRecord record = MakeRecord("x");
+  std::vector<RegisterItem> items = {{&record, &fp, "x"}};
+  std::vector<absl::StatusOr<RegisterOutcome>> out;
+  EXPECT_EQ(index->RegisterBatch(items, &out).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(index->Stats().documents, 0u);
+}
+
 TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
   TempDir dir;
   IndexOptions o = Options(dir.Sub("db"));
@@ -344,7 +425,8 @@ TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
   auto index = OpenOrDie(o);
   std::vector<DocId> ids;
   for (uint64_t seed = 1; seed <= 5; ++seed) {
-    ids.push_back(index->Register(MakeRecord(std::to_string(seed)), MakeFingerprint(seed, 4, true), "")->id);
+    ids.push_back(
+        index->Register(MakeRecord(std::to_string(seed)), MakeFingerprint(seed, 4, true), "")->id);
   }
   std::vector<PostingList> out;
   ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
