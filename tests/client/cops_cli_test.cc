@@ -317,6 +317,26 @@ TEST_F(CopsCliTest, BadInputsGetTheirStatusAndLeaveTheIndexIntact) {
   std::string big;
   while (big.size() < 5000) big += Corpus()[0].body;
   WriteFile(dir_ / "big.txt", big);
+
+  // Several files go in one bulk stream: the bad ones fail alone, each named on stderr,
+  // the good ones are registered and reported in path order.
+  WriteFile(dir_ / "mixed" / "a.txt", testing_corpus::Prose(71, 80));
+  WriteFile(dir_ / "mixed" / "b.txt", "");
+  WriteFile(dir_ / "mixed" / "c.txt", big);
+  WriteFile(dir_ / "mixed" / "d.txt", testing_corpus::Prose(72, 80));
+  CliRun mixed = Cops({"--json", "register", (dir_ / "mixed").string()});
+  EXPECT_EQ(mixed.exit_code, 2);
+  EXPECT_NE(mixed.err.find("b.txt: INVALID_ARGUMENT"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("c.txt: RESOURCE_EXHAUSTED"), std::string::npos) << mixed.err;
+  std::istringstream lines(mixed.out);
+  std::vector<std::string> paths;
+  for (std::string line; std::getline(lines, line);) {
+    paths.push_back(fs::path(json::parse(line)["path"].get<std::string>()).filename().string());
+  }
+  EXPECT_EQ(paths, (std::vector<std::string>{"a.txt", "d.txt"}));
+  EXPECT_EQ(Documents(), before + 2);
+  EXPECT_EQ(Cops({"unregister", std::to_string(before + 1)}).exit_code, 0);
+  EXPECT_EQ(Cops({"unregister", std::to_string(before + 2)}).exit_code, 0);
   CliRun oversized = Cops({"register", (dir_ / "big.txt").string()});
   EXPECT_EQ(oversized.exit_code, 2);
   EXPECT_NE(oversized.err.find("RESOURCE_EXHAUSTED"), std::string::npos) << oversized.err;
