@@ -41,8 +41,9 @@ struct IndexOptions {
   // makes every acknowledged write survive a process crash.
   bool sync_writes = false;
   bool store_texts = true;                       // keep each document's original text
-  // Shared LRU block cache. The postings' filter and index partitions are pinned on top of
-  // it (about 1.25 bytes per distinct chunk key with 10 bloom bits).
+  // Shared LRU block cache for data blocks. The postings' bloom filters and indexes are held
+  // outside it by the open SST files (about 1.25 bytes per distinct chunk key with 10 bloom
+  // bits, plus ~0.5% of the postings' size).
   size_t block_cache_bytes = 256ull << 20;
   size_t write_buffer_bytes = 64ull << 20;       // per memtable
   int bloom_bits_per_key = 10;                   // postings bloom filter (0 = none)
