@@ -12,6 +12,7 @@
 // --batch=N registers N documents per Index::RegisterBatch call (1: Index::Register);
 // --progress=1 prints the rate every 100 batches. --reuse=1 --dir=D opens the index an
 // earlier run left in D (give the same --docs and skip Register with --benchmark_filter).
+// --background_jobs=N --subcompactions=M override IndexOptions' defaults.
 // IndexOptions defaults unless a flag says otherwise.
 // Figures and commands: docs/performance.md, "## Storage".
 
@@ -50,7 +51,9 @@ struct Flags {
   int bloom_bits = 10;
   uint32_t batch = 1;  // documents per Index::RegisterBatch (1: Index::Register)
   bool progress = false;
-  bool reuse = false;  // open the existing --dir (loaded by an earlier run with the same --docs)
+  bool reuse = false;
+  int background_jobs = IndexOptions{}.background_jobs;
+  int subcompactions = IndexOptions{}.max_subcompactions;  // open the existing --dir (loaded by an earlier run with the same --docs)
 } g_flags;
 
 uint64_t Mix(uint64_t x) {
@@ -133,6 +136,8 @@ IndexOptions BenchOptions() {
   o.write_buffer_bytes = g_flags.write_buffer_mb << 20;
   o.block_cache_bytes = g_flags.cache_mb << 20;
   o.bloom_bits_per_key = g_flags.bloom_bits;
+  o.background_jobs = g_flags.background_jobs;
+  o.max_subcompactions = g_flags.subcompactions;
   return o;
 }
 
@@ -329,6 +334,8 @@ int main(int argc, char** argv) {
     else if (ParseFlag(argv[i], "--batch", &v)) g_flags.batch = std::stoul(v);
     else if (ParseFlag(argv[i], "--progress", &v)) g_flags.progress = v == "1";
     else if (ParseFlag(argv[i], "--reuse", &v)) g_flags.reuse = v == "1";
+    else if (ParseFlag(argv[i], "--background_jobs", &v)) g_flags.background_jobs = std::stoi(v);
+    else if (ParseFlag(argv[i], "--subcompactions", &v)) g_flags.subcompactions = std::stoi(v);
     else rest.push_back(argv[i]);
   }
   if (!g_vocab.Load("/usr/share/dict/words")) {

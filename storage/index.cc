@@ -305,6 +305,7 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   db_options.create_if_missing = options.create_if_missing;
   db_options.create_missing_column_families = true;
   db_options.max_background_jobs = std::max(1, options.background_jobs);
+  db_options.max_subcompactions = static_cast<uint32_t>(std::max(1, options.max_subcompactions));
   db_options.bytes_per_sync = 1 << 20;
   db_options.max_open_files = -1;  // every SST stays open: its filter and index stay in memory
   db_options.keep_log_file_num = 3;
