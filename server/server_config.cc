@@ -127,6 +127,11 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("max-message-bytes", c.max_message_bytes, "Largest gRPC message, bytes");
   flag("sync-writes", c.sync_writes, "fsync every registration");
   option("store-texts", c.store_texts, "Keep registered documents' bytes (true|false)");
+  option("block-cache-mb", c.block_cache_mb, "RocksDB block cache for data blocks, MiB");
+  option("write-buffer-mb", c.write_buffer_mb, "RocksDB memtable size of the postings, MiB");
+  option("bloom-bits", c.bloom_bits, "Bloom filter bits per chunk key, 0-30 (0 = none)");
+  option("background-jobs", c.background_jobs, "RocksDB flush and compaction threads");
+  option("compression", c.compression, "Compression of the postings: lz4|zstd|snappy|none");
   option("threads", c.threads, "Most handler threads");
   option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
   option("key-file", c.key_file, "Hashing key file, 32 hex digits (default <data-dir>/hash.key)");

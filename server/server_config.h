@@ -51,6 +51,13 @@ struct ServerConfig {
   uint64_t max_message_bytes = 64ull << 20;   // gRPC receive/send limit
   bool sync_writes = false;  // fsync every registration (power-loss durability)
   bool store_texts = true;   // keep registered documents' bytes (GetDocument content)
+  // RocksDB tunables (storage/index.h IndexOptions); the defaults suit a 2-core, few-GB
+  // machine. Validated when the index opens.
+  uint64_t block_cache_mb = 256;
+  uint64_t write_buffer_mb = 64;
+  int bloom_bits = 10;
+  int background_jobs = 4;
+  std::string compression = "lz4";  // postings: lz4 | zstd | snappy | none
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
 

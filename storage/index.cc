@@ -178,6 +178,44 @@ struct Index::Rep {
 
 namespace {
 
+absl::StatusOr<rocksdb::CompressionType> ParseCompression(const std::string& name) {
+  static const std::pair<const char*, rocksdb::CompressionType> kNames[] = {
+      {"lz4", rocksdb::kLZ4Compression},
+      {"zstd", rocksdb::kZSTD},
+      {"snappy", rocksdb::kSnappyCompression},
+      {"none", rocksdb::kNoCompression}};
+  for (const auto& [n, type] : kNames) {
+    if (name != n) continue;
+    const auto supported = rocksdb::GetSupportedCompressions();
+    if (type != rocksdb::kNoCompression &&
+        std::find(supported.begin(), supported.end(), type) == supported.end()) {
+      return absl::InvalidArgumentError("compression " + name +
+                                        " is not supported by this build of RocksDB");
+    }
+    return type;
+  }
+  return absl::InvalidArgumentError("unknown compression \"" + name +
+                                    "\" (lz4, zstd, snappy or none)");
+}
+
+absl::Status ValidateOptions(const IndexOptions& o) {
+  if (o.block_cache_bytes < (1u << 20)) {
+    return absl::InvalidArgumentError("block cache must be at least 1 MiB");
+  }
+  if (o.write_buffer_bytes < (1u << 20)) {
+    return absl::InvalidArgumentError("write buffer must be at least 1 MiB");
+  }
+  if (o.bloom_bits_per_key < 0 || o.bloom_bits_per_key > 30) {
+    return absl::InvalidArgumentError("bloom bits per key must be in [0, 30], not " +
+                                      std::to_string(o.bloom_bits_per_key));
+  }
+  if (o.background_jobs < 1 || o.background_jobs > 64) {
+    return absl::InvalidArgumentError("background jobs must be in [1, 64], not " +
+                                      std::to_string(o.background_jobs));
+  }
+  return ParseCompression(o.postings_compression).status();
+}
+
 rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
                                            const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::ColumnFamilyOptions cf;
@@ -222,6 +260,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
         t.whole_key_filtering = true;
       }
       cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+      cf.compression = ParseCompression(o.postings_compression).value_or(cf.compression);
       cf.merge_operator = std::make_shared<PostingListMerge>(o.max_postings_per_chunk);
       cf.memtable_whole_key_filtering = o.bloom_bits_per_key > 0;
       cf.memtable_prefix_bloom_size_ratio = o.bloom_bits_per_key > 0 ? 0.02 : 0;
@@ -297,6 +336,7 @@ Index::Index(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 Index::~Index() = default;
 
 absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) {
+  COPS_RETURN_IF_ERROR(ValidateOptions(options));
   auto rep = std::make_unique<Rep>();
   rep->options = options;
   rep->cache = rocksdb::NewLRUCache(options.block_cache_bytes);

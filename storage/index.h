@@ -47,6 +47,10 @@ struct IndexOptions {
   size_t block_cache_bytes = 256ull << 20;
   size_t write_buffer_bytes = 64ull << 20;       // per memtable
   int bloom_bits_per_key = 10;                   // postings bloom filter (0 = none)
+  // Compression of the postings' SST files: "lz4", "zstd", "snappy" or "none" (stored texts
+  // always use zstd when this RocksDB has it). INVALID_ARGUMENT at Open when this build of
+  // RocksDB lacks it.
+  std::string postings_compression = "lz4";
   // Largest number of postings kept per chunk hash; beyond it, doc_frequency still counts
   // documents but the list is not extended (the chunk is "common"). 0 = no limit.
   uint32_t max_postings_per_chunk = 1000;

@@ -72,6 +72,27 @@ TEST_F(ServerConfigTest, JsonConfigAndUnknownKeys) {
   EXPECT_EQ(Parse({"--no-such-flag"}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
+  absl::StatusOr<ServerConfig> c = Parse({});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->block_cache_mb, 256u);
+  EXPECT_EQ(c->write_buffer_mb, 64u);
+  EXPECT_EQ(c->bloom_bits, 10);
+  EXPECT_EQ(c->background_jobs, 4);
+  EXPECT_EQ(c->compression, "lz4");
+  const std::string file = (dir_ / "tunables.conf").string();
+  std::ofstream(file) << "block-cache-mb = 32\ncompression = zstd\n";
+  setenv("COPS_BLOOM_BITS", "14", 1);
+  c = Parse({"--config", file, "--write-buffer-mb", "16", "--background-jobs", "2"});
+  unsetenv("COPS_BLOOM_BITS");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->block_cache_mb, 32u);
+  EXPECT_EQ(c->compression, "zstd");
+  EXPECT_EQ(c->bloom_bits, 14);
+  EXPECT_EQ(c->write_buffer_mb, 16u);
+  EXPECT_EQ(c->background_jobs, 2);
+}
+
 TEST_F(ServerConfigTest, HashKeyIsGeneratedOnceWithPrivateMode) {
   ServerConfig config;
   config.data_dir = dir_.string();
