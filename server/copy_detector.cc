@@ -196,14 +196,15 @@ absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
 
 absl::Status CopyDetector::RegisterAs(std::string_view content, const DocumentRecord& record) {
   COPS_ASSIGN_OR_RETURN(DocumentFormat format, ParseDocumentFormat(record.format));
-  COPS_ASSIGN_OR_RETURN(ConvertedDocument converted, ConvertInput(content, format));
+  // The record keeps its own fields; Index::RegisterAs takes digest and counts from `fp`.
   DocumentFingerprint& fp = ThreadScratch().fingerprint;
-  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &fp));
-  if (fp.chunks.empty()) {
-    return absl::InvalidArgumentError("document " + std::to_string(record.id) +
-                                      " yields no chunk under " + params().Describe());
+  DocumentRecord prepared;
+  RegisterResultInfo info;
+  if (absl::Status s = PrepareRegistration(content, format, record, &fp, &prepared, &info);
+      !s.ok()) {
+    return absl::Status(s.code(), "document " + std::to_string(record.id) + ": " +
+                                      std::string(s.message()));
   }
-  MapToOriginal(converted, content.size(), &fp);
   return index_->RegisterAs(record, fp, content);
 }
 

@@ -93,12 +93,16 @@ bool GetLengthPrefixed(std::string_view* in, std::string_view* s) {
   return true;
 }
 
-void PutFixed64BE(std::string* dst, uint64_t v) {
-  char buf[8];
+void EncodeFixed64BE(char* dst, uint64_t v) {
   for (int i = 7; i >= 0; --i) {
-    buf[i] = static_cast<char>(v & 0xff);
+    dst[i] = static_cast<char>(v & 0xff);
     v >>= 8;
   }
+}
+
+void PutFixed64BE(std::string* dst, uint64_t v) {
+  char buf[8];
+  EncodeFixed64BE(buf, v);
   dst->append(buf, 8);
 }
 

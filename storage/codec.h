@@ -40,6 +40,7 @@ bool GetLengthPrefixed(std::string_view* in, std::string_view* s);
 
 // 8-byte big-endian: keys sort numerically (documents in id order).
 void PutFixed64BE(std::string* dst, uint64_t v);
+void EncodeFixed64BE(char* dst, uint64_t v);  // writes dst[0..8)
 uint64_t DecodeFixed64BE(const char* p);
 std::string ChunkKey(ChunkHash hash);
 std::string DocKey(DocId id);

@@ -596,8 +596,7 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group) {
   char key[8];
   std::string operand;
   for (const Run& run : runs) {
-    uint64_t h = run.hash;
-    for (int i = 7; i >= 0; --i, h >>= 8) key[i] = static_cast<char>(h & 0xff);
+    codec::EncodeFixed64BE(key, run.hash);
     operand = codec::EncodeAddOperand(run.doc, std::span<const Posting>(run.begin, run.size));
     b.Merge(r.cf(kPostings), rocksdb::Slice(key, 8), operand);
   }
@@ -606,12 +605,10 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group) {
   b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
   // Ids are never reused, even when this write fails.
   r.next_doc_id = next_id;
-  const absl::Status written =
-      created.size() == 1
-          ? FromRocks(r.db->Write(r.WriteOpts(), &b),
-                      "registering document " + std::to_string(created[0]->outcome->id))
-          : FromRocks(r.db->Write(r.WriteOpts(), &b),
-                      "registering " + std::to_string(created.size()) + " documents");
+  const std::string what =
+      created.size() == 1 ? "registering document " + std::to_string(created[0]->outcome->id)
+                          : "registering " + std::to_string(created.size()) + " documents";
+  const absl::Status written = FromRocks(r.db->Write(r.WriteOpts(), &b), what);
   if (!written.ok()) {
     for (Prepared* p : created) p->outcome = written;
     return written;
@@ -757,8 +754,7 @@ absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<Postin
   std::vector<rocksdb::Slice> keys(hashes.size());
   for (size_t i = 0; i < order.size(); ++i) {
     char* p = key_bytes.data() + i * 8;
-    uint64_t h = hashes[order[i]];
-    for (int b = 7; b >= 0; --b, h >>= 8) p[b] = static_cast<char>(h & 0xff);
+    codec::EncodeFixed64BE(p, hashes[order[i]]);
     keys[i] = rocksdb::Slice(p, 8);
   }
   std::vector<rocksdb::PinnableSlice> values(hashes.size());
