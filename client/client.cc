@@ -13,6 +13,13 @@ absl::Status FromGrpc(const grpc::Status& status) {
                       status.error_message());
 }
 
+absl::StatusOr<v1::RegisterDocumentReply> ResultOf(const v1::RegisterResult& result) {
+  if (result.has_reply()) return result.reply();
+  const auto code = static_cast<absl::StatusCode>(result.error_code());
+  return absl::Status(code == absl::StatusCode::kOk ? absl::StatusCode::kUnknown : code,
+                      result.error_message());
+}
+
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);

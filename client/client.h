@@ -59,6 +59,8 @@ class Client {
 
 // The absl::Status of a gRPC status: the codes are the same numbers.
 absl::Status FromGrpc(const grpc::Status& status);
+// One document's result of a bulk registration: its reply, or its error as a status.
+absl::StatusOr<v1::RegisterDocumentReply> ResultOf(const v1::RegisterResult& result);
 
 // "auto", "text", "html", "email", "pdf", "docx", "odt", "latex", "markdown" (any case);
 // INVALID_ARGUMENT otherwise.

@@ -219,9 +219,9 @@ bool RunLoad(Client& client, const LoadOptions& o, std::ostream& out) {
       absl::StatusOr<v1::RegisterDocumentsReply> reply = client.RegisterMany(docs);
       if (!reply.ok()) return reply.status();
       for (const v1::RegisterResult& r : reply->results()) {
-        if (!r.has_reply()) {
-          return absl::Status(static_cast<absl::StatusCode>(r.error_code()),
-                              "document " + std::to_string(r.index()) + ": " + r.error_message());
+        if (absl::Status s = ResultOf(r).status(); !s.ok()) {
+          return absl::Status(s.code(), "document " + std::to_string(r.index()) + ": " +
+                                            std::string(s.message()));
         }
       }
       return absl::OkStatus();

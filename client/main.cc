@@ -197,11 +197,8 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
           reply = bulk.status();
         } else if (k >= static_cast<size_t>(bulk->results_size())) {
           reply = absl::UnavailableError("the server ended the stream early");
-        } else if (const v1::RegisterResult& r = bulk->results(static_cast<int>(k));
-                   r.has_reply()) {
-          reply = r.reply();
         } else {
-          reply = absl::Status(static_cast<absl::StatusCode>(r.error_code()), r.error_message());
+          reply = ResultOf(bulk->results(static_cast<int>(k)));
         }
       }
     }
