@@ -80,19 +80,33 @@ class Vocabulary {
     double sum = 0;
     for (size_t r = 0; r < words_.size(); ++r) cdf_[r] = (sum += 1.0 / static_cast<double>(r + 1));
     for (double& c : cdf_) c /= sum;
+    // bucket_[b]: the first rank whose cdf reaches b / kBuckets. A sample u in bucket b has
+    // its rank in [bucket_[b], bucket_[b + 1]], so Sample searches a few neighbouring ranks
+    // instead of the whole table, with the same result.
+    bucket_.resize(kBuckets + 1);
+    for (size_t b = 0; b <= kBuckets; ++b) {
+      bucket_[b] = static_cast<uint32_t>(
+          std::lower_bound(cdf_.begin(), cdf_.end(), static_cast<double>(b) / kBuckets) -
+          cdf_.begin());
+    }
     return true;
   }
   uint32_t Sample(std::mt19937_64& rng) const {
     const double u = std::uniform_real_distribution<double>(0, 1)(rng);
-    return static_cast<uint32_t>(std::lower_bound(cdf_.begin(), cdf_.end(), u) - cdf_.begin()) %
+    const size_t b = std::min<size_t>(static_cast<size_t>(u * kBuckets), kBuckets - 1);
+    const auto first = cdf_.begin() + bucket_[b];
+    const auto last = cdf_.begin() + std::min<size_t>(bucket_[b + 1] + 1, cdf_.size());
+    return static_cast<uint32_t>(std::lower_bound(first, last, u) - cdf_.begin()) %
            words_.size();
   }
   const std::string& Word(uint32_t id) const { return words_[id]; }
   size_t size() const { return words_.size(); }
 
  private:
+  static constexpr size_t kBuckets = size_t{1} << 16;
   std::vector<std::string> words_;
   std::vector<double> cdf_;
+  std::vector<uint32_t> bucket_;
 };
 
 Vocabulary g_vocab;
