@@ -294,7 +294,7 @@ void BM_LookupCold(benchmark::State& state) {
   state.counters["hashes_per_s"] = benchmark::Counter(static_cast<double>(hashes), benchmark::Counter::kIsRate);
 }
 
-void ReportDisk(benchmark::State& state) {
+void ReportDisk(benchmark::State& state, const char* stage) {
   const IndexStats s = g_index->Stats();
   state.counters["disk_bytes"] = static_cast<double>(s.disk_bytes);
   state.counters["postings_disk_bytes"] = static_cast<double>(s.postings_disk_bytes);
@@ -307,19 +307,41 @@ void ReportDisk(benchmark::State& state) {
   state.counters["chunk_keys"] = static_cast<double>(s.chunk_keys);
   state.counters["stored_chunks_per_doc"] =
       static_cast<double>(s.postings) / static_cast<double>(std::max<uint64_t>(1, s.documents));
+  // The LSM shape the following lookups meet: level-0 files (each probed) and non-empty
+  // lower levels (one file probed in each).
+  std::string shape;
+  int lower_levels = 0;
+  for (size_t l = 0; l < s.postings_files_per_level.size(); ++l) {
+    if (s.postings_files_per_level[l] == 0) continue;
+    shape += " L" + std::to_string(l) + "=" + std::to_string(s.postings_files_per_level[l]);
+    lower_levels += l > 0;
+  }
+  std::fprintf(stderr, "storage_bench: %s: postings files per level:%s; pending compaction %.2f GB\n",
+               stage, shape.c_str(), s.pending_compaction_bytes / 1e9);
+  state.counters["l0_files"] =
+      s.postings_files_per_level.empty() ? 0 : s.postings_files_per_level[0];
+  state.counters["lower_levels"] = lower_levels;
+  state.counters["pending_compaction_gb"] = s.pending_compaction_bytes / 1e9;
 }
 
 // Bytes on disk as the load left them (memtables flushed, compactions as they happened).
 void BM_DiskAfterLoad(benchmark::State& state) {
   for (auto _ : state) Check(g_index->Flush());
-  ReportDisk(state);
+  ReportDisk(state, "after load");
+}
+
+// Waits for RocksDB's own compactions to finish (the state an index reaches some time
+// after a bulk load, without a manual compaction).
+void BM_Settle(benchmark::State& state) {
+  for (auto _ : state) Check(g_index->WaitForCompactions());
+  ReportDisk(state, "settled");
 }
 
 // Bytes on disk after a full compaction (the steady state of an index that is not
 // being bulk-loaded).
 void BM_DiskAfterCompaction(benchmark::State& state) {
   for (auto _ : state) Check(g_index->Compact());
-  ReportDisk(state);
+  ReportDisk(state, "compacted");
 }
 
 bool ParseFlag(const char* arg, const char* name, std::string* value) {
@@ -375,6 +397,8 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("DiskAfterLoad", BM_DiskAfterLoad)->Iterations(1)->Unit(benchmark::kSecond);
   benchmark::RegisterBenchmark("LookupWarm1000", BM_LookupWarm)->Unit(benchmark::kMillisecond)->UseRealTime();
   benchmark::RegisterBenchmark("LookupCold1000", BM_LookupCold)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("Settle", BM_Settle)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+  benchmark::RegisterBenchmark("LookupWarm1000Settled", BM_LookupWarm)->Unit(benchmark::kMillisecond)->UseRealTime();
   benchmark::RegisterBenchmark("DiskAfterCompaction", BM_DiskAfterCompaction)->Iterations(1)->Unit(benchmark::kSecond);
   benchmark::RegisterBenchmark("LookupWarm1000Compacted", BM_LookupWarm)->Unit(benchmark::kMillisecond)->UseRealTime();
   benchmark::RegisterBenchmark("LookupCold1000Compacted", BM_LookupCold)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -9,6 +9,7 @@
 // unregistrations are atomic (one WriteBatch each) and checks never see half of one.
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -104,6 +105,12 @@ struct IndexStats {
   uint64_t disk_bytes = 0;  // all SST files and WAL files of the index
   uint64_t text_bytes = 0;  // stored texts, uncompressed
   uint64_t postings_disk_bytes = 0;  // SST files of the postings column family
+  // Shape of the postings LSM tree: SST files at each level (0..6), and the compaction
+  // work RocksDB estimates it still has to do (bytes to rewrite, compactions running).
+  // A lookup probes every level-0 file and one file per other non-empty level.
+  std::vector<uint32_t> postings_files_per_level;
+  uint64_t pending_compaction_bytes = 0;
+  uint64_t running_compactions = 0;
 };
 
 class Index {
@@ -173,6 +180,9 @@ class Index {
   // Flushes, then compacts every column family to its smallest form (slow on big indexes;
   // for maintenance and for measuring bytes on disk).
   absl::Status Compact();
+  // Waits until RocksDB has no compaction pending or running (the tree has settled after
+  // a bulk load), polling every `poll`. Benchmarks and maintenance.
+  absl::Status WaitForCompactions(std::chrono::milliseconds poll = std::chrono::milliseconds(200));
 
   // Writes a consistent copy of the live index to `dir` (must not exist), openable with
   // read_only = true by another process.

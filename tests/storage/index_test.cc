@@ -454,6 +454,59 @@ TEST(IndexTest, TunablesAreCheckedAtOpenAndOtherCompressionsRoundTrip) {
   }
 }
 
+// Lookup reuses the caller's vector and its own buffers between calls: a smaller batch
+// after a larger one must not keep earlier results.
+TEST(IndexTest, LookupIntoAReusedVectorHoldsOnlyTheNewAnswers) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  ASSERT_NE(index, nullptr);
+  const DocumentFingerprint fp = MakeFingerprint(300, 60);
+  auto out = index->Register(MakeRecord("reuse"), fp, "t");
+  ASSERT_TRUE(out.ok()) << out.status();
+  std::vector<ChunkHash> all;
+  for (const Chunk& c : fp.chunks) all.push_back(c.hash);
+  std::vector<PostingList> lists;
+  ASSERT_TRUE(index->Lookup(all, &lists).ok());
+  ASSERT_EQ(lists.size(), all.size());
+  for (const PostingList& l : lists) EXPECT_EQ(l.doc_frequency, 1u);
+  const std::vector<ChunkHash> mixed = {0x1234567u, all[7], 0x7654321u};
+  ASSERT_TRUE(index->Lookup(mixed, &lists).ok());
+  ASSERT_EQ(lists.size(), 3u);
+  EXPECT_EQ(lists[0].doc_frequency, 0u);
+  EXPECT_TRUE(lists[0].postings.empty());
+  ASSERT_EQ(lists[1].postings.size(), 1u);
+  EXPECT_EQ(lists[1].postings[0].ordinal, fp.chunks[7].ordinal);
+  EXPECT_TRUE(lists[2].postings.empty());
+  ASSERT_TRUE(index->Lookup({}, &lists).ok());
+  EXPECT_TRUE(lists.empty());
+}
+
+TEST(IndexTest, StatsShowTheTreeShapeAndWaitForCompactionsSettlesIt) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  ASSERT_NE(index, nullptr);
+  std::vector<std::pair<DocumentFingerprint, DocId>> docs;
+  for (uint64_t seed = 400; seed < 406; ++seed) {  // one level-0 file per flush
+    docs.emplace_back(MakeFingerprint(seed, 80), 0);
+    auto out = index->Register(MakeRecord("shape" + std::to_string(seed)), docs.back().first, "t");
+    ASSERT_TRUE(out.ok()) << out.status();
+    docs.back().second = out->id;
+    ASSERT_TRUE(index->Flush().ok());
+  }
+  IndexStats s = index->Stats();
+  ASSERT_EQ(s.postings_files_per_level.size(), 7u);
+  uint32_t files = 0;
+  for (uint32_t f : s.postings_files_per_level) files += f;
+  EXPECT_GE(files, 1u);
+  ASSERT_TRUE(index->WaitForCompactions(std::chrono::milliseconds(5)).ok());
+  s = index->Stats();
+  EXPECT_EQ(s.pending_compaction_bytes, 0u);
+  EXPECT_EQ(s.running_compactions, 0u);
+  // Six flushes pass the level-0 trigger (4): RocksDB compacted them into fewer files.
+  EXPECT_LT(s.postings_files_per_level[0], 4u);
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+}
+
 TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
   TempDir dir;
   IndexOptions o = Options(dir.Sub("db"));
