@@ -286,6 +286,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   index_options.postings_compression = config.compression;
   CopyDetectorOptions detector_options;
   detector_options.max_document_bytes = config.max_document_bytes;
+  detector_options.bulk_window_documents = config.bulk_window_documents;
 
   auto gen = std::make_shared<Generation>();
   gen->number = live;

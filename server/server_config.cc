@@ -125,6 +125,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   flag("drop-stop-words", c.drop_stop_words, "New index: drop English stop words");
   option("max-document-bytes", c.max_document_bytes, "Largest document accepted, bytes");
   option("max-message-bytes", c.max_message_bytes, "Largest gRPC message, bytes");
+  option("bulk-window-documents", c.bulk_window_documents,
+         "Documents of a bulk stream written to the index together (1-65536; 16 MiB at most)")
+      ->check(CLI::Range(1u, 65536u));
   flag("sync-writes", c.sync_writes, "fsync every registration");
   option("store-texts", c.store_texts, "Keep registered documents' bytes (true|false)");
   option("block-cache-mb", c.block_cache_mb, "RocksDB block cache for data blocks, MiB");

@@ -93,6 +93,19 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   EXPECT_EQ(c->background_jobs, 2);
 }
 
+TEST_F(ServerConfigTest, BulkWindowHasADefaultAndARange) {
+  absl::StatusOr<ServerConfig> c = Parse({});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->bulk_window_documents, 1024u);
+  c = Parse({"--bulk-window-documents", "64"});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->bulk_window_documents, 64u);
+  for (const char* bad : {"0", "65537"}) {
+    c = Parse({"--bulk-window-documents", bad});
+    EXPECT_EQ(c.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
 TEST_F(ServerConfigTest, HashKeyIsGeneratedOnceWithPrivateMode) {
   ServerConfig config;
   config.data_dir = dir_.string();
