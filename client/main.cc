@@ -471,7 +471,12 @@ int RunStats(const Globals& g) {
             {"chunk_keys", s->chunk_keys()}, {"disk_bytes", s->disk_bytes()},
             {"text_bytes", s->text_bytes()}, {"chunking", s->chunking()},
             {"key_id", s->key_id()},         {"uptime_seconds", s->uptime_seconds()},
-            {"max_document_bytes", s->max_document_bytes()}};
+            {"max_document_bytes", s->max_document_bytes()},
+            {"postings_files_per_level",
+             std::vector<uint32_t>(s->postings_files_per_level().begin(),
+                                   s->postings_files_per_level().end())},
+            {"pending_compaction_bytes", s->pending_compaction_bytes()},
+            {"running_compactions", s->running_compactions()}};
   if (g.json) {
     std::cout << Dump(j) << "\n";
   } else {

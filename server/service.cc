@@ -531,6 +531,9 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
                                 std::chrono::steady_clock::now() - started_)
                                 .count());
   reply->set_max_document_bytes(detector->options().max_document_bytes);
+  for (uint32_t files : stats.postings_files_per_level) reply->add_postings_files_per_level(files);
+  reply->set_pending_compaction_bytes(stats.pending_compaction_bytes);
+  reply->set_running_compactions(stats.running_compactions);
   return log.Finish(absl::OkStatus());
 }
 

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <unordered_map>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
@@ -822,17 +822,15 @@ IndexStats Index::Stats() const {
   }
   for (auto* h : r.cfs) {
     if (r.db->GetIntProperty(h, rocksdb::DB::Properties::kTotalSstFilesSize, &v)) s.disk_bytes += v;
+    if (r.db->GetIntProperty(h, rocksdb::DB::Properties::kEstimatePendingCompactionBytes, &v)) {
+      s.pending_compaction_bytes += v;
+    }
   }
   rocksdb::ColumnFamilyHandle* postings = r.cf(kPostings);
   for (int level = 0; level < r.db->NumberLevels(postings); ++level) {
     std::string files;  // a string property (decimal)
     r.db->GetProperty(postings, "rocksdb.num-files-at-level" + std::to_string(level), &files);
     s.postings_files_per_level.push_back(static_cast<uint32_t>(std::strtoul(files.c_str(), nullptr, 10)));
-  }
-  for (auto* h : r.cfs) {
-    if (r.db->GetIntProperty(h, rocksdb::DB::Properties::kEstimatePendingCompactionBytes, &v)) {
-      s.pending_compaction_bytes += v;
-    }
   }
   if (r.db->GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &v)) {
     s.running_compactions = v;

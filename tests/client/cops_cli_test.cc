@@ -150,7 +150,16 @@ class CopsCliTest : public ::testing::Test {
     CliRun r = Cops({"--json", "stats"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     json j = json::parse(r.out, nullptr, false);
-    return j.is_object() ? j["documents"].get<uint64_t>() : 0;
+    if (!j.is_object()) {
+      ADD_FAILURE() << r.out;
+      return 0;
+    }
+    // The postings tree's shape: RocksDB's seven levels, and the compaction still to do.
+    EXPECT_TRUE(j["postings_files_per_level"].is_array()) << r.out;
+    EXPECT_EQ(j["postings_files_per_level"].size(), 7u) << r.out;
+    EXPECT_TRUE(j["pending_compaction_bytes"].is_number_unsigned()) << r.out;
+    EXPECT_TRUE(j["running_compactions"].is_number_unsigned()) << r.out;
+    return j["documents"].get<uint64_t>();
   }
 
   fs::path dir_;
