@@ -316,7 +316,8 @@ void ReportDisk(benchmark::State& state, const char* stage) {
     shape += " L" + std::to_string(l) + "=" + std::to_string(s.postings_files_per_level[l]);
     lower_levels += l > 0;
   }
-  std::fprintf(stderr, "storage_bench: %s: postings files per level:%s; pending compaction %.2f GB\n",
+  std::fprintf(stderr,
+               "storage_bench: %s: postings files per level:%s; pending compaction %.2f GB\n",
                stage, shape.c_str(), s.pending_compaction_bytes / 1e9);
   state.counters["l0_files"] =
       s.postings_files_per_level.empty() ? 0 : s.postings_files_per_level[0];

@@ -830,7 +830,8 @@ IndexStats Index::Stats() const {
   for (int level = 0; level < r.db->NumberLevels(postings); ++level) {
     std::string files;  // a string property (decimal)
     r.db->GetProperty(postings, "rocksdb.num-files-at-level" + std::to_string(level), &files);
-    s.postings_files_per_level.push_back(static_cast<uint32_t>(std::strtoul(files.c_str(), nullptr, 10)));
+    s.postings_files_per_level.push_back(
+        static_cast<uint32_t>(std::strtoul(files.c_str(), nullptr, 10)));
   }
   if (r.db->GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &v)) {
     s.running_compactions = v;
