@@ -36,11 +36,10 @@ struct CopyDetectorOptions {
   // Passed to Convert(); max_input_bytes is raised to at least max_document_bytes.
   ConvertLimits convert_limits;
   // A bulk registration stream (RegisterDocuments) is written in windows of this many
-  // documents or this many bytes of content, whichever comes first: one index write per
-  // window. Windows of 4,096 documents of 4 KB registered no faster than 1,024 and hold
-  // four times the requests in memory (docs/performance.md).
+  // documents (or 16 MiB of content, whichever comes first): one index write per window.
+  // Windows of 4,096 documents of 4 KB registered no faster than 1,024 and hold four times
+  // the requests in memory (docs/performance.md).
   uint32_t bulk_window_documents = 1024;
-  uint64_t bulk_window_bytes = 16ull << 20;
 };
 
 struct RegisterResultInfo {

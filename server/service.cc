@@ -213,6 +213,10 @@ absl::Status CopyDetectionService::Write(
 
 namespace {
 
+// Content bytes of a bulk registration window at most (the document count comes from
+// CopyDetectorOptions::bulk_window_documents).
+constexpr uint64_t kBulkWindowBytes = 16u << 20;
+
 void FillRegisterReply(const RegisterResultInfo& result, v1::RegisterDocumentReply* reply) {
   reply->set_doc_id(result.outcome.id);
   reply->set_created(result.outcome.created);
@@ -326,14 +330,8 @@ grpc::Status CopyDetectionService::RegisterDocuments(
   log.set_principal(principal->name);
   // Documents are read into a window and registered together (one index write per window);
   // each still gets its own result.
-  // The window's limits come from the detector the stream starts with.
-  size_t window_documents;
-  uint64_t window_bytes_limit;
-  {
-    const std::shared_ptr<CopyDetector> detector = Detector();
-    window_documents = std::max<uint32_t>(detector->options().bulk_window_documents, 1);
-    window_bytes_limit = detector->options().bulk_window_bytes;
-  }
+  const size_t window_documents =
+      std::max<uint32_t>(Detector()->options().bulk_window_documents, 1);
   std::vector<v1::RegisterDocumentRequest> window;
   size_t window_bytes = 0;
   uint32_t read = 0;
@@ -354,7 +352,7 @@ grpc::Status CopyDetectionService::RegisterDocuments(
     window_bytes += request.document().content().size();
     window.push_back(std::move(request));
     request.Clear();
-    if (window.size() >= window_documents || window_bytes >= window_bytes_limit) flush();
+    if (window.size() >= window_documents || window_bytes >= kBulkWindowBytes) flush();
   }
   if (!window.empty()) flush();
   log.add_field("registered", std::to_string(reply->registered()));

@@ -175,26 +175,6 @@ std::string EncodeRemoveOperand(DocId doc) {
 bool MergePostings(const std::optional<std::string_view>& existing,
                    std::span<const std::string_view> operands, uint32_t max_postings,
                    std::string* out) {
-  // Most chunks occur in one registered document: their key holds a single add and no
-  // list yet (every lookup that finds one, and the compaction that first writes its list,
-  // comes here). Same checks and same bytes as the general path, without building a list.
-  if (!existing.has_value() && operands.size() == 1 && !operands[0].empty() &&
-      static_cast<PostingOp>(operands[0][0]) == PostingOp::kAdd) {
-    std::string_view op = operands[0].substr(1);
-    uint64_t doc;
-    thread_local std::vector<Posting> added;
-    added.clear();
-    if (!GetVarint64(&op, &doc) || doc == 0 || !GetDocPostings(&op, doc, &added) || !op.empty()) {
-      return false;
-    }
-    out->clear();
-    PutVarint64(out, 1);
-    if (max_postings == 0 || added.size() <= max_postings) {
-      PutVarint64(out, doc);
-      PutDocPostings(out, added);
-    }
-    return true;
-  }
   PostingList list;
   if (existing.has_value() && !DecodePostingList(*existing, &list).ok()) return false;
   auto& ps = list.postings;

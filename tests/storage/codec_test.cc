@@ -105,19 +105,18 @@ TEST(CodecTest, MergeRejectsUnknownOperand) {
   EXPECT_FALSE(MergePostings(std::nullopt, ops, 0, &out));
 }
 
-// A single add with no list yet (most chunk keys) takes a shortcut in MergePostings; it
-// must give the same bytes as the general path (the same add applied to an empty list) and
-// reject the same malformed operands.
-TEST(CodecTest, SingleAddWithoutListMatchesTheGeneralPath) {
+// A key's first add (no list yet, most chunk keys) gives the same bytes as the same add
+// applied to an empty list, under any cap; malformed adds are refused.
+TEST(CodecTest, FirstAddEqualsAddToAnEmptyListAndMalformedAddsFail) {
   const std::vector<Posting> ps = {{42, 3, 100, 120}, {42, 9, 80, 95}, {42, 700, 31000, 31040}};
   const std::string op = EncodeAddOperand(42, ps);
   const std::string empty_list = EncodePostingList(PostingList{});
   for (uint32_t cap : {0u, 2u, 3u}) {
-    std::string shortcut, general;
+    std::string first, onto_empty;
     std::vector<std::string_view> ops = {op};
-    ASSERT_TRUE(MergePostings(std::nullopt, ops, cap, &shortcut));
-    ASSERT_TRUE(MergePostings(std::string_view(empty_list), ops, cap, &general));
-    EXPECT_EQ(shortcut, general) << "cap " << cap;
+    ASSERT_TRUE(MergePostings(std::nullopt, ops, cap, &first));
+    ASSERT_TRUE(MergePostings(std::string_view(empty_list), ops, cap, &onto_empty));
+    EXPECT_EQ(first, onto_empty) << "cap " << cap;
   }
   PostingList capped = Merge(std::nullopt, {op}, 2);  // 3 postings > cap 2: counted only
   EXPECT_EQ(capped.doc_frequency, 1u);
