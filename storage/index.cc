@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,7 @@
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/merge_operator.h"
+#include "rocksdb/metadata.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
@@ -44,6 +46,17 @@ constexpr char kTextsCf[] = "texts";
 enum CfIndex { kMeta = 0, kPostings, kDocuments, kDocChunks, kExternalIds, kSha256, kTexts, kNumCfs };
 constexpr const char* kCfNames[kNumCfs] = {kMetaCf,        kPostingsCf, kDocumentsCf, kDocChunksCf,
                                            kExternalIdsCf, kSha256Cf,   kTextsCf};
+
+// The postings may be split by the top bits of the chunk hash over 1, 2 or 4 column
+// families ("shards"): shard 0 is kPostingsCf, shard i > 0 is kPostingsCf + "." + i. Each
+// shard is its own LSM tree, so their flushes and compactions run in parallel (RocksDB
+// splits one level-0 compaction into parallel parts poorly when every file spans the whole
+// hash space). The shard count is fixed when the index is created and read back from the
+// column families present. on-disk: do not change the naming.
+constexpr uint32_t kMaxPostingsShards = 4;
+std::string PostingsShardName(uint32_t shard) {
+  return shard == 0 ? std::string(kPostingsCf) : std::string(kPostingsCf) + "." + std::to_string(shard);
+}
 
 // Meta keys. on-disk: do not change.
 constexpr char kSchemaVersionKey[] = "schema_version";  // varint
@@ -133,6 +146,9 @@ struct Index::Rep {
   absl::Mutex write_mu;
   DocId next_doc_id ABSL_GUARDED_BY(write_mu) = 1;
   Counters counters ABSL_GUARDED_BY(write_mu);
+  // Serializes BeginBulkLoad/EndBulkLoad; bulk_loading mirrors the mode for readers.
+  absl::Mutex bulk_mu;
+  std::atomic<bool> bulk_loading{false};
   // Mirrors of the counters for Stats() without the writer lock.
   std::atomic<uint64_t> documents{0}, postings{0}, text_bytes{0};
 
@@ -146,6 +162,15 @@ struct Index::Rep {
   }
 
   rocksdb::ColumnFamilyHandle* cf(CfIndex i) const { return cfs[i]; }
+
+  // Postings shards: handles (shard 0 is cfs[kPostings]; the others follow kNumCfs in cfs)
+  // and the shift that maps a hash to its shard (64 with one shard).
+  std::vector<rocksdb::ColumnFamilyHandle*> shards;
+  int shard_shift = 64;
+  uint32_t ShardOf(ChunkHash h) const {
+    return shard_shift >= 64 ? 0 : static_cast<uint32_t>(h >> shard_shift);
+  }
+  rocksdb::ColumnFamilyHandle* PostingsCf(ChunkHash h) const { return shards[ShardOf(h)]; }
 
   rocksdb::WriteOptions WriteOpts() const {
     rocksdb::WriteOptions w;
@@ -212,6 +237,10 @@ absl::Status ValidateOptions(const IndexOptions& o) {
     return absl::InvalidArgumentError("bloom bits per key must be in [0, 30], not " +
                                       std::to_string(o.bloom_bits_per_key));
   }
+  if (o.postings_shards != 1 && o.postings_shards != 2 && o.postings_shards != 4) {
+    return absl::InvalidArgumentError("postings shards must be 1, 2 or 4, not " +
+                                      std::to_string(o.postings_shards));
+  }
   if (o.background_jobs < 1 || o.background_jobs > 64) {
     return absl::InvalidArgumentError("background jobs must be in [1, 64], not " +
                                       std::to_string(o.background_jobs));
@@ -243,7 +272,7 @@ rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
 }
 
 std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
-    const IndexOptions& o, const std::shared_ptr<rocksdb::Cache>& cache) {
+    const IndexOptions& o, const std::shared_ptr<rocksdb::Cache>& cache, uint32_t shards) {
   std::vector<rocksdb::ColumnFamilyDescriptor> d;
   for (int i = 0; i < kNumCfs; ++i) {
     rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
@@ -288,6 +317,9 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 16u << 20);
     }
     d.emplace_back(kCfNames[i], cf);
+  }
+  for (uint32_t shard = 1; shard < shards; ++shard) {
+    d.emplace_back(PostingsShardName(shard), d[kPostings].options);
   }
   return d;
 }
@@ -372,7 +404,23 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   if (!exists && (options.read_only || !options.create_if_missing)) {
     return absl::NotFoundError("index " + options.path + " does not exist");
   }
-  auto descriptors = Descriptors(options, rep->cache);
+  // The shard count: the existing index's column families, or the option for a new one.
+  uint32_t shards = options.postings_shards;
+  if (exists) {
+    std::vector<std::string> names;
+    rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options, options.path, &names);
+    if (!listed.ok()) return FromRocks(listed, "opening index " + options.path);
+    shards = 1;
+    while (shards < kMaxPostingsShards &&
+           std::find(names.begin(), names.end(), PostingsShardName(shards)) != names.end()) {
+      ++shards;
+    }
+    if (shards != 1 && shards != 2 && shards != 4) {
+      return absl::DataLossError("index " + options.path + " has " + std::to_string(shards) +
+                                 " postings shards; expected 1, 2 or 4");
+    }
+  }
+  auto descriptors = Descriptors(options, rep->cache, shards);
   rocksdb::Status s;
   if (options.read_only) {
     s = rocksdb::DB::OpenForReadOnly(db_options, options.path, descriptors, &rep->cfs, &rep->db);
@@ -380,6 +428,9 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
     s = rocksdb::DB::Open(db_options, options.path, descriptors, &rep->cfs, &rep->db);
   }
   if (!s.ok()) return FromRocks(s, "opening index " + options.path);
+  rep->shards.push_back(rep->cfs[kPostings]);
+  for (uint32_t shard = 1; shard < shards; ++shard) rep->shards.push_back(rep->cfs[kNumCfs + shard - 1]);
+  rep->shard_shift = shards == 1 ? 64 : 64 - std::countr_zero(shards);
   COPS_RETURN_IF_ERROR(rep->LoadOrInitMeta());
   return std::unique_ptr<Index>(new Index(std::move(rep)));
 }
@@ -614,7 +665,7 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group) {
   for (const Run& run : runs) {
     codec::EncodeFixed64BE(key, run.hash);
     operand = codec::EncodeAddOperand(run.doc, std::span<const Posting>(run.begin, run.size));
-    b.Merge(r.cf(kPostings), rocksdb::Slice(key, 8), operand);
+    b.Merge(r.PostingsCf(run.hash), rocksdb::Slice(key, 8), operand);
   }
   if (created.empty()) return absl::OkStatus();
   b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(next_id));
@@ -655,7 +706,8 @@ absl::Status Index::Unregister(DocId id) {
   rocksdb::WriteBatch b;
   const std::string remove = codec::EncodeRemoveOperand(id);
   for (size_t off = 0; off < chunk_list->size(); off += 8) {
-    b.Merge(r.cf(kPostings), rocksdb::Slice(chunk_list->data() + off, 8), remove);
+    const char* key = chunk_list->data() + off;
+    b.Merge(r.PostingsCf(codec::DecodeFixed64BE(key)), rocksdb::Slice(key, 8), remove);
   }
   b.Delete(r.cf(kDocuments), doc_key);
   b.Delete(r.cf(kDocChunks), doc_key);
@@ -792,8 +844,17 @@ absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<Postin
     codec::EncodeFixed64BE(p, hashes[order[i]]);
     scratch.keys[i] = rocksdb::Slice(p, 8);
   }
-  rep_->db->MultiGet(rocksdb::ReadOptions(), rep_->cf(kPostings), n, scratch.keys.data(),
-                     scratch.values.data(), scratch.statuses.data(), /*sorted_input=*/true);
+  // Shards hold consecutive hash ranges, so the sorted keys fall into one run per shard:
+  // one MultiGet each.
+  for (size_t begin = 0; begin < n;) {
+    const uint32_t shard = rep_->ShardOf(hashes[order[begin]]);
+    size_t end = begin + 1;
+    while (end < n && rep_->ShardOf(hashes[order[end]]) == shard) ++end;
+    rep_->db->MultiGet(rocksdb::ReadOptions(), rep_->shards[shard], end - begin,
+                       scratch.keys.data() + begin, scratch.values.data() + begin,
+                       scratch.statuses.data() + begin, /*sorted_input=*/true);
+    begin = end;
+  }
   absl::Status result;
   for (size_t i = 0; i < n && result.ok(); ++i) {
     if (scratch.statuses[i].IsNotFound()) continue;
@@ -816,9 +877,11 @@ IndexStats Index::Stats() const {
   s.postings = r.postings.load(std::memory_order_relaxed);
   s.text_bytes = r.text_bytes.load(std::memory_order_relaxed);
   uint64_t v = 0;
-  if (r.db->GetIntProperty(r.cf(kPostings), "rocksdb.estimate-num-keys", &v)) s.chunk_keys = v;
-  if (r.db->GetIntProperty(r.cf(kPostings), rocksdb::DB::Properties::kTotalSstFilesSize, &v)) {
-    s.postings_disk_bytes = v;
+  for (auto* shard : r.shards) {
+    if (r.db->GetIntProperty(shard, "rocksdb.estimate-num-keys", &v)) s.chunk_keys += v;
+    if (r.db->GetIntProperty(shard, rocksdb::DB::Properties::kTotalSstFilesSize, &v)) {
+      s.postings_disk_bytes += v;
+    }
   }
   for (auto* h : r.cfs) {
     if (r.db->GetIntProperty(h, rocksdb::DB::Properties::kTotalSstFilesSize, &v)) s.disk_bytes += v;
@@ -826,12 +889,15 @@ IndexStats Index::Stats() const {
       s.pending_compaction_bytes += v;
     }
   }
-  rocksdb::ColumnFamilyHandle* postings = r.cf(kPostings);
-  for (int level = 0; level < r.db->NumberLevels(postings); ++level) {
-    std::string files;  // a string property (decimal)
-    r.db->GetProperty(postings, "rocksdb.num-files-at-level" + std::to_string(level), &files);
-    s.postings_files_per_level.push_back(
-        static_cast<uint32_t>(std::strtoul(files.c_str(), nullptr, 10)));
+  s.postings_shards = static_cast<uint32_t>(r.shards.size());
+  s.postings_files_per_level.assign(r.db->NumberLevels(r.shards[0]), 0);
+  for (auto* shard : r.shards) {
+    for (size_t level = 0; level < s.postings_files_per_level.size(); ++level) {
+      std::string files;  // a string property (decimal)
+      r.db->GetProperty(shard, "rocksdb.num-files-at-level" + std::to_string(level), &files);
+      s.postings_files_per_level[level] +=
+          static_cast<uint32_t>(std::strtoul(files.c_str(), nullptr, 10));
+    }
   }
   if (r.db->GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &v)) {
     s.running_compactions = v;
@@ -861,6 +927,75 @@ absl::Status Index::Compact() {
   return absl::OkStatus();
 }
 
+namespace {
+
+// The postings options a bulk load changes and their values while it runs (RocksDB's
+// SetOptions takes strings); EndBulkLoad restores the values the index was opened with.
+const std::unordered_map<std::string, std::string> kBulkLoadOptions = {
+    {"disable_auto_compactions", "true"},
+    {"level0_slowdown_writes_trigger", "1000000"},
+    {"level0_stop_writes_trigger", "1000000"},
+};
+
+}  // namespace
+
+absl::Status Index::BeginBulkLoad() {
+  Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckWritable());
+  absl::MutexLock lock(&r.bulk_mu);
+  if (r.bulk_loading.load()) return absl::OkStatus();
+  for (auto* shard : r.shards) {
+    COPS_RETURN_IF_ERROR(
+        FromRocks(r.db->SetOptions(shard, kBulkLoadOptions), "starting a bulk load"));
+  }
+  r.bulk_loading.store(true);
+  return absl::OkStatus();
+}
+
+absl::Status Index::EndBulkLoad() {
+  Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckWritable());
+  absl::MutexLock lock(&r.bulk_mu);
+  if (!r.bulk_loading.load()) return absl::OkStatus();
+  rocksdb::FlushOptions f;
+  f.wait = true;
+  COPS_RETURN_IF_ERROR(FromRocks(r.db->Flush(f, r.shards), "flushing a bulk load"));
+  // One manual compaction of everything loaded per shard, all shards at once (one thread
+  // each), while automatic compaction is still off: it would otherwise start on the
+  // level-0 pile in pieces. Writes go on meanwhile.
+  rocksdb::CompactRangeOptions c;
+  c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kIfHaveCompactionFilter;
+  c.exclusive_manual_compaction = false;  // lets the shards' compactions run side by side
+  std::vector<rocksdb::Status> compacted(r.shards.size());
+  {
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < r.shards.size(); ++i) {
+      threads.emplace_back(
+          [&, i] { compacted[i] = r.db->CompactRange(c, r.shards[i], nullptr, nullptr); });
+    }
+    compacted[0] = r.db->CompactRange(c, r.shards[0], nullptr, nullptr);
+    for (auto& t : threads) t.join();
+  }
+  for (const auto& st : compacted) {
+    COPS_RETURN_IF_ERROR(FromRocks(st, "compacting a bulk load"));
+  }
+  // Back to the options the index was opened with.
+  const rocksdb::ColumnFamilyOptions opened =
+      Descriptors(r.options, r.cache, 1)[kPostings].options;
+  const std::unordered_map<std::string, std::string> restore = {
+      {"disable_auto_compactions", opened.disable_auto_compactions ? "true" : "false"},
+      {"level0_slowdown_writes_trigger", std::to_string(opened.level0_slowdown_writes_trigger)},
+      {"level0_stop_writes_trigger", std::to_string(opened.level0_stop_writes_trigger)},
+  };
+  for (auto* shard : r.shards) {
+    COPS_RETURN_IF_ERROR(FromRocks(r.db->SetOptions(shard, restore), "ending a bulk load"));
+  }
+  r.bulk_loading.store(false);
+  return absl::OkStatus();
+}
+
+bool Index::bulk_loading() const { return rep_->bulk_loading.load(); }
+
 absl::Status Index::WaitForCompactions(std::chrono::milliseconds poll) {
   for (;;) {
     uint64_t pending = 0, running = 0;
@@ -873,7 +1008,9 @@ absl::Status Index::WaitForCompactions(std::chrono::milliseconds poll) {
         pending += p;
       }
     }
-    if (pending == 0 && running == 0) return absl::OkStatus();
+    // During a bulk load RocksDB reports compactions pending that it will not run until
+    // EndBulkLoad: only the running ones are waited for.
+    if ((pending == 0 || rep_->bulk_loading.load()) && running == 0) return absl::OkStatus();
     std::this_thread::sleep_for(poll);
   }
 }

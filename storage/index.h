@@ -61,6 +61,11 @@ struct IndexOptions {
   // compactions) and two subcompactions keep both cores of a 2-core machine busy.
   int background_jobs = 4;
   int max_subcompactions = 2;
+  // Column families the postings are split over by the top bits of the chunk hash: 1, 2
+  // or 4. Each is its own LSM tree with its own memtables (write_buffer_bytes each), so
+  // their flushes and compactions run in parallel. Used when the index is created; an
+  // existing index keeps the count it was created with.
+  uint32_t postings_shards = 2;
 };
 
 struct DocumentRecord {
@@ -104,13 +109,15 @@ struct IndexStats {
   uint64_t chunk_keys = 0;  // estimated distinct chunk hashes
   uint64_t disk_bytes = 0;  // all SST files and WAL files of the index
   uint64_t text_bytes = 0;  // stored texts, uncompressed
-  uint64_t postings_disk_bytes = 0;  // SST files of the postings column family
-  // Shape of the postings LSM tree: SST files at each level (0..6), and the compaction
-  // work RocksDB estimates it still has to do (bytes to rewrite, compactions running).
-  // A lookup probes every level-0 file and one file per other non-empty level.
+  uint64_t postings_disk_bytes = 0;  // SST files of the postings column families
+  // Shape of the postings LSM trees: SST files at each level (0..6, summed over the
+  // shards), and the compaction work RocksDB estimates it still has to do (bytes to
+  // rewrite, compactions running). A lookup probes every level-0 file of its hash's shard
+  // and one file per other non-empty level.
   std::vector<uint32_t> postings_files_per_level;
   uint64_t pending_compaction_bytes = 0;
   uint64_t running_compactions = 0;
+  uint32_t postings_shards = 1;  // column families the postings are split over
 };
 
 class Index {
@@ -181,8 +188,28 @@ class Index {
   // for maintenance and for measuring bytes on disk).
   absl::Status Compact();
   // Waits until RocksDB has no compaction pending or running (the tree has settled after
-  // a bulk load), polling every `poll`. Benchmarks and maintenance.
+  // a large load), polling every `poll`; during a bulk load (BeginBulkLoad), until none is
+  // running. Benchmarks and maintenance.
   absl::Status WaitForCompactions(std::chrono::milliseconds poll = std::chrono::milliseconds(200));
+
+  // Bulk loading, for importing a large corpus. While it is on, RocksDB does not compact the
+  // postings on its own and never slows writes for level-0 files: each flushed memtable
+  // stays a level-0 file, so a posting is written twice in all (flush, then the one
+  // compaction EndBulkLoad runs) instead of once per LSM level, which is what bounds a
+  // large load on a small machine (docs/performance.md, "Bulk loading"). The price: every
+  // lookup probes each level-0 file's bloom filter, so checks slow down as the import grows
+  // (about 0.05 us per file per hash), and the index needs free disk space for a second
+  // copy of what was loaded until EndBulkLoad finishes. Registrations, unregistrations and
+  // checks all stay correct meanwhile.
+  //
+  // EndBulkLoad flushes, compacts the postings into the lower levels (blocks until done;
+  // on a big import this takes minutes), then turns automatic compaction back on.
+  // The mode is not persisted: an index reopened after a crash mid-import compacts on its
+  // own. FAILED_PRECONDITION on a read-only index; BeginBulkLoad twice, or EndBulkLoad
+  // without BeginBulkLoad, is a no-op.
+  absl::Status BeginBulkLoad();
+  absl::Status EndBulkLoad();
+  bool bulk_loading() const;
 
   // Writes a consistent copy of the live index to `dir` (must not exist), openable with
   // read_only = true by another process.

@@ -502,9 +502,115 @@ TEST(IndexTest, StatsShowTheTreeShapeAndWaitForCompactionsSettlesIt) {
   s = index->Stats();
   EXPECT_EQ(s.pending_compaction_bytes, 0u);
   EXPECT_EQ(s.running_compactions, 0u);
-  // Six flushes pass the level-0 trigger (4): RocksDB compacted them into fewer files.
-  EXPECT_LT(s.postings_files_per_level[0], 4u);
+  // Six flushes pass each shard's level-0 trigger (4): RocksDB compacted them into fewer
+  // files per shard.
+  ASSERT_EQ(s.postings_shards, IndexOptions{}.postings_shards);
+  EXPECT_LT(s.postings_files_per_level[0], 4u * s.postings_shards);
   for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+}
+
+// The postings are split over 1, 2 or 4 column families by the top bits of the hash; the
+// count is fixed when the index is created. Everything (lookups across shards, unregister,
+// the common-chunk counts, reopen) behaves the same under each count.
+TEST(IndexTest, PostingsShardsAreFixedAtCreationAndBehaveAlike) {
+  TempDir dir;
+  IndexOptions bad = Options(dir.Sub("bad"));
+  bad.postings_shards = 3;
+  EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  for (uint32_t shards : {1u, 2u, 4u}) {
+    SCOPED_TRACE(shards);
+    IndexOptions o = Options(dir.Sub("db" + std::to_string(shards)));
+    o.postings_shards = shards;
+    auto index = OpenOrDie(o);
+    ASSERT_NE(index, nullptr);
+    // 200 hashes per document: every shard gets some (the top two bits vary).
+    std::vector<std::pair<DocumentFingerprint, DocId>> docs;
+    for (uint64_t seed = 1; seed <= 4; ++seed) {
+      docs.emplace_back(MakeFingerprint(seed, 200, /*shared=*/true), 0);
+      auto out = index->Register(MakeRecord("s" + std::to_string(seed)), docs.back().first, "");
+      ASSERT_TRUE(out.ok()) << out.status();
+      docs.back().second = out->id;
+      if (seed == 2) {
+        ASSERT_TRUE(index->Flush().ok());  // some postings in SST files
+      }
+    }
+    ASSERT_TRUE(index->Unregister(docs[1].second).ok());
+    // Reopened with the default count, the index keeps the one it was created with.
+    index.reset();
+    index = OpenOrDie(Options(o.path));
+    ASSERT_NE(index, nullptr);
+    EXPECT_EQ(index->Stats().postings_shards, shards);
+    for (size_t i = 0; i < docs.size(); ++i) {
+      EXPECT_EQ(HasAllPostings(*index, docs[i].first, docs[i].second), i != 1) << i;
+    }
+    std::vector<PostingList> out;
+    ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+    EXPECT_EQ(out[0].doc_frequency, 3u);
+    // The removed document left nothing in any shard.
+    std::vector<ChunkHash> removed;
+    for (const Chunk& c : docs[1].first.chunks) removed.push_back(c.hash);
+    ASSERT_TRUE(index->Lookup(removed, &out).ok());
+    for (size_t i = 0; i < removed.size(); ++i) {
+      for (const Posting& p : out[i].postings) EXPECT_NE(p.doc_id, docs[1].second) << i;
+    }
+  }
+}
+
+// A bulk load keeps every level-0 file until EndBulkLoad compacts them all at once; the
+// index answers correctly throughout, and automatic compaction is back afterwards.
+TEST(IndexTest, BulkLoadDefersCompactionUntilItEndsAndLosesNothing) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  ASSERT_NE(index, nullptr);
+  EXPECT_FALSE(index->bulk_loading());
+  EXPECT_TRUE(index->EndBulkLoad().ok());  // not loading: nothing to end
+  ASSERT_TRUE(index->BeginBulkLoad().ok());
+  ASSERT_TRUE(index->BeginBulkLoad().ok());  // twice is once
+  EXPECT_TRUE(index->bulk_loading());
+  const uint32_t shards = index->Stats().postings_shards;
+  std::vector<std::pair<DocumentFingerprint, DocId>> docs;
+  auto register_and_flush = [&](uint64_t first, uint64_t last) {
+    for (uint64_t seed = first; seed < last; ++seed) {
+      docs.emplace_back(MakeFingerprint(500 + seed, 120), 0);
+      auto out = index->Register(MakeRecord("bulk" + std::to_string(seed)), docs.back().first, "");
+      ASSERT_TRUE(out.ok()) << out.status();
+      docs.back().second = out->id;
+      ASSERT_TRUE(index->Flush().ok());  // one level-0 file per shard
+    }
+  };
+  register_and_flush(0, 8);
+  // Eight flushes, twice the level-0 trigger, and none was compacted.
+  EXPECT_EQ(index->Stats().postings_files_per_level[0], 8u * shards);
+  EXPECT_TRUE(index->WaitForCompactions(std::chrono::milliseconds(5)).ok());  // returns
+  EXPECT_EQ(index->Stats().postings_files_per_level[0], 8u * shards);
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+  ASSERT_TRUE(index->Unregister(docs[3].second).ok());
+
+  ASSERT_TRUE(index->EndBulkLoad().ok());
+  EXPECT_FALSE(index->bulk_loading());
+  IndexStats s = index->Stats();
+  EXPECT_EQ(s.postings_files_per_level[0], 0u);
+  uint32_t lower = 0;
+  for (size_t l = 1; l < s.postings_files_per_level.size(); ++l) lower += s.postings_files_per_level[l];
+  EXPECT_GE(lower, shards);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    EXPECT_EQ(HasAllPostings(*index, docs[i].first, docs[i].second), i != 3) << i;
+  }
+  // Automatic compaction is on again: six more flushes get compacted on their own.
+  register_and_flush(8, 14);
+  ASSERT_TRUE(index->WaitForCompactions(std::chrono::milliseconds(5)).ok());
+  EXPECT_LT(index->Stats().postings_files_per_level[0], 4u * shards);
+  for (size_t i = 0; i < docs.size(); ++i) {
+    EXPECT_EQ(HasAllPostings(*index, docs[i].first, docs[i].second), i != 3) << i;
+  }
+
+  // A read-only index cannot bulk-load.
+  index.reset();
+  IndexOptions ro = Options(dir.Sub("db"));
+  ro.read_only = true;
+  index = OpenOrDie(ro);
+  ASSERT_NE(index, nullptr);
+  EXPECT_EQ(index->BeginBulkLoad().code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
