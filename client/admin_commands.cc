@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -61,6 +62,7 @@ struct AdminArgs {
   bool drop_without_text = false;
   bool status_only = false;
   bool wait = false;
+  std::string bulk_action;
 };
 
 class Runner {
@@ -69,12 +71,15 @@ class Runner {
 
   bool json() const { return env_.json != nullptr && *env_.json; }
 
-  // Runs one unary call; prints the error and sets exit code 2 on failure.
+  // Runs one unary call; prints the error and sets exit code 2 on failure. `deadline`
+  // replaces the usual one for calls that take long by design.
   template <typename Request, typename Response, typename Method>
-  bool Call(Method method, const Request& request, Response* response) {
+  bool Call(Method method, const Request& request, Response* response,
+            std::optional<std::chrono::system_clock::duration> deadline = std::nullopt) {
     auto stub = v1::Admin::NewStub(env_.connect());
     grpc::ClientContext context;
     if (env_.prepare) env_.prepare(&context);
+    if (deadline.has_value()) context.set_deadline(std::chrono::system_clock::now() + *deadline);
     grpc::Status status = ((*stub).*method)(&context, request, response);
     if (!status.ok()) {
       std::cerr << "cops admin: " << CodeName(status.error_code()) << ": "
@@ -392,6 +397,27 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
     }
     PrintRotation(run->json(), status);
     if (status.state() == v1::KEY_ROTATION_STATE_FAILED) run->SetExit(2);
+  });
+
+  CLI::App* bulk = admin->add_subcommand(
+      "bulk-load", "Start or end a bulk load (defer compaction during a large import)");
+  bulk->add_option("action", args->bulk_action,
+                   "begin: stop compacting until the end; end: compact everything loaded "
+                   "(waits, up to 24 hours)")
+      ->required()
+      ->check(CLI::IsMember({"begin", "end"}));
+  bulk->callback([args, run] {
+    v1::SetBulkLoadRequest req;
+    req.set_enabled(args->bulk_action == "begin");
+    v1::SetBulkLoadResponse resp;
+    const auto deadline = req.enabled() ? std::optional<std::chrono::system_clock::duration>()
+                                        : std::chrono::hours(24);
+    if (!run->Call(&v1::Admin::Stub::SetBulkLoad, req, &resp, deadline)) return;
+    if (run->json()) {
+      std::cout << json{{"bulk_loading", resp.bulk_loading()}}.dump() << "\n";
+    } else {
+      std::cout << (resp.bulk_loading() ? "bulk load on" : "bulk load off") << "\n";
+    }
   });
 }
 

@@ -1,5 +1,6 @@
 #include "server/admin_service.h"
 
+#include <chrono>
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -273,6 +274,25 @@ grpc::Status AdminService::GetKeyRotationStatus(grpc::ServerContext* context,
     return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this server cannot rotate its key");
   }
   FillRotation(index_.key_rotation_progress(), response->mutable_status());
+  return grpc::Status::OK;
+}
+
+grpc::Status AdminService::SetBulkLoad(grpc::ServerContext* context,
+                                       const v1::SetBulkLoadRequest* request,
+                                       v1::SetBulkLoadResponse* response) {
+  auto caller = RequireAdmin(context);
+  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (!index_.set_bulk_load) {
+    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this server cannot bulk-load");
+  }
+  const auto started = std::chrono::steady_clock::now();
+  spdlog::info("admin '{}' {} a bulk load", caller->name,
+               request->enabled() ? "starts" : "ends");
+  absl::StatusOr<bool> loading = index_.set_bulk_load(request->enabled());
+  if (!loading.ok()) return ToGrpcStatus(loading.status());
+  spdlog::info("bulk load {} in {:.1f} s", *loading ? "on" : "off",
+               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  response->set_bulk_loading(*loading);
   return grpc::Status::OK;
 }
 

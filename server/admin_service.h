@@ -28,13 +28,25 @@ struct AdminIndexHooks {
   // IndexGenerations::StartRotation(drop_documents_without_text) and ::Progress.
   std::function<absl::StatusOr<KeyRotationProgress>(bool)> rotate_key;
   std::function<KeyRotationProgress()> key_rotation_progress;
+  // Index::BeginBulkLoad (true) or ::EndBulkLoad (false); returns Index::bulk_loading().
+  std::function<absl::StatusOr<bool>(bool)> set_bulk_load;
 };
+
+// Binds set_bulk_load to `index` (REQUIRES: outlives the hooks).
+inline std::function<absl::StatusOr<bool>(bool)> BulkLoadHook(Index* index) {
+  return [index](bool enabled) -> absl::StatusOr<bool> {
+    absl::Status s = enabled ? index->BeginBulkLoad() : index->EndBulkLoad();
+    if (!s.ok()) return s;
+    return index->bulk_loading();
+  };
+}
 
 // REQUIRES: `index` outlives the returned hooks.
 inline AdminIndexHooks IndexHooksFor(const Index* index) {
   AdminIndexHooks hooks;
   hooks.get_document = [index](DocId id) { return index->GetDocument(id); };
   hooks.create_snapshot = [index](const std::string& dir) { return index->CreateSnapshot(dir); };
+  hooks.set_bulk_load = BulkLoadHook(const_cast<Index*>(index));
   return hooks;  // no rotation: a bare Index has one key
 }
 
@@ -74,6 +86,8 @@ class AdminService final : public v1::Admin::Service {
   grpc::Status GetKeyRotationStatus(grpc::ServerContext* context,
                                     const v1::GetKeyRotationStatusRequest* request,
                                     v1::GetKeyRotationStatusResponse* response) override;
+  grpc::Status SetBulkLoad(grpc::ServerContext* context, const v1::SetBulkLoadRequest* request,
+                           v1::SetBulkLoadResponse* response) override;
 
  private:
   // The caller when it is an admin; UNAUTHENTICATED / PERMISSION_DENIED otherwise.

@@ -549,6 +549,11 @@ AdminIndexHooks AdminHooksFor(IndexGenerations* generations) {
     return generations->StartRotation(drop_documents_without_text);
   };
   hooks.key_rotation_progress = [generations] { return generations->Progress(); };
+  hooks.set_bulk_load = [generations](bool enabled) {
+    // The index stays open while the detector is held, also across a key rotation's switch.
+    const std::shared_ptr<CopyDetector> detector = generations->Current();
+    return BulkLoadHook(detector->index())(enabled);
+  };
   return hooks;
 }
 

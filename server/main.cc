@@ -160,6 +160,9 @@ int Run(int argc, char** argv) {
     LogEvent(LogLevel::kInfo, "shutting_down",
              {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
               {"drain_seconds", std::to_string(config.drain_seconds)}});
+    // A bulk load's final compaction can take minutes: abandon it so the drain is not held
+    // up (RocksDB redoes it as ordinary compaction after the restart).
+    (*generations)->Current()->index()->AbortManualCompactions();
     server->Shutdown(std::chrono::system_clock::now() +
                      std::chrono::seconds(config.drain_seconds));
   });

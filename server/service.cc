@@ -532,6 +532,7 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
   for (uint32_t files : stats.postings_files_per_level) reply->add_postings_files_per_level(files);
   reply->set_pending_compaction_bytes(stats.pending_compaction_bytes);
   reply->set_running_compactions(stats.running_compactions);
+  reply->set_bulk_loading(detector->index()->bulk_loading());
   return log.Finish(absl::OkStatus());
 }
 

@@ -977,6 +977,11 @@ absl::Status Index::EndBulkLoad() {
     for (auto& t : threads) t.join();
   }
   for (const auto& st : compacted) {
+    if (st.IsManualCompactionPaused()) {
+      return absl::AbortedError(
+          "the bulk load's compaction was interrupted (the index is closing); automatic "
+          "compaction finishes it after the index is opened again");
+    }
     COPS_RETURN_IF_ERROR(FromRocks(st, "compacting a bulk load"));
   }
   // Back to the options the index was opened with.
@@ -995,6 +1000,10 @@ absl::Status Index::EndBulkLoad() {
 }
 
 bool Index::bulk_loading() const { return rep_->bulk_loading.load(); }
+
+void Index::AbortManualCompactions() {
+  if (!rep_->options.read_only) rep_->db->DisableManualCompaction();
+}
 
 absl::Status Index::WaitForCompactions(std::chrono::milliseconds poll) {
   for (;;) {

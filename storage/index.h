@@ -210,6 +210,10 @@ class Index {
   absl::Status BeginBulkLoad();
   absl::Status EndBulkLoad();
   bool bulk_loading() const;
+  // For a process that is stopping: a running EndBulkLoad or Compact returns ABORTED soon
+  // (RocksDB abandons the manual compaction; automatic compaction redoes it after the next
+  // open), and later ones fail the same way.
+  void AbortManualCompactions();
 
   // Writes a consistent copy of the live index to `dir` (must not exist), openable with
   // read_only = true by another process.

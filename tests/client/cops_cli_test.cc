@@ -310,6 +310,34 @@ TEST_F(CopsCliTest, RotateKeyKeepsEveryDocumentFindableUnderTheNewKey) {
   EXPECT_EQ(Documents(), Corpus().size());
 }
 
+// `cops admin bulk-load begin` defers compaction (stats say so, level-0 files pile up),
+// registrations and checks work meanwhile, and `... end` compacts them all away.
+TEST_F(CopsCliTest, BulkLoadBeginAndEndKeepEveryDocumentFindable) {
+  StartServer();
+  CliRun begin = Cops({"--json", "admin", "bulk-load", "begin"});
+  ASSERT_EQ(begin.exit_code, 0) << begin.err;
+  EXPECT_TRUE(json::parse(begin.out)["bulk_loading"].get<bool>()) << begin.out;
+  EXPECT_EQ(Cops({"admin", "bulk-load", "sideways"}).exit_code, 2);
+  CliRun reg = Cops({"--json", "register", (dir_ / "corpus").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  WriteFile(dir_ / "copy.txt", Corpus()[1].body);
+  const uint64_t id = CheckJson(dir_ / "copy.txt", 1)["matches"][0]["doc_id"].get<uint64_t>();
+  CliRun stats = Cops({"--json", "stats"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  EXPECT_TRUE(json::parse(stats.out)["bulk_loading"].get<bool>()) << stats.out;
+
+  CliRun end = Cops({"--json", "admin", "bulk-load", "end"});
+  ASSERT_EQ(end.exit_code, 0) << end.err;
+  EXPECT_FALSE(json::parse(end.out)["bulk_loading"].get<bool>()) << end.out;
+  stats = Cops({"--json", "stats"});
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const json s = json::parse(stats.out);
+  EXPECT_FALSE(s["bulk_loading"].get<bool>()) << stats.out;
+  EXPECT_EQ(s["postings_files_per_level"][0].get<uint32_t>(), 0u) << stats.out;  // compacted
+  EXPECT_EQ(CheckJson(dir_ / "copy.txt", 1)["matches"][0]["doc_id"].get<uint64_t>(), id);
+  EXPECT_EQ(Documents(), Corpus().size());
+}
+
 TEST_F(CopsCliTest, BadInputsGetTheirStatusAndLeaveTheIndexIntact) {
   StartServer({"--max-document-bytes", "4096"});
   CliRun reg = Cops({"register", (dir_ / "corpus").string()});
