@@ -175,24 +175,6 @@ std::string EncodeRemoveOperand(DocId doc) {
 bool MergePostings(const std::optional<std::string_view>& existing,
                    std::span<const std::string_view> operands, uint32_t max_postings,
                    std::string* out) {
-  // A first add: most chunk hashes occur in one document, so this is nearly every merge a
-  // compaction into the last level makes. Its list value is byte for byte the operand: the
-  // doc frequency 1 is the add tag's byte, the document id is the first (and only) delta,
-  // and the postings are encoded alike. Only the operand's shape and the cap are checked.
-  static_assert(static_cast<uint8_t>(PostingOp::kAdd) == 1, "a doc frequency of 1 encodes as 0x01");
-  if (!existing.has_value() && operands.size() == 1 && !operands[0].empty() &&
-      static_cast<PostingOp>(operands[0][0]) == PostingOp::kAdd) {
-    thread_local std::vector<Posting> scratch;
-    std::string_view op = operands[0].substr(1);
-    uint64_t doc;
-    scratch.clear();
-    if (GetVarint64(&op, &doc) && doc != 0 && GetDocPostings(&op, doc, &scratch) && op.empty() &&
-        (max_postings == 0 || scratch.size() <= max_postings)) {
-      out->assign(operands[0]);
-      return true;
-    }
-    // Malformed, or over the cap: the general path below decides.
-  }
   PostingList list;
   if (existing.has_value() && !DecodePostingList(*existing, &list).ok()) return false;
   auto& ps = list.postings;
