@@ -42,11 +42,11 @@ inline std::function<absl::StatusOr<bool>(bool)> BulkLoadHook(Index* index) {
 }
 
 // REQUIRES: `index` outlives the returned hooks.
-inline AdminIndexHooks IndexHooksFor(const Index* index) {
+inline AdminIndexHooks IndexHooksFor(Index* index) {
   AdminIndexHooks hooks;
   hooks.get_document = [index](DocId id) { return index->GetDocument(id); };
   hooks.create_snapshot = [index](const std::string& dir) { return index->CreateSnapshot(dir); };
-  hooks.set_bulk_load = BulkLoadHook(const_cast<Index*>(index));
+  hooks.set_bulk_load = BulkLoadHook(index);
   return hooks;  // no rotation: a bare Index has one key
 }
 

@@ -19,7 +19,6 @@
 #include "rocksdb/db.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/merge_operator.h"
-#include "rocksdb/metadata.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
@@ -54,6 +53,7 @@ constexpr const char* kCfNames[kNumCfs] = {kMetaCf,        kPostingsCf, kDocumen
 // hash space). The shard count is fixed when the index is created and read back from the
 // column families present. on-disk: do not change the naming.
 constexpr uint32_t kMaxPostingsShards = 4;
+bool ValidShardCount(uint32_t n) { return n == 1 || n == 2 || n == 4; }
 std::string PostingsShardName(uint32_t shard) {
   return shard == 0 ? std::string(kPostingsCf) : std::string(kPostingsCf) + "." + std::to_string(shard);
 }
@@ -237,7 +237,7 @@ absl::Status ValidateOptions(const IndexOptions& o) {
     return absl::InvalidArgumentError("bloom bits per key must be in [0, 30], not " +
                                       std::to_string(o.bloom_bits_per_key));
   }
-  if (o.postings_shards != 1 && o.postings_shards != 2 && o.postings_shards != 4) {
+  if (!ValidShardCount(o.postings_shards)) {
     return absl::InvalidArgumentError("postings shards must be 1, 2 or 4, not " +
                                       std::to_string(o.postings_shards));
   }
@@ -415,7 +415,7 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
            std::find(names.begin(), names.end(), PostingsShardName(shards)) != names.end()) {
       ++shards;
     }
-    if (shards != 1 && shards != 2 && shards != 4) {
+    if (!ValidShardCount(shards)) {
       return absl::DataLossError("index " + options.path + " has " + std::to_string(shards) +
                                  " postings shards; expected 1, 2 or 4");
     }
