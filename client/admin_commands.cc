@@ -2,8 +2,8 @@
 
 #include <chrono>
 #include <cstdint>
-#include <optional>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>

@@ -619,6 +619,36 @@ TEST(IndexTest, BulkLoadDefersCompactionUntilItEndsAndLosesNothing) {
   EXPECT_EQ(index->BeginBulkLoad().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// What copsd does on SIGTERM during a bulk load: the final compaction is abandoned
+// (ABORTED), nothing is lost, and the reopened index compacts the pile on its own.
+TEST(IndexTest, AbortedBulkLoadEndLosesNothingAndCompactsAfterReopen) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  ASSERT_NE(index, nullptr);
+  ASSERT_TRUE(index->BeginBulkLoad().ok());
+  const uint32_t shards = index->Stats().postings_shards;
+  std::vector<std::pair<DocumentFingerprint, DocId>> docs;
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    docs.emplace_back(MakeFingerprint(700 + seed, 120), 0);
+    auto out = index->Register(MakeRecord("abort" + std::to_string(seed)), docs.back().first, "");
+    ASSERT_TRUE(out.ok()) << out.status();
+    docs.back().second = out->id;
+    ASSERT_TRUE(index->Flush().ok());
+  }
+  index->AbortManualCompactions();
+  EXPECT_EQ(index->EndBulkLoad().code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(index->Stats().postings_files_per_level[0], 6u * shards);  // not compacted
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+
+  index.reset();
+  index = OpenOrDie(Options(dir.Sub("db")));
+  ASSERT_NE(index, nullptr);
+  EXPECT_FALSE(index->bulk_loading());
+  ASSERT_TRUE(index->WaitForCompactions(std::chrono::milliseconds(5)).ok());
+  EXPECT_LT(index->Stats().postings_files_per_level[0], 4u * shards);
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+}
+
 TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
   TempDir dir;
   IndexOptions o = Options(dir.Sub("db"));
