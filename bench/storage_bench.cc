@@ -12,7 +12,8 @@
 // --batch=N registers N documents per Index::RegisterBatch call (1: Index::Register);
 // --progress=1 prints the rate every 100 batches. --reuse=1 --dir=D opens the index an
 // earlier run left in D (give the same --docs and skip Register with --benchmark_filter).
-// --background_jobs=N --subcompactions=M --shards=S override IndexOptions' defaults.
+// --background_jobs=N --subcompactions=M --shards=S --lookup_threads=T override
+// IndexOptions' defaults.
 // --bulk_load=1 registers in bulk-load mode (Index::BeginBulkLoad); the EndBulkLoad stage
 // then runs its one compaction, and the two times add up to the whole import.
 // IndexOptions defaults unless a flag says otherwise.
@@ -57,7 +58,8 @@ struct Flags {
   bool bulk_load = false;  // Index::BeginBulkLoad before Register; the EndBulkLoad stage ends it
   uint32_t shards = IndexOptions{}.postings_shards;
   int background_jobs = IndexOptions{}.background_jobs;
-  int subcompactions = IndexOptions{}.max_subcompactions;  // open the existing --dir (loaded by an earlier run with the same --docs)
+  int subcompactions = IndexOptions{}.max_subcompactions;
+  int lookup_threads = IndexOptions{}.lookup_threads;
 } g_flags;
 
 uint64_t Mix(uint64_t x) {
@@ -157,6 +159,7 @@ IndexOptions BenchOptions() {
   o.background_jobs = g_flags.background_jobs;
   o.max_subcompactions = g_flags.subcompactions;
   o.postings_shards = g_flags.shards;
+  o.lookup_threads = g_flags.lookup_threads;
   return o;
 }
 
@@ -387,6 +390,7 @@ int main(int argc, char** argv) {
     else if (ParseFlag(argv[i], "--subcompactions", &v)) g_flags.subcompactions = std::stoi(v);
     else if (ParseFlag(argv[i], "--bulk_load", &v)) g_flags.bulk_load = v == "1";
     else if (ParseFlag(argv[i], "--shards", &v)) g_flags.shards = std::stoul(v);
+    else if (ParseFlag(argv[i], "--lookup_threads", &v)) g_flags.lookup_threads = std::stoi(v);
     else rest.push_back(argv[i]);
   }
   if (!g_vocab.Load("/usr/share/dict/words")) {

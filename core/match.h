@@ -31,6 +31,7 @@ struct Posting {
   uint32_t ordinal = 0;  // chunk ordinal in the registered document
   uint32_t start = 0;    // byte span in the registered document's original input
   uint32_t end = 0;
+  bool operator==(const Posting&) const = default;
 };
 
 // Everything the index knows about one chunk hash.

@@ -283,6 +283,8 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   index_options.write_buffer_bytes = config.write_buffer_mb << 20;
   index_options.bloom_bits_per_key = config.bloom_bits;
   index_options.background_jobs = config.background_jobs;
+  index_options.lookup_threads = config.lookup_threads;
+  index_options.postings_shards = config.postings_shards;
   index_options.postings_compression = config.compression;
   CopyDetectorOptions detector_options;
   detector_options.max_document_bytes = config.max_document_bytes;

@@ -134,6 +134,12 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("write-buffer-mb", c.write_buffer_mb, "RocksDB memtable size of the postings, MiB");
   option("bloom-bits", c.bloom_bits, "Bloom filter bits per chunk key, 0-30 (0 = none)");
   option("background-jobs", c.background_jobs, "RocksDB flush and compaction threads");
+  option("lookup-threads", c.lookup_threads,
+         "Threads one check's index lookup may use, the handler's included (1-16)")
+      ->check(CLI::Range(1, 16));
+  option("postings-shards", c.postings_shards,
+         "New index: postings column families, 1, 2 or 4 (an existing index keeps its own)")
+      ->check(CLI::IsMember({1u, 2u, 4u}));
   option("compression", c.compression, "Compression of the postings: lz4|zstd|snappy|none");
   option("threads", c.threads, "Most handler threads");
   option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");

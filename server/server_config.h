@@ -58,6 +58,8 @@ struct ServerConfig {
   uint64_t write_buffer_mb = 64;
   int bloom_bits = 10;
   int background_jobs = 4;
+  int lookup_threads = 2;         // threads one check's index lookup may use (1-16)
+  uint32_t postings_shards = 2;   // new index: postings column families (1, 2 or 4)
   std::string compression = "lz4";  // postings: lz4 | zstd | snappy | none
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -21,10 +22,12 @@
 #include "rocksdb/merge_operator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice_transform.h"
+#include "rocksdb/snapshot.h"
 #include "rocksdb/table.h"
 #include "rocksdb/utilities/checkpoint.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
+#include "storage/parallel_parts.h"
 #include "storage/rocks_status.h"
 
 namespace cops {
@@ -171,6 +174,11 @@ struct Index::Rep {
     return shard_shift >= 64 ? 0 : static_cast<uint32_t>(h >> shard_shift);
   }
   rocksdb::ColumnFamilyHandle* PostingsCf(ChunkHash h) const { return shards[ShardOf(h)]; }
+  // The shards' column-family ids increase with the shard (they are created in order), so
+  // keys sorted by hash are sorted by (column family, key) as a multi-family MultiGet wants.
+  bool shard_ids_ascending = true;
+  // Runs the parts of a large Lookup batch (IndexOptions::lookup_threads).
+  std::unique_ptr<ParallelParts> lookup_parts;
 
   rocksdb::WriteOptions WriteOpts() const {
     rocksdb::WriteOptions w;
@@ -240,6 +248,10 @@ absl::Status ValidateOptions(const IndexOptions& o) {
   if (!ValidShardCount(o.postings_shards)) {
     return absl::InvalidArgumentError("postings shards must be 1, 2 or 4, not " +
                                       std::to_string(o.postings_shards));
+  }
+  if (o.lookup_threads < 1 || o.lookup_threads > 16) {
+    return absl::InvalidArgumentError("lookup threads must be in [1, 16], not " +
+                                      std::to_string(o.lookup_threads));
   }
   if (o.background_jobs < 1 || o.background_jobs > 64) {
     return absl::InvalidArgumentError("background jobs must be in [1, 64], not " +
@@ -431,6 +443,10 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   rep->shards.push_back(rep->cfs[kPostings]);
   for (uint32_t shard = 1; shard < shards; ++shard) rep->shards.push_back(rep->cfs[kNumCfs + shard - 1]);
   rep->shard_shift = shards == 1 ? 64 : 64 - std::countr_zero(shards);
+  for (size_t i = 1; i < rep->shards.size(); ++i) {
+    rep->shard_ids_ascending &= rep->shards[i - 1]->GetID() < rep->shards[i]->GetID();
+  }
+  rep->lookup_parts = std::make_unique<ParallelParts>(options.lookup_threads - 1);
   COPS_RETURN_IF_ERROR(rep->LoadOrInitMeta());
   return std::unique_ptr<Index>(new Index(std::move(rep)));
 }
@@ -818,11 +834,19 @@ absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<Postin
     std::vector<uint32_t> order;
     std::vector<char> key_bytes;
     std::vector<rocksdb::Slice> keys;
+    std::vector<rocksdb::ColumnFamilyHandle*> cfs;
     std::vector<rocksdb::PinnableSlice> values;
     std::vector<rocksdb::Status> statuses;
+    std::vector<absl::Status> part_results;
   };
   constexpr size_t kMaxRetainedLookupBatch = 1 << 16;
-  thread_local Scratch scratch;
+  // Below this many hashes a part costs less than handing it to another thread.
+  constexpr size_t kMinLookupPartKeys = 256;
+  thread_local Scratch thread_scratch;
+  // A reference, so that the parts run by other threads use this thread's scratch (a lambda
+  // naming a thread_local reaches the running thread's own).
+  Scratch& scratch = thread_scratch;
+  const Rep& r = *rep_;
   const size_t n = hashes.size();
   out->resize(n);
   for (PostingList& l : *out) {
@@ -830,42 +854,50 @@ absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<Postin
     l.postings.clear();
   }
   if (n == 0) return absl::OkStatus();
-  // Sorted keys let MultiGet walk each SST file once.
+  // Sorted keys let MultiGet walk each SST file once; shards hold consecutive hash ranges,
+  // so sorted keys are grouped by shard too.
   auto& order = scratch.order;
   order.resize(n);
   for (uint32_t i = 0; i < n; ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return hashes[a] < hashes[b]; });
   scratch.key_bytes.resize(n * 8);
   scratch.keys.resize(n);
+  scratch.cfs.resize(n);
   if (scratch.values.size() < n) scratch.values.resize(n);
   scratch.statuses.resize(n);
   for (size_t i = 0; i < n; ++i) {
     char* p = scratch.key_bytes.data() + i * 8;
-    codec::EncodeFixed64BE(p, hashes[order[i]]);
+    const ChunkHash h = hashes[order[i]];
+    codec::EncodeFixed64BE(p, h);
     scratch.keys[i] = rocksdb::Slice(p, 8);
+    scratch.cfs[i] = r.PostingsCf(h);
   }
-  // Shards hold consecutive hash ranges, so the sorted keys fall into one run per shard:
-  // one MultiGet each.
-  for (size_t begin = 0; begin < n;) {
-    const uint32_t shard = rep_->ShardOf(hashes[order[begin]]);
-    size_t end = begin + 1;
-    while (end < n && rep_->ShardOf(hashes[order[end]]) == shard) ++end;
-    rep_->db->MultiGet(rocksdb::ReadOptions(), rep_->shards[shard], end - begin,
-                       scratch.keys.data() + begin, scratch.values.data() + begin,
-                       scratch.statuses.data() + begin, /*sorted_input=*/true);
-    begin = end;
-  }
-  absl::Status result;
-  for (size_t i = 0; i < n && result.ok(); ++i) {
-    if (scratch.statuses[i].IsNotFound()) continue;
-    if (!scratch.statuses[i].ok()) {
-      result = FromRocks(scratch.statuses[i], "looking up chunk postings");
-    } else {
-      result = codec::DecodePostingList(scratch.values[i].ToStringView(), &(*out)[order[i]]);
+  // Parts of consecutive sorted keys, each one multi-family MultiGet, all under one
+  // snapshot so that a batch never sees half of a concurrent registration.
+  const size_t parts = std::min<size_t>(static_cast<size_t>(r.lookup_parts->workers()) + 1,
+                                        std::max<size_t>(1, n / kMinLookupPartKeys));
+  std::optional<rocksdb::ManagedSnapshot> snapshot;
+  rocksdb::ReadOptions read;
+  if (parts > 1) read.snapshot = snapshot.emplace(r.db).snapshot();
+  scratch.part_results.assign(parts, absl::OkStatus());
+  r.lookup_parts->Run(parts, [&](size_t part) {
+    const size_t begin = n * part / parts, end = n * (part + 1) / parts;
+    r.db->MultiGet(read, end - begin, scratch.cfs.data() + begin, scratch.keys.data() + begin,
+                   scratch.values.data() + begin, scratch.statuses.data() + begin,
+                   /*sorted_input=*/r.shard_ids_ascending);
+    absl::Status& result = scratch.part_results[part];
+    for (size_t i = begin; i < end; ++i) {
+      if (result.ok() && !scratch.statuses[i].IsNotFound()) {
+        result = scratch.statuses[i].ok()
+                     ? codec::DecodePostingList(scratch.values[i].ToStringView(), &(*out)[order[i]])
+                     : FromRocks(scratch.statuses[i], "looking up chunk postings");
+      }
+      scratch.values[i].Reset();  // unpin the block before the next call
     }
-  }
-  // Unpin the blocks before the next call; a rare huge batch does not stay resident.
-  for (size_t i = 0; i < n; ++i) scratch.values[i].Reset();
+  });
+  absl::Status result;
+  for (const absl::Status& s : scratch.part_results) result.Update(s);
+  // A rare huge batch does not stay resident.
   if (n > kMaxRetainedLookupBatch) scratch = Scratch();
   return result;
 }

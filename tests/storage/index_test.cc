@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -554,6 +556,69 @@ TEST(IndexTest, PostingsShardsAreFixedAtCreationAndBehaveAlike) {
     for (size_t i = 0; i < removed.size(); ++i) {
       for (const Posting& p : out[i].postings) EXPECT_NE(p.doc_id, docs[1].second) << i;
     }
+  }
+}
+
+// A batch large enough to be cut into parts, looked up on several threads, answers exactly
+// as the caller alone does, whatever the shard count.
+TEST(IndexTest, ParallelLookupAnswersExactlyAsASerialOne) {
+  TempDir dir;
+  IndexOptions bad = Options(dir.Sub("bad"));
+  bad.lookup_threads = 0;
+  EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  for (uint32_t shards : {1u, 2u, 4u}) {
+    SCOPED_TRACE(shards);
+    IndexOptions o = Options(dir.Sub("db" + std::to_string(shards)));
+    o.postings_shards = shards;
+    std::vector<std::pair<DocumentFingerprint, DocId>> docs;
+    {
+      auto index = OpenOrDie(o);
+      ASSERT_NE(index, nullptr);
+      for (uint64_t seed = 1; seed <= 6; ++seed) {
+        docs.emplace_back(MakeFingerprint(900 + seed, 300, /*shared=*/true), 0);
+        auto out = index->Register(MakeRecord("p" + std::to_string(seed)), docs.back().first, "");
+        ASSERT_TRUE(out.ok()) << out.status();
+        docs.back().second = out->id;
+        if (seed == 3) {
+          ASSERT_TRUE(index->Flush().ok());  // half in SST files, half in memtables
+        }
+      }
+    }
+    // 2,400 hashes in no order: every registered chunk, as many never registered, and
+    // repeats of the shared chunk.
+    std::vector<ChunkHash> batch;
+    for (const auto& [fp, id] : docs) {
+      for (const Chunk& c : fp.chunks) batch.push_back(c.hash);
+    }
+    for (uint32_t j = 0; j < 594; ++j) batch.push_back(HashOf(5000, j));
+    std::mt19937_64 rng(shards);
+    std::shuffle(batch.begin(), batch.end(), rng);
+    std::vector<PostingList> serial, parallel;
+    {
+      IndexOptions one = o;
+      one.lookup_threads = 1;
+      auto index = OpenOrDie(one);
+      ASSERT_NE(index, nullptr);
+      ASSERT_TRUE(index->Lookup(batch, &serial).ok());
+    }
+    IndexOptions many = o;
+    many.lookup_threads = 3;
+    auto index = OpenOrDie(many);
+    ASSERT_NE(index, nullptr);
+    ASSERT_TRUE(index->Lookup(batch, &parallel).ok());
+    ASSERT_EQ(serial.size(), batch.size());
+    ASSERT_EQ(parallel.size(), batch.size());
+    size_t hits = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      EXPECT_EQ(parallel[i].doc_frequency, serial[i].doc_frequency) << i;
+      EXPECT_EQ(parallel[i].postings, serial[i].postings) << i;
+      hits += !parallel[i].postings.empty();
+      if (batch[i] == kSharedHash) {
+        EXPECT_EQ(parallel[i].doc_frequency, docs.size());
+      }
+    }
+    EXPECT_EQ(hits, batch.size() - 594);
+    for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
   }
 }
 
