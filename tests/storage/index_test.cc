@@ -430,6 +430,9 @@ TEST(IndexTest, TunablesAreCheckedAtOpenAndOtherCompressionsRoundTrip) {
   o.background_jobs = 0;
   EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kInvalidArgument);
   o = Options(dir.Sub("db"));
+  o.lookup_threads = 0;
+  EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o = Options(dir.Sub("db"));
   o.block_cache_bytes = 1000;
   EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kInvalidArgument);
   o = Options(dir.Sub("db"));
@@ -563,9 +566,6 @@ TEST(IndexTest, PostingsShardsAreFixedAtCreationAndBehaveAlike) {
 // as the caller alone does, whatever the shard count.
 TEST(IndexTest, ParallelLookupAnswersExactlyAsASerialOne) {
   TempDir dir;
-  IndexOptions bad = Options(dir.Sub("bad"));
-  bad.lookup_threads = 0;
-  EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
   for (uint32_t shards : {1u, 2u, 4u}) {
     SCOPED_TRACE(shards);
     IndexOptions o = Options(dir.Sub("db" + std::to_string(shards)));
