@@ -179,6 +179,10 @@ struct Index::Rep {
   bool shard_ids_ascending = true;
   // Runs the parts of a large Lookup batch (IndexOptions::lookup_threads).
   std::unique_ptr<ParallelParts> lookup_parts;
+  // Lookup calls in progress. A batch is split only when it is the only one: with several
+  // checks running, the cores are busy already, and a part handed to a worker would wait
+  // for a core while its caller waits for the part.
+  mutable std::atomic<int> lookups_in_flight{0};
 
   rocksdb::WriteOptions WriteOpts() const {
     rocksdb::WriteOptions w;
@@ -874,8 +878,15 @@ absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<Postin
   }
   // Parts of consecutive sorted keys, each one multi-family MultiGet, all under one
   // snapshot so that a batch never sees half of a concurrent registration.
-  const size_t parts = std::min<size_t>(static_cast<size_t>(r.lookup_parts->workers()) + 1,
-                                        std::max<size_t>(1, n / kMinLookupPartKeys));
+  struct InFlight {
+    std::atomic<int>& count;
+    const bool alone = count.fetch_add(1, std::memory_order_relaxed) == 0;
+    ~InFlight() { count.fetch_sub(1, std::memory_order_relaxed); }
+  } in_flight{r.lookups_in_flight};
+  const size_t parts =
+      in_flight.alone ? std::min<size_t>(static_cast<size_t>(r.lookup_parts->workers()) + 1,
+                                         std::max<size_t>(1, n / kMinLookupPartKeys))
+                      : 1;
   std::optional<rocksdb::ManagedSnapshot> snapshot;
   rocksdb::ReadOptions read;
   if (parts > 1) read.snapshot = snapshot.emplace(r.db).snapshot();

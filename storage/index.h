@@ -69,9 +69,10 @@ struct IndexOptions {
   // Threads one Lookup batch may use, the caller included (1 = the caller alone). A batch
   // of at least 512 hashes is cut into up to this many parts of consecutive sorted hashes,
   // looked up at once under one snapshot; the caller runs every part no idle worker has
-  // started, so a loaded server pays little for it. Lowers the latency of one check on an
-  // otherwise idle core, not the throughput of many. Workers: lookup_threads - 1, idle
-  // between lookups.
+  // started. A batch is split only while no other Lookup is running, so concurrent checks
+  // (cores already busy) run as before. Lowers the latency of one check on an otherwise
+  // idle core, not the throughput of many. Workers: lookup_threads - 1, idle between
+  // lookups.
   int lookup_threads = 2;
 };
 
