@@ -54,13 +54,15 @@ void ParallelParts::Run(size_t n, absl::FunctionRef<void(size_t)> part) {
 void ParallelParts::WorkerLoop() {
   absl::MutexLock lock(&mu_);
   while (true) {
-    auto has_work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
+    auto has_work = [this]()
+                        ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
     mu_.Await(absl::Condition(&has_work));
     if (stopping_) return;
     Job* job = queue_.front();
     ++job->helpers;
     // Enough hands for the parts left (the caller counts as one): later workers skip it.
-    if (job->next.load(std::memory_order_relaxed) + static_cast<size_t>(job->helpers) + 1 >= job->n) queue_.pop_front();
+    const size_t hands = static_cast<size_t>(job->helpers) + 1;
+    if (job->next.load(std::memory_order_relaxed) + hands >= job->n) queue_.pop_front();
     mu_.Unlock();
     const size_t ran = RunParts(*job);
     mu_.Lock();

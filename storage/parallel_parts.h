@@ -13,8 +13,8 @@
 
 namespace cops {
 
-// Runs the parts of one call (e.g. the shard runs of a lookup batch) on the calling thread
-// and a few worker threads, for latency when cores are idle.
+// Runs the parts of one call (e.g. the slices of a lookup batch) on the calling thread and
+// a few worker threads, for latency when cores are idle.
 //
 // The caller always takes part in its own call and finishes every part nobody has started,
 // so a call never waits for a worker to become free: when all workers are busy (a loaded

@@ -17,7 +17,8 @@ TEST(ParallelPartsTest, RunsEachPartExactlyOnce) {
     for (size_t n : {0u, 1u, 2u, 7u, 64u}) {
       std::vector<std::atomic<int>> calls(n);
       runner.Run(n, [&](size_t i) { calls[i].fetch_add(1); });
-      for (size_t i = 0; i < n; ++i) EXPECT_EQ(calls[i].load(), 1) << "workers " << workers << " n " << n << " part " << i;
+      for (size_t i = 0; i < n; ++i)
+        EXPECT_EQ(calls[i].load(), 1) << "workers " << workers << " n " << n << " part " << i;
     }
   }
 }
