@@ -291,10 +291,14 @@ void BM_LookupCold(benchmark::State& state) {
   size_t i = 0, hashes = 0;
   for (auto _ : state) {
     state.PauseTiming();
+    const bool bulk_loading = g_index->bulk_loading();
     g_index.reset();
     auto reopened = Index::Open(BenchOptions());
     Check(reopened.status());
     g_index = std::move(reopened).value();
+    // The mode is not persisted: restore it, so that a later EndBulkLoad stage still ends
+    // the load (a reopened index would otherwise compact the pile on its own).
+    if (bulk_loading) Check(g_index->BeginBulkLoad());
     state.ResumeTiming();
     const auto& b = batches[i++ % batches.size()];
     Check(g_index->Lookup(b, &out));
