@@ -200,6 +200,32 @@ struct Index::Rep {
     return std::optional<std::string>(std::move(value));
   }
 
+  // Runs one CompactRange per column family, all at once (one thread each; RocksDB's
+  // background pool bounds how many compact together). A compaction interrupted by
+  // AbortManualCompactions gives ABORTED.
+  absl::Status CompactSideBySide(const rocksdb::CompactRangeOptions& c,
+                                 std::span<rocksdb::ColumnFamilyHandle* const> families,
+                                 const std::string& what) const {
+    std::vector<rocksdb::Status> compacted(families.size());
+    {
+      std::vector<std::thread> threads;
+      for (size_t i = 1; i < families.size(); ++i) {
+        threads.emplace_back(
+            [&, i] { compacted[i] = db->CompactRange(c, families[i], nullptr, nullptr); });
+      }
+      if (!families.empty()) compacted[0] = db->CompactRange(c, families[0], nullptr, nullptr);
+      for (auto& t : threads) t.join();
+    }
+    for (const auto& st : compacted) {
+      if (st.IsManualCompactionPaused()) {
+        return absl::AbortedError(what + " was interrupted (the index is closing); automatic "
+                                  "compaction finishes it after the index is opened again");
+      }
+      COPS_RETURN_IF_ERROR(FromRocks(st, what));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status CheckWritable() const {
     if (options.read_only) {
       return absl::FailedPreconditionError("index " + options.path + " is open read-only");
@@ -963,11 +989,8 @@ absl::Status Index::Compact() {
   COPS_RETURN_IF_ERROR(Flush());
   rocksdb::CompactRangeOptions c;
   c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForceOptimized;
-  for (auto* h : rep_->cfs) {
-    COPS_RETURN_IF_ERROR(FromRocks(rep_->db->CompactRange(c, h, nullptr, nullptr),
-                                   "compacting index " + rep_->options.path));
-  }
-  return absl::OkStatus();
+  c.exclusive_manual_compaction = false;  // the column families side by side
+  return rep_->CompactSideBySide(c, rep_->cfs, "compacting index " + rep_->options.path);
 }
 
 namespace {
@@ -1009,24 +1032,7 @@ absl::Status Index::EndBulkLoad() {
   rocksdb::CompactRangeOptions c;
   c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kIfHaveCompactionFilter;
   c.exclusive_manual_compaction = false;  // lets the shards' compactions run side by side
-  std::vector<rocksdb::Status> compacted(r.shards.size());
-  {
-    std::vector<std::thread> threads;
-    for (size_t i = 1; i < r.shards.size(); ++i) {
-      threads.emplace_back(
-          [&, i] { compacted[i] = r.db->CompactRange(c, r.shards[i], nullptr, nullptr); });
-    }
-    compacted[0] = r.db->CompactRange(c, r.shards[0], nullptr, nullptr);
-    for (auto& t : threads) t.join();
-  }
-  for (const auto& st : compacted) {
-    if (st.IsManualCompactionPaused()) {
-      return absl::AbortedError(
-          "the bulk load's compaction was interrupted (the index is closing); automatic "
-          "compaction finishes it after the index is opened again");
-    }
-    COPS_RETURN_IF_ERROR(FromRocks(st, "compacting a bulk load"));
-  }
+  COPS_RETURN_IF_ERROR(r.CompactSideBySide(c, r.shards, "the bulk load's compaction"));
   // Back to the options the index was opened with.
   const rocksdb::ColumnFamilyOptions opened =
       Descriptors(r.options, r.cache, 1)[kPostings].options;

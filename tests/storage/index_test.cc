@@ -513,6 +513,27 @@ TEST(IndexTest, StatsShowTheTreeShapeAndWaitForCompactionsSettlesIt) {
   ASSERT_EQ(s.postings_shards, IndexOptions{}.postings_shards);
   EXPECT_LT(s.postings_files_per_level[0], 4u * s.postings_shards);
   for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+
+  // Two more flushes stay in level 0 (below the trigger); a full compaction (all column
+  // families side by side) leaves the postings in the last level only, every document whole.
+  for (uint64_t seed = 406; seed < 408; ++seed) {
+    docs.emplace_back(MakeFingerprint(seed, 80), 0);
+    auto out = index->Register(MakeRecord("shape" + std::to_string(seed)), docs.back().first, "t");
+    ASSERT_TRUE(out.ok()) << out.status();
+    docs.back().second = out->id;
+    ASSERT_TRUE(index->Flush().ok());
+  }
+  ASSERT_GE(index->Stats().postings_files_per_level[0], 1u);
+  ASSERT_TRUE(index->Compact().ok());
+  s = index->Stats();
+  for (size_t level = 0; level + 1 < s.postings_files_per_level.size(); ++level) {
+    EXPECT_EQ(s.postings_files_per_level[level], 0u) << level;
+  }
+  EXPECT_GE(s.postings_files_per_level.back(), 1u);
+  for (const auto& [fp, id] : docs) {
+    EXPECT_TRUE(HasAllPostings(*index, fp, id));
+    EXPECT_TRUE(index->GetDocument(id).ok());
+  }
 }
 
 // The postings are split over 1, 2 or 4 column families by the top bits of the hash; the
