@@ -44,7 +44,7 @@ struct IndexOptions {
   bool store_texts = true;                       // keep each document's original text
   // Shared LRU block cache for data blocks. The postings' bloom filters and indexes are held
   // outside it by the open SST files (about 1.25 bytes per distinct chunk key with 10 bloom
-  // bits, plus ~0.5% of the postings' size).
+  // bits, plus ~0.15% of the postings' size with 16 KB blocks).
   size_t block_cache_bytes = 256ull << 20;
   size_t write_buffer_bytes = 64ull << 20;       // per memtable
   int bloom_bits_per_key = 10;                   // postings bloom filter (0 = none)
