@@ -333,8 +333,8 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       // in the cache, this cut the CPU of a 1,000-hash batch at 10^4 documents from 6.2 to
       // 3.6 ms after a load and from 2.9 to 1.8 ms after compaction (docs/performance.md).
       // The price is memory outside block_cache_bytes that grows with the index, ~1.25
-      // bytes per distinct chunk key for 10 bloom bits plus ~0.15% of the postings (16 KB blocks) for the
-      // indexes, read in when the index is opened.
+      // bytes per distinct chunk key for 10 bloom bits plus ~0.15% of the postings for the
+      // indexes (16 KB blocks), read in when the index is opened.
       t.cache_index_and_filter_blocks = false;
       t.index_type = rocksdb::BlockBasedTableOptions::kBinarySearch;
       // 16 KB data blocks: a 4x smaller block index than RocksDB's 4 KB, so that the index
