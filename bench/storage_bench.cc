@@ -12,8 +12,8 @@
 // --batch=N registers N documents per Index::RegisterBatch call (1: Index::Register);
 // --progress=1 prints the rate every 100 batches. --reuse=1 --dir=D opens the index an
 // earlier run left in D (give the same --docs and skip Register with --benchmark_filter).
-// --background_jobs=N --subcompactions=M --shards=S --lookup_threads=T override
-// IndexOptions' defaults.
+// --background_jobs=N --subcompactions=M --shards=S --lookup_threads=T --memtables=K
+// override IndexOptions' defaults.
 // --bulk_load=1 registers in bulk-load mode (Index::BeginBulkLoad); the EndBulkLoad stage
 // then runs its one compaction, and the two times add up to the whole import.
 // IndexOptions defaults unless a flag says otherwise.
@@ -60,6 +60,7 @@ struct Flags {
   int background_jobs = IndexOptions{}.background_jobs;
   int subcompactions = IndexOptions{}.max_subcompactions;
   int lookup_threads = IndexOptions{}.lookup_threads;
+  uint32_t memtables = IndexOptions{}.postings_memtables;
 } g_flags;
 
 uint64_t Mix(uint64_t x) {
@@ -160,6 +161,7 @@ IndexOptions BenchOptions() {
   o.max_subcompactions = g_flags.subcompactions;
   o.postings_shards = g_flags.shards;
   o.lookup_threads = g_flags.lookup_threads;
+  o.postings_memtables = g_flags.memtables;
   return o;
 }
 
@@ -395,6 +397,7 @@ int main(int argc, char** argv) {
     else if (ParseFlag(argv[i], "--bulk_load", &v)) g_flags.bulk_load = v == "1";
     else if (ParseFlag(argv[i], "--shards", &v)) g_flags.shards = std::stoul(v);
     else if (ParseFlag(argv[i], "--lookup_threads", &v)) g_flags.lookup_threads = std::stoi(v);
+    else if (ParseFlag(argv[i], "--memtables", &v)) g_flags.memtables = static_cast<uint32_t>(std::stoul(v));
     else rest.push_back(argv[i]);
   }
   if (!g_vocab.Load("/usr/share/dict/words")) {

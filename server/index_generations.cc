@@ -285,6 +285,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   index_options.background_jobs = config.background_jobs;
   index_options.lookup_threads = config.lookup_threads;
   index_options.postings_shards = config.postings_shards;
+  index_options.postings_memtables = config.postings_memtables;
   index_options.postings_compression = config.compression;
   CopyDetectorOptions detector_options;
   detector_options.max_document_bytes = config.max_document_bytes;

@@ -131,7 +131,11 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   flag("sync-writes", c.sync_writes, "fsync every registration");
   option("store-texts", c.store_texts, "Keep registered documents' bytes (true|false)");
   option("block-cache-mb", c.block_cache_mb, "RocksDB block cache for data blocks, MiB");
-  option("write-buffer-mb", c.write_buffer_mb, "RocksDB memtable size of the postings, MiB");
+  option("write-buffer-mb", c.write_buffer_mb,
+         "RocksDB write buffer of each postings shard (and at most of the others), MiB");
+  option("postings-memtables", c.postings_memtables,
+         "Memtables each postings shard's write buffer is cut into, flushed together (1-64)")
+      ->check(CLI::Range(1u, 64u));
   option("bloom-bits", c.bloom_bits, "Bloom filter bits per chunk key, 0-30 (0 = none)");
   option("background-jobs", c.background_jobs, "RocksDB flush and compaction threads");
   option("lookup-threads", c.lookup_threads,

@@ -60,6 +60,7 @@ struct ServerConfig {
   int background_jobs = 4;
   int lookup_threads = 2;         // threads one check's index lookup may use (1-16)
   uint32_t postings_shards = 2;   // new index: postings column families (1, 2 or 4)
+  uint32_t postings_memtables = 8;  // memtables per postings shard's write buffer (1-64)
   std::string compression = "lz4";  // postings: lz4 | zstd | snappy | none
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight

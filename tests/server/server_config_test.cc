@@ -82,11 +82,13 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   EXPECT_EQ(c->compression, "lz4");
   EXPECT_EQ(c->lookup_threads, 2);
   EXPECT_EQ(c->postings_shards, 2u);
+  EXPECT_EQ(c->postings_memtables, 8u);
   const std::string file = (dir_ / "tunables.conf").string();
   std::ofstream(file) << "block-cache-mb = 32\ncompression = zstd\n";
   setenv("COPS_BLOOM_BITS", "14", 1);
   c = Parse({"--config", file, "--write-buffer-mb", "16", "--background-jobs", "2",
-             "--lookup-threads", "1", "--postings-shards", "4"});
+             "--lookup-threads", "1", "--postings-shards", "4",
+             "--postings-memtables", "16"});
   unsetenv("COPS_BLOOM_BITS");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->block_cache_mb, 32u);
@@ -96,8 +98,11 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   EXPECT_EQ(c->background_jobs, 2);
   EXPECT_EQ(c->lookup_threads, 1);
   EXPECT_EQ(c->postings_shards, 4u);
+  EXPECT_EQ(c->postings_memtables, 16u);
   EXPECT_EQ(Parse({"--postings-shards", "3"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Parse({"--lookup-threads", "0"}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Parse({"--postings-memtables", "0"}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(Parse({"--postings-memtables", "65"}).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(ServerConfigTest, BulkWindowHasADefaultAndARange) {

@@ -708,6 +708,69 @@ TEST(IndexTest, BulkLoadDefersCompactionUntilItEndsAndLosesNothing) {
   EXPECT_EQ(index->BeginBulkLoad().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// Each shard's write buffer is cut into postings_memtables memtables that are flushed
+// together into one level-0 file. Lookups see the postings of every memtable, flushed or
+// not, including memtables overfilled by a large batch (a batch lands whole in one), and
+// after a reopen replays them from the WAL.
+TEST(IndexTest, SmallMemtablesAreFlushedTogetherAndLookupsSeeThemAll) {
+  TempDir dir;
+  IndexOptions bad = Options(dir.Sub("bad"));
+  bad.postings_memtables = 0;
+  EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad.postings_memtables = 65;
+  EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
+  bad.postings_memtables = 32;  // 4 MiB / 32 = 128 KiB memtables: too small
+  EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
+
+  IndexOptions o = Options(dir.Sub("db"));
+  o.postings_memtables = 4;  // 1 MiB memtables
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  const uint32_t shards = index->Stats().postings_shards;
+  // Automatic compaction off: the level-0 files made by the flushes stay countable.
+  ASSERT_TRUE(index->BeginBulkLoad().ok());
+  std::vector<std::pair<DocumentFingerprint, DocId>> docs;
+  for (uint64_t batch = 0; batch < 8; ++batch) {
+    // 3 x 12,000 postings: over a megabyte per shard, more than one memtable holds.
+    std::vector<DocumentFingerprint> fps;
+    std::vector<DocumentRecord> records;
+    for (uint64_t i = 0; i < 3; ++i) {
+      fps.push_back(MakeFingerprint(9000 + batch * 3 + i, 12000));
+      records.push_back(MakeRecord("m" + std::to_string(batch * 3 + i)));
+    }
+    std::vector<RegisterItem> items;
+    for (size_t i = 0; i < fps.size(); ++i) items.push_back(RegisterItem{&records[i], &fps[i], ""});
+    std::vector<absl::StatusOr<RegisterOutcome>> outcomes;
+    ASSERT_TRUE(index->RegisterBatch(items, &outcomes).ok());
+    for (size_t i = 0; i < fps.size(); ++i) {
+      ASSERT_TRUE(outcomes[i].ok()) << outcomes[i].status();
+      docs.emplace_back(fps[i], outcomes[i]->id);
+    }
+  }
+  // Unflushed memtables and flushed files alike.
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id)) << id;
+  ASSERT_TRUE(index->Flush().ok());
+  // Eight batches filled at least eight memtables per shard; flushed four at a time (and the
+  // rest by Flush), they made at most three files per shard, not eight.
+  const uint32_t level0 = index->Stats().postings_files_per_level[0];
+  EXPECT_GE(level0, shards);
+  EXPECT_LE(level0, 3u * shards);
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id)) << id;
+  ASSERT_TRUE(index->EndBulkLoad().ok());
+
+  // Unflushed batches come back from the WAL after a reopen.
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    docs.emplace_back(MakeFingerprint(9500 + seed, 12000), 0);
+    auto out = index->Register(MakeRecord("late" + std::to_string(seed)), docs.back().first, "");
+    ASSERT_TRUE(out.ok()) << out.status();
+    docs.back().second = out->id;
+  }
+  index.reset();
+  index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id)) << id;
+}
+
 // What copsd does on SIGTERM during a bulk load: the final compaction is abandoned
 // (ABORTED), nothing is lost, and the reopened index compacts the pile on its own.
 TEST(IndexTest, AbortedBulkLoadEndLosesNothingAndCompactsAfterReopen) {
