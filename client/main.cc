@@ -167,7 +167,7 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
   }
   // Several files: RegisterDocuments streams of up to kBatchFiles files or kBatchBytes, which
   // the server writes to its index together (much faster than a call per file).
-  constexpr size_t kBatchFiles = 1024;  // copsd's default window (--bulk-window-documents)
+  constexpr size_t kBatchFiles = 4096;  // copsd's default window (--bulk-window-documents)
   constexpr size_t kBatchBytes = 64u << 20;
   for (size_t next = 0; next < files.size();) {
     const size_t first = next;

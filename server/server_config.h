@@ -49,7 +49,7 @@ struct ServerConfig {
 
   uint64_t max_document_bytes = 32ull << 20;  // larger documents: RESOURCE_EXHAUSTED
   uint64_t max_message_bytes = 64ull << 20;   // gRPC receive/send limit
-  uint32_t bulk_window_documents = 1024;  // documents per index write of a bulk stream
+  uint32_t bulk_window_documents = 4096;  // documents per index write of a bulk stream
   bool sync_writes = false;  // fsync every registration (power-loss durability)
   bool store_texts = true;   // keep registered documents' bytes (GetDocument content)
   // RocksDB tunables (storage/index.h IndexOptions); the defaults suit a 2-core, few-GB

@@ -108,7 +108,7 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
 TEST_F(ServerConfigTest, BulkWindowHasADefaultAndARange) {
   absl::StatusOr<ServerConfig> c = Parse({});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->bulk_window_documents, 1024u);
+  EXPECT_EQ(c->bulk_window_documents, 4096u);
   c = Parse({"--bulk-window-documents", "64"});
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->bulk_window_documents, 64u);
