@@ -376,8 +376,8 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       // A write batch lands whole in one memtable and may overfill a small one several
       // times: each memtable's bloom filter is given the bits of an undivided write buffer
       // (RocksDB caps the ratio at 0.25). With the ratio of one 64 MiB memtable, a lookup
-      // right after a bulk load passed ~70% of the probes of 8 MiB memtables, and took
-      // 25 ms instead of 2.8 ms (storage_bench, 1,024-document batches).
+      // right after a load passed ~70% of the probes of 8 MiB memtables and took 25 ms
+      // instead of 2.3-2.8 ms (storage_bench, 1,024-document batches).
       if (o.bloom_bits_per_key > 0) {
         cf.memtable_prefix_bloom_size_ratio = std::min(0.25, 0.02 * memtables);
       }
