@@ -361,7 +361,6 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       cf.compression = ParseCompression(o.postings_compression).value_or(cf.compression);
       cf.merge_operator = std::make_shared<PostingListMerge>(o.max_postings_per_chunk);
       cf.memtable_whole_key_filtering = o.bloom_bits_per_key > 0;
-      cf.memtable_prefix_bloom_size_ratio = o.bloom_bits_per_key > 0 ? 0.02 : 0;
       // One insert hint for the whole memtable (an empty prefix): a write's operands are in
       // key order, so each insert starts from where the previous one ended and climbs the
       // skip list only as far as the gap to its neighbour, instead of searching from the top.
@@ -373,14 +372,14 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       cf.write_buffer_size = o.write_buffer_bytes / memtables;
       cf.min_write_buffer_number_to_merge = static_cast<int>(memtables);
       cf.max_write_buffer_number = static_cast<int>(memtables + std::max(1u, memtables / 2));
-      // A write batch lands whole in one memtable and may overfill a small one several
-      // times: each memtable's bloom filter is given the bits of an undivided write buffer
-      // (RocksDB caps the ratio at 0.25). With the ratio of one 64 MiB memtable, a lookup
-      // right after a load passed ~70% of the probes of 8 MiB memtables and took 25 ms
-      // instead of 2.3-2.8 ms (storage_bench, 1,024-document batches).
-      if (o.bloom_bits_per_key > 0) {
-        cf.memtable_prefix_bloom_size_ratio = std::min(0.25, 0.02 * memtables);
-      }
+      // Memtable bloom filter: 2% of the write buffer in bits. A write batch lands whole in
+      // one memtable and may overfill a small one several times, so each memtable gets the
+      // bits of an undivided write buffer (RocksDB caps the ratio at 0.25). With the ratio
+      // of one 64 MiB memtable, a lookup right after a load passed ~70% of the probes of
+      // 8 MiB memtables and took 25 ms instead of 2.3-2.8 ms (storage_bench, 1,024-document
+      // batches).
+      cf.memtable_prefix_bloom_size_ratio =
+          o.bloom_bits_per_key > 0 ? std::min(0.25, 0.02 * memtables) : 0;
     } else if (i == kTexts) {
       cf.compression = Pick({rocksdb::kZSTD, rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
       cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 32u << 20);
