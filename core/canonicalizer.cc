@@ -11,7 +11,9 @@
 #include <bit>
 #include <cctype>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <string>
 
 // SSE2 is part of x86-64, so the block scanner needs no runtime CPU check; other targets
 // take the per-byte scanner, which produces the same output.
@@ -61,19 +63,24 @@ class WordMapper {
       }
     }
     BuildBlockModel();
+    for (char c = 'Z'; c >= 'A'; --c) {  // 'I' and 'l' share a skeleton: 'A'..'Z' win
+      const icu::UnicodeString skeleton = Skeleton(icu::UnicodeString(static_cast<UChar>(c)));
+      ascii_capital_by_skeleton_[std::u16string(skeleton.getBuffer(), skeleton.length())] = c;
+    }
   }
   ~WordMapper() {
     if (spoof_ != nullptr) uspoof_close(spoof_);
   }
 
-  // Appends the canonical UTF-8 form of `word` to `out`.
-  void Map(const icu::UnicodeString& word, std::string* out) const {
+  // Appends the canonical UTF-8 form of `word` to `out` under normalization `version`.
+  void Map(const icu::UnicodeString& word, std::string* out, uint32_t version = 2) const {
     if (nfkc_cf_ == nullptr) {
       word.toUTF8String(*out);
       return;
     }
     UErrorCode status = U_ZERO_ERROR;
-    icu::UnicodeString folded = nfkc_cf_->normalize(word, status);
+    icu::UnicodeString folded =
+        nfkc_cf_->normalize(version >= 3 ? UnfoldCapitalLookalikes(word) : word, status);
     if (U_FAILURE(status)) {
       word.toUTF8String(*out);
       return;
@@ -91,6 +98,47 @@ class WordMapper {
   }
 
   const std::string& Ascii(unsigned char c) const { return ascii_[c]; }
+
+  // TR39 skeleton of `s` (empty when unavailable).
+  icu::UnicodeString Skeleton(const icu::UnicodeString& s) const {
+    icu::UnicodeString skeleton;
+    if (spoof_ == nullptr) return skeleton;
+    UErrorCode status = U_ZERO_ERROR;
+    uspoof_getSkeletonUnicodeString(spoof_, 0, s, skeleton, &status);
+    if (U_FAILURE(status)) skeleton.remove();
+    return skeleton;
+  }
+
+  // Version 3: each non-ASCII capital letter that is confusable with an ASCII capital (the
+  // same TR39 skeleton: Greek 'Τ' and 'T', Greek 'Ι' and 'I') becomes that ASCII capital,
+  // and one whose skeleton is otherwise ASCII becomes the skeleton, before case folding.
+  // Folding first would turn 'Τ' into 'τ', which no skeleton maps back to 't'. ASCII
+  // letters are left alone: their own skeletons are not always themselves ('I' -> 'l').
+  icu::UnicodeString UnfoldCapitalLookalikes(const icu::UnicodeString& word) const {
+    if (spoof_ == nullptr) return word;
+    icu::UnicodeString out;
+    for (int32_t i = 0; i < word.length();) {
+      const UChar32 c = word.char32At(i);
+      i += U16_LENGTH(c);
+      if (c >= 0x80 && (u_isupper(c) || u_istitle(c))) {
+        const icu::UnicodeString skeleton = Skeleton(icu::UnicodeString(c));
+        std::u16string key(skeleton.getBuffer(), skeleton.length());
+        if (auto it = ascii_capital_by_skeleton_.find(key);
+            it != ascii_capital_by_skeleton_.end()) {
+          out.append(static_cast<UChar>(it->second));
+          continue;
+        }
+        bool ascii = !skeleton.isEmpty();
+        for (int32_t j = 0; ascii && j < skeleton.length(); ++j) ascii = skeleton[j] < 0x80;
+        if (ascii) {
+          out.append(skeleton);
+          continue;
+        }
+      }
+      out.append(c);
+    }
+    return out;
+  }
 
   // The mappings of ASCII letters and digits as fixed-size records, so the fast path can
   // store kPackedBytes bytes unconditionally and advance by len (no per-byte branches).
@@ -126,6 +174,9 @@ class WordMapper {
   const BlockModel& Block() const { return block_; }
 
  private:
+  // Skeleton of each ASCII capital -> that capital (version 3).
+  std::map<std::u16string, char> ascii_capital_by_skeleton_;
+
   void BuildBlockModel() {
     size_t n_subst = 0, n_expand = 0;
     bool fits = PackedOk();
@@ -304,8 +355,9 @@ class Scanner {
   // Canonical text is written through text_.data() at pos_ into a buffer pre-sized for
   // the ASCII worst case (Ensure() grows it for the rare longer ICU mappings); Finish()
   // trims it. Per-byte push_back cost more than the table lookups themselves.
-  Scanner(std::string_view in, CanonicalText* out)
-      : in_(in),
+  Scanner(std::string_view in, CanonicalText* out, uint32_t version)
+      : version_(version),
+        in_(in),
         out_(out),
         text_(out->text),
         mapper_(Mapper())
@@ -636,7 +688,7 @@ class Scanner {
   // Appends the ICU mapping of raw_; false when the word mapped to nothing and was dropped.
   [[gnu::noinline]] bool MapUnicodeWord() {
     mapped_.clear();
-    mapper_.Map(raw_, &mapped_);
+    mapper_.Map(raw_, &mapped_, version_);
     unicode_ = false;
     if (mapped_.empty()) {
       // The word mapped to nothing: drop it and the separator before it.
@@ -650,6 +702,7 @@ class Scanner {
   // Room past the ASCII worst case for fixed-size stores (16-byte blocks, 4-byte records).
   static constexpr size_t kSlack = 64;
 
+  const uint32_t version_;
   std::string_view in_;
   CanonicalText* out_;
   std::string& text_;  // out_->text, used as a buffer: bytes [0, pos_) are written
@@ -681,15 +734,15 @@ uint32_t CanonicalText::InputOffsetOf(uint32_t canon_pos) const {
   return it->input_begin;
 }
 
-void Canonicalize(std::string_view input, CanonicalText* out) {
+void Canonicalize(std::string_view input, CanonicalText* out, uint32_t version) {
   out->Clear();
   out->tokens.reserve(input.size() / 6 + 16);
-  Scanner(input, out).Run();
+  Scanner(input, out, version).Run();
 }
 
-std::string CanonicalWord(std::string_view word) {
+std::string CanonicalWord(std::string_view word, uint32_t version) {
   CanonicalText t;
-  Canonicalize(word, &t);
+  Canonicalize(word, &t, version);
   return t.text;
 }
 

@@ -3,7 +3,8 @@
 
 // Canonical text: the form of a document that copies with cosmetic changes share.
 //
-// Rules (unchanged since normalization version 1; see kNormalizationVersion):
+// Rules (normalization version 2; version 3 adds one step, below; see kNormalizationVersion
+// in core/params.h):
 //   - Input is any bytes. Invalid UTF-8 sequences become U+FFFD, which separates words.
 //   - A word (token) is a maximal run of letters, marks and digits; '.' or ',' between two
 //     digits stays inside the word ("3.14", "1,000"). Everything else separates words.
@@ -13,6 +14,8 @@
 //     uspoof_getSkeleton), then NFKC_Casefold again, so "Pаypal" with a Cyrillic 'а' and
 //     "paypal" are the same word. Note that skeletons also map some ASCII letters and
 //     digits (e.g. "m" -> "rn", "0" -> "o"); canonical text is for hashing, not display.
+//     Version 3 first replaces each non-ASCII capital letter whose skeleton is ASCII by
+//     that skeleton (Greek 'Τ' -> 'T'), which folding alone would make an unmappable 'τ'.
 //   - Canonical text is the mapped words joined by single spaces: whitespace and
 //     punctuation runs fold away. What the sentence splitter needs from the dropped
 //     punctuation is kept as Token flags.
@@ -66,11 +69,12 @@ struct CanonicalText {
 };
 
 // Fills `out` (cleared first) with the canonical form of `input`.
+// `version` is a supported normalization version (core/params.h), 2 or 3.
 // REQUIRES: input.size() < 4 GiB.
-void Canonicalize(std::string_view input, CanonicalText* out);
+void Canonicalize(std::string_view input, CanonicalText* out, uint32_t version = 3);
 
 // Canonical form of a single word, e.g. for word lists (stop words, abbreviations).
-std::string CanonicalWord(std::string_view word);
+std::string CanonicalWord(std::string_view word, uint32_t version = 3);
 
 }  // namespace cops
 

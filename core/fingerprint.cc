@@ -21,6 +21,7 @@ struct Scratch {
   UnitStream stream;
   std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit
   std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
+  std::vector<uint64_t> gram_hashes;  // verification grams before truncation
   std::vector<Chunk> chunks;      // all chunks before selection
   std::vector<uint32_t> selected;  // indices of selected chunks, written without a branch
   std::vector<uint64_t> prefix_hash;  // winnowing: see Select()
@@ -38,6 +39,8 @@ Scratch& ThreadScratch() {
 
 void DocumentFingerprint::Clear() {
   chunks.clear();
+  grams.clear();
+  units.clear();
   total_chunks = 0;
   total_units = 0;
   sha256 = {};
@@ -67,6 +70,7 @@ struct Fingerprinter::Rep {
   uint64_t k1;
   uint64_t unit_seed;   // XXH3 seed of unit texts, derived from the key
   uint64_t chunk_seed;  // start of a chunk's fold, derived from the key
+  uint64_t gram_seed;   // start of a verification gram's fold, derived from the key
 
   uint64_t UnitHash(std::string_view s) const {
     return XXH3_64bits_withSeed(s.data(), s.size(), unit_seed);
@@ -92,6 +96,9 @@ struct Fingerprinter::Rep {
     if (i < n) get(i) = internal::SipHash24U64(k0, k1, get(i));
   }
   void MakeChunks(const UnitStream& stream, Scratch* scratch) const;
+  // Verification grams over the unit hashes MakeChunks() left in scratch->unit_hashes: the
+  // same fold from another key-derived seed, finalized by SipHash, truncated.
+  void MakeGrams(const UnitStream& stream, Scratch* scratch, DocumentFingerprint* out) const;
   void Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept, Scratch* scratch) const;
 };
 
@@ -155,6 +162,32 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
     }
   }
   Finalize(chunks.size(), [&](size_t i) -> uint64_t& { return chunks[i].hash; });
+}
+
+void Fingerprinter::Rep::MakeGrams(const UnitStream& s, Scratch* scratch,
+                                  DocumentFingerprint* out) const {
+  const uint32_t n = static_cast<uint32_t>(s.units.size());
+  out->units.resize(n);
+  for (uint32_t i = 0; i < n; ++i) out->units[i] = {s.units[i].input_begin, s.units[i].input_end};
+  if (n == 0) return;
+  const uint32_t k = std::min(params.verify_k, n);
+  const uint32_t grams = n - k + 1;
+  std::vector<uint64_t>& folded = scratch->gram_hashes;
+  folded.resize(grams);
+  const uint64_t* uh = scratch->unit_hashes.data();
+  for (uint32_t i = 0; i < grams; ++i) {
+    uint64_t inner = gram_seed ^ k;
+    for (uint32_t j = i; j < i + k; ++j) {
+      inner = (inner ^ uh[j]) * 0x9E3779B185EBCA87ULL;
+      inner ^= inner >> 29;
+    }
+    folded[i] = inner;
+  }
+  Finalize(grams, [&](size_t i) -> uint64_t& { return folded[i]; });
+  out->grams.resize(grams);
+  for (uint32_t i = 0; i < grams; ++i) {
+    out->grams[i] = static_cast<uint32_t>(folded[i] >> (64 - kVerifyGramBits));
+  }
 }
 
 namespace {
@@ -273,6 +306,8 @@ absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const Chunk
   constexpr std::string_view kChunkLabel = "cops/v2/chunk-seed";
   rep->unit_seed = internal::SipHash24(rep->k0, rep->k1, kUnitLabel.data(), kUnitLabel.size());
   rep->chunk_seed = internal::SipHash24(rep->k0, rep->k1, kChunkLabel.data(), kChunkLabel.size());
+  constexpr std::string_view kGramLabel = "cops/v3/verify-gram-seed";
+  rep->gram_seed = internal::SipHash24(rep->k0, rep->k1, kGramLabel.data(), kGramLabel.size());
   return std::unique_ptr<Fingerprinter>(new Fingerprinter(std::move(rep)));
 }
 
@@ -281,17 +316,23 @@ Fingerprinter::~Fingerprinter() = default;
 
 const ChunkingParams& Fingerprinter::params() const { return rep_->params; }
 
-absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerprint* out) const {
+absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerprint* out,
+                                        const FingerprintOptions& options) const {
   out->Clear();
   if (input.size() >= std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError("document of " + std::to_string(input.size()) +
                                       " bytes: inputs must be smaller than 4 GiB");
   }
   Scratch& scratch = ThreadScratch();
-  Canonicalize(input, &scratch.canon);
+  Canonicalize(input, &scratch.canon, rep_->params.normalization_version);
   BuildUnits(scratch.canon, rep_->params.unit, rep_->params.enhancements, &scratch.stream);
   rep_->MakeChunks(scratch.stream, &scratch);
-  rep_->Select(scratch.chunks, &out->chunks, &scratch);
+  if (scratch.chunks.size() <= options.keep_all_chunks_up_to) {
+    out->chunks.assign(scratch.chunks.begin(), scratch.chunks.end());
+  } else {
+    rep_->Select(scratch.chunks, &out->chunks, &scratch);
+  }
+  if (rep_->params.verify_k > 0) rep_->MakeGrams(scratch.stream, &scratch, out);
   out->total_chunks = static_cast<uint32_t>(scratch.chunks.size());
   out->total_units = static_cast<uint32_t>(scratch.stream.units.size());
   out->sha256 = Sha256(scratch.canon.text);

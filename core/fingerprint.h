@@ -36,8 +36,26 @@ struct Chunk {
   uint32_t unit_end = 0;
 };
 
+// Bits kept of a verification gram's hash (core/verify.h): with 3-byte grams, a test gram
+// falsely matches a registered document of n distinct grams with probability n / 2^24
+// (0.04% for a 7,000-word paper).
+inline constexpr uint32_t kVerifyGramBits = 24;
+inline constexpr uint32_t kVerifyGramMask = (1u << kVerifyGramBits) - 1;
+
+// Byte span [start, end) of one unit in the input.
+struct UnitSpan {
+  uint32_t start = 0;
+  uint32_t end = 0;
+};
+
 struct DocumentFingerprint {
   std::vector<Chunk> chunks;  // selected chunks, in document order
+  // The complete verification fingerprint when params.verify_k > 0 (else empty): grams[i]
+  // is the keyed hash, kVerifyGramBits wide, of units [i, i + verify_k); a document of
+  // fewer units than verify_k has one gram of all of them.
+  std::vector<uint32_t> grams;
+  // Byte span of every unit (after enhancements) in the input, filled with grams.
+  std::vector<UnitSpan> units;
   uint32_t total_chunks = 0;  // chunks before selection
   uint32_t total_units = 0;   // units after enhancements
   // SHA-256 of the canonical text: identity for exact duplicates.
@@ -51,6 +69,13 @@ struct DocumentFingerprint {
   void Clear();  // keeps vector capacity, for reuse on the hot path
 };
 
+struct FingerprintOptions {
+  // A document of at most this many chunks keeps every chunk, not the selection: a short
+  // test text is then looked up in full, so a candidate is found when any one of its
+  // chunks was stored (0 = always select).
+  uint32_t keep_all_chunks_up_to = 0;
+};
+
 class Fingerprinter {
  public:
   // INVALID_ARGUMENT when params.Validate() fails or params.key_id != key.Id().
@@ -60,7 +85,8 @@ class Fingerprinter {
 
   // Fills `out` (cleared first). Any bytes are accepted: invalid UTF-8 is replaced, never
   // rejected. Inputs of 4 GiB or more are INVALID_ARGUMENT (offsets are 32-bit).
-  absl::Status Fingerprint(std::string_view input, DocumentFingerprint* out) const;
+  absl::Status Fingerprint(std::string_view input, DocumentFingerprint* out,
+                           const FingerprintOptions& options = {}) const;
 
   const ChunkingParams& params() const;
 

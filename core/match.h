@@ -113,6 +113,12 @@ struct Report {
   double sampling_error = 0;
   std::vector<DocumentMatch> matches;  // ratio descending, then doc_id
   bool violation = false;              // any match passes the decision
+  // Set by Detect() (core/detect.h) when the matches were verified against complete
+  // fingerprints: then "chunks" in the counts above and in each DocumentMatch are
+  // verification grams (considered_chunks = the test's grams, matched_chunks = those found
+  // in the document, stored_chunks = the document's grams); total_chunks and
+  // selected_chunks still describe the candidate lookup.
+  bool verified = false;
 };
 
 class MatchSet {

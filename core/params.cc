@@ -31,6 +31,7 @@ std::string StrCat(const Args&... args) {
 
 // Encoding version of ChunkingParams::Encode(). on-disk: do not change meaning.
 constexpr uint8_t kEncodingVersion = 1;
+constexpr uint8_t kEncodingVersionVerify = 2;
 
 void PutU8(std::string* out, uint8_t v) { out->push_back(static_cast<char>(v)); }
 void PutU32(std::string* out, uint32_t v) {
@@ -91,10 +92,20 @@ absl::Status ChunkingParams::Validate() const {
   if (p < 1) return absl::InvalidArgumentError("p: must be >= 1");
   if (w < 1) return absl::InvalidArgumentError("w: must be >= 1");
   if (w > 1024) return absl::InvalidArgumentError(StrCat("w: ", w, " is above 1024"));
-  if (normalization_version != kNormalizationVersion) {
+  if (normalization_version < kOldestNormalizationVersion ||
+      normalization_version > kNormalizationVersion) {
     return absl::InvalidArgumentError(
         StrCat("normalization_version: ", normalization_version,
-                     " is not supported (this build implements ", kNormalizationVersion, ")"));
+               " is not supported (this build implements ", kOldestNormalizationVersion,
+               " to ", kNormalizationVersion, ")"));
+  }
+  if (verify_k != 0) {
+    if (unit != UnitKind::kWord) {
+      return absl::InvalidArgumentError("verify_k: verification needs word units (0 = off)");
+    }
+    if (verify_k < 2 || verify_k > 8) {
+      return absl::InvalidArgumentError(StrCat("verify_k: ", verify_k, " is outside [2, 8]"));
+    }
   }
   if (key_id.size() > 256) return absl::InvalidArgumentError("key_id: longer than 256 bytes");
   return absl::OkStatus();
@@ -102,11 +113,13 @@ absl::Status ChunkingParams::Validate() const {
 
 // Layout (little-endian): u8 version=1, u8 unit, u8 strategy, u32 k, u8 selection, u32 p,
 // u32 w, u8 drop_numbers, u32 min_word_chars, u32 min_sentence_words, u8 drop_stop_words,
-// u32 normalization_version, u32 key_id length, key_id bytes.
+// u32 normalization_version, u32 key_id length, key_id bytes. Version 2 appends u32
+// verify_k; parameters without verification are written as version 1, so the encoding (and
+// Fingerprint()) of every index created before verification existed is unchanged.
 std::string ChunkingParams::Encode() const {
   std::string out;
-  out.reserve(40 + key_id.size());
-  PutU8(&out, kEncodingVersion);
+  out.reserve(44 + key_id.size());
+  PutU8(&out, verify_k == 0 ? kEncodingVersion : kEncodingVersionVerify);
   PutU8(&out, static_cast<uint8_t>(unit));
   PutU8(&out, static_cast<uint8_t>(strategy));
   PutU32(&out, k);
@@ -120,6 +133,7 @@ std::string ChunkingParams::Encode() const {
   PutU32(&out, normalization_version);
   PutU32(&out, static_cast<uint32_t>(key_id.size()));
   out.append(key_id);
+  if (verify_k != 0) PutU32(&out, verify_k);
   return out;
 }
 
@@ -127,7 +141,7 @@ absl::StatusOr<ChunkingParams> ChunkingParams::Decode(std::string_view encoded) 
   Reader r(encoded);
   uint8_t version = 0;
   if (!r.U8(&version)) return absl::InvalidArgumentError("chunking params: empty encoding");
-  if (version != kEncodingVersion) {
+  if (version != kEncodingVersion && version != kEncodingVersionVerify) {
     return absl::InvalidArgumentError(
         StrCat("chunking params: unknown encoding version ", static_cast<int>(version)));
   }
@@ -139,6 +153,8 @@ absl::StatusOr<ChunkingParams> ChunkingParams::Decode(std::string_view encoded) 
             r.U32(&p.enhancements.min_word_chars) &&
             r.U32(&p.enhancements.min_sentence_words) && r.U8(&stop) &&
             r.U32(&p.normalization_version) && r.U32(&key_len) && r.Bytes(key_len, &p.key_id);
+  p.verify_k = 0;
+  if (ok && version == kEncodingVersionVerify) ok = r.U32(&p.verify_k) && p.verify_k != 0;
   if (!ok) return absl::InvalidArgumentError("chunking params: truncated encoding");
   if (!r.done()) return absl::InvalidArgumentError("chunking params: trailing bytes");
   if (!ValidUnit(unit) || !ValidStrategy(strategy) || !ValidSelection(selection) ||
@@ -175,6 +191,7 @@ std::string ChunkingParams::Describe() const {
                   " min_sentence_words=", enhancements.min_sentence_words,
                   " stop_words=", enhancements.drop_stop_words ? 1 : 0,
                   " norm=", normalization_version, " key=", key_id);
+  if (verify_k != 0) StrAppend(&s, " verify_k=", verify_k);
   return s;
 }
 
@@ -199,6 +216,7 @@ std::string ChunkingParams::DiffWith(const ChunkingParams& o) const {
       int{o.enhancements.drop_stop_words});
   add("normalization_version", normalization_version, o.normalization_version);
   add("key_id", key_id, o.key_id);
+  add("verify_k", verify_k, o.verify_k);
   return s;
 }
 

@@ -57,7 +57,17 @@ struct Enhancements {
 //   1: keyed SipHash-2-4 over each chunk's canonical text.
 //   2: XXH3 (key-seeded) per unit, then keyed SipHash-2-4 of the XXH3 of a chunk's unit
 //      hashes (core/fingerprint.cc). Canonical text is unchanged from version 1.
-inline constexpr uint32_t kNormalizationVersion = 2;
+//   3: as 2, and a non-ASCII capital letter whose TR39 skeleton is ASCII is replaced by that
+//      skeleton before case folding (Greek 'Τ' -> 'T' -> 't'; folding first made it 'τ',
+//      which no skeleton maps back to 't'). Canonical text differs from version 2 only in
+//      words holding such capitals.
+// New indexes use kNormalizationVersion; an index keeps the version it was created with
+// (each supported one is implemented) until a key rotation rebuilds it under the newest.
+inline constexpr uint32_t kNormalizationVersion = 3;
+inline constexpr uint32_t kOldestNormalizationVersion = 2;
+
+// Words per verification gram (see ChunkingParams::verify_k) for new indexes.
+inline constexpr uint32_t kDefaultVerifyK = 3;
 
 struct ChunkingParams {
   UnitKind unit = UnitKind::kWord;
@@ -73,6 +83,11 @@ struct ChunkingParams {
   uint32_t w = 8;
   Enhancements enhancements;
   uint32_t normalization_version = kNormalizationVersion;
+  // Verification grams (core/verify.h): every run of verify_k consecutive units of a
+  // registered document is kept, hashed, as its complete fingerprint, and candidates found
+  // through the selected chunks are verified against it. 0 = no verification store (every
+  // index created before it existed); else REQUIRES: unit == kWord, 2 <= verify_k <= 8.
+  uint32_t verify_k = kDefaultVerifyK;
   // Identifies the secret hashing key (HashKey::Id()); never the key itself.
   std::string key_id;
 

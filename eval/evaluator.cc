@@ -42,18 +42,20 @@ absl::Status RegisterSources(const EvalSet& set, const Fingerprinter& fingerprin
   return absl::OkStatus();
 }
 
-// The server's check path over the in-memory index.
-Report Check(const MemoryIndex& index, const DocumentFingerprint& fp,
-             const CheckOptions& options) {
-  std::vector<ChunkHash> hashes;
-  hashes.reserve(fp.chunks.size());
-  for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
-  std::vector<PostingList> postings;
-  index.Lookup(hashes, &postings);
-  MatchSet ms = MatchSet::Tally(fp, postings, options);
-  std::vector<uint32_t> stored;
-  for (DocId id : ms.CandidateIds()) stored.push_back(index.StoredChunks(id));
-  return ms.Decide(stored);
+// The server's detection pipeline (core/detect.h) over the in-memory index; `fp` comes
+// from TestPrint(). The in-memory source never fails.
+Report Check(const MemoryIndex& index, const Fingerprinter& fingerprinter,
+             const DocumentFingerprint& fp, const CheckOptions& options) {
+  DetectOptions o;
+  o.check = options;
+  absl::StatusOr<Report> r = Detect(fp, fingerprinter.params(), index, o);
+  return r.ok() ? *std::move(r) : Report{};
+}
+
+// A test document fingerprinted as the server fingerprints what it checks.
+absl::Status TestPrint(const Fingerprinter& fingerprinter, const std::string& text,
+                       DocumentFingerprint* fp) {
+  return fingerprinter.Fingerprint(text, fp, CheckFingerprintOptions(fingerprinter.params()));
 }
 
 CheckOptions AllMatches(CheckOptions o) {
@@ -140,11 +142,13 @@ std::string Setting::Describe() const {
   if (options.max_doc_frequency) {
     absl::StrAppend(&s, " max_doc_frequency=", options.max_doc_frequency);
   }
+  if (p.verify_k) absl::StrAppend(&s, " verify_k=", p.verify_k);
   return s;
 }
 
 absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& base) {
   Setting s = base;
+  bool verify_given = false;
   for (absl::string_view tok : absl::StrSplit(spec, ' ', absl::SkipEmpty())) {
     std::pair<std::string, std::string> kv = absl::StrSplit(tok, absl::MaxSplits('=', 1));
     const std::string& key = kv.first;
@@ -163,7 +167,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       COPS_ASSIGN_OR_RETURN(s.params.selection, ParseSelectionKind(val));
     } else if (key == "k" || key == "p" || key == "w" || key == "min_word_chars" ||
                key == "min_sentence_words" || key == "max_doc_frequency" ||
-               key == "min_passage_units") {
+               key == "min_passage_units" || key == "verify_k") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -172,6 +176,10 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (key == "min_sentence_words") s.params.enhancements.min_sentence_words = u;
       if (key == "max_doc_frequency") s.options.max_doc_frequency = u;
       if (key == "min_passage_units") s.options.min_passage_units = u;
+      if (key == "verify_k") {
+        s.params.verify_k = u;
+        verify_given = true;
+      }
     } else if (key == "drop_numbers" || key == "stop_words") {
       if (!absl::SimpleAtob(val, &b)) return bad();
       if (key == "drop_numbers") s.params.enhancements.drop_numbers = b;
@@ -183,6 +191,8 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       return absl::InvalidArgumentError(absl::StrCat("setting '", tok, "': unknown key"));
     }
   }
+  // Verification grams are word grams: other units go without unless asked for.
+  if (s.params.unit != UnitKind::kWord && !verify_given) s.params.verify_k = 0;
   COPS_RETURN_IF_ERROR(s.params.Validate());
   COPS_RETURN_IF_ERROR(s.options.Validate());
   return s;
@@ -203,9 +213,9 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   const CheckOptions all = AllMatches(setting.options);
   DocumentFingerprint fp;
   for (const TestDoc& t : set.tests) {
-    absl::Status s = fingerprinter->Fingerprint(t.text, &fp);
+    absl::Status s = TestPrint(*fingerprinter, t.text, &fp);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("test ", t.name, ": ", s.message()));
-    Report every = Check(index, fp, all);
+    Report every = Check(index, *fingerprinter, fp, all);
     TestScore score;
     for (const DocumentMatch& m : every.matches) {
       if (t.source >= 0 && m.doc_id == SourceId(t.source)) {
@@ -214,7 +224,7 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
         score.other_ratio = std::max(score.other_ratio, m.ratio);
       }
     }
-    score.decided = Check(index, fp, setting.options).violation;
+    score.decided = Check(index, *fingerprinter, fp, setting.options).violation;
     run.scores.push_back(score);
   }
   run.seconds =
@@ -313,12 +323,12 @@ absl::StatusOr<AffinityRow> MeasureAffinity(const EvalSet& set, const Setting& s
   Accumulator self, related, unrelated, unrelated_max;
   DocumentFingerprint fp;
   for (size_t i = 0; i < set.sources.size(); ++i) {
-    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(set.sources[i].text, &fp));
-    self.Add(RatioWith(Check(index, fp, all), SourceId(static_cast<int>(i))));
+    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, set.sources[i].text, &fp));
+    self.Add(RatioWith(Check(index, *fingerprinter, fp, all), SourceId(static_cast<int>(i))));
   }
   for (const TestDoc& t : set.tests) {
-    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(t.text, &fp));
-    Report r = Check(index, fp, all);
+    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, t.text, &fp));
+    Report r = Check(index, *fingerprinter, fp, all);
     if (t.source >= 0) {
       related.Add(RatioWith(r, SourceId(t.source)));
     } else if (!t.expected_violation) {
@@ -347,8 +357,8 @@ absl::StatusOr<std::vector<SamplingRow>> MeasureSampling(const EvalSet& set,
   std::vector<bool> full_decision(set.tests.size());
   std::vector<double> full_ratio(set.tests.size());
   for (size_t i = 0; i < set.tests.size(); ++i) {
-    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(set.tests[i].text, &fps[i]));
-    Report r = Check(index, fps[i], setting.options);
+    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, set.tests[i].text, &fps[i]));
+    Report r = Check(index, *fingerprinter, fps[i], setting.options);
     full_decision[i] = r.violation;
     full_ratio[i] = r.matches.empty() ? 0 : r.matches.front().ratio;
   }
@@ -363,7 +373,7 @@ absl::StatusOr<std::vector<SamplingRow>> MeasureSampling(const EvalSet& set,
       for (int seed = 0; seed < seeds; ++seed) {
         DocumentFingerprint sampled = fps[i];
         SampleChunks(n, 0x5eed0000u + seed * 7919u + i, &sampled);
-        const bool decision = Check(index, sampled, setting.options).violation;
+        const bool decision = Check(index, *fingerprinter, sampled, setting.options).violation;
         if (full_decision[i]) {
           ++row.positives;
           misses += !decision;
@@ -396,8 +406,8 @@ absl::StatusOr<SecurityResult> MeasureSecurity(const EvalSet& set, const Setting
   COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
   DocumentFingerprint fp;
   auto flagged = [&](const std::string& text) -> absl::StatusOr<bool> {
-    COPS_RETURN_IF_ERROR(fingerprinter->Fingerprint(text, &fp));
-    return Check(index, fp, setting.options).violation;
+    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, text, &fp));
+    return Check(index, *fingerprinter, fp, setting.options).violation;
   };
   SecurityResult result;
   Accumulator without_key, with_key, words, chars;

@@ -22,6 +22,7 @@
 #include "absl/status/statusor.h"
 #include "core/fingerprint.h"
 #include "core/hash_key.h"
+#include "core/detect.h"
 #include "core/match.h"
 #include "core/params.h"
 #include "eval/eval_set.h"

@@ -9,17 +9,45 @@ void MemoryIndex::Register(DocId id, const DocumentFingerprint& fp) {
     list.postings.push_back({id, c.ordinal, c.start, c.end});
   }
   stored_per_doc_[id] = static_cast<uint32_t>(fp.chunks.size());
+  if (!fp.grams.empty()) grams_per_doc_[id] = fp.grams;
   stored_ += fp.chunks.size();
   total_ += fp.total_chunks;
+  grams_ += fp.grams.size();
 }
 
-void MemoryIndex::Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const {
+absl::Status MemoryIndex::Lookup(std::span<const ChunkHash> hashes,
+                                 std::vector<PostingList>* out) const {
   out->clear();
   out->resize(hashes.size());
   for (size_t i = 0; i < hashes.size(); ++i) {
     auto it = postings_.find(hashes[i]);
     if (it != postings_.end()) (*out)[i] = it->second;
   }
+  return absl::OkStatus();
+}
+
+absl::Status MemoryIndex::ReadCandidates(std::span<const DocId> ids,
+                                         std::vector<CandidateRecord>* out) const {
+  out->assign(ids.size(), CandidateRecord{});
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = stored_per_doc_.find(ids[i]);
+    if (it != stored_per_doc_.end()) (*out)[i] = CandidateRecord{true, it->second};
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MemoryIndex::ReadGrams(std::span<const DocId> ids,
+                                    std::vector<std::vector<uint32_t>>* out) const {
+  out->resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = grams_per_doc_.find(ids[i]);
+    if (it == grams_per_doc_.end()) {
+      (*out)[i].clear();
+    } else {
+      (*out)[i] = it->second;
+    }
+  }
+  return absl::OkStatus();
 }
 
 uint32_t MemoryIndex::StoredChunks(DocId id) const {

@@ -1,41 +1,52 @@
 #ifndef COPS_EVAL_MEMORY_INDEX_H_
 #define COPS_EVAL_MEMORY_INDEX_H_
 
-// An in-memory chunk hash -> postings map with the semantics of storage/index.h's Lookup
-// (postings ordered by doc_id then ordinal, doc_frequency = distinct documents), so the
-// evaluation can sweep many parameter settings without a RocksDB round trip.
+// An in-memory index with the semantics of storage/index.h (postings ordered by doc_id then
+// ordinal, doc_frequency = distinct documents, verification grams per document), so the
+// evaluation can sweep many parameter settings through the detection pipeline
+// (core/detect.h) without a RocksDB round trip.
 //
-// Thread-safety: not thread-safe; Lookup() is safe concurrently once registration is done.
+// Thread-safety: not thread-safe while registering; the CandidateSource reads are safe
+// concurrently once registration is done.
 
 #include <cstdint>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
+#include "core/detect.h"
 #include "core/fingerprint.h"
 #include "core/match.h"
 
 namespace cops::eval {
 
-class MemoryIndex {
+class MemoryIndex final : public CandidateSource {
  public:
   // REQUIRES: ids increase from call to call (keeps postings ordered).
   void Register(DocId id, const DocumentFingerprint& fp);
 
   // out->at(i) holds the postings of hashes[i] (empty when unknown).
-  void Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const;
+  absl::Status Lookup(std::span<const ChunkHash> hashes,
+                      std::vector<PostingList>* out) const override;
+  absl::Status ReadCandidates(std::span<const DocId> ids,
+                              std::vector<CandidateRecord>* out) const override;
+  absl::Status ReadGrams(std::span<const DocId> ids,
+                         std::vector<std::vector<uint32_t>>* out) const override;
 
   // Stored (selected) chunks of a registered document; 0 when unknown.
   uint32_t StoredChunks(DocId id) const;
 
   uint64_t stored_chunks() const { return stored_; }  // over all documents
   uint64_t total_chunks() const { return total_; }    // before selection
+  uint64_t grams() const { return grams_; }           // verification grams, all documents
 
  private:
   std::unordered_map<ChunkHash, PostingList> postings_;
   std::unordered_map<DocId, uint32_t> stored_per_doc_;
+  std::unordered_map<DocId, std::vector<uint32_t>> grams_per_doc_;
   uint64_t stored_ = 0;
   uint64_t total_ = 0;
+  uint64_t grams_ = 0;
 };
 
 }  // namespace cops::eval

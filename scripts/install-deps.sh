@@ -11,6 +11,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   wamerican
   python3.11-doc debian-handbook  # prose corpora of eval/make_set.py (docs/accuracy.md)
+  mythes-en-us  # English thesaurus: synonyms for eval/make_short_set.py
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -6,18 +6,15 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/detect.h"
 #include "core/status_macros.h"
 
 namespace cops {
 namespace {
 
-// Per-thread scratch of the check path: the vectors keep their capacity between checks.
+// Per-thread scratch of the register and check paths.
 struct CheckScratch {
   DocumentFingerprint fingerprint;
-  std::vector<ChunkHash> hashes;
-  std::vector<PostingList> postings;
-  std::vector<std::optional<DocumentRecord>> records;
-  std::vector<uint32_t> stored_chunks;
 };
 
 CheckScratch& ThreadScratch() {
@@ -50,13 +47,15 @@ absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint
 void MapToOriginal(const ConvertedDocument& converted, size_t input_size,
                    DocumentFingerprint* fp) {
   const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
-  for (Chunk& c : fp->chunks) {
-    const uint32_t start = converted.OriginalOffset(c.start);
-    // The exclusive end maps through the chunk's last byte, which always lies in the chunk.
-    uint32_t end = c.end > c.start ? converted.OriginalOffset(c.end - 1) + 1 : start;
-    c.start = std::min(start, limit);
-    c.end = std::clamp(end, c.start, limit);
-  }
+  auto map = [&](uint32_t* start, uint32_t* end) {
+    const uint32_t s = converted.OriginalOffset(*start);
+    // The exclusive end maps through the span's last byte, which always lies in it.
+    const uint32_t e = *end > *start ? converted.OriginalOffset(*end - 1) + 1 : s;
+    *start = std::min(s, limit);
+    *end = std::clamp(e, *start, limit);
+  };
+  for (Chunk& c : fp->chunks) map(&c.start, &c.end);
+  for (UnitSpan& u : fp->units) map(&u.start, &u.end);
 }
 
 absl::Status Cancelled(const CheckRequestInfo& request, const char* phase) {
@@ -125,6 +124,7 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
         "document has too little text to register: its " + std::to_string(fp->total_units) +
         " units yield no chunk under " + params().Describe());
   }
+  fp->units.clear();  // unit spans serve the check side only; grams are stored
   MapToOriginal(converted, content.size(), fp);
 
   *record = metadata;
@@ -208,65 +208,83 @@ absl::Status CopyDetector::RegisterAs(std::string_view content, const DocumentRe
   return index_->RegisterAs(record, fp, content);
 }
 
+namespace {
+
+// The RocksDB index as the pipeline's candidate source. Records read for candidates are
+// kept for the reply; documents outside the requested collections are not present.
+class IndexCandidates final : public CandidateSource {
+ public:
+  IndexCandidates(const Index& index, const std::optional<std::vector<std::string>>& collections)
+      : index_(index) {
+    if (collections.has_value()) {
+      filter_ = true;
+      for (const std::string& c : *collections) allowed_.insert(c);
+    }
+  }
+  absl::Status Lookup(std::span<const ChunkHash> hashes,
+                      std::vector<PostingList>* out) const override {
+    return index_.Lookup(hashes, out);
+  }
+  absl::Status ReadCandidates(std::span<const DocId> ids,
+                              std::vector<CandidateRecord>* out) const override {
+    COPS_RETURN_IF_ERROR(index_.GetDocuments(ids, &records_));
+    out->assign(ids.size(), CandidateRecord{});
+    for (size_t i = 0; i < ids.size(); ++i) {
+      std::optional<DocumentRecord>& r = records_[i];
+      if (!r.has_value() || (filter_ && !allowed_.contains(r->collection))) continue;
+      (*out)[i] = CandidateRecord{true, r->stored_chunks};
+      kept_.insert_or_assign(ids[i], std::move(*r));
+    }
+    return absl::OkStatus();
+  }
+  absl::Status ReadGrams(std::span<const DocId> ids,
+                         std::vector<std::vector<uint32_t>>* out) const override {
+    return index_.GetGrams(ids, out);
+  }
+  // The record of a reported document (every one was read by ReadCandidates).
+  const DocumentRecord* Record(DocId id) const {
+    auto it = kept_.find(id);
+    return it == kept_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  const Index& index_;
+  bool filter_ = false;
+  std::unordered_set<std::string> allowed_;
+  mutable std::vector<std::optional<DocumentRecord>> records_;
+  mutable std::unordered_map<DocId, DocumentRecord> kept_;
+};
+
+}  // namespace
+
 absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request) const {
   COPS_RETURN_IF_ERROR(request.options.Validate());
   COPS_ASSIGN_OR_RETURN(ConvertedDocument converted,
                         ConvertInput(request.content, request.format));
   COPS_RETURN_IF_ERROR(Cancelled(request, "after conversion"));
 
-  CheckScratch& s = ThreadScratch();
-  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &s.fingerprint));
-  bool sampled = false;
-  if (request.sample_size > 0 && request.sample_size < s.fingerprint.chunks.size()) {
-    SampleChunks(request.sample_size, request.sample_seed, &s.fingerprint);
-    sampled = true;
+  DocumentFingerprint& fp = ThreadScratch().fingerprint;
+  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &fp,
+                                                   CheckFingerprintOptions(params())));
+  if (request.sample_size > 0 && request.sample_size < fp.chunks.size()) {
+    SampleChunks(request.sample_size, request.sample_seed, &fp);
   }
-  MapToOriginal(converted, request.content.size(), &s.fingerprint);
+  MapToOriginal(converted, request.content.size(), &fp);
 
-  s.hashes.clear();
-  for (const Chunk& c : s.fingerprint.chunks) s.hashes.push_back(c.hash);
-  COPS_RETURN_IF_ERROR(index_->Lookup(s.hashes, &s.postings));
+  IndexCandidates source(*index_, request.collections);
+  DetectOptions options;
+  options.check = request.options;
+  COPS_ASSIGN_OR_RETURN(Report report, Detect(fp, params(), source, options));
   COPS_RETURN_IF_ERROR(Cancelled(request, "after the index lookup"));
 
-  // Decide without a result limit: the collection filter below must not let documents the
-  // caller may not see crowd out those it may.
-  CheckOptions tally_options = request.options;
-  tally_options.max_results = 0;
-  const MatchSet match_set = MatchSet::Tally(s.fingerprint, s.postings, tally_options);
-  const std::vector<DocId>& candidates = match_set.CandidateIds();
-  COPS_RETURN_IF_ERROR(index_->GetDocuments(candidates, &s.records));
-  s.stored_chunks.assign(candidates.size(), 0);
-  std::unordered_map<DocId, size_t> record_of;
-  record_of.reserve(candidates.size());
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    if (s.records[i].has_value()) {
-      s.stored_chunks[i] = s.records[i]->stored_chunks;
-      record_of.emplace(candidates[i], i);
-    }
-  }
-
   CheckResult result;
-  result.report = match_set.Decide(s.stored_chunks);
+  result.report = std::move(report);
   result.format = converted.format;
   result.charset = std::move(converted.charset);
-
-  std::unordered_set<std::string_view> allowed;
-  if (request.collections.has_value()) {
-    for (const std::string& c : *request.collections) allowed.insert(c);
+  for (const DocumentMatch& m : result.report.matches) {
+    const DocumentRecord* record = source.Record(m.doc_id);
+    result.records.push_back(record != nullptr ? *record : DocumentRecord{});
   }
-  std::vector<DocumentMatch> kept;
-  const uint32_t max_results = request.options.max_results;
-  for (DocumentMatch& m : result.report.matches) {
-    if (max_results != 0 && kept.size() >= max_results) break;
-    auto it = record_of.find(m.doc_id);
-    if (it == record_of.end()) continue;  // unregistered since the lookup
-    DocumentRecord& record = *s.records[it->second];
-    if (request.collections.has_value() && !allowed.contains(record.collection)) continue;
-    if (!request.options.want_spans) m.spans.clear();
-    kept.push_back(std::move(m));
-    result.records.push_back(record);
-  }
-  result.report.matches = std::move(kept);
   if (SpansIndexExtractedText(converted.format)) {
     // A PDF maps text to itself and tags it with pages; the others have no map at all.
     for (DocumentMatch& m : result.report.matches) {
@@ -276,16 +294,6 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
       }
     }
     result.extracted_text = std::move(converted.text);
-  }
-  result.report.violation = std::any_of(result.report.matches.begin(),
-                                        result.report.matches.end(),
-                                        [](const DocumentMatch& m) { return m.violation; });
-  result.report.sampled = sampled;
-  result.report.sampling_error = 0;
-  if (sampled && !result.report.matches.empty() &&
-      (request.options.function == DecisionFunction::kMatchRatio)) {
-    result.report.sampling_error = SamplingError(request.sample_size, request.options.threshold,
-                                                 result.report.matches.front().ratio);
   }
   return result;
 }

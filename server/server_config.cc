@@ -261,6 +261,8 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
     p.enhancements.min_sentence_words = config.min_sentence_words;
   }
   if (given("drop-stop-words")) p.enhancements.drop_stop_words = config.drop_stop_words;
+  // Verification grams are word grams: an index of other units is created without them.
+  if (*is_new && p.unit != UnitKind::kWord) p.verify_k = 0;
   p.key_id = key.Id();
   if (!*is_new && !(p == base)) {
     return absl::FailedPreconditionError(

@@ -70,6 +70,12 @@ std::string EncodeDocumentRecord(const DocumentRecord& record);
 // `id` comes from the key. DATA_LOSS on a malformed value or an unknown record tag.
 absl::Status DecodeDocumentRecord(DocId id, std::string_view value, DocumentRecord* out);
 
+// A document's verification grams (DocumentFingerprint::grams, kVerifyGramBits wide): tag
+// byte 1, then each gram as 3 bytes little-endian, in unit order.
+std::string EncodeGrams(std::span<const uint32_t> grams);
+// DATA_LOSS on an unknown tag or a length that is not a whole number of grams.
+absl::Status DecodeGrams(DocId id, std::string_view value, std::vector<uint32_t>* out);
+
 }  // namespace cops::storage_codec
 
 #endif  // COPS_STORAGE_CODEC_H_

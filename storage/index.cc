@@ -43,6 +43,9 @@ constexpr char kDocChunksCf[] = "doc_chunks";
 constexpr char kExternalIdsCf[] = "external_ids";
 constexpr char kSha256Cf[] = "sha256";
 constexpr char kTextsCf[] = "texts";
+// Verification grams (created with every index since verify_k; an older index opened
+// read-only may lack it). Kept outside CfIndex: its handle is Rep::verify.
+constexpr char kVerifyCf[] = "verify";
 
 // Positions in Rep::cfs; the order of kCfNames.
 enum CfIndex { kMeta = 0, kPostings, kDocuments, kDocChunks, kExternalIds, kSha256, kTexts, kNumCfs };
@@ -165,6 +168,8 @@ struct Index::Rep {
   }
 
   rocksdb::ColumnFamilyHandle* cf(CfIndex i) const { return cfs[i]; }
+  // The verification grams' column family (the last of cfs); nullptr when absent.
+  rocksdb::ColumnFamilyHandle* verify = nullptr;
 
   // Postings shards: handles (shard 0 is cfs[kPostings]; the others follow kNumCfs in cfs)
   // and the shift that maps a hash to its shard (64 with one shard).
@@ -323,7 +328,8 @@ rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
 }
 
 std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
-    const IndexOptions& o, const std::shared_ptr<rocksdb::Cache>& cache, uint32_t shards) {
+    const IndexOptions& o, const std::shared_ptr<rocksdb::Cache>& cache, uint32_t shards,
+    bool with_verify) {
   std::vector<rocksdb::ColumnFamilyDescriptor> d;
   for (int i = 0; i < kNumCfs; ++i) {
     rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
@@ -391,6 +397,22 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
   }
   for (uint32_t shard = 1; shard < shards; ++shard) {
     d.emplace_back(PostingsShardName(shard), d[kPostings].options);
+  }
+  if (with_verify) {
+    // Point reads of one value per candidate (~3 bytes per word of the document); grams
+    // are keyed hashes, which no compressor shrinks.
+    rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
+    cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 32u << 20);
+    cf.compression = rocksdb::kNoCompression;
+    rocksdb::BlockBasedTableOptions t;
+    t.block_cache = cache;
+    t.format_version = 5;
+    t.checksum = kBlockChecksum;
+    t.cache_index_and_filter_blocks = true;
+    t.pin_l0_filter_and_index_blocks_in_cache = true;
+    t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+    d.emplace_back(kVerifyCf, cf);
   }
   return d;
 }
@@ -480,6 +502,7 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   }
   // The shard count: the existing index's column families, or the option for a new one.
   uint32_t shards = options.postings_shards;
+  bool with_verify = true;
   if (exists) {
     std::vector<std::string> names;
     rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options, options.path, &names);
@@ -493,8 +516,11 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
       return absl::DataLossError("index " + options.path + " has " + std::to_string(shards) +
                                  " postings shards; expected 1, 2 or 4");
     }
+    // A writable open creates the family in an index made before it existed.
+    with_verify = !options.read_only ||
+                  std::find(names.begin(), names.end(), kVerifyCf) != names.end();
   }
-  auto descriptors = Descriptors(options, rep->cache, shards);
+  auto descriptors = Descriptors(options, rep->cache, shards, with_verify);
   rocksdb::Status s;
   if (options.read_only) {
     s = rocksdb::DB::OpenForReadOnly(db_options, options.path, descriptors, &rep->cfs, &rep->db);
@@ -504,6 +530,7 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   if (!s.ok()) return FromRocks(s, "opening index " + options.path);
   rep->shards.push_back(rep->cfs[kPostings]);
   for (uint32_t shard = 1; shard < shards; ++shard) rep->shards.push_back(rep->cfs[kNumCfs + shard - 1]);
+  if (with_verify) rep->verify = rep->cfs.back();
   rep->shard_shift = shards == 1 ? 64 : 64 - std::countr_zero(shards);
   for (size_t i = 1; i < rep->shards.size(); ++i) {
     rep->shard_ids_ascending &= rep->shards[i - 1]->GetID() < rep->shards[i]->GetID();
@@ -696,6 +723,9 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group) {
       if (!p->ext_key.empty()) b.Put(r.cf(kExternalIds), p->ext_key, doc_key);
       b.Put(r.cf(kSha256), p->sha_key, doc_key);
       if (keep_text) b.Put(r.cf(kTexts), doc_key, AsSlice(p->text));
+      if (r.verify != nullptr && !p->fp->grams.empty()) {
+        b.Put(r.verify, doc_key, codec::EncodeGrams(p->fp->grams));
+      }
       next.documents += 1;
       next.postings += p->postings.size();
       if (keep_text) next.text_bytes += p->text.size();
@@ -790,6 +820,7 @@ absl::Status Index::Unregister(DocId id) {
   b.Delete(r.cf(kDocuments), doc_key);
   b.Delete(r.cf(kDocChunks), doc_key);
   b.Delete(r.cf(kTexts), doc_key);
+  if (r.verify != nullptr) b.Delete(r.verify, doc_key);
   // The maps may point at another document only if they were never ours; delete only ours.
   if (!record.external_id.empty()) {
     const std::string ext_key = ExternalIdKey(record.collection, record.external_id);
@@ -842,6 +873,29 @@ absl::Status Index::GetDocuments(std::span<const DocId> ids,
     DocumentRecord record;
     COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(ids[i], values[i].ToStringView(), &record));
     (*out)[i] = std::move(record);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Index::GetGrams(std::span<const DocId> ids,
+                             std::vector<std::vector<uint32_t>>* out) const {
+  out->resize(ids.size());
+  for (auto& g : *out) g.clear();
+  if (ids.empty() || rep_->verify == nullptr) return absl::OkStatus();
+  std::vector<std::string> keys(ids.size());
+  std::vector<rocksdb::Slice> slices(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    keys[i] = codec::DocKey(ids[i]);
+    slices[i] = keys[i];
+  }
+  std::vector<rocksdb::PinnableSlice> values(ids.size());
+  std::vector<rocksdb::Status> statuses(ids.size());
+  rep_->db->MultiGet(rocksdb::ReadOptions(), rep_->verify, ids.size(), slices.data(),
+                     values.data(), statuses.data());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (statuses[i].IsNotFound()) continue;
+    if (!statuses[i].ok()) return FromRocks(statuses[i], "reading verification grams");
+    COPS_RETURN_IF_ERROR(codec::DecodeGrams(ids[i], values[i].ToStringView(), &(*out)[i]));
   }
   return absl::OkStatus();
 }
@@ -1067,7 +1121,7 @@ absl::Status Index::EndBulkLoad() {
   COPS_RETURN_IF_ERROR(r.CompactSideBySide(c, r.shards, "the bulk load's compaction"));
   // Back to the options the index was opened with.
   const rocksdb::ColumnFamilyOptions opened =
-      Descriptors(r.options, r.cache, 1)[kPostings].options;
+      Descriptors(r.options, r.cache, 1, false)[kPostings].options;
   const std::unordered_map<std::string, std::string> restore = {
       {"disable_auto_compactions", opened.disable_auto_compactions ? "true" : "false"},
       {"level0_slowdown_writes_trigger", std::to_string(opened.level0_slowdown_writes_trigger)},

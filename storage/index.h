@@ -187,6 +187,10 @@ class Index {
                             std::vector<std::optional<DocumentRecord>>* out) const;
   // NOT_FOUND when no text is stored for the document.
   absl::StatusOr<std::string> GetText(DocId id) const;
+  // One batched read of verification grams (DocumentFingerprint::grams as registered):
+  // out->at(i) is empty for an unknown document or an index without verification.
+  absl::Status GetGrams(std::span<const DocId> ids,
+                        std::vector<std::vector<uint32_t>>* out) const;
 
   // Documents in id order, starting after `page_token` ("" = from the start).
   // INVALID_ARGUMENT on a malformed token. page_size is clamped to [1, 1000].

@@ -21,6 +21,29 @@ TEST(CanonicalizeTest, FoldsCaseWhitespaceAndPunctuation) {
   EXPECT_EQ(Canon(""), "");
 }
 
+TEST(CanonicalizeTest, GreekAndCyrillicCapitalLookalikesFoldToTheLatinWord) {
+  // Capitals whose case folding leaves a letter no skeleton maps back (Greek tau, beta,
+  // alpha), alone and inside Latin words; Cyrillic capitals too.
+  EXPECT_EQ(Canon("\u03A4hese"), Canon("These"));                // Τhese
+  EXPECT_EQ(Canon("\u0392y"), Canon("by"));                      // Βy
+  EXPECT_EQ(Canon("GENER\u0391L"), Canon("general"));            // GENERΑL
+  EXPECT_EQ(Canon("\u0422\u0415\u0425T"), Canon("text"));       // Cyrillic ТЕХ + T
+  EXPECT_EQ(Canon("\u039A\u0399\u039D\u0397"), Canon("kinh")); // ΚΙΝΗ
+  // ASCII capitals still fold before the skeleton: "In" is "in", not "ln".
+  EXPECT_EQ(Canon("In THE Middle"), Canon("in the middle"));
+}
+
+TEST(CanonicalizeTest, VersionTwoKeepsItsCanonicalText) {
+  // An index built under normalization version 2 keeps hashing as it did.
+  CanonicalText v2, v3;
+  Canonicalize("\u03A4hese", &v2, 2);
+  Canonicalize("\u03A4hese", &v3, 3);
+  EXPECT_NE(v2.text, v3.text);
+  EXPECT_EQ(v3.text, Canon("these"));
+  Canonicalize("p\u0430ypal", &v2, 2);
+  EXPECT_EQ(v2.text, Canon("paypal"));
+}
+
 TEST(CanonicalizeTest, RemovesInvisibleCharactersInsideWords) {
   const std::string plain = Canon("invisible text");
   EXPECT_EQ(Canon("in\u200Bvisible text"), plain);       // zero-width space

@@ -27,6 +27,7 @@ std::unique_ptr<Fingerprinter> Make(ChunkingParams p, const HashKey& key = Key()
 ChunkingParams Params(UnitKind u, ChunkStrategy s, uint32_t k, SelectionKind sel) {
   ChunkingParams p;
   p.unit = u;
+  if (u != UnitKind::kWord) p.verify_k = 0;  // verification grams are word grams
   p.strategy = s;
   p.k = k;
   p.selection = sel;

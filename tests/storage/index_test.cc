@@ -861,22 +861,26 @@ void OverwriteMeta(const std::string& path, const std::string& key, const std::s
   delete raw;
 }
 
-TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefused) {
-  // Version 2 changed every chunk hash: an index built by a version-1 build must not open,
-  // or its postings would silently never match again.
+TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefusedUnderTheNewOne) {
+  // Version 3 changed the canonical text of words with non-ASCII capitals: an index built
+  // under version 2 must not open as version 3, or those words would silently never match.
   TempDir dir;
   const std::string path = dir.Sub("db");
   { ASSERT_NE(OpenOrDie(Options(path)), nullptr); }
-  ChunkingParams v1 = Options(path).params;
-  v1.normalization_version = 1;
-  OverwriteMeta(path, "chunking_params", v1.Encode());
-  ASSERT_EQ(kNormalizationVersion, 2u);
+  ChunkingParams v2 = Options(path).params;
+  v2.normalization_version = 2;
+  OverwriteMeta(path, "chunking_params", v2.Encode());
+  ASSERT_EQ(kNormalizationVersion, 3u);
   auto index = Index::Open(Options(path));
   ASSERT_FALSE(index.ok());
   EXPECT_EQ(index.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(index.status().message().find("normalization_version: 1 vs 2"),
+  EXPECT_NE(index.status().message().find("normalization_version: 2 vs 3"),
             absl::string_view::npos)
       << index.status();
+  // Opened under the version it records, it keeps working.
+  IndexOptions as_recorded = Options(path);
+  as_recorded.params = v2;
+  EXPECT_NE(OpenOrDie(as_recorded), nullptr);
 }
 
 TEST(IndexTest, NewerSchemaIsRefused) {

@@ -1,0 +1,85 @@
+#ifndef COPS_CORE_DETECT_H_
+#define COPS_CORE_DETECT_H_
+
+// The detection pipeline: from a test document's fingerprint to its finished Report. The
+// server (server/copy_detector.cc) and the evaluation harness (eval/) both run it, over the
+// RocksDB index and over an in-memory index, through the CandidateSource interface.
+//
+//   1. Candidates: the test's chunks are looked up in the sampled inverted index in one
+//      batch (CandidateSource::Lookup) and MatchSet::Tally counts matches per document.
+//   2. Records: the candidates' records are read in one batch (CandidateSource::
+//      ReadCandidates); documents the caller may not see are dropped here, before any limit.
+//   3. Verification (indexes with ChunkingParams::verify_k > 0): the max_candidates best
+//      candidates by sampled matches have their complete grams read in one batch
+//      (CandidateSource::ReadGrams) and verified (core/verify.h). The verified ratio
+//      (share of the test's grams found in the document), containment (share of the
+//      document's grams found in the test) and passages replace the sampled figures and
+//      decide the violation; a document neither passing nor sharing a passage of
+//      min_passage_units units is dropped.
+//      Without verification the sampled ratios decide, as in the COPS paper.
+//   4. The report is ordered by ratio, cut at max_results, and its violation flag is set
+//      once, from what remains and what was cut.
+//
+// Thread-safety: Detect() is reentrant; it uses per-thread scratch.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/fingerprint.h"
+#include "core/match.h"
+#include "core/verify.h"
+
+namespace cops {
+
+// What the pipeline needs to know of one candidate document.
+struct CandidateRecord {
+  // False for a document that is unknown (unregistered since the lookup) or that the
+  // caller may not see (collection filter): it is never reported.
+  bool present = false;
+  uint32_t stored_chunks = 0;  // the document's selected chunks in the sampled index
+};
+
+// The index the pipeline reads. Implementations must be safe for concurrent calls when the
+// pipeline runs on several threads.
+class CandidateSource {
+ public:
+  virtual ~CandidateSource() = default;
+  // out->at(i) holds the postings of hashes[i] (empty when unknown); one batch.
+  virtual absl::Status Lookup(std::span<const ChunkHash> hashes,
+                              std::vector<PostingList>* out) const = 0;
+  // out->at(i) describes ids[i]; one batch.
+  virtual absl::Status ReadCandidates(std::span<const DocId> ids,
+                                      std::vector<CandidateRecord>* out) const = 0;
+  // out->at(i) holds the complete grams of ids[i] (DocumentFingerprint::grams at its
+  // registration), empty when none are stored; one batch.
+  virtual absl::Status ReadGrams(std::span<const DocId> ids,
+                                 std::vector<std::vector<uint32_t>>* out) const = 0;
+};
+
+struct DetectOptions {
+  CheckOptions check;
+  // Verified candidates at most, the best by sampled matched chunks.
+  uint32_t max_candidates = 200;
+  VerifyOptions verify;
+};
+
+// Test documents of at most this many chunks are looked up in full (every chunk, not the
+// selection) when the index verifies: a short text then finds its source when any one of
+// the source's stored chunks survives the revision.
+inline constexpr uint32_t kShortTestChunks = 2000;
+
+// How a test document is fingerprinted for Detect() under `params`.
+FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params);
+
+// Runs the pipeline for `test`, fingerprinted under the index's `params` with
+// CheckFingerprintOptions(params) (spans come out in the byte space of its chunks and
+// units). REQUIRES: options.check.Validate() is OK. Errors: those of the source.
+absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingParams& params,
+                              const CandidateSource& source, const DetectOptions& options);
+
+}  // namespace cops
+
+#endif  // COPS_CORE_DETECT_H_

@@ -1,0 +1,134 @@
+#include "core/verify.h"
+
+#include <algorithm>
+#include <bit>
+
+namespace cops {
+
+void TestGrams::Build(std::span<const uint32_t> grams) {
+  size_ = static_cast<uint32_t>(grams.size());
+  sorted_.resize(grams.size());
+  for (uint32_t i = 0; i < size_; ++i) sorted_[i] = uint64_t{grams[i]} << 32 | i;
+  std::sort(sorted_.begin(), sorted_.end());
+  const size_t capacity = std::bit_ceil(std::max<size_t>(16, 2 * grams.size()));
+  slots_.assign(capacity, Entry{});
+  mask_ = capacity - 1;
+  positions_.resize(grams.size());
+  for (uint32_t j = 0; j < size_;) {
+    const uint32_t gram = static_cast<uint32_t>(sorted_[j] >> 32);
+    size_t slot = gram & mask_;
+    while (slots_[slot].first != kEmpty) slot = (slot + 1) & mask_;
+    Entry& e = slots_[slot];
+    e.gram = gram;
+    e.first = j;
+    for (; j < size_ && static_cast<uint32_t>(sorted_[j] >> 32) == gram; ++j) {
+      positions_[j] = static_cast<uint32_t>(sorted_[j]);
+    }
+    e.count = j - e.first;
+  }
+}
+
+namespace {
+
+std::vector<uint64_t>& PairScratch() {
+  thread_local std::vector<uint64_t> pairs;
+  return pairs;
+}
+
+// Registered positions chained into kept passages; the open passage's from `open_from` on.
+std::vector<uint32_t>& ChainScratch() {
+  thread_local std::vector<uint32_t> chained;
+  return chained;
+}
+
+}  // namespace
+
+void Verify(const TestGrams& test, std::span<const uint32_t> registered,
+            const VerifyOptions& options, Verification* out) {
+  out->test_grams = test.size();
+  out->registered_grams = static_cast<uint32_t>(registered.size());
+  out->matched_test_grams = 0;
+  out->matched_registered_grams = 0;
+  out->shared_test_grams = 0;
+  out->shared_registered_grams = 0;
+  out->longest_passage = 0;
+  out->passages.clear();
+
+  // Every (test position, registered position) of equal grams, ordered by test position.
+  std::vector<uint64_t>& pairs = PairScratch();
+  pairs.clear();
+  for (uint32_t p = 0; p < registered.size(); ++p) {
+    const size_t before = pairs.size();
+    test.ForEach(registered[p], [&](uint32_t i) { pairs.push_back(uint64_t{i} << 32 | p); });
+    out->shared_registered_grams += pairs.size() != before;
+  }
+  if (pairs.empty()) return;
+  std::sort(pairs.begin(), pairs.end());
+
+  // Greedy chaining in test order: a matched test gram extends the open passage with the
+  // first registered position that moves forward by at most max_gap_grams + 1, otherwise
+  // it opens a new passage at its first registered position.
+  const uint64_t step = uint64_t{options.max_gap_grams} + 1;
+  bool open = false;
+  Passage cur;
+  uint32_t last_test = 0, last_registered = 0;
+  std::vector<uint32_t>& chained = ChainScratch();
+  chained.clear();
+  size_t open_from = 0;
+  auto close = [&] {
+    if (!open) return;
+    out->longest_passage = std::max(out->longest_passage, cur.matched);
+    if (cur.matched >= options.min_passage_grams) {
+      out->passages.push_back(cur);
+      out->matched_test_grams += cur.matched;
+    } else {
+      chained.resize(open_from);
+    }
+    open = false;
+  };
+  for (size_t g = 0; g < pairs.size();) {
+    const uint32_t i = static_cast<uint32_t>(pairs[g] >> 32);
+    size_t end = g;
+    while (end < pairs.size() && static_cast<uint32_t>(pairs[end] >> 32) == i) ++end;
+    ++out->shared_test_grams;
+    bool extended = false;
+    if (open && i - last_test <= step) {
+      for (size_t j = g; j < end; ++j) {
+        const uint32_t p = static_cast<uint32_t>(pairs[j]);
+        const uint32_t dp = p - last_registered, di = i - last_test;
+        if (p > last_registered && dp <= step &&
+            (dp > di ? dp - di : di - dp) <= options.max_skew_grams) {
+          cur.test_end = i + 1;
+          cur.registered_end = std::max(cur.registered_end, p + 1);
+          ++cur.matched;
+          chained.push_back(p);
+          last_test = i;
+          last_registered = p;
+          extended = true;
+          break;
+        }
+      }
+    }
+    if (!extended) {
+      close();
+      const uint32_t p = static_cast<uint32_t>(pairs[g]);
+      cur = Passage{i, i + 1, p, p + 1, 1};
+      open_from = chained.size();
+      chained.push_back(p);
+      open = true;
+      last_test = i;
+      last_registered = p;
+    }
+    g = end;
+  }
+  close();
+
+  // Registered grams chained into reported passages, each position once (a repeated
+  // test passage may chain the same registered grams twice).
+  std::vector<uint32_t>& reg = ChainScratch();
+  std::sort(reg.begin(), reg.end());
+  out->matched_registered_grams =
+      static_cast<uint32_t>(std::unique(reg.begin(), reg.end()) - reg.begin());
+}
+
+}  // namespace cops

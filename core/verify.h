@@ -1,0 +1,112 @@
+#ifndef COPS_CORE_VERIFY_H_
+#define COPS_CORE_VERIFY_H_
+
+// Verification: the test document's complete grams (DocumentFingerprint::grams) against
+// the complete grams of one registered document. The sampled index only *finds* candidate
+// documents; this is what measures how much of the test text a candidate holds, and where.
+//
+// A gram is a keyed hash of verify_k consecutive words. Matching is by equal hash; passages
+// are chains of matched grams that advance in both documents, each step skipping at most
+// max_gap_grams grams on either side and the two sides advancing alike within
+// max_skew_grams (a changed word breaks verify_k grams, so a passage bridges a few edited
+// words instead of falling apart into fragments).
+//
+// Thread-safety: a TestGrams is immutable after Build() and may be shared by threads; each
+// Verify() call uses per-thread scratch.
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace cops {
+
+struct VerifyOptions {
+  // Largest run of unmatched grams, in either document, that a passage bridges.
+  uint32_t max_gap_grams = 8;
+  // Largest difference between the two documents' advances at one step of a passage: a
+  // substituted word moves both alike, an inserted or deleted one shifts them by one. A
+  // chain of stock phrases that recur all over a text (a licence's "Source Code Form")
+  // moves at random and is cut.
+  uint32_t max_skew_grams = 3;
+  // Passages with fewer matched grams are not reported (isolated common phrases); their
+  // grams still count in the matched totals.
+  uint32_t min_passage_grams = 2;
+};
+
+// One passage of matched grams. Gram indices are half-open; gram g covers units
+// [g, g + verify_k) of its document.
+struct Passage {
+  uint32_t test_begin = 0;
+  uint32_t test_end = 0;
+  uint32_t registered_begin = 0;
+  uint32_t registered_end = 0;
+  uint32_t matched = 0;  // matched grams chained into the passage
+};
+
+// The ratios count only matched grams chained into passages (of at least
+// min_passage_grams): a revised copy keeps its surviving grams in order, a few grams apart,
+// while an unrelated text on the same subject shares stock phrases ("in order to", "one of
+// the") scattered without order. The raw counts are kept for reports and tuning.
+struct Verification {
+  uint32_t test_grams = 0;
+  uint32_t matched_test_grams = 0;        // test grams in reported passages
+  uint32_t registered_grams = 0;
+  uint32_t matched_registered_grams = 0;  // registered grams in reported passages
+  uint32_t shared_test_grams = 0;         // test grams whose hash the registered text has
+  uint32_t shared_registered_grams = 0;   // registered grams whose hash the test text has
+  uint32_t longest_passage = 0;           // matched grams of the longest passage
+  std::vector<Passage> passages;          // >= min_passage_grams, in test order
+
+  // Share of the test text found in the registered document (0 when no test grams).
+  double Ratio() const {
+    return test_grams ? static_cast<double>(matched_test_grams) / test_grams : 0;
+  }
+  // Share of the registered document found in the test text.
+  double Containment() const {
+    return registered_grams ? static_cast<double>(matched_registered_grams) / registered_grams
+                            : 0;
+  }
+};
+
+// The test side, built once per check and probed once per registered gram.
+class TestGrams {
+ public:
+  void Build(std::span<const uint32_t> grams);
+  uint32_t size() const { return size_; }
+  // Calls fn(test_position) for every test gram equal to `gram`.
+  template <typename Fn>
+  void ForEach(uint32_t gram, Fn&& fn) const {
+    if (slots_.empty()) return;
+    for (size_t i = gram & mask_;; i = (i + 1) & mask_) {
+      const Entry& e = slots_[i];
+      if (e.first == kEmpty) return;
+      if (e.gram == gram) {
+        for (uint32_t j = e.first; j < e.first + e.count; ++j) fn(positions_[j]);
+        return;
+      }
+    }
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Entry {
+    uint32_t gram = 0;
+    uint32_t first = kEmpty;  // into positions_
+    uint32_t count = 0;
+  };
+  // Open addressing, at most half full, probed from gram & mask_ (grams are keyed hashes,
+  // uniform already).
+  std::vector<Entry> slots_;
+  std::vector<uint32_t> positions_;  // test positions grouped by gram, increasing
+  std::vector<uint64_t> sorted_;     // Build() scratch: gram << 32 | position
+  size_t mask_ = 0;
+  uint32_t size_ = 0;
+};
+
+// Verifies one registered document's grams against the test's. `out` is overwritten.
+void Verify(const TestGrams& test, std::span<const uint32_t> registered,
+            const VerifyOptions& options, Verification* out);
+
+}  // namespace cops
+
+#endif  // COPS_CORE_VERIFY_H_

@@ -1,0 +1,1166 @@
+#!/usr/bin/env python3
+"""Generates a COPS evaluation set of short documents revised by hand (simulated).
+
+The user story: essay answers, abstracts and reviews of 150-400 words copied from a source
+and then revised by a person: words replaced by synonyms, sentences split, merged, reordered
+or dropped, a few words or a foreign sentence added.
+
+Output (under --out), in the format of make_set.py (docs/accuracy.md, "Ground-truth format"):
+  sources/   registered documents sNNNN.txt (consecutive paragraphs of one corpus file)
+  tests/     revisions of sources and unrelated documents of the same topic, tNNNN.txt
+  truth.tsv  ground truth, one line per test document
+  corpus.txt one line naming the corpus, the seed and the sizes
+
+Categories:
+  light_revision        (violation 1) 10-15% of the content words (not stop words) replaced
+                        by thesaurus synonyms, plus 1-2 sentence edits (split, merge, short phrase deleted,
+                        a few words inserted, two clauses swapped)
+  heavy_revision        (violation 1) 45-60% of the content words replaced (in practice
+                        all that have a fitting synonym, about half), common phrases reworded
+                        ("in order to" -> "to", "does not" -> "doesn't"), sentences reordered
+                        within paragraphs, several splits/merges and clause swaps, 10-20% of
+                        the sentences or clauses deleted, 1-2 foreign sentences added (from
+                        filler documents that no source overlaps)
+  unrelated_same_topic  (violation 0) text of the same corpus file (chapter, page) as some
+                        source when there is enough, never sharing an 8-word run with a source
+
+Corpora: those of make_set.py (python-doc, debian-handbook, licenses, dir:PATH). Synonyms come
+from the MyThes English thesaurus (Debian package mythes-en-us); inflected forms of synonyms
+are checked against /usr/share/dict/words (Debian package wamerican) when present.
+
+Everything is seeded: the same arguments give byte-identical output. Standard library only.
+"""
+
+import argparse
+import difflib
+import os
+import random
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import make_set  # noqa: E402  (prose extraction, document cutting, output helpers)
+
+THESAURUS = "/usr/share/mythes/th_en_US_v2.dat"
+DICT_WORDS = "/usr/share/dict/words"
+
+STOP_WORDS = frozenset("""
+a about above after again against all almost also although always am among an and another
+any anyone anything are around as at be because been before being below between both but by
+can cannot could did do does doing done down during each either else enough etc even ever
+every few for from further get gets got had has have having he her here hers herself him
+himself his how however i if in into is it its itself just least less let like many may me
+might more most much must my myself need needs neither never no nor not now of off often on
+once one only or other others otherwise our ours ourselves out over own per perhaps rather
+same several shall she should since so some such than that the their theirs them themselves
+then there therefore these they this those though through thus to too under until up upon us
+very via was we well were what whatever when whenever where whether which while who whom
+whose why will with within without would yet you your yours yourself yourselves
+make makes made making use used uses using please
+""".split())
+
+# Part-of-speech cues from the previous word, to pick the thesaurus sense of the right kind.
+_DETERMINERS = frozenset("the a an this that these those its their his her our your my each "
+                         "every some any no another".split())
+_PREPOSITIONS = frozenset("of in for with on at by from into about as without between "
+                          "through during under over via per".split())
+_VERB_CUES = frozenset("to can could will would should must may might does do did not "
+                       "cannot it they we you he she who which".split())
+_BE = frozenset("is are was were be been being".split())
+_SUBJECTS = frozenset("the a an this that these those it its they their there we you he she "
+                      "i each every all some many most both one such".split())
+# Fixed phrases whose second word must stay: (previous word, word).
+_IDIOMS = frozenset(tuple(p.split()) for p in [
+    "in order", "into account", "in charge", "in case", "for example", "for instance",
+    "in addition", "in fact", "in particular", "in general", "at least", "of course",
+    "in turn", "in practice", "on top", "take place", "make sure", "in detail", "as well",
+    "at once", "in short", "by default", "in time", "on behalf", "in place", "so far",
+    "such as", "rather than", "more or", "first place", "at hand", "come across",
+    "take into", "take care", "take advantage", "take a", "a look", "make use", "no longer",
+    "long as", "as long", "even though", "at all", "point of", "by means"])
+_PARTICLES = frozenset("up out off down back away".split())
+_SUBORDINATORS = ("If", "When", "Although", "Because", "Since", "While", "Unless", "Once",
+                  "After", "Before", "Whenever", "Though")
+_INTRO_PHRASES = ["In fact, ", "Moreover, ", "Clearly, ", "Of course, ", "Note that ",
+                  "In practice, ", "Indeed, ", "Also, ", "Generally, ", "In general, "]
+_ADVERBS = ["usually", "often", "typically", "generally", "actually", "also", "normally"]
+_TOKEN_RE = re.compile(r"""([("']*)([A-Za-z]+)([.,;:!?)"']*)""")
+
+
+# ---------------------------------------------------------------------------------------
+# Lexical resources
+
+
+def load_thesaurus(path):
+    """MyThes .dat: {headword: [(pos, [synonym, ...]), ...]} for single-word lowercase
+    headwords; synonyms are single lowercase words, annotated entries are skipped."""
+    if not os.path.exists(path):
+        sys.exit(f"make_short_set: no thesaurus at {path} (install the Debian package "
+                 "mythes-en-us)")
+    thes = {}
+    with open(path, "rb") as f:
+        encoding = f.readline().decode("ascii").strip() or "UTF-8"
+        lines = f.read().decode(encoding, errors="replace").split("\n")
+    i, n = 0, len(lines)
+    while i < n:
+        head, _, count = lines[i].partition("|")
+        i += 1
+        try:
+            k = int(count)
+        except ValueError:
+            continue
+        meanings = []
+        for line in lines[i:i + k]:
+            fields = line.split("|")
+            pos = fields[0].strip("()")
+            syns = [s for s in fields[1:] if re.fullmatch(r"[a-z]+", s)]
+            meanings.append((pos, syns))
+        i += k
+        if re.fullmatch(r"[a-z]+", head):
+            thes[head] = meanings
+    return thes
+
+
+def load_dict_words(path=DICT_WORDS):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return {w.strip() for w in f if w.strip().islower()}
+    except OSError:
+        return None
+
+
+def _similar(a, b):
+    return a.startswith(b) or b.startswith(a) or \
+        difflib.SequenceMatcher(None, a, b).ratio() >= 0.8
+
+
+def _cue(prev):
+    if prev in _DETERMINERS:
+        return "det"
+    if prev in _PREPOSITIONS:
+        return "prep"
+    if prev in _VERB_CUES:
+        return "verb"
+    if prev in _BE:
+        return "be"
+    return ""
+
+
+# Parts of speech a word may have, by its inflection and the cue of the previous word.
+_ALLOWED = {
+    ("", ""): {"noun", "adj", "adv"}, ("s", ""): {"noun"}, ("ed", ""): {"verb", "adj"},
+    ("ing", ""): {"verb", "adj", "noun"},
+    ("", "det"): {"noun", "adj"}, ("s", "det"): {"noun"}, ("ed", "det"): {"adj"},
+    ("ing", "det"): {"adj", "noun"},
+    ("", "prep"): {"noun", "adj"}, ("s", "prep"): {"noun"}, ("ed", "prep"): {"adj"},
+    ("ing", "prep"): {"verb", "noun"},
+    ("", "verb"): {"verb", "adv"}, ("s", "verb"): {"verb"}, ("ed", "verb"): {"verb"},
+    ("ing", "verb"): {"verb"},
+    ("", "be"): {"adj", "adv"}, ("s", "be"): {"noun"}, ("ed", "be"): {"verb"},
+    ("ing", "be"): {"verb"},
+}
+
+
+class Lexicon:
+    def __init__(self, thes, words, files):
+        self.thes, self.words = thes, words
+        self.low, self.cap, self.bigrams = {}, {}, {}
+        for paras in files:
+            for p in paras:
+                prev = ""
+                for t in p.split():
+                    m = _TOKEN_RE.fullmatch(t)
+                    if not m:
+                        prev = ""
+                        continue
+                    w = m.group(2)
+                    lw = w.lower()
+                    if w.islower():
+                        self.low[lw] = self.low.get(lw, 0) + 1
+                    elif w[0].isupper() and w[1:].islower():
+                        self.cap[lw] = self.cap.get(lw, 0) + 1
+                    if prev and not m.group(1):
+                        self.bigrams[prev, lw] = self.bigrams.get((prev, lw), 0) + 1
+                    prev = "" if m.group(3) else lw
+        self._cache, self._pos_cache = {}, {}
+
+    def ordinary(self, lw):
+        """A common word rather than a name: seen lowercase at least as often as capitalised."""
+        return self.low.get(lw, 0) >= max(1, self.cap.get(lw, 0))
+
+    def term(self, a, b):
+        """Whether 'a b' is a fixed term of the corpus ("standard library", "floating point"),
+        which a person revising the text would keep."""
+        if not a or not b or a in STOP_WORDS or b in STOP_WORDS:
+            return False
+        c = self.bigrams.get((a, b), 0)
+        return c >= 3 and c >= 0.2 * min(self.low.get(a, 1), self.low.get(b, 1))
+
+    def _inflect(self, syn, kind):
+        if kind == "":
+            return syn
+        if self.words is None:
+            return None
+        cvc = re.search(r"[^aeiou][aeiou][bdgklmnprt]$", syn) is not None
+        if kind == "s":
+            if re.search(r"[^aeiou]y$", syn):
+                forms = [syn[:-1] + "ies"]
+            elif re.search(r"(s|x|z|ch|sh)$", syn):
+                forms = [syn + "es"]
+            else:
+                forms = [syn + "s"]
+        elif kind == "ed":
+            if syn.endswith("e"):
+                forms = [syn + "d"]
+            elif re.search(r"[^aeiou]y$", syn):
+                forms = [syn[:-1] + "ied"]
+            else:
+                forms = [syn + "ed"] + ([syn + syn[-1] + "ed"] if cvc else [])
+        else:  # ing
+            if syn.endswith("ie"):
+                forms = [syn[:-2] + "ying"]
+            elif syn.endswith("e") and not syn.endswith("ee"):
+                forms = [syn[:-1] + "ing"]
+            else:
+                forms = [syn + "ing"] + ([syn + syn[-1] + "ing"] if cvc else [])
+        for f in forms:
+            if f in self.words:
+                return f
+        return None
+
+    def _lemmas(self, w):
+        """(lemma, inflection) readings of a lowercase word, the plain reading first."""
+        out = [(w, "")]
+        if w.endswith("ies"):
+            out.append((w[:-3] + "y", "s"))
+        if w.endswith("es"):
+            out.append((w[:-2], "s"))
+        if w.endswith("s") and not w.endswith("ss"):
+            out.append((w[:-1], "s"))
+        if w.endswith("ied"):
+            out.append((w[:-3] + "y", "ed"))
+        if w.endswith("ed"):
+            out += [(w[:-1], "ed"), (w[:-2], "ed")]
+            if len(w) > 4 and w[-3] == w[-4]:
+                out.append((w[:-3], "ed"))
+        if w.endswith("ing") and len(w) > 5:
+            out += [(w[:-3], "ing"), (w[:-3] + "e", "ing")]
+            if w[-4] == w[-5]:
+                out.append((w[:-4], "ing"))
+        return out
+
+    def pos(self, w):
+        """{part of speech: number of thesaurus senses} of the lowercase word w, for its
+        first reading (plain, then as an inflected form) that the thesaurus knows."""
+        if w in self._pos_cache:
+            return self._pos_cache[w]
+        out = {}
+        for lemma, kind in self._lemmas(w):
+            for p, _ in self.thes.get(lemma, ()):
+                if kind == "s" and p not in ("noun", "verb") or \
+                        kind in ("ed", "ing") and p not in ("verb", "adj", "noun"):
+                    continue
+                out[p] = out.get(p, 0) + 1
+            if out:
+                break
+        self._pos_cache[w] = out
+        return out
+
+    def is_pos(self, w, pos, share=1.0):
+        """Whether at least `share` of the senses of w are of the part of speech pos."""
+        c = self.pos(w)
+        return bool(c) and c.get(pos, 0) >= share * sum(c.values())
+
+    def plural(self, w):
+        """(singular, plural) of the noun w when both are words, else None."""
+        if self.words is None or w not in self.words:
+            return None
+        if w.endswith("s") and not w.endswith("ss"):
+            for lemma, kind in self._lemmas(w)[1:]:
+                if kind == "s" and lemma in self.words and self._inflect(lemma, "s") == w:
+                    return lemma, w
+            return None
+        pl = self._inflect(w, "s")
+        return (w, pl) if pl else None
+
+    def synonyms(self, w, cue):
+        """Synonyms (already inflected like w) of the lowercase word w after a word of the
+        given cue (see _cue).
+
+        Of the senses the thesaurus lists for w (for the parts of speech its ending and the
+        cue allow), the one whose synonyms the corpus uses most is taken, so that a technical
+        word gets its technical sense; only synonyms that the corpus itself uses are offered,
+        so that they read naturally in context."""
+        key = (w, cue)
+        if key in self._cache:
+            return self._cache[key]
+        best, best_score = [], 1
+        for lemma, kind in self._lemmas(w):
+            meanings = self.thes.get(lemma)
+            if not meanings:
+                continue
+            allowed = _ALLOWED[kind, cue]
+            for pos, syns in meanings:
+                if pos not in allowed:
+                    continue
+                cands = []
+                for s in syns:
+                    if s == lemma or _similar(s, lemma) or s in STOP_WORDS:
+                        continue
+                    if self.words is not None and s not in self.words:
+                        continue
+                    f = self._inflect(s, kind)
+                    if f and f != w and f not in cands and \
+                            self.low.get(f, 0) + self.low.get(s, 0) >= 2:
+                        cands.append(f)
+                score = max((self.low.get(f, 0) for f in cands), default=0)
+                if cands and score > best_score:
+                    best, best_score = cands, score
+        self._cache[key] = best
+        return best
+
+
+# ---------------------------------------------------------------------------------------
+# Synonym substitution
+
+
+def _is_content(word):
+    return len(word) >= 3 and word.lower() not in STOP_WORDS
+
+
+def substitute_synonyms(doc, rng, fraction, lex):
+    """Replaces `fraction` of the content words of doc (those with a synonym at least) by
+    synonyms; the same word in the same role is always replaced by the same synonym."""
+    toks = [p.split() for p in doc]
+    content, slots = 0, []
+    for pi, ts in enumerate(toks):
+        ms = [_TOKEN_RE.fullmatch(t) for t in ts]
+        for ti, m in enumerate(ms):
+            if not m or not _is_content(m.group(2)):
+                continue
+            content += 1
+            word = m.group(2)
+            lw = word.lower()
+            pm = ms[ti - 1] if ti > 0 else None
+            prev = pm.group(2).lower() if pm and not pm.group(3) and not m.group(1) else ""
+            nm = ms[ti + 1] if ti + 1 < len(ms) else None
+            nxt = nm.group(2).lower() if nm and not m.group(3) and not nm.group(1) else ""
+            sentence_start = ti == 0 or ts[ti - 1][-1:] in ".!?:"
+            if (prev, lw) in _IDIOMS or (lw, nxt) in _IDIOMS or nxt in _PARTICLES:
+                continue  # fixed phrase or phrasal verb
+            if lex.term(prev, lw) or lex.term(lw, nxt):
+                continue  # technical term
+            if not (word.islower() or (sentence_start and word[0].isupper() and
+                                       word[1:].islower())):
+                continue  # a name, an acronym
+            if lex.ordinary(lw) and lex.synonyms(lw, _cue(prev)):
+                slots.append((pi, ti, _cue(prev)))
+    n = min(len(slots), round(fraction * content))
+    chosen = {}
+    for pi, ti, cue in sorted(rng.sample(slots, n)):
+        pre, word, post = _TOKEN_RE.fullmatch(toks[pi][ti]).groups()
+        key = (word.lower(), cue)
+        if key not in chosen:
+            chosen[key] = rng.choice(lex.synonyms(word.lower(), cue))
+        syn = chosen[key]
+        if word[0].isupper():
+            syn = syn[0].upper() + syn[1:]
+        toks[pi][ti] = pre + syn + post
+        if ti > 0 and not pre and toks[pi][ti - 1] in ("a", "an", "A", "An"):
+            art = "an" if syn[0].lower() in "aeiou" else "a"
+            toks[pi][ti - 1] = _cap(art) if toks[pi][ti - 1][0] == "A" else art
+    return [" ".join(ts) for ts in toks]
+
+
+# ---------------------------------------------------------------------------------------
+# Sentence edits. A document here is a list of paragraphs, each a list of sentences; every
+# edit changes it in place and returns True when it applied.
+
+
+def sentences(doc):
+    return [make_set._SENT_RE.split(p) for p in doc]
+
+
+def join(doc):
+    return [" ".join(s) for s in doc if s]
+
+
+def _cap(text):
+    return text[:1].upper() + text[1:]
+
+
+def _decap(text, lex):
+    """Lowercases the first word of text unless it is a name, an acronym or 'I'."""
+    m = re.match(r"[A-Za-z]+", text)
+    if m and m.group(0)[0].isupper() and m.group(0)[1:].islower() and \
+            lex.ordinary(m.group(0).lower()):
+        return text[0].lower() + text[1:]
+    return text
+
+
+def _nwords(text):
+    return len(text.split())
+
+
+def _pick(rng, cands):
+    return rng.choice(cands) if cands else None
+
+
+def _top_level_matches(pattern, s):
+    """Matches of pattern in s outside parentheses and quotes."""
+    out = []
+    for m in re.finditer(pattern, s):
+        before = s[:m.start()]
+        if before.count("(") == before.count(")") and before.count('"') % 2 == 0:
+            out.append(m)
+    return out
+
+
+_SINGULAR = frozenset("is was has can will may might must should would could does".split())
+
+
+def _balanced(text):
+    return text.count("(") == text.count(")") and text.count('"') % 2 == 0 and \
+        text.count("\u201c") == text.count("\u201d")
+
+
+_SPLIT_AT = [(r"; ", "", False), (r", and ", "", True), (r", but ", "But ", True),
+             (r", so ", "So ", True), (r", which ", "This ", False),
+             (r", because ", "This is because ", False)]
+
+
+def split_sentence(doc, rng, lex):
+    cands = []
+    for pi, sents in enumerate(doc):
+        for si, s in enumerate(sents):
+            if not s.endswith((".", "!", "?")):
+                continue
+            for pat, lead, needs_subject in _SPLIT_AT:
+                for m in _top_level_matches(pat, s):
+                    a, b = s[:m.start()], s[m.end():]
+                    first = b.split()[0] if b.split() else ""
+                    if needs_subject and not (first.lower() in _SUBJECTS or
+                                              first[:1].isupper()):
+                        continue  # "X, and can Y": the second part has no subject
+                    if lead == "This " and not (first.endswith("s") or first in _SINGULAR):
+                        continue  # "tools, which share": "This share" would not agree
+                    if not (_balanced(a) and _balanced(b)):
+                        continue
+                    if _nwords(a) >= 5 and _nwords(b) >= 5 and a[-1:].isalnum():
+                        cands.append((pi, si, a, b, lead))
+    c = _pick(rng, cands)
+    if not c:
+        return False
+    pi, si, a, b, lead = c
+    second = lead + _decap(b, lex) if lead else _cap(b)
+    doc[pi][si:si + 1] = [a + ".", second]
+    return True
+
+
+def merge_sentences(doc, rng, lex):
+    cands = [(pi, si) for pi, sents in enumerate(doc) for si in range(len(sents) - 1)
+             if sents[si].endswith(".") and sents[si][-2:-1].isalnum() and
+             sents[si + 1][-1:] in ".!?" and
+             _nwords(sents[si]) + _nwords(sents[si + 1]) <= 45]
+    c = _pick(rng, cands)
+    if not c:
+        return False
+    pi, si = c
+    a, b = doc[pi][si], doc[pi][si + 1]
+    connective = b.split()[0].lower().strip(",") in _PHRASE_STARTS or re.match(r"\w+,", b)
+    glue = "; " if connective else rng.choice([", and ", "; "])
+    doc[pi][si:si + 2] = [a[:-1] + glue + _decap(b, lex)]
+    return True
+
+
+_PHRASE_STARTS = frozenset("""for however of in as which who whose where such including thus
+therefore by with without unlike like especially particularly typically usually often also
+that otherwise likewise finally instead then now here again still yet moreover furthermore
+indeed first second third next consequently""".split())
+
+
+def _parenthetical(phrase):
+    """Whether a phrase between commas is a parenthetical, which can go."""
+    w = phrase.split()[0].lower().strip("\"'(")
+    return w in _PHRASE_STARTS or w.endswith("ly") or w in ("e.g.", "i.e.")
+
+
+def delete_phrase(doc, rng, lex):
+    """Deletes a parenthesis, a phrase between commas or an introductory phrase."""
+    cands = []
+    for pi, sents in enumerate(doc):
+        for si, s in enumerate(sents):
+            for m in re.finditer(r" \([^()]*\)", s):
+                if _nwords(m.group(0)) <= 12:
+                    cands.append((pi, si, s[:m.start()] + s[m.end():]))
+            commas = [m.start() for m in _top_level_matches(r", ", s)]
+            if re.search(r", (and|or) ", s) or len(commas) > 3:
+                continue  # likely a list: deleting one of its items breaks it
+            for a, b in zip(commas, commas[1:]):
+                inner = s[a + 2:b]
+                if 2 <= _nwords(inner) <= 8 and _parenthetical(inner):
+                    cands.append((pi, si, s[:a] + s[b + 1:]))
+            if commas:
+                head, rest = s[:commas[0]], s[commas[0] + 2:]
+                if 1 <= _nwords(head) <= 4 and _nwords(rest) >= 5 and _parenthetical(head) \
+                        and not head.startswith(_SUBORDINATORS):
+                    cands.append((pi, si, _cap(rest)))
+    c = _pick(rng, cands)
+    if not c:
+        return False
+    pi, si, s = c
+    doc[pi][si] = re.sub(r"\s+", " ", s).strip()
+    return True
+
+
+def insert_words(doc, rng, lex):
+    """A connective at the start of a sentence, or an adverb after is/are."""
+    cands = []
+    for pi, sents in enumerate(doc):
+        for si, s in enumerate(sents):
+            if si > 0 and re.match(r"[A-Z][a-z]+ ", s):
+                cands.append((pi, si, rng.choice(_INTRO_PHRASES) + _decap(s, lex)))
+            for m in re.finditer(r" (is|are) (?=[a-z])", s):
+                adv = rng.choice(_ADVERBS)
+                cands.append((pi, si, s[:m.end()] + adv + " " + s[m.end():]))
+    c = _pick(rng, cands)
+    if not c:
+        return False
+    pi, si, s = c
+    doc[pi][si] = s
+    return True
+
+
+_NOT_BEFORE_SUB = frozenset("even only as and or than but just especially except right "
+                            "long soon".split())
+
+
+def swap_clauses(doc, rng, lex, done=None):
+    """'If X, Y.' <-> 'Y if X.' (also when, because, unless, ...). Sentences in the set
+    `done` (results of earlier swaps) are left alone; the result is added to it."""
+    cands = []
+    for pi, sents in enumerate(doc):
+        for si, s in enumerate(sents):
+            end = s[-1:]
+            if end not in ".!?" or (done is not None and s in done):
+                continue
+            body = s[:-1]
+            if body.startswith(_SUBORDINATORS):
+                commas = _top_level_matches(r", ", body)
+                if commas:
+                    m = commas[0]
+                    sub, main = body[:m.start()], body[m.end():]
+                    main = re.sub(r"^then ", "", main)
+                    if _nwords(main) >= 4 and _nwords(sub) >= 3 and _balanced(main):
+                        out = _cap(main) + " " + sub[0].lower() + sub[1:] + end
+                        cands.append((pi, si, out))
+            else:
+                for m in re.finditer(r" (if|when|because|unless|since|once|before|after) ",
+                                     body):
+                    main, sub = body[:m.start()].rstrip(","), body[m.start() + 1:]
+                    if _nwords(main) >= 4 and _nwords(sub) >= 4 and "," not in sub and \
+                            main[-1:].isalnum() and _balanced(main) and _balanced(sub) and \
+                            main.split()[-1].lower() not in _NOT_BEFORE_SUB:
+                        out = _cap(sub) + ", " + _decap(main, lex) + end
+                        cands.append((pi, si, out))
+    c = _pick(rng, cands)
+    if not c:
+        return False
+    pi, si, s = c
+    doc[pi][si] = s
+    if done is not None:
+        done.add(s)
+    return True
+
+
+def delete_sentence(doc, rng, lex):
+    cands = [(pi, si) for pi, sents in enumerate(doc) if len(sents) > 1
+             for si in range(len(sents))]
+    c = _pick(rng, cands)
+    if not c:
+        return False
+    del doc[c[0]][c[1]]
+    return True
+
+
+def reorder_sentences(doc, rng, lex):
+    """Shuffles the sentences of each paragraph of 2+ sentences with probability 0.6."""
+    done = False
+    for sents in doc:
+        if len(sents) > 1 and rng.random() < 0.6:
+            old = list(sents)
+            while sents == old:
+                rng.shuffle(sents)
+            done = True
+    return done
+
+
+def insert_foreign(doc, rng, filler_sents):
+    pi = rng.randrange(len(doc))
+    doc[pi].insert(rng.randint(0, len(doc[pi])), rng.choice(filler_sents))
+
+
+# Rewordings a person revising a text commonly makes: function-word phrases, connectives,
+# adverbs and contractions. A tuple offers alternatives (one is picked at random).
+_REWORDINGS = {
+    "in order to": "to", "so as to": "to", "is able to": "can", "are able to": "can",
+    "it is possible to": "one can", "it is necessary to": "one must",
+    "it is recommended to": "one should", "a number of": "several", "a lot of": "many",
+    "lots of": "many", "such as": ("like", "for instance"), "as well as": "and",
+    "for example": ("for instance", "e.g."), "for instance": "for example",
+    "therefore": ("hence", "so", "thus"), "thus": ("so", "hence"), "hence": ("so", "thus"),
+    "however": ("but", "still", "yet"), "in addition": ("additionally", "moreover"),
+    "make sure": "ensure", "ensure": "make sure", "allows you to": "lets you",
+    "allow you to": "let you", "instead of": "rather than", "rather than": "instead of",
+    "at the same time": "simultaneously", "in most cases": "usually", "as soon as": "once",
+    "due to": "because of", "because of": "owing to", "prior to": "before",
+    "in case of": "in the event of", "you need to": ("you must", "one must"),
+    "you have to": ("you must", "one has to"), "you can": ("one can", "you may"),
+    "you must": ("one must", "you have to"), "you should": ("one should", "it is best to"),
+    "you will": ("one will", "you'll"), "you may": ("one may", "you might"),
+    "you want to": ("one wishes to", "you wish to"), "in the same way": "likewise",
+    "with respect to": "regarding", "in particular": "particularly",
+    "particularly": "especially", "especially": "particularly", "the majority of": "most",
+    "all of the": "all the", "because": ("since", "as"), "several": ("a few", "various"),
+    "various": ("several", "different"), "multiple": ("several", "many"),
+    "many": ("numerous", "a lot of"), "also": "additionally",
+    "usually": ("normally", "generally", "typically"), "often": ("frequently", "commonly"),
+    "always": ("invariably", "at all times"), "sometimes": ("at times", "occasionally"),
+    "generally": ("in general", "usually"), "typically": ("usually", "normally"),
+    "mostly": ("mainly", "largely"), "normally": "usually", "only": ("just", "merely"),
+    "just": ("simply", "merely"), "simply": ("just", "merely"),
+    "very": ("really", "quite", "extremely"), "quite": ("fairly", "rather"),
+    "almost": "nearly", "nearly": "almost", "again": "once more",
+    "finally": ("lastly", "in the end"), "moreover": "furthermore",
+    "furthermore": "moreover", "indeed": "in fact", "in fact": ("actually", "indeed"),
+    "actually": ("in fact", "really"), "of course": "naturally", "in general": "generally",
+    "in detail": "thoroughly", "for this reason": ("so", "that is why"),
+    "in this case": ("here", "then"), "at least": "at minimum",
+    "although": ("though", "even though"), "though": "although",
+    "even though": "although", "whereas": "while", "unless": "except if",
+    "whether": "if", "until": "till", "within": "inside", "via": "through",
+    "through": "via", "about the": ("regarding the", "concerning the"),
+    "about how": "on how", "among": "amongst", "upon": "on", "as long as": "provided",
+    "so that": "so", "likewise": "similarly", "similarly": "likewise", "each": "every",
+    "there is": ("there's", "we have"), "there are": ("there exist", "we have"),
+    "can be": "may be", "could be": "might be", "is used to": "serves to",
+    "are used to": "serve to", "to use": ("to employ", "to utilize"),
+    "can use": ("can employ", "can utilize"), "uses": "employs",
+    "using": ("employing", "utilizing"), "it is": "it's", "do not": "don't",
+    "does not": "doesn't", "is not": "isn't", "cannot": "can't", "are not": "aren't",
+    "will not": "won't", "would not": "wouldn't", "should not": "shouldn't",
+    "has not": "hasn't", "have not": "haven't", "was not": "wasn't", "it's": "it is",
+    "don't": "do not", "doesn't": "does not", "there's": "there is", "you're": "you are",
+    "can't": "cannot",
+}
+# Words after which, or before which, a rewording does not fit ("how many", "the only",
+# "each other", "whether or not").
+_REWORD_NOT_AFTER = {
+    "many": {"how", "so", "as", "too", "very"}, "only": {"the", "an", "its", "their", "your",
+                                                         "his", "her", "our", "my", "not"},
+    "just": {"the", "a"}, "very": {"the", "this", "that"}, "also": {"but", "and"},
+    "through": {"go", "goes", "went", "going", "gone", "walk", "walks", "run", "runs",
+                "read", "reads", "iterate", "iterates", "loop", "loops"},
+    "using": {"by", "of", "when", "before", "after", "for", "about", "from", "avoid",
+              "avoids", "start", "starts", "stop", "stops", "without", "in", "is", "are"},
+    "uses": {"the", "its", "many", "all", "other", "several", "some", "these", "those",
+             "of", "different", "common", "possible", "various", "such"},
+    "it is": {"as", "that", "what", "whether", "if"}, "there is": {"whether", "if"},
+    "there are": {"whether", "if"},
+}
+_REWORD_NOT_BEFORE = {"each": {"other"}, "whether": {"or"}, "within": {"a", "an"},
+                      "it is": {"not", "a", "an", "the"}, "also": {"be", "been"},
+                      "there is": {"a", "an"}}
+_REWORDING_RE = re.compile(
+    r"\b(" + "|".join(re.escape(k) for k in sorted(_REWORDINGS, key=len, reverse=True))
+    + r")\b(?! of\b)", re.IGNORECASE)
+
+
+def _word_before(s, i):
+    m = re.search(r"([A-Za-z']+)\W*$", s[:i])
+    return m.group(1).lower() if m else ""
+
+
+def reword(doc, rng, p):
+    """Applies each common rewording found in the text with probability p."""
+    def fn(m):
+        text, s = m.group(0), m.string
+        key = text.lower()
+        after = re.match(r"\s+([A-Za-z']+)", s[m.end():])
+        if rng.random() >= p or _word_before(s, m.start()) in _REWORD_NOT_AFTER.get(key, ()) \
+                or (after and after.group(1).lower() in _REWORD_NOT_BEFORE.get(key, ())):
+            return text
+        b = _REWORDINGS[key]
+        if isinstance(b, tuple):
+            b = rng.choice(b)
+        return _cap(b) if text[:1].isupper() else b
+    for sents in doc:
+        for si, s in enumerate(sents):
+            sents[si] = _REWORDING_RE.sub(fn, s)
+
+
+def turn_around(doc, rng, lex, done=None):
+    """Moves a phrase across the sentence: an introductory phrase to the end ('In most
+    cases, X.' -> 'X in most cases.') or a closing prepositional phrase to the front
+    ('X is kept in /etc.' -> 'In /etc, X is kept.')."""
+    cands = []
+    for pi, sents in enumerate(doc):
+        for si, s in enumerate(sents):
+            end = s[-1:]
+            if end not in ".!?" or (done is not None and s in done) or not _balanced(s):
+                continue
+            body = s[:-1]
+            commas = _top_level_matches(r", ", body)
+            first = body.split()[0] if body.split() else ""
+            if commas and first.lower() in _FRONT_PREPS and not body.startswith(_SUBORDINATORS):
+                head, rest = body[:commas[0].start()], body[commas[0].end():]
+                if 2 <= _nwords(head) <= 7 and _nwords(rest) >= 4 and \
+                        not _top_level_matches(r", ", rest) and rest[-1:].isalnum():
+                    cands.append((pi, si, _cap(rest) + " " + _decap(head, lex) + end))
+            if "," in body or not body[-1:].isalnum():
+                continue
+            for m in re.finditer(r" (in|on|for|with|by|through|from|at|via|during|under|"
+                                 r"without|inside|over) ", body):
+                main, tail = body[:m.start()], body[m.start() + 1:]
+                if _nwords(main) >= 4 and 2 <= _nwords(tail) <= 6 and _balanced(main) and \
+                        not re.search(r" (and|or|that|which|who|if|when|to) ", " " + tail) \
+                        and main.split()[-1].lower() not in STOP_WORDS | _PARTICLES and \
+                        (main.split()[-1].lower(), m.group(1)) not in _IDIOMS:
+                    cands.append((pi, si, _cap(tail) + ", " + _decap(main, lex) + end))
+    c = _pick(rng, cands)
+    if not c:
+        return False
+    pi, si, s = c
+    doc[pi][si] = s
+    if done is not None:
+        done.add(s)
+    return True
+
+
+_FRONT_PREPS = frozenset("in on for with by at from during under without after before "
+                         "as to unlike like besides".split())
+
+
+# ---------------------------------------------------------------------------------------
+# Word edits inside sentences. A document here is a list of paragraphs (strings); every edit
+# returns the new list. Tokens are split at spaces; _TOKEN_RE parses a word token.
+
+
+def _parse(tok):
+    m = _TOKEN_RE.fullmatch(tok)
+    return m.groups() if m else None
+
+
+def _sentence_start(ts, i):
+    return i == 0 or ts[i - 1][-1:] in ".!?:"
+
+
+def _plain(ts, i):
+    """The lowercase word of token i when it is a plain word (no quotes, brackets or
+    punctuation around it), else ''."""
+    if i < 0 or i >= len(ts):
+        return ""
+    g = _parse(ts[i])
+    return g[1].lower() if g and not g[0] and not g[2] else ""
+
+
+def _fix_articles(ts):
+    for i in range(len(ts) - 1):
+        if ts[i] in ("a", "an", "A", "An"):
+            g = _parse(ts[i + 1])
+            if g and not g[0]:
+                art = "an" if g[1][0].lower() in "aeiou" else "a"
+                ts[i] = _cap(art) if ts[i][0] == "A" else art
+    return ts
+
+
+_DROP_ADVERBS = frozenset("very really quite just also simply still even actually certainly "
+                          "basically easily rather fairly".split())
+_KEEP_ADJECTIVES = frozenset("same other different first last next previous single multiple "
+                             "many few several own such only whole entire new old former "
+                             "latter similar identical separate additional certain possible "
+                             "impossible necessary unnecessary available unavailable empty "
+                             "true false able unable".split())
+
+
+def drop_modifiers(doc, rng, lex, p):
+    """Drops adverbs and adjectives (in front of a noun) with probability p each:
+    'is fully documented' -> 'is documented', 'the following standards' -> 'the standards'."""
+    out = []
+    for para in doc:
+        ts, res = para.split(), []
+        i = 0
+        while i < len(ts):
+            g = _parse(ts[i])
+            start = _sentence_start(ts, i)
+            if g and not g[0] and (g[1].islower() or start) and rng.random() < p:
+                lw = g[1].lower()
+                adv = lw in _DROP_ADVERBS or (lw.endswith("ly") and len(lw) > 4 and
+                                              lex.is_pos(lw, "adv", 0.6))
+                nxt = _parse(ts[i + 1]) if i + 1 < len(ts) else None
+                if adv and not g[2] and nxt and not nxt[0] and \
+                        (not start or g[1][0].isupper()):
+                    if start:
+                        ts[i + 1] = _cap(_decap(ts[i + 1], lex))
+                    i += 1
+                    continue
+                if adv and g[2] == "," and start and nxt and i + 2 < len(ts):
+                    ts[i + 1] = _cap(ts[i + 1])
+                    i += 1
+                    continue
+                prev = _plain(ts, i - 1)
+                if not adv and not g[2] and nxt and not nxt[0] and nxt[1].islower() and \
+                        lw not in _KEEP_ADJECTIVES and lex.is_pos(lw, "adj") and \
+                        nxt[1] not in STOP_WORDS and (prev in _DETERMINERS or
+                                                       prev in _PREPOSITIONS or start) and \
+                        not lex.term(lw, nxt[1]) and lex.ordinary(lw):
+                    if start:
+                        ts[i + 1] = _cap(ts[i + 1])
+                    i += 1
+                    continue
+            res.append(ts[i])
+            i += 1
+        out.append(" ".join(_fix_articles(res)))
+    return out
+
+
+_INSERT_AFTER_MODAL = ["simply", "also", "then", "still", "easily", "normally", "actually",
+                       "just", "usually", "always"]
+_INSERT_ADJECTIVES = ["actual", "whole", "given", "specific", "relevant", "main", "usual",
+                      "respective", "corresponding", "particular", "underlying", "entire",
+                      "present", "required"]
+_INSERT_AT_END = ["as well", "in this case", "in practice", "here", "in general", "too",
+                  "as a rule", "in most cases", "of course", "by default", "in the end",
+                  "at this point", "if needed", "as usual"]
+_MODALS = frozenset("can could will would should must may might cannot".split())
+
+
+def insert_phrases(doc, rng, lex, n):
+    """Inserts n short words or phrases: an adverb after a modal verb or after is/are, an
+    adjective after 'the', a phrase at the end of a sentence."""
+    toks = [p.split() for p in doc]
+    cands = []
+    for pi, ts in enumerate(toks):
+        for i, t in enumerate(ts[:-1]):
+            g, nxt = _parse(t), _parse(ts[i + 1])
+            if not g or g[2] or not nxt or nxt[0] or not nxt[1].islower():
+                if g and g[2] == "." and not g[0] and g[1].islower() and \
+                        (i + 1 == len(ts) or ts[i + 1][:1].isupper()):
+                    cands.append((pi, i, "end"))
+                continue
+            lw = g[1].lower()
+            if lw in _MODALS:
+                cands.append((pi, i, "modal"))
+            elif lw in ("is", "are") and nxt[1] not in ("not", "a", "an", "the"):
+                cands.append((pi, i, "be"))
+            elif lw == "the" and nxt[1] not in STOP_WORDS and len(nxt[1]) >= 3:
+                cands.append((pi, i, "the"))
+        if ts:
+            g = _parse(ts[-1])
+            if g and g[2] == "." and g[1].islower():
+                cands.append((pi, len(ts) - 1, "end"))
+    ins = {}
+    for pi, i, kind in rng.sample(cands, min(n, len(cands))):
+        if kind == "modal":
+            ins[pi, i] = rng.choice(_INSERT_AFTER_MODAL)
+        elif kind == "be":
+            ins[pi, i] = rng.choice(_ADVERBS)
+        elif kind == "the":
+            ins[pi, i] = rng.choice(_INSERT_ADJECTIVES)
+        else:
+            ins[pi, i] = "end"
+    out = []
+    for pi, ts in enumerate(toks):
+        res = []
+        for i, t in enumerate(ts):
+            w = ins.get((pi, i))
+            if w == "end":
+                res += [t[:-1], rng.choice(_INSERT_AT_END) + "."]
+            else:
+                res.append(t)
+                if w:
+                    res.append(w)
+        out.append(" ".join(_fix_articles(res)))
+    return out
+
+
+def of_genitive(doc, rng, lex, p):
+    """'the name of the file' -> 'the file name' or 'the file's name', with probability p."""
+    out = []
+    for para in doc:
+        ts, res, i = para.split(), [], 0
+        while i < len(ts):
+            if i + 4 < len(ts) and ts[i] in ("the", "The") and ts[i + 2] == "of" and \
+                    ts[i + 3] in ("the", "a", "an"):
+                x, y = _plain(ts, i + 1), _parse(ts[i + 4])
+                after = _parse(ts[i + 5]) if i + 5 < len(ts) else None
+                head_ends = y and (y[2] or not after or after[0] or
+                                   after[1].lower() in STOP_WORDS)
+                if x and _is_content(x) and y and not y[0] and y[1].islower() and \
+                        _is_content(y[1]) and head_ends and rng.random() < p:
+                    art = ts[i + 3] if ts[i + 3] != "the" else "the"
+                    art = _cap(art) if ts[i][0] == "T" else art
+                    if rng.random() < 0.5:
+                        poss = y[1] + ("'" if y[1].endswith("s") else "'s")
+                        res += [art, poss, x + y[2]]
+                    else:
+                        res += [art, y[1], x + y[2]]
+                    i += 5
+                    continue
+            res.append(ts[i])
+            i += 1
+        out.append(" ".join(_fix_articles(res)))
+    return out
+
+
+def swap_coordination(doc, rng, lex, p):
+    """'A and B' -> 'B and A' for two single words of the same form, with probability p."""
+    out = []
+    for para in doc:
+        ts, i = para.split(), 0
+        while i + 2 < len(ts):
+            a, c, b = _plain(ts, i), ts[i + 1], _parse(ts[i + 2])
+            if a and c in ("and", "or") and b and not b[0] and b[1].islower() and \
+                    _is_content(a) and _is_content(b[1]) and \
+                    _plain(ts, i - 1) not in ("between", "both", "either", "neither") and \
+                    [a.endswith(e) for e in ("s", "ed", "ing", "ly")] == \
+                    [b[1].endswith(e) for e in ("s", "ed", "ing", "ly")] and \
+                    rng.random() < p:
+                ts[i], ts[i + 2] = b[1], a + b[2]
+                i += 3
+                continue
+            i += 1
+        out.append(" ".join(ts))
+    return out
+
+
+_AGREE = {"is": "are", "was": "were", "has": "have", "does": "do", "isn't": "aren't",
+          "wasn't": "weren't", "doesn't": "don't", "hasn't": "haven't"}
+_AGREE.update({v: k for k, v in list(_AGREE.items())})
+_NUMBER_NEXT = _PREPOSITIONS | _MODALS | {"and", "or", "to", "are", "were", "have", "do"} | \
+    set(_AGREE)
+
+
+def change_number(doc, rng, lex, p):
+    """Singular <-> plural for a noun after the/this/these (and the verb after it), with
+    probability p: 'the file is' -> 'the files are', 'these files' -> 'this file'."""
+    out = []
+    for para in doc:
+        ts = para.split()
+        for i in range(len(ts) - 1):
+            det = ts[i].lower()
+            if det not in ("the", "this", "these"):
+                continue
+            g = _parse(ts[i + 1])
+            if not g or g[0] or not g[1].islower() or not _is_content(g[1]) or \
+                    not lex.is_pos(g[1], "noun", 0.6) or rng.random() >= p:
+                continue
+            nxt = ts[i + 2] if i + 2 < len(ts) else ""
+            if not g[2] and nxt not in _NUMBER_NEXT:
+                continue
+            if g[2] and g[2] not in ",.;:":
+                continue
+            forms = lex.plural(g[1])
+            if not forms:
+                continue
+            plural = g[1] == forms[0]  # becomes plural
+            if det in ("this", "these"):
+                if (det == "this") != plural:
+                    continue
+                ts[i] = _cap("these" if plural else "this") if ts[i][0].isupper() else \
+                    ("these" if plural else "this")
+            new = forms[1] if plural else forms[0]
+            ts[i + 1] = new + g[2]
+            if not g[2] and nxt in _AGREE:
+                singular_verb = nxt in ("is", "was", "has", "does", "isn't", "wasn't",
+                                        "doesn't", "hasn't")
+                if singular_verb == plural:
+                    ts[i + 2] = _AGREE[nxt]
+        out.append(" ".join(_fix_articles(ts)))
+    return out
+
+
+def passive_get(doc, rng, lex, p):
+    """'is configured' -> 'gets configured', 'are kept' -> 'get kept' with probability p."""
+    out = []
+    for para in doc:
+        ts = para.split()
+        for i in range(1, len(ts) - 1):
+            if ts[i] in ("is", "are") and _plain(ts, i - 1) not in ("it", "there", "what",
+                                                                      "this", "that"):
+                g = _parse(ts[i + 1])
+                if g and not g[0] and g[1].endswith("ed") and g[1].islower() and \
+                        "verb" in lex.pos(g[1]) and rng.random() < p:
+                    ts[i] = "gets" if ts[i] == "is" else "get"
+        out.append(" ".join(ts))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Revisions
+
+
+LIGHT_EDITS = [split_sentence, merge_sentences, delete_phrase, insert_words]
+
+
+def light_revision(src, rng, lex, filler_sents):
+    """20-25% of the content words replaced, a clause swap and 2-4 sentence edits."""
+    doc = sentences(src)
+    swap_clauses(doc, rng, lex) or turn_around(doc, rng, lex)
+    edits = list(LIGHT_EDITS)
+    rng.shuffle(edits)
+    for e in edits[:rng.randint(2, 4)]:
+        e(doc, rng, lex)
+    if rng.random() < 0.5:
+        delete_sentence(doc, rng, lex)
+    paras = join(doc)
+    if rng.random() < 0.5:
+        paras = insert_phrases(paras, rng, lex, rng.randint(1, 2))
+    return substitute_synonyms(paras, rng, rng.uniform(0.20, 0.25), lex)
+
+
+def _rewrite(src, rng, lex, filler_sents, k):
+    """A revision of strength k (moderate about 0.5, heavy about 1): sentences deleted,
+    reordered, split, merged and turned around, foreign sentences added, phrases reworded,
+    modifiers dropped, phrases reordered, words inserted and inflected, synonyms."""
+    doc = sentences(src)
+    n_sent = sum(len(s) for s in doc)
+    for _ in range(max(1, round(rng.uniform(0.10, 0.15 + 0.15 * k) * n_sent))):
+        if rng.random() < 0.75:
+            delete_sentence(doc, rng, lex)
+        else:
+            delete_phrase(doc, rng, lex)
+    reorder_sentences(doc, rng, lex)
+    for _ in range(rng.randint(1, 2) if k >= 1 else rng.randint(0, 1)):
+        insert_foreign(doc, rng, filler_sents)
+    for _ in range(rng.randint(2, 3 + round(3 * k))):
+        rng.choice([split_sentence, merge_sentences])(doc, rng, lex)
+    turned = set()
+    for _ in range(rng.randint(1 + round(k), 2 + round(4 * k))):
+        rng.choice([swap_clauses, turn_around])(doc, rng, lex, turned)
+    for _ in range(rng.randint(1, 1 + round(2 * k))):
+        insert_words(doc, rng, lex)
+    reword(doc, rng, 0.5 + 0.4 * k)
+    paras = join(doc)
+    paras = drop_modifiers(paras, rng, lex, 0.6 * k)
+    paras = of_genitive(paras, rng, lex, 0.8 * k)
+    paras = swap_coordination(paras, rng, lex, 0.7 * k)
+    paras = change_number(paras, rng, lex, 0.4 * k)
+    paras = passive_get(paras, rng, lex, 0.5 * k)
+    words = sum(_nwords(p) for p in paras)
+    paras = insert_phrases(paras, rng, lex, round(rng.uniform(0.03, 0.08) * k * words))
+    return substitute_synonyms(paras, rng, min(1.0, rng.uniform(0.35, 0.45) + 0.6 * k), lex)
+
+
+def moderate_revision(src, rng, lex, filler_sents):
+    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.3, 0.5))
+
+
+def heavy_revision(src, rng, lex, filler_sents):
+    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.8, 1.0))
+
+
+CATEGORIES = [("light_revision", light_revision), ("moderate_revision", moderate_revision),
+              ("heavy_revision", heavy_revision)]
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _in_range(doc, lo, hi):
+    return lo <= make_set.words_of(doc) <= hi
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", required=True,
+                    help="python-doc | debian-handbook | licenses | dir:PATH")
+    ap.add_argument("--out", required=True, help="output directory (must not exist or be empty)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--sources", type=int, default=100, help="registered documents")
+    ap.add_argument("--per-category", type=int, default=20, help="tests per revision category")
+    ap.add_argument("--unrelated", type=int, default=200, help="unrelated (negative) tests")
+    ap.add_argument("--min-words", type=int, default=150)
+    ap.add_argument("--max-words", type=int, default=400)
+    ap.add_argument("--thesaurus", default=THESAURUS, help="MyThes .dat file")
+    args = ap.parse_args()
+
+    rng = random.Random(args.seed)
+    files = make_set.load_corpus(args.corpus)  # repeated paragraphs already dropped
+    lex = Lexicon(load_thesaurus(args.thesaurus), load_dict_words(), files)
+
+    # Candidate documents: consecutive paragraphs of one file, min..max words.
+    cands = []
+    for fi, paras in enumerate(files):
+        for d in make_set.cut_documents([paras], args.min_words, args.max_words):
+            if _in_range(d, args.min_words, args.max_words):
+                cands.append((fi, d))
+    rng.shuffle(cands)
+    n_filler = max(3, args.sources // 10)
+    if len(cands) < args.sources + n_filler + 1:
+        sys.exit(f"make_short_set: corpus {args.corpus} yields {len(cands)} documents of "
+                 f"{args.min_words}-{args.max_words} words; need {args.sources + n_filler + 1}")
+    sources = cands[:args.sources]
+    src_files = {fi for fi, _ in sources}
+    rest = cands[args.sources:]
+    # Foreign sentences for heavy revisions: from other files than the sources if possible.
+    rest.sort(key=lambda c: c[0] in src_files)  # stable: keeps the shuffled order
+    filler = rest[:n_filler]
+    filler_sents = [s for _, d in filler for sents in sentences(d) for s in sents
+                    if 8 <= _nwords(s) <= 35 and s[-1:] in ".!?"]
+    if not filler_sents:
+        sys.exit("make_short_set: no filler sentences")
+
+    # Negatives: unused paragraphs sharing no 8-word run with a source, cut into documents;
+    # those of a source's file first (same chapter or page, hence same topic).
+    used = {p for _, d in sources + filler for p in d}
+    src_grams = set()
+    for _, d in sources:
+        for p in d:
+            src_grams |= make_set._shingles(p)
+    same, other = [], []
+    for fi, paras in enumerate(files):
+        free = [p for p in paras if p not in used and not (make_set._shingles(p) & src_grams)]
+        docs = [d for d in make_set.cut_documents([free], args.min_words, args.max_words)
+                if _in_range(d, args.min_words, args.max_words)]
+        (same if fi in src_files else other).extend(docs)
+    rng.shuffle(same)
+    rng.shuffle(other)
+    negatives = (same + other)[:args.unrelated]
+    n_same = min(len(same), len(negatives))
+
+    os.makedirs(os.path.join(args.out, "sources"), exist_ok=True)
+    os.makedirs(os.path.join(args.out, "tests"), exist_ok=True)
+    src_names = []
+    for i, (_, d) in enumerate(sources):
+        name = f"s{i + 1:04d}.txt"
+        make_set.write_doc(os.path.join(args.out, "sources", name), d)
+        src_names.append(name)
+
+    rows = []
+    for cat, fn in CATEGORIES:
+        for _ in range(args.per_category):
+            si = rng.randrange(len(sources))
+            rows.append((cat, src_names[si], fn(sources[si][1], rng, lex, filler_sents)))
+    for d in negatives:
+        rows.append(("unrelated_same_topic", "-", d))
+    rng.shuffle(rows)  # test names reveal nothing about the category
+
+    with open(os.path.join(args.out, "truth.tsv"), "w", encoding="utf-8", newline="\n") as t:
+        t.write("# test_file\tcategory\tsource_file\tviolation\n")
+        for i, (cat, src, paras) in enumerate(rows):
+            name = f"t{i + 1:04d}.txt"
+            make_set.write_doc(os.path.join(args.out, "tests", name), paras)
+            t.write(f"{name}\t{cat}\t{src}\t{0 if src == '-' else 1}\n")
+    src_words = sum(make_set.words_of(d) for _, d in sources)
+    with open(os.path.join(args.out, "corpus.txt"), "w", encoding="utf-8", newline="\n") as f:
+        f.write(f"corpus={args.corpus} seed={args.seed} sources={len(sources)} "
+                f"source_words={src_words} words={args.min_words}-{args.max_words} "
+                f"tests={len(rows)} unrelated={len(negatives)} same_file={n_same}\n")
+    print(f"make_short_set: {args.corpus}: {len(sources)} sources ({src_words} words), "
+          f"{len(rows)} tests ({len(negatives)} unrelated, {n_same} from a source's file) "
+          f"-> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,120 @@
+#include "core/verify.h"
+
+#include <numeric>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+// Grams 1000, 1001, ... : a text whose k-grams are all distinct.
+std::vector<uint32_t> Seq(uint32_t first, uint32_t n) {
+  std::vector<uint32_t> v(n);
+  std::iota(v.begin(), v.end(), first);
+  return v;
+}
+
+Verification Check(const std::vector<uint32_t>& test, const std::vector<uint32_t>& reg,
+                 VerifyOptions o = {}) {
+  TestGrams t;
+  t.Build(test);
+  Verification v;
+  Verify(t, reg, o, &v);
+  return v;
+}
+
+TEST(VerifyTest, AnExactCopyIsOnePassageWithRatioOne) {
+  const auto text = Seq(1000, 50);
+  Verification v = Check(text, text);
+  EXPECT_EQ(v.test_grams, 50u);
+  EXPECT_EQ(v.matched_test_grams, 50u);
+  EXPECT_DOUBLE_EQ(v.Ratio(), 1.0);
+  EXPECT_DOUBLE_EQ(v.Containment(), 1.0);
+  ASSERT_EQ(v.passages.size(), 1u);
+  EXPECT_EQ(v.passages[0].test_begin, 0u);
+  EXPECT_EQ(v.passages[0].test_end, 50u);
+  EXPECT_EQ(v.passages[0].registered_begin, 0u);
+  EXPECT_EQ(v.passages[0].registered_end, 50u);
+  EXPECT_EQ(v.longest_passage, 50u);
+}
+
+TEST(VerifyTest, ChangedWordsInsideAPassageDoNotSplitIt) {
+  // The test is a 40-gram excerpt (registered grams 10..49) in which two words were
+  // replaced: each breaks 3 grams (new hashes 9000+).
+  const auto reg = Seq(1000, 60);
+  std::vector<uint32_t> test(reg.begin() + 10, reg.begin() + 50);
+  for (int j : {12, 13, 14, 25, 26, 27}) test[j] = 9000 + j;
+  Verification v = Check(test, reg);
+  EXPECT_EQ(v.matched_test_grams, 34u);
+  EXPECT_NEAR(v.Ratio(), 34.0 / 40, 1e-12);
+  EXPECT_NEAR(v.Containment(), 34.0 / 60, 1e-12);
+  ASSERT_EQ(v.passages.size(), 1u) << "gaps of 3 grams are bridged";
+  EXPECT_EQ(v.passages[0].test_begin, 0u);
+  EXPECT_EQ(v.passages[0].test_end, 40u);
+  EXPECT_EQ(v.passages[0].registered_begin, 10u);
+  EXPECT_EQ(v.passages[0].registered_end, 50u);
+}
+
+TEST(VerifyTest, AGapWiderThanTheLimitSplitsThePassage) {
+  const auto reg = Seq(1000, 40);
+  std::vector<uint32_t> test = reg;
+  for (int j = 15; j < 27; ++j) test[j] = 9000 + j;  // 12 unmatched grams
+  VerifyOptions o;
+  o.max_gap_grams = 8;
+  Verification v = Check(test, reg, o);
+  ASSERT_EQ(v.passages.size(), 2u);
+  EXPECT_EQ(v.passages[0].test_end, 15u);
+  EXPECT_EQ(v.passages[1].test_begin, 27u);
+}
+
+TEST(VerifyTest, ReorderedHalvesAreTwoPassagesInTestOrder) {
+  const auto reg = Seq(1000, 40);
+  std::vector<uint32_t> test(reg.begin() + 20, reg.end());
+  test.insert(test.end(), reg.begin(), reg.begin() + 20);
+  Verification v = Check(test, reg);
+  EXPECT_DOUBLE_EQ(v.Ratio(), 1.0);
+  ASSERT_EQ(v.passages.size(), 2u);
+  EXPECT_EQ(v.passages[0].registered_begin, 20u);
+  EXPECT_EQ(v.passages[1].registered_begin, 0u);
+}
+
+TEST(VerifyTest, IsolatedCommonGramsAreSharedButNotMatched) {
+  const auto reg = Seq(1000, 30);
+  std::vector<uint32_t> test = Seq(5000, 30);
+  test[3] = reg[17];  // stock phrases, scattered without order
+  test[20] = reg[2];
+  Verification v = Check(test, reg);
+  EXPECT_EQ(v.shared_test_grams, 2u);
+  EXPECT_EQ(v.shared_registered_grams, 2u);
+  EXPECT_EQ(v.matched_test_grams, 0u);
+  EXPECT_EQ(v.matched_registered_grams, 0u);
+  EXPECT_DOUBLE_EQ(v.Ratio(), 0.0);
+  EXPECT_TRUE(v.passages.empty());
+  EXPECT_EQ(v.longest_passage, 1u);
+}
+
+TEST(VerifyTest, UnrelatedAndEmptyTextsMatchNothing) {
+  Verification v = Check(Seq(1000, 20), Seq(5000, 20));
+  EXPECT_EQ(v.matched_test_grams, 0u);
+  EXPECT_DOUBLE_EQ(v.Ratio(), 0.0);
+  v = Check({}, Seq(5000, 20));
+  EXPECT_EQ(v.test_grams, 0u);
+  EXPECT_DOUBLE_EQ(v.Ratio(), 0.0);
+  v = Check(Seq(1000, 20), {});
+  EXPECT_DOUBLE_EQ(v.Containment(), 0.0);
+}
+
+TEST(VerifyTest, RepeatedGramsAreCountedOncePerPosition) {
+  // The test repeats the registered text twice: every test gram matches.
+  const auto reg = Seq(1000, 25);
+  std::vector<uint32_t> test = reg;
+  test.insert(test.end(), reg.begin(), reg.end());
+  Verification v = Check(test, reg);
+  EXPECT_EQ(v.matched_test_grams, 50u);
+  EXPECT_EQ(v.matched_registered_grams, 25u);
+  EXPECT_EQ(v.passages.size(), 2u);
+}
+
+}  // namespace
+}  // namespace cops
