@@ -264,6 +264,7 @@ json CheckJson(const v1::CheckDocumentReply& r) {
           {"format", r.format()},
           {"charset", r.charset()},
           {"offsets_in_extracted_text", r.offsets_in_extracted_text()},
+          {"verified", r.verified()},
           {"matches", std::move(matches)},
           {"params",
            {{"chunking", p.chunking()},
@@ -275,7 +276,8 @@ json CheckJson(const v1::CheckDocumentReply& r) {
             {"min_passage_units", p.min_passage_units()},
             {"sample_size", p.sample_size()},
             {"sample_seed", p.sample_seed()},
-            {"want_spans", p.want_spans()}}}};
+            {"want_spans", p.want_spans()},
+            {"verify_k", p.verify_k()}}}};
 }
 
 // One passage of the test document with a little context, the matched part marked.
@@ -305,8 +307,12 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text) {
   const bool tty = isatty(STDOUT_FILENO);
   std::cout << (r.violation() ? "VIOLATION" : "no violation") << ": " << r.matches_size()
             << " registered document(s) share passages; test document has " << r.total_chunks()
-            << " chunks, " << r.selected_chunks() << " selected";
+            << " chunks, " << r.selected_chunks() << " looked up";
   if (r.sampled()) std::cout << " (sampled, error " << r.sampling_error() << ")";
+  if (r.verified()) {
+    std::cout << "; verified on " << r.considered_chunks() << " word " << r.params().verify_k()
+              << "-grams";
+  }
   std::cout << "\n";
   for (const v1::Match& m : r.matches()) {
     std::printf("\n#%llu %s%s%s  ratio %.3f  containment %.3f  matched %u/%u  %s\n",

@@ -283,18 +283,22 @@ class Lexicon:
         pl = self._inflect(w, "s")
         return (w, pl) if pl else None
 
-    def synonyms(self, w, cue):
+    def synonyms(self, w, cue, loose=False):
         """Synonyms (already inflected like w) of the lowercase word w after a word of the
         given cue (see _cue).
 
         Of the senses the thesaurus lists for w (for the parts of speech its ending and the
         cue allow), the one whose synonyms the corpus uses most is taken, so that a technical
         word gets its technical sense; only synonyms that the corpus itself uses are offered,
-        so that they read naturally in context."""
-        key = (w, cue)
+        so that they read naturally in context. With `loose`, a verb, adjective or adverb
+        none of whose synonyms the corpus uses gets the first two synonyms of its first
+        fitting sense (the thesaurus lists the commonest sense first), as a person rewording
+        everything reaches for less usual words; nouns, which carry the technical meaning,
+        are left alone."""
+        key = (w, cue, loose)
         if key in self._cache:
             return self._cache[key]
-        best, best_score = [], 1
+        best, best_score, first = [], 1, None
         for lemma, kind in self._lemmas(w):
             meanings = self.thes.get(lemma)
             if not meanings:
@@ -310,12 +314,22 @@ class Lexicon:
                     if self.words is not None and s not in self.words:
                         continue
                     f = self._inflect(s, kind)
-                    if f and f != w and f not in cands and \
-                            self.low.get(f, 0) + self.low.get(s, 0) >= 2:
+                    if not f or f == w or f in cands:
+                        continue
+                    if self.low.get(f, 0) + self.low.get(s, 0) >= 2:
                         cands.append(f)
+                    elif first is None and loose and pos != "noun" and \
+                            self.words is not None:
+                        first = [f] + [g for g in (self._inflect(x, kind) for x in syns
+                                                   if x != s and x != lemma and
+                                                   not _similar(x, lemma) and
+                                                   x not in STOP_WORDS and x in self.words)
+                                       if g and g != w][:1]
                 score = max((self.low.get(f, 0) for f in cands), default=0)
                 if cands and score > best_score:
                     best, best_score = cands, score
+        if not best and first:
+            best = first
         self._cache[key] = best
         return best
 
@@ -328,7 +342,7 @@ def _is_content(word):
     return len(word) >= 3 and word.lower() not in STOP_WORDS
 
 
-def substitute_synonyms(doc, rng, fraction, lex):
+def substitute_synonyms(doc, rng, fraction, lex, loose=False):
     """Replaces `fraction` of the content words of doc (those with a synonym at least) by
     synonyms; the same word in the same role is always replaced by the same synonym."""
     toks = [p.split() for p in doc]
@@ -348,20 +362,24 @@ def substitute_synonyms(doc, rng, fraction, lex):
             sentence_start = ti == 0 or ts[ti - 1][-1:] in ".!?:"
             if (prev, lw) in _IDIOMS or (lw, nxt) in _IDIOMS or nxt in _PARTICLES:
                 continue  # fixed phrase or phrasal verb
-            if lex.term(prev, lw) or lex.term(lw, nxt):
-                continue  # technical term
+            if lex.term(prev, lw) and lex.ordinary(prev) or \
+                    lex.term(lw, nxt) and lex.ordinary(nxt):
+                continue  # technical term (a name next to a word does not make one)
             if not (word.islower() or (sentence_start and word[0].isupper() and
                                        word[1:].islower())):
                 continue  # a name, an acronym
-            if lex.ordinary(lw) and lex.synonyms(lw, _cue(prev)):
-                slots.append((pi, ti, _cue(prev)))
+            cue = _cue(prev)
+            if not cue and nxt in _DETERMINERS and lw.endswith(("s", "ed")):
+                cue = "verb"  # "X requires a", "Y stored the": a verb, not a noun
+            if lex.ordinary(lw) and lex.synonyms(lw, cue, loose):
+                slots.append((pi, ti, cue))
     n = min(len(slots), round(fraction * content))
     chosen = {}
     for pi, ti, cue in sorted(rng.sample(slots, n)):
         pre, word, post = _TOKEN_RE.fullmatch(toks[pi][ti]).groups()
         key = (word.lower(), cue)
         if key not in chosen:
-            chosen[key] = rng.choice(lex.synonyms(word.lower(), cue))
+            chosen[key] = rng.choice(lex.synonyms(word.lower(), cue, loose))
         syn = chosen[key]
         if word[0].isupper():
             syn = syn[0].upper() + syn[1:]
@@ -651,7 +669,8 @@ _REWORDINGS = {
     "will not": "won't", "would not": "wouldn't", "should not": "shouldn't",
     "has not": "hasn't", "have not": "haven't", "was not": "wasn't", "it's": "it is",
     "don't": "do not", "doesn't": "does not", "there's": "there is", "you're": "you are",
-    "can't": "cannot",
+    "can't": "cannot", "has been": "was", "have been": "were", "if": ("when", "in case"),
+    "when": ("whenever", "once", "if"),
 }
 # Words after which, or before which, a rewording does not fit ("how many", "the only",
 # "each other", "whether or not").
@@ -667,8 +686,19 @@ _REWORD_NOT_AFTER = {
              "of", "different", "common", "possible", "various", "such"},
     "it is": {"as", "that", "what", "whether", "if"}, "there is": {"whether", "if"},
     "there are": {"whether", "if"},
+    "if": {"as", "even", "only", "check", "checks", "checking", "see", "sees", "know",
+           "knows", "test", "tests", "determine", "determines", "ask", "asks", "find",
+           "tell", "tells", "matter", "wonder", "decide", "decides", "whether", "what",
+           "and", "or", "than", "but"},
+    "when": {"even", "only", "except", "know", "knows", "see", "check", "decide",
+             "decides", "determine", "determines", "and", "or", "than", "but", "time",
+             "times", "case", "cases", "moment", "point"},
 }
 _REWORD_NOT_BEFORE = {"each": {"other"}, "whether": {"or"}, "within": {"a", "an"},
+                      "if": {"any", "not", "so", "necessary", "needed", "possible",
+                             "required", "desired", "present", "available", "given",
+                             "specified", "omitted", "true", "false", "set", "none"},
+                      "when": {"to"},
                       "it is": {"not", "a", "an", "the"}, "also": {"be", "been"},
                       "there is": {"a", "an"}}
 _REWORDING_RE = re.compile(
@@ -826,13 +856,18 @@ def drop_modifiers(doc, rng, lex, p):
 
 _INSERT_AFTER_MODAL = ["simply", "also", "then", "still", "easily", "normally", "actually",
                        "just", "usually", "always"]
-_INSERT_ADJECTIVES = ["actual", "whole", "given", "specific", "relevant", "main", "usual",
+_INSERT_ADJECTIVES = ["actual", "whole", "given", "specific", "relevant", "usual",
                       "respective", "corresponding", "particular", "underlying", "entire",
                       "present", "required"]
 _INSERT_AT_END = ["as well", "in this case", "in practice", "here", "in general", "too",
                   "as a rule", "in most cases", "of course", "by default", "in the end",
                   "at this point", "if needed", "as usual"]
 _MODALS = frozenset("can could will would should must may might cannot".split())
+
+
+def _adverb_like(w):
+    return w.endswith("ly") or w in _DROP_ADVERBS or w in _INSERT_AFTER_MODAL or \
+        w in _ADVERBS or w in ("not", "never", "often")
 
 
 def insert_phrases(doc, rng, lex, n):
@@ -849,9 +884,12 @@ def insert_phrases(doc, rng, lex, n):
                     cands.append((pi, i, "end"))
                 continue
             lw = g[1].lower()
-            if lw in _MODALS:
+            if lw in _MODALS and not _adverb_like(nxt[1]):
                 cands.append((pi, i, "modal"))
-            elif lw in ("is", "are") and nxt[1] not in ("not", "a", "an", "the"):
+            elif lw in ("and", "but") and i > 0 and ts[i - 1][-1:].isalpha():
+                cands.append((pi, i, lw))
+            elif lw in ("is", "are") and nxt[1] not in ("not", "a", "an", "the") and \
+                    not _adverb_like(nxt[1]):
                 cands.append((pi, i, "be"))
             elif lw == "the" and nxt[1] not in STOP_WORDS and len(nxt[1]) >= 3:
                 cands.append((pi, i, "the"))
@@ -860,8 +898,18 @@ def insert_phrases(doc, rng, lex, n):
             if g and g[2] == "." and g[1].islower():
                 cands.append((pi, len(ts) - 1, "end"))
     ins = {}
-    for pi, i, kind in rng.sample(cands, min(n, len(cands))):
-        if kind == "modal":
+    rng.shuffle(cands)
+    ends = 0
+    for pi, i, kind in cands:
+        if len(ins) == n:
+            break
+        if kind == "end":
+            ends += 1
+            if ends > 1:
+                continue  # one closing phrase at most: more reads like a tic
+        if kind in ("and", "but"):
+            ins[pi, i] = rng.choice(["also", "then"] if kind == "and" else ["still", "also"])
+        elif kind == "modal":
             ins[pi, i] = rng.choice(_INSERT_AFTER_MODAL)
         elif kind == "be":
             ins[pi, i] = rng.choice(_ADVERBS)
@@ -980,6 +1028,88 @@ def change_number(doc, rng, lex, p):
     return out
 
 
+def reduce_relatives(doc, rng, lex, p):
+    """'an agent which is written in' -> 'an agent written in', ', which are X-ed' ->
+    ', X-ed', with probability p."""
+    out = []
+    for para in doc:
+        ts, res, i = para.split(), [], 0
+        while i < len(ts):
+            if i + 2 < len(ts) and ts[i] in ("which", "that") and \
+                    ts[i + 1] in ("is", "are", "was", "were") and i > 0:
+                g = _parse(ts[i + 2])
+                if g and not g[0] and g[1].islower() and _is_content(g[1]) and \
+                        (g[1].endswith("ed") and "verb" in lex.pos(g[1]) or
+                         lex.is_pos(g[1], "adj")) and rng.random() < p:
+                    i += 2
+                    continue
+            res.append(ts[i])
+            i += 1
+        out.append(" ".join(res))
+    return out
+
+
+def determiners(doc, rng, lex, p):
+    """'the' before a noun mentioned earlier -> 'this'/'these'; 'the' before a plural noun
+    dropped ('the files are' -> 'files are'); each with probability p."""
+    out, seen = [], set()
+    for para in doc:
+        ts = para.split()
+        res = []
+        for i, t in enumerate(ts):
+            g = _parse(ts[i + 1]) if i + 1 < len(ts) else None
+            if t in ("the", "The") and g and not g[0] and g[1].islower() and \
+                    _is_content(g[1]) and lex.is_pos(g[1], "noun", 0.6) and \
+                    rng.random() < p:
+                nxt = _plain(ts, i + 2)
+                forms = lex.plural(g[1])
+                plural = forms is not None and g[1] == forms[1]
+                if plural and nxt != "of" and not _plain(ts, i - 1) in _PREPOSITIONS:
+                    ts[i + 1] = _cap(ts[i + 1]) if t == "The" else ts[i + 1]
+                    continue
+                if g[1] in seen:
+                    res.append(("These" if plural else "This") if t == "The" else
+                               ("these" if plural else "this"))
+                    continue
+            g0 = _parse(t)
+            if g0 and g0[1].islower():
+                seen.add(g0[1])
+            res.append(t)
+        out.append(" ".join(res))
+    return out
+
+
+_WE = {"you": "we", "your": "our", "yours": "ours", "yourself": "ourselves",
+       "yourselves": "ourselves", "you're": "we're", "you'll": "we'll", "you've": "we've",
+       "you'd": "we'd"}
+_SUBJECT_AFTER = frozenset("if when once unless that and or but so because since as before "
+                           "after until while where then whenever although though which "
+                           "what how why whether".split())
+
+
+def switch_person(doc, rng, lex, p):
+    """Addresses the reader as 'we' rather than 'you' ('you can' -> 'we can', 'allows you
+    to' -> 'allows us to', 'your' -> 'our'), each occurrence with probability p."""
+    out = []
+    for para in doc:
+        ts = para.split()
+        for i, t in enumerate(ts):
+            m = re.fullmatch(r"([(\"']*)([A-Za-z']+)([.,;:!?)\"']*)", t)
+            if not m or m.group(2).lower() not in _WE or rng.random() >= p:
+                continue
+            w = m.group(2).lower()
+            new = _WE[w]
+            if w == "you" and not (i == 0 or ts[i - 1][-1:] in ".!?:,;" or
+                                   _plain(ts, i - 1) in _SUBJECT_AFTER) or \
+                    w == "you" and m.group(3) and m.group(3) not in ",":
+                new = "us"  # an object
+            if m.group(2)[0].isupper():
+                new = _cap(new)
+            ts[i] = m.group(1) + new + m.group(3)
+        out.append(" ".join(ts))
+    return out
+
+
 def passive_get(doc, rng, lex, p):
     """'is configured' -> 'gets configured', 'are kept' -> 'get kept' with probability p."""
     out = []
@@ -1042,14 +1172,19 @@ def _rewrite(src, rng, lex, filler_sents, k):
         insert_words(doc, rng, lex)
     reword(doc, rng, 0.5 + 0.4 * k)
     paras = join(doc)
+    if rng.random() < k:
+        paras = switch_person(paras, rng, lex, 0.9)
     paras = drop_modifiers(paras, rng, lex, 0.6 * k)
     paras = of_genitive(paras, rng, lex, 0.8 * k)
     paras = swap_coordination(paras, rng, lex, 0.7 * k)
-    paras = change_number(paras, rng, lex, 0.4 * k)
+    paras = change_number(paras, rng, lex, 0.6 * k)
     paras = passive_get(paras, rng, lex, 0.5 * k)
+    paras = reduce_relatives(paras, rng, lex, 0.8 * k)
+    paras = determiners(paras, rng, lex, 0.4 * k)
+    paras = substitute_synonyms(paras, rng, min(1.0, rng.uniform(0.35, 0.45) + 0.6 * k), lex,
+                                loose=k >= 0.7)
     words = sum(_nwords(p) for p in paras)
-    paras = insert_phrases(paras, rng, lex, round(rng.uniform(0.03, 0.08) * k * words))
-    return substitute_synonyms(paras, rng, min(1.0, rng.uniform(0.35, 0.45) + 0.6 * k), lex)
+    return insert_phrases(paras, rng, lex, round(rng.uniform(0.05, 0.10) * k * words))
 
 
 def moderate_revision(src, rng, lex, filler_sents):

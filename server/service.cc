@@ -96,6 +96,7 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
   reply->set_charset(result.charset);
   const bool in_text = SpansIndexExtractedText(result.format);
   reply->set_offsets_in_extracted_text(in_text);
+  reply->set_verified(report.verified);
   for (size_t i = 0; i < report.matches.size(); ++i) {
     const DocumentMatch& m = report.matches[i];
     const DocumentRecord& r = result.records[i];
@@ -139,6 +140,7 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
   p->set_min_passage_units(options.min_passage_units);
   p->set_sample_size(asked.sample_size());
   p->set_sample_seed(asked.sample_seed());
+  p->set_verify_k(params.verify_k);
   p->set_want_spans(options.want_spans);
 }
 

@@ -18,6 +18,7 @@ ChunkingParams Sample() {
   p.enhancements.min_sentence_words = 4;
   p.enhancements.drop_stop_words = true;
   p.key_id = "0123456789abcdef";
+  p.verify_k = 0;  // sentence units: no verification grams
   return p;
 }
 
@@ -51,6 +52,42 @@ TEST(ChunkingParamsTest, EncodeDecodeRoundTrip) {
   EXPECT_EQ(decoded->Fingerprint(), p.Fingerprint());
 }
 
+TEST(ChunkingParamsTest, WithoutVerificationTheEncodingIsTheOneOlderIndexesRecorded) {
+  // Indexes created before verification recorded encoding version 1: the same parameters
+  // with verify_k = 0 must encode byte for byte the same, or those indexes would no
+  // longer open.
+  ChunkingParams old = Sample();
+  old.verify_k = 0;
+  const std::string enc = old.Encode();
+  EXPECT_EQ(enc[0], 1);
+  auto decoded = ChunkingParams::Decode(enc);
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->verify_k, 0u);
+  EXPECT_EQ(*decoded, old);
+
+  ChunkingParams verified = old;
+  verified.verify_k = 3;
+  EXPECT_EQ(verified.Encode(), "\x02" + enc.substr(1) + std::string("\x03\0\0\0", 4));
+  decoded = ChunkingParams::Decode(verified.Encode());
+  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  EXPECT_EQ(decoded->verify_k, 3u);
+  EXPECT_NE(verified.Describe().find("verify_k=3"), std::string::npos);
+  EXPECT_EQ(old.Describe().find("verify_k"), std::string::npos);
+}
+
+TEST(ChunkingParamsTest, VerificationNeedsWordUnitsAndASmallK) {
+  ChunkingParams p;
+  p.verify_k = 1;
+  EXPECT_NE(p.Validate().message().find("verify_k"), absl::string_view::npos);
+  p.verify_k = 9;
+  EXPECT_FALSE(p.Validate().ok());
+  p.verify_k = 3;
+  p.unit = UnitKind::kSentence;
+  EXPECT_NE(p.Validate().message().find("word units"), absl::string_view::npos);
+  p.verify_k = 0;
+  EXPECT_TRUE(p.Validate().ok());
+}
+
 TEST(ChunkingParamsTest, DecodeRejectsMalformed) {
   std::string enc = Sample().Encode();
   EXPECT_FALSE(ChunkingParams::Decode("").ok());
@@ -68,7 +105,7 @@ TEST(ChunkingParamsTest, DecodeRejectsMalformed) {
 
 TEST(ChunkingParamsTest, FingerprintChangesWithEveryField) {
   const ChunkingParams base = Sample();
-  std::vector<ChunkingParams> variants(12, base);
+  std::vector<ChunkingParams> variants(13, base);
   variants[0].unit = UnitKind::kWord;
   variants[1].strategy = ChunkStrategy::kOverlapping;
   variants[2].k = 8;
@@ -81,6 +118,7 @@ TEST(ChunkingParamsTest, FingerprintChangesWithEveryField) {
   variants[9].enhancements.drop_stop_words = false;
   variants[10].key_id = "fedcba9876543210";
   variants[11].normalization_version = kNormalizationVersion + 1;
+  variants[12].verify_k = 3;
   for (const ChunkingParams& v : variants) {
     EXPECT_NE(v.Fingerprint(), base.Fingerprint()) << v.DiffWith(base);
     EXPECT_FALSE(v.DiffWith(base).empty());

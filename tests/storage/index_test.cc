@@ -302,6 +302,76 @@ TEST(IndexTest, UnregisterRemovesPostingsRecordTextAndMaps) {
   EXPECT_TRUE(HasAllPostings(*index, fa, again->id));
 }
 
+TEST(IndexTest, VerificationGramsAreStoredWithTheDocumentAndRemovedWithIt) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Sub("db")));
+  DocumentFingerprint fa = MakeFingerprint(1, 10);
+  fa.grams = {0, 1, 0xABCDEF, 0xFFFFFF, 0x123456, 0x123456};
+  const DocumentFingerprint fb = MakeFingerprint(2, 10);  // no grams
+  DocId a = index->Register(MakeRecord("a"), fa, "text a")->id;
+  DocId b = index->Register(MakeRecord("b"), fb, "text b")->id;
+  std::vector<std::vector<uint32_t>> grams;
+  const std::vector<DocId> ids = {b, a, 999};
+  ASSERT_TRUE(index->GetGrams(ids, &grams).ok());
+  ASSERT_EQ(grams.size(), 3u);
+  EXPECT_TRUE(grams[0].empty());
+  EXPECT_EQ(grams[1], fa.grams);
+  EXPECT_TRUE(grams[2].empty());
+
+  ASSERT_TRUE(index->Unregister(a).ok());
+  ASSERT_TRUE(index->GetGrams(ids, &grams).ok());
+  EXPECT_TRUE(grams[1].empty()) << "unregistering removes the grams";
+
+  // They survive a reopen like every acknowledged registration.
+  const DocId c = index->Register(MakeRecord("c"), fa, "text c")->id;
+  index.reset();
+  index = OpenOrDie(Options(dir.Sub("db")));
+  const std::vector<DocId> one = {c};
+  ASSERT_TRUE(index->GetGrams(one, &grams).ok());
+  EXPECT_EQ(grams[0], fa.grams);
+}
+
+TEST(IndexTest, AnIndexWithoutTheGramsFamilyOpensReadOnlyAndReadsNoGrams) {
+  // Indexes (and snapshots) made before verification have no "verify" column family.
+  TempDir dir;
+  const std::string path = dir.Sub("db");
+  DocumentFingerprint fa = MakeFingerprint(1, 10);
+  fa.grams = {7, 8, 9};
+  {
+    auto index = OpenOrDie(Options(path));
+    ASSERT_TRUE(index->Register(MakeRecord("a"), fa, "text a").ok());
+  }
+  {
+    rocksdb::DB* raw = nullptr;
+    std::vector<std::string> names;
+    ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> d;
+    for (const std::string& n : names) d.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, d, &handles, &raw).ok());
+    for (auto* h : handles) {
+      if (h->GetName() == "verify") {
+        ASSERT_TRUE(raw->DropColumnFamily(h).ok());
+      }
+    }
+    for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+    delete raw;
+  }
+  IndexOptions ro = Options(path);
+  ro.read_only = true;
+  auto index = OpenOrDie(ro);
+  ASSERT_NE(index, nullptr);
+  std::vector<std::vector<uint32_t>> grams;
+  const std::vector<DocId> ids = {1};
+  ASSERT_TRUE(index->GetGrams(ids, &grams).ok());
+  EXPECT_TRUE(grams[0].empty());
+  EXPECT_TRUE(index->GetDocument(1).ok());
+  index.reset();
+  // A writable open creates the family again.
+  index = OpenOrDie(Options(path));
+  ASSERT_NE(index, nullptr);
+}
+
 TEST(IndexTest, RetryWithSameExternalIdReturnsTheSameDocument) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Sub("db")));
