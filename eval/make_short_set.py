@@ -290,11 +290,12 @@ class Lexicon:
         Of the senses the thesaurus lists for w (for the parts of speech its ending and the
         cue allow), the one whose synonyms the corpus uses most is taken, so that a technical
         word gets its technical sense; only synonyms that the corpus itself uses are offered,
-        so that they read naturally in context. With `loose`, a verb, adjective or adverb
-        none of whose synonyms the corpus uses gets the first two synonyms of its first
-        fitting sense (the thesaurus lists the commonest sense first), as a person rewording
-        everything reaches for less usual words; nouns, which carry the technical meaning,
-        are left alone."""
+        so that they read naturally in context. With `loose` (1), a verb, adjective or
+        adverb none of whose synonyms the corpus uses gets the first two synonyms of its
+        first fitting sense (the thesaurus lists the commonest sense first), as a person
+        rewording everything reaches for less usual words; nouns, which carry the technical
+        meaning, are left alone, but with `loose` 2 those the corpus seldom uses (not terms
+        of the field) are treated in the same way."""
         key = (w, cue, loose)
         if key in self._cache:
             return self._cache[key]
@@ -318,8 +319,9 @@ class Lexicon:
                         continue
                     if self.low.get(f, 0) + self.low.get(s, 0) >= 2:
                         cands.append(f)
-                    elif first is None and loose and pos != "noun" and \
-                            self.words is not None:
+                    elif first is None and self.words is not None and \
+                            (loose and pos != "noun" or loose == 2 and
+                             self.low.get(w, 0) + self.low.get(lemma, 0) <= 30):
                         first = [f] + [g for g in (self._inflect(x, kind) for x in syns
                                                    if x != s and x != lemma and
                                                    not _similar(x, lemma) and
@@ -591,12 +593,27 @@ def swap_clauses(doc, rng, lex, done=None):
     return True
 
 
-def delete_sentence(doc, rng, lex):
+_CODE_TOKEN_RE = re.compile(r"[/_=<>{}\[\]@\\|#$%&*~^]|\w\.\w|\w\(|\d|^\W*[A-Z0-9]{2,}\W*$|"
+                            r"^\W*[a-z]+[A-Z]")
+
+
+def _code_tokens(text):
+    """Tokens of text that look like code, paths, addresses, numbers or acronyms."""
+    return sum(1 for t in text.split() if _CODE_TOKEN_RE.search(t))
+
+
+def delete_sentence(doc, rng, lex, technical=False):
+    """Deletes a sentence (not the only one of its paragraph); with `technical`, one full
+    of code, paths, addresses or acronyms more likely, as a person shortening a text
+    drops references and examples first."""
     cands = [(pi, si) for pi, sents in enumerate(doc) if len(sents) > 1
              for si in range(len(sents))]
-    c = _pick(rng, cands)
-    if not c:
+    if not cands:
         return False
+    if technical:
+        c = rng.choices(cands, [1 + 2 * _code_tokens(doc[pi][si]) for pi, si in cands])[0]
+    else:
+        c = rng.choice(cands)
     del doc[c[0]][c[1]]
     return True
 
@@ -670,7 +687,18 @@ _REWORDINGS = {
     "has not": "hasn't", "have not": "haven't", "was not": "wasn't", "it's": "it is",
     "don't": "do not", "doesn't": "does not", "there's": "there is", "you're": "you are",
     "can't": "cannot", "has been": "was", "have been": "were", "if": ("when", "in case"),
-    "when": ("whenever", "once", "if"),
+    "when": ("whenever", "once", "if"), "the same as": "identical to",
+    "is the same": "is identical", "are the same": "are identical",
+    "the same": ("an identical", "the identical"), "be used to": "serve to",
+    "be used for": "serve for", "be used": ("be employed", "be utilized"),
+    "is used": ("is employed", "is utilized"), "are used": ("are employed", "are utilized"),
+    "was used": "was employed", "were used": "were employed", "been used": "been employed",
+    "one of the": "among the", "need to be": "must be", "needs to be": "must be",
+    "note that": ("notice that", "keep in mind that", "bear in mind that"),
+    "take a look at": ("look at", "examine"), "and so on": ("etc.", "and the like"),
+    "on the other hand": "conversely", "as opposed to": "rather than",
+    "in this section": ("here", "in this part"), "the use of": "using", "here is": "this is",
+    "as well": "too", "in other words": "that is",
 }
 # Words after which, or before which, a rewording does not fit ("how many", "the only",
 # "each other", "whether or not").
@@ -690,6 +718,12 @@ _REWORD_NOT_AFTER = {
            "knows", "test", "tests", "determine", "determines", "ask", "asks", "find",
            "tell", "tells", "matter", "wonder", "decide", "decides", "whether", "what",
            "and", "or", "than", "but"},
+    "one of the": {"only", "any", "each", "every", "is", "as", "no"},
+    "need to be": {"not", "to", "don't", "doesn't", "will", "would", "may", "might", "no",
+                   "the", "a", "an"},
+    "needs to be": {"not", "to", "will", "would", "may", "might", "no"},
+    "as well": {"just", "might", "may", "could", "would"},
+    "the use of": {"by", "with", "in", "of", "on", "for", "to", "and", "or"},
     "when": {"even", "only", "except", "know", "knows", "see", "check", "decide",
              "decides", "determine", "determines", "and", "or", "than", "but", "time",
              "times", "case", "cases", "moment", "point"},
@@ -699,7 +733,7 @@ _REWORD_NOT_BEFORE = {"each": {"other"}, "whether": {"or"}, "within": {"a", "an"
                              "required", "desired", "present", "available", "given",
                              "specified", "omitted", "true", "false", "set", "none"},
                       "when": {"to"},
-                      "it is": {"not", "a", "an", "the"}, "also": {"be", "been"},
+                      "also": {"be", "been"}, "as well": {"as"},
                       "there is": {"a", "an"}}
 _REWORDING_RE = re.compile(
     r"\b(" + "|".join(re.escape(k) for k in sorted(_REWORDINGS, key=len, reverse=True))
@@ -711,14 +745,20 @@ def _word_before(s, i):
     return m.group(1).lower() if m else ""
 
 
-def reword(doc, rng, p):
+_REWORD_BEFORE_NOUN = frozenset(["the same"])
+
+
+def reword(doc, rng, p, lex):
     """Applies each common rewording found in the text with probability p."""
     def fn(m):
         text, s = m.group(0), m.string
         key = text.lower()
         after = re.match(r"\s+([A-Za-z']+)", s[m.end():])
+        nxt = after.group(1).lower() if after else ""
         if rng.random() >= p or _word_before(s, m.start()) in _REWORD_NOT_AFTER.get(key, ()) \
-                or (after and after.group(1).lower() in _REWORD_NOT_BEFORE.get(key, ())):
+                or nxt in _REWORD_NOT_BEFORE.get(key, ()) or \
+                key in _REWORD_BEFORE_NOUN and not (nxt and not s[m.end():].startswith((",", "."))
+                                                    and lex.is_pos(nxt, "noun", 0.6)):
             return text
         b = _REWORDINGS[key]
         if isinstance(b, tuple):
@@ -1143,10 +1183,10 @@ def light_revision(src, rng, lex, filler_sents):
         e(doc, rng, lex)
     if rng.random() < 0.5:
         delete_sentence(doc, rng, lex)
-    paras = join(doc)
-    if rng.random() < 0.5:
-        paras = insert_phrases(paras, rng, lex, rng.randint(1, 2))
-    return substitute_synonyms(paras, rng, rng.uniform(0.20, 0.25), lex)
+    reword(doc, rng, 0.3, lex)
+    paras = drop_modifiers(join(doc), rng, lex, 0.15)
+    paras = substitute_synonyms(paras, rng, rng.uniform(0.20, 0.25), lex)
+    return insert_phrases(paras, rng, lex, rng.randint(1, 3))
 
 
 def _rewrite(src, rng, lex, filler_sents, k):
@@ -1155,9 +1195,9 @@ def _rewrite(src, rng, lex, filler_sents, k):
     modifiers dropped, phrases reordered, words inserted and inflected, synonyms."""
     doc = sentences(src)
     n_sent = sum(len(s) for s in doc)
-    for _ in range(max(1, round(rng.uniform(0.10, 0.15 + 0.15 * k) * n_sent))):
+    for _ in range(max(1, round(rng.uniform(min(0.15, 0.05 + 0.1 * k), min(0.30, 0.15 + 0.15 * k)) * n_sent))):
         if rng.random() < 0.75:
-            delete_sentence(doc, rng, lex)
+            delete_sentence(doc, rng, lex, technical=True)
         else:
             delete_phrase(doc, rng, lex)
     reorder_sentences(doc, rng, lex)
@@ -1170,29 +1210,29 @@ def _rewrite(src, rng, lex, filler_sents, k):
         rng.choice([swap_clauses, turn_around])(doc, rng, lex, turned)
     for _ in range(rng.randint(1, 1 + round(2 * k))):
         insert_words(doc, rng, lex)
-    reword(doc, rng, 0.5 + 0.4 * k)
+    reword(doc, rng, 0.5 + 0.4 * k, lex)
     paras = join(doc)
     if rng.random() < k:
         paras = switch_person(paras, rng, lex, 0.9)
-    paras = drop_modifiers(paras, rng, lex, 0.6 * k)
-    paras = of_genitive(paras, rng, lex, 0.8 * k)
-    paras = swap_coordination(paras, rng, lex, 0.7 * k)
-    paras = change_number(paras, rng, lex, 0.6 * k)
-    paras = passive_get(paras, rng, lex, 0.5 * k)
-    paras = reduce_relatives(paras, rng, lex, 0.8 * k)
-    paras = determiners(paras, rng, lex, 0.4 * k)
+    paras = drop_modifiers(paras, rng, lex, min(0.8, 0.6 * k))
+    paras = of_genitive(paras, rng, lex, min(0.9, 0.8 * k))
+    paras = swap_coordination(paras, rng, lex, min(0.8, 0.7 * k))
+    paras = change_number(paras, rng, lex, min(0.8, 0.6 * k))
+    paras = passive_get(paras, rng, lex, min(0.7, 0.5 * k))
+    paras = reduce_relatives(paras, rng, lex, min(0.9, 0.8 * k))
+    paras = determiners(paras, rng, lex, min(0.6, 0.4 * k))
     paras = substitute_synonyms(paras, rng, min(1.0, rng.uniform(0.35, 0.45) + 0.6 * k), lex,
-                                loose=k >= 0.7)
+                                loose=2 if k >= 1.0 else 1 if k >= 0.7 else 0)
     words = sum(_nwords(p) for p in paras)
-    return insert_phrases(paras, rng, lex, round(rng.uniform(0.05, 0.10) * k * words))
+    return insert_phrases(paras, rng, lex, round(rng.uniform(0.06, 0.12) * k * words))
 
 
 def moderate_revision(src, rng, lex, filler_sents):
-    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.3, 0.5))
+    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.15, 0.35))
 
 
 def heavy_revision(src, rng, lex, filler_sents):
-    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.8, 1.0))
+    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.8, 1.7))
 
 
 CATEGORIES = [("light_revision", light_revision), ("moderate_revision", moderate_revision),

@@ -182,8 +182,20 @@ absl::StatusOr<HashKey> NewKey() {
   return HashKey::FromBytes(std::string_view(reinterpret_cast<const char*>(bytes), sizeof bytes));
 }
 
+// The parameters a rotation builds the next generation with: the old ones under the new
+// key, brought up to this build's normalization version and, for word units, with
+// verification grams. A rotation is thus also how an index created by an older build is
+// upgraded in place (docs/security.md, "Rotating the hashing key").
+ChunkingParams RotatedParams(ChunkingParams p, const HashKey& key) {
+  p.key_id = key.Id();
+  p.normalization_version = kNormalizationVersion;
+  if (p.unit == UnitKind::kWord && p.verify_k == 0) p.verify_k = kDefaultVerifyK;
+  return p;
+}
+
 // <data-dir>/params records the chunking parameters including the key id; after a switch
-// it must name the new key. Rewritten atomically when it differs; absent is fine.
+// it must name the new key and the rotated parameters. Rewritten atomically when its key
+// differs; absent is fine.
 absl::Status RekeyRecordedParams(const fs::path& data_dir, const HashKey& key) {
   const fs::path path = data_dir / "params";
   std::error_code ec;
@@ -199,7 +211,7 @@ absl::Status RekeyRecordedParams(const fs::path& data_dir, const HashKey& key) {
     return absl::DataLossError(path.string() + ": " + std::string(params.status().message()));
   }
   if (params->key_id == key.Id()) return absl::OkStatus();
-  params->key_id = key.Id();
+  *params = RotatedParams(*params, key);
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
   for (unsigned char b : params->Encode()) {
@@ -383,8 +395,7 @@ absl::StatusOr<KeyRotationProgress> IndexGenerations::StartRotation(
   new_gen->key_id = key.Id();
   IndexOptions options = index_options_;
   options.path = (dir / IndexDirName(n)).string();
-  options.params = old_gen->index->params();
-  options.params.key_id = key.Id();
+  options.params = RotatedParams(old_gen->index->params(), key);
   absl::Status opened = [&]() -> absl::Status {
     COPS_RETURN_IF_ERROR(SyncDir(dir));
     COPS_ASSIGN_OR_RETURN(new_gen->index, Index::Open(options));

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 const char* const kChunkingFlags[] = {"unit",           "strategy",       "k",
                                       "selection",      "p",              "w",
                                       "drop-numbers",   "min-word-chars", "min-sentence-words",
-                                      "drop-stop-words"};
+                                      "drop-stop-words", "verify-k"};
 
 std::string Trim(std::string s) {
   size_t b = 0, e = s.size();
@@ -123,6 +123,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("min-sentence-words", c.min_sentence_words,
          "New index: drop sentences with fewer words (0 = keep)");
   flag("drop-stop-words", c.drop_stop_words, "New index: drop English stop words");
+  option("verify-k", c.verify_k,
+         "New index: words per verification gram (complete fingerprint of each document, "
+         "~3 bytes per word; 0 = none, decide on the sampled chunks alone)");
   option("max-document-bytes", c.max_document_bytes, "Largest document accepted, bytes");
   option("max-message-bytes", c.max_message_bytes, "Largest gRPC message, bytes");
   option("bulk-window-documents", c.bulk_window_documents,
@@ -261,8 +264,11 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
     p.enhancements.min_sentence_words = config.min_sentence_words;
   }
   if (given("drop-stop-words")) p.enhancements.drop_stop_words = config.drop_stop_words;
+  if (given("verify-k")) p.verify_k = config.verify_k;
   // Verification grams are word grams: an index of other units is created without them.
-  if (*is_new && p.unit != UnitKind::kWord) p.verify_k = 0;
+  if (*is_new && p.unit != UnitKind::kWord && !config.explicit_chunking.count("verify-k")) {
+    p.verify_k = 0;
+  }
   p.key_id = key.Id();
   if (!*is_new && !(p == base)) {
     return absl::FailedPreconditionError(

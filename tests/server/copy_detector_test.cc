@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include <cctype>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -68,6 +69,56 @@ class CopyDetectorTest : public ::testing::Test {
   std::unique_ptr<CopyDetector> detector_;
   std::vector<DocId> ids_;
 };
+
+// `text` with every `nth` word (counting from 0) replaced by a word of its own.
+std::string Reword(const std::string& text, int nth) {
+  std::string out, word;
+  int i = 0;
+  auto flush = [&] {
+    if (word.empty()) return;
+    out += (i++ % nth == nth - 1) ? "zq" + std::to_string(i) : word;
+    word.clear();
+  };
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += c;
+    } else {
+      flush();
+      out += c;
+    }
+  }
+  flush();
+  return out;
+}
+
+TEST_F(CopyDetectorTest, ARevisedCopyIsVerifiedAsOnePassageWithBothSpans) {
+  // Every sixth word changed: a few of the source's stored 5-word chunks survive to make it
+  // a candidate; half of the 3-word grams survive, and every gap is one word, so
+  // verification sees the whole text as one passage.
+  const std::string& body = Corpus()[2].body;
+  const std::string revised = Reword(body, 6);
+  CheckResult r = MustCheck(revised);
+  EXPECT_TRUE(r.report.verified);
+  ASSERT_FALSE(r.report.matches.empty());
+  const DocumentMatch& top = r.report.matches.front();
+  EXPECT_EQ(top.doc_id, ids_[2]);
+  EXPECT_TRUE(top.violation);
+  EXPECT_GT(top.ratio, 0.4);
+  EXPECT_LT(top.ratio, 0.6);
+  ASSERT_EQ(top.spans.size(), 1u);
+  const Span& span = top.spans[0];
+  EXPECT_LT(span.test_start, 20u);
+  EXPECT_GT(span.test_end, revised.size() - 40);
+  ASSERT_TRUE(span.has_registered);
+  EXPECT_LT(span.registered_start, span.registered_end);
+  EXPECT_LE(span.registered_end, body.size());
+  EXPECT_GT(span.registered_end - span.registered_start, body.size() / 2);
+  // No other registered text shares that much.
+  for (size_t i = 1; i < r.report.matches.size(); ++i) {
+    EXPECT_FALSE(r.report.matches[i].violation)
+        << r.report.matches[i].doc_id << " ratio " << r.report.matches[i].ratio;
+  }
+}
 
 TEST_F(CopyDetectorTest, ExactCopyIsAViolationWithSpansOverTheWholeText) {
   const std::string body = Corpus()[1].body;

@@ -13,7 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "core/params.h"
 #include "grpcpp/grpcpp.h"
+#include "rocksdb/db.h"
 #include "gtest/gtest.h"
 #include "proto/cops.grpc.pb.h"
 #include "proto/cops_admin.grpc.pb.h"
@@ -250,6 +252,70 @@ TEST_F(IndexGenerationsTest, RotationKeepsIdsChangesKeyAndForgetsTheOldOne) {
   EXPECT_FALSE(fs::exists(dir_ / "index.1"));
   EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.2 hash_key.2\n");
   EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[2]});
+}
+
+// Turns the (empty) data directory into what a build before verification and
+// normalization version 3 created: both copies of the parameters say so.
+void MakeDataDirOfAnOlderBuild(const fs::path& dir) {
+  const std::string hex = ReadAll(dir / "params");
+  std::string bytes;
+  for (size_t i = 0; i + 1 < hex.size() && hex[i] != '\n'; i += 2) {
+    bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  ChunkingParams params = ChunkingParams::Decode(bytes).value();
+  params.normalization_version = 2;
+  params.verify_k = 0;
+  const std::string encoded = params.Encode();
+  std::string out;
+  for (unsigned char b : encoded) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  std::ofstream(dir / "params", std::ios::trunc) << out << "\n";
+  rocksdb::DB* raw = nullptr;
+  std::vector<std::string> names;
+  const std::string path = (dir / "index").string();
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
+  EXPECT_TRUE(raw->Put(rocksdb::WriteOptions(), "chunking_params", encoded).ok());
+  for (auto* h : handles) {
+    if (h->GetName() == "verify") {
+      EXPECT_TRUE(raw->DropColumnFamily(h).ok());
+    }
+  }
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+  delete raw;
+}
+
+TEST_F(IndexGenerationsTest, AnIndexOfAnOlderBuildKeepsWorkingAndARotationUpgradesIt) {
+  Start();
+  Stop();
+  MakeDataDirOfAnOlderBuild(dir_);
+  Start();
+  EXPECT_EQ(Stats().chunking().find("verify_k"), std::string::npos) << Stats().chunking();
+  EXPECT_NE(Stats().chunking().find("norm=2"), std::string::npos) << Stats().chunking();
+  std::vector<uint64_t> ids;
+  for (uint32_t seed = 1; seed <= 4; ++seed) {
+    ids.push_back(Register(Prose(seed, 300), "paper " + std::to_string(seed)));
+  }
+  const std::string copy = "Intro of my own. " + Prose(2, 300).substr(0, 900);
+  ASSERT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[1]}) << "the old index still works";
+
+  RotateAndWait();
+  const std::string chunking = Stats().chunking();
+  EXPECT_NE(chunking.find("verify_k=3"), std::string::npos) << chunking;
+  EXPECT_NE(chunking.find("norm=3"), std::string::npos) << chunking;
+  EXPECT_EQ(Stats().documents(), 4u);
+  EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[1]});
+  // The upgrade is recorded: a restart opens the new generation under the new parameters.
+  Stop();
+  Start();
+  EXPECT_NE(Stats().chunking().find("verify_k=3"), std::string::npos);
+  EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[1]});
 }
 
 TEST_F(IndexGenerationsTest, WritesDuringRotationArePresentOrAbsentAfterwards) {
