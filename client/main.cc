@@ -482,6 +482,8 @@ int RunStats(const Globals& g) {
              std::vector<uint32_t>(s->postings_files_per_level().begin(),
                                    s->postings_files_per_level().end())},
             {"pending_compaction_bytes", s->pending_compaction_bytes()},
+            {"postings_disk_bytes", s->postings_disk_bytes()},
+            {"verify_disk_bytes", s->verify_disk_bytes()},
             {"running_compactions", s->running_compactions()},
             {"bulk_loading", s->bulk_loading()}};
   if (g.json) {

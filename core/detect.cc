@@ -147,6 +147,10 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   if (!full_lookup) {
     std::erase_if(sampled.matches, [](const DocumentMatch& m) { return m.matched_chunks < 2; });
   }
+  if (options.candidates_out != nullptr) {
+    options.candidates_out->clear();
+    for (const DocumentMatch& m : sampled.matches) options.candidates_out->push_back(m.doc_id);
+  }
 
   // 2. Records of the best candidates; filtered ones give their place to the next.
   const size_t want = options.max_candidates == 0 ? sampled.matches.size()

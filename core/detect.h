@@ -64,6 +64,9 @@ struct DetectOptions {
   // Verified candidates at most, the best by sampled matched chunks.
   uint32_t max_candidates = 200;
   VerifyOptions verify;
+  // When set, receives the ids of the candidates the first stage found (before records
+  // and verification): the evaluation measures the candidate stage's recall with it.
+  std::vector<DocId>* candidates_out = nullptr;
 };
 
 // Test documents of at most this many chunks are looked up in full (every chunk, not the

@@ -22,7 +22,7 @@ namespace cops {
 
 struct VerifyOptions {
   // Largest run of unmatched grams, in either document, that a passage bridges.
-  uint32_t max_gap_grams = 8;
+  uint32_t max_gap_grams = 12;
   // Largest difference between the two documents' advances at one step of a passage: a
   // substituted word moves both alike, an inserted or deleted one shifts them by one. A
   // chain of stock phrases that recur all over a text (a licence's "Source Code Form")

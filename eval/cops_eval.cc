@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "eval/eval_set.h"
+#include "core/status_macros.h"
 #include "eval/evaluator.h"
 
 namespace cops::eval {
@@ -85,8 +86,12 @@ int RunCheck(const std::string& sources, const std::string& tests, const std::st
   std::cout << "setting: " << setting->Describe() << "\n"
             << "sources: " << set->sources.size() << ", tests: " << set->tests.size()
             << ", stored chunks: " << run->source_stored_chunks << "/" << run->source_total_chunks
-            << " = " << Pct(run->StoredRatio()) << "\n\n";
-  std::cout << CategoryTable(Score(*set, *run, t));
+            << " = " << Pct(run->StoredRatio()) << "\n";
+  if (setting->params.verify_k > 0) {
+    std::cout << "candidate recall (true sources among the first stage's candidates): "
+              << F3(CandidateRecall(*set, *run)) << "\n";
+  }
+  std::cout << "\n" << CategoryTable(Score(*set, *run, t));
   if (scan) {
     double best = ChooseThreshold(*set, *run);
     Metrics m = Score(*set, *run, best);
@@ -96,11 +101,11 @@ int RunCheck(const std::string& sources, const std::string& tests, const std::st
   }
   if (!decisions.empty()) {
     std::ofstream out(decisions);
-    out << "# test_file\tcategory\tdecided\tsource_ratio\tother_ratio\n";
+    out << "# test_file\tcategory\tdecided\tsource_ratio\tother_ratio\tsource_candidate\n";
     for (size_t i = 0; i < set->tests.size(); ++i) {
       const TestScore& s = run->scores[i];
       out << set->tests[i].name << "\t" << set->tests[i].category << "\t" << s.decided << "\t"
-          << s.source_ratio << "\t" << s.other_ratio << "\n";
+          << s.source_ratio << "\t" << s.other_ratio << "\t" << s.source_candidate << "\n";
     }
     if (!out) return Fail(absl::InternalError("cannot write " + decisions));
   }
@@ -235,8 +240,100 @@ std::vector<std::pair<std::string, Setting>> EnhancementVariants(const Setting& 
   return v;
 }
 
+// The threshold of 0.01..0.95 with the best overall F1 (ties: the lower threshold).
+double BestF1Threshold(const EvalSet& set, const SettingRun& run) {
+  double best_t = 0.01, best_f1 = -1;
+  for (int i = 1; i <= 95; ++i) {
+    const double t = i / 100.0;
+    const double f1 = Score(set, run, t).overall.F1();
+    if (f1 > best_f1 + 1e-12) {
+      best_f1 = f1;
+      best_t = t;
+    }
+  }
+  return best_t;
+}
+
+// Categories of `set` that expect violations, in first-seen order.
+std::vector<std::string> PositiveCategories(const EvalSet& set) {
+  std::vector<std::string> out;
+  for (const TestDoc& t : set.tests) {
+    if (t.expected_violation && std::find(out.begin(), out.end(), t.category) == out.end()) {
+      out.push_back(t.category);
+    }
+  }
+  return out;
+}
+
+// The project defaults, the defaults without verification, and the plain baseline (every
+// word 3-gram, no sampling, no verification: the containment of the test's 3-grams in a
+// source) on one set. The baseline is shown at its own best threshold.
+absl::Status ComparisonTable(const EvalSet& set, std::ostream& o) {
+  const std::vector<std::string> cats = PositiveCategories(set);
+  Setting defaults;
+  Setting sampled = defaults;
+  sampled.params.verify_k = 0;
+  Setting baseline = sampled;
+  baseline.params.k = 3;
+  baseline.params.selection = SelectionKind::kAll;
+  struct Row {
+    std::string name;
+    Setting setting;
+    bool own_threshold;
+  };
+  const std::vector<Row> rows = {
+      {"defaults: candidates from the sampled index, verified on word 3-grams", defaults, false},
+      {"sampled index alone (verification off)", sampled, false},
+      {"baseline: unsampled word-3-gram containment (own best threshold)", baseline, true}};
+  o << "| setting | threshold |";
+  for (const std::string& c : cats) o << " recall " << c << " |";
+  o << " false alarms | overall F1 | candidate recall |\n|---|---:|";
+  for (size_t i = 0; i < cats.size(); ++i) o << "---:|";
+  o << "---:|---:|---:|\n";
+  for (const Row& r : rows) {
+    COPS_ASSIGN_OR_RETURN(SettingRun run, RunSetting(set, r.setting));
+    const double t = r.own_threshold ? BestF1Threshold(set, run) : r.setting.options.threshold;
+    const Metrics m = Score(set, run, t);
+    o << "| " << r.name << " | " << t << " |";
+    for (const std::string& c : cats) {
+      const Counts* k = m.Find(c);
+      o << " " << (k ? F3(k->Recall()) : "-") << " |";
+    }
+    o << " " << m.false_alarms << "/" << m.negatives << " = " << Pct(m.FalseAlarmRate())
+      << " | " << F3(m.overall.F1()) << " | "
+      << (r.setting.params.verify_k ? F3(CandidateRecall(set, run)) : "-") << " |\n";
+  }
+  return absl::OkStatus();
+}
+
+// The defaults under `keys` hashing keys: each fresh index draws its own key, and with it
+// another sample of each document's chunks.
+absl::Status KeySpreadTable(const EvalSet& set, int keys, std::ostream& o) {
+  Setting defaults;
+  double lo = 2, hi = -1, cand_lo = 2;
+  int fa_hi = 0;
+  o << "| key | overall F1 | false alarms | candidate recall |\n|---:|---:|---:|---:|\n";
+  for (int k = 0; k < keys; ++k) {
+    COPS_ASSIGN_OR_RETURN(SettingRun run, RunSetting(set, defaults, NthEvalKey(k)));
+    const Metrics m = Score(set, run, defaults.options.threshold);
+    const double f1 = m.overall.F1();
+    const double cand = CandidateRecall(set, run);
+    lo = std::min(lo, f1);
+    hi = std::max(hi, f1);
+    cand_lo = std::min(cand_lo, cand);
+    fa_hi = std::max(fa_hi, m.false_alarms);
+    o << "| " << k << " | " << F3(f1) << " | " << m.false_alarms << "/" << m.negatives << " | "
+      << F3(cand) << " |\n";
+  }
+  o << "\nOver " << keys << " keys: overall F1 " << F3(lo) << " to " << F3(hi) << " (spread "
+    << F3(hi - lo) << "), at most " << fa_hi << " false alarms, candidate recall at least "
+    << F3(cand_lo) << ".\n";
+  return absl::OkStatus();
+}
+
 int RunReport(const std::string& main_dir, const std::string& heldout_dir,
-              const std::string& out_path, bool quick) {
+              const std::vector<std::string>& short_dirs, const std::string& out_path,
+              bool quick) {
   auto main_set = LoadEvalSetDir(main_dir);
   if (!main_set.ok()) return Fail(main_set.status());
   auto held = LoadEvalSetDir(heldout_dir);
@@ -251,11 +348,33 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
   o << "Main set: " << describe_set(*main_set) << ". Held-out set: " << describe_set(*held)
     << ".\n\n";
 
-  // 1. The sweep, without enhancements; each setting at its own best threshold.
+  // 0. Short revised texts: the pipeline's reason to verify.
+  for (const std::string& dir : short_dirs) {
+    auto set = LoadEvalSetDir(dir);
+    if (!set.ok()) return Fail(set.status());
+    std::string corpus;
+    std::ifstream(dir + "/corpus.txt") >> corpus;
+    o << "### Short revised texts: " << corpus << "\n\n" << describe_set(*set) << ".\n\n";
+    if (absl::Status st = ComparisonTable(*set, o); !st.ok()) return Fail(st);
+    o << "\nThe defaults under " << (quick ? 2 : 5) << " hashing keys:\n\n";
+    if (absl::Status st = KeySpreadTable(*set, quick ? 2 : 5, o); !st.ok()) return Fail(st);
+    o << "\n";
+    std::cerr << "cops-eval: short set " << dir << " done\n";
+  }
+  o << "### Defaults beside the baseline (main and held-out sets)\n\nMain set:\n\n";
+  if (absl::Status st = ComparisonTable(*main_set, o); !st.ok()) return Fail(st);
+  o << "\nHeld-out set:\n\n";
+  if (absl::Status st = ComparisonTable(*held, o); !st.ok()) return Fail(st);
+  o << "\n";
+
+  // 1. The sweep of the sampled index alone (the paper's study: verification off), without
+  // enhancements; each setting at its own best threshold.
   std::vector<Scored> sweep;
-  o << "### Sweep (main set, no enhancements, each setting at its best threshold)\n\n"
+  o << "### Sweep of the sampled index alone (main set, no verification, no enhancements, each "
+       "setting at its best threshold)\n\n"
     << kSweepHeader;
-  for (const Setting& s : SweepGrid(quick)) {
+  for (Setting s : SweepGrid(quick)) {
+    s.params.verify_k = 0;
     auto run = RunSetting(*main_set, s);
     if (!run.ok()) return Fail(run.status());
     sweep.push_back(Evaluate(*main_set, *std::move(run)));
@@ -321,14 +440,20 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
   o << "\nThe same for the paper's own setting (one sentence per chunk, all chunks):\n\n"
     << AffinityTable(paper_rows);
 
-  // 4. The chosen default on both sets (threshold fixed on the main set).
-  const Setting def = chosen->run.setting;
-  o << "\n### Chosen default: " << def.Describe() << ", threshold " << def.options.threshold
-    << "\n\nStored chunks: " << Pct(chosen->run.StoredRatio()) << " of all chunks.\n\n"
+  // 4. The project defaults on both sets: the chosen sampled index, verified, at the
+  // project's default threshold.
+  Setting def = chosen->run.setting;
+  def.params.verify_k = Setting{}.params.verify_k;
+  def.options.threshold = Setting{}.options.threshold;
+  auto def_run = RunSetting(*main_set, def);
+  if (!def_run.ok()) return Fail(def_run.status());
+  const Metrics def_metrics = Score(*main_set, *def_run, def.options.threshold);
+  o << "\n### Project defaults: " << def.Describe() << ", threshold " << def.options.threshold
+    << "\n\nStored chunks: " << Pct(def_run->StoredRatio()) << " of all chunks.\n\n"
     << "Main set:\n\n"
-    << CategoryTable(chosen->metrics);
+    << CategoryTable(def_metrics);
   int total = 0;
-  int agree = DecisionAgreement(*main_set, chosen->run, &total);
+  int agree = DecisionAgreement(*main_set, *def_run, &total);
   o << "MatchSet::Decide() at this threshold agrees with the scored decision on " << agree
     << "/" << total << " tests.\n\n";
   auto held_run = RunSetting(*held, def);
@@ -399,11 +524,13 @@ int main(int argc, char** argv) {
   report->add_option("--heldout", held_dir, "held-out set folder")->required();
   report->add_option("--out", out, "Markdown output file (default: stdout)");
   report->add_flag("--quick", quick, "a reduced grid (for smoke tests)");
+  std::vector<std::string> short_dirs;
+  report->add_option("--short", short_dirs, "short revised set folder (repeatable)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
   if (*check) return cops::eval::RunCheck(sources, tests, truth, spec, scan, decisions);
-  return cops::eval::RunReport(set_dir, held_dir, out, quick);
+  return cops::eval::RunReport(set_dir, held_dir, short_dirs, out, quick);
 }

@@ -19,8 +19,8 @@ namespace {
 // Thresholds are strictly positive; this one reports every matched document.
 constexpr double kTinyThreshold = 1e-9;
 
-absl::StatusOr<std::unique_ptr<Fingerprinter>> MakeFingerprinter(const Setting& s) {
-  HashKey key = EvalKey();
+absl::StatusOr<std::unique_ptr<Fingerprinter>> MakeFingerprinter(const Setting& s,
+                                                                  const HashKey& key) {
   ChunkingParams p = s.params;
   p.key_id = key.Id();
   return Fingerprinter::Create(p, key);
@@ -45,9 +45,12 @@ absl::Status RegisterSources(const EvalSet& set, const Fingerprinter& fingerprin
 // The server's detection pipeline (core/detect.h) over the in-memory index; `fp` comes
 // from TestPrint(). The in-memory source never fails.
 Report Check(const MemoryIndex& index, const Fingerprinter& fingerprinter,
-             const DocumentFingerprint& fp, const CheckOptions& options) {
+             const DocumentFingerprint& fp, const CheckOptions& options,
+             std::vector<DocId>* candidates = nullptr, const VerifyOptions& verify = {}) {
   DetectOptions o;
   o.check = options;
+  o.verify = verify;
+  o.candidates_out = candidates;
   absl::StatusOr<Report> r = Detect(fp, fingerprinter.params(), index, o);
   return r.ok() ? *std::move(r) : Report{};
 }
@@ -167,7 +170,8 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       COPS_ASSIGN_OR_RETURN(s.params.selection, ParseSelectionKind(val));
     } else if (key == "k" || key == "p" || key == "w" || key == "min_word_chars" ||
                key == "min_sentence_words" || key == "max_doc_frequency" ||
-               key == "min_passage_units" || key == "verify_k") {
+               key == "min_passage_units" || key == "verify_k" || key == "max_gap_grams" ||
+               key == "max_skew_grams" || key == "min_passage_grams") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -176,6 +180,9 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (key == "min_sentence_words") s.params.enhancements.min_sentence_words = u;
       if (key == "max_doc_frequency") s.options.max_doc_frequency = u;
       if (key == "min_passage_units") s.options.min_passage_units = u;
+      if (key == "max_gap_grams") s.verify.max_gap_grams = u;
+      if (key == "max_skew_grams") s.verify.max_skew_grams = u;
+      if (key == "min_passage_grams") s.verify.min_passage_grams = u;
       if (key == "verify_k") {
         s.params.verify_k = u;
         verify_given = true;
@@ -200,10 +207,36 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
 
 HashKey EvalKey() { return *HashKey::FromHex("000102030405060708090a0b0c0d0e0f"); }
 
+HashKey NthEvalKey(uint32_t n) {
+  if (n == 0) return EvalKey();
+  return *HashKey::FromHex(absl::StrFormat("%016x%016x", 0x5eed0000u + n, 0xc0ffee00u + n));
+}
+
+double CandidateRecall(const EvalSet& set, const SettingRun& run,
+                       const std::vector<std::string>& categories) {
+  int n = 0, found = 0;
+  for (size_t i = 0; i < set.tests.size(); ++i) {
+    const TestDoc& t = set.tests[i];
+    if (!t.expected_violation || t.source < 0) continue;
+    if (!categories.empty() &&
+        std::find(categories.begin(), categories.end(), t.category) == categories.end()) {
+      continue;
+    }
+    ++n;
+    found += run.scores[i].source_candidate;
+  }
+  return n ? double(found) / n : 1.0;
+}
+
 absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting) {
+  return RunSetting(set, setting, EvalKey());
+}
+
+absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting,
+                                      const HashKey& key) {
   auto t0 = std::chrono::steady_clock::now();
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
-                        MakeFingerprinter(setting));
+                        MakeFingerprinter(setting, key));
   MemoryIndex index;
   COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
   SettingRun run;
@@ -215,8 +248,15 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   for (const TestDoc& t : set.tests) {
     absl::Status s = TestPrint(*fingerprinter, t.text, &fp);
     if (!s.ok()) return absl::Status(s.code(), absl::StrCat("test ", t.name, ": ", s.message()));
-    Report every = Check(index, *fingerprinter, fp, all);
+    std::vector<DocId> candidates;
+    Report every = Check(index, *fingerprinter, fp, all, &candidates, setting.verify);
     TestScore score;
+    if (t.source >= 0) {
+      const DocId want = SourceId(t.source);
+      score.source_candidate =
+          std::find(candidates.begin(), candidates.end(), want) != candidates.end() ||
+          (!every.verified && RatioWith(every, want) > 0);
+    }
     for (const DocumentMatch& m : every.matches) {
       if (t.source >= 0 && m.doc_id == SourceId(t.source)) {
         score.source_ratio = m.ratio;
@@ -224,7 +264,8 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
         score.other_ratio = std::max(score.other_ratio, m.ratio);
       }
     }
-    score.decided = Check(index, *fingerprinter, fp, setting.options).violation;
+    score.decided =
+        Check(index, *fingerprinter, fp, setting.options, nullptr, setting.verify).violation;
     run.scores.push_back(score);
   }
   run.seconds =
@@ -315,7 +356,7 @@ double ChooseThreshold(const EvalSet& set, const SettingRun& run, int* band) {
 absl::StatusOr<AffinityRow> MeasureAffinity(const EvalSet& set, const Setting& setting,
                                             const std::string& name) {
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
-                        MakeFingerprinter(setting));
+                        MakeFingerprinter(setting, EvalKey()));
   MemoryIndex index;
   COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
   CheckOptions all = AllMatches(setting.options);
@@ -349,7 +390,7 @@ absl::StatusOr<std::vector<SamplingRow>> MeasureSampling(const EvalSet& set,
                                                          const std::vector<uint32_t>& ns,
                                                          int seeds) {
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
-                        MakeFingerprinter(setting));
+                        MakeFingerprinter(setting, EvalKey()));
   MemoryIndex index;
   COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
   const double t = setting.options.threshold;
@@ -401,7 +442,7 @@ absl::StatusOr<std::vector<SamplingRow>> MeasureSampling(const EvalSet& set,
 absl::StatusOr<SecurityResult> MeasureSecurity(const EvalSet& set, const Setting& setting,
                                                int documents) {
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
-                        MakeFingerprinter(setting));
+                        MakeFingerprinter(setting, EvalKey()));
   MemoryIndex index;
   COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
   DocumentFingerprint fp;

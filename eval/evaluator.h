@@ -33,6 +33,7 @@ namespace cops::eval {
 struct Setting {
   ChunkingParams params;  // key_id is overwritten with the evaluation key's
   CheckOptions options;   // options.threshold is what Decide() uses
+  VerifyOptions verify;   // passage chaining of the verification stage
   std::string Describe() const;  // params (without key and norm) and threshold
 };
 
@@ -49,6 +50,9 @@ struct TestScore {
   double source_ratio = 0;  // match ratio with the expected source (0 if none or unmatched)
   double other_ratio = 0;   // best match ratio with any other registered document
   bool decided = false;     // Report::violation at the setting's own threshold
+  // The expected source was among the candidates of the pipeline's first stage (with
+  // verification; else whether it was reported at all).
+  bool source_candidate = false;
 };
 
 struct SettingRun {
@@ -67,6 +71,18 @@ struct SettingRun {
 // max_results = 0 and the setting's min_passage_units, and a threshold just above zero, so
 // Score() can then evaluate any threshold; `decided` is recomputed at the real threshold.
 absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting);
+// The same under another hashing key (a fresh index draws a fresh key: the run-to-run
+// spread of the sampled selection).
+absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting,
+                                      const HashKey& key);
+
+// Share of the tests expecting a violation whose source was a candidate (TestScore::
+// source_candidate), over the tests of `categories` (all when empty).
+double CandidateRecall(const EvalSet& set, const SettingRun& run,
+                       const std::vector<std::string>& categories = {});
+
+// The n-th evaluation key (n = 0 is EvalKey()), for runs over several keys.
+HashKey NthEvalKey(uint32_t n);
 
 struct Counts {
   std::string category;

@@ -59,6 +59,62 @@ whose why will with within without would yet you your yours yourself yourselves
 make makes made making use used uses using please
 """.split())
 
+# Synonyms a person would use for common words of technical prose that the thesaurus gives
+# no fitting synonym for (by inflected form; used only where the thesaurus gives none).
+_EXTRA_SYNONYMS = {
+    "two": "2", "three": "3", "four": "4", "five": "5", "useful": ("helpful", "handy"),
+    "helpful": "useful", "automatically": ("by itself", "without intervention"),
+    "install": "set up", "installs": "sets up", "installation": ("setup", "set-up"),
+    "stored": ("kept", "saved"), "stores": ("keeps", "saves"), "storing": ("keeping", "saving"),
+    "kept": ("stored", "retained"), "written": ("composed", "authored"),
+    "include": "contain", "includes": "contains", "included": "contained",
+    "existing": ("current", "present"), "long": "lengthy", "complex": "complicated",
+    "complicated": "complex", "explicitly": "expressly", "tools": "utilities",
+    "tool": "utility", "computer": "machine", "computers": "machines",
+    "machines": "computers", "arbitrary": "any", "errors": "mistakes", "easier": "simpler",
+    "simpler": "easier", "simplest": "easiest", "basic": ("elementary", "simple"),
+    "built": ("constructed", "made"), "relevant": "pertinent", "avoid": "prevent",
+    "avoids": "prevents", "avoided": "prevented", "currently": ("presently", "at the moment"),
+    "empty": "blank", "together": "jointly", "sent": ("transmitted", "delivered"),
+    "interesting": "intriguing", "easily": ("readily", "with ease"),
+    "replaced": ("substituted", "superseded"), "replace": "substitute",
+    "replaces": "substitutes", "faster": "quicker", "generic": "general",
+    "enable": "activate", "enables": "activates", "enabled": "activated",
+    "across": "throughout", "older": "earlier", "accessible": "reachable",
+    "automatic": "automated", "major": "main", "manually": "by hand",
+    "advantage": "benefit", "shown": "displayed", "fully": "completely",
+    "exists": "is present", "ignored": "disregarded", "ignore": "disregard",
+    "latest": ("newest", "most recent"), "frequently": "often", "selected": "chosen",
+    "previously": "earlier", "documented": "described", "download": "fetch",
+    "downloaded": "fetched", "requested": "asked for", "greater": "larger",
+    "requirements": "needs", "careful": "cautious", "customize": ("tailor", "adjust"),
+    "customized": ("tailored", "adjusted"), "flexible": "adaptable",
+    "necessarily": "inevitably", "chosen": "picked", "widely": "broadly",
+    "popular": ("common", "widespread"), "disabled": ("turned off", "deactivated"),
+    "constructed": "built", "risk": "danger", "newer": "more recent",
+    "visible": "seen", "rarely": "seldom", "higher": "greater", "larger": "bigger",
+    "strict": "rigorous", "internally": "inside", "closed": "shut", "seen": "observed",
+    "initially": "at first", "straightforward": "simple", "sufficient": "enough",
+    "obvious": ("evident", "clear"), "critical": "crucial",
+    "temporary": "transient", "explained": "described", "explains": "describes",
+    "meant": "intended", "effectively": "in effect", "typical": ("common", "usual"),
+    "traditional": ("conventional", "classic"), "relatively": ("comparatively", "fairly"),
+    "specifically": "particularly", "impossible": "not possible",
+    "regularly": "routinely", "combination": "mix", "protect": ("safeguard", "shield"),
+    "safely": "securely", "personal": "private", "simultaneously": "at once",
+    "expensive": "costly", "unchanged": "untouched", "overview": "summary",
+    "numerous": "many", "occasionally": "at times", "rejected": ("refused", "declined"),
+    "retrieved": ("fetched", "obtained"), "notably": "especially",
+    "improved": ("better", "enhanced"), "fetch": "retrieve", "differ": "vary",
+    "differs": "varies", "already": "by now", "quite": "fairly", "interactive": "live",
+    "successful": "effective", "nice": "good", "convenience": "ease", "native": "built-in",
+    "warning": "caution",
+    "warnings": "cautions", "mechanism": "means",
+    "mechanisms": "means", "modify": "alter", "modified": "altered", "modifies": "alters",
+    "sometimes": "at times",
+}
+
+
 # Part-of-speech cues from the previous word, to pick the thesaurus sense of the right kind.
 _DETERMINERS = frozenset("the a an this that these those its their his her our your my each "
                          "every some any no another".split())
@@ -283,23 +339,19 @@ class Lexicon:
         pl = self._inflect(w, "s")
         return (w, pl) if pl else None
 
-    def synonyms(self, w, cue, loose=False):
+    def synonyms(self, w, cue):
         """Synonyms (already inflected like w) of the lowercase word w after a word of the
         given cue (see _cue).
 
         Of the senses the thesaurus lists for w (for the parts of speech its ending and the
         cue allow), the one whose synonyms the corpus uses most is taken, so that a technical
         word gets its technical sense; only synonyms that the corpus itself uses are offered,
-        so that they read naturally in context. With `loose` (1), a verb, adjective or
-        adverb none of whose synonyms the corpus uses gets the first two synonyms of its
-        first fitting sense (the thesaurus lists the commonest sense first), as a person
-        rewording everything reaches for less usual words; nouns, which carry the technical
-        meaning, are left alone, but with `loose` 2 those the corpus seldom uses (not terms
-        of the field) are treated in the same way."""
-        key = (w, cue, loose)
+        so that they read naturally in context. Common words of technical prose that get
+        no synonym that way get those of _EXTRA_SYNONYMS."""
+        key = (w, cue)
         if key in self._cache:
             return self._cache[key]
-        best, best_score, first = [], 1, None
+        best, best_score = [], 1
         for lemma, kind in self._lemmas(w):
             meanings = self.thes.get(lemma)
             if not meanings:
@@ -315,23 +367,15 @@ class Lexicon:
                     if self.words is not None and s not in self.words:
                         continue
                     f = self._inflect(s, kind)
-                    if not f or f == w or f in cands:
-                        continue
-                    if self.low.get(f, 0) + self.low.get(s, 0) >= 2:
+                    if f and f != w and f not in cands and \
+                            self.low.get(f, 0) + self.low.get(s, 0) >= 2:
                         cands.append(f)
-                    elif first is None and self.words is not None and \
-                            (loose and pos != "noun" or loose == 2 and
-                             self.low.get(w, 0) + self.low.get(lemma, 0) <= 30):
-                        first = [f] + [g for g in (self._inflect(x, kind) for x in syns
-                                                   if x != s and x != lemma and
-                                                   not _similar(x, lemma) and
-                                                   x not in STOP_WORDS and x in self.words)
-                                       if g and g != w][:1]
                 score = max((self.low.get(f, 0) for f in cands), default=0)
                 if cands and score > best_score:
                     best, best_score = cands, score
-        if not best and first:
-            best = first
+        if not best and w in _EXTRA_SYNONYMS:
+            extra = _EXTRA_SYNONYMS[w]
+            best = list(extra) if isinstance(extra, tuple) else [extra]
         self._cache[key] = best
         return best
 
@@ -344,7 +388,7 @@ def _is_content(word):
     return len(word) >= 3 and word.lower() not in STOP_WORDS
 
 
-def substitute_synonyms(doc, rng, fraction, lex, loose=False):
+def substitute_synonyms(doc, rng, fraction, lex):
     """Replaces `fraction` of the content words of doc (those with a synonym at least) by
     synonyms; the same word in the same role is always replaced by the same synonym."""
     toks = [p.split() for p in doc]
@@ -373,7 +417,7 @@ def substitute_synonyms(doc, rng, fraction, lex, loose=False):
             cue = _cue(prev)
             if not cue and nxt in _DETERMINERS and lw.endswith(("s", "ed")):
                 cue = "verb"  # "X requires a", "Y stored the": a verb, not a noun
-            if lex.ordinary(lw) and lex.synonyms(lw, cue, loose):
+            if lex.ordinary(lw) and lex.synonyms(lw, cue):
                 slots.append((pi, ti, cue))
     n = min(len(slots), round(fraction * content))
     chosen = {}
@@ -381,7 +425,7 @@ def substitute_synonyms(doc, rng, fraction, lex, loose=False):
         pre, word, post = _TOKEN_RE.fullmatch(toks[pi][ti]).groups()
         key = (word.lower(), cue)
         if key not in chosen:
-            chosen[key] = rng.choice(lex.synonyms(word.lower(), cue, loose))
+            chosen[key] = rng.choice(lex.synonyms(word.lower(), cue))
         syn = chosen[key]
         if word[0].isupper():
             syn = syn[0].upper() + syn[1:]
@@ -411,9 +455,9 @@ def _cap(text):
 
 def _decap(text, lex):
     """Lowercases the first word of text unless it is a name, an acronym or 'I'."""
-    m = re.match(r"[A-Za-z]+", text)
-    if m and m.group(0)[0].isupper() and m.group(0)[1:].islower() and \
-            lex.ordinary(m.group(0).lower()):
+    m = re.match(r"[A-Za-z]+(?=[\s,.;:!?)]|$)", text)
+    if m and (m.group(0) == "A" or m.group(0)[0].isupper() and m.group(0)[1:].islower() and
+              lex.ordinary(m.group(0).lower())):
         return text[0].lower() + text[1:]
     return text
 
@@ -618,11 +662,11 @@ def delete_sentence(doc, rng, lex, technical=False):
     return True
 
 
-def reorder_sentences(doc, rng, lex):
-    """Shuffles the sentences of each paragraph of 2+ sentences with probability 0.6."""
+def reorder_sentences(doc, rng, lex, p=0.6):
+    """Shuffles the sentences of each paragraph of 2+ sentences with probability p."""
     done = False
     for sents in doc:
-        if len(sents) > 1 and rng.random() < 0.6:
+        if len(sents) > 1 and rng.random() < p:
             old = list(sents)
             while sents == old:
                 rng.shuffle(sents)
@@ -698,7 +742,35 @@ _REWORDINGS = {
     "take a look at": ("look at", "examine"), "and so on": ("etc.", "and the like"),
     "on the other hand": "conversely", "as opposed to": "rather than",
     "in this section": ("here", "in this part"), "the use of": "using", "here is": "this is",
-    "as well": "too", "in other words": "that is",
+    "as well": "too", "in other words": "that is", "means that": "means",
+    "shows that": "shows", "ensures that": "ensures", "ensure that": "ensure",
+    "states that": "states", "says that": "says", "know that": "know",
+    "think that": "think", "assumes that": "assumes", "it will": "it'll",
+    "they will": "they'll", "we will": "we'll", "they are": "they're", "we are": "we're",
+    "they have": "they've", "we have": "we've", "that is": "that's", "what is": "what's",
+    "which": "that", "it": "this", "should": "ought to", "may": "might", "might": "may",
+    "but": "yet", "now": ("at present", "these days"), "while": ("whilst", "whereas"),
+    "a few": ("some", "several"), "a bit": "slightly", "in the case of": "for",
+    "as a result": "consequently", "as a consequence": "consequently",
+    "in practice": ("in reality", "practically"), "at the moment": "currently",
+    "for now": "for the time being", "in any case": "anyway", "even if": "even when",
+    "it is important to": "one should", "it is useful to": "it helps to",
+    "it is a good idea to": "it is wise to", "known as": "called",
+    "refers to": ("denotes", "means"), "refer to": ("denote", "mean"),
+    "consists of": ("comprises", "is made up of"), "consist of": ("comprise", "are made up of"),
+    "depends on": "relies on", "depend on": "rely on", "deals with": "handles",
+    "deal with": "handle", "is responsible for": "takes care of",
+    "are responsible for": "take care of", "takes care of": "handles",
+    "take care of": "handle", "set up": "configure", "find out": ("discover", "learn"),
+    "figure out": "work out", "look at": "examine", "look for": "search for",
+    "carry out": "perform", "get rid of": "remove", "make use of": "use",
+    "keep track of": "track", "a variety of": "various", "the rest of": "the remainder of",
+    "more than": "over", "less than": "under", "in terms of": "regarding",
+    "according to": ("as per", "following"), "apart from": "besides",
+    "except for": "apart from", "along with": "together with",
+    "together with": "along with", "as part of": "within", "by means of": ("using", "via"),
+    "thanks to": "owing to", "despite": "in spite of", "in spite of": "despite",
+    "whether or not": "whether",
 }
 # Words after which, or before which, a rewording does not fit ("how many", "the only",
 # "each other", "whether or not").
@@ -719,6 +791,12 @@ _REWORD_NOT_AFTER = {
            "tell", "tells", "matter", "wonder", "decide", "decides", "whether", "what",
            "and", "or", "than", "but"},
     "one of the": {"only", "any", "each", "every", "is", "as", "no"},
+    "but": {"not", "all", "anything", "nothing", "everything", "last", "none", "any"},
+    "now": {"right", "for", "until", "from", "by", "till", "just"},
+    "may": {"you", "we", "i"}, "set up": {"a", "the", "this", "an", "your", "our", "its"},
+    "look at": {"a", "quick", "closer", "close", "first", "the", "brief"},
+    "more than": {"no", "nothing", "much", "far", "even", "little"},
+    "less than": {"no", "much", "far", "even"}, "known as": {"well", "what"},
     "need to be": {"not", "to", "don't", "doesn't", "will", "would", "may", "might", "no",
                    "the", "a", "an"},
     "needs to be": {"not", "to", "will", "would", "may", "might", "no"},
@@ -733,7 +811,9 @@ _REWORD_NOT_BEFORE = {"each": {"other"}, "whether": {"or"}, "within": {"a", "an"
                              "required", "desired", "present", "available", "given",
                              "specified", "omitted", "true", "false", "set", "none"},
                       "when": {"to"},
-                      "also": {"be", "been"}, "as well": {"as"},
+                      "also": {"be", "been"}, "as well": {"as"}, "should": {"not"},
+                      "but": {"also", "not", "rather", "only", "even"},
+                      "now": {"that", "on"}, "more than": {"one"}, "less than": {"one"},
                       "there is": {"a", "an"}}
 _REWORDING_RE = re.compile(
     r"\b(" + "|".join(re.escape(k) for k in sorted(_REWORDINGS, key=len, reverse=True))
@@ -746,6 +826,10 @@ def _word_before(s, i):
 
 
 _REWORD_BEFORE_NOUN = frozenset(["the same"])
+_REWORD_AFTER_NOUN = frozenset(["which"])  # 'the file which' -> 'the file that', not ', which'
+_REWORD_CAPITAL = frozenset(["it"])  # only 'It' opening a sentence -> 'This'
+_REWORD_NOT_BEFORE.update({"that is": {"to", "not", "a", "an", "the", "used", "why"},
+                           "we have": {"to", "been", "no"}, "they have": {"to", "been"}})
 
 
 def reword(doc, rng, p, lex):
@@ -758,7 +842,13 @@ def reword(doc, rng, p, lex):
         if rng.random() >= p or _word_before(s, m.start()) in _REWORD_NOT_AFTER.get(key, ()) \
                 or nxt in _REWORD_NOT_BEFORE.get(key, ()) or \
                 key in _REWORD_BEFORE_NOUN and not (nxt and not s[m.end():].startswith((",", "."))
-                                                    and lex.is_pos(nxt, "noun", 0.6)):
+                                                    and lex.is_pos(nxt, "noun", 0.6)) or \
+                key in _REWORD_AFTER_NOUN and not (
+                    re.search(r"[a-z] $", s[:m.start()]) and
+                    _word_before(s, m.start()) not in STOP_WORDS and
+                    lex.is_pos(_word_before(s, m.start()), "noun", 0.6)) or \
+                key in _REWORD_CAPITAL and not (text[0].isupper() and
+                                                re.search(r"(^|[.!?] )$", s[:m.start()])):
             return text
         b = _REWORDINGS[key]
         if isinstance(b, tuple):
@@ -805,6 +895,87 @@ def turn_around(doc, rng, lex, done=None):
     if done is not None:
         done.add(s)
     return True
+
+
+_IRREGULAR_PARTICIPLES = {
+    "built": "build", "written": "write", "done": "do", "made": "make", "found": "find",
+    "given": "give", "known": "know", "seen": "see", "shown": "show", "taken": "take",
+    "kept": "keep", "set": "set", "run": "run", "put": "put", "sent": "send", "left": "leave",
+    "held": "hold", "read": "read", "chosen": "choose", "driven": "drive", "begun": "begin",
+    "brought": "bring", "bought": "buy", "caught": "catch", "thought": "think",
+    "told": "tell", "split": "split", "understood": "understand", "hidden": "hide",
+    "broken": "break", "frozen": "freeze", "forgotten": "forget", "got": "get",
+    "gotten": "get", "meant": "mean", "paid": "pay", "lost": "lose", "fed": "feed",
+    "led": "lead", "bound": "bind", "thrown": "throw", "drawn": "draw",
+    "overridden": "override", "rewritten": "rewrite", "rebuilt": "rebuild", "undone": "undo",
+    "withdrawn": "withdraw", "spent": "spend", "shut": "shut", "cut": "cut", "hit": "hit",
+}
+_PASSIVE_RE = re.compile(
+    r"(?P<subj>(?:[A-Z][\w\-]*|[A-Z])(?: [\w\-/.]+){0,5}?) "
+    r"(?P<aux>(?:can|could|must|should|may|might|will|would|cannot|can't) be|is|are|was|were)"
+    r"(?P<adv>(?: (?:only|also|then|not|never|easily|simply|usually|often|always|still|"
+    r"just|now|already|\w+ly))?) (?P<vbn>[a-z]+)(?P<rest>(?: .*)?)(?P<end>[.!?])")
+_NOT_SUBJECT = frozenset("is are was were be been can could must should may might will would "
+                         "cannot that which who when if because and or but since while has "
+                         "have had do does did not there it this these those they he she we "
+                         "you i one".split())
+
+
+_COORDINATED_VERB_RE = re.compile(
+    r"\b(and|or|but) (is|are|was|were|will|would|can|could|may|might|must|should|has|have|"
+    r"had|usually|often|then|also|not|\w+s)\b")
+
+
+def _participle_base(lex, w):
+    """The base form of the past participle w ('created' -> 'create'), or None."""
+    if w in _IRREGULAR_PARTICIPLES:
+        return _IRREGULAR_PARTICIPLES[w]
+    if lex.words is None or not w.endswith("ed"):
+        return None
+    for lemma, kind in lex._lemmas(w):
+        if kind == "ed" and lemma in lex.words and len(lemma) > 2 and \
+                any(pos == "verb" for pos, _ in lex.thes.get(lemma, ())):
+            return lemma
+    return None
+
+
+def passive_to_active(doc, rng, lex, p):
+    """Turns passive sentences with a short subject active, with probability p each:
+    'Hard links can only be created on the same filesystem.' -> 'One can only create hard
+    links on the same filesystem.'; 'The rsync command is used daily.' -> 'We use the rsync
+    command daily.'; 'The files were removed.' -> 'We removed the files.'"""
+    for sents in doc:
+        for si, s in enumerate(sents):
+            m = _PASSIVE_RE.fullmatch(s)
+            if not m or rng.random() >= p:
+                continue
+            subj, aux, adv, vbn = m.group("subj"), m.group("aux"), m.group("adv"), \
+                m.group("vbn")
+            rest = m.group("rest")
+            words = [w.lower() for w in subj.split()]
+            if any(w in _NOT_SUBJECT for w in words) or not _balanced(subj) or \
+                    words[0] in _PHRASE_STARTS or words[0].endswith(("ing", "ly")) or \
+                    lex.is_pos(words[0], "verb", 0.5) or \
+                    re.match(r" (\S+ ){0,2}by ", rest) or not _balanced(rest) or \
+                    _COORDINATED_VERB_RE.search(rest) or re.search(r"[,;:]$", subj):
+                continue  # a connective or a gerund, an agent, a second verb of subj
+            base = _participle_base(lex, vbn)
+            if not base:
+                continue
+            obj = _decap(subj, lex)
+            if aux in ("is", "are"):
+                verb = (["We"] if not adv.strip() else ["We", adv.strip()]) + [base]
+            elif aux in ("was", "were"):
+                if vbn in _IRREGULAR_PARTICIPLES:
+                    continue  # 'was written' -> 'wrote': past forms not known
+                verb = (["We"] if not adv.strip() else ["We", adv.strip()]) + [vbn]
+            else:
+                modal = aux.split()[0]
+                actor = rng.choice(["One", "We", "You"])
+                verb = [actor, modal] + ([adv.strip()] if adv.strip() else []) + [base]
+            if "not" in verb and aux in ("is", "are", "was", "were"):
+                continue  # 'We not use': needs 'do'
+            sents[si] = " ".join(verb + [obj]) + rest + m.group("end")
 
 
 _FRONT_PREPS = frozenset("in on for with by at from during under without after before "
@@ -895,13 +1066,17 @@ def drop_modifiers(doc, rng, lex, p):
 
 
 _INSERT_AFTER_MODAL = ["simply", "also", "then", "still", "easily", "normally", "actually",
-                       "just", "usually", "always"]
+                       "just", "usually", "always", "typically", "generally", "really",
+                       "in principle", "of course", "in most cases"]
 _INSERT_ADJECTIVES = ["actual", "whole", "given", "specific", "relevant", "usual",
                       "respective", "corresponding", "particular", "underlying", "entire",
                       "present", "required"]
 _INSERT_AT_END = ["as well", "in this case", "in practice", "here", "in general", "too",
                   "as a rule", "in most cases", "of course", "by default", "in the end",
                   "at this point", "if needed", "as usual"]
+_INSERT_AFTER_PRONOUN = ["typically", "simply", "usually", "also", "then", "normally",
+                         "often", "generally", "actually", "really", "just", "basically"]
+_PRONOUN_SUBJECTS = frozenset("it they we you he she this".split())
 _MODALS = frozenset("can could will would should must may might cannot".split())
 
 
@@ -911,8 +1086,9 @@ def _adverb_like(w):
 
 
 def insert_phrases(doc, rng, lex, n):
-    """Inserts n short words or phrases: an adverb after a modal verb or after is/are, an
-    adjective after 'the', a phrase at the end of a sentence."""
+    """Inserts n short words or phrases: an adverb after a modal verb, after is/are or
+    between a pronoun and its verb, 'also'/'then'/'still' after and/but, an adjective after
+    'the' (a few), a phrase at the end of a sentence (one)."""
     toks = [p.split() for p in doc]
     cands = []
     for pi, ts in enumerate(toks):
@@ -931,6 +1107,10 @@ def insert_phrases(doc, rng, lex, n):
             elif lw in ("is", "are") and nxt[1] not in ("not", "a", "an", "the") and \
                     not _adverb_like(nxt[1]):
                 cands.append((pi, i, "be"))
+            elif lw in _PRONOUN_SUBJECTS and not _adverb_like(nxt[1]) and \
+                    nxt[1] not in STOP_WORDS and lex.is_pos(nxt[1], "verb", 0.5) and \
+                    (lw in ("it", "this", "he", "she") or not nxt[1].endswith("s")):
+                cands.append((pi, i, "pron"))
             elif lw == "the" and nxt[1] not in STOP_WORDS and len(nxt[1]) >= 3:
                 cands.append((pi, i, "the"))
         if ts:
@@ -939,7 +1119,7 @@ def insert_phrases(doc, rng, lex, n):
                 cands.append((pi, len(ts) - 1, "end"))
     ins = {}
     rng.shuffle(cands)
-    ends = 0
+    ends = adjs = 0
     for pi, i, kind in cands:
         if len(ins) == n:
             break
@@ -947,12 +1127,18 @@ def insert_phrases(doc, rng, lex, n):
             ends += 1
             if ends > 1:
                 continue  # one closing phrase at most: more reads like a tic
+        if kind == "the":
+            adjs += 1
+            if adjs > max(1, n // 5):
+                continue  # a few adjectives at most, for the same reason
         if kind in ("and", "but"):
             ins[pi, i] = rng.choice(["also", "then"] if kind == "and" else ["still", "also"])
         elif kind == "modal":
             ins[pi, i] = rng.choice(_INSERT_AFTER_MODAL)
         elif kind == "be":
             ins[pi, i] = rng.choice(_ADVERBS)
+        elif kind == "pron":
+            ins[pi, i] = rng.choice(_INSERT_AFTER_PRONOUN)
         elif kind == "the":
             ins[pi, i] = rng.choice(_INSERT_ADJECTIVES)
         else:
@@ -968,6 +1154,36 @@ def insert_phrases(doc, rng, lex, n):
                 res.append(t)
                 if w:
                     res.append(w)
+        out.append(" ".join(_fix_articles(res)))
+    return out
+
+
+def possessive_to_of(doc, rng, lex, p):
+    """'the user's directory' -> 'the directory of the user', 'Python's support' -> 'the
+    support of Python', with probability p."""
+    out = []
+    for para in doc:
+        ts, res, i = para.split(), [], 0
+        while i < len(ts):
+            m = re.fullmatch(r"([A-Za-z]+)'s", ts[i])
+            g = _parse(ts[i + 1]) if m and i + 1 < len(ts) else None
+            if g and not g[0] and g[1].islower() and _is_content(g[1]) and \
+                    lex.is_pos(g[1], "noun", 0.6) and _plain(ts, i + 2) != "of" and \
+                    (g[2] or i + 2 >= len(ts) or _plain(ts, i + 2) in STOP_WORDS) and \
+                    rng.random() < p:
+                prev = res[-1] if res else ""
+                if prev.lower() in _DETERMINERS - {"no", "every", "each", "another"}:
+                    res[-1:] = [_cap("the") if prev[0].isupper() else "the", g[1], "of",
+                                prev.lower(), m.group(1) + g[2]]
+                    i += 2
+                    continue
+                if m.group(1)[0].isupper() and not _sentence_start(ts, i) and \
+                        not (prev and prev.lower() in _DETERMINERS):
+                    res += ["the", g[1], "of", m.group(1) + g[2]]
+                    i += 2
+                    continue
+            res.append(ts[i])
+            i += 1
         out.append(" ".join(_fix_articles(res)))
     return out
 
@@ -1001,12 +1217,49 @@ def of_genitive(doc, rng, lex, p):
     return out
 
 
+_ITEM_RE = re.compile(r"[A-Za-z][\w\-+./*]*")
+
+
+def _list_at(ts, i):
+    """(end, items, conjunction, oxford comma, closing punctuation) of a list of one-token
+    items starting at token i ('a, b, and c', 'a, b or c'), or None."""
+    items, j = [], i
+    while j < len(ts) and ts[j].endswith(",") and _ITEM_RE.fullmatch(ts[j][:-1]):
+        items.append(ts[j][:-1])
+        j += 1
+    if not items or j + 1 >= len(ts):
+        return None
+    oxford = ts[j] in ("and", "or")
+    if not oxford:
+        if not _ITEM_RE.fullmatch(ts[j]) or ts[j + 1] not in ("and", "or") or j + 2 >= len(ts):
+            return None
+        items.append(ts[j])
+        j += 1
+    m = re.fullmatch(r"([A-Za-z][\w\-+./*]*?)([.,;:!?)]*)", ts[j + 1])
+    if not m or len(items) < 2:
+        return None
+    return j + 2, items + [m.group(1)], ts[j], oxford, m.group(2)
+
+
 def swap_coordination(doc, rng, lex, p):
-    """'A and B' -> 'B and A' for two single words of the same form, with probability p."""
+    """'A and B' -> 'B and A' for two single words of the same form, and the items of a
+    list of one-word items ('amanda, bacula, or BackupPC') shuffled, with probability p."""
     out = []
     for para in doc:
         ts, i = para.split(), 0
         while i + 2 < len(ts):
+            lst = _list_at(ts, i)
+            if lst and (i == 0 or _plain(ts, i - 1) in STOP_WORDS or ts[i - 1][-1:] in ":(") \
+                    and rng.random() < p:
+                end, items, conj, oxford, post = lst
+                old = list(items)
+                while items == old:
+                    rng.shuffle(items)
+                new = [w + "," for w in items[:-2]] + \
+                    [items[-2] + ("," if oxford else ""), conj, items[-1] + post]
+                ts[i:end] = new
+                i += len(new)
+                continue
             a, c, b = _plain(ts, i), ts[i + 1], _parse(ts[i + 2])
             if a and c in ("and", "or") and b and not b[0] and b[1].islower() and \
                     _is_content(a) and _is_content(b[1]) and \
@@ -1200,11 +1453,12 @@ def _rewrite(src, rng, lex, filler_sents, k):
             delete_sentence(doc, rng, lex, technical=True)
         else:
             delete_phrase(doc, rng, lex)
-    reorder_sentences(doc, rng, lex)
+    reorder_sentences(doc, rng, lex, min(0.9, 0.6 * k))
     for _ in range(rng.randint(1, 2) if k >= 1 else rng.randint(0, 1)):
         insert_foreign(doc, rng, filler_sents)
     for _ in range(rng.randint(2, 3 + round(3 * k))):
         rng.choice([split_sentence, merge_sentences])(doc, rng, lex)
+    passive_to_active(doc, rng, lex, min(0.8, 0.6 * k))
     turned = set()
     for _ in range(rng.randint(1 + round(k), 2 + round(4 * k))):
         rng.choice([swap_clauses, turn_around])(doc, rng, lex, turned)
@@ -1216,15 +1470,15 @@ def _rewrite(src, rng, lex, filler_sents, k):
         paras = switch_person(paras, rng, lex, 0.9)
     paras = drop_modifiers(paras, rng, lex, min(0.8, 0.6 * k))
     paras = of_genitive(paras, rng, lex, min(0.9, 0.8 * k))
+    paras = possessive_to_of(paras, rng, lex, min(0.8, 0.6 * k))
     paras = swap_coordination(paras, rng, lex, min(0.8, 0.7 * k))
     paras = change_number(paras, rng, lex, min(0.8, 0.6 * k))
     paras = passive_get(paras, rng, lex, min(0.7, 0.5 * k))
     paras = reduce_relatives(paras, rng, lex, min(0.9, 0.8 * k))
     paras = determiners(paras, rng, lex, min(0.6, 0.4 * k))
-    paras = substitute_synonyms(paras, rng, min(1.0, rng.uniform(0.35, 0.45) + 0.6 * k), lex,
-                                loose=2 if k >= 1.0 else 1 if k >= 0.7 else 0)
+    paras = substitute_synonyms(paras, rng, min(1.0, rng.uniform(0.35, 0.45) + 0.6 * k), lex)
     words = sum(_nwords(p) for p in paras)
-    return insert_phrases(paras, rng, lex, round(rng.uniform(0.06, 0.12) * k * words))
+    return insert_phrases(paras, rng, lex, round(rng.uniform(0.04, 0.08) * k * words))
 
 
 def moderate_revision(src, rng, lex, filler_sents):

@@ -533,6 +533,8 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
   reply->set_max_document_bytes(detector->options().max_document_bytes);
   for (uint32_t files : stats.postings_files_per_level) reply->add_postings_files_per_level(files);
   reply->set_pending_compaction_bytes(stats.pending_compaction_bytes);
+  reply->set_postings_disk_bytes(stats.postings_disk_bytes);
+  reply->set_verify_disk_bytes(stats.verify_disk_bytes);
   reply->set_running_compactions(stats.running_compactions);
   reply->set_bulk_loading(detector->index()->bulk_loading());
   return log.Finish(absl::OkStatus());

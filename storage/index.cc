@@ -1044,6 +1044,10 @@ IndexStats Index::Stats() const {
       s.pending_compaction_bytes += v;
     }
   }
+  if (r.verify != nullptr &&
+      r.db->GetIntProperty(r.verify, rocksdb::DB::Properties::kTotalSstFilesSize, &v)) {
+    s.verify_disk_bytes = v;
+  }
   s.postings_shards = static_cast<uint32_t>(r.shards.size());
   s.postings_files_per_level.assign(r.db->NumberLevels(r.shards[0]), 0);
   for (auto* shard : r.shards) {

@@ -128,6 +128,7 @@ struct IndexStats {
   uint64_t disk_bytes = 0;  // all SST files and WAL files of the index
   uint64_t text_bytes = 0;  // stored texts, uncompressed
   uint64_t postings_disk_bytes = 0;  // SST files of the postings column families
+  uint64_t verify_disk_bytes = 0;    // SST files of the verification grams
   // Shape of the postings LSM trees: SST files at each level (0..6, summed over the
   // shards), and the compaction work RocksDB estimates it still has to do (bytes to
   // rewrite, compactions running). A lookup probes every level-0 file of its hash's shard

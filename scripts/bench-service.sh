@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Service benchmark behind the tables of docs/performance.md ("Bytes per document and check
+# latency"): a fresh copsd on loopback, N synthetic 4 KB documents registered in bulk
+# (cops bench --seed 7), copsd restarted (its WAL flushed into the index) and left until
+# compaction has settled, then the index's bytes per document and three check runs of 20 KB
+# messages: clean at concurrency 1, copied at concurrency 1, the half-copied mix at
+# concurrency 4.
+#
+#   scripts/bench-service.sh [--documents N] [--checks N] [-- COPSD-FLAGS...]
+#   e.g. scripts/bench-service.sh --documents 100000 -- --verify-k 0
+#
+# Needs copsd and cops built in ${COPS_BUILD_DIR:-build}. Prints one JSON line per result.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${COPS_BUILD_DIR:-$root/build}"
+documents=100000
+checks=3000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --documents) documents="$2"; shift 2 ;;
+    --checks) checks="$2"; shift 2 ;;
+    --) shift; break ;;
+    *) echo "bench-service: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+copsd_flags=("$@")
+
+work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+start() {
+  rm -f "$work/port"
+  "$build/server/copsd" --data-dir "$work/data" --listen 127.0.0.1:0 --port-file "$work/port" \
+    --log-level warn "${copsd_flags[@]}" &
+  pid=$!
+  for _ in $(seq 600); do [ -s "$work/port" ] && break; sleep 0.1; done
+  [ -s "$work/port" ] || { echo "bench-service: copsd did not start" >&2; exit 1; }
+  server="127.0.0.1:$(cat "$work/port")"
+}
+stop() { kill -TERM "$pid"; wait "$pid" || true; pid=""; }
+cops() { "$build/client/cops" --server "$server" "$@"; }
+
+start
+cops bench --seed 7 --documents "$documents" --document-bytes 4000 --checks 0 \
+  --concurrency 2 --bulk 4096 --bench-json
+stop
+start
+# Settled: no compaction pending or running (at most 10 minutes).
+for _ in $(seq 600); do
+  s="$(cops --json stats)"
+  python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 else 1)' "$s" && break
+  sleep 1
+done
+python3 - "$s" <<'PY'
+import json, sys
+s = json.loads(sys.argv[1])
+n = max(1, s["documents"])
+print(json.dumps({"documents": s["documents"], "chunking": s["chunking"],
+                  "disk_bytes_per_document": round(s["disk_bytes"] / n),
+                  "postings_bytes_per_document": round(s.get("postings_disk_bytes", 0) / n),
+                  "verify_bytes_per_document": round(s.get("verify_disk_bytes", 0) / n),
+                  "text_bytes_per_document": round(s["text_bytes"] / n)}))
+PY
+for run in "0 1" "1 1" "0.5 4"; do
+  set -- $run
+  cops bench --seed 7 --documents 0 --existing "$documents" --checks "$checks" \
+    --check-bytes 20000 --copy-fraction "$1" --concurrency "$2" --bench-json
+done
