@@ -36,10 +36,12 @@ struct Chunk {
   uint32_t unit_end = 0;
 };
 
-// Bits kept of a verification gram's hash (core/verify.h): with 3-byte grams, a test gram
-// falsely matches a registered document of n distinct grams with probability n / 2^24
-// (0.04% for a 7,000-word paper).
-inline constexpr uint32_t kVerifyGramBits = 24;
+// Bits kept of a verification gram's hash (core/verify.h), 2 bytes per word of a registered
+// document. A test gram falsely matches a document of n distinct grams with probability
+// n / 2^16 (10% for a 7,000-word paper), but verification counts only grams chained into
+// passages, in order in both texts: two chance matches line up that way about once in
+// 10^4 checks of a 3,000-word text against such a paper, adding one gram.
+inline constexpr uint32_t kVerifyGramBits = 16;
 inline constexpr uint32_t kVerifyGramMask = (1u << kVerifyGramBits) - 1;
 
 // Byte span [start, end) of one unit in the input.

@@ -111,7 +111,48 @@ _EXTRA_SYNONYMS = {
     "warning": "caution",
     "warnings": "cautions", "mechanism": "means",
     "mechanisms": "means", "modify": "alter", "modified": "altered", "modifies": "alters",
-    "sometimes": "at times",
+    "sometimes": "at times", "available": ("obtainable", "accessible"),
+    "different": "distinct", "possible": "feasible", "simple": ("easy", "plain"),
+    "specific": "particular", "particular": "specific", "common": ("frequent", "usual"),
+    "directly": "straight", "added": ("appended", "included"), "similar": "comparable",
+    "requires": "needs", "require": "need", "required": "needed", "requiring": "needing",
+    "important": ("significant", "crucial"), "additional": ("extra", "further"),
+    "necessary": ("required", "needed"), "general": "overall",
+    "previous": ("earlier", "prior"), "changed": ("altered", "modified"),
+    "changing": "altering", "actual": "real", "small": "little", "perform": "carry out",
+    "performs": "carries out", "performed": "carried out", "determine": "establish",
+    "determines": "establishes", "choose": ("pick", "select"), "chose": "picked",
+    "describes": "explains", "describe": "explain", "described": "explained",
+    "really": "truly", "send": "transmit", "sends": "transmits", "sending": "transmitting",
+    "allowed": "permitted", "allow": "permit", "allows": "permits", "allowing": "permitting",
+    "items": "entries", "designed": "intended", "related": ("associated", "connected"),
+    "give": "provide", "gives": "provides", "giving": "providing", "happens": "occurs",
+    "happen": "occur", "occurs": "happens", "occur": "happen", "produce": "generate",
+    "produces": "generates", "produced": "generated", "prevent": "stop",
+    "prevents": "stops", "desired": "wanted", "individual": ("single", "separate"),
+    "immediately": ("instantly", "at once"), "completely": ("entirely", "fully"),
+    "extra": "additional", "represent": "stand for", "represents": "stands for",
+    "correctly": "properly", "properly": "correctly", "mentioned": "cited",
+    "difficult": "hard", "understand": ("grasp", "comprehend"), "slightly": "a little",
+    "recent": "new", "involves": "entails", "continue": "go on", "continues": "goes on",
+    "commonly": "often", "significant": "considerable", "connect": "link",
+    "connected": "linked", "unique": "distinct", "receive": "get", "receives": "gets",
+    "retrieve": "fetch", "safe": "secure", "deleted": ("removed", "erased"),
+    "delete": "remove", "deletes": "removes", "appears": "shows up", "appear": "show up",
+    "guaranteed": "ensured", "quickly": ("rapidly", "fast"), "missing": ("absent", "lacking"),
+    "checked": "verified", "decide": "determine", "learn": "find out",
+    "proper": ("correct", "appropriate"), "removing": "deleting", "remove": "delete",
+    "removes": "deletes", "removed": "deleted", "starting": "beginning",
+    "needed": "required", "create": ("generate", "make"), "creates": ("generates", "makes"),
+    "created": ("generated", "made"), "creating": ("generating", "making"),
+    "contains": "holds", "contain": "hold", "containing": "holding", "add": "append",
+    "adds": "appends", "adding": "appending", "find": "locate", "finds": "locates",
+    "specify": "indicate", "specifies": "indicates", "specified": "indicated",
+    "installed": "set up", "installing": "setting up", "executed": "run",
+    "execute": "run", "executes": "runs", "features": "capabilities",
+    "details": "specifics", "exactly": "precisely", "possibly": "perhaps",
+    "problems": ("issues", "troubles"), "problem": "issue", "difference": "distinction",
+    "steps": "stages",
 }
 
 
@@ -132,13 +173,20 @@ _IDIOMS = frozenset(tuple(p.split()) for p in [
     "in turn", "in practice", "on top", "take place", "make sure", "in detail", "as well",
     "at once", "in short", "by default", "in time", "on behalf", "in place", "so far",
     "such as", "rather than", "more or", "first place", "at hand", "come across",
+    "in mind", "bear in", "keep in", "the like", "all times", "at times", "once more",
+    "the event", "the end", "at minimum", "time being", "in reality", "the remainder",
     "take into", "take care", "take advantage", "take a", "a look", "make use", "no longer",
     "long as", "as long", "even though", "at all", "point of", "by means"])
 _PARTICLES = frozenset("up out off down back away".split())
 _SUBORDINATORS = ("If", "When", "Although", "Because", "Since", "While", "Unless", "Once",
                   "After", "Before", "Whenever", "Though")
 _INTRO_PHRASES = ["In fact, ", "Moreover, ", "Clearly, ", "Of course, ", "Note that ",
-                  "In practice, ", "Indeed, ", "Also, ", "Generally, ", "In general, "]
+                  "In practice, ", "Indeed, ", "Also, ", "Generally, ", "In general, ",
+                  "As mentioned before, ", "In other words, ", "To put it simply, ",
+                  "On top of that, ", "In this context, ", "For this reason, ",
+                  "As a matter of fact, ", "Put differently, ", "Basically, ", "In short, ",
+                  "Similarly, ", "As expected, ", "Naturally, ", "Keep in mind that ",
+                  "It is worth noting that ", "Remember that ", "Interestingly, "]
 _ADVERBS = ["usually", "often", "typically", "generally", "actually", "also", "normally"]
 _TOKEN_RE = re.compile(r"""([("']*)([A-Za-z]+)([.,;:!?)"']*)""")
 
@@ -411,9 +459,10 @@ def substitute_synonyms(doc, rng, fraction, lex):
             if lex.term(prev, lw) and lex.ordinary(prev) or \
                     lex.term(lw, nxt) and lex.ordinary(nxt):
                 continue  # technical term (a name next to a word does not make one)
+            name_follows = nm is not None and not m.group(3) and nm.group(2)[:1].isupper()
             if not (word.islower() or (sentence_start and word[0].isupper() and
-                                       word[1:].islower())):
-                continue  # a name, an acronym
+                                       word[1:].islower() and not name_follows)):
+                continue  # a name, an acronym ('Argument Clinic' opening a sentence too)
             cue = _cue(prev)
             if not cue and nxt in _DETERMINERS and lw.endswith(("s", "ed")):
                 cue = "verb"  # "X requires a", "Y stored the": a verb, not a noun
@@ -456,8 +505,13 @@ def _cap(text):
 def _decap(text, lex):
     """Lowercases the first word of text unless it is a name, an acronym or 'I'."""
     m = re.match(r"[A-Za-z]+(?=[\s,.;:!?)]|$)", text)
-    if m and (m.group(0) == "A" or m.group(0)[0].isupper() and m.group(0)[1:].islower() and
-              lex.ordinary(m.group(0).lower())):
+    if not m:
+        return text
+    w = m.group(0)
+    lw = w.lower()
+    if w == "A" or w[0].isupper() and w[1:].islower() and (
+            lex.ordinary(lw) or lw in STOP_WORDS or lw in _PHRASE_STARTS or
+            lw.endswith("ly") or lw in ("note", "additionally")):
         return text[0].lower() + text[1:]
     return text
 
@@ -606,7 +660,7 @@ def swap_clauses(doc, rng, lex, done=None):
     for pi, sents in enumerate(doc):
         for si, s in enumerate(sents):
             end = s[-1:]
-            if end not in ".!?" or (done is not None and s in done):
+            if end != "." or (done is not None and s in done) or re.search(r"[:;?]", s[:-1]):
                 continue
             body = s[:-1]
             if body.startswith(_SUBORDINATORS):
@@ -622,6 +676,8 @@ def swap_clauses(doc, rng, lex, done=None):
                 for m in re.finditer(r" (if|when|because|unless|since|once|before|after) ",
                                      body):
                     main, sub = body[:m.start()].rstrip(","), body[m.start() + 1:]
+                    if re.match(r"[A-Z]\w*( \w+)?,", main):
+                        continue  # 'Additionally, X since Y': the connective must lead
                     if _nwords(main) >= 4 and _nwords(sub) >= 4 and "," not in sub and \
                             main[-1:].isalnum() and _balanced(main) and _balanced(sub) and \
                             main.split()[-1].lower() not in _NOT_BEFORE_SUB:
@@ -651,11 +707,11 @@ def delete_sentence(doc, rng, lex, technical=False):
     of code, paths, addresses or acronyms more likely, as a person shortening a text
     drops references and examples first."""
     cands = [(pi, si) for pi, sents in enumerate(doc) if len(sents) > 1
-             for si in range(len(sents))]
+             for si in range(len(sents)) if _balanced(sents[si])]
     if not cands:
         return False
     if technical:
-        c = rng.choices(cands, [1 + 2 * _code_tokens(doc[pi][si]) for pi, si in cands])[0]
+        c = rng.choices(cands, [1 + 5 * _code_tokens(doc[pi][si]) for pi, si in cands])[0]
     else:
         c = rng.choice(cands)
     del doc[c[0]][c[1]]
@@ -674,9 +730,11 @@ def reorder_sentences(doc, rng, lex, p=0.6):
     return done
 
 
-def insert_foreign(doc, rng, filler_sents):
+def insert_foreign(doc, rng, filler_sents, long=False):
+    """Inserts a sentence of another document (with `long`, one of 18 words or more)."""
+    pool = [f for f in filler_sents if _nwords(f) >= 18] if long else []
     pi = rng.randrange(len(doc))
-    doc[pi].insert(rng.randint(0, len(doc[pi])), rng.choice(filler_sents))
+    doc[pi].insert(rng.randint(0, len(doc[pi])), rng.choice(pool or filler_sents))
 
 
 # Rewordings a person revising a text commonly makes: function-word phrases, connectives,
@@ -867,7 +925,8 @@ def turn_around(doc, rng, lex, done=None):
     for pi, sents in enumerate(doc):
         for si, s in enumerate(sents):
             end = s[-1:]
-            if end not in ".!?" or (done is not None and s in done) or not _balanced(s):
+            if end != "." or (done is not None and s in done) or not _balanced(s) or \
+                    re.search(r"[:;?]", s[:-1]):
                 continue
             body = s[:-1]
             commas = _top_level_matches(r", ", body)
@@ -1073,16 +1132,21 @@ _INSERT_ADJECTIVES = ["actual", "whole", "given", "specific", "relevant", "usual
                       "present", "required"]
 _INSERT_AT_END = ["as well", "in this case", "in practice", "here", "in general", "too",
                   "as a rule", "in most cases", "of course", "by default", "in the end",
-                  "at this point", "if needed", "as usual"]
+                  "at this point", "if needed", "as usual", "in this context",
+                  "for this purpose", "in many situations", "without much effort",
+                  "in everyday use", "for the most part", "to some extent"]
+_INSERT_AT_END_COMMA = ["which is worth knowing", "at least in most setups", "if desired",
+                        "as one would expect", "for obvious reasons", "in most situations",
+                        "as noted above"]
 _INSERT_AFTER_PRONOUN = ["typically", "simply", "usually", "also", "then", "normally",
                          "often", "generally", "actually", "really", "just", "basically"]
-_PRONOUN_SUBJECTS = frozenset("it they we you he she this".split())
+_PRONOUN_SUBJECTS = frozenset("it they we you he she".split())
 _MODALS = frozenset("can could will would should must may might cannot".split())
 
 
 def _adverb_like(w):
     return w.endswith("ly") or w in _DROP_ADVERBS or w in _INSERT_AFTER_MODAL or \
-        w in _ADVERBS or w in ("not", "never", "often")
+        w in _ADVERBS or w in ("not", "never", "often", "in", "of", "at", "by", "as")
 
 
 def insert_phrases(doc, rng, lex, n):
@@ -1125,8 +1189,8 @@ def insert_phrases(doc, rng, lex, n):
             break
         if kind == "end":
             ends += 1
-            if ends > 1:
-                continue  # one closing phrase at most: more reads like a tic
+            if ends > max(1, n // 8):
+                continue  # few closing phrases: more read like a tic
         if kind == "the":
             adjs += 1
             if adjs > max(1, n // 5):
@@ -1149,7 +1213,10 @@ def insert_phrases(doc, rng, lex, n):
         for i, t in enumerate(ts):
             w = ins.get((pi, i))
             if w == "end":
-                res += [t[:-1], rng.choice(_INSERT_AT_END) + "."]
+                if rng.random() < 0.3:
+                    res += [t[:-1] + ",", rng.choice(_INSERT_AT_END_COMMA) + "."]
+                else:
+                    res += [t[:-1], rng.choice(_INSERT_AT_END) + "."]
             else:
                 res.append(t)
                 if w:
@@ -1375,6 +1442,8 @@ def determiners(doc, rng, lex, p):
 _WE = {"you": "we", "your": "our", "yours": "ours", "yourself": "ourselves",
        "yourselves": "ourselves", "you're": "we're", "you'll": "we'll", "you've": "we've",
        "you'd": "we'd"}
+_AUXILIARIES = frozenset("do does did can could will would should must may might are were "
+                         "have has had".split())
 _SUBJECT_AFTER = frozenset("if when once unless that and or but so because since as before "
                            "after until while where then whenever although though which "
                            "what how why whether".split())
@@ -1382,7 +1451,8 @@ _SUBJECT_AFTER = frozenset("if when once unless that and or but so because since
 
 def switch_person(doc, rng, lex, p):
     """Addresses the reader as 'we' rather than 'you' ('you can' -> 'we can', 'allows you
-    to' -> 'allows us to', 'your' -> 'our'), each occurrence with probability p."""
+    to' -> 'allows us to', 'your' -> 'our'), each occurrence with probability p (a person
+    doing it does it throughout: p = 1)."""
     out = []
     for para in doc:
         ts = para.split()
@@ -1392,10 +1462,13 @@ def switch_person(doc, rng, lex, p):
                 continue
             w = m.group(2).lower()
             new = _WE[w]
-            if w == "you" and not (i == 0 or ts[i - 1][-1:] in ".!?:,;" or
-                                   _plain(ts, i - 1) in _SUBJECT_AFTER) or \
-                    w == "you" and m.group(3) and m.group(3) not in ",":
-                new = "us"  # an object
+            prev = _plain(ts, i - 1)
+            if w == "you" and i > 0 and ts[i - 1][-1:] not in ".!?:,;" and \
+                    prev not in _SUBJECT_AFTER and prev not in _AUXILIARIES and \
+                    (prev in _PREPOSITIONS or prev == "to" or lex.is_pos(prev, "verb", 0.5)) \
+                    or w == "you" and m.group(3) and m.group(3) not in ",":
+                new = "us"  # an object: 'gives you', 'for you'; 'the value you return' keeps
+                # a subject, as does 'can you'.
             if m.group(2)[0].isupper():
                 new = _cap(new)
             ts[i] = m.group(1) + new + m.group(3)
@@ -1454,20 +1527,20 @@ def _rewrite(src, rng, lex, filler_sents, k):
         else:
             delete_phrase(doc, rng, lex)
     reorder_sentences(doc, rng, lex, min(0.9, 0.6 * k))
-    for _ in range(rng.randint(1, 2) if k >= 1 else rng.randint(0, 1)):
-        insert_foreign(doc, rng, filler_sents)
+    for _ in range(2 if k >= 1.5 else rng.randint(1, 2) if k >= 1 else rng.randint(0, 1)):
+        insert_foreign(doc, rng, filler_sents, long=k >= 1.2)
     for _ in range(rng.randint(2, 3 + round(3 * k))):
         rng.choice([split_sentence, merge_sentences])(doc, rng, lex)
     passive_to_active(doc, rng, lex, min(0.8, 0.6 * k))
     turned = set()
     for _ in range(rng.randint(1 + round(k), 2 + round(4 * k))):
         rng.choice([swap_clauses, turn_around])(doc, rng, lex, turned)
-    for _ in range(rng.randint(1, 1 + round(2 * k))):
+    for _ in range(rng.randint(1, 1 + round(3 * k))):
         insert_words(doc, rng, lex)
     reword(doc, rng, 0.5 + 0.4 * k, lex)
     paras = join(doc)
     if rng.random() < k:
-        paras = switch_person(paras, rng, lex, 0.9)
+        paras = switch_person(paras, rng, lex, 1.0)
     paras = drop_modifiers(paras, rng, lex, min(0.8, 0.6 * k))
     paras = of_genitive(paras, rng, lex, min(0.9, 0.8 * k))
     paras = possessive_to_of(paras, rng, lex, min(0.8, 0.6 * k))
@@ -1482,11 +1555,11 @@ def _rewrite(src, rng, lex, filler_sents, k):
 
 
 def moderate_revision(src, rng, lex, filler_sents):
-    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.15, 0.35))
+    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.0, 0.2))
 
 
 def heavy_revision(src, rng, lex, filler_sents):
-    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.8, 1.7))
+    return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.9, 2.0))
 
 
 CATEGORIES = [("light_revision", light_revision), ("moderate_revision", moderate_revision),

@@ -22,13 +22,16 @@ done
 cmake --build "$build" -j"${COPS_JOBS:-2}" --target "${targets[@]}"
 
 mkdir -p "$out"
-rm -rf "$out/main" "$out/heldout"
+rm -rf "$out/main" "$out/heldout" "$out/short-handbook" "$out/short-python"
 python3 "$root/eval/make_set.py" --corpus python-doc --seed 1 --out "$out/main"
 python3 "$root/eval/make_set.py" --corpus debian-handbook --seed 2 --sources 50 \
   --per-category 10 --unrelated 200 --out "$out/heldout"
+python3 "$root/eval/make_short_set.py" --corpus debian-handbook --seed 3 --out "$out/short-handbook"
+python3 "$root/eval/make_short_set.py" --corpus python-doc --seed 4 --out "$out/short-python"
 
 tables="$out/tables.md"
-"$build/eval/cops-eval" report --set "$out/main" --heldout "$out/heldout" --out "$tables"
+"$build/eval/cops-eval" report --set "$out/main" --heldout "$out/heldout" \
+  --short "$out/short-handbook" --short "$out/short-python" --out "$tables"
 
 if [ -x "$build/server/copsd" ] && [ -x "$build/client/cops" ]; then
   "$build/eval/cops-eval" check --sources "$out/main/sources" --tests "$out/main/tests" \

@@ -125,7 +125,7 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   flag("drop-stop-words", c.drop_stop_words, "New index: drop English stop words");
   option("verify-k", c.verify_k,
          "New index: words per verification gram (complete fingerprint of each document, "
-         "~3 bytes per word; 0 = none, decide on the sampled chunks alone)");
+         "2 bytes per word; 0 = none, decide on the sampled chunks alone)");
   option("max-document-bytes", c.max_document_bytes, "Largest document accepted, bytes");
   option("max-message-bytes", c.max_message_bytes, "Largest gRPC message, bytes");
   option("bulk-window-documents", c.bulk_window_documents,

@@ -269,34 +269,31 @@ absl::Status DecodeDocumentRecord(DocId id, std::string_view in, DocumentRecord*
 
 namespace {
 constexpr char kGramsV1 = 1;  // on-disk: do not change
-static_assert(kVerifyGramBits == 24, "EncodeGrams writes 3 bytes per gram");
+static_assert(kVerifyGramBits == 16, "EncodeGrams writes 2 bytes per gram");
 }  // namespace
 
 std::string EncodeGrams(std::span<const uint32_t> grams) {
   std::string out;
-  out.resize(1 + 3 * grams.size());
+  out.resize(1 + 2 * grams.size());
   out[0] = kGramsV1;
   char* p = out.data() + 1;
   for (uint32_t g : grams) {
     p[0] = static_cast<char>(g & 0xff);
     p[1] = static_cast<char>((g >> 8) & 0xff);
-    p[2] = static_cast<char>((g >> 16) & 0xff);
-    p += 3;
+    p += 2;
   }
   return out;
 }
 
 absl::Status DecodeGrams(DocId id, std::string_view value, std::vector<uint32_t>* out) {
-  if (value.empty() || value[0] != kGramsV1 || (value.size() - 1) % 3 != 0) {
+  if (value.empty() || value[0] != kGramsV1 || (value.size() - 1) % 2 != 0) {
     return absl::DataLossError("document " + std::to_string(id) +
                                ": malformed verification grams");
   }
-  const size_t n = (value.size() - 1) / 3;
+  const size_t n = (value.size() - 1) / 2;
   out->resize(n);
   const auto* p = reinterpret_cast<const unsigned char*>(value.data()) + 1;
-  for (size_t i = 0; i < n; ++i, p += 3) {
-    (*out)[i] = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16;
-  }
+  for (size_t i = 0; i < n; ++i, p += 2) (*out)[i] = uint32_t{p[0]} | uint32_t{p[1]} << 8;
   return absl::OkStatus();
 }
 

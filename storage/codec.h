@@ -71,7 +71,7 @@ std::string EncodeDocumentRecord(const DocumentRecord& record);
 absl::Status DecodeDocumentRecord(DocId id, std::string_view value, DocumentRecord* out);
 
 // A document's verification grams (DocumentFingerprint::grams, kVerifyGramBits wide): tag
-// byte 1, then each gram as 3 bytes little-endian, in unit order.
+// byte 1, then each gram as 2 bytes little-endian, in unit order.
 std::string EncodeGrams(std::span<const uint32_t> grams);
 // DATA_LOSS on an unknown tag or a length that is not a whole number of grams.
 absl::Status DecodeGrams(DocId id, std::string_view value, std::vector<uint32_t>* out);

@@ -399,7 +399,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     d.emplace_back(PostingsShardName(shard), d[kPostings].options);
   }
   if (with_verify) {
-    // Point reads of one value per candidate (~3 bytes per word of the document); grams
+    // Point reads of one value per candidate (2 bytes per word of the document); grams
     // are keyed hashes, which no compressor shrinks.
     rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
     cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 32u << 20);

@@ -306,7 +306,7 @@ TEST(IndexTest, VerificationGramsAreStoredWithTheDocumentAndRemovedWithIt) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Sub("db")));
   DocumentFingerprint fa = MakeFingerprint(1, 10);
-  fa.grams = {0, 1, 0xABCDEF, 0xFFFFFF, 0x123456, 0x123456};
+  fa.grams = {0, 1, 0xABCD, 0xFFFF, 0x1234, 0x1234};
   const DocumentFingerprint fb = MakeFingerprint(2, 10);  // no grams
   DocId a = index->Register(MakeRecord("a"), fa, "text a")->id;
   DocId b = index->Register(MakeRecord("b"), fb, "text b")->id;
