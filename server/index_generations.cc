@@ -291,7 +291,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   IndexOptions index_options;
   index_options.sync_writes = config.sync_writes;
   index_options.store_texts = config.store_texts;
-  index_options.block_cache_bytes = config.block_cache_mb << 20;
+  index_options.block_cache_bytes = BlockCacheBytes(config);
   index_options.write_buffer_bytes = config.write_buffer_mb << 20;
   index_options.bloom_bits_per_key = config.bloom_bits;
   index_options.background_jobs = config.background_jobs;

@@ -133,7 +133,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
       ->check(CLI::Range(1u, 65536u));
   flag("sync-writes", c.sync_writes, "fsync every registration");
   option("store-texts", c.store_texts, "Keep registered documents' bytes (true|false)");
-  option("block-cache-mb", c.block_cache_mb, "RocksDB block cache for data blocks, MiB");
+  option("block-cache-mb", c.block_cache_mb,
+         "RocksDB block cache for data blocks, MiB (0 = a quarter of physical memory, "
+         "256 MiB to 16 GiB)");
   option("write-buffer-mb", c.write_buffer_mb,
          "RocksDB write buffer of each postings shard (and at most of the others), MiB");
   option("postings-memtables", c.postings_memtables,
@@ -278,6 +280,14 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
   }
   COPS_RETURN_IF_ERROR(p.Validate());
   return p;
+}
+
+uint64_t BlockCacheBytes(const ServerConfig& config) {
+  if (config.block_cache_mb != 0) return config.block_cache_mb << 20;
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  const uint64_t physical = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
+  return std::clamp<uint64_t>(physical / 4, 256ull << 20, 16ull << 30);
 }
 
 absl::Status RecordParams(const ServerConfig& config, const ChunkingParams& params) {

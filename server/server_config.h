@@ -55,7 +55,11 @@ struct ServerConfig {
   bool store_texts = true;   // keep registered documents' bytes (GetDocument content)
   // RocksDB tunables (storage/index.h IndexOptions); the defaults suit a 2-core, few-GB
   // machine. Validated when the index opens.
-  uint64_t block_cache_mb = 256;
+  // 0 = sized from the machine: a quarter of physical memory, within [256 MiB, 16 GiB]
+  // (BlockCacheBytes()). Checks that find copies read a postings block per matched chunk;
+  // the more of the index's hot blocks the cache holds, the fewer are read and
+  // decompressed again (docs/performance.md).
+  uint64_t block_cache_mb = 0;
   uint64_t write_buffer_mb = 64;
   int bloom_bits = 10;
   int background_jobs = 4;
@@ -96,6 +100,9 @@ absl::StatusOr<HashKey> LoadOrCreateHashKey(const ServerConfig& config);
 // flags. `*is_new` tells whether RecordParams() must be called once the index is open.
 absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
                                                      const HashKey& key, bool* is_new);
+// The block cache size of `config` in bytes, resolving 0 from the machine's memory.
+uint64_t BlockCacheBytes(const ServerConfig& config);
+
 absl::Status RecordParams(const ServerConfig& config, const ChunkingParams& params);
 
 }  // namespace cops

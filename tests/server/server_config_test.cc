@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -75,7 +78,9 @@ TEST_F(ServerConfigTest, JsonConfigAndUnknownKeys) {
 TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   absl::StatusOr<ServerConfig> c = Parse({});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->block_cache_mb, 256u);
+  EXPECT_EQ(c->block_cache_mb, 0u);  // sized from the machine
+  const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
+  EXPECT_EQ(BlockCacheBytes(*c), std::clamp<uint64_t>(physical / 4, 256ull << 20, 16ull << 30));
   EXPECT_EQ(c->write_buffer_mb, 64u);
   EXPECT_EQ(c->bloom_bits, 10);
   EXPECT_EQ(c->background_jobs, 4);
@@ -92,6 +97,7 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   unsetenv("COPS_BLOOM_BITS");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->block_cache_mb, 32u);
+  EXPECT_EQ(BlockCacheBytes(*c), 32ull << 20);
   EXPECT_EQ(c->compression, "zstd");
   EXPECT_EQ(c->bloom_bits, 14);
   EXPECT_EQ(c->write_buffer_mb, 16u);
