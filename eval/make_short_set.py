@@ -175,6 +175,7 @@ _IDIOMS = frozenset(tuple(p.split()) for p in [
     "such as", "rather than", "more or", "first place", "at hand", "come across",
     "in mind", "bear in", "keep in", "the like", "all times", "at times", "once more",
     "the event", "the end", "at minimum", "time being", "in reality", "the remainder",
+    "by hand", "no matter", "by itself", "at present", "these days", "at first",
     "take into", "take care", "take advantage", "take a", "a look", "make use", "no longer",
     "long as", "as long", "even though", "at all", "point of", "by means"])
 _PARTICLES = frozenset("up out off down back away".split())
@@ -412,6 +413,8 @@ class Lexicon:
                 for s in syns:
                     if s == lemma or _similar(s, lemma) or s in STOP_WORDS:
                         continue
+                    if pos == "adv" and lemma.endswith("ly") and not s.endswith("ly"):
+                        continue  # 'naturally' -> 'course' (of 'of course'): a fragment
                     if self.words is not None and s not in self.words:
                         continue
                     f = self._inflect(s, kind)
@@ -851,8 +854,10 @@ _REWORD_NOT_AFTER = {
     "one of the": {"only", "any", "each", "every", "is", "as", "no"},
     "but": {"not", "all", "anything", "nothing", "everything", "last", "none", "any"},
     "now": {"right", "for", "until", "from", "by", "till", "just"},
-    "may": {"you", "we", "i"}, "set up": {"a", "the", "this", "an", "your", "our", "its"},
+    "may": {"you", "we", "i"},
     "look at": {"a", "quick", "closer", "close", "first", "the", "brief"},
+    "set up": {"be", "is", "are", "was", "were", "been", "being", "get", "gets", "got", "a",
+               "the", "this", "an", "your", "our", "its"},
     "more than": {"no", "nothing", "much", "far", "even", "little"},
     "less than": {"no", "much", "far", "even"}, "known as": {"well", "what"},
     "need to be": {"not", "to", "don't", "doesn't", "will", "would", "may", "might", "no",

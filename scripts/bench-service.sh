@@ -6,7 +6,7 @@
 # messages: clean at concurrency 1, copied at concurrency 1, the half-copied mix at
 # concurrency 4.
 #
-#   scripts/bench-service.sh [--documents N] [--checks N] [-- COPSD-FLAGS...]
+#   scripts/bench-service.sh [--documents N] [--checks N] [--bulk-load] [-- COPSD-FLAGS...]
 #   e.g. scripts/bench-service.sh --documents 100000 -- --verify-k 0
 #
 # Needs copsd and cops built in ${COPS_BUILD_DIR:-build}. Prints one JSON line per result.
@@ -15,10 +15,12 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${COPS_BUILD_DIR:-$root/build}"
 documents=100000
 checks=3000
+bulk_load=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --documents) documents="$2"; shift 2 ;;
     --checks) checks="$2"; shift 2 ;;
+    --bulk-load) bulk_load=1; shift ;;  # register inside cops admin bulk-load begin/end
     --) shift; break ;;
     *) echo "bench-service: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -46,8 +48,10 @@ stop() { kill -TERM "$pid"; wait "$pid" || true; pid=""; }
 cops() { "$build/client/cops" --server "$server" "$@"; }
 
 start
+[ "$bulk_load" = 1 ] && cops admin bulk-load begin
 cops bench --seed 7 --documents "$documents" --document-bytes 4000 --checks 0 \
   --concurrency 2 --bulk 4096 --bench-json
+[ "$bulk_load" = 1 ] && cops admin bulk-load end
 stop
 start
 # Settled: no compaction pending or running (at most 10 minutes).
