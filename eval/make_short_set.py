@@ -11,22 +11,35 @@ Output (under --out), in the format of make_set.py (docs/accuracy.md, "Ground-tr
   truth.tsv  ground truth, one line per test document
   corpus.txt one line naming the corpus, the seed and the sizes
 
-Categories:
-  light_revision        (violation 1) 10-15% of the content words (not stop words) replaced
-                        by thesaurus synonyms, plus 1-2 sentence edits (split, merge, short phrase deleted,
-                        a few words inserted, two clauses swapped)
-  heavy_revision        (violation 1) 45-60% of the content words replaced (in practice
-                        all that have a fitting synonym, about half), common phrases reworded
-                        ("in order to" -> "to", "does not" -> "doesn't"), sentences reordered
-                        within paragraphs, several splits/merges and clause swaps, 10-20% of
-                        the sentences or clauses deleted, 1-2 foreign sentences added (from
-                        filler documents that no source overlaps)
+Categories (median word 3-gram containment of a test in its source, share of the test's
+word 3-grams found in the source, on debian-handbook and python-doc):
+  light_revision        (violation 1) 20-25% of the content words (not stop words) replaced
+                        by synonyms, a clause swap, 2-4 sentence edits (split, merge, phrase
+                        deleted, connective added), half the time a sentence deleted, a few
+                        phrases reworded and words inserted (containment about 0.62)
+  moderate_revision     (violation 1) 35-55% of the content words replaced, phrases reworded
+                        ("in order to" -> "to", "does not" -> "doesn't"), 5-18% of the
+                        sentences deleted, sentences reordered, split, merged, turned around,
+                        0-1 foreign sentence, a few of the word edits of heavy_revision
+                        (containment about 0.35)
+  heavy_revision        (violation 1) a thorough paraphrase: synonyms for all the content
+                        words that have one, function-word phrases and connectives reworded
+                        ("is able to" -> "can", "however" -> "but", "such as" -> "like"),
+                        'you' -> 'we', adjectives and adverbs dropped, noun phrases reordered
+                        ("the name of the file" -> "the file name", "A and B" -> "B and A"),
+                        singular <-> plural, passives turned active, relative clauses reduced,
+                        short words and phrases inserted, sentences turned around at a comma
+                        or a because/when/if clause, 15-30% of the sentences deleted (code and
+                        references first), the rest reordered, split and merged, 1-2 foreign
+                        sentences added (from filler documents that no source overlaps);
+                        strength varies (containment about 0.16, p10 0.11, max 0.3)
   unrelated_same_topic  (violation 0) text of the same corpus file (chapter, page) as some
                         source when there is enough, never sharing an 8-word run with a source
 
 Corpora: those of make_set.py (python-doc, debian-handbook, licenses, dir:PATH). Synonyms come
 from the MyThes English thesaurus (Debian package mythes-en-us); inflected forms of synonyms
-are checked against /usr/share/dict/words (Debian package wamerican) when present.
+are checked against /usr/share/dict/words (Debian package wamerican) when present; a short
+list of synonyms for common words of technical prose fills in where the thesaurus has none.
 
 Everything is seeded: the same arguments give byte-identical output. Standard library only.
 """
@@ -672,6 +685,8 @@ def swap_clauses(doc, rng, lex, done=None):
                     m = commas[0]
                     sub, main = body[:m.start()], body[m.end():]
                     main = re.sub(r"^then ", "", main)
+                    if re.match(r"(and|or|but) ", main):
+                        continue  # 'If A, and B, C': the comma is not the clause's end
                     if _nwords(main) >= 4 and _nwords(sub) >= 3 and _balanced(main):
                         out = _cap(main) + " " + sub[0].lower() + sub[1:] + end
                         cands.append((pi, si, out))
@@ -1171,7 +1186,8 @@ def insert_phrases(doc, rng, lex, n):
             lw = g[1].lower()
             if lw in _MODALS and not _adverb_like(nxt[1]):
                 cands.append((pi, i, "modal"))
-            elif lw in ("and", "but") and i > 0 and ts[i - 1][-1:].isalpha():
+            elif lw in ("and", "but") and i > 0 and ts[i - 1][-1:].isalpha() and \
+                    nxt[1] not in ("and", "or", "then", "also", "still"):
                 cands.append((pi, i, lw))
             elif lw in ("is", "are") and nxt[1] not in ("not", "a", "an", "the") and \
                     not _adverb_like(nxt[1]):
@@ -1521,18 +1537,26 @@ def light_revision(src, rng, lex, filler_sents):
 
 
 def _rewrite(src, rng, lex, filler_sents, k):
-    """A revision of strength k (moderate about 0.5, heavy about 1): sentences deleted,
-    reordered, split, merged and turned around, foreign sentences added, phrases reworded,
-    modifiers dropped, phrases reordered, words inserted and inflected, synonyms."""
+    """A revision of strength k (moderate 0-0.2, heavy 0.9-2); the probabilities of the word
+    edits grow with k up to a cap, the number of inserted words keeps growing.
+
+    Sentences: 5-15% (k = 0) to 15-30% (k >= 1) deleted (those full of code, paths or
+    acronyms more likely), shuffled within paragraphs, 0-1 (k < 1) or 1-2 foreign sentences
+    added, 2-9 splits or merges, passives turned active, 1-10 clauses swapped or turned around,
+    1-7 connectives added. Then phrases reworded, 'you' -> 'we', modifiers dropped, noun
+    phrases reordered, singular <-> plural, relative clauses reduced, articles changed,
+    synonyms for 35-45% (k = 0) to all of the content words, short words inserted."""
     doc = sentences(src)
     n_sent = sum(len(s) for s in doc)
-    for _ in range(max(1, round(rng.uniform(min(0.15, 0.05 + 0.1 * k), min(0.30, 0.15 + 0.15 * k)) * n_sent))):
+    share = rng.uniform(min(0.15, 0.05 + 0.1 * k), min(0.30, 0.15 + 0.15 * k))
+    for _ in range(max(1, round(share * n_sent))):
         if rng.random() < 0.75:
             delete_sentence(doc, rng, lex, technical=True)
         else:
             delete_phrase(doc, rng, lex)
     reorder_sentences(doc, rng, lex, min(0.9, 0.6 * k))
-    for _ in range(2 if k >= 1.5 else rng.randint(1, 2) if k >= 1 else rng.randint(0, 1)):
+    n_foreign = 2 if k >= 1.5 else rng.randint(1, 2) if k >= 1 else rng.randint(0, 1)
+    for _ in range(n_foreign):
         insert_foreign(doc, rng, filler_sents, long=k >= 1.2)
     for _ in range(rng.randint(2, 3 + round(3 * k))):
         rng.choice([split_sentence, merge_sentences])(doc, rng, lex)
@@ -1542,7 +1566,7 @@ def _rewrite(src, rng, lex, filler_sents, k):
         rng.choice([swap_clauses, turn_around])(doc, rng, lex, turned)
     for _ in range(rng.randint(1, 1 + round(3 * k))):
         insert_words(doc, rng, lex)
-    reword(doc, rng, 0.5 + 0.4 * k, lex)
+    reword(doc, rng, min(0.95, 0.5 + 0.4 * k), lex)
     paras = join(doc)
     if rng.random() < k:
         paras = switch_person(paras, rng, lex, 1.0)
@@ -1560,10 +1584,13 @@ def _rewrite(src, rng, lex, filler_sents, k):
 
 
 def moderate_revision(src, rng, lex, filler_sents):
+    """Between light and heavy: about the heavy revision of earlier versions of this script
+    (word 3-gram containment about 0.35)."""
     return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.0, 0.2))
 
 
 def heavy_revision(src, rng, lex, filler_sents):
+    """A thorough paraphrase (word 3-gram containment about 0.16, 0.1 for the most revised)."""
     return _rewrite(src, rng, lex, filler_sents, rng.uniform(0.9, 2.0))
 
 
