@@ -523,7 +523,7 @@ int Main(int argc, char** argv) {
   CheckArgs chk;
   CLI::App* check_cmd = app.add_subcommand("check", "Check a document (- for stdin)");
   check_cmd->add_option("path", chk.path, "File to check, or - for stdin")->required();
-  check_cmd->add_option("--threshold", chk.threshold, "Decision threshold in (0, 1] (default 0.1, measured in docs/accuracy.md)");
+  check_cmd->add_option("--threshold", chk.threshold, "Decision threshold in (0, 1] (default 0.08, measured in docs/accuracy.md)");
   check_cmd->add_option("--function", chk.function,
                         "match_ratio|containment|match_count|ordered_matches");
   check_cmd->add_option("--min-count", chk.min_count, "For count functions (default 10)");

@@ -116,6 +116,12 @@ absl::StatusOr<Report> DetectSampled(const DocumentFingerprint& test,
 
 }  // namespace
 
+FingerprintOptions RegisterFingerprintOptions(const ChunkingParams& params) {
+  FingerprintOptions o;
+  o.keep_all_chunks_up_to = params.dense_chunks;
+  return o;
+}
+
 FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params) {
   FingerprintOptions o;
   if (params.verify_k > 0) o.keep_all_chunks_up_to = kShortTestChunks;
@@ -135,18 +141,18 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   }
 
   // 1. Candidates: every document sharing a chunk with a short test text (all of whose
-  // chunks were looked up); two chunks with a longer one, whose lookups are a selection.
+  // chunks were looked up); for a longer one, whose lookups are a selection, the documents
+  // sharing a passage of min_passage_units, as without verification. Chance matches of
+  // single chunks with a long text are many in a large index, and each would cost a read.
+  const bool full_lookup = test.chunks.size() == test.total_chunks;
   CheckOptions tally = check;
   tally.max_results = 0;
   tally.want_spans = false;
-  tally.min_passage_units = 0;
+  tally.threshold = 1;  // candidates by passage, not by the sampled ratio
+  if (full_lookup) tally.min_passage_units = 0;
   const MatchSet set = MatchSet::Tally(test, s.postings, tally);
-  const bool full_lookup = test.chunks.size() == test.total_chunks;
   s.stored.assign(set.CandidateIds().size(), 0);
   Report sampled = set.Decide(s.stored);  // ordered by sampled matches
-  if (!full_lookup) {
-    std::erase_if(sampled.matches, [](const DocumentMatch& m) { return m.matched_chunks < 2; });
-  }
   if (options.candidates_out != nullptr) {
     options.candidates_out->clear();
     for (const DocumentMatch& m : sampled.matches) options.candidates_out->push_back(m.doc_id);

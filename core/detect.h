@@ -76,6 +76,8 @@ inline constexpr uint32_t kShortTestChunks = 2000;
 
 // How a test document is fingerprinted for Detect() under `params`.
 FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params);
+// How a document is fingerprinted for registration under `params` (dense_chunks).
+FingerprintOptions RegisterFingerprintOptions(const ChunkingParams& params);
 
 // Runs the pipeline for `test`, fingerprinted under the index's `params` with
 // CheckFingerprintOptions(params) (spans come out in the byte space of its chunks and

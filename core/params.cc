@@ -107,6 +107,9 @@ absl::Status ChunkingParams::Validate() const {
       return absl::InvalidArgumentError(StrCat("verify_k: ", verify_k, " is outside [2, 8]"));
     }
   }
+  if (dense_chunks != 0 && verify_k == 0) {
+    return absl::InvalidArgumentError("dense_chunks: needs verification (verify_k > 0)");
+  }
   if (key_id.size() > 256) return absl::InvalidArgumentError("key_id: longer than 256 bytes");
   return absl::OkStatus();
 }
@@ -114,8 +117,9 @@ absl::Status ChunkingParams::Validate() const {
 // Layout (little-endian): u8 version=1, u8 unit, u8 strategy, u32 k, u8 selection, u32 p,
 // u32 w, u8 drop_numbers, u32 min_word_chars, u32 min_sentence_words, u8 drop_stop_words,
 // u32 normalization_version, u32 key_id length, key_id bytes. Version 2 appends u32
-// verify_k; parameters without verification are written as version 1, so the encoding (and
-// Fingerprint()) of every index created before verification existed is unchanged.
+// verify_k and u32 dense_chunks; parameters without verification are written as version 1,
+// so the encoding (and Fingerprint()) of every index created before verification existed
+// is unchanged.
 std::string ChunkingParams::Encode() const {
   std::string out;
   out.reserve(44 + key_id.size());
@@ -133,7 +137,10 @@ std::string ChunkingParams::Encode() const {
   PutU32(&out, normalization_version);
   PutU32(&out, static_cast<uint32_t>(key_id.size()));
   out.append(key_id);
-  if (verify_k != 0) PutU32(&out, verify_k);
+  if (verify_k != 0) {
+    PutU32(&out, verify_k);
+    PutU32(&out, dense_chunks);
+  }
   return out;
 }
 
@@ -154,7 +161,10 @@ absl::StatusOr<ChunkingParams> ChunkingParams::Decode(std::string_view encoded) 
             r.U32(&p.enhancements.min_sentence_words) && r.U8(&stop) &&
             r.U32(&p.normalization_version) && r.U32(&key_len) && r.Bytes(key_len, &p.key_id);
   p.verify_k = 0;
-  if (ok && version == kEncodingVersionVerify) ok = r.U32(&p.verify_k) && p.verify_k != 0;
+  p.dense_chunks = 0;
+  if (ok && version == kEncodingVersionVerify) {
+    ok = r.U32(&p.verify_k) && p.verify_k != 0 && r.U32(&p.dense_chunks);
+  }
   if (!ok) return absl::InvalidArgumentError("chunking params: truncated encoding");
   if (!r.done()) return absl::InvalidArgumentError("chunking params: trailing bytes");
   if (!ValidUnit(unit) || !ValidStrategy(strategy) || !ValidSelection(selection) ||
@@ -192,6 +202,7 @@ std::string ChunkingParams::Describe() const {
                   " stop_words=", enhancements.drop_stop_words ? 1 : 0,
                   " norm=", normalization_version, " key=", key_id);
   if (verify_k != 0) StrAppend(&s, " verify_k=", verify_k);
+  if (dense_chunks != 0) StrAppend(&s, " dense_chunks=", dense_chunks);
   return s;
 }
 
@@ -217,6 +228,7 @@ std::string ChunkingParams::DiffWith(const ChunkingParams& o) const {
   add("normalization_version", normalization_version, o.normalization_version);
   add("key_id", key_id, o.key_id);
   add("verify_k", verify_k, o.verify_k);
+  add("dense_chunks", dense_chunks, o.dense_chunks);
   return s;
 }
 

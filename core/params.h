@@ -68,6 +68,9 @@ inline constexpr uint32_t kOldestNormalizationVersion = 2;
 
 // Words per verification gram (see ChunkingParams::verify_k) for new indexes.
 inline constexpr uint32_t kDefaultVerifyK = 3;
+// Registered documents of at most this many chunks keep all of them (see
+// ChunkingParams::dense_chunks) in new indexes.
+inline constexpr uint32_t kDefaultDenseChunks = 400;
 
 struct ChunkingParams {
   UnitKind unit = UnitKind::kWord;
@@ -88,6 +91,12 @@ struct ChunkingParams {
   // through the selected chunks are verified against it. 0 = no verification store (every
   // index created before it existed); else REQUIRES: unit == kWord, 2 <= verify_k <= 8.
   uint32_t verify_k = kDefaultVerifyK;
+  // Registered documents of at most this many chunks store every chunk instead of the
+  // selection (0 = always select). A short text that was heavily revised keeps few of its
+  // source's chunks; its source is a candidate only if one of them was stored. Costs
+  // postings for short documents only (a 300-word one stores ~300 instead of ~70).
+  // REQUIRES: verify_k > 0 when non-zero (checks look short texts up in full only then).
+  uint32_t dense_chunks = kDefaultDenseChunks;
   // Identifies the secret hashing key (HashKey::Id()); never the key itself.
   std::string key_id;
 

@@ -75,12 +75,13 @@ int Fail(const absl::Status& s) {
 }
 
 int RunCheck(const std::string& sources, const std::string& tests, const std::string& truth,
-             const std::string& spec, bool scan, const std::string& decisions) {
+             const std::string& spec, bool scan, const std::string& decisions,
+             uint32_t key_index) {
   auto set = LoadEvalSet(sources, tests, truth);
   if (!set.ok()) return Fail(set.status());
   auto setting = ParseSetting(spec, Setting{});
   if (!setting.ok()) return Fail(setting.status());
-  auto run = RunSetting(*set, *setting);
+  auto run = RunSetting(*set, *setting, NthEvalKey(key_index));
   if (!run.ok()) return Fail(run.status());
   double t = setting->options.threshold;
   std::cout << "setting: " << setting->Describe() << "\n"
@@ -518,6 +519,9 @@ int main(int argc, char** argv) {
                     "overrides of the defaults, e.g. \"unit=word k=5 threshold=0.3\"");
   check->add_flag("--scan", scan, "also choose the best threshold on this set");
   check->add_option("--decisions", decisions, "write per-test decisions and ratios (TSV)");
+  uint32_t key_index = 0;
+  check->add_option("--key-index", key_index,
+                    "hashing key: 0 = the fixed evaluation key, n = the n-th other one");
   CLI::App* report = app.add_subcommand("report", "the whole study, as Markdown tables");
   report->add_option("--set", set_dir, "main set folder (sources/, tests/, truth.tsv)")
       ->required();
@@ -531,6 +535,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (*check) return cops::eval::RunCheck(sources, tests, truth, spec, scan, decisions);
+  if (*check) return cops::eval::RunCheck(sources, tests, truth, spec, scan, decisions,
+                                            key_index);
   return cops::eval::RunReport(set_dir, held_dir, short_dirs, out, quick);
 }

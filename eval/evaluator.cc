@@ -32,7 +32,8 @@ absl::Status RegisterSources(const EvalSet& set, const Fingerprinter& fingerprin
                              MemoryIndex* index) {
   DocumentFingerprint fp;
   for (size_t i = 0; i < set.sources.size(); ++i) {
-    absl::Status s = fingerprinter.Fingerprint(set.sources[i].text, &fp);
+    absl::Status s = fingerprinter.Fingerprint(
+        set.sources[i].text, &fp, RegisterFingerprintOptions(fingerprinter.params()));
     if (!s.ok()) {
       return absl::Status(s.code(),
                           absl::StrCat("source ", set.sources[i].name, ": ", s.message()));
@@ -146,6 +147,7 @@ std::string Setting::Describe() const {
     absl::StrAppend(&s, " max_doc_frequency=", options.max_doc_frequency);
   }
   if (p.verify_k) absl::StrAppend(&s, " verify_k=", p.verify_k);
+  if (p.dense_chunks) absl::StrAppend(&s, " dense_chunks=", p.dense_chunks);
   return s;
 }
 
@@ -171,7 +173,8 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
     } else if (key == "k" || key == "p" || key == "w" || key == "min_word_chars" ||
                key == "min_sentence_words" || key == "max_doc_frequency" ||
                key == "min_passage_units" || key == "verify_k" || key == "max_gap_grams" ||
-               key == "max_skew_grams" || key == "min_passage_grams") {
+               key == "max_skew_grams" || key == "min_passage_grams" ||
+               key == "dense_chunks") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -183,6 +186,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (key == "max_gap_grams") s.verify.max_gap_grams = u;
       if (key == "max_skew_grams") s.verify.max_skew_grams = u;
       if (key == "min_passage_grams") s.verify.min_passage_grams = u;
+      if (key == "dense_chunks") s.params.dense_chunks = u;
       if (key == "verify_k") {
         s.params.verify_k = u;
         verify_given = true;
@@ -200,6 +204,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
   }
   // Verification grams are word grams: other units go without unless asked for.
   if (s.params.unit != UnitKind::kWord && !verify_given) s.params.verify_k = 0;
+  if (s.params.verify_k == 0) s.params.dense_chunks = 0;  // dense storage needs verification
   COPS_RETURN_IF_ERROR(s.params.Validate());
   COPS_RETURN_IF_ERROR(s.options.Validate());
   return s;

@@ -6,7 +6,10 @@
 # messages: clean at concurrency 1, copied at concurrency 1, the half-copied mix at
 # concurrency 4.
 #
-#   scripts/bench-service.sh [--documents N] [--checks N] [--bulk-load] [-- COPSD-FLAGS...]
+#   scripts/bench-service.sh [--documents N] [--checks N] [--bulk-load] [--data DIR] [-- COPSD-FLAGS...]
+#
+# --data DIR keeps the data directory there; when it already holds an index, registration
+# is skipped and only the checks run (against that index).
 #   e.g. scripts/bench-service.sh --documents 100000 -- --verify-k 0
 #
 # Needs copsd and cops built in ${COPS_BUILD_DIR:-build}. Prints one JSON line per result.
@@ -16,11 +19,13 @@ build="${COPS_BUILD_DIR:-$root/build}"
 documents=100000
 checks=3000
 bulk_load=0
+data=
 while [ $# -gt 0 ]; do
   case "$1" in
     --documents) documents="$2"; shift 2 ;;
     --checks) checks="$2"; shift 2 ;;
     --bulk-load) bulk_load=1; shift ;;  # register inside cops admin bulk-load begin/end
+    --data) data="$2"; shift 2 ;;
     --) shift; break ;;
     *) echo "bench-service: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -28,6 +33,9 @@ done
 copsd_flags=("$@")
 
 work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
+datadir="${data:-$work/data}"
+existing=0
+[ -n "$data" ] && [ -e "$data/params" ] && existing=1
 pid=""
 cleanup() {
   if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
@@ -37,7 +45,7 @@ trap cleanup EXIT
 
 start() {
   rm -f "$work/port"
-  "$build/server/copsd" --data-dir "$work/data" --listen 127.0.0.1:0 --port-file "$work/port" \
+  "$build/server/copsd" --data-dir "$datadir" --listen 127.0.0.1:0 --port-file "$work/port" \
     --log-level warn "${copsd_flags[@]}" &
   pid=$!
   for _ in $(seq 600); do [ -s "$work/port" ] && break; sleep 0.1; done
@@ -47,12 +55,14 @@ start() {
 stop() { kill -TERM "$pid"; wait "$pid" || true; pid=""; }
 cops() { "$build/client/cops" --server "$server" "$@"; }
 
-start
-[ "$bulk_load" = 1 ] && cops admin bulk-load begin
-cops bench --seed 7 --documents "$documents" --document-bytes 4000 --checks 0 \
-  --concurrency 2 --bulk 4096 --bench-json
-[ "$bulk_load" = 1 ] && cops admin bulk-load end
-stop
+if [ "$existing" = 0 ]; then
+  start
+  if [ "$bulk_load" = 1 ]; then cops admin bulk-load begin; fi
+  cops bench --seed 7 --documents "$documents" --document-bytes 4000 --checks 0 \
+    --concurrency 2 --bulk 4096 --bench-json
+  if [ "$bulk_load" = 1 ]; then cops admin bulk-load end; fi
+  stop
+fi
 start
 # Settled: no compaction pending or running (at most 10 minutes).
 for _ in $(seq 600); do

@@ -118,7 +118,8 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
                                                DocumentFingerprint* fp, DocumentRecord* record,
                                                RegisterResultInfo* result) const {
   COPS_ASSIGN_OR_RETURN(ConvertedDocument converted, ConvertInput(content, format));
-  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, fp));
+  COPS_RETURN_IF_ERROR(
+      fingerprinter_->Fingerprint(converted.text, fp, RegisterFingerprintOptions(params())));
   if (fp->chunks.empty()) {
     return absl::InvalidArgumentError(
         "document has too little text to register: its " + std::to_string(fp->total_units) +

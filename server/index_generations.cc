@@ -189,7 +189,10 @@ absl::StatusOr<HashKey> NewKey() {
 ChunkingParams RotatedParams(ChunkingParams p, const HashKey& key) {
   p.key_id = key.Id();
   p.normalization_version = kNormalizationVersion;
-  if (p.unit == UnitKind::kWord && p.verify_k == 0) p.verify_k = kDefaultVerifyK;
+  if (p.unit == UnitKind::kWord && p.verify_k == 0) {
+    p.verify_k = kDefaultVerifyK;
+    p.dense_chunks = kDefaultDenseChunks;
+  }
   return p;
 }
 

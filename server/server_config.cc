@@ -271,6 +271,7 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
   if (*is_new && p.unit != UnitKind::kWord && !config.explicit_chunking.count("verify-k")) {
     p.verify_k = 0;
   }
+  if (*is_new && p.verify_k == 0) p.dense_chunks = 0;  // dense storage needs verification
   p.key_id = key.Id();
   if (!*is_new && !(p == base)) {
     return absl::FailedPreconditionError(

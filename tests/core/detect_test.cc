@@ -82,6 +82,7 @@ class DetectTest : public ::testing::Test {
   void Build(uint32_t verify_k, uint32_t k) {
     params_ = ChunkingParams{};
     params_.verify_k = verify_k;
+    if (verify_k == 0) params_.dense_chunks = 0;
     params_.k = k;
     params_.key_id = Key().Id();
     fingerprinter_ = Fingerprinter::Create(params_, Key()).value();

@@ -27,7 +27,10 @@ std::unique_ptr<Fingerprinter> Make(ChunkingParams p, const HashKey& key = Key()
 ChunkingParams Params(UnitKind u, ChunkStrategy s, uint32_t k, SelectionKind sel) {
   ChunkingParams p;
   p.unit = u;
-  if (u != UnitKind::kWord) p.verify_k = 0;  // verification grams are word grams
+  if (u != UnitKind::kWord) {  // verification grams are word grams
+    p.verify_k = 0;
+    p.dense_chunks = 0;
+  }
   p.strategy = s;
   p.k = k;
   p.selection = sel;

@@ -19,6 +19,7 @@ ChunkingParams Sample() {
   p.enhancements.drop_stop_words = true;
   p.key_id = "0123456789abcdef";
   p.verify_k = 0;  // sentence units: no verification grams
+  p.dense_chunks = 0;
   return p;
 }
 
@@ -67,7 +68,8 @@ TEST(ChunkingParamsTest, WithoutVerificationTheEncodingIsTheOneOlderIndexesRecor
 
   ChunkingParams verified = old;
   verified.verify_k = 3;
-  EXPECT_EQ(verified.Encode(), "\x02" + enc.substr(1) + std::string("\x03\0\0\0", 4));
+  verified.dense_chunks = 400;
+  EXPECT_EQ(verified.Encode(), "\x02" + enc.substr(1) + std::string("\x03\0\0\0\x90\x01\0\0", 8));
   decoded = ChunkingParams::Decode(verified.Encode());
   ASSERT_TRUE(decoded.ok()) << decoded.status();
   EXPECT_EQ(decoded->verify_k, 3u);
@@ -85,6 +87,8 @@ TEST(ChunkingParamsTest, VerificationNeedsWordUnitsAndASmallK) {
   p.unit = UnitKind::kSentence;
   EXPECT_NE(p.Validate().message().find("word units"), absl::string_view::npos);
   p.verify_k = 0;
+  EXPECT_NE(p.Validate().message().find("dense_chunks"), absl::string_view::npos);
+  p.dense_chunks = 0;
   EXPECT_TRUE(p.Validate().ok());
 }
 
@@ -119,6 +123,7 @@ TEST(ChunkingParamsTest, FingerprintChangesWithEveryField) {
   variants[10].key_id = "fedcba9876543210";
   variants[11].normalization_version = kNormalizationVersion + 1;
   variants[12].verify_k = 3;
+  variants[12].unit = UnitKind::kWord;
   for (const ChunkingParams& v : variants) {
     EXPECT_NE(v.Fingerprint(), base.Fingerprint()) << v.DiffWith(base);
     EXPECT_FALSE(v.DiffWith(base).empty());

@@ -265,6 +265,7 @@ void MakeDataDirOfAnOlderBuild(const fs::path& dir) {
   ChunkingParams params = ChunkingParams::Decode(bytes).value();
   params.normalization_version = 2;
   params.verify_k = 0;
+  params.dense_chunks = 0;
   const std::string encoded = params.Encode();
   std::string out;
   for (unsigned char b : encoded) {
