@@ -26,8 +26,10 @@ rm -rf "$out/main" "$out/heldout" "$out/short-handbook" "$out/short-python"
 python3 "$root/eval/make_set.py" --corpus python-doc --seed 1 --out "$out/main"
 python3 "$root/eval/make_set.py" --corpus debian-handbook --seed 2 --sources 50 \
   --per-category 10 --unrelated 200 --out "$out/heldout"
-python3 "$root/eval/make_short_set.py" --corpus debian-handbook --seed 3 --out "$out/short-handbook"
-python3 "$root/eval/make_short_set.py" --corpus python-doc --seed 4 --out "$out/short-python"
+python3 "$root/eval/make_short_set.py" --corpus debian-handbook --seed 3 --sources 150 \
+  --per-category 40 --unrelated 300 --out "$out/short-handbook"
+python3 "$root/eval/make_short_set.py" --corpus python-doc --seed 4 --sources 150 \
+  --per-category 40 --unrelated 300 --out "$out/short-python"
 
 tables="$out/tables.md"
 "$build/eval/cops-eval" report --set "$out/main" --heldout "$out/heldout" \
