@@ -177,6 +177,15 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   s.ids.resize(kept);
   s.records.resize(kept);
 
+  Report r;
+  r.total_chunks = test.total_chunks;
+  r.selected_chunks = static_cast<uint32_t>(test.chunks.size());
+  r.considered_chunks = static_cast<uint32_t>(test.grams.size());
+  r.common_chunks_ignored = sampled.common_chunks_ignored;
+  r.sampled = test.sampled;
+  r.verified = true;
+  if (kept == 0) return r;  // a clean check ends here: nothing to read or verify
+
   // 3. Verification against each candidate's complete grams.
   COPS_RETURN_IF_ERROR(source.ReadGrams(s.ids, &s.grams));
   s.test_grams.Build(test.grams);
@@ -195,13 +204,6 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
     }
   }
 
-  Report r;
-  r.total_chunks = test.total_chunks;
-  r.selected_chunks = static_cast<uint32_t>(test.chunks.size());
-  r.considered_chunks = static_cast<uint32_t>(test.grams.size());
-  r.common_chunks_ignored = sampled.common_chunks_ignored;
-  r.sampled = test.sampled;
-  r.verified = true;
   const uint32_t k = params.verify_k;
   const uint32_t n_units = static_cast<uint32_t>(test.units.size());
   for (size_t i = 0; i < kept; ++i) {
