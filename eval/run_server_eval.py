@@ -149,7 +149,7 @@ def main():
             for line in f:
                 if line.startswith("#") or not line.strip():
                     continue
-                name, _cat, decided, _sr, _or = line.rstrip("\n").split("\t")
+                name, _cat, decided = line.rstrip("\n").split("\t")[:3]
                 total += 1
                 agree += results[name][0] == (decided == "1")
         print(f"The server's decision agrees with the in-process evaluation on {agree}/{total} tests.")
