@@ -1,5 +1,6 @@
 #include "core/fingerprint.h"
 
+#include <cctype>
 #include <random>
 #include <set>
 #include <string>
@@ -318,6 +319,49 @@ TEST(FingerprinterTest, SentenceUnitsIgnoreFormatting) {
   const auto b = Hashes(*f, "dr who flew.\n\nthe u.s. AGREED!  fine");
   EXPECT_EQ(a.size(), 3u);
   EXPECT_EQ(a, b);
+}
+
+TEST(FingerprinterTest, LookalikeLettersOfEveryScriptAndCaseLeaveTheChunksUnchanged) {
+  // A licence text with the letters of every other word swapped for Greek and Cyrillic
+  // look-alikes, capitals included ("Τhese", "GENERΑL"): every chunk must stay the same.
+  const std::string original =
+      "THESE TERMS AND CONDITIONS apply to the GENERAL PUBLIC LICENSE. By using, copying or "
+      "modifying the Program you accept them. This Program is distributed in the hope that "
+      "it will be useful, but WITHOUT ANY WARRANTY; without even the implied warranty of "
+      "MERCHANTABILITY or FITNESS FOR A PARTICULAR PURPOSE. Keep a copy of the notice.";
+  const std::vector<std::pair<char, std::string>> lookalikes = {
+      {'A', "\u0391"}, {'B', "\u0392"}, {'E', "\u0395"}, {'H', "\u0397"}, {'I', "\u0399"},
+      {'K', "\u039A"}, {'M', "\u039C"}, {'N', "\u039D"}, {'O', "\u039F"}, {'P', "\u03A1"},
+      {'T', "\u03A4"}, {'X', "\u03A7"}, {'Y', "\u03A5"}, {'C', "\u0421"}, {'a', "\u0430"},
+      {'e', "\u0435"}, {'o', "\u043E"}, {'p', "\u0440"}, {'c', "\u0441"}, {'x', "\u0445"},
+      {'y', "\u0443"}};
+  std::string disguised;
+  int word = 0;
+  bool in_word = false;
+  for (char c : original) {
+    const bool letter = std::isalpha(static_cast<unsigned char>(c));
+    if (letter && !in_word) ++word;
+    in_word = letter;
+    std::string out(1, c);
+    if (letter && word % 2 == 1) {
+      for (const auto& [from, to] : lookalikes) {
+        if (c == from) out = to;
+      }
+    }
+    disguised += out;
+  }
+  ASSERT_NE(disguised, original);
+  ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 3,
+                            SelectionKind::kAll);
+  auto f = Make(p);
+  DocumentFingerprint a, b;
+  ASSERT_TRUE(f->Fingerprint(original, &a).ok());
+  ASSERT_TRUE(f->Fingerprint(disguised, &b).ok());
+  ASSERT_EQ(a.chunks.size(), b.chunks.size());
+  for (size_t i = 0; i < a.chunks.size(); ++i) {
+    EXPECT_EQ(a.chunks[i].hash, b.chunks[i].hash) << "chunk " << i;
+  }
+  EXPECT_EQ(a.grams, b.grams);
 }
 
 }  // namespace
