@@ -302,6 +302,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   index_options.postings_shards = config.postings_shards;
   index_options.postings_memtables = config.postings_memtables;
   index_options.postings_compression = config.compression;
+  index_options.postings_block_kb = config.postings_block_kb;
   CopyDetectorOptions detector_options;
   detector_options.max_document_bytes = config.max_document_bytes;
   detector_options.bulk_window_documents = config.bulk_window_documents;

@@ -150,6 +150,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
          "New index: postings column families, 1, 2 or 4 (an existing index keeps its own)")
       ->check(CLI::IsMember({1u, 2u, 4u}));
   option("compression", c.compression, "Compression of the postings: lz4|zstd|snappy|none");
+  option("postings-block-kb", c.postings_block_kb,
+         "Data block size of the postings' files, KiB (new files; 1-256)");
   option("threads", c.threads, "Most handler threads");
   option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
   option("key-file", c.key_file, "Hashing key file, 32 hex digits (default <data-dir>/hash.key)");

@@ -67,6 +67,7 @@ struct ServerConfig {
   uint32_t postings_shards = 2;   // new index: postings column families (1, 2 or 4)
   uint32_t postings_memtables = 8;  // memtables per postings shard's write buffer (1-64)
   std::string compression = "lz4";  // postings: lz4 | zstd | snappy | none
+  uint32_t postings_block_kb = 16;  // postings SST data blocks, KiB
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
 

@@ -301,6 +301,10 @@ absl::Status ValidateOptions(const IndexOptions& o) {
     return absl::InvalidArgumentError("background jobs must be in [1, 64], not " +
                                       std::to_string(o.background_jobs));
   }
+  if (o.postings_block_kb < 1 || o.postings_block_kb > 256) {
+    return absl::InvalidArgumentError("postings block size must be in [1, 256] KiB, not " +
+                                      std::to_string(o.postings_block_kb));
+  }
   return ParseCompression(o.postings_compression).status();
 }
 
@@ -357,7 +361,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       // 1,000-hash lookup fell from ~4.1 to ~2.7 ms (1.4-1.7 ms on two threads); a cold one
       // reads and decompresses 16 KB instead of 4 KB (docs/performance.md). Per file: files
       // written with 4 KB blocks stay readable and are rewritten by compaction.
-      t.block_size = 16 << 10;
+      t.block_size = size_t{o.postings_block_kb} << 10;
       t.partition_filters = false;
       if (o.bloom_bits_per_key > 0) {
         t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(o.bloom_bits_per_key));

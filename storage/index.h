@@ -62,6 +62,10 @@ struct IndexOptions {
   // always use zstd when this RocksDB has it). INVALID_ARGUMENT at Open when this build of
   // RocksDB lacks it.
   std::string postings_compression = "lz4";
+  // Data block size of the postings' SST files, in KiB (1-256). Larger blocks make a smaller
+  // block index (searched by every probe); a lookup that hits reads and decompresses a whole
+  // block. Each file records its own, so a change applies to files written afterwards.
+  uint32_t postings_block_kb = 16;
   // Largest number of postings kept per chunk hash; beyond it, doc_frequency still counts
   // documents but the list is not extended (the chunk is "common"). 0 = no limit.
   uint32_t max_postings_per_chunk = 1000;
