@@ -35,20 +35,6 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
-bool Passes(const CheckOptions& o, const DocumentMatch& m) {
-  switch (o.function) {
-    case DecisionFunction::kMatchRatio:
-      return m.ratio >= o.threshold;
-    case DecisionFunction::kContainment:
-      return m.containment >= o.threshold;
-    case DecisionFunction::kMatchCount:
-      return m.matched_chunks >= o.min_count;
-    case DecisionFunction::kOrderedMatches:
-      return m.ordered_matches >= o.min_count;
-  }
-  return false;
-}
-
 // Units [begin, end) of the registered chunk with this ordinal; false when the strategy
 // does not tell (hashed breakpoints).
 bool ChunkUnits(const ChunkingParams& p, uint32_t ordinal, uint32_t* begin, uint32_t* end) {

@@ -66,21 +66,26 @@ uint32_t LongestOrderedChain(const DocumentFingerprint& test, std::vector<Hit>& 
   return static_cast<uint32_t>(tails.size());
 }
 
+// Containment needs the registered document's stored chunk count, known only in Decide().
 bool PassesWithoutStored(const CheckOptions& o, const DocumentMatch& m) {
+  return o.function != DecisionFunction::kContainment && Passes(o, m);
+}
+
+}  // namespace
+
+bool Passes(const CheckOptions& o, const DocumentMatch& m) {
   switch (o.function) {
     case DecisionFunction::kMatchRatio:
       return m.ratio >= o.threshold;
+    case DecisionFunction::kContainment:
+      return m.containment >= o.threshold;
     case DecisionFunction::kMatchCount:
       return m.matched_chunks >= o.min_count;
     case DecisionFunction::kOrderedMatches:
       return m.ordered_matches >= o.min_count;
-    case DecisionFunction::kContainment:
-      return false;
   }
   return false;
 }
-
-}  // namespace
 
 MatchSet MatchSet::Tally(const DocumentFingerprint& test, std::span<const PostingList> postings,
                          const CheckOptions& options) {

@@ -144,6 +144,10 @@ class MatchSet {
   std::shared_ptr<const Rep> rep_;  // immutable after Tally(); copies share it
 };
 
+// Whether `m` passes the decision function of `o` (ratio, containment, count or ordered
+// matches against the threshold or min_count).
+bool Passes(const CheckOptions& o, const DocumentMatch& m);
+
 // Test-time sampling: keeps n chunks of `fp` chosen reproducibly from `seed` (all when
 // n == 0 or n >= size), in document order.
 void SampleChunks(uint32_t n, uint64_t seed, DocumentFingerprint* fp);

@@ -857,20 +857,31 @@ absl::StatusOr<DocumentRecord> Index::GetDocument(DocId id) const {
   return record;
 }
 
-absl::Status Index::GetDocuments(std::span<const DocId> ids,
-                                 std::vector<std::optional<DocumentRecord>>* out) const {
-  out->assign(ids.size(), std::nullopt);
-  if (ids.empty()) return absl::OkStatus();
+namespace {
+// One MultiGet of the values keyed by these document ids in `cf`.
+void MultiGetByDocId(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* cf,
+                     std::span<const DocId> ids, std::vector<rocksdb::PinnableSlice>* values,
+                     std::vector<rocksdb::Status>* statuses) {
   std::vector<std::string> keys(ids.size());
   std::vector<rocksdb::Slice> slices(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
     keys[i] = codec::DocKey(ids[i]);
     slices[i] = keys[i];
   }
-  std::vector<rocksdb::PinnableSlice> values(ids.size());
-  std::vector<rocksdb::Status> statuses(ids.size());
-  rep_->db->MultiGet(rocksdb::ReadOptions(), rep_->cf(kDocuments), ids.size(), slices.data(),
-                     values.data(), statuses.data());
+  *values = std::vector<rocksdb::PinnableSlice>(ids.size());
+  statuses->assign(ids.size(), rocksdb::Status());
+  db.MultiGet(rocksdb::ReadOptions(), cf, ids.size(), slices.data(), values->data(),
+              statuses->data());
+}
+}  // namespace
+
+absl::Status Index::GetDocuments(std::span<const DocId> ids,
+                                 std::vector<std::optional<DocumentRecord>>* out) const {
+  out->assign(ids.size(), std::nullopt);
+  if (ids.empty()) return absl::OkStatus();
+  std::vector<rocksdb::PinnableSlice> values;
+  std::vector<rocksdb::Status> statuses;
+  MultiGetByDocId(*rep_->db, rep_->cf(kDocuments), ids, &values, &statuses);
   for (size_t i = 0; i < ids.size(); ++i) {
     if (statuses[i].IsNotFound()) continue;
     if (!statuses[i].ok()) return FromRocks(statuses[i], "reading document records");
@@ -886,16 +897,9 @@ absl::Status Index::GetGrams(std::span<const DocId> ids,
   out->resize(ids.size());
   for (auto& g : *out) g.clear();
   if (ids.empty() || rep_->verify == nullptr) return absl::OkStatus();
-  std::vector<std::string> keys(ids.size());
-  std::vector<rocksdb::Slice> slices(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    keys[i] = codec::DocKey(ids[i]);
-    slices[i] = keys[i];
-  }
-  std::vector<rocksdb::PinnableSlice> values(ids.size());
-  std::vector<rocksdb::Status> statuses(ids.size());
-  rep_->db->MultiGet(rocksdb::ReadOptions(), rep_->verify, ids.size(), slices.data(),
-                     values.data(), statuses.data());
+  std::vector<rocksdb::PinnableSlice> values;
+  std::vector<rocksdb::Status> statuses;
+  MultiGetByDocId(*rep_->db, rep_->verify, ids, &values, &statuses);
   for (size_t i = 0; i < ids.size(); ++i) {
     if (statuses[i].IsNotFound()) continue;
     if (!statuses[i].ok()) return FromRocks(statuses[i], "reading verification grams");
