@@ -162,8 +162,8 @@ class Index {
   // Register() had been called for them in order (an external id or text repeated inside
   // the batch resolves to the earlier document). The postings of all documents are written
   // in chunk-hash order, which makes RocksDB's memtable inserts much cheaper than one batch
-  // per document (docs/performance.md, "Small memtables merged at flush"). out->at(i) is items[i]'s
-  // outcome; an item with invalid input fails alone. The returned status is not OK only when
+  // per document (docs/performance.md, "Small memtables merged at flush"). out->at(i) is
+  // items[i]'s outcome; an item with invalid input fails alone. The returned status is not OK only when
   // the write itself failed: then no document of the batch was stored.
   absl::Status RegisterBatch(std::span<const RegisterItem> items,
                              std::vector<absl::StatusOr<RegisterOutcome>>* out);
