@@ -17,7 +17,7 @@
 // --bulk_load=1 registers in bulk-load mode (Index::BeginBulkLoad); the EndBulkLoad stage
 // then runs its one compaction, and the two times add up to the whole import.
 // IndexOptions defaults unless a flag says otherwise.
-// Figures and commands: docs/performance.md, "## Storage".
+// Figures and commands: docs/storage-performance.md.
 
 #include <unistd.h>
 

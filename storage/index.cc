@@ -311,8 +311,8 @@ absl::Status ValidateOptions(const IndexOptions& o) {
 // Block checksums of new SST files. XXH3 instead of RocksDB's default CRC32c: Debian's
 // librocksdb computes CRC32c in software, which made every block read from a file (a cold
 // lookup, each compaction input) pay for it; a cold 1,000-hash lookup at 10^4 documents fell
-// from 4.3-4.6 to 3.0-3.4 ms (docs/performance.md). Each file records its own checksum type,
-// so files written before keep CRC32c and stay readable.
+// from 4.3-4.6 to 3.0-3.4 ms (docs/storage-performance.md). Each file records its own
+// checksum type, so files written before keep CRC32c and stay readable.
 constexpr rocksdb::ChecksumType kBlockChecksum = rocksdb::kXXH3;
 
 rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
@@ -350,7 +350,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       // a file is then one filter lookup and one binary search with no cache lookup, no
       // shard mutex and no partition search. Against partitioned filters and indexes pinned
       // in the cache, this cut the CPU of a 1,000-hash batch at 10^4 documents from 6.2 to
-      // 3.6 ms after a load and from 2.9 to 1.8 ms after compaction (docs/performance.md).
+      // 3.6 ms after a load and from 2.9 to 1.8 ms after compaction (docs/storage-performance.md).
       // The price is memory outside block_cache_bytes that grows with the index, ~1.25
       // bytes per distinct chunk key for 10 bloom bits plus ~0.15% of the postings for the
       // indexes (16 KB blocks), read in when the index is opened.
@@ -359,7 +359,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       // 16 KB data blocks: a 4x smaller block index than RocksDB's 4 KB, so that the index
       // searched by every probe stays in the CPU caches at 10^6 documents. There a warm
       // 1,000-hash lookup fell from ~4.1 to ~2.7 ms (1.4-1.7 ms on two threads); a cold one
-      // reads and decompresses 16 KB instead of 4 KB (docs/performance.md). Per file: files
+      // reads and decompresses 16 KB instead of 4 KB (docs/storage-performance.md). Per file: files
       // written with 4 KB blocks stay readable and are rewritten by compaction.
       t.block_size = size_t{o.postings_block_kb} << 10;
       t.partition_filters = false;

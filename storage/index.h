@@ -163,8 +163,8 @@ class Index {
   // the batch resolves to the earlier document). The postings of all documents are written
   // in chunk-hash order, which makes RocksDB's memtable inserts much cheaper than one batch
   // per document (docs/performance.md, "Small memtables merged at flush"). out->at(i) is
-  // items[i]'s outcome; an item with invalid input fails alone. The returned status is not OK only when
-  // the write itself failed: then no document of the batch was stored.
+  // items[i]'s outcome; an item with invalid input fails alone. The returned status is not
+  // OK only when the write itself failed: then no document of the batch was stored.
   absl::Status RegisterBatch(std::span<const RegisterItem> items,
                              std::vector<absl::StatusOr<RegisterOutcome>>* out);
 
@@ -223,7 +223,7 @@ class Index {
   // postings on its own and never slows writes for level-0 files: each flushed memtable
   // stays a level-0 file, so a posting is written twice in all (flush, then the one
   // compaction EndBulkLoad runs) instead of once per LSM level, which is what bounds a
-  // large load on a small machine (docs/performance.md, "Bulk loading"). The price: every
+  // large load on a small machine (docs/storage-performance.md, "Bulk loading"). The price: every
   // lookup probes each level-0 file's bloom filter, so checks slow down as the import grows
   // (about 0.05 us per file per hash), and the index needs free disk space for a second
   // copy of what was loaded until EndBulkLoad finishes. Registrations, unregistrations and
