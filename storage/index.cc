@@ -315,18 +315,23 @@ absl::Status ValidateOptions(const IndexOptions& o) {
 // checksum type, so files written before keep CRC32c and stay readable.
 constexpr rocksdb::ChecksumType kBlockChecksum = rocksdb::kXXH3;
 
-rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
-                                           const std::shared_ptr<rocksdb::Cache>& cache) {
-  rocksdb::ColumnFamilyOptions cf;
-  cf.write_buffer_size = o.write_buffer_bytes;
-  cf.level_compaction_dynamic_level_bytes = true;
+// Table options of the small column families: index and filter blocks in the shared cache.
+rocksdb::BlockBasedTableOptions SmallTableOptions(const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::BlockBasedTableOptions t;
   t.block_cache = cache;
   t.format_version = 5;
   t.checksum = kBlockChecksum;
   t.cache_index_and_filter_blocks = true;
   t.pin_l0_filter_and_index_blocks_in_cache = true;
-  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+  return t;
+}
+
+rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
+                                           const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions cf;
+  cf.write_buffer_size = o.write_buffer_bytes;
+  cf.level_compaction_dynamic_level_bytes = true;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(SmallTableOptions(cache)));
   cf.compression = Pick({rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
   return cf;
 }
@@ -408,12 +413,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
     cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 32u << 20);
     cf.compression = rocksdb::kNoCompression;
-    rocksdb::BlockBasedTableOptions t;
-    t.block_cache = cache;
-    t.format_version = 5;
-    t.checksum = kBlockChecksum;
-    t.cache_index_and_filter_blocks = true;
-    t.pin_l0_filter_and_index_blocks_in_cache = true;
+    rocksdb::BlockBasedTableOptions t = SmallTableOptions(cache);
     t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
     cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
     d.emplace_back(kVerifyCf, cf);
