@@ -73,7 +73,11 @@ class TestGrams {
  public:
   void Build(std::span<const uint32_t> grams);
   uint32_t size() const { return size_; }
-  // Calls fn(test_position) for every test gram equal to `gram`.
+  // A gram repeated more often in the test is matched at its first kMaxRepeats positions
+  // only: the pairs a verification looks at stay linear in the texts' lengths, whatever
+  // they repeat ("a a a a ..." against "a a a ...").
+  static constexpr uint32_t kMaxRepeats = 8;
+  // Calls fn(test_position) for the test grams equal to `gram` (at most kMaxRepeats).
   template <typename Fn>
   void ForEach(uint32_t gram, Fn&& fn) const {
     if (slots_.empty()) return;
@@ -81,7 +85,8 @@ class TestGrams {
       const Entry& e = slots_[i];
       if (e.first == kEmpty) return;
       if (e.gram == gram) {
-        for (uint32_t j = e.first; j < e.first + e.count; ++j) fn(positions_[j]);
+        const uint32_t n = e.count < kMaxRepeats ? e.count : kMaxRepeats;
+        for (uint32_t j = e.first; j < e.first + n; ++j) fn(positions_[j]);
         return;
       }
     }

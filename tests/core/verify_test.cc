@@ -116,5 +116,15 @@ TEST(VerifyTest, RepeatedGramsAreCountedOncePerPosition) {
   EXPECT_EQ(v.passages.size(), 2u);
 }
 
+TEST(VerifyTest, DegenerateRepetitionStaysLinear) {
+  // 20,000 copies of one gram against 20,000 of the same: without the repeat cap that is
+  // 4 * 10^8 pairs. With it, at most 8 per registered gram.
+  std::vector<uint32_t> same(20000, 7);
+  Verification v = Check(same, same);
+  EXPECT_EQ(v.shared_registered_grams, 20000u);
+  EXPECT_LE(v.shared_test_grams, TestGrams::kMaxRepeats);
+  EXPECT_LE(v.matched_test_grams, TestGrams::kMaxRepeats);
+}
+
 }  // namespace
 }  // namespace cops
