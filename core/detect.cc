@@ -25,8 +25,8 @@ struct Scratch {
     constexpr size_t kKeepCapacity = 1 << 16;
     if (hashes.capacity() > kKeepCapacity) std::vector<ChunkHash>().swap(hashes);
     if (postings.capacity() > kKeepCapacity) std::vector<PostingList>().swap(postings);
-    else postings.clear();
     if (grams.capacity() > 4096) std::vector<std::vector<uint32_t>>().swap(grams);
+    if (test_grams.size() > kKeepCapacity) test_grams = TestGrams();
   }
 };
 
