@@ -416,6 +416,29 @@ def write_doc(path, paras):
         f.write("\n\n".join(paras) + "\n")
 
 
+def write_sources(out, docs):
+    """Writes docs as out/sources/s0001.txt, ...; returns their file names."""
+    os.makedirs(os.path.join(out, "sources"), exist_ok=True)
+    os.makedirs(os.path.join(out, "tests"), exist_ok=True)
+    names = []
+    for i, d in enumerate(docs):
+        name = f"s{i + 1:04d}.txt"
+        write_doc(os.path.join(out, "sources", name), d)
+        names.append(name)
+    return names
+
+
+def write_tests(out, rows):
+    """Writes (category, source file or "-", paragraphs) rows as out/tests/t0001.txt, ... and
+    out/truth.tsv (format: docs/accuracy.md)."""
+    with open(os.path.join(out, "truth.tsv"), "w", encoding="utf-8", newline="\n") as truth:
+        truth.write("# test_file\tcategory\tsource_file\tviolation\n")
+        for i, (cat, src, paras) in enumerate(rows):
+            name = f"t{i + 1:04d}.txt"
+            write_doc(os.path.join(out, "tests", name), paras)
+            truth.write(f"{name}\t{cat}\t{src}\t{0 if src == '-' else 1}\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", required=True,
@@ -457,13 +480,7 @@ def main():
             sys.exit(f"make_set: unknown categories {sorted(unknown)}")
         cats = [c for c in cats if c in wanted]
 
-    os.makedirs(os.path.join(args.out, "sources"), exist_ok=True)
-    os.makedirs(os.path.join(args.out, "tests"), exist_ok=True)
-    src_names = []
-    for i, d in enumerate(sources):
-        name = f"s{i + 1:04d}.txt"
-        write_doc(os.path.join(args.out, "sources", name), d)
-        src_names.append(name)
+    src_names = write_sources(args.out, sources)
 
     rows = []
     for cat in cats:
@@ -474,12 +491,7 @@ def main():
         rows.append(("unrelated", "-", d))
     rng.shuffle(rows)  # test names reveal nothing about the category
 
-    with open(os.path.join(args.out, "truth.tsv"), "w", encoding="utf-8") as truth:
-        truth.write("# test_file\tcategory\tsource_file\tviolation\n")
-        for i, (cat, src, paras) in enumerate(rows):
-            name = f"t{i + 1:04d}.txt"
-            write_doc(os.path.join(args.out, "tests", name), paras)
-            truth.write(f"{name}\t{cat}\t{src}\t{0 if src == '-' else 1}\n")
+    write_tests(args.out, rows)
     src_words = sum(words_of(d) for d in sources)
     with open(os.path.join(args.out, "corpus.txt"), "w", encoding="utf-8") as f:
         f.write(f"corpus={args.corpus} seed={args.seed} sources={len(sources)} "

@@ -540,6 +540,19 @@ def _pick(rng, cands):
     return rng.choice(cands) if cands else None
 
 
+def _replace_picked(rng, cands, doc, done=None):
+    """Puts the new text of one random (paragraph, sentence, text) candidate in place;
+    False when there is none. `done` collects the sentences written."""
+    c = _pick(rng, cands)
+    if not c:
+        return False
+    pi, si, s = c
+    doc[pi][si] = s
+    if done is not None:
+        done.add(s)
+    return True
+
+
 def _top_level_matches(pattern, s):
     """Matches of pattern in s outside parentheses and quotes."""
     out = []
@@ -639,12 +652,8 @@ def delete_phrase(doc, rng, lex):
                 if 1 <= _nwords(head) <= 4 and _nwords(rest) >= 5 and _parenthetical(head) \
                         and not head.startswith(_SUBORDINATORS):
                     cands.append((pi, si, _cap(rest)))
-    c = _pick(rng, cands)
-    if not c:
-        return False
-    pi, si, s = c
-    doc[pi][si] = re.sub(r"\s+", " ", s).strip()
-    return True
+    return _replace_picked(rng, [(pi, si, re.sub(r"\s+", " ", s).strip()) for pi, si, s in cands],
+                           doc)
 
 
 def insert_words(doc, rng, lex):
@@ -657,12 +666,7 @@ def insert_words(doc, rng, lex):
             for m in re.finditer(r" (is|are) (?=[a-z])", s):
                 adv = rng.choice(_ADVERBS)
                 cands.append((pi, si, s[:m.end()] + adv + " " + s[m.end():]))
-    c = _pick(rng, cands)
-    if not c:
-        return False
-    pi, si, s = c
-    doc[pi][si] = s
-    return True
+    return _replace_picked(rng, cands, doc)
 
 
 _NOT_BEFORE_SUB = frozenset("even only as and or than but just especially except right "
@@ -701,14 +705,7 @@ def swap_clauses(doc, rng, lex, done=None):
                             main.split()[-1].lower() not in _NOT_BEFORE_SUB:
                         out = _cap(sub) + ", " + _decap(main, lex) + end
                         cands.append((pi, si, out))
-    c = _pick(rng, cands)
-    if not c:
-        return False
-    pi, si, s = c
-    doc[pi][si] = s
-    if done is not None:
-        done.add(s)
-    return True
+    return _replace_picked(rng, cands, doc, done)
 
 
 _CODE_TOKEN_RE = re.compile(r"[/_=<>{}\[\]@\\|#$%&*~^]|\w\.\w|\w\(|\d|^\W*[A-Z0-9]{2,}\W*$|"
@@ -966,14 +963,7 @@ def turn_around(doc, rng, lex, done=None):
                         and main.split()[-1].lower() not in STOP_WORDS | _PARTICLES and \
                         (main.split()[-1].lower(), m.group(1)) not in _IDIOMS:
                     cands.append((pi, si, _cap(tail) + ", " + _decap(main, lex) + end))
-    c = _pick(rng, cands)
-    if not c:
-        return False
-    pi, si, s = c
-    doc[pi][si] = s
-    if done is not None:
-        done.add(s)
-    return True
+    return _replace_picked(rng, cands, doc, done)
 
 
 _IRREGULAR_PARTICIPLES = {
@@ -1663,13 +1653,7 @@ def main():
     negatives = (same + other)[:args.unrelated]
     n_same = min(len(same), len(negatives))
 
-    os.makedirs(os.path.join(args.out, "sources"), exist_ok=True)
-    os.makedirs(os.path.join(args.out, "tests"), exist_ok=True)
-    src_names = []
-    for i, (_, d) in enumerate(sources):
-        name = f"s{i + 1:04d}.txt"
-        make_set.write_doc(os.path.join(args.out, "sources", name), d)
-        src_names.append(name)
+    src_names = make_set.write_sources(args.out, [d for _, d in sources])
 
     rows = []
     for cat, fn in CATEGORIES:
@@ -1680,12 +1664,7 @@ def main():
         rows.append(("unrelated_same_topic", "-", d))
     rng.shuffle(rows)  # test names reveal nothing about the category
 
-    with open(os.path.join(args.out, "truth.tsv"), "w", encoding="utf-8", newline="\n") as t:
-        t.write("# test_file\tcategory\tsource_file\tviolation\n")
-        for i, (cat, src, paras) in enumerate(rows):
-            name = f"t{i + 1:04d}.txt"
-            make_set.write_doc(os.path.join(args.out, "tests", name), paras)
-            t.write(f"{name}\t{cat}\t{src}\t{0 if src == '-' else 1}\n")
+    make_set.write_tests(args.out, rows)
     src_words = sum(make_set.words_of(d) for _, d in sources)
     with open(os.path.join(args.out, "corpus.txt"), "w", encoding="utf-8", newline="\n") as f:
         f.write(f"corpus={args.corpus} seed={args.seed} sources={len(sources)} "
