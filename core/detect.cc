@@ -111,6 +111,7 @@ FingerprintOptions RegisterFingerprintOptions(const ChunkingParams& params) {
 FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params) {
   FingerprintOptions o;
   if (params.verify_k > 0) o.keep_all_chunks_up_to = kShortTestChunks;
+  o.unit_spans = params.verify_k > 0;
   return o;
 }
 

@@ -78,7 +78,11 @@ struct Fingerprinter::Rep {
   // The fold of the units [b, e), given their UnitHash() values; Finalize() makes it the
   // chunk's keyed hash.
   uint64_t Inner(const uint64_t* unit_hashes, uint32_t b, uint32_t e) const {
-    uint64_t inner = chunk_seed ^ (e - b);  // the count: a chunk is no prefix of another
+    return Fold(chunk_seed, unit_hashes, b, e);
+  }
+  // The fold from `seed`: Inner() for chunks, MakeGrams() for verification grams.
+  static uint64_t Fold(uint64_t seed, const uint64_t* unit_hashes, uint32_t b, uint32_t e) {
+    uint64_t inner = seed ^ (e - b);  // the count: a chunk is no prefix of another
     for (uint32_t i = b; i < e; ++i) {
       // Odd multiplier (from XXH3's primes): invertible mod 2^64; the xorshift is
       // invertible too and carries high bits down so later multiplies mix them.
@@ -98,7 +102,8 @@ struct Fingerprinter::Rep {
   void MakeChunks(const UnitStream& stream, Scratch* scratch) const;
   // Verification grams over the unit hashes MakeChunks() left in scratch->unit_hashes: the
   // same fold from another key-derived seed, finalized by SipHash, truncated.
-  void MakeGrams(const UnitStream& stream, Scratch* scratch, DocumentFingerprint* out) const;
+  void MakeGrams(const UnitStream& stream, bool unit_spans, Scratch* scratch,
+                 DocumentFingerprint* out) const;
   void Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept, Scratch* scratch) const;
 };
 
@@ -164,25 +169,22 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
   Finalize(chunks.size(), [&](size_t i) -> uint64_t& { return chunks[i].hash; });
 }
 
-void Fingerprinter::Rep::MakeGrams(const UnitStream& s, Scratch* scratch,
+void Fingerprinter::Rep::MakeGrams(const UnitStream& s, bool unit_spans, Scratch* scratch,
                                   DocumentFingerprint* out) const {
   const uint32_t n = static_cast<uint32_t>(s.units.size());
-  out->units.resize(n);
-  for (uint32_t i = 0; i < n; ++i) out->units[i] = {s.units[i].input_begin, s.units[i].input_end};
+  if (unit_spans) {
+    out->units.resize(n);
+    for (uint32_t i = 0; i < n; ++i) {
+      out->units[i] = {s.units[i].input_begin, s.units[i].input_end};
+    }
+  }
   if (n == 0) return;
   const uint32_t k = std::min(params.verify_k, n);
   const uint32_t grams = n - k + 1;
   std::vector<uint64_t>& folded = scratch->gram_hashes;
   folded.resize(grams);
   const uint64_t* uh = scratch->unit_hashes.data();
-  for (uint32_t i = 0; i < grams; ++i) {
-    uint64_t inner = gram_seed ^ k;
-    for (uint32_t j = i; j < i + k; ++j) {
-      inner = (inner ^ uh[j]) * 0x9E3779B185EBCA87ULL;
-      inner ^= inner >> 29;
-    }
-    folded[i] = inner;
-  }
+  for (uint32_t i = 0; i < grams; ++i) folded[i] = Fold(gram_seed, uh, i, i + k);
   Finalize(grams, [&](size_t i) -> uint64_t& { return folded[i]; });
   out->grams.resize(grams);
   for (uint32_t i = 0; i < grams; ++i) {
@@ -332,7 +334,7 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
   } else {
     rep_->Select(scratch.chunks, &out->chunks, &scratch);
   }
-  if (rep_->params.verify_k > 0) rep_->MakeGrams(scratch.stream, &scratch, out);
+  if (rep_->params.verify_k > 0) rep_->MakeGrams(scratch.stream, options.unit_spans, &scratch, out);
   out->total_chunks = static_cast<uint32_t>(scratch.chunks.size());
   out->total_units = static_cast<uint32_t>(scratch.stream.units.size());
   out->sha256 = Sha256(scratch.canon.text);

@@ -56,7 +56,8 @@ struct DocumentFingerprint {
   // is the keyed hash, kVerifyGramBits wide, of units [i, i + verify_k); a document of
   // fewer units than verify_k has one gram of all of them.
   std::vector<uint32_t> grams;
-  // Byte span of every unit (after enhancements) in the input, filled with grams.
+  // Byte span of every unit (after enhancements) in the input, filled with grams when
+  // FingerprintOptions::unit_spans is set.
   std::vector<UnitSpan> units;
   uint32_t total_chunks = 0;  // chunks before selection
   uint32_t total_units = 0;   // units after enhancements
@@ -76,6 +77,8 @@ struct FingerprintOptions {
   // test text is then looked up in full, so a candidate is found when any one of its
   // chunks was stored (0 = always select).
   uint32_t keep_all_chunks_up_to = 0;
+  // Fill DocumentFingerprint::units (a check's passages need them; a registration does not).
+  bool unit_spans = false;
 };
 
 class Fingerprinter {

@@ -125,7 +125,6 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
         "document has too little text to register: its " + std::to_string(fp->total_units) +
         " units yield no chunk under " + params().Describe());
   }
-  fp->units.clear();  // unit spans serve the check side only; grams are stored
   MapToOriginal(converted, content.size(), fp);
 
   *record = metadata;

@@ -127,7 +127,6 @@ TEST_F(DetectTest, VerificationFindsARevisedCopyThatTheSampleAloneMisses) {
   EXPECT_LT(m.spans[0].registered_start, 40u);
 
   // The same index without verification decides on the sampled 3-word chunks alone.
-  MapSource plain;
   source_ = MapSource();
   Build(/*verify_k=*/0, /*k=*/3);
   Report sampled = Check(Revised());
