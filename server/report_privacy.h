@@ -1,10 +1,11 @@
 #ifndef COPS_SERVER_REPORT_PRIVACY_H_
 #define COPS_SERVER_REPORT_PRIVACY_H_
 
-// What a check report may tell its caller (docs/security.md, "Privacy in reports"): only
-// documents of collections the caller may search, and about documents the caller does not own
-// only the id, the title when the collection allows it, the ratios and the spans in the
-// caller's own document - never registered text, registered offsets, owner or author.
+// What a check report may tell its caller about documents it does not own (docs/security.md,
+// "Privacy in reports"): the id, the title when the collection allows it, the ratios and the
+// spans in the caller's own document - never registered text, registered offsets, owner or
+// author. Which collections a check searches is decided before detection (service.cc
+// CheckCollections), so a report never holds another tenant's documents to begin with.
 //
 // Thread-safety: a pure function of its arguments (the Authorizer must be thread-safe).
 
@@ -18,19 +19,16 @@
 namespace cops {
 
 // REQUIRES: records->size() == report->matches.size() and (*records)[i] is the registered
-// document of report->matches[i].
+// document of report->matches[i]; the report is final (the detection pipeline has searched only
+// the caller's usable collections, ordered, cut at max_results and set the violation flag).
 //
-// Drops the matches (and their records) whose collection is not in
-// authorizer.UsableCollections(caller), then keeps the first `max_results` (0 = all; the report
-// must have been decided without a limit so that another tenant's documents cannot crowd out
-// the caller's), and recomputes report->violation. For each kept document the caller does not
-// own (role admin owns all; otherwise record.owner == caller.name), clears owner, author and
-// external id, the title unless PolicyFor(collection).show_titles_to_checkers, and the
-// registered-side offsets of every span. Returns one CheckHit per kept match, to be passed to
-// Authorizer::RecordCheck() once the reply is sent.
-std::vector<CheckHit> RestrictReport(const Authorizer& authorizer, const Principal& caller,
-                                     uint32_t max_results, Report* report,
-                                     std::vector<DocumentRecord>* records);
+// For each match whose document the caller does not own (role admin owns all; otherwise
+// record.owner == caller.name), clears owner, author and external id, the title unless
+// PolicyFor(collection).show_titles_to_checkers, and the registered-side offsets of every span.
+// Matches, ratios and the violation flag are left as they are. Returns one CheckHit per match,
+// to be passed to Authorizer::RecordCheck() once the reply is sent.
+std::vector<CheckHit> RedactReport(const Authorizer& authorizer, const Principal& caller,
+                                   Report* report, std::vector<DocumentRecord>* records);
 
 }  // namespace cops
 

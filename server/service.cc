@@ -452,12 +452,12 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();
   info.cancelled = [context] { return context->IsCancelled(); };
-  // The detector applies max_results after the collection filter; RestrictReport then hides
-  // what this caller may not see of documents it does not own.
+  // The detector searches only info.collections and finalizes the report (order, max_results,
+  // violation); RedactReport then hides what this caller may not see of documents it does not
+  // own.
   const std::shared_ptr<CopyDetector> detector = Detector();
   COPS_ASSIGN_OR_RETURN(CheckResult result, detector->Check(info));
-  std::vector<CheckHit> hits = RestrictReport(*authorizer_, principal, info.options.max_results,
-                                              &result.report, &result.records);
+  std::vector<CheckHit> hits = RedactReport(*authorizer_, principal, &result.report, &result.records);
   FillCheckReply(result, info.options, request.options(), detector->params(), reply);
   authorizer_->RecordCheck(principal, hits);
   return absl::OkStatus();

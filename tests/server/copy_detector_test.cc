@@ -195,6 +195,23 @@ TEST_F(CopyDetectorTest, CollectionFilterHidesOtherCollections) {
   EXPECT_EQ(r.report.matches.front().doc_id, ids_[0]);
 }
 
+TEST_F(CopyDetectorTest, CollectionFilterComesBeforeMaxResults) {
+  // Every document matches the mix. With a limit of one, a check filtered to the collection
+  // that does not hold the best match still gets its own collection's best document.
+  std::string mix;
+  for (const auto& t : Corpus()) mix += std::string(t.body) + "\n\n";
+  CheckRequestInfo request;
+  request.options.max_results = 1;
+  const CheckResult best = MustCheck(mix, request);
+  ASSERT_EQ(best.records.size(), 1u);
+  const std::string other = best.records[0].collection == "essays" ? "reports" : "essays";
+  request.collections = std::vector<std::string>{other};
+  CheckResult r = MustCheck(mix, request);
+  ASSERT_EQ(r.report.matches.size(), 1u);
+  ASSERT_EQ(r.records.size(), 1u);
+  EXPECT_EQ(r.records[0].collection, other);
+}
+
 TEST_F(CopyDetectorTest, UnregisteredDocumentIsNoLongerReported) {
   ASSERT_TRUE(detector_->Unregister(ids_[0]).ok());
   CheckResult r = MustCheck(Corpus()[0].body);

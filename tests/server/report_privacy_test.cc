@@ -55,44 +55,35 @@ DocumentRecord Record(DocId id, std::string collection, std::string owner) {
 class ReportPrivacyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // Ratio order, as MatchSet::Decide returns it: another tenant's document first.
-    report_.matches = {Match(1, 0.9, true), Match(2, 0.7, true), Match(3, 0.4, false),
-                       Match(4, 0.3, false)};
+    // A final report of a check searching "acm" and "open-titles", in ratio order.
+    report_.matches = {Match(2, 0.7, true), Match(3, 0.4, false), Match(4, 0.3, false)};
     report_.violation = true;
-    records_ = {Record(1, "ieee", "ieee-press"), Record(2, "acm", "acm-press"),
-                Record(3, "open-titles", "acm-press"), Record(4, "acm", "acm-press")};
+    records_ = {Record(2, "acm", "acm-press"), Record(3, "open-titles", "acm-press"),
+                Record(4, "acm", "other-press")};
   }
   FakeAuthorizer authz_;
   Report report_;
   std::vector<DocumentRecord> records_;
 };
 
-TEST_F(ReportPrivacyTest, OtherTenantsDocumentsNeverAppear) {
+TEST_F(ReportPrivacyTest, MatchesRatiosAndTheVerdictAreKept) {
   Principal pc{"sigmod-pc", Role::kChecker, {"acm", "open-titles"}};
-  std::vector<CheckHit> hits = RestrictReport(authz_, pc, /*max_results=*/2, &report_, &records_);
-  ASSERT_EQ(report_.matches.size(), 2u);  // doc 1 dropped, then the limit applies
+  std::vector<CheckHit> hits = RedactReport(authz_, pc, &report_, &records_);
+  ASSERT_EQ(report_.matches.size(), 3u);
+  ASSERT_EQ(records_.size(), 3u);
   EXPECT_EQ(report_.matches[0].doc_id, 2u);
-  EXPECT_EQ(report_.matches[1].doc_id, 3u);
-  ASSERT_EQ(records_.size(), 2u);
-  EXPECT_EQ(records_[0].id, 2u);
-  EXPECT_TRUE(report_.violation);  // doc 2 still violates
-  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_DOUBLE_EQ(report_.matches[0].ratio, 0.7);
+  EXPECT_TRUE(report_.violation);
+  ASSERT_EQ(hits.size(), 3u);
   EXPECT_EQ(hits[0].doc_id, 2u);
   EXPECT_EQ(hits[0].collection, "acm");
+  EXPECT_TRUE(hits[0].violation);
   EXPECT_DOUBLE_EQ(hits[1].ratio, 0.4);
-}
-
-TEST_F(ReportPrivacyTest, ViolationIsRecomputedFromVisibleMatches) {
-  Principal pc{"pc", Role::kChecker, {"open-titles"}};
-  RestrictReport(authz_, pc, 0, &report_, &records_);
-  ASSERT_EQ(report_.matches.size(), 1u);
-  EXPECT_FALSE(report_.violation);  // only the hidden doc 1 and 2 violated
 }
 
 TEST_F(ReportPrivacyTest, CheckersLearnOnlyIdsRatiosAndTheirOwnSpans) {
   Principal pc{"sigmod-pc", Role::kChecker, {"acm", "open-titles"}};
-  RestrictReport(authz_, pc, 0, &report_, &records_);
-  ASSERT_EQ(records_.size(), 3u);
+  RedactReport(authz_, pc, &report_, &records_);
   for (size_t i = 0; i < records_.size(); ++i) {
     EXPECT_TRUE(records_[i].owner.empty());
     EXPECT_TRUE(records_[i].author.empty());
@@ -110,20 +101,22 @@ TEST_F(ReportPrivacyTest, CheckersLearnOnlyIdsRatiosAndTheirOwnSpans) {
 
 TEST_F(ReportPrivacyTest, OwnersSeeTheirOwnDocumentsInFull) {
   Principal acm{"acm-press", Role::kOwner, {"acm"}};
-  RestrictReport(authz_, acm, 0, &report_, &records_);
-  ASSERT_EQ(records_.size(), 2u);
+  RedactReport(authz_, acm, &report_, &records_);
   EXPECT_EQ(records_[0].owner, "acm-press");
   EXPECT_EQ(records_[0].title, "Title 2");
   EXPECT_TRUE(report_.matches[0].spans[0].has_registered);
   EXPECT_EQ(report_.matches[0].spans[0].registered_start, 1000u);
+  // Another owner's document in the same collection is redacted.
+  EXPECT_TRUE(records_[2].owner.empty());
+  EXPECT_FALSE(report_.matches[2].spans[0].has_registered);
 }
 
 TEST_F(ReportPrivacyTest, AdminsSeeEverything) {
   Principal admin{"root", Role::kAdmin, {}};
-  std::vector<CheckHit> hits = RestrictReport(authz_, admin, 0, &report_, &records_);
-  EXPECT_EQ(report_.matches.size(), 4u);
-  EXPECT_EQ(hits.size(), 4u);
-  EXPECT_EQ(records_[0].owner, "ieee-press");
+  std::vector<CheckHit> hits = RedactReport(authz_, admin, &report_, &records_);
+  EXPECT_EQ(hits.size(), 3u);
+  EXPECT_EQ(records_[2].owner, "other-press");
+  EXPECT_EQ(records_[2].author, "Author 4");
 }
 
 }  // namespace
