@@ -5,6 +5,7 @@
 #include <numeric>
 #include <string>
 #include <unordered_map>
+#include <utility>
 
 namespace cops {
 
@@ -87,6 +88,100 @@ bool Passes(const CheckOptions& o, const DocumentMatch& m) {
   return false;
 }
 
+namespace {
+
+// Passages of one registered document: runs of consecutive selected test chunks that all match
+// it (chunks ignored as common are transparent; a run also continues over unmatched chunks
+// whose units it already covers). Appends them to `spans` when not null; returns the longest
+// passage's length in units.
+// REQUIRES: hits sorted by test_index.
+uint32_t SampledPassages(const DocumentFingerprint& test, const std::vector<Hit>& hits,
+                         const std::vector<bool>& common, std::vector<Span>* spans) {
+  uint32_t longest_units = 0;
+  Span span;
+  bool open = false;
+  uint32_t unit_begin = 0, unit_end = 0;
+  int64_t prev_reg = -1;
+  size_t prev_test = 0;
+  auto flush = [&]() {
+    if (!open) return;
+    span.units = unit_end - unit_begin;
+    longest_units = std::max(longest_units, span.units);
+    if (spans != nullptr) spans->push_back(span);
+    open = false;
+  };
+  size_t h = 0;
+  while (h < hits.size()) {
+    const uint32_t ti = hits[h].test_index;
+    size_t h_end = h;
+    while (h_end < hits.size() && hits[h_end].test_index == ti) ++h_end;
+    const Chunk& c = test.chunks[ti];
+    // Is the run broken by a considered, unmatched test chunk in between?
+    if (open) {
+      bool gap = false;
+      for (size_t j = prev_test + 1; j < ti; ++j) {
+        if (!common[j]) {
+          gap = true;
+          break;
+        }
+      }
+      if (gap && c.unit_begin > unit_end) flush();
+    }
+    // Registered posting for this chunk: first at/after the previous one, else first.
+    const Posting* chosen = hits[h].posting;
+    for (size_t j = h; j < h_end; ++j) {
+      if (static_cast<int64_t>(hits[j].posting->ordinal) >= prev_reg) {
+        chosen = hits[j].posting;
+        break;
+      }
+    }
+    if (!open) {
+      open = true;
+      span = Span();
+      span.test_start = c.start;
+      span.test_end = c.end;
+      span.has_registered = true;
+      span.registered_start = chosen->start;
+      span.registered_end = chosen->end;
+      unit_begin = c.unit_begin;
+      unit_end = c.unit_end;
+    } else {
+      span.test_start = std::min(span.test_start, c.start);
+      span.test_end = std::max(span.test_end, c.end);
+      span.registered_start = std::min(span.registered_start, chosen->start);
+      span.registered_end = std::max(span.registered_end, chosen->end);
+      unit_begin = std::min(unit_begin, c.unit_begin);
+      unit_end = std::max(unit_end, c.unit_end);
+    }
+    // Postings without positions (start == end == 0) leave the registered side unknown.
+    if (chosen->start == 0 && chosen->end == 0) span.has_registered = false;
+    ++span.chunks;
+    prev_reg = chosen->ordinal;
+    prev_test = ti;
+    h = h_end;
+  }
+  flush();
+  return longest_units;
+}
+
+// Distinct test chunks and distinct registered ordinals among one document's hits.
+// REQUIRES: hits sorted by test_index.
+std::pair<uint32_t, uint32_t> DistinctMatched(const std::vector<Hit>& hits) {
+  std::vector<uint32_t> reg_ordinals;
+  reg_ordinals.reserve(hits.size());
+  uint32_t tests = 0;
+  for (size_t i = 0; i < hits.size(); ++i) {
+    reg_ordinals.push_back(hits[i].posting->ordinal);
+    if (i == 0 || hits[i - 1].test_index != hits[i].test_index) ++tests;
+  }
+  std::sort(reg_ordinals.begin(), reg_ordinals.end());
+  const auto registered = static_cast<uint32_t>(
+      std::unique(reg_ordinals.begin(), reg_ordinals.end()) - reg_ordinals.begin());
+  return {tests, registered};
+}
+
+}  // namespace
+
 MatchSet MatchSet::Tally(const DocumentFingerprint& test, std::span<const PostingList> postings,
                          const CheckOptions& options) {
   auto rep = std::make_shared<Rep>();
@@ -95,6 +190,7 @@ MatchSet MatchSet::Tally(const DocumentFingerprint& test, std::span<const Postin
   rep->selected_chunks = static_cast<uint32_t>(test.chunks.size());
   rep->sampled = test.sampled;
 
+  // Hits per registered document; chunks above max_doc_frequency are ignored as common.
   const size_t n = std::min(postings.size(), test.chunks.size());
   std::vector<bool> common(n, false);
   std::unordered_map<DocId, std::vector<Hit>> by_doc;
@@ -121,92 +217,14 @@ MatchSet MatchSet::Tally(const DocumentFingerprint& test, std::span<const Postin
                      [](const Hit& a, const Hit& b) { return a.test_index < b.test_index; });
     DocumentMatch m;
     m.doc_id = id;
-    std::vector<uint32_t> reg_ordinals;
-    reg_ordinals.reserve(hits.size());
-    std::vector<uint32_t> matched_tests;
-    for (const Hit& h : hits) {
-      reg_ordinals.push_back(h.posting->ordinal);
-      if (matched_tests.empty() || matched_tests.back() != h.test_index) {
-        matched_tests.push_back(h.test_index);
-      }
-    }
-    std::sort(reg_ordinals.begin(), reg_ordinals.end());
-    const uint32_t distinct_registered = static_cast<uint32_t>(
-        std::unique(reg_ordinals.begin(), reg_ordinals.end()) - reg_ordinals.begin());
-    m.matched_chunks = static_cast<uint32_t>(matched_tests.size());
+    const auto [matched_tests, distinct_registered] = DistinctMatched(hits);
+    m.matched_chunks = matched_tests;
     m.ratio = rep->considered_chunks == 0
                   ? 0.0
                   : static_cast<double>(m.matched_chunks) / rep->considered_chunks;
-
-    // Passages: consecutive selected test chunks (common ones transparent) that all match.
-    uint32_t longest_units = 0;
-    {
-      size_t h = 0;
-      Span span;
-      bool open = false;
-      uint32_t unit_begin = 0, unit_end = 0;
-      int64_t prev_reg = -1;
-      size_t prev_test = 0;
-      auto flush = [&]() {
-        if (!open) return;
-        span.units = unit_end - unit_begin;
-        longest_units = std::max(longest_units, span.units);
-        if (options.want_spans) m.spans.push_back(span);
-        open = false;
-      };
-      while (h < hits.size()) {
-        const uint32_t ti = hits[h].test_index;
-        size_t h_end = h;
-        while (h_end < hits.size() && hits[h_end].test_index == ti) ++h_end;
-        // Is the run broken by a considered, unmatched test chunk in between?
-        if (open) {
-          bool gap = false;
-          for (size_t j = prev_test + 1; j < ti; ++j) {
-            if (!common[j]) {
-              gap = true;
-              break;
-            }
-          }
-          const Chunk& c = test.chunks[ti];
-          if (gap && c.unit_begin > unit_end) flush();
-        }
-        // Registered posting for this chunk: first at/after the previous one, else first.
-        const Posting* chosen = hits[h].posting;
-        for (size_t j = h; j < h_end; ++j) {
-          if (static_cast<int64_t>(hits[j].posting->ordinal) >= prev_reg) {
-            chosen = hits[j].posting;
-            break;
-          }
-        }
-        const Chunk& c = test.chunks[ti];
-        if (!open) {
-          open = true;
-          span = Span();
-          span.test_start = c.start;
-          span.test_end = c.end;
-          span.has_registered = true;
-          span.registered_start = chosen->start;
-          span.registered_end = chosen->end;
-          unit_begin = c.unit_begin;
-          unit_end = c.unit_end;
-        } else {
-          span.test_start = std::min(span.test_start, c.start);
-          span.test_end = std::max(span.test_end, c.end);
-          span.registered_start = std::min(span.registered_start, chosen->start);
-          span.registered_end = std::max(span.registered_end, chosen->end);
-          unit_begin = std::min(unit_begin, c.unit_begin);
-          unit_end = std::max(unit_end, c.unit_end);
-        }
-        // Postings without positions (start == end == 0) leave the registered side unknown.
-        if (chosen->start == 0 && chosen->end == 0) span.has_registered = false;
-        ++span.chunks;
-        prev_reg = chosen->ordinal;
-        prev_test = ti;
-        h = h_end;
-      }
-      flush();
-    }
-    m.ordered_matches = LongestOrderedChain(test, hits);
+    const uint32_t longest_units =
+        SampledPassages(test, hits, common, options.want_spans ? &m.spans : nullptr);
+    m.ordered_matches = LongestOrderedChain(test, hits);  // reorders hits
 
     if (longest_units >= options.min_passage_units || PassesWithoutStored(options, m)) {
       rep->candidate_ids.push_back(id);
