@@ -13,11 +13,11 @@
 // --progress=1 prints the rate every 100 batches. --reuse=1 --dir=D opens the index an
 // earlier run left in D (give the same --docs and skip Register with --benchmark_filter).
 // --background_jobs=N --subcompactions=M --shards=S --lookup_threads=T --memtables=K
-// override IndexOptions' defaults.
+// --block_kb=B override IndexOptions' defaults.
 // --bulk_load=1 registers in bulk-load mode (Index::BeginBulkLoad); the EndBulkLoad stage
 // then runs its one compaction, and the two times add up to the whole import.
 // IndexOptions defaults unless a flag says otherwise.
-// Figures and commands: docs/storage-performance.md.
+// Figures and commands: docs/performance.md (scripts/bench.sh storage, import, lookup).
 
 #include <unistd.h>
 
@@ -61,6 +61,7 @@ struct Flags {
   int subcompactions = IndexOptions{}.max_subcompactions;
   int lookup_threads = IndexOptions{}.lookup_threads;
   uint32_t memtables = IndexOptions{}.postings_memtables;
+  uint32_t block_kb = IndexOptions{}.postings_block_kb;
 } g_flags;
 
 uint64_t Mix(uint64_t x) {
@@ -162,6 +163,7 @@ IndexOptions BenchOptions() {
   o.postings_shards = g_flags.shards;
   o.lookup_threads = g_flags.lookup_threads;
   o.postings_memtables = g_flags.memtables;
+  o.postings_block_kb = g_flags.block_kb;
   return o;
 }
 
@@ -398,6 +400,7 @@ int main(int argc, char** argv) {
     else if (ParseFlag(argv[i], "--shards", &v)) g_flags.shards = std::stoul(v);
     else if (ParseFlag(argv[i], "--lookup_threads", &v)) g_flags.lookup_threads = std::stoi(v);
     else if (ParseFlag(argv[i], "--memtables", &v)) g_flags.memtables = static_cast<uint32_t>(std::stoul(v));
+    else if (ParseFlag(argv[i], "--block_kb", &v)) g_flags.block_kb = static_cast<uint32_t>(std::stoul(v));
     else rest.push_back(argv[i]);
   }
   if (!g_vocab.Load("/usr/share/dict/words")) {

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Service benchmark behind the tables of docs/performance.md ("Bytes per document and check
-# latency"): a fresh copsd on loopback, N synthetic 4 KB documents registered in bulk
-# (cops bench --seed 7), copsd restarted (its WAL flushed into the index) and left until
-# compaction has settled, then the index's bytes per document and three check runs of 20 KB
-# messages: clean at concurrency 1, copied at concurrency 1, the half-copied mix at
-# concurrency 4.
+# Service benchmark behind the tables of docs/performance.md (registration, bytes per
+# document, checks; run through `scripts/bench.sh service`): a fresh copsd on loopback, N
+# synthetic 4 KB documents registered in bulk (cops bench --seed 7), copsd restarted (its WAL
+# flushed into the index) and left until compaction has settled, then the index's bytes per
+# document and three check runs of 20 KB messages: clean at concurrency 1, copied at
+# concurrency 1, the half-copied mix at concurrency 4. After the registration it prints
+# copsd's CPU time for it.
 #
 #   scripts/bench-service.sh [--documents N] [--checks N] [--bulk-load] [--data DIR] [-- COPSD-FLAGS...]
 #
@@ -60,6 +61,8 @@ if [ "$existing" = 0 ]; then
   if [ "$bulk_load" = 1 ]; then cops admin bulk-load begin; fi
   cops bench --seed 7 --documents "$documents" --document-bytes 4000 --checks 0 \
     --concurrency 2 --bulk 4096 --bench-json
+  # copsd's CPU for the registration (user + system, from /proc/PID/stat).
+  awk '{printf "{\"copsd_cpu_seconds\": %.2f}\n", ($14 + $15) / 100}' "/proc/$pid/stat"
   if [ "$bulk_load" = 1 ]; then cops admin bulk-load end; fi
   stop
 fi

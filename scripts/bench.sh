@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# Reproduces the figures of docs/performance.md, one area per call. Each table there names
+# the command behind it; `scripts/bench.sh --help` lists the areas.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+build="${COPS_BUILD_DIR:-$root/build}"
+
+usage() {
+  cat <<'EOF'
+Usage: scripts/bench.sh [--build DIR] AREA [OPTIONS] [-- EXTRA...]
+
+Reproduces the figures of docs/performance.md. Binaries come from DIR (default
+$COPS_BUILD_DIR or ./build); `setup` builds them.
+
+Areas:
+  setup      configure and build the benchmark binaries: build/ (RelWithDebInfo: copsd,
+             cops, cops-convert-worker, storage_bench, convert_bench) and build-rel/ (Release:
+             core_bench)
+  core       core_bench: fingerprinting MB/s per chunking (use --build build-rel)
+               [--mb N] (corpus MB, default 50) [--quick] [-- BENCHMARK-FLAGS]
+  convert    convert_bench: time per document and MB/s per converter
+               [--quick] [-- BENCHMARK-FLAGS]
+  service    scripts/bench-service.sh: registration, bytes per document, settled checks
+               [--documents N] [--checks N] [--bulk-load] [--data DIR] [-- COPSD-FLAGS]
+  cached     the same copied checks sent three times to one copsd on an index `service`
+             left (pass 2 and 3 find their postings blocks cached)
+               --data DIR [--documents N] [--checks N] [--profile] [-- COPSD-FLAGS]
+  register   a fresh copsd: registration and copsd's CPU for it, then optionally checks
+             right after it, or a kill -9 and the time to serve again
+               [--documents N] [--seed S] [--window W] [--bulk-load] [--profile]
+               [--checks [--idle SECONDS]] [--kill] [-- COPSD-FLAGS]
+  storage    storage_bench on a fresh index in a temporary directory (batches of 1,024)
+               [--docs N] [--stages REGEX] [-- STORAGE-BENCH-FLAGS]
+  import     storage_bench bulk import kept in DIR: load, EndBulkLoad, lookups
+               --dir DIR [--docs N] [-- STORAGE-BENCH-FLAGS]
+  lookup     storage_bench warm lookups of 1,000 hashes on the index `import` left in DIR
+               --dir DIR --docs N [--threads T] [--hugepages] [--min-time S]
+               [--stage NAME] (default LookupWarm1000Settled)
+  quick      smoke run of the short areas: core --quick, convert --quick,
+             storage --docs 1000, service --documents 2000 --checks 300
+
+--quick runs with --benchmark_min_time=0.05 (and core on a 2 MB corpus): it shows the
+programs work, not figures to quote.
+EOF
+}
+
+die() { echo "bench.sh: $*" >&2; exit 2; }
+need() { [ -x "$1" ] || die "$1 is missing: run scripts/bench.sh setup (or pass --build DIR)"; }
+
+# ---- setup --------------------------------------------------------------------------------
+area_setup() {
+  cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOPS_BUILD_BENCH=ON
+  cmake --build "$root/build" --target copsd cops cops-convert-worker storage_bench convert_bench
+  cmake -S "$root" -B "$root/build-rel" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCOPS_BUILD_TESTS=OFF -DCOPS_BUILD_BENCH=ON
+  cmake --build "$root/build-rel" --target core_bench
+}
+
+# ---- Google Benchmark programs ------------------------------------------------------------
+area_core() {
+  local mb=50 quick=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --mb) mb="$2"; shift 2 ;;
+      --quick) mb=2; quick=(--benchmark_min_time=0.05); shift ;;
+      --) shift; break ;;
+      *) die "core: unknown option $1" ;;
+    esac
+  done
+  need "$build/bench/core_bench"
+  COPS_BENCH_MB="$mb" "$build/bench/core_bench" "${quick[@]}" "$@"
+}
+
+area_convert() {
+  local min_time=(--benchmark_min_time=1)
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --quick) min_time=(--benchmark_min_time=0.05); shift ;;
+      --) shift; break ;;
+      *) die "convert: unknown option $1" ;;
+    esac
+  done
+  need "$build/bench/convert_bench"
+  # The sandboxed rows spawn cops-convert-worker, found next to it in the build tree.
+  need "$build/convert/cops-convert-worker"
+  "$build/bench/convert_bench" "${min_time[@]}" "$@"
+}
+
+area_storage() {
+  local docs=10000
+  local stages='^(Register|DiskAfterCompaction|LookupWarm1000Compacted|LookupCold1000Compacted)/'
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --docs) docs="$2"; shift 2 ;;
+      --stages) stages="$2"; shift 2 ;;
+      --) shift; break ;;
+      *) die "storage: unknown option $1" ;;
+    esac
+  done
+  need "$build/bench/storage_bench"
+  "$build/bench/storage_bench" --docs="$docs" --batch=1024 --benchmark_filter="$stages" "$@"
+}
+
+area_import() {
+  local docs=1000000 dir=
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --docs) docs="$2"; shift 2 ;;
+      --dir) dir="$2"; shift 2 ;;
+      --) shift; break ;;
+      *) die "import: unknown option $1" ;;
+    esac
+  done
+  [ -n "$dir" ] || die "import: --dir DIR is required (the index is kept there for lookup)"
+  need "$build/bench/storage_bench"
+  /usr/bin/time -f "wall %e s cpu %U+%S maxrss %M KB" \
+    "$build/bench/storage_bench" --docs="$docs" --batch=1024 --bulk_load=1 --progress=1 \
+    --dir="$dir" \
+    --benchmark_filter='^(Register|DiskAfterLoad|LookupWarm1000|EndBulkLoad|LookupWarm1000Settled)/' \
+    "$@"
+}
+
+area_lookup() {
+  local docs= dir= threads=2 min_time=3 stage=LookupWarm1000Settled env=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --docs) docs="$2"; shift 2 ;;
+      --dir) dir="$2"; shift 2 ;;
+      --threads) threads="$2"; shift 2 ;;
+      --min-time) min_time="$2"; shift 2 ;;
+      --stage) stage="$2"; shift 2 ;;
+      --hugepages) env=(GLIBC_TUNABLES=glibc.malloc.hugetlb=1); shift ;;
+      *) die "lookup: unknown option $1" ;;
+    esac
+  done
+  [ -n "$dir" ] && [ -n "$docs" ] || die "lookup: --dir DIR and --docs N (as given to import) are required"
+  need "$build/bench/storage_bench"
+  env "${env[@]}" "$build/bench/storage_bench" --docs="$docs" --reuse=1 --dir="$dir" \
+    --lookup_threads="$threads" --benchmark_filter="$stage" \
+    --benchmark_min_time="$min_time"
+}
+
+# ---- the service: copsd and cops on loopback ----------------------------------------------
+area_service() {
+  need "$build/server/copsd"
+  need "$build/client/cops"
+  COPS_BUILD_DIR="$build" "$root/scripts/bench-service.sh" "$@"
+}
+
+work=""
+pid=""
+cleanup() {
+  if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; fi
+  if [ -n "$work" ]; then rm -rf "$work"; fi
+}
+
+# start_copsd DATADIR FLAGS...: starts copsd on a free loopback port; sets pid and server.
+start_copsd() {
+  local datadir="$1"; shift
+  rm -f "$work/port"
+  "$build/server/copsd" --data-dir "$datadir" --listen 127.0.0.1:0 --port-file "$work/port" \
+    --log-level warn "$@" &
+  pid=$!
+  for _ in $(seq 600); do [ -s "$work/port" ] && break; sleep 0.05; done
+  [ -s "$work/port" ] || die "copsd did not start"
+  server="127.0.0.1:$(cat "$work/port")"
+}
+cops() { "$build/client/cops" --server "$server" "$@"; }
+cpu_seconds() { awk '{printf "{\"copsd_cpu_seconds\": %.2f}\n", ($14 + $15) / 100}' "/proc/$1/stat"; }
+
+area_cached() {
+  local data= documents=1000000 checks=3000 profile=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --data) data="$2"; shift 2 ;;
+      --documents) documents="$2"; shift 2 ;;
+      --checks) checks="$2"; shift 2 ;;
+      --profile) profile=1; shift ;;
+      --) shift; break ;;
+      *) die "cached: unknown option $1" ;;
+    esac
+  done
+  [ -n "$data" ] && [ -e "$data/params" ] || die "cached: --data DIR must hold an index (scripts/bench.sh service --data DIR)"
+  need "$build/server/copsd"
+  need "$build/client/cops"
+  work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
+  trap cleanup EXIT
+  start_copsd "$data" "$@"
+  for pass in 1 2 3; do
+    if [ "$pass" = 3 ] && [ "$profile" = 1 ]; then
+      perf record -F 4000 -g -o "$work/perf.data" -p "$pid" -- sleep 6 2>/dev/null &
+      local perf_pid=$!
+    fi
+    cops bench --seed 7 --documents 0 --existing "$documents" --checks "$checks" \
+      --check-bytes 20000 --copy-fraction 1 --concurrency 1 --bench-json
+  done
+  if [ "$profile" = 1 ]; then
+    wait "$perf_pid" || true
+    perf report -i "$work/perf.data" --children --sort symbol --stdio 2>/dev/null | head -60
+  fi
+}
+
+area_register() {
+  local documents=100000 seed=7 window=4096 bulk_load=0 profile=0 checks=0 idle=0 kill9=0
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --documents) documents="$2"; shift 2 ;;
+      --seed) seed="$2"; shift 2 ;;
+      --window) window="$2"; shift 2 ;;
+      --bulk-load) bulk_load=1; shift ;;
+      --profile) profile=1; shift ;;
+      --checks) checks=1; shift ;;
+      --idle) idle="$2"; shift 2 ;;
+      --kill) kill9=1; shift ;;
+      --) shift; break ;;
+      *) die "register: unknown option $1" ;;
+    esac
+  done
+  need "$build/server/copsd"
+  need "$build/client/cops"
+  work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
+  trap cleanup EXIT
+  local datadir="$work/data"
+  start_copsd "$datadir" "$@"
+  if [ "$profile" = 1 ]; then
+    perf record -g -o "$work/perf.data" -p "$pid" 2>/dev/null &
+    local perf_pid=$!
+  fi
+  if [ "$bulk_load" = 1 ]; then cops admin bulk-load begin; fi
+  cops bench --seed "$seed" --documents "$documents" --document-bytes 4000 --checks 0 \
+    --concurrency 2 --bulk "$window" --bench-json
+  cpu_seconds "$pid"
+  if [ "$profile" = 1 ]; then
+    kill -INT "$perf_pid"; wait "$perf_pid" || true
+    perf report -i "$work/perf.data" --no-children --sort dso --stdio 2>/dev/null | head -40
+  fi
+  if [ "$bulk_load" = 1 ]; then
+    local t0=$SECONDS
+    cops admin bulk-load end
+    echo "{\"bulk_load_end_seconds\": $((SECONDS - t0))}"
+  fi
+  if [ "$checks" = 1 ]; then
+    sleep "$idle"
+    for c in 2 1; do
+      cops bench --documents 0 --existing "$documents" --checks 3000 --check-bytes 20000 \
+        --concurrency "$c" --bench-json
+    done
+  fi
+  if [ "$kill9" = 1 ]; then
+    echo "{\"wal_megabytes\": $(du -cm "$datadir"/index/*.log | tail -1 | cut -f1)}"
+    kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+    local t0; t0=$(date +%s%N)
+    start_copsd "$datadir" "$@"
+    awk -v ns="$(( $(date +%s%N) - t0 ))" 'BEGIN { printf "{\"restart_to_serving_seconds\": %.1f}\n", ns / 1e9 }'
+    cops --json stats | python3 -c 'import json,sys; print(json.dumps({"documents_after": json.load(sys.stdin)["documents"]}))'
+  fi
+}
+
+area_quick() {
+  area_core --quick -- --benchmark_filter=C_word5
+  area_convert --quick
+  area_storage --docs 1000
+  area_service --documents 2000 --checks 300
+}
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) build="$(cd "$2" && pwd)"; shift 2 ;;
+    -h|--help|help) usage; exit 0 ;;
+    *) break ;;
+  esac
+done
+[ $# -gt 0 ] || { usage >&2; exit 2; }
+area="$1"; shift
+case "$area" in
+  setup) area_setup "$@" ;;
+  core) area_core "$@" ;;
+  convert) area_convert "$@" ;;
+  storage) area_storage "$@" ;;
+  import) area_import "$@" ;;
+  lookup) area_lookup "$@" ;;
+  service) area_service "$@" ;;
+  cached) area_cached "$@" ;;
+  register) area_register "$@" ;;
+  quick) area_quick "$@" ;;
+  *) usage >&2; die "unknown area $area" ;;
+esac
