@@ -1,4 +1,4 @@
-# Converter throughput (MB/s of input) per format: docs/performance.md "## Converters".
+# Converter throughput (MB/s of input) per format: docs/performance.md, "Converters".
 if(NOT TARGET cops_convert_fixtures)
   add_library(cops_convert_fixtures STATIC ${PROJECT_SOURCE_DIR}/tests/convert/fixtures.cc)
   target_include_directories(cops_convert_fixtures PUBLIC ${PROJECT_SOURCE_DIR})

@@ -1,4 +1,4 @@
-# Storage benchmark (docs/performance.md, "## Storage"). Needs /usr/share/dict/words (wamerican).
+# Storage benchmark (docs/performance.md). Needs /usr/share/dict/words (wamerican).
 if(TARGET cops_core)
   add_executable(storage_bench ${CMAKE_CURRENT_LIST_DIR}/storage_bench.cc)
   target_link_libraries(storage_bench PRIVATE cops_storage benchmark::benchmark)
