@@ -309,10 +309,9 @@ absl::Status ValidateOptions(const IndexOptions& o) {
 }
 
 // Block checksums of new SST files. XXH3 instead of RocksDB's default CRC32c: Debian's
-// librocksdb computes CRC32c in software, which made every block read from a file (a cold
-// lookup, each compaction input) pay for it; a cold 1,000-hash lookup at 10^4 documents fell
-// from 4.3-4.6 to 3.0-3.4 ms (docs/storage-performance.md). Each file records its own
-// checksum type, so files written before keep CRC32c and stay readable.
+// librocksdb computes CRC32c in software, which makes every block read from a file (a cold
+// lookup, each compaction input) pay for it. Each file records its own checksum type, so
+// files written before keep CRC32c and stay readable.
 constexpr rocksdb::ChecksumType kBlockChecksum = rocksdb::kXXH3;
 
 // Table options of the small column families: index and filter blocks in the shared cache.
@@ -353,18 +352,16 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       // Each SST file's whole bloom filter and index live in its table reader (loaded when
       // the file is opened, all files stay open), not in the block cache: a key's probe of
       // a file is then one filter lookup and one binary search with no cache lookup, no
-      // shard mutex and no partition search. Against partitioned filters and indexes pinned
-      // in the cache, this cut the CPU of a 1,000-hash batch at 10^4 documents from 6.2 to
-      // 3.6 ms after a load and from 2.9 to 1.8 ms after compaction (docs/storage-performance.md).
-      // The price is memory outside block_cache_bytes that grows with the index, ~1.25
+      // shard mutex and no partition search, which costs less CPU per lookup than
+      // partitioned filters and indexes pinned in the cache (docs/performance.md). The
+      // price is memory outside block_cache_bytes that grows with the index, ~1.25
       // bytes per distinct chunk key for 10 bloom bits plus ~0.15% of the postings for the
       // indexes (16 KB blocks), read in when the index is opened.
       t.cache_index_and_filter_blocks = false;
       t.index_type = rocksdb::BlockBasedTableOptions::kBinarySearch;
       // 16 KB data blocks: a 4x smaller block index than RocksDB's 4 KB, so that the index
-      // searched by every probe stays in the CPU caches at 10^6 documents. There a warm
-      // 1,000-hash lookup fell from ~4.1 to ~2.7 ms (1.4-1.7 ms on two threads); a cold one
-      // reads and decompresses 16 KB instead of 4 KB (docs/storage-performance.md). Per file: files
+      // searched by every probe stays in the CPU caches at 10^6 documents; a cold lookup
+      // reads and decompresses 16 KB instead of 4 KB (docs/performance.md). Per file: files
       // written with 4 KB blocks stay readable and are rewritten by compaction.
       t.block_size = size_t{o.postings_block_kb} << 10;
       t.partition_filters = false;
@@ -390,9 +387,8 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       // Memtable bloom filter: 2% of the write buffer in bits. A write batch lands whole in
       // one memtable and may overfill a small one several times, so each memtable gets the
       // bits of an undivided write buffer (RocksDB caps the ratio at 0.25). With the ratio
-      // of one 64 MiB memtable, a lookup right after a load passed ~70% of the probes of
-      // 8 MiB memtables and took 25 ms instead of 2.3-2.8 ms (storage_bench, 1,024-document
-      // batches).
+      // of one 64 MiB memtable, the filters of overfilled 8 MiB memtables pass most probes
+      // and a lookup right after a load is much slower (docs/performance.md).
       cf.memtable_prefix_bloom_size_ratio =
           o.bloom_bits_per_key > 0 ? std::min(0.25, 0.02 * memtables) : 0;
     } else if (i == kTexts) {

@@ -53,9 +53,9 @@ struct IndexOptions {
   // inserts its postings into the active memtable's skip list in key order, each insert
   // resuming from the previous one and climbing as far as the gap to its neighbour: the
   // fewer entries the active memtable holds, the fewer (cache-missing) nodes an insert
-  // visits. 8 memtables of 8 MiB cut copsd's CPU per registered document by ~16% against
-  // one of 64 MiB (docs/performance.md). A lookup probes each unflushed memtable's bloom
-  // filter.
+  // visits, so registration costs less CPU than with one memtable of 64 MiB
+  // (docs/performance.md, "Registration decisions"). A lookup probes each unflushed
+  // memtable's bloom filter.
   uint32_t postings_memtables = 8;
   int bloom_bits_per_key = 10;                   // postings bloom filter (0 = none)
   // Compression of the postings' SST files: "lz4", "zstd", "snappy" or "none" (stored texts
@@ -162,7 +162,7 @@ class Index {
   // Register() had been called for them in order (an external id or text repeated inside
   // the batch resolves to the earlier document). The postings of all documents are written
   // in chunk-hash order, which makes RocksDB's memtable inserts much cheaper than one batch
-  // per document (docs/performance.md, "Small memtables merged at flush"). out->at(i) is
+  // per document (docs/performance.md, "Registration decisions"). out->at(i) is
   // items[i]'s outcome; an item with invalid input fails alone. The returned status is not
   // OK only when the write itself failed: then no document of the batch was stored.
   absl::Status RegisterBatch(std::span<const RegisterItem> items,
@@ -223,9 +223,9 @@ class Index {
   // postings on its own and never slows writes for level-0 files: each flushed memtable
   // stays a level-0 file, so a posting is written twice in all (flush, then the one
   // compaction EndBulkLoad runs) instead of once per LSM level, which is what bounds a
-  // large load on a small machine (docs/storage-performance.md, "Bulk loading"). The price: every
+  // large load on a small machine (docs/performance.md, "Bulk import"). The price: every
   // lookup probes each level-0 file's bloom filter, so checks slow down as the import grows
-  // (about 0.05 us per file per hash), and the index needs free disk space for a second
+  // with the number of level-0 files, and the index needs free disk space for a second
   // copy of what was loaded until EndBulkLoad finishes. Registrations, unregistrations and
   // checks all stay correct meanwhile.
   //
