@@ -113,6 +113,7 @@ area_import() {
   done
   [ -n "$dir" ] || die "import: --dir DIR is required (the index is kept there for lookup)"
   need "$build/bench/storage_bench"
+  mkdir -p "$(dirname "$dir")"
   /usr/bin/time -f "wall %e s cpu %U+%S maxrss %M KB" \
     "$build/bench/storage_bench" --docs="$docs" --batch=1024 --bulk_load=1 --progress=1 \
     --dir="$dir" \
@@ -166,6 +167,10 @@ start_copsd() {
   server="127.0.0.1:$(cat "$work/port")"
 }
 cops() { "$build/client/cops" --server "$server" "$@"; }
+# seconds_since T0_NS NAME: prints {"NAME": seconds since T0_NS (from date +%s%N)}.
+seconds_since() {
+  awk -v ns="$(( $(date +%s%N) - $1 ))" -v name="$2" 'BEGIN { printf "{\"%s\": %.1f}\n", name, ns / 1e9 }'
+}
 cpu_seconds() { awk '{printf "{\"copsd_cpu_seconds\": %.2f}\n", ($14 + $15) / 100}' "/proc/$1/stat"; }
 
 area_cached() {
@@ -196,7 +201,7 @@ area_cached() {
   done
   if [ "$profile" = 1 ]; then
     wait "$perf_pid" || true
-    perf report -i "$work/perf.data" --children --sort symbol --stdio 2>/dev/null | head -60
+    perf report -i "$work/perf.data" --children --sort symbol --stdio 2>/dev/null | head -60 || true
   fi
 }
 
@@ -232,12 +237,12 @@ area_register() {
   cpu_seconds "$pid"
   if [ "$profile" = 1 ]; then
     kill -INT "$perf_pid"; wait "$perf_pid" || true
-    perf report -i "$work/perf.data" --no-children --sort dso --stdio 2>/dev/null | head -40
+    perf report -i "$work/perf.data" --no-children --sort dso --stdio 2>/dev/null | head -40 || true
   fi
   if [ "$bulk_load" = 1 ]; then
-    local t0=$SECONDS
+    local t0; t0=$(date +%s%N)
     cops admin bulk-load end
-    echo "{\"bulk_load_end_seconds\": $((SECONDS - t0))}"
+    seconds_since "$t0" bulk_load_end_seconds
   fi
   if [ "$checks" = 1 ]; then
     sleep "$idle"
@@ -251,7 +256,7 @@ area_register() {
     kill -9 "$pid"; wait "$pid" 2>/dev/null || true; pid=""
     local t0; t0=$(date +%s%N)
     start_copsd "$datadir" "$@"
-    awk -v ns="$(( $(date +%s%N) - t0 ))" 'BEGIN { printf "{\"restart_to_serving_seconds\": %.1f}\n", ns / 1e9 }'
+    seconds_since "$t0" restart_to_serving_seconds
     cops --json stats | python3 -c 'import json,sys; print(json.dumps({"documents_after": json.load(sys.stdin)["documents"]}))'
   fi
 }
