@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "convert/converter.h"
-#include "tests/convert/fixtures.h"
+#include "tests/testing/documents.h"
 
 namespace {
 

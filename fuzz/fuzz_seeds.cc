@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/convert/fixtures.h"
+#include "tests/testing/documents.h"
 
 namespace t = cops::testing;
 

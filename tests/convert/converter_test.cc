@@ -8,7 +8,7 @@
 #include <set>
 #include <sstream>
 
-#include "tests/convert/fixtures.h"
+#include "tests/testing/documents.h"
 
 namespace cops {
 namespace {

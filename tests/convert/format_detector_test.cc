@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "convert/converter.h"
-#include "tests/convert/fixtures.h"
+#include "tests/testing/documents.h"
 
 namespace cops {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "convert/converter.h"
-#include "tests/convert/fixtures.h"
+#include "tests/testing/documents.h"
 
 namespace cops {
 namespace {

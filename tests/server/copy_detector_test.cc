@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/convert/fixtures.h"
+#include "tests/testing/documents.h"
 #include "tests/server/test_corpus.h"
 
 namespace cops {

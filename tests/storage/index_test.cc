@@ -22,6 +22,8 @@
 
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 extern char** environ;
 
@@ -30,24 +32,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A fresh directory per test, removed afterwards.
-class TempDir {
- public:
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "cops-index-XXXXXX").string();
-    char* made = mkdtemp(tmpl.data());
-    EXPECT_NE(made, nullptr);
-    path_ = tmpl;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  std::string Sub(const std::string& name) const { return (fs::path(path_) / name).string(); }
-
- private:
-  std::string path_;
-};
+using testing::TempDir;
 
 ChunkingParams TestParams() {
   ChunkingParams p;
@@ -102,14 +87,14 @@ DocumentRecord MakeRecord(const std::string& external_id, const std::string& col
 
 std::unique_ptr<Index> OpenOrDie(const IndexOptions& o) {
   auto index = Index::Open(o);
-  EXPECT_TRUE(index.ok()) << index.status();
+  EXPECT_OK(index);
   return index.ok() ? std::move(index).value() : nullptr;
 }
 
 // Postings of `hash` that belong to `doc`.
 std::vector<Posting> PostingsOf(const Index& index, ChunkHash hash, DocId doc) {
   std::vector<PostingList> out;
-  EXPECT_TRUE(index.Lookup(std::span<const ChunkHash>(&hash, 1), &out).ok());
+  EXPECT_OK(index.Lookup(std::span<const ChunkHash>(&hash, 1), &out));
   std::vector<Posting> mine;
   for (const Posting& p : out.at(0).postings) {
     if (p.doc_id == doc) mine.push_back(p);
@@ -136,21 +121,21 @@ bool HasAllPostings(const Index& index, const DocumentFingerprint& fp, DocId doc
 
 TEST(IndexTest, RegisterThenLookupReturnsPostingsRecordAndText) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   ASSERT_NE(index, nullptr);
   const DocumentFingerprint fa = MakeFingerprint(1, 20, /*shared=*/true);
   const DocumentFingerprint fb = MakeFingerprint(2, 20, /*shared=*/true);
   auto a = index->Register(MakeRecord("a"), fa, "text of a");
   auto b = index->Register(MakeRecord("b"), fb, "text of b");
-  ASSERT_TRUE(a.ok()) << a.status();
-  ASSERT_TRUE(b.ok()) << b.status();
+  ASSERT_OK(a);
+  ASSERT_OK(b);
   EXPECT_TRUE(a->created);
   EXPECT_FALSE(a->duplicate_of.has_value());
   EXPECT_LT(a->id, b->id);
 
   const std::vector<ChunkHash> hashes = {HashOf(1, 3), kSharedHash, 0x1234, HashOf(2, 19)};
   std::vector<PostingList> out;
-  ASSERT_TRUE(index->Lookup(hashes, &out).ok());
+  ASSERT_OK(index->Lookup(hashes, &out));
   ASSERT_EQ(out.size(), 4u);
   ASSERT_EQ(out[0].postings.size(), 1u);
   EXPECT_EQ(out[0].doc_frequency, 1u);
@@ -168,7 +153,7 @@ TEST(IndexTest, RegisterThenLookupReturnsPostingsRecordAndText) {
   EXPECT_EQ(out[3].postings[0].doc_id, b->id);
 
   auto record = index->GetDocument(a->id);
-  ASSERT_TRUE(record.ok()) << record.status();
+  ASSERT_OK(record);
   EXPECT_EQ(record->title, "Title a");
   EXPECT_EQ(record->external_id, "a");
   EXPECT_EQ(record->stored_chunks, 21u);
@@ -180,7 +165,7 @@ TEST(IndexTest, RegisterThenLookupReturnsPostingsRecordAndText) {
 
   std::vector<DocId> ids = {b->id, 999, a->id};
   std::vector<std::optional<DocumentRecord>> records;
-  ASSERT_TRUE(index->GetDocuments(ids, &records).ok());
+  ASSERT_OK(index->GetDocuments(ids, &records));
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[0]->external_id, "b");
   EXPECT_FALSE(records[1].has_value());
@@ -194,11 +179,11 @@ TEST(IndexTest, RegisterThenLookupReturnsPostingsRecordAndText) {
 
 TEST(IndexTest, LookupAnswersEveryPositionOfUnsortedRepeatedHashes) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   DocId a = index->Register(MakeRecord("a"), MakeFingerprint(1, 50), "")->id;
   const std::vector<ChunkHash> hashes = {HashOf(1, 40), 77, HashOf(1, 2), HashOf(1, 40), 77, HashOf(1, 2)};
   std::vector<PostingList> out;
-  ASSERT_TRUE(index->Lookup(hashes, &out).ok());
+  ASSERT_OK(index->Lookup(hashes, &out));
   ASSERT_EQ(out.size(), hashes.size());
   for (size_t i : {0u, 3u}) {
     ASSERT_EQ(out[i].postings.size(), 1u) << i;
@@ -215,18 +200,18 @@ TEST(IndexTest, LookupAnswersEveryPositionOfUnsortedRepeatedHashes) {
 
 TEST(IndexTest, RepeatedChunkInOneDocumentCountsTheDocumentOnce) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   DocumentFingerprint fp = MakeFingerprint(1, 3);
   fp.chunks.push_back(Chunk{HashOf(1, 0), 50, 500, 507, 50, 55});
   auto a = index->Register(MakeRecord("a"), fp, "");
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   const std::vector<Posting> ps = PostingsOf(*index, HashOf(1, 0), a->id);
   ASSERT_EQ(ps.size(), 2u);
   EXPECT_EQ(ps[0].ordinal, 0u);
   EXPECT_EQ(ps[1].ordinal, 50u);
   std::vector<PostingList> out;
   const ChunkHash h = HashOf(1, 0);
-  ASSERT_TRUE(index->Lookup(std::span<const ChunkHash>(&h, 1), &out).ok());
+  ASSERT_OK(index->Lookup(std::span<const ChunkHash>(&h, 1), &out));
   EXPECT_EQ(out[0].doc_frequency, 1u);
 }
 
@@ -234,29 +219,29 @@ TEST(IndexTest, ReopenKeepsDocumentsAndNeverReusesIds) {
   TempDir dir;
   DocId first;
   {
-    auto index = OpenOrDie(Options(dir.Sub("db")));
+    auto index = OpenOrDie(Options(dir.Join("db")));
     first = index->Register(MakeRecord("a"), MakeFingerprint(1, 10), "x")->id;
     DocId second = index->Register(MakeRecord("b"), MakeFingerprint(2, 10), "y")->id;
-    ASSERT_TRUE(index->Unregister(second).ok());
+    ASSERT_OK(index->Unregister(second));
   }
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), first));
   EXPECT_EQ(index->Stats().documents, 1u);
   auto third = index->Register(MakeRecord("c"), MakeFingerprint(3, 10), "z");
-  ASSERT_TRUE(third.ok());
+  ASSERT_OK(third);
   EXPECT_EQ(third->id, first + 2);  // the unregistered id is not handed out again
 }
 
 TEST(IndexTest, RegisterAsKeepsTheGivenIdAndRecordAndRaisesTheNextId) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   DocumentRecord record = MakeRecord("rekeyed");
   record.id = 42;
   record.owner = "press";
   record.registered_unix_micros = 1234;
-  ASSERT_TRUE(index->RegisterAs(record, MakeFingerprint(1, 10), "text").ok());
+  ASSERT_OK(index->RegisterAs(record, MakeFingerprint(1, 10), "text"));
   auto stored = index->GetDocument(42);
-  ASSERT_TRUE(stored.ok()) << stored.status();
+  ASSERT_OK(stored);
   EXPECT_EQ(stored->owner, "press");
   EXPECT_EQ(stored->registered_unix_micros, 1234);
   EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), 42));
@@ -266,23 +251,23 @@ TEST(IndexTest, RegisterAsKeepsTheGivenIdAndRecordAndRaisesTheNextId) {
   EXPECT_TRUE(absl::IsAlreadyExists(index->RegisterAs(record, MakeFingerprint(2, 10), "")));
   record.id = 50;
   EXPECT_TRUE(absl::IsAlreadyExists(index->RegisterAs(record, MakeFingerprint(1, 10), "")));
-  ASSERT_TRUE(index->RaiseNextDocId(100).ok());
-  ASSERT_TRUE(index->RaiseNextDocId(60).ok());  // never lowered
+  ASSERT_OK(index->RaiseNextDocId(100));
+  ASSERT_OK(index->RaiseNextDocId(60));  // never lowered
   EXPECT_EQ(index->Register(MakeRecord("b"), MakeFingerprint(3, 10), "")->id, 100u);
 }
 
 TEST(IndexTest, UnregisterRemovesPostingsRecordTextAndMaps) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   const DocumentFingerprint fa = MakeFingerprint(1, 10, true);
   const DocumentFingerprint fb = MakeFingerprint(2, 10, true);
   DocId a = index->Register(MakeRecord("a"), fa, "text a")->id;
   DocId b = index->Register(MakeRecord("b"), fb, "text b")->id;
-  ASSERT_TRUE(index->Unregister(a).ok());
+  ASSERT_OK(index->Unregister(a));
 
   EXPECT_TRUE(PostingsOf(*index, HashOf(1, 4), a).empty());
   std::vector<PostingList> out;
-  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash, HashOf(1, 4)}, &out).ok());
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash, HashOf(1, 4)}, &out));
   EXPECT_EQ(out[0].doc_frequency, 1u);
   ASSERT_EQ(out[0].postings.size(), 1u);
   EXPECT_EQ(out[0].postings[0].doc_id, b);
@@ -296,7 +281,7 @@ TEST(IndexTest, UnregisterRemovesPostingsRecordTextAndMaps) {
 
   // Neither the external id nor the text is remembered: both register afresh.
   auto again = index->Register(MakeRecord("a"), fa, "text a");
-  ASSERT_TRUE(again.ok());
+  ASSERT_OK(again);
   EXPECT_TRUE(again->created);
   EXPECT_NE(again->id, a);
   EXPECT_TRUE(HasAllPostings(*index, fa, again->id));
@@ -304,7 +289,7 @@ TEST(IndexTest, UnregisterRemovesPostingsRecordTextAndMaps) {
 
 TEST(IndexTest, VerificationGramsAreStoredWithTheDocumentAndRemovedWithIt) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   DocumentFingerprint fa = MakeFingerprint(1, 10);
   fa.grams = {0, 1, 0xABCD, 0xFFFF, 0x1234, 0x1234};
   const DocumentFingerprint fb = MakeFingerprint(2, 10);  // no grams
@@ -312,34 +297,34 @@ TEST(IndexTest, VerificationGramsAreStoredWithTheDocumentAndRemovedWithIt) {
   DocId b = index->Register(MakeRecord("b"), fb, "text b")->id;
   std::vector<std::vector<uint32_t>> grams;
   const std::vector<DocId> ids = {b, a, 999};
-  ASSERT_TRUE(index->GetGrams(ids, &grams).ok());
+  ASSERT_OK(index->GetGrams(ids, &grams));
   ASSERT_EQ(grams.size(), 3u);
   EXPECT_TRUE(grams[0].empty());
   EXPECT_EQ(grams[1], fa.grams);
   EXPECT_TRUE(grams[2].empty());
 
-  ASSERT_TRUE(index->Unregister(a).ok());
-  ASSERT_TRUE(index->GetGrams(ids, &grams).ok());
+  ASSERT_OK(index->Unregister(a));
+  ASSERT_OK(index->GetGrams(ids, &grams));
   EXPECT_TRUE(grams[1].empty()) << "unregistering removes the grams";
 
   // They survive a reopen like every acknowledged registration.
   const DocId c = index->Register(MakeRecord("c"), fa, "text c")->id;
   index.reset();
-  index = OpenOrDie(Options(dir.Sub("db")));
+  index = OpenOrDie(Options(dir.Join("db")));
   const std::vector<DocId> one = {c};
-  ASSERT_TRUE(index->GetGrams(one, &grams).ok());
+  ASSERT_OK(index->GetGrams(one, &grams));
   EXPECT_EQ(grams[0], fa.grams);
 }
 
 TEST(IndexTest, AnIndexWithoutTheGramsFamilyOpensReadOnlyAndReadsNoGrams) {
   // Indexes (and snapshots) made before verification have no "verify" column family.
   TempDir dir;
-  const std::string path = dir.Sub("db");
+  const std::string path = dir.Join("db");
   DocumentFingerprint fa = MakeFingerprint(1, 10);
   fa.grams = {7, 8, 9};
   {
     auto index = OpenOrDie(Options(path));
-    ASSERT_TRUE(index->Register(MakeRecord("a"), fa, "text a").ok());
+    ASSERT_OK(index->Register(MakeRecord("a"), fa, "text a"));
   }
   {
     rocksdb::DB* raw = nullptr;
@@ -363,9 +348,9 @@ TEST(IndexTest, AnIndexWithoutTheGramsFamilyOpensReadOnlyAndReadsNoGrams) {
   ASSERT_NE(index, nullptr);
   std::vector<std::vector<uint32_t>> grams;
   const std::vector<DocId> ids = {1};
-  ASSERT_TRUE(index->GetGrams(ids, &grams).ok());
+  ASSERT_OK(index->GetGrams(ids, &grams));
   EXPECT_TRUE(grams[0].empty());
-  EXPECT_TRUE(index->GetDocument(1).ok());
+  EXPECT_OK(index->GetDocument(1));
   index.reset();
   // A writable open creates the family again.
   index = OpenOrDie(Options(path));
@@ -374,12 +359,12 @@ TEST(IndexTest, AnIndexWithoutTheGramsFamilyOpensReadOnlyAndReadsNoGrams) {
 
 TEST(IndexTest, RetryWithSameExternalIdReturnsTheSameDocument) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   auto first = index->Register(MakeRecord("ext-1", "news"), MakeFingerprint(1, 10), "t");
-  ASSERT_TRUE(first.ok());
+  ASSERT_OK(first);
   // Same collection and external id, even with other content: the same document.
   auto retry = index->Register(MakeRecord("ext-1", "news"), MakeFingerprint(2, 10), "t2");
-  ASSERT_TRUE(retry.ok());
+  ASSERT_OK(retry);
   EXPECT_FALSE(retry->created);
   EXPECT_EQ(retry->id, first->id);
   EXPECT_FALSE(retry->duplicate_of.has_value());
@@ -387,24 +372,24 @@ TEST(IndexTest, RetryWithSameExternalIdReturnsTheSameDocument) {
   EXPECT_EQ(index->Stats().documents, 1u);
   // The same external id in another collection is another document.
   auto other = index->Register(MakeRecord("ext-1", "papers"), MakeFingerprint(2, 10), "t2");
-  ASSERT_TRUE(other.ok());
+  ASSERT_OK(other);
   EXPECT_TRUE(other->created);
   EXPECT_NE(other->id, first->id);
 }
 
 TEST(IndexTest, ExactDuplicateReturnsExistingIdAndAddsNoPostings) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   const DocumentFingerprint fp = MakeFingerprint(7, 10, true);
   DocId original = index->Register(MakeRecord("orig"), fp, "same")->id;
   auto dup = index->Register(MakeRecord("copy"), fp, "same");
-  ASSERT_TRUE(dup.ok());
+  ASSERT_OK(dup);
   EXPECT_FALSE(dup->created);
   EXPECT_EQ(dup->id, original);
   ASSERT_TRUE(dup->duplicate_of.has_value());
   EXPECT_EQ(*dup->duplicate_of, original);
   std::vector<PostingList> out;
-  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
   EXPECT_EQ(out[0].doc_frequency, 1u);
   EXPECT_EQ(out[0].postings.size(), 1u);
   EXPECT_EQ(index->Stats().documents, 1u);
@@ -412,7 +397,7 @@ TEST(IndexTest, ExactDuplicateReturnsExistingIdAndAddsNoPostings) {
 
 TEST(IndexTest, RegisterBatchGivesTheOutcomesOfRegistrationsInOrder) {
   TempDir dir;
-  const std::string path = dir.Sub("db");
+  const std::string path = dir.Join("db");
   auto index = OpenOrDie(Options(path));
   const DocId before = index->Register(MakeRecord("old"), MakeFingerprint(50, 10), "old")->id;
 
@@ -430,9 +415,9 @@ TEST(IndexTest, RegisterBatchGivesTheOutcomesOfRegistrationsInOrder) {
   std::vector<RegisterItem> items;
   for (size_t i = 0; i < fps.size(); ++i) items.push_back({&records[i], &fps[i], texts[i]});
   std::vector<absl::StatusOr<RegisterOutcome>> out;
-  ASSERT_TRUE(index->RegisterBatch(items, &out).ok());
+  ASSERT_OK(index->RegisterBatch(items, &out));
   ASSERT_EQ(out.size(), items.size());
-  for (size_t i : {0, 1, 2, 3, 5, 6}) ASSERT_TRUE(out[i].ok()) << i << ": " << out[i].status();
+  for (size_t i : {0, 1, 2, 3, 5, 6}) ASSERT_OK(out[i]) << i << ": " << out[i].status();
   EXPECT_EQ(out[4].status().code(), absl::StatusCode::kInvalidArgument);
 
   EXPECT_TRUE(out[0]->created);
@@ -452,7 +437,7 @@ TEST(IndexTest, RegisterBatchGivesTheOutcomesOfRegistrationsInOrder) {
 
   for (size_t i : {0, 1, 6}) EXPECT_TRUE(HasAllPostings(*index, fps[i], out[i]->id)) << i;
   std::vector<PostingList> shared;
-  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &shared).ok());
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &shared));
   EXPECT_EQ(shared[0].doc_frequency, 3u);
   ASSERT_EQ(shared[0].postings.size(), 3u);
   EXPECT_EQ(shared[0].postings[0].doc_id, out[0]->id);
@@ -468,17 +453,17 @@ TEST(IndexTest, RegisterBatchGivesTheOutcomesOfRegistrationsInOrder) {
   index.reset();
   index = OpenOrDie(Options(path));
   EXPECT_EQ(index->Stats().documents, 4u);
-  ASSERT_TRUE(index->Unregister(out[0]->id).ok());
+  ASSERT_OK(index->Unregister(out[0]->id));
   EXPECT_FALSE(HasAllPostings(*index, fps[0], out[0]->id));
   EXPECT_TRUE(HasAllPostings(*index, fps[1], out[1]->id));
-  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &shared).ok());
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &shared));
   EXPECT_EQ(shared[0].doc_frequency, 2u);
   EXPECT_EQ(index->NextDocId(), out[6]->id + 1);
 }
 
 TEST(IndexTest, RegisterBatchOnAReadOnlyIndexFailsWholly) {
   TempDir dir;
-  const std::string path = dir.Sub("db");
+  const std::string path = dir.Join("db");
   { OpenOrDie(Options(path)); }
   IndexOptions ro = Options(path);
   ro.read_only = true;
@@ -493,37 +478,37 @@ TEST(IndexTest, RegisterBatchOnAReadOnlyIndexFailsWholly) {
 
 TEST(IndexTest, TunablesAreCheckedAtOpenAndOtherCompressionsRoundTrip) {
   TempDir dir;
-  IndexOptions o = Options(dir.Sub("db"));
+  IndexOptions o = Options(dir.Join("db"));
   o.bloom_bits_per_key = 31;
   EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kInvalidArgument);
-  o = Options(dir.Sub("db"));
+  o = Options(dir.Join("db"));
   o.background_jobs = 0;
   EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kInvalidArgument);
-  o = Options(dir.Sub("db"));
+  o = Options(dir.Join("db"));
   o.lookup_threads = 0;
   EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kInvalidArgument);
-  o = Options(dir.Sub("db"));
+  o = Options(dir.Join("db"));
   o.block_cache_bytes = 1000;
   EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kInvalidArgument);
-  o = Options(dir.Sub("db"));
+  o = Options(dir.Join("db"));
   o.postings_compression = "brotli";
   absl::Status bad = Index::Open(o).status();
   EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.message().find("brotli"), std::string::npos) << bad;
-  EXPECT_FALSE(fs::exists(dir.Sub("db")));  // nothing created by a refused open
+  EXPECT_FALSE(fs::exists(dir.Join("db")));  // nothing created by a refused open
 
   // Each compression writes and reads back through SST files; an index written under one
   // opens under another (the compression is per file).
   for (const char* compression : {"zstd", "none", "lz4"}) {
-    o = Options(dir.Sub("db"));
+    o = Options(dir.Join("db"));
     o.postings_compression = compression;
     auto index = OpenOrDie(o);
     ASSERT_NE(index, nullptr) << compression;
     const uint64_t seed = 80 + std::string(compression).size();
     const DocumentFingerprint fp = MakeFingerprint(seed, 50);
     auto out = index->Register(MakeRecord(compression), fp, "t");
-    ASSERT_TRUE(out.ok()) << out.status();
-    ASSERT_TRUE(index->Flush().ok());
+    ASSERT_OK(out);
+    ASSERT_OK(index->Flush());
     index.reset();
     index = OpenOrDie(o);
     EXPECT_TRUE(HasAllPostings(*index, fp, out->id)) << compression;
@@ -534,47 +519,47 @@ TEST(IndexTest, TunablesAreCheckedAtOpenAndOtherCompressionsRoundTrip) {
 // after a larger one must not keep earlier results.
 TEST(IndexTest, LookupIntoAReusedVectorHoldsOnlyTheNewAnswers) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   ASSERT_NE(index, nullptr);
   const DocumentFingerprint fp = MakeFingerprint(300, 60);
   auto out = index->Register(MakeRecord("reuse"), fp, "t");
-  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_OK(out);
   std::vector<ChunkHash> all;
   for (const Chunk& c : fp.chunks) all.push_back(c.hash);
   std::vector<PostingList> lists;
-  ASSERT_TRUE(index->Lookup(all, &lists).ok());
+  ASSERT_OK(index->Lookup(all, &lists));
   ASSERT_EQ(lists.size(), all.size());
   for (const PostingList& l : lists) EXPECT_EQ(l.doc_frequency, 1u);
   const std::vector<ChunkHash> mixed = {0x1234567u, all[7], 0x7654321u};
-  ASSERT_TRUE(index->Lookup(mixed, &lists).ok());
+  ASSERT_OK(index->Lookup(mixed, &lists));
   ASSERT_EQ(lists.size(), 3u);
   EXPECT_EQ(lists[0].doc_frequency, 0u);
   EXPECT_TRUE(lists[0].postings.empty());
   ASSERT_EQ(lists[1].postings.size(), 1u);
   EXPECT_EQ(lists[1].postings[0].ordinal, fp.chunks[7].ordinal);
   EXPECT_TRUE(lists[2].postings.empty());
-  ASSERT_TRUE(index->Lookup({}, &lists).ok());
+  ASSERT_OK(index->Lookup({}, &lists));
   EXPECT_TRUE(lists.empty());
 }
 
 TEST(IndexTest, StatsShowTheTreeShapeAndWaitForCompactionsSettlesIt) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   ASSERT_NE(index, nullptr);
   std::vector<std::pair<DocumentFingerprint, DocId>> docs;
   for (uint64_t seed = 400; seed < 406; ++seed) {  // one level-0 file per flush
     docs.emplace_back(MakeFingerprint(seed, 80), 0);
     auto out = index->Register(MakeRecord("shape" + std::to_string(seed)), docs.back().first, "t");
-    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_OK(out);
     docs.back().second = out->id;
-    ASSERT_TRUE(index->Flush().ok());
+    ASSERT_OK(index->Flush());
   }
   IndexStats s = index->Stats();
   ASSERT_EQ(s.postings_files_per_level.size(), 7u);
   uint32_t files = 0;
   for (uint32_t f : s.postings_files_per_level) files += f;
   EXPECT_GE(files, 1u);
-  ASSERT_TRUE(index->WaitForCompactions(std::chrono::milliseconds(5)).ok());
+  ASSERT_OK(index->WaitForCompactions(std::chrono::milliseconds(5)));
   s = index->Stats();
   EXPECT_EQ(s.pending_compaction_bytes, 0u);
   EXPECT_EQ(s.running_compactions, 0u);
@@ -587,16 +572,16 @@ TEST(IndexTest, StatsShowTheTreeShapeAndWaitForCompactionsSettlesIt) {
   // Two more flushes stay in level 0 (a bulk load keeps automatic compaction off); a full
   // compaction (all column families side by side) leaves the postings in the last level
   // only, every document whole.
-  ASSERT_TRUE(index->BeginBulkLoad().ok());
+  ASSERT_OK(index->BeginBulkLoad());
   for (uint64_t seed = 406; seed < 408; ++seed) {
     docs.emplace_back(MakeFingerprint(seed, 80), 0);
     auto out = index->Register(MakeRecord("shape" + std::to_string(seed)), docs.back().first, "t");
-    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_OK(out);
     docs.back().second = out->id;
-    ASSERT_TRUE(index->Flush().ok());
+    ASSERT_OK(index->Flush());
   }
   ASSERT_GE(index->Stats().postings_files_per_level[0], 1u);
-  ASSERT_TRUE(index->Compact().ok());
+  ASSERT_OK(index->Compact());
   s = index->Stats();
   for (size_t level = 0; level + 1 < s.postings_files_per_level.size(); ++level) {
     EXPECT_EQ(s.postings_files_per_level[level], 0u) << level;
@@ -604,9 +589,9 @@ TEST(IndexTest, StatsShowTheTreeShapeAndWaitForCompactionsSettlesIt) {
   EXPECT_GE(s.postings_files_per_level.back(), 1u);
   for (const auto& [fp, id] : docs) {
     EXPECT_TRUE(HasAllPostings(*index, fp, id));
-    EXPECT_TRUE(index->GetDocument(id).ok());
+    EXPECT_OK(index->GetDocument(id));
   }
-  EXPECT_TRUE(index->EndBulkLoad().ok());
+  EXPECT_OK(index->EndBulkLoad());
 }
 
 // The postings are split over 1, 2 or 4 column families by the top bits of the hash; the
@@ -614,12 +599,12 @@ TEST(IndexTest, StatsShowTheTreeShapeAndWaitForCompactionsSettlesIt) {
 // the common-chunk counts, reopen) behaves the same under each count.
 TEST(IndexTest, PostingsShardsAreFixedAtCreationAndBehaveAlike) {
   TempDir dir;
-  IndexOptions bad = Options(dir.Sub("bad"));
+  IndexOptions bad = Options(dir.Join("bad"));
   bad.postings_shards = 3;
   EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
   for (uint32_t shards : {1u, 2u, 4u}) {
     SCOPED_TRACE(shards);
-    IndexOptions o = Options(dir.Sub("db" + std::to_string(shards)));
+    IndexOptions o = Options(dir.Join("db" + std::to_string(shards)));
     o.postings_shards = shards;
     auto index = OpenOrDie(o);
     ASSERT_NE(index, nullptr);
@@ -628,13 +613,13 @@ TEST(IndexTest, PostingsShardsAreFixedAtCreationAndBehaveAlike) {
     for (uint64_t seed = 1; seed <= 4; ++seed) {
       docs.emplace_back(MakeFingerprint(seed, 200, /*shared=*/true), 0);
       auto out = index->Register(MakeRecord("s" + std::to_string(seed)), docs.back().first, "");
-      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_OK(out);
       docs.back().second = out->id;
       if (seed == 2) {
-        ASSERT_TRUE(index->Flush().ok());  // some postings in SST files
+        ASSERT_OK(index->Flush());  // some postings in SST files
       }
     }
-    ASSERT_TRUE(index->Unregister(docs[1].second).ok());
+    ASSERT_OK(index->Unregister(docs[1].second));
     // Reopened with the default count, the index keeps the one it was created with.
     index.reset();
     index = OpenOrDie(Options(o.path));
@@ -644,12 +629,12 @@ TEST(IndexTest, PostingsShardsAreFixedAtCreationAndBehaveAlike) {
       EXPECT_EQ(HasAllPostings(*index, docs[i].first, docs[i].second), i != 1) << i;
     }
     std::vector<PostingList> out;
-    ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+    ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
     EXPECT_EQ(out[0].doc_frequency, 3u);
     // The removed document left nothing in any shard.
     std::vector<ChunkHash> removed;
     for (const Chunk& c : docs[1].first.chunks) removed.push_back(c.hash);
-    ASSERT_TRUE(index->Lookup(removed, &out).ok());
+    ASSERT_OK(index->Lookup(removed, &out));
     for (size_t i = 0; i < removed.size(); ++i) {
       for (const Posting& p : out[i].postings) EXPECT_NE(p.doc_id, docs[1].second) << i;
     }
@@ -662,7 +647,7 @@ TEST(IndexTest, ParallelLookupAnswersExactlyAsASerialOne) {
   TempDir dir;
   for (uint32_t shards : {1u, 2u, 4u}) {
     SCOPED_TRACE(shards);
-    IndexOptions o = Options(dir.Sub("db" + std::to_string(shards)));
+    IndexOptions o = Options(dir.Join("db" + std::to_string(shards)));
     o.postings_shards = shards;
     std::vector<std::pair<DocumentFingerprint, DocId>> docs;
     {
@@ -671,10 +656,10 @@ TEST(IndexTest, ParallelLookupAnswersExactlyAsASerialOne) {
       for (uint64_t seed = 1; seed <= 6; ++seed) {
         docs.emplace_back(MakeFingerprint(900 + seed, 300, /*shared=*/true), 0);
         auto out = index->Register(MakeRecord("p" + std::to_string(seed)), docs.back().first, "");
-        ASSERT_TRUE(out.ok()) << out.status();
+        ASSERT_OK(out);
         docs.back().second = out->id;
         if (seed == 3) {
-          ASSERT_TRUE(index->Flush().ok());  // half in SST files, half in memtables
+          ASSERT_OK(index->Flush());  // half in SST files, half in memtables
         }
       }
     }
@@ -693,13 +678,13 @@ TEST(IndexTest, ParallelLookupAnswersExactlyAsASerialOne) {
       one.lookup_threads = 1;
       auto index = OpenOrDie(one);
       ASSERT_NE(index, nullptr);
-      ASSERT_TRUE(index->Lookup(batch, &serial).ok());
+      ASSERT_OK(index->Lookup(batch, &serial));
     }
     IndexOptions many = o;
     many.lookup_threads = 3;
     auto index = OpenOrDie(many);
     ASSERT_NE(index, nullptr);
-    ASSERT_TRUE(index->Lookup(batch, &parallel).ok());
+    ASSERT_OK(index->Lookup(batch, &parallel));
     ASSERT_EQ(serial.size(), batch.size());
     ASSERT_EQ(parallel.size(), batch.size());
     size_t hits = 0;
@@ -720,12 +705,12 @@ TEST(IndexTest, ParallelLookupAnswersExactlyAsASerialOne) {
 // index answers correctly throughout, and automatic compaction is back afterwards.
 TEST(IndexTest, BulkLoadDefersCompactionUntilItEndsAndLosesNothing) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   ASSERT_NE(index, nullptr);
   EXPECT_FALSE(index->bulk_loading());
-  EXPECT_TRUE(index->EndBulkLoad().ok());  // not loading: nothing to end
-  ASSERT_TRUE(index->BeginBulkLoad().ok());
-  ASSERT_TRUE(index->BeginBulkLoad().ok());  // twice is once
+  EXPECT_OK(index->EndBulkLoad());  // not loading: nothing to end
+  ASSERT_OK(index->BeginBulkLoad());
+  ASSERT_OK(index->BeginBulkLoad());  // twice is once
   EXPECT_TRUE(index->bulk_loading());
   const uint32_t shards = index->Stats().postings_shards;
   std::vector<std::pair<DocumentFingerprint, DocId>> docs;
@@ -733,20 +718,20 @@ TEST(IndexTest, BulkLoadDefersCompactionUntilItEndsAndLosesNothing) {
     for (uint64_t seed = first; seed < last; ++seed) {
       docs.emplace_back(MakeFingerprint(500 + seed, 120), 0);
       auto out = index->Register(MakeRecord("bulk" + std::to_string(seed)), docs.back().first, "");
-      ASSERT_TRUE(out.ok()) << out.status();
+      ASSERT_OK(out);
       docs.back().second = out->id;
-      ASSERT_TRUE(index->Flush().ok());  // one level-0 file per shard
+      ASSERT_OK(index->Flush());  // one level-0 file per shard
     }
   };
   register_and_flush(0, 8);
   // Eight flushes, twice the level-0 trigger, and none was compacted.
   EXPECT_EQ(index->Stats().postings_files_per_level[0], 8u * shards);
-  EXPECT_TRUE(index->WaitForCompactions(std::chrono::milliseconds(5)).ok());  // returns
+  EXPECT_OK(index->WaitForCompactions(std::chrono::milliseconds(5)));  // returns
   EXPECT_EQ(index->Stats().postings_files_per_level[0], 8u * shards);
   for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
-  ASSERT_TRUE(index->Unregister(docs[3].second).ok());
+  ASSERT_OK(index->Unregister(docs[3].second));
 
-  ASSERT_TRUE(index->EndBulkLoad().ok());
+  ASSERT_OK(index->EndBulkLoad());
   EXPECT_FALSE(index->bulk_loading());
   IndexStats s = index->Stats();
   EXPECT_EQ(s.postings_files_per_level[0], 0u);
@@ -771,7 +756,7 @@ TEST(IndexTest, BulkLoadDefersCompactionUntilItEndsAndLosesNothing) {
 
   // A read-only index cannot bulk-load.
   index.reset();
-  IndexOptions ro = Options(dir.Sub("db"));
+  IndexOptions ro = Options(dir.Join("db"));
   ro.read_only = true;
   index = OpenOrDie(ro);
   ASSERT_NE(index, nullptr);
@@ -784,7 +769,7 @@ TEST(IndexTest, BulkLoadDefersCompactionUntilItEndsAndLosesNothing) {
 // after a reopen replays them from the WAL.
 TEST(IndexTest, SmallMemtablesAreFlushedTogetherAndLookupsSeeThemAll) {
   TempDir dir;
-  IndexOptions bad = Options(dir.Sub("bad"));
+  IndexOptions bad = Options(dir.Join("bad"));
   bad.postings_memtables = 0;
   EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
   bad.postings_memtables = 65;
@@ -792,13 +777,13 @@ TEST(IndexTest, SmallMemtablesAreFlushedTogetherAndLookupsSeeThemAll) {
   bad.postings_memtables = 32;  // 4 MiB / 32 = 128 KiB memtables: too small
   EXPECT_EQ(Index::Open(bad).status().code(), absl::StatusCode::kInvalidArgument);
 
-  IndexOptions o = Options(dir.Sub("db"));
+  IndexOptions o = Options(dir.Join("db"));
   o.postings_memtables = 4;  // 1 MiB memtables
   auto index = OpenOrDie(o);
   ASSERT_NE(index, nullptr);
   const uint32_t shards = index->Stats().postings_shards;
   // Automatic compaction off: the level-0 files made by the flushes stay countable.
-  ASSERT_TRUE(index->BeginBulkLoad().ok());
+  ASSERT_OK(index->BeginBulkLoad());
   std::vector<std::pair<DocumentFingerprint, DocId>> docs;
   for (uint64_t batch = 0; batch < 8; ++batch) {
     // 3 x 12,000 postings: over a megabyte per shard, more than one memtable holds.
@@ -811,28 +796,28 @@ TEST(IndexTest, SmallMemtablesAreFlushedTogetherAndLookupsSeeThemAll) {
     std::vector<RegisterItem> items;
     for (size_t i = 0; i < fps.size(); ++i) items.push_back(RegisterItem{&records[i], &fps[i], ""});
     std::vector<absl::StatusOr<RegisterOutcome>> outcomes;
-    ASSERT_TRUE(index->RegisterBatch(items, &outcomes).ok());
+    ASSERT_OK(index->RegisterBatch(items, &outcomes));
     for (size_t i = 0; i < fps.size(); ++i) {
-      ASSERT_TRUE(outcomes[i].ok()) << outcomes[i].status();
+      ASSERT_OK(outcomes[i]);
       docs.emplace_back(fps[i], outcomes[i]->id);
     }
   }
   // Unflushed memtables and flushed files alike.
   for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id)) << id;
-  ASSERT_TRUE(index->Flush().ok());
+  ASSERT_OK(index->Flush());
   // Eight batches filled at least eight memtables per shard; flushed four at a time (and the
   // rest by Flush), they made at most three files per shard, not eight.
   const uint32_t level0 = index->Stats().postings_files_per_level[0];
   EXPECT_GE(level0, shards);
   EXPECT_LE(level0, 3u * shards);
   for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id)) << id;
-  ASSERT_TRUE(index->EndBulkLoad().ok());
+  ASSERT_OK(index->EndBulkLoad());
 
   // Unflushed batches come back from the WAL after a reopen.
   for (uint64_t seed = 0; seed < 3; ++seed) {
     docs.emplace_back(MakeFingerprint(9500 + seed, 12000), 0);
     auto out = index->Register(MakeRecord("late" + std::to_string(seed)), docs.back().first, "");
-    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_OK(out);
     docs.back().second = out->id;
   }
   index.reset();
@@ -845,17 +830,17 @@ TEST(IndexTest, SmallMemtablesAreFlushedTogetherAndLookupsSeeThemAll) {
 // (ABORTED), nothing is lost, and the reopened index compacts the pile on its own.
 TEST(IndexTest, AbortedBulkLoadEndLosesNothingAndCompactsAfterReopen) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   ASSERT_NE(index, nullptr);
-  ASSERT_TRUE(index->BeginBulkLoad().ok());
+  ASSERT_OK(index->BeginBulkLoad());
   const uint32_t shards = index->Stats().postings_shards;
   std::vector<std::pair<DocumentFingerprint, DocId>> docs;
   for (uint64_t seed = 0; seed < 6; ++seed) {
     docs.emplace_back(MakeFingerprint(700 + seed, 120), 0);
     auto out = index->Register(MakeRecord("abort" + std::to_string(seed)), docs.back().first, "");
-    ASSERT_TRUE(out.ok()) << out.status();
+    ASSERT_OK(out);
     docs.back().second = out->id;
-    ASSERT_TRUE(index->Flush().ok());
+    ASSERT_OK(index->Flush());
   }
   index->AbortManualCompactions();
   EXPECT_EQ(index->EndBulkLoad().code(), absl::StatusCode::kAborted);
@@ -863,17 +848,17 @@ TEST(IndexTest, AbortedBulkLoadEndLosesNothingAndCompactsAfterReopen) {
   for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
 
   index.reset();
-  index = OpenOrDie(Options(dir.Sub("db")));
+  index = OpenOrDie(Options(dir.Join("db")));
   ASSERT_NE(index, nullptr);
   EXPECT_FALSE(index->bulk_loading());
-  ASSERT_TRUE(index->WaitForCompactions(std::chrono::milliseconds(5)).ok());
+  ASSERT_OK(index->WaitForCompactions(std::chrono::milliseconds(5)));
   EXPECT_LT(index->Stats().postings_files_per_level[0], 4u * shards);
   for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
 }
 
 TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
   TempDir dir;
-  IndexOptions o = Options(dir.Sub("db"));
+  IndexOptions o = Options(dir.Join("db"));
   o.max_postings_per_chunk = 3;
   auto index = OpenOrDie(o);
   std::vector<DocId> ids;
@@ -882,14 +867,14 @@ TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
         index->Register(MakeRecord(std::to_string(seed)), MakeFingerprint(seed, 4, true), "")->id);
   }
   std::vector<PostingList> out;
-  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
   EXPECT_EQ(out[0].doc_frequency, 5u);
   ASSERT_EQ(out[0].postings.size(), 3u);
   EXPECT_EQ(out[0].postings[2].doc_id, ids[2]);
   // Unregistering a counted but unlisted document lowers the count only.
-  ASSERT_TRUE(index->Unregister(ids[4]).ok());
-  ASSERT_TRUE(index->Unregister(ids[0]).ok());
-  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  ASSERT_OK(index->Unregister(ids[4]));
+  ASSERT_OK(index->Unregister(ids[0]));
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
   EXPECT_EQ(out[0].doc_frequency, 3u);
   ASSERT_EQ(out[0].postings.size(), 2u);
   EXPECT_EQ(out[0].postings[0].doc_id, ids[1]);
@@ -897,22 +882,22 @@ TEST(IndexTest, CommonChunkKeepsCountingBeyondThePostingsCap) {
 
 TEST(IndexTest, OpeningWithOtherParametersFailsNamingTheDifference) {
   TempDir dir;
-  { ASSERT_NE(OpenOrDie(Options(dir.Sub("db"))), nullptr); }
-  IndexOptions other_k = Options(dir.Sub("db"));
+  { ASSERT_NE(OpenOrDie(Options(dir.Join("db"))), nullptr); }
+  IndexOptions other_k = Options(dir.Join("db"));
   other_k.params.k = 3;
   auto s = Index::Open(other_k);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.status().message().find("k: 5 vs 3"), absl::string_view::npos) << s.status();
 
-  IndexOptions other_key = Options(dir.Sub("db"));
+  IndexOptions other_key = Options(dir.Join("db"));
   other_key.params.key_id = "fedcba9876543210";
   s = Index::Open(other_key);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.status().message().find("key_id"), absl::string_view::npos) << s.status();
   // The original parameters still open it.
-  EXPECT_NE(OpenOrDie(Options(dir.Sub("db"))), nullptr);
+  EXPECT_NE(OpenOrDie(Options(dir.Join("db"))), nullptr);
 }
 
 // Writes `key` = `value` into the meta entries of a closed index with plain RocksDB, the way
@@ -935,7 +920,7 @@ TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefusedUnderTheNewOne) {
   // Version 3 changed the canonical text of words with non-ASCII capitals: an index built
   // under version 2 must not open as version 3, or those words would silently never match.
   TempDir dir;
-  const std::string path = dir.Sub("db");
+  const std::string path = dir.Join("db");
   { ASSERT_NE(OpenOrDie(Options(path)), nullptr); }
   ChunkingParams v2 = Options(path).params;
   v2.normalization_version = 2;
@@ -955,7 +940,7 @@ TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefusedUnderTheNewOne) {
 
 TEST(IndexTest, NewerSchemaIsRefused) {
   TempDir dir;
-  const std::string path = dir.Sub("db");
+  const std::string path = dir.Join("db");
   { ASSERT_NE(OpenOrDie(Options(path)), nullptr); }
   // Simulate an index written by a future build: schema version 99 in the meta family.
   OverwriteMeta(path, "schema_version", std::string(1, '\x63'));
@@ -968,15 +953,15 @@ TEST(IndexTest, NewerSchemaIsRefused) {
 
 TEST(IndexTest, MissingIndexIsNotFoundAndReadOnlyRefusesWrites) {
   TempDir dir;
-  IndexOptions o = Options(dir.Sub("db"));
+  IndexOptions o = Options(dir.Join("db"));
   o.create_if_missing = false;
   EXPECT_EQ(Index::Open(o).status().code(), absl::StatusCode::kNotFound);
   DocId a;
   {
-    auto index = OpenOrDie(Options(dir.Sub("db")));
+    auto index = OpenOrDie(Options(dir.Join("db")));
     a = index->Register(MakeRecord("a"), MakeFingerprint(1, 5), "t")->id;
   }
-  IndexOptions ro = Options(dir.Sub("db"));
+  IndexOptions ro = Options(dir.Join("db"));
   ro.read_only = true;
   auto index = OpenOrDie(ro);
   EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 5), a));
@@ -987,7 +972,7 @@ TEST(IndexTest, MissingIndexIsNotFoundAndReadOnlyRefusesWrites) {
 
 TEST(IndexTest, ListDocumentsPagesInIdOrderAndFiltersByCollection) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   std::vector<DocId> ids;
   for (uint64_t s = 1; s <= 5; ++s) {
     ids.push_back(index->Register(MakeRecord(std::to_string(s), s % 2 ? "odd" : "even"),
@@ -998,7 +983,7 @@ TEST(IndexTest, ListDocumentsPagesInIdOrderAndFiltersByCollection) {
   int pages = 0;
   do {
     auto page = index->ListDocuments(token, 2);
-    ASSERT_TRUE(page.ok()) << page.status();
+    ASSERT_OK(page);
     for (const auto& d : page->documents) seen.push_back(d.id);
     token = page->next_page_token;
     ++pages;
@@ -1006,7 +991,7 @@ TEST(IndexTest, ListDocumentsPagesInIdOrderAndFiltersByCollection) {
   EXPECT_EQ(seen, ids);
   EXPECT_EQ(pages, 3);
   auto even = index->ListDocuments("", 100, "even");
-  ASSERT_TRUE(even.ok());
+  ASSERT_OK(even);
   ASSERT_EQ(even->documents.size(), 2u);
   EXPECT_EQ(even->documents[0].id, ids[1]);
   EXPECT_EQ(even->documents[1].id, ids[3]);
@@ -1043,13 +1028,13 @@ int WaitExitCode(pid_t pid) {
 
 TEST(IndexTest, SnapshotOpensReadOnlyHereAndInAnotherProcess) {
   TempDir dir;
-  auto index = OpenOrDie(Options(dir.Sub("db")));
+  auto index = OpenOrDie(Options(dir.Join("db")));
   DocId a = index->Register(MakeRecord("a"), MakeFingerprint(1, 30), "text a")->id;
-  ASSERT_TRUE(index->CreateSnapshot(dir.Sub("snap")).ok());
+  ASSERT_OK(index->CreateSnapshot(dir.Join("snap")));
   DocId b = index->Register(MakeRecord("b"), MakeFingerprint(2, 30), "text b")->id;
-  EXPECT_FALSE(index->CreateSnapshot(dir.Sub("snap")).ok());  // must not exist yet
+  EXPECT_FALSE(index->CreateSnapshot(dir.Join("snap")).ok());  // must not exist yet
 
-  IndexOptions ro = Options(dir.Sub("snap"));
+  IndexOptions ro = Options(dir.Join("snap"));
   ro.read_only = true;
   {
     auto snap = OpenOrDie(ro);
@@ -1061,7 +1046,7 @@ TEST(IndexTest, SnapshotOpensReadOnlyHereAndInAnotherProcess) {
   }
   // The live index keeps running while another process reads the copy.
   pid_t child = SpawnSelf("IndexSnapshotChild.LooksUpDocumentOne",
-                          {"COPS_SNAPSHOT_DIR=" + dir.Sub("snap")}, -1);
+                          {"COPS_SNAPSHOT_DIR=" + dir.Join("snap")}, -1);
   EXPECT_EQ(WaitExitCode(child), 0);
   EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(2, 30), b));
 }
@@ -1088,7 +1073,7 @@ TEST(IndexCrashChild, RegisterUntilKilled) {
   for (uint64_t i = 1; i <= 100000; ++i) {
     auto r = index->Register(MakeRecord("crash-" + std::to_string(i)), MakeFingerprint(i, 200, true),
                              std::string(2000, 'a' + i % 26));
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_OK(r);
     char line[64];
     int n = std::snprintf(line, sizeof line, "%llu %llu\n", static_cast<unsigned long long>(r->id),
                           static_cast<unsigned long long>(i));
@@ -1098,7 +1083,7 @@ TEST(IndexCrashChild, RegisterUntilKilled) {
 
 TEST(IndexTest, SurvivesSigkillWithEveryAcknowledgedDocumentWhole) {
   TempDir dir;
-  const std::string path = dir.Sub("db");
+  const std::string path = dir.Join("db");
   int fds[2];
   ASSERT_EQ(pipe(fds), 0);
   pid_t child = SpawnSelf("IndexCrashChild.RegisterUntilKilled", {"COPS_CRASH_DIR=" + path}, fds[1]);
@@ -1130,14 +1115,14 @@ TEST(IndexTest, SurvivesSigkillWithEveryAcknowledgedDocumentWhole) {
   ASSERT_NE(index, nullptr);
   for (const auto& [id, seed] : acked) {
     auto record = index->GetDocument(id);
-    ASSERT_TRUE(record.ok()) << "acknowledged document " << id << " lost: " << record.status();
+    ASSERT_OK(record) << "acknowledged document " << id << " lost: " << record.status();
     EXPECT_EQ(record->external_id, "crash-" + std::to_string(seed));
     EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(seed, 200, true), id)) << id;
     EXPECT_EQ(index->GetText(id)->size(), 2000u);
     // The external-id map survived too: a retry finds the document.
     auto retry = index->Register(MakeRecord("crash-" + std::to_string(seed)),
                                  MakeFingerprint(seed, 200, true), "");
-    ASSERT_TRUE(retry.ok());
+    ASSERT_OK(retry);
     EXPECT_FALSE(retry->created);
     EXPECT_EQ(retry->id, id);
   }
@@ -1148,7 +1133,7 @@ TEST(IndexTest, SurvivesSigkillWithEveryAcknowledgedDocumentWhole) {
   std::string token;
   do {
     auto page = index->ListDocuments(token, 1000);
-    ASSERT_TRUE(page.ok());
+    ASSERT_OK(page);
     for (const auto& d : page->documents) {
       ++present;
       const uint64_t seed = std::stoull(d.external_id.substr(6));
@@ -1159,17 +1144,17 @@ TEST(IndexTest, SurvivesSigkillWithEveryAcknowledgedDocumentWhole) {
   EXPECT_GE(present, acked.size());
   EXPECT_EQ(index->Stats().documents, present);
   std::vector<PostingList> out;
-  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
   EXPECT_EQ(out[0].doc_frequency, present);
   // The next registration gets a fresh id above everything seen.
   auto next = index->Register(MakeRecord("after"), MakeFingerprint(999999, 5), "");
-  ASSERT_TRUE(next.ok());
+  ASSERT_OK(next);
   EXPECT_GT(next->id, acked.rbegin()->first);
 }
 
 TEST(IndexTest, ConcurrentRegisterUnregisterAndLookupKeepInvariants) {
   TempDir dir;
-  IndexOptions o = Options(dir.Sub("db"));
+  IndexOptions o = Options(dir.Join("db"));
   o.max_postings_per_chunk = 0;
   auto index = OpenOrDie(o);
   ASSERT_NE(index, nullptr);
@@ -1232,7 +1217,7 @@ TEST(IndexTest, ConcurrentRegisterUnregisterAndLookupKeepInvariants) {
   EXPECT_EQ(violations.load(), 0);
 
   std::vector<PostingList> out;
-  ASSERT_TRUE(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out).ok());
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
   EXPECT_EQ(out[0].doc_frequency, live.size());
   EXPECT_EQ(out[0].postings.size(), live.size());
   EXPECT_EQ(index->Stats().documents, live.size());

@@ -1,5 +1,5 @@
-#ifndef COPS_TESTS_CONVERT_FIXTURES_H_
-#define COPS_TESTS_CONVERT_FIXTURES_H_
+#ifndef COPS_TESTS_TESTING_DOCUMENTS_H_
+#define COPS_TESTS_TESTING_DOCUMENTS_H_
 
 // Writers for small but real documents of every format, so converter tests, fuzz seeds
 // and benchmarks need no committed binaries. Each writer emits the format by hand (PDF
@@ -49,4 +49,4 @@ std::vector<std::string> Prose(size_t n, uint32_t seed = 1);
 
 }  // namespace cops::testing
 
-#endif  // COPS_TESTS_CONVERT_FIXTURES_H_
+#endif  // COPS_TESTS_TESTING_DOCUMENTS_H_

@@ -1,4 +1,4 @@
-#include "tests/convert/fixtures.h"
+#include "tests/testing/documents.h"
 
 #include <zip.h>
 
