@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -87,19 +88,18 @@ class DetectTest : public ::testing::Test {
     params_.key_id = Key().Id();
     fingerprinter_ = Fingerprinter::Create(params_, Key()).value();
     DocumentFingerprint fp;
-    ASSERT_TRUE(fingerprinter_->Fingerprint(Source(), &fp).ok());
+    ASSERT_OK(fingerprinter_->Fingerprint(Source(), &fp));
     source_.Add(1, fp);
-    ASSERT_TRUE(fingerprinter_->Fingerprint(Source(1000), &fp).ok());
+    ASSERT_OK(fingerprinter_->Fingerprint(Source(1000), &fp));
     source_.Add(2, fp);
   }
   Report Check(const std::string& text, CheckOptions check = {}) {
     DocumentFingerprint fp;
-    EXPECT_TRUE(
-        fingerprinter_->Fingerprint(text, &fp, CheckFingerprintOptions(params_)).ok());
+    EXPECT_OK(fingerprinter_->Fingerprint(text, &fp, CheckFingerprintOptions(params_)));
     DetectOptions o;
     o.check = check;
     absl::StatusOr<Report> r = Detect(fp, params_, source_, o);
-    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(r);
     return r.ok() ? *r : Report{};
   }
   ChunkingParams params_;

@@ -8,6 +8,7 @@
 
 #include "core/siphash.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -21,7 +22,7 @@ HashKey Key(char last = '0') {
 std::unique_ptr<Fingerprinter> Make(ChunkingParams p, const HashKey& key = Key()) {
   p.key_id = key.Id();
   auto f = Fingerprinter::Create(p, key);
-  EXPECT_TRUE(f.ok()) << f.status();
+  EXPECT_OK(f);
   return std::move(f).value();
 }
 
@@ -40,7 +41,7 @@ ChunkingParams Params(UnitKind u, ChunkStrategy s, uint32_t k, SelectionKind sel
 
 std::vector<ChunkHash> Hashes(const Fingerprinter& f, std::string_view text) {
   DocumentFingerprint fp;
-  EXPECT_TRUE(f.Fingerprint(text, &fp).ok());
+  EXPECT_OK(f.Fingerprint(text, &fp));
   std::vector<ChunkHash> out;
   for (const Chunk& c : fp.chunks) out.push_back(c.hash);
   return out;
@@ -135,7 +136,7 @@ TEST(FingerprinterTest, HashedBreakpointsDependOnTheKey) {
   auto spans = [&](const HashKey& key) {
     auto f = Make(p, key);
     DocumentFingerprint fp;
-    EXPECT_TRUE(f->Fingerprint(text, &fp).ok());
+    EXPECT_OK(f->Fingerprint(text, &fp));
     std::vector<uint32_t> ends;
     for (const Chunk& c : fp.chunks) ends.push_back(c.unit_end);
     return ends;
@@ -183,7 +184,7 @@ TEST(FingerprinterTest, ChunkSpansMapBackToOriginalBytes) {
   const std::string text = "Ünïcödé wörds\u200B here. Sö\u00ADft hyphen ände 3.14 done";
   auto f = Make(Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 2, SelectionKind::kAll));
   DocumentFingerprint fp;
-  ASSERT_TRUE(f->Fingerprint(text, &fp).ok());
+  ASSERT_OK(f->Fingerprint(text, &fp));
   ASSERT_EQ(fp.chunks.size(), 7u);  // 8 words -> 7 word pairs
   auto span = [&](int i) {
     return text.substr(fp.chunks[i].start, fp.chunks[i].end - fp.chunks[i].start);
@@ -201,15 +202,15 @@ TEST(FingerprinterTest, ChunkSpansMapBackToOriginalBytes) {
 TEST(FingerprinterTest, EmptyAndInvalidInput) {
   auto f = Make(ChunkingParams());
   DocumentFingerprint fp;
-  ASSERT_TRUE(f->Fingerprint("", &fp).ok());
+  ASSERT_OK(f->Fingerprint("", &fp));
   EXPECT_TRUE(fp.chunks.empty());
   EXPECT_EQ(fp.total_units, 0u);
-  ASSERT_TRUE(f->Fingerprint("\xff\xfe\xfd \xc0\xaf", &fp).ok());
+  ASSERT_OK(f->Fingerprint("\xff\xfe\xfd \xc0\xaf", &fp));
   EXPECT_TRUE(fp.chunks.empty());
   std::string garbage;
   std::mt19937 rng(7);
   for (int i = 0; i < 20000; ++i) garbage.push_back(static_cast<char>(rng()));
-  ASSERT_TRUE(f->Fingerprint(garbage, &fp).ok());
+  ASSERT_OK(f->Fingerprint(garbage, &fp));
   for (const Chunk& c : fp.chunks) {
     EXPECT_LE(c.start, c.end);
     EXPECT_LE(c.end, garbage.size());
@@ -219,9 +220,9 @@ TEST(FingerprinterTest, EmptyAndInvalidInput) {
 TEST(FingerprinterTest, Sha256IdentifiesCanonicalText) {
   auto f = Make(ChunkingParams());
   DocumentFingerprint a, b, c;
-  ASSERT_TRUE(f->Fingerprint("Hello,   World", &a).ok());
-  ASSERT_TRUE(f->Fingerprint("hello world", &b).ok());
-  ASSERT_TRUE(f->Fingerprint("hello worlds", &c).ok());
+  ASSERT_OK(f->Fingerprint("Hello,   World", &a));
+  ASSERT_OK(f->Fingerprint("hello world", &b));
+  ASSERT_OK(f->Fingerprint("hello worlds", &c));
   EXPECT_EQ(a.sha256, b.sha256);
   EXPECT_NE(a.sha256, c.sha256);
 }
@@ -282,8 +283,8 @@ TEST(SelectionTest, WinnowingKeepsTheRightmostMinimumOfEveryWindow) {
         text += ' ';
       }
       DocumentFingerprint fa, fw;
-      ASSERT_TRUE(all->Fingerprint(text, &fa).ok());
-      ASSERT_TRUE(f->Fingerprint(text, &fw).ok());
+      ASSERT_OK(all->Fingerprint(text, &fa));
+      ASSERT_OK(f->Fingerprint(text, &fw));
       const size_t n = fa.chunks.size(), win = std::min<size_t>(w, n);
       std::vector<uint32_t> want;
       for (size_t i = win - 1; i < n; ++i) {
@@ -305,7 +306,7 @@ TEST(SelectionTest, OrdinalsCountAllChunks) {
   p.p = 3;
   auto f = Make(p);
   DocumentFingerprint fp;
-  ASSERT_TRUE(f->Fingerprint(RandomText(500, 9), &fp).ok());
+  ASSERT_OK(f->Fingerprint(RandomText(500, 9), &fp));
   EXPECT_EQ(fp.total_chunks, 496u);
   for (size_t i = 1; i < fp.chunks.size(); ++i) {
     EXPECT_LT(fp.chunks[i - 1].ordinal, fp.chunks[i].ordinal);
@@ -355,8 +356,8 @@ TEST(FingerprinterTest, LookalikeLettersOfEveryScriptAndCaseLeaveTheChunksUnchan
                             SelectionKind::kAll);
   auto f = Make(p);
   DocumentFingerprint a, b;
-  ASSERT_TRUE(f->Fingerprint(original, &a).ok());
-  ASSERT_TRUE(f->Fingerprint(disguised, &b).ok());
+  ASSERT_OK(f->Fingerprint(original, &a));
+  ASSERT_OK(f->Fingerprint(disguised, &b));
   ASSERT_EQ(a.chunks.size(), b.chunks.size());
   for (size_t i = 0; i < a.chunks.size(); ++i) {
     EXPECT_EQ(a.chunks[i].hash, b.chunks[i].hash) << "chunk " << i;

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -31,7 +32,7 @@ TEST(KeyedHashTest, OtherKeyGivesOtherHash) {
 TEST(HashKeyTest, HexRoundTrip) {
   const std::string hex = "00112233445566778899aabbccddeeff";
   auto key = HashKey::FromHex(hex);
-  ASSERT_TRUE(key.ok()) << key.status();
+  ASSERT_OK(key);
   EXPECT_EQ(key->ToHex(), hex);
   EXPECT_EQ(HashKey::FromHex("00112233445566778899AABBCCDDEEFF")->ToHex(), hex);
   EXPECT_EQ(ReferenceKey().ToHex(), "000102030405060708090a0b0c0d0e0f");

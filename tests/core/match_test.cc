@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -23,7 +24,7 @@ Posting At(DocId doc, uint32_t ordinal) { return Posting{doc, ordinal, 100 * ord
 
 TEST(CheckOptionsTest, Validate) {
   CheckOptions o;
-  EXPECT_TRUE(o.Validate().ok());
+  EXPECT_OK(o.Validate());
   o.threshold = 0;
   EXPECT_NE(o.Validate().message().find("threshold"), absl::string_view::npos);
   o.threshold = 1.5;

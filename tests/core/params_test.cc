@@ -1,6 +1,7 @@
 #include "core/params.h"
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -23,7 +24,7 @@ ChunkingParams Sample() {
   return p;
 }
 
-TEST(ChunkingParamsTest, DefaultsAreValid) { EXPECT_TRUE(ChunkingParams().Validate().ok()); }
+TEST(ChunkingParamsTest, DefaultsAreValid) { EXPECT_OK(ChunkingParams().Validate()); }
 
 TEST(ChunkingParamsTest, ValidateNamesBadField) {
   ChunkingParams p;
@@ -48,7 +49,7 @@ TEST(ChunkingParamsTest, ValidateNamesBadField) {
 TEST(ChunkingParamsTest, EncodeDecodeRoundTrip) {
   ChunkingParams p = Sample();
   auto decoded = ChunkingParams::Decode(p.Encode());
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_OK(decoded);
   EXPECT_EQ(*decoded, p);
   EXPECT_EQ(decoded->Fingerprint(), p.Fingerprint());
 }
@@ -62,7 +63,7 @@ TEST(ChunkingParamsTest, WithoutVerificationTheEncodingIsTheOneOlderIndexesRecor
   const std::string enc = old.Encode();
   EXPECT_EQ(enc[0], 1);
   auto decoded = ChunkingParams::Decode(enc);
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_OK(decoded);
   EXPECT_EQ(decoded->verify_k, 0u);
   EXPECT_EQ(*decoded, old);
 
@@ -71,7 +72,7 @@ TEST(ChunkingParamsTest, WithoutVerificationTheEncodingIsTheOneOlderIndexesRecor
   verified.dense_chunks = 400;
   EXPECT_EQ(verified.Encode(), "\x02" + enc.substr(1) + std::string("\x03\0\0\0\x90\x01\0\0", 8));
   decoded = ChunkingParams::Decode(verified.Encode());
-  ASSERT_TRUE(decoded.ok()) << decoded.status();
+  ASSERT_OK(decoded);
   EXPECT_EQ(decoded->verify_k, 3u);
   EXPECT_NE(verified.Describe().find("verify_k=3"), std::string::npos);
   EXPECT_EQ(old.Describe().find("verify_k"), std::string::npos);
@@ -89,7 +90,7 @@ TEST(ChunkingParamsTest, VerificationNeedsWordUnitsAndASmallK) {
   p.verify_k = 0;
   EXPECT_NE(p.Validate().message().find("dense_chunks"), absl::string_view::npos);
   p.dense_chunks = 0;
-  EXPECT_TRUE(p.Validate().ok());
+  EXPECT_OK(p.Validate());
 }
 
 TEST(ChunkingParamsTest, DecodeRejectsMalformed) {
