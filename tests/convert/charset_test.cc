@@ -1,4 +1,5 @@
 #include "convert/charset.h"
+#include "tests/testing/status_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -28,7 +29,7 @@ TEST(CharsetTest, DecodesWindows1252WithOffsetsIntoTheOriginal) {
   const std::string input = "caf\xE9 \x93ok\x94";
   TextBuilder out(1 << 20);
   auto used = DecodeToUtf8(input, "windows-1252", 100, &out);
-  ASSERT_TRUE(used.ok()) << used.status();
+  ASSERT_OK(used);
   EXPECT_EQ(out.text(), "caf\xC3\xA9 \xE2\x80\x9Cok\xE2\x80\x9D");
   ConvertedDocument doc;
   out.Finish(&doc);

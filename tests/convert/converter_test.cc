@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tests/testing/documents.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -17,7 +18,7 @@ TEST(ConverterTest, FormatNamesRoundTrip) {
   for (int i = 0; i <= 8; ++i) {
     const auto f = static_cast<DocumentFormat>(i);
     auto parsed = ParseDocumentFormat(DocumentFormatName(f));
-    ASSERT_TRUE(parsed.ok()) << DocumentFormatName(f);
+    ASSERT_OK(parsed) << DocumentFormatName(f);
     EXPECT_EQ(*parsed, f);
   }
   EXPECT_EQ(DocumentFormatName(DocumentFormat::kPdf), "pdf");
@@ -48,7 +49,7 @@ TEST(ConverterTest, OriginalOffsetAndPageFollowSegments) {
 
 TEST(ConverterTest, AutoConvertsPlainText) {
   auto doc = Convert("Plain words.", DocumentFormat::kAuto);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kText);
   EXPECT_EQ(doc->text, "Plain words.");
 }
@@ -67,7 +68,7 @@ TEST(ConverterTest, FuzzRegressionsKeepInvariants) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
     auto format = ParseDocumentFormat(name.substr(0, name.find('-')));
-    ASSERT_TRUE(format.ok()) << name;
+    ASSERT_OK(format) << name;
     std::ifstream in(entry.path(), std::ios::binary);
     std::stringstream bytes;
     bytes << in.rdbuf();
@@ -134,7 +135,7 @@ TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
   };
   for (const auto& [format, bytes] : inputs) {
     auto doc = Convert(bytes, DocumentFormat::kAuto);
-    ASSERT_TRUE(doc.ok()) << DocumentFormatName(format) << ": " << doc.status();
+    ASSERT_OK(doc) << DocumentFormatName(format);
     EXPECT_EQ(doc->format, format);
     const std::set<std::string> got = Shingles(doc->text);
     EXPECT_GE(Overlap(reference, got), 0.9) << DocumentFormatName(format) << "\n" << doc->text;

@@ -1,4 +1,5 @@
 #include "convert/document_codec.h"
+#include "tests/testing/status_matchers.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,7 @@ TEST(DocumentCodecTest, DocumentRoundTrips) {
   doc.segments = {{0, 5, 1}, {7, 90, 2}};
   doc.parts = {{"a.pdf", DocumentFormat::kPdf, 0, 7}};
   auto back = DecodeResponse(EncodeResponse(doc));
-  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_OK(back);
   EXPECT_EQ(back->format, doc.format);
   EXPECT_EQ(back->text, doc.text);
   EXPECT_EQ(back->charset, doc.charset);
@@ -53,7 +54,7 @@ TEST(DocumentCodecTest, RequestCarriesLimitsOptionsAndInput) {
   const std::string bytes =
       EncodeRequestHeader(DocumentFormat::kOdt, limits, options) + "document bytes";
   auto req = DecodeRequest(bytes);
-  ASSERT_TRUE(req.ok()) << req.status();
+  ASSERT_OK(req);
   EXPECT_EQ(req->format, DocumentFormat::kOdt);
   EXPECT_EQ(req->limits.time_budget_ms, 1234u);
   EXPECT_EQ(req->limits.max_zip_entries, 7u);

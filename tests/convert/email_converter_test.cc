@@ -2,6 +2,7 @@
 
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -19,7 +20,7 @@ TEST(EmailConverterTest, SubjectAndQuotedPrintableLatin1Body) {
       "Content-Transfer-Encoding: quoted-printable\r\n\r\n"
       "The caf=E9 talk was a long one, soft line=\r\nbreaks included.\r\n";
   auto doc = Convert(mail, DocumentFormat::kEmail);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kEmail);
   EXPECT_EQ(doc->text,
             "R\xC3\xA9sum\xC3\xA9 of the talk\n\nThe caf\xC3\xA9 talk was a long one, soft "
@@ -32,7 +33,7 @@ TEST(EmailConverterTest, AlternativePrefersPlainText) {
       "--b1\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>html <b>version</b></p>\r\n"
       "--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nplain version\r\n--b1--\r\n";
   auto doc = Convert(mail, DocumentFormat::kEmail);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Alt\n\nplain version");
 }
 
@@ -45,7 +46,7 @@ TEST(EmailConverterTest, HtmlOnlyBodyIsConvertedFromBase64) {
              "</body></html>") +
       "--b2--\r\n";
   auto doc = Convert(mail, DocumentFormat::kEmail);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Html only\n\nDear caf\xC3\xA9 owner,\n\nthanks.");
 }
 
@@ -62,7 +63,7 @@ TEST(EmailConverterTest, DocumentAttachmentsAreConvertedAndReportedAsParts) {
       "--mix\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=a.png\r\n"
       "Content-Transfer-Encoding: base64\r\n\r\niVBORw0KGgo=\r\n--mix--\r\n";
   auto doc = Convert(mail, DocumentFormat::kEmail);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Report\n\nSee the attachments.\n\nAttached report body.\n\nSome notes.");
   ASSERT_EQ(doc->parts.size(), 3u);
   EXPECT_EQ(doc->parts[1].name, "report.docx");
@@ -79,7 +80,7 @@ TEST(EmailConverterTest, QuotedLinesAndSignatureDroppedOnRequest) {
       "My answer is yes.\r\n> Original question\r\n>> older quote\r\nThanks.\r\n-- \r\n"
       "Alice, Example Org\r\n";
   auto all = Convert(mail, DocumentFormat::kEmail);
-  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_OK(all);
   EXPECT_NE(all->text.find("Original question"), std::string::npos);
   EXPECT_NE(all->text.find("Example Org"), std::string::npos);
 
@@ -87,7 +88,7 @@ TEST(EmailConverterTest, QuotedLinesAndSignatureDroppedOnRequest) {
   options.drop_quoted_lines = true;
   options.drop_signature = true;
   auto filtered = Convert(mail, DocumentFormat::kEmail, ConvertLimits{}, options);
-  ASSERT_TRUE(filtered.ok()) << filtered.status();
+  ASSERT_OK(filtered);
   EXPECT_EQ(filtered->text, "Re: draft\n\nMy answer is yes.\r\nThanks.");
 }
 
@@ -103,14 +104,14 @@ TEST(EmailConverterTest, HugeHeaderIsHandled) {
   mail += std::string(2 << 20, 'x');
   mail += "\r\nContent-Type: text/plain\r\n\r\nbody after a huge header\r\n";
   auto doc = Convert(mail, DocumentFormat::kEmail);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "big\n\nbody after a huge header");
 }
 
 TEST(EmailConverterTest, DetectedByAuto) {
   auto doc = Convert(testing::MakeEmail({"Hello there", "Body paragraph."}),
                      DocumentFormat::kAuto);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kEmail);
   EXPECT_EQ(doc->text, "Hello there\n\nBody paragraph.");
 }

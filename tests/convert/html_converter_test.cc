@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "convert/converter.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -16,7 +17,7 @@ TEST(HtmlConverterTest, KeepsVisibleTextDropsScriptsStylesAndComments) {
       "<h1>Heading</h1><p>First <b>bold</b> and <i>italic</i> text.</p>"
       "<!-- secret comment --><div>Second&nbsp;block &amp; entities &eacute;&#233;&#x41;.</div>"
       "<ul><li>one</li><li>two</li></ul>line<br>break</body></html>");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kHtml);
   EXPECT_EQ(doc->text,
             "Heading\n\nFirst bold and italic text.\n\nSecond\xC2\xA0" "block & entities "
@@ -25,14 +26,14 @@ TEST(HtmlConverterTest, KeepsVisibleTextDropsScriptsStylesAndComments) {
 
 TEST(HtmlConverterTest, CollapsesWhitespaceButKeepsPre) {
   auto doc = Html("<p>  many\n\n   spaces\there </p><pre>a  b\n  c</pre>");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "many spaces here\n\na  b\n  c");
 }
 
 TEST(HtmlConverterTest, OffsetsPointBackIntoTheMarkup) {
   const std::string html = "<html><body><p>Alpha beta</p><p>gamma delta</p></body></html>";
   auto doc = Html(html);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   const size_t gamma = doc->text.find("gamma");
   ASSERT_NE(gamma, std::string::npos);
   EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(gamma)), html.find("gamma"));
@@ -45,7 +46,7 @@ TEST(HtmlConverterTest, HonoursDeclaredCharsetAndMapsToOriginalBytes) {
       "<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; "
       "charset=windows-1252\"></head><body><p>caf\xE9 \x93quoted\x94 end</p></body></html>";
   auto doc = Html(html);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "caf\xC3\xA9 \xE2\x80\x9Cquoted\xE2\x80\x9D end");
   EXPECT_EQ(doc->charset, "windows-1252");
   EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(doc->text.find("end"))),
@@ -54,7 +55,7 @@ TEST(HtmlConverterTest, HonoursDeclaredCharsetAndMapsToOriginalBytes) {
 
 TEST(HtmlConverterTest, TablesSeparateCells) {
   auto doc = Html("<table><tr><td>a1</td><td>b1</td></tr><tr><td>a2</td><td>b2</td></tr></table>");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "a1 b1\n\na2 b2");
 }
 
@@ -75,13 +76,13 @@ TEST(HtmlConverterTest, DeeplyNestedMarkupIsHandled) {
 
 TEST(HtmlConverterTest, TruncatedAndUnclosedMarkupStillYieldsText) {
   auto doc = Html("<html><body><p>Unclosed paragraph <b>bold <i>and ita");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Unclosed paragraph bold and ita");
 }
 
 TEST(HtmlConverterTest, DetectedFromContentWithAuto) {
   auto doc = Convert("<!doctype html><p>Hello <em>world</em></p>", DocumentFormat::kAuto);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kHtml);
   EXPECT_EQ(doc->text, "Hello world");
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "convert/converter.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -20,7 +21,7 @@ TEST(LatexConverterTest, DropsPreambleCommentsMathAndCommandsKeepsText) {
       "Display \\[ a = b \\] and inline \\( c \\) math go.\n"
       "\\end{document}\n"
       "Trailing junk after the document.\n");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kLatex);
   EXPECT_EQ(doc->text,
             "Introduction\n\nWe study copy detection and bold claims as in , where holds.\n\n"
@@ -31,7 +32,7 @@ TEST(LatexConverterTest, ListsEscapesQuotesAndDashes) {
   auto doc = Latex(
       "\\begin{itemize}\n\\item First item\n\\item[b)] Second 50\\% \\& more\n"
       "\\end{itemize}\n``Quoted''---dash and pages 3--4.\\\\ Next line.");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text,
             "First item\n\nSecond 50% & more\n\n\xE2\x80\x9CQuoted\xE2\x80\x9D\xE2\x80\x94"
             "dash and pages 3\xE2\x80\x93" "4.\nNext line.");
@@ -40,7 +41,7 @@ TEST(LatexConverterTest, ListsEscapesQuotesAndDashes) {
 TEST(LatexConverterTest, OffsetsPointIntoTheSource) {
   const std::string tex = "\\section{Intro} Some \\emph{emphasised} words.";
   auto doc = Latex(tex);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Intro\n\nSome emphasised words.");
   EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(doc->text.find("emphasised"))),
             tex.find("emphasised"));
@@ -52,16 +53,16 @@ TEST(LatexConverterTest, HostileNestingAndUnterminatedMath) {
   std::string tex(200000, '{');
   tex += "deep";
   auto deep = Latex(tex);
-  ASSERT_TRUE(deep.ok()) << deep.status();
+  ASSERT_OK(deep);
   EXPECT_EQ(deep->text, "deep");
   auto math = Latex("before $ unterminated math \\begin{equation} never closed");
-  ASSERT_TRUE(math.ok()) << math.status();
+  ASSERT_OK(math);
   EXPECT_EQ(math->text, "before");
 }
 
 TEST(LatexConverterTest, AccentCommandsBecomeCombiningMarks) {
   auto doc = Latex("caf\\'e and na\\\"{i}ve");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "cafe\xCC\x81 and nai\xCC\x88ve");
 }
 

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "convert/converter.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -15,7 +16,7 @@ TEST(MarkdownConverterTest, RemovesMarkupKeepsText) {
       "[link](http://example.org) and ![an image](img.png).\n\n"
       "- first item\n- second item\n\n> quoted line\n\n1. numbered\n\n"
       "[ref]: http://example.org/ref\n---\nsnake_case stays, 2 * 3 too.\n");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kMarkdown);
   EXPECT_EQ(doc->text,
             "The Title\n\nSome bold, italic and code text with a link and an image.\n\n"
@@ -26,14 +27,14 @@ TEST(MarkdownConverterTest, RemovesMarkupKeepsText) {
 TEST(MarkdownConverterTest, FencedCodeTablesAndSetextHeadings) {
   auto doc = Markdown(
       "Heading\n=======\n\n```cpp\nint x = 1;\n```\n\n| a | b |\n|---|:-:|\n| 1 | 2 |\n");
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Heading\n\nint x = 1;\n\na b 1 2");
 }
 
 TEST(MarkdownConverterTest, OffsetsPointIntoTheSource) {
   const std::string md = "## Head\n\nA **strong** word.\n";
   auto doc = Markdown(md);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Head\n\nA strong word.");
   EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(doc->text.find("strong"))),
             md.find("strong"));
@@ -45,7 +46,7 @@ TEST(MarkdownConverterTest, HostileInputStaysLinear) {
   std::string md;
   for (int i = 0; i < 20000; ++i) md += "[[**`_";
   auto doc = Markdown(md);
-  EXPECT_TRUE(doc.ok()) << doc.status();
+  EXPECT_OK(doc);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -14,7 +15,7 @@ TEST(OfficeConverterTest, DocxBodyTextInOrderWithParagraphs) {
   auto doc = Convert(MakeDocx({"First paragraph of the report.", "Second one\twith a tab.",
                                "Caf\xC3\xA9 au lait."}),
                      DocumentFormat::kDocx);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kDocx);
   EXPECT_EQ(doc->text,
             "First paragraph of the report.\n\nSecond one\twith a tab.\n\nCaf\xC3\xA9 au lait.");
@@ -26,7 +27,7 @@ TEST(OfficeConverterTest, DocxSkipsDeletedRevisions) {
       "<w:body><w:p><w:r><w:t>kept </w:t></w:r><w:del><w:r><w:delText>deleted</w:delText>"
       "</w:r></w:del><w:r><w:t>text</w:t></w:r></w:p></w:body></w:document>";
   auto doc = Convert(MakeZip({{"word/document.xml", xml}}), DocumentFormat::kDocx);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "kept text");
 }
 
@@ -42,24 +43,24 @@ TEST(OfficeConverterTest, DocxFootnotesFollowTheBody) {
       "</w:p></w:footnote></w:footnotes>";
   auto doc = Convert(MakeZip({{"word/document.xml", body}, {"word/footnotes.xml", notes}}),
                      DocumentFormat::kDocx);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Body claim.\n\nSource of the claim.");
 }
 
 TEST(OfficeConverterTest, OdtHeadingsParagraphsSpansAndSpaces) {
   auto doc = Convert(MakeOdt({"The Title", "Body text in a span.", "Another\tparagraph."}),
                      DocumentFormat::kOdt);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kOdt);
   EXPECT_EQ(doc->text, "The Title\n\nBody text in a span.\n\nAnother\tparagraph.");
 }
 
 TEST(OfficeConverterTest, AutoDetectsDocxAndOdt) {
   auto docx = Convert(MakeDocx({"detected docx"}), DocumentFormat::kAuto);
-  ASSERT_TRUE(docx.ok()) << docx.status();
+  ASSERT_OK(docx);
   EXPECT_EQ(docx->format, DocumentFormat::kDocx);
   auto odt = Convert(MakeOdt({"detected odt"}), DocumentFormat::kAuto);
-  ASSERT_TRUE(odt.ok()) << odt.status();
+  ASSERT_OK(odt);
   EXPECT_EQ(odt->format, DocumentFormat::kOdt);
 }
 

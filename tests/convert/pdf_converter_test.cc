@@ -2,6 +2,7 @@
 
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -12,7 +13,7 @@ TEST(PdfConverterTest, TextPerPageInOrderWithPageMap) {
   auto doc = Convert(MakePdf({{"First page opening line.", "", "Another paragraph here."},
                               {"Second page text."}}),
                      DocumentFormat::kPdf);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kPdf);
   EXPECT_EQ(doc->text,
             "First page opening line.\n\nAnother paragraph here.\n\nSecond page text.");
@@ -25,7 +26,7 @@ TEST(PdfConverterTest, JoinsLinesAndRejoinsHyphenatedWords) {
   auto doc = Convert(MakePdf({{"The committee found the sub-", "mission to be an unattri-",
                                "buted copy of an earlier paper."}}),
                      DocumentFormat::kPdf);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text,
             "The committee found the submission to be an unattributed copy of an earlier "
             "paper.");
@@ -64,14 +65,14 @@ TEST(PdfConverterTest, LigatureGlyphsBecomeLetters) {
   }
   pdf += "trailer\n<< /Size 7 /Root 1 0 R >>\nstartxref\n" + std::to_string(xref) + "\n%%EOF\n";
   auto doc = Convert(pdf, DocumentFormat::kPdf);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "final office");
 }
 
 TEST(PdfConverterTest, Latin1TextIsDecoded) {
   auto doc = Convert(MakePdf({{"Caf\xC3\xA9 na\xC3\xAFve r\xC3\xA9sum\xC3\xA9."}}),
                      DocumentFormat::kPdf);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Caf\xC3\xA9 na\xC3\xAFve r\xC3\xA9sum\xC3\xA9.");
 }
 
@@ -83,14 +84,14 @@ TEST(PdfConverterTest, RepeatedHeadersAndFootersDroppedOnRequest) {
   }
   const std::string pdf = MakePdf(pages);
   auto kept = Convert(pdf, DocumentFormat::kPdf);
-  ASSERT_TRUE(kept.ok()) << kept.status();
+  ASSERT_OK(kept);
   EXPECT_NE(kept->text.find("Journal of Examples"), std::string::npos);
   EXPECT_NE(kept->text.find("Page 3"), std::string::npos);
 
   ConvertOptions options;
   options.drop_headers_footers = true;
   auto dropped = Convert(pdf, DocumentFormat::kPdf, ConvertLimits{}, options);
-  ASSERT_TRUE(dropped.ok()) << dropped.status();
+  ASSERT_OK(dropped);
   EXPECT_EQ(dropped->text,
             "Body text of page 1 continues.\n\nBody text of page 2 continues.\n\n"
             "Body text of page 3 continues.\n\nBody text of page 4 continues.");
@@ -125,7 +126,7 @@ TEST(PdfConverterTest, TruncatedPdfFailsCleanlyOrKeepsWhatIsReadable) {
 
 TEST(PdfConverterTest, DetectedByAuto) {
   auto doc = Convert(MakePdf({{"auto detected"}}), DocumentFormat::kAuto);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->format, DocumentFormat::kPdf);
   EXPECT_EQ(doc->text, "auto detected");
 }

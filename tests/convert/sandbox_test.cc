@@ -9,6 +9,8 @@
 
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -16,29 +18,20 @@ namespace {
 // Each test owns a temp dir and may point COPS_CONVERT_WORKER at a fake worker there.
 class SandboxTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("cops_sandbox_test_" + std::to_string(getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override {
-    unsetenv("COPS_CONVERT_WORKER");
-    std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { unsetenv("COPS_CONVERT_WORKER"); }
   std::string FakeWorker(const std::string& script) {
-    const std::string path = dir_ / "fake-worker.sh";
+    const std::string path = dir_.Join("fake-worker.sh");
     std::ofstream(path) << "#!/bin/sh\n" << script << "\n";
     chmod(path.c_str(), 0755);
     return path;
   }
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"cops_sandbox_test"};
 };
 
 TEST_F(SandboxTest, RealWorkerConvertsHtml) {
   ASSERT_FALSE(ConvertWorkerPath().empty());
   auto doc = Convert("<p>through the worker</p>", DocumentFormat::kHtml);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "through the worker");
   EXPECT_EQ(doc->format, DocumentFormat::kHtml);
 }
@@ -76,17 +69,17 @@ TEST_F(SandboxTest, GarbageFromWorkerIsInternal) {
 }
 
 TEST_F(SandboxTest, MissingWorkerIsInternalAndTrustedFormatsStillWork) {
-  setenv("COPS_CONVERT_WORKER", (dir_ / "does-not-exist").c_str(), 1);
+  setenv("COPS_CONVERT_WORKER", dir_.Join("does-not-exist").c_str(), 1);
   auto doc = Convert("<p>x</p>", DocumentFormat::kHtml);
   ASSERT_FALSE(doc.ok());
   EXPECT_EQ(doc.status().code(), absl::StatusCode::kInternal);
   EXPECT_NE(doc.status().message().find("COPS_CONVERT_WORKER"), std::string_view::npos);
   auto text = Convert("plain text needs no worker", DocumentFormat::kText);
-  ASSERT_TRUE(text.ok()) << text.status();
+  ASSERT_OK(text);
   ConvertLimits in_process;
   in_process.in_process = true;
   auto html = Convert("<p>in process</p>", DocumentFormat::kHtml, in_process);
-  ASSERT_TRUE(html.ok()) << html.status();
+  ASSERT_OK(html);
   EXPECT_EQ(html->text, "in process");
 }
 
@@ -102,7 +95,7 @@ TEST_F(SandboxTest, MemoryLimitFailsTheDocumentNotTheCaller) {
   ConvertLimits limits;
   limits.max_memory_bytes = 8 << 20;
   const std::string pdf = testing::MakePdfFromParagraphs(testing::Prose(40));
-  ASSERT_TRUE(Convert(pdf, DocumentFormat::kPdf).ok());
+  ASSERT_OK(Convert(pdf, DocumentFormat::kPdf));
   auto doc = Convert(pdf, DocumentFormat::kPdf, limits);
   ASSERT_FALSE(doc.ok());
   EXPECT_TRUE(doc.status().code() == absl::StatusCode::kResourceExhausted ||
@@ -111,7 +104,7 @@ TEST_F(SandboxTest, MemoryLimitFailsTheDocumentNotTheCaller) {
   EXPECT_EQ(doc.status().message().substr(0, 4), "pdf:") << doc.status();
   // The caller is unaffected and the next document converts normally.
   auto next = Convert("<p>still fine</p>", DocumentFormat::kHtml);
-  ASSERT_TRUE(next.ok()) << next.status();
+  ASSERT_OK(next);
   EXPECT_EQ(next->text, "still fine");
 }
 
@@ -120,7 +113,7 @@ TEST_F(SandboxTest, LargeInputStreamsThroughTheWorker) {
   for (int i = 0; i < 20000; ++i) html += "<p>paragraph number " + std::to_string(i) + "</p>";
   html += "</body></html>";
   auto doc = Convert(html, DocumentFormat::kHtml);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_NE(doc->text.find("paragraph number 19999"), std::string::npos);
   EXPECT_EQ(doc->OriginalOffset(static_cast<uint32_t>(doc->text.find("number 19999"))),
             html.find("number 19999"));

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "convert/converter.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -8,7 +9,7 @@ namespace {
 TEST(TextConverterTest, Utf8PassesThroughWithIdentityMap) {
   const std::string input = "First paragraph, na\xC3\xAFve.\n\nSecond one.\n";
   auto doc = Convert(input, DocumentFormat::kText);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, input);
   EXPECT_EQ(doc->charset, "UTF-8");
   EXPECT_EQ(doc->format, DocumentFormat::kText);
@@ -18,7 +19,7 @@ TEST(TextConverterTest, Utf8PassesThroughWithIdentityMap) {
 
 TEST(TextConverterTest, Utf8BomIsDroppedAndOffsetsShiftPastIt) {
   auto doc = Convert("\xEF\xBB\xBFhello world", DocumentFormat::kText);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "hello world");
   EXPECT_EQ(doc->OriginalOffset(6), 9u);  // 'w'
 }
@@ -30,7 +31,7 @@ TEST(TextConverterTest, Utf16LittleEndianWithBom) {
     input.push_back('\0');
   }
   auto doc = Convert(input, DocumentFormat::kText);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Gr\xC3\xBC\xC3\x9F" "e");
   EXPECT_EQ(doc->charset, "UTF-16LE");
   EXPECT_EQ(doc->OriginalOffset(0), 2u);   // after the BOM
@@ -40,7 +41,7 @@ TEST(TextConverterTest, Utf16LittleEndianWithBom) {
 TEST(TextConverterTest, Utf16BigEndianWithBom) {
   std::string input("\xFE\xFF\0H\0i\x20\xAC", 8);  // "Hi€"
   auto doc = Convert(input, DocumentFormat::kText);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Hi\xE2\x82\xAC");
 }
 
@@ -48,7 +49,7 @@ TEST(TextConverterTest, Windows1252IsDetectedAndDecodedWithMapBackToBytes) {
   const std::string input =
       "The \x93" "caf\xE9\x94 on the corner was closed; we walked on to the mus\xE9" "e.";
   auto doc = Convert(input, DocumentFormat::kText);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->charset, "windows-1252");
   EXPECT_EQ(doc->text,
             "The \xE2\x80\x9C" "caf\xC3\xA9\xE2\x80\x9D on the corner was closed; we walked on "
@@ -84,7 +85,7 @@ TEST(TextConverterTest, OversizedInputAndOutputAreResourceExhausted) {
 
 TEST(TextConverterTest, EmptyInputGivesEmptyText) {
   auto doc = Convert("", DocumentFormat::kText);
-  ASSERT_TRUE(doc.ok()) << doc.status();
+  ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "");
   EXPECT_EQ(doc->OriginalOffset(0), 0u);
 }
