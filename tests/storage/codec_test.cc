@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops::storage_codec {
 namespace {
@@ -34,7 +35,7 @@ TEST(CodecTest, PostingListRoundTripsCompactly) {
   list.postings = {{5, 2, 100, 130}, {5, 9, 90, 95}, {7, 0, 0, 10}, {1000000, 1250, 31000, 31040}};
   const std::string encoded = EncodePostingList(list);
   PostingList back;
-  ASSERT_TRUE(DecodePostingList(encoded, &back).ok());
+  ASSERT_OK(DecodePostingList(encoded, &back));
   EXPECT_EQ(back.doc_frequency, 3u);
   ASSERT_EQ(back.postings.size(), list.postings.size());
   for (size_t i = 0; i < list.postings.size(); ++i) {
@@ -62,7 +63,7 @@ PostingList Merge(const std::optional<std::string>& existing, const std::vector<
   std::string out;
   EXPECT_TRUE(MergePostings(e, views, cap, &out));
   PostingList list;
-  EXPECT_TRUE(DecodePostingList(out, &list).ok());
+  EXPECT_OK(DecodePostingList(out, &list));
   return list;
 }
 
@@ -124,7 +125,7 @@ TEST(CodecTest, FirstAddEqualsAddToAnEmptyListAndMalformedAddsFail) {
   std::string out;
   for (std::string bad : {op.substr(0, op.size() - 1), op + "x", std::string("\x01\x00\x01", 3)}) {
     std::vector<std::string_view> ops = {bad};
-    EXPECT_FALSE(MergePostings(std::nullopt, ops, 0, &out)) << testing::PrintToString(bad);
+    EXPECT_FALSE(MergePostings(std::nullopt, ops, 0, &out)) << ::testing::PrintToString(bad);
   }
 }
 
@@ -144,7 +145,7 @@ TEST(CodecTest, DocumentRecordRoundTripsAndRejectsUnknownVersion) {
   r.size_bytes = 123456;
   std::string encoded = EncodeDocumentRecord(r);
   DocumentRecord back;
-  ASSERT_TRUE(DecodeDocumentRecord(42, encoded, &back).ok());
+  ASSERT_OK(DecodeDocumentRecord(42, encoded, &back));
   EXPECT_EQ(back.id, 42u);
   EXPECT_EQ(back.title, r.title);
   EXPECT_EQ(back.author, r.author);

@@ -1,12 +1,13 @@
 #include "storage/rocks_status.h"
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
 
 TEST(FromRocksTest, MapsCodesAndKeepsContext) {
-  EXPECT_TRUE(FromRocks(rocksdb::Status::OK(), "x").ok());
+  EXPECT_OK(FromRocks(rocksdb::Status::OK(), "x"));
   absl::Status s = FromRocks(rocksdb::Status::Corruption("bad block"), "reading document 7");
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("reading document 7"), absl::string_view::npos);
