@@ -16,6 +16,8 @@
 
 #include "eval/eval_set.h"
 #include "eval/memory_index.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops::eval {
 namespace {
@@ -59,13 +61,6 @@ bool SharesWordRun(const std::string& text, const std::vector<SourceDoc>& source
 
 class EvaluatorTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/cops-eval-test-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Generates a small set under dir_/name; returns its path.
   std::string MakeSet(const std::string& name, const std::string& categories) {
     const std::string root = COPS_EVAL_SOURCE_DIR;
@@ -85,16 +80,17 @@ class EvaluatorTest : public ::testing::Test {
     return s.str();
   }
 
-  std::string dir_;
+  testing::TempDir tmp_{"cops-eval-test"};
+  const std::string dir_ = tmp_.path().string();
 };
 
 TEST_F(EvaluatorTest, DefaultsFindExactCopiesAndIgnoreUnrelatedDocuments) {
   auto set = LoadEvalSetDir(MakeSet("set", "exact,block_added"));
-  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_OK(set);
   ASSERT_EQ(set->sources.size(), 8u);
 
   auto run = RunSetting(*set, Setting{});
-  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_OK(run);
   Metrics m = Score(*set, *run, Setting{}.options.threshold);
 
   const Counts* exact = m.Find("exact");
@@ -124,9 +120,9 @@ TEST_F(EvaluatorTest, DefaultsFindExactCopiesAndIgnoreUnrelatedDocuments) {
 
 TEST_F(EvaluatorTest, ChosenThresholdIsTheMiddleOfTheBandMeetingTheTargets) {
   auto set = LoadEvalSetDir(MakeSet("set", "exact,block_added"));
-  ASSERT_TRUE(set.ok()) << set.status();
+  ASSERT_OK(set);
   auto run = RunSetting(*set, Setting{});
-  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_OK(run);
   int band = -1;
   const double chosen = ChooseThreshold(*set, *run, &band);
   // Recount the band independently: every threshold 0.01..0.95 that meets the targets.
@@ -166,7 +162,7 @@ TEST_F(EvaluatorTest, GroundTruthNamingAnUnknownSourceIsRejectedWithItsLine) {
 TEST(ParseSettingTest, OverridesDefaultsAndRejectsUnknownKeys) {
   auto s = ParseSetting("unit=sentence strategy=one_unit selection=all threshold=0.25",
                         Setting{});
-  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_OK(s);
   EXPECT_EQ(s->params.unit, UnitKind::kSentence);
   EXPECT_EQ(s->params.selection, SelectionKind::kAll);
   EXPECT_DOUBLE_EQ(s->options.threshold, 0.25);
@@ -183,7 +179,7 @@ TEST(MemoryIndexTest, DocumentFrequencyCountsDistinctDocuments) {
   index.Register(2, fp);
   std::vector<ChunkHash> hashes = {7, 9, 11};
   std::vector<PostingList> out;
-  ASSERT_TRUE(index.Lookup(hashes, &out).ok());
+  ASSERT_OK(index.Lookup(hashes, &out));
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].doc_frequency, 2u);
   EXPECT_EQ(out[0].postings.size(), 4u);
