@@ -14,6 +14,9 @@
 #include "nlohmann/json.hpp"
 #include "server/access_control.h"
 #include "server/admin_service.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_server.h"
 
 namespace cops {
 namespace {
@@ -22,29 +25,15 @@ namespace {
 class AdminCommandsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "admin_cli_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    auto store = PrincipalStore::Open((dir_ / "access").string());
-    ASSERT_TRUE(store.ok()) << store.status();
-    auto ac = AccessControl::Open(*std::move(store));
-    ASSERT_TRUE(ac.ok()) << ac.status();
-    access_ = *std::move(ac);
-    auto admin = access_->BootstrapAdmin();
-    ASSERT_TRUE(admin.ok() && admin->has_value());
-    admin_key_ = (*admin)->api_key;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrincipalStore> store,
+                         PrincipalStore::Open(dir_.Join("access")));
+    ASSERT_OK_AND_ASSIGN(access_, AccessControl::Open(std::move(store)));
+    ASSERT_OK_AND_ASSIGN(auto admin, access_->BootstrapAdmin());
+    ASSERT_TRUE(admin.has_value());
+    admin_key_ = admin->api_key;
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{},
-                                              (dir_ / "snapshots").string());
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-  }
-  void TearDown() override {
-    server_->Shutdown();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+                                              dir_.Join("snapshots"));
+    ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}));
   }
 
   // Runs the command line; returns the exit code and fills out_/err_.
@@ -52,14 +41,8 @@ class AdminCommandsTest : public ::testing::Test {
     CLI::App app("cops");
     int exit_code = -1;
     AdminCommandEnv env;
-    env.connect = [this] {
-      return grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
-                                 grpc::InsecureChannelCredentials());
-    };
-    env.prepare = [api_key](grpc::ClientContext* ctx) {
-      ctx->AddMetadata("authorization", "Bearer " + api_key);
-      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    };
+    env.connect = [this] { return server_->channel(); };
+    env.prepare = [api_key](grpc::ClientContext* ctx) { testing::PrepareCall(ctx, api_key); };
     env.json = &json;
     env.exit_code = &exit_code;
     AddAdminCommands(&app, env);
@@ -90,11 +73,10 @@ class AdminCommandsTest : public ::testing::Test {
     return access_->AuthenticateCredentials(c);
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"admin_cli"};
   std::unique_ptr<AccessControl> access_;
   std::unique_ptr<AdminService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  int port_ = 0;
+  std::unique_ptr<testing::TestServer> server_;
   std::string admin_key_;
   std::string out_, err_;
 };
@@ -109,7 +91,7 @@ TEST_F(AdminCommandsTest, CreatedKeyWorksUntilRevoked) {
   const std::string key = created["api_key"];
   const std::string key_id = created["key_id"];
   auto p = Login(key);
-  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_OK(p);
   EXPECT_EQ(p->role, Role::kOwner);
   EXPECT_EQ(p->collections, std::vector<std::string>{"acm"});
 

@@ -14,6 +14,9 @@
 #include "server/admin_service.h"
 #include "server/transport_security.h"
 #include "tests/server/test_certificates.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_server.h"
 
 namespace cops {
 namespace {
@@ -21,38 +24,26 @@ namespace {
 class ClientSecurityTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "client_tls_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    ASSERT_TRUE(pki_.Create(dir_));
+    ASSERT_TRUE(pki_.Create(dir_.path()));
     ASSERT_TRUE(pki_.MakeClient("client", "gateway"));
-    auto ac = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true);
-    ASSERT_TRUE(ac.ok()) << ac.status();
-    access_ = *std::move(ac);
-    std::ifstream(dir_ / "admin.key") >> admin_key_;
+    ASSERT_OK_AND_ASSIGN(access_,
+                         OpenAccessControl(dir_.path().string(), /*bootstrap_admin=*/true));
+    std::ifstream(dir_.path() / "admin.key") >> admin_key_;
     PrincipalRecord gateway;
     gateway.name = "gateway";
     gateway.role = static_cast<uint8_t>(Role::kAdmin);
-    ASSERT_TRUE(access_->CreatePrincipal(gateway).ok());
+    ASSERT_OK(access_->CreatePrincipal(gateway));
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{}, "");
-    auto creds = MakeServerCredentials(
-        {pki_.Path("server.pem"), pki_.Path("server.key"), pki_.Path("ca.pem")});
-    ASSERT_TRUE(creds.ok()) << creds.status();
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", *creds, &port_);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-  }
-  void TearDown() override {
-    server_->Shutdown();
-    std::filesystem::remove_all(dir_);
+    ASSERT_OK_AND_ASSIGN(
+        auto creds,
+        MakeServerCredentials({pki_.Path("server.pem"), pki_.Path("server.key"),
+                               pki_.Path("ca.pem")}));
+    ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}, creds));
   }
 
   grpc::Status List(const ClientSecurityOptions& options) {
-    auto channel = OpenSecureChannel("127.0.0.1:" + std::to_string(port_), options,
-                                     grpc::ChannelArguments());
-    EXPECT_TRUE(channel.ok()) << channel.status();
+    auto channel = OpenSecureChannel(server_->address(), options, grpc::ChannelArguments());
+    EXPECT_OK(channel);
     auto stub = v1::Admin::NewStub(*channel);
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
@@ -61,12 +52,11 @@ class ClientSecurityTest : public ::testing::Test {
     return stub->ListCollections(&ctx, v1::ListCollectionsRequest(), &resp);
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"client_tls"};
   testing::TestPki pki_;
   std::unique_ptr<AccessControl> access_;
   std::unique_ptr<AdminService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  int port_ = 0;
+  std::unique_ptr<testing::TestServer> server_;
   std::string admin_key_;
 };
 
@@ -76,9 +66,9 @@ TEST_F(ClientSecurityTest, MutualTlsWithCertificateOrKey) {
   options.tls_cert = pki_.Path("client.pem");
   options.tls_key = pki_.Path("client.key");
   options.tls_server_name = "localhost";
-  EXPECT_TRUE(List(options).ok());  // the certificate names principal "gateway"
+  EXPECT_OK(List(options));  // the certificate names principal "gateway"
   options.api_key = admin_key_;
-  EXPECT_TRUE(List(options).ok());
+  EXPECT_OK(List(options));
   options.api_key = "cops_0123456789abcdef_" + std::string(64, 'a');
   EXPECT_EQ(List(options).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   // Without a client certificate the handshake fails.

@@ -19,6 +19,9 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_server.h"
 
 namespace cops {
 namespace {
@@ -79,17 +82,11 @@ struct CliRun {
 class CopsCliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "cops_cli_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     for (size_t i = 0; i < Corpus().size(); ++i) {
       WriteFile(dir_ / "corpus" / (std::to_string(i) + ".txt"), Corpus()[i].body);
     }
   }
-  void TearDown() override {
-    StopServer();
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { StopServer(); }
 
   void StartServer(std::vector<std::string> extra = {}) {
     fs::remove(dir_ / "port");
@@ -132,7 +129,7 @@ class CopsCliTest : public ::testing::Test {
     options.target = address_;
     options.timeout = std::chrono::seconds(20);
     absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
-    EXPECT_TRUE(client.ok()) << client.status();
+    EXPECT_OK(client);
     return client.ok() ? *std::move(client) : nullptr;
   }
 
@@ -162,7 +159,8 @@ class CopsCliTest : public ::testing::Test {
     return j["documents"].get<uint64_t>();
   }
 
-  fs::path dir_;
+  testing::TempDir tmp_{"cops_cli"};
+  const fs::path dir_ = tmp_.path();
   pid_t server_ = -1;
   std::string address_;
 };
@@ -251,7 +249,7 @@ TEST_F(CopsCliTest, UnregisterAndRestartKeepTheIndexRight) {
     doc.mutable_metadata()->set_title(t.title);
     doc.mutable_metadata()->set_owner(t.owner);
     absl::StatusOr<v1::RegisterDocumentReply> r = api->Register(doc);
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_OK(r);
     ids.push_back(r->doc_id());
   }
   WriteFile(dir_ / "copy0.txt", Corpus()[0].body);
@@ -472,7 +470,7 @@ TEST_F(CopsCliTest, BulkRegisterAcrossWindowsKeepsOrderAndResolvesDuplicates) {
   docs[256].mutable_metadata()->set_external_id("bulk-255");  // a retry across the boundary
   docs[500].clear_content();                                   // fails alone
   absl::StatusOr<v1::RegisterDocumentsReply> bulk = api->RegisterMany(docs);
-  ASSERT_TRUE(bulk.ok()) << bulk.status();
+  ASSERT_OK(bulk);
   ASSERT_EQ(bulk->results_size(), kDocs);
   EXPECT_EQ(bulk->failed(), 1u);
   EXPECT_EQ(bulk->registered(), kDocs - 1u);
@@ -501,10 +499,10 @@ TEST_F(CopsCliTest, BulkRegisterAcrossWindowsKeepsOrderAndResolvesDuplicates) {
   v1::CheckDocumentRequest check;
   check.set_content(docs[590].content());
   absl::StatusOr<v1::CheckDocumentReply> reply = api->Check(check);
-  ASSERT_TRUE(reply.ok()) << reply.status();
+  ASSERT_OK(reply);
   ASSERT_GT(reply->matches_size(), 0);
   EXPECT_EQ(reply->matches(0).doc_id(), bulk->results(590).reply().doc_id());
-  EXPECT_TRUE(api->Get(bulk->results(599).reply().doc_id(), false).ok());
+  EXPECT_OK(api->Get(bulk->results(599).reply().doc_id(), false));
 }
 
 TEST_F(CopsCliTest, BulkRegisterAndCheckStreamPairRepliesWithRequests) {
@@ -519,7 +517,7 @@ TEST_F(CopsCliTest, BulkRegisterAndCheckStreamPairRepliesWithRequests) {
   }
   docs.emplace_back();  // empty: fails alone, the others are registered
   absl::StatusOr<v1::RegisterDocumentsReply> bulk = api->RegisterMany(docs);
-  ASSERT_TRUE(bulk.ok()) << bulk.status();
+  ASSERT_OK(bulk);
   EXPECT_EQ(bulk->registered(), Corpus().size());
   EXPECT_EQ(bulk->failed(), 1u);
   ASSERT_EQ(bulk->results_size(), static_cast<int>(docs.size()));
@@ -539,7 +537,7 @@ TEST_F(CopsCliTest, BulkRegisterAndCheckStreamPairRepliesWithRequests) {
   stream->WritesDone();
   std::vector<v1::CheckDocumentReply> replies;
   for (v1::CheckDocumentReply reply; stream->Read(&reply);) replies.push_back(reply);
-  ASSERT_TRUE(stream->Finish().ok());
+  ASSERT_OK(stream->Finish());
   ASSERT_EQ(replies.size(), texts.size());
   EXPECT_EQ(replies[0].request_id(), "msg-0");
   EXPECT_TRUE(replies[0].violation());
