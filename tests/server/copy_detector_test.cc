@@ -1,43 +1,31 @@
 #include "server/copy_detector.h"
 
-#include <stdlib.h>
-
 #include <cctype>
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "tests/testing/documents.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/documents.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
 
-namespace fs = std::filesystem;
 using testing_corpus::Corpus;
 
 class CopyDetectorTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "copy_detector_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    absl::StatusOr<HashKey> key = HashKey::FromHex("00112233445566778899aabbccddeeff");
-    ASSERT_TRUE(key.ok()) << key.status();
-    key_ = *key;
+    ASSERT_OK_AND_ASSIGN(key_, HashKey::FromHex("00112233445566778899aabbccddeeff"));
     IndexOptions options;
-    options.path = (dir_ / "index").string();
+    options.path = dir_.Join("index");
     options.params.key_id = key_->Id();
-    absl::StatusOr<std::unique_ptr<Index>> index = Index::Open(options);
-    ASSERT_TRUE(index.ok()) << index.status();
-    index_ = *std::move(index);
+    ASSERT_OK_AND_ASSIGN(index_, Index::Open(options));
     CopyDetectorOptions detector_options;
     detector_options.max_document_bytes = 8192;
-    absl::StatusOr<std::unique_ptr<CopyDetector>> detector =
-        CopyDetector::Create(index_.get(), *key_, detector_options);
-    ASSERT_TRUE(detector.ok()) << detector.status();
-    detector_ = *std::move(detector);
+    ASSERT_OK_AND_ASSIGN(detector_, CopyDetector::Create(index_.get(), *key_, detector_options));
     for (const auto& text : Corpus()) {
       DocumentRecord meta;
       meta.title = text.title;
@@ -45,7 +33,7 @@ class CopyDetectorTest : public ::testing::Test {
       meta.collection = text.collection;
       absl::StatusOr<RegisterResultInfo> r =
           detector_->Register(text.body, DocumentFormat::kText, meta);
-      ASSERT_TRUE(r.ok()) << r.status();
+      ASSERT_OK(r);
       ASSERT_TRUE(r->outcome.created);
       ids_.push_back(r->outcome.id);
     }
@@ -53,17 +41,16 @@ class CopyDetectorTest : public ::testing::Test {
   void TearDown() override {
     detector_.reset();
     index_.reset();
-    fs::remove_all(dir_);
   }
 
   CheckResult MustCheck(const std::string& text, CheckRequestInfo request = {}) {
     request.content = text;
     absl::StatusOr<CheckResult> r = detector_->Check(request);
-    EXPECT_TRUE(r.ok()) << r.status();
+    EXPECT_OK(r);
     return r.ok() ? *std::move(r) : CheckResult{};
   }
 
-  fs::path dir_;
+  testing::TempDir dir_{"copy_detector"};
   std::optional<HashKey> key_;
   std::unique_ptr<Index> index_;
   std::unique_ptr<CopyDetector> detector_;
@@ -213,7 +200,7 @@ TEST_F(CopyDetectorTest, CollectionFilterComesBeforeMaxResults) {
 }
 
 TEST_F(CopyDetectorTest, UnregisteredDocumentIsNoLongerReported) {
-  ASSERT_TRUE(detector_->Unregister(ids_[0]).ok());
+  ASSERT_OK(detector_->Unregister(ids_[0]));
   CheckResult r = MustCheck(Corpus()[0].body);
   EXPECT_TRUE(r.report.matches.empty());
   EXPECT_EQ(detector_->Get(ids_[0]).status().code(), absl::StatusCode::kNotFound);
@@ -225,7 +212,7 @@ TEST_F(CopyDetectorTest, UnregisteredDocumentIsNoLongerReported) {
 TEST_F(CopyDetectorTest, SameTextTwiceIsADuplicate) {
   absl::StatusOr<RegisterResultInfo> r =
       detector_->Register(Corpus()[1].body, DocumentFormat::kText, DocumentRecord{});
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r);
   ASSERT_TRUE(r->outcome.duplicate_of.has_value());
   EXPECT_EQ(*r->outcome.duplicate_of, ids_[1]);
   EXPECT_EQ(detector_->Stats().documents, Corpus().size());
@@ -235,7 +222,7 @@ TEST_F(CopyDetectorTest, Windows1252IsDecodedAndSpansAreBytesOfTheFile) {
   const std::string cp1252 = testing_corpus::Windows1252Text();
   absl::StatusOr<RegisterResultInfo> reg =
       detector_->Register(cp1252, DocumentFormat::kText, DocumentRecord{});
-  ASSERT_TRUE(reg.ok()) << reg.status();
+  ASSERT_OK(reg);
   CheckResult r = MustCheck(cp1252);
   ASSERT_FALSE(r.report.matches.empty());
   EXPECT_EQ(r.report.matches.front().doc_id, reg->outcome.id);
@@ -297,10 +284,10 @@ TEST_F(CopyDetectorTest, SameContentInAnotherFormatMatchesAtNinetyPercent) {
   CopyDetectorOptions options;  // default limits: the fixture's 8 KiB is too small for a PDF
   absl::StatusOr<std::unique_ptr<CopyDetector>> detector =
       CopyDetector::Create(index_.get(), *key_, options);
-  ASSERT_TRUE(detector.ok()) << detector.status();
+  ASSERT_OK(detector);
   absl::StatusOr<RegisterResultInfo> reg = (*detector)->Register(
       testing::MakePdfFromParagraphs(paragraphs), DocumentFormat::kAuto, DocumentRecord{});
-  ASSERT_TRUE(reg.ok()) << reg.status();
+  ASSERT_OK(reg);
   ASSERT_EQ(reg->format, DocumentFormat::kPdf);
   ASSERT_GT(reg->total_chunks, 100u);
 
@@ -317,7 +304,7 @@ TEST_F(CopyDetectorTest, SameContentInAnotherFormatMatchesAtNinetyPercent) {
     CheckRequestInfo request;
     request.content = bytes;
     absl::StatusOr<CheckResult> r = (*detector)->Check(request);
-    ASSERT_TRUE(r.ok()) << DocumentFormatName(format) << ": " << r.status();
+    ASSERT_OK(r) << DocumentFormatName(format);
     EXPECT_EQ(r->format, format);
     ASSERT_FALSE(r->report.matches.empty()) << DocumentFormatName(format);
     const DocumentMatch& top = r->report.matches.front();
@@ -334,15 +321,15 @@ TEST_F(CopyDetectorTest, PdfSpansIndexTheExtractedTextAndNameTheirPages) {
   CopyDetectorOptions options;
   absl::StatusOr<std::unique_ptr<CopyDetector>> detector =
       CopyDetector::Create(index_.get(), *key_, options);
-  ASSERT_TRUE(detector.ok()) << detector.status();
+  ASSERT_OK(detector);
   const std::string text = testing::MakeText(paragraphs);
-  ASSERT_TRUE((*detector)->Register(text, DocumentFormat::kText, DocumentRecord{}).ok());
+  ASSERT_OK((*detector)->Register(text, DocumentFormat::kText, DocumentRecord{}));
 
   const std::string pdf = testing::MakePdfFromParagraphs(paragraphs);
   CheckRequestInfo request;
   request.content = pdf;
   absl::StatusOr<CheckResult> r = (*detector)->Check(request);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r);
   ASSERT_EQ(r->format, DocumentFormat::kPdf);
   ASSERT_FALSE(r->extracted_text.empty());
   ASSERT_FALSE(r->report.matches.empty());
@@ -364,7 +351,7 @@ TEST_F(CopyDetectorTest, PdfSpansIndexTheExtractedTextAndNameTheirPages) {
   // Plain text keeps byte offsets of the input and no pages.
   request.content = text;
   r = (*detector)->Check(request);
-  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_OK(r);
   EXPECT_TRUE(r->extracted_text.empty());
   ASSERT_FALSE(r->report.matches.empty());
   for (const Span& s : r->report.matches.front().spans) EXPECT_EQ(s.test_first_page, 0u);

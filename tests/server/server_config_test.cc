@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -20,15 +22,9 @@ namespace fs = std::filesystem;
 
 class ServerConfigTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "server_config_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
   void TearDown() override {
     unsetenv("COPS_LISTEN");
     unsetenv("COPS_K");
-    fs::remove_all(dir_);
   }
   absl::StatusOr<ServerConfig> Parse(std::vector<std::string> args) {
     args.insert(args.begin(), "copsd");
@@ -38,14 +34,15 @@ class ServerConfigTest : public ::testing::Test {
     std::string text;
     return ParseServerConfig(static_cast<int>(argv.size()), argv.data(), &help, &text);
   }
-  fs::path dir_;
+  testing::TempDir tmp_{"server_config"};
+  const fs::path dir_ = tmp_.path();
 };
 
 TEST_F(ServerConfigTest, FlagsBeatEnvironmentWhichBeatsTheConfigFile) {
   const std::string file = (dir_ / "copsd.conf").string();
   std::ofstream(file) << "# comment\nlisten = 127.0.0.1:9000\nk = 7\nmax_document_bytes = 1234\n";
   absl::StatusOr<ServerConfig> c = Parse({"--config", file});
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_EQ(c->listen, "127.0.0.1:9000");
   EXPECT_EQ(c->k, 7u);
   EXPECT_EQ(c->max_document_bytes, 1234u);
@@ -53,11 +50,11 @@ TEST_F(ServerConfigTest, FlagsBeatEnvironmentWhichBeatsTheConfigFile) {
 
   setenv("COPS_LISTEN", "127.0.0.1:9001", 1);
   c = Parse({"--config", file});
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_EQ(c->listen, "127.0.0.1:9001");
 
   c = Parse({"--config", file, "--listen", "127.0.0.1:9002"});
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_EQ(c->listen, "127.0.0.1:9002");
   EXPECT_EQ(c->k, 7u);
 }
@@ -66,7 +63,7 @@ TEST_F(ServerConfigTest, JsonConfigAndUnknownKeys) {
   const std::string file = (dir_ / "copsd.json").string();
   std::ofstream(file) << R"({"data-dir": "/tmp/x", "sync-writes": true, "w": 12})";
   absl::StatusOr<ServerConfig> c = Parse({"--config", file});
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_EQ(c->data_dir, "/tmp/x");
   EXPECT_TRUE(c->sync_writes);
   EXPECT_EQ(c->w, 12u);
@@ -77,7 +74,7 @@ TEST_F(ServerConfigTest, JsonConfigAndUnknownKeys) {
 
 TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   absl::StatusOr<ServerConfig> c = Parse({});
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_EQ(c->block_cache_mb, 0u);  // sized from the machine
   const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
   EXPECT_EQ(BlockCacheBytes(*c), std::clamp<uint64_t>(physical / 4, 256ull << 20, 16ull << 30));
@@ -95,7 +92,7 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
              "--lookup-threads", "1", "--postings-shards", "4",
              "--postings-memtables", "16"});
   unsetenv("COPS_BLOOM_BITS");
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_EQ(c->block_cache_mb, 32u);
   EXPECT_EQ(BlockCacheBytes(*c), 32ull << 20);
   EXPECT_EQ(c->compression, "zstd");
@@ -113,10 +110,10 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
 
 TEST_F(ServerConfigTest, BulkWindowHasADefaultAndARange) {
   absl::StatusOr<ServerConfig> c = Parse({});
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_EQ(c->bulk_window_documents, 4096u);
   c = Parse({"--bulk-window-documents", "64"});
-  ASSERT_TRUE(c.ok()) << c.status();
+  ASSERT_OK(c);
   EXPECT_EQ(c->bulk_window_documents, 64u);
   for (const char* bad : {"0", "65537"}) {
     c = Parse({"--bulk-window-documents", bad});
@@ -128,12 +125,12 @@ TEST_F(ServerConfigTest, HashKeyIsGeneratedOnceWithPrivateMode) {
   ServerConfig config;
   config.data_dir = dir_.string();
   absl::StatusOr<HashKey> first = LoadOrCreateHashKey(config);
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   struct stat st;
   ASSERT_EQ(stat((dir_ / "hash.key").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   absl::StatusOr<HashKey> second = LoadOrCreateHashKey(config);
-  ASSERT_TRUE(second.ok());
+  ASSERT_OK(second);
   EXPECT_EQ(first->Id(), second->Id());
   config.hash_key = "00112233445566778899aabbccddeeff";
   EXPECT_NE(LoadOrCreateHashKey(config)->Id(), first->Id());
@@ -143,20 +140,20 @@ TEST_F(ServerConfigTest, RecordedParamsWinAndConflictingFlagsAreRefused) {
   ServerConfig config;
   config.data_dir = dir_.string();
   absl::StatusOr<HashKey> key = HashKey::FromHex("00112233445566778899aabbccddeeff");
-  ASSERT_TRUE(key.ok());
+  ASSERT_OK(key);
   config.k = 6;
   bool is_new = false;
   absl::StatusOr<ChunkingParams> p = ResolveChunkingParams(config, *key, &is_new);
-  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_OK(p);
   EXPECT_TRUE(is_new);
   EXPECT_EQ(p->k, 6u);
   EXPECT_EQ(p->key_id, key->Id());
-  ASSERT_TRUE(RecordParams(config, *p).ok());
+  ASSERT_OK(RecordParams(config, *p));
 
   ServerConfig later;  // defaults (k = 5) that were not given explicitly: the record wins
   later.data_dir = dir_.string();
   p = ResolveChunkingParams(later, *key, &is_new);
-  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_OK(p);
   EXPECT_FALSE(is_new);
   EXPECT_EQ(p->k, 6u);
 

@@ -1,7 +1,5 @@
 #include "server/transport_security.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -12,6 +10,9 @@
 #include "server/access_control.h"
 #include "server/admin_service.h"
 #include "tests/server/test_certificates.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_server.h"
 
 namespace cops {
 namespace {
@@ -29,13 +30,13 @@ TEST(ListenerSecurityTest, LoopbackAddresses) {
 }
 
 TEST(ListenerSecurityTest, RemoteListenerNeedsTlsAndAuthUnlessAllowed) {
-  EXPECT_TRUE(CheckListenerSecurity("127.0.0.1:7411", false, false, false).ok());
+  EXPECT_OK(CheckListenerSecurity("127.0.0.1:7411", false, false, false));
   absl::Status s = CheckListenerSecurity("0.0.0.0:7411", /*tls=*/false, /*auth=*/true, false);
   EXPECT_TRUE(absl::IsFailedPrecondition(s));
   EXPECT_NE(s.message().find("--tls-cert"), std::string::npos) << s;
   EXPECT_TRUE(absl::IsFailedPrecondition(CheckListenerSecurity("0.0.0.0:7411", true, false, false)));
-  EXPECT_TRUE(CheckListenerSecurity("0.0.0.0:7411", true, true, false).ok());
-  EXPECT_TRUE(CheckListenerSecurity("0.0.0.0:7411", false, false, /*allow=*/true).ok());
+  EXPECT_OK(CheckListenerSecurity("0.0.0.0:7411", true, true, false));
+  EXPECT_OK(CheckListenerSecurity("0.0.0.0:7411", false, false, /*allow=*/true));
 }
 
 TEST(ListenerSecurityTest, AuthModes) {
@@ -49,51 +50,33 @@ TEST(ListenerSecurityTest, AuthModes) {
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "tls_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    ASSERT_TRUE(pki_.Create(dir_)) << "openssl could not make the test certificates";
+    ASSERT_TRUE(pki_.Create(dir_.path())) << "openssl could not make the test certificates";
     ASSERT_TRUE(pki_.MakeClient("admin-client", "tls-admin"));
     ASSERT_TRUE(pki_.MakeClient("checker-client", "pc-member"));
     ASSERT_TRUE(pki_.MakeClient("stranger-client", "stranger"));
     ASSERT_TRUE(pki_.MakeClient("forged-client", "tls-admin", "other-ca"));
 
-    auto store = PrincipalStore::Open((dir_ / "access").string());
-    ASSERT_TRUE(store.ok()) << store.status();
-    auto ac = AccessControl::Open(*std::move(store));
-    ASSERT_TRUE(ac.ok()) << ac.status();
-    access_ = *std::move(ac);
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrincipalStore> store,
+                         PrincipalStore::Open(dir_.Join("access")));
+    ASSERT_OK_AND_ASSIGN(access_, AccessControl::Open(std::move(store)));
     PrincipalRecord admin;
     admin.name = "tls-admin";
     admin.role = static_cast<uint8_t>(Role::kAdmin);
-    auto key = access_->CreatePrincipal(admin);
-    ASSERT_TRUE(key.ok());
-    admin_key_ = key->api_key;
+    ASSERT_OK_AND_ASSIGN(auto key, access_->CreatePrincipal(admin));
+    admin_key_ = key.api_key;
     PrincipalRecord checker;
     checker.name = "pc-member";
     checker.role = static_cast<uint8_t>(Role::kChecker);
     checker.collections = {"acm"};
-    key = access_->CreatePrincipal(checker);
-    ASSERT_TRUE(key.ok());
-    checker_key_ = key->api_key;
+    ASSERT_OK_AND_ASSIGN(key, access_->CreatePrincipal(checker));
+    checker_key_ = key.api_key;
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{},
-                                              (dir_ / "snapshots").string());
-  }
-  void TearDown() override {
-    if (server_) server_->Shutdown();
-    server_.reset();
-    std::filesystem::remove_all(dir_);
+                                              dir_.Join("snapshots"));
   }
 
   void Start(const TlsFiles& files) {
-    auto creds = MakeServerCredentials(files);
-    ASSERT_TRUE(creds.ok()) << creds.status();
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", *creds, &port_);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    ASSERT_GT(port_, 0);
+    ASSERT_OK_AND_ASSIGN(auto creds, MakeServerCredentials(files));
+    ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}, creds));
   }
 
   TlsFiles ServerFiles(bool mutual) const {
@@ -112,25 +95,23 @@ class TlsTest : public ::testing::Test {
     // An IP target (no DNS lookup) checked against the certificate's name "localhost".
     grpc::ChannelArguments args;
     args.SetSslTargetNameOverride("localhost");
-    return v1::Admin::NewStub(grpc::CreateCustomChannel(
-        "127.0.0.1:" + std::to_string(port_), grpc::SslCredentials(options), args));
+    return v1::Admin::NewStub(
+        grpc::CreateCustomChannel(server_->address(), grpc::SslCredentials(options), args));
   }
 
   grpc::Status List(v1::Admin::Stub* stub, const std::string& api_key = "") {
     grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-    if (!api_key.empty()) ctx.AddMetadata("authorization", "Bearer " + api_key);
+    testing::PrepareCall(&ctx, api_key);
     v1::ListCollectionsRequest req;
     v1::ListCollectionsResponse resp;
     return stub->ListCollections(&ctx, req, &resp);
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"tls"};
   testing::TestPki pki_;
   std::unique_ptr<AccessControl> access_;
   std::unique_ptr<AdminService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  int port_ = 0;
+  std::unique_ptr<testing::TestServer> server_;
   std::string admin_key_;
   std::string checker_key_;
 };
@@ -138,12 +119,11 @@ class TlsTest : public ::testing::Test {
 TEST_F(TlsTest, TlsCarriesApiKeys) {
   Start(ServerFiles(/*mutual=*/false));
   auto stub = TlsStub();
-  EXPECT_TRUE(List(stub.get(), admin_key_).ok());
+  EXPECT_OK(List(stub.get(), admin_key_));
   EXPECT_EQ(List(stub.get(), checker_key_).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_EQ(List(stub.get()).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   // A plaintext client cannot talk to a TLS listener at all.
-  auto plain = v1::Admin::NewStub(grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
-                                                      grpc::InsecureChannelCredentials()));
+  auto plain = server_->NewStub<v1::Admin>();
   EXPECT_EQ(List(plain.get(), admin_key_).error_code(), grpc::StatusCode::UNAVAILABLE);
 }
 
@@ -151,13 +131,13 @@ TEST_F(TlsTest, MutualTlsCertificateNamesThePrincipal) {
   Start(ServerFiles(/*mutual=*/true));
   // No API key: the verified certificate's CN is the principal.
   auto admin = TlsStub("admin-client");
-  EXPECT_TRUE(List(admin.get()).ok());
+  EXPECT_OK(List(admin.get()));
   auto checker = TlsStub("checker-client");
   EXPECT_EQ(List(checker.get()).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   auto stranger = TlsStub("stranger-client");
   EXPECT_EQ(List(stranger.get()).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   // An API key wins over the certificate.
-  EXPECT_TRUE(List(stranger.get(), admin_key_).ok());
+  EXPECT_OK(List(stranger.get(), admin_key_));
 }
 
 TEST_F(TlsTest, MutualTlsRefusesMissingOrForeignCertificates) {
