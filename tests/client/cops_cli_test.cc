@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_server.h"
@@ -33,13 +34,6 @@ using testing_corpus::Corpus;
 std::string BuildDir() {
   const char* dir = getenv("COPS_BUILD_DIR");
   return dir != nullptr ? dir : ".";
-}
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
 }
 
 void WriteFile(const fs::path& path, const std::string& content) {
@@ -99,11 +93,11 @@ class CopsCliTest : public ::testing::Test {
     server_ = Spawn(argv, {}, dir_ / "copsd.out", dir_ / "copsd.log");
     for (int i = 0; i < 300 && !fs::exists(dir_ / "port"); ++i) {
       int status;
-      ASSERT_EQ(waitpid(server_, &status, WNOHANG), 0) << ReadFile(dir_ / "copsd.log");
+      ASSERT_EQ(waitpid(server_, &status, WNOHANG), 0) << testing::ReadFileOrEmpty(dir_ / "copsd.log");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    ASSERT_TRUE(fs::exists(dir_ / "port")) << ReadFile(dir_ / "copsd.log");
-    address_ = "127.0.0.1:" + std::to_string(std::stoi(ReadFile(dir_ / "port")));
+    ASSERT_TRUE(fs::exists(dir_ / "port")) << testing::ReadFileOrEmpty(dir_ / "copsd.log");
+    address_ = "127.0.0.1:" + std::to_string(std::stoi(testing::ReadFileOrEmpty(dir_ / "port")));
   }
 
   // SIGTERM, then the graceful shutdown's exit code.
@@ -121,7 +115,7 @@ class CopsCliTest : public ::testing::Test {
     fs::remove(dir_ / "cli.err");
     const pid_t pid = Spawn(argv, stdin_file, dir_ / "cli.out", dir_ / "cli.err");
     const int code = WaitExit(pid);
-    return {code, ReadFile(dir_ / "cli.out"), ReadFile(dir_ / "cli.err")};
+    return {code, testing::ReadFileOrEmpty(dir_ / "cli.out"), testing::ReadFileOrEmpty(dir_ / "cli.err")};
   }
 
   std::unique_ptr<Client> ApiClient() {
@@ -262,7 +256,7 @@ TEST_F(CopsCliTest, UnregisterAndRestartKeepTheIndexRight) {
   EXPECT_EQ(Cops({"get", std::to_string(ids[0])}).exit_code, 2);
 
   // A graceful restart keeps everything acknowledged.
-  ASSERT_EQ(StopServer(), 0) << ReadFile(dir_ / "copsd.log");
+  ASSERT_EQ(StopServer(), 0) << testing::ReadFileOrEmpty(dir_ / "copsd.log");
   StartServer();
   EXPECT_EQ(Documents(), Corpus().size() - 1);
   EXPECT_TRUE(CheckJson(dir_ / "copy0.txt", 0)["matches"].empty());
@@ -302,7 +296,7 @@ TEST_F(CopsCliTest, RotateKeyKeepsEveryDocumentFindableUnderTheNewKey) {
   const json after = CheckJson(dir_ / "copy.txt", 1);
   EXPECT_EQ(after["matches"][0]["doc_id"].get<uint64_t>(), id);
   EXPECT_NE(after["params"]["chunking"].get<std::string>().find(new_key), std::string::npos);
-  ASSERT_EQ(StopServer(), 0) << ReadFile(dir_ / "copsd.log");
+  ASSERT_EQ(StopServer(), 0) << testing::ReadFileOrEmpty(dir_ / "copsd.log");
   StartServer();
   EXPECT_EQ(CheckJson(dir_ / "copy.txt", 1)["matches"][0]["doc_id"].get<uint64_t>(), id);
   EXPECT_EQ(Documents(), Corpus().size());

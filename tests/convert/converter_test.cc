@@ -4,11 +4,10 @@
 
 #include <cctype>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "tests/testing/documents.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
@@ -69,12 +68,9 @@ TEST(ConverterTest, FuzzRegressionsKeepInvariants) {
     const std::string name = entry.path().filename().string();
     auto format = ParseDocumentFormat(name.substr(0, name.find('-')));
     ASSERT_OK(format) << name;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::stringstream bytes;
-    bytes << in.rdbuf();
     ConvertLimits limits;
     limits.in_process = true;
-    auto doc = Convert(bytes.str(), *format, limits);
+    auto doc = Convert(testing::ReadFileOrEmpty(entry.path()), *format, limits);
     ++seen;
     if (!doc.ok()) {
       EXPECT_NE(doc.status().code(), absl::StatusCode::kInternal) << name;

@@ -11,11 +11,11 @@
 #include <filesystem>
 #include <set>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "eval/eval_set.h"
 #include "eval/memory_index.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -71,13 +71,6 @@ class EvaluatorTest : public ::testing::Test {
                       categories + " --out " + out + " > /dev/null";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
     return out;
-  }
-
-  static std::string Slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
   }
 
   testing::TempDir tmp_{"cops-eval-test"};
@@ -141,9 +134,9 @@ TEST_F(EvaluatorTest, ChosenThresholdIsTheMiddleOfTheBandMeetingTheTargets) {
 TEST_F(EvaluatorTest, GeneratorIsDeterministic) {
   std::string a = MakeSet("a", "exact,key_block");
   std::string b = MakeSet("b", "exact,key_block");
-  EXPECT_EQ(Slurp(a + "/truth.tsv"), Slurp(b + "/truth.tsv"));
-  EXPECT_EQ(Slurp(a + "/tests/t0001.txt"), Slurp(b + "/tests/t0001.txt"));
-  EXPECT_FALSE(Slurp(a + "/tests/t0001.txt").empty());
+  EXPECT_EQ(testing::ReadFileOrEmpty(a + "/truth.tsv"), testing::ReadFileOrEmpty(b + "/truth.tsv"));
+  EXPECT_EQ(testing::ReadFileOrEmpty(a + "/tests/t0001.txt"), testing::ReadFileOrEmpty(b + "/tests/t0001.txt"));
+  EXPECT_FALSE(testing::ReadFileOrEmpty(a + "/tests/t0001.txt").empty());
 }
 
 TEST_F(EvaluatorTest, GroundTruthNamingAnUnknownSourceIsRejectedWithItsLine) {

@@ -8,17 +8,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 
-namespace cops::testing {
+#include "tests/testing/files.h"
 
-inline std::string ReadFileOrEmpty(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
+namespace cops::testing {
 
 class TestPki {
  public:
