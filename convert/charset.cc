@@ -88,8 +88,9 @@ bool IsValidUtf8(std::string_view bytes) {
 std::string DetectCharset(std::string_view bytes) {
   if (auto [bom, len] = SniffBom(bytes); len > 0) return std::string(bom);
   if (bytes.size() >= (uint64_t{1} << 31)) return "windows-1252";
-  if (IsValidUtf8(bytes)) return "UTF-8";
+  // Before the UTF-8 test: BOM-less UTF-16 of ASCII text is valid UTF-8 (NULs included).
   if (std::string_view u16 = SniffUtf16(bytes); !u16.empty()) return std::string(u16);
+  if (IsValidUtf8(bytes)) return "UTF-8";
   std::unique_ptr<uchardet, UchardetCloser> ud(uchardet_new());
   // uchardet is the slowest step of plain-text conversion; 64 KB is plenty to decide.
   std::string_view sample = bytes.substr(0, 64 << 10);

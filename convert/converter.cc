@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "convert/string_view_compat.h"
 #include "convert/formats.h"
+#include "core/status_macros.h"
 
 namespace cops {
 namespace {
@@ -137,6 +138,7 @@ absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,
                                                    const ConvertOptions& options) {
   if (absl::Status s = CheckConvertInput(input, format, limits); !s.ok()) return s;
   if (format == DocumentFormat::kAuto) format = DetectFormat(input);
+  COPS_RETURN_IF_ERROR(CheckLooksLikeText(input, format));
   return ConvertFormat(input, format, MakeConvertContext(limits, options));
 }
 

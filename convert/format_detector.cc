@@ -1,12 +1,16 @@
 // DetectFormat: a few exact content checks first (cheap and unambiguous), then libmagic's
 // MIME type, then light text heuristics for LaTeX and Markdown that libmagic calls
-// text/plain.
+// text/plain. CheckLooksLikeText: binary data is refused before those heuristics can call
+// it Markdown.
 
 #include <magic.h>
 
+#include <array>
 #include <memory>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "convert/charset.h"
 #include "convert/converter.h"
 #include "convert/string_view_compat.h"
 
@@ -95,7 +99,61 @@ bool LooksLikeMarkdown(std::string_view head) {
   return signals >= 2;
 }
 
+// MIME types libmagic gives binary files that no textual format can hold.
+bool IsBinaryMime(std::string_view mime) {
+  static constexpr std::array<std::string_view, 5> kBinaryTopTypes = {
+      "image/", "audio/", "video/", "font/", "model/"};
+  for (std::string_view top : kBinaryTopTypes) {
+    if (StartsWith(mime, top)) return true;
+  }
+  static constexpr std::array<std::string_view, 26> kBinaryTypes = {
+      "application/x-executable", "application/x-sharedlib", "application/x-pie-executable",
+      "application/x-object", "application/x-mach-binary", "application/x-dosexec",
+      "application/zip", "application/gzip", "application/x-bzip2", "application/x-xz",
+      "application/zstd", "application/x-7z-compressed", "application/x-rar",
+      "application/vnd.rar", "application/x-tar", "application/x-iso9660-image",
+      "application/vnd.sqlite3", "application/x-sqlite3", "application/pdf",
+      "application/msword", "application/vnd.ms-excel", "application/vnd.ms-powerpoint",
+      "application/java-archive", "application/x-java-applet", "application/wasm",
+      "application/x-lzma"};
+  for (std::string_view type : kBinaryTypes) {
+    if (mime == type) return true;
+  }
+  return StartsWith(mime, "application/vnd.openxmlformats") ||
+         StartsWith(mime, "application/vnd.oasis.opendocument");
+}
+
+// Bytes no text file holds: C0 controls other than tab, line breaks, form feed and ESC
+// (ISO-2022 escapes), and DEL.
+bool IsControlByte(unsigned char b) {
+  if (b == 0x7F) return true;
+  if (b >= 0x20) return false;
+  return b != '\t' && b != '\n' && b != '\v' && b != '\f' && b != '\r' && b != 0x1B;
+}
+
 }  // namespace
+
+absl::Status CheckLooksLikeText(std::string_view input, DocumentFormat format) {
+  if (format != DocumentFormat::kText && format != DocumentFormat::kMarkdown &&
+      format != DocumentFormat::kLatex && format != DocumentFormat::kHtml) {
+    return absl::OkStatus();
+  }
+  std::string_view head = input.substr(0, 64 << 10);
+  const std::string charset = DetectCharset(head);
+  if (charset.rfind("UTF-16", 0) == 0 || charset.rfind("UTF-32", 0) == 0) {
+    return absl::OkStatus();
+  }
+  size_t controls = 0;
+  for (char c : head) controls += IsControlByte(static_cast<unsigned char>(c));
+  const std::string mime = MagicMime(input);
+  if (controls * 100 > head.size() || IsBinaryMime(mime)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        Absl(DocumentFormatName(format)), ": input looks like binary data (",
+        mime.empty() ? "unknown type" : mime, ", ", controls, " control bytes in the first ",
+        head.size(), "), not text; declare its real format or convert it first"));
+  }
+  return absl::OkStatus();
+}
 
 DocumentFormat DetectFormat(std::string_view input) {
   std::string_view head = input.substr(0, 64 << 10);

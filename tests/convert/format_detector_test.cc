@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -37,6 +42,70 @@ TEST(FormatDetectorTest, RecognisesContainersAndMailVariants) {
   // Prose that merely mentions a colon is not mail.
   EXPECT_EQ(DetectFormat("Note: this is prose.\nIt has two lines.\n"), DocumentFormat::kText);
   EXPECT_EQ(DetectFormat("  \n\n<html><body>indented</body></html>"), DocumentFormat::kHtml);
+}
+
+std::string RandomBytes(size_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::string s(n, '\0');
+  for (char& c : s) c = static_cast<char>(gen() & 0xFF);
+  return s;
+}
+
+TEST(FormatDetectorTest, RandomBytesAreNotTextInAnyTextualFormat) {
+  // Random bytes used to be accepted as Markdown whenever a stray "**" or "](" appeared.
+  for (uint32_t seed = 1; seed <= 20; ++seed) {
+    const std::string bytes = RandomBytes(64 << 10, seed);
+    std::vector<DocumentFormat> formats = {DocumentFormat::kAuto};
+    if (seed <= 3) {  // declared formats are checked too
+      formats.insert(formats.end(), {DocumentFormat::kText, DocumentFormat::kMarkdown,
+                                     DocumentFormat::kLatex, DocumentFormat::kHtml});
+    }
+    for (DocumentFormat f : formats) {
+      absl::StatusOr<ConvertedDocument> doc = ConvertInProcess(bytes, f);
+      ASSERT_EQ(doc.status().code(), absl::StatusCode::kInvalidArgument)
+          << "seed " << seed << " format " << DocumentFormatName(f);
+      EXPECT_NE(doc.status().message().find("looks like binary data"), std::string::npos)
+          << doc.status();
+    }
+  }
+}
+
+TEST(FormatDetectorTest, BinaryFilesAreNamedByWhatTheyLookLike) {
+  // A gzip header followed by text-like bytes: few control bytes, but libmagic knows it.
+  std::string gz("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
+  gz += std::string(4000, 'a');
+  absl::Status s = CheckLooksLikeText(gz, DocumentFormat::kText);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("application/gzip"), std::string::npos) << s;
+  // Formats with their own container checks are left to their converters.
+  EXPECT_OK(CheckLooksLikeText(gz, DocumentFormat::kPdf));
+}
+
+TEST(FormatDetectorTest, TextInLegacyAndWideEncodingsIsStillText) {
+  const std::string prose = "The harbour master kept a log of every ship that came in. ";
+  std::string cp1252;
+  for (int i = 0; i < 50; ++i) cp1252 += prose + "Caf\xe9 cr\xe8me \x93quoted\x94. ";
+  EXPECT_OK(CheckLooksLikeText(cp1252, DocumentFormat::kText));
+  std::string utf16le("\xff\xfe", 2);
+  for (char c : prose) utf16le += std::string{c, '\0'};
+  EXPECT_OK(CheckLooksLikeText(utf16le, DocumentFormat::kText));
+  std::string utf16_no_bom;
+  for (int i = 0; i < 20; ++i) {
+    for (char c : prose) utf16_no_bom += std::string{c, '\0'};
+  }
+  EXPECT_OK(CheckLooksLikeText(utf16_no_bom, DocumentFormat::kText));
+  absl::StatusOr<ConvertedDocument> wide = ConvertInProcess(utf16_no_bom, DocumentFormat::kAuto);
+  ASSERT_OK(wide);
+  EXPECT_EQ(wide->charset, "UTF-16LE");
+  EXPECT_EQ(wide->text.substr(0, prose.size()), prose);
+  // ISO-2022-JP switches character sets with ESC sequences.
+  std::string jis;
+  for (int i = 0; i < 50; ++i) jis += "\x1b$B$3$s$K$A$O\x1b(B hello world\n";
+  EXPECT_OK(CheckLooksLikeText(jis, DocumentFormat::kText));
+  absl::StatusOr<ConvertedDocument> md =
+      ConvertInProcess("# Title\n\nSome **bold** text and a [link](http://x).\n", DocumentFormat::kAuto);
+  ASSERT_OK(md);
+  EXPECT_EQ(md->format, DocumentFormat::kMarkdown);
 }
 
 }  // namespace
