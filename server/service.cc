@@ -188,29 +188,18 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   return o;
 }
 
-CopyDetectionService::CopyDetectionService(CopyDetector* detector, Authorizer* authorizer)
-    : fixed_detector_(detector),
-      generations_(nullptr),
-      authorizer_(authorizer),
-      started_(std::chrono::steady_clock::now()) {}
-
-CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
-                                           Authorizer* authorizer)
-    : fixed_detector_(nullptr),
-      generations_(generations),
+CopyDetectionService::CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer)
+    : generations_(generations),
       authorizer_(authorizer),
       started_(std::chrono::steady_clock::now()) {}
 
 std::shared_ptr<CopyDetector> CopyDetectionService::Detector() const {
-  if (generations_ != nullptr) return generations_->Current();
-  // Not owned: an empty owner aliasing the fixed detector.
-  return std::shared_ptr<CopyDetector>(std::shared_ptr<CopyDetector>(), fixed_detector_);
+  return generations_->Current();
 }
 
 absl::Status CopyDetectionService::Write(
     const std::function<absl::Status(CopyDetector&)>& write) {
-  if (generations_ != nullptr) return generations_->WithWriter(write);
-  return write(*fixed_detector_);
+  return generations_->WithWriter(write);
 }
 
 namespace {

@@ -21,8 +21,6 @@ namespace cops {
 
 class CopyDetectionService final : public v1::CopyDetection::Service {
  public:
-  // Neither is owned; both must outlive the service. Serves one fixed detector.
-  CopyDetectionService(CopyDetector* detector, Authorizer* authorizer);
   // Serves the live generation of `generations`, following key rotations: each call uses
   // one generation throughout; registrations and unregistrations go through
   // IndexGenerations::WithWriter. Neither is owned; both must outlive the service.
@@ -71,8 +69,7 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   // Runs a registration or unregistration on the live detector (see WithWriter).
   absl::Status Write(const std::function<absl::Status(CopyDetector&)>& write);
 
-  CopyDetector* const fixed_detector_;     // or
-  IndexGenerations* const generations_;  // exactly one is set
+  IndexGenerations* const generations_;
   Authorizer* const authorizer_;
   const std::chrono::steady_clock::time_point started_;
 };

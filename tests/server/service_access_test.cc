@@ -16,7 +16,8 @@
 #include "proto/cops_admin.grpc.pb.h"
 #include "server/access_control.h"
 #include "server/admin_service.h"
-#include "server/copy_detector.h"
+#include "server/index_generations.h"
+#include "server/server_config.h"
 #include "server/service.h"
 #include "tests/server/test_corpus.h"
 
@@ -31,17 +32,11 @@ class ServiceAccessTest : public ::testing::Test {
     std::string tmpl = (std::filesystem::temp_directory_path() / "svc_access_XXXXXX").string();
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    auto key = HashKey::FromBytes(std::string(HashKey::kSize, '\x2a'));
-    ASSERT_TRUE(key.ok());
-    IndexOptions index_options;
-    index_options.path = (dir_ / "index").string();
-    index_options.params.key_id = key->Id();
-    auto index = Index::Open(index_options);
-    ASSERT_TRUE(index.ok()) << index.status();
-    index_ = *std::move(index);
-    auto detector = CopyDetector::Create(index_.get(), *key, CopyDetectorOptions());
-    ASSERT_TRUE(detector.ok()) << detector.status();
-    detector_ = *std::move(detector);
+    ServerConfig config;
+    config.data_dir = dir_.string();
+    auto generations = IndexGenerations::Open(config);
+    ASSERT_TRUE(generations.ok()) << generations.status();
+    generations_ = *std::move(generations);
     // Failed authentications are slowed as in copsd, with 1 ms instead of 100 ms steps.
     AccessControlOptions access_options;
     access_options.failure_base_delay_ms = 1;
@@ -50,9 +45,9 @@ class ServiceAccessTest : public ::testing::Test {
     access_ = *std::move(access);
     std::ifstream(dir_ / "admin.key") >> admin_key_;
 
-    service_ = std::make_unique<CopyDetectionService>(detector_.get(), access_.get());
+    service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get());
     admin_ = std::make_unique<AdminService>(access_.get(), access_.get(),
-                                            IndexHooksFor(index_.get()),
+                                            AdminHooksFor(generations_.get()),
                                             (dir_ / "snapshots").string());
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
@@ -73,8 +68,7 @@ class ServiceAccessTest : public ::testing::Test {
   void TearDown() override {
     server_->Shutdown();
     server_.reset();
-    detector_.reset();
-    index_.reset();
+    generations_.reset();
     std::filesystem::remove_all(dir_);
   }
 
@@ -154,8 +148,7 @@ class ServiceAccessTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  std::unique_ptr<Index> index_;
-  std::unique_ptr<CopyDetector> detector_;
+  std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<AccessControl> access_;
   std::unique_ptr<CopyDetectionService> service_;
   std::unique_ptr<AdminService> admin_;
