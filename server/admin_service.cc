@@ -5,15 +5,11 @@
 #include <system_error>
 #include <utility>
 
+#include "server/request_log.h"
 #include "spdlog/spdlog.h"
 
 namespace cops {
 namespace {
-
-grpc::Status ToGrpcStatus(const absl::Status& s) {
-  if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
-}
 
 void FillCollection(const CollectionRecord& r, v1::CollectionInfo* out) {
   out->set_name(r.name);
@@ -46,9 +42,11 @@ AdminService::AdminService(Authorizer* authorizer, AccessControl* access,
       index_(std::move(index)),
       snapshot_root_(std::move(snapshot_root)) {}
 
-absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* context) {
+absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* context,
+                                                     RequestLog* log) {
   auto caller = authorizer_->Authenticate(*context);
   if (!caller.ok()) return caller.status();
+  log->set_principal(caller->name);
   absl::Status allowed = authorizer_->Authorize(*caller, Action::kAdmin, "");
   if (!allowed.ok()) return allowed;
   return caller;
@@ -80,8 +78,9 @@ void AdminService::FillPrincipal(const PrincipalRecord& r, v1::PrincipalInfo* ou
 grpc::Status AdminService::CreatePrincipal(grpc::ServerContext* context,
                                            const v1::CreatePrincipalRequest* request,
                                            v1::CreatePrincipalResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("CreatePrincipal", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   PrincipalRecord record;
   record.name = request->name();
   record.role = static_cast<uint8_t>(request->role());
@@ -91,7 +90,7 @@ grpc::Status AdminService::CreatePrincipal(grpc::ServerContext* context,
   record.max_documents = request->limits().max_documents();
   record.max_bytes = request->limits().max_bytes();
   auto issued = access_->CreatePrincipal(record);
-  if (!issued.ok()) return ToGrpcStatus(issued.status());
+  if (!issued.ok()) return log.Finish(issued.status());
   spdlog::info("admin '{}' created principal '{}' with key id {}", caller->name, record.name,
                issued->key_id);
   for (const PrincipalRecord& r : access_->ListPrincipals()) {
@@ -99,110 +98,118 @@ grpc::Status AdminService::CreatePrincipal(grpc::ServerContext* context,
   }
   response->set_key_id(issued->key_id);
   response->set_api_key(issued->api_key);
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::ListPrincipals(grpc::ServerContext* context,
                                           const v1::ListPrincipalsRequest* /*request*/,
                                           v1::ListPrincipalsResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("ListPrincipals", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   for (const PrincipalRecord& r : access_->ListPrincipals()) {
     FillPrincipal(r, response->add_principals());
   }
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::SetPrincipalCollections(
     grpc::ServerContext* context, const v1::SetPrincipalCollectionsRequest* request,
     v1::SetPrincipalCollectionsResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("SetPrincipalCollections", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   absl::Status s =
       access_->SetCollections(request->principal(), ToVector(request->collections()));
-  if (!s.ok()) return ToGrpcStatus(s);
+  if (!s.ok()) return log.Finish(s);
   spdlog::info("admin '{}' set the collections of '{}'", caller->name, request->principal());
   for (const PrincipalRecord& r : access_->ListPrincipals()) {
     if (r.name == request->principal()) FillPrincipal(r, response->mutable_principal());
   }
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::CreateApiKey(grpc::ServerContext* context,
                                         const v1::CreateApiKeyRequest* request,
                                         v1::CreateApiKeyResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("CreateApiKey", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   auto issued = access_->CreateKey(request->principal());
-  if (!issued.ok()) return ToGrpcStatus(issued.status());
+  if (!issued.ok()) return log.Finish(issued.status());
   spdlog::info("admin '{}' created key id {} for '{}'", caller->name, issued->key_id,
                request->principal());
   response->set_key_id(issued->key_id);
   response->set_api_key(issued->api_key);
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::RevokeApiKey(grpc::ServerContext* context,
                                         const v1::RevokeApiKeyRequest* request,
                                         v1::RevokeApiKeyResponse* /*response*/) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
-  return ToGrpcStatus(access_->RevokeKey(request->key_id()));
+  RequestLog log("RevokeApiKey", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
+  return log.Finish(access_->RevokeKey(request->key_id()));
 }
 
 grpc::Status AdminService::CreateCollection(grpc::ServerContext* context,
                                             const v1::CreateCollectionRequest* request,
                                             v1::CreateCollectionResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("CreateCollection", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   CollectionRecord record;
   record.name = request->collection().name();
   record.show_titles_to_checkers = request->collection().show_titles_to_checkers();
   record.keep_audit = request->collection().keep_audit();
   absl::Status s = access_->PutCollection(record);
-  if (!s.ok()) return ToGrpcStatus(s);
+  if (!s.ok()) return log.Finish(s);
   for (const CollectionRecord& c : access_->ListCollections()) {
     if (c.name == record.name) FillCollection(c, response->mutable_collection());
   }
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::ListCollections(grpc::ServerContext* context,
                                            const v1::ListCollectionsRequest* /*request*/,
                                            v1::ListCollectionsResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("ListCollections", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   for (const CollectionRecord& c : access_->ListCollections()) {
     FillCollection(c, response->add_collections());
   }
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
                                       const v1::QueryAuditRequest* request,
                                       v1::QueryAuditResponse* response) {
+  RequestLog log("QueryAudit", context->peer());
   auto caller = authorizer_->Authenticate(*context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  if (!caller.ok()) return log.Finish(caller.status());
+  log.set_principal(caller->name);
   if (caller->role != Role::kAdmin) {
     // An owner may see the audit trail of its own documents only.
     if (!index_.get_document) {
-      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no index to look the document up");
+      return log.Finish(absl::UnavailableError("no index to look the document up"));
     }
     auto doc = index_.get_document(request->doc_id());
-    if (!doc.ok()) return ToGrpcStatus(doc.status());
+    if (!doc.ok()) return log.Finish(doc.status());
     absl::Status allowed = authorizer_->Authorize(*caller, Action::kReadDocument, doc->collection);
     if (allowed.ok() && doc->owner != caller->name) {
       allowed = absl::PermissionDeniedError("document " + std::to_string(doc->id) +
                                             " is not owned by '" + caller->name + "'");
     }
-    if (!allowed.ok()) return ToGrpcStatus(allowed);
+    if (!allowed.ok()) return log.Finish(allowed);
   } else {
     absl::Status allowed = authorizer_->Authorize(*caller, Action::kAdmin, "");
-    if (!allowed.ok()) return ToGrpcStatus(allowed);
+    if (!allowed.ok()) return log.Finish(allowed);
   }
   auto entries = access_->QueryAudit(request->doc_id(), request->since_unix_micros(),
                                      request->limit() == 0 ? 1000 : request->limit());
-  if (!entries.ok()) return ToGrpcStatus(entries.status());
+  if (!entries.ok()) return log.Finish(entries.status());
   for (const AuditRecord& r : *entries) {
     v1::AuditEntry* e = response->add_entries();
     e->set_doc_id(r.doc_id);
@@ -214,86 +221,89 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
     e->set_matched_chunks(r.matched_chunks);
     e->set_violation(r.violation);
   }
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
                                           const v1::CreateSnapshotRequest* request,
                                           v1::CreateSnapshotResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("CreateSnapshot", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   // The name becomes a path component: the same character set as principal names, so it
   // cannot climb out of the snapshot directory.
   absl::Status valid = ValidateAccessName("snapshot", request->name());
-  if (!valid.ok()) return ToGrpcStatus(valid);
+  if (!valid.ok()) return log.Finish(valid);
   if (request->name() == "." || request->name() == "..") {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "snapshot name may not be . or ..");
+    return log.Finish(absl::InvalidArgumentError("snapshot name may not be . or .."));
   }
   if (!index_.create_snapshot) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "no index to snapshot");
+    return log.Finish(absl::UnavailableError("no index to snapshot"));
   }
   std::error_code ec;
   std::filesystem::create_directories(snapshot_root_, ec);
   if (ec) {
-    return grpc::Status(grpc::StatusCode::INTERNAL,
-                        "cannot create " + snapshot_root_ + ": " + ec.message());
+    return log.Finish(absl::InternalError("cannot create " + snapshot_root_ + ": " + ec.message()));
   }
   const std::string dir = (std::filesystem::path(snapshot_root_) / request->name()).string();
   if (std::filesystem::exists(dir, ec)) {
-    return grpc::Status(grpc::StatusCode::ALREADY_EXISTS, "snapshot " + dir + " already exists");
+    return log.Finish(absl::AlreadyExistsError("snapshot " + dir + " already exists"));
   }
   absl::Status s = index_.create_snapshot(dir);
-  if (!s.ok()) return ToGrpcStatus(s);
+  if (!s.ok()) return log.Finish(s);
   spdlog::info("admin '{}' created snapshot {}", caller->name, dir);
   response->set_path(dir);
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::RotateKey(grpc::ServerContext* context,
                                      const v1::RotateKeyRequest* request,
                                      v1::RotateKeyResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("RotateKey", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   if (!index_.rotate_key) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this server cannot rotate its key");
+    return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
   }
   absl::StatusOr<KeyRotationProgress> started =
       index_.rotate_key(request->drop_documents_without_text());
-  if (!started.ok()) return ToGrpcStatus(started.status());
+  if (!started.ok()) return log.Finish(started.status());
   spdlog::info("admin '{}' started a key rotation to key {}", caller->name, started->new_key_id);
   FillRotation(*started, response->mutable_status());
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::GetKeyRotationStatus(grpc::ServerContext* context,
                                                 const v1::GetKeyRotationStatusRequest* /*request*/,
                                                 v1::GetKeyRotationStatusResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("GetKeyRotationStatus", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   if (!index_.key_rotation_progress) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this server cannot rotate its key");
+    return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
   }
   FillRotation(index_.key_rotation_progress(), response->mutable_status());
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 grpc::Status AdminService::SetBulkLoad(grpc::ServerContext* context,
                                        const v1::SetBulkLoadRequest* request,
                                        v1::SetBulkLoadResponse* response) {
-  auto caller = RequireAdmin(context);
-  if (!caller.ok()) return ToGrpcStatus(caller.status());
+  RequestLog log("SetBulkLoad", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
   if (!index_.set_bulk_load) {
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "this server cannot bulk-load");
+    return log.Finish(absl::UnavailableError("this server cannot bulk-load"));
   }
   const auto started = std::chrono::steady_clock::now();
   spdlog::info("admin '{}' {} a bulk load", caller->name,
                request->enabled() ? "starts" : "ends");
   absl::StatusOr<bool> loading = index_.set_bulk_load(request->enabled());
-  if (!loading.ok()) return ToGrpcStatus(loading.status());
+  if (!loading.ok()) return log.Finish(loading.status());
   spdlog::info("bulk load {} in {:.1f} s", *loading ? "on" : "off",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   response->set_bulk_loading(*loading);
-  return grpc::Status::OK;
+  return log.Finish(absl::OkStatus());
 }
 
 }  // namespace cops

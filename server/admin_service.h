@@ -4,7 +4,8 @@
 // The gRPC Admin service (proto/cops_admin.proto): principals, API keys, collections, the
 // audit trail, snapshots and key rotation. Each handler authenticates and authorizes through the
 // Authorizer (so in --auth=off loopback mode the open authorizer lets local callers prepare
-// principals), then calls AccessControl or the Index.
+// principals), then calls AccessControl or the Index. Every call is logged once
+// (server/request_log.h).
 //
 // Thread-safety: stateless beyond its dependencies, which are all thread-safe; handlers run
 // concurrently.
@@ -16,6 +17,7 @@
 #include "server/access_control.h"
 #include "server/authorizer.h"
 #include "server/key_rotation_progress.h"
+#include "server/request_log.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -90,8 +92,9 @@ class AdminService final : public v1::Admin::Service {
                            v1::SetBulkLoadResponse* response) override;
 
  private:
-  // The caller when it is an admin; UNAUTHENTICATED / PERMISSION_DENIED otherwise.
-  absl::StatusOr<Principal> RequireAdmin(grpc::ServerContext* context);
+  // The caller when it is an admin (named in `log`); UNAUTHENTICATED / PERMISSION_DENIED
+  // otherwise.
+  absl::StatusOr<Principal> RequireAdmin(grpc::ServerContext* context, RequestLog* log);
   void FillPrincipal(const PrincipalRecord& record, v1::PrincipalInfo* out) const;
 
   Authorizer* const authorizer_;

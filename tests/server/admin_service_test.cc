@@ -3,10 +3,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <string>
 
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_server.h"
@@ -153,6 +157,29 @@ TEST_F(AdminServiceTest, RevokedKeyFailsOnTheNextCall) {
   v1::RevokeApiKeyResponse revoked;
   ASSERT_OK(stub_->RevokeApiKey(&ctx, req, &revoked));
   EXPECT_EQ(Audit(key, 1, &resp).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(AdminServiceTest, EachCallLogsOneRpcLine) {
+  std::ostringstream lines;
+  auto previous = spdlog::default_logger();
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(lines);
+  sink->set_pattern("%v");
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("admin-test", sink));
+  ASSERT_OK(Snapshot(admin_key_, "nightly"));
+  EXPECT_EQ(Snapshot(owner_key_, "mine").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  spdlog::set_default_logger(previous);
+
+  std::vector<std::string> rpcs;
+  std::istringstream in(lines.str());
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("rpc ", 0) == 0) rpcs.push_back(line);
+  }
+  ASSERT_EQ(rpcs.size(), 2u) << lines.str();
+  EXPECT_NE(rpcs[0].find("method=CreateSnapshot status=OK"), std::string::npos) << rpcs[0];
+  EXPECT_NE(rpcs[0].find("principal=admin"), std::string::npos) << rpcs[0];
+  EXPECT_NE(rpcs[1].find("method=CreateSnapshot status=PERMISSION_DENIED"), std::string::npos)
+      << rpcs[1];
+  EXPECT_NE(rpcs[1].find("principal=acm-press"), std::string::npos) << rpcs[1];
 }
 
 }  // namespace
