@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "client/client.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "proto/cops_admin.grpc.pb.h"
@@ -17,24 +18,6 @@ namespace cops {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-const char* CodeName(grpc::StatusCode code) {
-  switch (code) {
-    case grpc::StatusCode::OK: return "OK";
-    case grpc::StatusCode::CANCELLED: return "CANCELLED";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::StatusCode::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::StatusCode::NOT_FOUND: return "NOT_FOUND";
-    case grpc::StatusCode::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::StatusCode::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::StatusCode::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    case grpc::StatusCode::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::StatusCode::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::StatusCode::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    default: return "ERROR";
-  }
-}
 
 const char* RoleText(v1::PrincipalRole role) {
   switch (role) {
@@ -82,8 +65,7 @@ class Runner {
     if (deadline.has_value()) context.set_deadline(std::chrono::system_clock::now() + *deadline);
     grpc::Status status = ((*stub).*method)(&context, request, response);
     if (!status.ok()) {
-      std::cerr << "cops admin: " << CodeName(status.error_code()) << ": "
-                << status.error_message() << "\n";
+      std::cerr << "cops admin: " << FromGrpc(status).ToString() << "\n";
       SetExit(2);
       return false;
     }

@@ -148,5 +148,31 @@ TEST_F(AdminCommandsTest, BadRoleIsAUsageError) {
   EXPECT_TRUE(access_->ListPrincipals().size() == 1);  // only the bootstrap admin
 }
 
+// An Admin service whose every ListPrincipals fails with `code`.
+class FailingAdmin final : public v1::Admin::Service {
+ public:
+  explicit FailingAdmin(grpc::StatusCode code) : code_(code) {}
+  grpc::Status ListPrincipals(grpc::ServerContext*, const v1::ListPrincipalsRequest*,
+                              v1::ListPrincipalsResponse*) override {
+    return grpc::Status(code_, "access store: malformed principal record");
+  }
+
+ private:
+  const grpc::StatusCode code_;
+};
+
+TEST_F(AdminCommandsTest, ServerFaultsArePrintedWithTheirCodeName) {
+  for (auto [code, name] : {std::pair{grpc::StatusCode::INTERNAL, "INTERNAL"},
+                            {grpc::StatusCode::DATA_LOSS, "DATA_LOSS"},
+                            {grpc::StatusCode::ABORTED, "ABORTED"}}) {
+    FailingAdmin failing(code);
+    ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({&failing}));
+    EXPECT_EQ(Run({"admin", "principal", "list"}, admin_key_), 2);
+    EXPECT_EQ(err_,
+              std::string("cops admin: ") + name + ": access store: malformed principal record\n");
+    server_.reset();  // before `failing` goes
+  }
+}
+
 }  // namespace
 }  // namespace cops
