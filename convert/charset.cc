@@ -1,15 +1,14 @@
 #include "convert/charset.h"
 
+#include <uchardet/uchardet.h>
 #include <unicode/ucnv.h>
 #include <unicode/utf16.h>
 #include <unicode/utf8.h>
-#include <uchardet/uchardet.h>
 
 #include <memory>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "convert/string_view_compat.h"
+#include "core/strings.h"
 
 namespace cops {
 namespace {
@@ -128,7 +127,7 @@ absl::StatusOr<std::string> DecodeToUtf8(std::string_view bytes, std::string_vie
   UErrorCode err = U_ZERO_ERROR;
   std::unique_ptr<UConverter, UcnvCloser> conv(ucnv_open(name.c_str(), &err));
   if (U_FAILURE(err) || conv == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("text: unknown charset \"", name, "\""));
+    return absl::InvalidArgumentError(StrCat("text: unknown charset \"", name, "\""));
   }
   // Decode in chunks; ICU reports, for every UTF-16 unit, the offset of the source
   // sequence that produced it (relative to the chunk's source start).
@@ -161,7 +160,7 @@ absl::StatusOr<std::string> DecodeToUtf8(std::string_view bytes, std::string_vie
                    offsets.data(), /*flush=*/true, &err);
     if (U_FAILURE(err) && err != U_BUFFER_OVERFLOW_ERROR) {
       return absl::InvalidArgumentError(
-          absl::StrCat("text: cannot decode as ", name, ": ", u_errorName(err)));
+          StrCat("text: cannot decode as ", name, ": ", u_errorName(err)));
     }
     const size_t produced = static_cast<size_t>(t - target.data());
     const uint32_t chunk_base =

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <array>
 
-#include "absl/strings/str_cat.h"
-#include "convert/string_view_compat.h"
 #include "convert/formats.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 
 namespace cops {
 namespace {
@@ -26,13 +25,12 @@ absl::Status CheckConvertInput(std::string_view input, DocumentFormat format,
                         const ConvertLimits& limits) {
   const uint64_t cap = std::min<uint64_t>(limits.max_input_bytes, UINT32_MAX);
   if (input.size() > cap) {
-    return absl::ResourceExhaustedError(absl::StrCat(Absl(DocumentFormatName(format)), ": input of ",
-                                                     input.size(), " bytes exceeds the limit of ",
-                                                     cap, " bytes"));
+    return absl::ResourceExhaustedError(StrCat(DocumentFormatName(format), ": input of ",
+                                               input.size(), " bytes exceeds the limit of ", cap,
+                                               " bytes"));
   }
   if (static_cast<size_t>(format) >= kNames.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown document format ", static_cast<int>(format)));
+    return absl::InvalidArgumentError(StrCat("unknown document format ", static_cast<int>(format)));
   }
   return absl::OkStatus();
 }
@@ -53,9 +51,9 @@ absl::StatusOr<DocumentFormat> ParseDocumentFormat(std::string_view name) {
   if (lower == "eml" || lower == "mail" || lower == "rfc822") return DocumentFormat::kEmail;
   if (lower == "tex") return DocumentFormat::kLatex;
   if (lower == "md") return DocumentFormat::kMarkdown;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown document format \"", Absl(name),
-      "\" (expected auto, text, html, email, pdf, docx, odt, latex or markdown)"));
+  return absl::InvalidArgumentError(
+      StrCat("unknown document format \"", name,
+             "\" (expected auto, text, html, email, pdf, docx, odt, latex or markdown)"));
 }
 
 namespace {
@@ -98,13 +96,13 @@ uint32_t ConvertedDocument::PageOf(uint32_t text_offset) const {
 
 absl::Status ConvertContext::CheckDeadline(std::string_view format) const {
   if (std::chrono::steady_clock::now() <= deadline) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat(Absl(format), ": time budget of ",
-                                                   limits.time_budget_ms, " ms exceeded"));
+  return absl::ResourceExhaustedError(
+      StrCat(format, ": time budget of ", limits.time_budget_ms, " ms exceeded"));
 }
 
 absl::Status ConvertContext::OutputTooLarge(std::string_view format) const {
-  return absl::ResourceExhaustedError(absl::StrCat(
-      Absl(format), ": extracted text exceeds the limit of ", limits.max_output_bytes, " bytes"));
+  return absl::ResourceExhaustedError(
+      StrCat(format, ": extracted text exceeds the limit of ", limits.max_output_bytes, " bytes"));
 }
 
 absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, DocumentFormat format,
@@ -128,8 +126,7 @@ absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, Document
     case DocumentFormat::kAuto:
       break;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown document format ", static_cast<int>(format)));
+  return absl::InvalidArgumentError(StrCat("unknown document format ", static_cast<int>(format)));
 }
 
 absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,

@@ -12,11 +12,10 @@
 #include <mutex>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "convert/charset.h"
 #include "convert/formats.h"
-#include "convert/string_view_compat.h"
 #include "convert/text_builder.h"
+#include "core/strings.h"
 
 namespace cops {
 namespace {

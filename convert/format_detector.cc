@@ -9,10 +9,9 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "convert/charset.h"
 #include "convert/converter.h"
-#include "convert/string_view_compat.h"
+#include "core/strings.h"
 
 namespace cops {
 namespace {
@@ -147,8 +146,8 @@ absl::Status CheckLooksLikeText(std::string_view input, DocumentFormat format) {
   for (char c : head) controls += IsControlByte(static_cast<unsigned char>(c));
   const std::string mime = MagicMime(input);
   if (controls * 100 > head.size() || IsBinaryMime(mime)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Absl(DocumentFormatName(format)), ": input looks like binary data (",
+    return absl::InvalidArgumentError(StrCat(
+        DocumentFormatName(format), ": input looks like binary data (",
         mime.empty() ? "unknown type" : mime, ", ", controls, " control bytes in the first ",
         head.size(), "), not text; declare its real format or convert it first"));
   }

@@ -13,8 +13,8 @@
 
 #include "convert/charset.h"
 #include "convert/formats.h"
-#include "convert/string_view_compat.h"
 #include "convert/text_builder.h"
+#include "core/strings.h"
 
 namespace cops {
 namespace {

@@ -12,10 +12,9 @@
 #include <memory>
 #include <string>
 
-#include "absl/strings/str_cat.h"
 #include "convert/formats.h"
-#include "convert/string_view_compat.h"
 #include "convert/text_builder.h"
+#include "core/strings.h"
 
 namespace cops {
 namespace {
@@ -36,7 +35,7 @@ class OfficeReader {
       : name_(DocumentFormatName(format)), ctx_(ctx) {}
 
   absl::Status Error(absl::StatusCode code, std::string_view what) const {
-    return absl::Status(code, absl::StrCat(Absl(name_), ": ", Absl(what)));
+    return absl::Status(code, StrCat(name_, ": ", what));
   }
 
   absl::Status Open(std::string_view input) {
@@ -57,14 +56,14 @@ class OfficeReader {
       std::string why = zip_error_strerror(&error);
       zip_error_fini(&error);
       return Error(absl::StatusCode::kInvalidArgument,
-                   absl::StrCat("not a readable zip archive (truncated or damaged: ", why, ")"));
+                   StrCat("not a readable zip archive (truncated or damaged: ", why, ")"));
     }
     zip_error_fini(&error);
     const zip_int64_t entries = zip_get_num_entries(zip_.get(), 0);
     if (entries < 0 || static_cast<uint64_t>(entries) > ctx_.limits.max_zip_entries) {
       return Error(absl::StatusCode::kResourceExhausted,
-                   absl::StrCat("archive has ", entries, " entries, more than the limit of ",
-                                ctx_.limits.max_zip_entries));
+                   StrCat("archive has ", entries, " entries, more than the limit of ",
+                          ctx_.limits.max_zip_entries));
     }
     return absl::OkStatus();
   }
@@ -76,7 +75,7 @@ class OfficeReader {
   absl::StatusOr<std::string> Read(const char* entry) {
     zip_int64_t index = zip_name_locate(zip_.get(), entry, 0);
     if (index < 0) {
-      return absl::NotFoundError(absl::StrCat(Absl(name_), ": missing ", entry));
+      return absl::NotFoundError(StrCat(name_, ": missing ", entry));
     }
     zip_stat_t st;
     zip_stat_init(&st);
@@ -91,7 +90,7 @@ class OfficeReader {
         return Error(absl::StatusCode::kInvalidArgument, "document is encrypted");
       }
       return Error(absl::StatusCode::kInvalidArgument,
-                   absl::StrCat("cannot open ", entry, ": ", zip_strerror(zip_.get())));
+                   StrCat("cannot open ", entry, ": ", zip_strerror(zip_.get())));
     }
     std::string out;
     char buf[64 << 10];
@@ -99,14 +98,14 @@ class OfficeReader {
       zip_int64_t n = zip_fread(file.get(), buf, sizeof(buf));
       if (n < 0) {
         return Error(absl::StatusCode::kInvalidArgument,
-                     absl::StrCat(entry, " is damaged: ", zip_file_strerror(file.get())));
+                     StrCat(entry, " is damaged: ", zip_file_strerror(file.get())));
       }
       if (n == 0) break;
       inflated_ += static_cast<uint64_t>(n);
       if (inflated_ > ctx_.limits.max_uncompressed_bytes) {
         return Error(absl::StatusCode::kResourceExhausted,
-                     absl::StrCat("decompressed content exceeds the limit of ",
-                                  ctx_.limits.max_uncompressed_bytes, " bytes (zip bomb?)"));
+                     StrCat("decompressed content exceeds the limit of ",
+                            ctx_.limits.max_uncompressed_bytes, " bytes (zip bomb?)"));
       }
       out.append(buf, n);
       if (absl::Status s = ctx_.CheckDeadline(name_); !s.ok()) return s;
@@ -157,7 +156,7 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
       xml.data(), static_cast<int>(xml.size()), part, nullptr,
       XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_COMPACT));
   if (reader == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat(Absl(name), ": cannot create an XML reader"));
+    return absl::ResourceExhaustedError(StrCat(name, ": cannot create an XML reader"));
   }
   int in_text = 0;     // DOCX: inside <w:t>
   int in_para = 0;     // ODT: inside <text:p>/<text:h>
@@ -221,8 +220,8 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
     if (out->overflowed()) return ctx.OutputTooLarge(name);
   }
   if (rc < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Absl(name), ": ", part, " is not well-formed XML (damaged or truncated document)"));
+    return absl::InvalidArgumentError(
+        StrCat(name, ": ", part, " is not well-formed XML (damaged or truncated document)"));
   }
   return absl::OkStatus();
 }
@@ -248,8 +247,8 @@ absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, Document
   }
   if (!zip.Has(part)) {
     return zip.Error(absl::StatusCode::kInvalidArgument,
-                     absl::StrCat("archive has no ", part, " (not a ",
-                                  docx ? "Word" : "OpenDocument text", " document?)"));
+                     StrCat("archive has no ", part, " (not a ",
+                            docx ? "Word" : "OpenDocument text", " document?)"));
   }
   auto xml = zip.Read(part);
   if (!xml.ok()) return xml.status();

@@ -14,10 +14,9 @@
 #include <cstring>
 #include <thread>
 
-#include "absl/strings/str_cat.h"
-#include "convert/string_view_compat.h"
 #include "convert/document_codec.h"
 #include "convert/formats.h"
+#include "core/strings.h"
 
 extern char** environ;
 
@@ -47,7 +46,7 @@ class Fd {
 };
 
 absl::Status Errno(std::string_view what) {
-  return absl::InternalError(absl::StrCat("convert worker: ", Absl(what), ": ", std::strerror(errno)));
+  return absl::InternalError(StrCat("convert worker: ", what, ": ", std::strerror(errno)));
 }
 
 }  // namespace
@@ -73,11 +72,11 @@ std::string ConvertWorkerPath() {
 absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, DocumentFormat format,
                                                   const ConvertLimits& limits,
                                                   const ConvertOptions& options) {
-  const absl::string_view name = Absl(DocumentFormatName(format));
+  const std::string_view name = DocumentFormatName(format);
   const std::string path = ConvertWorkerPath();
   if (path.empty()) {
-    return absl::InternalError(absl::StrCat(
-        name, ": cannot find the ", kWorkerName, " executable (set COPS_CONVERT_WORKER)"));
+    return absl::InternalError(
+        StrCat(name, ": cannot find the ", kWorkerName, " executable (set COPS_CONVERT_WORKER)"));
   }
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return Errno("socketpair");
@@ -164,24 +163,23 @@ absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, Docume
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (timed_out) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        name, ": conversion exceeded the time budget of ", limits.time_budget_ms,
-        " ms; worker killed"));
+    return absl::ResourceExhaustedError(StrCat(name, ": conversion exceeded the time budget of ",
+                                               limits.time_budget_ms, " ms; worker killed"));
   }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     if (sig == SIGXCPU || sig == SIGKILL) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          name, ": conversion exceeded the CPU budget of ", limits.time_budget_ms, " ms"));
+      return absl::ResourceExhaustedError(
+          StrCat(name, ": conversion exceeded the CPU budget of ", limits.time_budget_ms, " ms"));
     }
-    return absl::InvalidArgumentError(absl::StrCat(
+    return absl::InvalidArgumentError(StrCat(
         name, ": the converter died on this document (signal ", sig, ": ", strsignal(sig),
         "; malformed input or memory limit of ", limits.max_memory_bytes, " bytes exceeded)"));
   }
   if (response.empty()) {
-    return absl::InternalError(absl::StrCat(name, ": convert worker exited with status ",
-                                            WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                                            " without a result"));
+    return absl::InternalError(StrCat(name, ": convert worker exited with status ",
+                                      WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                                      " without a result"));
   }
   return DecodeResponse(response);
 }

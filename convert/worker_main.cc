@@ -10,11 +10,9 @@
 #include <new>
 #include <string>
 
-#include "absl/strings/str_cat.h"
-#include "convert/string_view_compat.h"
-
 #include "convert/converter.h"
 #include "convert/document_codec.h"
+#include "core/strings.h"
 
 namespace {
 
@@ -73,10 +71,10 @@ int Run() {
     WriteAll(STDOUT_FILENO, cops::EncodeResponse(req.status()));
     return 0;
   }
-  out_of_memory_response = new std::string(cops::EncodeResponse(absl::ResourceExhaustedError(
-      absl::StrCat(cops::Absl(cops::DocumentFormatName(req->format)),
-                   ": conversion exceeded the memory limit of ", req->limits.max_memory_bytes,
-                   " bytes"))));
+  out_of_memory_response =
+      new std::string(cops::EncodeResponse(absl::ResourceExhaustedError(cops::StrCat(
+          cops::DocumentFormatName(req->format), ": conversion exceeded the memory limit of ",
+          req->limits.max_memory_bytes, " bytes"))));
   std::set_new_handler(OnOutOfMemory);
   rlimit cpu{};
   cpu.rlim_cur = req->limits.time_budget_ms / 1000 + 1;

@@ -5,29 +5,10 @@
 #include <cstring>
 #include <string>
 
-#include <type_traits>
+#include "core/strings.h"
 
 namespace cops {
 namespace {
-
-// StrCat does not take std::string_view in Debian's Abseil; a small local one.
-inline void AppendPiece(std::string* s, std::string_view v) { s->append(v); }
-inline void AppendPiece(std::string* s, const char* v) { s->append(v); }
-inline void AppendPiece(std::string* s, const std::string& v) { s->append(v); }
-template <typename T, typename = std::enable_if_t<std::is_integral_v<T>>>
-inline void AppendPiece(std::string* s, T v) {
-  s->append(std::to_string(v));
-}
-template <typename... Args>
-void StrAppend(std::string* s, const Args&... args) {
-  (AppendPiece(s, args), ...);
-}
-template <typename... Args>
-std::string StrCat(const Args&... args) {
-  std::string s;
-  (AppendPiece(&s, args), ...);
-  return s;
-}
 
 // Encoding version of ChunkingParams::Encode(). on-disk: do not change meaning.
 constexpr uint8_t kEncodingVersion = 1;

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "eval/eval_set.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
+#include "eval/eval_set.h"
 #include "eval/evaluator.h"
 
 namespace cops::eval {
@@ -187,11 +187,11 @@ std::string SweepRow(const Scored& s) {
     const Counts* k = s.metrics.Find(c);
     return k ? F3(k->Recall()) : std::string("-");
   };
-  return absl::StrCat("| ", s.run.setting.Describe(), " | ", Pct(s.run.StoredRatio()), " | ",
-                      s.metrics.threshold, " | ", F3(min_f1), " (", worst.empty() ? "-" : worst,
-                      ") | ", Pct(s.metrics.FalseAlarmRate()), " | ", F3(s.metrics.overall.F1()),
-                      " | ", recall("subst_20"), " | ", recall("subst_30"), " | ", s.band,
-                      " | ", s.feasible ? "yes" : "no", " |\n");
+  return StrCat("| ", s.run.setting.Describe(), " | ", Pct(s.run.StoredRatio()), " | ",
+                s.metrics.threshold, " | ", F3(min_f1), " (", worst.empty() ? "-" : worst, ") | ",
+                Pct(s.metrics.FalseAlarmRate()), " | ", F3(s.metrics.overall.F1()), " | ",
+                recall("subst_20"), " | ", recall("subst_30"), " | ", s.band, " | ",
+                s.feasible ? "yes" : "no", " |\n");
 }
 
 constexpr char kSweepHeader[] =
@@ -351,8 +351,7 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
   auto describe_set = [](const EvalSet& s) {
     int neg = 0;
     for (const TestDoc& t : s.tests) neg += !t.expected_violation;
-    return absl::StrCat(s.sources.size(), " sources, ", s.tests.size(), " tests (", neg,
-                        " unrelated)");
+    return StrCat(s.sources.size(), " sources, ", s.tests.size(), " tests (", neg, " unrelated)");
   };
   o << "Main set: " << describe_set(*main_set) << ". Held-out set: " << describe_set(*held)
     << ".\n\n";

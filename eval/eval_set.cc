@@ -6,9 +6,9 @@
 #include <map>
 #include <sstream>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/strings.h"
 
 namespace cops::eval {
 namespace {
@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 absl::StatusOr<std::string> ReadFile(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
+  if (!in) return absl::NotFoundError(StrCat("cannot read ", path.string()));
   std::ostringstream buf;
   buf << in.rdbuf();
   return buf.str();
@@ -30,7 +30,7 @@ absl::StatusOr<EvalSet> LoadEvalSet(const std::string& sources_dir, const std::s
   EvalSet set;
   std::error_code ec;
   if (!fs::is_directory(sources_dir, ec)) {
-    return absl::NotFoundError(absl::StrCat("sources folder ", sources_dir, " does not exist"));
+    return absl::NotFoundError(StrCat("sources folder ", sources_dir, " does not exist"));
   }
   std::vector<fs::path> paths;
   for (const auto& entry : fs::directory_iterator(sources_dir, ec)) {
@@ -53,23 +53,23 @@ absl::StatusOr<EvalSet> LoadEvalSet(const std::string& sources_dir, const std::s
     line = absl::StripTrailingAsciiWhitespace(line);
     if (line.empty() || line[0] == '#') continue;
     std::vector<std::string> f = absl::StrSplit(line, '\t');
-    auto where = [&] { return absl::StrCat(truth_path, ":", line_no, ": "); };
+    auto where = [&] { return StrCat(truth_path, ":", line_no, ": "); };
     if (f.size() != 4) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where(), "expected 4 tab-separated fields, got ", f.size()));
+          StrCat(where(), "expected 4 tab-separated fields, got ", f.size()));
     }
     TestDoc t;
     t.name = f[0];
     t.category = f[1];
     if (f[3] != "0" && f[3] != "1") {
-      return absl::InvalidArgumentError(absl::StrCat(where(), "violation must be 0 or 1"));
+      return absl::InvalidArgumentError(StrCat(where(), "violation must be 0 or 1"));
     }
     t.expected_violation = f[3] == "1";
     if (f[2] != "-") {
       auto it = index_of.find(f[2]);
       if (it == index_of.end()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(where(), "source ", f[2], " is not in ", sources_dir));
+            StrCat(where(), "source ", f[2], " is not in ", sources_dir));
       }
       t.source = it->second;
     }

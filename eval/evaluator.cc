@@ -8,10 +8,10 @@
 #include <tuple>
 
 #include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
+#include "core/strings.h"
 
 namespace cops::eval {
 namespace {
@@ -35,8 +35,7 @@ absl::Status RegisterSources(const EvalSet& set, const Fingerprinter& fingerprin
     absl::Status s = fingerprinter.Fingerprint(
         set.sources[i].text, &fp, RegisterFingerprintOptions(fingerprinter.params()));
     if (!s.ok()) {
-      return absl::Status(s.code(),
-                          absl::StrCat("source ", set.sources[i].name, ": ", s.message()));
+      return absl::Status(s.code(), StrCat("source ", set.sources[i].name, ": ", s.message()));
     }
     index->Register(SourceId(static_cast<int>(i)), fp);
   }
@@ -132,22 +131,22 @@ bool FlipLetterBackward(std::string* text, size_t pos, size_t floor) {
 
 std::string Setting::Describe() const {
   const ChunkingParams& p = params;
-  std::string s = absl::StrCat(std::string(UnitKindName(p.unit)), " ",
-                               std::string(ChunkStrategyName(p.strategy)));
-  if (p.strategy != ChunkStrategy::kOneUnit) absl::StrAppend(&s, " k=", p.k);
-  absl::StrAppend(&s, " ", std::string(SelectionKindName(p.selection)));
-  if (p.selection == SelectionKind::kModP) absl::StrAppend(&s, " p=", p.p);
-  if (p.selection == SelectionKind::kWinnowing) absl::StrAppend(&s, " w=", p.w);
+  std::string s =
+      StrCat(std::string(UnitKindName(p.unit)), " ", std::string(ChunkStrategyName(p.strategy)));
+  if (p.strategy != ChunkStrategy::kOneUnit) StrAppend(&s, " k=", p.k);
+  StrAppend(&s, " ", std::string(SelectionKindName(p.selection)));
+  if (p.selection == SelectionKind::kModP) StrAppend(&s, " p=", p.p);
+  if (p.selection == SelectionKind::kWinnowing) StrAppend(&s, " w=", p.w);
   const Enhancements& e = p.enhancements;
-  if (e.drop_numbers) absl::StrAppend(&s, " drop_numbers");
-  if (e.min_word_chars) absl::StrAppend(&s, " min_word_chars=", e.min_word_chars);
-  if (e.min_sentence_words) absl::StrAppend(&s, " min_sentence_words=", e.min_sentence_words);
-  if (e.drop_stop_words) absl::StrAppend(&s, " stop_words");
+  if (e.drop_numbers) StrAppend(&s, " drop_numbers");
+  if (e.min_word_chars) StrAppend(&s, " min_word_chars=", e.min_word_chars);
+  if (e.min_sentence_words) StrAppend(&s, " min_sentence_words=", e.min_sentence_words);
+  if (e.drop_stop_words) StrAppend(&s, " stop_words");
   if (options.max_doc_frequency) {
-    absl::StrAppend(&s, " max_doc_frequency=", options.max_doc_frequency);
+    StrAppend(&s, " max_doc_frequency=", options.max_doc_frequency);
   }
-  if (p.verify_k) absl::StrAppend(&s, " verify_k=", p.verify_k);
-  if (p.dense_chunks) absl::StrAppend(&s, " dense_chunks=", p.dense_chunks);
+  if (p.verify_k) StrAppend(&s, " verify_k=", p.verify_k);
+  if (p.dense_chunks) StrAppend(&s, " dense_chunks=", p.dense_chunks);
   return s;
 }
 
@@ -158,9 +157,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
     std::pair<std::string, std::string> kv = absl::StrSplit(tok, absl::MaxSplits('=', 1));
     const std::string& key = kv.first;
     const std::string& val = kv.second;
-    auto bad = [&] {
-      return absl::InvalidArgumentError(absl::StrCat("setting '", tok, "': bad value"));
-    };
+    auto bad = [&] { return absl::InvalidArgumentError(StrCat("setting '", tok, "': bad value")); };
     uint32_t u = 0;
     double d = 0;
     bool b = false;
@@ -199,7 +196,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (!absl::SimpleAtod(val, &d)) return bad();
       s.options.threshold = d;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("setting '", tok, "': unknown key"));
+      return absl::InvalidArgumentError(StrCat("setting '", tok, "': unknown key"));
     }
   }
   // Verification grams are word grams: other units go without unless asked for.
@@ -252,7 +249,7 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   DocumentFingerprint fp;
   for (const TestDoc& t : set.tests) {
     absl::Status s = TestPrint(*fingerprinter, t.text, &fp);
-    if (!s.ok()) return absl::Status(s.code(), absl::StrCat("test ", t.name, ": ", s.message()));
+    if (!s.ok()) return absl::Status(s.code(), StrCat("test ", t.name, ": ", s.message()));
     std::vector<DocId> candidates;
     Report every = Check(index, *fingerprinter, fp, all, &candidates, setting.verify);
     TestScore score;

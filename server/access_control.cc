@@ -17,6 +17,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/strings.h"
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_context.h"
 #include "grpcpp/server_context.h"
@@ -24,26 +25,6 @@
 
 namespace cops {
 namespace {
-
-// Debian's Abseil has its own string_view, so absl::StrCat does not take std::string_view.
-void AppendPiece(std::string* out, std::string_view s) { out->append(s); }
-template <typename T>
-  requires std::is_arithmetic_v<T>
-void AppendPiece(std::string* out, T v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
-    out->append(buf);
-  } else {
-    out->append(std::to_string(v));
-  }
-}
-template <typename... Args>
-std::string Cat(const Args&... args) {
-  std::string out;
-  (AppendPiece(&out, args), ...);
-  return out;
-}
 
 constexpr std::string_view kKeyPrefix = "cops_";
 constexpr size_t kKeyIdBytes = 8;    // 16 hex digits
@@ -171,7 +152,7 @@ absl::StatusOr<Role> ParseRole(std::string_view name) {
   if (lower == "checker") return Role::kChecker;
   if (lower == "admin") return Role::kAdmin;
   return absl::InvalidArgumentError(
-      Cat("unknown role '", name, "': expected owner, checker or admin"));
+      StrCat("unknown role '", name, "': expected owner, checker or admin"));
 }
 
 std::string_view RoleName(Role role) {
@@ -261,7 +242,7 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
       std::lock_guard<std::mutex> lock(mu_);
       auto it = keys_.find(parsed->key_id);
       if (it == keys_.end()) {
-        return Fail(credentials, Cat("unknown API key id ", parsed->key_id));
+        return Fail(credentials, StrCat("unknown API key id ", parsed->key_id));
       }
       key = it->second;
     }
@@ -269,17 +250,17 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
     // Constant-time: the comparison must not tell an attacker how many bytes matched.
     if (hash.size() != key.hash.size() ||
         CRYPTO_memcmp(hash.data(), key.hash.data(), hash.size()) != 0) {
-      return Fail(credentials, Cat("wrong secret for API key id ", key.key_id));
+      return Fail(credentials, StrCat("wrong secret for API key id ", key.key_id));
     }
     std::lock_guard<std::mutex> lock(mu_);
     // Re-read under the lock: a revocation racing with this call wins.
     auto k = keys_.find(key.key_id);
     if (k == keys_.end() || k->second.revoked_unix_micros != 0) {
-      return Fail(credentials, Cat("revoked API key id ", key.key_id));
+      return Fail(credentials, StrCat("revoked API key id ", key.key_id));
     }
     auto p = principals_.find(key.principal);
     if (p == principals_.end()) {
-      return Fail(credentials, Cat("API key id ", key.key_id,
+      return Fail(credentials, StrCat("API key id ", key.key_id,
                                             " belongs to a deleted principal"));
     }
     found = p->second;
@@ -293,7 +274,7 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
       }
     }
     if (!found) {
-      return Fail(credentials, Cat("client certificate '",
+      return Fail(credentials, StrCat("client certificate '",
                                             credentials.certificate_names.front(),
                                             "' names no known principal"));
     }
@@ -369,7 +350,7 @@ absl::Status AccessControl::TakeToken(const PrincipalRecord& record) {
   }
   b.last_micros = std::max(b.last_micros, now);
   if (b.tokens < 1) {
-    return absl::ResourceExhaustedError(Cat(
+    return absl::ResourceExhaustedError(StrCat(
         "principal '", record.name, "' exceeded its rate limit of ", rate,
         " requests per second (burst ", burst, "); retry later"));
   }
@@ -387,7 +368,7 @@ absl::Status AccessControl::Authorize(const Principal& principal, Action action,
     auto it = principals_.find(principal.name);
     if (it == principals_.end()) {
       return absl::PermissionDeniedError(
-          Cat("principal '", principal.name, "' no longer exists"));
+          StrCat("principal '", principal.name, "' no longer exists"));
     }
     record = it->second;
   }
@@ -396,7 +377,7 @@ absl::Status AccessControl::Authorize(const Principal& principal, Action action,
 
   const Role role = static_cast<Role>(record.role);
   if (!RoleAllows(role, action)) {
-    return absl::PermissionDeniedError(Cat("principal '", record.name, "' (role ",
+    return absl::PermissionDeniedError(StrCat("principal '", record.name, "' (role ",
                                                     RoleName(role), ") may not ",
                                                     ActionName(action)));
   }
@@ -405,11 +386,11 @@ absl::Status AccessControl::Authorize(const Principal& principal, Action action,
     if (!unrestricted && action != Action::kCheck && action != Action::kReadDocument &&
         action != Action::kStats && action != Action::kAdmin) {
       return absl::PermissionDeniedError(
-          Cat("principal '", record.name, "' must name a collection to ",
+          StrCat("principal '", record.name, "' must name a collection to ",
                        ActionName(action)));
     }
   } else if (!unrestricted && !Contains(record.collections, collection)) {
-    return absl::PermissionDeniedError(Cat("principal '", record.name,
+    return absl::PermissionDeniedError(StrCat("principal '", record.name,
                                                     "' has no access to collection '",
                                                     collection, "'"));
   }
@@ -492,14 +473,14 @@ absl::StatusOr<IssuedKey> AccessControl::IssueKeyLocked(const std::string& princ
   absl::Status s = store_->PutKey(key);
   if (!s.ok()) return s;
   keys_[key.key_id] = key;
-  return IssuedKey{principal, key.key_id, Cat(kKeyPrefix, key.key_id, "_", secret)};
+  return IssuedKey{principal, key.key_id, StrCat(kKeyPrefix, key.key_id, "_", secret)};
 }
 
 absl::StatusOr<IssuedKey> AccessControl::CreatePrincipal(const PrincipalRecord& in) {
   absl::Status valid = ValidateAccessName("principal", in.name);
   if (!valid.ok()) return valid;
   if (in.role < static_cast<uint8_t>(Role::kOwner) || in.role > static_cast<uint8_t>(Role::kAdmin)) {
-    return absl::InvalidArgumentError(Cat("principal '", in.name,
+    return absl::InvalidArgumentError(StrCat("principal '", in.name,
                                                    "': role must be owner, checker or admin"));
   }
   for (const std::string& c : in.collections) {
@@ -507,14 +488,14 @@ absl::StatusOr<IssuedKey> AccessControl::CreatePrincipal(const PrincipalRecord& 
     if (!valid.ok()) return valid;
   }
   if (static_cast<Role>(in.role) != Role::kAdmin && in.collections.empty()) {
-    return absl::InvalidArgumentError(Cat(
+    return absl::InvalidArgumentError(StrCat(
         "principal '", in.name, "': owners and checkers need at least one collection"));
   }
   PrincipalRecord record = in;
   record.created_unix_micros = options_.now_micros();
   std::lock_guard<std::mutex> lock(mu_);
   if (principals_.count(record.name) != 0) {
-    return absl::AlreadyExistsError(Cat("principal '", record.name, "' already exists"));
+    return absl::AlreadyExistsError(StrCat("principal '", record.name, "' already exists"));
   }
   absl::Status s = EnsureCollectionsLocked(record.collections);
   if (!s.ok()) return s;
@@ -530,7 +511,7 @@ absl::StatusOr<IssuedKey> AccessControl::CreateKey(std::string_view principal) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = principals_.find(principal);
   if (it == principals_.end()) {
-    return absl::NotFoundError(Cat("no principal named '", principal, "'"));
+    return absl::NotFoundError(StrCat("no principal named '", principal, "'"));
   }
   return IssueKeyLocked(it->first);
 }
@@ -539,7 +520,7 @@ absl::Status AccessControl::RevokeKey(std::string_view key_id) {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = keys_.find(key_id);
   if (it == keys_.end()) {
-    return absl::NotFoundError(Cat("no API key with id '", key_id, "'"));
+    return absl::NotFoundError(StrCat("no API key with id '", key_id, "'"));
   }
   if (it->second.revoked_unix_micros != 0) return absl::OkStatus();
   ApiKeyRecord revoked = it->second;
@@ -561,7 +542,7 @@ absl::Status AccessControl::SetCollections(std::string_view principal,
   std::lock_guard<std::mutex> lock(mu_);
   auto it = principals_.find(principal);
   if (it == principals_.end()) {
-    return absl::NotFoundError(Cat("no principal named '", principal, "'"));
+    return absl::NotFoundError(StrCat("no principal named '", principal, "'"));
   }
   absl::Status s = EnsureCollectionsLocked(collections);
   if (!s.ok()) return s;

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/strings.h"
 #include "nlohmann/json.hpp"
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
@@ -12,26 +13,6 @@
 
 namespace cops {
 namespace {
-
-// Debian's Abseil has its own string_view, so absl::StrCat does not take std::string_view.
-void AppendPiece(std::string* out, std::string_view s) { out->append(s); }
-template <typename T>
-  requires std::is_arithmetic_v<T>
-void AppendPiece(std::string* out, T v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", static_cast<double>(v));
-    out->append(buf);
-  } else {
-    out->append(std::to_string(v));
-  }
-}
-template <typename... Args>
-std::string Cat(const Args&... args) {
-  std::string out;
-  (AppendPiece(&out, args), ...);
-  return out;
-}
 
 using json = nlohmann::json;
 
@@ -46,7 +27,7 @@ constexpr std::string_view kSchemaVersion = "1";
 
 absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return absl::OkStatus();
-  std::string msg = Cat("access store: ", what, ": ", s.ToString());
+  std::string msg = StrCat("access store: ", what, ": ", s.ToString());
   if (s.IsNotFound()) return absl::NotFoundError(msg);
   if (s.IsCorruption()) return absl::DataLossError(msg);
   if (s.IsIOError()) return absl::UnavailableError(msg);
@@ -145,7 +126,7 @@ std::string EncodeUsage(const UsageRecord& r) {
 absl::StatusOr<json> ParseJson(std::string_view value, std::string_view what) {
   json j = json::parse(value, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    return absl::DataLossError(Cat("access store: malformed ", what, " record"));
+    return absl::DataLossError(StrCat("access store: malformed ", what, " record"));
   }
   return j;
 }
@@ -192,7 +173,7 @@ absl::StatusOr<ApiKeyRecord> DecodeKey(std::string_view value) {
   if (!FromHex(Field<std::string>(*j, "salt", ""), &r.salt) ||
       !FromHex(Field<std::string>(*j, "sha256", ""), &r.hash)) {
     return absl::DataLossError(
-        Cat("access store: api key ", r.key_id, ": malformed salt or hash"));
+        StrCat("access store: api key ", r.key_id, ": malformed salt or hash"));
   }
   r.created_unix_micros = Field<int64_t>(*j, "created_us", 0);
   r.revoked_unix_micros = Field<int64_t>(*j, "revoked_us", 0);
@@ -253,13 +234,13 @@ absl::StatusOr<std::vector<T>> DecodeAll(absl::StatusOr<std::vector<std::string>
 absl::Status ValidateAccessName(std::string_view kind, std::string_view name) {
   if (name.empty() || name.size() > 128) {
     return absl::InvalidArgumentError(
-        Cat(kind, " name must be 1 to 128 characters, got ", name.size()));
+        StrCat(kind, " name must be 1 to 128 characters, got ", name.size()));
   }
   for (char c : name) {
     bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
               c == '.' || c == '_' || c == '@' || c == ':' || c == '-';
     if (!ok) {
-      return absl::InvalidArgumentError(Cat(
+      return absl::InvalidArgumentError(StrCat(
           kind, " name '", name, "' may only contain letters, digits and . _ @ : -"));
     }
   }
@@ -279,7 +260,7 @@ absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, path, &raw);
   std::unique_ptr<rocksdb::DB> db(raw);
-  if (!s.ok()) return FromRocks(s, Cat("opening ", path));
+  if (!s.ok()) return FromRocks(s, StrCat("opening ", path));
 
   std::string version;
   s = db->Get(rocksdb::ReadOptions(), std::string(kMetaVersionKey), &version);
@@ -291,7 +272,7 @@ absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::
   } else if (!s.ok()) {
     return FromRocks(s, "reading schema version");
   } else if (version != kSchemaVersion) {
-    return absl::FailedPreconditionError(Cat(
+    return absl::FailedPreconditionError(StrCat(
         "access store ", path, " has schema version ", version, ", this build reads ",
         kSchemaVersion));
   }
@@ -330,44 +311,44 @@ absl::StatusOr<std::vector<std::string>> PrincipalStore::ScanValues(
 absl::Status PrincipalStore::PutPrincipal(const PrincipalRecord& record) {
   absl::Status valid = ValidateAccessName("principal", record.name);
   if (!valid.ok()) return valid;
-  return Put(Cat(kPrincipalPrefix, record.name), EncodePrincipal(record));
+  return Put(StrCat(kPrincipalPrefix, record.name), EncodePrincipal(record));
 }
 
 absl::Status PrincipalStore::PutKey(const ApiKeyRecord& record) {
   if (record.key_id.empty() || record.salt.empty() || record.hash.size() != 32) {
     return absl::InvalidArgumentError("api key record needs a key id, a salt and a 32-byte hash");
   }
-  return Put(Cat(kKeyPrefix, record.key_id), EncodeKey(record));
+  return Put(StrCat(kKeyPrefix, record.key_id), EncodeKey(record));
 }
 
 absl::Status PrincipalStore::PutCollection(const CollectionRecord& record) {
   absl::Status valid = ValidateAccessName("collection", record.name);
   if (!valid.ok()) return valid;
-  return Put(Cat(kCollectionPrefix, record.name), EncodeCollection(record));
+  return Put(StrCat(kCollectionPrefix, record.name), EncodeCollection(record));
 }
 
 absl::StatusOr<PrincipalRecord> PrincipalStore::GetPrincipal(std::string_view name) const {
-  auto v = Get(Cat(kPrincipalPrefix, name));
+  auto v = Get(StrCat(kPrincipalPrefix, name));
   if (absl::IsNotFound(v.status())) {
-    return absl::NotFoundError(Cat("no principal named '", name, "'"));
+    return absl::NotFoundError(StrCat("no principal named '", name, "'"));
   }
   if (!v.ok()) return v.status();
   return DecodePrincipal(*v);
 }
 
 absl::StatusOr<ApiKeyRecord> PrincipalStore::GetKey(std::string_view key_id) const {
-  auto v = Get(Cat(kKeyPrefix, key_id));
+  auto v = Get(StrCat(kKeyPrefix, key_id));
   if (absl::IsNotFound(v.status())) {
-    return absl::NotFoundError(Cat("no api key with id '", key_id, "'"));
+    return absl::NotFoundError(StrCat("no api key with id '", key_id, "'"));
   }
   if (!v.ok()) return v.status();
   return DecodeKey(*v);
 }
 
 absl::StatusOr<CollectionRecord> PrincipalStore::GetCollection(std::string_view name) const {
-  auto v = Get(Cat(kCollectionPrefix, name));
+  auto v = Get(StrCat(kCollectionPrefix, name));
   if (absl::IsNotFound(v.status())) {
-    return absl::NotFoundError(Cat("no collection named '", name, "'"));
+    return absl::NotFoundError(StrCat("no collection named '", name, "'"));
   }
   if (!v.ok()) return v.status();
   return DecodeCollection(*v);
@@ -386,7 +367,7 @@ absl::StatusOr<std::vector<CollectionRecord>> PrincipalStore::ListCollections() 
 }
 
 absl::StatusOr<UsageRecord> PrincipalStore::GetUsage(std::string_view principal) const {
-  auto v = Get(Cat(kUsagePrefix, principal));
+  auto v = Get(StrCat(kUsagePrefix, principal));
   if (absl::IsNotFound(v.status())) return UsageRecord{};
   if (!v.ok()) return v.status();
   return DecodeUsage(*v);
@@ -401,11 +382,11 @@ absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
   if (!usage.ok()) return usage.status();
   if (max_documents != 0 && usage->documents + documents > max_documents) {
     return absl::ResourceExhaustedError(
-        Cat("principal '", principal, "' reached its quota of ", max_documents,
+        StrCat("principal '", principal, "' reached its quota of ", max_documents,
                      " documents"));
   }
   if (max_bytes != 0 && usage->bytes + bytes > max_bytes) {
-    return absl::ResourceExhaustedError(Cat(
+    return absl::ResourceExhaustedError(StrCat(
         "principal '", principal, "' would exceed its quota of ", max_bytes, " bytes (",
         usage->bytes, " used, ", bytes, " more requested)"));
   }
@@ -413,7 +394,7 @@ absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
   usage->bytes += bytes;
   // Not synced: after a power loss a few registrations may go uncounted, which is cheaper
   // than an fsync per registration and errs in the user's favour.
-  rocksdb::Status s = db_->Put(rocksdb::WriteOptions(), Cat(kUsagePrefix, principal),
+  rocksdb::Status s = db_->Put(rocksdb::WriteOptions(), StrCat(kUsagePrefix, principal),
                                EncodeUsage(*usage));
   if (!s.ok()) return FromRocks(s, "usage write");
   return *usage;
