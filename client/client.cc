@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/status_macros.h"
 #include "grpcpp/grpcpp.h"
 
 namespace cops {
@@ -24,10 +25,9 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
-  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-      OpenSecureChannel(options.target, options.security, args);
-  if (!channel.ok()) return channel.status();
-  return std::unique_ptr<Client>(new Client(options, v1::CopyDetection::NewStub(*channel)));
+  COPS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
+                        OpenSecureChannel(options.target, options.security, args));
+  return std::unique_ptr<Client>(new Client(options, v1::CopyDetection::NewStub(channel)));
 }
 
 void Client::Prepare(grpc::ClientContext* context) const {
@@ -41,8 +41,7 @@ absl::StatusOr<v1::RegisterDocumentReply> Client::Register(const v1::Document& d
   v1::RegisterDocumentRequest request;
   *request.mutable_document() = document;
   v1::RegisterDocumentReply reply;
-  absl::Status s = FromGrpc(stub_->RegisterDocument(&context, request, &reply));
-  if (!s.ok()) return s;
+  COPS_RETURN_IF_ERROR(FromGrpc(stub_->RegisterDocument(&context, request, &reply)));
   return reply;
 }
 
@@ -59,8 +58,7 @@ absl::StatusOr<v1::RegisterDocumentsReply> Client::RegisterMany(
     if (!writer->Write(request)) break;  // the server ended the call; Finish() says why
   }
   writer->WritesDone();
-  absl::Status s = FromGrpc(writer->Finish());
-  if (!s.ok()) return s;
+  COPS_RETURN_IF_ERROR(FromGrpc(writer->Finish()));
   return reply;
 }
 
@@ -80,8 +78,7 @@ absl::StatusOr<v1::DocumentInfo> Client::Get(uint64_t doc_id, bool include_conte
   request.set_doc_id(doc_id);
   request.set_include_content(include_content);
   v1::GetDocumentReply reply;
-  absl::Status s = FromGrpc(stub_->GetDocument(&context, request, &reply));
-  if (!s.ok()) return s;
+  COPS_RETURN_IF_ERROR(FromGrpc(stub_->GetDocument(&context, request, &reply)));
   return reply.document();
 }
 
@@ -95,8 +92,7 @@ absl::StatusOr<v1::ListDocumentsReply> Client::List(uint32_t page_size,
   request.set_page_token(page_token);
   request.set_collection(collection);
   v1::ListDocumentsReply reply;
-  absl::Status s = FromGrpc(stub_->ListDocuments(&context, request, &reply));
-  if (!s.ok()) return s;
+  COPS_RETURN_IF_ERROR(FromGrpc(stub_->ListDocuments(&context, request, &reply)));
   return reply;
 }
 
@@ -104,8 +100,7 @@ absl::StatusOr<v1::CheckDocumentReply> Client::Check(const v1::CheckDocumentRequ
   grpc::ClientContext context;
   Prepare(&context);
   v1::CheckDocumentReply reply;
-  absl::Status s = FromGrpc(stub_->CheckDocument(&context, request, &reply));
-  if (!s.ok()) return s;
+  COPS_RETURN_IF_ERROR(FromGrpc(stub_->CheckDocument(&context, request, &reply)));
   return reply;
 }
 
@@ -113,8 +108,7 @@ absl::StatusOr<v1::GetStatsReply> Client::Stats() {
   grpc::ClientContext context;
   Prepare(&context);
   v1::GetStatsReply reply;
-  absl::Status s = FromGrpc(stub_->GetStats(&context, v1::GetStatsRequest(), &reply));
-  if (!s.ok()) return s;
+  COPS_RETURN_IF_ERROR(FromGrpc(stub_->GetStats(&context, v1::GetStatsRequest(), &reply)));
   return reply;
 }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "CLI/CLI.hpp"
+#include "core/status_macros.h"
 #include "grpcpp/grpcpp.h"
 
 namespace cops {
@@ -45,17 +46,11 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenSecureChannel(
   }
   grpc::SslCredentialsOptions ssl;
   if (!options.tls_ca.empty()) {
-    auto ca = ReadFile(options.tls_ca, "CA bundle");
-    if (!ca.ok()) return ca.status();
-    ssl.pem_root_certs = *ca;
+    COPS_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile(options.tls_ca, "CA bundle"));
   }
   if (!options.tls_cert.empty()) {
-    auto cert = ReadFile(options.tls_cert, "client certificate");
-    if (!cert.ok()) return cert.status();
-    auto key = ReadFile(options.tls_key, "client key");
-    if (!key.ok()) return key.status();
-    ssl.pem_cert_chain = *cert;
-    ssl.pem_private_key = *key;
+    COPS_ASSIGN_OR_RETURN(ssl.pem_cert_chain, ReadFile(options.tls_cert, "client certificate"));
+    COPS_ASSIGN_OR_RETURN(ssl.pem_private_key, ReadFile(options.tls_key, "client key"));
   }
   grpc::ChannelArguments channel_args = args;
   if (!options.tls_server_name.empty()) {

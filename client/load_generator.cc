@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "core/status_macros.h"
 #include "nlohmann/json.hpp"
 
 namespace cops {
@@ -216,9 +217,8 @@ bool RunLoad(Client& client, const LoadOptions& o, std::ostream& out) {
         docs.push_back(make_document(o.existing + d));
         lat.bytes += docs.back().content().size();
       }
-      absl::StatusOr<v1::RegisterDocumentsReply> reply = client.RegisterMany(docs);
-      if (!reply.ok()) return reply.status();
-      for (const v1::RegisterResult& r : reply->results()) {
+      COPS_ASSIGN_OR_RETURN(v1::RegisterDocumentsReply reply, client.RegisterMany(docs));
+      for (const v1::RegisterResult& r : reply.results()) {
         if (absl::Status s = ResultOf(r).status(); !s.ok()) {
           return absl::Status(s.code(), "document " + std::to_string(r.index()) + ": " +
                                             std::string(s.message()));

@@ -133,7 +133,7 @@ absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,
                                                    DocumentFormat format,
                                                    const ConvertLimits& limits,
                                                    const ConvertOptions& options) {
-  if (absl::Status s = CheckConvertInput(input, format, limits); !s.ok()) return s;
+  COPS_RETURN_IF_ERROR(CheckConvertInput(input, format, limits));
   if (format == DocumentFormat::kAuto) format = DetectFormat(input);
   COPS_RETURN_IF_ERROR(CheckLooksLikeText(input, format));
   return ConvertFormat(input, format, MakeConvertContext(limits, options));

@@ -15,6 +15,7 @@
 #include "convert/charset.h"
 #include "convert/formats.h"
 #include "convert/text_builder.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace cops {
@@ -78,7 +79,7 @@ class EmailWalker {
     if (depth > kMaxMimeDepth) {
       return absl::InvalidArgumentError("email: MIME parts nested too deeply");
     }
-    if (absl::Status s = ctx_.CheckDeadline("email"); !s.ok()) return s;
+    COPS_RETURN_IF_ERROR(ctx_.CheckDeadline("email"));
     if (GMIME_IS_MESSAGE_PART(obj)) {
       GMimeMessage* inner = g_mime_message_part_get_message(GMIME_MESSAGE_PART(obj));
       if (inner == nullptr) return absl::OkStatus();
@@ -175,10 +176,10 @@ class EmailWalker {
       return absl::OkStatus();
     }
     if (!attachment && g_mime_content_type_is_type(type, "text", "html")) {
-      auto html = ConvertHtml(ToUtf8(PartBytes(part), charset), ctx_);
-      if (!html.ok()) return html.status();
-      html->text = FilterBody(html->text);
-      AppendDocument(*html, "body", DocumentFormat::kHtml);
+      COPS_ASSIGN_OR_RETURN(ConvertedDocument html,
+                            ConvertHtml(ToUtf8(PartBytes(part), charset), ctx_));
+      html.text = FilterBody(html.text);
+      AppendDocument(html, "body", DocumentFormat::kHtml);
       return absl::OkStatus();
     }
     if (!attachment) return absl::OkStatus();  // inline images and the like

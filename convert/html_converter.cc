@@ -14,6 +14,7 @@
 #include "convert/charset.h"
 #include "convert/formats.h"
 #include "convert/text_builder.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace cops {
@@ -207,7 +208,7 @@ absl::StatusOr<ConvertedDocument> ConvertHtml(std::string_view input, const Conv
   xmlSwitchEncoding(parser, XML_CHAR_ENCODING_UTF8);
   htmlParseDocument(parser);
   htmlFreeParserCtxt(parser);
-  if (!st.status.ok()) return st.status;
+  COPS_RETURN_IF_ERROR(st.status);
   out.Finish(&doc);
   return doc;
 }

@@ -14,6 +14,7 @@
 
 #include "convert/formats.h"
 #include "convert/text_builder.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace cops {
@@ -108,7 +109,7 @@ class OfficeReader {
                             ctx_.limits.max_uncompressed_bytes, " bytes (zip bomb?)"));
       }
       out.append(buf, n);
-      if (absl::Status s = ctx_.CheckDeadline(name_); !s.ok()) return s;
+      COPS_RETURN_IF_ERROR(ctx_.CheckDeadline(name_));
     }
     return out;
   }
@@ -165,7 +166,7 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
   int rc;
   while ((rc = xmlTextReaderRead(reader.get())) == 1) {
     if ((++nodes & 4095) == 0) {
-      if (absl::Status s = ctx.CheckDeadline(name); !s.ok()) return s;
+      COPS_RETURN_IF_ERROR(ctx.CheckDeadline(name));
     }
     const int type = xmlTextReaderNodeType(reader.get());
     const int depth = xmlTextReaderDepth(reader.get());
@@ -231,13 +232,12 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
 absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, DocumentFormat format,
                                                 const ConvertContext& ctx) {
   OfficeReader zip(format, ctx);
-  if (absl::Status s = zip.Open(input); !s.ok()) return s;
+  COPS_RETURN_IF_ERROR(zip.Open(input));
   const bool docx = format == DocumentFormat::kDocx;
   const char* part = docx ? "word/document.xml" : "content.xml";
   if (!docx && zip.Has("META-INF/manifest.xml")) {
-    auto manifest = zip.Read("META-INF/manifest.xml");
-    if (!manifest.ok()) return manifest.status();
-    if (manifest->find("encryption-data") != std::string::npos) {
+    COPS_ASSIGN_OR_RETURN(const std::string manifest, zip.Read("META-INF/manifest.xml"));
+    if (manifest.find("encryption-data") != std::string::npos) {
       return zip.Error(absl::StatusCode::kInvalidArgument,
                        "document is encrypted (password protected)");
     }
@@ -250,22 +250,20 @@ absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, Document
                      StrCat("archive has no ", part, " (not a ",
                             docx ? "Word" : "OpenDocument text", " document?)"));
   }
-  auto xml = zip.Read(part);
-  if (!xml.ok()) return xml.status();
-  if (xml->size() > INT32_MAX) {
+  COPS_ASSIGN_OR_RETURN(const std::string xml, zip.Read(part));
+  if (xml.size() > INT32_MAX) {
     return zip.Error(absl::StatusCode::kResourceExhausted, "body XML too large");
   }
   TextBuilder out(ctx.limits.max_output_bytes);
-  if (absl::Status s = ExtractBody(*xml, format, part, ctx, &out); !s.ok()) return s;
+  COPS_RETURN_IF_ERROR(ExtractBody(xml, format, part, ctx, &out));
   // Word keeps footnotes and endnotes in parts of their own; a reader sees them after the
   // body text (ODT has them inline).
   for (const char* notes : {"word/footnotes.xml", "word/endnotes.xml"}) {
     if (!docx || !zip.Has(notes)) continue;
-    auto notes_xml = zip.Read(notes);
-    if (!notes_xml.ok()) return notes_xml.status();
-    if (notes_xml->size() > INT32_MAX) continue;
+    COPS_ASSIGN_OR_RETURN(const std::string notes_xml, zip.Read(notes));
+    if (notes_xml.size() > INT32_MAX) continue;
     out.ParagraphBreak();
-    if (absl::Status s = ExtractBody(*notes_xml, format, notes, ctx, &out); !s.ok()) return s;
+    COPS_RETURN_IF_ERROR(ExtractBody(notes_xml, format, notes, ctx, &out));
   }
   ConvertedDocument doc;
   doc.format = format;

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "convert/formats.h"
 #include "convert/text_builder.h"
+#include "core/status_macros.h"
 
 namespace cops {
 namespace {
@@ -185,7 +186,7 @@ absl::StatusOr<ConvertedDocument> ConvertPdf(std::string_view input, const Conve
   page_lines.reserve(pages);
   uint64_t total = 0;
   for (int i = 0; i < pages; ++i) {
-    if (absl::Status s = ctx.CheckDeadline("pdf"); !s.ok()) return s;
+    COPS_RETURN_IF_ERROR(ctx.CheckDeadline("pdf"));
     std::unique_ptr<poppler::page> page(pdf->create_page(i));
     if (page == nullptr) {
       page_lines.emplace_back();

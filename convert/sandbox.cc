@@ -16,6 +16,7 @@
 
 #include "convert/document_codec.h"
 #include "convert/formats.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 extern char** environ;
@@ -197,7 +198,7 @@ bool IsTrusted(DocumentFormat f) {
 absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat format,
                                           const ConvertLimits& limits,
                                           const ConvertOptions& options) {
-  if (absl::Status s = CheckConvertInput(input, format, limits); !s.ok()) return s;
+  COPS_RETURN_IF_ERROR(CheckConvertInput(input, format, limits));
   if (format == DocumentFormat::kAuto) format = DetectFormat(input);
   if (limits.in_process || IsTrusted(format)) {
     return ConvertFormat(input, format, MakeConvertContext(limits, options));

@@ -7,6 +7,7 @@
 #include "convert/charset.h"
 #include "convert/formats.h"
 #include "convert/text_builder.h"
+#include "core/status_macros.h"
 
 namespace cops {
 
@@ -21,10 +22,8 @@ absl::StatusOr<ConvertedDocument> ConvertText(std::string_view input,
   ConvertedDocument doc;
   doc.format = DocumentFormat::kText;
   TextBuilder builder(ctx.limits.max_output_bytes);
-  auto used = DecodeToUtf8(input, charset, 0, &builder);
-  if (!used.ok()) return used.status();
+  COPS_ASSIGN_OR_RETURN(doc.charset, DecodeToUtf8(input, charset, 0, &builder));
   if (builder.overflowed()) return ctx.OutputTooLarge("text");
-  doc.charset = *used;
   // Plain text is passed through as decoded (no trimming) so the map stays the identity.
   builder.Finish(&doc, /*trim=*/false);
   return doc;

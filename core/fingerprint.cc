@@ -11,6 +11,7 @@
 #include "core/canonicalizer.h"
 #include "core/siphash.h"
 #include "core/units.h"
+#include "core/status_macros.h"
 
 namespace cops {
 namespace {
@@ -292,8 +293,7 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
 
 absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const ChunkingParams& params,
                                                                      const HashKey& key) {
-  absl::Status st = params.Validate();
-  if (!st.ok()) return st;
+  COPS_RETURN_IF_ERROR(params.Validate());
   if (params.key_id != key.Id()) {
     return absl::InvalidArgumentError("fingerprinter: params.key_id \"" + params.key_id +
                                       "\" does not name the given key (id " + key.Id() + ")");

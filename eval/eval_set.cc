@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace cops::eval {
@@ -39,16 +40,14 @@ absl::StatusOr<EvalSet> LoadEvalSet(const std::string& sources_dir, const std::s
   std::sort(paths.begin(), paths.end());
   std::map<std::string, int> index_of;
   for (const fs::path& p : paths) {
-    auto text = ReadFile(p);
-    if (!text.ok()) return text.status();
+    COPS_ASSIGN_OR_RETURN(std::string text, ReadFile(p));
     index_of[p.filename().string()] = static_cast<int>(set.sources.size());
-    set.sources.push_back({p.filename().string(), *std::move(text)});
+    set.sources.push_back({p.filename().string(), std::move(text)});
   }
 
-  auto truth = ReadFile(truth_path);
-  if (!truth.ok()) return truth.status();
+  COPS_ASSIGN_OR_RETURN(const std::string truth, ReadFile(truth_path));
   int line_no = 0;
-  for (absl::string_view line : absl::StrSplit(*truth, '\n')) {
+  for (absl::string_view line : absl::StrSplit(truth, '\n')) {
     ++line_no;
     line = absl::StripTrailingAsciiWhitespace(line);
     if (line.empty() || line[0] == '#') continue;
@@ -73,9 +72,7 @@ absl::StatusOr<EvalSet> LoadEvalSet(const std::string& sources_dir, const std::s
       }
       t.source = it->second;
     }
-    auto text = ReadFile(fs::path(tests_dir) / t.name);
-    if (!text.ok()) return text.status();
-    t.text = *std::move(text);
+    COPS_ASSIGN_OR_RETURN(t.text, ReadFile(fs::path(tests_dir) / t.name));
     set.tests.push_back(std::move(t));
   }
   return set;

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
 #include "rocksdb/db.h"
@@ -146,85 +147,79 @@ T Field(const json& j, const char* name, T fallback) {
 }
 
 absl::StatusOr<PrincipalRecord> DecodePrincipal(std::string_view value) {
-  auto j = ParseJson(value, "principal");
-  if (!j.ok()) return j.status();
+  COPS_ASSIGN_OR_RETURN(const json j, ParseJson(value, "principal"));
   PrincipalRecord r;
-  r.name = Field<std::string>(*j, "name", "");
-  r.role = Field<uint8_t>(*j, "role", 0);
-  if (auto it = j->find("collections"); it != j->end() && it->is_array()) {
+  r.name = Field<std::string>(j, "name", "");
+  r.role = Field<uint8_t>(j, "role", 0);
+  if (auto it = j.find("collections"); it != j.end() && it->is_array()) {
     for (const auto& c : *it) {
       if (c.is_string()) r.collections.push_back(c.get<std::string>());
     }
   }
-  r.created_unix_micros = Field<int64_t>(*j, "created_us", 0);
-  r.requests_per_second = Field<double>(*j, "rps", 0);
-  r.burst = Field<uint32_t>(*j, "burst", 0);
-  r.max_documents = Field<uint64_t>(*j, "max_documents", 0);
-  r.max_bytes = Field<uint64_t>(*j, "max_bytes", 0);
+  r.created_unix_micros = Field<int64_t>(j, "created_us", 0);
+  r.requests_per_second = Field<double>(j, "rps", 0);
+  r.burst = Field<uint32_t>(j, "burst", 0);
+  r.max_documents = Field<uint64_t>(j, "max_documents", 0);
+  r.max_bytes = Field<uint64_t>(j, "max_bytes", 0);
   return r;
 }
 
 absl::StatusOr<ApiKeyRecord> DecodeKey(std::string_view value) {
-  auto j = ParseJson(value, "api key");
-  if (!j.ok()) return j.status();
+  COPS_ASSIGN_OR_RETURN(const json j, ParseJson(value, "api key"));
   ApiKeyRecord r;
-  r.key_id = Field<std::string>(*j, "key_id", "");
-  r.principal = Field<std::string>(*j, "principal", "");
-  if (!FromHex(Field<std::string>(*j, "salt", ""), &r.salt) ||
-      !FromHex(Field<std::string>(*j, "sha256", ""), &r.hash)) {
+  r.key_id = Field<std::string>(j, "key_id", "");
+  r.principal = Field<std::string>(j, "principal", "");
+  if (!FromHex(Field<std::string>(j, "salt", ""), &r.salt) ||
+      !FromHex(Field<std::string>(j, "sha256", ""), &r.hash)) {
     return absl::DataLossError(
         StrCat("access store: api key ", r.key_id, ": malformed salt or hash"));
   }
-  r.created_unix_micros = Field<int64_t>(*j, "created_us", 0);
-  r.revoked_unix_micros = Field<int64_t>(*j, "revoked_us", 0);
+  r.created_unix_micros = Field<int64_t>(j, "created_us", 0);
+  r.revoked_unix_micros = Field<int64_t>(j, "revoked_us", 0);
   return r;
 }
 
 absl::StatusOr<CollectionRecord> DecodeCollection(std::string_view value) {
-  auto j = ParseJson(value, "collection");
-  if (!j.ok()) return j.status();
+  COPS_ASSIGN_OR_RETURN(const json j, ParseJson(value, "collection"));
   CollectionRecord r;
-  r.name = Field<std::string>(*j, "name", "");
-  r.show_titles_to_checkers = Field<bool>(*j, "show_titles_to_checkers", false);
-  r.keep_audit = Field<bool>(*j, "keep_audit", true);
-  r.created_unix_micros = Field<int64_t>(*j, "created_us", 0);
+  r.name = Field<std::string>(j, "name", "");
+  r.show_titles_to_checkers = Field<bool>(j, "show_titles_to_checkers", false);
+  r.keep_audit = Field<bool>(j, "keep_audit", true);
+  r.created_unix_micros = Field<int64_t>(j, "created_us", 0);
   return r;
 }
 
 absl::StatusOr<AuditRecord> DecodeAudit(std::string_view value) {
-  auto j = ParseJson(value, "audit");
-  if (!j.ok()) return j.status();
+  COPS_ASSIGN_OR_RETURN(const json j, ParseJson(value, "audit"));
   AuditRecord r;
-  r.doc_id = Field<uint64_t>(*j, "doc_id", 0);
-  r.collection = Field<std::string>(*j, "collection", "");
-  r.unix_micros = Field<int64_t>(*j, "us", 0);
-  r.checker = Field<std::string>(*j, "checker", "");
-  r.ratio = Field<double>(*j, "ratio", 0);
-  r.containment = Field<double>(*j, "containment", 0);
-  r.matched_chunks = Field<uint32_t>(*j, "matched_chunks", 0);
-  r.violation = Field<bool>(*j, "violation", false);
+  r.doc_id = Field<uint64_t>(j, "doc_id", 0);
+  r.collection = Field<std::string>(j, "collection", "");
+  r.unix_micros = Field<int64_t>(j, "us", 0);
+  r.checker = Field<std::string>(j, "checker", "");
+  r.ratio = Field<double>(j, "ratio", 0);
+  r.containment = Field<double>(j, "containment", 0);
+  r.matched_chunks = Field<uint32_t>(j, "matched_chunks", 0);
+  r.violation = Field<bool>(j, "violation", false);
   return r;
 }
 
 absl::StatusOr<UsageRecord> DecodeUsage(std::string_view value) {
-  auto j = ParseJson(value, "usage");
-  if (!j.ok()) return j.status();
+  COPS_ASSIGN_OR_RETURN(const json j, ParseJson(value, "usage"));
   UsageRecord r;
-  r.documents = Field<uint64_t>(*j, "documents", 0);
-  r.bytes = Field<uint64_t>(*j, "bytes", 0);
+  r.documents = Field<uint64_t>(j, "documents", 0);
+  r.bytes = Field<uint64_t>(j, "bytes", 0);
   return r;
 }
 
 template <typename T, typename Decode>
 absl::StatusOr<std::vector<T>> DecodeAll(absl::StatusOr<std::vector<std::string>> values,
                                          Decode decode) {
-  if (!values.ok()) return values.status();
+  COPS_RETURN_IF_ERROR(values.status());
   std::vector<T> out;
   out.reserve(values->size());
   for (const std::string& v : *values) {
-    auto r = decode(v);
-    if (!r.ok()) return r.status();
-    out.push_back(*std::move(r));
+    COPS_ASSIGN_OR_RETURN(T r, decode(v));
+    out.push_back(std::move(r));
   }
   return out;
 }
@@ -309,8 +304,7 @@ absl::StatusOr<std::vector<std::string>> PrincipalStore::ScanValues(
 }
 
 absl::Status PrincipalStore::PutPrincipal(const PrincipalRecord& record) {
-  absl::Status valid = ValidateAccessName("principal", record.name);
-  if (!valid.ok()) return valid;
+  COPS_RETURN_IF_ERROR(ValidateAccessName("principal", record.name));
   return Put(StrCat(kPrincipalPrefix, record.name), EncodePrincipal(record));
 }
 
@@ -322,8 +316,7 @@ absl::Status PrincipalStore::PutKey(const ApiKeyRecord& record) {
 }
 
 absl::Status PrincipalStore::PutCollection(const CollectionRecord& record) {
-  absl::Status valid = ValidateAccessName("collection", record.name);
-  if (!valid.ok()) return valid;
+  COPS_RETURN_IF_ERROR(ValidateAccessName("collection", record.name));
   return Put(StrCat(kCollectionPrefix, record.name), EncodeCollection(record));
 }
 
@@ -332,7 +325,7 @@ absl::StatusOr<PrincipalRecord> PrincipalStore::GetPrincipal(std::string_view na
   if (absl::IsNotFound(v.status())) {
     return absl::NotFoundError(StrCat("no principal named '", name, "'"));
   }
-  if (!v.ok()) return v.status();
+  COPS_RETURN_IF_ERROR(v.status());
   return DecodePrincipal(*v);
 }
 
@@ -341,7 +334,7 @@ absl::StatusOr<ApiKeyRecord> PrincipalStore::GetKey(std::string_view key_id) con
   if (absl::IsNotFound(v.status())) {
     return absl::NotFoundError(StrCat("no api key with id '", key_id, "'"));
   }
-  if (!v.ok()) return v.status();
+  COPS_RETURN_IF_ERROR(v.status());
   return DecodeKey(*v);
 }
 
@@ -350,7 +343,7 @@ absl::StatusOr<CollectionRecord> PrincipalStore::GetCollection(std::string_view 
   if (absl::IsNotFound(v.status())) {
     return absl::NotFoundError(StrCat("no collection named '", name, "'"));
   }
-  if (!v.ok()) return v.status();
+  COPS_RETURN_IF_ERROR(v.status());
   return DecodeCollection(*v);
 }
 
@@ -369,7 +362,7 @@ absl::StatusOr<std::vector<CollectionRecord>> PrincipalStore::ListCollections() 
 absl::StatusOr<UsageRecord> PrincipalStore::GetUsage(std::string_view principal) const {
   auto v = Get(StrCat(kUsagePrefix, principal));
   if (absl::IsNotFound(v.status())) return UsageRecord{};
-  if (!v.ok()) return v.status();
+  COPS_RETURN_IF_ERROR(v.status());
   return DecodeUsage(*v);
 }
 
@@ -378,8 +371,8 @@ absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
                                                      uint64_t max_documents,
                                                      uint64_t max_bytes) {
   std::lock_guard<std::mutex> lock(usage_mu_);
-  auto usage = GetUsage(principal);
-  if (!usage.ok()) return usage.status();
+  absl::StatusOr<UsageRecord> usage = GetUsage(principal);
+  COPS_RETURN_IF_ERROR(usage.status());
   if (max_documents != 0 && usage->documents + documents > max_documents) {
     return absl::ResourceExhaustedError(
         StrCat("principal '", principal, "' reached its quota of ", max_documents,
@@ -429,9 +422,8 @@ absl::StatusOr<std::vector<AuditRecord>> PrincipalStore::QueryAudit(uint64_t doc
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   for (it->Seek(start); it->Valid() && it->key().starts_with(prefix) && out.size() < limit;
        it->Next()) {
-    auto r = DecodeAudit(it->value().ToString());
-    if (!r.ok()) return r.status();
-    out.push_back(*std::move(r));
+    COPS_ASSIGN_OR_RETURN(AuditRecord r, DecodeAudit(it->value().ToString()));
+    out.push_back(std::move(r));
   }
   if (!it->status().ok()) return FromRocks(it->status(), "audit scan");
   return out;
