@@ -9,9 +9,10 @@
 #include <xxhash.h>
 
 #include "core/canonicalizer.h"
+#include "core/scratch.h"
 #include "core/siphash.h"
-#include "core/units.h"
 #include "core/status_macros.h"
+#include "core/units.h"
 
 namespace cops {
 namespace {
@@ -29,6 +30,24 @@ struct Scratch {
   std::vector<uint64_t> suffix_hash;
   std::vector<uint32_t> prefix_min;
   std::vector<uint32_t> suffix_min;
+
+  // Called after each use (core/scratch.h).
+  void Trim() {
+    ReleaseIfLarge(&canon.text);
+    ReleaseIfLarge(&canon.tokens);
+    ReleaseIfLarge(&stream.storage);
+    ReleaseIfLarge(&stream.units);
+    stream.text = {};  // may point into a released buffer
+    ReleaseIfLarge(&unit_hashes);
+    ReleaseIfLarge(&keyed_unit_hashes);
+    ReleaseIfLarge(&gram_hashes);
+    ReleaseIfLarge(&chunks);
+    ReleaseIfLarge(&selected);
+    ReleaseIfLarge(&prefix_hash);
+    ReleaseIfLarge(&suffix_hash);
+    ReleaseIfLarge(&prefix_min);
+    ReleaseIfLarge(&suffix_min);
+  }
 };
 
 Scratch& ThreadScratch() {
@@ -340,6 +359,7 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
   out->sha256 = Sha256(scratch.canon.text);
   out->input_bytes = input.size();
   out->canonical_bytes = scratch.canon.text.size();
+  scratch.Trim();
   return absl::OkStatus();
 }
 

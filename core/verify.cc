@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <bit>
 
+#include "absl/cleanup/cleanup.h"
+#include "core/scratch.h"
+
 namespace cops {
 
 void TestGrams::Build(std::span<const uint32_t> grams) {
@@ -57,6 +60,10 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
   // Every (test position, registered position) of equal grams, ordered by test position.
   std::vector<uint64_t>& pairs = PairScratch();
   pairs.clear();
+  absl::Cleanup trim = [&pairs] {
+    ReleaseIfLarge(&pairs);
+    ReleaseIfLarge(&ChainScratch());
+  };
   for (uint32_t p = 0; p < registered.size(); ++p) {
     const size_t before = pairs.size();
     test.ForEach(registered[p], [&](uint32_t i) { pairs.push_back(uint64_t{i} << 32 | p); });

@@ -6,15 +6,24 @@
 #include <unordered_set>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "core/detect.h"
+#include "core/scratch.h"
 #include "core/status_macros.h"
 
 namespace cops {
 namespace {
 
-// Per-thread scratch of the register and check paths.
+// Per-thread scratch of the register and check paths; trimmed after each call
+// (core/scratch.h).
 struct CheckScratch {
   DocumentFingerprint fingerprint;
+
+  void Trim() {
+    ReleaseIfLarge(&fingerprint.chunks);
+    ReleaseIfLarge(&fingerprint.grams);
+    ReleaseIfLarge(&fingerprint.units);
+  }
 };
 
 CheckScratch& ThreadScratch() {
@@ -147,6 +156,7 @@ absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view conte
                                                           DocumentFormat format,
                                                           const DocumentRecord& metadata) {
   DocumentFingerprint& fp = ThreadScratch().fingerprint;
+  absl::Cleanup trim = [] { ThreadScratch().Trim(); };
   DocumentRecord record;
   RegisterResultInfo result;
   COPS_RETURN_IF_ERROR(PrepareRegistration(content, format, metadata, &fp, &record, &result));
@@ -198,6 +208,7 @@ absl::Status CopyDetector::RegisterAs(std::string_view content, const DocumentRe
   COPS_ASSIGN_OR_RETURN(DocumentFormat format, ParseDocumentFormat(record.format));
   // The record keeps its own fields; Index::RegisterAs takes digest and counts from `fp`.
   DocumentFingerprint& fp = ThreadScratch().fingerprint;
+  absl::Cleanup trim = [] { ThreadScratch().Trim(); };
   DocumentRecord prepared;
   RegisterResultInfo info;
   if (absl::Status s = PrepareRegistration(content, format, record, &fp, &prepared, &info);
@@ -264,6 +275,7 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
   COPS_RETURN_IF_ERROR(Cancelled(request, "after conversion"));
 
   DocumentFingerprint& fp = ThreadScratch().fingerprint;
+  absl::Cleanup trim = [] { ThreadScratch().Trim(); };
   COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &fp,
                                                    CheckFingerprintOptions(params())));
   if (request.sample_size > 0 && request.sample_size < fp.chunks.size()) {

@@ -1,0 +1,98 @@
+// core/scratch.h and the per-thread buffers that follow it: after a call on a huge input the
+// thread keeps no more than the limit, so memory per handler thread does not grow to the
+// largest document it ever saw.
+
+#include "core/scratch.h"
+
+#include <malloc.h>
+
+#include <memory>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/fingerprint.h"
+#include "core/hash_key.h"
+#include "core/verify.h"
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+TEST(ReleaseIfLargeTest, KeepsSmallBuffersAndReleasesLargeOnes) {
+  std::vector<uint64_t> small;
+  small.reserve(kScratchKeepBytes / sizeof(uint64_t));
+  small.push_back(1);
+  ReleaseIfLarge(&small);
+  EXPECT_EQ(small.size(), 1u);  // at the limit: kept as it is
+  EXPECT_EQ(small.capacity(), kScratchKeepBytes / sizeof(uint64_t));
+
+  std::vector<uint64_t> large(kScratchKeepBytes / sizeof(uint64_t) + 1);
+  ReleaseIfLarge(&large);
+  EXPECT_TRUE(large.empty());
+  EXPECT_EQ(large.capacity(), 0u);
+
+  std::string text(100, 'x');
+  ReleaseIfLarge(&text, /*keep_bytes=*/64);
+  EXPECT_TRUE(text.empty());
+}
+
+// Heap bytes in use (glibc): small blocks plus mmapped ones.
+size_t HeapInUse() {
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+bool HeapIsMeasurable() {
+#if defined(__SANITIZE_ADDRESS__)
+  return false;  // the sanitizer's allocator does not report through mallinfo2
+#else
+  return true;
+#endif
+}
+
+constexpr size_t kHuge = 4u << 20;
+constexpr size_t kMaxRetained = 2u << 20;
+
+TEST(ScratchTest, FingerprintingAHugeDocumentLeavesTheThreadSmall) {
+  if (!HeapIsMeasurable()) GTEST_SKIP() << "no heap statistics under AddressSanitizer";
+  const HashKey key = HashKey::FromHex("00112233445566778899aabbccddeeff").value();
+  ChunkingParams params;
+  params.key_id = key.Id();
+  auto fingerprinter = Fingerprinter::Create(params, key);
+  ASSERT_TRUE(fingerprinter.ok()) << fingerprinter.status();
+  DocumentFingerprint fp;
+  FingerprintOptions options;
+  options.unit_spans = true;
+  ASSERT_TRUE((*fingerprinter)->Fingerprint("A small document warms the buffers up.", &fp).ok());
+
+  std::string huge;
+  for (uint32_t i = 0; huge.size() < kHuge; ++i) {
+    huge += "word" + std::to_string(i) + (i % 12 == 11 ? ". " : " ");
+  }
+  const size_t before = HeapInUse();
+  {
+    DocumentFingerprint big;
+    ASSERT_TRUE((*fingerprinter)->Fingerprint(huge, &big, options).ok());
+    EXPECT_GT(big.total_units, 300'000u);
+  }
+  EXPECT_LT(HeapInUse(), before + kMaxRetained);
+}
+
+TEST(ScratchTest, VerifyingAHugeDocumentLeavesTheThreadSmall) {
+  if (!HeapIsMeasurable()) GTEST_SKIP() << "no heap statistics under AddressSanitizer";
+  std::vector<uint32_t> grams(kHuge / sizeof(uint64_t));  // pairs of 8 bytes each
+  std::iota(grams.begin(), grams.end(), 1000);
+  const size_t before = HeapInUse();
+  {
+    TestGrams test;
+    test.Build(grams);
+    Verification v;
+    Verify(test, grams, VerifyOptions(), &v);
+    EXPECT_EQ(v.matched_test_grams, grams.size());
+  }
+  EXPECT_LT(HeapInUse(), before + kMaxRetained);
+}
+
+}  // namespace
+}  // namespace cops
