@@ -370,7 +370,7 @@ absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
                                                      uint64_t documents, uint64_t bytes,
                                                      uint64_t max_documents,
                                                      uint64_t max_bytes) {
-  std::lock_guard<std::mutex> lock(usage_mu_);
+  absl::MutexLock lock(&usage_mu_);
   absl::StatusOr<UsageRecord> usage = GetUsage(principal);
   COPS_RETURN_IF_ERROR(usage.status());
   if (max_documents != 0 && usage->documents + documents > max_documents) {
@@ -397,7 +397,7 @@ absl::Status PrincipalStore::AppendAudit(const std::vector<AuditRecord>& records
   if (records.empty()) return absl::OkStatus();
   rocksdb::WriteBatch batch;
   {
-    std::lock_guard<std::mutex> lock(audit_mu_);
+    absl::MutexLock lock(&audit_mu_);
     for (const AuditRecord& r : records) {
       // doc id, time, then a sequence number so two checks in the same microsecond
       // both keep their record.

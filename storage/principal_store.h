@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 
 namespace rocksdb {
 class DB;
@@ -131,8 +131,8 @@ class PrincipalStore {
   absl::StatusOr<std::vector<std::string>> ScanValues(std::string_view prefix) const;
 
   std::unique_ptr<rocksdb::DB> db_;
-  mutable std::mutex usage_mu_;  // serializes AddUsage's read-modify-write
-  std::mutex audit_mu_;          // guards audit_seq_
+  absl::Mutex usage_mu_;  // serializes AddUsage's read-modify-write
+  absl::Mutex audit_mu_;
   uint32_t audit_seq_ ABSL_GUARDED_BY(audit_mu_) = 0;
 };
 
