@@ -112,7 +112,12 @@ int64_t SystemNowMicros() {
 }
 
 Principal ToPrincipal(const PrincipalRecord& r) {
-  return Principal{r.name, static_cast<Role>(r.role), r.collections};
+  UsageLimits limits;
+  limits.requests_per_second = r.requests_per_second;
+  limits.burst = r.burst;
+  limits.max_documents = r.max_documents;
+  limits.max_bytes = r.max_bytes;
+  return Principal{r.name, static_cast<Role>(r.role), r.collections, limits};
 }
 
 std::string_view ActionName(Action a) {
@@ -193,7 +198,7 @@ absl::Status AccessControl::Load() {
   if (!keys.ok()) return keys.status();
   auto collections = store_->ListCollections();
   if (!collections.ok()) return collections.status();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (auto& p : *principals) principals_[p.name] = std::move(p);
   for (auto& k : *keys) keys_[k.key_id] = std::move(k);
   for (auto& c : *collections) collections_[c.name] = std::move(c);
@@ -239,7 +244,7 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
     if (!parsed) return Fail(credentials, "malformed API key (expected cops_<id>_<secret>)");
     ApiKeyRecord key;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       auto it = keys_.find(parsed->key_id);
       if (it == keys_.end()) {
         return Fail(credentials, StrCat("unknown API key id ", parsed->key_id));
@@ -252,7 +257,7 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
         CRYPTO_memcmp(hash.data(), key.hash.data(), hash.size()) != 0) {
       return Fail(credentials, StrCat("wrong secret for API key id ", key.key_id));
     }
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     // Re-read under the lock: a revocation racing with this call wins.
     auto k = keys_.find(key.key_id);
     if (k == keys_.end() || k->second.revoked_unix_micros != 0) {
@@ -265,7 +270,7 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
     }
     found = p->second;
   } else if (!credentials.certificate_names.empty()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const std::string& name : credentials.certificate_names) {
       auto p = principals_.find(name);
       if (p != principals_.end()) {
@@ -284,7 +289,7 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
                 "certificate");
   }
   {
-    std::lock_guard<std::mutex> lock(failures_mu_);
+    absl::MutexLock lock(&failures_mu_);
     failures_.erase(PeerHost(credentials.peer));
   }
   return ToPrincipal(*found);
@@ -297,7 +302,7 @@ absl::StatusOr<Principal> AccessControl::Fail(const CallCredentials& credentials
   int64_t delay_ms = 0;
   uint32_t count = 0;
   {
-    std::lock_guard<std::mutex> lock(failures_mu_);
+    absl::MutexLock lock(&failures_mu_);
     if (failures_.size() >= kMaxTrackedPeers) {
       std::erase_if(failures_, [&](const auto& kv) {
         return now - kv.second.last_micros > options_.failure_window_ms * 1000;
@@ -336,35 +341,13 @@ absl::StatusOr<Principal> AccessControl::Fail(const CallCredentials& credentials
 
 // ---------------------------------------------------------------- authorization
 
-absl::Status AccessControl::TakeToken(const PrincipalRecord& record) {
-  const double rate = record.requests_per_second > 0 ? record.requests_per_second
-                                                     : options_.default_requests_per_second;
-  const double burst =
-      std::max<double>(1, record.burst > 0 ? record.burst : options_.default_burst);
-  const int64_t now = options_.now_micros();
-  std::lock_guard<std::mutex> lock(mu_);
-  auto [it, inserted] = buckets_.try_emplace(record.name, Bucket{burst, now});
-  Bucket& b = it->second;
-  if (!inserted && now > b.last_micros) {
-    b.tokens = std::min(burst, b.tokens + rate * static_cast<double>(now - b.last_micros) / 1e6);
-  }
-  b.last_micros = std::max(b.last_micros, now);
-  if (b.tokens < 1) {
-    return absl::ResourceExhaustedError(StrCat(
-        "principal '", record.name, "' exceeded its rate limit of ", rate,
-        " requests per second (burst ", burst, "); retry later"));
-  }
-  b.tokens -= 1;
-  return absl::OkStatus();
-}
-
 absl::Status AccessControl::Authorize(const Principal& principal, Action action,
-                                      std::string_view collection, uint64_t cost_bytes) {
+                                      std::string_view collection) const {
   // Decide on the current record, not the copy taken at authentication: a grant removed
   // a moment ago no longer counts.
   PrincipalRecord record;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = principals_.find(principal.name);
     if (it == principals_.end()) {
       return absl::PermissionDeniedError(
@@ -372,45 +355,28 @@ absl::Status AccessControl::Authorize(const Principal& principal, Action action,
     }
     record = it->second;
   }
-  absl::Status token = TakeToken(record);
-  if (!token.ok()) return token;
-
   const Role role = static_cast<Role>(record.role);
   if (!RoleAllows(role, action)) {
     return absl::PermissionDeniedError(StrCat("principal '", record.name, "' (role ",
-                                                    RoleName(role), ") may not ",
-                                                    ActionName(action)));
+                                           RoleName(role), ") may not ", ActionName(action)));
   }
   const bool unrestricted = role == Role::kAdmin && record.collections.empty();
   if (collection.empty()) {
     if (!unrestricted && action != Action::kCheck && action != Action::kReadDocument &&
         action != Action::kStats && action != Action::kAdmin) {
       return absl::PermissionDeniedError(
-          StrCat("principal '", record.name, "' must name a collection to ",
-                       ActionName(action)));
+          StrCat("principal '", record.name, "' must name a collection to ", ActionName(action)));
     }
   } else if (!unrestricted && !Contains(record.collections, collection)) {
-    return absl::PermissionDeniedError(StrCat("principal '", record.name,
-                                                    "' has no access to collection '",
-                                                    collection, "'"));
-  }
-
-  if (action == Action::kRegister) {
-    if (!collection.empty()) {
-      std::lock_guard<std::mutex> lock(mu_);
-      absl::Status ensured = EnsureCollectionsLocked({std::string(collection)});
-      if (!ensured.ok()) return ensured;
-    }
-    auto usage =
-        store_->AddUsage(record.name, 1, cost_bytes, record.max_documents, record.max_bytes);
-    if (!usage.ok()) return usage.status();
+    return absl::PermissionDeniedError(
+        StrCat("principal '", record.name, "' has no access to collection '", collection, "'"));
   }
   return absl::OkStatus();
 }
 
 std::optional<std::vector<std::string>> AccessControl::UsableCollections(
     const Principal& principal) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = principals_.find(principal.name);
   if (it == principals_.end()) return std::vector<std::string>{};
   const PrincipalRecord& r = it->second;
@@ -419,22 +385,16 @@ std::optional<std::vector<std::string>> AccessControl::UsableCollections(
 }
 
 CollectionPolicy AccessControl::PolicyFor(std::string_view collection) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = collections_.find(collection);
   if (it == collections_.end()) return CollectionPolicy{};
   return CollectionPolicy{it->second.show_titles_to_checkers, it->second.keep_audit};
 }
 
-void AccessControl::RecordCheck(const Principal& checker, const std::vector<CheckHit>& hits) {
-  std::vector<AuditRecord> records;
-  const int64_t now = options_.now_micros();
-  for (const CheckHit& hit : hits) {
-    if (!PolicyFor(hit.collection).keep_audit) continue;
-    records.push_back(AuditRecord{hit.doc_id, hit.collection, now, checker.name, hit.ratio,
-                                  hit.containment, hit.matched_chunks, hit.violation});
-  }
-  absl::Status s = store_->AppendAudit(records);
-  if (!s.ok()) spdlog::error("audit records of a check by '{}' lost: {}", checker.name, s.ToString());
+absl::Status AccessControl::EnsureCollection(std::string_view collection) {
+  if (collection.empty()) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  return EnsureCollectionsLocked({std::string(collection)});
 }
 
 // ---------------------------------------------------------------- administration
@@ -493,7 +453,7 @@ absl::StatusOr<IssuedKey> AccessControl::CreatePrincipal(const PrincipalRecord& 
   }
   PrincipalRecord record = in;
   record.created_unix_micros = options_.now_micros();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (principals_.count(record.name) != 0) {
     return absl::AlreadyExistsError(StrCat("principal '", record.name, "' already exists"));
   }
@@ -508,7 +468,7 @@ absl::StatusOr<IssuedKey> AccessControl::CreatePrincipal(const PrincipalRecord& 
 }
 
 absl::StatusOr<IssuedKey> AccessControl::CreateKey(std::string_view principal) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = principals_.find(principal);
   if (it == principals_.end()) {
     return absl::NotFoundError(StrCat("no principal named '", principal, "'"));
@@ -517,7 +477,7 @@ absl::StatusOr<IssuedKey> AccessControl::CreateKey(std::string_view principal) {
 }
 
 absl::Status AccessControl::RevokeKey(std::string_view key_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = keys_.find(key_id);
   if (it == keys_.end()) {
     return absl::NotFoundError(StrCat("no API key with id '", key_id, "'"));
@@ -539,7 +499,7 @@ absl::Status AccessControl::SetCollections(std::string_view principal,
     absl::Status valid = ValidateAccessName("collection", c);
     if (!valid.ok()) return valid;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = principals_.find(principal);
   if (it == principals_.end()) {
     return absl::NotFoundError(StrCat("no principal named '", principal, "'"));
@@ -555,14 +515,14 @@ absl::Status AccessControl::SetCollections(std::string_view principal,
 }
 
 std::vector<PrincipalRecord> AccessControl::ListPrincipals() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<PrincipalRecord> out;
   for (const auto& [name, r] : principals_) out.push_back(r);
   return out;
 }
 
 std::vector<ApiKeyRecord> AccessControl::ListKeys() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<ApiKeyRecord> out;
   for (const auto& [id, r] : keys_) out.push_back(r);
   return out;
@@ -570,7 +530,7 @@ std::vector<ApiKeyRecord> AccessControl::ListKeys() const {
 
 absl::Status AccessControl::PutCollection(const CollectionRecord& in) {
   CollectionRecord record = in;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = collections_.find(record.name);
   record.created_unix_micros =
       it != collections_.end() ? it->second.created_unix_micros : options_.now_micros();
@@ -581,7 +541,7 @@ absl::Status AccessControl::PutCollection(const CollectionRecord& in) {
 }
 
 std::vector<CollectionRecord> AccessControl::ListCollections() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<CollectionRecord> out;
   for (const auto& [name, r] : collections_) out.push_back(r);
   return out;
@@ -599,7 +559,7 @@ absl::StatusOr<UsageRecord> AccessControl::Usage(std::string_view principal) con
 
 absl::StatusOr<std::optional<IssuedKey>> AccessControl::BootstrapAdmin() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [name, r] : principals_) {
       if (static_cast<Role>(r.role) == Role::kAdmin) return std::optional<IssuedKey>();
     }

@@ -3,9 +3,11 @@
 
 // The real Authorizer: principals with roles and collections, identified by API keys
 // ("authorization: Bearer cops_<key_id>_<secret>" or "x-cops-api-key: cops_...") or by the
-// verified client certificate of a mutual-TLS connection; per-principal token-bucket rate
-// limits and quotas; slowed-down failed authentication; collection privacy settings and the
-// per-document audit trail of checks. The model is described in docs/security.md.
+// verified client certificate of a mutual-TLS connection; slowed-down failed authentication;
+// collection privacy settings; and the administration of all of these in the access store.
+// Rate limits and quotas are the UsageLedger's (server/usage_ledger.h), the audit trail the
+// AuditSink's (server/audit_sink.h); both share this object's PrincipalStore. The model is
+// described in docs/security.md.
 //
 // What each role may do (admin may do everything):
 //   action          owner (its collections)   checker (granted collections)
@@ -22,13 +24,13 @@
 //
 // Thread-safety: safe for concurrent use; principals, keys and collections are cached in
 // memory under one mutex and written through to the PrincipalStore, so a revoked key or a
-// removed grant takes effect for the very next call.
+// removed grant takes effect for the very next call. The checks (Authorize, UsableCollections,
+// PolicyFor) only read.
 
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,17 +39,13 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/authorizer.h"
 #include "storage/principal_store.h"
 
 namespace cops {
 
 struct AccessControlOptions {
-  // Rate limit of principals whose record leaves it at 0: a token bucket refilled at
-  // `requests_per_second` holding at most `burst` tokens; each Authorize() call takes one.
-  // Higher values serve bursty gateways better and protect the index less.
-  double default_requests_per_second = 200;
-  uint32_t default_burst = 400;
   // Failed authentication: the first failure from a peer host costs nothing, then each
   // further one waits failure_base_delay_ms * 2^(n-2), capped at failure_max_delay_ms,
   // before answering UNAUTHENTICATED. A peer's count resets after failure_window_ms
@@ -90,7 +88,7 @@ class AccessControl : public Authorizer {
   // over a certificate when both are present.
   absl::StatusOr<Principal> Authenticate(const grpc::ServerContextBase& context) override;
   absl::Status Authorize(const Principal& principal, Action action,
-                         std::string_view collection, uint64_t cost_bytes = 0) override;
+                         std::string_view collection) const override;
 
   // UNAUTHENTICATED (logged, and slowed down per peer host) when nothing usable was
   // presented, the key is malformed, unknown or revoked, or the certificate names no known
@@ -103,9 +101,12 @@ class AccessControl : public Authorizer {
       const Principal& principal) const override;
   // The settings of `collection` (defaults when it was never created explicitly).
   CollectionPolicy PolicyFor(std::string_view collection) const override;
-  // Appends one audit record per hit whose collection keeps audits; errors are logged,
-  // never returned (an audit failure must not fail the caller's check).
-  void RecordCheck(const Principal& checker, const std::vector<CheckHit>& hits) override;
+  // Creates `collection` with default settings unless it exists (the registration path
+  // calls it before the first document goes in). The store's error when it cannot be written.
+  absl::Status EnsureCollection(std::string_view collection) override;
+
+  // The access store, for the UsageLedger and the AuditSink that share it.
+  PrincipalStore* store() const { return store_.get(); }
 
   // --- Administration (the handler first authorizes Action::kAdmin) ---
 
@@ -134,10 +135,6 @@ class AccessControl : public Authorizer {
   absl::StatusOr<std::optional<IssuedKey>> BootstrapAdmin();
 
  private:
-  struct Bucket {
-    double tokens = 0;
-    int64_t last_micros = 0;
-  };
   struct PeerFailures {
     uint32_t count = 0;
     int64_t last_micros = 0;
@@ -149,19 +146,18 @@ class AccessControl : public Authorizer {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status EnsureCollectionsLocked(const std::vector<std::string>& names)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<Principal> Fail(const CallCredentials& credentials, std::string_view reason);
-  absl::Status TakeToken(const PrincipalRecord& record);
+  absl::StatusOr<Principal> Fail(const CallCredentials& credentials, std::string_view reason)
+      ABSL_LOCKS_EXCLUDED(failures_mu_);
 
   const std::unique_ptr<PrincipalStore> store_;
   const AccessControlOptions options_;
 
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   std::map<std::string, PrincipalRecord, std::less<>> principals_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ApiKeyRecord, std::less<>> keys_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, CollectionRecord, std::less<>> collections_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, Bucket, std::less<>> buckets_ ABSL_GUARDED_BY(mu_);
 
-  std::mutex failures_mu_;
+  absl::Mutex failures_mu_;
   std::map<std::string, PeerFailures, std::less<>> failures_ ABSL_GUARDED_BY(failures_mu_);
 };
 

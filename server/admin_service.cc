@@ -35,10 +35,11 @@ void FillRotation(const KeyRotationProgress& p, v1::KeyRotationStatus* out) {
 
 }  // namespace
 
-AdminService::AdminService(Authorizer* authorizer, AccessControl* access,
+AdminService::AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
                            AdminIndexHooks index, std::string snapshot_root)
     : authorizer_(authorizer),
       access_(access),
+      usage_(usage),
       index_(std::move(index)),
       snapshot_root_(std::move(snapshot_root)) {}
 
@@ -48,6 +49,7 @@ absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* contex
   if (!caller.ok()) return caller.status();
   log->set_principal(caller->name);
   absl::Status allowed = authorizer_->Authorize(*caller, Action::kAdmin, "");
+  if (allowed.ok()) allowed = usage_->Reserve(*caller, UsageCost{}).status();
   if (!allowed.ok()) return allowed;
   return caller;
 }
@@ -206,6 +208,9 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
   } else {
     absl::Status allowed = authorizer_->Authorize(*caller, Action::kAdmin, "");
     if (!allowed.ok()) return log.Finish(allowed);
+  }
+  if (absl::Status token = usage_->Reserve(*caller, UsageCost{}).status(); !token.ok()) {
+    return ToGrpcStatus(token);
   }
   auto entries = access_->QueryAudit(request->doc_id(), request->since_unix_micros(),
                                      request->limit() == 0 ? 1000 : request->limit());

@@ -4,8 +4,8 @@
 // The gRPC Admin service (proto/cops_admin.proto): principals, API keys, collections, the
 // audit trail, snapshots and key rotation. Each handler authenticates and authorizes through the
 // Authorizer (so in --auth=off loopback mode the open authorizer lets local callers prepare
-// principals), then calls AccessControl or the Index. Every call is logged once
-// (server/request_log.h).
+// principals), takes a rate token from the UsageLedger, then calls AccessControl or the Index.
+// Every call is logged once (server/request_log.h).
 //
 // Thread-safety: stateless beyond its dependencies, which are all thread-safe; handlers run
 // concurrently.
@@ -18,6 +18,7 @@
 #include "server/authorizer.h"
 #include "server/key_rotation_progress.h"
 #include "server/request_log.h"
+#include "server/usage_ledger.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -56,8 +57,8 @@ class AdminService final : public v1::Admin::Service {
  public:
   // None owned; all must outlive the service. `snapshot_root` is the directory under which
   // CreateSnapshot writes (<data-dir>/snapshots).
-  AdminService(Authorizer* authorizer, AccessControl* access, AdminIndexHooks index,
-               std::string snapshot_root);
+  AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
+               AdminIndexHooks index, std::string snapshot_root);
 
   grpc::Status CreatePrincipal(grpc::ServerContext* context,
                                const v1::CreatePrincipalRequest* request,
@@ -92,13 +93,14 @@ class AdminService final : public v1::Admin::Service {
                            v1::SetBulkLoadResponse* response) override;
 
  private:
-  // The caller when it is an admin (named in `log`); UNAUTHENTICATED / PERMISSION_DENIED
-  // otherwise.
+  // The caller when it is an admin within its rate limit (named in `log`); UNAUTHENTICATED /
+  // PERMISSION_DENIED / RESOURCE_EXHAUSTED otherwise.
   absl::StatusOr<Principal> RequireAdmin(grpc::ServerContext* context, RequestLog* log);
   void FillPrincipal(const PrincipalRecord& record, v1::PrincipalInfo* out) const;
 
   Authorizer* const authorizer_;
   AccessControl* const access_;
+  UsageLedger* const usage_;
   const AdminIndexHooks index_;
   const std::string snapshot_root_;
 };

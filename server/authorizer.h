@@ -1,8 +1,11 @@
 #ifndef COPS_SERVER_AUTHORIZER_H_
 #define COPS_SERVER_AUTHORIZER_H_
 
-// Who may do what. Every RPC handler first calls Authorizer::Authorize() with the action it
-// is about to perform and the collection(s) it touches; it proceeds only on OK.
+// Who may do what: the access policy. Every RPC handler first identifies the caller with
+// Authenticate(), then asks Authorize() whether it may perform the action on the collection(s)
+// it touches, and proceeds only on OK. The policy only decides: rate limits and quotas are
+// kept by the UsageLedger (server/usage_ledger.h) and the audit trail by the AuditSink
+// (server/audit_sink.h).
 //
 // Thread-safety: implementations must be safe for concurrent calls.
 
@@ -12,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace grpc {
@@ -37,12 +41,23 @@ enum class Action : uint8_t {
   kAdmin,
 };
 
+// The limits the UsageLedger applies to a principal. 0 means "the server's default" for the
+// rate and burst and "unlimited" for the quotas.
+struct UsageLimits {
+  double requests_per_second = 0;  // token-bucket refill rate
+  uint32_t burst = 0;              // token-bucket capacity
+  uint64_t max_documents = 0;      // lifetime registrations accepted
+  uint64_t max_bytes = 0;          // lifetime bytes registered
+  bool unlimited = false;          // no rate limit and no quota at all (open loopback mode)
+};
+
 struct Principal {
-  std::string name;  // e.g. "publisher-acm", or "anonymous" / "local" in open mode
+  std::string name;  // e.g. "publisher-acm", or "local" in open mode
   Role role = Role::kChecker;
   // Collections the principal may use (register into for owners, check against for
   // checkers). Empty with role kAdmin means all.
   std::vector<std::string> collections;
+  UsageLimits limits;  // as recorded when the caller authenticated
 };
 
 // Privacy settings of one collection (docs/security.md).
@@ -51,35 +66,25 @@ struct CollectionPolicy {
   bool keep_audit = true;                // checks reporting its documents are audited
 };
 
-// One registered document a check reported, for the audit trail.
-struct CheckHit {
-  uint64_t doc_id = 0;
-  std::string collection;
-  double ratio = 0;
-  double containment = 0;
-  uint32_t matched_chunks = 0;
-  bool violation = false;
-};
-
 class Authorizer {
  public:
   virtual ~Authorizer() = default;
 
   // Identifies the caller from call metadata (API key) or its TLS peer certificate.
-  // UNAUTHENTICATED when credentials are missing, unknown or revoked.
+  // UNAUTHENTICATED when credentials are missing, unknown or revoked. Changes nothing but
+  // the per-peer count of failures that slows down guessing.
   virtual absl::StatusOr<Principal> Authenticate(const grpc::ServerContextBase& context) = 0;
 
   // OK when `principal` may perform `action` on `collection` ("" = no specific collection);
-  // PERMISSION_DENIED otherwise; RESOURCE_EXHAUSTED when a rate limit or quota is exceeded
-  // (`cost_bytes` counts against byte quotas).
+  // PERMISSION_DENIED otherwise. A pure decision: it changes no state.
   virtual absl::Status Authorize(const Principal& principal, Action action,
-                                 std::string_view collection, uint64_t cost_bytes = 0) = 0;
+                                 std::string_view collection) const = 0;
 
   // Like Authorize() for an action on one existing document (kUnregister, kReadText,
   // kReadDocument) owned by `owner`: an owner principal may unregister or read the text only
   // of documents whose owner is its own name.
-  virtual absl::Status AuthorizeDocument(const Principal& principal, Action action,
-                                         std::string_view collection, std::string_view owner) {
+  absl::Status AuthorizeDocument(const Principal& principal, Action action,
+                                 std::string_view collection, std::string_view owner) const {
     absl::Status s = Authorize(principal, action, collection);
     if (s.ok() && principal.role == Role::kOwner && owner != principal.name &&
         (action == Action::kUnregister || action == Action::kReadText)) {
@@ -101,9 +106,12 @@ class Authorizer {
     return CollectionPolicy{true, false};
   }
 
-  // Appends audit records for the hits whose collections keep audits. Never fails the
-  // caller's check (errors are logged). Default: nothing is recorded.
-  virtual void RecordCheck(const Principal& /*checker*/, const std::vector<CheckHit>& /*hits*/) {}
+  // A step of the registration path, not of any check: records `collection` with default
+  // settings when it does not exist yet, so that it is listed like one created explicitly.
+  // Default: nothing to record.
+  virtual absl::Status EnsureCollection(std::string_view /*collection*/) {
+    return absl::OkStatus();
+  }
 };
 
 }  // namespace cops

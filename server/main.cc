@@ -19,6 +19,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "server/access_control.h"
 #include "server/admin_service.h"
+#include "server/audit_sink.h"
 #include "server/copy_detector.h"
 #include "server/index_generations.h"
 #include "server/open_authorizer.h"
@@ -26,6 +27,7 @@
 #include "server/server_config.h"
 #include "server/service.h"
 #include "server/transport_security.h"
+#include "server/usage_ledger.h"
 #include "spdlog/spdlog.h"
 #include "storage/index.h"
 
@@ -107,9 +109,13 @@ int Run(int argc, char** argv) {
   if (!access.ok()) return Fail(access.status());
   OpenAuthorizer open_authorizer;
   Authorizer* authorizer = auth ? static_cast<Authorizer*>(access->get()) : &open_authorizer;
+  // Rate limits and quotas, and the audit trail, over the access store. Declared after
+  // `access`, so the audit sink writes what it holds before the store closes.
+  UsageLedger usage((*access)->store());
+  AuditSink audit(AppendTo((*access)->store()));
 
-  CopyDetectionService service(generations->get(), authorizer);
-  AdminService admin(authorizer, access->get(), AdminHooksFor(generations->get()),
+  CopyDetectionService service(generations->get(), authorizer, &usage, &audit);
+  AdminService admin(authorizer, access->get(), &usage, AdminHooksFor(generations->get()),
                      (fs::path(config.data_dir) / "snapshots").string());
 
   grpc::EnableDefaultHealthCheckService(true);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/match.h"
+#include "server/audit_sink.h"
 #include "server/authorizer.h"
 #include "storage/index.h"
 
@@ -26,7 +27,8 @@ namespace cops {
 // record.owner == caller.name), clears owner, author and external id, the title unless
 // PolicyFor(collection).show_titles_to_checkers, and the registered-side offsets of every span.
 // Matches, ratios and the violation flag are left as they are. Returns one CheckHit per match,
-// to be passed to Authorizer::RecordCheck() once the reply is sent.
+// for the audit trail (the handler records those whose collection keeps audits once the reply
+// is filled).
 std::vector<CheckHit> RedactReport(const Authorizer& authorizer, const Principal& caller,
                                    Report* report, std::vector<DocumentRecord>* records);
 

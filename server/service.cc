@@ -54,7 +54,7 @@ void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
 // The collections a check searches: those asked for (each authorized), narrowed to those the
 // caller may use; std::nullopt = all.
 absl::StatusOr<std::optional<std::vector<std::string>>> CheckCollections(
-    Authorizer& authorizer, const Principal& principal,
+    const Authorizer& authorizer, const Principal& principal,
     const google::protobuf::RepeatedPtrField<std::string>& requested) {
   std::optional<std::vector<std::string>> usable = authorizer.UsableCollections(principal);
   if (requested.empty()) return usable;
@@ -146,8 +146,8 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
 
 // AuthorizeDocument, but a caller who may not see the document's collection at all learns
 // only NOT_FOUND, so ids of other tenants cannot be probed.
-absl::Status AuthorizeExisting(Authorizer& authorizer, const Principal& principal, Action action,
-                               const DocumentRecord& record) {
+absl::Status AuthorizeExisting(const Authorizer& authorizer, const Principal& principal,
+                               Action action, const DocumentRecord& record) {
   absl::Status s =
       authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
   if (s.code() == absl::StatusCode::kPermissionDenied) {
@@ -158,6 +158,14 @@ absl::Status AuthorizeExisting(Authorizer& authorizer, const Principal& principa
     }
   }
   return s;
+}
+
+// The hits of a check that go to the audit trail: those whose collection keeps audits.
+std::vector<CheckHit> AuditedHits(const Authorizer& authorizer, std::vector<CheckHit> hits) {
+  std::erase_if(hits, [&](const CheckHit& hit) {
+    return !authorizer.PolicyFor(hit.collection).keep_audit;
+  });
+  return hits;
 }
 
 }  // namespace
@@ -188,9 +196,13 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   return o;
 }
 
-CopyDetectionService::CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer)
+CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
+                                           Authorizer* authorizer, UsageLedger* usage,
+                                           AuditSink* audit)
     : generations_(generations),
       authorizer_(authorizer),
+      usage_(usage),
+      audit_(audit),
       started_(std::chrono::steady_clock::now()) {}
 
 std::shared_ptr<CopyDetector> CopyDetectionService::Detector() const {
@@ -228,17 +240,24 @@ void SetRegisterError(const absl::Status& status, v1::RegisterResult* result) {
 
 }  // namespace
 
-absl::StatusOr<DocumentRecord> CopyDetectionService::AuthorizeRegistration(
-    const Principal& principal, const v1::Document& doc) const {
-  DocumentRecord meta;
+absl::Status CopyDetectionService::TakeToken(const Principal& principal) {
+  return usage_->Reserve(principal, UsageCost{}).status();
+}
+
+absl::StatusOr<CopyDetectionService::AdmittedRegistration>
+CopyDetectionService::AdmitRegistration(const Principal& principal, const v1::Document& doc) {
+  AdmittedRegistration admitted;
+  DocumentRecord& meta = admitted.meta;
   meta.title = doc.metadata().title();
   meta.author = doc.metadata().author();
   meta.owner = principal.role == Role::kOwner ? principal.name : doc.metadata().owner();
   meta.collection = doc.metadata().collection();
   meta.external_id = doc.metadata().external_id();
-  COPS_RETURN_IF_ERROR(
-      authorizer_->Authorize(principal, Action::kRegister, meta.collection, doc.content().size()));
-  return meta;
+  COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kRegister, meta.collection));
+  COPS_ASSIGN_OR_RETURN(admitted.usage,
+                        usage_->Reserve(principal, UsageCost{1, doc.content().size()}));
+  COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(meta.collection));
+  return admitted;
 }
 
 absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
@@ -246,12 +265,14 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
                                                v1::RegisterDocumentReply* reply) {
   const v1::Document& doc = request.document();
   COPS_ASSIGN_OR_RETURN(DocumentFormat format, FormatFromProto(doc.format()));
-  COPS_ASSIGN_OR_RETURN(DocumentRecord meta, AuthorizeRegistration(principal, doc));
+  COPS_ASSIGN_OR_RETURN(AdmittedRegistration admitted, AdmitRegistration(principal, doc));
   RegisterResultInfo result;
   COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
-    COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, meta));
+    COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, admitted.meta));
     return absl::OkStatus();
   }));
+  // A duplicate (or a retry) creates nothing and uses no quota: the reservation is released.
+  if (result.outcome.created) admitted.usage.Commit();
   FillRegisterReply(result, reply);
   return absl::OkStatus();
 }
@@ -259,7 +280,7 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
 void CopyDetectionService::RegisterWindow(const Principal& principal,
                                           std::span<const v1::RegisterDocumentRequest> requests,
                                           uint32_t first_index, v1::RegisterDocumentsReply* reply) {
-  std::vector<DocumentRecord> metas(requests.size());
+  std::vector<AdmittedRegistration> admitted(requests.size());
   std::vector<RegisterInput> inputs;
   std::vector<size_t> input_of;  // window position of inputs[j]
   std::vector<v1::RegisterResult*> results(requests.size());
@@ -268,14 +289,14 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
     results[i]->set_index(first_index + static_cast<uint32_t>(i));
     const v1::Document& doc = requests[i].document();
     absl::StatusOr<DocumentFormat> format = FormatFromProto(doc.format());
-    absl::StatusOr<DocumentRecord> meta =
-        format.ok() ? AuthorizeRegistration(principal, doc) : format.status();
-    if (!meta.ok()) {
-      SetRegisterError(meta.status(), results[i]);
+    absl::StatusOr<AdmittedRegistration> admission =
+        format.ok() ? AdmitRegistration(principal, doc) : format.status();
+    if (!admission.ok()) {
+      SetRegisterError(admission.status(), results[i]);
       continue;
     }
-    metas[i] = *std::move(meta);
-    inputs.push_back(RegisterInput{doc.content(), *format, &metas[i]});
+    admitted[i] = *std::move(admission);
+    inputs.push_back(RegisterInput{doc.content(), *format, &admitted[i].meta});
     input_of.push_back(i);
   }
   std::vector<absl::StatusOr<RegisterResultInfo>> outcomes;
@@ -285,6 +306,7 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
   for (size_t j = 0; j < input_of.size(); ++j) {
     v1::RegisterResult* result = results[input_of[j]];
     if (j < outcomes.size() && outcomes[j].ok()) {
+      if (outcomes[j]->outcome.created) admitted[input_of[j]].usage.Commit();
       FillRegisterReply(*outcomes[j], result->mutable_reply());
     } else {
       SetRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
@@ -363,6 +385,7 @@ grpc::Status CopyDetectionService::UnregisterDocument(
     COPS_ASSIGN_OR_RETURN(DocumentRecord record, detector.Get(request->doc_id()));
     COPS_RETURN_IF_ERROR(
         AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, record));
+    COPS_RETURN_IF_ERROR(TakeToken(*principal));
     return detector.Unregister(request->doc_id());
   });
   return log.Finish(status);
@@ -382,16 +405,14 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
       AuthorizeExisting(*authorizer_, *principal, Action::kReadDocument, *record);
   if (status.ok() && request->include_content()) {
     status = AuthorizeExisting(*authorizer_, *principal, Action::kReadText, *record);
-    if (status.ok()) {
-      absl::StatusOr<std::string> content = detector->GetContent(request->doc_id());
-      if (content.ok()) {
-        reply->mutable_document()->set_content(*std::move(content));
-      } else {
-        status = content.status();
-      }
-    }
   }
+  if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
+  if (request->include_content()) {
+    absl::StatusOr<std::string> content = detector->GetContent(request->doc_id());
+    if (!content.ok()) return log.Finish(content.status());
+    reply->mutable_document()->set_content(*std::move(content));
+  }
   FillInfo(*record, reply->mutable_document());
   log.add_out_bytes(reply->document().content().size());
   return log.Finish(absl::OkStatus());
@@ -406,6 +427,7 @@ grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
   log.set_principal(principal->name);
   absl::Status status =
       authorizer_->Authorize(*principal, Action::kReadDocument, request->collection());
+  if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   const size_t page_size = request->page_size() == 0 ? kDefaultPageSize : request->page_size();
   absl::StatusOr<DocumentPage> page =
@@ -429,8 +451,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
                                             v1::CheckDocumentReply* reply) {
   reply->set_request_id(request.request_id());
   if (request.collections().empty()) {  // else each named collection is authorized below
-    COPS_RETURN_IF_ERROR(
-        authorizer_->Authorize(principal, Action::kCheck, "", request.content().size()));
+    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
   }
   CheckRequestInfo info;
   info.content = request.content();
@@ -438,6 +459,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
   COPS_ASSIGN_OR_RETURN(info.collections,
                         CheckCollections(*authorizer_, principal, request.collections()));
+  COPS_RETURN_IF_ERROR(TakeToken(principal));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();
   info.cancelled = [context] { return context->IsCancelled(); };
@@ -448,7 +470,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   COPS_ASSIGN_OR_RETURN(CheckResult result, detector->Check(info));
   std::vector<CheckHit> hits = RedactReport(*authorizer_, principal, &result.report, &result.records);
   FillCheckReply(result, info.options, request.options(), detector->params(), reply);
-  authorizer_->RecordCheck(principal, hits);
+  audit_->Record(principal.name, AuditedHits(*authorizer_, std::move(hits)));
   return absl::OkStatus();
 }
 
@@ -506,6 +528,7 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
   absl::Status status = authorizer_->Authorize(*principal, Action::kStats, "");
+  if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   const std::shared_ptr<CopyDetector> detector = Detector();
   const IndexStats stats = detector->Stats();

@@ -2,9 +2,10 @@
 #define COPS_SERVER_SERVICE_H_
 
 // The gRPC CopyDetection service (proto/cops.proto): a thin transport over CopyDetector.
-// Each handler authenticates and authorizes the caller (Authorizer), converts the request,
-// calls the detector, fills the reply and returns ToGrpc(status); every call is logged once
-// (server/request_log.h).
+// Each handler authenticates and authorizes the caller (Authorizer), reserves its usage
+// (UsageLedger), converts the request, calls the detector, settles the reservation, fills the
+// reply, hands a check's hits to the AuditSink and returns ToGrpc(status); every call is
+// logged once (server/request_log.h).
 //
 // Thread-safety: stateless beyond its dependencies, which are thread-safe; handlers run
 // concurrently on the server's thread pool.
@@ -13,9 +14,11 @@
 #include <span>
 
 #include "proto/cops.grpc.pb.h"
+#include "server/audit_sink.h"
 #include "server/authorizer.h"
 #include "server/copy_detector.h"
 #include "server/index_generations.h"
+#include "server/usage_ledger.h"
 
 namespace cops {
 
@@ -23,8 +26,9 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
  public:
   // Serves the live generation of `generations`, following key rotations: each call uses
   // one generation throughout; registrations and unregistrations go through
-  // IndexGenerations::WithWriter. Neither is owned; both must outlive the service.
-  CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer);
+  // IndexGenerations::WithWriter. None is owned; all must outlive the service.
+  CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
+                       UsageLedger* usage, AuditSink* audit);
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
                                 const v1::RegisterDocumentRequest* request,
@@ -51,9 +55,17 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
                         v1::GetStatsReply* reply) override;
 
  private:
-  // Authorizes registering `doc` and returns its metadata as the index records it.
-  absl::StatusOr<DocumentRecord> AuthorizeRegistration(const Principal& principal,
-                                                       const v1::Document& doc) const;
+  // A registration let in: its metadata as the index records it and its reserved quota.
+  struct AdmittedRegistration {
+    DocumentRecord meta;
+    Reservation usage;  // Commit() once the document is created; else released
+  };
+  // The registration path before the write: authorizes registering `doc`, reserves its
+  // quota and creates its collection when new.
+  absl::StatusOr<AdmittedRegistration> AdmitRegistration(const Principal& principal,
+                                                         const v1::Document& doc);
+  // Takes one rate token for an operation that charges no quota.
+  absl::Status TakeToken(const Principal& principal);
   absl::Status RegisterOne(const Principal& principal, const v1::RegisterDocumentRequest& request,
                            v1::RegisterDocumentReply* reply);
   // Registers a window of a bulk stream with one index write, appending one result per
@@ -71,6 +83,8 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
 
   IndexGenerations* const generations_;
   Authorizer* const authorizer_;
+  UsageLedger* const usage_;
+  AuditSink* const audit_;
   const std::chrono::steady_clock::time_point started_;
 };
 

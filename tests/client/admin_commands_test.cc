@@ -31,8 +31,9 @@ class AdminCommandsTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(auto admin, access_->BootstrapAdmin());
     ASSERT_TRUE(admin.has_value());
     admin_key_ = admin->api_key;
-    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{},
-                                              dir_.Join("snapshots"));
+    usage_ = std::make_unique<UsageLedger>(access_->store());
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
+                                              AdminIndexHooks{}, dir_.Join("snapshots"));
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}));
   }
 
@@ -75,6 +76,7 @@ class AdminCommandsTest : public ::testing::Test {
 
   testing::TempDir dir_{"admin_cli"};
   std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<UsageLedger> usage_;
   std::unique_ptr<AdminService> service_;
   std::unique_ptr<testing::TestServer> server_;
   std::string admin_key_;
@@ -136,7 +138,7 @@ TEST_F(AdminCommandsTest, CollectionSettingsAndGrants) {
                 admin_key_),
             0)
       << err_;
-  Principal pc{"pc", Role::kChecker, {}};
+  Principal pc{"pc", Role::kChecker, {}, {}};
   EXPECT_EQ(access_->UsableCollections(pc), (std::vector<std::string>{"arxiv", "acm"}));
   // Human output names the collection.
   ASSERT_EQ(Run({"admin", "collection", "list"}, admin_key_, /*json=*/false), 0);

@@ -33,7 +33,9 @@ class ClientSecurityTest : public ::testing::Test {
     gateway.name = "gateway";
     gateway.role = static_cast<uint8_t>(Role::kAdmin);
     ASSERT_OK(access_->CreatePrincipal(gateway));
-    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{}, "");
+    usage_ = std::make_unique<UsageLedger>(access_->store());
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
+                                              AdminIndexHooks{}, "");
     ASSERT_OK_AND_ASSIGN(
         auto creds,
         MakeServerCredentials({pki_.Path("server.pem"), pki_.Path("server.key"),
@@ -55,6 +57,7 @@ class ClientSecurityTest : public ::testing::Test {
   testing::TempDir dir_{"client_tls"};
   testing::TestPki pki_;
   std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<UsageLedger> usage_;
   std::unique_ptr<AdminService> service_;
   std::unique_ptr<testing::TestServer> server_;
   std::string admin_key_;

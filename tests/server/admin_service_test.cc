@@ -44,8 +44,9 @@ class AdminServiceTest : public ::testing::Test {
       std::filesystem::create_directories(dir);
       return absl::OkStatus();
     };
-    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), std::move(hooks),
-                                              dir_.Join("snapshots"));
+    usage_ = std::make_unique<UsageLedger>(access_->store());
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
+                                              std::move(hooks), dir_.Join("snapshots"));
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}));
     stub_ = server_->NewStub<v1::Admin>();
     owner_key_ = CreatePrincipal("acm-press", v1::PRINCIPAL_ROLE_OWNER, "acm");
@@ -85,6 +86,7 @@ class AdminServiceTest : public ::testing::Test {
   std::map<DocId, DocumentRecord> docs_;
   std::vector<std::string> snapshots_;
   std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<UsageLedger> usage_;
   std::unique_ptr<AdminService> service_;
   std::unique_ptr<testing::TestServer> server_;  // stops before the services go
   std::unique_ptr<v1::Admin::Stub> stub_;
@@ -92,8 +94,8 @@ class AdminServiceTest : public ::testing::Test {
 };
 
 TEST_F(AdminServiceTest, OwnersReadTheAuditOfTheirOwnDocumentsOnly) {
-  Principal pc{"sigmod-pc", Role::kChecker, {"acm"}};
-  access_->RecordCheck(pc, {{1, "acm", 0.8, 0.5, 12, true}, {2, "acm", 0.3, 0.1, 4, false}});
+  ASSERT_OK(access_->store()->AppendAudit({{1, "acm", 1, "sigmod-pc", 0.8, 0.5, 12, true},
+                                           {2, "acm", 2, "sigmod-pc", 0.3, 0.1, 4, false}}));
   v1::QueryAuditResponse resp;
   ASSERT_OK(Audit(owner_key_, 1, &resp));
   ASSERT_EQ(resp.entries_size(), 1);

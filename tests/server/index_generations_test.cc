@@ -64,8 +64,11 @@ class IndexGenerationsTest : public ::testing::Test {
     access_ = *std::move(access);
     std::ifstream(dir_ / "admin.key") >> admin_key_;
     ASSERT_FALSE(admin_key_.empty());
-    service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get());
-    admin_ = std::make_unique<AdminService>(access_.get(), access_.get(),
+    usage_ = std::make_unique<UsageLedger>(access_->store());
+    audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
+    service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get(),
+                                                      usage_.get(), audit_.get());
+    admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
                                             AdminHooksFor(generations_.get()),
                                             (dir_ / "snapshots").string());
     grpc::ServerBuilder builder;
@@ -89,6 +92,8 @@ class IndexGenerationsTest : public ::testing::Test {
     admin_stub_.reset();
     admin_.reset();
     service_.reset();
+    audit_.reset();
+    usage_.reset();
     access_.reset();
     generations_.reset();
   }
@@ -193,6 +198,8 @@ class IndexGenerationsTest : public ::testing::Test {
   KeyRotationOptions rotation_;
   std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<UsageLedger> usage_;
+  std::unique_ptr<AuditSink> audit_;
   std::string admin_key_;
   std::unique_ptr<CopyDetectionService> service_;
   std::unique_ptr<AdminService> admin_;

@@ -13,7 +13,7 @@ class FakeAuthorizer : public Authorizer {
   absl::StatusOr<Principal> Authenticate(const grpc::ServerContextBase&) override {
     return absl::UnimplementedError("not used");
   }
-  absl::Status Authorize(const Principal&, Action, std::string_view, uint64_t) override {
+  absl::Status Authorize(const Principal&, Action, std::string_view) const override {
     return absl::OkStatus();
   }
   std::optional<std::vector<std::string>> UsableCollections(const Principal& p) const override {
@@ -67,7 +67,7 @@ class ReportPrivacyTest : public ::testing::Test {
 };
 
 TEST_F(ReportPrivacyTest, MatchesRatiosAndTheVerdictAreKept) {
-  Principal pc{"sigmod-pc", Role::kChecker, {"acm", "open-titles"}};
+  Principal pc{"sigmod-pc", Role::kChecker, {"acm", "open-titles"}, {}};
   std::vector<CheckHit> hits = RedactReport(authz_, pc, &report_, &records_);
   ASSERT_EQ(report_.matches.size(), 3u);
   ASSERT_EQ(records_.size(), 3u);
@@ -82,7 +82,7 @@ TEST_F(ReportPrivacyTest, MatchesRatiosAndTheVerdictAreKept) {
 }
 
 TEST_F(ReportPrivacyTest, CheckersLearnOnlyIdsRatiosAndTheirOwnSpans) {
-  Principal pc{"sigmod-pc", Role::kChecker, {"acm", "open-titles"}};
+  Principal pc{"sigmod-pc", Role::kChecker, {"acm", "open-titles"}, {}};
   RedactReport(authz_, pc, &report_, &records_);
   for (size_t i = 0; i < records_.size(); ++i) {
     EXPECT_TRUE(records_[i].owner.empty());
@@ -100,7 +100,7 @@ TEST_F(ReportPrivacyTest, CheckersLearnOnlyIdsRatiosAndTheirOwnSpans) {
 }
 
 TEST_F(ReportPrivacyTest, OwnersSeeTheirOwnDocumentsInFull) {
-  Principal acm{"acm-press", Role::kOwner, {"acm"}};
+  Principal acm{"acm-press", Role::kOwner, {"acm"}, {}};
   RedactReport(authz_, acm, &report_, &records_);
   EXPECT_EQ(records_[0].owner, "acm-press");
   EXPECT_EQ(records_[0].title, "Title 2");
@@ -112,7 +112,7 @@ TEST_F(ReportPrivacyTest, OwnersSeeTheirOwnDocumentsInFull) {
 }
 
 TEST_F(ReportPrivacyTest, AdminsSeeEverything) {
-  Principal admin{"root", Role::kAdmin, {}};
+  Principal admin{"root", Role::kAdmin, {}, {}};
   std::vector<CheckHit> hits = RedactReport(authz_, admin, &report_, &records_);
   EXPECT_EQ(hits.size(), 3u);
   EXPECT_EQ(records_[2].owner, "other-press");

@@ -1,14 +1,16 @@
 // End to end through gRPC: the CopyDetection and Admin services over a real index with
 // access control on, as copsd runs them with --auth=on: each role allowed and refused per RPC,
 // collection isolation in reports and listings, privacy of registered text, revoked keys, rate
-// limits and the audit trail.
+// limits, quotas and the audit trail.
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -45,8 +47,11 @@ class ServiceAccessTest : public ::testing::Test {
     access_ = *std::move(access);
     std::ifstream(dir_ / "admin.key") >> admin_key_;
 
-    service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get());
-    admin_ = std::make_unique<AdminService>(access_.get(), access_.get(),
+    usage_ = std::make_unique<UsageLedger>(access_->store());
+    audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
+    service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get(),
+                                                      usage_.get(), audit_.get());
+    admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
                                             AdminHooksFor(generations_.get()),
                                             (dir_ / "snapshots").string());
     grpc::ServerBuilder builder;
@@ -73,13 +78,14 @@ class ServiceAccessTest : public ::testing::Test {
   }
 
   std::string NewPrincipal(const std::string& name, Role role, std::vector<std::string> cols,
-                           double rps = 0, uint32_t burst = 0) {
+                           double rps = 0, uint32_t burst = 0, uint64_t max_documents = 0) {
     PrincipalRecord r;
     r.name = name;
     r.role = static_cast<uint8_t>(role);
     r.collections = std::move(cols);
     r.requests_per_second = rps;
     r.burst = burst;
+    r.max_documents = max_documents;
     auto issued = access_->CreatePrincipal(r);
     EXPECT_TRUE(issued.ok()) << issued.status();
     return issued.ok() ? issued->api_key : "";
@@ -91,12 +97,13 @@ class ServiceAccessTest : public ::testing::Test {
   }
 
   grpc::Status Register(const std::string& key, const std::string& text,
-                        const std::string& collection, uint64_t* id = nullptr) {
+                        const std::string& collection, uint64_t* id = nullptr,
+                        v1::DocumentFormat format = v1::DOCUMENT_FORMAT_TEXT) {
     grpc::ClientContext ctx;
     Prepare(&ctx, key);
     v1::RegisterDocumentRequest req;
     req.mutable_document()->set_content(text);
-    req.mutable_document()->set_format(v1::DOCUMENT_FORMAT_TEXT);
+    req.mutable_document()->set_format(format);
     req.mutable_document()->mutable_metadata()->set_title("Secret title " + collection);
     req.mutable_document()->mutable_metadata()->set_collection(collection);
     v1::RegisterDocumentReply reply;
@@ -150,6 +157,8 @@ class ServiceAccessTest : public ::testing::Test {
   std::filesystem::path dir_;
   std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<UsageLedger> usage_;
+  std::unique_ptr<AuditSink> audit_;
   std::unique_ptr<CopyDetectionService> service_;
   std::unique_ptr<AdminService> admin_;
   std::unique_ptr<grpc::Server> server_;
@@ -268,6 +277,8 @@ TEST_F(ServiceAccessTest, OwnersSeeWhichChecksHitTheirDocuments) {
   ASSERT_TRUE(Register(acm_key_, text, "acm", &id).ok());
   v1::CheckDocumentReply reply;
   ASSERT_TRUE(Check(pc_key_, text, {}, &reply).ok());
+  audit_->Flush();  // the record is written off the check path
+  EXPECT_EQ(audit_->counters().written, 1u);
   grpc::ClientContext ctx;
   Prepare(&ctx, acm_key_);
   v1::QueryAuditRequest req;
@@ -301,7 +312,52 @@ TEST_F(ServiceAccessTest, RateLimitAnswersResourceExhausted) {
   EXPECT_TRUE(Stats(key).ok());
   EXPECT_TRUE(Stats(key).ok());
   EXPECT_EQ(Stats(key).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  grpc::ClientContext ctx;  // the Admin service draws on the same bucket
+  Prepare(&ctx, key);
+  v1::ListPrincipalsResponse principals;
+  EXPECT_EQ(admin_stub_->ListPrincipals(&ctx, v1::ListPrincipalsRequest(), &principals)
+                .error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_TRUE(Stats(admin_key_).ok());  // others are unaffected
+}
+
+TEST_F(ServiceAccessTest, FailedOrDuplicateRegistrationsUseNoQuota) {
+  const std::string key = NewPrincipal("small", Role::kOwner, {"acm"}, 0, 0,
+                                       /*max_documents=*/2);
+  auto documents = [&] { return access_->Usage("small")->documents; };
+  const std::string text = Prose(50, 200);
+  ASSERT_TRUE(Register(key, text, "acm").ok());
+  EXPECT_EQ(documents(), 1u);
+  // The same text again: the existing document is returned and nothing is charged.
+  ASSERT_TRUE(Register(key, text, "acm").ok());
+  EXPECT_EQ(documents(), 1u);
+  // A registration that fails after its quota was reserved (the content is no PDF).
+  EXPECT_EQ(Register(key, "not a PDF at all", "acm", nullptr, v1::DOCUMENT_FORMAT_PDF)
+                .error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(documents(), 1u);
+  // So the second document still fits; the third does not.
+  ASSERT_TRUE(Register(key, Prose(51, 200), "acm").ok());
+  EXPECT_EQ(documents(), 2u);
+  EXPECT_EQ(Register(key, Prose(52, 200), "acm").error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+}
+
+TEST_F(ServiceAccessTest, ARegistrationCreatesItsCollectionACheckDoesNot) {
+  auto names = [&] {
+    std::vector<std::string> out;
+    for (const CollectionRecord& c : access_->ListCollections()) out.push_back(c.name);
+    return out;
+  };
+  const std::vector<std::string> before = names();
+  v1::CheckDocumentReply reply;
+  ASSERT_TRUE(Check(admin_key_, Prose(60, 100), {"brand-new"}, &reply).ok());
+  EXPECT_EQ(names(), before);
+  ASSERT_TRUE(Register(admin_key_, Prose(60, 100), "brand-new").ok());
+  std::vector<std::string> after = before;
+  after.push_back("brand-new");
+  std::sort(after.begin(), after.end());
+  EXPECT_EQ(names(), after);
 }
 
 }  // namespace

@@ -70,8 +70,9 @@ class TlsTest : public ::testing::Test {
     checker.collections = {"acm"};
     ASSERT_OK_AND_ASSIGN(key, access_->CreatePrincipal(checker));
     checker_key_ = key.api_key;
-    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), AdminIndexHooks{},
-                                              dir_.Join("snapshots"));
+    usage_ = std::make_unique<UsageLedger>(access_->store());
+    service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
+                                              AdminIndexHooks{}, dir_.Join("snapshots"));
   }
 
   void Start(const TlsFiles& files) {
@@ -110,6 +111,7 @@ class TlsTest : public ::testing::Test {
   testing::TempDir dir_{"tls"};
   testing::TestPki pki_;
   std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<UsageLedger> usage_;
   std::unique_ptr<AdminService> service_;
   std::unique_ptr<testing::TestServer> server_;
   std::string admin_key_;

@@ -1,0 +1,97 @@
+#ifndef COPS_SERVER_AUDIT_SINK_H_
+#define COPS_SERVER_AUDIT_SINK_H_
+
+// The audit trail of checks, off the check path: a handler hands the hits of a check to
+// Record() after its reply is filled, which only appends to a bounded queue; one background
+// thread drains the queue and writes batches (to the access store in copsd). Records that
+// cannot be written, or that find the queue full, are counted and logged, never dropped
+// silently. The destructor writes what is queued before it returns.
+//
+// A record therefore reaches the store a moment after the check's reply: QueryAudit may not
+// show a check that finished microseconds ago (Flush() waits for it).
+//
+// Thread-safety: safe for concurrent use.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/principal_store.h"
+
+namespace cops {
+
+// One registered document a check reported.
+struct CheckHit {
+  uint64_t doc_id = 0;
+  std::string collection;
+  double ratio = 0;
+  double containment = 0;
+  uint32_t matched_chunks = 0;
+  bool violation = false;
+};
+
+struct AuditSinkOptions {
+  // Records waiting to be written at most; beyond it Record() drops and counts. The bound
+  // keeps memory fixed when the store stalls; larger rides out longer stalls.
+  size_t max_queued_records = 65536;
+  // Wall clock in microseconds since the epoch, stamped on each record when the check is
+  // recorded (injectable for tests). Default: the system clock.
+  std::function<int64_t()> now_micros;
+};
+
+class AuditSink {
+ public:
+  // Writes one batch of records atomically (PrincipalStore::AppendAudit in copsd).
+  using Writer = std::function<absl::Status(const std::vector<AuditRecord>&)>;
+
+  struct Counters {
+    uint64_t written = 0;  // records the writer accepted
+    uint64_t failed = 0;   // records lost because the writer failed
+    uint64_t dropped = 0;  // records lost because the queue was full
+  };
+
+  // Starts the background writer. `write` is called from that thread only.
+  explicit AuditSink(Writer write, AuditSinkOptions options = {});
+  // Writes everything queued, then stops the thread.
+  ~AuditSink();
+  AuditSink(const AuditSink&) = delete;
+  AuditSink& operator=(const AuditSink&) = delete;
+
+  // Queues one audit record per hit, stamped now and naming `checker`. Never blocks on the
+  // store and never fails the caller: what does not fit the queue is counted and logged.
+  void Record(std::string_view checker, const std::vector<CheckHit>& hits);
+
+  // Waits until every record queued before the call has been written or counted as failed.
+  void Flush();
+
+  Counters counters() const;
+
+ private:
+  void Run();
+  bool Idle() const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return queue_.empty() && !writing_; }
+  bool HasWork() const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !queue_.empty() || stopping_; }
+
+  const Writer write_;
+  const AuditSinkOptions options_;
+
+  mutable absl::Mutex mu_;
+  std::vector<AuditRecord> queue_ ABSL_GUARDED_BY(mu_);
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;  // a batch is with the writer
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  Counters counters_ ABSL_GUARDED_BY(mu_);
+
+  std::thread thread_;  // last: starts once everything above is initialized
+};
+
+// A Writer appending to `store` (not owned; REQUIRES: outlives the sink).
+AuditSink::Writer AppendTo(PrincipalStore* store);
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_AUDIT_SINK_H_

@@ -1,0 +1,107 @@
+#include "server/audit_sink.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000'000'000;
+
+AuditSinkOptions FixedClock(size_t max_queued_records = 65536) {
+  AuditSinkOptions options;
+  options.max_queued_records = max_queued_records;
+  options.now_micros = [] { return kNow; };
+  return options;
+}
+
+TEST(AuditSinkTest, RecordedCheckArrivesInTheStore) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "audit_XXXXXX").string();
+  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+  const std::filesystem::path dir = tmpl;
+  {
+    auto store = PrincipalStore::Open((dir / "access").string());
+    ASSERT_TRUE(store.ok()) << store.status();
+    AuditSink sink(AppendTo(store->get()), FixedClock());
+    sink.Record("sigmod-pc", {{41, "acm", 0.8, 0.4, 10, true}, {42, "acm", 0.2, 0.1, 3, false}});
+    sink.Flush();
+    auto hits = (*store)->QueryAudit(41, 0, 10);
+    ASSERT_TRUE(hits.ok()) << hits.status();
+    ASSERT_EQ(hits->size(), 1u);
+    EXPECT_EQ((*hits)[0].checker, "sigmod-pc");
+    EXPECT_EQ((*hits)[0].collection, "acm");
+    EXPECT_EQ((*hits)[0].unix_micros, kNow);
+    EXPECT_DOUBLE_EQ((*hits)[0].ratio, 0.8);
+    EXPECT_TRUE((*hits)[0].violation);
+    EXPECT_EQ((*store)->QueryAudit(42, 0, 10)->size(), 1u);
+    const AuditSink::Counters c = sink.counters();
+    EXPECT_EQ(c.written, 2u);
+    EXPECT_EQ(c.failed, 0u);
+    EXPECT_EQ(c.dropped, 0u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(AuditSinkTest, FailingWriterIsCounted) {
+  std::atomic<int> calls{0};
+  AuditSink sink(
+      [&](const std::vector<AuditRecord>&) {
+        ++calls;
+        return absl::UnavailableError("disk full");
+      },
+      FixedClock());
+  sink.Record("pc", {{1, "acm", 0.5, 0.5, 1, false}, {2, "acm", 0.5, 0.5, 1, false}});
+  sink.Record("pc", {{3, "acm", 0.5, 0.5, 1, false}});
+  sink.Flush();
+  const AuditSink::Counters c = sink.counters();
+  EXPECT_EQ(c.failed, 3u);
+  EXPECT_EQ(c.written, 0u);
+  EXPECT_GE(calls.load(), 1);
+}
+
+TEST(AuditSinkTest, FullQueueDropsAndCounts) {
+  absl::Notification writing, go_on;
+  std::atomic<size_t> written{0};
+  AuditSink sink(
+      [&](const std::vector<AuditRecord>& batch) {
+        if (!writing.HasBeenNotified()) writing.Notify();
+        go_on.WaitForNotification();
+        written += batch.size();
+        return absl::OkStatus();
+      },
+      FixedClock(/*max_queued_records=*/2));
+  sink.Record("pc", {{1, "acm", 0.5, 0.5, 1, false}});
+  writing.WaitForNotification();  // the writer holds record 1: the queue is empty again
+  sink.Record("pc", {{2, "acm", 0.5, 0.5, 1, false},
+                     {3, "acm", 0.5, 0.5, 1, false},
+                     {4, "acm", 0.5, 0.5, 1, false}});
+  EXPECT_EQ(sink.counters().dropped, 1u);
+  go_on.Notify();
+  sink.Flush();
+  EXPECT_EQ(written.load(), 3u);
+  EXPECT_EQ(sink.counters().written, 3u);
+}
+
+TEST(AuditSinkTest, DestructorWritesWhatIsQueued) {
+  std::atomic<size_t> written{0};
+  {
+    AuditSink sink(
+        [&](const std::vector<AuditRecord>& batch) {
+          written += batch.size();
+          return absl::OkStatus();
+        },
+        FixedClock());
+    for (uint64_t i = 0; i < 100; ++i) sink.Record("pc", {{i, "acm", 0.5, 0.5, 1, false}});
+  }
+  EXPECT_EQ(written.load(), 100u);
+}
+
+}  // namespace
+}  // namespace cops
