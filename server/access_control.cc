@@ -105,12 +105,6 @@ bool Contains(const std::vector<std::string>& v, std::string_view s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-int64_t SystemNowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 Principal ToPrincipal(const PrincipalRecord& r) {
   UsageLimits limits;
   limits.requests_per_second = r.requests_per_second;
@@ -171,7 +165,7 @@ std::string_view RoleName(Role role) {
 
 AccessControl::AccessControl(std::unique_ptr<PrincipalStore> store, AccessControlOptions options)
     : store_(std::move(store)), options_([&] {
-        if (!options.now_micros) options.now_micros = SystemNowMicros;
+        if (!options.now_micros) options.now_micros = WallClockMicros;
         if (!options.sleep_millis) {
           options.sleep_millis = [](int64_t ms) {
             std::this_thread::sleep_for(std::chrono::milliseconds(ms));

@@ -41,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/authorizer.h"
+#include "server/wall_clock.h"
 #include "storage/principal_store.h"
 
 namespace cops {

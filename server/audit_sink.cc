@@ -1,6 +1,5 @@
 #include "server/audit_sink.h"
 
-#include <chrono>
 #include <string>
 #include <utility>
 
@@ -8,17 +7,6 @@
 
 namespace cops {
 namespace {
-
-int64_t SystemNowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-AuditSinkOptions WithDefaults(AuditSinkOptions options) {
-  if (!options.now_micros) options.now_micros = SystemNowMicros;
-  return options;
-}
 
 // A full queue can drop thousands of records a second: log the first drop and then every
 // power of two, which still says how many were lost.
@@ -28,7 +16,7 @@ bool WorthLogging(uint64_t dropped) { return (dropped & (dropped - 1)) == 0; }
 
 AuditSink::AuditSink(Writer write, AuditSinkOptions options)
     : write_(std::move(write)),
-      options_(WithDefaults(std::move(options))),
+      options_(std::move(options)),
       thread_([this] { Run(); }) {}
 
 AuditSink::~AuditSink() {
@@ -39,21 +27,21 @@ AuditSink::~AuditSink() {
   thread_.join();
 }
 
-void AuditSink::Record(std::string_view checker, const std::vector<CheckHit>& hits) {
+void AuditSink::Record(std::string_view checker, std::vector<AuditRecord> hits) {
   if (hits.empty()) return;
   const int64_t now = options_.now_micros();
   uint64_t dropped_now = 0;
   uint64_t dropped_total = 0;
   {
     absl::MutexLock lock(&mu_);
-    for (const CheckHit& hit : hits) {
+    for (AuditRecord& hit : hits) {
       if (queue_.size() >= options_.max_queued_records) {
         ++dropped_now;
         continue;
       }
-      queue_.push_back(AuditRecord{hit.doc_id, hit.collection, now, std::string(checker),
-                                   hit.ratio, hit.containment, hit.matched_chunks,
-                                   hit.violation});
+      hit.unix_micros = now;
+      hit.checker = std::string(checker);
+      queue_.push_back(std::move(hit));
     }
     counters_.dropped += dropped_now;
     dropped_total = counters_.dropped;

@@ -22,27 +22,18 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "server/wall_clock.h"
 #include "storage/principal_store.h"
 
 namespace cops {
-
-// One registered document a check reported.
-struct CheckHit {
-  uint64_t doc_id = 0;
-  std::string collection;
-  double ratio = 0;
-  double containment = 0;
-  uint32_t matched_chunks = 0;
-  bool violation = false;
-};
 
 struct AuditSinkOptions {
   // Records waiting to be written at most; beyond it Record() drops and counts. The bound
   // keeps memory fixed when the store stalls; larger rides out longer stalls.
   size_t max_queued_records = 65536;
   // Wall clock in microseconds since the epoch, stamped on each record when the check is
-  // recorded (injectable for tests). Default: the system clock.
-  std::function<int64_t()> now_micros;
+  // recorded (replaceable for tests).
+  std::function<int64_t()> now_micros = WallClockMicros;
 };
 
 class AuditSink {
@@ -63,9 +54,10 @@ class AuditSink {
   AuditSink(const AuditSink&) = delete;
   AuditSink& operator=(const AuditSink&) = delete;
 
-  // Queues one audit record per hit, stamped now and naming `checker`. Never blocks on the
-  // store and never fails the caller: what does not fit the queue is counted and logged.
-  void Record(std::string_view checker, const std::vector<CheckHit>& hits);
+  // Queues `hits` (one record per registered document a check reported), each stamped now
+  // and naming `checker`. Never blocks on the store and never fails the caller: what does not
+  // fit the queue is counted and logged.
+  void Record(std::string_view checker, std::vector<AuditRecord> hits);
 
   // Waits until every record queued before the call has been written or counted as failed.
   void Flush();

@@ -5,16 +5,21 @@
 
 namespace cops {
 
-std::vector<CheckHit> RedactReport(const Authorizer& authorizer, const Principal& caller,
-                                   Report* report, std::vector<DocumentRecord>* records) {
+std::vector<AuditRecord> RedactReport(const Authorizer& authorizer, const Principal& caller,
+                                      Report* report, std::vector<DocumentRecord>* records) {
   std::map<std::string, CollectionPolicy, std::less<>> policies;
-  std::vector<CheckHit> hits;
+  std::vector<AuditRecord> hits;
   hits.reserve(report->matches.size());
   for (size_t i = 0; i < report->matches.size(); ++i) {
     DocumentMatch& m = report->matches[i];
     DocumentRecord& r = (*records)[i];
-    hits.push_back(CheckHit{m.doc_id, r.collection, m.ratio, m.containment, m.matched_chunks,
-                            m.violation});
+    AuditRecord& hit = hits.emplace_back();
+    hit.doc_id = m.doc_id;
+    hit.collection = r.collection;
+    hit.ratio = m.ratio;
+    hit.containment = m.containment;
+    hit.matched_chunks = m.matched_chunks;
+    hit.violation = m.violation;
     const bool owns = caller.role == Role::kAdmin || (!r.owner.empty() && r.owner == caller.name);
     if (owns) continue;
     auto policy = policies.find(r.collection);

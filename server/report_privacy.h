@@ -26,11 +26,11 @@ namespace cops {
 // For each match whose document the caller does not own (role admin owns all; otherwise
 // record.owner == caller.name), clears owner, author and external id, the title unless
 // PolicyFor(collection).show_titles_to_checkers, and the registered-side offsets of every span.
-// Matches, ratios and the violation flag are left as they are. Returns one CheckHit per match,
-// for the audit trail (the handler records those whose collection keeps audits once the reply
-// is filled).
-std::vector<CheckHit> RedactReport(const Authorizer& authorizer, const Principal& caller,
-                                   Report* report, std::vector<DocumentRecord>* records);
+// Matches, ratios and the violation flag are left as they are. Returns one audit record per
+// match, without checker and time (AuditSink::Record sets them), for the handler to record
+// those whose collection keeps audits once the reply is filled.
+std::vector<AuditRecord> RedactReport(const Authorizer& authorizer, const Principal& caller,
+                                     Report* report, std::vector<DocumentRecord>* records);
 
 }  // namespace cops
 

@@ -161,8 +161,9 @@ absl::Status AuthorizeExisting(const Authorizer& authorizer, const Principal& pr
 }
 
 // The hits of a check that go to the audit trail: those whose collection keeps audits.
-std::vector<CheckHit> AuditedHits(const Authorizer& authorizer, std::vector<CheckHit> hits) {
-  std::erase_if(hits, [&](const CheckHit& hit) {
+std::vector<AuditRecord> AuditedHits(const Authorizer& authorizer,
+                                     std::vector<AuditRecord> hits) {
+  std::erase_if(hits, [&](const AuditRecord& hit) {
     return !authorizer.PolicyFor(hit.collection).keep_audit;
   });
   return hits;
@@ -468,7 +469,8 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   // own.
   const std::shared_ptr<CopyDetector> detector = Detector();
   COPS_ASSIGN_OR_RETURN(CheckResult result, detector->Check(info));
-  std::vector<CheckHit> hits = RedactReport(*authorizer_, principal, &result.report, &result.records);
+  std::vector<AuditRecord> hits =
+      RedactReport(*authorizer_, principal, &result.report, &result.records);
   FillCheckReply(result, info.options, request.options(), detector->params(), reply);
   audit_->Record(principal.name, AuditedHits(*authorizer_, std::move(hits)));
   return absl::OkStatus();

@@ -1,26 +1,11 @@
 #include "server/usage_ledger.h"
 
 #include <algorithm>
-#include <chrono>
 #include <utility>
 
 #include "spdlog/spdlog.h"
 
 namespace cops {
-namespace {
-
-int64_t SystemNowMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-UsageLedgerOptions WithDefaults(UsageLedgerOptions options) {
-  if (!options.now_micros) options.now_micros = SystemNowMicros;
-  return options;
-}
-
-}  // namespace
 
 Reservation::Reservation(Reservation&& other) noexcept
     : ledger_(std::exchange(other.ledger_, nullptr)),
@@ -48,7 +33,7 @@ void Reservation::Release() {
 }
 
 UsageLedger::UsageLedger(PrincipalStore* store, UsageLedgerOptions options)
-    : store_(store), options_(WithDefaults(std::move(options))) {}
+    : store_(store), options_(std::move(options)) {}
 
 absl::Status UsageLedger::TakeToken(const Principal& principal) {
   const UsageLimits& limits = principal.limits;

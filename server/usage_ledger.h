@@ -27,6 +27,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/authorizer.h"
+#include "server/wall_clock.h"
 #include "storage/principal_store.h"
 
 namespace cops {
@@ -74,8 +75,8 @@ struct UsageLedgerOptions {
   // gateways better and protect the index less.
   double default_requests_per_second = 200;
   uint32_t default_burst = 400;
-  // Wall clock in microseconds since the epoch (injectable for tests). Default: system clock.
-  std::function<int64_t()> now_micros;
+  // Wall clock in microseconds since the epoch (replaceable for tests).
+  std::function<int64_t()> now_micros = WallClockMicros;
 };
 
 class UsageLedger {

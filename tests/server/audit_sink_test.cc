@@ -15,6 +15,18 @@ namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000'000;
 
+// One registered document a check reported, as RedactReport hands it to the sink.
+AuditRecord Hit(uint64_t doc_id, double ratio = 0.5, bool violation = false) {
+  AuditRecord hit;
+  hit.doc_id = doc_id;
+  hit.collection = "acm";
+  hit.ratio = ratio;
+  hit.containment = ratio / 2;
+  hit.matched_chunks = 10;
+  hit.violation = violation;
+  return hit;
+}
+
 AuditSinkOptions FixedClock(size_t max_queued_records = 65536) {
   AuditSinkOptions options;
   options.max_queued_records = max_queued_records;
@@ -30,7 +42,7 @@ TEST(AuditSinkTest, RecordedCheckArrivesInTheStore) {
     auto store = PrincipalStore::Open((dir / "access").string());
     ASSERT_TRUE(store.ok()) << store.status();
     AuditSink sink(AppendTo(store->get()), FixedClock());
-    sink.Record("sigmod-pc", {{41, "acm", 0.8, 0.4, 10, true}, {42, "acm", 0.2, 0.1, 3, false}});
+    sink.Record("sigmod-pc", {Hit(41, 0.8, true), Hit(42, 0.2)});
     sink.Flush();
     auto hits = (*store)->QueryAudit(41, 0, 10);
     ASSERT_TRUE(hits.ok()) << hits.status();
@@ -57,8 +69,8 @@ TEST(AuditSinkTest, FailingWriterIsCounted) {
         return absl::UnavailableError("disk full");
       },
       FixedClock());
-  sink.Record("pc", {{1, "acm", 0.5, 0.5, 1, false}, {2, "acm", 0.5, 0.5, 1, false}});
-  sink.Record("pc", {{3, "acm", 0.5, 0.5, 1, false}});
+  sink.Record("pc", {Hit(1), Hit(2)});
+  sink.Record("pc", {Hit(3)});
   sink.Flush();
   const AuditSink::Counters c = sink.counters();
   EXPECT_EQ(c.failed, 3u);
@@ -77,11 +89,9 @@ TEST(AuditSinkTest, FullQueueDropsAndCounts) {
         return absl::OkStatus();
       },
       FixedClock(/*max_queued_records=*/2));
-  sink.Record("pc", {{1, "acm", 0.5, 0.5, 1, false}});
+  sink.Record("pc", {Hit(1)});
   writing.WaitForNotification();  // the writer holds record 1: the queue is empty again
-  sink.Record("pc", {{2, "acm", 0.5, 0.5, 1, false},
-                     {3, "acm", 0.5, 0.5, 1, false},
-                     {4, "acm", 0.5, 0.5, 1, false}});
+  sink.Record("pc", {Hit(2), Hit(3), Hit(4)});
   EXPECT_EQ(sink.counters().dropped, 1u);
   go_on.Notify();
   sink.Flush();
@@ -98,7 +108,7 @@ TEST(AuditSinkTest, DestructorWritesWhatIsQueued) {
           return absl::OkStatus();
         },
         FixedClock());
-    for (uint64_t i = 0; i < 100; ++i) sink.Record("pc", {{i, "acm", 0.5, 0.5, 1, false}});
+    for (uint64_t i = 0; i < 100; ++i) sink.Record("pc", {Hit(i)});
   }
   EXPECT_EQ(written.load(), 100u);
 }

@@ -68,7 +68,7 @@ class ReportPrivacyTest : public ::testing::Test {
 
 TEST_F(ReportPrivacyTest, MatchesRatiosAndTheVerdictAreKept) {
   Principal pc{"sigmod-pc", Role::kChecker, {"acm", "open-titles"}, {}};
-  std::vector<CheckHit> hits = RedactReport(authz_, pc, &report_, &records_);
+  std::vector<AuditRecord> hits = RedactReport(authz_, pc, &report_, &records_);
   ASSERT_EQ(report_.matches.size(), 3u);
   ASSERT_EQ(records_.size(), 3u);
   EXPECT_EQ(report_.matches[0].doc_id, 2u);
@@ -113,7 +113,7 @@ TEST_F(ReportPrivacyTest, OwnersSeeTheirOwnDocumentsInFull) {
 
 TEST_F(ReportPrivacyTest, AdminsSeeEverything) {
   Principal admin{"root", Role::kAdmin, {}, {}};
-  std::vector<CheckHit> hits = RedactReport(authz_, admin, &report_, &records_);
+  std::vector<AuditRecord> hits = RedactReport(authz_, admin, &report_, &records_);
   EXPECT_EQ(hits.size(), 3u);
   EXPECT_EQ(records_[2].owner, "other-press");
   EXPECT_EQ(records_[2].author, "Author 4");
