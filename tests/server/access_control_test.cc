@@ -1,7 +1,5 @@
 #include "server/access_control.h"
 
-#include <stdlib.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -9,6 +7,8 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -21,26 +21,15 @@ struct FakeTime {
 
 class AccessControlTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "access_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    Reopen();
-  }
-  void TearDown() override {
-    ac_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { Reopen(); }
 
   void Reopen(AccessControlOptions options = {}) {
     ac_.reset();
-    auto store = PrincipalStore::Open((dir_ / "access").string());
-    ASSERT_TRUE(store.ok()) << store.status();
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrincipalStore> store,
+                         PrincipalStore::Open(dir_.Join("access")));
     options.now_micros = [t = time_] { return t->now; };
     options.sleep_millis = [t = time_](int64_t ms) { t->sleeps.push_back(ms); };
-    auto ac = AccessControl::Open(*std::move(store), std::move(options));
-    ASSERT_TRUE(ac.ok()) << ac.status();
-    ac_ = *std::move(ac);
+    ASSERT_OK_AND_ASSIGN(ac_, AccessControl::Open(std::move(store), std::move(options)));
   }
 
   IssuedKey Create(const std::string& name, Role role, std::vector<std::string> collections,
@@ -52,7 +41,7 @@ class AccessControlTest : public ::testing::Test {
     r.max_documents = max_documents;
     r.max_bytes = max_bytes;
     auto issued = ac_->CreatePrincipal(r);
-    EXPECT_TRUE(issued.ok()) << issued.status();
+    EXPECT_OK(issued);
     return issued.ok() ? *issued : IssuedKey{};
   }
 
@@ -65,11 +54,11 @@ class AccessControlTest : public ::testing::Test {
 
   Principal LoginOk(const IssuedKey& key) {
     auto p = Login(key.api_key);
-    EXPECT_TRUE(p.ok()) << p.status();
+    EXPECT_OK(p);
     return p.ok() ? *p : Principal{};
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"access"};
   std::shared_ptr<FakeTime> time_ = std::make_shared<FakeTime>();
   std::unique_ptr<AccessControl> ac_;
 };
@@ -140,24 +129,24 @@ TEST_F(AccessControlTest, OwnersTouchOnlyTheirOwnDocuments) {
   Principal a = LoginOk(Create("acm-a", Role::kOwner, {"acm"}));
   Principal b = LoginOk(Create("acm-b", Role::kOwner, {"acm"}));
   Principal admin = LoginOk(Create("root", Role::kAdmin, {}));
-  EXPECT_TRUE(ac_->AuthorizeDocument(a, Action::kUnregister, "acm", "acm-a").ok());
-  EXPECT_TRUE(ac_->AuthorizeDocument(a, Action::kReadText, "acm", "acm-a").ok());
+  EXPECT_OK(ac_->AuthorizeDocument(a, Action::kUnregister, "acm", "acm-a"));
+  EXPECT_OK(ac_->AuthorizeDocument(a, Action::kReadText, "acm", "acm-a"));
   // Same collection, another owner's document.
   EXPECT_TRUE(absl::IsPermissionDenied(ac_->AuthorizeDocument(b, Action::kUnregister, "acm", "acm-a")));
   EXPECT_TRUE(absl::IsPermissionDenied(ac_->AuthorizeDocument(b, Action::kReadText, "acm", "acm-a")));
-  EXPECT_TRUE(ac_->AuthorizeDocument(b, Action::kReadDocument, "acm", "acm-a").ok());
-  EXPECT_TRUE(ac_->AuthorizeDocument(admin, Action::kUnregister, "acm", "acm-a").ok());
+  EXPECT_OK(ac_->AuthorizeDocument(b, Action::kReadDocument, "acm", "acm-a"));
+  EXPECT_OK(ac_->AuthorizeDocument(admin, Action::kUnregister, "acm", "acm-a"));
 }
 
 TEST_F(AccessControlTest, CollectionsIsolateTenants) {
   Principal acm = LoginOk(Create("acm-press", Role::kOwner, {"acm"}));
   Principal ieee = LoginOk(Create("ieee-press", Role::kOwner, {"ieee"}));
   Principal pc = LoginOk(Create("sigmod-pc", Role::kChecker, {"acm"}));
-  EXPECT_TRUE(ac_->Authorize(acm, Action::kRegister, "acm").ok());
+  EXPECT_OK(ac_->Authorize(acm, Action::kRegister, "acm"));
   EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(acm, Action::kRegister, "ieee")));
   EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(ieee, Action::kUnregister, "acm")));
   EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(ieee, Action::kReadText, "acm")));
-  EXPECT_TRUE(ac_->Authorize(pc, Action::kCheck, "acm").ok());
+  EXPECT_OK(ac_->Authorize(pc, Action::kCheck, "acm"));
   EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(pc, Action::kCheck, "ieee")));
   // Registering needs a named collection; a check without one searches the grants only.
   EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(acm, Action::kRegister, "")));
@@ -170,22 +159,22 @@ TEST_F(AccessControlTest, CollectionsIsolateTenants) {
 TEST_F(AccessControlTest, GrantChangesApplyToTheNextCall) {
   IssuedKey key = Create("sigmod-pc", Role::kChecker, {"acm"});
   Principal pc = LoginOk(key);
-  ASSERT_TRUE(ac_->Authorize(pc, Action::kCheck, "acm").ok());
-  ASSERT_TRUE(ac_->SetCollections("sigmod-pc", {"ieee"}).ok());
+  ASSERT_OK(ac_->Authorize(pc, Action::kCheck, "acm"));
+  ASSERT_OK(ac_->SetCollections("sigmod-pc", {"ieee"}));
   // Same Principal object, taken before the change: the current grants decide.
   EXPECT_TRUE(absl::IsPermissionDenied(ac_->Authorize(pc, Action::kCheck, "acm")));
-  EXPECT_TRUE(ac_->Authorize(pc, Action::kCheck, "ieee").ok());
+  EXPECT_OK(ac_->Authorize(pc, Action::kCheck, "ieee"));
 }
 
 TEST_F(AccessControlTest, RevokedKeyStopsAtOnceAndStaysRevoked) {
   IssuedKey first = Create("acm-press", Role::kOwner, {"acm"});
   auto second = ac_->CreateKey("acm-press");
-  ASSERT_TRUE(second.ok()) << second.status();
+  ASSERT_OK(second);
   LoginOk(first);
-  ASSERT_TRUE(ac_->RevokeKey(first.key_id).ok());
+  ASSERT_OK(ac_->RevokeKey(first.key_id));
   EXPECT_TRUE(absl::IsUnauthenticated(Login(first.api_key).status()));
   LoginOk(*second);  // the principal's other key still works
-  EXPECT_TRUE(ac_->RevokeKey(first.key_id).ok());  // idempotent
+  EXPECT_OK(ac_->RevokeKey(first.key_id));  // idempotent
   EXPECT_TRUE(absl::IsNotFound(ac_->RevokeKey("0000000000000000")));
 
   Reopen();
@@ -208,7 +197,7 @@ TEST_F(AccessControlTest, StoreKeepsOnlySaltedHashes) {
   }
   ac_.reset();  // flush and close, then look at every byte on disk
   std::string all;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_.path())) {
     if (!entry.is_regular_file()) continue;
     std::ifstream in(entry.path(), std::ios::binary);
     all.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -223,12 +212,12 @@ TEST_F(AccessControlTest, ChecksChangeNothing) {
   // No rate limit and no quota here: a thousand decisions leave every record as it was.
   Principal small = LoginOk(Create("small", Role::kOwner, {"acm"}, /*max_documents=*/1));
   for (int i = 0; i < 1000; ++i) {
-    ASSERT_TRUE(ac_->Authorize(small, Action::kRegister, "acm").ok()) << i;
+    ASSERT_OK(ac_->Authorize(small, Action::kRegister, "acm")) << i;
   }
   EXPECT_EQ(ac_->Usage("small")->documents, 0u);
   // Authorizing a registration into a collection that does not exist does not create it.
   Principal admin = LoginOk(Create("root", Role::kAdmin, {}));
-  ASSERT_TRUE(ac_->Authorize(admin, Action::kRegister, "fresh").ok());
+  ASSERT_OK(ac_->Authorize(admin, Action::kRegister, "fresh"));
   auto names = [&] {
     std::vector<std::string> out;
     for (const CollectionRecord& c : ac_->ListCollections()) out.push_back(c.name);
@@ -236,10 +225,10 @@ TEST_F(AccessControlTest, ChecksChangeNothing) {
   };
   EXPECT_EQ(names(), std::vector<std::string>{"acm"});
   // The registration path creates it explicitly, once.
-  ASSERT_TRUE(ac_->EnsureCollection("fresh").ok());
+  ASSERT_OK(ac_->EnsureCollection("fresh"));
   const int64_t created = time_->now;
   time_->now += 1'000'000;
-  ASSERT_TRUE(ac_->EnsureCollection("fresh").ok());
+  ASSERT_OK(ac_->EnsureCollection("fresh"));
   EXPECT_EQ(names(), (std::vector<std::string>{"acm", "fresh"}));
   EXPECT_EQ(ac_->ListCollections()[1].created_unix_micros, created);
 }
@@ -254,7 +243,7 @@ TEST_F(AccessControlTest, PrincipalCarriesItsUsageLimits) {
   r.max_documents = 10;
   r.max_bytes = 1000;
   auto key = ac_->CreatePrincipal(r);
-  ASSERT_TRUE(key.ok()) << key.status();
+  ASSERT_OK(key);
   const UsageLimits limits = LoginOk(*key).limits;
   EXPECT_DOUBLE_EQ(limits.requests_per_second, 2);
   EXPECT_EQ(limits.burst, 3u);
@@ -288,7 +277,7 @@ TEST_F(AccessControlTest, VerifiedCertificateNamesAPrincipal) {
   c.peer = "ipv4:127.0.0.1:1";
   c.certificate_names = {"spiffe://example.org/x", "gateway.example.org"};
   auto p = ac_->AuthenticateCredentials(c);
-  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_OK(p);
   EXPECT_EQ(p->name, "gateway.example.org");
   EXPECT_EQ(p->role, Role::kChecker);
   c.certificate_names = {"stranger.example.org"};
@@ -301,7 +290,7 @@ TEST_F(AccessControlTest, CollectionSettingsArePrivateAndAuditedByDefault) {
   quiet.name = "quiet";
   quiet.keep_audit = false;
   quiet.show_titles_to_checkers = true;
-  ASSERT_TRUE(ac_->PutCollection(quiet).ok());
+  ASSERT_OK(ac_->PutCollection(quiet));
   EXPECT_TRUE(ac_->PolicyFor("quiet").show_titles_to_checkers);
   EXPECT_FALSE(ac_->PolicyFor("quiet").keep_audit);
   EXPECT_FALSE(ac_->PolicyFor("acm").show_titles_to_checkers);
@@ -329,13 +318,13 @@ TEST_F(AccessControlTest, CreatePrincipalValidates) {
 
 TEST_F(AccessControlTest, BootstrapCreatesOneAdminOnce) {
   auto first = ac_->BootstrapAdmin();
-  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_OK(first);
   ASSERT_TRUE(first->has_value());
   Principal admin = LoginOk(**first);
   EXPECT_EQ(admin.role, Role::kAdmin);
   Reopen();
   auto second = ac_->BootstrapAdmin();
-  ASSERT_TRUE(second.ok());
+  ASSERT_OK(second);
   EXPECT_FALSE(second->has_value());
   LoginOk(**first);
 }
@@ -347,13 +336,12 @@ namespace cops {
 namespace {
 
 TEST(OpenAccessControlTest, BootstrapKeyFileIsPrivateAndWrittenOnce) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "access_boot_XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  const std::filesystem::path dir = tmpl;
+  const testing::TempDir temp("access_boot");
+  const std::filesystem::path& dir = temp.path();
   std::string key;
   {
     auto ac = OpenAccessControl(dir.string(), /*bootstrap_admin=*/true);
-    ASSERT_TRUE(ac.ok()) << ac.status();
+    ASSERT_OK(ac);
     std::ifstream in(dir / "admin.key");
     std::getline(in, key);
     EXPECT_EQ(std::filesystem::status(dir / "admin.key").permissions() &
@@ -362,29 +350,26 @@ TEST(OpenAccessControlTest, BootstrapKeyFileIsPrivateAndWrittenOnce) {
     CallCredentials c;
     c.api_key = key;
     auto p = (*ac)->AuthenticateCredentials(c);
-    ASSERT_TRUE(p.ok()) << p.status();
+    ASSERT_OK(p);
     EXPECT_EQ(p->role, Role::kAdmin);
   }
   std::filesystem::remove(dir / "admin.key");
   {
     // An admin exists: no new key, no new file.
     auto ac = OpenAccessControl(dir.string(), true);
-    ASSERT_TRUE(ac.ok()) << ac.status();
+    ASSERT_OK(ac);
     EXPECT_FALSE(std::filesystem::exists(dir / "admin.key"));
     EXPECT_EQ((*ac)->ListKeys().size(), 1u);
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(OpenAccessControlTest, NoBootstrapWhenAuthIsOff) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "access_boot_XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  const std::filesystem::path dir = tmpl;
+  const testing::TempDir temp("access_boot");
+  const std::filesystem::path& dir = temp.path();
   auto ac = OpenAccessControl(dir.string(), /*bootstrap_admin=*/false);
-  ASSERT_TRUE(ac.ok()) << ac.status();
+  ASSERT_OK(ac);
   EXPECT_TRUE((*ac)->ListPrincipals().empty());
   EXPECT_FALSE(std::filesystem::exists(dir / "admin.key"));
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -1,14 +1,13 @@
 #include "server/audit_sink.h"
 
-#include <stdlib.h>
-
 #include <atomic>
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -35,30 +34,24 @@ AuditSinkOptions FixedClock(size_t max_queued_records = 65536) {
 }
 
 TEST(AuditSinkTest, RecordedCheckArrivesInTheStore) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "audit_XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  const std::filesystem::path dir = tmpl;
-  {
-    auto store = PrincipalStore::Open((dir / "access").string());
-    ASSERT_TRUE(store.ok()) << store.status();
-    AuditSink sink(AppendTo(store->get()), FixedClock());
-    sink.Record("sigmod-pc", {Hit(41, 0.8, true), Hit(42, 0.2)});
-    sink.Flush();
-    auto hits = (*store)->QueryAudit(41, 0, 10);
-    ASSERT_TRUE(hits.ok()) << hits.status();
-    ASSERT_EQ(hits->size(), 1u);
-    EXPECT_EQ((*hits)[0].checker, "sigmod-pc");
-    EXPECT_EQ((*hits)[0].collection, "acm");
-    EXPECT_EQ((*hits)[0].unix_micros, kNow);
-    EXPECT_DOUBLE_EQ((*hits)[0].ratio, 0.8);
-    EXPECT_TRUE((*hits)[0].violation);
-    EXPECT_EQ((*store)->QueryAudit(42, 0, 10)->size(), 1u);
-    const AuditSink::Counters c = sink.counters();
-    EXPECT_EQ(c.written, 2u);
-    EXPECT_EQ(c.failed, 0u);
-    EXPECT_EQ(c.dropped, 0u);
-  }
-  std::filesystem::remove_all(dir);
+  const testing::TempDir dir("audit");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrincipalStore> store,
+                       PrincipalStore::Open(dir.Join("access")));
+  AuditSink sink(AppendTo(store.get()), FixedClock());
+  sink.Record("sigmod-pc", {Hit(41, 0.8, true), Hit(42, 0.2)});
+  sink.Flush();
+  ASSERT_OK_AND_ASSIGN(std::vector<AuditRecord> hits, store->QueryAudit(41, 0, 10));
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_EQ(hits[0].checker, "sigmod-pc");
+  EXPECT_EQ(hits[0].collection, "acm");
+  EXPECT_EQ(hits[0].unix_micros, kNow);
+  EXPECT_DOUBLE_EQ(hits[0].ratio, 0.8);
+  EXPECT_TRUE(hits[0].violation);
+  EXPECT_EQ(store->QueryAudit(42, 0, 10)->size(), 1u);
+  const AuditSink::Counters c = sink.counters();
+  EXPECT_EQ(c.written, 2u);
+  EXPECT_EQ(c.failed, 0u);
+  EXPECT_EQ(c.dropped, 0u);
 }
 
 TEST(AuditSinkTest, FailingWriterIsCounted) {

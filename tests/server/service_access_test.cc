@@ -3,8 +3,6 @@
 // collection isolation in reports and listings, privacy of registered text, revoked keys, rate
 // limits, quotas and the audit trail.
 
-#include <stdlib.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +20,9 @@
 #include "server/server_config.h"
 #include "server/service.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_server.h"
 
 namespace cops {
 namespace {
@@ -31,21 +32,15 @@ using testing_corpus::Prose;
 class ServiceAccessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "svc_access_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     ServerConfig config;
-    config.data_dir = dir_.string();
-    auto generations = IndexGenerations::Open(config);
-    ASSERT_TRUE(generations.ok()) << generations.status();
-    generations_ = *std::move(generations);
+    config.data_dir = dir_.path().string();
+    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(config));
     // Failed authentications are slowed as in copsd, with 1 ms instead of 100 ms steps.
     AccessControlOptions access_options;
     access_options.failure_base_delay_ms = 1;
-    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true, access_options);
-    ASSERT_TRUE(access.ok()) << access.status();
-    access_ = *std::move(access);
-    std::ifstream(dir_ / "admin.key") >> admin_key_;
+    ASSERT_OK_AND_ASSIGN(access_, OpenAccessControl(dir_.path().string(),
+                                                    /*bootstrap_admin=*/true, access_options));
+    std::ifstream(dir_.path() / "admin.key") >> admin_key_;
 
     usage_ = std::make_unique<UsageLedger>(access_->store());
     audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
@@ -53,30 +48,16 @@ class ServiceAccessTest : public ::testing::Test {
                                                       usage_.get(), audit_.get());
     admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
                                             AdminHooksFor(generations_.get()),
-                                            (dir_ / "snapshots").string());
-    grpc::ServerBuilder builder;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(service_.get());
-    builder.RegisterService(admin_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port_),
-                                       grpc::InsecureChannelCredentials());
-    stub_ = v1::CopyDetection::NewStub(channel);
-    admin_stub_ = v1::Admin::NewStub(channel);
+                                            dir_.Join("snapshots"));
+    ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get(), admin_.get()}));
+    stub_ = server_->NewStub<v1::CopyDetection>();
+    admin_stub_ = server_->NewStub<v1::Admin>();
 
     acm_key_ = NewPrincipal("acm-press", Role::kOwner, {"acm"});
     acm2_key_ = NewPrincipal("acm-second", Role::kOwner, {"acm"});
     ieee_key_ = NewPrincipal("ieee-press", Role::kOwner, {"ieee"});
     pc_key_ = NewPrincipal("sigmod-pc", Role::kChecker, {"acm"});
   }
-  void TearDown() override {
-    server_->Shutdown();
-    server_.reset();
-    generations_.reset();
-    std::filesystem::remove_all(dir_);
-  }
-
   std::string NewPrincipal(const std::string& name, Role role, std::vector<std::string> cols,
                            double rps = 0, uint32_t burst = 0, uint64_t max_documents = 0) {
     PrincipalRecord r;
@@ -87,20 +68,15 @@ class ServiceAccessTest : public ::testing::Test {
     r.burst = burst;
     r.max_documents = max_documents;
     auto issued = access_->CreatePrincipal(r);
-    EXPECT_TRUE(issued.ok()) << issued.status();
+    EXPECT_OK(issued);
     return issued.ok() ? issued->api_key : "";
-  }
-
-  static void Prepare(grpc::ClientContext* ctx, const std::string& key) {
-    if (!key.empty()) ctx->AddMetadata("authorization", "Bearer " + key);
-    ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   }
 
   grpc::Status Register(const std::string& key, const std::string& text,
                         const std::string& collection, uint64_t* id = nullptr,
                         v1::DocumentFormat format = v1::DOCUMENT_FORMAT_TEXT) {
     grpc::ClientContext ctx;
-    Prepare(&ctx, key);
+    testing::PrepareCall(&ctx, key);
     v1::RegisterDocumentRequest req;
     req.mutable_document()->set_content(text);
     req.mutable_document()->set_format(format);
@@ -115,7 +91,7 @@ class ServiceAccessTest : public ::testing::Test {
   grpc::Status Check(const std::string& key, const std::string& text,
                      std::vector<std::string> collections, v1::CheckDocumentReply* reply) {
     grpc::ClientContext ctx;
-    Prepare(&ctx, key);
+    testing::PrepareCall(&ctx, key);
     v1::CheckDocumentRequest req;
     req.set_content(text);
     req.set_format(v1::DOCUMENT_FORMAT_TEXT);
@@ -125,7 +101,7 @@ class ServiceAccessTest : public ::testing::Test {
 
   grpc::Status Get(const std::string& key, uint64_t id, bool content, v1::GetDocumentReply* r) {
     grpc::ClientContext ctx;
-    Prepare(&ctx, key);
+    testing::PrepareCall(&ctx, key);
     v1::GetDocumentRequest req;
     req.set_doc_id(id);
     req.set_include_content(content);
@@ -134,7 +110,7 @@ class ServiceAccessTest : public ::testing::Test {
 
   grpc::Status Unregister(const std::string& key, uint64_t id) {
     grpc::ClientContext ctx;
-    Prepare(&ctx, key);
+    testing::PrepareCall(&ctx, key);
     v1::UnregisterDocumentRequest req;
     req.set_doc_id(id);
     v1::UnregisterDocumentReply reply;
@@ -143,28 +119,27 @@ class ServiceAccessTest : public ::testing::Test {
 
   grpc::Status List(const std::string& key, v1::ListDocumentsReply* reply) {
     grpc::ClientContext ctx;
-    Prepare(&ctx, key);
+    testing::PrepareCall(&ctx, key);
     return stub_->ListDocuments(&ctx, v1::ListDocumentsRequest(), reply);
   }
 
   grpc::Status Stats(const std::string& key) {
     grpc::ClientContext ctx;
-    Prepare(&ctx, key);
+    testing::PrepareCall(&ctx, key);
     v1::GetStatsReply reply;
     return stub_->GetStats(&ctx, v1::GetStatsRequest(), &reply);
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"svc_access"};
   std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<AccessControl> access_;
   std::unique_ptr<UsageLedger> usage_;
   std::unique_ptr<AuditSink> audit_;
   std::unique_ptr<CopyDetectionService> service_;
   std::unique_ptr<AdminService> admin_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<testing::TestServer> server_;  // stops before the services go
   std::unique_ptr<v1::CopyDetection::Stub> stub_;
   std::unique_ptr<v1::Admin::Stub> admin_stub_;
-  int port_ = 0;
   std::string admin_key_, acm_key_, acm2_key_, ieee_key_, pc_key_;
 };
 
@@ -174,7 +149,7 @@ constexpr grpc::StatusCode kUnauthenticated = grpc::StatusCode::UNAUTHENTICATED;
 TEST_F(ServiceAccessTest, AnonymousCallersAreUnauthenticated) {
   const std::string text = Prose(1, 200);
   uint64_t id = 0;
-  ASSERT_TRUE(Register(acm_key_, text, "acm", &id).ok());
+  ASSERT_OK(Register(acm_key_, text, "acm", &id));
   v1::CheckDocumentReply check;
   v1::GetDocumentReply get;
   v1::ListDocumentsReply list;
@@ -192,10 +167,10 @@ TEST_F(ServiceAccessTest, EachRoleAllowedAndRefusedPerRpc) {
   const std::string text = Prose(2, 200);
   uint64_t id = 0;
   // Owner: registers into its collection only, reads and unregisters its own documents.
-  ASSERT_TRUE(Register(acm_key_, text, "acm", &id).ok());
+  ASSERT_OK(Register(acm_key_, text, "acm", &id));
   EXPECT_EQ(Register(acm_key_, Prose(3, 200), "ieee").error_code(), kDenied);
   v1::GetDocumentReply get;
-  ASSERT_TRUE(Get(acm_key_, id, /*content=*/true, &get).ok());
+  ASSERT_OK(Get(acm_key_, id, /*content=*/true, &get));
   EXPECT_EQ(get.document().content(), text);
   EXPECT_EQ(get.document().metadata().owner(), "acm-press");  // forced to the principal
   EXPECT_EQ(Stats(acm_key_).error_code(), kDenied);
@@ -205,7 +180,7 @@ TEST_F(ServiceAccessTest, EachRoleAllowedAndRefusedPerRpc) {
 
   // Checker: checks, nothing else.
   v1::CheckDocumentReply check;
-  EXPECT_TRUE(Check(pc_key_, text, {}, &check).ok());
+  EXPECT_OK(Check(pc_key_, text, {}, &check));
   EXPECT_EQ(Register(pc_key_, Prose(4, 200), "acm").error_code(), kDenied);
   EXPECT_EQ(Get(pc_key_, id, /*content=*/true, &get).error_code(), kDenied);
   EXPECT_EQ(Unregister(pc_key_, id).error_code(), kDenied);
@@ -214,30 +189,30 @@ TEST_F(ServiceAccessTest, EachRoleAllowedAndRefusedPerRpc) {
   EXPECT_EQ(List(pc_key_, &list).error_code(), kDenied);
 
   // Admin: everything.
-  EXPECT_TRUE(Stats(admin_key_).ok());
-  EXPECT_TRUE(Get(admin_key_, id, true, &get).ok());
-  EXPECT_TRUE(Unregister(acm_key_, id).ok());
+  EXPECT_OK(Stats(admin_key_));
+  EXPECT_OK(Get(admin_key_, id, true, &get));
+  EXPECT_OK(Unregister(acm_key_, id));
 }
 
 TEST_F(ServiceAccessTest, CollectionsIsolateTenantsInReportsAndListings) {
   const std::string acm_text = Prose(10, 300);
   const std::string ieee_text = Prose(11, 300);
   uint64_t acm_id = 0, ieee_id = 0;
-  ASSERT_TRUE(Register(acm_key_, acm_text, "acm", &acm_id).ok());
-  ASSERT_TRUE(Register(ieee_key_, ieee_text, "ieee", &ieee_id).ok());
+  ASSERT_OK(Register(acm_key_, acm_text, "acm", &acm_id));
+  ASSERT_OK(Register(ieee_key_, ieee_text, "ieee", &ieee_id));
 
   // The admin sees that the ieee text is registered...
   v1::CheckDocumentReply reply;
-  ASSERT_TRUE(Check(admin_key_, ieee_text, {}, &reply).ok());
+  ASSERT_OK(Check(admin_key_, ieee_text, {}, &reply));
   ASSERT_GE(reply.matches_size(), 1);
   EXPECT_EQ(reply.matches(0).doc_id(), ieee_id);
   // ...but the acm checker's report never mentions it.
-  ASSERT_TRUE(Check(pc_key_, ieee_text, {}, &reply).ok());
+  ASSERT_OK(Check(pc_key_, ieee_text, {}, &reply));
   EXPECT_EQ(reply.matches_size(), 0);
   EXPECT_FALSE(reply.violation());
   EXPECT_EQ(Check(pc_key_, ieee_text, {"ieee"}, &reply).error_code(), kDenied);
   // Its own collection's copy is reported with no registered text, offsets, title or owner.
-  ASSERT_TRUE(Check(pc_key_, acm_text, {"acm"}, &reply).ok());
+  ASSERT_OK(Check(pc_key_, acm_text, {"acm"}, &reply));
   ASSERT_EQ(reply.matches_size(), 1);
   EXPECT_TRUE(reply.violation());
   EXPECT_EQ(reply.matches(0).doc_id(), acm_id);
@@ -248,7 +223,7 @@ TEST_F(ServiceAccessTest, CollectionsIsolateTenantsInReportsAndListings) {
 
   // Listings: each owner sees its own collection only.
   v1::ListDocumentsReply list;
-  ASSERT_TRUE(List(ieee_key_, &list).ok());
+  ASSERT_OK(List(ieee_key_, &list));
   ASSERT_EQ(list.documents_size(), 1);
   EXPECT_EQ(list.documents(0).doc_id(), ieee_id);
   // Another tenant's document does not exist as far as the caller can tell.
@@ -259,13 +234,13 @@ TEST_F(ServiceAccessTest, CollectionsIsolateTenantsInReportsAndListings) {
 
 TEST_F(ServiceAccessTest, TitlesFollowTheCollectionSetting) {
   const std::string text = Prose(20, 300);
-  ASSERT_TRUE(Register(acm_key_, text, "acm").ok());
+  ASSERT_OK(Register(acm_key_, text, "acm"));
   CollectionRecord acm;
   acm.name = "acm";
   acm.show_titles_to_checkers = true;
-  ASSERT_TRUE(access_->PutCollection(acm).ok());
+  ASSERT_OK(access_->PutCollection(acm));
   v1::CheckDocumentReply reply;
-  ASSERT_TRUE(Check(pc_key_, text, {}, &reply).ok());
+  ASSERT_OK(Check(pc_key_, text, {}, &reply));
   ASSERT_EQ(reply.matches_size(), 1);
   EXPECT_EQ(reply.matches(0).title(), "Secret title acm");
   EXPECT_EQ(reply.matches(0).owner(), "");
@@ -274,51 +249,51 @@ TEST_F(ServiceAccessTest, TitlesFollowTheCollectionSetting) {
 TEST_F(ServiceAccessTest, OwnersSeeWhichChecksHitTheirDocuments) {
   const std::string text = Prose(30, 300);
   uint64_t id = 0;
-  ASSERT_TRUE(Register(acm_key_, text, "acm", &id).ok());
+  ASSERT_OK(Register(acm_key_, text, "acm", &id));
   v1::CheckDocumentReply reply;
-  ASSERT_TRUE(Check(pc_key_, text, {}, &reply).ok());
+  ASSERT_OK(Check(pc_key_, text, {}, &reply));
   audit_->Flush();  // the record is written off the check path
   EXPECT_EQ(audit_->counters().written, 1u);
   grpc::ClientContext ctx;
-  Prepare(&ctx, acm_key_);
+  testing::PrepareCall(&ctx, acm_key_);
   v1::QueryAuditRequest req;
   req.set_doc_id(id);
   v1::QueryAuditResponse audit;
-  ASSERT_TRUE(admin_stub_->QueryAudit(&ctx, req, &audit).ok());
+  ASSERT_OK(admin_stub_->QueryAudit(&ctx, req, &audit));
   ASSERT_EQ(audit.entries_size(), 1);
   EXPECT_EQ(audit.entries(0).checker(), "sigmod-pc");
   EXPECT_TRUE(audit.entries(0).violation());
   grpc::ClientContext ctx2;
-  Prepare(&ctx2, acm2_key_);
+  testing::PrepareCall(&ctx2, acm2_key_);
   EXPECT_EQ(admin_stub_->QueryAudit(&ctx2, req, &audit).error_code(), kDenied);
 }
 
 TEST_F(ServiceAccessTest, RevokedKeyFailsOnTheNextCall) {
   v1::CheckDocumentReply reply;
-  ASSERT_TRUE(Check(pc_key_, Prose(40, 100), {}, &reply).ok());
+  ASSERT_OK(Check(pc_key_, Prose(40, 100), {}, &reply));
   const std::string key_id = pc_key_.substr(5, 16);
   grpc::ClientContext ctx;
-  Prepare(&ctx, admin_key_);
+  testing::PrepareCall(&ctx, admin_key_);
   v1::RevokeApiKeyRequest req;
   req.set_key_id(key_id);
   v1::RevokeApiKeyResponse resp;
-  ASSERT_TRUE(admin_stub_->RevokeApiKey(&ctx, req, &resp).ok());
+  ASSERT_OK(admin_stub_->RevokeApiKey(&ctx, req, &resp));
   EXPECT_EQ(Check(pc_key_, Prose(40, 100), {}, &reply).error_code(), kUnauthenticated);
 }
 
 TEST_F(ServiceAccessTest, RateLimitAnswersResourceExhausted) {
   // Two calls of burst, refilled once every 1000 s: the third call is refused.
   const std::string key = NewPrincipal("slow", Role::kAdmin, {}, /*rps=*/0.001, /*burst=*/2);
-  EXPECT_TRUE(Stats(key).ok());
-  EXPECT_TRUE(Stats(key).ok());
+  EXPECT_OK(Stats(key));
+  EXPECT_OK(Stats(key));
   EXPECT_EQ(Stats(key).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   grpc::ClientContext ctx;  // the Admin service draws on the same bucket
-  Prepare(&ctx, key);
+  testing::PrepareCall(&ctx, key);
   v1::ListPrincipalsResponse principals;
   EXPECT_EQ(admin_stub_->ListPrincipals(&ctx, v1::ListPrincipalsRequest(), &principals)
                 .error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_TRUE(Stats(admin_key_).ok());  // others are unaffected
+  EXPECT_OK(Stats(admin_key_));  // others are unaffected
 }
 
 TEST_F(ServiceAccessTest, FailedOrDuplicateRegistrationsUseNoQuota) {
@@ -326,10 +301,10 @@ TEST_F(ServiceAccessTest, FailedOrDuplicateRegistrationsUseNoQuota) {
                                        /*max_documents=*/2);
   auto documents = [&] { return access_->Usage("small")->documents; };
   const std::string text = Prose(50, 200);
-  ASSERT_TRUE(Register(key, text, "acm").ok());
+  ASSERT_OK(Register(key, text, "acm"));
   EXPECT_EQ(documents(), 1u);
   // The same text again: the existing document is returned and nothing is charged.
-  ASSERT_TRUE(Register(key, text, "acm").ok());
+  ASSERT_OK(Register(key, text, "acm"));
   EXPECT_EQ(documents(), 1u);
   // A registration that fails after its quota was reserved (the content is no PDF).
   EXPECT_EQ(Register(key, "not a PDF at all", "acm", nullptr, v1::DOCUMENT_FORMAT_PDF)
@@ -337,7 +312,7 @@ TEST_F(ServiceAccessTest, FailedOrDuplicateRegistrationsUseNoQuota) {
             grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(documents(), 1u);
   // So the second document still fits; the third does not.
-  ASSERT_TRUE(Register(key, Prose(51, 200), "acm").ok());
+  ASSERT_OK(Register(key, Prose(51, 200), "acm"));
   EXPECT_EQ(documents(), 2u);
   EXPECT_EQ(Register(key, Prose(52, 200), "acm").error_code(),
             grpc::StatusCode::RESOURCE_EXHAUSTED);
@@ -351,9 +326,9 @@ TEST_F(ServiceAccessTest, ARegistrationCreatesItsCollectionACheckDoesNot) {
   };
   const std::vector<std::string> before = names();
   v1::CheckDocumentReply reply;
-  ASSERT_TRUE(Check(admin_key_, Prose(60, 100), {"brand-new"}, &reply).ok());
+  ASSERT_OK(Check(admin_key_, Prose(60, 100), {"brand-new"}, &reply));
   EXPECT_EQ(names(), before);
-  ASSERT_TRUE(Register(admin_key_, Prose(60, 100), "brand-new").ok());
+  ASSERT_OK(Register(admin_key_, Prose(60, 100), "brand-new"));
   std::vector<std::string> after = before;
   after.push_back("brand-new");
   std::sort(after.begin(), after.end());

@@ -1,37 +1,24 @@
 #include "server/usage_ledger.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
 
 class UsageLedgerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "ledger_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-    Reopen();
-  }
-  void TearDown() override {
-    ledger_.reset();
-    store_.reset();
-    std::filesystem::remove_all(dir_);
-  }
+  void SetUp() override { Reopen(); }
 
   // A new ledger (and store) over the same directory, as after a restart.
   void Reopen() {
     ledger_.reset();
     store_.reset();
-    auto store = PrincipalStore::Open((dir_ / "access").string());
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    ASSERT_OK_AND_ASSIGN(store_, PrincipalStore::Open(dir_.Join("access")));
     UsageLedgerOptions options;
     options.now_micros = [this] { return now_; };
     ledger_ = std::make_unique<UsageLedger>(store_.get(), options);
@@ -46,11 +33,11 @@ class UsageLedgerTest : public ::testing::Test {
 
   UsageRecord Stored(const std::string& name) {
     auto usage = store_->GetUsage(name);
-    EXPECT_TRUE(usage.ok()) << usage.status();
+    EXPECT_OK(usage);
     return usage.ok() ? *usage : UsageRecord{};
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"ledger"};
   int64_t now_ = 1'700'000'000'000'000;
   std::unique_ptr<PrincipalStore> store_;
   std::unique_ptr<UsageLedger> ledger_;
@@ -60,29 +47,29 @@ TEST_F(UsageLedgerTest, RateLimitRefillsWithTime) {
   Principal p{"gateway", Role::kChecker, {"acm"}, {}};
   p.limits.requests_per_second = 2;
   p.limits.burst = 3;
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ledger_->Reserve(p, {}).ok()) << i;
+  for (int i = 0; i < 3; ++i) EXPECT_OK(ledger_->Reserve(p, {})) << i;
   absl::Status limited = ledger_->Reserve(p, {}).status();
   EXPECT_TRUE(absl::IsResourceExhausted(limited)) << limited;
   now_ += 500'000;  // half a second at 2/s: one token back
-  EXPECT_TRUE(ledger_->Reserve(p, {}).ok());
+  EXPECT_OK(ledger_->Reserve(p, {}));
   EXPECT_TRUE(absl::IsResourceExhausted(ledger_->Reserve(p, {}).status()));
   now_ += 60'000'000;  // a long pause refills only up to the burst
-  for (int i = 0; i < 3; ++i) EXPECT_TRUE(ledger_->Reserve(p, {}).ok()) << i;
+  for (int i = 0; i < 3; ++i) EXPECT_OK(ledger_->Reserve(p, {})) << i;
   EXPECT_TRUE(absl::IsResourceExhausted(ledger_->Reserve(p, {}).status()));
   // Another principal has its own bucket.
   Principal other{"other", Role::kChecker, {"acm"}, {}};
-  EXPECT_TRUE(ledger_->Reserve(other, {}).ok());
+  EXPECT_OK(ledger_->Reserve(other, {}));
 }
 
 TEST_F(UsageLedgerTest, CommittedUsageCountsAgainstQuotasAndPersists) {
   Principal docs = Owner("small", /*max_documents=*/2);
   for (int i = 0; i < 2; ++i) {
     auto r = ledger_->Reserve(docs, {1, 100});
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_OK(r);
     r->Commit();
   }
   EXPECT_TRUE(absl::IsResourceExhausted(ledger_->Reserve(docs, {1, 100}).status()));
-  EXPECT_TRUE(ledger_->Reserve(docs, {}).ok());  // operations without a cost are not quota'd
+  EXPECT_OK(ledger_->Reserve(docs, {}));  // operations without a cost are not quota'd
   EXPECT_EQ(Stored("small").documents, 2u);
   EXPECT_EQ(Stored("small").bytes, 200u);
 
@@ -100,16 +87,16 @@ TEST_F(UsageLedgerTest, ReleasedReservationUsesNoQuota) {
   Principal p = Owner("small", /*max_documents=*/1);
   {
     auto r = ledger_->Reserve(p, {1, 10});
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_OK(r);
     r->Release();
   }
   {
     auto r = ledger_->Reserve(p, {1, 10});
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_OK(r);
   }  // neither committed nor released: the destructor releases
   EXPECT_EQ(Stored("small").documents, 0u);
   auto last = ledger_->Reserve(p, {1, 10});
-  ASSERT_TRUE(last.ok()) << last.status();
+  ASSERT_OK(last);
   last->Commit();
   last->Release();  // after a commit, nothing is left to release
   EXPECT_EQ(Stored("small").documents, 1u);
@@ -123,18 +110,18 @@ TEST_F(UsageLedgerTest, ReservationsInProgressCannotOvershootTogether) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_TRUE(absl::IsResourceExhausted(ledger_->Reserve(p, {1, 0}).status()));
   auto account = ledger_->AccountOf("small");
-  ASSERT_TRUE(account.ok());
+  ASSERT_OK(account);
   EXPECT_EQ(account->reserved.documents, 2u);
   EXPECT_EQ(account->committed.documents, 0u);
   a->Release();  // e.g. a duplicate
   auto c = ledger_->Reserve(p, {1, 0});
-  EXPECT_TRUE(c.ok()) << c.status();
+  EXPECT_OK(c);
 }
 
 TEST_F(UsageLedgerTest, MovedReservationSettlesOnce) {
   Principal p = Owner("small", /*max_documents=*/1);
   auto r = ledger_->Reserve(p, {1, 5});
-  ASSERT_TRUE(r.ok());
+  ASSERT_OK(r);
   Reservation moved = *std::move(r);
   Reservation target;
   target = std::move(moved);
@@ -151,7 +138,7 @@ TEST_F(UsageLedgerTest, UnlimitedPrincipalIsNeitherLimitedNorCounted) {
   local.limits.max_documents = 1;
   for (int i = 0; i < 10; ++i) {
     auto r = ledger_->Reserve(local, {1, 100});
-    ASSERT_TRUE(r.ok()) << r.status();
+    ASSERT_OK(r);
     r->Commit();
   }
   EXPECT_EQ(Stored("local").documents, 0u);

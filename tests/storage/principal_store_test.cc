@@ -1,31 +1,23 @@
 #include "storage/principal_store.h"
 
-#include <stdlib.h>
-
-#include <filesystem>
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
 
 class PrincipalStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "principal_store_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::unique_ptr<PrincipalStore> OpenStore() {
-    auto store = PrincipalStore::Open((dir_ / "access").string());
-    EXPECT_TRUE(store.ok()) << store.status();
+    auto store = PrincipalStore::Open(dir_.Join("access"));
+    EXPECT_OK(store);
     return store.ok() ? *std::move(store) : nullptr;
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"principal_store"};
 };
 
 TEST_F(PrincipalStoreTest, RecordsSurviveReopen) {
@@ -36,32 +28,32 @@ TEST_F(PrincipalStoreTest, RecordsSurviveReopen) {
     p.role = 1;
     p.collections = {"acm", "acm-archive"};
     p.max_documents = 10;
-    ASSERT_TRUE(store->PutPrincipal(p).ok());
+    ASSERT_OK(store->PutPrincipal(p));
     ApiKeyRecord k;
     k.key_id = "0123456789abcdef";
     k.principal = "acm-press";
     k.salt = std::string("\x00\x01\xff salt", 8);
     k.hash = std::string(32, '\x7f');
-    ASSERT_TRUE(store->PutKey(k).ok());
+    ASSERT_OK(store->PutKey(k));
     CollectionRecord c;
     c.name = "acm";
     c.show_titles_to_checkers = true;
     c.keep_audit = false;
-    ASSERT_TRUE(store->PutCollection(c).ok());
+    ASSERT_OK(store->PutCollection(c));
   }
   auto store = OpenStore();
   auto p = store->GetPrincipal("acm-press");
-  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_OK(p);
   EXPECT_EQ(p->role, 1);
   EXPECT_EQ(p->collections, (std::vector<std::string>{"acm", "acm-archive"}));
   EXPECT_EQ(p->max_documents, 10u);
   auto k = store->GetKey("0123456789abcdef");
-  ASSERT_TRUE(k.ok()) << k.status();
+  ASSERT_OK(k);
   EXPECT_EQ(k->salt, std::string("\x00\x01\xff salt", 8));
   EXPECT_EQ(k->hash, std::string(32, '\x7f'));
   EXPECT_EQ(k->principal, "acm-press");
   auto c = store->GetCollection("acm");
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK(c);
   EXPECT_TRUE(c->show_titles_to_checkers);
   EXPECT_FALSE(c->keep_audit);
   EXPECT_EQ(store->ListPrincipals()->size(), 1u);
@@ -90,18 +82,18 @@ TEST_F(PrincipalStoreTest, RejectsBadNames) {
 
 TEST_F(PrincipalStoreTest, UsageStopsAtQuotaWithoutCharging) {
   auto store = OpenStore();
-  ASSERT_TRUE(store->AddUsage("p", 1, 600, /*max_documents=*/3, /*max_bytes=*/1000).ok());
+  ASSERT_OK(store->AddUsage("p", 1, 600, /*max_documents=*/3, /*max_bytes=*/1000));
   auto over = store->AddUsage("p", 1, 600, 3, 1000);
   EXPECT_TRUE(absl::IsResourceExhausted(over.status())) << over.status();
   EXPECT_EQ(store->GetUsage("p")->bytes, 600u);  // the refused request charged nothing
-  ASSERT_TRUE(store->AddUsage("p", 1, 400, 3, 1000).ok());
-  ASSERT_TRUE(store->AddUsage("p", 1, 0, 3, 1000).ok());
+  ASSERT_OK(store->AddUsage("p", 1, 400, 3, 1000));
+  ASSERT_OK(store->AddUsage("p", 1, 0, 3, 1000));
   EXPECT_TRUE(absl::IsResourceExhausted(store->AddUsage("p", 1, 0, 3, 1000).status()));
   auto usage = store->GetUsage("p");
   EXPECT_EQ(usage->documents, 3u);
   EXPECT_EQ(usage->bytes, 1000u);
   // Other principals have their own counters.
-  EXPECT_TRUE(store->AddUsage("q", 1, 1000, 3, 1000).ok());
+  EXPECT_OK(store->AddUsage("q", 1, 1000, 3, 1000));
 }
 
 TEST_F(PrincipalStoreTest, AuditIsPerDocumentInTimeOrder) {
@@ -112,9 +104,9 @@ TEST_F(PrincipalStoreTest, AuditIsPerDocumentInTimeOrder) {
       {8, "acm", 1500, "checker-a", 0.4, 0.3, 5, false},
       {7, "acm", 1000, "checker-c", 0.3, 0.2, 4, false},  // same microsecond: both kept
   };
-  ASSERT_TRUE(store->AppendAudit(records).ok());
+  ASSERT_OK(store->AppendAudit(records));
   auto hits = store->QueryAudit(7, 0, 100);
-  ASSERT_TRUE(hits.ok()) << hits.status();
+  ASSERT_OK(hits);
   ASSERT_EQ(hits->size(), 3u);
   EXPECT_EQ((*hits)[0].unix_micros, 1000);
   EXPECT_EQ((*hits)[1].unix_micros, 1000);
