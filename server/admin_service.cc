@@ -210,7 +210,7 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
     if (!allowed.ok()) return log.Finish(allowed);
   }
   if (absl::Status token = usage_->Reserve(*caller, UsageCost{}).status(); !token.ok()) {
-    return ToGrpcStatus(token);
+    return log.Finish(token);
   }
   auto entries = access_->QueryAudit(request->doc_id(), request->since_unix_micros(),
                                      request->limit() == 0 ? 1000 : request->limit());
