@@ -25,6 +25,13 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_message_bytes);
   args.SetMaxSendMessageSize(options.max_message_bytes);
+  if (options.max_reconnect_backoff_ms > 0) {
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, options.max_reconnect_backoff_ms);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+                std::min(options.max_reconnect_backoff_ms, 1000));
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+                std::min(options.max_reconnect_backoff_ms, 1000));
+  }
   COPS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                         OpenSecureChannel(options.target, options.security, args));
   return std::unique_ptr<Client>(new Client(options, v1::CopyDetection::NewStub(channel)));

@@ -26,6 +26,10 @@ struct ClientOptions {
   ClientSecurityOptions security;
   std::chrono::milliseconds timeout{60000};  // deadline of each call
   int max_message_bytes = 64 << 20;          // largest message sent or received
+  // Longest wait between reconnection attempts after the server went away; 0 = gRPC's
+  // default (up to 120 s). Calls made while the channel waits fail at once with UNAVAILABLE,
+  // so long-lived callers (cops-milter) keep it short to resume soon after a restart.
+  int max_reconnect_backoff_ms = 0;
 };
 
 class Client {

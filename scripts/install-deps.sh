@@ -12,6 +12,7 @@ PACKAGES=(
   wamerican
   python3.11-doc debian-handbook  # prose corpora of eval/make_set.py (docs/accuracy.md)
   mythes-en-us  # English thesaurus: synonyms for eval/make_short_set.py
+  libmilter-dev  # cops-milter (milter/)
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

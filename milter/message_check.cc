@@ -1,0 +1,179 @@
+#include "milter/message_check.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "convert/converter.h"
+
+namespace cops {
+namespace {
+
+bool Blank(std::string_view text) {
+  return text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+
+std::string Ratio(double r) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.3f", r);
+  return buf;
+}
+
+absl::Status FromReply(const v1::CheckDocumentReply& reply) {
+  if (reply.error_code() == 0) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(reply.error_code()), reply.error_message());
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view message,
+                                                             const MilterPolicy& policy,
+                                                             std::chrono::milliseconds budget) {
+  if (message.size() > policy.max_message_bytes) {
+    return absl::ResourceExhaustedError(absl::StrCat("message of ", message.size(),
+                                                     " bytes exceeds max_message_bytes ",
+                                                     policy.max_message_bytes));
+  }
+  ConvertLimits limits;
+  limits.max_input_bytes = policy.max_message_bytes;
+  limits.time_budget_ms = static_cast<uint32_t>(std::max<int64_t>(1, budget.count()));
+  limits.in_process = policy.convert_in_process;
+  absl::StatusOr<ConvertedDocument> doc = Convert(message, DocumentFormat::kEmail, limits);
+  std::vector<MessageText> texts;
+  if (!doc.ok()) {
+    if (doc.status().code() != absl::StatusCode::kInvalidArgument) return doc.status();
+    if (!Blank(message)) texts.push_back({"raw", std::string(message)});
+    return texts;
+  }
+  // The message's own text is everything outside the attachments (subject, body parts).
+  MessageText own{"message", ""};
+  std::vector<MessageText> attachments;
+  size_t pos = 0;
+  for (const ConvertedPart& part : doc->parts) {
+    if (part.name == "body" || part.text_start < pos || part.text_end < part.text_start) continue;
+    own.text.append(doc->text, pos, part.text_start - pos);
+    attachments.push_back(
+        {part.name, doc->text.substr(part.text_start, part.text_end - part.text_start)});
+    pos = part.text_end;
+  }
+  if (pos < doc->text.size()) own.text.append(doc->text, pos);
+  if (!Blank(own.text)) texts.push_back(std::move(own));
+  for (MessageText& a : attachments) {
+    if (texts.size() >= policy.max_parts) break;
+    if (!Blank(a.text)) texts.push_back(std::move(a));
+  }
+  return texts;
+}
+
+std::vector<v1::CheckDocumentRequest> MakeCheckRequests(const std::vector<MessageText>& texts,
+                                                        const MilterPolicy& policy) {
+  std::vector<v1::CheckDocumentRequest> requests(texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    v1::CheckDocumentRequest& r = requests[i];
+    r.set_content(texts[i].text);
+    r.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    r.mutable_options()->set_want_spans(false);
+    if (policy.threshold.has_value()) r.mutable_options()->set_threshold(*policy.threshold);
+    for (const std::string& c : policy.collections) r.add_collections(c);
+  }
+  return requests;
+}
+
+MessageVerdict DecideVerdict(const std::vector<MessageText>& texts,
+                             const std::vector<v1::CheckDocumentReply>& replies,
+                             const MilterPolicy& policy) {
+  MessageVerdict verdict;
+  verdict.parts = static_cast<uint32_t>(texts.size());
+  std::map<uint64_t, ViolatedDocument> found;
+  absl::Status first_error;
+  for (size_t i = 0; i < replies.size() && i < texts.size(); ++i) {
+    if (absl::Status s = FromReply(replies[i]); !s.ok()) {
+      if (first_error.ok()) {
+        first_error = absl::Status(s.code(), absl::StrCat(texts[i].name, ": ", s.message()));
+      }
+      continue;
+    }
+    for (const v1::Match& m : replies[i].matches()) {
+      if (!m.violation()) continue;
+      ViolatedDocument& d = found[m.doc_id()];
+      if (d.part.empty() || m.ratio() > d.ratio) {
+        d = {m.doc_id(), m.ratio(), m.collection(), texts[i].name};
+      }
+    }
+  }
+  if (replies.size() != texts.size() && first_error.ok()) {
+    first_error =
+        absl::InternalError(absl::StrCat(replies.size(), " replies for ", texts.size(), " texts"));
+  }
+  if (found.empty()) {
+    if (!first_error.ok()) {
+      verdict.outcome = MessageVerdict::Outcome::kUnchecked;
+      verdict.error = first_error;
+    }
+    return verdict;
+  }
+  verdict.outcome = MessageVerdict::Outcome::kViolation;
+  verdict.action = MilterAction::kHeaders;
+  for (auto& [id, d] : found) {
+    verdict.action = std::max(verdict.action, policy.ActionFor(d.collection));
+    verdict.violations.push_back(std::move(d));
+  }
+  std::stable_sort(
+      verdict.violations.begin(), verdict.violations.end(),
+      [](const ViolatedDocument& a, const ViolatedDocument& b) { return a.ratio > b.ratio; });
+  return verdict;
+}
+
+std::string MessageVerdict::ResultHeader() const {
+  if (outcome != Outcome::kViolation) return "clean";
+  return absl::StrCat("violation (", violations.size(),
+                      violations.size() == 1 ? " document" : " documents", ", best ratio ",
+                      Ratio(violations.front().ratio), ")");
+}
+
+std::string MessageVerdict::MatchesHeader(uint32_t max) const {
+  std::string out;
+  for (size_t i = 0; i < violations.size() && i < max; ++i) {
+    const ViolatedDocument& d = violations[i];
+    if (i > 0) out += ";\n\t";
+    // Collection and part names come from registrations and attachments: keep the header
+    // one token each and free of line breaks.
+    auto token = [](std::string s) {
+      for (char& c : s) {
+        if (c == ' ' || c == ';' || c == '\t' || c == '\r' || c == '\n') c = '_';
+      }
+      return s.empty() ? std::string("\"\"") : s;
+    };
+    absl::StrAppend(&out, "doc=", d.doc_id, " ratio=", Ratio(d.ratio),
+                    " collection=", token(d.collection), " part=", token(d.part));
+  }
+  return out;
+}
+
+MessageVerdict CheckMessage(std::string_view message, const MilterPolicy& policy,
+                            PartChecker* checker) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::chrono::milliseconds timeout(policy.timeout_ms);
+  MessageVerdict unchecked;
+  unchecked.outcome = MessageVerdict::Outcome::kUnchecked;
+  absl::StatusOr<std::vector<MessageText>> texts = ExtractMessageTexts(message, policy, timeout);
+  if (!texts.ok()) {
+    unchecked.error = texts.status();
+    return unchecked;
+  }
+  if (texts->empty()) return MessageVerdict();  // nothing to compare: clean
+  const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  const std::chrono::milliseconds left = std::max(timeout - spent, std::chrono::milliseconds(1));
+  absl::StatusOr<std::vector<v1::CheckDocumentReply>> replies =
+      checker->Check(MakeCheckRequests(*texts, policy), left);
+  if (!replies.ok()) {
+    unchecked.error = replies.status();
+    unchecked.parts = static_cast<uint32_t>(texts->size());
+    return unchecked;
+  }
+  return DecideVerdict(*texts, *replies, policy);
+}
+
+}  // namespace cops

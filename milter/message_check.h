@@ -1,0 +1,93 @@
+#ifndef COPS_MILTER_MESSAGE_CHECK_H_
+#define COPS_MILTER_MESSAGE_CHECK_H_
+
+// The message path of cops-milter, free of the milter protocol: one RFC 5322 message is
+// parsed once by the email converter (convert/converter.h: headers, MIME parts, attachments
+// through the document converters), its texts (the subject and body, then each document
+// attachment) are checked against copsd in one batch, and the replies are turned into a
+// verdict and the action the policy asks for.
+//
+// Thread-safety: the functions are thread-safe; a PartChecker is used by one thread at a time.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "milter/policy.h"
+#include "proto/cops.pb.h"
+
+namespace cops {
+
+// One text of a message to check.
+struct MessageText {
+  std::string name;  // "message" (subject and body), an attachment's file name, or "raw"
+  std::string text;  // UTF-8
+};
+
+// Parses `message` and returns its texts: first "message" (subject and body parts), then one
+// per converted document attachment, at most policy.max_parts in all; texts with nothing but
+// white space are left out. A message the email converter cannot read (no header block) is
+// checked as it is, as one text "raw", so malformed mail cannot slip through unread.
+// RESOURCE_EXHAUSTED when the message is larger than policy.max_message_bytes or parsing
+// exceeds the time budget; INTERNAL when the converter worker cannot run.
+absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view message,
+                                                             const MilterPolicy& policy,
+                                                             std::chrono::milliseconds budget);
+
+// Sends a batch of check requests to copsd and returns one reply per request, in order
+// (client/check_stream.h in the milter; a fake in tests).
+class PartChecker {
+ public:
+  virtual ~PartChecker() = default;
+  virtual absl::StatusOr<std::vector<v1::CheckDocumentReply>> Check(
+      std::vector<v1::CheckDocumentRequest> requests, std::chrono::milliseconds timeout) = 0;
+};
+
+// A registered document a message violates.
+struct ViolatedDocument {
+  uint64_t doc_id = 0;
+  double ratio = 0;  // the best ratio over the message's texts
+  std::string collection;
+  std::string part;  // the text it was found in ("message" or an attachment name)
+};
+
+struct MessageVerdict {
+  enum class Outcome { kClean, kViolation, kUnchecked };
+  Outcome outcome = Outcome::kClean;
+  std::vector<ViolatedDocument> violations;      // ratio descending, then doc_id; one per doc
+  MilterAction action = MilterAction::kHeaders;  // for kViolation: the strongest that applies
+  absl::Status error;  // for kUnchecked: why (copsd down or slow, too large, ...)
+  uint32_t parts = 0;  // texts checked
+
+  // X-COPS-Result: "violation (N documents, best ratio R)" for kViolation, else "clean"
+  // (the milter adds no header to a kUnchecked message).
+  std::string ResultHeader() const;
+  // X-COPS-Matches: "doc=ID ratio=R collection=C part=P" for at most `max` documents,
+  // separated by ";" and folded one per line; never registered text. "" when clean.
+  std::string MatchesHeader(uint32_t max) const;
+};
+
+// The requests for `texts` under `policy` (threshold, collections; spans are not asked for:
+// the milter reports documents, never text).
+std::vector<v1::CheckDocumentRequest> MakeCheckRequests(const std::vector<MessageText>& texts,
+                                                        const MilterPolicy& policy);
+
+// Combines the replies of MakeCheckRequests(texts) into a verdict. A violation anywhere wins;
+// otherwise a reply carrying an error makes the message kUnchecked.
+MessageVerdict DecideVerdict(const std::vector<MessageText>& texts,
+                             const std::vector<v1::CheckDocumentReply>& replies,
+                             const MilterPolicy& policy);
+
+// The whole path: extract, check within policy.timeout_ms (parsing included), decide.
+// Failures (parse limits, copsd errors, timeouts) give kUnchecked with the error; the caller
+// applies policy.on_failure.
+MessageVerdict CheckMessage(std::string_view message, const MilterPolicy& policy,
+                            PartChecker* checker);
+
+}  // namespace cops
+
+#endif  // COPS_MILTER_MESSAGE_CHECK_H_

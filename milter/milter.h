@@ -1,0 +1,63 @@
+#ifndef COPS_MILTER_MILTER_H_
+#define COPS_MILTER_MILTER_H_
+
+// cops-milter: the milter protocol (Debian's libmilter, spoken by Postfix and Sendmail) around
+// the message path of milter/message_check.h. libmilter runs one thread per SMTP connection;
+// each connection keeps one CheckStream call to copsd (client/check_stream.h), opened at its
+// first message and reopened after copsd restarts, over one gRPC channel shared by all.
+//
+// Per message, at end of data: any X-COPS-Result / X-COPS-Matches headers the message came
+// with are removed (a sender cannot forge a verdict), then
+//   clean      X-COPS-Result: clean
+//   violation  X-COPS-Result: violation (...) and X-COPS-Matches: doc=.. ratio=.. ..., then
+//              per the policy's action: headers only, quarantine (Postfix's hold queue, with
+//              policy.quarantine_reason), or reject with reject_code/status/text;
+//   unchecked  (copsd down or slow, message too large) policy.on_failure: accept (no
+//              headers added), tempfail (4xx) or reject (5xx).
+// One "milter_message" log line per message: queue_id, verdict, action, parts, matches,
+// latency_ms (the milter's own time at end of data), error. Counters (MilterCounters) are
+// logged as one "milter_stats" line every policy.stats_interval_s seconds and at exit.
+//
+// Thread-safety: RunMilter runs once per process (libmilter keeps global state).
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "client/client.h"
+#include "milter/policy.h"
+
+namespace cops {
+
+struct MilterOptions {
+  // "inet:PORT@HOST", "inet6:PORT@HOST" or "unix:PATH" (libmilter's smfi_setconn syntax).
+  std::string listen;
+  ClientOptions client;  // copsd address and credentials; the timeout is policy.timeout_ms
+  MilterPolicy policy;
+  // Seconds libmilter waits on the MTA's socket before dropping a connection.
+  int mta_timeout_s = 300;
+};
+
+// Totals since start. Thread-safe (relaxed atomics).
+struct MilterCounters {
+  std::atomic<uint64_t> connections{0};
+  std::atomic<uint64_t> messages{0};
+  std::atomic<uint64_t> clean{0};
+  std::atomic<uint64_t> violations{0};
+  std::atomic<uint64_t> quarantined{0};
+  std::atomic<uint64_t> rejected{0};
+  std::atomic<uint64_t> unchecked{0};   // on_failure applied
+  std::atomic<uint64_t> parts{0};       // texts sent to copsd
+  std::atomic<uint64_t> latency_us{0};  // sum of per-message latency
+};
+
+// Listens on options.listen and serves until SIGTERM, SIGINT or SIGHUP, then returns OK
+// (libmilter notices the signal within its listener's poll interval, about 5 s).
+// INVALID_ARGUMENT for a bad listen address or policy, UNAVAILABLE when the socket cannot be
+// opened. Logs "milter_listening" once the socket accepts connections.
+absl::Status RunMilter(const MilterOptions& options);
+
+}  // namespace cops
+
+#endif  // COPS_MILTER_MILTER_H_

@@ -1,0 +1,155 @@
+#include "milter/policy.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace cops {
+namespace {
+
+using nlohmann::json;
+
+absl::Status Bad(std::string_view key, std::string_view what) {
+  return absl::InvalidArgumentError(std::string("milter config: \"") + std::string(key) + "\" " +
+                                    std::string(what));
+}
+
+// Reads a value of type T, or INVALID_ARGUMENT naming the key and the type wanted.
+template <typename T>
+absl::StatusOr<T> Get(const json& value, std::string_view key, std::string_view type) {
+  try {
+    return value.get<T>();
+  } catch (const json::exception&) {
+    return Bad(key, std::string("must be ") + std::string(type));
+  }
+}
+
+}  // namespace
+
+std::string_view MilterActionName(MilterAction action) {
+  switch (action) {
+    case MilterAction::kHeaders:
+      return "headers";
+    case MilterAction::kQuarantine:
+      return "quarantine";
+    case MilterAction::kReject:
+      return "reject";
+  }
+  return "?";
+}
+
+absl::StatusOr<MilterAction> ParseMilterAction(std::string_view name) {
+  for (MilterAction a :
+       {MilterAction::kHeaders, MilterAction::kQuarantine, MilterAction::kReject}) {
+    if (name == MilterActionName(a)) return a;
+  }
+  return absl::InvalidArgumentError("unknown action '" + std::string(name) +
+                                    "' (headers, quarantine, reject)");
+}
+
+std::string_view FailureActionName(FailureAction action) {
+  switch (action) {
+    case FailureAction::kAccept:
+      return "accept";
+    case FailureAction::kTempfail:
+      return "tempfail";
+    case FailureAction::kReject:
+      return "reject";
+  }
+  return "?";
+}
+
+absl::StatusOr<FailureAction> ParseFailureAction(std::string_view name) {
+  for (FailureAction a :
+       {FailureAction::kAccept, FailureAction::kTempfail, FailureAction::kReject}) {
+    if (name == FailureActionName(a)) return a;
+  }
+  return absl::InvalidArgumentError("unknown on_failure '" + std::string(name) +
+                                    "' (accept, tempfail, reject)");
+}
+
+MilterAction MilterPolicy::ActionFor(const std::string& collection) const {
+  auto it = collection_actions.find(collection);
+  return it == collection_actions.end() ? action : it->second;
+}
+
+absl::Status MilterPolicy::Validate() const {
+  if (threshold.has_value() && !(*threshold > 0 && *threshold <= 1)) {
+    return Bad("threshold", "must be in (0, 1]");
+  }
+  if (timeout_ms == 0) return Bad("timeout_ms", "must be at least 1");
+  if (reject_code.size() != 3 || reject_code[0] != '5' ||
+      reject_code.find_first_not_of("0123456789") != std::string::npos) {
+    return Bad("reject_code", "must be a 5xx SMTP reply code");
+  }
+  if (!reject_status.starts_with("5.")) return Bad("reject_status", "must be a 5.x.y status");
+  if (reject_text.find_first_of("\r\n") != std::string::npos) {
+    return Bad("reject_text", "must be one line");
+  }
+  if (max_parts == 0) return Bad("max_parts", "must be at least 1");
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPolicyJson(std::string_view text, MilterPolicy* policy) {
+  const json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!root.is_object()) return absl::InvalidArgumentError("milter config: not a JSON object");
+  MilterPolicy p = *policy;
+  for (const auto& [key, value] : root.items()) {
+    if (key == "action") {
+      COPS_ASSIGN_OR_RETURN(std::string name, Get<std::string>(value, key, "a string"));
+      COPS_ASSIGN_OR_RETURN(p.action, ParseMilterAction(name));
+    } else if (key == "threshold") {
+      COPS_ASSIGN_OR_RETURN(p.threshold, Get<double>(value, key, "a number"));
+    } else if (key == "collections") {
+      COPS_ASSIGN_OR_RETURN(p.collections,
+                            Get<std::vector<std::string>>(value, key, "a list of strings"));
+    } else if (key == "collection_actions") {
+      COPS_ASSIGN_OR_RETURN(auto actions, (Get<std::map<std::string, std::string>>(
+                                              value, key, "an object of action names")));
+      p.collection_actions.clear();
+      for (const auto& [collection, name] : actions) {
+        COPS_ASSIGN_OR_RETURN(p.collection_actions[collection], ParseMilterAction(name));
+      }
+    } else if (key == "timeout_ms") {
+      COPS_ASSIGN_OR_RETURN(p.timeout_ms, Get<uint32_t>(value, key, "a number"));
+    } else if (key == "on_failure") {
+      COPS_ASSIGN_OR_RETURN(std::string name, Get<std::string>(value, key, "a string"));
+      COPS_ASSIGN_OR_RETURN(p.on_failure, ParseFailureAction(name));
+    } else if (key == "reject_code") {
+      COPS_ASSIGN_OR_RETURN(p.reject_code, Get<std::string>(value, key, "a string"));
+    } else if (key == "reject_status") {
+      COPS_ASSIGN_OR_RETURN(p.reject_status, Get<std::string>(value, key, "a string"));
+    } else if (key == "reject_text") {
+      COPS_ASSIGN_OR_RETURN(p.reject_text, Get<std::string>(value, key, "a string"));
+    } else if (key == "quarantine_reason") {
+      COPS_ASSIGN_OR_RETURN(p.quarantine_reason, Get<std::string>(value, key, "a string"));
+    } else if (key == "max_message_bytes") {
+      COPS_ASSIGN_OR_RETURN(p.max_message_bytes, Get<uint64_t>(value, key, "a number"));
+    } else if (key == "max_parts") {
+      COPS_ASSIGN_OR_RETURN(p.max_parts, Get<uint32_t>(value, key, "a number"));
+    } else if (key == "convert_in_process") {
+      COPS_ASSIGN_OR_RETURN(p.convert_in_process, Get<bool>(value, key, "true or false"));
+    } else if (key == "max_matches_header") {
+      COPS_ASSIGN_OR_RETURN(p.max_matches_header, Get<uint32_t>(value, key, "a number"));
+    } else if (key == "stats_interval_s") {
+      COPS_ASSIGN_OR_RETURN(p.stats_interval_s, Get<uint32_t>(value, key, "a number"));
+    } else {
+      return Bad(key, "is not a known key");
+    }
+  }
+  COPS_RETURN_IF_ERROR(p.Validate());
+  *policy = std::move(p);
+  return absl::OkStatus();
+}
+
+absl::Status ApplyPolicyFile(const std::string& path, MilterPolicy* policy) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError("milter config: cannot read " + path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return ApplyPolicyJson(buf.str(), policy);
+}
+
+}  // namespace cops

@@ -1,0 +1,182 @@
+// CheckStream against the real service in process on a loopback port: batches answered in
+// order over one call, the call surviving a server restart, and deadlines when the server is
+// down or never answers.
+
+#include "client/check_stream.h"
+
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "client/client.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "server/copy_detector.h"
+#include "server/open_authorizer.h"
+#include "server/service.h"
+#include "tests/server/test_corpus.h"
+
+namespace cops {
+namespace {
+
+using testing_corpus::Corpus;
+using testing_corpus::ParagraphInsideNewText;
+using testing_corpus::UnrelatedText;
+
+v1::CheckDocumentRequest TextRequest(const std::string& text) {
+  v1::CheckDocumentRequest r;
+  r.set_content(text);
+  r.set_format(v1::DOCUMENT_FORMAT_TEXT);
+  return r;
+}
+
+class CheckStreamTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "check_stream_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    auto key = HashKey::FromBytes(std::string(HashKey::kSize, '\x2a'));
+    ASSERT_TRUE(key.ok());
+    IndexOptions index_options;
+    index_options.path = (dir_ / "index").string();
+    index_options.params.key_id = key->Id();
+    auto index = Index::Open(index_options);
+    ASSERT_TRUE(index.ok()) << index.status();
+    index_ = *std::move(index);
+    auto detector = CopyDetector::Create(index_.get(), *key, CopyDetectorOptions());
+    ASSERT_TRUE(detector.ok()) << detector.status();
+    detector_ = *std::move(detector);
+    service_ = std::make_unique<CopyDetectionService>(detector_.get(), &authorizer_);
+    StartServer();
+    ClientOptions options;
+    options.target = "127.0.0.1:" + std::to_string(port_);
+    options.max_reconnect_backoff_ms = 200;
+    auto client = Client::Connect(options);
+    ASSERT_TRUE(client.ok()) << client.status();
+    client_ = *std::move(client);
+    v1::Document doc;
+    doc.set_content(Corpus()[0].body);
+    doc.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    doc.mutable_metadata()->set_collection("essays");
+    auto reg = client_->Register(doc);
+    ASSERT_TRUE(reg.ok()) << reg.status();
+    doc_id_ = reg->doc_id();
+  }
+  void TearDown() override {
+    if (server_ != nullptr) server_->Shutdown();
+    server_.reset();
+    detector_.reset();
+    index_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // On the same port after the first start, as a restarted copsd would be.
+  void StartServer() {
+    grpc::ServerBuilder builder;
+    const std::string address = "127.0.0.1:" + std::to_string(port_);
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(server_, nullptr);
+    ASSERT_NE(port_, 0);
+  }
+  void StopServer() {
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_.reset();
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<Index> index_;
+  std::unique_ptr<CopyDetector> detector_;
+  OpenAuthorizer authorizer_;
+  std::unique_ptr<CopyDetectionService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::unique_ptr<Client> client_;
+  uint64_t doc_id_ = 0;
+};
+
+TEST_F(CheckStreamTest, BatchesAreAnsweredInOrderOverOneCall) {
+  CheckStream stream(client_.get());
+  EXPECT_FALSE(stream.open());
+  for (int round = 0; round < 3; ++round) {
+    auto replies =
+        stream.Check({TextRequest(UnrelatedText()),
+                      TextRequest(ParagraphInsideNewText(Corpus()[0].body)), TextRequest("")},
+                     std::chrono::seconds(20));
+    ASSERT_TRUE(replies.ok()) << replies.status();
+    ASSERT_EQ(replies->size(), 3u);
+    EXPECT_FALSE((*replies)[0].violation());
+    EXPECT_TRUE((*replies)[1].violation());
+    ASSERT_GE((*replies)[1].matches_size(), 1);
+    EXPECT_EQ((*replies)[1].matches(0).doc_id(), doc_id_);
+    EXPECT_EQ((*replies)[1].matches(0).collection(), "essays");
+    // An empty document is the server's INVALID_ARGUMENT, inside its reply.
+    EXPECT_EQ((*replies)[2].error_code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+    EXPECT_TRUE(stream.open());
+  }
+  auto none = stream.Check({}, std::chrono::seconds(1));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_F(CheckStreamTest, ServerDownIsUnavailableAndARestartIsPickedUp) {
+  CheckStream stream(client_.get());
+  ASSERT_TRUE(stream.Check({TextRequest(UnrelatedText())}, std::chrono::seconds(20)).ok());
+  StopServer();
+  const auto start = std::chrono::steady_clock::now();
+  auto down = stream.Check({TextRequest(UnrelatedText())}, std::chrono::seconds(2));
+  EXPECT_FALSE(down.ok());
+  EXPECT_TRUE(down.status().code() == absl::StatusCode::kUnavailable ||
+              down.status().code() == absl::StatusCode::kDeadlineExceeded)
+      << down.status();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_FALSE(stream.open());
+
+  StartServer();
+  // gRPC reconnects with backoff: the first batches may still find the channel failing.
+  absl::StatusOr<std::vector<v1::CheckDocumentReply>> up;
+  for (int i = 0; i < 50; ++i) {
+    up = stream.Check({TextRequest(ParagraphInsideNewText(Corpus()[0].body))},
+                      std::chrono::seconds(2));
+    if (up.ok()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  ASSERT_TRUE(up.ok()) << up.status();
+  EXPECT_TRUE((*up)[0].violation());
+}
+
+TEST_F(CheckStreamTest, ServerThatNeverAnswersHitsTheDeadline) {
+  // A TCP listener that accepts nothing: the connection never completes its handshake.
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(fd, 16), 0);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ClientOptions options;
+  options.target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  auto silent = Client::Connect(options);
+  ASSERT_TRUE(silent.ok());
+  CheckStream stream(silent->get());
+  const auto start = std::chrono::steady_clock::now();
+  auto r = stream.Check({TextRequest(UnrelatedText())}, std::chrono::milliseconds(300));
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kDeadlineExceeded) << r.status();
+  EXPECT_GE(took, std::chrono::milliseconds(250));
+  EXPECT_LT(took, std::chrono::seconds(2));
+  close(fd);
+}
+
+}  // namespace
+}  // namespace cops

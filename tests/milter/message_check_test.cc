@@ -1,0 +1,227 @@
+#include "milter/message_check.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+constexpr char kPlain[] =
+    "From: alice@example.org\r\n"
+    "To: bob@example.com\r\n"
+    "Subject: Quarterly figures\r\n"
+    "\r\n"
+    "The harbour authority expects the new pier to open before the autumn storms.\r\n";
+
+// A body and two attachments: a text file (quoted-printable) and an image that is no document.
+constexpr char kWithAttachments[] =
+    "From: alice@example.org\r\n"
+    "To: bob@example.com\r\n"
+    "Subject: Draft attached\r\n"
+    "MIME-Version: 1.0\r\n"
+    "Content-Type: multipart/mixed; boundary=\"b1\"\r\n"
+    "\r\n"
+    "--b1\r\n"
+    "Content-Type: text/plain; charset=utf-8\r\n"
+    "\r\n"
+    "Please see the draft attached.\r\n"
+    "--b1\r\n"
+    "Content-Type: text/plain; charset=utf-8; name=\"draft.txt\"\r\n"
+    "Content-Disposition: attachment; filename=\"draft.txt\"\r\n"
+    "Content-Transfer-Encoding: quoted-printable\r\n"
+    "\r\n"
+    "The lighthouse keeper climbed the spiral stair four times every night =\r\n"
+    "to trim the wick.\r\n"
+    "--b1\r\n"
+    "Content-Type: image/png; name=\"logo.png\"\r\n"
+    "Content-Disposition: attachment; filename=\"logo.png\"\r\n"
+    "Content-Transfer-Encoding: base64\r\n"
+    "\r\n"
+    "iVBORw0KGgo=\r\n"
+    "--b1--\r\n";
+
+MilterPolicy Policy() {
+  MilterPolicy p;
+  p.convert_in_process = false;  // the sandboxed worker, as cops-milter runs by default
+  return p;
+}
+
+TEST(ExtractMessageTextsTest, PlainMessageIsOneTextWithSubjectAndBody) {
+  auto texts = ExtractMessageTexts(kPlain, Policy(), std::chrono::seconds(10));
+  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_EQ(texts->size(), 1u);
+  EXPECT_EQ((*texts)[0].name, "message");
+  EXPECT_NE((*texts)[0].text.find("Quarterly figures"), std::string::npos);
+  EXPECT_NE((*texts)[0].text.find("before the autumn storms"), std::string::npos);
+  EXPECT_EQ((*texts)[0].text.find("alice@example.org"), std::string::npos);  // headers are not text
+}
+
+TEST(ExtractMessageTextsTest, EachDocumentAttachmentIsItsOwnDecodedText) {
+  auto texts = ExtractMessageTexts(kWithAttachments, Policy(), std::chrono::seconds(10));
+  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_EQ(texts->size(), 2u);  // the image is not a document
+  EXPECT_EQ((*texts)[0].name, "message");
+  EXPECT_NE((*texts)[0].text.find("Please see the draft"), std::string::npos);
+  EXPECT_EQ((*texts)[0].text.find("lighthouse"), std::string::npos);
+  EXPECT_EQ((*texts)[1].name, "draft.txt");
+  // Quoted-printable undone: the soft line break joins the sentence.
+  EXPECT_NE((*texts)[1].text.find("four times every night to trim the wick"), std::string::npos)
+      << (*texts)[1].text;
+}
+
+TEST(ExtractMessageTextsTest, MaxPartsCapsTheAttachmentsChecked) {
+  MilterPolicy p = Policy();
+  p.max_parts = 1;
+  auto texts = ExtractMessageTexts(kWithAttachments, p, std::chrono::seconds(10));
+  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_EQ(texts->size(), 1u);
+  EXPECT_EQ((*texts)[0].name, "message");
+}
+
+TEST(ExtractMessageTextsTest, UnreadableMessageIsCheckedRaw) {
+  const std::string junk = "no header block here, only words of a pasted paragraph";
+  auto texts = ExtractMessageTexts(junk, Policy(), std::chrono::seconds(10));
+  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_EQ(texts->size(), 1u);
+  EXPECT_EQ((*texts)[0].name, "raw");
+  EXPECT_EQ((*texts)[0].text, junk);
+}
+
+TEST(ExtractMessageTextsTest, OversizeMessageIsResourceExhausted) {
+  MilterPolicy p = Policy();
+  p.max_message_bytes = 64;
+  auto texts = ExtractMessageTexts(kPlain, p, std::chrono::seconds(10));
+  EXPECT_EQ(texts.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+v1::Match MakeMatch(uint64_t id, double ratio, const std::string& collection, bool violation) {
+  v1::Match m;
+  m.set_doc_id(id);
+  m.set_ratio(ratio);
+  m.set_collection(collection);
+  m.set_violation(violation);
+  return m;
+}
+
+TEST(DecideVerdictTest, CleanWhenNoMatchPassesTheDecision) {
+  std::vector<MessageText> texts = {{"message", "x"}};
+  std::vector<v1::CheckDocumentReply> replies(1);
+  *replies[0].add_matches() = MakeMatch(7, 0.03, "hr", false);
+  MessageVerdict v = DecideVerdict(texts, replies, Policy());
+  EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kClean);
+  EXPECT_EQ(v.ResultHeader(), "clean");
+  EXPECT_EQ(v.MatchesHeader(10), "");
+}
+
+TEST(DecideVerdictTest, ViolationsOfAllTextsAreMergedPerDocumentBestRatioFirst) {
+  std::vector<MessageText> texts = {{"message", "x"}, {"plan.pdf", "y"}};
+  std::vector<v1::CheckDocumentReply> replies(2);
+  *replies[0].add_matches() = MakeMatch(7, 0.20, "hr", true);
+  *replies[1].add_matches() = MakeMatch(7, 0.90, "hr", true);
+  *replies[1].add_matches() = MakeMatch(9, 0.40, "legal team", true);
+  MessageVerdict v = DecideVerdict(texts, replies, Policy());
+  ASSERT_EQ(v.outcome, MessageVerdict::Outcome::kViolation);
+  ASSERT_EQ(v.violations.size(), 2u);
+  EXPECT_EQ(v.violations[0].doc_id, 7u);
+  EXPECT_EQ(v.violations[0].part, "plan.pdf");
+  EXPECT_EQ(v.ResultHeader(), "violation (2 documents, best ratio 0.900)");
+  EXPECT_EQ(v.MatchesHeader(10),
+            "doc=7 ratio=0.900 collection=hr part=plan.pdf;\n\t"
+            "doc=9 ratio=0.400 collection=legal_team part=plan.pdf");
+  EXPECT_EQ(v.MatchesHeader(1), "doc=7 ratio=0.900 collection=hr part=plan.pdf");
+}
+
+TEST(DecideVerdictTest, StrongestCollectionActionWins) {
+  MilterPolicy p = Policy();
+  p.action = MilterAction::kHeaders;
+  p.collection_actions["legal"] = MilterAction::kReject;
+  p.collection_actions["hr"] = MilterAction::kQuarantine;
+  std::vector<MessageText> texts = {{"message", "x"}};
+  std::vector<v1::CheckDocumentReply> replies(1);
+  *replies[0].add_matches() = MakeMatch(1, 0.5, "hr", true);
+  EXPECT_EQ(DecideVerdict(texts, replies, p).action, MilterAction::kQuarantine);
+  *replies[0].add_matches() = MakeMatch(2, 0.3, "legal", true);
+  EXPECT_EQ(DecideVerdict(texts, replies, p).action, MilterAction::kReject);
+  replies[0].clear_matches();
+  *replies[0].add_matches() = MakeMatch(3, 0.3, "public", true);
+  EXPECT_EQ(DecideVerdict(texts, replies, p).action, MilterAction::kHeaders);
+}
+
+TEST(DecideVerdictTest, AnErrorLeavesTheMessageUncheckedUnlessAViolationWasFound) {
+  std::vector<MessageText> texts = {{"message", "x"}, {"big.pdf", "y"}};
+  std::vector<v1::CheckDocumentReply> replies(2);
+  replies[1].set_error_code(static_cast<int>(absl::StatusCode::kResourceExhausted));
+  replies[1].set_error_message("document too large");
+  MessageVerdict v = DecideVerdict(texts, replies, Policy());
+  EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kUnchecked);
+  EXPECT_EQ(v.error.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(v.error.message().find("big.pdf"), std::string::npos);
+  *replies[0].add_matches() = MakeMatch(4, 0.5, "hr", true);
+  EXPECT_EQ(DecideVerdict(texts, replies, Policy()).outcome, MessageVerdict::Outcome::kViolation);
+}
+
+// Records the requests and answers with canned replies or an error.
+class FakeChecker : public PartChecker {
+ public:
+  absl::StatusOr<std::vector<v1::CheckDocumentReply>> Check(
+      std::vector<v1::CheckDocumentRequest> requests, std::chrono::milliseconds timeout) override {
+    requests_ = std::move(requests);
+    timeout_ = timeout;
+    if (!error_.ok()) return error_;
+    std::vector<v1::CheckDocumentReply> replies(requests_.size());
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (requests_[i].content().find("lighthouse") != std::string::npos) {
+        *replies[i].add_matches() = MakeMatch(12, 0.6, "essays", true);
+      }
+    }
+    return replies;
+  }
+  absl::Status error_;
+  std::vector<v1::CheckDocumentRequest> requests_;
+  std::chrono::milliseconds timeout_{0};
+};
+
+TEST(CheckMessageTest, SendsEachTextWithThePolicysOptionsAndFindsTheAttachment) {
+  MilterPolicy p = Policy();
+  p.threshold = 0.25;
+  p.collections = {"essays"};
+  p.timeout_ms = 5000;
+  FakeChecker checker;
+  MessageVerdict v = CheckMessage(kWithAttachments, p, &checker);
+  ASSERT_EQ(checker.requests_.size(), 2u);
+  for (const v1::CheckDocumentRequest& r : checker.requests_) {
+    EXPECT_EQ(r.format(), v1::DOCUMENT_FORMAT_TEXT);
+    EXPECT_DOUBLE_EQ(r.options().threshold(), 0.25);
+    EXPECT_FALSE(r.options().want_spans());
+    ASSERT_EQ(r.collections_size(), 1);
+    EXPECT_EQ(r.collections(0), "essays");
+  }
+  EXPECT_GT(checker.timeout_.count(), 0);
+  EXPECT_LE(checker.timeout_.count(), 5000);
+  ASSERT_EQ(v.outcome, MessageVerdict::Outcome::kViolation);
+  EXPECT_EQ(v.parts, 2u);
+  EXPECT_EQ(v.violations[0].part, "draft.txt");
+  EXPECT_TRUE(v.ResultHeader().starts_with("violation"));
+}
+
+TEST(CheckMessageTest, CopsdFailureLeavesTheMessageUnchecked) {
+  FakeChecker checker;
+  checker.error_ = absl::UnavailableError("failed to connect");
+  MessageVerdict v = CheckMessage(kPlain, Policy(), &checker);
+  EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kUnchecked);
+  EXPECT_EQ(v.error.code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(CheckMessageTest, EmptyMessageIsCleanWithoutAsking) {
+  FakeChecker checker;
+  checker.error_ = absl::UnavailableError("must not be called with texts");
+  MessageVerdict v = CheckMessage("Subject:\r\n\r\n \r\n", Policy(), &checker);
+  EXPECT_TRUE(checker.requests_.empty());
+  EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kClean);
+  EXPECT_EQ(v.parts, 0u);
+}
+
+}  // namespace
+}  // namespace cops
