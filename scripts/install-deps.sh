@@ -13,6 +13,7 @@ PACKAGES=(
   python3.11-doc debian-handbook  # prose corpora of eval/make_set.py (docs/accuracy.md)
   mythes-en-us  # English thesaurus: synonyms for eval/make_short_set.py
   libmilter-dev  # cops-milter (milter/)
+  postfix swaks  # tests/milter/postfix_integration_test.cc: a real MTA on loopback
 )
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -25,5 +26,7 @@ echo "install-deps: installing ${missing[*]}" >&2
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+# Postfix installs unconfigured: the integration test runs it from its own config directory.
+echo "postfix postfix/main_mailer_type select No configuration" | $SUDO debconf-set-selections
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

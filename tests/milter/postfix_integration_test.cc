@@ -1,0 +1,498 @@
+// End to end with the real thing: Debian's Postfix on loopback (a throw-away config and queue
+// directory, no relay, local delivery to a mailbox file), wired to cops-milter and a copsd,
+// mail sent with swaks. Asserts on what was delivered (headers), rejected (the SMTP reply)
+// and quarantined (Postfix's hold queue), and on fail-closed / fail-open when copsd is down.
+//
+// Needs root (the Postfix master starts as root and drops to the postfix user), and the
+// postfix and swaks packages (scripts/install-deps.sh); skips, saying which, without them.
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/client.h"
+#include "gtest/gtest.h"
+#include "tests/server/test_corpus.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_corpus::Corpus;
+using testing_corpus::ParagraphInsideNewText;
+using testing_corpus::UnrelatedText;
+
+constexpr char kRecipient[] = "nobody@cops-test.localdomain";
+
+std::string BuildDir() {
+  const char* dir = getenv("COPS_BUILD_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+std::string ReadFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+void WriteFile(const fs::path& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary) << content;
+}
+
+pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    const int i = open("/dev/null", O_RDONLY);
+    dup2(i, 0);
+    dup2(o, 1);
+    dup2(o, 2);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+int WaitExit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Runs a command to completion; its exit code and output (stdout and stderr).
+int RunCommand(const std::vector<std::string>& argv, const fs::path& out_file, std::string* out) {
+  fs::remove(out_file);
+  const int code = WaitExit(Spawn(argv, out_file));
+  if (out != nullptr) *out = ReadFile(out_file);
+  return code;
+}
+
+// A loopback port nobody listens on at the moment (the kernel's pick).
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+bool Accepts(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = {};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
+bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+bool OnPath(const std::string& program) {
+  return WaitExit(Spawn({"sh", "-c", "command -v " + program}, "/dev/null")) == 0;
+}
+
+// One message in RFC 5322 form with a unique subject and a plain-text body.
+std::string Message(const std::string& subject, const std::string& body,
+                    const std::string& extra_headers = "") {
+  std::string m = "From: sender@example.org\r\nTo: " + std::string(kRecipient) +
+                  "\r\nSubject: " + subject + "\r\n" + extra_headers + "\r\n";
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) m += line + "\r\n";
+  return m;
+}
+
+// The same with the body as a text attachment next to a short note.
+std::string MessageWithAttachment(const std::string& subject, const std::string& attachment) {
+  std::string m = "From: sender@example.org\r\nTo: " + std::string(kRecipient) +
+                  "\r\nSubject: " + subject +
+                  "\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"xx\"\r\n\r\n"
+                  "--xx\r\nContent-Type: text/plain\r\n\r\nThe minutes are attached.\r\n"
+                  "--xx\r\nContent-Type: text/plain; name=\"minutes.txt\"\r\n"
+                  "Content-Disposition: attachment; filename=\"minutes.txt\"\r\n\r\n";
+  std::istringstream in(attachment);
+  for (std::string line; std::getline(in, line);) m += line + "\r\n";
+  return m + "--xx--\r\n";
+}
+
+class PostfixMilterTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    if (getuid() != 0) {
+      skip_ = "needs root: the Postfix master starts as root";
+      return;
+    }
+    for (const char* program : {"postfix", "swaks"}) {
+      if (!OnPath(program)) {
+        skip_ = std::string(program) + " is not installed (scripts/install-deps.sh)";
+        return;
+      }
+    }
+    std::string tmpl = (fs::temp_directory_path() / "cops_postfix_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = new fs::path(tmpl);
+    // Postfix's daemons run as the postfix user: they must reach into the directory.
+    chmod(dir_->c_str(), 0755);
+    StartCopsd(/*port=*/0);
+    RegisterSecrets();
+    // The milter Postfix normally uses: fail closed; the collections choose the action.
+    live_milter_port_ = FreePort();
+    WriteFile(*dir_ / "live.json",
+              R"({"collection_actions": {"held": "quarantine", "secret": "reject"},
+                  "on_failure": "tempfail", "stats_interval_s": 0})");
+    live_milter_ = StartMilter(live_milter_port_, copsd_port_, "live");
+    // Two milters whose copsd is down: one fails closed, one fails open.
+    const int dead_copsd = FreePort();
+    closed_milter_port_ = FreePort();
+    WriteFile(*dir_ / "closed.json", R"({"on_failure": "tempfail", "timeout_ms": 500})");
+    closed_milter_ = StartMilter(closed_milter_port_, dead_copsd, "closed");
+    open_milter_port_ = FreePort();
+    WriteFile(*dir_ / "open.json", R"({"on_failure": "accept", "timeout_ms": 500})");
+    open_milter_ = StartMilter(open_milter_port_, dead_copsd, "open");
+    StartPostfix();
+  }
+
+  static void TearDownTestSuite() {
+    if (dir_ == nullptr) return;
+    std::string out;
+    RunCommand({"postfix", "-c", (*dir_ / "etc").string(), "stop"}, *dir_ / "stop.out", &out);
+    // All at once: libmilter notices a stop request within its listener's poll (~5 s).
+    const pid_t children[] = {live_milter_, closed_milter_, open_milter_, copsd_};
+    for (pid_t pid : children) {
+      if (pid > 0) kill(pid, SIGTERM);
+    }
+    for (pid_t pid : children) {
+      if (pid > 0) WaitExit(pid);
+    }
+    // The master may take a moment to take its daemons down before the queue goes.
+    WaitFor(
+        [] {
+          return RunCommand({"postfix", "-c", (*dir_ / "etc").string(), "status"},
+                            *dir_ / "status.out", nullptr) != 0;
+        },
+        std::chrono::seconds(10));
+    fs::remove_all(*dir_);
+    delete dir_;
+    dir_ = nullptr;
+  }
+
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_NE(dir_, nullptr);
+  }
+
+  static void StartCopsd(int port) {
+    fs::remove(*dir_ / "copsd.port");
+    copsd_ = Spawn({BuildDir() + "/server/copsd", "--data-dir", (*dir_ / "cops").string(),
+                    "--listen", "127.0.0.1:" + std::to_string(port), "--port-file",
+                    (*dir_ / "copsd.port").string(), "--log-level", "warn"},
+                   *dir_ / "copsd.log");
+    ASSERT_TRUE(WaitFor([] { return fs::exists(*dir_ / "copsd.port"); }, std::chrono::seconds(30)))
+        << ReadFile(*dir_ / "copsd.log");
+    copsd_port_ = std::stoi(ReadFile(*dir_ / "copsd.port"));
+  }
+
+  static void RegisterSecrets() {
+    ClientOptions options;
+    options.target = "127.0.0.1:" + std::to_string(copsd_port_);
+    auto client = Client::Connect(options);
+    ASSERT_TRUE(client.ok()) << client.status();
+    const char* collections[] = {"public", "held", "secret"};
+    for (int i = 0; i < 3; ++i) {
+      v1::Document doc;
+      doc.set_content(Corpus()[i].body);
+      doc.set_format(v1::DOCUMENT_FORMAT_TEXT);
+      doc.mutable_metadata()->set_collection(collections[i]);
+      auto reply = (*client)->Register(doc);
+      ASSERT_TRUE(reply.ok()) << reply.status();
+      doc_ids_[i] = reply->doc_id();
+    }
+  }
+
+  static pid_t StartMilter(int port, int copsd_port, const std::string& name) {
+    const pid_t pid = Spawn({BuildDir() + "/milter/cops-milter", "--listen",
+                             "inet:" + std::to_string(port) + "@127.0.0.1", "--server",
+                             "127.0.0.1:" + std::to_string(copsd_port), "--action", "headers",
+                             "--config", (*dir_ / (name + ".json")).string()},
+                            *dir_ / (name + ".log"));
+    // The issue's promise: listening within seconds of starting.
+    EXPECT_TRUE(WaitFor([port] { return Accepts(port); }, std::chrono::seconds(5)))
+        << ReadFile(*dir_ / (name + ".log"));
+    return pid;
+  }
+
+  static void StartPostfix() {
+    const fs::path& d = *dir_;
+    for (const char* sub : {"etc", "spool", "data", "mail"}) fs::create_directories(d / sub);
+    chmod((d / "mail").c_str(), 01777);  // local(8) creates the mailbox as the recipient
+    ASSERT_EQ(chown((d / "data").c_str(), PostfixUid(), -1), 0);
+    smtp_port_ = FreePort();
+    closed_smtp_port_ = FreePort();
+    open_smtp_port_ = FreePort();
+    auto milter = [](int port) { return "inet:127.0.0.1:" + std::to_string(port); };
+    WriteFile(d / "etc" / "main.cf",
+              "compatibility_level = 3.6\n"
+              "queue_directory = " +
+                  (d / "spool").string() +
+                  "\n"
+                  "data_directory = " +
+                  (d / "data").string() +
+                  "\n"
+                  "mail_owner = postfix\nsetgid_group = postdrop\n"
+                  "inet_interfaces = loopback-only\ninet_protocols = ipv4\n"
+                  "myhostname = cops-test.localdomain\nmydomain = localdomain\n"
+                  "myorigin = $myhostname\nmydestination = $myhostname, localhost\n"
+                  "mynetworks = 127.0.0.0/8\nrelayhost =\nrelay_domains =\n"
+                  "smtpd_relay_restrictions = permit_mynetworks, reject_unauth_destination\n"
+                  "alias_maps =\nalias_database =\nlocal_recipient_maps =\nbiff = no\n"
+                  "mail_spool_directory = " +
+                  (d / "mail").string() +
+                  "\n"
+                  "maillog_file_prefixes = " +
+                  d.string() +
+                  "\n"
+                  "maillog_file = " +
+                  (d / "maillog").string() +
+                  "\n"
+                  "smtputf8_enable = no\n"
+                  // The lines the README's "Mail gateway" section tells operators to add.
+                  "smtpd_milters = " +
+                  milter(live_milter_port_) +
+                  "\n"
+                  "non_smtpd_milters = " +
+                  milter(live_milter_port_) +
+                  "\n"
+                  "milter_default_action = tempfail\n"
+                  "milter_protocol = 6\n");
+    auto smtpd = [&](int port, const std::string& milter_address) {
+      std::string line = "127.0.0.1:" + std::to_string(port) + " inet n - n - - smtpd";
+      if (!milter_address.empty()) line += "\n  -o smtpd_milters=" + milter_address;
+      return line + "\n";
+    };
+    WriteFile(d / "etc" / "master.cf", smtpd(smtp_port_, "") +
+                                           smtpd(closed_smtp_port_, milter(closed_milter_port_)) +
+                                           smtpd(open_smtp_port_, milter(open_milter_port_)) +
+                                           "cleanup unix n - n - 0 cleanup\n"
+                                           "qmgr unix n - n 300 1 qmgr\n"
+                                           "rewrite unix - - n - - trivial-rewrite\n"
+                                           "bounce unix - - n - 0 bounce\n"
+                                           "defer unix - - n - 0 bounce\n"
+                                           "trace unix - - n - 0 bounce\n"
+                                           "verify unix - - n - 1 verify\n"
+                                           "proxymap unix - - n - - proxymap\n"
+                                           "smtp unix - - n - - smtp\n"
+                                           "relay unix - - n - - smtp\n"
+                                           "showq unix n - n - - showq\n"
+                                           "error unix - - n - - error\n"
+                                           "retry unix - - n - - error\n"
+                                           "discard unix - - n - - discard\n"
+                                           "local unix - n n - - local\n"
+                                           "anvil unix - - n - 1 anvil\n"
+                                           "scache unix - - n - 1 scache\n"
+                                           "postlog unix-dgram n - n - 1 postlogd\n");
+    std::string out;
+    ASSERT_EQ(RunCommand({"postfix", "-c", (d / "etc").string(), "start"}, d / "start.out", &out),
+              0)
+        << out << ReadFile(d / "maillog");
+    for (int port : {smtp_port_, closed_smtp_port_, open_smtp_port_}) {
+      ASSERT_TRUE(WaitFor([port] { return Accepts(port); }, std::chrono::seconds(10)))
+          << ReadFile(d / "maillog");
+    }
+  }
+
+  static uid_t PostfixUid() {
+    const passwd* pw = getpwnam("postfix");
+    return pw == nullptr ? 0 : pw->pw_uid;
+  }
+
+  struct Sent {
+    int exit_code;
+    std::string transcript;  // swaks's SMTP dialogue
+    std::string queue_id;    // from "250 2.0.0 Ok: queued as ID", "" when not queued
+  };
+
+  static Sent Send(const std::string& message, int port = 0) {
+    static int n = 0;
+    const fs::path file = *dir_ / ("message" + std::to_string(++n) + ".eml");
+    WriteFile(file, message);
+    Sent sent;
+    sent.exit_code = RunCommand(
+        {"swaks", "--server", "127.0.0.1:" + std::to_string(port ? port : smtp_port_), "--from",
+         "sender@example.org", "--to", kRecipient, "--data", file.string(), "--timeout", "30"},
+        *dir_ / "swaks.out", &sent.transcript);
+    const size_t at = sent.transcript.find("queued as ");
+    if (at != std::string::npos) {
+      const size_t start = at + 10;
+      sent.queue_id =
+          sent.transcript.substr(start, sent.transcript.find_first_of("\r\n", start) - start);
+    }
+    return sent;
+  }
+
+  // The delivered message whose Subject is `subject`, headers and body; "" if none within
+  // `wait`.
+  static std::string Delivered(const std::string& subject,
+                               std::chrono::milliseconds wait = std::chrono::seconds(20)) {
+    std::string found;
+    WaitFor(
+        [&] {
+          const std::string mbox = ReadFile(*dir_ / "mail" / "nobody");
+          const size_t at = mbox.find("Subject: " + subject + "\n");
+          if (at == std::string::npos) return false;
+          size_t begin = mbox.rfind("\nFrom ", at);
+          begin = begin == std::string::npos ? 0 : begin + 1;
+          const size_t end = mbox.find("\nFrom ", at);
+          found = mbox.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+          return true;
+        },
+        wait);
+    return found;
+  }
+
+  static std::string MilterLog() { return ReadFile(*dir_ / "live.log"); }
+
+  static inline std::string skip_;
+  static inline fs::path* dir_ = nullptr;
+  static inline pid_t copsd_ = -1, live_milter_ = -1, closed_milter_ = -1, open_milter_ = -1;
+  static inline int copsd_port_ = 0, live_milter_port_ = 0, closed_milter_port_ = 0,
+                    open_milter_port_ = 0, smtp_port_ = 0, closed_smtp_port_ = 0,
+                    open_smtp_port_ = 0;
+  static inline uint64_t doc_ids_[3] = {};
+};
+
+TEST_F(PostfixMilterTest, CleanMailIsDeliveredWithACleanVerdict) {
+  const Sent sent = Send(Message("clean-1", UnrelatedText()));
+  ASSERT_EQ(sent.exit_code, 0) << sent.transcript;
+  const std::string mail = Delivered("clean-1");
+  ASSERT_FALSE(mail.empty()) << ReadFile(*dir_ / "maillog") << MilterLog();
+  EXPECT_NE(mail.find("\nX-COPS-Result: clean\n"), std::string::npos) << mail;
+  EXPECT_EQ(mail.find("X-COPS-Matches"), std::string::npos) << mail;
+  // One structured line for the message, with Postfix's queue id.
+  EXPECT_NE(MilterLog().find("milter_message queue_id=" + sent.queue_id + " verdict=clean"),
+            std::string::npos)
+      << MilterLog();
+}
+
+TEST_F(PostfixMilterTest, ExcerptIsDeliveredWithTheViolationHeaders) {
+  const Sent sent = Send(Message("excerpt-1", ParagraphInsideNewText(Corpus()[0].body)));
+  ASSERT_EQ(sent.exit_code, 0) << sent.transcript;
+  const std::string mail = Delivered("excerpt-1");
+  ASSERT_FALSE(mail.empty()) << ReadFile(*dir_ / "maillog") << MilterLog();
+  EXPECT_NE(mail.find("\nX-COPS-Result: violation (1 document, best ratio "), std::string::npos)
+      << mail;
+  EXPECT_NE(mail.find("\nX-COPS-Matches: doc=" + std::to_string(doc_ids_[0]) + " ratio="),
+            std::string::npos)
+      << mail;
+  EXPECT_NE(mail.find("collection=public part=message"), std::string::npos) << mail;
+}
+
+TEST_F(PostfixMilterTest, ForgedVerdictHeadersAreReplaced) {
+  const Sent sent = Send(Message("forged-1", UnrelatedText(),
+                                 "X-COPS-Result: violation (forged)\r\n"
+                                 "X-COPS-Matches: doc=1 ratio=1.000\r\n"));
+  ASSERT_EQ(sent.exit_code, 0) << sent.transcript;
+  const std::string mail = Delivered("forged-1");
+  ASSERT_FALSE(mail.empty()) << ReadFile(*dir_ / "maillog");
+  EXPECT_EQ(mail.find("violation (forged)"), std::string::npos) << mail;
+  EXPECT_EQ(mail.find("X-COPS-Matches"), std::string::npos) << mail;
+  EXPECT_NE(mail.find("\nX-COPS-Result: clean\n"), std::string::npos) << mail;
+}
+
+TEST_F(PostfixMilterTest, SecretCollectionIsRejectedWithThe5xxReply) {
+  const Sent sent = Send(Message("secret-1", ParagraphInsideNewText(Corpus()[2].body)));
+  EXPECT_NE(sent.exit_code, 0);
+  EXPECT_NE(sent.transcript.find("550 5.7.1 Message contains registered confidential text"),
+            std::string::npos)
+      << sent.transcript << MilterLog();
+  EXPECT_TRUE(sent.queue_id.empty());  // never queued, so never delivered
+}
+
+TEST_F(PostfixMilterTest, HeldCollectionInAnAttachmentIsQuarantined) {
+  const Sent sent = Send(MessageWithAttachment("held-1", ParagraphInsideNewText(Corpus()[1].body)));
+  ASSERT_EQ(sent.exit_code, 0) << sent.transcript;
+  ASSERT_FALSE(sent.queue_id.empty()) << sent.transcript;
+  // Postfix keeps a quarantined message in its hold queue, undelivered.
+  EXPECT_TRUE(WaitFor([&] { return fs::exists(*dir_ / "spool" / "hold" / sent.queue_id); },
+                      std::chrono::seconds(10)))
+      << ReadFile(*dir_ / "maillog") << MilterLog();
+  const std::string held = ReadFile(*dir_ / "spool" / "hold" / sent.queue_id);
+  EXPECT_NE(held.find("X-COPS-Matches"), std::string::npos);
+  EXPECT_NE(held.find("part=minutes.txt"), std::string::npos);
+  EXPECT_TRUE(Delivered("held-1", std::chrono::milliseconds(0)).empty());
+}
+
+TEST_F(PostfixMilterTest, CopsdDownFailsClosedOrOpenAsConfigured) {
+  const Sent closed = Send(Message("down-closed", UnrelatedText()), closed_smtp_port_);
+  EXPECT_NE(closed.exit_code, 0);
+  EXPECT_NE(closed.transcript.find("451 4.7.1"), std::string::npos) << closed.transcript;
+  const Sent open = Send(Message("down-open", UnrelatedText()), open_smtp_port_);
+  ASSERT_EQ(open.exit_code, 0) << open.transcript;
+  const std::string mail = Delivered("down-open");
+  ASSERT_FALSE(mail.empty()) << ReadFile(*dir_ / "maillog");
+  EXPECT_EQ(mail.find("X-COPS-Result"), std::string::npos) << mail;  // unchecked: no verdict
+  EXPECT_NE(ReadFile(*dir_ / "open.log").find("action=on_failure_accept"), std::string::npos);
+}
+
+TEST_F(PostfixMilterTest, CopsdRestartIsPickedUp) {
+  kill(copsd_, SIGTERM);
+  ASSERT_EQ(WaitExit(copsd_), 0);
+  copsd_ = -1;
+  const Sent during = Send(Message("restart-down", UnrelatedText()));
+  EXPECT_NE(during.transcript.find("451 4.7.1"), std::string::npos) << during.transcript;
+  StartCopsd(copsd_port_);
+  // The milter's channel reconnects within about a second.
+  Sent after;
+  for (int i = 0; i < 20; ++i) {
+    after = Send(Message("restart-up", ParagraphInsideNewText(Corpus()[0].body)));
+    if (after.exit_code == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  ASSERT_EQ(after.exit_code, 0) << after.transcript;
+  const std::string mail = Delivered("restart-up");
+  EXPECT_NE(mail.find("\nX-COPS-Result: violation"), std::string::npos) << mail;
+}
+
+TEST_F(PostfixMilterTest, SigtermStopsTheMilterCleanly) {
+  const pid_t pid = open_milter_;
+  open_milter_ = -1;
+  const auto start = std::chrono::steady_clock::now();
+  kill(pid, SIGTERM);
+  EXPECT_EQ(WaitExit(pid), 0) << ReadFile(*dir_ / "open.log");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_NE(ReadFile(*dir_ / "open.log").find("milter_stopped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cops
