@@ -25,6 +25,20 @@ absl::Status FromReply(const v1::CheckDocumentReply& reply) {
   return absl::Status(static_cast<absl::StatusCode>(reply.error_code()), reply.error_message());
 }
 
+// Whether `message` may carry an attachment the email converter would hand to a document
+// parser (PDF, DOCX, ...): every such part is named (filename= or name=), marked as an
+// attachment, or has an application/ type. Conservative: any of those words anywhere.
+bool MayCarryAttachment(std::string_view message) {
+  static constexpr std::string_view kMarkers[] = {"name", "attachment", "application/"};
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+  for (std::string_view marker : kMarkers) {
+    auto it = std::search(message.begin(), message.end(), marker.begin(), marker.end(),
+                          [&](char a, char b) { return lower(a) == b; });
+    if (it != message.end()) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view message,
@@ -38,7 +52,10 @@ absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view me
   ConvertLimits limits;
   limits.max_input_bytes = policy.max_message_bytes;
   limits.time_budget_ms = static_cast<uint32_t>(std::max<int64_t>(1, budget.count()));
-  limits.in_process = policy.convert_in_process;
+  // Plain messages (text and HTML bodies only) are parsed here: gmime and those converters
+  // are fuzzed through this path (fuzz/milter_fuzzer.cc) and a worker process per message
+  // would cost more than the check. Attachments go to the sandboxed worker.
+  limits.in_process = policy.convert_in_process || !MayCarryAttachment(message);
   absl::StatusOr<ConvertedDocument> doc = Convert(message, DocumentFormat::kEmail, limits);
   std::vector<MessageText> texts;
   if (!doc.ok()) {
@@ -141,7 +158,8 @@ std::string MessageVerdict::MatchesHeader(uint32_t max) const {
     // one token each and free of line breaks.
     auto token = [](std::string s) {
       for (char& c : s) {
-        if (c == ' ' || c == ';' || c == '\t' || c == '\r' || c == '\n') c = '_';
+        const unsigned char u = static_cast<unsigned char>(c);
+        if (u <= ' ' || u == 0x7f || c == ';') c = '_';
       }
       return s.empty() ? std::string("\"\"") : s;
     };

@@ -21,10 +21,12 @@
 //                       ["COPS: registered confidential text"]
 //   "max_message_bytes" larger messages are not checked (on_failure applies)  [32 MiB]
 //   "max_parts"         at most this many texts checked per message (body + attachments)  [32]
-//   "convert_in_process" parse MIME and attachments in the milter process instead of the
-//                       sandboxed converter worker: faster, but a parser crash on a hostile
-//                       attachment then takes the milter down (and milter_default_action
-//                       applies to every open connection)  [false]
+//   "convert_in_process" parse messages with attachments in the milter process too, instead
+//                       of in the sandboxed converter worker (one process per message):
+//                       faster, but a parser crash on a hostile attachment then takes the
+//                       milter down (and milter_default_action applies to every open
+//                       connection). Messages without attachments are always parsed in
+//                       process (gmime, text and HTML converters; fuzzed)  [false]
 //   "max_matches_header" document ids listed in X-COPS-Matches  [10]
 //   "stats_interval_s"  seconds between "milter_stats" counter lines, 0 = only at exit  [60]
 //

@@ -1,5 +1,7 @@
 #include "milter/message_check.h"
 
+#include <stdlib.h>
+
 #include <string>
 #include <vector>
 
@@ -69,6 +71,29 @@ TEST(ExtractMessageTextsTest, EachDocumentAttachmentIsItsOwnDecodedText) {
   // Quoted-printable undone: the soft line break joins the sentence.
   EXPECT_NE((*texts)[1].text.find("four times every night to trim the wick"), std::string::npos)
       << (*texts)[1].text;
+}
+
+// Without a converter worker, only messages that may carry attachments fail: plain ones
+// are parsed in process, attachments only in the sandbox unless convert_in_process.
+TEST(ExtractMessageTextsTest, OnlyMessagesWithAttachmentsNeedTheSandboxedWorker) {
+  const char* saved = getenv("COPS_CONVERT_WORKER");
+  const std::string saved_value = saved == nullptr ? "" : saved;
+  setenv("COPS_CONVERT_WORKER", "/nonexistent/cops-convert-worker", 1);
+  auto plain = ExtractMessageTexts(kPlain, Policy(), std::chrono::seconds(10));
+  auto attached = ExtractMessageTexts(kWithAttachments, Policy(), std::chrono::seconds(10));
+  MilterPolicy in_process = Policy();
+  in_process.convert_in_process = true;
+  auto attached_here = ExtractMessageTexts(kWithAttachments, in_process, std::chrono::seconds(10));
+  if (saved == nullptr) {
+    unsetenv("COPS_CONVERT_WORKER");
+  } else {
+    setenv("COPS_CONVERT_WORKER", saved_value.c_str(), 1);
+  }
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->size(), 1u);
+  EXPECT_EQ(attached.status().code(), absl::StatusCode::kInternal) << attached.status();
+  ASSERT_TRUE(attached_here.ok()) << attached_here.status();
+  EXPECT_EQ(attached_here->size(), 2u);
 }
 
 TEST(ExtractMessageTextsTest, MaxPartsCapsTheAttachmentsChecked) {
