@@ -9,7 +9,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -21,6 +20,8 @@
 #include "server/open_authorizer.h"
 #include "server/service.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -39,19 +40,16 @@ v1::CheckDocumentRequest TextRequest(const std::string& text) {
 class CheckStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (std::filesystem::temp_directory_path() / "check_stream_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
     auto key = HashKey::FromBytes(std::string(HashKey::kSize, '\x2a'));
-    ASSERT_TRUE(key.ok());
+    ASSERT_OK(key);
     IndexOptions index_options;
-    index_options.path = (dir_ / "index").string();
+    index_options.path = dir_.Join("index");
     index_options.params.key_id = key->Id();
     auto index = Index::Open(index_options);
-    ASSERT_TRUE(index.ok()) << index.status();
+    ASSERT_OK(index);
     index_ = *std::move(index);
     auto detector = CopyDetector::Create(index_.get(), *key, CopyDetectorOptions());
-    ASSERT_TRUE(detector.ok()) << detector.status();
+    ASSERT_OK(detector);
     detector_ = *std::move(detector);
     service_ = std::make_unique<CopyDetectionService>(detector_.get(), &authorizer_);
     StartServer();
@@ -59,14 +57,14 @@ class CheckStreamTest : public ::testing::Test {
     options.target = "127.0.0.1:" + std::to_string(port_);
     options.max_reconnect_backoff_ms = 200;
     auto client = Client::Connect(options);
-    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_OK(client);
     client_ = *std::move(client);
     v1::Document doc;
     doc.set_content(Corpus()[0].body);
     doc.set_format(v1::DOCUMENT_FORMAT_TEXT);
     doc.mutable_metadata()->set_collection("essays");
     auto reg = client_->Register(doc);
-    ASSERT_TRUE(reg.ok()) << reg.status();
+    ASSERT_OK(reg);
     doc_id_ = reg->doc_id();
   }
   void TearDown() override {
@@ -74,10 +72,10 @@ class CheckStreamTest : public ::testing::Test {
     server_.reset();
     detector_.reset();
     index_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
-  // On the same port after the first start, as a restarted copsd would be.
+  // On the same port after the first start, as a restarted copsd would be (which
+  // testing::TestServer, always on a fresh port, cannot do).
   void StartServer() {
     grpc::ServerBuilder builder;
     const std::string address = "127.0.0.1:" + std::to_string(port_);
@@ -92,7 +90,7 @@ class CheckStreamTest : public ::testing::Test {
     server_.reset();
   }
 
-  std::filesystem::path dir_;
+  testing::TempDir dir_{"check_stream"};
   std::unique_ptr<Index> index_;
   std::unique_ptr<CopyDetector> detector_;
   OpenAuthorizer authorizer_;
@@ -111,7 +109,7 @@ TEST_F(CheckStreamTest, BatchesAreAnsweredInOrderOverOneCall) {
         stream.Check({TextRequest(UnrelatedText()),
                       TextRequest(ParagraphInsideNewText(Corpus()[0].body)), TextRequest("")},
                      std::chrono::seconds(20));
-    ASSERT_TRUE(replies.ok()) << replies.status();
+    ASSERT_OK(replies);
     ASSERT_EQ(replies->size(), 3u);
     EXPECT_FALSE((*replies)[0].violation());
     EXPECT_TRUE((*replies)[1].violation());
@@ -123,13 +121,13 @@ TEST_F(CheckStreamTest, BatchesAreAnsweredInOrderOverOneCall) {
     EXPECT_TRUE(stream.open());
   }
   auto none = stream.Check({}, std::chrono::seconds(1));
-  ASSERT_TRUE(none.ok());
+  ASSERT_OK(none);
   EXPECT_TRUE(none->empty());
 }
 
 TEST_F(CheckStreamTest, ServerDownIsUnavailableAndARestartIsPickedUp) {
   CheckStream stream(client_.get());
-  ASSERT_TRUE(stream.Check({TextRequest(UnrelatedText())}, std::chrono::seconds(20)).ok());
+  ASSERT_OK(stream.Check({TextRequest(UnrelatedText())}, std::chrono::seconds(20)));
   StopServer();
   const auto start = std::chrono::steady_clock::now();
   auto down = stream.Check({TextRequest(UnrelatedText())}, std::chrono::seconds(2));
@@ -149,7 +147,7 @@ TEST_F(CheckStreamTest, ServerDownIsUnavailableAndARestartIsPickedUp) {
     if (up.ok()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  ASSERT_TRUE(up.ok()) << up.status();
+  ASSERT_OK(up);
   EXPECT_TRUE((*up)[0].violation());
 }
 
@@ -167,7 +165,7 @@ TEST_F(CheckStreamTest, ServerThatNeverAnswersHitsTheDeadline) {
   ClientOptions options;
   options.target = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
   auto silent = Client::Connect(options);
-  ASSERT_TRUE(silent.ok());
+  ASSERT_OK(silent);
   CheckStream stream(silent->get());
   const auto start = std::chrono::steady_clock::now();
   auto r = stream.Check({TextRequest(UnrelatedText())}, std::chrono::milliseconds(300));

@@ -1,7 +1,6 @@
 // End to end: the real copsd on an ephemeral loopback port with a fresh data dir, driven by the
 // real `cops` command line and by the client library.
 
-#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -21,6 +20,7 @@
 #include "tests/server/test_corpus.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_server.h"
 
@@ -29,6 +29,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::Spawn;
+using testing::WaitExit;
 using testing_corpus::Corpus;
 
 std::string BuildDir() {
@@ -39,32 +41,6 @@ std::string BuildDir() {
 void WriteFile(const fs::path& path, const std::string& content) {
   fs::create_directories(path.parent_path());
   std::ofstream(path, std::ios::binary) << content;
-}
-
-// Starts a child with stdin/stdout/stderr redirected to files; returns its pid.
-pid_t Spawn(const std::vector<std::string>& argv, const fs::path& in, const fs::path& out,
-            const fs::path& err) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int i = open(in.empty() ? "/dev/null" : in.c_str(), O_RDONLY);
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    const int e = open(err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    dup2(i, 0);
-    dup2(o, 1);
-    dup2(e, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execv(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int WaitExit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 struct CliRun {

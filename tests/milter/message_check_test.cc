@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -52,7 +53,7 @@ MilterPolicy Policy() {
 
 TEST(ExtractMessageTextsTest, PlainMessageIsOneTextWithSubjectAndBody) {
   auto texts = ExtractMessageTexts(kPlain, Policy(), std::chrono::seconds(10));
-  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_OK(texts);
   ASSERT_EQ(texts->size(), 1u);
   EXPECT_EQ((*texts)[0].name, "message");
   EXPECT_NE((*texts)[0].text.find("Quarterly figures"), std::string::npos);
@@ -62,7 +63,7 @@ TEST(ExtractMessageTextsTest, PlainMessageIsOneTextWithSubjectAndBody) {
 
 TEST(ExtractMessageTextsTest, EachDocumentAttachmentIsItsOwnDecodedText) {
   auto texts = ExtractMessageTexts(kWithAttachments, Policy(), std::chrono::seconds(10));
-  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_OK(texts);
   ASSERT_EQ(texts->size(), 2u);  // the image is not a document
   EXPECT_EQ((*texts)[0].name, "message");
   EXPECT_NE((*texts)[0].text.find("Please see the draft"), std::string::npos);
@@ -89,10 +90,10 @@ TEST(ExtractMessageTextsTest, OnlyMessagesWithAttachmentsNeedTheSandboxedWorker)
   } else {
     setenv("COPS_CONVERT_WORKER", saved_value.c_str(), 1);
   }
-  ASSERT_TRUE(plain.ok()) << plain.status();
+  ASSERT_OK(plain);
   EXPECT_EQ(plain->size(), 1u);
   EXPECT_EQ(attached.status().code(), absl::StatusCode::kInternal) << attached.status();
-  ASSERT_TRUE(attached_here.ok()) << attached_here.status();
+  ASSERT_OK(attached_here);
   EXPECT_EQ(attached_here->size(), 2u);
 }
 
@@ -100,7 +101,7 @@ TEST(ExtractMessageTextsTest, MaxPartsCapsTheAttachmentsChecked) {
   MilterPolicy p = Policy();
   p.max_parts = 1;
   auto texts = ExtractMessageTexts(kWithAttachments, p, std::chrono::seconds(10));
-  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_OK(texts);
   ASSERT_EQ(texts->size(), 1u);
   EXPECT_EQ((*texts)[0].name, "message");
 }
@@ -108,7 +109,7 @@ TEST(ExtractMessageTextsTest, MaxPartsCapsTheAttachmentsChecked) {
 TEST(ExtractMessageTextsTest, UnreadableMessageIsCheckedRaw) {
   const std::string junk = "no header block here, only words of a pasted paragraph";
   auto texts = ExtractMessageTexts(junk, Policy(), std::chrono::seconds(10));
-  ASSERT_TRUE(texts.ok()) << texts.status();
+  ASSERT_OK(texts);
   ASSERT_EQ(texts->size(), 1u);
   EXPECT_EQ((*texts)[0].name, "raw");
   EXPECT_EQ((*texts)[0].text, junk);

@@ -1,6 +1,7 @@
 #include "milter/policy.h"
 
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -15,14 +16,13 @@ TEST(MilterPolicyTest, DefaultsAddHeadersAndFailOpen) {
 
 TEST(MilterPolicyTest, JsonSetsEveryKey) {
   MilterPolicy p;
-  ASSERT_TRUE(ApplyPolicyJson(R"({
+  ASSERT_OK(ApplyPolicyJson(R"({
       "action": "quarantine", "threshold": 0.2, "collections": ["hr", "legal"],
       "collection_actions": {"legal": "reject"}, "timeout_ms": 500, "on_failure": "tempfail",
       "reject_code": "554", "reject_status": "5.7.0", "reject_text": "no",
       "quarantine_reason": "held", "max_message_bytes": 1000, "max_parts": 3,
       "convert_in_process": true, "max_matches_header": 2, "stats_interval_s": 0})",
-                              &p)
-                  .ok());
+                            &p));
   EXPECT_EQ(p.action, MilterAction::kQuarantine);
   EXPECT_DOUBLE_EQ(*p.threshold, 0.2);
   EXPECT_EQ(p.collections, (std::vector<std::string>{"hr", "legal"}));

@@ -7,7 +7,6 @@
 // postfix and swaks packages (scripts/install-deps.sh); skips, saying which, without them.
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
@@ -29,11 +28,16 @@
 #include "client/client.h"
 #include "gtest/gtest.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Spawn;
+using testing::WaitExit;
 using testing_corpus::Corpus;
 using testing_corpus::ParagraphInsideNewText;
 using testing_corpus::UnrelatedText;
@@ -56,33 +60,10 @@ void WriteFile(const fs::path& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;
 }
 
-pid_t Spawn(const std::vector<std::string>& argv, const fs::path& out) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    const int o = open(out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    const int i = open("/dev/null", O_RDONLY);
-    dup2(i, 0);
-    dup2(o, 1);
-    dup2(o, 2);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  return pid;
-}
-
-int WaitExit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 // Runs a command to completion; its exit code and output (stdout and stderr).
 int RunCommand(const std::vector<std::string>& argv, const fs::path& out_file, std::string* out) {
   fs::remove(out_file);
-  const int code = WaitExit(Spawn(argv, out_file));
+  const int code = WaitExit(Spawn(argv, {}, out_file, out_file));
   if (out != nullptr) *out = ReadFile(out_file);
   return code;
 }
@@ -121,7 +102,7 @@ bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit)
 }
 
 bool OnPath(const std::string& program) {
-  return WaitExit(Spawn({"sh", "-c", "command -v " + program}, "/dev/null")) == 0;
+  return WaitExit(Spawn({"sh", "-c", "command -v " + program}, {}, "/dev/null", "/dev/null")) == 0;
 }
 
 // One message in RFC 5322 form with a unique subject and a plain-text body.
@@ -160,9 +141,8 @@ class PostfixMilterTest : public ::testing::Test {
         return;
       }
     }
-    std::string tmpl = (fs::temp_directory_path() / "cops_postfix_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = new fs::path(tmpl);
+    temp_dir_ = new testing::TempDir("cops_postfix");
+    dir_ = &temp_dir_->path();
     // Postfix's daemons run as the postfix user: they must reach into the directory.
     chmod(dir_->c_str(), 0755);
     StartCopsd(/*port=*/0);
@@ -203,8 +183,8 @@ class PostfixMilterTest : public ::testing::Test {
                             *dir_ / "status.out", nullptr) != 0;
         },
         std::chrono::seconds(10));
-    fs::remove_all(*dir_);
-    delete dir_;
+    delete temp_dir_;  // removes the directory
+    temp_dir_ = nullptr;
     dir_ = nullptr;
   }
 
@@ -218,7 +198,7 @@ class PostfixMilterTest : public ::testing::Test {
     copsd_ = Spawn({BuildDir() + "/server/copsd", "--data-dir", (*dir_ / "cops").string(),
                     "--listen", "127.0.0.1:" + std::to_string(port), "--port-file",
                     (*dir_ / "copsd.port").string(), "--log-level", "warn"},
-                   *dir_ / "copsd.log");
+                   {}, *dir_ / "copsd.log", *dir_ / "copsd.log");
     ASSERT_TRUE(WaitFor([] { return fs::exists(*dir_ / "copsd.port"); }, std::chrono::seconds(30)))
         << ReadFile(*dir_ / "copsd.log");
     copsd_port_ = std::stoi(ReadFile(*dir_ / "copsd.port"));
@@ -228,7 +208,7 @@ class PostfixMilterTest : public ::testing::Test {
     ClientOptions options;
     options.target = "127.0.0.1:" + std::to_string(copsd_port_);
     auto client = Client::Connect(options);
-    ASSERT_TRUE(client.ok()) << client.status();
+    ASSERT_OK(client);
     const char* collections[] = {"public", "held", "secret"};
     for (int i = 0; i < 3; ++i) {
       v1::Document doc;
@@ -236,7 +216,7 @@ class PostfixMilterTest : public ::testing::Test {
       doc.set_format(v1::DOCUMENT_FORMAT_TEXT);
       doc.mutable_metadata()->set_collection(collections[i]);
       auto reply = (*client)->Register(doc);
-      ASSERT_TRUE(reply.ok()) << reply.status();
+      ASSERT_OK(reply);
       doc_ids_[i] = reply->doc_id();
     }
   }
@@ -246,7 +226,7 @@ class PostfixMilterTest : public ::testing::Test {
                              "inet:" + std::to_string(port) + "@127.0.0.1", "--server",
                              "127.0.0.1:" + std::to_string(copsd_port), "--action", "headers",
                              "--config", (*dir_ / (name + ".json")).string()},
-                            *dir_ / (name + ".log"));
+                            {}, *dir_ / (name + ".log"), *dir_ / (name + ".log"));
     // The promise: listening within seconds of starting.
     EXPECT_TRUE(WaitFor([port] { return Accepts(port); }, std::chrono::seconds(5)))
         << ReadFile(*dir_ / (name + ".log"));
@@ -384,7 +364,9 @@ class PostfixMilterTest : public ::testing::Test {
   static std::string MilterLog() { return ReadFile(*dir_ / "live.log"); }
 
   static inline std::string skip_;
-  static inline fs::path* dir_ = nullptr;
+  static inline testing::TempDir* temp_dir_ = nullptr;  // one per test program (ctest runs
+                                                        // each test in its own)
+  static inline const fs::path* dir_ = nullptr;
   static inline pid_t copsd_ = -1, live_milter_ = -1, closed_milter_ = -1, open_milter_ = -1;
   static inline int copsd_port_ = 0, live_milter_port_ = 0, closed_milter_port_ = 0,
                     open_milter_port_ = 0, smtp_port_ = 0, closed_smtp_port_ = 0,
