@@ -1,0 +1,255 @@
+#!/usr/bin/env python3
+"""Side-by-side mail gateway benchmark: cops-milter (+ copsd) against rspamd's fuzzy storage.
+
+Driven by bench/mail-gateway.sh, which starts both on loopback. Subcommands:
+  make DIR                     registered messages, exact copies, excerpts, unrelated messages
+  milter HOST:PORT DIR SET     sends SET's messages through cops-milter over the milter protocol
+  rspamd HOST:PORT DIR SET     sends them to rspamd's /checkv2 (its whole scanning pipeline)
+Both senders keep --inflight connections busy and print one JSON line: messages per second,
+latency percentiles and how many messages were flagged.
+"""
+import argparse
+import http.client
+import json
+import os
+import random
+import socket
+import struct
+import sys
+import threading
+import time
+
+WORDS_FILE = "/usr/share/dict/american-english"
+
+
+def words():
+    with open(WORDS_FILE, encoding="utf-8", errors="replace") as f:
+        ws = [w.strip() for w in f if w.strip().isalpha() and w.strip().islower()]
+    return ws
+
+
+def sentence(rng, vocab, n):
+    # Zipf-like word choice so the text has common and rare words like prose.
+    out = [vocab[min(int(rng.paretovariate(1.1)) - 1, len(vocab) - 1)] if rng.random() < 0.5
+           else rng.choice(vocab) for _ in range(n)]
+    return " ".join(out).capitalize() + "."
+
+
+def paragraph(rng, vocab, nwords):
+    parts, left = [], nwords
+    while left > 0:
+        n = min(left, rng.randint(8, 20))
+        parts.append(sentence(rng, vocab, n))
+        left -= n
+    return " ".join(parts)
+
+
+def email(subject, body, i):
+    return ("From: sender%d@example.org\r\nTo: staff@example.com\r\nSubject: %s\r\n"
+            "Message-ID: <%d.bench@example.org>\r\nMIME-Version: 1.0\r\n"
+            "Content-Type: text/plain; charset=utf-8\r\n\r\n%s\r\n"
+            % (i, subject, i, body.replace("\n", "\r\n")))
+
+
+def make(args):
+    rng = random.Random(20)
+    vocab = words()
+    rng.shuffle(vocab)
+    os.makedirs(args.dir, exist_ok=True)
+    sets = {name: [] for name in ("registered", "copies", "excerpts", "unrelated")}
+    # ~2.7 KB messages: 5 paragraphs of ~80 words.
+    for i in range(args.registered):
+        paras = [paragraph(rng, vocab, 80) for _ in range(5)]
+        sets["registered"].append(email("Report %d" % i, "\n\n".join(paras), i))
+    for i in range(args.checks):
+        src = sets["registered"][rng.randrange(args.registered)]
+        sets["copies"].append(src.replace("Message-ID: <", "Message-ID: <copy", 1))
+        # A ~60-word paragraph of a registered message inside a new ~300-word message.
+        body = src.split("\r\n\r\n", 1)[1]
+        paras = [p for p in body.split("\r\n\r\n") if p.strip()]
+        excerpt = " ".join(rng.choice(paras).split()[:60])
+        new = [paragraph(rng, vocab, 120), excerpt, paragraph(rng, vocab, 120)]
+        sets["excerpts"].append(email("Notes %d" % i, "\n\n".join(new), 10**6 + i))
+        sets["unrelated"].append(
+            email("Other %d" % i, "\n\n".join(paragraph(rng, vocab, 60) for _ in range(5)),
+                  2 * 10**6 + i))
+    for name, messages in sets.items():
+        d = os.path.join(args.dir, name)
+        os.makedirs(d, exist_ok=True)
+        for i, m in enumerate(messages):
+            with open(os.path.join(d, "%06d.eml" % i), "w", encoding="utf-8") as f:
+                f.write(m)
+    print(json.dumps({k: len(v) for k, v in sets.items()}))
+
+
+def load(dir_, name):
+    d = os.path.join(dir_, name)
+    out = []
+    for f in sorted(os.listdir(d)):
+        with open(os.path.join(d, f), "rb") as fh:
+            out.append(fh.read())
+    return out
+
+
+class MilterConnection:
+    """The MTA side of the milter protocol (version 6), as Postfix speaks it."""
+
+    def __init__(self, host, port):
+        self.sock = socket.create_connection((host, port))
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.buf = b""
+        # Offer what Postfix offers: every action, every "skip this step" flag, no
+        # "no reply" flags (so that every step is answered).
+        self.send(b"O", struct.pack(">III", 6, 0x1FF, 0x17F))
+        cmd, data = self.recv()
+        assert cmd == b"O", cmd
+        _, self.actions, self.protocol = struct.unpack(">III", data[:12])
+        self.step(b"C", b"localhost\x004" + struct.pack(">H", 25) + b"127.0.0.1\x00", 0x1)
+
+    def send(self, cmd, data=b""):
+        self.sock.sendall(struct.pack(">I", len(data) + 1) + cmd + data)
+
+    def recv(self):
+        while len(self.buf) < 4 or len(self.buf) < 4 + struct.unpack(">I", self.buf[:4])[0]:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("milter closed the connection")
+            self.buf += chunk
+        n = struct.unpack(">I", self.buf[:4])[0]
+        packet, self.buf = self.buf[4:4 + n], self.buf[4 + n:]
+        return packet[:1], packet[1:]
+
+    def step(self, cmd, data, skip_flag):
+        """Sends a command unless the milter asked to skip it; returns its reply code."""
+        if self.protocol & skip_flag:
+            return b"c"
+        self.send(cmd, data)
+        while True:
+            code, _ = self.recv()
+            if code != b"p":  # progress
+                return code
+
+    def message(self, raw):
+        """One message; returns (final reply, added headers)."""
+        head, _, body = raw.partition(b"\r\n\r\n")
+        self.send(b"D", b"M" + b"i\x00" + b"BENCH%d\x00" % id(raw))
+        self.step(b"M", b"<sender@example.org>\x00", 0x4)
+        self.step(b"R", b"<staff@example.com>\x00", 0x8)
+        self.step(b"T", b"", 0x200)
+        for line in head.split(b"\r\n"):
+            name, _, value = line.partition(b":")
+            self.step(b"L", name + b"\x00" + value.strip() + b"\x00", 0x20)
+        self.step(b"N", b"", 0x40)
+        for i in range(0, len(body), 65535):
+            self.step(b"B", body[i:i + 65535], 0x10)
+        self.send(b"E")
+        headers = {}
+        while True:
+            code, data = self.recv()
+            if code == b"h":
+                name, value = data.split(b"\x00")[:2]
+                headers[name.decode()] = value.decode()
+            elif code in (b"c", b"a", b"r", b"t", b"d", b"y"):
+                self.send(b"A")  # abort: back to the state before MAIL FROM
+                return code, headers
+
+
+def percentile(sorted_values, p):
+    if not sorted_values:
+        return 0.0
+    return sorted_values[min(len(sorted_values) - 1, int(p / 100.0 * len(sorted_values)))]
+
+
+def drive(messages, inflight, one_message, rate=0.0):
+    """Sends every message over `inflight` workers; `rate` > 0 paces the total to that many
+    messages per second. Returns wall seconds, latencies (ms) and per-message verdicts."""
+    lock = threading.Lock()
+    next_index = [0]
+    latencies, flagged = [0.0] * len(messages), [False] * len(messages)
+    errors = []
+    start = time.perf_counter()
+
+    def worker(state):
+        while True:
+            with lock:
+                i = next_index[0]
+                next_index[0] += 1
+            if i >= len(messages):
+                return
+            if rate > 0:
+                delay = start + i / rate - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+            t0 = time.perf_counter()
+            try:
+                flagged[i] = one_message(state, messages[i])
+            except Exception as e:  # noqa: BLE001 - reported in the summary
+                errors.append(repr(e))
+            latencies[i] = (time.perf_counter() - t0) * 1000.0
+
+    threads = [threading.Thread(target=worker, args=({},)) for _ in range(inflight)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - start, sorted(latencies), flagged, errors
+
+
+def report(system, set_name, seconds, latencies, flagged, errors, rate):
+    print(json.dumps({
+        "system": system, "set": set_name, "messages": len(latencies),
+        "rate_limit": rate, "per_second": round(len(latencies) / seconds, 1),
+        "p50_ms": round(percentile(latencies, 50), 2), "p99_ms": round(percentile(latencies, 99), 2),
+        "flagged": sum(flagged), "errors": len(errors), "first_error": errors[0] if errors else "",
+    }))
+
+
+def run_milter(args):
+    host, port = args.address.rsplit(":", 1)
+    messages = load(args.dir, args.set)
+
+    def one(state, raw):
+        if "conn" not in state:
+            state["conn"] = MilterConnection(host, int(port))
+        code, headers = state["conn"].message(raw)
+        return code in (b"r", b"y") or headers.get("X-COPS-Result", "").startswith("violation")
+
+    report("cops-milter", args.set, *drive(messages, args.inflight, one, args.rate), args.rate)
+
+
+def run_rspamd(args):
+    host, port = args.address.rsplit(":", 1)
+    messages = load(args.dir, args.set)
+
+    def one(state, raw):
+        if "conn" not in state:
+            state["conn"] = http.client.HTTPConnection(host, int(port), timeout=30)
+        conn = state["conn"]
+        conn.request("POST", "/checkv2", body=raw, headers={"Content-Type": "message/rfc822"})
+        reply = json.loads(conn.getresponse().read())
+        return any(s.startswith(args.symbol) for s in reply.get("symbols", {}))
+
+    report("rspamd", args.set, *drive(messages, args.inflight, one, args.rate), args.rate)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="cmd", required=True)
+    m = sub.add_parser("make")
+    m.add_argument("dir")
+    m.add_argument("--registered", type=int, default=2000)
+    m.add_argument("--checks", type=int, default=500)
+    for name in ("milter", "rspamd"):
+        s = sub.add_parser(name)
+        s.add_argument("address")
+        s.add_argument("dir")
+        s.add_argument("set")
+        s.add_argument("--inflight", type=int, default=8)
+        s.add_argument("--rate", type=float, default=0.0, help="messages/s in all (0 = flat out)")
+        s.add_argument("--symbol", default="LOCAL_FUZZY_DENIED")
+    args = p.parse_args()
+    {"make": make, "milter": run_milter, "rspamd": run_rspamd}[args.cmd](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
