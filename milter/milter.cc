@@ -73,7 +73,16 @@ struct Connection {
   int forged_matches = 0;
 };
 
-Connection* Conn(SMFICTX* ctx) { return static_cast<Connection*>(smfi_getpriv(ctx)); }
+// The connection's state, made on first use (an MTA may skip the connect step).
+Connection* Conn(SMFICTX* ctx) {
+  auto* conn = static_cast<Connection*>(smfi_getpriv(ctx));
+  if (conn == nullptr) {
+    g_state->counters.connections.fetch_add(1, std::memory_order_relaxed);
+    conn = new Connection(g_state->client.get());
+    smfi_setpriv(ctx, conn);
+  }
+  return conn;
+}
 
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -140,19 +149,17 @@ void LogStats(std::string_view event) {
 }
 
 extern "C" sfsistat OnConnect(SMFICTX* ctx, char* /*host*/, _SOCK_ADDR* /*addr*/) {
-  g_state->counters.connections.fetch_add(1, std::memory_order_relaxed);
-  smfi_setpriv(ctx, new Connection(g_state->client.get()));
+  Conn(ctx);
   return SMFIS_CONTINUE;
 }
 
 extern "C" sfsistat OnEnvelopeFrom(SMFICTX* ctx, char** /*argv*/) {
-  if (Connection* conn = Conn(ctx)) conn->Reset();
+  Conn(ctx)->Reset();
   return SMFIS_CONTINUE;
 }
 
 extern "C" sfsistat OnHeader(SMFICTX* ctx, char* name, char* value) {
   Connection* conn = Conn(ctx);
-  if (conn == nullptr) return SMFIS_CONTINUE;
   if (EqualsIgnoreCase(name, kResultHeader)) ++conn->forged_results;
   if (EqualsIgnoreCase(name, kMatchesHeader)) ++conn->forged_matches;
   conn->Append(name);
@@ -163,20 +170,17 @@ extern "C" sfsistat OnHeader(SMFICTX* ctx, char* name, char* value) {
 }
 
 extern "C" sfsistat OnEndOfHeaders(SMFICTX* ctx) {
-  if (Connection* conn = Conn(ctx)) conn->Append("\r\n");
+  Conn(ctx)->Append("\r\n");
   return SMFIS_CONTINUE;
 }
 
 extern "C" sfsistat OnBody(SMFICTX* ctx, unsigned char* bytes, size_t size) {
-  if (Connection* conn = Conn(ctx)) {
-    conn->Append(std::string_view(reinterpret_cast<const char*>(bytes), size));
-  }
+  Conn(ctx)->Append(std::string_view(reinterpret_cast<const char*>(bytes), size));
   return SMFIS_CONTINUE;
 }
 
 extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
   Connection* conn = Conn(ctx);
-  if (conn == nullptr) return SMFIS_CONTINUE;
   const auto start = std::chrono::steady_clock::now();
   const MilterPolicy& policy = g_state->options.policy;
   MilterCounters& counters = g_state->counters;
@@ -251,12 +255,12 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
 }
 
 extern "C" sfsistat OnAbort(SMFICTX* ctx) {
-  if (Connection* conn = Conn(ctx)) conn->Reset();
+  Conn(ctx)->Reset();
   return SMFIS_CONTINUE;
 }
 
 extern "C" sfsistat OnClose(SMFICTX* ctx) {
-  delete Conn(ctx);
+  delete static_cast<Connection*>(smfi_getpriv(ctx));
   smfi_setpriv(ctx, nullptr);
   return SMFIS_CONTINUE;
 }
