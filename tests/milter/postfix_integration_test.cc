@@ -28,6 +28,7 @@
 #include "client/client.h"
 #include "gtest/gtest.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -36,6 +37,7 @@ namespace cops {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ReadFileOrEmpty;
 using testing::Spawn;
 using testing::WaitExit;
 using testing_corpus::Corpus;
@@ -49,13 +51,6 @@ std::string BuildDir() {
   return dir != nullptr ? dir : ".";
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 void WriteFile(const fs::path& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;
 }
@@ -64,7 +59,7 @@ void WriteFile(const fs::path& path, const std::string& content) {
 int RunCommand(const std::vector<std::string>& argv, const fs::path& out_file, std::string* out) {
   fs::remove(out_file);
   const int code = WaitExit(Spawn(argv, {}, out_file, out_file));
-  if (out != nullptr) *out = ReadFile(out_file);
+  if (out != nullptr) *out = ReadFileOrEmpty(out_file);
   return code;
 }
 
@@ -200,8 +195,8 @@ class PostfixMilterTest : public ::testing::Test {
                     (*dir_ / "copsd.port").string(), "--log-level", "warn"},
                    {}, *dir_ / "copsd.log", *dir_ / "copsd.log");
     ASSERT_TRUE(WaitFor([] { return fs::exists(*dir_ / "copsd.port"); }, std::chrono::seconds(30)))
-        << ReadFile(*dir_ / "copsd.log");
-    copsd_port_ = std::stoi(ReadFile(*dir_ / "copsd.port"));
+        << ReadFileOrEmpty(*dir_ / "copsd.log");
+    copsd_port_ = std::stoi(ReadFileOrEmpty(*dir_ / "copsd.port"));
   }
 
   static void RegisterSecrets() {
@@ -229,7 +224,7 @@ class PostfixMilterTest : public ::testing::Test {
                             {}, *dir_ / (name + ".log"), *dir_ / (name + ".log"));
     // The promise: listening within seconds of starting.
     EXPECT_TRUE(WaitFor([port] { return Accepts(port); }, std::chrono::seconds(5)))
-        << ReadFile(*dir_ / (name + ".log"));
+        << ReadFileOrEmpty(*dir_ / (name + ".log"));
     return pid;
   }
 
@@ -305,10 +300,10 @@ class PostfixMilterTest : public ::testing::Test {
     std::string out;
     ASSERT_EQ(RunCommand({"postfix", "-c", (d / "etc").string(), "start"}, d / "start.out", &out),
               0)
-        << out << ReadFile(d / "maillog");
+        << out << ReadFileOrEmpty(d / "maillog");
     for (int port : {smtp_port_, closed_smtp_port_, open_smtp_port_}) {
       ASSERT_TRUE(WaitFor([port] { return Accepts(port); }, std::chrono::seconds(10)))
-          << ReadFile(d / "maillog");
+          << ReadFileOrEmpty(d / "maillog");
     }
   }
 
@@ -348,7 +343,7 @@ class PostfixMilterTest : public ::testing::Test {
     std::string found;
     WaitFor(
         [&] {
-          const std::string mbox = ReadFile(*dir_ / "mail" / "nobody");
+          const std::string mbox = ReadFileOrEmpty(*dir_ / "mail" / "nobody");
           const size_t at = mbox.find("Subject: " + subject + "\n");
           if (at == std::string::npos) return false;
           size_t begin = mbox.rfind("\nFrom ", at);
@@ -361,7 +356,7 @@ class PostfixMilterTest : public ::testing::Test {
     return found;
   }
 
-  static std::string MilterLog() { return ReadFile(*dir_ / "live.log"); }
+  static std::string MilterLog() { return ReadFileOrEmpty(*dir_ / "live.log"); }
 
   static inline std::string skip_;
   static inline testing::TempDir* temp_dir_ = nullptr;  // one per test program (ctest runs
@@ -378,7 +373,7 @@ TEST_F(PostfixMilterTest, CleanMailIsDeliveredWithACleanVerdict) {
   const Sent sent = Send(Message("clean-1", UnrelatedText()));
   ASSERT_EQ(sent.exit_code, 0) << sent.transcript;
   const std::string mail = Delivered("clean-1");
-  ASSERT_FALSE(mail.empty()) << ReadFile(*dir_ / "maillog") << MilterLog();
+  ASSERT_FALSE(mail.empty()) << ReadFileOrEmpty(*dir_ / "maillog") << MilterLog();
   EXPECT_NE(mail.find("\nX-COPS-Result: clean\n"), std::string::npos) << mail;
   EXPECT_EQ(mail.find("X-COPS-Matches"), std::string::npos) << mail;
   // One structured line for the message, with Postfix's queue id.
@@ -391,7 +386,7 @@ TEST_F(PostfixMilterTest, ExcerptIsDeliveredWithTheViolationHeaders) {
   const Sent sent = Send(Message("excerpt-1", ParagraphInsideNewText(Corpus()[0].body)));
   ASSERT_EQ(sent.exit_code, 0) << sent.transcript;
   const std::string mail = Delivered("excerpt-1");
-  ASSERT_FALSE(mail.empty()) << ReadFile(*dir_ / "maillog") << MilterLog();
+  ASSERT_FALSE(mail.empty()) << ReadFileOrEmpty(*dir_ / "maillog") << MilterLog();
   EXPECT_NE(mail.find("\nX-COPS-Result: violation (1 document, best ratio "), std::string::npos)
       << mail;
   EXPECT_NE(mail.find("\nX-COPS-Matches: doc=" + std::to_string(doc_ids_[0]) + " ratio="),
@@ -406,7 +401,7 @@ TEST_F(PostfixMilterTest, ForgedVerdictHeadersAreReplaced) {
                                  "X-COPS-Matches: doc=1 ratio=1.000\r\n"));
   ASSERT_EQ(sent.exit_code, 0) << sent.transcript;
   const std::string mail = Delivered("forged-1");
-  ASSERT_FALSE(mail.empty()) << ReadFile(*dir_ / "maillog");
+  ASSERT_FALSE(mail.empty()) << ReadFileOrEmpty(*dir_ / "maillog");
   EXPECT_EQ(mail.find("violation (forged)"), std::string::npos) << mail;
   EXPECT_EQ(mail.find("X-COPS-Matches"), std::string::npos) << mail;
   EXPECT_NE(mail.find("\nX-COPS-Result: clean\n"), std::string::npos) << mail;
@@ -428,8 +423,8 @@ TEST_F(PostfixMilterTest, HeldCollectionInAnAttachmentIsQuarantined) {
   // Postfix keeps a quarantined message in its hold queue, undelivered.
   EXPECT_TRUE(WaitFor([&] { return fs::exists(*dir_ / "spool" / "hold" / sent.queue_id); },
                       std::chrono::seconds(10)))
-      << ReadFile(*dir_ / "maillog") << MilterLog();
-  const std::string held = ReadFile(*dir_ / "spool" / "hold" / sent.queue_id);
+      << ReadFileOrEmpty(*dir_ / "maillog") << MilterLog();
+  const std::string held = ReadFileOrEmpty(*dir_ / "spool" / "hold" / sent.queue_id);
   EXPECT_NE(held.find("X-COPS-Matches"), std::string::npos);
   EXPECT_NE(held.find("part=minutes.txt"), std::string::npos);
   EXPECT_TRUE(Delivered("held-1", std::chrono::milliseconds(0)).empty());
@@ -442,9 +437,9 @@ TEST_F(PostfixMilterTest, CopsdDownFailsClosedOrOpenAsConfigured) {
   const Sent open = Send(Message("down-open", UnrelatedText()), open_smtp_port_);
   ASSERT_EQ(open.exit_code, 0) << open.transcript;
   const std::string mail = Delivered("down-open");
-  ASSERT_FALSE(mail.empty()) << ReadFile(*dir_ / "maillog");
+  ASSERT_FALSE(mail.empty()) << ReadFileOrEmpty(*dir_ / "maillog");
   EXPECT_EQ(mail.find("X-COPS-Result"), std::string::npos) << mail;  // unchecked: no verdict
-  EXPECT_NE(ReadFile(*dir_ / "open.log").find("action=on_failure_accept"), std::string::npos);
+  EXPECT_NE(ReadFileOrEmpty(*dir_ / "open.log").find("action=on_failure_accept"), std::string::npos);
 }
 
 TEST_F(PostfixMilterTest, CopsdRestartIsPickedUp) {
@@ -471,9 +466,9 @@ TEST_F(PostfixMilterTest, SigtermStopsTheMilterCleanly) {
   open_milter_ = -1;
   const auto start = std::chrono::steady_clock::now();
   kill(pid, SIGTERM);
-  EXPECT_EQ(WaitExit(pid), 0) << ReadFile(*dir_ / "open.log");
+  EXPECT_EQ(WaitExit(pid), 0) << ReadFileOrEmpty(*dir_ / "open.log");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
-  EXPECT_NE(ReadFile(*dir_ / "open.log").find("milter_stopped"), std::string::npos);
+  EXPECT_NE(ReadFileOrEmpty(*dir_ / "open.log").find("milter_stopped"), std::string::npos);
 }
 
 }  // namespace
