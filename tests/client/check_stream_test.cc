@@ -16,9 +16,13 @@
 #include "client/client.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/copy_detector.h"
+#include "server/audit_sink.h"
+#include "server/index_generations.h"
 #include "server/open_authorizer.h"
+#include "server/server_config.h"
+#include "server/usage_ledger.h"
 #include "server/service.h"
+#include "storage/principal_store.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -40,18 +44,14 @@ v1::CheckDocumentRequest TextRequest(const std::string& text) {
 class CheckStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto key = HashKey::FromBytes(std::string(HashKey::kSize, '\x2a'));
-    ASSERT_OK(key);
-    IndexOptions index_options;
-    index_options.path = dir_.Join("index");
-    index_options.params.key_id = key->Id();
-    auto index = Index::Open(index_options);
-    ASSERT_OK(index);
-    index_ = *std::move(index);
-    auto detector = CopyDetector::Create(index_.get(), *key, CopyDetectorOptions());
-    ASSERT_OK(detector);
-    detector_ = *std::move(detector);
-    service_ = std::make_unique<CopyDetectionService>(detector_.get(), &authorizer_);
+    ServerConfig config;
+    config.data_dir = dir_.path().string();
+    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(config));
+    ASSERT_OK_AND_ASSIGN(store_, PrincipalStore::Open(dir_.Join("access")));
+    usage_ = std::make_unique<UsageLedger>(store_.get());
+    audit_ = std::make_unique<AuditSink>(AppendTo(store_.get()));
+    service_ = std::make_unique<CopyDetectionService>(generations_.get(), &authorizer_,
+                                                      usage_.get(), audit_.get());
     StartServer();
     ClientOptions options;
     options.target = "127.0.0.1:" + std::to_string(port_);
@@ -70,8 +70,6 @@ class CheckStreamTest : public ::testing::Test {
   void TearDown() override {
     if (server_ != nullptr) server_->Shutdown();
     server_.reset();
-    detector_.reset();
-    index_.reset();
   }
 
   // On the same port after the first start, as a restarted copsd would be (which
@@ -91,9 +89,11 @@ class CheckStreamTest : public ::testing::Test {
   }
 
   testing::TempDir dir_{"check_stream"};
-  std::unique_ptr<Index> index_;
-  std::unique_ptr<CopyDetector> detector_;
+  std::unique_ptr<IndexGenerations> generations_;
+  std::unique_ptr<PrincipalStore> store_;
   OpenAuthorizer authorizer_;
+  std::unique_ptr<UsageLedger> usage_;
+  std::unique_ptr<AuditSink> audit_;
   std::unique_ptr<CopyDetectionService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
