@@ -1,0 +1,191 @@
+#include "storage/data_dir.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <sstream>
+
+#include "core/status_macros.h"
+
+namespace cops {
+namespace {
+
+// on-disk: names in the data directory; do not change.
+constexpr char kIndexDir0[] = "index";
+constexpr char kKeyFile0[] = "hash.key";
+constexpr char kIndexDirPrefix[] = "index.";
+constexpr char kKeyFilePrefix[] = "hash_key.";
+constexpr char kTmpSuffix[] = ".tmp";  // WriteFileDurably's temporary
+
+constexpr uint32_t kKeyFileMode = 0600;
+constexpr uint32_t kPublicFileMode = 0644;
+
+std::string Trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  return std::string(s);
+}
+
+// The generation `name` ("index.<n>" or "hash_key.<n>", n >= 1 in canonical decimal)
+// denotes; 0 when it denotes none.
+uint64_t GenerationOf(std::string_view name) {
+  std::string_view digits;
+  if (name.substr(0, sizeof kIndexDirPrefix - 1) == kIndexDirPrefix) {
+    digits = name.substr(sizeof kIndexDirPrefix - 1);
+  } else if (name.substr(0, sizeof kKeyFilePrefix - 1) == kKeyFilePrefix) {
+    digits = name.substr(sizeof kKeyFilePrefix - 1);
+  } else {
+    return 0;
+  }
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return 0;
+  }
+  return std::stoull(std::string(digits));
+}
+
+std::string ToHex(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * bytes.size());
+  for (unsigned char b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+// The bytes of `hex`; std::nullopt unless it is an even number of hex digits.
+std::optional<std::string> FromHex(std::string_view hex) {
+  auto value = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) return std::nullopt;
+  std::string bytes;
+  bytes.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = value(hex[i]), lo = value(hex[i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    bytes += static_cast<char>(hi << 4 | lo);
+  }
+  return bytes;
+}
+
+}  // namespace
+
+std::string DataDir::IndexDirName(uint64_t generation) {
+  return generation == 0 ? kIndexDir0 : kIndexDirPrefix + std::to_string(generation);
+}
+
+std::string DataDir::KeyFileName(uint64_t generation) {
+  return generation == 0 ? kKeyFile0 : kKeyFilePrefix + std::to_string(generation);
+}
+
+DataDir::DataDir(std::string path, FileSystem* fs)
+    : path_(std::move(path)), fs_(fs != nullptr ? fs : FileSystem::Default()) {}
+
+absl::Status DataDir::Create() {
+  if (fs_->Exists(path_)) return fs_->CreateDir(path_);  // fails unless a directory
+  COPS_RETURN_IF_ERROR(fs_->CreateDir(path_));
+  // Durably: a data directory whose name a power loss drops takes its key along.
+  return fs_->SyncDir(ParentDir(std::filesystem::path(path_).lexically_normal().string()));
+}
+
+absl::Status DataDir::Sync() { return fs_->SyncDir(path_); }
+
+std::string DataDir::PathOf(std::string_view name) const {
+  return (std::filesystem::path(path_) / name).string();
+}
+
+absl::StatusOr<uint64_t> DataDir::ReadCurrent() const {
+  const std::string path = PathOf(kCurrentFile);
+  if (!fs_->Exists(path)) return 0;
+  COPS_ASSIGN_OR_RETURN(const std::string text, fs_->ReadFile(path));
+  std::istringstream in(text);
+  std::string index_name, key_name;
+  in >> index_name >> key_name;
+  const uint64_t n = GenerationOf(index_name);
+  if (n == 0 || index_name != IndexDirName(n) || key_name != KeyFileName(n)) {
+    return absl::DataLossError(path + ": malformed generation pointer '" + Trimmed(text) + "'");
+  }
+  return n;
+}
+
+absl::Status DataDir::SetCurrent(uint64_t generation) {
+  const std::string path = PathOf(kCurrentFile);
+  const std::string tmp = path + kTmpSuffix;
+  COPS_RETURN_IF_ERROR(fs_->WriteFile(
+      tmp, IndexDirName(generation) + " " + KeyFileName(generation) + "\n", kPublicFileMode,
+      /*exclusive=*/false));
+  return fs_->Rename(tmp, path);
+}
+
+absl::StatusOr<HashKey> DataDir::ReadKey(uint64_t generation) const {
+  return ReadKeyFile(*fs_, KeyPath(generation));
+}
+
+absl::Status DataDir::CreateKey(uint64_t generation, const HashKey& key) {
+  return CreateFileDurably(*fs_, KeyPath(generation), key.ToHex() + "\n", kKeyFileMode);
+}
+
+absl::StatusOr<std::optional<ChunkingParams>> DataDir::ReadParams() const {
+  const std::string path = PathOf(kParamsFile);
+  if (!fs_->Exists(path)) return std::nullopt;
+  COPS_ASSIGN_OR_RETURN(const std::string text, fs_->ReadFile(path));
+  const std::optional<std::string> bytes = FromHex(Trimmed(text));
+  if (!bytes.has_value()) return absl::DataLossError(path + ": not a hex string");
+  absl::StatusOr<ChunkingParams> params = ChunkingParams::Decode(*bytes);
+  if (!params.ok()) {
+    return absl::DataLossError(path + ": " + std::string(params.status().message()));
+  }
+  return std::optional<ChunkingParams>(*std::move(params));
+}
+
+absl::Status DataDir::WriteParams(const ChunkingParams& params) {
+  return WriteFileDurably(*fs_, PathOf(kParamsFile), ToHex(params.Encode()) + "\n",
+                          kPublicFileMode);
+}
+
+absl::StatusOr<std::vector<uint64_t>> DataDir::OtherGenerations(uint64_t live) const {
+  COPS_ASSIGN_OR_RETURN(const std::vector<std::string> names, fs_->List(path_));
+  std::vector<uint64_t> other;
+  for (const std::string& name : names) {
+    const uint64_t n = GenerationOf(name);
+    if (n != 0 && n != live) other.push_back(n);
+  }
+  if (live != 0 && (fs_->Exists(IndexPath(0)) || fs_->Exists(KeyPath(0)))) other.push_back(0);
+  std::sort(other.begin(), other.end());
+  other.erase(std::unique(other.begin(), other.end()), other.end());
+  return other;
+}
+
+absl::Status DataDir::RemoveGeneration(uint64_t generation) {
+  absl::Status status = fs_->RemoveAll(IndexPath(generation));
+  const std::string key = KeyPath(generation);
+  if (fs_->Exists(key)) {
+    // Zeros first: unlinking alone would leave the key in the freed blocks.
+    absl::Status zeroed = fs_->ZeroFill(key);
+    absl::Status removed = fs_->RemoveAll(key);
+    if (status.ok()) status = !zeroed.ok() ? zeroed : removed;
+  }
+  absl::Status synced = Sync();
+  return status.ok() ? synced : status;
+}
+
+absl::Status DataDir::RemoveTemporaryFiles() {
+  absl::Status current = fs_->RemoveAll(PathOf(kCurrentFile) + kTmpSuffix);
+  absl::Status params = fs_->RemoveAll(PathOf(kParamsFile) + kTmpSuffix);
+  return current.ok() ? params : current;
+}
+
+absl::StatusOr<HashKey> ReadKeyFile(FileSystem& fs, const std::string& path) {
+  COPS_ASSIGN_OR_RETURN(const std::string hex, fs.ReadFile(path));
+  absl::StatusOr<HashKey> key = HashKey::FromHex(Trimmed(hex));
+  if (!key.ok()) return absl::DataLossError(path + ": " + std::string(key.status().message()));
+  return key;
+}
+
+}  // namespace cops

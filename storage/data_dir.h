@@ -1,0 +1,133 @@
+#ifndef COPS_STORAGE_DATA_DIR_H_
+#define COPS_STORAGE_DATA_DIR_H_
+
+// copsd's data directory: every name in it, and the file steps that change it (as LevelDB's
+// filename.h). This header is the one place the layout is defined; docs/storage-format.md
+// describes it in prose. All names are on-disk format: do not change them.
+//
+//   CURRENT            names the live generation n >= 1: "index.<n> hash_key.<n>\n". Absent
+//                      until the first key rotation: generation 0 is then live.
+//   CURRENT.tmp        CURRENT being replaced (write, fsync, rename); a leftover is deleted.
+//   index/             generation 0's RocksDB index (storage/index.h), the layout from
+//                      before key rotation existed.
+//   hash.key           generation 0's secret chunk-hashing key: 32 hex digits and "\n",
+//                      mode 0600 (unless the key is given from outside the directory).
+//   index.<n>/         generation n's index (n >= 1, decimal, no leading zeros).
+//   hash_key.<n>       generation n's key, as hash.key.
+//   params             ChunkingParams::Encode() of the live generation as lowercase hex and
+//                      "\n", naming the live key's id; written when the index is created and
+//                      rewritten (params.tmp, fsync, rename) by a key rotation.
+//   access/            the access store (storage/principal_store.h): principals, API keys,
+//                      collections, usage, audit; shared by every generation.
+//   admin.key          the bootstrap admin's API key, mode 0600, created once, never
+//                      overwritten.
+//   snapshots/<name>/  index snapshots made by the Admin service.
+//
+// Only the generation CURRENT names is live; any other index.<m>/ or hash_key.<m> (and, once
+// CURRENT exists, index/ and hash.key) is what an interrupted rotation left, deleted at the
+// next start. A rotation from generation n to n+1 changes the directory in this order, so
+// that a crash at any point leaves generation n or n+1 complete and live:
+//   1. CreateKey(n+1), then RocksDB builds index.<n+1>/ (not through this module);
+//   2. SetCurrent(n+1), Sync(): the switch;
+//   3. WriteParams(rotated params): a crash before it leaves params naming the old key,
+//      which the next start rewrites (the live key's id wins);
+//   4. RemoveGeneration(n).
+//
+// Thread-safety: a DataDir holds no mutable state; concurrent calls on different files are
+// safe, concurrent changes of the same file are not (copsd makes them from one thread at a
+// time: start-up, then the rotation).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/hash_key.h"
+#include "core/params.h"
+#include "storage/file_system.h"
+
+namespace cops {
+
+class DataDir {
+ public:
+  // on-disk: names in the data directory; do not change.
+  static constexpr char kCurrentFile[] = "CURRENT";
+  static constexpr char kParamsFile[] = "params";
+  static constexpr char kAccessStoreDir[] = "access";
+  static constexpr char kAdminKeyFile[] = "admin.key";
+  static constexpr char kSnapshotsDir[] = "snapshots";
+  // "index" for generation 0, else "index.<n>".
+  static std::string IndexDirName(uint64_t generation);
+  // "hash.key" for generation 0, else "hash_key.<n>".
+  static std::string KeyFileName(uint64_t generation);
+
+  // The data directory at `path`, accessed through `fs` (not owned, must outlive this;
+  // nullptr = FileSystem::Default()). Touches nothing: see Create().
+  explicit DataDir(std::string path, FileSystem* fs = nullptr);
+
+  const std::string& path() const { return path_; }
+  FileSystem& fs() const { return *fs_; }
+
+  // Creates the directory (and its parents) when missing, durably (syncing its parent).
+  absl::Status Create();
+  // fsyncs the directory: makes every name created, renamed or removed in it durable.
+  absl::Status Sync();
+
+  // Paths of the entries above.
+  std::string PathOf(std::string_view name) const;
+  std::string IndexPath(uint64_t generation) const { return PathOf(IndexDirName(generation)); }
+  std::string KeyPath(uint64_t generation) const { return PathOf(KeyFileName(generation)); }
+  std::string AccessStorePath() const { return PathOf(kAccessStoreDir); }
+  std::string AdminKeyPath() const { return PathOf(kAdminKeyFile); }
+  std::string SnapshotsPath() const { return PathOf(kSnapshotsDir); }
+
+  // The live generation: the one CURRENT names, 0 without CURRENT. DATA_LOSS when CURRENT is
+  // not a well-formed pointer.
+  absl::StatusOr<uint64_t> ReadCurrent() const;
+  // Makes CURRENT name generation `generation` (>= 1): writes and fsyncs CURRENT.tmp, then
+  // renames it over CURRENT, so that every reader sees the old or the new pointer. OK means
+  // the rename happened: the switch is visible, and durable once Sync() returns. An error
+  // means CURRENT is unchanged.
+  absl::Status SetCurrent(uint64_t generation);
+
+  // The key of generation `generation`: NOT_FOUND when its file is missing, DATA_LOSS when
+  // it does not hold 32 hex digits (surrounding whitespace ignored).
+  absl::StatusOr<HashKey> ReadKey(uint64_t generation) const;
+  // Writes `key` as generation `generation`'s key file (mode 0600) and syncs the directory.
+  // ALREADY_EXISTS when the file exists: a key file is never overwritten.
+  absl::Status CreateKey(uint64_t generation, const HashKey& key);
+
+  // The parameters recorded in `params`; std::nullopt when there is no such file. DATA_LOSS
+  // when it does not decode.
+  absl::StatusOr<std::optional<ChunkingParams>> ReadParams() const;
+  // Replaces `params` durably (params.tmp, fsync, rename, directory fsync): a crash leaves
+  // the old or the new parameters.
+  absl::Status WriteParams(const ChunkingParams& params);
+
+  // The generations present besides `live`: every index.<m>/ or hash_key.<m> with m != live,
+  // and 0 when live != 0 and index/ or hash.key exists. Ascending, without repeats.
+  absl::StatusOr<std::vector<uint64_t>> OtherGenerations(uint64_t live) const;
+  // Deletes generation `generation`: its index directory, and its key file after
+  // overwriting it with zeros (so the key does not linger in the file's blocks; best effort:
+  // journaling and SSDs may keep copies); then syncs the directory. Absent parts are fine.
+  // Tries every step and returns the first error.
+  absl::Status RemoveGeneration(uint64_t generation);
+  // Deletes what an interrupted replacement of CURRENT or params left (CURRENT.tmp,
+  // params.tmp).
+  absl::Status RemoveTemporaryFiles();
+
+ private:
+  const std::string path_;
+  FileSystem* const fs_;
+};
+
+// The key in file `path` (32 hex digits, surrounding whitespace ignored): NOT_FOUND when it
+// cannot be read, DATA_LOSS naming the file when it is malformed.
+absl::StatusOr<HashKey> ReadKeyFile(FileSystem& fs, const std::string& path);
+
+}  // namespace cops
+
+#endif  // COPS_STORAGE_DATA_DIR_H_

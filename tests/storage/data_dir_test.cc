@@ -1,0 +1,218 @@
+#include "storage/data_dir.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/storage/fault_file_system.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadAll(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+HashKey Key(char fill) { return HashKey::FromBytes(std::string(HashKey::kSize, fill)).value(); }
+
+class DataDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "data_dir_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    root_ = tmpl;
+    dir_ = root_ / "data";
+    fs::create_directories(dir_);
+    fs::create_directories(root_ / "trash");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  fs::path root_;
+  fs::path dir_;
+};
+
+TEST_F(DataDirTest, NamesAreTheOnDiskOnes) {
+  DataDir data(dir_.string());
+  EXPECT_EQ(DataDir::IndexDirName(0), "index");
+  EXPECT_EQ(DataDir::KeyFileName(0), "hash.key");
+  EXPECT_EQ(DataDir::IndexDirName(12), "index.12");
+  EXPECT_EQ(DataDir::KeyFileName(12), "hash_key.12");
+  EXPECT_EQ(data.IndexPath(3), (dir_ / "index.3").string());
+  EXPECT_EQ(data.AccessStorePath(), (dir_ / "access").string());
+  EXPECT_EQ(data.AdminKeyPath(), (dir_ / "admin.key").string());
+  EXPECT_EQ(data.SnapshotsPath(), (dir_ / "snapshots").string());
+  EXPECT_EQ(data.PathOf(DataDir::kParamsFile), (dir_ / "params").string());
+}
+
+TEST_F(DataDirTest, CreateMakesTheDirectoryAndItsParents) {
+  DataDir data((dir_ / "a" / "b").string());
+  ASSERT_TRUE(data.Create().ok());
+  EXPECT_TRUE(fs::is_directory(dir_ / "a" / "b"));
+  ASSERT_TRUE(data.Create().ok()) << "an existing directory is fine";
+  std::ofstream(dir_ / "file") << "x";
+  EXPECT_FALSE(DataDir((dir_ / "file").string()).Create().ok());
+}
+
+TEST_F(DataDirTest, CurrentNamesTheLiveGeneration) {
+  DataDir data(dir_.string());
+  EXPECT_EQ(data.ReadCurrent().value(), 0u) << "no CURRENT: generation 0";
+  ASSERT_TRUE(data.SetCurrent(7).ok());
+  EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.7 hash_key.7\n");
+  EXPECT_FALSE(fs::exists(dir_ / "CURRENT.tmp"));
+  EXPECT_EQ(data.ReadCurrent().value(), 7u);
+  for (const char* bad : {"index.7 hash_key.8\n", "index.07 hash_key.07\n", "index hash.key\n",
+                          "garbage"}) {
+    std::ofstream(dir_ / "CURRENT", std::ios::trunc) << bad;
+    EXPECT_EQ(data.ReadCurrent().status().code(), absl::StatusCode::kDataLoss) << bad;
+  }
+}
+
+TEST_F(DataDirTest, KeyFilesArePrivateAndNeverOverwritten) {
+  DataDir data(dir_.string());
+  ASSERT_TRUE(data.Create().ok());
+  EXPECT_EQ(data.ReadKey(0).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(data.CreateKey(0, Key('a')).ok());
+  EXPECT_EQ(ReadAll(dir_ / "hash.key"), Key('a').ToHex() + "\n");
+  struct stat st;
+  ASSERT_EQ(stat((dir_ / "hash.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(data.CreateKey(0, Key('b')).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(data.ReadKey(0)->Id(), Key('a').Id());
+  std::ofstream(dir_ / "hash_key.1") << "  " << Key('c').ToHex() << "\n\n";
+  EXPECT_EQ(data.ReadKey(1)->Id(), Key('c').Id()) << "whitespace around the digits is fine";
+  std::ofstream(dir_ / "hash_key.2") << "not a key\n";
+  EXPECT_EQ(data.ReadKey(2).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST_F(DataDirTest, ParamsRoundTripAsHex) {
+  DataDir data(dir_.string());
+  ASSERT_TRUE(data.Create().ok());
+  EXPECT_FALSE(data.ReadParams().value().has_value());
+  ChunkingParams params;
+  params.k = 7;
+  params.key_id = Key('a').Id();
+  ASSERT_TRUE(data.WriteParams(params).ok());
+  const std::string text = ReadAll(dir_ / "params");
+  ASSERT_EQ(text.back(), '\n');
+  EXPECT_EQ(text.find_first_not_of("0123456789abcdef"), text.size() - 1);
+  std::optional<ChunkingParams> read = data.ReadParams().value();
+  ASSERT_TRUE(read.has_value());
+  EXPECT_TRUE(*read == params);
+  params.k = 9;
+  ASSERT_TRUE(data.WriteParams(params).ok());
+  EXPECT_EQ(data.ReadParams().value()->k, 9u);
+  for (const char* bad : {"abc\n", "zz\n", "00\n"}) {
+    std::ofstream(dir_ / "params", std::ios::trunc) << bad;
+    EXPECT_EQ(data.ReadParams().status().code(), absl::StatusCode::kDataLoss) << bad;
+  }
+}
+
+TEST_F(DataDirTest, OtherGenerationsAndTheirRemoval) {
+  DataDir data(dir_.string());
+  ASSERT_TRUE(data.Create().ok());
+  fs::create_directories(dir_ / "index");
+  ASSERT_TRUE(data.CreateKey(0, Key('a')).ok());
+  fs::create_directories(dir_ / "index.2" / "sub");
+  std::ofstream(dir_ / "index.2" / "sub" / "000007.log") << "half written";
+  ASSERT_TRUE(data.CreateKey(3, Key('c')).ok());
+  fs::create_directories(dir_ / "index.x");  // not a generation
+  fs::create_directories(dir_ / "access");
+  EXPECT_EQ(data.OtherGenerations(0).value(), (std::vector<uint64_t>{2, 3}));
+  EXPECT_EQ(data.OtherGenerations(2).value(), (std::vector<uint64_t>{0, 3}));
+
+  ASSERT_TRUE(data.RemoveGeneration(2).ok());
+  ASSERT_TRUE(data.RemoveGeneration(3).ok());
+  EXPECT_FALSE(fs::exists(dir_ / "index.2"));
+  EXPECT_FALSE(fs::exists(dir_ / "hash_key.3"));
+  EXPECT_EQ(data.OtherGenerations(0).value(), std::vector<uint64_t>{});
+  EXPECT_TRUE(fs::exists(dir_ / "index.x"));
+  EXPECT_TRUE(fs::exists(dir_ / "access"));
+  ASSERT_TRUE(data.RemoveGeneration(9).ok()) << "absent parts are fine";
+
+  std::ofstream(dir_ / "CURRENT.tmp") << "index.4 hash_key.4\n";
+  std::ofstream(dir_ / "params.tmp") << "00";
+  ASSERT_TRUE(data.RemoveTemporaryFiles().ok());
+  EXPECT_FALSE(fs::exists(dir_ / "CURRENT.tmp"));
+  EXPECT_FALSE(fs::exists(dir_ / "params.tmp"));
+}
+
+TEST_F(DataDirTest, KeyFileIsZeroedBeforeItIsUnlinked) {
+  FaultFileSystem faulty((root_ / "trash").string());
+  DataDir data(dir_.string(), &faulty);
+  ASSERT_TRUE(data.CreateKey(1, Key('k')).ok());
+  // Crash right after the unlink: after the power loss the name is back, without the key.
+  faulty.CrashAtOperation(faulty.operations() + 4);  // remove index, zero, unlink, sync
+  EXPECT_FALSE(data.RemoveGeneration(1).ok());
+  ASSERT_TRUE(faulty.DropUnsyncedChanges().ok());
+  ASSERT_TRUE(fs::exists(dir_ / "hash_key.1"));
+  EXPECT_EQ(ReadAll(dir_ / "hash_key.1"), std::string(Key('k').ToHex().size() + 1, '\0'));
+}
+
+// The switch of a rotation from generation 1 to 2, crashed at each of its file operations
+// and followed by a power loss: the directory names one complete generation, whose key
+// file is intact, and which params repaired to its key describe.
+TEST_F(DataDirTest, ACrashAtAnyStepOfTheSwitchLeavesOneCompleteGeneration) {
+  int landed_on_old = 0, landed_on_new = 0;
+  for (int crash_at = 1;; ++crash_at) {
+    SCOPED_TRACE("crash at operation " + std::to_string(crash_at));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    FaultFileSystem faulty((root_ / "trash").string());
+    DataDir data(dir_.string(), &faulty);
+    ASSERT_TRUE(data.CreateKey(1, Key('1')).ok());
+    fs::create_directories(dir_ / "index.1");
+    ASSERT_TRUE(data.SetCurrent(1).ok());
+    ChunkingParams params;
+    params.key_id = Key('1').Id();
+    ASSERT_TRUE(data.WriteParams(params).ok());
+    ASSERT_TRUE(data.Sync().ok());
+
+    const int before = faulty.operations();
+    faulty.CrashAtOperation(before + crash_at);
+    // The rotation's file steps, in IndexGenerations' order.
+    absl::Status s = data.CreateKey(2, Key('2'));
+    if (s.ok()) s = faulty.CreateDir(data.IndexPath(2));  // stands for RocksDB's index
+    if (s.ok()) s = data.SetCurrent(2);
+    if (s.ok()) s = data.Sync();
+    params.key_id = Key('2').Id();
+    if (s.ok()) s = data.WriteParams(params);
+    if (s.ok()) s = data.RemoveGeneration(1);
+    const bool finished = !faulty.crashed();
+    ASSERT_TRUE(faulty.DropUnsyncedChanges().ok());
+
+    const uint64_t live = data.ReadCurrent().value();
+    ASSERT_TRUE(live == 1 || live == 2) << live;
+    ++(live == 1 ? landed_on_old : landed_on_new);
+    EXPECT_TRUE(fs::exists(data.IndexPath(live)));
+    absl::StatusOr<HashKey> key = data.ReadKey(live);
+    ASSERT_TRUE(key.ok()) << key.status();
+    EXPECT_EQ(key->Id(), Key(live == 1 ? '1' : '2').Id());
+    // params names the live key, or the old one when the crash came before its rewrite
+    // (a start rewrites it then).
+    const std::string recorded = data.ReadParams().value()->key_id;
+    EXPECT_TRUE(recorded == key->Id() || (live == 2 && recorded == Key('1').Id()));
+    if (finished) {
+      EXPECT_EQ(live, 2u);
+      EXPECT_EQ(data.OtherGenerations(live).value(), std::vector<uint64_t>{});
+      EXPECT_GT(crash_at, 10);
+      break;
+    }
+  }
+  // The rename of CURRENT counts only once its directory is synced.
+  EXPECT_EQ(landed_on_old, 6);
+  EXPECT_EQ(landed_on_new, 8);
+}
+
+}  // namespace
+}  // namespace cops
