@@ -2,7 +2,6 @@
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <fcntl.h>
 #include <openssl/rand.h>
 #include <unistd.h>
 
@@ -10,7 +9,6 @@
 #include <cstdio>
 #include <type_traits>
 #include <cctype>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -22,6 +20,7 @@
 #include "grpcpp/security/auth_context.h"
 #include "grpcpp/server_context.h"
 #include "spdlog/spdlog.h"
+#include "storage/data_dir.h"
 
 namespace cops {
 namespace {
@@ -573,33 +572,26 @@ namespace cops {
 absl::StatusOr<std::unique_ptr<AccessControl>> OpenAccessControl(const std::string& data_dir,
                                                                  bool bootstrap_admin,
                                                                  AccessControlOptions options) {
-  const std::filesystem::path dir(data_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::FailedPreconditionError("cannot create " + data_dir + ": " + ec.message());
-  auto store = PrincipalStore::Open((dir / "access").string());
+  DataDir dir(data_dir);
+  absl::Status created = dir.Create();
+  if (!created.ok()) return absl::FailedPreconditionError(created.message());
+  auto store = PrincipalStore::Open(dir.AccessStorePath());
   if (!store.ok()) return store.status();
   auto access = AccessControl::Open(*std::move(store), std::move(options));
   if (!access.ok() || !bootstrap_admin) return access;
   auto issued = (*access)->BootstrapAdmin();
   if (!issued.ok()) return issued.status();
   if (!issued->has_value()) return access;
-  const std::string path = (dir / "admin.key").string();
-  // O_EXCL: never overwrite a key file someone else put there; 0600: only copsd's user reads it.
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) {
-    const std::string why = std::strerror(errno);
+  const std::string path = dir.AdminKeyPath();
+  // Exclusive: never overwrite a key file someone else put there; 0600: only copsd's user
+  // reads it.
+  absl::Status written =
+      CreateFileDurably(dir.fs(), path, (*issued)->api_key + "\n", /*mode=*/0600);
+  if (!written.ok()) {
     (void)(*access)->RevokeKey((*issued)->key_id);
-    return absl::FailedPreconditionError("cannot create " + path + " for the bootstrap admin key: " +
-                                         why + " (the new key was revoked)");
-  }
-  const std::string line = (*issued)->api_key + "\n";
-  const bool written = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) &&
-                       ::fsync(fd) == 0;
-  ::close(fd);
-  if (!written) {
-    (void)(*access)->RevokeKey((*issued)->key_id);
-    return absl::InternalError("cannot write " + path + " (the new key was revoked)");
+    return absl::FailedPreconditionError(
+        "cannot create " + path + " for the bootstrap admin key: " +
+        std::string(written.message()) + " (the new key was revoked)");
   }
   spdlog::warn(
       "authentication is on and there was no admin: created principal 'admin' with key id {}; "

@@ -2,7 +2,8 @@
 #define COPS_SERVER_INDEX_GENERATIONS_H_
 
 // The live index generation of a data directory and the rotation of its chunk-hashing key
-// (docs/security.md, "Rotating the hashing key"; layout in docs/storage-format.md).
+// (docs/security.md, "Rotating the hashing key"). The directory's layout and the file steps
+// of a rotation are storage/data_dir.h's.
 //
 // A generation is an Index with the key it was built under and a CopyDetector over both.
 // Generation 0 is the original layout (`index/`, `hash.key`, no `CURRENT`); generation n >= 1
@@ -22,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -29,10 +31,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "core/hash_key.h"
+#include "core/params.h"
 #include "server/admin_service.h"
 #include "server/copy_detector.h"
 #include "server/key_rotation_progress.h"
-#include "server/server_config.h"
+#include "storage/data_dir.h"
+#include "storage/file_system.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -44,16 +49,46 @@ struct KeyRotationOptions {
   std::chrono::microseconds pause_per_document{0};
 };
 
+// Where the hashing key of an unrotated data directory comes from: `hex` when set, else the
+// file `file` when set, else the data directory's hash.key (created with OpenSSL RAND_bytes
+// on first start). A rotated directory's key always comes from its own key file.
+struct KeySource {
+  std::string hex;   // 32 hex digits (--hash-key, COPS_HASH_KEY)
+  std::string file;  // a file of 32 hex digits (--key-file)
+  bool in_data_dir() const { return hex.empty() && file.empty(); }
+};
+
+// Decides the chunking parameters of the live generation from those recorded in the data
+// directory's params file (std::nullopt: a new index) and its key; the result's key_id must
+// be key.Id(). copsd's is ResolveChunkingParams (server/server_config.h).
+using ChunkingResolver = std::function<absl::StatusOr<ChunkingParams>(
+    const std::optional<ChunkingParams>& recorded, const HashKey& key)>;
+
+struct IndexGenerationsOptions {
+  std::string data_dir;  // created if missing
+  KeySource key;
+  // Empty: the recorded parameters (FAILED_PRECONDITION when they name another key), else
+  // those of index.params with the key's id.
+  ChunkingResolver chunking;
+  // Options of every generation's Index; path and params are set per generation.
+  IndexOptions index;
+  CopyDetectorOptions detector;
+  KeyRotationOptions rotation;
+  // The data directory's files (not RocksDB's) are reached through it; not owned, must
+  // outlive the IndexGenerations. nullptr = FileSystem::Default().
+  FileSystem* file_system = nullptr;
+};
+
 class IndexGenerations {
  public:
-  // Opens the live generation of config.data_dir (created if missing), first deleting what
-  // an interrupted rotation left (generations other than the live one, CURRENT.tmp) and
-  // repairing <data-dir>/params to the live key's id. The key comes from the live generation's
-  // key file once the directory has been rotated; before that as LoadOrCreateHashKey() says.
-  // FAILED_PRECONDITION when the directory has been rotated and a key is given by --key-file
-  // or COPS_HASH_KEY; other errors as Index::Open and ResolveChunkingParams.
-  static absl::StatusOr<std::unique_ptr<IndexGenerations>> Open(
-      const ServerConfig& config, KeyRotationOptions rotation = KeyRotationOptions());
+  // Opens the live generation of options.data_dir (created if missing), first deleting what
+  // an interrupted rotation left (generations other than the live one, CURRENT.tmp,
+  // params.tmp) and repairing the params file to the live key's id. The key comes from the
+  // live generation's key file once the directory has been rotated; before that as
+  // options.key says. A new index records its parameters in the params file.
+  // FAILED_PRECONDITION when the directory has been rotated and options.key names a key
+  // outside it; other errors as DataDir, Index::Open and options.chunking.
+  static absl::StatusOr<std::unique_ptr<IndexGenerations>> Open(IndexGenerationsOptions options);
   // Stops a rotation in progress (its unfinished generation is deleted) and closes the index.
   ~IndexGenerations();
   IndexGenerations(const IndexGenerations&) = delete;
@@ -78,9 +113,7 @@ class IndexGenerations {
 
  private:
   struct Generation;
-  IndexGenerations(std::string data_dir, IndexOptions index_options,
-                   CopyDetectorOptions detector_options, KeyRotationOptions rotation,
-                   bool key_in_data_dir, std::shared_ptr<Generation> live);
+  IndexGenerations(IndexGenerationsOptions options, std::shared_ptr<Generation> live);
 
   void Rotate(std::shared_ptr<Generation> old_gen, std::shared_ptr<Generation> new_gen,
               bool drop_documents_without_text);
@@ -91,11 +124,8 @@ class IndexGenerations {
   absl::Status Switch(std::shared_ptr<Generation> old_gen, std::shared_ptr<Generation> new_gen,
                       bool drop_documents_without_text);
 
-  const std::string data_dir_;
-  const IndexOptions index_options_;  // path and params filled per generation
-  const CopyDetectorOptions detector_options_;
-  const KeyRotationOptions rotation_;
-  const bool key_in_data_dir_;
+  const IndexGenerationsOptions options_;
+  DataDir data_dir_;
 
   absl::Mutex start_mu_;  // serializes StartRotation (which joins the previous worker)
   // Shared by every registration and unregistration; exclusive during the final catch-up.

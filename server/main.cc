@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -29,6 +30,7 @@
 #include "server/transport_security.h"
 #include "server/usage_ledger.h"
 #include "spdlog/spdlog.h"
+#include "storage/data_dir.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -79,13 +81,24 @@ int Run(int argc, char** argv) {
   SetJsonLogs(config.log_json);
   spdlog::set_level(spdlog::level::from_str(config.log_level));
 
-  std::error_code ec;
-  fs::create_directories(config.data_dir, ec);
-  if (ec) return Fail(absl::InternalError("cannot create data dir " + config.data_dir));
+  DataDir data_dir(config.data_dir);
+  absl::Status created = data_dir.Create();
+  if (!created.ok()) return Fail(created);
 
   // The live index generation and its key; a rotation left unfinished by a crash is cleaned
   // up here (server/index_generations.h).
-  absl::StatusOr<std::unique_ptr<IndexGenerations>> generations = IndexGenerations::Open(config);
+  IndexGenerationsOptions index_options;
+  index_options.data_dir = config.data_dir;
+  index_options.key = KeySource{config.hash_key, config.key_file};
+  index_options.chunking = [&config](const std::optional<ChunkingParams>& recorded,
+                                     const HashKey& key) {
+    return ResolveChunkingParams(config, recorded, key);
+  };
+  index_options.index = config.index;
+  index_options.detector.max_document_bytes = config.max_document_bytes;
+  index_options.detector.bulk_window_documents = config.bulk_window_documents;
+  absl::StatusOr<std::unique_ptr<IndexGenerations>> generations =
+      IndexGenerations::Open(std::move(index_options));
   if (!generations.ok()) return Fail(generations.status());
 
   // Access control: open loopback mode or API keys / client certificates.
@@ -116,7 +129,7 @@ int Run(int argc, char** argv) {
 
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit);
   AdminService admin(authorizer, access->get(), &usage, AdminHooksFor(generations->get()),
-                     (fs::path(config.data_dir) / "snapshots").string());
+                     data_dir.SnapshotsPath());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -1,23 +1,19 @@
 #include "server/server_config.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
-#include <filesystem>
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "CLI/CLI.hpp"
 #include "core/status_macros.h"
 #include "nlohmann/json.hpp"
-#include "openssl/rand.h"
+#include "storage/file_system.h"
 
 namespace cops {
 namespace {
-
-namespace fs = std::filesystem;
 
 const char* const kChunkingFlags[] = {"unit",           "strategy",       "k",
                                       "selection",      "p",              "w",
@@ -31,17 +27,9 @@ std::string Trim(std::string s) {
   return s.substr(b, e - b);
 }
 
-absl::StatusOr<std::string> ReadWholeFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError("cannot read " + path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 // key -> value of a config file: one JSON object, or "key = value" lines.
 absl::StatusOr<std::map<std::string, std::string>> ReadConfigFile(const std::string& path) {
-  COPS_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  COPS_ASSIGN_OR_RETURN(std::string text, FileSystem::Default()->ReadFile(path));
   std::map<std::string, std::string> out;
   const std::string trimmed = Trim(text);
   if (!trimmed.empty() && trimmed.front() == '{') {
@@ -79,17 +67,6 @@ std::string EnvName(const std::string& flag) {
   return env;
 }
 
-absl::Status WriteFileExclusive(const std::string& path, const std::string& content) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0) return absl::InternalError("cannot create " + path + ": " + strerror(errno));
-  const bool ok = ::write(fd, content.data(), content.size()) ==
-                      static_cast<ssize_t>(content.size()) &&
-                  ::fsync(fd) == 0;
-  ::close(fd);
-  if (!ok) return absl::InternalError("cannot write " + path);
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv, bool* help,
@@ -105,6 +82,15 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
     names.push_back(name);
     return app.add_flag("--" + name, var, desc)->envname(EnvName(name));
   };
+  // A size given in MiB, kept in bytes by `to_bytes`.
+  auto mib_option = [&](const std::string& name, uint64_t default_mib,
+                        std::function<void(uint64_t)> to_bytes, const std::string& desc) {
+    names.push_back(name);
+    return app.add_option_function<uint64_t>("--" + name, std::move(to_bytes), desc)
+        ->envname(EnvName(name))
+        ->default_str(std::to_string(default_mib));
+  };
+  c.index.block_cache_bytes = BlockCacheBytes(0);
   app.add_option("--config", c.config_file,
                  "Config file: key = value lines or a JSON object (flags and COPS_* win)")
       ->envname("COPS_CONFIG");
@@ -131,26 +117,31 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("bulk-window-documents", c.bulk_window_documents,
          "Documents of a bulk stream written to the index together (1-65536; 16 MiB at most)")
       ->check(CLI::Range(1u, 65536u));
-  flag("sync-writes", c.sync_writes, "fsync every registration");
-  option("store-texts", c.store_texts, "Keep registered documents' bytes (true|false)");
-  option("block-cache-mb", c.block_cache_mb,
-         "RocksDB block cache for data blocks, MiB (0 = a quarter of physical memory, "
-         "256 MiB to 16 GiB)");
-  option("write-buffer-mb", c.write_buffer_mb,
-         "RocksDB write buffer of each postings shard (and at most of the others), MiB");
-  option("postings-memtables", c.postings_memtables,
+  flag("sync-writes", c.index.sync_writes, "fsync every registration");
+  option("store-texts", c.index.store_texts, "Keep registered documents' bytes (true|false)");
+  mib_option(
+      "block-cache-mb", 0, [&c](uint64_t mib) { c.index.block_cache_bytes = BlockCacheBytes(mib); },
+      "RocksDB block cache for data blocks, MiB (0 = a quarter of physical memory, "
+      "256 MiB to 16 GiB)");
+  mib_option(
+      "write-buffer-mb", c.index.write_buffer_bytes >> 20,
+      [&c](uint64_t mib) { c.index.write_buffer_bytes = mib << 20; },
+      "RocksDB write buffer of each postings shard (and at most of the others), MiB");
+  option("postings-memtables", c.index.postings_memtables,
          "Memtables each postings shard's write buffer is cut into, flushed together (1-64)")
       ->check(CLI::Range(1u, 64u));
-  option("bloom-bits", c.bloom_bits, "Bloom filter bits per chunk key, 0-30 (0 = none)");
-  option("background-jobs", c.background_jobs, "RocksDB flush and compaction threads");
-  option("lookup-threads", c.lookup_threads,
+  option("bloom-bits", c.index.bloom_bits_per_key,
+         "Bloom filter bits per chunk key, 0-30 (0 = none)");
+  option("background-jobs", c.index.background_jobs, "RocksDB flush and compaction threads");
+  option("lookup-threads", c.index.lookup_threads,
          "Threads one check's index lookup may use, the handler's included (1-16)")
       ->check(CLI::Range(1, 16));
-  option("postings-shards", c.postings_shards,
+  option("postings-shards", c.index.postings_shards,
          "New index: postings column families, 1, 2 or 4 (an existing index keeps its own)")
       ->check(CLI::IsMember({1u, 2u, 4u}));
-  option("compression", c.compression, "Compression of the postings: lz4|zstd|snappy|none");
-  option("postings-block-kb", c.postings_block_kb,
+  option("compression", c.index.postings_compression,
+         "Compression of the postings: lz4|zstd|snappy|none");
+  option("postings-block-kb", c.index.postings_block_kb,
          "Data block size of the postings' files, KiB (new files; 1-256)");
   option("threads", c.threads, "Most handler threads");
   option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
@@ -202,54 +193,18 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   return c;
 }
 
-absl::StatusOr<HashKey> LoadOrCreateHashKey(const ServerConfig& config) {
-  if (!config.hash_key.empty()) return HashKey::FromHex(Trim(config.hash_key));
-  if (!config.key_file.empty()) {
-    COPS_ASSIGN_OR_RETURN(std::string hex, ReadWholeFile(config.key_file));
-    return HashKey::FromHex(Trim(hex));
-  }
-  const std::string path = (fs::path(config.data_dir) / "hash.key").string();
-  if (fs::exists(path)) {
-    COPS_ASSIGN_OR_RETURN(std::string hex, ReadWholeFile(path));
-    absl::StatusOr<HashKey> key = HashKey::FromHex(Trim(hex));
-    if (!key.ok()) return absl::DataLossError(path + ": " + std::string(key.status().message()));
-    return key;
-  }
-  unsigned char bytes[HashKey::kSize];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) {
-    return absl::InternalError("OpenSSL RAND_bytes failed to generate the hashing key");
-  }
-  COPS_ASSIGN_OR_RETURN(HashKey key, HashKey::FromBytes(std::string_view(
-                                         reinterpret_cast<const char*>(bytes), sizeof bytes)));
-  COPS_RETURN_IF_ERROR(WriteFileExclusive(path, key.ToHex() + "\n"));
-  return key;
-}
-
 absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
-                                                     const HashKey& key, bool* is_new) {
-  const std::string path = (fs::path(config.data_dir) / "params").string();
-  ChunkingParams base;
-  *is_new = !fs::exists(path);
-  if (!*is_new) {
-    COPS_ASSIGN_OR_RETURN(std::string hex, ReadWholeFile(path));
-    hex = Trim(hex);
-    std::string bytes;
-    for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-      bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-    }
-    absl::StatusOr<ChunkingParams> recorded = ChunkingParams::Decode(bytes);
-    if (!recorded.ok()) {
-      return absl::DataLossError(path + ": " + std::string(recorded.status().message()));
-    }
-    base = *recorded;
-    if (base.key_id != key.Id()) {
-      return absl::FailedPreconditionError(
-          "the hashing key (id " + key.Id() + ") is not the one the index in " +
-          config.data_dir + " was built with (id " + base.key_id + ")");
-    }
+                                                     const std::optional<ChunkingParams>& recorded,
+                                                     const HashKey& key) {
+  const bool is_new = !recorded.has_value();
+  const ChunkingParams base = recorded.value_or(ChunkingParams());
+  if (!is_new && base.key_id != key.Id()) {
+    return absl::FailedPreconditionError("the hashing key (id " + key.Id() +
+                                         ") is not the one the index in " + config.data_dir +
+                                         " was built with (id " + base.key_id + ")");
   }
   ChunkingParams p = base;
-  auto given = [&](const char* name) { return *is_new || config.explicit_chunking.count(name); };
+  auto given = [&](const char* name) { return is_new || config.explicit_chunking.count(name); };
   if (given("unit")) {
     COPS_ASSIGN_OR_RETURN(p.unit, ParseUnitKind(config.unit));
   }
@@ -270,12 +225,12 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
   if (given("drop-stop-words")) p.enhancements.drop_stop_words = config.drop_stop_words;
   if (given("verify-k")) p.verify_k = config.verify_k;
   // Verification grams are word grams: an index of other units is created without them.
-  if (*is_new && p.unit != UnitKind::kWord && !config.explicit_chunking.count("verify-k")) {
+  if (is_new && p.unit != UnitKind::kWord && !config.explicit_chunking.count("verify-k")) {
     p.verify_k = 0;
   }
-  if (*is_new && p.verify_k == 0) p.dense_chunks = 0;  // dense storage needs verification
+  if (is_new && p.verify_k == 0) p.dense_chunks = 0;  // dense storage needs verification
   p.key_id = key.Id();
-  if (!*is_new && !(p == base)) {
+  if (!is_new && !(p == base)) {
     return absl::FailedPreconditionError(
         "the index in " + config.data_dir + " was created with other chunking parameters (" +
         p.DiffWith(base) + "); drop the conflicting flags to use it as it is: " +
@@ -285,22 +240,12 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
   return p;
 }
 
-uint64_t BlockCacheBytes(const ServerConfig& config) {
-  if (config.block_cache_mb != 0) return config.block_cache_mb << 20;
+uint64_t BlockCacheBytes(uint64_t block_cache_mb) {
+  if (block_cache_mb != 0) return block_cache_mb << 20;
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page = ::sysconf(_SC_PAGE_SIZE);
   const uint64_t physical = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) : 0;
   return std::clamp<uint64_t>(physical / 4, 256ull << 20, 16ull << 30);
-}
-
-absl::Status RecordParams(const ServerConfig& config, const ChunkingParams& params) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex;
-  for (unsigned char b : params.Encode()) {
-    hex += kDigits[b >> 4];
-    hex += kDigits[b & 15];
-  }
-  return WriteFileExclusive((fs::path(config.data_dir) / "params").string(), hex + "\n");
 }
 
 }  // namespace cops

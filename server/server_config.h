@@ -1,23 +1,18 @@
 #ifndef COPS_SERVER_SERVER_CONFIG_H_
 #define COPS_SERVER_SERVER_CONFIG_H_
 
-// copsd's configuration and its data directory.
+// copsd's configuration.
 //
 // Precedence: command-line flags > environment (COPS_<FLAG>, e.g. COPS_DATA_DIR) > config file
 // (--config FILE: "key = value" lines, '#' comments, or one JSON object; keys are the flag
 // names without dashes, e.g. "listen" or "max-document-bytes") > built-in defaults.
 //
-// Data directory layout:
-//   <data-dir>/index/        the RocksDB index (storage/index.h)
-//   <data-dir>/hash.key      the secret hashing key, 32 hex digits, mode 0600, generated on
-//                            first start unless --key-file / COPS_HASH_KEY give one
-//   <data-dir>/params        the chunking parameters the index was created with
-//                            (ChunkingParams::Encode(), hex); they win over flags
-//   <data-dir>/access/, admin.key   access control (server/access_control.h)
+// The data directory's layout: storage/data_dir.h.
 //
 // Thread-safety: plain functions and value types, used at start-up.
 
 #include <cstdint>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "core/hash_key.h"
 #include "core/params.h"
+#include "storage/index.h"
 
 namespace cops {
 
@@ -51,27 +47,19 @@ struct ServerConfig {
   uint64_t max_document_bytes = 32ull << 20;  // larger documents: RESOURCE_EXHAUSTED
   uint64_t max_message_bytes = 64ull << 20;   // gRPC receive/send limit
   uint32_t bulk_window_documents = 4096;  // documents per index write of a bulk stream
-  bool sync_writes = false;  // fsync every registration (power-loss durability)
-  bool store_texts = true;   // keep registered documents' bytes (GetDocument content)
-  // RocksDB tunables (storage/index.h IndexOptions); the defaults suit a 2-core, few-GB
-  // machine. Validated when the index opens.
-  // 0 = sized from the machine: a quarter of physical memory, within [256 MiB, 16 GiB]
-  // (BlockCacheBytes()). Checks that find copies read a postings block per matched chunk;
-  // the more of the index's hot blocks the cache holds, the fewer are read and
-  // decompressed again (docs/performance.md).
-  uint64_t block_cache_mb = 0;
-  uint64_t write_buffer_mb = 64;
-  int bloom_bits = 10;
-  int background_jobs = 4;
-  int lookup_threads = 2;         // threads one check's index lookup may use (1-16)
-  uint32_t postings_shards = 2;   // new index: postings column families (1, 2 or 4)
-  uint32_t postings_memtables = 8;  // memtables per postings shard's write buffer (1-64)
-  std::string compression = "lz4";  // postings: lz4 | zstd | snappy | none
-  uint32_t postings_block_kb = 16;  // postings SST data blocks, KiB
+  // The index's options (storage/index.h), flags named after them: --sync-writes,
+  // --store-texts, --block-cache-mb, --write-buffer-mb, --bloom-bits, --background-jobs,
+  // --lookup-threads, --postings-shards, --postings-memtables, --compression,
+  // --postings-block-kb. Validated when the index opens; path and params are not flags.
+  // --block-cache-mb 0 (the default) sizes the cache from the machine: a quarter of physical
+  // memory, within [256 MiB, 16 GiB] (BlockCacheBytes()). Checks that find copies read a
+  // postings block per matched chunk; the more of the index's hot blocks the cache holds,
+  // the fewer are read and decompressed again (docs/performance.md).
+  IndexOptions index;
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
 
-  std::string key_file;  // hashing key file (32 hex digits); default <data-dir>/hash.key
+  std::string key_file;  // hashing key file (32 hex digits); default in the data directory
   std::string hash_key;  // hashing key as hex (COPS_HASH_KEY); wins over key_file
 
   std::string tls_cert;
@@ -92,19 +80,17 @@ struct ServerConfig {
 absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv, bool* help,
                                                std::string* help_text);
 
-// The hashing key: hash_key, else key_file, else <data-dir>/hash.key, created with OpenSSL
-// RAND_bytes (mode 0600) when missing.
-absl::StatusOr<HashKey> LoadOrCreateHashKey(const ServerConfig& config);
-
-// The parameters to open the index with: those recorded in <data-dir>/params when present
+// The parameters to open the index with, given those `recorded` in the data directory
+// (std::nullopt for a new index) and the key: the recorded ones when present
 // (FAILED_PRECONDITION when an explicit flag or the key contradicts them), else those of the
-// flags. `*is_new` tells whether RecordParams() must be called once the index is open.
+// flags. The result names key.Id().
 absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
-                                                     const HashKey& key, bool* is_new);
-// The block cache size of `config` in bytes, resolving 0 from the machine's memory.
-uint64_t BlockCacheBytes(const ServerConfig& config);
+                                                     const std::optional<ChunkingParams>& recorded,
+                                                     const HashKey& key);
 
-absl::Status RecordParams(const ServerConfig& config, const ChunkingParams& params);
+// The block cache size in bytes for --block-cache-mb `block_cache_mb`, resolving 0 from the
+// machine's memory.
+uint64_t BlockCacheBytes(uint64_t block_cache_mb);
 
 }  // namespace cops
 

@@ -181,9 +181,13 @@ absl::Status DataDir::RemoveTemporaryFiles() {
   return current.ok() ? params : current;
 }
 
+absl::StatusOr<HashKey> ParseHashKey(std::string_view text) {
+  return HashKey::FromHex(Trimmed(text));
+}
+
 absl::StatusOr<HashKey> ReadKeyFile(FileSystem& fs, const std::string& path) {
-  COPS_ASSIGN_OR_RETURN(const std::string hex, fs.ReadFile(path));
-  absl::StatusOr<HashKey> key = HashKey::FromHex(Trimmed(hex));
+  COPS_ASSIGN_OR_RETURN(const std::string text, fs.ReadFile(path));
+  absl::StatusOr<HashKey> key = ParseHashKey(text);
   if (!key.ok()) return absl::DataLossError(path + ": " + std::string(key.status().message()));
   return key;
 }

@@ -124,8 +124,12 @@ class DataDir {
   FileSystem* const fs_;
 };
 
-// The key in file `path` (32 hex digits, surrounding whitespace ignored): NOT_FOUND when it
-// cannot be read, DATA_LOSS naming the file when it is malformed.
+// The key written in `text` as a key file holds it: 32 hex digits, surrounding whitespace
+// ignored. INVALID_ARGUMENT otherwise.
+absl::StatusOr<HashKey> ParseHashKey(std::string_view text);
+
+// The key in file `path` (as ParseHashKey): NOT_FOUND when it cannot be read, DATA_LOSS
+// naming the file when it is malformed.
 absl::StatusOr<HashKey> ReadKeyFile(FileSystem& fs, const std::string& path);
 
 }  // namespace cops

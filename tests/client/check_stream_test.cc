@@ -19,7 +19,6 @@
 #include "server/audit_sink.h"
 #include "server/index_generations.h"
 #include "server/open_authorizer.h"
-#include "server/server_config.h"
 #include "server/usage_ledger.h"
 #include "server/service.h"
 #include "storage/principal_store.h"
@@ -44,9 +43,9 @@ v1::CheckDocumentRequest TextRequest(const std::string& text) {
 class CheckStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ServerConfig config;
-    config.data_dir = dir_.path().string();
-    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(config));
+    IndexGenerationsOptions index_options;
+    index_options.data_dir = dir_.path().string();
+    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(index_options));
     ASSERT_OK_AND_ASSIGN(store_, PrincipalStore::Open(dir_.Join("access")));
     usage_ = std::make_unique<UsageLedger>(store_.get());
     audit_ = std::make_unique<AuditSink>(AppendTo(store_.get()));

@@ -3,6 +3,7 @@
 // Each test owns a data directory and restarts the "server" on it where a restart matters.
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <filesystem>
@@ -23,7 +24,9 @@
 #include "server/admin_service.h"
 #include "server/index_generations.h"
 #include "server/service.h"
+#include "storage/data_dir.h"
 #include "tests/server/test_corpus.h"
+#include "tests/storage/fault_file_system.h"
 
 namespace cops {
 namespace {
@@ -45,7 +48,7 @@ class IndexGenerationsTest : public ::testing::Test {
     std::string tmpl = (fs::temp_directory_path() / "key_rotation_XXXXXX").string();
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
-    config_.data_dir = dir_.string();
+    options_.data_dir = dir_.string();
   }
   void TearDown() override {
     Stop();
@@ -54,7 +57,7 @@ class IndexGenerationsTest : public ::testing::Test {
 
   // Opens the data directory as copsd does and serves it; a fatal test failure on error.
   void Start() {
-    auto generations = IndexGenerations::Open(config_, rotation_);
+    auto generations = IndexGenerations::Open(options_);
     ASSERT_TRUE(generations.ok()) << generations.status();
     generations_ = *std::move(generations);
     AccessControlOptions access_options;
@@ -194,8 +197,7 @@ class IndexGenerationsTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  ServerConfig config_;
-  KeyRotationOptions rotation_;
+  IndexGenerationsOptions options_;
   std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<AccessControl> access_;
   std::unique_ptr<UsageLedger> usage_;
@@ -328,7 +330,7 @@ TEST_F(IndexGenerationsTest, AnIndexOfAnOlderBuildKeepsWorkingAndARotationUpgrad
 
 TEST_F(IndexGenerationsTest, WritesDuringRotationArePresentOrAbsentAfterwards) {
   // Throttled so that the writes below land while the new generation is being built.
-  rotation_.pause_per_document = std::chrono::milliseconds(40);
+  options_.rotation.pause_per_document = std::chrono::milliseconds(40);
   Start();
   std::vector<uint64_t> ids;
   for (uint32_t seed = 1; seed <= 40; ++seed) {
@@ -475,7 +477,7 @@ TEST_F(IndexGenerationsTest, CrashAfterTheSwitchFinishesRetiringTheOldGeneration
 }
 
 TEST_F(IndexGenerationsTest, DocumentsWithoutTextRefuseRotationUnlessDropped) {
-  config_.store_texts = false;
+  options_.index.store_texts = false;
   Start();
   Register(Prose(11, 300), "no text 1");
   Register(Prose(12, 300), "no text 2");
@@ -497,12 +499,96 @@ TEST_F(IndexGenerationsTest, DocumentsWithoutTextRefuseRotationUnlessDropped) {
   EXPECT_NE(Stats().key_id(), key_id);
 }
 
+TEST_F(IndexGenerationsTest, TheKeyIsGeneratedOncePrivatelyUnlessGivenFromOutside) {
+  Start();
+  const std::string key_id = Stats().key_id();
+  struct stat st;
+  ASSERT_EQ(stat((dir_ / "hash.key").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  EXPECT_EQ(DataDir(dir_.string()).ReadParams().value()->key_id, key_id);
+  Stop();
+  Start();
+  EXPECT_EQ(Stats().key_id(), key_id) << "the same key after a restart";
+  Stop();
+
+  // A key given from outside that is not the index's is refused.
+  options_.key.hex = "00112233445566778899aabbccddeeff";
+  EXPECT_EQ(IndexGenerations::Open(options_).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  fs::remove_all(dir_);
+  generations_ = IndexGenerations::Open(options_).value();
+  EXPECT_EQ(generations_->Current()->params().key_id,
+            HashKey::FromHex(options_.key.hex).value().Id());
+  EXPECT_FALSE(fs::exists(dir_ / "hash.key"));
+}
+
 TEST_F(IndexGenerationsTest, KeyGivenOutsideTheDataDirectoryIsNotRotated) {
-  config_.hash_key = std::string(32, 'd');
+  options_.key.hex = std::string(32, 'd');
   Start();
   v1::RotateKeyResponse response;
   EXPECT_EQ(RotateKey(&response).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_FALSE(fs::exists(dir_ / "CURRENT"));
+}
+
+// A crash at each file step of a rotation (removing a leftover generation, writing the new
+// key, replacing CURRENT, rewriting params, retiring the old generation), followed by a power
+// loss that drops every directory change not yet synced: the directory reopens on the old
+// or the new generation, with every document found under the key that generation was built
+// with and params naming that key, never a mix.
+TEST_F(IndexGenerationsTest, ACrashAtAnyStepOfARotationLandsOnTheOldOrTheNewGeneration) {
+  Start();
+  std::vector<uint64_t> ids;
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    ids.push_back(Register(Prose(seed, 300), "paper " + std::to_string(seed)));
+  }
+  const std::string old_key_id = Stats().key_id();
+  Stop();
+  const fs::path before = dir_.string() + ".before";
+  const fs::path trash = dir_.string() + ".trash";
+  fs::copy(dir_, before, fs::copy_options::recursive);
+
+  int landed_on_old = 0, landed_on_new = 0;
+  for (int step = 1;; ++step) {
+    SCOPED_TRACE("crash at file operation " + std::to_string(step) + " of the rotation");
+    fs::remove_all(dir_);
+    fs::copy(before, dir_, fs::copy_options::recursive);
+    fs::remove_all(trash);
+    fs::create_directories(trash);
+    FaultFileSystem faulty(trash.string());
+    options_.file_system = &faulty;
+    Start();
+    faulty.CrashAtOperation(faulty.operations() + step);
+    v1::RotateKeyResponse started;
+    if (RotateKey(&started).ok()) WaitForRotation();
+    const bool crashed = faulty.crashed();
+    Stop();
+    ASSERT_TRUE(faulty.DropUnsyncedChanges().ok());
+
+    options_.file_system = nullptr;
+    Start();
+    const std::string key_id = Stats().key_id();
+    const std::string new_key_id = started.status().new_key_id();
+    ASSERT_TRUE(key_id == old_key_id || (!new_key_id.empty() && key_id == new_key_id)) << key_id;
+    absl::StatusOr<uint64_t> live = DataDir(dir_.string()).ReadCurrent();
+    ASSERT_TRUE(live.ok()) << live.status();
+    EXPECT_EQ(*live, key_id == old_key_id ? 0u : 1u);
+    ++(key_id == old_key_id ? landed_on_old : landed_on_new);
+    EXPECT_EQ(DataDir(dir_.string()).ReadParams().value()->key_id, key_id);
+    EXPECT_EQ(Stats().documents(), ids.size());
+    for (uint32_t seed = 1; seed <= ids.size(); ++seed) {
+      EXPECT_EQ(MatchingIds(Prose(seed, 300)), std::vector<uint64_t>{ids[seed - 1]});
+    }
+    Stop();
+    if (!crashed) {  // the rotation ran to its end: every step has been crashed at
+      EXPECT_EQ(key_id, new_key_id);
+      EXPECT_GT(step, 8);
+      break;
+    }
+  }
+  EXPECT_GT(landed_on_old, 0);
+  EXPECT_GT(landed_on_new, 1);
+  fs::remove_all(before);
+  fs::remove_all(trash);
 }
 
 }  // namespace

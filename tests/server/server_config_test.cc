@@ -1,8 +1,6 @@
 #include "server/server_config.h"
 
 #include <stdlib.h>
-#include <sys/stat.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -65,7 +63,7 @@ TEST_F(ServerConfigTest, JsonConfigAndUnknownKeys) {
   absl::StatusOr<ServerConfig> c = Parse({"--config", file});
   ASSERT_OK(c);
   EXPECT_EQ(c->data_dir, "/tmp/x");
-  EXPECT_TRUE(c->sync_writes);
+  EXPECT_TRUE(c->index.sync_writes);
   EXPECT_EQ(c->w, 12u);
   std::ofstream(file, std::ios::trunc) << "lisen = 1\n";
   EXPECT_EQ(Parse({"--config", file}).status().code(), absl::StatusCode::kInvalidArgument);
@@ -75,33 +73,37 @@ TEST_F(ServerConfigTest, JsonConfigAndUnknownKeys) {
 TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   absl::StatusOr<ServerConfig> c = Parse({});
   ASSERT_OK(c);
-  EXPECT_EQ(c->block_cache_mb, 0u);  // sized from the machine
+  // The block cache is sized from the machine.
   const uint64_t physical = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGE_SIZE));
-  EXPECT_EQ(BlockCacheBytes(*c), std::clamp<uint64_t>(physical / 4, 256ull << 20, 16ull << 30));
-  EXPECT_EQ(c->write_buffer_mb, 64u);
-  EXPECT_EQ(c->bloom_bits, 10);
-  EXPECT_EQ(c->background_jobs, 4);
-  EXPECT_EQ(c->compression, "lz4");
-  EXPECT_EQ(c->lookup_threads, 2);
-  EXPECT_EQ(c->postings_shards, 2u);
-  EXPECT_EQ(c->postings_memtables, 8u);
+  EXPECT_EQ(BlockCacheBytes(0), std::clamp<uint64_t>(physical / 4, 256ull << 20, 16ull << 30));
+  EXPECT_EQ(c->index.block_cache_bytes, BlockCacheBytes(0));
+  EXPECT_EQ(c->index.write_buffer_bytes, 64u << 20);
+  EXPECT_EQ(c->index.bloom_bits_per_key, 10);
+  EXPECT_EQ(c->index.background_jobs, 4);
+  EXPECT_EQ(c->index.postings_compression, "lz4");
+  EXPECT_EQ(c->index.lookup_threads, 2);
+  EXPECT_EQ(c->index.postings_shards, 2u);
+  EXPECT_EQ(c->index.postings_memtables, 8u);
+  EXPECT_EQ(c->index.postings_block_kb, 16u);
+  EXPECT_FALSE(c->index.sync_writes);
+  EXPECT_TRUE(c->index.store_texts);
   const std::string file = (dir_ / "tunables.conf").string();
-  std::ofstream(file) << "block-cache-mb = 32\ncompression = zstd\n";
+  std::ofstream(file) << "block-cache-mb = 32\ncompression = zstd\nstore_texts = false\n";
   setenv("COPS_BLOOM_BITS", "14", 1);
   c = Parse({"--config", file, "--write-buffer-mb", "16", "--background-jobs", "2",
              "--lookup-threads", "1", "--postings-shards", "4",
              "--postings-memtables", "16"});
   unsetenv("COPS_BLOOM_BITS");
   ASSERT_OK(c);
-  EXPECT_EQ(c->block_cache_mb, 32u);
-  EXPECT_EQ(BlockCacheBytes(*c), 32ull << 20);
-  EXPECT_EQ(c->compression, "zstd");
-  EXPECT_EQ(c->bloom_bits, 14);
-  EXPECT_EQ(c->write_buffer_mb, 16u);
-  EXPECT_EQ(c->background_jobs, 2);
-  EXPECT_EQ(c->lookup_threads, 1);
-  EXPECT_EQ(c->postings_shards, 4u);
-  EXPECT_EQ(c->postings_memtables, 16u);
+  EXPECT_EQ(c->index.block_cache_bytes, 32ull << 20);
+  EXPECT_EQ(c->index.postings_compression, "zstd");
+  EXPECT_FALSE(c->index.store_texts);
+  EXPECT_EQ(c->index.bloom_bits_per_key, 14);
+  EXPECT_EQ(c->index.write_buffer_bytes, 16u << 20);
+  EXPECT_EQ(c->index.background_jobs, 2);
+  EXPECT_EQ(c->index.lookup_threads, 1);
+  EXPECT_EQ(c->index.postings_shards, 4u);
+  EXPECT_EQ(c->index.postings_memtables, 16u);
   EXPECT_EQ(Parse({"--postings-shards", "3"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Parse({"--lookup-threads", "0"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Parse({"--postings-memtables", "0"}).status().code(), absl::StatusCode::kInvalidArgument);
@@ -121,51 +123,33 @@ TEST_F(ServerConfigTest, BulkWindowHasADefaultAndARange) {
   }
 }
 
-TEST_F(ServerConfigTest, HashKeyIsGeneratedOnceWithPrivateMode) {
-  ServerConfig config;
-  config.data_dir = dir_.string();
-  absl::StatusOr<HashKey> first = LoadOrCreateHashKey(config);
-  ASSERT_OK(first);
-  struct stat st;
-  ASSERT_EQ(stat((dir_ / "hash.key").c_str(), &st), 0);
-  EXPECT_EQ(st.st_mode & 0777, 0600u);
-  absl::StatusOr<HashKey> second = LoadOrCreateHashKey(config);
-  ASSERT_OK(second);
-  EXPECT_EQ(first->Id(), second->Id());
-  config.hash_key = "00112233445566778899aabbccddeeff";
-  EXPECT_NE(LoadOrCreateHashKey(config)->Id(), first->Id());
-}
-
 TEST_F(ServerConfigTest, RecordedParamsWinAndConflictingFlagsAreRefused) {
   ServerConfig config;
   config.data_dir = dir_.string();
   absl::StatusOr<HashKey> key = HashKey::FromHex("00112233445566778899aabbccddeeff");
   ASSERT_OK(key);
   config.k = 6;
-  bool is_new = false;
-  absl::StatusOr<ChunkingParams> p = ResolveChunkingParams(config, *key, &is_new);
+  absl::StatusOr<ChunkingParams> p = ResolveChunkingParams(config, std::nullopt, *key);
   ASSERT_OK(p);
-  EXPECT_TRUE(is_new);
   EXPECT_EQ(p->k, 6u);
   EXPECT_EQ(p->key_id, key->Id());
-  ASSERT_OK(RecordParams(config, *p));
+  const ChunkingParams recorded = *p;
 
   ServerConfig later;  // defaults (k = 5) that were not given explicitly: the record wins
   later.data_dir = dir_.string();
-  p = ResolveChunkingParams(later, *key, &is_new);
+  p = ResolveChunkingParams(later, recorded, *key);
   ASSERT_OK(p);
-  EXPECT_FALSE(is_new);
   EXPECT_EQ(p->k, 6u);
 
   later.k = 3;
   later.explicit_chunking.insert("k");
-  EXPECT_EQ(ResolveChunkingParams(later, *key, &is_new).status().code(),
+  EXPECT_EQ(ResolveChunkingParams(later, recorded, *key).status().code(),
             absl::StatusCode::kFailedPrecondition);
 
   absl::StatusOr<HashKey> other = HashKey::FromHex("ffeeddccbbaa99887766554433221100");
   ServerConfig plain;
   plain.data_dir = dir_.string();
-  EXPECT_EQ(ResolveChunkingParams(plain, *other, &is_new).status().code(),
+  EXPECT_EQ(ResolveChunkingParams(plain, recorded, *other).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }
 

@@ -17,7 +17,6 @@
 #include "server/access_control.h"
 #include "server/admin_service.h"
 #include "server/index_generations.h"
-#include "server/server_config.h"
 #include "server/service.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"
@@ -32,9 +31,9 @@ using testing_corpus::Prose;
 class ServiceAccessTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ServerConfig config;
-    config.data_dir = dir_.path().string();
-    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(config));
+    IndexGenerationsOptions options;
+    options.data_dir = dir_.path().string();
+    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(options));
     // Failed authentications are slowed as in copsd, with 1 ms instead of 100 ms steps.
     AccessControlOptions access_options;
     access_options.failure_base_delay_ms = 1;

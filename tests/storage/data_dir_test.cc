@@ -71,8 +71,8 @@ TEST_F(DataDirTest, CurrentNamesTheLiveGeneration) {
   EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.7 hash_key.7\n");
   EXPECT_FALSE(fs::exists(dir_ / "CURRENT.tmp"));
   EXPECT_EQ(data.ReadCurrent().value(), 7u);
-  for (const char* bad : {"index.7 hash_key.8\n", "index.07 hash_key.07\n", "index hash.key\n",
-                          "garbage"}) {
+  for (const char* bad :
+       {"index.7 hash_key.8\n", "index.07 hash_key.07\n", "index hash.key\n", "garbage"}) {
     std::ofstream(dir_ / "CURRENT", std::ios::trunc) << bad;
     EXPECT_EQ(data.ReadCurrent().status().code(), absl::StatusCode::kDataLoss) << bad;
   }
@@ -93,6 +93,8 @@ TEST_F(DataDirTest, KeyFilesArePrivateAndNeverOverwritten) {
   EXPECT_EQ(data.ReadKey(1)->Id(), Key('c').Id()) << "whitespace around the digits is fine";
   std::ofstream(dir_ / "hash_key.2") << "not a key\n";
   EXPECT_EQ(data.ReadKey(2).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(ParseHashKey("\t" + Key('d').ToHex() + " \n")->Id(), Key('d').Id());
+  EXPECT_EQ(ParseHashKey("abc").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(DataDirTest, ParamsRoundTripAsHex) {
