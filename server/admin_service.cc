@@ -36,11 +36,11 @@ void FillRotation(const KeyRotationProgress& p, v1::KeyRotationStatus* out) {
 }  // namespace
 
 AdminService::AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
-                           AdminIndexHooks index, std::string snapshot_root)
+                           IndexGenerations* generations, std::string snapshot_root)
     : authorizer_(authorizer),
       access_(access),
       usage_(usage),
-      index_(std::move(index)),
+      generations_(generations),
       snapshot_root_(std::move(snapshot_root)) {}
 
 absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* context,
@@ -194,10 +194,10 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
   log.set_principal(caller->name);
   if (caller->role != Role::kAdmin) {
     // An owner may see the audit trail of its own documents only.
-    if (!index_.get_document) {
+    if (generations_ == nullptr) {
       return log.Finish(absl::UnavailableError("no index to look the document up"));
     }
-    auto doc = index_.get_document(request->doc_id());
+    auto doc = generations_->Current()->Get(request->doc_id());
     if (!doc.ok()) return log.Finish(doc.status());
     absl::Status allowed = authorizer_->Authorize(*caller, Action::kReadDocument, doc->collection);
     if (allowed.ok() && doc->owner != caller->name) {
@@ -242,7 +242,7 @@ grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
   if (request->name() == "." || request->name() == "..") {
     return log.Finish(absl::InvalidArgumentError("snapshot name may not be . or .."));
   }
-  if (!index_.create_snapshot) {
+  if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("no index to snapshot"));
   }
   std::error_code ec;
@@ -254,7 +254,7 @@ grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
   if (std::filesystem::exists(dir, ec)) {
     return log.Finish(absl::AlreadyExistsError("snapshot " + dir + " already exists"));
   }
-  absl::Status s = index_.create_snapshot(dir);
+  absl::Status s = generations_->Current()->index()->CreateSnapshot(dir);
   if (!s.ok()) return log.Finish(s);
   spdlog::info("admin '{}' created snapshot {}", caller->name, dir);
   response->set_path(dir);
@@ -267,11 +267,11 @@ grpc::Status AdminService::RotateKey(grpc::ServerContext* context,
   RequestLog log("RotateKey", context->peer());
   auto caller = RequireAdmin(context, &log);
   if (!caller.ok()) return log.Finish(caller.status());
-  if (!index_.rotate_key) {
+  if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
   }
   absl::StatusOr<KeyRotationProgress> started =
-      index_.rotate_key(request->drop_documents_without_text());
+      generations_->StartRotation(request->drop_documents_without_text());
   if (!started.ok()) return log.Finish(started.status());
   spdlog::info("admin '{}' started a key rotation to key {}", caller->name, started->new_key_id);
   FillRotation(*started, response->mutable_status());
@@ -284,10 +284,10 @@ grpc::Status AdminService::GetKeyRotationStatus(grpc::ServerContext* context,
   RequestLog log("GetKeyRotationStatus", context->peer());
   auto caller = RequireAdmin(context, &log);
   if (!caller.ok()) return log.Finish(caller.status());
-  if (!index_.key_rotation_progress) {
+  if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
   }
-  FillRotation(index_.key_rotation_progress(), response->mutable_status());
+  FillRotation(generations_->Progress(), response->mutable_status());
   return log.Finish(absl::OkStatus());
 }
 
@@ -297,17 +297,21 @@ grpc::Status AdminService::SetBulkLoad(grpc::ServerContext* context,
   RequestLog log("SetBulkLoad", context->peer());
   auto caller = RequireAdmin(context, &log);
   if (!caller.ok()) return log.Finish(caller.status());
-  if (!index_.set_bulk_load) {
+  if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("this server cannot bulk-load"));
   }
   const auto started = std::chrono::steady_clock::now();
   spdlog::info("admin '{}' {} a bulk load", caller->name,
                request->enabled() ? "starts" : "ends");
-  absl::StatusOr<bool> loading = index_.set_bulk_load(request->enabled());
-  if (!loading.ok()) return log.Finish(loading.status());
-  spdlog::info("bulk load {} in {:.1f} s", *loading ? "on" : "off",
+  // The index stays open while the detector is held, also across a key rotation's switch.
+  const std::shared_ptr<CopyDetector> detector = generations_->Current();
+  Index* index = detector->index();
+  absl::Status s = request->enabled() ? index->BeginBulkLoad() : index->EndBulkLoad();
+  if (!s.ok()) return log.Finish(s);
+  const bool loading = index->bulk_loading();
+  spdlog::info("bulk load {} in {:.1f} s", loading ? "on" : "off",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  response->set_bulk_loading(*loading);
+  response->set_bulk_loading(loading);
   return log.Finish(absl::OkStatus());
 }
 

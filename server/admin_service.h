@@ -4,61 +4,32 @@
 // The gRPC Admin service (proto/cops_admin.proto): principals, API keys, collections, the
 // audit trail, snapshots and key rotation. Each handler authenticates and authorizes through the
 // Authorizer (so in --auth=off loopback mode the open authorizer lets local callers prepare
-// principals), takes a rate token from the UsageLedger, then calls AccessControl or the Index.
+// principals), takes a rate token from the UsageLedger, then calls AccessControl or the live
+// index generation (IndexGenerations).
 // Every call is logged once (server/request_log.h).
 //
 // Thread-safety: stateless beyond its dependencies, which are all thread-safe; handlers run
 // concurrently.
 
-#include <functional>
 #include <string>
 
 #include "proto/cops_admin.grpc.pb.h"
 #include "server/access_control.h"
 #include "server/authorizer.h"
-#include "server/key_rotation_progress.h"
+#include "server/index_generations.h"
 #include "server/request_log.h"
 #include "server/usage_ledger.h"
-#include "storage/index.h"
 
 namespace cops {
 
-// What the Admin service needs from the index, as callables so the service links without it
-// (IndexHooksFor() binds them to an Index). An empty callable answers UNAVAILABLE.
-struct AdminIndexHooks {
-  std::function<absl::StatusOr<DocumentRecord>(DocId)> get_document;     // Index::GetDocument
-  std::function<absl::Status(const std::string& dir)> create_snapshot;  // Index::CreateSnapshot
-  // IndexGenerations::StartRotation(drop_documents_without_text) and ::Progress.
-  std::function<absl::StatusOr<KeyRotationProgress>(bool)> rotate_key;
-  std::function<KeyRotationProgress()> key_rotation_progress;
-  // Index::BeginBulkLoad (true) or ::EndBulkLoad (false); returns Index::bulk_loading().
-  std::function<absl::StatusOr<bool>(bool)> set_bulk_load;
-};
-
-// Binds set_bulk_load to `index` (REQUIRES: outlives the hooks).
-inline std::function<absl::StatusOr<bool>(bool)> BulkLoadHook(Index* index) {
-  return [index](bool enabled) -> absl::StatusOr<bool> {
-    absl::Status s = enabled ? index->BeginBulkLoad() : index->EndBulkLoad();
-    if (!s.ok()) return s;
-    return index->bulk_loading();
-  };
-}
-
-// REQUIRES: `index` outlives the returned hooks.
-inline AdminIndexHooks IndexHooksFor(Index* index) {
-  AdminIndexHooks hooks;
-  hooks.get_document = [index](DocId id) { return index->GetDocument(id); };
-  hooks.create_snapshot = [index](const std::string& dir) { return index->CreateSnapshot(dir); };
-  hooks.set_bulk_load = BulkLoadHook(index);
-  return hooks;  // no rotation: a bare Index has one key
-}
-
 class AdminService final : public v1::Admin::Service {
  public:
-  // None owned; all must outlive the service. `snapshot_root` is the directory under which
-  // CreateSnapshot writes (<data-dir>/snapshots).
+  // None owned; all must outlive the service. `generations` may be null: the RPCs that
+  // need the index (an owner's QueryAudit, CreateSnapshot, RotateKey, GetKeyRotationStatus,
+  // SetBulkLoad) then answer UNAVAILABLE. `snapshot_root` is the directory under which
+  // CreateSnapshot writes (DataDir::SnapshotsPath()).
   AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
-               AdminIndexHooks index, std::string snapshot_root);
+               IndexGenerations* generations, std::string snapshot_root);
 
   grpc::Status CreatePrincipal(grpc::ServerContext* context,
                                const v1::CreatePrincipalRequest* request,
@@ -101,7 +72,7 @@ class AdminService final : public v1::Admin::Service {
   Authorizer* const authorizer_;
   AccessControl* const access_;
   UsageLedger* const usage_;
-  const AdminIndexHooks index_;
+  IndexGenerations* const generations_;
   const std::string snapshot_root_;
 };
 

@@ -370,22 +370,4 @@ absl::Status IndexGenerations::Switch(std::shared_ptr<Generation> old_gen,
   return absl::OkStatus();
 }
 
-AdminIndexHooks AdminHooksFor(IndexGenerations* generations) {
-  AdminIndexHooks hooks;
-  hooks.get_document = [generations](DocId id) { return generations->Current()->Get(id); };
-  hooks.create_snapshot = [generations](const std::string& dir) {
-    return generations->Current()->index()->CreateSnapshot(dir);
-  };
-  hooks.rotate_key = [generations](bool drop_documents_without_text) {
-    return generations->StartRotation(drop_documents_without_text);
-  };
-  hooks.key_rotation_progress = [generations] { return generations->Progress(); };
-  hooks.set_bulk_load = [generations](bool enabled) {
-    // The index stays open while the detector is held, also across a key rotation's switch.
-    const std::shared_ptr<CopyDetector> detector = generations->Current();
-    return BulkLoadHook(detector->index())(enabled);
-  };
-  return hooks;
-}
-
 }  // namespace cops

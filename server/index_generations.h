@@ -33,7 +33,6 @@
 #include "absl/synchronization/mutex.h"
 #include "core/hash_key.h"
 #include "core/params.h"
-#include "server/admin_service.h"
 #include "server/copy_detector.h"
 #include "server/key_rotation_progress.h"
 #include "storage/data_dir.h"
@@ -136,10 +135,6 @@ class IndexGenerations {
   std::thread worker_;  // the rotation; started and joined by StartRotation / destructor
   std::atomic<bool> stop_{false};
 };
-
-// Admin hooks bound to the live generation (get_document, create_snapshot) and to rotation.
-// REQUIRES: `generations` outlives the returned hooks.
-AdminIndexHooks AdminHooksFor(IndexGenerations* generations);
 
 }  // namespace cops
 

@@ -128,7 +128,7 @@ int Run(int argc, char** argv) {
   AuditSink audit(AppendTo((*access)->store()));
 
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit);
-  AdminService admin(authorizer, access->get(), &usage, AdminHooksFor(generations->get()),
+  AdminService admin(authorizer, access->get(), &usage, generations->get(),
                      data_dir.SnapshotsPath());
 
   grpc::EnableDefaultHealthCheckService(true);

@@ -2,15 +2,16 @@
 
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
 
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/index_generations.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
+#include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_server.h"
@@ -18,35 +19,33 @@
 namespace cops {
 namespace {
 
-// The Admin service on a loopback port, over a real AccessControl and a fake index holding
-// two documents of two owners.
+// The Admin service on a loopback port, over a real AccessControl and an index holding two
+// documents of two owners.
 class AdminServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_OK_AND_ASSIGN(access_,
                          OpenAccessControl(dir_.path().string(), /*bootstrap_admin=*/true));
     std::ifstream(dir_.path() / "admin.key") >> admin_key_;
+    IndexGenerationsOptions options;
+    options.data_dir = dir_.path().string();
+    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(options));
+    uint32_t seed = 0;
     for (auto [id, owner] : {std::pair<DocId, const char*>{1, "acm-press"}, {2, "acm-other"}}) {
       DocumentRecord r;
-      r.id = id;
       r.owner = owner;
       r.collection = "acm";
-      docs_[id] = r;
+      ASSERT_OK(generations_->WithWriter([&](CopyDetector& detector) -> absl::Status {
+        auto registered =
+            detector.Register(testing_corpus::Prose(++seed, 200), DocumentFormat::kText, r);
+        if (!registered.ok()) return registered.status();
+        EXPECT_EQ(registered->outcome.id, id);
+        return absl::OkStatus();
+      }));
     }
-    AdminIndexHooks hooks;
-    hooks.get_document = [this](DocId id) -> absl::StatusOr<DocumentRecord> {
-      auto it = docs_.find(id);
-      if (it == docs_.end()) return absl::NotFoundError("no document " + std::to_string(id));
-      return it->second;
-    };
-    hooks.create_snapshot = [this](const std::string& dir) {
-      snapshots_.push_back(dir);
-      std::filesystem::create_directories(dir);
-      return absl::OkStatus();
-    };
     usage_ = std::make_unique<UsageLedger>(access_->store());
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                              std::move(hooks), dir_.Join("snapshots"));
+                                              generations_.get(), dir_.Join("snapshots"));
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}));
     stub_ = server_->NewStub<v1::Admin>();
     owner_key_ = CreatePrincipal("acm-press", v1::PRINCIPAL_ROLE_OWNER, "acm");
@@ -83,9 +82,8 @@ class AdminServiceTest : public ::testing::Test {
   }
 
   testing::TempDir dir_{"admin_svc"};
-  std::map<DocId, DocumentRecord> docs_;
-  std::vector<std::string> snapshots_;
   std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<UsageLedger> usage_;
   std::unique_ptr<AdminService> service_;
   std::unique_ptr<testing::TestServer> server_;  // stops before the services go
@@ -122,7 +120,7 @@ TEST_F(AdminServiceTest, AdminRpcsRefuseOtherRoles) {
               grpc::StatusCode::PERMISSION_DENIED);
   }
   EXPECT_EQ(Snapshot(owner_key_, "s1").error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_TRUE(snapshots_.empty());
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "snapshots" / "s1"));
 }
 
 TEST_F(AdminServiceTest, ListingsNeverCarrySecrets) {
@@ -142,8 +140,9 @@ TEST_F(AdminServiceTest, SnapshotsStayUnderTheSnapshotDirectory) {
   EXPECT_EQ(Snapshot(admin_key_, "..").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(Snapshot(admin_key_, "a/b").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   ASSERT_OK(Snapshot(admin_key_, "gateway-1"));
-  ASSERT_EQ(snapshots_.size(), 1u);
-  EXPECT_EQ(snapshots_[0], (dir_.path() / "snapshots" / "gateway-1").string());
+  const std::filesystem::path snapshot = dir_.path() / "snapshots" / "gateway-1";
+  EXPECT_TRUE(std::filesystem::exists(snapshot / "CURRENT")) << "a RocksDB checkpoint";
+  EXPECT_EQ(std::filesystem::directory_iterator(dir_.path() / "snapshots")->path(), snapshot);
   EXPECT_EQ(Snapshot(admin_key_, "gateway-1").error_code(), grpc::StatusCode::ALREADY_EXISTS);
 }
 

@@ -72,7 +72,7 @@ class IndexGenerationsTest : public ::testing::Test {
     service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get(),
                                                       usage_.get(), audit_.get());
     admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                            AdminHooksFor(generations_.get()),
+                                            generations_.get(),
                                             (dir_ / "snapshots").string());
     grpc::ServerBuilder builder;
     int port = 0;

@@ -72,7 +72,7 @@ class TlsTest : public ::testing::Test {
     checker_key_ = key.api_key;
     usage_ = std::make_unique<UsageLedger>(access_->store());
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                              AdminIndexHooks{}, dir_.Join("snapshots"));
+                                              /*generations=*/nullptr, dir_.Join("snapshots"));
   }
 
   void Start(const TlsFiles& files) {
