@@ -266,23 +266,13 @@ TEST_F(IndexGenerationsTest, RotationKeepsIdsChangesKeyAndForgetsTheOldOne) {
 // Turns the (empty) data directory into what a build before verification and
 // normalization version 3 created: both copies of the parameters say so.
 void MakeDataDirOfAnOlderBuild(const fs::path& dir) {
-  const std::string hex = ReadAll(dir / "params");
-  std::string bytes;
-  for (size_t i = 0; i + 1 < hex.size() && hex[i] != '\n'; i += 2) {
-    bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
-  }
-  ChunkingParams params = ChunkingParams::Decode(bytes).value();
+  DataDir data_dir(dir.string());
+  ChunkingParams params = data_dir.ReadParams().value().value();
   params.normalization_version = 2;
   params.verify_k = 0;
   params.dense_chunks = 0;
+  ASSERT_TRUE(data_dir.WriteParams(params).ok());
   const std::string encoded = params.Encode();
-  std::string out;
-  for (unsigned char b : encoded) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  std::ofstream(dir / "params", std::ios::trunc) << out << "\n";
   rocksdb::DB* raw = nullptr;
   std::vector<std::string> names;
   const std::string path = (dir / "index").string();
