@@ -1,6 +1,5 @@
 #include "storage/data_dir.h"
 
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -11,6 +10,8 @@
 
 #include "gtest/gtest.h"
 #include "tests/storage/fault_file_system.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -29,16 +30,12 @@ HashKey Key(char fill) { return HashKey::FromBytes(std::string(HashKey::kSize, f
 class DataDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "data_dir_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    dir_ = root_ / "data";
+    dir_ = root_.path() / "data";
     fs::create_directories(dir_);
-    fs::create_directories(root_ / "trash");
+    fs::create_directories(root_.path() / "trash");
   }
-  void TearDown() override { fs::remove_all(root_); }
 
-  fs::path root_;
+  testing::TempDir root_{"data_dir"};
   fs::path dir_;
 };
 
@@ -57,9 +54,9 @@ TEST_F(DataDirTest, NamesAreTheOnDiskOnes) {
 
 TEST_F(DataDirTest, CreateMakesTheDirectoryAndItsParents) {
   DataDir data((dir_ / "a" / "b").string());
-  ASSERT_TRUE(data.Create().ok());
+  ASSERT_OK(data.Create());
   EXPECT_TRUE(fs::is_directory(dir_ / "a" / "b"));
-  ASSERT_TRUE(data.Create().ok()) << "an existing directory is fine";
+  ASSERT_OK(data.Create()) << "an existing directory is fine";
   std::ofstream(dir_ / "file") << "x";
   EXPECT_FALSE(DataDir((dir_ / "file").string()).Create().ok());
 }
@@ -67,7 +64,7 @@ TEST_F(DataDirTest, CreateMakesTheDirectoryAndItsParents) {
 TEST_F(DataDirTest, CurrentNamesTheLiveGeneration) {
   DataDir data(dir_.string());
   EXPECT_EQ(data.ReadCurrent().value(), 0u) << "no CURRENT: generation 0";
-  ASSERT_TRUE(data.SetCurrent(7).ok());
+  ASSERT_OK(data.SetCurrent(7));
   EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.7 hash_key.7\n");
   EXPECT_FALSE(fs::exists(dir_ / "CURRENT.tmp"));
   EXPECT_EQ(data.ReadCurrent().value(), 7u);
@@ -80,9 +77,9 @@ TEST_F(DataDirTest, CurrentNamesTheLiveGeneration) {
 
 TEST_F(DataDirTest, KeyFilesArePrivateAndNeverOverwritten) {
   DataDir data(dir_.string());
-  ASSERT_TRUE(data.Create().ok());
+  ASSERT_OK(data.Create());
   EXPECT_EQ(data.ReadKey(0).status().code(), absl::StatusCode::kNotFound);
-  ASSERT_TRUE(data.CreateKey(0, Key('a')).ok());
+  ASSERT_OK(data.CreateKey(0, Key('a')));
   EXPECT_EQ(ReadAll(dir_ / "hash.key"), Key('a').ToHex() + "\n");
   struct stat st;
   ASSERT_EQ(stat((dir_ / "hash.key").c_str(), &st), 0);
@@ -99,12 +96,12 @@ TEST_F(DataDirTest, KeyFilesArePrivateAndNeverOverwritten) {
 
 TEST_F(DataDirTest, ParamsRoundTripAsHex) {
   DataDir data(dir_.string());
-  ASSERT_TRUE(data.Create().ok());
+  ASSERT_OK(data.Create());
   EXPECT_FALSE(data.ReadParams().value().has_value());
   ChunkingParams params;
   params.k = 7;
   params.key_id = Key('a').Id();
-  ASSERT_TRUE(data.WriteParams(params).ok());
+  ASSERT_OK(data.WriteParams(params));
   const std::string text = ReadAll(dir_ / "params");
   ASSERT_EQ(text.back(), '\n');
   EXPECT_EQ(text.find_first_not_of("0123456789abcdef"), text.size() - 1);
@@ -112,7 +109,7 @@ TEST_F(DataDirTest, ParamsRoundTripAsHex) {
   ASSERT_TRUE(read.has_value());
   EXPECT_TRUE(*read == params);
   params.k = 9;
-  ASSERT_TRUE(data.WriteParams(params).ok());
+  ASSERT_OK(data.WriteParams(params));
   EXPECT_EQ(data.ReadParams().value()->k, 9u);
   for (const char* bad : {"abc\n", "zz\n", "00\n"}) {
     std::ofstream(dir_ / "params", std::ios::trunc) << bad;
@@ -122,41 +119,41 @@ TEST_F(DataDirTest, ParamsRoundTripAsHex) {
 
 TEST_F(DataDirTest, OtherGenerationsAndTheirRemoval) {
   DataDir data(dir_.string());
-  ASSERT_TRUE(data.Create().ok());
+  ASSERT_OK(data.Create());
   fs::create_directories(dir_ / "index");
-  ASSERT_TRUE(data.CreateKey(0, Key('a')).ok());
+  ASSERT_OK(data.CreateKey(0, Key('a')));
   fs::create_directories(dir_ / "index.2" / "sub");
   std::ofstream(dir_ / "index.2" / "sub" / "000007.log") << "half written";
-  ASSERT_TRUE(data.CreateKey(3, Key('c')).ok());
+  ASSERT_OK(data.CreateKey(3, Key('c')));
   fs::create_directories(dir_ / "index.x");  // not a generation
   fs::create_directories(dir_ / "access");
   EXPECT_EQ(data.OtherGenerations(0).value(), (std::vector<uint64_t>{2, 3}));
   EXPECT_EQ(data.OtherGenerations(2).value(), (std::vector<uint64_t>{0, 3}));
 
-  ASSERT_TRUE(data.RemoveGeneration(2).ok());
-  ASSERT_TRUE(data.RemoveGeneration(3).ok());
+  ASSERT_OK(data.RemoveGeneration(2));
+  ASSERT_OK(data.RemoveGeneration(3));
   EXPECT_FALSE(fs::exists(dir_ / "index.2"));
   EXPECT_FALSE(fs::exists(dir_ / "hash_key.3"));
   EXPECT_EQ(data.OtherGenerations(0).value(), std::vector<uint64_t>{});
   EXPECT_TRUE(fs::exists(dir_ / "index.x"));
   EXPECT_TRUE(fs::exists(dir_ / "access"));
-  ASSERT_TRUE(data.RemoveGeneration(9).ok()) << "absent parts are fine";
+  ASSERT_OK(data.RemoveGeneration(9)) << "absent parts are fine";
 
   std::ofstream(dir_ / "CURRENT.tmp") << "index.4 hash_key.4\n";
   std::ofstream(dir_ / "params.tmp") << "00";
-  ASSERT_TRUE(data.RemoveTemporaryFiles().ok());
+  ASSERT_OK(data.RemoveTemporaryFiles());
   EXPECT_FALSE(fs::exists(dir_ / "CURRENT.tmp"));
   EXPECT_FALSE(fs::exists(dir_ / "params.tmp"));
 }
 
 TEST_F(DataDirTest, KeyFileIsZeroedBeforeItIsUnlinked) {
-  FaultFileSystem faulty((root_ / "trash").string());
+  FaultFileSystem faulty((root_.path() / "trash").string());
   DataDir data(dir_.string(), &faulty);
-  ASSERT_TRUE(data.CreateKey(1, Key('k')).ok());
+  ASSERT_OK(data.CreateKey(1, Key('k')));
   // Crash right after the unlink: after the power loss the name is back, without the key.
   faulty.CrashAtOperation(faulty.operations() + 4);  // remove index, zero, unlink, sync
   EXPECT_FALSE(data.RemoveGeneration(1).ok());
-  ASSERT_TRUE(faulty.DropUnsyncedChanges().ok());
+  ASSERT_OK(faulty.DropUnsyncedChanges());
   ASSERT_TRUE(fs::exists(dir_ / "hash_key.1"));
   EXPECT_EQ(ReadAll(dir_ / "hash_key.1"), std::string(Key('k').ToHex().size() + 1, '\0'));
 }
@@ -170,15 +167,15 @@ TEST_F(DataDirTest, ACrashAtAnyStepOfTheSwitchLeavesOneCompleteGeneration) {
     SCOPED_TRACE("crash at operation " + std::to_string(crash_at));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    FaultFileSystem faulty((root_ / "trash").string());
+    FaultFileSystem faulty((root_.path() / "trash").string());
     DataDir data(dir_.string(), &faulty);
-    ASSERT_TRUE(data.CreateKey(1, Key('1')).ok());
+    ASSERT_OK(data.CreateKey(1, Key('1')));
     fs::create_directories(dir_ / "index.1");
-    ASSERT_TRUE(data.SetCurrent(1).ok());
+    ASSERT_OK(data.SetCurrent(1));
     ChunkingParams params;
     params.key_id = Key('1').Id();
-    ASSERT_TRUE(data.WriteParams(params).ok());
-    ASSERT_TRUE(data.Sync().ok());
+    ASSERT_OK(data.WriteParams(params));
+    ASSERT_OK(data.Sync());
 
     const int before = faulty.operations();
     faulty.CrashAtOperation(before + crash_at);
@@ -191,14 +188,14 @@ TEST_F(DataDirTest, ACrashAtAnyStepOfTheSwitchLeavesOneCompleteGeneration) {
     if (s.ok()) s = data.WriteParams(params);
     if (s.ok()) s = data.RemoveGeneration(1);
     const bool finished = !faulty.crashed();
-    ASSERT_TRUE(faulty.DropUnsyncedChanges().ok());
+    ASSERT_OK(faulty.DropUnsyncedChanges());
 
     const uint64_t live = data.ReadCurrent().value();
     ASSERT_TRUE(live == 1 || live == 2) << live;
     ++(live == 1 ? landed_on_old : landed_on_new);
     EXPECT_TRUE(fs::exists(data.IndexPath(live)));
     absl::StatusOr<HashKey> key = data.ReadKey(live);
-    ASSERT_TRUE(key.ok()) << key.status();
+    ASSERT_OK(key);
     EXPECT_EQ(key->Id(), Key(live == 1 ? '1' : '2').Id());
     // params names the live key, or the old one when the crash came before its rewrite
     // (a start rewrites it then).
