@@ -9,7 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,6 +26,7 @@
 #include "storage/data_dir.h"
 #include "tests/server/test_corpus.h"
 #include "tests/storage/fault_file_system.h"
+#include "tests/testing/files.h"
 
 namespace cops {
 namespace {
@@ -34,13 +34,6 @@ namespace {
 using testing_corpus::Prose;
 
 namespace fs = std::filesystem;
-
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 class IndexGenerationsTest : public ::testing::Test {
  protected:
@@ -242,7 +235,7 @@ TEST_F(IndexGenerationsTest, RotationKeepsIdsChangesKeyAndForgetsTheOldOne) {
   EXPECT_FALSE(fs::exists(dir_ / "hash.key"));
   EXPECT_FALSE(fs::exists(dir_ / "index"));
   EXPECT_TRUE(fs::exists(dir_ / "hash_key.1"));
-  EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.1 hash_key.1\n");
+  EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "CURRENT"), "index.1 hash_key.1\n");
   // A new registration takes a fresh id, never one of the old ones.
   const uint64_t after = Register(Prose(99, 300), "after");
   EXPECT_GT(after, ids.back());
@@ -259,7 +252,7 @@ TEST_F(IndexGenerationsTest, RotationKeepsIdsChangesKeyAndForgetsTheOldOne) {
   RotateAndWait();
   EXPECT_FALSE(fs::exists(dir_ / "hash_key.1"));
   EXPECT_FALSE(fs::exists(dir_ / "index.1"));
-  EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.2 hash_key.2\n");
+  EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "CURRENT"), "index.2 hash_key.2\n");
   EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[2]});
 }
 
@@ -423,7 +416,7 @@ TEST_F(IndexGenerationsTest, CrashBeforeTheSwitchRestartsOnTheOldGeneration) {
   Start();
   const uint64_t id = Register(Prose(7, 300), "kept");
   const std::string key_id = Stats().key_id();
-  const std::string old_key = ReadAll(dir_ / "hash.key");
+  const std::string old_key = testing::ReadFileOrEmpty(dir_ / "hash.key");
   Stop();
   // What a crash during the rebuild leaves: the new key and a half-built index, no CURRENT.
   fs::create_directories(dir_ / "index.1");
@@ -435,7 +428,7 @@ TEST_F(IndexGenerationsTest, CrashBeforeTheSwitchRestartsOnTheOldGeneration) {
   EXPECT_FALSE(fs::exists(dir_ / "index.1"));
   EXPECT_FALSE(fs::exists(dir_ / "hash_key.1"));
   EXPECT_FALSE(fs::exists(dir_ / "CURRENT"));
-  EXPECT_EQ(ReadAll(dir_ / "hash.key"), old_key);
+  EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "hash.key"), old_key);
   EXPECT_EQ(Stats().key_id(), key_id);
   EXPECT_EQ(MatchingIds(Prose(7, 300)), std::vector<uint64_t>{id});
   // And the rotation can simply be run again.

@@ -4,12 +4,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/storage/fault_file_system.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -17,13 +17,6 @@ namespace cops {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadAll(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 HashKey Key(char fill) { return HashKey::FromBytes(std::string(HashKey::kSize, fill)).value(); }
 
@@ -65,7 +58,7 @@ TEST_F(DataDirTest, CurrentNamesTheLiveGeneration) {
   DataDir data(dir_.string());
   EXPECT_EQ(data.ReadCurrent().value(), 0u) << "no CURRENT: generation 0";
   ASSERT_OK(data.SetCurrent(7));
-  EXPECT_EQ(ReadAll(dir_ / "CURRENT"), "index.7 hash_key.7\n");
+  EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "CURRENT"), "index.7 hash_key.7\n");
   EXPECT_FALSE(fs::exists(dir_ / "CURRENT.tmp"));
   EXPECT_EQ(data.ReadCurrent().value(), 7u);
   for (const char* bad :
@@ -80,7 +73,7 @@ TEST_F(DataDirTest, KeyFilesArePrivateAndNeverOverwritten) {
   ASSERT_OK(data.Create());
   EXPECT_EQ(data.ReadKey(0).status().code(), absl::StatusCode::kNotFound);
   ASSERT_OK(data.CreateKey(0, Key('a')));
-  EXPECT_EQ(ReadAll(dir_ / "hash.key"), Key('a').ToHex() + "\n");
+  EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "hash.key"), Key('a').ToHex() + "\n");
   struct stat st;
   ASSERT_EQ(stat((dir_ / "hash.key").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u);
@@ -102,7 +95,7 @@ TEST_F(DataDirTest, ParamsRoundTripAsHex) {
   params.k = 7;
   params.key_id = Key('a').Id();
   ASSERT_OK(data.WriteParams(params));
-  const std::string text = ReadAll(dir_ / "params");
+  const std::string text = testing::ReadFileOrEmpty(dir_ / "params");
   ASSERT_EQ(text.back(), '\n');
   EXPECT_EQ(text.find_first_not_of("0123456789abcdef"), text.size() - 1);
   std::optional<ChunkingParams> read = data.ReadParams().value();
@@ -155,7 +148,8 @@ TEST_F(DataDirTest, KeyFileIsZeroedBeforeItIsUnlinked) {
   EXPECT_FALSE(data.RemoveGeneration(1).ok());
   ASSERT_OK(faulty.DropUnsyncedChanges());
   ASSERT_TRUE(fs::exists(dir_ / "hash_key.1"));
-  EXPECT_EQ(ReadAll(dir_ / "hash_key.1"), std::string(Key('k').ToHex().size() + 1, '\0'));
+  EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "hash_key.1"),
+            std::string(Key('k').ToHex().size() + 1, '\0'));
 }
 
 // The switch of a rotation from generation 1 to 2, crashed at each of its file operations
