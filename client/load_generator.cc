@@ -56,7 +56,7 @@ struct Latencies {
 
 double Percentile(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * (v.size() - 1) + 0.5));
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::lround(q * static_cast<double>(v.size() - 1))));
   std::nth_element(v.begin(), v.begin() + i, v.end());
   return v[i];
 }

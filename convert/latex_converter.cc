@@ -292,11 +292,8 @@ class LatexScanner {
           groups_.pop_back();
         }
         return;
-      case '~':
-        ++pos_;
-        Space();
-        return;
-      case '&':
+      case '~':  // non-breaking space
+      case '&':  // table column separator
         ++pos_;
         Space();
         return;

@@ -17,10 +17,10 @@
   } while (0)
 
 // `lhs = value of expr` (an absl::StatusOr<T>), or returns its error status.
-#define COPS_ASSIGN_OR_RETURN(lhs, expr) \
-  COPS_ASSIGN_OR_RETURN_IMPL_(COPS_CONCAT_(cops_statusor_, __LINE__), lhs, expr)
 // `tmp` is an identifier and `lhs` may be a declaration: neither can be parenthesized.
 // NOLINTBEGIN(bugprone-macro-parentheses)
+#define COPS_ASSIGN_OR_RETURN(lhs, expr) \
+  COPS_ASSIGN_OR_RETURN_IMPL_(COPS_CONCAT_(cops_statusor_, __LINE__), lhs, expr)
 #define COPS_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                \
   if (!tmp.ok()) return std::move(tmp).status();    \

@@ -515,10 +515,7 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
   return 0;
 }
 
-}  // namespace
-}  // namespace cops::eval
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   CLI::App app{"cops-eval: accuracy of COPS settings on evaluation sets (docs/accuracy.md)"};
   app.require_subcommand(1);
   std::string sources, tests, truth, spec, decisions, set_dir, held_dir, out;
@@ -547,7 +544,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (*check) return cops::eval::RunCheck(sources, tests, truth, spec, scan, decisions,
-                                            key_index);
-  return cops::eval::RunReport(set_dir, held_dir, short_dirs, out, quick);
+  if (*check) return RunCheck(sources, tests, truth, spec, scan, decisions, key_index);
+  return RunReport(set_dir, held_dir, short_dirs, out, quick);
+}
+
+}  // namespace
+}  // namespace cops::eval
+
+int main(int argc, char** argv) {
+  // Our code does not throw; this catches what a library may (std::bad_alloc, CLI11).
+  try {
+    return cops::eval::Main(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "cops-eval: " << e.what() << "\n";
+    return 2;
+  }
 }

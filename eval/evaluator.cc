@@ -489,7 +489,8 @@ absl::StatusOr<SecurityResult> MeasureSecurity(const EvalSet& set, const Setting
         COPS_ASSIGN_OR_RETURN(bool ev, evade_gap(mid));
         if (ev) lo = mid; else hi = mid - 1;
       }
-      without_key.Add(static_cast<double>(word_end.size() / lo));
+      const size_t edits = word_end.size() / lo;  // every lo-th word edited
+      without_key.Add(static_cast<double>(edits));
     }
 
     // With the key: the attacker computes the selected chunks and breaks them with the

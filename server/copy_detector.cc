@@ -98,7 +98,7 @@ std::string_view DecisionFunctionName(DecisionFunction f) {
 
 CopyDetector::CopyDetector(Index* index, std::unique_ptr<Fingerprinter> fingerprinter,
                            CopyDetectorOptions options)
-    : index_(index), fingerprinter_(std::move(fingerprinter)), options_(std::move(options)) {}
+    : index_(index), fingerprinter_(std::move(fingerprinter)), options_(options) {}
 
 CopyDetector::~CopyDetector() = default;
 
@@ -111,7 +111,7 @@ absl::StatusOr<std::unique_ptr<CopyDetector>> CopyDetector::Create(Index* index,
   options.convert_limits.max_input_bytes =
       std::max(options.convert_limits.max_input_bytes, options.max_document_bytes);
   return std::unique_ptr<CopyDetector>(
-      new CopyDetector(index, std::move(fingerprinter), std::move(options)));
+      new CopyDetector(index, std::move(fingerprinter), options));
 }
 
 const ChunkingParams& CopyDetector::params() const { return fingerprinter_->params(); }
@@ -189,7 +189,7 @@ absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
     item_of.push_back(i);
   }
   std::vector<absl::StatusOr<RegisterOutcome>> outcomes;
-  const absl::Status written = index_->RegisterBatch(items, &outcomes);
+  absl::Status written = index_->RegisterBatch(items, &outcomes);
   for (size_t j = 0; j < item_of.size(); ++j) {
     const size_t i = item_of[j];
     if (j >= outcomes.size()) {

@@ -607,7 +607,7 @@ absl::Status Index::RegisterBatch(std::span<const RegisterItem> items,
     prepared.emplace_back(*item.record, *item.fp, item.text, /*id=*/0);
     if (prepared.back().ready) group.push_back(&prepared.back());
   }
-  const absl::Status written = WriteGroup(group);
+  absl::Status written = WriteGroup(group);
   out->reserve(items.size());
   for (Prepared& p : prepared) out->push_back(std::move(p.outcome));
   return written;
@@ -783,7 +783,7 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group) {
   const std::string what =
       created.size() == 1 ? "registering document " + std::to_string(created[0]->outcome->id)
                           : "registering " + std::to_string(created.size()) + " documents";
-  const absl::Status written = FromRocks(r.db->Write(r.WriteOpts(), &b), what);
+  absl::Status written = FromRocks(r.db->Write(r.WriteOpts(), &b), what);
   if (!written.ok()) {
     for (Prepared* p : created) p->outcome = written;
     return written;
