@@ -52,6 +52,7 @@ class Client {
   // For callers that need the raw stub (e.g. CheckStream); Prepare() sets key and deadline.
   v1::CopyDetection::Stub* stub() { return stub_.get(); }
   void Prepare(grpc::ClientContext* context) const;
+  std::chrono::milliseconds timeout() const { return options_.timeout; }
 
  private:
   Client(ClientOptions options, std::unique_ptr<v1::CopyDetection::Stub> stub)

@@ -3,7 +3,9 @@
 //   cops [--server HOST:PORT] [--json] [--timeout SECONDS] [security flags] COMMAND
 //   register PATH...   files or directories (recursive); --title --author --owner
 //                      --collection --external-id --format
-//   check PATH|-       --threshold --function --min-count --max-results --collection...
+//   check PATH...|-    one file: its report; several files or directories (recursive): one
+//                      result per document (JSON Lines with --json), --streams N in flight;
+//                      --threshold --function --min-count --max-results --collection...
 //                      --format --sample-size --sample-seed --max-doc-frequency
 //                      --min-passage-units --no-spans
 //   unregister ID | get ID [--content] | list [--collection] | stats
@@ -28,6 +30,8 @@
 
 #include "CLI/CLI.hpp"
 #include "client/admin_commands.h"
+#include "client/batch_check.h"
+#include "client/check_report.h"
 #include "client/client.h"
 #include "client/client_security.h"
 #include "client/load_generator.h"
@@ -46,22 +50,6 @@ constexpr int kExitError = 2;
 
 std::string Dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-std::string StatusText(const absl::Status& s) {
-  return std::string(absl::StatusCodeToString(s.code())) + ": " + std::string(s.message());
-}
-
-absl::StatusOr<std::string> ReadInput(const std::string& path) {
-  std::stringstream buf;
-  if (path == "-") {
-    buf << std::cin.rdbuf();
-    return buf.str();
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError("cannot read " + path);
-  buf << in.rdbuf();
-  return buf.str();
 }
 
 struct Globals {
@@ -89,21 +77,7 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     std::cerr << "cops register: " << format.status().message() << "\n";
     return kExitError;
   }
-  std::vector<std::string> files;
-  for (const std::string& p : a.paths) {
-    std::error_code ec;
-    if (fs::is_directory(p, ec)) {
-      std::vector<std::string> found;
-      for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::end(it);
-           it.increment(ec)) {
-        if (it->is_regular_file()) found.push_back(it->path().string());
-      }
-      std::sort(found.begin(), found.end());
-      files.insert(files.end(), found.begin(), found.end());
-    } else {
-      files.push_back(p);
-    }
-  }
+  const std::vector<std::string> files = ExpandPaths(a.paths);
   if (!a.external_id.empty() && files.size() != 1) {
     std::cerr << "cops register: --external-id names one document, but " << files.size()
               << " files were given\n";
@@ -157,7 +131,7 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     return doc;
   };
   if (files.size() == 1) {
-    absl::StatusOr<std::string> content = ReadInput(files[0]);
+    absl::StatusOr<std::string> content = ReadDocument(files[0]);
     if (!content.ok()) {
       report(files[0], content.status());
     } else {
@@ -176,7 +150,7 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     std::vector<size_t> reply_of;  // replies index of docs[k]
     size_t bytes = 0;
     for (; next < files.size() && docs.size() < kBatchFiles && bytes < kBatchBytes; ++next) {
-      absl::StatusOr<std::string> content = ReadInput(files[next]);
+      absl::StatusOr<std::string> content = ReadDocument(files[next]);
       if (!content.ok()) {
         replies.push_back(content.status());
         continue;
@@ -211,7 +185,8 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
 // ---- check ----
 
 struct CheckArgs {
-  std::string path;
+  std::vector<std::string> paths;
+  int streams = 4;
   std::optional<double> threshold;
   std::string function;
   std::optional<uint32_t> min_count, max_results, min_passage_units;
@@ -223,143 +198,17 @@ struct CheckArgs {
   bool no_spans = false;
 };
 
-json CheckJson(const v1::CheckDocumentReply& r) {
-  json matches = json::array();
-  for (const v1::Match& m : r.matches()) {
-    json spans = json::array();
-    for (const v1::Span& s : m.spans()) {
-      json span = {{"test_start", s.test_start()}, {"test_end", s.test_end()},
-                   {"chunks", s.chunks()}, {"units", s.units()}};
-      if (s.has_registered()) {
-        span["registered_start"] = s.registered_start();
-        span["registered_end"] = s.registered_end();
-      }
-      if (s.test_first_page() != 0) {
-        span["test_first_page"] = s.test_first_page();
-        span["test_last_page"] = s.test_last_page();
-      }
-      if (r.offsets_in_extracted_text()) span["test_text"] = s.test_text();
-      spans.push_back(std::move(span));
-    }
-    matches.push_back({{"doc_id", m.doc_id()},
-                       {"title", m.title()},
-                       {"owner", m.owner()},
-                       {"collection", m.collection()},
-                       {"ratio", m.ratio()},
-                       {"containment", m.containment()},
-                       {"matched_chunks", m.matched_chunks()},
-                       {"ordered_matches", m.ordered_matches()},
-                       {"stored_chunks", m.stored_chunks()},
-                       {"violation", m.violation()},
-                       {"spans", std::move(spans)}});
-  }
-  const v1::CheckParams& p = r.params();
-  return {{"violation", r.violation()},
-          {"chunks", r.total_chunks()},
-          {"selected_chunks", r.selected_chunks()},
-          {"considered_chunks", r.considered_chunks()},
-          {"common_chunks_ignored", r.common_chunks_ignored()},
-          {"sampled", r.sampled()},
-          {"sampling_error", r.sampling_error()},
-          {"format", r.format()},
-          {"charset", r.charset()},
-          {"offsets_in_extracted_text", r.offsets_in_extracted_text()},
-          {"verified", r.verified()},
-          {"matches", std::move(matches)},
-          {"params",
-           {{"chunking", p.chunking()},
-            {"function", p.function()},
-            {"threshold", p.threshold()},
-            {"min_count", p.min_count()},
-            {"max_results", p.max_results()},
-            {"max_doc_frequency", p.max_doc_frequency()},
-            {"min_passage_units", p.min_passage_units()},
-            {"sample_size", p.sample_size()},
-            {"sample_seed", p.sample_seed()},
-            {"want_spans", p.want_spans()},
-            {"verify_k", p.verify_k()}}}};
-}
-
-// One passage of the test document with a little context, the matched part marked.
-std::string Excerpt(const std::string& text, uint32_t start, uint32_t end, bool tty) {
-  constexpr uint32_t kContext = 40, kMaxPassage = 600;
-  start = std::min<uint32_t>(start, text.size());
-  end = std::clamp<uint32_t>(end, start, text.size());
-  const uint32_t before = start > kContext ? start - kContext : 0;
-  const uint32_t after = std::min<uint32_t>(text.size(), end + kContext);
-  std::string passage = text.substr(start, end - start);
-  if (passage.size() > kMaxPassage) {
-    passage = passage.substr(0, kMaxPassage / 2) + " [...] " +
-              passage.substr(passage.size() - kMaxPassage / 2);
-  }
-  std::string out = (before > 0 ? "..." : "") + text.substr(before, start - before);
-  out += tty ? "\033[1;31m" : "[[";
-  out += passage;
-  out += tty ? "\033[0m" : "]]";
-  out += text.substr(end, after - end) + (after < text.size() ? "..." : "");
-  for (char& c : out) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return out;
-}
-
-void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text) {
-  const bool tty = isatty(STDOUT_FILENO);
-  std::cout << (r.violation() ? "VIOLATION" : "no violation") << ": " << r.matches_size()
-            << " registered document(s) share passages; test document has " << r.total_chunks()
-            << " chunks, " << r.selected_chunks() << " looked up";
-  if (r.sampled()) std::cout << " (sampled, error " << r.sampling_error() << ")";
-  if (r.verified()) {
-    std::cout << "; verified on " << r.considered_chunks() << " word " << r.params().verify_k()
-              << "-grams";
-  }
-  std::cout << "\n";
-  for (const v1::Match& m : r.matches()) {
-    std::printf("\n#%llu %s%s%s  ratio %.3f  containment %.3f  matched %u/%u  %s\n",
-                static_cast<unsigned long long>(m.doc_id()),
-                m.title().empty() ? "(untitled)" : ("\"" + m.title() + "\"").c_str(),
-                m.owner().empty() ? "" : "  owner ", m.owner().c_str(), m.ratio(),
-                m.containment(), m.matched_chunks(), r.considered_chunks(),
-                m.violation() ? "VIOLATION" : "below the decision");
-    std::fflush(stdout);
-    for (const v1::Span& s : m.spans()) {
-      if (!r.offsets_in_extracted_text()) {
-        std::cout << "  bytes " << s.test_start() << "-" << s.test_end() << ": "
-                  << Excerpt(text, s.test_start(), s.test_end(), tty) << "\n";
-        continue;
-      }
-      // PDF, DOCX, ODT, email: the offsets index the extracted text, which the server sent.
-      std::cout << "  ";
-      if (s.test_first_page() != 0) {
-        std::cout << "page " << s.test_first_page();
-        if (s.test_last_page() != s.test_first_page()) std::cout << "-" << s.test_last_page();
-        std::cout << ", ";
-      }
-      std::cout << "text " << s.test_start() << "-" << s.test_end() << ": "
-                << Excerpt(s.test_text(), 0, static_cast<uint32_t>(s.test_text().size()), tty)
-                << "\n";
-    }
-  }
-  std::cout << "\nparams: " << r.params().function() << " threshold "
-            << r.params().threshold() << "; " << r.params().chunking() << "\n";
-}
-
-int RunCheck(const Globals& g, const CheckArgs& a) {
+// The request every document of a check is sent with (all but its content).
+absl::StatusOr<v1::CheckDocumentRequest> CheckRequest(const CheckArgs& a) {
   v1::CheckDocumentRequest request;
   absl::StatusOr<v1::DocumentFormat> format = ParseFormatName(a.format);
-  absl::StatusOr<std::string> content = ReadInput(a.path);
-  absl::Status bad = !format.ok() ? format.status() : content.status();
+  if (!format.ok()) return format.status();
   v1::CheckOptions* o = request.mutable_options();
-  if (bad.ok() && !a.function.empty()) {
+  if (!a.function.empty()) {
     absl::StatusOr<v1::DecisionFunction> f = ParseFunctionName(a.function);
-    if (f.ok()) o->set_function(*f);
-    bad = f.status();
+    if (!f.ok()) return f.status();
+    o->set_function(*f);
   }
-  if (!bad.ok()) {
-    std::cerr << "cops check: " << bad.message() << "\n";
-    return kExitError;
-  }
-  request.set_content(*content);
   request.set_format(*format);
   if (a.threshold) o->set_threshold(*a.threshold);
   if (a.min_count) o->set_min_count(*a.min_count);
@@ -370,18 +219,76 @@ int RunCheck(const Globals& g, const CheckArgs& a) {
   o->set_sample_seed(a.sample_seed);
   o->set_max_doc_frequency(a.max_doc_frequency);
   for (const std::string& c : a.collections) request.add_collections(c);
+  return request;
+}
+
+// Several files or a directory: one result line per document (issue 19).
+int RunCheckBatch(const Globals& g, const CheckArgs& a, v1::CheckDocumentRequest request) {
+  absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
+  if (!client.ok()) {
+    std::cerr << "cops check: " << StatusText(client.status()) << "\n";
+    return kExitError;
+  }
+  const std::vector<std::string> files = ExpandPaths(a.paths);
+  BatchCheckOptions options;
+  options.request = std::move(request);
+  options.streams = a.streams;
+  ProgressLine progress(isatty(STDERR_FILENO));
+  const bool stdout_tty = isatty(STDOUT_FILENO);
+  BatchCheckSummary so_far;
+  const BatchCheckSummary summary =
+      CheckBatch(client->get(), files, options, [&](BatchCheckResult& r) {
+        ++so_far.documents;
+        if (!r.reply.ok()) ++so_far.failed;
+        if (r.reply.ok() && r.reply->violation()) ++so_far.violations;
+        if (stdout_tty) progress.Clear();
+        if (g.json) {
+          std::cout << (r.reply.ok() ? CheckJsonLine(*r.reply, r.path)
+                                     : ErrorJsonLine(r.path, r.reply.status()))
+                    << "\n";
+        } else {
+          std::cout << BatchLine(r.path, r.reply.status(), r.reply.ok() ? &*r.reply : nullptr)
+                    << "\n";
+        }
+        std::cout.flush();
+        progress.Update(so_far.documents, files.size(), so_far, r.path);
+      });
+  progress.Clear();
+  if (!g.json) {
+    std::cout << summary.documents << " document(s): " << summary.violations
+              << " violation(s), " << summary.failed << " failed\n";
+  }
+  return summary.ExitCode();
+}
+
+int RunCheck(const Globals& g, const CheckArgs& a) {
+  absl::StatusOr<v1::CheckDocumentRequest> request = CheckRequest(a);
+  if (!request.ok()) {
+    std::cerr << "cops check: " << request.status().message() << "\n";
+    return kExitError;
+  }
+  std::error_code ec;
+  if (a.paths.size() != 1 || (a.paths[0] != "-" && fs::is_directory(a.paths[0], ec))) {
+    return RunCheckBatch(g, a, *std::move(request));
+  }
+  absl::StatusOr<std::string> content = ReadDocument(a.paths[0]);
+  if (!content.ok()) {
+    std::cerr << "cops check: " << content.status().message() << "\n";
+    return kExitError;
+  }
+  request->set_content(*content);
 
   absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
   absl::StatusOr<v1::CheckDocumentReply> reply =
-      client.ok() ? (*client)->Check(request) : client.status();
+      client.ok() ? (*client)->Check(*request) : client.status();
   if (!reply.ok()) {
     std::cerr << "cops check: " << StatusText(reply.status()) << "\n";
     return kExitError;
   }
   if (g.json) {
-    std::cout << Dump(CheckJson(*reply)) << "\n";
+    std::cout << CheckJsonLine(*reply) << "\n";
   } else {
-    PrintCheckHuman(*reply, *content);
+    PrintCheckHuman(*reply, *content, isatty(STDOUT_FILENO), std::cout);
   }
   return reply->violation() ? kExitViolation : kExitOk;
 }
@@ -521,8 +428,12 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
 
   CheckArgs chk;
-  CLI::App* check_cmd = app.add_subcommand("check", "Check a document (- for stdin)");
-  check_cmd->add_option("path", chk.path, "File to check, or - for stdin")->required();
+  CLI::App* check_cmd =
+      app.add_subcommand("check", "Check documents: a file (- for stdin), or files and directories");
+  check_cmd->add_option("paths", chk.paths, "Files or directories (recursive), or - for stdin")
+      ->required();
+  check_cmd->add_option("--streams", chk.streams, "Batch: CheckStream calls in flight")
+      ->capture_default_str();
   check_cmd->add_option("--threshold", chk.threshold, "Decision threshold in (0, 1] (default 0.08, measured in docs/accuracy.md)");
   check_cmd->add_option("--function", chk.function,
                         "match_ratio|containment|match_count|ordered_matches");

@@ -207,6 +207,46 @@ TEST_F(CopsCliTest, RegisterThenCheckCopiesAndUnrelatedText) {
   EXPECT_NE(human.out.find("2.txt"), std::string::npos);
 }
 
+// `cops check PATH...`: files and a folder, one JSON line per document in input order, the
+// failures with their error; exit 2 when a document failed, else 1 on a violation.
+TEST_F(CopsCliTest, BatchCheckPrintsOneLinePerDocumentAndTheBatchExitCode) {
+  StartServer();
+  ASSERT_EQ(Cops({"register", (dir_ / "corpus").string()}).exit_code, 0);
+  WriteFile(dir_ / "batch" / "a_copy.txt", Corpus()[1].body);
+  WriteFile(dir_ / "batch" / "sub" / "b_new.txt", testing_corpus::UnrelatedText());
+  WriteFile(dir_ / "batch" / "c_empty.txt", "");
+  const std::string lone = (dir_ / "unrelated.txt").string();
+  WriteFile(lone, testing_corpus::UnrelatedText());
+
+  CliRun run = Cops({"--json", "check", lone, (dir_ / "batch").string(),
+                     (dir_ / "missing.txt").string()});
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  std::vector<json> lines;
+  std::istringstream in(run.out);
+  for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
+  ASSERT_EQ(lines.size(), 5u) << run.out;
+  EXPECT_EQ(lines[0]["path"], lone);
+  EXPECT_EQ(lines[0]["violation"], false);
+  EXPECT_EQ(lines[1]["path"], (dir_ / "batch" / "a_copy.txt").string());
+  EXPECT_EQ(lines[1]["violation"], true);
+  EXPECT_EQ(lines[1]["matches"][0]["title"], "1.txt");
+  EXPECT_EQ(lines[2]["path"], (dir_ / "batch" / "c_empty.txt").string());
+  EXPECT_NE(lines[2]["error"].get<std::string>().find("INVALID_ARGUMENT"), std::string::npos);
+  EXPECT_EQ(lines[2].size(), 2u);  // {"path", "error"} only
+  EXPECT_EQ(lines[3]["path"], (dir_ / "batch" / "sub" / "b_new.txt").string());
+  EXPECT_EQ(lines[4]["path"], (dir_ / "missing.txt").string());
+  EXPECT_NE(lines[4]["error"].get<std::string>().find("NOT_FOUND"), std::string::npos);
+
+  // Without failures a violation gives 1; the terminal form has a line per document.
+  CliRun human = Cops({"check", lone, (dir_ / "batch" / "a_copy.txt").string()});
+  EXPECT_EQ(human.exit_code, 1) << human.err;
+  EXPECT_NE(human.out.find("VIOLATION  " + (dir_ / "batch" / "a_copy.txt").string()),
+            std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("2 document(s): 1 violation(s), 0 failed"), std::string::npos)
+      << human.out;
+  EXPECT_EQ(Cops({"check", lone, lone}).exit_code, 0);
+}
+
 TEST_F(CopsCliTest, UnregisterAndRestartKeepTheIndexRight) {
   StartServer();
   std::unique_ptr<Client> api = ApiClient();

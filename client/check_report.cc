@@ -1,0 +1,172 @@
+#include "client/check_report.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "nlohmann/json.hpp"
+
+namespace cops {
+namespace {
+
+using nlohmann::json;
+
+std::string Dump(const json& j) {
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+json CheckJson(const v1::CheckDocumentReply& r) {
+  json matches = json::array();
+  for (const v1::Match& m : r.matches()) {
+    json spans = json::array();
+    for (const v1::Span& s : m.spans()) {
+      json span = {{"test_start", s.test_start()}, {"test_end", s.test_end()},
+                   {"chunks", s.chunks()}, {"units", s.units()}};
+      if (s.has_registered()) {
+        span["registered_start"] = s.registered_start();
+        span["registered_end"] = s.registered_end();
+      }
+      if (s.test_first_page() != 0) {
+        span["test_first_page"] = s.test_first_page();
+        span["test_last_page"] = s.test_last_page();
+      }
+      if (r.offsets_in_extracted_text()) span["test_text"] = s.test_text();
+      spans.push_back(std::move(span));
+    }
+    matches.push_back({{"doc_id", m.doc_id()},
+                       {"title", m.title()},
+                       {"owner", m.owner()},
+                       {"collection", m.collection()},
+                       {"ratio", m.ratio()},
+                       {"containment", m.containment()},
+                       {"matched_chunks", m.matched_chunks()},
+                       {"ordered_matches", m.ordered_matches()},
+                       {"stored_chunks", m.stored_chunks()},
+                       {"violation", m.violation()},
+                       {"spans", std::move(spans)}});
+  }
+  const v1::CheckParams& p = r.params();
+  return {{"violation", r.violation()},
+          {"chunks", r.total_chunks()},
+          {"selected_chunks", r.selected_chunks()},
+          {"considered_chunks", r.considered_chunks()},
+          {"common_chunks_ignored", r.common_chunks_ignored()},
+          {"sampled", r.sampled()},
+          {"sampling_error", r.sampling_error()},
+          {"format", r.format()},
+          {"charset", r.charset()},
+          {"offsets_in_extracted_text", r.offsets_in_extracted_text()},
+          {"verified", r.verified()},
+          {"matches", std::move(matches)},
+          {"params",
+           {{"chunking", p.chunking()},
+            {"function", p.function()},
+            {"threshold", p.threshold()},
+            {"min_count", p.min_count()},
+            {"max_results", p.max_results()},
+            {"max_doc_frequency", p.max_doc_frequency()},
+            {"min_passage_units", p.min_passage_units()},
+            {"sample_size", p.sample_size()},
+            {"sample_seed", p.sample_seed()},
+            {"want_spans", p.want_spans()},
+            {"verify_k", p.verify_k()}}}};
+}
+
+}  // namespace
+
+std::string StatusText(const absl::Status& s) {
+  return std::string(absl::StatusCodeToString(s.code())) + ": " + std::string(s.message());
+}
+
+std::string CheckJsonLine(const v1::CheckDocumentReply& reply,
+                          const std::optional<std::string>& path) {
+  json j = CheckJson(reply);
+  if (path) j["path"] = *path;
+  return Dump(j);
+}
+
+std::string ErrorJsonLine(const std::string& path, const absl::Status& error) {
+  return Dump({{"path", path}, {"error", StatusText(error)}});
+}
+
+std::string Excerpt(const std::string& text, uint32_t start, uint32_t end, bool tty) {
+  constexpr uint32_t kContext = 40, kMaxPassage = 600;
+  start = std::min<uint32_t>(start, text.size());
+  end = std::clamp<uint32_t>(end, start, text.size());
+  const uint32_t before = start > kContext ? start - kContext : 0;
+  const uint32_t after = std::min<uint32_t>(text.size(), end + kContext);
+  std::string passage = text.substr(start, end - start);
+  if (passage.size() > kMaxPassage) {
+    passage = passage.substr(0, kMaxPassage / 2) + " [...] " +
+              passage.substr(passage.size() - kMaxPassage / 2);
+  }
+  std::string out = (before > 0 ? "..." : "") + text.substr(before, start - before);
+  out += tty ? "\033[1;31m" : "[[";
+  out += passage;
+  out += tty ? "\033[0m" : "]]";
+  out += text.substr(end, after - end) + (after < text.size() ? "..." : "");
+  for (char& c : out) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return out;
+}
+
+void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, bool tty,
+                     std::ostream& out) {
+  out << (r.violation() ? "VIOLATION" : "no violation") << ": " << r.matches_size()
+      << " registered document(s) share passages; test document has " << r.total_chunks()
+      << " chunks, " << r.selected_chunks() << " looked up";
+  if (r.sampled()) out << " (sampled, error " << r.sampling_error() << ")";
+  if (r.verified()) {
+    out << "; verified on " << r.considered_chunks() << " word " << r.params().verify_k()
+        << "-grams";
+  }
+  out << "\n";
+  for (const v1::Match& m : r.matches()) {
+    char figures[160];
+    std::snprintf(figures, sizeof(figures), "  ratio %.3f  containment %.3f  matched %u/%u  ",
+                  m.ratio(), m.containment(), m.matched_chunks(), r.considered_chunks());
+    out << "\n#" << m.doc_id() << " "
+        << (m.title().empty() ? std::string("(untitled)") : "\"" + m.title() + "\"")
+        << (m.owner().empty() ? "" : "  owner ") << m.owner() << figures
+        << (m.violation() ? "VIOLATION" : "below the decision") << "\n";
+    for (const v1::Span& s : m.spans()) {
+      if (!r.offsets_in_extracted_text()) {
+        out << "  bytes " << s.test_start() << "-" << s.test_end() << ": "
+            << Excerpt(text, s.test_start(), s.test_end(), tty) << "\n";
+        continue;
+      }
+      // PDF, DOCX, ODT, email: the offsets index the extracted text, which the server sent.
+      out << "  ";
+      if (s.test_first_page() != 0) {
+        out << "page " << s.test_first_page();
+        if (s.test_last_page() != s.test_first_page()) out << "-" << s.test_last_page();
+        out << ", ";
+      }
+      out << "text " << s.test_start() << "-" << s.test_end() << ": "
+          << Excerpt(s.test_text(), 0, static_cast<uint32_t>(s.test_text().size()), tty)
+          << "\n";
+    }
+  }
+  out << "\nparams: " << r.params().function() << " threshold " << r.params().threshold()
+      << "; " << r.params().chunking() << "\n";
+}
+
+std::string BatchLine(const std::string& path, const absl::Status& error,
+                      const v1::CheckDocumentReply* reply) {
+  if (!error.ok() || reply == nullptr) return "ERROR      " + path + ": " + StatusText(error);
+  std::string line = reply->violation() ? "VIOLATION  " : "ok         ";
+  line += path;
+  if (reply->matches_size() > 0) {
+    const v1::Match& best = reply->matches(0);
+    char figure[64];
+    std::snprintf(figure, sizeof(figure), "  best %.3f #", best.ratio());
+    line += figure + std::to_string(best.doc_id());
+    if (!best.title().empty()) line += " \"" + best.title() + "\"";
+    if (reply->matches_size() > 1) {
+      line += " (+" + std::to_string(reply->matches_size() - 1) + " more)";
+    }
+  }
+  return line;
+}
+
+}  // namespace cops

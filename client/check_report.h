@@ -1,0 +1,46 @@
+#ifndef COPS_CLIENT_CHECK_REPORT_H_
+#define COPS_CLIENT_CHECK_REPORT_H_
+
+// How `cops check` shows a check reply: the pinned JSON object (issue 4; with a "path" for
+// each document of a batch, issue 19) and the terminal report.
+//
+// Thread-safety: stateless functions.
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "proto/cops.pb.h"
+
+namespace cops {
+
+// "NOT_FOUND: cannot read x": a status as the command line prints it.
+std::string StatusText(const absl::Status& status);
+
+// The check reply as one line of JSON (no newline). With `path`, the object also carries
+// "path": one line of `cops check --json PATH...`.
+std::string CheckJsonLine(const v1::CheckDocumentReply& reply,
+                          const std::optional<std::string>& path = std::nullopt);
+// {"path": path, "error": StatusText(error)}: a batch document that could not be checked.
+std::string ErrorJsonLine(const std::string& path, const absl::Status& error);
+
+// The terminal report of one check: verdict, then each match with its passages quoted from
+// `text` (the document as sent) with some context, the matched part in bold red when `tty`
+// and between [[ ]] otherwise, then the parameters.
+void PrintCheckHuman(const v1::CheckDocumentReply& reply, const std::string& text, bool tty,
+                     std::ostream& out);
+
+// One line of a batch's terminal output: "VIOLATION  PATH  best 0.931 #12 "title"" (or
+// "ok", or "ERROR  PATH: message"), no newline.
+std::string BatchLine(const std::string& path, const absl::Status& error,
+                      const v1::CheckDocumentReply* reply);
+
+// The passage text[start, end) with up to 40 bytes of context each side, marked as in
+// PrintCheckHuman, on one line (newlines and tabs become spaces).
+std::string Excerpt(const std::string& text, uint32_t start, uint32_t end, bool tty);
+
+}  // namespace cops
+
+#endif  // COPS_CLIENT_CHECK_REPORT_H_

@@ -1,0 +1,152 @@
+#include "client/batch_check.h"
+
+#include <string>
+#include <vector>
+
+#include "client/check_report.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/client/test_server.h"
+#include "tests/server/test_corpus.h"
+
+namespace cops {
+namespace {
+
+using nlohmann::json;
+using testing_corpus::Corpus;
+using testing_corpus::UnrelatedText;
+using testing_server::TestServer;
+
+// Runs CheckBatch and keeps every result (without contents) in delivery order.
+std::vector<BatchCheckResult> RunBatch(Client* client, const std::vector<std::string>& paths,
+                                       BatchCheckOptions options, BatchCheckSummary* summary) {
+  std::vector<BatchCheckResult> results;
+  *summary = CheckBatch(client, paths, options, [&](BatchCheckResult& r) {
+    r.content.clear();
+    results.push_back(std::move(r));
+  });
+  return results;
+}
+
+TEST(ExpandPathsTest, DirectoriesRecursiveAndSortedFilesAndMissingNamesKept) {
+  TestServer server;  // for its temp dir
+  ASSERT_TRUE(server.ok());
+  const std::string b = server.Write("papers/b.txt", "b");
+  const std::string a = server.Write("papers/sub/a.txt", "a");
+  const std::string c = server.Write("papers/a.txt", "c");
+  const std::string lone = server.Write("lone.txt", "x");
+  const std::string missing = (server.dir() / "missing.txt").string();
+  EXPECT_EQ(ExpandPaths({lone, (server.dir() / "papers").string(), missing}),
+            (std::vector<std::string>{lone, c, b, a, missing}));
+}
+
+TEST(CheckBatchTest, OneResultPerDocumentInOrderWithViolationsAndErrors) {
+  TestServer server;
+  ASSERT_TRUE(server.ok());
+  const uint64_t id = server.Register("lighthouse", Corpus()[0].body);
+  std::vector<std::string> paths;
+  for (int i = 0; i < 12; ++i) {
+    // Every third document copies the registered one; the others are new text.
+    paths.push_back(server.Write("batch/" + std::to_string(100 + i) + ".txt",
+                                 i % 3 == 0 ? Corpus()[0].body : UnrelatedText()));
+  }
+  paths.insert(paths.begin() + 5, (server.dir() / "batch/missing.txt").string());
+  paths.push_back(server.Write("batch/empty.txt", ""));
+
+  BatchCheckOptions options;
+  options.streams = 3;
+  options.window = 4;  // smaller than the batch: results must still all come, in order
+  BatchCheckSummary summary;
+  std::vector<BatchCheckResult> results = RunBatch(server.client(), paths, options, &summary);
+
+  ASSERT_EQ(results.size(), paths.size());
+  for (size_t i = 0; i < results.size(); ++i) {
+    EXPECT_EQ(results[i].index, i);
+    EXPECT_EQ(results[i].path, paths[i]);
+  }
+  EXPECT_EQ(results[5].reply.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(results.back().reply.status().code(), absl::StatusCode::kInvalidArgument)
+      << results.back().reply.status();
+  size_t violations = 0;
+  for (size_t i = 0; i + 1 < results.size(); ++i) {
+    if (i == 5) continue;
+    const size_t doc = i < 5 ? i : i - 1;
+    ASSERT_TRUE(results[i].reply.ok()) << results[i].reply.status();
+    EXPECT_EQ(results[i].reply->violation(), doc % 3 == 0) << paths[i];
+    if (doc % 3 == 0) {
+      ++violations;
+      ASSERT_GE(results[i].reply->matches_size(), 1);
+      EXPECT_EQ(results[i].reply->matches(0).doc_id(), id);
+    }
+  }
+  EXPECT_EQ(summary.documents, paths.size());
+  EXPECT_EQ(summary.violations, violations);
+  EXPECT_EQ(summary.failed, 2u);
+  EXPECT_EQ(summary.ExitCode(), 2);
+}
+
+TEST(CheckBatchTest, ExitCodeIsOneForViolationsWithoutFailures) {
+  BatchCheckSummary s;
+  s.documents = 3;
+  EXPECT_EQ(s.ExitCode(), 0);
+  s.violations = 1;
+  EXPECT_EQ(s.ExitCode(), 1);
+  s.failed = 1;
+  EXPECT_EQ(s.ExitCode(), 2);
+}
+
+TEST(CheckBatchTest, OptionsOfTheBaseRequestApplyToEveryDocument) {
+  TestServer server;
+  ASSERT_TRUE(server.ok());
+  server.Register("lighthouse", Corpus()[0].body, "essays");
+  const std::string copy = server.Write("copy.txt", Corpus()[0].body);
+  BatchCheckOptions options;
+  options.request.add_collections("elsewhere");  // nothing registered there
+  BatchCheckSummary summary;
+  std::vector<BatchCheckResult> results = RunBatch(server.client(), {copy, copy}, options,
+                                                   &summary);
+  ASSERT_EQ(results.size(), 2u);
+  for (const BatchCheckResult& r : results) {
+    ASSERT_TRUE(r.reply.ok()) << r.reply.status();
+    EXPECT_FALSE(r.reply->violation());
+    EXPECT_EQ(r.reply->matches_size(), 0);
+  }
+  options.request.clear_collections();
+  options.request.mutable_options()->set_want_spans(false);
+  results = RunBatch(server.client(), {copy}, options, &summary);
+  ASSERT_TRUE(results[0].reply.ok());
+  ASSERT_EQ(results[0].reply->matches_size(), 1);
+  EXPECT_EQ(results[0].reply->matches(0).spans_size(), 0);
+}
+
+TEST(CheckSessionTest, OneCallServesManyChecksAndSurvivesPerDocumentErrors) {
+  TestServer server;
+  ASSERT_TRUE(server.ok());
+  server.Register("lighthouse", Corpus()[0].body);
+  CheckSession session(server.client());
+  v1::CheckDocumentRequest request;
+  request.set_content(Corpus()[0].body);
+  ASSERT_TRUE(session.Check(request).ok());
+  request.clear_content();  // an empty document: refused, the call goes on
+  EXPECT_EQ(session.Check(request).status().code(), absl::StatusCode::kInvalidArgument);
+  request.set_content(Corpus()[0].body);
+  absl::StatusOr<v1::CheckDocumentReply> again = session.Check(request);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->violation());
+}
+
+TEST(CheckReportTest, BatchJsonLinesCarryThePathAndTheErrors) {
+  v1::CheckDocumentReply reply;
+  reply.set_violation(true);
+  reply.add_matches()->set_doc_id(7);
+  const json line = json::parse(CheckJsonLine(reply, "papers/a.txt"));
+  EXPECT_EQ(line["path"], "papers/a.txt");
+  EXPECT_EQ(line["violation"], true);
+  EXPECT_EQ(line["matches"][0]["doc_id"], 7);
+  EXPECT_FALSE(json::parse(CheckJsonLine(reply)).contains("path"));
+  const json error = json::parse(ErrorJsonLine("x.pdf", absl::InvalidArgumentError("bad PDF")));
+  EXPECT_EQ(error, json({{"path", "x.pdf"}, {"error", "INVALID_ARGUMENT: bad PDF"}}));
+}
+
+}  // namespace
+}  // namespace cops
