@@ -223,6 +223,8 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
       // Registered bytes: the stored chunks of this document that the lookup found inside
       // the passage's registered units.
       const uint32_t rb = p.registered_begin, re = p.registered_end - 1 + k;
+      span.registered_unit_begin = rb;
+      span.registered_unit_end = re;
       for (const Posting& post : posts) {
         uint32_t cb = 0, ce = 0;
         if (!ChunkUnits(params, post.ordinal, &cb, &ce)) break;

@@ -92,6 +92,12 @@ struct Span {
   // Filled by callers that know the layout (a PDF's pages, 1-based); 0 = not paged.
   uint32_t test_first_page = 0;
   uint32_t test_last_page = 0;
+  // Verified passages (core/detect.h): the registered document's units [begin, end) that
+  // the passage covers (end may pass the last unit of a document shorter than verify_k
+  // units); both 0 otherwise. A caller holding the registered text's unit spans places the
+  // passage exactly with them (the byte span above is the stored chunks inside it).
+  uint32_t registered_unit_begin = 0;
+  uint32_t registered_unit_end = 0;
 };
 
 struct DocumentMatch {

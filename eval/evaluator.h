@@ -26,7 +26,7 @@
 #include "core/match.h"
 #include "core/params.h"
 #include "eval/eval_set.h"
-#include "eval/memory_index.h"
+#include "core/memory_index.h"
 
 namespace cops::eval {
 

@@ -145,6 +145,10 @@ TEST_F(DetectTest, UnrelatedTextIsNoMatchAndAnExactCopyIsRatioOne) {
   EXPECT_DOUBLE_EQ(exact.matches[0].ratio, 1.0);
   EXPECT_DOUBLE_EQ(exact.matches[0].containment, 1.0);
   EXPECT_EQ(exact.considered_chunks, 198u);  // the test's 3-word grams
+  // The passage covers the whole registered text, in its units too.
+  ASSERT_EQ(exact.matches[0].spans.size(), 1u);
+  EXPECT_EQ(exact.matches[0].spans[0].registered_unit_begin, 0u);
+  EXPECT_EQ(exact.matches[0].spans[0].registered_unit_end, 200u);
 }
 
 TEST_F(DetectTest, HiddenDocumentsAreNeverReportedAndDoNotCountAsViolations) {

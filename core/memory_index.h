@@ -1,10 +1,12 @@
-#ifndef COPS_EVAL_MEMORY_INDEX_H_
-#define COPS_EVAL_MEMORY_INDEX_H_
+#ifndef COPS_CORE_MEMORY_INDEX_H_
+#define COPS_CORE_MEMORY_INDEX_H_
 
 // An in-memory index with the semantics of storage/index.h (postings ordered by doc_id then
-// ordinal, doc_frequency = distinct documents, verification grams per document), so the
-// evaluation can sweep many parameter settings through the detection pipeline
-// (core/detect.h) without a RocksDB round trip.
+// ordinal, doc_frequency = distinct documents, verification grams per document): the
+// detection pipeline (core/detect.h) over documents that are not registered. The evaluation
+// sweeps parameter settings with it without a RocksDB round trip; `cops compare`
+// (client/compare.h) compares a batch with itself through it. Memory: about 24 bytes per
+// stored chunk (plus the hash table's) and 4 bytes per verification gram (one per word).
 //
 // Thread-safety: not thread-safe while registering; the CandidateSource reads are safe
 // concurrently once registration is done.
@@ -18,7 +20,7 @@
 #include "core/fingerprint.h"
 #include "core/match.h"
 
-namespace cops::eval {
+namespace cops {
 
 class MemoryIndex final : public CandidateSource {
  public:
@@ -49,6 +51,6 @@ class MemoryIndex final : public CandidateSource {
   uint64_t grams_ = 0;
 };
 
-}  // namespace cops::eval
+}  // namespace cops
 
-#endif  // COPS_EVAL_MEMORY_INDEX_H_
+#endif  // COPS_CORE_MEMORY_INDEX_H_

@@ -1,6 +1,6 @@
-#include "eval/memory_index.h"
+#include "core/memory_index.h"
 
-namespace cops::eval {
+namespace cops {
 
 void MemoryIndex::Register(DocId id, const DocumentFingerprint& fp) {
   for (const Chunk& c : fp.chunks) {
@@ -55,4 +55,4 @@ uint32_t MemoryIndex::StoredChunks(DocId id) const {
   return it == stored_per_doc_.end() ? 0 : it->second;
 }
 
-}  // namespace cops::eval
+}  // namespace cops
