@@ -4,12 +4,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <sstream>
-#include <thread>
 #include <utility>
 
-#include "absl/synchronization/mutex.h"
+#include "client/ordered_work.h"
 #include "grpcpp/grpcpp.h"
 
 namespace cops {
@@ -114,102 +112,42 @@ absl::StatusOr<v1::CheckDocumentReply> CheckSession::Check(
 
 // ---- CheckBatch ----
 
-namespace {
-
-// Hands out documents to the stream workers and collects their results, so that the
-// caller's thread can deliver them in order while at most `window` are held.
-class BatchQueue {
- public:
-  BatchQueue(size_t total, size_t window) : total_(total), window_(window) {}
-
-  // The next document to check, or false when none is left (or the window is full until
-  // the caller takes results).
-  bool Take(size_t* index) {
-    absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(this, &BatchQueue::CanTake));
-    if (next_ >= total_) return false;
-    *index = next_++;
-    return true;
-  }
-
-  void Put(BatchCheckResult result) {
-    absl::MutexLock lock(&mu_);
-    const size_t index = result.index;
-    done_.emplace(index, std::move(result));
-  }
-
-  // Waits for the result of document `delivered_`, hands it over and frees its place.
-  BatchCheckResult Next() {
-    absl::MutexLock lock(&mu_);
-    mu_.Await(absl::Condition(this, &BatchQueue::NextReady));
-    auto it = done_.begin();
-    BatchCheckResult result = std::move(it->second);
-    done_.erase(it);
-    ++delivered_;
-    return result;
-  }
-
- private:
-  bool CanTake() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return next_ >= total_ || next_ < delivered_ + window_;
-  }
-  bool NextReady() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !done_.empty() && done_.begin()->first == delivered_;
-  }
-
-  const size_t total_;
-  const size_t window_;
-  absl::Mutex mu_;
-  size_t next_ ABSL_GUARDED_BY(mu_) = 0;
-  size_t delivered_ ABSL_GUARDED_BY(mu_) = 0;
-  std::map<size_t, BatchCheckResult> done_ ABSL_GUARDED_BY(mu_);
-};
-
-}  // namespace
-
 BatchCheckSummary CheckBatch(Client* client, const std::vector<std::string>& paths,
                              const BatchCheckOptions& options,
                              const std::function<void(BatchCheckResult&)>& on_result) {
-  const int streams = static_cast<int>(
-      std::clamp<size_t>(static_cast<size_t>(std::max(options.streams, 1)), 1,
-                         std::max<size_t>(paths.size(), 1)));
-  BatchQueue queue(paths.size(), std::max(options.window, static_cast<size_t>(streams)));
-  std::vector<std::thread> workers;
-  for (int w = 0; w < streams; ++w) {
-    workers.emplace_back([&] {
-      CheckSession session(client);
-      v1::CheckDocumentRequest request = options.request;
-      size_t i = 0;
-      while (queue.Take(&i)) {
-        BatchCheckResult result;
-        result.index = i;
-        result.path = paths[i];
-        absl::StatusOr<std::string> content = ReadDocument(paths[i]);
-        if (!content.ok()) {
-          result.reply = content.status();
-        } else {
+  const int streams = std::max(options.streams, 1);
+  BatchCheckSummary summary;
+  RunOrdered<BatchCheckResult>(
+      paths.size(), streams, std::max(options.window, static_cast<size_t>(streams)),
+      [&]() -> std::function<BatchCheckResult(size_t)> {
+        // Each thread owns one CheckStream call for all its documents.
+        auto session = std::make_shared<CheckSession>(client);
+        return [&, session](size_t i) {
+          BatchCheckResult result;
+          result.index = i;
+          result.path = paths[i];
+          absl::StatusOr<std::string> content = ReadDocument(paths[i]);
+          if (!content.ok()) {
+            result.reply = content.status();
+            return result;
+          }
+          v1::CheckDocumentRequest request = options.request;
           request.set_content(*content);
           request.set_request_id(std::to_string(i));
-          result.reply = session.Check(request);
-          request.clear_content();
+          result.reply = session->Check(request);
           result.content = *std::move(content);
+          return result;
+        };
+      },
+      [&](BatchCheckResult& result) {
+        ++summary.documents;
+        if (!result.reply.ok()) {
+          ++summary.failed;
+        } else if (result.reply->violation()) {
+          ++summary.violations;
         }
-        queue.Put(std::move(result));
-      }
-    });
-  }
-  BatchCheckSummary summary;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    BatchCheckResult result = queue.Next();
-    ++summary.documents;
-    if (!result.reply.ok()) {
-      ++summary.failed;
-    } else if (result.reply->violation()) {
-      ++summary.violations;
-    }
-    on_result(result);
-  }
-  for (std::thread& t : workers) t.join();
+        on_result(result);
+      });
   return summary;
 }
 

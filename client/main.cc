@@ -8,12 +8,16 @@
 //                      --threshold --function --min-count --max-results --collection...
 //                      --format --sample-size --sample-seed --max-doc-frequency
 //                      --min-passage-units --no-spans
+//   compare PATH...    each document against every other and against the registered corpus,
+//                      without registering (client/compare.h); --no-corpus --register-into
+//                      --min-passage-units --threads --collection... --format
 //   unregister ID | get ID [--content] | list [--collection] | stats
 //   bench              load generator (client/load_generator.h)
 //   admin ...          client/admin_commands.h
 //
 // Exit codes, like grep: 0 done and no violation, 1 a check found a violation, 2 error
-// (message on stderr). The --json field names are a contract (issue 4): see PrintCheckJson.
+// (message on stderr). The --json field names are a contract (issues 4, 19): see
+// client/check_report.h and client/compare.h.
 
 #include <unistd.h>
 
@@ -31,7 +35,9 @@
 #include "CLI/CLI.hpp"
 #include "client/admin_commands.h"
 #include "client/batch_check.h"
+#include "client/batch_register.h"
 #include "client/check_report.h"
+#include "client/compare.h"
 #include "client/client.h"
 #include "client/client_security.h"
 #include "client/load_generator.h"
@@ -92,30 +98,13 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
   int exit_code = kExitOk;
   auto report = [&](const std::string& path,
                     const absl::StatusOr<v1::RegisterDocumentReply>& reply) {
+    if (progress) std::cerr << "\r\033[K";
     if (!reply.ok()) {
       std::cerr << "cops register: " << path << ": " << StatusText(reply.status()) << "\n";
       exit_code = kExitError;
       return;
     }
-    if (g.json) {
-      json j = {{"doc_id", reply->doc_id()},
-                {"path", path},
-                {"chunks", reply->chunks()},
-                {"stored_chunks", reply->stored_chunks()},
-                {"duplicate_of", nullptr},
-                {"created", reply->created()},
-                {"format", reply->format()},
-                {"charset", reply->charset()}};
-      if (reply->has_duplicate_of()) j["duplicate_of"] = reply->duplicate_of();
-      std::cout << Dump(j) << "\n";
-    } else if (reply->has_duplicate_of()) {
-      std::cout << "duplicate   #" << reply->doc_id() << "  " << path << "  (same text as #"
-                << reply->duplicate_of() << ")\n";
-    } else {
-      std::cout << (reply->created() ? "registered  #" : "exists      #") << reply->doc_id()
-                << "  " << path << "  (" << reply->chunks() << " chunks, "
-                << reply->stored_chunks() << " stored)\n";
-    }
+    std::cout << (g.json ? RegisterJsonLine(path, *reply) : RegisterLine(path, *reply)) << "\n";
     std::cout.flush();
   };
   auto make_document = [&](const std::string& path, std::string content) {
@@ -130,55 +119,13 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     m->set_external_id(a.external_id);
     return doc;
   };
-  if (files.size() == 1) {
-    absl::StatusOr<std::string> content = ReadDocument(files[0]);
-    if (!content.ok()) {
-      report(files[0], content.status());
-    } else {
-      report(files[0], (*client)->Register(make_document(files[0], *std::move(content))));
-    }
-    return exit_code;
-  }
-  // Several files: RegisterDocuments streams of up to kBatchFiles files or kBatchBytes, which
-  // the server writes to its index together (much faster than a call per file).
-  constexpr size_t kBatchFiles = 4096;  // copsd's default window (--bulk-window-documents)
-  constexpr size_t kBatchBytes = 64u << 20;
-  for (size_t next = 0; next < files.size();) {
-    const size_t first = next;
-    std::vector<absl::StatusOr<v1::RegisterDocumentReply>> replies;
-    std::vector<v1::Document> docs;
-    std::vector<size_t> reply_of;  // replies index of docs[k]
-    size_t bytes = 0;
-    for (; next < files.size() && docs.size() < kBatchFiles && bytes < kBatchBytes; ++next) {
-      absl::StatusOr<std::string> content = ReadDocument(files[next]);
-      if (!content.ok()) {
-        replies.push_back(content.status());
-        continue;
-      }
-      bytes += content->size();
-      replies.push_back(absl::UnknownError("not sent"));
-      reply_of.push_back(replies.size() - 1);
-      docs.push_back(make_document(files[next], *std::move(content)));
-    }
-    if (progress) {
-      std::cerr << "\r[" << next << "/" << files.size() << "] " << files[next - 1] << "\033[K";
-    }
-    if (!docs.empty()) {
-      absl::StatusOr<v1::RegisterDocumentsReply> bulk = (*client)->RegisterMany(docs);
-      for (size_t k = 0; k < docs.size(); ++k) {
-        absl::StatusOr<v1::RegisterDocumentReply>& reply = replies[reply_of[k]];
-        if (!bulk.ok()) {
-          reply = bulk.status();
-        } else if (k >= static_cast<size_t>(bulk->results_size())) {
-          reply = absl::UnavailableError("the server ended the stream early");
-        } else {
-          reply = ResultOf(bulk->results(static_cast<int>(k)));
-        }
-      }
-    }
-    if (progress) std::cerr << "\r\033[K";
-    for (size_t k = 0; k < replies.size(); ++k) report(files[first + k], replies[k]);
-  }
+  RegisterFiles(client->get(), files, make_document, report,
+                [&](size_t sent, const std::string& path) {
+                  if (progress) {
+                    std::cerr << "\r[" << sent << "/" << files.size() << "] " << path
+                              << "\033[K";
+                  }
+                });
   return exit_code;
 }
 
@@ -223,6 +170,8 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequest(const CheckArgs& a) {
 }
 
 // Several files or a directory: one result line per document (issue 19).
+int Fail(const char* command, const absl::Status& s);
+
 int RunCheckBatch(const Globals& g, const CheckArgs& a, v1::CheckDocumentRequest request) {
   absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
   if (!client.ok()) {
@@ -291,6 +240,105 @@ int RunCheck(const Globals& g, const CheckArgs& a) {
     PrintCheckHuman(*reply, *content, isatty(STDOUT_FILENO), std::cout);
   }
   return reply->violation() ? kExitViolation : kExitOk;
+}
+
+// ---- compare ----
+
+struct CompareArgs {
+  std::vector<std::string> paths;
+  std::string format = "auto";
+  uint32_t min_passage_units = 8;
+  int threads = 2;
+  bool no_corpus = false;
+  std::string register_into;
+  std::vector<std::string> collections;
+  int streams = 4;
+};
+
+int RunCompare(const Globals& g, const CompareArgs& a) {
+  absl::StatusOr<v1::DocumentFormat> format = ParseFormatName(a.format);
+  if (!format.ok()) return Fail("compare", format.status());
+  const std::vector<std::string> files = ExpandPaths(a.paths);
+  ProgressLine progress(isatty(STDERR_FILENO));
+  BatchCheckSummary none;
+  CompareOptions options;
+  options.format = static_cast<DocumentFormat>(*format);
+  options.min_passage_units = a.min_passage_units;
+  options.threads = a.threads;
+  absl::StatusOr<Comparison> comparison =
+      CompareFiles(files, options, [&](size_t done, const std::string& path) {
+        progress.Update(done, files.size(), none, path);
+      });
+  progress.Clear();
+  if (!comparison.ok()) return Fail("compare", comparison.status());
+  bool failed = false, found = !comparison->pairs.empty();
+  for (const ComparedDocument& d : comparison->documents) failed |= !d.status.ok();
+
+  std::unique_ptr<Client> client;
+  if (!a.no_corpus || !a.register_into.empty()) {
+    absl::StatusOr<std::unique_ptr<Client>> connected = Connect(g);
+    if (!connected.ok()) return Fail("compare", connected.status());
+    client = *std::move(connected);
+  }
+  std::vector<std::string> corpus_lines, corpus_text;
+  if (!a.no_corpus) {
+    // Each document against the registered corpus: the batch check of `cops check`.
+    BatchCheckOptions check;
+    check.request.set_format(*format);
+    check.request.mutable_options()->set_min_passage_units(a.min_passage_units);
+    for (const std::string& c : a.collections) check.request.add_collections(c);
+    check.streams = a.streams;
+    const BatchCheckSummary summary =
+        CheckBatch(client.get(), files, check, [&](BatchCheckResult& r) {
+          if (r.reply.ok()) {
+            corpus_lines.push_back(CheckJsonLine(*r.reply, r.path));
+          } else {
+            corpus_lines.push_back(ErrorJsonLine(r.path, r.reply.status()));
+          }
+          corpus_text.push_back(
+              BatchLine(r.path, r.reply.status(), r.reply.ok() ? &*r.reply : nullptr));
+          progress.Update(corpus_lines.size(), files.size(), none, r.path);
+        });
+    progress.Clear();
+    failed |= summary.failed > 0;
+    found |= summary.violations > 0;
+  }
+  std::vector<std::string> registered_lines, registered_text;
+  if (!a.register_into.empty()) {
+    RegisterFiles(
+        client.get(), files,
+        [&](const std::string& path, std::string content) {
+          v1::Document doc;
+          doc.set_content(std::move(content));
+          doc.set_format(*format);
+          doc.mutable_metadata()->set_title(fs::path(path).filename().string());
+          doc.mutable_metadata()->set_collection(a.register_into);
+          return doc;
+        },
+        [&](const std::string& path, const absl::StatusOr<v1::RegisterDocumentReply>& reply) {
+          failed |= !reply.ok();
+          registered_lines.push_back(reply.ok() ? RegisterJsonLine(path, *reply)
+                                                : ErrorJsonLine(path, reply.status()));
+          registered_text.push_back(reply.ok()
+                                        ? RegisterLine(path, *reply)
+                                        : "ERROR      " + path + ": " +
+                                              StatusText(reply.status()));
+        });
+  }
+  if (g.json) {
+    std::cout << CompareJson(*comparison, corpus_lines, a.register_into.empty()
+                                                            ? nullptr
+                                                            : &registered_lines)
+              << "\n";
+  } else {
+    std::cout << CompareText(*comparison);
+    if (!a.no_corpus) {
+      std::cout << "against the registered corpus:\n";
+      for (const std::string& line : corpus_text) std::cout << line << "\n";
+    }
+    for (const std::string& line : registered_text) std::cout << line << "\n";
+  }
+  return failed ? kExitError : found ? kExitViolation : kExitOk;
 }
 
 // ---- unregister, get, list, stats ----
@@ -449,6 +497,26 @@ int Main(int argc, char** argv) {
                         "Ignore chunks found in more documents (0 = no limit)");
   check_cmd->add_flag("--no-spans", chk.no_spans, "Do not return matched spans");
 
+  CompareArgs cmp;
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare", "Compare documents with each other and with the registered corpus");
+  compare_cmd->add_option("paths", cmp.paths, "Files or directories (recursive)")->required();
+  compare_cmd->add_option("--format", cmp.format, "Format of the documents")
+      ->capture_default_str();
+  compare_cmd->add_option("--min-passage-units", cmp.min_passage_units,
+                          "Shortest shared passage that lists a pair, in words")
+      ->capture_default_str();
+  compare_cmd->add_option("--threads", cmp.threads, "Documents converted at once")
+      ->capture_default_str();
+  compare_cmd->add_flag("--no-corpus", cmp.no_corpus,
+                        "Do not check against the registered corpus (no server needed)");
+  compare_cmd->add_option("--register-into", cmp.register_into,
+                          "Afterwards register the batch into this collection");
+  compare_cmd->add_option("--collection", cmp.collections,
+                          "Check against these collections only");
+  compare_cmd->add_option("--streams", cmp.streams, "CheckStream calls in flight")
+      ->capture_default_str();
+
   uint64_t id = 0;
   CLI::App* unregister_cmd = app.add_subcommand("unregister", "Remove a registered document");
   unregister_cmd->add_option("id", id, "Document id")->required();
@@ -496,6 +564,7 @@ int Main(int argc, char** argv) {
   }
   if (register_cmd->parsed()) return RunRegister(g, reg);
   if (check_cmd->parsed()) return RunCheck(g, chk);
+  if (compare_cmd->parsed()) return RunCompare(g, cmp);
   if (unregister_cmd->parsed()) return RunUnregister(g, id);
   if (get_cmd->parsed()) return RunGet(g, id, content);
   if (list_cmd->parsed()) return RunList(g, collection, limit);

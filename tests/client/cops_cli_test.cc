@@ -247,6 +247,47 @@ TEST_F(CopsCliTest, BatchCheckPrintsOneLinePerDocumentAndTheBatchExitCode) {
   EXPECT_EQ(Cops({"check", lone, lone}).exit_code, 0);
 }
 
+// `cops compare`: pairs within the batch and each document against the corpus, nothing
+// registered; with --register-into the batch is registered afterwards, so the next batch's
+// corpus check finds it.
+TEST_F(CopsCliTest, CompareFindsPairsAndTheCorpusAndRegistersOnlyWhenAsked) {
+  StartServer();
+  ASSERT_EQ(Cops({"register", (dir_ / "corpus" / "0.txt").string()}).exit_code, 0);
+  WriteFile(dir_ / "y1" / "copy_of_registered.txt", Corpus()[0].body);
+  WriteFile(dir_ / "y1" / "one.txt", Corpus()[2].body);
+  WriteFile(dir_ / "y1" / "two.txt", testing_corpus::ParagraphInsideNewText(Corpus()[2].body));
+  CliRun run = Cops({"--json", "compare", (dir_ / "y1").string()});
+  ASSERT_EQ(run.exit_code, 1) << run.err;
+  json j = json::parse(run.out);
+  ASSERT_EQ(j["pairs"].size(), 1u) << run.out;
+  EXPECT_EQ(j["pairs"][0]["a"], (dir_ / "y1" / "one.txt").string());
+  EXPECT_EQ(j["pairs"][0]["b"], (dir_ / "y1" / "two.txt").string());
+  ASSERT_EQ(j["corpus"].size(), 3u);
+  EXPECT_EQ(j["corpus"][0]["path"], (dir_ / "y1" / "copy_of_registered.txt").string());
+  EXPECT_EQ(j["corpus"][0]["violation"], true);
+  EXPECT_EQ(j["corpus"][1]["violation"], false);
+  EXPECT_EQ(Documents(), 1u);  // compare registers nothing
+
+  CliRun reg = Cops({"--json", "compare", "--register-into", "y1", (dir_ / "y1").string()});
+  ASSERT_EQ(reg.exit_code, 1) << reg.err;
+  json registered = json::parse(reg.out)["registered"];
+  ASSERT_EQ(registered.size(), 3u);
+  EXPECT_TRUE(registered[1]["doc_id"].is_number_unsigned());
+  EXPECT_EQ(Documents(), 3u);  // the copy is a duplicate of the registered document
+
+  // Next year's batch: compared with this one through the corpus, offline without it.
+  WriteFile(dir_ / "y2" / "reuse.txt", Corpus()[2].body);
+  WriteFile(dir_ / "y2" / "new.txt", testing_corpus::UnrelatedText());
+  json next = json::parse(Cops({"--json", "compare", (dir_ / "y2").string()}).out);
+  ASSERT_EQ(next["corpus"].size(), 2u);
+  EXPECT_EQ(next["corpus"][0]["violation"], false);
+  EXPECT_EQ(next["corpus"][1]["violation"], true);
+  EXPECT_EQ(next["corpus"][1]["matches"][0]["collection"], "y1");
+  CliRun offline = Cops({"compare", "--no-corpus", (dir_ / "y2").string()});
+  EXPECT_EQ(offline.exit_code, 0) << offline.err;
+  EXPECT_NE(offline.out.find("0 pair(s)"), std::string::npos) << offline.out;
+}
+
 TEST_F(CopsCliTest, UnregisterAndRestartKeepTheIndexRight) {
   StartServer();
   std::unique_ptr<Client> api = ApiClient();

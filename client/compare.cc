@@ -1,0 +1,262 @@
+#include "client/compare.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <utility>
+
+#include "client/batch_check.h"
+#include "client/check_report.h"
+#include "client/ordered_work.h"
+#include "core/detect.h"
+#include "core/fingerprint.h"
+#include "core/memory_index.h"
+#include "core/status_macros.h"
+#include "nlohmann/json.hpp"
+
+namespace cops {
+namespace {
+
+using nlohmann::json;
+
+// A document converted and fingerprinted on a worker thread.
+struct Prepared {
+  ComparedDocument doc;
+  DocumentFingerprint check;     // what it is checked with (unit spans, short texts in full)
+  DocumentFingerprint register_;  // what it is added to the index with
+};
+
+absl::StatusOr<HashKey> RunKey() {
+  // The run's own key: hashes never leave this process, so any key works, and a fresh one
+  // reveals nothing about the server's.
+  std::random_device random;
+  std::string bytes(HashKey::kSize, '\0');
+  for (char& c : bytes) c = static_cast<char>(random() & 0xff);
+  return HashKey::FromBytes(bytes);
+}
+
+Prepared Prepare(const std::string& path, const CompareOptions& options,
+                 const Fingerprinter& fingerprinter) {
+  Prepared p;
+  p.doc.path = path;
+  absl::StatusOr<ConvertedDocument> converted = ExtractText(path, options.format);
+  if (!converted.ok()) {
+    p.doc.status = converted.status();
+    return p;
+  }
+  p.doc.format = std::string(DocumentFormatName(converted->format));
+  p.doc.text_bytes = converted->text.size();
+  const ChunkingParams& params = fingerprinter.params();
+  absl::Status s =
+      fingerprinter.Fingerprint(converted->text, &p.check, CheckFingerprintOptions(params));
+  if (s.ok()) {
+    s = fingerprinter.Fingerprint(converted->text, &p.register_,
+                                  RegisterFingerprintOptions(params));
+  }
+  if (s.ok() && p.check.grams.empty()) {
+    s = absl::InvalidArgumentError(path + ": no words to compare");
+  }
+  p.doc.status = s;
+  p.doc.words = p.check.total_units;
+  return p;
+}
+
+// Union-find over the listed pairs.
+std::vector<std::vector<size_t>> Clusters(size_t n, const std::vector<DocumentPair>& pairs) {
+  std::vector<size_t> parent(n);
+  std::iota(parent.begin(), parent.end(), 0);
+  auto find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
+  for (const DocumentPair& p : pairs) {
+    const size_t ra = find(p.a), rb = find(p.b);
+    if (ra != rb) parent[std::max(ra, rb)] = std::min(ra, rb);
+  }
+  std::vector<std::vector<size_t>> by_root(n);
+  for (size_t i = 0; i < n; ++i) by_root[find(i)].push_back(i);
+  std::vector<std::vector<size_t>> clusters;
+  for (std::vector<size_t>& c : by_root) {
+    if (c.size() >= 2) clusters.push_back(std::move(c));
+  }
+  std::stable_sort(clusters.begin(), clusters.end(),
+                   [](const auto& x, const auto& y) { return x.size() > y.size(); });
+  return clusters;
+}
+
+}  // namespace
+
+absl::StatusOr<ConvertedDocument> ExtractText(const std::string& path, DocumentFormat format) {
+  COPS_ASSIGN_OR_RETURN(std::string content, ReadDocument(path));
+  if (content.empty()) return absl::InvalidArgumentError(path + ": document is empty");
+  absl::StatusOr<ConvertedDocument> converted = Convert(content, format);
+  if (!converted.ok()) {
+    return absl::Status(converted.status().code(),
+                        path + ": " + std::string(converted.status().message()));
+  }
+  return converted;
+}
+
+absl::StatusOr<Comparison> CompareFiles(
+    const std::vector<std::string>& paths, const CompareOptions& options,
+    const std::function<void(size_t done, const std::string& path)>& progress) {
+  absl::StatusOr<HashKey> key = RunKey();
+  if (!key.ok()) return absl::InternalError(std::string(key.status().message()));
+  ChunkingParams params;
+  params.key_id = key->Id();
+  absl::StatusOr<std::unique_ptr<Fingerprinter>> made = Fingerprinter::Create(params, *key);
+  if (!made.ok()) return absl::InternalError(std::string(made.status().message()));
+  const Fingerprinter& fingerprinter = **made;
+
+  Comparison out;
+  out.chunking = params.Describe();
+  out.verify_k = params.verify_k;
+  out.min_passage_units = options.min_passage_units;
+  MemoryIndex index;
+  std::vector<std::vector<UnitSpan>> units;  // of each document, to place its passages
+  DetectOptions detect;
+  detect.check.min_passage_units = options.min_passage_units;
+  detect.check.max_results = 0;
+  detect.max_candidates = 0;  // every candidate is verified: all pairs, not the best 200
+  absl::Status failure;
+
+  const int threads = std::max(options.threads, 1);
+  RunOrdered<Prepared>(
+      paths.size(), threads, 2 * static_cast<size_t>(threads),
+      [&]() -> std::function<Prepared(size_t)> {
+        return [&](size_t i) { return Prepare(paths[i], options, fingerprinter); };
+      },
+      [&](Prepared& p) {
+        const size_t b = out.documents.size();
+        out.documents.push_back(p.doc);
+        units.emplace_back();
+        if (progress) progress(b + 1, p.doc.path);
+        if (!p.doc.status.ok() || !failure.ok()) return;
+        absl::StatusOr<Report> report = Detect(p.check, params, index, detect);
+        if (!report.ok()) {
+          failure = report.status();
+          return;
+        }
+        for (const DocumentMatch& m : report->matches) {
+          uint32_t longest = 0;
+          for (const Span& s : m.spans) longest = std::max(longest, s.units);
+          if (longest < options.min_passage_units || longest == 0) continue;
+          DocumentPair pair;
+          pair.a = static_cast<size_t>(m.doc_id - 1);
+          pair.b = b;
+          pair.a_in_b = m.containment;  // the registered (earlier) document found in the test
+          pair.b_in_a = m.ratio;
+          const std::vector<UnitSpan>& a_units = units[pair.a];
+          for (const Span& s : m.spans) {
+            SharedPassage passage;
+            passage.b_start = s.test_start;
+            passage.b_end = s.test_end;
+            passage.words = s.units;
+            const uint32_t ue =
+                std::min<uint32_t>(s.registered_unit_end, static_cast<uint32_t>(a_units.size()));
+            if (s.registered_unit_begin < ue) {
+              passage.a_start = a_units[s.registered_unit_begin].start;
+              passage.a_end = a_units[ue - 1].end;
+            }
+            pair.passages.push_back(passage);
+          }
+          out.pairs.push_back(std::move(pair));
+        }
+        index.Register(b + 1, p.register_);
+        units[b] = std::move(p.check.units);
+      });
+  if (!failure.ok()) return failure;
+
+  std::sort(out.pairs.begin(), out.pairs.end(), [](const DocumentPair& x, const DocumentPair& y) {
+    if (x.Shared() != y.Shared()) return x.Shared() > y.Shared();
+    const double xs = std::min(x.a_in_b, x.b_in_a), ys = std::min(y.a_in_b, y.b_in_a);
+    if (xs != ys) return xs > ys;
+    return std::make_pair(x.a, x.b) < std::make_pair(y.a, y.b);
+  });
+  out.clusters = Clusters(out.documents.size(), out.pairs);
+  return out;
+}
+
+std::string CompareJson(const Comparison& c, const std::vector<std::string>& corpus_lines,
+                        const std::vector<std::string>* registered_lines) {
+  json documents = json::array();
+  for (const ComparedDocument& d : c.documents) {
+    if (!d.status.ok()) {
+      documents.push_back({{"path", d.path}, {"error", StatusText(d.status)}});
+    } else {
+      documents.push_back({{"path", d.path},
+                           {"format", d.format},
+                           {"words", d.words},
+                           {"text_bytes", d.text_bytes}});
+    }
+  }
+  json pairs = json::array();
+  for (const DocumentPair& p : c.pairs) {
+    json passages = json::array();
+    for (const SharedPassage& s : p.passages) {
+      passages.push_back({{"a_start", s.a_start},
+                          {"a_end", s.a_end},
+                          {"b_start", s.b_start},
+                          {"b_end", s.b_end}});
+    }
+    pairs.push_back({{"a", c.documents[p.a].path},
+                     {"b", c.documents[p.b].path},
+                     {"a_in_b", p.a_in_b},
+                     {"b_in_a", p.b_in_a},
+                     {"passages", std::move(passages)}});
+  }
+  json clusters = json::array();
+  for (const std::vector<size_t>& cluster : c.clusters) {
+    json paths = json::array();
+    for (size_t i : cluster) paths.push_back(c.documents[i].path);
+    clusters.push_back(std::move(paths));
+  }
+  json corpus = json::array();
+  for (const std::string& line : corpus_lines) corpus.push_back(json::parse(line));
+  json j = {{"documents", std::move(documents)},
+            {"pairs", std::move(pairs)},
+            {"clusters", std::move(clusters)},
+            {"corpus", std::move(corpus)},
+            {"params",
+             {{"chunking", c.chunking},
+              {"verify_k", c.verify_k},
+              {"min_passage_units", c.min_passage_units}}}};
+  if (registered_lines != nullptr) {
+    json registered = json::array();
+    for (const std::string& line : *registered_lines) registered.push_back(json::parse(line));
+    j["registered"] = std::move(registered);
+  }
+  return j.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string CompareText(const Comparison& c) {
+  std::string out;
+  size_t failed = 0;
+  for (const ComparedDocument& d : c.documents) {
+    if (!d.status.ok()) {
+      ++failed;
+      out += "ERROR      " + d.path + ": " + StatusText(d.status) + "\n";
+    }
+  }
+  out += "a_in_b  b_in_a  passages  a  <->  b\n";
+  for (const DocumentPair& p : c.pairs) {
+    char figures[64];
+    std::snprintf(figures, sizeof(figures), "%6.3f  %6.3f  %8zu  ", p.a_in_b, p.b_in_a,
+                  p.passages.size());
+    out += figures + c.documents[p.a].path + "  <->  " + c.documents[p.b].path + "\n";
+  }
+  for (size_t k = 0; k < c.clusters.size(); ++k) {
+    out += "cluster " + std::to_string(k + 1) + ":";
+    for (size_t i : c.clusters[k]) out += " " + c.documents[i].path;
+    out += "\n";
+  }
+  out += std::to_string(c.documents.size()) + " document(s), " + std::to_string(failed) +
+         " failed: " + std::to_string(c.pairs.size()) + " pair(s) share a passage of " +
+         std::to_string(c.min_passage_units) + " words or more, " +
+         std::to_string(c.clusters.size()) + " cluster(s)\n";
+  return out;
+}
+
+}  // namespace cops

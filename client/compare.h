@@ -1,0 +1,108 @@
+#ifndef COPS_CLIENT_COMPARE_H_
+#define COPS_CLIENT_COMPARE_H_
+
+// `cops compare PATH...` (issue 19): every document of a batch against every other, without
+// registering anything, as MOSS and Dolos do for a class and a deduplicating corpus builder
+// does for a collection. Runs on this machine, on our fingerprints and the detection
+// pipeline: each document is converted (convert/converter.h), fingerprinted under the
+// default ChunkingParams with a key made for the run, checked (core/detect.h) against an
+// in-memory index of the documents before it (core/memory_index.h) and then added to it.
+// Each pair is thus found once, from its later document, with the verified shares of both
+// documents' text and the shared passages.
+//
+// Memory: the index (about 6 bytes per word of the batch for chunks, 4 for grams) plus each
+// document's unit spans (8 bytes per word) and the pairs found; never two documents' texts
+// at once, and no table of all pairs.
+//
+// Thread-safety: CompareFiles() may run concurrently with itself.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "convert/converter.h"
+
+namespace cops {
+
+struct CompareOptions {
+  DocumentFormat format = DocumentFormat::kAuto;  // of every document
+  // A pair is listed when it shares a passage of at least this many words.
+  uint32_t min_passage_units = 8;
+  // Documents converted and fingerprinted at once.
+  int threads = 2;
+};
+
+struct ComparedDocument {
+  std::string path;         // as given (or found below a directory given)
+  absl::Status status;      // why it could not be compared (then it is in no pair)
+  std::string format;       // the format parsed, e.g. "pdf"
+  uint32_t words = 0;       // units after canonicalization
+  uint64_t text_bytes = 0;  // of the extracted text
+};
+
+// A passage shared by a pair. Offsets are bytes of each document's extracted text
+// (ExtractText(); the file itself for UTF-8 plain text), [start, end).
+struct SharedPassage {
+  uint32_t a_start = 0;
+  uint32_t a_end = 0;
+  uint32_t b_start = 0;
+  uint32_t b_end = 0;
+  uint32_t words = 0;  // of b the passage covers
+};
+
+struct DocumentPair {
+  size_t a = 0;  // indices into Comparison::documents, a < b
+  size_t b = 0;
+  double a_in_b = 0;  // share of a's text found in b (verified word grams)
+  double b_in_a = 0;  // share of b's text found in a
+  std::vector<SharedPassage> passages;  // in b's order
+
+  double Shared() const { return a_in_b > b_in_a ? a_in_b : b_in_a; }
+};
+
+struct Comparison {
+  std::vector<ComparedDocument> documents;  // in input order
+  // Pairs sharing a passage of min_passage_units words: by Shared() descending, then by
+  // the smaller share descending, then by (a, b).
+  std::vector<DocumentPair> pairs;
+  // Documents linked by listed pairs (connected components of two or more), each in input
+  // order; the largest first, then by first document.
+  std::vector<std::vector<size_t>> clusters;
+  std::string chunking;  // ChunkingParams::Describe() of the run (its key is not kept)
+  uint32_t verify_k = 0;
+  uint32_t min_passage_units = 0;
+};
+
+// Compares `paths` (files; see ExpandPaths() in client/batch_check.h). `progress(done,
+// path)` is called after each document, on the calling thread. A document that cannot be
+// read, converted, or has no words is kept with its status and compared with nothing.
+// Errors: only INTERNAL when the fingerprinter cannot be set up.
+absl::StatusOr<Comparison> CompareFiles(
+    const std::vector<std::string>& paths, const CompareOptions& options,
+    const std::function<void(size_t done, const std::string& path)>& progress = nullptr);
+
+// The text a document's passages index: the file converted as CompareFiles() converts it.
+absl::StatusOr<ConvertedDocument> ExtractText(const std::string& path, DocumentFormat format);
+
+// The pinned JSON of `cops compare --json` (issue 19), one object without newline:
+// {"documents": [{"path", "format", "words", "text_bytes"} or {"path", "error"}],
+//  "pairs": [{"a", "b", "a_in_b", "b_in_a", "passages": [{"a_start", "a_end", "b_start",
+//  "b_end"}]}], "clusters": [[PATH...]], "corpus": [...], "params": {...}}
+// where `corpus_lines` are each document's check against the registered corpus as
+// CheckJsonLine()/ErrorJsonLine() give them (empty when not checked). With
+// `registered_lines` (`--register-into`), also "registered": the RegisterJsonLine() or
+// ErrorJsonLine() of each document.
+std::string CompareJson(const Comparison& comparison,
+                        const std::vector<std::string>& corpus_lines,
+                        const std::vector<std::string>* registered_lines = nullptr);
+
+// The terminal form: the pair table, the clusters, and a one-line summary.
+std::string CompareText(const Comparison& comparison);
+
+}  // namespace cops
+
+#endif  // COPS_CLIENT_COMPARE_H_

@@ -1,0 +1,154 @@
+#include "client/compare.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/server/test_corpus.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing_corpus::Corpus;
+
+class CompareTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "cops_compare_XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string Write(const std::string& name, const std::string& content) {
+    std::ofstream((dir_ / name), std::ios::binary) << content;
+    return (dir_ / name).string();
+  }
+
+  Comparison Compare(const std::vector<std::string>& paths, CompareOptions options = {}) {
+    absl::StatusOr<Comparison> c = CompareFiles(paths, options);
+    EXPECT_TRUE(c.ok()) << c.status();
+    return c.ok() ? *std::move(c) : Comparison{};
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(CompareTest, PairsCarryBothSharesAndPassagesThatHoldTheSameText) {
+  const std::string source = Corpus()[2].body;
+  const std::string mixed = testing_corpus::ParagraphInsideNewText(source);
+  const std::vector<std::string> paths = {
+      Write("source.txt", source), Write("unrelated.txt", testing_corpus::UnrelatedText()),
+      Write("mixed.txt", mixed), Write("other.txt", Corpus()[0].body)};
+  Comparison c = Compare(paths);
+  ASSERT_EQ(c.documents.size(), 4u);
+  for (const ComparedDocument& d : c.documents) EXPECT_TRUE(d.status.ok()) << d.status;
+  EXPECT_EQ(c.documents[0].format, "text");
+
+  ASSERT_EQ(c.pairs.size(), 1u);  // unrelated texts pair with nothing
+  const DocumentPair& p = c.pairs[0];
+  EXPECT_EQ(p.a, 0u);
+  EXPECT_EQ(p.b, 2u);
+  // One of the source's three paragraphs is in the mixed text, and makes up about a third
+  // of it: both shares are partial, and neither is near 0 or 1.
+  EXPECT_GT(p.a_in_b, 0.2);
+  EXPECT_LT(p.a_in_b, 0.6);
+  EXPECT_GT(p.b_in_a, 0.2);
+  EXPECT_LT(p.b_in_a, 0.7);
+  ASSERT_EQ(p.passages.size(), 1u);
+  const SharedPassage& s = p.passages[0];
+  const std::string in_a = source.substr(s.a_start, s.a_end - s.a_start);
+  const std::string in_b = mixed.substr(s.b_start, s.b_end - s.b_start);
+  EXPECT_EQ(in_a, in_b);  // the same words, placed exactly in both documents
+  EXPECT_NE(in_a.find("Salmon stopped spawning"), std::string::npos) << in_a;
+  EXPECT_GE(s.words, 40u);
+  ASSERT_EQ(c.clusters.size(), 1u);
+  EXPECT_EQ(c.clusters[0], (std::vector<size_t>{0, 2}));
+}
+
+TEST_F(CompareTest, DuplicatesAndNearDuplicatesClusterAndSortByShare) {
+  const std::string body = Corpus()[3].body;
+  const std::vector<std::string> paths = {
+      Write("edited.txt", testing_corpus::EditedCopy(body)), Write("orig.txt", body),
+      Write("copy.txt", body), Write("lone.txt", Corpus()[1].body)};
+  Comparison c = Compare(paths);
+  ASSERT_EQ(c.pairs.size(), 3u);
+  // The exact copy first (1.0 both ways), then the edited copy with either.
+  EXPECT_EQ(c.pairs[0].a, 1u);
+  EXPECT_EQ(c.pairs[0].b, 2u);
+  EXPECT_DOUBLE_EQ(c.pairs[0].a_in_b, 1.0);
+  EXPECT_DOUBLE_EQ(c.pairs[0].b_in_a, 1.0);
+  for (size_t i = 1; i < c.pairs.size(); ++i) {
+    EXPECT_LE(c.pairs[i].Shared(), c.pairs[i - 1].Shared());
+    EXPECT_EQ(c.pairs[i].a, 0u);  // the edited copy came first
+    EXPECT_GT(c.pairs[i].Shared(), 0.2);
+    EXPECT_LT(c.pairs[i].Shared(), 1.0);
+  }
+  ASSERT_EQ(c.clusters.size(), 1u);
+  EXPECT_EQ(c.clusters[0], (std::vector<size_t>{0, 1, 2}));
+}
+
+TEST_F(CompareTest, UnreadableEmptyAndWordlessDocumentsFailAloneAndTheRestIsCompared) {
+  const std::string body = Corpus()[0].body;
+  const std::vector<std::string> paths = {
+      Write("a.txt", body), (dir_ / "missing.txt").string(), Write("empty.txt", ""),
+      Write("punctuation.txt", "... !!! ---\n"), Write("b.txt", body)};
+  Comparison c = Compare(paths);
+  ASSERT_EQ(c.documents.size(), 5u);
+  EXPECT_EQ(c.documents[1].status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(c.documents[2].status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(c.documents[3].status.code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_EQ(c.pairs.size(), 1u);
+  EXPECT_EQ(c.pairs[0].a, 0u);
+  EXPECT_EQ(c.pairs[0].b, 4u);
+}
+
+TEST_F(CompareTest, MinimumPassageLengthDecidesWhichPairsAreListed) {
+  // Two texts sharing one 12-word sentence.
+  const std::string shared = "the quick brown fox jumps over the lazy dog near the river bank";
+  const std::vector<std::string> paths = {
+      Write("x.txt", testing_corpus::Prose(1, 200) + " " + shared + " " +
+                         testing_corpus::Prose(2, 200)),
+      Write("y.txt", testing_corpus::Prose(3, 150) + " " + shared + " " +
+                         testing_corpus::Prose(4, 150))};
+  CompareOptions options;
+  options.min_passage_units = 10;
+  Comparison listed = Compare(paths, options);
+  ASSERT_EQ(listed.pairs.size(), 1u);
+  EXPECT_LT(listed.pairs[0].Shared(), 0.1);
+  options.min_passage_units = 20;
+  EXPECT_TRUE(Compare(paths, options).pairs.empty());
+}
+
+TEST_F(CompareTest, JsonHasThePinnedShapeWithPathsAsGiven) {
+  const std::string body = Corpus()[0].body;
+  const std::vector<std::string> paths = {Write("a.txt", body), Write("b.txt", body),
+                                          (dir_ / "gone.txt").string()};
+  Comparison c = Compare(paths);
+  const std::vector<std::string> corpus = {R"({"path": "a.txt", "violation": false})"};
+  json j = json::parse(CompareJson(c, corpus));
+  ASSERT_EQ(j["documents"].size(), 3u);
+  EXPECT_EQ(j["documents"][2]["path"], paths[2]);
+  EXPECT_TRUE(j["documents"][2]["error"].is_string());
+  ASSERT_EQ(j["pairs"].size(), 1u);
+  const json& pair = j["pairs"][0];
+  EXPECT_EQ(pair["a"], paths[0]);
+  EXPECT_EQ(pair["b"], paths[1]);
+  EXPECT_EQ(pair["a_in_b"], 1.0);
+  EXPECT_EQ(pair["b_in_a"], 1.0);
+  ASSERT_EQ(pair["passages"].size(), 1u);
+  for (const char* key : {"a_start", "a_end", "b_start", "b_end"}) {
+    EXPECT_TRUE(pair["passages"][0][key].is_number_unsigned()) << key;
+  }
+  EXPECT_EQ(j["clusters"], json::array({json::array({paths[0], paths[1]})}));
+  EXPECT_EQ(j["corpus"][0]["path"], "a.txt");
+  EXPECT_FALSE(j.contains("registered"));
+}
+
+}  // namespace
+}  // namespace cops
