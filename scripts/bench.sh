@@ -36,6 +36,10 @@ Areas:
   lookup     storage_bench warm lookups of 1,000 hashes on the index `import` left in DIR
                --dir DIR --docs N [--threads T] [--hugepages] [--min-time S]
                [--stage NAME] (default LookupWarm1000Settled)
+  compare    bench/compare_batch.py: `cops compare` over a batch (time, peak RSS, planted
+             pairs found)
+               papers [--papers N] [--kbytes K] [--prior N] [--format F]
+               dedupe [--files N] [--kbytes K] [--format F]
   quick      smoke run of the short areas: core --quick, convert --quick,
              storage --docs 1000, service --documents 2000 --checks 300
 
@@ -261,6 +265,13 @@ area_register() {
   fi
 }
 
+# ---- cops compare --------------------------------------------------------------------------
+area_compare() {
+  need "$build/client/cops"
+  need "$build/server/copsd"
+  COPS_BUILD_DIR="$build" python3 "$root/bench/compare_batch.py" "$@"
+}
+
 area_quick() {
   area_core --quick -- --benchmark_filter=C_word5
   area_convert --quick
@@ -287,6 +298,7 @@ case "$area" in
   service) area_service "$@" ;;
   cached) area_cached "$@" ;;
   register) area_register "$@" ;;
+  compare) area_compare "$@" ;;
   quick) area_quick "$@" ;;
   *) usage >&2; die "unknown area $area" ;;
 esac
