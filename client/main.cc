@@ -7,10 +7,10 @@
 //                      result per document (JSON Lines with --json), --streams N in flight;
 //                      --threshold --function --min-count --max-results --collection...
 //                      --format --sample-size --sample-seed --max-doc-frequency
-//                      --min-passage-units --no-spans
+//                      --min-passage-units --no-spans --html FILE (client/html_report.h)
 //   compare PATH...    each document against every other and against the registered corpus,
 //                      without registering (client/compare.h); --no-corpus --register-into
-//                      --min-passage-units --threads --collection... --format
+//                      --min-passage-units --threads --collection... --format --html FILE
 //   unregister ID | get ID [--content] | list [--collection] | stats
 //   bench              load generator (client/load_generator.h)
 //   admin ...          client/admin_commands.h
@@ -38,6 +38,7 @@
 #include "client/batch_register.h"
 #include "client/check_report.h"
 #include "client/compare.h"
+#include "client/html_report.h"
 #include "client/client.h"
 #include "client/client_security.h"
 #include "client/load_generator.h"
@@ -129,6 +130,18 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
   return exit_code;
 }
 
+// Writes a report page; false (with the message on stderr) when it cannot.
+bool WriteHtml(const char* command, const std::string& path, const std::string& page) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << page;
+  out.close();
+  if (!out) {
+    std::cerr << "cops " << command << ": cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
 // ---- check ----
 
 struct CheckArgs {
@@ -143,6 +156,7 @@ struct CheckArgs {
   std::vector<std::string> collections;
   std::string format = "auto";
   bool no_spans = false;
+  std::string html;
 };
 
 // The request every document of a check is sent with (all but its content).
@@ -185,8 +199,12 @@ int RunCheckBatch(const Globals& g, const CheckArgs& a, v1::CheckDocumentRequest
   ProgressLine progress(isatty(STDERR_FILENO));
   const bool stdout_tty = isatty(STDOUT_FILENO);
   BatchCheckSummary so_far;
+  std::optional<CheckHtmlReport> html;
+  if (!a.html.empty()) html.emplace(RegisteredTextFrom(client->get()));
   const BatchCheckSummary summary =
       CheckBatch(client->get(), files, options, [&](BatchCheckResult& r) {
+        if (html && r.reply.ok()) html->Add(r.path, r.content, *r.reply);
+        if (html && !r.reply.ok()) html->AddError(r.path, r.reply.status());
         ++so_far.documents;
         if (!r.reply.ok()) ++so_far.failed;
         if (r.reply.ok() && r.reply->violation()) ++so_far.violations;
@@ -203,6 +221,7 @@ int RunCheckBatch(const Globals& g, const CheckArgs& a, v1::CheckDocumentRequest
         progress.Update(so_far.documents, files.size(), so_far, r.path);
       });
   progress.Clear();
+  if (html && !WriteHtml("check", a.html, html->Finish())) return kExitError;
   if (!g.json) {
     std::cout << summary.documents << " document(s): " << summary.violations
               << " violation(s), " << summary.failed << " failed\n";
@@ -234,6 +253,11 @@ int RunCheck(const Globals& g, const CheckArgs& a) {
     std::cerr << "cops check: " << StatusText(reply.status()) << "\n";
     return kExitError;
   }
+  if (!a.html.empty()) {
+    CheckHtmlReport html(RegisteredTextFrom(client->get()));
+    html.Add(a.paths[0], *content, *reply);
+    if (!WriteHtml("check", a.html, html.Finish())) return kExitError;
+  }
   if (g.json) {
     std::cout << CheckJsonLine(*reply) << "\n";
   } else {
@@ -253,6 +277,7 @@ struct CompareArgs {
   std::string register_into;
   std::vector<std::string> collections;
   int streams = 4;
+  std::string html;
 };
 
 int RunCompare(const Globals& g, const CompareArgs& a) {
@@ -281,6 +306,7 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
     client = *std::move(connected);
   }
   std::vector<std::string> corpus_lines, corpus_text;
+  std::vector<absl::StatusOr<v1::CheckDocumentReply>> corpus_replies;  // for --html
   if (!a.no_corpus) {
     // Each document against the registered corpus: the batch check of `cops check`.
     BatchCheckOptions check;
@@ -297,6 +323,7 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
           }
           corpus_text.push_back(
               BatchLine(r.path, r.reply.status(), r.reply.ok() ? &*r.reply : nullptr));
+          if (!a.html.empty()) corpus_replies.push_back(std::move(r.reply));
           progress.Update(corpus_lines.size(), files.size(), none, r.path);
         });
     progress.Clear();
@@ -324,6 +351,11 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
                                         : "ERROR      " + path + ": " +
                                               StatusText(reply.status()));
         });
+  }
+  if (!a.html.empty() &&
+      !WriteHtml("compare", a.html,
+                 CompareHtmlReport(*comparison, options.format, corpus_replies))) {
+    return kExitError;
   }
   if (g.json) {
     std::cout << CompareJson(*comparison, corpus_lines, a.register_into.empty()
@@ -496,6 +528,7 @@ int Main(int argc, char** argv) {
   check_cmd->add_option("--max-doc-frequency", chk.max_doc_frequency,
                         "Ignore chunks found in more documents (0 = no limit)");
   check_cmd->add_flag("--no-spans", chk.no_spans, "Do not return matched spans");
+  check_cmd->add_option("--html", chk.html, "Also write a self-contained HTML report here");
 
   CompareArgs cmp;
   CLI::App* compare_cmd = app.add_subcommand(
@@ -516,6 +549,7 @@ int Main(int argc, char** argv) {
                           "Check against these collections only");
   compare_cmd->add_option("--streams", cmp.streams, "CheckStream calls in flight")
       ->capture_default_str();
+  compare_cmd->add_option("--html", cmp.html, "Also write a self-contained HTML report here");
 
   uint64_t id = 0;
   CLI::App* unregister_cmd = app.add_subcommand("unregister", "Remove a registered document");

@@ -9,6 +9,7 @@ PACKAGES=(
   libpoppler-cpp-dev libgmime-3.0-dev libxml2-dev libzip-dev libmagic-dev libuchardet-dev
   clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  chromium  # renders the HTML report in tests/client/html_report_test.cc, scripts/report-example.sh
   wamerican
   python3.11-doc debian-handbook  # prose corpora of eval/make_set.py (docs/accuracy.md)
   mythes-en-us  # English thesaurus: synonyms for eval/make_short_set.py

@@ -245,6 +245,17 @@ TEST_F(CopsCliTest, BatchCheckPrintsOneLinePerDocumentAndTheBatchExitCode) {
   EXPECT_NE(human.out.find("2 document(s): 1 violation(s), 0 failed"), std::string::npos)
       << human.out;
   EXPECT_EQ(Cops({"check", lone, lone}).exit_code, 0);
+
+  // --html: one page for the batch, the copy highlighted, the registered source beside it.
+  const std::string page = (dir_ / "report.html").string();
+  EXPECT_EQ(Cops({"check", "--html", page, lone, (dir_ / "batch" / "a_copy.txt").string()})
+                .exit_code, 1);
+  const std::string html = testing::ReadFileOrEmpty(page);
+  EXPECT_NE(html.find("<mark style=\"background:"), std::string::npos);
+  EXPECT_NE(html.find("#" + lines[1]["matches"][0]["doc_id"].dump() + " &quot;1.txt&quot;"),
+            std::string::npos);
+  EXPECT_NE(html.find("<td class=passage>" + std::string(Corpus()[1].body).substr(0, 40)),
+            std::string::npos);
 }
 
 // `cops compare`: pairs within the batch and each document against the corpus, nothing
@@ -283,6 +294,9 @@ TEST_F(CopsCliTest, CompareFindsPairsAndTheCorpusAndRegistersOnlyWhenAsked) {
   EXPECT_EQ(next["corpus"][0]["violation"], false);
   EXPECT_EQ(next["corpus"][1]["violation"], true);
   EXPECT_EQ(next["corpus"][1]["matches"][0]["collection"], "y1");
+  const std::string page = (dir_ / "compare.html").string();
+  EXPECT_EQ(Cops({"compare", "--html", page, (dir_ / "y1").string()}).exit_code, 1);
+  EXPECT_NE(testing::ReadFileOrEmpty(page).find("<h2>Pairs</h2>"), std::string::npos);
   CliRun offline = Cops({"compare", "--no-corpus", (dir_ / "y2").string()});
   EXPECT_EQ(offline.exit_code, 0) << offline.err;
   EXPECT_NE(offline.out.find("0 pair(s)"), std::string::npos) << offline.out;
