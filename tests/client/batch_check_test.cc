@@ -6,7 +6,7 @@
 #include "client/check_report.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tests/client/test_server.h"
+#include "tests/client/copy_detection_server.h"
 #include "tests/server/test_corpus.h"
 
 namespace cops {
@@ -15,7 +15,7 @@ namespace {
 using nlohmann::json;
 using testing_corpus::Corpus;
 using testing_corpus::UnrelatedText;
-using testing_server::TestServer;
+using testing::CopyDetectionServer;
 
 // Runs CheckBatch and keeps every result (without contents) in delivery order.
 std::vector<BatchCheckResult> RunBatch(Client* client, const std::vector<std::string>& paths,
@@ -29,7 +29,7 @@ std::vector<BatchCheckResult> RunBatch(Client* client, const std::vector<std::st
 }
 
 TEST(ExpandPathsTest, DirectoriesRecursiveAndSortedFilesAndMissingNamesKept) {
-  TestServer server;  // for its temp dir
+  CopyDetectionServer server;  // for its temp dir
   ASSERT_TRUE(server.ok());
   const std::string b = server.Write("papers/b.txt", "b");
   const std::string a = server.Write("papers/sub/a.txt", "a");
@@ -41,7 +41,7 @@ TEST(ExpandPathsTest, DirectoriesRecursiveAndSortedFilesAndMissingNamesKept) {
 }
 
 TEST(CheckBatchTest, OneResultPerDocumentInOrderWithViolationsAndErrors) {
-  TestServer server;
+  CopyDetectionServer server;
   ASSERT_TRUE(server.ok());
   const uint64_t id = server.Register("lighthouse", Corpus()[0].body);
   std::vector<std::string> paths;
@@ -96,7 +96,7 @@ TEST(CheckBatchTest, ExitCodeIsOneForViolationsWithoutFailures) {
 }
 
 TEST(CheckBatchTest, OptionsOfTheBaseRequestApplyToEveryDocument) {
-  TestServer server;
+  CopyDetectionServer server;
   ASSERT_TRUE(server.ok());
   server.Register("lighthouse", Corpus()[0].body, "essays");
   const std::string copy = server.Write("copy.txt", Corpus()[0].body);
@@ -120,13 +120,13 @@ TEST(CheckBatchTest, OptionsOfTheBaseRequestApplyToEveryDocument) {
 }
 
 TEST(CheckSessionTest, OneCallServesManyChecksAndSurvivesPerDocumentErrors) {
-  TestServer server;
+  CopyDetectionServer server;
   ASSERT_TRUE(server.ok());
   server.Register("lighthouse", Corpus()[0].body);
   CheckSession session(server.client());
   v1::CheckDocumentRequest request;
   request.set_content(Corpus()[0].body);
-  ASSERT_TRUE(session.Check(request).ok());
+  ASSERT_OK(session.Check(request).status());
   request.clear_content();  // an empty document: refused, the call goes on
   EXPECT_EQ(session.Check(request).status().code(), absl::StatusCode::kInvalidArgument);
   request.set_content(Corpus()[0].body);

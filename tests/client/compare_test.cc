@@ -8,6 +8,8 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -18,13 +20,6 @@ using testing_corpus::Corpus;
 
 class CompareTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "cops_compare_XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   std::string Write(const std::string& name, const std::string& content) {
     std::ofstream((dir_ / name), std::ios::binary) << content;
     return (dir_ / name).string();
@@ -32,11 +27,12 @@ class CompareTest : public ::testing::Test {
 
   Comparison Compare(const std::vector<std::string>& paths, CompareOptions options = {}) {
     absl::StatusOr<Comparison> c = CompareFiles(paths, options);
-    EXPECT_TRUE(c.ok()) << c.status();
+    EXPECT_OK(c.status());
     return c.ok() ? *std::move(c) : Comparison{};
   }
 
-  fs::path dir_;
+  testing::TempDir temp_{"cops_compare"};
+  const fs::path& dir_ = temp_.path();
 };
 
 TEST_F(CompareTest, PairsCarryBothSharesAndPassagesThatHoldTheSameText) {
@@ -47,7 +43,7 @@ TEST_F(CompareTest, PairsCarryBothSharesAndPassagesThatHoldTheSameText) {
       Write("mixed.txt", mixed), Write("other.txt", Corpus()[0].body)};
   Comparison c = Compare(paths);
   ASSERT_EQ(c.documents.size(), 4u);
-  for (const ComparedDocument& d : c.documents) EXPECT_TRUE(d.status.ok()) << d.status;
+  for (const ComparedDocument& d : c.documents) EXPECT_OK(d.status);
   EXPECT_EQ(c.documents[0].format, "text");
 
   ASSERT_EQ(c.pairs.size(), 1u);  // unrelated texts pair with nothing

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -125,9 +126,8 @@ TEST(CheckHtmlReportTest, PageShowsSourcesHighlightsAndSideBySideWithEverythingE
 }
 
 TEST(CompareHtmlReportTest, PairsSideBySideFromTheFilesAndHostileNamesEscaped) {
-  std::string tmpl = (std::filesystem::temp_directory_path() / "cops_html_XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  const std::filesystem::path dir = tmpl;
+  testing::TempDir temp("cops_html");
+  const std::filesystem::path& dir = temp.path();
   const std::string a = (dir / "a<1>.txt").string(), b = (dir / "b.txt").string();
   std::ofstream(a) << "Own words first. The shared <em>sentence</em> is here.";
   std::ofstream(b) << "The shared <em>sentence</em> is here. Then other words.";
@@ -146,7 +146,6 @@ TEST(CompareHtmlReportTest, PairsSideBySideFromTheFilesAndHostileNamesEscaped) {
   std::vector<absl::StatusOr<v1::CheckDocumentReply>> corpus(3);
   corpus[2] = absl::NotFoundError("cannot read <gone>");
   const std::string page = CompareHtmlReport(c, DocumentFormat::kText, corpus);
-  std::filesystem::remove_all(dir);
 
   EXPECT_EQ(page.find("<em>"), std::string::npos);
   EXPECT_EQ(page.find("a<1>"), std::string::npos);
@@ -189,9 +188,8 @@ TEST(CheckHtmlReportTest, RenderedInChromiumShowsHighlightedPassagesAndSources) 
   CheckHtmlReport report(nullptr);
   report.Add("essay.txt", text, reply);
 
-  std::string tmpl = (std::filesystem::temp_directory_path() / "cops_html_XXXXXX").string();
-  ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-  const std::filesystem::path dir = tmpl;
+  testing::TempDir temp("cops_html");
+  const std::filesystem::path& dir = temp.path();
   std::ofstream(dir / "report.html") << report.Finish();
   const std::string command = "/usr/bin/chromium --headless --no-sandbox --disable-gpu "
                               "--user-data-dir=" + (dir / "profile").string() +
@@ -203,7 +201,6 @@ TEST(CheckHtmlReportTest, RenderedInChromiumShowsHighlightedPassagesAndSources) 
   char buf[4096];
   for (size_t n; (n = fread(buf, 1, sizeof(buf), pipe)) > 0;) dom.append(buf, n);
   const int status = pclose(pipe);
-  std::filesystem::remove_all(dir);
   ASSERT_EQ(status, 0) << dom;
 
   EXPECT_NE(dom.find("<title>COPS similarity report</title>"), std::string::npos) << dom;
