@@ -7,8 +7,9 @@
 #include <sstream>
 #include <utility>
 
+#include "client/check_stream.h"
 #include "client/ordered_work.h"
-#include "grpcpp/grpcpp.h"
+#include "core/status_macros.h"
 
 namespace cops {
 
@@ -49,68 +50,25 @@ absl::StatusOr<std::string> ReadDocument(const std::string& path) {
   return buf.str();
 }
 
-// ---- CheckSession ----
+namespace {
 
-struct CheckSession::Call {
-  grpc::ClientContext context;
-  std::unique_ptr<grpc::ClientReaderWriter<v1::CheckDocumentRequest, v1::CheckDocumentReply>>
-      stream;
-  std::chrono::steady_clock::time_point opened;
-};
-
-CheckSession::CheckSession(Client* client) : client_(client) {}
-CheckSession::~CheckSession() { Close(); }
-
-absl::Status CheckSession::Open() {
-  call_ = std::make_unique<Call>();
-  client_->Prepare(&call_->context);
-  // Prepare() gave the call one timeout; the call lives for up to two, and is replaced once
-  // one has passed, so every check still has a whole timeout ahead of it.
-  call_->context.set_deadline(std::chrono::system_clock::now() + 2 * client_->timeout());
-  call_->opened = std::chrono::steady_clock::now();
-  call_->stream = client_->stub()->CheckStream(&call_->context);
-  if (call_->stream == nullptr) {
-    call_.reset();
-    return absl::UnavailableError("cannot open a CheckStream call");
+// One document over `stream`: its reply, or its error (the read's, the call's, or the
+// server's for this document) as a status.
+absl::StatusOr<v1::CheckDocumentReply> CheckOne(CheckStream* stream, Client* client,
+                                                v1::CheckDocumentRequest request) {
+  std::vector<v1::CheckDocumentRequest> batch;
+  batch.push_back(std::move(request));
+  COPS_ASSIGN_OR_RETURN(std::vector<v1::CheckDocumentReply> replies,
+                        stream->Check(std::move(batch), client->timeout()));
+  if (replies.size() != 1) return absl::InternalError("CheckStream answered no reply");
+  if (replies[0].error_code() != 0) {
+    return absl::Status(static_cast<absl::StatusCode>(replies[0].error_code()),
+                        replies[0].error_message());
   }
-  return absl::OkStatus();
+  return std::move(replies[0]);
 }
 
-void CheckSession::Close() {
-  if (call_ == nullptr) return;
-  call_->stream->WritesDone();
-  v1::CheckDocumentReply rest;
-  while (call_->stream->Read(&rest)) {
-  }
-  call_->stream->Finish().ok();  // the replies that mattered were read already
-  call_.reset();
-}
-
-absl::StatusOr<v1::CheckDocumentReply> CheckSession::Check(
-    const v1::CheckDocumentRequest& request) {
-  if (call_ != nullptr && std::chrono::steady_clock::now() - call_->opened > client_->timeout()) {
-    Close();
-  }
-  if (call_ == nullptr) {
-    absl::Status s = Open();
-    if (!s.ok()) return s;
-  }
-  v1::CheckDocumentReply reply;
-  if (!call_->stream->Write(request) || !call_->stream->Read(&reply)) {
-    // The call broke: its status says why; the next check opens a new one.
-    call_->stream->WritesDone();
-    absl::Status s = FromGrpc(call_->stream->Finish());
-    call_.reset();
-    return s.ok() ? absl::UnavailableError("the server ended the check stream") : s;
-  }
-  if (reply.error_code() != 0) {
-    return absl::Status(static_cast<absl::StatusCode>(reply.error_code()),
-                        reply.error_message());
-  }
-  return reply;
-}
-
-// ---- CheckBatch ----
+}  // namespace
 
 BatchCheckSummary CheckBatch(Client* client, const std::vector<std::string>& paths,
                              const BatchCheckOptions& options,
@@ -121,8 +79,8 @@ BatchCheckSummary CheckBatch(Client* client, const std::vector<std::string>& pat
       paths.size(), streams, std::max(options.window, static_cast<size_t>(streams)),
       [&]() -> std::function<BatchCheckResult(size_t)> {
         // Each thread owns one CheckStream call for all its documents.
-        auto session = std::make_shared<CheckSession>(client);
-        return [&, session](size_t i) {
+        auto stream = std::make_shared<CheckStream>(client);
+        return [&, stream](size_t i) {
           BatchCheckResult result;
           result.index = i;
           result.path = paths[i];
@@ -133,8 +91,7 @@ BatchCheckSummary CheckBatch(Client* client, const std::vector<std::string>& pat
           }
           v1::CheckDocumentRequest request = options.request;
           request.set_content(*content);
-          request.set_request_id(std::to_string(i));
-          result.reply = session->Check(request);
+          result.reply = CheckOne(stream.get(), client, std::move(request));
           result.content = *std::move(content);
           return result;
         };

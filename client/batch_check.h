@@ -1,9 +1,10 @@
 #ifndef COPS_CLIENT_BATCH_CHECK_H_
 #define COPS_CLIENT_BATCH_CHECK_H_
 
-// Checking many documents at once (`cops check PATH...`, issue 19; the mail gateway's
-// streaming checks, issue 20): documents go to the server over CheckStream calls, several
-// calls in flight, and come back one result per document, in input order.
+// Checking many documents at once (`cops check PATH...`, `cops compare`): documents go to
+// the server over CheckStream calls (client/check_stream.h, the call cops-milter keeps per
+// SMTP connection), several calls in flight, and come back one result per document, in
+// input order. Each document has the client's timeout (ClientOptions::timeout).
 //
 // Memory: at most BatchCheckOptions::window documents (their bytes and replies) are held at
 // any time, whatever the batch's length; a list of file names is all a batch keeps.
@@ -30,33 +31,6 @@ std::vector<std::string> ExpandPaths(const std::vector<std::string>& args);
 // The bytes of a file ("-" = standard input). NOT_FOUND when it cannot be opened,
 // INVALID_ARGUMENT when it is empty (the server would refuse it), DATA_LOSS on a read error.
 absl::StatusOr<std::string> ReadDocument(const std::string& path);
-
-// One CheckStream call kept open for many checks, one at a time: what a gateway uses for
-// all the messages of a connection. Check() opens the call on first use and opens a new one
-// after a transport failure (the failed check reports its status; the next one retries on a
-// fresh call) or when the call has run longer than the client's timeout, so each check has
-// at least ClientOptions::timeout before the call's deadline (2 x timeout after it opened).
-//
-// Thread-safety: not thread-safe; use one session per thread.
-class CheckSession {
- public:
-  explicit CheckSession(Client* client);
-  ~CheckSession();
-  CheckSession(const CheckSession&) = delete;
-  CheckSession& operator=(const CheckSession&) = delete;
-
-  // The server's reply to `request`; its per-document error (reply error_code) as a status,
-  // else the call's status when the stream broke.
-  absl::StatusOr<v1::CheckDocumentReply> Check(const v1::CheckDocumentRequest& request);
-
- private:
-  struct Call;
-  absl::Status Open();
-  void Close();
-
-  Client* const client_;
-  std::unique_ptr<Call> call_;
-};
 
 struct BatchCheckOptions {
   // Everything but content and request_id is sent as is with every document (options,

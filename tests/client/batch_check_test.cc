@@ -119,22 +119,6 @@ TEST(CheckBatchTest, OptionsOfTheBaseRequestApplyToEveryDocument) {
   EXPECT_EQ(results[0].reply->matches(0).spans_size(), 0);
 }
 
-TEST(CheckSessionTest, OneCallServesManyChecksAndSurvivesPerDocumentErrors) {
-  CopyDetectionServer server;
-  ASSERT_TRUE(server.ok());
-  server.Register("lighthouse", Corpus()[0].body);
-  CheckSession session(server.client());
-  v1::CheckDocumentRequest request;
-  request.set_content(Corpus()[0].body);
-  ASSERT_OK(session.Check(request).status());
-  request.clear_content();  // an empty document: refused, the call goes on
-  EXPECT_EQ(session.Check(request).status().code(), absl::StatusCode::kInvalidArgument);
-  request.set_content(Corpus()[0].body);
-  absl::StatusOr<v1::CheckDocumentReply> again = session.Check(request);
-  ASSERT_TRUE(again.ok()) << again.status();
-  EXPECT_TRUE(again->violation());
-}
-
 TEST(CheckReportTest, BatchJsonLinesCarryThePathAndTheErrors) {
   v1::CheckDocumentReply reply;
   reply.set_violation(true);
