@@ -12,12 +12,15 @@ jobs="${COPS_JOBS:-$(nproc)}"
 db="$build/compile_commands.json"
 [[ -f "$db" ]] || { echo "lint: $db missing; run scripts/build.sh first" >&2; exit 2; }
 
-# One "clang++ -fsyntax-only" command line per source, from the build's own flags.
+# One "clang++ -fsyntax-only" command line per source (from the build's own flags) and the
+# list of sources.
 commands="$(mktemp)"
-trap 'rm -f "$commands"' EXIT
-python3 - "$db" "$root" "$@" > "$commands" <<'PY'
+sources="$(mktemp)"
+trap 'rm -f "$commands" "$sources"' EXIT
+python3 - "$db" "$root" "$sources" "$@" > "$commands" <<'PY'
 import json, shlex, sys
-db, root, only = sys.argv[1], sys.argv[2], set(sys.argv[3:])
+db, root, listing, only = sys.argv[1], sys.argv[2], sys.argv[3], set(sys.argv[4:])
+files = open(listing, "w")
 own = ("core/", "storage/", "server/", "client/", "convert/", "eval/", "milter/")
 for e in json.load(open(db)):
     rel = e["file"][len(root) + 1:] if e["file"].startswith(root + "/") else None
@@ -33,15 +36,15 @@ for e in json.load(open(db)):
             keep.append(a)
         i += 1
     cmd = ["clang++", "-fsyntax-only", "-Wthread-safety", "-Werror=thread-safety"] + keep + [e["file"]]
-    print(shlex.quote(e["directory"]) + "\t" + shlex.quote(rel) + "\t" + " ".join(map(shlex.quote, cmd)))
+    print("cd " + shlex.quote(e["directory"]) + " && " + " ".join(map(shlex.quote, cmd)))
+    print(rel, file=files)
 PY
 count="$(wc -l < "$commands")"
 [[ "$count" -gt 0 ]] || { echo "lint: no sources matched" >&2; exit 2; }
 
 echo "lint: thread-safety analysis of $count sources"
-cut -f1,3 "$commands" | tr '\t' ' ' | sed 's/^\([^ ]*\) /cd \1 \&\& /' |
-  xargs -P "$jobs" -I{} bash -c '{}' 
+xargs -d '\n' -P "$jobs" -I{} bash -c '{}' < "$commands"
 
 echo "lint: clang-tidy over $count sources"
-cut -f2 "$commands" | (cd "$root" && xargs -P "$jobs" -n 4 clang-tidy -p "$build" --quiet) 2> >(grep -v "warnings generated\|Suppressed .* warnings\|Use -header-filter\|^$" >&2)
+(cd "$root" && xargs -d '\n' -P "$jobs" -n 4 clang-tidy -p "$build" --quiet < "$sources") 2> >(grep -v "warnings generated\|Suppressed .* warnings\|Use -header-filter\|^$" >&2)
 echo "lint: clean"

@@ -340,8 +340,8 @@ absl::Status IndexGenerations::Reconcile(Generation& from, Generation& to,
   return absl::OkStatus();
 }
 
-absl::Status IndexGenerations::Switch(std::shared_ptr<Generation> old_gen,
-                                      std::shared_ptr<Generation> new_gen,
+absl::Status IndexGenerations::Switch(const std::shared_ptr<Generation>& old_gen,
+                                      const std::shared_ptr<Generation>& new_gen,
                                       bool drop_documents_without_text) {
   {
     absl::MutexLock lock(&mu_);

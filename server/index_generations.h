@@ -120,7 +120,8 @@ class IndexGenerations {
   // stored texts); counts progress when `count_progress`.
   absl::Status Reconcile(Generation& from, Generation& to, bool drop_documents_without_text,
                          bool count_progress);
-  absl::Status Switch(std::shared_ptr<Generation> old_gen, std::shared_ptr<Generation> new_gen,
+  absl::Status Switch(const std::shared_ptr<Generation>& old_gen,
+                      const std::shared_ptr<Generation>& new_gen,
                       bool drop_documents_without_text);
 
   const IndexGenerationsOptions options_;
