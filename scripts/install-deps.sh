@@ -7,7 +7,7 @@ PACKAGES=(
   librocksdb-dev libssl-dev libspdlog-dev libicu-dev libcli11-dev
   nlohmann-json3-dev libxxhash-dev
   libpoppler-cpp-dev libgmime-3.0-dev libxml2-dev libzip-dev libmagic-dev libuchardet-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium  # renders the HTML report in tests/client/html_report_test.cc, scripts/report-example.sh
   wamerican
