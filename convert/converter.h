@@ -93,8 +93,9 @@ absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat
                                           const ConvertLimits& limits = {});
 
 // Added: as above, with options. The worker executable `cops-convert-worker` is found, in
-// order, at $COPS_CONVERT_WORKER, next to the running executable (/proc/self/exe), or in
-// the build tree it was compiled in. Worker failures: a document that exceeds the CPU or
+// order, at $COPS_CONVERT_WORKER, next to the running executable (/proc/self/exe), in the
+// installed layout (<libexecdir>/cops, convert/sandbox.h), or in the build tree it was
+// compiled in. Worker failures: a document that exceeds the CPU or
 // wall-clock budget, or C++ allocation at the memory limit, is RESOURCE_EXHAUSTED; a worker
 // that cannot be started is INTERNAL; a worker crash is INVALID_ARGUMENT (the document is
 // hostile, or a C library such as poppler aborted at the memory limit: the message says so).

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "convert/document_codec.h"
@@ -63,6 +64,11 @@ std::string ConvertWorkerPath() {
     dir.resize(dir.rfind('/') + 1);
     std::string path = dir + kWorkerName;
     if (IsExecutable(path)) return path;
+#ifdef COPS_CONVERT_WORKER_FROM_BINDIR
+    // The installed layout; normalized so that logs show a plain path.
+    path = std::filesystem::path(dir + COPS_CONVERT_WORKER_FROM_BINDIR).lexically_normal();
+    if (IsExecutable(path)) return path;
+#endif
   }
 #ifdef COPS_CONVERT_WORKER_BUILD_PATH
   if (IsExecutable(COPS_CONVERT_WORKER_BUILD_PATH)) return COPS_CONVERT_WORKER_BUILD_PATH;

@@ -17,7 +17,9 @@
 namespace cops {
 
 // The worker executable: $COPS_CONVERT_WORKER, else cops-convert-worker next to
-// /proc/self/exe, else the build-tree path compiled in. Empty when none exists.
+// /proc/self/exe, else where `cmake --install` puts it relative to the running executable
+// (<bindir>/../libexec/cops/cops-convert-worker by default), else the build-tree path
+// compiled in. Empty when none exists.
 std::string ConvertWorkerPath();
 
 // See Convert() in converter.h for the error codes.

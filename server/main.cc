@@ -15,6 +15,7 @@
 #include <optional>
 #include <thread>
 
+#include "convert/sandbox.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -163,7 +164,8 @@ int Run(int argc, char** argv) {
               {"key_id", detector->params().key_id},
               {"generation", std::to_string((*generations)->Progress().generation)},
               {"tls", tls.enabled() ? "on" : "off"},
-              {"auth", auth ? "on" : "off"}});
+              {"auth", auth ? "on" : "off"},
+              {"convert_worker", ConvertWorkerPath()}});
   }
   if (!config.port_file.empty()) {
     absl::Status s = WritePortFile(config.port_file, port);
