@@ -15,6 +15,7 @@ PACKAGES=(
   mythes-en-us  # English thesaurus: synonyms for eval/make_short_set.py
   libmilter-dev  # cops-milter (milter/)
   postfix swaks  # tests/milter/postfix_integration_test.cc: a real MTA on loopback
+  libsystemd-dev systemd  # sd_notify; systemd-analyze and systemd-sysusers check deploy/systemd
 )
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -28,6 +28,7 @@
 #include "server/request_log.h"
 #include "server/server_config.h"
 #include "server/service.h"
+#include "server/systemd_notifier.h"
 #include "server/transport_security.h"
 #include "server/usage_ledger.h"
 #include "spdlog/spdlog.h"
@@ -175,9 +176,12 @@ int Run(int argc, char** argv) {
     }
   }
 
+  SystemdNotifier notifier;  // Type=notify units (deploy/systemd/copsd.service)
+  notifier.Ready("serving on " + bound);
   std::thread signal_thread([&] {
     int signal = 0;
     sigwait(&stop_signals, &signal);
+    notifier.Stopping();
     LogEvent(LogLevel::kInfo, "shutting_down",
              {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
               {"drain_seconds", std::to_string(config.drain_seconds)}});
