@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <future>
 
 #include "core/status_macros.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 
 namespace cops {
@@ -34,7 +36,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   }
   COPS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                         OpenSecureChannel(options.target, options.security, args));
-  return std::unique_ptr<Client>(new Client(options, v1::CopyDetection::NewStub(channel)));
+  return std::unique_ptr<Client>(new Client(options, std::move(channel)));
 }
 
 void Client::Prepare(grpc::ClientContext* context) const {
@@ -117,6 +119,36 @@ absl::StatusOr<v1::GetStatsReply> Client::Stats() {
   v1::GetStatsReply reply;
   COPS_RETURN_IF_ERROR(FromGrpc(stub_->GetStats(&context, v1::GetStatsRequest(), &reply)));
   return reply;
+}
+
+absl::Status Client::Health() {
+  // grpc.health.v1 is not among Debian's generated protos: the call goes through the generic
+  // stub with the messages encoded by hand. The request is an empty HealthCheckRequest (the
+  // whole server); the reply is HealthCheckResponse { ServingStatus status = 1; }.
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + options_.timeout);
+  grpc::GenericStub stub(channel_);
+  grpc::Slice no_bytes{std::string()};  // a buffer without slices is not a message
+  const grpc::ByteBuffer request(&no_bytes, 1);
+  grpc::ByteBuffer response;
+  std::promise<grpc::Status> done;
+  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
+                 &response, [&done](grpc::Status status) { done.set_value(std::move(status)); });
+  if (absl::Status s = FromGrpc(done.get_future().get()); !s.ok()) return s;
+  std::vector<grpc::Slice> slices;
+  if (!response.Dump(&slices).ok()) return absl::InternalError("health: unreadable reply");
+  std::string bytes;
+  for (const grpc::Slice& slice : slices) {
+    bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+  }
+  // Field 1, varint: tag 0x08 and one byte (the enum's values are 0-3). Absent: UNKNOWN.
+  const int status = bytes.size() >= 2 && bytes[0] == 0x08 ? bytes[1] : 0;
+  if (status == 1) return absl::OkStatus();
+  static constexpr const char* kNames[] = {"UNKNOWN", "SERVING", "NOT_SERVING",
+                                           "SERVICE_UNKNOWN"};
+  const std::string name =
+      status >= 0 && status < 4 ? kNames[status] : "status " + std::to_string(status);
+  return absl::UnavailableError("health: server reports " + name);
 }
 
 namespace {

@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/client_security.h"
+#include "grpcpp/channel.h"
 #include "proto/cops.grpc.pb.h"
 
 namespace cops {
@@ -48,6 +49,10 @@ class Client {
                                               const std::string& collection = "");
   absl::StatusOr<v1::CheckDocumentReply> Check(const v1::CheckDocumentRequest& request);
   absl::StatusOr<v1::GetStatsReply> Stats();
+  // The standard gRPC health check (grpc.health.v1.Health/Check, which copsd serves): OK when
+  // the server reports SERVING; UNAVAILABLE naming the reported status otherwise, or the
+  // call's error. No API key is needed.
+  absl::Status Health();
 
   // For callers that need the raw stub (e.g. CheckStream); Prepare() sets key and deadline.
   v1::CopyDetection::Stub* stub() { return stub_.get(); }
@@ -55,10 +60,13 @@ class Client {
   std::chrono::milliseconds timeout() const { return options_.timeout; }
 
  private:
-  Client(ClientOptions options, std::unique_ptr<v1::CopyDetection::Stub> stub)
-      : options_(std::move(options)), stub_(std::move(stub)) {}
+  Client(ClientOptions options, std::shared_ptr<grpc::Channel> channel)
+      : options_(std::move(options)),
+        channel_(std::move(channel)),
+        stub_(v1::CopyDetection::NewStub(channel_)) {}
 
   const ClientOptions options_;
+  const std::shared_ptr<grpc::Channel> channel_;
   const std::unique_ptr<v1::CopyDetection::Stub> stub_;
 };
 

@@ -483,6 +483,14 @@ int RunStats(const Globals& g) {
   return kExitOk;
 }
 
+int RunHealth(const Globals& g) {
+  absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
+  if (!client.ok()) return Fail("health", client.status());
+  if (absl::Status s = (*client)->Health(); !s.ok()) return Fail("health", s);
+  std::cout << (g.json ? R"({"status":"SERVING"})" : "SERVING") << "\n";
+  return kExitOk;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app("cops: register documents with a COPS server and check new ones against them",
                "cops");
@@ -564,6 +572,8 @@ int Main(int argc, char** argv) {
   list_cmd->add_option("--collection", collection, "Only this collection");
   list_cmd->add_option("--limit", limit, "At most this many (0 = all)");
   CLI::App* stats_cmd = app.add_subcommand("stats", "Index statistics");
+  CLI::App* health_cmd = app.add_subcommand(
+      "health", "gRPC health check: exit 0 when the server is SERVING (container probes)");
 
   LoadOptions load;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Load generator: concurrent register and check");
@@ -603,6 +613,7 @@ int Main(int argc, char** argv) {
   if (get_cmd->parsed()) return RunGet(g, id, content);
   if (list_cmd->parsed()) return RunList(g, collection, limit);
   if (stats_cmd->parsed()) return RunStats(g);
+  if (health_cmd->parsed()) return RunHealth(g);
   if (bench_cmd->parsed()) {
     absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
     if (!client.ok()) return Fail("bench", client.status());

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages COPS builds against, only when one is missing.
+#   install-deps.sh               everything: build, tests, benchmarks, evaluation, deploy checks
+#   install-deps.sh --build-only  what building copsd, cops and the worker needs (the image)
 set -euo pipefail
 PACKAGES=(
   cmake ninja-build g++ pkg-config git ca-certificates python3
@@ -7,20 +9,27 @@ PACKAGES=(
   librocksdb-dev libssl-dev libspdlog-dev libicu-dev libcli11-dev
   nlohmann-json3-dev libxxhash-dev
   libpoppler-cpp-dev libgmime-3.0-dev libxml2-dev libzip-dev libmagic-dev libuchardet-dev
+  libsystemd-dev  # sd_notify (deploy/systemd)
+  libmilter-dev  # cops-milter (milter/)
+)
+if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium  # renders the HTML report in tests/client/html_report_test.cc, scripts/report-example.sh
   wamerican
   python3.11-doc debian-handbook  # prose corpora of eval/make_set.py (docs/accuracy.md)
   mythes-en-us  # English thesaurus: synonyms for eval/make_short_set.py
-  libmilter-dev  # cops-milter (milter/)
   postfix swaks  # tests/milter/postfix_integration_test.cc: a real MTA on loopback
-  libsystemd-dev systemd  # sd_notify; systemd-analyze and systemd-sysusers check deploy/systemd
-)
+  systemd python3-yaml openssl  # tests/deploy: systemd-analyze, systemd-sysusers, manifests
+); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# kubectl checks deploy/k8s; Debian's comes in kubernetes-client (any kubectl will do).
+if [ "${1:-}" != "--build-only" ] && ! command -v kubectl >/dev/null; then
+  missing+=(kubernetes-client)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`cmake --install` into a temporary prefix, as docs/operations.md gives it; the installed
 copsd serves and converts an HTML document through the installed cops-convert-worker (HTML
-is parsed only in the worker, so registration fails if copsd cannot find it)."""
+is parsed only in the worker, so registration fails if copsd cannot find it), and the
+installed cops's health check (the container probes' command) tells serving from stopped."""
 
 import json
 import os
@@ -42,7 +43,11 @@ def main():
             report = json.loads(chk.stdout)
             check(report["violation"] and report["matches"][0]["doc_id"] == doc_id,
                   f"the registered HTML document is not found: {chk.stdout}")
+            health = run_ok([cops, "--server", server.address, "health"])
+            check(health.stdout.strip() == "SERVING", f"cops health: {health.stdout}")
             check(server.stop() == 0, f"copsd did not stop cleanly:\n{server.log()}")
+        down = run([cops, "--server", server.address, "--timeout", "2", "health"])
+        check(down.returncode != 0, "cops health succeeds with copsd stopped")
     print("PASS")
 
 
