@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -26,6 +27,9 @@ namespace cops {
 namespace {
 
 constexpr char kWorkerName[] = "cops-convert-worker";
+
+std::atomic<uint64_t> worker_failures{0};
+std::atomic<uint64_t> worker_timeouts{0};
 // Process start-up and library loading are not the document's fault.
 constexpr auto kStartupGrace = std::chrono::milliseconds(1000);
 
@@ -52,6 +56,11 @@ absl::Status Errno(std::string_view what) {
 }
 
 }  // namespace
+
+ConvertWorkerCounts GetConvertWorkerCounts() {
+  return {worker_failures.load(std::memory_order_relaxed),
+          worker_timeouts.load(std::memory_order_relaxed)};
+}
 
 std::string ConvertWorkerPath() {
   if (const char* env = std::getenv("COPS_CONVERT_WORKER"); env != nullptr && *env != '\0') {
@@ -82,6 +91,7 @@ absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, Docume
   const std::string_view name = DocumentFormatName(format);
   const std::string path = ConvertWorkerPath();
   if (path.empty()) {
+    worker_failures.fetch_add(1, std::memory_order_relaxed);
     return absl::InternalError(
         StrCat(name, ": cannot find the ", kWorkerName, " executable (set COPS_CONVERT_WORKER)"));
   }
@@ -99,6 +109,7 @@ absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, Docume
   int rc = posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
+    worker_failures.fetch_add(1, std::memory_order_relaxed);
     errno = rc;
     return Errno("posix_spawn " + path);
   }
@@ -170,20 +181,24 @@ absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, Docume
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   if (timed_out) {
+    worker_timeouts.fetch_add(1, std::memory_order_relaxed);
     return absl::ResourceExhaustedError(StrCat(name, ": conversion exceeded the time budget of ",
                                                limits.time_budget_ms, " ms; worker killed"));
   }
   if (WIFSIGNALED(status)) {
     const int sig = WTERMSIG(status);
     if (sig == SIGXCPU || sig == SIGKILL) {
+      worker_timeouts.fetch_add(1, std::memory_order_relaxed);
       return absl::ResourceExhaustedError(
           StrCat(name, ": conversion exceeded the CPU budget of ", limits.time_budget_ms, " ms"));
     }
+    worker_failures.fetch_add(1, std::memory_order_relaxed);
     return absl::InvalidArgumentError(StrCat(
         name, ": the converter died on this document (signal ", sig, ": ", strsignal(sig),
         "; malformed input or memory limit of ", limits.max_memory_bytes, " bytes exceeded)"));
   }
   if (response.empty()) {
+    worker_failures.fetch_add(1, std::memory_order_relaxed);
     return absl::InternalError(StrCat(name, ": convert worker exited with status ",
                                       WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                                       " without a result"));

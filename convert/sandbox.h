@@ -8,6 +8,7 @@
 //
 // Thread-safety: ConvertInWorker is thread-safe (posix_spawn, one socket pair per call).
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,15 @@ namespace cops {
 // (<bindir>/../libexec/cops/cops-convert-worker by default), else the build-tree path
 // compiled in. Empty when none exists.
 std::string ConvertWorkerPath();
+
+// Conversions in a worker that went wrong on the worker's side, counted in this process
+// since it started (copsd's metrics). A document the worker rejected (malformed, encrypted,
+// too large) is neither.
+struct ConvertWorkerCounts {
+  uint64_t failures = 0;  // the worker crashed, could not start or returned no result
+  uint64_t timeouts = 0;  // the worker was stopped at its wall-clock or CPU budget
+};
+ConvertWorkerCounts GetConvertWorkerCounts();
 
 // See Convert() in converter.h for the error codes.
 absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, DocumentFormat format,

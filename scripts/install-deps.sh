@@ -11,6 +11,7 @@ PACKAGES=(
   libpoppler-cpp-dev libgmime-3.0-dev libxml2-dev libzip-dev libmagic-dev libuchardet-dev
   libsystemd-dev  # sd_notify (deploy/systemd)
   libmilter-dev  # cops-milter (milter/)
+  prometheus-cpp-dev  # copsd --metrics-listen
 )
 if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh
@@ -21,6 +22,7 @@ if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   mythes-en-us  # English thesaurus: synonyms for eval/make_short_set.py
   postfix swaks  # tests/milter/postfix_integration_test.cc: a real MTA on loopback
   systemd python3-yaml openssl  # tests/deploy: systemd-analyze, systemd-sysusers, manifests
+  prometheus  # tests/deploy/metrics_test.py: promtool and a real scrape
 ); fi
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -24,6 +24,7 @@
 #include "server/audit_sink.h"
 #include "server/copy_detector.h"
 #include "server/index_generations.h"
+#include "server/metrics.h"
 #include "server/open_authorizer.h"
 #include "server/request_log.h"
 #include "server/server_config.h"
@@ -133,6 +134,13 @@ int Run(int argc, char** argv) {
   AdminService admin(authorizer, access->get(), &usage, generations->get(),
                      data_dir.SnapshotsPath());
 
+  absl::StatusOr<std::unique_ptr<MetricsServer>> metrics = std::unique_ptr<MetricsServer>();
+  if (!config.metrics_listen.empty()) {
+    metrics = MetricsServer::Start(config.metrics_listen,
+                                   [&generations] { return ReadServerState(**generations); });
+    if (!metrics.ok()) return Fail(metrics.status());
+  }
+
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
@@ -147,6 +155,11 @@ int Run(int argc, char** argv) {
   builder.SetResourceQuota(quota);
   builder.RegisterService(&service);
   builder.RegisterService(&admin);
+  if (*metrics != nullptr) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
+    rpcs.push_back((*metrics)->InterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(rpcs));
+  }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {
     return Fail(absl::UnavailableError("cannot listen on " + config.listen));
@@ -166,7 +179,8 @@ int Run(int argc, char** argv) {
               {"generation", std::to_string((*generations)->Progress().generation)},
               {"tls", tls.enabled() ? "on" : "off"},
               {"auth", auth ? "on" : "off"},
-              {"convert_worker", ConvertWorkerPath()}});
+              {"convert_worker", ConvertWorkerPath()},
+              {"metrics_port", *metrics ? std::to_string((*metrics)->port()) : "off"}});
   }
   if (!config.port_file.empty()) {
     absl::Status s = WritePortFile(config.port_file, port);
@@ -194,6 +208,7 @@ int Run(int argc, char** argv) {
   server->Wait();
   signal_thread.join();
   server.reset();
+  metrics->reset();  // its scrapes read the generations
   generations->reset();  // stops a rotation in progress, flushes and closes RocksDB
   LogEvent(LogLevel::kInfo, "stopped", {});
   return 0;

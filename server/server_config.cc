@@ -97,6 +97,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("data-dir", c.data_dir, "Data directory (index, hashing key, access store)");
   option("listen", c.listen, "Listen address HOST:PORT (port 0: any free port)");
   option("port-file", c.port_file, "Write the bound port to this file once serving");
+  option("metrics-listen", c.metrics_listen,
+         "Serve Prometheus metrics at http://HOST:PORT/metrics (empty: off)");
   option("unit", c.unit, "New index: unit word|sentence|paragraph");
   option("strategy", c.strategy,
          "New index: chunking one_unit|non_overlapping|overlapping|hashed_breakpoints");

@@ -29,6 +29,7 @@ struct ServerConfig {
   std::string data_dir = "./cops-data";
   std::string listen = "127.0.0.1:7411";  // port 0 picks a free port (see port_file)
   std::string port_file;  // when set, the bound port is written there once serving
+  std::string metrics_listen;  // HOST:PORT of the Prometheus /metrics endpoint; empty = off
 
   // Chunking parameters: used only when a new index is created. An existing index keeps its
   // recorded parameters; a flag given explicitly that contradicts them is an error.

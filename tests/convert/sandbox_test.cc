@@ -61,6 +61,28 @@ TEST_F(SandboxTest, CrashingWorkerFailsOnlyThatDocument) {
   EXPECT_NE(doc.status().message().find("signal"), std::string_view::npos);
 }
 
+TEST_F(SandboxTest, WorkerFailuresAndTimeoutsAreCountedButRejectedDocumentsAreNot) {
+  ConvertWorkerCounts before = GetConvertWorkerCounts();
+  EXPECT_FALSE(Convert("not a pdf", DocumentFormat::kPdf).ok());  // the document's fault
+  ConvertWorkerCounts after = GetConvertWorkerCounts();
+  EXPECT_EQ(after.failures, before.failures);
+  EXPECT_EQ(after.timeouts, before.timeouts);
+
+  setenv("COPS_CONVERT_WORKER", FakeWorker("cat > /dev/null; kill -SEGV $$").c_str(), 1);
+  EXPECT_FALSE(Convert("<p>x</p>", DocumentFormat::kHtml).ok());
+  after = GetConvertWorkerCounts();
+  EXPECT_EQ(after.failures, before.failures + 1);
+  EXPECT_EQ(after.timeouts, before.timeouts);
+
+  setenv("COPS_CONVERT_WORKER", FakeWorker("exec sleep 30").c_str(), 1);
+  ConvertLimits limits;
+  limits.time_budget_ms = 50;
+  EXPECT_FALSE(Convert("<p>x</p>", DocumentFormat::kHtml, limits).ok());
+  after = GetConvertWorkerCounts();
+  EXPECT_EQ(after.failures, before.failures + 1);
+  EXPECT_EQ(after.timeouts, before.timeouts + 1);
+}
+
 TEST_F(SandboxTest, GarbageFromWorkerIsInternal) {
   setenv("COPS_CONVERT_WORKER", FakeWorker("cat > /dev/null; echo nonsense").c_str(), 1);
   auto doc = Convert("<p>x</p>", DocumentFormat::kHtml);

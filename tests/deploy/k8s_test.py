@@ -104,6 +104,11 @@ def main():
               "the data volume claim is not mounted at the data directory")
         check("--data-dir=/var/lib/copsd" in copsd["args"], "copsd does not use the volume")
         check(copsd["resources"]["requests"], "no resource requests")
+        port_names = {p["name"] for p in copsd["ports"]}
+        for svc in (o for o in objects if o["kind"] == "Service"):
+            for p in svc["spec"]["ports"]:
+                check(p["targetPort"] in port_names,
+                      f"Service {svc['metadata']['name']}: no container port {p['targetPort']}")
 
         # The secrets, made as docs/operations.md says, hold what the pod reads.
         cert, key = make_certificate(tmp)

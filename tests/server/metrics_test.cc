@@ -1,0 +1,134 @@
+// MetricsServer: /metrics over real HTTP on an ephemeral loopback port, with the RPC
+// interceptor on a real gRPC server.
+
+#include "server/metrics.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "client/client.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "gtest/gtest.h"
+
+namespace cops {
+namespace {
+
+// The body of GET http://127.0.0.1:<port><path> (HTTP/1.0: the server closes when done).
+std::string HttpGet(int port, const std::string& path) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    close(fd);
+    return "connect failed";
+  }
+  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+  if (send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
+    close(fd);
+    return "send failed";
+  }
+  std::string response;
+  char buf[4096];
+  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) response.append(buf, n);
+  close(fd);
+  const size_t body = response.find("\r\n\r\n");
+  return body == std::string::npos ? response : response.substr(body + 4);
+}
+
+TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
+  std::atomic<uint64_t> documents{42};
+  auto metrics = MetricsServer::Start("127.0.0.1:0", [&documents] {
+    ServerState state;
+    state.index.documents = documents;
+    state.index.postings_disk_bytes = 7;
+    state.bulk_loading = true;
+    state.rotation.state = KeyRotationState::kRebuilding;
+    state.rotation.documents_done = 3;
+    state.rotation.documents_total = 5;
+    return state;
+  });
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  ASSERT_GT((*metrics)->port(), 0);
+
+  std::string text = HttpGet((*metrics)->port(), "/metrics");
+  EXPECT_NE(text.find("# TYPE cops_documents gauge\ncops_documents 42\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cops_disk_bytes{part=\"postings\"} 7\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_bulk_loading 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_key_rotation_state 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_key_rotation_documents_done 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_key_rotation_documents 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE cops_converter_worker_timeouts_total counter\n"),
+            std::string::npos)
+      << text;
+
+  documents = 43;
+  text = HttpGet((*metrics)->port(), "/metrics");
+  EXPECT_NE(text.find("cops_documents 43\n"), std::string::npos) << text;
+}
+
+TEST(MetricsServerTest, CountsEachRpcWithItsServiceMethodAndCode) {
+  auto metrics = MetricsServer::Start("127.0.0.1:0", [] { return ServerState(); });
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
+  rpcs.push_back((*metrics)->InterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(rpcs));
+  v1::CopyDetection::Service unimplemented;  // every method answers UNIMPLEMENTED
+  builder.RegisterService(&unimplemented);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+
+  ClientOptions options;
+  options.target = "127.0.0.1:" + std::to_string(port);
+  auto client = Client::Connect(options);
+  ASSERT_TRUE(client.ok()) << client.status();
+  ASSERT_TRUE((*client)->Health().ok());
+  ASSERT_TRUE((*client)->Health().ok());
+  EXPECT_EQ((*client)->Stats().status().code(), absl::StatusCode::kUnimplemented);
+
+  const std::string text = HttpGet((*metrics)->port(), "/metrics");
+  const std::string health =
+      "grpc_method=\"Check\",grpc_service=\"grpc.health.v1.Health\",grpc_type=\"unary\"";
+  EXPECT_NE(text.find("grpc_server_started_total{" + health + "} 2\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("grpc_server_handled_total{grpc_code=\"OK\"," + health + "} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("grpc_server_handling_seconds_count{" + health + "} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("grpc_server_handling_seconds_bucket{" + health + ",le=\"+Inf\"} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("grpc_server_handled_total{grpc_code=\"UNIMPLEMENTED\","
+                      "grpc_method=\"GetStats\",grpc_service=\"cops.v1.CopyDetection\","
+                      "grpc_type=\"unary\"} 1\n"),
+            std::string::npos)
+      << text;
+  server->Shutdown();
+}
+
+TEST(MetricsServerTest, AnAddressInUseIsUnavailable) {
+  auto first = MetricsServer::Start("127.0.0.1:0", [] { return ServerState(); });
+  ASSERT_TRUE(first.ok()) << first.status();
+  auto second = MetricsServer::Start("127.0.0.1:" + std::to_string((*first)->port()),
+                                     [] { return ServerState(); });
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace cops
