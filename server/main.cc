@@ -134,11 +134,12 @@ int Run(int argc, char** argv) {
   AdminService admin(authorizer, access->get(), &usage, generations->get(),
                      data_dir.SnapshotsPath());
 
-  absl::StatusOr<std::unique_ptr<MetricsServer>> metrics = std::unique_ptr<MetricsServer>();
+  std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
-    metrics = MetricsServer::Start(config.metrics_listen,
-                                   [&generations] { return ReadServerState(**generations); });
-    if (!metrics.ok()) return Fail(metrics.status());
+    absl::StatusOr<std::unique_ptr<MetricsServer>> started = MetricsServer::Start(
+        config.metrics_listen, [&generations] { return ReadServerState(**generations); });
+    if (!started.ok()) return Fail(started.status());
+    metrics = *std::move(started);
   }
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -155,9 +156,9 @@ int Run(int argc, char** argv) {
   builder.SetResourceQuota(quota);
   builder.RegisterService(&service);
   builder.RegisterService(&admin);
-  if (*metrics != nullptr) {
+  if (metrics != nullptr) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
-    rpcs.push_back((*metrics)->InterceptorFactory());
+    rpcs.push_back(metrics->InterceptorFactory());
     builder.experimental().SetInterceptorCreators(std::move(rpcs));
   }
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -180,7 +181,7 @@ int Run(int argc, char** argv) {
               {"tls", tls.enabled() ? "on" : "off"},
               {"auth", auth ? "on" : "off"},
               {"convert_worker", ConvertWorkerPath()},
-              {"metrics_port", *metrics ? std::to_string((*metrics)->port()) : "off"}});
+              {"metrics_port", metrics ? std::to_string(metrics->port()) : "off"}});
   }
   if (!config.port_file.empty()) {
     absl::Status s = WritePortFile(config.port_file, port);
@@ -208,7 +209,7 @@ int Run(int argc, char** argv) {
   server->Wait();
   signal_thread.join();
   server.reset();
-  metrics->reset();  // its scrapes read the generations
+  metrics.reset();  // its scrapes read the generations
   generations->reset();  // stops a rotation in progress, flushes and closes RocksDB
   LogEvent(LogLevel::kInfo, "stopped", {});
   return 0;

@@ -16,6 +16,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
@@ -46,7 +47,7 @@ std::string HttpGet(int port, const std::string& path) {
 
 TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
   std::atomic<uint64_t> documents{42};
-  auto metrics = MetricsServer::Start("127.0.0.1:0", [&documents] {
+  ASSERT_OK_AND_ASSIGN(auto metrics, MetricsServer::Start("127.0.0.1:0", [&documents] {
     ServerState state;
     state.index.documents = documents;
     state.index.postings_disk_bytes = 7;
@@ -55,11 +56,10 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
     state.rotation.documents_done = 3;
     state.rotation.documents_total = 5;
     return state;
-  });
-  ASSERT_TRUE(metrics.ok()) << metrics.status();
-  ASSERT_GT((*metrics)->port(), 0);
+  }));
+  ASSERT_GT(metrics->port(), 0);
 
-  std::string text = HttpGet((*metrics)->port(), "/metrics");
+  std::string text = HttpGet(metrics->port(), "/metrics");
   EXPECT_NE(text.find("# TYPE cops_documents gauge\ncops_documents 42\n"), std::string::npos)
       << text;
   EXPECT_NE(text.find("cops_disk_bytes{part=\"postings\"} 7\n"), std::string::npos) << text;
@@ -72,19 +72,19 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
       << text;
 
   documents = 43;
-  text = HttpGet((*metrics)->port(), "/metrics");
+  text = HttpGet(metrics->port(), "/metrics");
   EXPECT_NE(text.find("cops_documents 43\n"), std::string::npos) << text;
 }
 
 TEST(MetricsServerTest, CountsEachRpcWithItsServiceMethodAndCode) {
-  auto metrics = MetricsServer::Start("127.0.0.1:0", [] { return ServerState(); });
-  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  ASSERT_OK_AND_ASSIGN(auto metrics,
+                       MetricsServer::Start("127.0.0.1:0", [] { return ServerState(); }));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
-  rpcs.push_back((*metrics)->InterceptorFactory());
+  rpcs.push_back(metrics->InterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(rpcs));
   v1::CopyDetection::Service unimplemented;  // every method answers UNIMPLEMENTED
   builder.RegisterService(&unimplemented);
@@ -93,13 +93,12 @@ TEST(MetricsServerTest, CountsEachRpcWithItsServiceMethodAndCode) {
 
   ClientOptions options;
   options.target = "127.0.0.1:" + std::to_string(port);
-  auto client = Client::Connect(options);
-  ASSERT_TRUE(client.ok()) << client.status();
-  ASSERT_TRUE((*client)->Health().ok());
-  ASSERT_TRUE((*client)->Health().ok());
-  EXPECT_EQ((*client)->Stats().status().code(), absl::StatusCode::kUnimplemented);
+  ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(options));
+  ASSERT_OK(client->Health());
+  ASSERT_OK(client->Health());
+  EXPECT_EQ(client->Stats().status().code(), absl::StatusCode::kUnimplemented);
 
-  const std::string text = HttpGet((*metrics)->port(), "/metrics");
+  const std::string text = HttpGet(metrics->port(), "/metrics");
   const std::string health =
       "grpc_method=\"Check\",grpc_service=\"grpc.health.v1.Health\",grpc_type=\"unary\"";
   EXPECT_NE(text.find("grpc_server_started_total{" + health + "} 2\n"), std::string::npos)
@@ -122,9 +121,9 @@ TEST(MetricsServerTest, CountsEachRpcWithItsServiceMethodAndCode) {
 }
 
 TEST(MetricsServerTest, AnAddressInUseIsUnavailable) {
-  auto first = MetricsServer::Start("127.0.0.1:0", [] { return ServerState(); });
-  ASSERT_TRUE(first.ok()) << first.status();
-  auto second = MetricsServer::Start("127.0.0.1:" + std::to_string((*first)->port()),
+  ASSERT_OK_AND_ASSIGN(auto first,
+                       MetricsServer::Start("127.0.0.1:0", [] { return ServerState(); }));
+  auto second = MetricsServer::Start("127.0.0.1:" + std::to_string(first->port()),
                                      [] { return ServerState(); });
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
