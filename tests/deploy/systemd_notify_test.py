@@ -43,12 +43,10 @@ def main():
             ready = got[-1].split("\n")
             check(any(l.startswith("STATUS=serving on 127.0.0.1:") for l in ready),
                   f"READY=1 without a serving STATUS: {got[-1]!r}")
-            start = time.monotonic()
-            receive_until(sock, "WATCHDOG=1", 2, server)
-            receive_until(sock, "WATCHDOG=1", 2, server)
-            elapsed = time.monotonic() - start
-            check(elapsed < 4 * WATCHDOG_USEC / 1e6,
-                  f"two watchdog pings took {elapsed:.2f}s for WATCHDOG_USEC={WATCHDOG_USEC}")
+            # Pings repeat at half the interval: three within a few seconds (the first
+            # comes at once; with a wrong period the others would not).
+            for _ in range(3):
+                receive_until(sock, "WATCHDOG=1", 2, server)
 
             server.wait_serving()
             check(server.stop() == 0, f"copsd did not stop cleanly:\n{server.log()}")
