@@ -7,7 +7,8 @@ non-development Debian packages that cover every library the built programs load
 With COPS_TEST_CONTAINER=1 (building compiles COPS from scratch in a fresh Debian 12 image,
 tens of minutes): deploy/container/build.sh builds the image, and the image's programs run
 (`podman run`, or in a chroot of the mounted image where this machine cannot start
-containers): `copsd --help` and `cops --help` find all their libraries.
+containers): `copsd --help`, `cops --help` and the converter worker find all their
+libraries.
 """
 
 import os
@@ -34,14 +35,15 @@ def check_runtime_packages():
               f"{package} is not an installed package")
 
 
-def run_in_image(args):
+def run_in_image(args, stdin=""):
     """Runs a command of the image: podman run, else chroot into the mounted image."""
-    r = run(["podman", "run", "--rm", IMAGE] + args)
+    r = run(["podman", "run", "--rm", "-i", "--entrypoint", args[0], IMAGE] + args[1:],
+            input=stdin)
     if r.returncode == 0 or "OCI permission denied" not in r.stderr:
         return r
     mount = run_ok(["podman", "image", "mount", IMAGE]).stdout.strip()
     try:
-        return run(["chroot", mount] + args)
+        return run(["chroot", mount] + args, input=stdin)
     finally:
         run(["podman", "image", "unmount", IMAGE])
 
@@ -64,6 +66,11 @@ def main():
         r = run_in_image([program, "--help"])
         check(r.returncode == 0 and ("--data-dir" in r.stdout or "--server" in r.stdout),
               f"{program} --help in the image:\n{r.stdout}{r.stderr}")
+    # The worker loads its libraries (poppler, gmime, libxml2, ...) and answers an empty
+    # request with its protocol's error.
+    r = run_in_image(["/usr/libexec/cops/cops-convert-worker"])
+    check(r.returncode == 0 and "bad request header" in r.stdout,
+          f"cops-convert-worker in the image:\n{r.stdout}{r.stderr}")
     print("PASS")
 
 

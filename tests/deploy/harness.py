@@ -44,6 +44,8 @@ def run(args, **kwargs):
     """Runs a command to completion; returns the CompletedProcess (text output captured)."""
     kwargs.setdefault("capture_output", True)
     kwargs.setdefault("text", True)
+    if kwargs["text"]:
+        kwargs.setdefault("errors", "replace")
     kwargs.setdefault("timeout", 300)
     return subprocess.run([str(a) for a in args], **kwargs)
 
