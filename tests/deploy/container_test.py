@@ -22,7 +22,8 @@ IMAGE = "localhost/cops:test"
 def check_runtime_packages():
     script = os.path.join(source_dir(), "deploy", "container", "runtime-packages.sh")
     programs = [os.path.join(build_dir(), p) for p in
-                ("server/copsd", "client/cops", "convert/cops-convert-worker")]
+                ("server/copsd", "client/cops", "milter/cops-milter",
+                 "convert/cops-convert-worker")]
     packages = run_ok([script] + programs).stdout.split()
     check(packages, "runtime-packages.sh printed no package")
     for name in ("libc6", "libstdc++6", "libgrpc++1.51"):
@@ -62,7 +63,7 @@ def main():
     env.setdefault("BUILDAH_ISOLATION", "chroot")  # builds inside a container too
     run_ok([os.path.join(source_dir(), "deploy", "container", "build.sh"), IMAGE], env=env,
            timeout=3 * 3600)
-    for program in ("/usr/bin/copsd", "/usr/bin/cops"):
+    for program in ("/usr/bin/copsd", "/usr/bin/cops", "/usr/bin/cops-milter"):
         r = run_in_image([program, "--help"])
         check(r.returncode == 0 and ("--data-dir" in r.stdout or "--server" in r.stdout),
               f"{program} --help in the image:\n{r.stdout}{r.stderr}")

@@ -26,7 +26,8 @@ def main():
         copsd = os.path.join(prefix, "bin", "copsd")
         cops = os.path.join(prefix, "bin", "cops")
         worker = os.path.join(prefix, "libexec", "cops", "cops-convert-worker")
-        for exe in (copsd, cops, worker):
+        milter = os.path.join(prefix, "bin", "cops-milter")
+        for exe in (copsd, cops, worker, milter):
             check(os.access(exe, os.X_OK), f"not installed: {exe}")
 
         with Copsd(copsd, tmp).start() as server:
