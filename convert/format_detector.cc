@@ -138,14 +138,21 @@ absl::Status CheckLooksLikeText(std::string_view input, DocumentFormat format) {
     return absl::OkStatus();
   }
   std::string_view head = input.substr(0, 64 << 10);
+  // Do not cut a UTF-8 sequence in two (at most 3 continuation bytes).
+  for (int i = 0; i < 3 && head.size() < input.size() &&
+                  (static_cast<unsigned char>(input[head.size()]) & 0xC0) == 0x80;
+       ++i) {
+    head.remove_suffix(1);
+  }
+  size_t controls = 0;
+  for (char c : head) controls += IsControlByte(static_cast<unsigned char>(c));
+  // Clean UTF-8 without control bytes is text: no charset detection, no libmagic (each costs
+  // milliseconds); only suspicious input pays for them.
+  if (controls == 0 && IsValidUtf8(head)) return absl::OkStatus();
   const std::string charset = DetectCharset(head);
   if (charset.rfind("UTF-16", 0) == 0 || charset.rfind("UTF-32", 0) == 0) {
     return absl::OkStatus();
   }
-  size_t controls = 0;
-  for (char c : head) controls += IsControlByte(static_cast<unsigned char>(c));
-  // Clean UTF-8 without control bytes is text: no need for libmagic (milliseconds per call).
-  if (controls == 0 && IsValidUtf8(head)) return absl::OkStatus();
   const std::string mime = MagicMime(input);
   if (controls * 100 > head.size() || IsBinaryMime(mime)) {
     return absl::InvalidArgumentError(StrCat(

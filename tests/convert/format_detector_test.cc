@@ -98,6 +98,9 @@ TEST(FormatDetectorTest, TextInLegacyAndWideEncodingsIsStillText) {
   ASSERT_OK(wide);
   EXPECT_EQ(wide->charset, "UTF-16LE");
   EXPECT_EQ(wide->text.substr(0, prose.size()), prose);
+  // A long UTF-8 text whose first 64 KiB end inside a character.
+  std::string long_utf8 = std::string((64 << 10) - 1, 'a') + "\xc3\xa9" + prose;
+  EXPECT_OK(CheckLooksLikeText(long_utf8, DocumentFormat::kText));
   // ISO-2022-JP switches character sets with ESC sequences.
   std::string jis;
   for (int i = 0; i < 50; ++i) jis += "\x1b$B$3$s$K$A$O\x1b(B hello world\n";
