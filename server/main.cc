@@ -147,6 +147,9 @@ int Run(int argc, char** argv) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(config.listen, *credentials, &port);
+  // Without SO_REUSEPORT: port 0 would bind one ephemeral port per completion queue (all
+  // serving the API), and a second server on a taken port would start and share it silently.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(static_cast<int>(
       std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
   builder.SetMaxSendMessageSize(static_cast<int>(

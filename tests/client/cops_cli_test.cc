@@ -302,6 +302,33 @@ TEST_F(CopsCliTest, CompareFindsPairsAndTheCorpusAndRegistersOnlyWhenAsked) {
   EXPECT_NE(offline.out.find("0 pair(s)"), std::string::npos) << offline.out;
 }
 
+TEST_F(CopsCliTest, OneListenIsOnePortAndATakenPortIsRefused) {
+  StartServer();
+  const std::string port = address_.substr(address_.rfind(':') + 1);
+  // Exactly one listening socket: a client reaches the port written to --port-file, and a
+  // second copsd asked for that port cannot start (gRPC's SO_REUSEPORT would let it share).
+  EXPECT_EQ(Cops({"stats"}).exit_code, 0);
+  std::vector<std::string> argv = {BuildDir() + "/server/copsd",
+                                   "--data-dir", (dir_ / "data2").string(),
+                                   "--listen", address_, "--log-level", "warn"};
+  const pid_t second = Spawn(argv, {}, dir_ / "copsd2.out", dir_ / "copsd2.log");
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 200 && done == 0; ++i) {  // a refused start exits within seconds
+    done = waitpid(second, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (done == 0) {
+    kill(second, SIGKILL);
+    WaitExit(second);
+  }
+  ASSERT_EQ(done, second) << "a second copsd started on a taken port";
+  EXPECT_NE(WEXITSTATUS(status), 0);
+  EXPECT_NE(testing::ReadFileOrEmpty(dir_ / "copsd2.log").find("cannot listen on 127.0.0.1:" + port),
+            std::string::npos)
+      << testing::ReadFileOrEmpty(dir_ / "copsd2.log");
+}
+
 TEST_F(CopsCliTest, UnregisterAndRestartKeepTheIndexRight) {
   StartServer();
   std::unique_ptr<Client> api = ApiClient();

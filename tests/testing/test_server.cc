@@ -13,6 +13,9 @@ absl::StatusOr<std::unique_ptr<TestServer>> TestServer::Start(
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort("127.0.0.1:0", std::move(credentials), &port);
+  // One port, as copsd: with SO_REUSEPORT, servers started at once by parallel tests could
+  // share a port and answer each other's clients.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) return absl::InternalError("gRPC could not start the test server");
