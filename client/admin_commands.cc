@@ -164,14 +164,9 @@ void PrintRotation(bool as_json, const v1::KeyRotationStatus& s) {
             << (s.error().empty() ? "" : "\terror=" + s.error()) << "\n";
 }
 
-}  // namespace
-
-void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
-  auto args = std::make_shared<AdminArgs>();
-  auto run = std::make_shared<Runner>(std::move(env));
-  CLI::App* admin = app->add_subcommand("admin", "Manage principals, keys, collections, audit, snapshots");
-  admin->require_subcommand(1);
-
+// `admin principal create|list|grant`.
+void AddPrincipalCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
+                          const std::shared_ptr<Runner>& run) {
   CLI::App* principal = admin->add_subcommand("principal", "Principals (who may do what)");
   principal->require_subcommand(1);
   CLI::App* create = principal->add_subcommand("create", "Create a principal and its first API key");
@@ -235,7 +230,11 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
       PrintPrincipal(resp.principal());
     }
   });
+}
 
+// `admin key create|revoke`.
+void AddKeyCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
+                    const std::shared_ptr<Runner>& run) {
   CLI::App* key = admin->add_subcommand("key", "API keys");
   key->require_subcommand(1);
   CLI::App* kcreate = key->add_subcommand("create", "Another API key for a principal");
@@ -261,7 +260,11 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
       std::cout << "revoked " << args->name << "\n";
     }
   });
+}
 
+// `admin collection create|list`.
+void AddCollectionCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
+                           const std::shared_ptr<Runner>& run) {
   CLI::App* collection = admin->add_subcommand("collection", "Collections and their privacy");
   collection->require_subcommand(1);
   CLI::App* ccreate =
@@ -298,7 +301,11 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
     }
     for (const auto& c : resp.collections()) print_collection(run->json(), c);
   });
+}
 
+// `admin audit DOC_ID`.
+void AddAuditCommand(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
+                     const std::shared_ptr<Runner>& run) {
   CLI::App* audit = admin->add_subcommand("audit", "Which checks reported a registered document");
   audit->add_option("doc_id", args->doc_id, "Registered document id")->required();
   audit->add_option("--since", args->since, "Only checks at or after this time (unix micros)");
@@ -329,7 +336,11 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
     }
     if (run->json()) std::cout << json{{"entries", entries}}.dump() << "\n";
   });
+}
 
+// `admin snapshot`, `admin rotate-key`, `admin bulk-load`: the index and its key.
+void AddIndexCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
+                      const std::shared_ptr<Runner>& run) {
   CLI::App* snapshot = admin->add_subcommand("snapshot", "Write a read-only copy of the index");
   snapshot->add_option("name", args->name, "Snapshot name (under <data-dir>/snapshots)")
       ->required();
@@ -401,6 +412,21 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
       std::cout << (resp.bulk_loading() ? "bulk load on" : "bulk load off") << "\n";
     }
   });
+}
+
+}  // namespace
+
+void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
+  auto args = std::make_shared<AdminArgs>();
+  auto run = std::make_shared<Runner>(std::move(env));
+  CLI::App* admin = app->add_subcommand("admin", "Manage principals, keys, collections, audit, snapshots");
+  admin->require_subcommand(1);
+
+  AddPrincipalCommands(admin, args, run);
+  AddKeyCommands(admin, args, run);
+  AddCollectionCommands(admin, args, run);
+  AddAuditCommand(admin, args, run);
+  AddIndexCommands(admin, args, run);
 }
 
 }  // namespace cops
