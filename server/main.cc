@@ -60,6 +60,51 @@ absl::Status WritePortFile(const std::string& path, int port) {
   return absl::OkStatus();
 }
 
+// The live index generation and its key; a rotation left unfinished by a crash is cleaned
+// up here (server/index_generations.h).
+absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerConfig& config) {
+  IndexGenerationsOptions index_options;
+  index_options.data_dir = config.data_dir;
+  index_options.key = KeySource{config.hash_key, config.key_file};
+  index_options.chunking = [&config](const std::optional<ChunkingParams>& recorded,
+                                     const HashKey& key) {
+    return ResolveChunkingParams(config, recorded, key);
+  };
+  index_options.index = config.index;
+  index_options.detector.max_document_bytes = config.max_document_bytes;
+  index_options.detector.bulk_window_documents = config.bulk_window_documents;
+  return IndexGenerations::Open(std::move(index_options));
+}
+
+// The gRPC server on config.listen with its limits, `services`, health and reflection, and
+// the metrics interceptor when `metrics` is not null. Null (or *port == 0) when it cannot
+// listen.
+std::unique_ptr<grpc::Server> BuildServer(
+    const ServerConfig& config, const std::shared_ptr<grpc::ServerCredentials>& credentials,
+    const std::vector<grpc::Service*>& services, MetricsServer* metrics, int* port) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(config.listen, credentials, port);
+  // Without SO_REUSEPORT: port 0 would bind one ephemeral port per completion queue (all
+  // serving the API), and a second server on a taken port would start and share it silently.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(static_cast<int>(
+      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
+  builder.SetMaxSendMessageSize(static_cast<int>(
+      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
+  grpc::ResourceQuota quota("copsd");
+  quota.SetMaxThreads(static_cast<int>(std::max<uint32_t>(config.threads, 2)));
+  builder.SetResourceQuota(quota);
+  for (grpc::Service* service : services) builder.RegisterService(service);
+  if (metrics != nullptr) {
+    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
+    rpcs.push_back(metrics->InterceptorFactory());
+    builder.experimental().SetInterceptorCreators(std::move(rpcs));
+  }
+  return builder.BuildAndStart();
+}
+
 int Run(int argc, char** argv) {
   // Signals are taken by a sigwait thread; every thread created from here on inherits the mask.
   sigset_t stop_signals;
@@ -88,20 +133,7 @@ int Run(int argc, char** argv) {
   absl::Status created = data_dir.Create();
   if (!created.ok()) return Fail(created);
 
-  // The live index generation and its key; a rotation left unfinished by a crash is cleaned
-  // up here (server/index_generations.h).
-  IndexGenerationsOptions index_options;
-  index_options.data_dir = config.data_dir;
-  index_options.key = KeySource{config.hash_key, config.key_file};
-  index_options.chunking = [&config](const std::optional<ChunkingParams>& recorded,
-                                     const HashKey& key) {
-    return ResolveChunkingParams(config, recorded, key);
-  };
-  index_options.index = config.index;
-  index_options.detector.max_document_bytes = config.max_document_bytes;
-  index_options.detector.bulk_window_documents = config.bulk_window_documents;
-  absl::StatusOr<std::unique_ptr<IndexGenerations>> generations =
-      IndexGenerations::Open(std::move(index_options));
+  absl::StatusOr<std::unique_ptr<IndexGenerations>> generations = OpenGenerations(config);
   if (!generations.ok()) return Fail(generations.status());
 
   // Access control: open loopback mode or API keys / client certificates.
@@ -142,29 +174,9 @@ int Run(int argc, char** argv) {
     metrics = *std::move(started);
   }
 
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(config.listen, *credentials, &port);
-  // Without SO_REUSEPORT: port 0 would bind one ephemeral port per completion queue (all
-  // serving the API), and a second server on a taken port would start and share it silently.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(
-      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
-  builder.SetMaxSendMessageSize(static_cast<int>(
-      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
-  grpc::ResourceQuota quota("copsd");
-  quota.SetMaxThreads(static_cast<int>(std::max<uint32_t>(config.threads, 2)));
-  builder.SetResourceQuota(quota);
-  builder.RegisterService(&service);
-  builder.RegisterService(&admin);
-  if (metrics != nullptr) {
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
-    rpcs.push_back(metrics->InterceptorFactory());
-    builder.experimental().SetInterceptorCreators(std::move(rpcs));
-  }
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  std::unique_ptr<grpc::Server> server =
+      BuildServer(config, *credentials, {&service, &admin}, metrics.get(), &port);
   if (server == nullptr || port == 0) {
     return Fail(absl::UnavailableError("cannot listen on " + config.listen));
   }
