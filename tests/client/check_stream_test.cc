@@ -16,12 +16,7 @@
 #include "client/client.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/audit_sink.h"
-#include "server/index_generations.h"
-#include "server/open_authorizer.h"
-#include "server/usage_ledger.h"
-#include "server/service.h"
-#include "storage/principal_store.h"
+#include "tests/client/copy_detection_server.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -43,14 +38,7 @@ v1::CheckDocumentRequest TextRequest(const std::string& text) {
 class CheckStreamTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    IndexGenerationsOptions index_options;
-    index_options.data_dir = dir_.path().string();
-    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(index_options));
-    ASSERT_OK_AND_ASSIGN(store_, PrincipalStore::Open(dir_.Join("access")));
-    usage_ = std::make_unique<UsageLedger>(store_.get());
-    audit_ = std::make_unique<AuditSink>(AppendTo(store_.get()));
-    service_ = std::make_unique<CopyDetectionService>(generations_.get(), &authorizer_,
-                                                      usage_.get(), audit_.get());
+    ASSERT_TRUE(stack_.ok());
     StartServer();
     ClientOptions options;
     options.target = "127.0.0.1:" + std::to_string(port_);
@@ -77,7 +65,7 @@ class CheckStreamTest : public ::testing::Test {
     grpc::ServerBuilder builder;
     const std::string address = "127.0.0.1:" + std::to_string(port_);
     builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
-    builder.RegisterService(service_.get());
+    builder.RegisterService(stack_.service());
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);
     ASSERT_NE(port_, 0);
@@ -88,12 +76,7 @@ class CheckStreamTest : public ::testing::Test {
   }
 
   testing::TempDir dir_{"check_stream"};
-  std::unique_ptr<IndexGenerations> generations_;
-  std::unique_ptr<PrincipalStore> store_;
-  OpenAuthorizer authorizer_;
-  std::unique_ptr<UsageLedger> usage_;
-  std::unique_ptr<AuditSink> audit_;
-  std::unique_ptr<CopyDetectionService> service_;
+  testing::CopyDetectionStack stack_{dir_};
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::unique_ptr<Client> client_;

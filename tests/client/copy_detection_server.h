@@ -1,10 +1,9 @@
 #ifndef COPS_TESTS_CLIENT_COPY_DETECTION_SERVER_H_
 #define COPS_TESTS_CLIENT_COPY_DETECTION_SERVER_H_
 
-// The real CopyDetection service over a fresh data directory in a TempDir (default options:
-// a new key, the default chunking; a principal store for usage and audit; every caller a
-// local admin, as with copsd --auth=off), served in process (testing::TestServer), and a
-// Client of it: what the client library's tests talk to.
+// The real CopyDetection service over a fresh data directory in a TempDir, for the client
+// library's tests: CopyDetectionStack (the service) and CopyDetectionServer (served, with a
+// Client).
 
 #include <filesystem>
 #include <fstream>
@@ -25,15 +24,20 @@
 
 namespace cops::testing {
 
-class CopyDetectionServer {
+// The real CopyDetection service, not yet served: a data directory under `root`
+// (IndexGenerations with default options), a principal store for usage and audit, and every
+// caller a local admin, as with copsd --auth=off. For tests that run their own grpc::Server
+// (check_stream_test restarts one on the same port).
+class CopyDetectionStack {
  public:
   // Check ok() afterwards; a failure has been reported to gtest already.
-  CopyDetectionServer() : dir_("cops_client") {
+  // REQUIRES: `root` outlives the stack.
+  explicit CopyDetectionStack(const TempDir& root) {
     IndexGenerationsOptions index_options;
-    index_options.data_dir = dir_.Join("data");
+    index_options.data_dir = root.Join("data");
     auto generations = IndexGenerations::Open(index_options);
     EXPECT_OK(generations.status());
-    auto store = PrincipalStore::Open(dir_.Join("access"));
+    auto store = PrincipalStore::Open(root.Join("access"));
     EXPECT_OK(store.status());
     if (!generations.ok() || !store.ok()) return;
     generations_ = *std::move(generations);
@@ -42,7 +46,29 @@ class CopyDetectionServer {
     audit_ = std::make_unique<AuditSink>(AppendTo(store_.get()));
     service_ = std::make_unique<CopyDetectionService>(generations_.get(), &authorizer_,
                                                       usage_.get(), audit_.get());
-    auto server = TestServer::Start({service_.get()});
+  }
+
+  bool ok() const { return service_ != nullptr; }
+  CopyDetectionService* service() { return service_.get(); }
+
+ private:
+  // Declared in order of construction; destroyed in reverse.
+  std::unique_ptr<IndexGenerations> generations_;
+  std::unique_ptr<PrincipalStore> store_;
+  std::unique_ptr<UsageLedger> usage_;
+  std::unique_ptr<AuditSink> audit_;
+  OpenAuthorizer authorizer_;
+  std::unique_ptr<CopyDetectionService> service_;
+};
+
+// CopyDetectionStack served in process (testing::TestServer), and a Client of it: what the
+// client library's tests talk to.
+class CopyDetectionServer {
+ public:
+  // Check ok() afterwards; a failure has been reported to gtest already.
+  CopyDetectionServer() : dir_("cops_client"), stack_(dir_) {
+    if (!stack_.ok()) return;
+    auto server = TestServer::Start({stack_.service()});
     EXPECT_OK(server.status());
     if (!server.ok()) return;
     server_ = *std::move(server);
@@ -80,14 +106,9 @@ class CopyDetectionServer {
   }
 
  private:
-  // Declared in order of construction; destroyed in reverse (client, server, service, ...).
+  // Declared in order of construction; destroyed in reverse (client, server, stack, dir).
   TempDir dir_;
-  std::unique_ptr<IndexGenerations> generations_;
-  std::unique_ptr<PrincipalStore> store_;
-  std::unique_ptr<UsageLedger> usage_;
-  std::unique_ptr<AuditSink> audit_;
-  OpenAuthorizer authorizer_;
-  std::unique_ptr<CopyDetectionService> service_;
+  CopyDetectionStack stack_;
   std::unique_ptr<TestServer> server_;
   std::unique_ptr<Client> client_;
 };
