@@ -68,9 +68,17 @@ void BM_ConvertSandboxed(benchmark::State& state) {
   Run(state, static_cast<DocumentFormat>(state.range(0)), /*in_process=*/false);
 }
 
+// Format detection alone (what a check with format "auto" pays before converting).
+void BM_DetectFormat(benchmark::State& state) {
+  const std::string& input = Document(static_cast<DocumentFormat>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(cops::DetectFormat(input));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * input.size()));
+}
+
 // Arg: DocumentFormat value; 0 stands for Windows-1252 plain text.
 BENCHMARK(BM_Convert)->DenseRange(0, 8)->Unit(benchmark::kMillisecond);
 // Wall-clock time: the work happens in the worker process, not this one.
+BENCHMARK(BM_DetectFormat)->DenseRange(0, 8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ConvertSandboxed)->Arg(2)->Arg(4)->Arg(5)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -27,6 +27,21 @@ TEST(FormatDetectorTest, DetectsFormatsFromContent) {
   EXPECT_EQ(DetectFormat(""), DocumentFormat::kText);
 }
 
+TEST(FormatDetectorTest, CleanUtf8IsClassifiedWithoutLibmagicAsLibmagicWould) {
+  // HTML fragments without a doctype: a tag libmagic looks for in the first 4 KiB.
+  EXPECT_EQ(DetectFormat("\n  <head><title>Call for papers</title></head>\n<p>Dates</p>"),
+            DocumentFormat::kHtml);
+  EXPECT_EQ(DetectFormat("<p>Intro</p>\n<TABLE><tr><td>r\u00e9sum\u00e9</td></tr></TABLE>"),
+            DocumentFormat::kHtml);
+  // A tag only after the first 4 KiB, or prose with angle brackets, is not HTML.
+  EXPECT_EQ(DetectFormat(std::string(5000, 'x') + " <table>"), DocumentFormat::kText);
+  EXPECT_EQ(DetectFormat("If a < b and b > c then \u00e9t\u00e9 is warm."), DocumentFormat::kText);
+  // Non-ASCII UTF-8 prose stays text; Windows-1252 prose (not UTF-8) too, through libmagic.
+  EXPECT_EQ(DetectFormat("Caf\u00e9 cr\u00e8me \u201cquoted\u201d, na\u00efve r\u00e9sum\u00e9."),
+            DocumentFormat::kText);
+  EXPECT_EQ(DetectFormat("Caf\xe9 cr\xe8me \x93quoted\x94, plain prose."), DocumentFormat::kText);
+}
+
 TEST(FormatDetectorTest, RecognisesContainersAndMailVariants) {
   EXPECT_EQ(DetectFormat(testing::MakeDocx({"x"})), DocumentFormat::kDocx);
   EXPECT_EQ(DetectFormat(testing::MakeOdt({"x"})), DocumentFormat::kOdt);
