@@ -124,7 +124,27 @@ class PosixFileSystem final : public FileSystem {
     return status;
   }
 
+  absl::Status MakeOwnerOnly(const std::string& path) override {
+    std::error_code ec;
+    COPS_RETURN_IF_ERROR(SetOwnerOnly(path, fs::symlink_status(path, ec)));
+    if (ec) return CodeError("stat", path, ec);
+    if (!fs::is_directory(fs::symlink_status(path, ec))) return absl::OkStatus();
+    for (fs::recursive_directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) {
+      COPS_RETURN_IF_ERROR(SetOwnerOnly(it->path().string(), it->symlink_status(ec)));
+    }
+    if (ec) return CodeError("list", path, ec);
+    return absl::OkStatus();
+  }
+
  private:
+  // chmod 0700 for a directory, 0600 for any other file but a symbolic link.
+  static absl::Status SetOwnerOnly(const std::string& path, const fs::file_status& status) {
+    if (fs::is_symlink(status)) return absl::OkStatus();
+    const mode_t mode = fs::is_directory(status) ? 0700 : 0600;
+    if (::chmod(path.c_str(), mode) != 0) return ErrnoError("chmod", path);
+    return absl::OkStatus();
+  }
+
   static absl::Status WriteSyncClose(int fd, const std::string& path, std::string_view data,
                                      off_t offset) {
     absl::Status status;

@@ -59,6 +59,12 @@ class FileSystem {
 
   // fsyncs directory `dir`, making the entries created, renamed or removed in it durable.
   virtual absl::Status SyncDir(const std::string& dir) = 0;
+
+  // Makes `path` and, for a directory, everything under it readable by its owner only:
+  // directories mode 0700, other files 0600 (symbolic links are neither followed nor
+  // changed). A file with several hard links changes under all its names. The modes are
+  // not fsynced.
+  virtual absl::Status MakeOwnerOnly(const std::string& path) = 0;
 };
 
 // Replaces `path` so that a crash at any point leaves either its old content or `data`,

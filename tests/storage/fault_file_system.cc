@@ -108,6 +108,12 @@ absl::Status FaultFileSystem::WriteFile(const std::string& path, std::string_vie
   return status;
 }
 
+absl::Status FaultFileSystem::MakeOwnerOnly(const std::string& path) {
+  absl::MutexLock lock(&mu_);
+  COPS_RETURN_IF_ERROR(Admit());
+  return base_->MakeOwnerOnly(path);
+}
+
 absl::Status FaultFileSystem::ZeroFill(const std::string& path) {
   absl::MutexLock lock(&mu_);
   COPS_RETURN_IF_ERROR(Admit());

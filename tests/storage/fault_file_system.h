@@ -9,7 +9,7 @@
 //     removed in a directory since its last SyncDir is put back as it was. File contents
 //     are always synced (WriteFile and ZeroFill fsync), so they stay.
 // Changing operations, counted from 1: WriteFile, ZeroFill, Rename, RemoveAll, CreateDir,
-// SyncDir. Removed entries and replaced rename targets are kept in `trash_dir` (on the same
+// SyncDir, MakeOwnerOnly. Removed entries and replaced rename targets are kept in `trash_dir` (on the same
 // file system) until their directory is synced, so that they can be put back.
 //
 // Thread-safety: safe for concurrent use.
@@ -49,6 +49,7 @@ class FaultFileSystem final : public FileSystem {
   absl::StatusOr<std::vector<std::string>> List(const std::string& dir) override;
   bool Exists(const std::string& path) override;
   absl::Status SyncDir(const std::string& dir) override;
+  absl::Status MakeOwnerOnly(const std::string& path) override;
 
  private:
   // A directory change not yet made durable by SyncDir(dir).

@@ -76,6 +76,28 @@ TEST_F(FileSystemTest, WriteFileDurablyReplacesTheWholeFile) {
   EXPECT_EQ(Read(posix, "k"), "key\n");
 }
 
+TEST_F(FileSystemTest, MakeOwnerOnlyRestrictsATreeButNotWhatLinksPointTo) {
+  FileSystem& posix = *FileSystem::Default();
+  const std::string outside = (root_.path() / "outside").string();
+  ASSERT_OK(posix.WriteFile(outside, "x", 0644, /*exclusive=*/true));
+  ASSERT_OK(posix.CreateDir(Path("tree/sub")));
+  ASSERT_OK(posix.WriteFile(Path("tree/sub/f"), "f", 0644, /*exclusive=*/true));
+  ASSERT_OK(posix.WriteFile(Path("tree/g"), "g", 0666, /*exclusive=*/true));
+  fs::create_symlink(outside, Path("tree/link"));
+  ASSERT_OK(posix.MakeOwnerOnly(Path("tree")));
+  auto mode = [](const std::string& path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 ? st.st_mode & 07777 : 01000u;
+  };
+  EXPECT_EQ(mode(Path("tree")), 0700u);
+  EXPECT_EQ(mode(Path("tree/sub")), 0700u);
+  EXPECT_EQ(mode(Path("tree/sub/f")), 0600u);
+  EXPECT_EQ(mode(Path("tree/g")), 0600u);
+  EXPECT_EQ(mode(outside), 0644u) << "a symbolic link is not followed";
+  ASSERT_OK(posix.MakeOwnerOnly(Path("tree/g"))) << "a single file";
+  EXPECT_FALSE(posix.MakeOwnerOnly(Path("never-there")).ok());
+}
+
 TEST_F(FileSystemTest, FaultFileSystemFailsTheChosenOperationOnce) {
   FaultFileSystem faulty((root_.path() / "trash").string());
   faulty.FailOperation(3);
