@@ -341,7 +341,8 @@ void AddAuditCommand(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
 // `admin snapshot`, `admin rotate-key`, `admin bulk-load`: the index and its key.
 void AddIndexCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
                       const std::shared_ptr<Runner>& run) {
-  CLI::App* snapshot = admin->add_subcommand("snapshot", "Write a read-only copy of the index");
+  CLI::App* snapshot = admin->add_subcommand(
+      "snapshot", "Write a copy of the data directory that copsd can start on (holds secrets)");
   snapshot->add_option("name", args->name, "Snapshot name (under <data-dir>/snapshots)")
       ->required();
   snapshot->callback([args, run] {

@@ -12,7 +12,7 @@
 //   cops admin collection create NAME [--show-titles] [--no-audit]
 //   cops admin collection list
 //   cops admin audit DOC_ID [--since UNIX_MICROS] [--limit N]
-//   cops admin snapshot NAME
+//   cops admin snapshot NAME              (a data directory copsd starts on: storage/snapshot.h)
 //   cops admin rotate-key [--drop-documents-without-text] [--wait]   (chunk-hashing key)
 //   cops admin rotate-key --status [--wait]
 //

@@ -1,8 +1,6 @@
 #include "server/admin_service.h"
 
 #include <chrono>
-#include <filesystem>
-#include <system_error>
 #include <utility>
 
 #include "server/request_log.h"
@@ -36,12 +34,8 @@ void FillRotation(const KeyRotationProgress& p, v1::KeyRotationStatus* out) {
 }  // namespace
 
 AdminService::AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
-                           IndexGenerations* generations, std::string snapshot_root)
-    : authorizer_(authorizer),
-      access_(access),
-      usage_(usage),
-      generations_(generations),
-      snapshot_root_(std::move(snapshot_root)) {}
+                           IndexGenerations* generations)
+    : authorizer_(authorizer), access_(access), usage_(usage), generations_(generations) {}
 
 absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* context,
                                                      RequestLog* log) {
@@ -235,29 +229,14 @@ grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
   RequestLog log("CreateSnapshot", context->peer());
   auto caller = RequireAdmin(context, &log);
   if (!caller.ok()) return log.Finish(caller.status());
-  // The name becomes a path component: the same character set as principal names, so it
-  // cannot climb out of the snapshot directory.
-  absl::Status valid = ValidateAccessName("snapshot", request->name());
-  if (!valid.ok()) return log.Finish(valid);
-  if (request->name() == "." || request->name() == "..") {
-    return log.Finish(absl::InvalidArgumentError("snapshot name may not be . or .."));
-  }
   if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("no index to snapshot"));
   }
-  std::error_code ec;
-  std::filesystem::create_directories(snapshot_root_, ec);
-  if (ec) {
-    return log.Finish(absl::InternalError("cannot create " + snapshot_root_ + ": " + ec.message()));
-  }
-  const std::string dir = (std::filesystem::path(snapshot_root_) / request->name()).string();
-  if (std::filesystem::exists(dir, ec)) {
-    return log.Finish(absl::AlreadyExistsError("snapshot " + dir + " already exists"));
-  }
-  absl::Status s = generations_->Current()->index()->CreateSnapshot(dir);
-  if (!s.ok()) return log.Finish(s);
-  spdlog::info("admin '{}' created snapshot {}", caller->name, dir);
-  response->set_path(dir);
+  absl::StatusOr<std::string> path =
+      generations_->WriteSnapshot(request->name(), *access_->store());
+  if (!path.ok()) return log.Finish(path.status());
+  spdlog::info("admin '{}' created snapshot {}", caller->name, *path);
+  response->set_path(*path);
   return log.Finish(absl::OkStatus());
 }
 

@@ -26,10 +26,11 @@ class AdminService final : public v1::Admin::Service {
  public:
   // None owned; all must outlive the service. `generations` may be null: the RPCs that
   // need the index (an owner's QueryAudit, CreateSnapshot, RotateKey, GetKeyRotationStatus,
-  // SetBulkLoad) then answer UNAVAILABLE. `snapshot_root` is the directory under which
-  // CreateSnapshot writes (DataDir::SnapshotsPath()).
+  // SetBulkLoad) then answer UNAVAILABLE. CreateSnapshot writes a complete data directory
+  // under the snapshots/ of the generations' data directory, whose access store `access`
+  // must hold (IndexGenerations::WriteSnapshot).
   AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
-               IndexGenerations* generations, std::string snapshot_root);
+               IndexGenerations* generations);
 
   grpc::Status CreatePrincipal(grpc::ServerContext* context,
                                const v1::CreatePrincipalRequest* request,
@@ -73,7 +74,6 @@ class AdminService final : public v1::Admin::Service {
   AccessControl* const access_;
   UsageLedger* const usage_;
   IndexGenerations* const generations_;
-  const std::string snapshot_root_;
 };
 
 }  // namespace cops

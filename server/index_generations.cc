@@ -9,6 +9,7 @@
 
 #include "core/status_macros.h"
 #include "spdlog/spdlog.h"
+#include "storage/snapshot.h"
 
 namespace cops {
 namespace {
@@ -157,6 +158,26 @@ absl::Status IndexGenerations::WithWriter(
 KeyRotationProgress IndexGenerations::Progress() const {
   absl::MutexLock lock(&mu_);
   return progress_;
+}
+
+absl::StatusOr<std::string> IndexGenerations::WriteSnapshot(std::string_view name,
+                                                             const PrincipalStore& access) {
+  COPS_RETURN_IF_ERROR(ValidateSnapshotName(name));
+  // Outside the lock: the checkpoint's own flush, under it, then has little left to write.
+  COPS_RETURN_IF_ERROR(Current()->index()->Flush());
+  absl::WriterMutexLock writes(&writes_mu_);  // also keeps the live generation from switching
+  std::shared_ptr<Generation> live;
+  {
+    absl::MutexLock lock(&mu_);
+    live = live_;
+  }
+  SnapshotSource source;
+  source.data_dir = &data_dir_;
+  source.generation = live->number;
+  source.index = live->index.get();
+  source.access = &access;
+  source.key_in_data_dir = live->number != 0 || options_.key.in_data_dir();
+  return cops::WriteSnapshot(source, name);
 }
 
 absl::StatusOr<KeyRotationProgress> IndexGenerations::StartRotation(

@@ -25,6 +25,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -38,6 +39,7 @@
 #include "storage/data_dir.h"
 #include "storage/file_system.h"
 #include "storage/index.h"
+#include "storage/principal_store.h"
 
 namespace cops {
 
@@ -110,6 +112,16 @@ class IndexGenerations {
 
   KeyRotationProgress Progress() const;
 
+  // Writes snapshot `name` of the data directory (storage/snapshot.h: a complete data
+  // directory under snapshots/) from the live generation and `access`, the open access store
+  // of the same directory, and returns its path. Registrations and unregistrations wait
+  // while the two checkpoints are taken (the index is flushed before, so that they flush
+  // little), which makes the copied access store consistent with the copied index. During
+  // a key rotation the snapshot is of the live generation as it is (the old key, every
+  // document acknowledged so far) and the rotation goes on; the copy holds nothing of the
+  // generation being built. Errors as WriteSnapshot.
+  absl::StatusOr<std::string> WriteSnapshot(std::string_view name, const PrincipalStore& access);
+
  private:
   struct Generation;
   IndexGenerations(IndexGenerationsOptions options, std::shared_ptr<Generation> live);
@@ -128,7 +140,8 @@ class IndexGenerations {
   DataDir data_dir_;
 
   absl::Mutex start_mu_;  // serializes StartRotation (which joins the previous worker)
-  // Shared by every registration and unregistration; exclusive during the final catch-up.
+  // Shared by every registration and unregistration; exclusive during the final catch-up
+  // and while a snapshot is written.
   absl::Mutex writes_mu_;
   mutable absl::Mutex mu_;
   std::shared_ptr<Generation> live_ ABSL_GUARDED_BY(mu_);

@@ -163,8 +163,7 @@ int Run(int argc, char** argv) {
   AuditSink audit(AppendTo((*access)->store()));
 
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit);
-  AdminService admin(authorizer, access->get(), &usage, generations->get(),
-                     data_dir.SnapshotsPath());
+  AdminService admin(authorizer, access->get(), &usage, generations->get());
 
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {

@@ -16,6 +16,7 @@ constexpr char kKeyFile0[] = "hash.key";
 constexpr char kIndexDirPrefix[] = "index.";
 constexpr char kKeyFilePrefix[] = "hash_key.";
 constexpr char kTmpSuffix[] = ".tmp";  // WriteFileDurably's temporary
+constexpr std::string_view kSnapshotTmpSuffix = "~tmp";
 
 constexpr uint32_t kKeyFileMode = 0600;
 constexpr uint32_t kPublicFileMode = 0644;
@@ -100,6 +101,14 @@ std::string DataDir::PathOf(std::string_view name) const {
   return (std::filesystem::path(path_) / name).string();
 }
 
+std::string DataDir::SnapshotPath(std::string_view name) const {
+  return (std::filesystem::path(SnapshotsPath()) / name).string();
+}
+
+std::string DataDir::SnapshotTempPath(std::string_view name) const {
+  return SnapshotPath(std::string(name) + std::string(kSnapshotTmpSuffix));
+}
+
 absl::StatusOr<uint64_t> DataDir::ReadCurrent() const {
   const std::string path = PathOf(kCurrentFile);
   if (!fs_->Exists(path)) return 0;
@@ -176,9 +185,24 @@ absl::Status DataDir::RemoveGeneration(uint64_t generation) {
 }
 
 absl::Status DataDir::RemoveTemporaryFiles() {
-  absl::Status current = fs_->RemoveAll(PathOf(kCurrentFile) + kTmpSuffix);
-  absl::Status params = fs_->RemoveAll(PathOf(kParamsFile) + kTmpSuffix);
-  return current.ok() ? params : current;
+  absl::Status status = fs_->RemoveAll(PathOf(kCurrentFile) + kTmpSuffix);
+  auto keep_first_error = [&status](absl::Status s) {
+    if (status.ok()) status = std::move(s);
+  };
+  keep_first_error(fs_->RemoveAll(PathOf(kParamsFile) + kTmpSuffix));
+  if (fs_->Exists(SnapshotsPath())) {
+    absl::StatusOr<std::vector<std::string>> names = fs_->List(SnapshotsPath());
+    if (!names.ok()) {
+      keep_first_error(names.status());
+    } else {
+      for (const std::string& name : *names) {
+        if (name.ends_with(kSnapshotTmpSuffix)) {
+          keep_first_error(fs_->RemoveAll(SnapshotPath(name)));
+        }
+      }
+    }
+  }
+  return status;
 }
 
 absl::StatusOr<HashKey> ParseHashKey(std::string_view text) {

@@ -21,7 +21,11 @@
 //                      collections, usage, audit; shared by every generation.
 //   admin.key          the bootstrap admin's API key, mode 0600, created once, never
 //                      overwritten.
-//   snapshots/<name>/  index snapshots made by the Admin service.
+//   snapshots/<name>/  a snapshot made by the Admin service (storage/snapshot.h): a complete
+//                      data directory of its own (without snapshots/), holding secrets, so
+//                      owner-only (directories 0700, files 0600).
+//   snapshots/<name>~tmp/  snapshot <name> being written ("~" is in no valid name); renamed to
+//                      snapshots/<name>/ when complete; a leftover is deleted.
 //
 // Only the generation CURRENT names is live; any other index.<m>/ or hash_key.<m> (and, once
 // CURRENT exists, index/ and hash.key) is what an interrupted rotation left, deleted at the
@@ -83,6 +87,9 @@ class DataDir {
   std::string AccessStorePath() const { return PathOf(kAccessStoreDir); }
   std::string AdminKeyPath() const { return PathOf(kAdminKeyFile); }
   std::string SnapshotsPath() const { return PathOf(kSnapshotsDir); }
+  // snapshots/<name> and snapshots/<name>~tmp.
+  std::string SnapshotPath(std::string_view name) const;
+  std::string SnapshotTempPath(std::string_view name) const;
 
   // The live generation: the one CURRENT names, 0 without CURRENT. DATA_LOSS when CURRENT is
   // not a well-formed pointer.
@@ -116,7 +123,8 @@ class DataDir {
   // Tries every step and returns the first error.
   absl::Status RemoveGeneration(uint64_t generation);
   // Deletes what an interrupted replacement of CURRENT or params left (CURRENT.tmp,
-  // params.tmp).
+  // params.tmp) and what an interrupted snapshot left (snapshots/<name>~tmp/). Tries every
+  // step and returns the first error.
   absl::Status RemoveTemporaryFiles();
 
  private:

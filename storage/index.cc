@@ -24,10 +24,10 @@
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/snapshot.h"
 #include "rocksdb/table.h"
-#include "rocksdb/utilities/checkpoint.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
 #include "storage/parallel_parts.h"
+#include "storage/rocks_checkpoint.h"
 #include "storage/rocks_status.h"
 
 namespace cops {
@@ -1168,12 +1168,7 @@ absl::Status Index::WaitForCompactions(std::chrono::milliseconds poll) {
 }
 
 absl::Status Index::CreateSnapshot(const std::string& dir) const {
-  rocksdb::Checkpoint* raw = nullptr;
-  COPS_RETURN_IF_ERROR(FromRocks(rocksdb::Checkpoint::Create(rep_->db, &raw), "snapshot"));
-  std::unique_ptr<rocksdb::Checkpoint> checkpoint(raw);
-  // log_size_for_flush = 0: flush first, so the copy holds SST files and a short WAL.
-  return FromRocks(checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0),
-                   "creating snapshot in " + dir);
+  return CreateRocksCheckpoint(*rep_->db, dir);
 }
 
 }  // namespace cops

@@ -242,8 +242,9 @@ class Index {
   // open), and later ones fail the same way.
   void AbortManualCompactions();
 
-  // Writes a consistent copy of the live index to `dir` (must not exist), openable with
-  // read_only = true by another process.
+  // Writes a consistent copy of the live index to `dir` (must not exist; its parent must), a
+  // RocksDB checkpoint (storage/rocks_checkpoint.h) that opens as an index of its own, also
+  // read_only by another process. A complete data directory: storage/snapshot.h.
   absl::Status CreateSnapshot(const std::string& dir) const;
 
   const ChunkingParams& params() const;

@@ -11,6 +11,7 @@
 #include "rocksdb/db.h"
 #include "rocksdb/options.h"
 #include "rocksdb/write_batch.h"
+#include "storage/rocks_checkpoint.h"
 
 namespace cops {
 namespace {
@@ -272,6 +273,10 @@ absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::
         kSchemaVersion));
   }
   return std::unique_ptr<PrincipalStore>(new PrincipalStore(std::move(db)));
+}
+
+absl::Status PrincipalStore::CreateCheckpoint(const std::string& dir) const {
+  return CreateRocksCheckpoint(*db_, dir);
 }
 
 absl::Status PrincipalStore::Put(std::string_view key, std::string_view value) {

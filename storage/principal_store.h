@@ -116,6 +116,11 @@ class PrincipalStore {
                                        uint64_t bytes, uint64_t max_documents,
                                        uint64_t max_bytes);
 
+  // Writes a consistent point-in-time copy of the store to `dir` (must not exist; its parent
+  // must), a RocksDB checkpoint (storage/rocks_checkpoint.h) that Open() opens as a store of
+  // its own. Errors as RocksDB's.
+  absl::Status CreateCheckpoint(const std::string& dir) const;
+
   // Appends the records in one atomic write.
   absl::Status AppendAudit(const std::vector<AuditRecord>& records);
   // Records about `doc_id`, oldest first, at or after `since_unix_micros`, at most `limit`

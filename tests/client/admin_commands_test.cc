@@ -33,7 +33,7 @@ class AdminCommandsTest : public ::testing::Test {
     admin_key_ = admin->api_key;
     usage_ = std::make_unique<UsageLedger>(access_->store());
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                              /*generations=*/nullptr, dir_.Join("snapshots"));
+                                              /*generations=*/nullptr);
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}));
   }
 

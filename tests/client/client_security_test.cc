@@ -35,7 +35,7 @@ class ClientSecurityTest : public ::testing::Test {
     ASSERT_OK(access_->CreatePrincipal(gateway));
     usage_ = std::make_unique<UsageLedger>(access_->store());
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                              /*generations=*/nullptr, "");
+                                              /*generations=*/nullptr);
     ASSERT_OK_AND_ASSIGN(
         auto creds,
         MakeServerCredentials({pki_.Path("server.pem"), pki_.Path("server.key"),

@@ -45,7 +45,7 @@ class AdminServiceTest : public ::testing::Test {
     }
     usage_ = std::make_unique<UsageLedger>(access_->store());
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                              generations_.get(), dir_.Join("snapshots"));
+                                              generations_.get());
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}));
     stub_ = server_->NewStub<v1::Admin>();
     owner_key_ = CreatePrincipal("acm-press", v1::PRINCIPAL_ROLE_OWNER, "acm");
@@ -141,7 +141,8 @@ TEST_F(AdminServiceTest, SnapshotsStayUnderTheSnapshotDirectory) {
   EXPECT_EQ(Snapshot(admin_key_, "a/b").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   ASSERT_OK(Snapshot(admin_key_, "gateway-1"));
   const std::filesystem::path snapshot = dir_.path() / "snapshots" / "gateway-1";
-  EXPECT_TRUE(std::filesystem::exists(snapshot / "CURRENT")) << "a RocksDB checkpoint";
+  EXPECT_TRUE(std::filesystem::exists(snapshot / "index" / "CURRENT")) << "a data directory";
+  EXPECT_TRUE(std::filesystem::exists(snapshot / "hash.key"));
   EXPECT_EQ(std::filesystem::directory_iterator(dir_.path() / "snapshots")->path(), snapshot);
   EXPECT_EQ(Snapshot(admin_key_, "gateway-1").error_code(), grpc::StatusCode::ALREADY_EXISTS);
 }

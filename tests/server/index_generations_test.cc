@@ -65,8 +65,7 @@ class IndexGenerationsTest : public ::testing::Test {
     service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get(),
                                                       usage_.get(), audit_.get());
     admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                            generations_.get(),
-                                            (dir_ / "snapshots").string());
+                                            generations_.get());
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);

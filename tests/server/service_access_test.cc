@@ -46,8 +46,7 @@ class ServiceAccessTest : public ::testing::Test {
     service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get(),
                                                       usage_.get(), audit_.get());
     admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                            generations_.get(),
-                                            dir_.Join("snapshots"));
+                                            generations_.get());
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get(), admin_.get()}));
     stub_ = server_->NewStub<v1::CopyDetection>();
     admin_stub_ = server_->NewStub<v1::Admin>();

@@ -72,7 +72,7 @@ class TlsTest : public ::testing::Test {
     checker_key_ = key.api_key;
     usage_ = std::make_unique<UsageLedger>(access_->store());
     service_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                              /*generations=*/nullptr, dir_.Join("snapshots"));
+                                              /*generations=*/nullptr);
   }
 
   void Start(const TlsFiles& files) {
