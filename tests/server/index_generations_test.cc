@@ -355,6 +355,57 @@ TEST_F(IndexGenerationsTest, WritesDuringRotationArePresentOrAbsentAfterwards) {
   EXPECT_EQ(MatchingIds(Prose(500, 400)), std::vector<uint64_t>{added});
 }
 
+TEST_F(IndexGenerationsTest, ASnapshotDuringARotationIsOfTheLiveGenerationAndTheRotationGoesOn) {
+  // Throttled so that the snapshot below is taken while the new generation is built.
+  options_.rotation.pause_per_document = std::chrono::milliseconds(50);
+  Start();
+  std::vector<uint64_t> ids;
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    ids.push_back(Register(Prose(seed, 300), "paper " + std::to_string(seed)));
+  }
+  const std::string old_key_id = Stats().key_id();
+  v1::RotateKeyResponse started;
+  grpc::Status s = RotateKey(&started);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_REBUILDING);
+  v1::CreateSnapshotResponse snapshot;
+  {
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    v1::CreateSnapshotRequest req;
+    req.set_name("mid-rotation");
+    s = admin_stub_->CreateSnapshot(&ctx, req, &snapshot);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  // Still rebuilding: the switch, which would have waited for the snapshot, had not begun.
+  ASSERT_EQ(RotationStatus().state(), v1::KEY_ROTATION_STATE_REBUILDING);
+  const v1::KeyRotationStatus done = WaitForRotation();
+  ASSERT_EQ(done.state(), v1::KEY_ROTATION_STATE_DONE) << done.error();
+  EXPECT_EQ(done.key_id(), started.status().new_key_id());
+
+  // The snapshot is generation 0 under the old key, with nothing of generation 1.
+  const fs::path path = snapshot.path();
+  EXPECT_TRUE(fs::exists(path / "hash.key"));
+  EXPECT_TRUE(fs::exists(path / "index"));
+  EXPECT_FALSE(fs::exists(path / "CURRENT"));
+  EXPECT_FALSE(fs::exists(path / "hash_key.1"));
+  EXPECT_FALSE(fs::exists(path / "index.1"));
+
+  // Served from a copy elsewhere: the old key, every document under its id.
+  Stop();
+  const fs::path live = dir_;
+  dir_ = live.string() + "-restored";
+  fs::copy(path, dir_, fs::copy_options::recursive);
+  fs::remove_all(live);
+  options_.data_dir = dir_.string();
+  Start();
+  EXPECT_EQ(Stats().key_id(), old_key_id);
+  EXPECT_EQ(Stats().documents(), ids.size());
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    EXPECT_EQ(MatchingIds(Prose(seed, 300)), std::vector<uint64_t>{ids[seed - 1]}) << seed;
+  }
+}
+
 TEST_F(IndexGenerationsTest, ACallInFlightFinishesOnTheOldGenerationBeforeItIsRetired) {
   Start();
   const uint64_t id = Register(Prose(5, 300), "paper");

@@ -42,6 +42,8 @@ TEST_F(DataDirTest, NamesAreTheOnDiskOnes) {
   EXPECT_EQ(data.AccessStorePath(), (dir_ / "access").string());
   EXPECT_EQ(data.AdminKeyPath(), (dir_ / "admin.key").string());
   EXPECT_EQ(data.SnapshotsPath(), (dir_ / "snapshots").string());
+  EXPECT_EQ(data.SnapshotPath("nightly"), (dir_ / "snapshots" / "nightly").string());
+  EXPECT_EQ(data.SnapshotTempPath("nightly"), (dir_ / "snapshots" / "nightly~tmp").string());
   EXPECT_EQ(data.PathOf(DataDir::kParamsFile), (dir_ / "params").string());
 }
 
@@ -137,6 +139,13 @@ TEST_F(DataDirTest, OtherGenerationsAndTheirRemoval) {
   ASSERT_OK(data.RemoveTemporaryFiles());
   EXPECT_FALSE(fs::exists(dir_ / "CURRENT.tmp"));
   EXPECT_FALSE(fs::exists(dir_ / "params.tmp"));
+
+  // A snapshot an interrupted CreateSnapshot left goes; finished snapshots stay.
+  fs::create_directories(data.SnapshotTempPath("nightly") + "/index");
+  fs::create_directories(data.SnapshotPath("weekly") + "/index");
+  ASSERT_OK(data.RemoveTemporaryFiles());
+  EXPECT_FALSE(fs::exists(data.SnapshotTempPath("nightly")));
+  EXPECT_TRUE(fs::exists(data.SnapshotPath("weekly")));
 }
 
 TEST_F(DataDirTest, KeyFileIsZeroedBeforeItIsUnlinked) {
