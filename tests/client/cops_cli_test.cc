@@ -6,14 +6,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/mutex.h"
 #include "client/client.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -61,7 +66,7 @@ class CopsCliTest : public ::testing::Test {
   void StartServer(std::vector<std::string> extra = {}) {
     fs::remove(dir_ / "port");
     std::vector<std::string> argv = {BuildDir() + "/server/copsd",
-                                     "--data-dir", (dir_ / "data").string(),
+                                     "--data-dir", data_dir_.string(),
                                      "--listen", "127.0.0.1:0",
                                      "--port-file", (dir_ / "port").string(),
                                      "--log-level", "warn"};
@@ -87,6 +92,7 @@ class CopsCliTest : public ::testing::Test {
 
   CliRun Cops(std::vector<std::string> args, const fs::path& stdin_file = {}) {
     std::vector<std::string> argv = {BuildDir() + "/client/cops", "--server", address_};
+    if (!api_key_.empty()) argv.insert(argv.end(), {"--api-key", api_key_});
     argv.insert(argv.end(), args.begin(), args.end());
     fs::remove(dir_ / "cli.err");
     const pid_t pid = Spawn(argv, stdin_file, dir_ / "cli.out", dir_ / "cli.err");
@@ -98,6 +104,7 @@ class CopsCliTest : public ::testing::Test {
     ClientOptions options;
     options.target = address_;
     options.timeout = std::chrono::seconds(20);
+    options.security.api_key = api_key_;
     absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options);
     EXPECT_OK(client);
     return client.ok() ? *std::move(client) : nullptr;
@@ -131,8 +138,10 @@ class CopsCliTest : public ::testing::Test {
 
   testing::TempDir tmp_{"cops_cli"};
   const fs::path dir_ = tmp_.path();
+  fs::path data_dir_ = dir_ / "data";  // copsd's --data-dir
   pid_t server_ = -1;
   std::string address_;
+  std::string api_key_;  // sent by Cops() and ApiClient() when set
 };
 
 TEST_F(CopsCliTest, RegisterThenCheckCopiesAndUnrelatedText) {
@@ -366,6 +375,126 @@ TEST_F(CopsCliTest, UnregisterAndRestartKeepTheIndexRight) {
   CliRun list = Cops({"--json", "list"});
   ASSERT_EQ(list.exit_code, 0) << list.err;
   EXPECT_EQ(json::parse(list.out)["documents"].size(), Corpus().size() - 1);
+}
+
+// Backup and restore as docs/operations.md has it: `cops admin snapshot` while another client
+// keeps registering, `cp -a` of the snapshot, the original gone, a copsd started on the copy.
+TEST_F(CopsCliTest, ASnapshotCopiedAnywhereServesEveryDocumentAcknowledgedBeforeIt) {
+  using Clock = std::chrono::steady_clock;
+  StartServer({"--auth", "on"});
+  std::ifstream(data_dir_ / "admin.key") >> api_key_;
+  ASSERT_FALSE(api_key_.empty()) << "the bootstrap admin's key";
+  ASSERT_EQ(Cops({"admin", "principal", "create", "acm-press", "--role", "owner",
+                  "--collection", "acm"}).exit_code, 0);
+  CliRun reg = Cops({"--json", "register", (dir_ / "corpus").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  std::map<std::string, uint64_t> id_of;  // path -> id of every document acknowledged
+  std::istringstream reg_lines(reg.out);
+  for (std::string line; std::getline(reg_lines, line);) {
+    const json j = json::parse(line);
+    id_of[j["path"].get<std::string>()] = j["doc_id"].get<uint64_t>();
+  }
+  ASSERT_EQ(id_of.size(), Corpus().size());
+
+  // Registrations on their own connection all along the snapshot call.
+  struct Registration {
+    fs::path path;
+    uint64_t id;
+    Clock::time_point sent, acknowledged;
+  };
+  absl::Mutex mu;
+  std::vector<Registration> registered;
+  std::atomic<bool> stop{false};
+  std::unique_ptr<Client> api = ApiClient();
+  ASSERT_NE(api, nullptr);
+  std::thread registrar([&] {
+    for (uint32_t seed = 1; seed <= 5000 && !stop.load(); ++seed) {
+      v1::Document doc;
+      doc.set_content(testing_corpus::Prose(seed, 150));
+      doc.set_format(v1::DOCUMENT_FORMAT_TEXT);
+      const Clock::time_point sent = Clock::now();
+      absl::StatusOr<v1::RegisterDocumentReply> reply = api->Register(doc);
+      if (!reply.ok()) {
+        ADD_FAILURE() << reply.status();
+        return;
+      }
+      const fs::path path = dir_ / "concurrent" / (std::to_string(seed) + ".txt");
+      WriteFile(path, doc.content());
+      absl::MutexLock lock(&mu);
+      registered.push_back({path, reply->doc_id(), sent, Clock::now()});
+    }
+  });
+  // Waits (at most 15 s) until `done` holds of the registrations so far.
+  auto wait_for = [&](const std::function<bool(const std::vector<Registration>&)>& done) {
+    const Clock::time_point until = Clock::now() + std::chrono::seconds(15);
+    for (;;) {
+      {
+        absl::MutexLock lock(&mu);
+        if (done(registered) || Clock::now() > until) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  wait_for([](const auto& r) { return r.size() >= 5; });
+  const Clock::time_point call_sent = Clock::now();
+  CliRun snapshot = Cops({"--json", "admin", "snapshot", "nightly"});
+  const Clock::time_point call_returned = Clock::now();
+  wait_for([&](const auto& r) { return !r.empty() && r.back().sent > call_returned; });
+  stop.store(true);
+  registrar.join();
+  ASSERT_EQ(snapshot.exit_code, 0) << snapshot.err;
+  const fs::path snapshot_path = json::parse(snapshot.out)["path"].get<std::string>();
+  EXPECT_EQ(snapshot_path, data_dir_ / "snapshots" / "nightly");
+  ASSERT_EQ(StopServer(), 0) << testing::ReadFileOrEmpty(dir_ / "copsd.log");
+
+  // Copied elsewhere as it is (modes included); the original data directory goes.
+  const fs::path copy = dir_ / "restored";
+  const pid_t cp = Spawn({"cp", "-a", snapshot_path.string(), copy.string()}, {},
+                         dir_ / "cp.out", dir_ / "cp.out");
+  ASSERT_EQ(WaitExit(cp), 0) << testing::ReadFileOrEmpty(dir_ / "cp.out");
+  fs::remove_all(data_dir_);
+  EXPECT_EQ(testing::NotOwnerOnly(copy), std::vector<std::string>{}) << "it holds secrets";
+  data_dir_ = copy;
+  // The same admin key works: the access store and admin.key came along.
+  StartServer({"--auth", "on"});
+  CliRun principals = Cops({"--json", "admin", "principal", "list"});
+  ASSERT_EQ(principals.exit_code, 0) << principals.err;
+  EXPECT_NE(principals.out.find("\"acm-press\""), std::string::npos) << principals.out;
+
+  // Every document acknowledged before the call is found under its id, none registered
+  // after it returned is, and one acknowledged during it is wholly there or absent.
+  std::map<std::string, uint64_t> found;  // path -> the id it matched, 0 for none
+  CliRun check = Cops({"--json", "check", (dir_ / "corpus").string(),
+                       (dir_ / "concurrent").string()});
+  ASSERT_EQ(check.exit_code, 1) << check.err;
+  std::istringstream check_lines(check.out);
+  for (std::string line; std::getline(check_lines, line);) {
+    const json j = json::parse(line);
+    found[j["path"].get<std::string>()] =
+        j["matches"].empty() ? 0 : j["matches"][0]["doc_id"].get<uint64_t>();
+  }
+  size_t before = 0, during = 0, after = 0;
+  for (const Registration& r : registered) {
+    if (r.acknowledged < call_sent) {
+      ++before;
+      id_of[r.path.string()] = r.id;
+    } else if (r.sent > call_returned) {
+      ++after;
+      EXPECT_EQ(found[r.path.string()], 0u) << r.path << " was registered after the snapshot";
+    } else if (found[r.path.string()] != 0) {
+      ++during;
+      id_of[r.path.string()] = r.id;
+    }
+  }
+  for (const auto& [path, id] : id_of) EXPECT_EQ(found[path], id) << path;
+  EXPECT_GE(before, 5u);
+  EXPECT_GE(after, 1u);
+  EXPECT_EQ(Documents(), id_of.size()) << "no document is there in part";
+  std::cout << "snapshot call of "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(call_returned - call_sent)
+                   .count()
+            << " ms: " << before << " registrations before it, " << during
+            << " of those during it in the snapshot, " << after << " after it\n";
 }
 
 TEST_F(CopsCliTest, RotateKeyKeepsEveryDocumentFindableUnderTheNewKey) {

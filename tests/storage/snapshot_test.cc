@@ -1,7 +1,5 @@
 #include "storage/snapshot.h"
 
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -40,23 +38,6 @@ DocumentRecord Record(const std::string& external_id) {
   r.external_id = external_id;
   r.format = "text";
   return r;
-}
-
-// Permission bits of every entry under `root` (and root itself) that is not 0700 for a
-// directory or 0600 for a file, as "path mode" lines.
-std::vector<std::string> NotOwnerOnly(const fs::path& root) {
-  std::vector<std::string> wrong;
-  auto check = [&wrong](const fs::path& p) {
-    struct stat st;
-    if (lstat(p.c_str(), &st) != 0) return wrong.push_back(p.string() + " missing");
-    const unsigned want = S_ISDIR(st.st_mode) ? 0700 : 0600;
-    if ((st.st_mode & 07777) != want) {
-      wrong.push_back(p.string() + " " + std::to_string(st.st_mode & 07777));
-    }
-  };
-  check(root);
-  for (const auto& entry : fs::recursive_directory_iterator(root)) check(entry.path());
-  return wrong;
 }
 
 // A live data directory as copsd keeps it: generation `generation_` with its index, key and
@@ -158,7 +139,7 @@ TEST_F(SnapshotTest, IsACompleteOwnerOnlyDataDirectoryOfTheMomentItWasTaken) {
     EXPECT_TRUE(absl::IsNotFound(access->GetPrincipal("later").status()));
   }
   // Owner-only, the snapshot and its copy alike (the index and the access store included).
-  EXPECT_EQ(NotOwnerOnly(path), std::vector<std::string>{});
+  EXPECT_EQ(testing::NotOwnerOnly(path), std::vector<std::string>{});
 }
 
 TEST_F(SnapshotTest, NamesAreCheckedAndNeverReused) {
@@ -169,7 +150,7 @@ TEST_F(SnapshotTest, NamesAreCheckedAndNeverReused) {
   }
   ASSERT_OK(WriteSnapshot(Source(), "s1"));
   EXPECT_EQ(WriteSnapshot(Source(), "s1").status().code(), absl::StatusCode::kAlreadyExists);
-  EXPECT_EQ(NotOwnerOnly(live_.SnapshotPath("s1")), std::vector<std::string>{});
+  EXPECT_EQ(testing::NotOwnerOnly(live_.SnapshotPath("s1")), std::vector<std::string>{});
   ASSERT_OK_AND_ASSIGN(std::vector<std::string> names, live_.fs().List(live_.SnapshotsPath()));
   EXPECT_EQ(names, std::vector<std::string>{"s1"});
 }
@@ -229,7 +210,7 @@ TEST_F(SnapshotTest, ACrashAtAnyStepLeavesTheWholeSnapshotOrNone) {
     EXPECT_EQ(copy.ReadCurrent().value(), 1u);
     EXPECT_OK(copy.ReadKey(1));
     EXPECT_OK(copy.ReadParams());
-    EXPECT_EQ(NotOwnerOnly(copy.path()), std::vector<std::string>{});
+    EXPECT_EQ(testing::NotOwnerOnly(copy.path()), std::vector<std::string>{});
   }
   EXPECT_TRUE(finished);
   // Every step: the directories, the checkpoints, each file, the modes, the renames, syncs.
