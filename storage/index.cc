@@ -28,6 +28,7 @@
 #include "storage/codec.h"
 #include "storage/parallel_parts.h"
 #include "storage/rocks_checkpoint.h"
+#include "storage/rocks_dir.h"
 #include "storage/rocks_status.h"
 
 namespace cops {
@@ -495,6 +496,7 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   // flushes early (small level-0 files).
   db_options.max_total_wal_size = 8 * options.write_buffer_bytes;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  if (options.env != nullptr) db_options.env = options.env;
 
   const bool exists = std::filesystem::exists(std::filesystem::path(options.path) / "CURRENT");
   if (!exists && (options.read_only || !options.create_if_missing)) {
@@ -521,6 +523,9 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
                   std::find(names.begin(), names.end(), kVerifyCf) != names.end();
   }
   auto descriptors = Descriptors(options, rep->cache, shards, with_verify);
+  if (!options.read_only) {
+    COPS_RETURN_IF_ERROR(CreateDirDurably(*db_options.env, options.path));
+  }
   rocksdb::Status s;
   if (options.read_only) {
     s = rocksdb::DB::OpenForReadOnly(db_options, options.path, descriptors, &rep->cfs, &rep->db);

@@ -26,6 +26,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 }
 
 namespace cops {
@@ -88,6 +89,10 @@ struct IndexOptions {
   // idle core, not the throughput of many. Workers: lookup_threads - 1, idle between
   // lookups.
   int lookup_threads = 2;
+  // RocksDB's access to files and threads; not owned, must outlive the Index. nullptr =
+  // rocksdb::Env::Default(). Tests pass one that simulates power loss
+  // (tests/storage/fault_file_system.h).
+  rocksdb::Env* env = nullptr;
 };
 
 struct DocumentRecord {

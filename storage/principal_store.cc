@@ -12,6 +12,7 @@
 #include "rocksdb/options.h"
 #include "rocksdb/write_batch.h"
 #include "storage/rocks_checkpoint.h"
+#include "storage/rocks_dir.h"
 
 namespace cops {
 namespace {
@@ -246,13 +247,16 @@ absl::Status ValidateAccessName(std::string_view kind, std::string_view name) {
 PrincipalStore::PrincipalStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
 PrincipalStore::~PrincipalStore() = default;
 
-absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::string& path) {
+absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::string& path,
+                                                                     rocksdb::Env* env) {
   rocksdb::Options options;
   options.create_if_missing = true;
+  if (env != nullptr) options.env = env;
   // Small and rarely written: keep its footprint small next to the index.
   options.write_buffer_size = 4 << 20;
   options.max_open_files = 64;
   options.keep_log_file_num = 2;
+  COPS_RETURN_IF_ERROR(CreateDirDurably(*options.env, path));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, path, &raw);
   std::unique_ptr<rocksdb::DB> db(raw);

@@ -24,6 +24,7 @@
 
 namespace rocksdb {
 class DB;
+class Env;
 }
 
 namespace cops {
@@ -86,9 +87,12 @@ absl::Status ValidateAccessName(std::string_view kind, std::string_view name);
 
 class PrincipalStore {
  public:
-  // Opens (creating when missing) the store in directory `path`.
+  // Opens (creating when missing) the store in directory `path`. `env` is RocksDB's access
+  // to files (not owned, must outlive the store; nullptr = rocksdb::Env::Default(); tests
+  // pass one that simulates power loss).
   // INTERNAL/FAILED_PRECONDITION with RocksDB's message when the directory is unusable.
-  static absl::StatusOr<std::unique_ptr<PrincipalStore>> Open(const std::string& path);
+  static absl::StatusOr<std::unique_ptr<PrincipalStore>> Open(const std::string& path,
+                                                              rocksdb::Env* env = nullptr);
   ~PrincipalStore();
   PrincipalStore(const PrincipalStore&) = delete;
   PrincipalStore& operator=(const PrincipalStore&) = delete;
