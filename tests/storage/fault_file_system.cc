@@ -99,6 +99,12 @@ absl::Status FaultFileSystem::DropUnsyncedChanges() {
   }
   files_.clear();
   for (auto it = unsynced_.rbegin(); it != unsynced_.rend(); ++it) {
+    if (!base_->Exists(it->dir)) {
+      // Its directory was removed for good (a synced removal of an ancestor): nothing to
+      // put back.
+      if (!it->saved.empty()) keep_first(base_->RemoveAll(it->saved));
+      continue;
+    }
     switch (it->kind) {
       case Change::kCreated:
         keep_first(base_->RemoveAll(it->path));

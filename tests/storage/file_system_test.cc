@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
 #include "tests/storage/fault_file_system.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -142,6 +144,44 @@ TEST_F(FileSystemTest, ACrashStopsEveryOperationAndDropsUnsyncedNames) {
   ASSERT_OK(faulty.DropUnsyncedChanges());
   EXPECT_FALSE(faulty.Exists(Path("kept")));
   EXPECT_TRUE(fs::is_empty(root_.path() / "trash")) << "a synced removal is final";
+}
+
+TEST_F(FileSystemTest, RocksDBFilesLoseWhatWasNotSyncedAtAPowerCut) {
+  FaultFileSystem faulty((root_.path() / "trash").string());
+  rocksdb::FileSystem& rocks = *faulty.rocksdb_env()->GetFileSystem();
+  const rocksdb::IOOptions io;
+  ASSERT_OK(faulty.WriteFile(Path("old"), "durable", 0644, false));
+  ASSERT_OK(faulty.SyncDir(dir_));
+  // "log": created, synced in part, its name made durable by a directory fsync.
+  std::unique_ptr<rocksdb::FSWritableFile> log;
+  ASSERT_TRUE(rocks.NewWritableFile(Path("log"), rocksdb::FileOptions(), &log, nullptr).ok());
+  ASSERT_TRUE(log->Append("synced|", io, nullptr).ok());
+  ASSERT_TRUE(log->Sync(io, nullptr).ok());
+  std::unique_ptr<rocksdb::FSDirectory> dir;
+  ASSERT_TRUE(rocks.NewDirectory(dir_, io, &dir, nullptr).ok());
+  ASSERT_TRUE(dir->Fsync(io, nullptr).ok());
+  ASSERT_TRUE(log->Append("written", io, nullptr).ok());
+  ASSERT_TRUE(log->RangeSync(0, 14, io, nullptr).ok());  // starts writeback, promises nothing
+  // "fresh": synced data under a name no directory fsync made durable; "old" deleted and
+  // "log2" renamed, both unsynced.
+  std::unique_ptr<rocksdb::FSWritableFile> fresh;
+  ASSERT_TRUE(rocks.NewWritableFile(Path("fresh"), rocksdb::FileOptions(), &fresh, nullptr).ok());
+  ASSERT_TRUE(fresh->Append("data", io, nullptr).ok());
+  ASSERT_TRUE(fresh->Sync(io, nullptr).ok());
+  ASSERT_TRUE(rocks.DeleteFile(Path("old"), io, nullptr).ok());
+  ASSERT_TRUE(rocks.RenameFile(Path("fresh"), Path("renamed"), io, nullptr).ok());
+  EXPECT_EQ(Read(faulty, "log"), "synced|written");
+
+  faulty.Crash();
+  EXPECT_FALSE(log->Append("after", io, nullptr).ok()) << "the machine has stopped";
+  EXPECT_FALSE(log->Sync(io, nullptr).ok());
+  log.reset();
+  fresh.reset();
+  ASSERT_OK(faulty.DropUnsyncedChanges());
+  EXPECT_EQ(Read(faulty, "log"), "synced|");
+  EXPECT_EQ(Read(faulty, "old"), "durable");
+  EXPECT_FALSE(faulty.Exists(Path("fresh")));
+  EXPECT_FALSE(faulty.Exists(Path("renamed")));
 }
 
 }  // namespace
