@@ -1,13 +1,48 @@
 // libFuzzer entry for one converter (COPS_FUZZ_FORMAT, e.g. "pdf"), in-process path.
 // Any crash, sanitizer report, hang or out-of-memory is a bug; its input goes into
 // tests/convert as a regression test.
+//
+// DOCX and ODT are structure-aware: an input that is a zip archive (it starts "PK\3\4") goes
+// to the converter as it is, which fuzzes the archive layer; any other input is taken as the
+// document's XML parts, separated by NUL bytes, which the harness packs into a valid archive
+// (libzip, as the converter reads it), so that mutations reach the XML parsing instead of
+// breaking the archive. The parts, in order: DOCX word/document.xml, word/footnotes.xml,
+// word/endnotes.xml; ODT content.xml, META-INF/manifest.xml. scripts/fuzz-smoke.sh seeds
+// both kinds (fuzz/fuzz_seeds.cc).
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "convert/converter.h"
+#include "tests/testing/documents.h"
+
+namespace {
+
+// `input` as an archive of the format's XML parts (see above).
+std::string PackOfficeParts(cops::DocumentFormat format, std::string_view input) {
+  static const std::vector<std::string> kDocxParts = {"word/document.xml",
+                                                      "word/footnotes.xml", "word/endnotes.xml"};
+  static const std::vector<std::string> kOdtParts = {"content.xml", "META-INF/manifest.xml"};
+  const bool docx = format == cops::DocumentFormat::kDocx;
+  const std::vector<std::string>& names = docx ? kDocxParts : kOdtParts;
+  std::vector<std::pair<std::string, std::string>> entries;
+  if (!docx) entries.emplace_back("mimetype", "application/vnd.oasis.opendocument.text");
+  for (size_t i = 0; i < names.size(); ++i) {
+    // The last part takes the rest, NUL bytes and all.
+    const size_t end = i + 1 < names.size() ? input.find('\0') : std::string_view::npos;
+    entries.emplace_back(names[i], std::string(input.substr(0, end)));
+    if (end == std::string_view::npos) break;
+    input.remove_prefix(end + 1);
+  }
+  return cops::testing::MakeZip(entries, /*deflate=*/false);
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const cops::DocumentFormat format = [] {
@@ -24,6 +59,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.drop_quoted_lines = size % 3 == 0;
   options.drop_signature = size % 5 == 0;
   std::string_view input(reinterpret_cast<const char*>(data), size);
+  std::string packed;
+  if ((format == cops::DocumentFormat::kDocx || format == cops::DocumentFormat::kOdt) &&
+      !input.starts_with("PK\x03\x04")) {
+    packed = PackOfficeParts(format, input);
+    input = packed;
+  }
   auto doc = cops::ConvertInProcess(input, format, limits, options);
   if (doc.ok()) {
     // Exercise the map on the result; invariants must hold for any input.

@@ -44,6 +44,34 @@ int main(int argc, char** argv) {
         "Content-Transfer-Encoding: base64\r\n\r\n" +
         t::Base64(t::MakePdf({{"attached"}})) + "--x--\r\n");
   }
+  // DOCX and ODT: their XML parts alone too, NUL-separated, which fuzz/convert_fuzzer.cc
+  // packs into an archive; with the constructs the converter treats specially.
+  const std::string nul(1, '\0');
+  const std::string w = "xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\"";
+  if (format == "docx") {
+    for (const auto& paragraphs : {small, prose}) seeds.push_back(t::DocxDocumentXml(paragraphs));
+    seeds.push_back(
+        "<?xml version=\"1.0\"?><!DOCTYPE w:document [<!ENTITY e \"entity text\">]><w:document " +
+        w + "><w:body><w:p><w:r><w:t>one &e; &amp; &#x263A;</w:t><w:tab/><w:br/><w:cr/>"
+        "<w:delText>deleted</w:delText><w:instrText>PAGE</w:instrText>"
+        "<w:t><![CDATA[cdata <text>]]></w:t></w:r></w:p><w:p/></w:body></w:document>" + nul +
+        "<w:footnotes " + w + "><w:footnote><w:p><w:r><w:t>a footnote</w:t></w:r></w:p>"
+        "</w:footnote></w:footnotes>" + nul + "<w:endnotes " + w +
+        "><w:endnote><w:p><w:r><w:t>an endnote</w:t></w:r></w:p></w:endnote></w:endnotes>");
+  }
+  if (format == "odt") {
+    for (const auto& paragraphs : {small, prose}) seeds.push_back(t::OdtContentXml(paragraphs));
+    seeds.push_back(
+        "<?xml version=\"1.0\"?><office:document-content xmlns:office=\"urn:oasis:names:tc:"
+        "opendocument:xmlns:office:1.0\" xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:"
+        "text:1.0\"><office:body><office:text><text:h>Head</text:h><text:p>a<text:s text:c=\"3\"/>"
+        "b<text:tab/>c<text:line-break/><text:span>d</text:span><office:annotation><text:p>"
+        "note</text:p></office:annotation></text:p><text:tracked-changes><text:p>old</text:p>"
+        "</text:tracked-changes><text:p/></office:text></office:body></office:document-content>" +
+        nul + "<manifest:manifest xmlns:manifest=\"urn:oasis:names:tc:opendocument:xmlns:"
+        "manifest:1.0\"><manifest:file-entry manifest:full-path=\"content.xml\"/>"
+        "</manifest:manifest>");
+  }
   if (all || format == "pdf") {
     seeds.push_back(t::MakePdf({{"Header", "", "body one", "", "Page 1"},
                                 {"Header", "", "body two", "", "Page 2"},

@@ -117,7 +117,8 @@ std::string MakePdfFromParagraphs(const std::vector<std::string>& paragraphs) {
   return MakePdf(pages);
 }
 
-std::string MakeZip(const std::vector<std::pair<std::string, std::string>>& entries) {
+std::string MakeZip(const std::vector<std::pair<std::string, std::string>>& entries,
+                    bool deflate) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* buffer = zip_source_buffer_create(nullptr, 0, 0, &error);
@@ -125,7 +126,8 @@ std::string MakeZip(const std::vector<std::pair<std::string, std::string>>& entr
   zip_source_keep(buffer);
   for (const auto& [name, content] : entries) {
     zip_source_t* src = zip_source_buffer(zip, content.data(), content.size(), 0);
-    zip_file_add(zip, name.c_str(), src, ZIP_FL_ENC_UTF_8);
+    const zip_int64_t index = zip_file_add(zip, name.c_str(), src, ZIP_FL_ENC_UTF_8);
+    if (!deflate && index >= 0) zip_set_file_compression(zip, index, ZIP_CM_STORE, 0);
   }
   zip_close(zip);
   std::string out;
@@ -140,7 +142,7 @@ std::string MakeZip(const std::vector<std::pair<std::string, std::string>>& entr
   return out;
 }
 
-std::string MakeDocx(const std::vector<std::string>& paragraphs) {
+std::string DocxDocumentXml(const std::vector<std::string>& paragraphs) {
   std::string body;
   for (const std::string& p : paragraphs) {
     body += "<w:p><w:pPr><w:pStyle w:val=\"Normal\"/></w:pPr>";
@@ -158,10 +160,12 @@ std::string MakeDocx(const std::vector<std::string>& paragraphs) {
     }
     body += "</w:p>";
   }
-  const std::string document =
-      "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
-      "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
-      "<w:body>" + body + "<w:sectPr/></w:body></w:document>";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+         "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+         "<w:body>" + body + "<w:sectPr/></w:body></w:document>";
+}
+
+std::string MakeDocx(const std::vector<std::string>& paragraphs) {
   return MakeZip({
       {"[Content_Types].xml",
        "<?xml version=\"1.0\"?><Types xmlns=\"http://schemas.openxmlformats.org/package/2006/"
@@ -172,11 +176,11 @@ std::string MakeDocx(const std::vector<std::string>& paragraphs) {
        "2006/relationships\"><Relationship Id=\"rId1\" Type=\"http://schemas.openxmlformats.org/"
        "officeDocument/2006/relationships/officeDocument\" Target=\"word/document.xml\"/>"
        "</Relationships>"},
-      {"word/document.xml", document},
+      {"word/document.xml", DocxDocumentXml(paragraphs)},
   });
 }
 
-std::string MakeOdt(const std::vector<std::string>& paragraphs) {
+std::string OdtContentXml(const std::vector<std::string>& paragraphs) {
   std::string body;
   bool first = true;
   for (const std::string& p : paragraphs) {
@@ -192,11 +196,13 @@ std::string MakeOdt(const std::vector<std::string>& paragraphs) {
               text.substr(0, half) + "</text:span>" + text.substr(half) + "</text:p>";
     }
   }
-  const std::string content =
-      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      "<office:document-content xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "
-      "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" office:version=\"1.2\">"
-      "<office:body><office:text>" + body + "</office:text></office:body></office:document-content>";
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+         "<office:document-content xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "
+         "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" office:version=\"1.2\">"
+         "<office:body><office:text>" + body + "</office:text></office:body></office:document-content>";
+}
+
+std::string MakeOdt(const std::vector<std::string>& paragraphs) {
   return MakeZip({
       {"mimetype", "application/vnd.oasis.opendocument.text"},
       {"META-INF/manifest.xml",
@@ -204,7 +210,7 @@ std::string MakeOdt(const std::vector<std::string>& paragraphs) {
        "opendocument:xmlns:manifest:1.0\"><manifest:file-entry manifest:full-path=\"/\" "
        "manifest:media-type=\"application/vnd.oasis.opendocument.text\"/><manifest:file-entry "
        "manifest:full-path=\"content.xml\" manifest:media-type=\"text/xml\"/></manifest:manifest>"},
-      {"content.xml", content},
+      {"content.xml", OdtContentXml(paragraphs)},
   });
 }
 

@@ -27,13 +27,18 @@ PdfPage WrapLines(const std::vector<std::string>& paragraphs, size_t width = 70)
 // Paragraphs wrapped and laid out on as many pages as they need.
 std::string MakePdfFromParagraphs(const std::vector<std::string>& paragraphs);
 
-// A zip archive of (name, content) entries, deflated.
-std::string MakeZip(const std::vector<std::pair<std::string, std::string>>& entries);
+// A zip archive of (name, content) entries, deflated, or stored when `deflate` is false
+// (several times faster to write and read: fuzz/convert_fuzzer.cc packs every input).
+std::string MakeZip(const std::vector<std::pair<std::string, std::string>>& entries,
+                    bool deflate = true);
 
 // Minimal Word and OpenDocument text files, one paragraph per entry ("\t" becomes a tab
 // element). Paragraphs must not contain XML metacharacters.
 std::string MakeDocx(const std::vector<std::string>& paragraphs);
 std::string MakeOdt(const std::vector<std::string>& paragraphs);
+// Their body parts alone: word/document.xml and content.xml.
+std::string DocxDocumentXml(const std::vector<std::string>& paragraphs);
+std::string OdtContentXml(const std::vector<std::string>& paragraphs);
 
 std::string Base64(std::string_view bytes);
 
