@@ -12,6 +12,7 @@ PACKAGES=(
   libsystemd-dev  # sd_notify (deploy/systemd)
   libmilter-dev  # cops-milter (milter/)
   prometheus-cpp-dev  # copsd --metrics-listen
+  libnats-dev  # copsd --log / --follow: the registration log on NATS JetStream (replication/)
 )
 if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh
@@ -23,6 +24,7 @@ if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   postfix swaks  # tests/milter/postfix_integration_test.cc: a real MTA on loopback
   systemd python3-yaml openssl  # tests/deploy: systemd-analyze, systemd-sysusers, manifests
   prometheus  # tests/deploy/metrics_test.py: promtool and a real scrape
+  nats-server  # tests/replication, tests/server/log_replica_test.cc: a real JetStream
 ); fi
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -71,6 +71,8 @@ constexpr char kParamsKey[] = "chunking_params";        // ChunkingParams::Encod
 constexpr char kKeyIdKey[] = "key_id";                  // params.key_id, for people and tools
 constexpr char kNextDocIdKey[] = "next_doc_id";         // varint
 constexpr char kCountersKey[] = "counters";  // varint documents, postings, text_bytes
+// Registration-log sequence of the last applied event (replication/); absent = 0.
+constexpr char kAppliedLogSequenceKey[] = "applied_log_sequence";  // varint
 
 // Name recorded in the OPTIONS file: a reopen must use the same operator. on-disk: do not change.
 constexpr char kMergeOperatorName[] = "cops.PostingListMerge";
@@ -152,6 +154,8 @@ struct Index::Rep {
   // id assignment must not interleave. Readers never take it.
   absl::Mutex write_mu;
   DocId next_doc_id ABSL_GUARDED_BY(write_mu) = 1;
+  // Mirrors the meta key; written only under write_mu, read without it.
+  std::atomic<uint64_t> applied_log_sequence{0};
   Counters counters ABSL_GUARDED_BY(write_mu);
   // Serializes BeginBulkLoad/EndBulkLoad; bulk_loading mirrors the mode for readers.
   absl::Mutex bulk_mu;
@@ -470,6 +474,15 @@ absl::Status Index::Rep::LoadOrInitMeta() {
       !codec::GetVarint64(&c, &counters.text_bytes)) {
     return absl::DataLossError("index " + path + ": malformed meta data");
   }
+  COPS_ASSIGN_OR_RETURN(auto applied, Get(kMeta, kAppliedLogSequenceKey, "reading log sequence"));
+  if (applied.has_value()) {
+    std::string_view a = *applied;
+    uint64_t sequence = 0;
+    if (!codec::GetVarint64(&a, &sequence)) {
+      return absl::DataLossError("index " + path + ": malformed applied log sequence");
+    }
+    applied_log_sequence.store(sequence);
+  }
   PublishCounters();
   return absl::OkStatus();
 }
@@ -591,12 +604,13 @@ struct Index::Prepared {
 
 absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
                                                 const DocumentFingerprint& fp,
-                                                std::string_view text) {
+                                                std::string_view text,
+                                                uint64_t log_sequence) {
   COPS_RETURN_IF_ERROR(rep_->CheckWritable());
   Prepared p(record, fp, text, /*id=*/0);
   if (!p.ready) return p.outcome.status();
   Prepared* group[] = {&p};
-  COPS_RETURN_IF_ERROR(WriteGroup(group));
+  COPS_RETURN_IF_ERROR(WriteGroup(group, log_sequence));
   return std::move(p.outcome);
 }
 
@@ -652,10 +666,40 @@ absl::Status Index::RaiseNextDocId(DocId next) {
   return absl::OkStatus();
 }
 
-absl::Status Index::WriteGroup(std::span<Prepared*> group) {
+namespace {
+
+absl::Status CheckLogSequence(uint64_t log_sequence, uint64_t applied) {
+  if (log_sequence != 0 && log_sequence <= applied) {
+    return absl::AbortedError("log event " + std::to_string(log_sequence) +
+                              " is already applied (applied up to " + std::to_string(applied) +
+                              ")");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+uint64_t Index::AppliedLogSequence() const { return rep_->applied_log_sequence.load(); }
+
+absl::Status Index::SkipLogSequence(uint64_t log_sequence) {
+  Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckWritable());
+  if (log_sequence == 0) return absl::InvalidArgumentError("log sequence 0");
+  absl::MutexLock lock(&r.write_mu);
+  COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, r.applied_log_sequence.load()));
+  rocksdb::WriteBatch b;
+  b.Put(r.cf(kMeta), kAppliedLogSequenceKey, VarintValue(log_sequence));
+  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b),
+                                 "recording log event " + std::to_string(log_sequence)));
+  r.applied_log_sequence.store(log_sequence);
+  return absl::OkStatus();
+}
+
+absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence) {
   Rep& r = *rep_;
   if (group.empty()) return absl::OkStatus();
   absl::MutexLock lock(&r.write_mu);
+  COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, r.applied_log_sequence.load()));
   // External ids and texts created earlier in this group, for the ones repeated in it.
   std::unordered_map<std::string_view, DocId> new_ext, new_sha;
   std::vector<Prepared*> created;
@@ -780,7 +824,8 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group) {
     operand = codec::EncodeAddOperand(run.doc, std::span<const Posting>(run.begin, run.size));
     b.Merge(r.PostingsCf(run.hash), rocksdb::Slice(key, 8), operand);
   }
-  if (created.empty()) return absl::OkStatus();
+  if (log_sequence != 0) b.Put(r.cf(kMeta), kAppliedLogSequenceKey, VarintValue(log_sequence));
+  if (created.empty() && log_sequence == 0) return absl::OkStatus();
   b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(next_id));
   b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
   // Ids are never reused, even when this write fails.
@@ -794,18 +839,26 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group) {
     return written;
   }
   r.counters = next;
+  if (log_sequence != 0) r.applied_log_sequence.store(log_sequence);
   r.PublishCounters();
   return absl::OkStatus();
 }
 
-absl::Status Index::Unregister(DocId id) {
+absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
   const std::string doc_key = codec::DocKey(id);
   const std::string what = "unregistering document " + std::to_string(id);
   absl::MutexLock lock(&r.write_mu);
+  COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, r.applied_log_sequence.load()));
+  rocksdb::WriteBatch b;
+  if (log_sequence != 0) b.Put(r.cf(kMeta), kAppliedLogSequenceKey, VarintValue(log_sequence));
   COPS_ASSIGN_OR_RETURN(auto value, r.Get(kDocuments, doc_key, what));
   if (!value.has_value()) {
+    if (log_sequence != 0) {
+      COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), what));
+      r.applied_log_sequence.store(log_sequence);
+    }
     return absl::NotFoundError("document " + std::to_string(id) + " is not registered");
   }
   DocumentRecord record;
@@ -816,7 +869,6 @@ absl::Status Index::Unregister(DocId id) {
   }
   COPS_ASSIGN_OR_RETURN(auto text, r.Get(kTexts, doc_key, what));
 
-  rocksdb::WriteBatch b;
   const std::string remove = codec::EncodeRemoveOperand(id);
   for (size_t off = 0; off < chunk_list->size(); off += 8) {
     const char* key = chunk_list->data() + off;
@@ -843,6 +895,7 @@ absl::Status Index::Unregister(DocId id) {
   b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
   COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), what));
   r.counters = next;
+  if (log_sequence != 0) r.applied_log_sequence.store(log_sequence);
   r.PublishCounters();
   return absl::OkStatus();
 }

@@ -159,9 +159,14 @@ class Index {
   // A record whose non-empty external_id (within its collection) is already registered
   // returns that document (created=false). Text whose sha256 is already registered returns
   // the existing id with duplicate_of set. `text` is stored when store_texts is on.
+  //
+  // `log_sequence` != 0 applies an event of the registration log (replication/): the
+  // sequence is written as AppliedLogSequence() in the same WriteBatch, also when the
+  // outcome creates nothing (a retry or duplicate). ABORTED, with the index unchanged, when
+  // log_sequence <= AppliedLogSequence() (the event was applied before).
   absl::StatusOr<RegisterOutcome> Register(const DocumentRecord& record,
                                            const DocumentFingerprint& fp,
-                                           std::string_view text);
+                                           std::string_view text, uint64_t log_sequence = 0);
 
   // Registers several documents with one atomic WriteBatch, with the outcome of each as if
   // Register() had been called for them in order (an external id or text repeated inside
@@ -187,8 +192,16 @@ class Index {
   absl::Status RaiseNextDocId(DocId next);
 
   // Atomically removes the document, its postings, text and duplicate entry.
-  // NOT_FOUND when no such document.
-  absl::Status Unregister(DocId id);
+  // NOT_FOUND when no such document. `log_sequence` != 0: as for Register (a NOT_FOUND
+  // still records the sequence).
+  absl::Status Unregister(DocId id, uint64_t log_sequence = 0);
+
+  // The registration-log sequence of the last event applied to this index (0 = none): every
+  // event at or below it is reflected in the index, none above it.
+  uint64_t AppliedLogSequence() const;
+  // Records `log_sequence` as applied without changing any document: an event of the log
+  // that is a no-op here (e.g. a document that fails to convert). ABORTED as for Register.
+  absl::Status SkipLogSequence(uint64_t log_sequence);
 
   // NOT_FOUND when no such document.
   absl::StatusOr<DocumentRecord> GetDocument(DocId id) const;
@@ -259,7 +272,8 @@ class Index {
   explicit Index(std::unique_ptr<Rep> rep);
   struct Prepared;
   // Writes `group` in one WriteBatch under the writer lock and sets each outcome.
-  absl::Status WriteGroup(std::span<Prepared*> group);
+  // `log_sequence` != 0 is written as the applied sequence in the same batch.
+  absl::Status WriteGroup(std::span<Prepared*> group, uint64_t log_sequence = 0);
   std::unique_ptr<Rep> rep_;
 };
 

@@ -257,6 +257,39 @@ TEST(IndexTest, RegisterAsKeepsTheGivenIdAndRecordAndRaisesTheNextId) {
   EXPECT_EQ(index->Register(MakeRecord("b"), MakeFingerprint(3, 10), "")->id, 100u);
 }
 
+// Registration-log events (replication/): the applied sequence is written with the
+// document, survives a reopen, and an event at or below it is refused unchanged.
+TEST(IndexTest, LogSequenceIsAppliedWithTheDocumentAndEachEventOnlyOnce) {
+  TempDir dir;
+  {
+    auto index = OpenOrDie(Options(dir.Join("db")));
+    EXPECT_EQ(index->AppliedLogSequence(), 0u);
+    ASSERT_OK_AND_ASSIGN(RegisterOutcome a,
+                         index->Register(MakeRecord("a"), MakeFingerprint(1, 10), "a", 3));
+    EXPECT_TRUE(a.created);
+    EXPECT_EQ(index->AppliedLogSequence(), 3u);
+    // Redelivered: refused, nothing registered twice.
+    EXPECT_TRUE(absl::IsAborted(
+        index->Register(MakeRecord("b"), MakeFingerprint(2, 10), "b", 3).status()));
+    EXPECT_EQ(index->Stats().documents, 1u);
+    // A duplicate creates nothing but still consumes its sequence.
+    ASSERT_OK_AND_ASSIGN(RegisterOutcome dup,
+                         index->Register(MakeRecord("a"), MakeFingerprint(1, 10), "a", 4));
+    EXPECT_FALSE(dup.created);
+    EXPECT_EQ(index->AppliedLogSequence(), 4u);
+    // An unregistration of an unknown document, and a skipped event, consume theirs too.
+    EXPECT_TRUE(absl::IsNotFound(index->Unregister(999, 5)));
+    EXPECT_EQ(index->AppliedLogSequence(), 5u);
+    ASSERT_OK(index->SkipLogSequence(6));
+    EXPECT_TRUE(absl::IsAborted(index->SkipLogSequence(6)));
+    ASSERT_OK(index->Unregister(a.id, 7));
+    EXPECT_TRUE(absl::IsAborted(index->Unregister(a.id, 7)));
+    EXPECT_EQ(index->Stats().documents, 0u);
+  }
+  auto reopened = OpenOrDie(Options(dir.Join("db")));
+  EXPECT_EQ(reopened->AppliedLogSequence(), 7u);
+}
+
 TEST(IndexTest, UnregisterRemovesPostingsRecordTextAndMaps) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Join("db")));

@@ -1,0 +1,85 @@
+#include "replication/jetstream.h"
+
+#include <nats/nats.h>
+
+namespace cops {
+
+absl::Status NatsError(int nats_status, const std::string& what) {
+  const auto s = static_cast<natsStatus>(nats_status);
+  std::string message = what + ": " + natsStatus_GetText(s);
+  switch (s) {
+    case NATS_NO_SERVER:
+    case NATS_CONNECTION_CLOSED:
+    case NATS_CONNECTION_DISCONNECTED:
+    case NATS_STALE_CONNECTION:
+    case NATS_TIMEOUT:
+    case NATS_IO_ERROR:
+    case NATS_NO_RESPONDERS:
+      return absl::UnavailableError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+JetStream::JetStream(RegistrationStreamOptions options, natsConnection* connection,
+                     jsCtx* context)
+    : options_(std::move(options)), connection_(connection), context_(context) {}
+
+JetStream::~JetStream() {
+  jsCtx_Destroy(context_);
+  natsConnection_Destroy(connection_);
+}
+
+absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
+    const RegistrationStreamOptions& options) {
+  natsOptions* nats_options = nullptr;
+  natsStatus s = natsOptions_Create(&nats_options);
+  if (s == NATS_OK) s = natsOptions_SetServers(nats_options, nullptr, 0);
+  if (s == NATS_OK) s = natsOptions_SetURL(nats_options, options.url.c_str());
+  // Reconnect for ever: a follower outlives restarts of the NATS servers.
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(nats_options, -1);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(nats_options, 100);
+  natsConnection* connection = nullptr;
+  if (s == NATS_OK) s = natsConnection_Connect(&connection, nats_options);
+  natsOptions_Destroy(nats_options);
+  if (s != NATS_OK) return NatsError(s, "connecting to NATS at " + options.url);
+
+  jsOptions js_options;
+  jsOptions_Init(&js_options);
+  js_options.Wait = options.publish_timeout_ms;
+  jsCtx* context = nullptr;
+  s = natsConnection_JetStream(&context, connection, &js_options);
+  if (s != NATS_OK) {
+    natsConnection_Destroy(connection);
+    return NatsError(s, "opening JetStream at " + options.url);
+  }
+  std::unique_ptr<JetStream> js(new JetStream(options, connection, context));
+
+  jsStreamInfo* info = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  s = js_GetStreamInfo(&info, context, options.stream.c_str(), nullptr, &err);
+  if (s == NATS_OK) {
+    jsStreamInfo_Destroy(info);
+    return js;
+  }
+  if (err != JSStreamNotFoundErr && s != NATS_NOT_FOUND) {
+    return NatsError(s, "looking up stream " + options.stream);
+  }
+  jsStreamConfig config;
+  jsStreamConfig_Init(&config);
+  config.Name = options.stream.c_str();
+  const char* subjects[] = {options.subject.c_str()};
+  config.Subjects = subjects;
+  config.SubjectsLen = 1;
+  config.Storage = js_FileStorage;
+  config.Retention = js_LimitsPolicy;
+  config.Replicas = options.replicas;
+  s = js_AddStream(&info, context, &config, nullptr, &err);
+  if (s != NATS_OK && err != JSStreamNameExistErr) {
+    return NatsError(s, "creating stream " + options.stream);
+  }
+  if (s == NATS_OK) jsStreamInfo_Destroy(info);
+  return js;
+}
+
+}  // namespace cops

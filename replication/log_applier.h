@@ -1,0 +1,93 @@
+#ifndef COPS_REPLICATION_LOG_APPLIER_H_
+#define COPS_REPLICATION_LOG_APPLIER_H_
+
+// The reading end of the registration log: a background thread consumes the stream through a
+// durable pull consumer and hands each event, in log order, to a LogSink that applies it to
+// the local index exactly once (docs/scale-out.md, "Exactly-once apply").
+//
+// Exactly once: the sink writes the event's sequence in the same RocksDB WriteBatch as its
+// effect (Index::AppliedLogSequence), and an event is acknowledged to JetStream only after
+// that write. An event at or below the applied sequence (redelivered after a crash between
+// the write and the ack) is acknowledged and skipped. Events are applied strictly in
+// sequence: an event beyond applied + 1 (a redelivery that overtook an earlier one) is
+// declined and fetched again later.
+//
+// Thread-safety: Start/Stop from one thread; the sink is called from the applier's thread.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "replication/jetstream.h"
+#include "replication/registration_event.h"
+
+struct __natsSubscription;
+
+namespace cops {
+
+// Where events are applied: the local index (server/log_replica.h wires the detector).
+class LogSink {
+ public:
+  virtual ~LogSink() = default;
+  // The sequence of the last event applied (0 = none).
+  virtual uint64_t AppliedLogSequence() const = 0;
+  // Applies event `sequence` (== AppliedLogSequence() + 1). OK when it is applied, also when
+  // it deterministically changes nothing (a document that does not convert): the sequence is
+  // then recorded as applied. An error (a failed write) leaves it unapplied; it is retried.
+  virtual absl::Status Apply(uint64_t sequence, const RegistrationEvent& event) = 0;
+};
+
+struct LogApplierOptions {
+  // Name of this node's durable consumer; each index node needs its own.
+  std::string durable = "cops-index";
+  int fetch_batch = 256;          // events fetched per pull request
+  int64_t fetch_wait_ms = 200;    // how long a pull waits for new events (bounds Stop's delay)
+  // How long JetStream waits for an ack before redelivering an event, in milliseconds.
+  int64_t ack_wait_ms = 30000;
+  int64_t retry_wait_ms = 200;    // after a failed apply, before trying again
+};
+
+class LogApplier {
+ public:
+  // Binds this node's durable consumer, starting after sink->AppliedLogSequence() when it is
+  // new or when it has acknowledged events the sink has not applied (a wiped or restored
+  // index); then applies events on a background thread until Stop. Errors as for
+  // JetStream::Connect. `jetstream` and `sink` are not owned and must outlive the applier.
+  static absl::StatusOr<std::unique_ptr<LogApplier>> Start(JetStream* jetstream, LogSink* sink,
+                                                           LogApplierOptions options);
+  // Stops (as Stop) and unsubscribes; the durable consumer stays for the next Start.
+  ~LogApplier();
+  LogApplier(const LogApplier&) = delete;
+  LogApplier& operator=(const LogApplier&) = delete;
+
+  // Ends the background thread after the event in hand; no event is acknowledged after.
+  void Stop();
+  // The status of the last failed apply or fetch (OK when the last round succeeded).
+  absl::Status LastError() const;
+
+ private:
+  LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
+             __natsSubscription* subscription);
+  void Run();
+  // Applies or skips one fetched message; false when it (and the rest of its batch) must be
+  // fetched again.
+  bool Handle(void* msg);
+
+  JetStream* const jetstream_;
+  LogSink* const sink_;
+  const LogApplierOptions options_;
+  __natsSubscription* const subscription_;  // owned
+  std::atomic<bool> stop_{false};
+  mutable absl::Mutex mu_;
+  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  std::thread thread_;
+};
+
+}  // namespace cops
+
+#endif  // COPS_REPLICATION_LOG_APPLIER_H_

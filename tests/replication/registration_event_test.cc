@@ -1,0 +1,61 @@
+#include "replication/registration_event.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace cops {
+namespace {
+
+TEST(RegistrationEventTest, RegistrationRoundTripsEveryField) {
+  RegistrationEvent event;
+  event.kind = RegistrationEventKind::kRegister;
+  event.content = std::string("a document\0with a NUL byte", 26);
+  event.format = 3;
+  event.metadata.title = "Title";
+  event.metadata.author = "Author";
+  event.metadata.owner = "alice";
+  event.metadata.collection = "theses";
+  event.metadata.external_id = "ext-1";
+  event.metadata.registered_unix_micros = 1732500000123456;
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent decoded,
+                       DecodeRegistrationEvent(EncodeRegistrationEvent(event)));
+  EXPECT_EQ(decoded.kind, RegistrationEventKind::kRegister);
+  EXPECT_EQ(decoded.content, event.content);
+  EXPECT_EQ(decoded.format, 3u);
+  EXPECT_EQ(decoded.metadata.title, "Title");
+  EXPECT_EQ(decoded.metadata.author, "Author");
+  EXPECT_EQ(decoded.metadata.owner, "alice");
+  EXPECT_EQ(decoded.metadata.collection, "theses");
+  EXPECT_EQ(decoded.metadata.external_id, "ext-1");
+  EXPECT_EQ(decoded.metadata.registered_unix_micros, 1732500000123456);
+}
+
+TEST(RegistrationEventTest, UnregistrationRoundTrips) {
+  RegistrationEvent event;
+  event.kind = RegistrationEventKind::kUnregister;
+  event.doc_id = 1234567;
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent decoded,
+                       DecodeRegistrationEvent(EncodeRegistrationEvent(event)));
+  EXPECT_EQ(decoded.kind, RegistrationEventKind::kUnregister);
+  EXPECT_EQ(decoded.doc_id, 1234567u);
+}
+
+TEST(RegistrationEventTest, MalformedEventsAreDataLoss) {
+  RegistrationEvent event;
+  event.content = "text";
+  const std::string good = EncodeRegistrationEvent(event);
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent("").status()));
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent(good.substr(0, good.size() - 1)).status()));
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent(good + "x").status()));
+  std::string unknown_tag = good;
+  unknown_tag[0] = 9;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent(unknown_tag).status()));
+  std::string unknown_kind = good;
+  unknown_kind[1] = 7;
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent(unknown_kind).status()));
+}
+
+}  // namespace
+}  // namespace cops
