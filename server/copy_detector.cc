@@ -139,7 +139,9 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
   *record = metadata;
   record->id = 0;
   record->format = std::string(DocumentFormatName(converted.format));
-  record->registered_unix_micros = NowUnixMicros();
+  // A registration from the log keeps the time the primary recorded, on every node.
+  record->registered_unix_micros =
+      metadata.registered_unix_micros != 0 ? metadata.registered_unix_micros : NowUnixMicros();
   record->sha256 = fp->sha256;
   record->total_chunks = fp->total_chunks;
   record->stored_chunks = static_cast<uint32_t>(fp->chunks.size());
@@ -154,13 +156,14 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
 
 absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view content,
                                                           DocumentFormat format,
-                                                          const DocumentRecord& metadata) {
+                                                          const DocumentRecord& metadata,
+                                                          uint64_t log_sequence) {
   DocumentFingerprint& fp = ThreadScratch().fingerprint;
   absl::Cleanup trim = [] { ThreadScratch().Trim(); };
   DocumentRecord record;
   RegisterResultInfo result;
   COPS_RETURN_IF_ERROR(PrepareRegistration(content, format, metadata, &fp, &record, &result));
-  COPS_ASSIGN_OR_RETURN(result.outcome, index_->Register(record, fp, content));
+  COPS_ASSIGN_OR_RETURN(result.outcome, index_->Register(record, fp, content, log_sequence));
   return result;
 }
 
@@ -310,7 +313,9 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
   return result;
 }
 
-absl::Status CopyDetector::Unregister(DocId id) { return index_->Unregister(id); }
+absl::Status CopyDetector::Unregister(DocId id, uint64_t log_sequence) {
+  return index_->Unregister(id, log_sequence);
+}
 
 absl::StatusOr<DocumentRecord> CopyDetector::Get(DocId id) const {
   return index_->GetDocument(id);

@@ -95,11 +95,14 @@ class CopyDetector {
                                                               CopyDetectorOptions options);
   ~CopyDetector();
 
-  // Registers `content` with `metadata` (its id field is ignored). INVALID_ARGUMENT for an
-  // empty document, an unknown format, unreadable content or text too short to yield a
+  // Registers `content` with `metadata` (its id field is ignored; a non-zero
+  // registered_unix_micros is kept, else the current time is recorded). INVALID_ARGUMENT for
+  // an empty document, an unknown format, unreadable content or text too short to yield a
   // chunk; RESOURCE_EXHAUSTED above max_document_bytes. The index is unchanged on error.
+  // `log_sequence` != 0 applies registration-log event `log_sequence` (Index::Register).
   absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
-                                              const DocumentRecord& metadata);
+                                              const DocumentRecord& metadata,
+                                              uint64_t log_sequence = 0);
 
   // Registers several documents with one atomic index write (Index::RegisterBatch), the
   // bulk path: out->at(i) is what Register() would have returned for inputs[i], in order.
@@ -118,8 +121,8 @@ class CopyDetector {
   // error: it matches nothing); DEADLINE_EXCEEDED when `cancelled` says so.
   absl::StatusOr<CheckResult> Check(const CheckRequestInfo& request) const;
 
-  // NOT_FOUND for an unknown id.
-  absl::Status Unregister(DocId id);
+  // NOT_FOUND for an unknown id. `log_sequence`: as for Index::Unregister.
+  absl::Status Unregister(DocId id, uint64_t log_sequence = 0);
   absl::StatusOr<DocumentRecord> Get(DocId id) const;
   absl::StatusOr<std::string> GetContent(DocId id) const;
   absl::StatusOr<DocumentPage> List(std::string_view page_token, size_t page_size,

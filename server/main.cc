@@ -4,6 +4,7 @@
 // Flags: `copsd --help`; configuration precedence: server/server_config.h.
 
 #include <pthread.h>
+#include <unistd.h>
 #include <signal.h>
 
 #include <chrono>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "convert/sandbox.h"
+#include "core/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -24,6 +26,7 @@
 #include "server/audit_sink.h"
 #include "server/copy_detector.h"
 #include "server/index_generations.h"
+#include "server/log_replica.h"
 #include "server/metrics.h"
 #include "server/open_authorizer.h"
 #include "server/request_log.h"
@@ -32,6 +35,9 @@
 #include "server/systemd_notifier.h"
 #include "server/transport_security.h"
 #include "server/usage_ledger.h"
+#include "replication/jetstream.h"
+#include "replication/log_applier.h"
+#include "replication/registration_log.h"
 #include "spdlog/spdlog.h"
 #include "storage/data_dir.h"
 #include "storage/index.h"
@@ -105,6 +111,64 @@ std::unique_ptr<grpc::Server> BuildServer(
   return builder.BuildAndStart();
 }
 
+// copsd --log / --follow: the registration log, its applier and the write path the service
+// uses (docs/scale-out.md). Empty in single-node mode, which never touches NATS. Members are
+// destroyed in reverse order: the applier stops before the log connection closes.
+struct LogRole {
+  std::unique_ptr<JetStream> jetstream;
+  std::unique_ptr<LogReplica> replica;
+  std::unique_ptr<RegistrationLog> log;
+  std::unique_ptr<DocumentWrites> writes;
+  std::unique_ptr<LogApplier> applier;
+};
+
+// The durable consumer's name when --log-consumer is not given: stable for one data
+// directory on one host, distinct between them (FNV-1a of both).
+std::string DefaultConsumerName(const std::string& data_dir) {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::error_code ec;
+  const std::string key = std::string(host) + ":" + fs::absolute(data_dir, ec).string();
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
+  char name[32];
+  std::snprintf(name, sizeof(name), "copsd-%016llx", static_cast<unsigned long long>(h));
+  return name;
+}
+
+absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGenerations* generations) {
+  LogRole role;
+  const bool primary = !config.log_url.empty();
+  if (!primary && config.follow_url.empty()) return role;
+  RegistrationStreamOptions stream;
+  stream.url = primary ? config.log_url : config.follow_url;
+  stream.stream = config.log_stream;
+  stream.replicas = config.log_replicas;
+  role.replica = std::make_unique<LogReplica>(generations);
+  COPS_RETURN_IF_ERROR(role.replica->CheckIndexFollowsLog());
+  COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
+  if (primary) {
+    role.log = std::make_unique<RegistrationLog>(role.jetstream.get());
+    role.writes = std::make_unique<LoggedWrites>(role.log.get(), role.replica.get(),
+                                                 std::chrono::seconds(30));
+  } else {
+    role.writes = std::make_unique<ReadOnlyWrites>(
+        config.primary.empty() ? "the copsd started with --log " + config.follow_url
+                               : config.primary);
+  }
+  LogApplierOptions applier;
+  applier.durable = config.log_consumer.empty() ? DefaultConsumerName(config.data_dir)
+                                                : config.log_consumer;
+  COPS_ASSIGN_OR_RETURN(role.applier,
+                        LogApplier::Start(role.jetstream.get(), role.replica.get(), applier));
+  LogEvent(LogLevel::kInfo, primary ? "registration_log" : "following_log",
+           {{"url", stream.url},
+            {"stream", stream.stream},
+            {"consumer", applier.durable},
+            {"applied_sequence", std::to_string(role.replica->AppliedLogSequence())}});
+  return role;
+}
+
 int Run(int argc, char** argv) {
   // Signals are taken by a sigwait thread; every thread created from here on inherits the mask.
   sigset_t stop_signals;
@@ -162,7 +226,11 @@ int Run(int argc, char** argv) {
   UsageLedger usage((*access)->store());
   AuditSink audit(AppendTo((*access)->store()));
 
-  CopyDetectionService service(generations->get(), authorizer, &usage, &audit);
+  absl::StatusOr<LogRole> log_role = StartLogRole(config, generations->get());
+  if (!log_role.ok()) return Fail(log_role.status());
+
+  CopyDetectionService service(generations->get(), authorizer, &usage, &audit,
+                               log_role->writes.get());
   AdminService admin(authorizer, access->get(), &usage, generations->get());
 
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
@@ -224,6 +292,7 @@ int Run(int argc, char** argv) {
   signal_thread.join();
   server.reset();
   metrics.reset();  // its scrapes read the generations
+  if (log_role->applier != nullptr) log_role->applier->Stop();  // applies into the generations
   generations->reset();  // stops a rotation in progress, flushes and closes RocksDB
   LogEvent(LogLevel::kInfo, "stopped", {});
   return 0;

@@ -155,6 +155,18 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("auth", c.auth, "Authentication auto|on|off (auto: off on loopback only)");
   flag("allow-insecure-remote", c.allow_insecure_remote,
        "Allow a non-loopback listener without TLS or authentication");
+  option("log", c.log_url,
+         "Scale-out primary: registrations go through the registration log on NATS JetStream "
+         "at this URL (docs/scale-out.md); empty: single node");
+  option("follow", c.follow_url,
+         "Read-only replica kept current from the registration log at this NATS URL");
+  option("primary", c.primary, "With --follow: the primary's address, named when a write is refused");
+  option("log-stream", c.log_stream, "JetStream stream of the registration log");
+  option("log-replicas", c.log_replicas,
+         "Copies JetStream keeps of the log, when this copsd creates the stream (1, 3, 5)")
+      ->check(CLI::Range(1, 5));
+  option("log-consumer", c.log_consumer,
+         "This node's durable consumer of the log (default: from the host and data directory)");
   option("log-level", c.log_level, "debug|info|warn|error");
   flag("log-json", c.log_json, "Log JSON lines instead of key=value");
 
@@ -191,6 +203,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   }
   for (const char* name : kChunkingFlags) {
     if (app.get_option("--" + std::string(name))->count() > 0) c.explicit_chunking.insert(name);
+  }
+  if (!c.log_url.empty() && !c.follow_url.empty()) {
+    return absl::InvalidArgumentError("--log and --follow exclude each other");
   }
   return c;
 }

@@ -69,6 +69,15 @@ struct ServerConfig {
   std::string auth = "auto";  // auto | on | off (server/transport_security.h)
   bool allow_insecure_remote = false;
 
+  // Scale-out (docs/scale-out.md); both empty = single node, no NATS. --log: registrations go
+  // through the registration log at this NATS URL; --follow: a read-only replica of it.
+  std::string log_url;
+  std::string follow_url;
+  std::string primary;  // --follow: where writes go, named in the refusal
+  std::string log_stream = "COPS_REGISTRATIONS";
+  int log_replicas = 1;       // JetStream copies of the log when this copsd creates it
+  std::string log_consumer;   // durable consumer name; empty = derived from host and data dir
+
   std::string log_level = "info";  // debug | info | warn | error
   bool log_json = false;
 

@@ -199,11 +199,12 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
 
 CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
                                            Authorizer* authorizer, UsageLedger* usage,
-                                           AuditSink* audit)
+                                           AuditSink* audit, DocumentWrites* writes)
     : generations_(generations),
       authorizer_(authorizer),
       usage_(usage),
       audit_(audit),
+      writes_(writes),
       started_(std::chrono::steady_clock::now()) {}
 
 std::shared_ptr<CopyDetector> CopyDetectionService::Detector() const {
@@ -268,10 +269,14 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
   COPS_ASSIGN_OR_RETURN(DocumentFormat format, FormatFromProto(doc.format()));
   COPS_ASSIGN_OR_RETURN(AdmittedRegistration admitted, AdmitRegistration(principal, doc));
   RegisterResultInfo result;
-  COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
-    COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, admitted.meta));
-    return absl::OkStatus();
-  }));
+  if (writes_ != nullptr) {
+    COPS_ASSIGN_OR_RETURN(result, writes_->Register(doc.content(), format, admitted.meta));
+  } else {
+    COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
+      COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, admitted.meta));
+      return absl::OkStatus();
+    }));
+  }
   // A duplicate (or a retry) creates nothing and uses no quota: the reservation is released.
   if (result.outcome.created) admitted.usage.Commit();
   FillRegisterReply(result, reply);
@@ -301,9 +306,17 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
     input_of.push_back(i);
   }
   std::vector<absl::StatusOr<RegisterResultInfo>> outcomes;
-  const absl::Status written = Write([&](CopyDetector& detector) -> absl::Status {
-    return detector.RegisterBatch(inputs, &outcomes);
-  });
+  absl::Status written;
+  if (writes_ != nullptr) {
+    // Through the log one event per document (batching publishes: docs/scale-out.md).
+    for (const RegisterInput& in : inputs) {
+      outcomes.push_back(writes_->Register(in.content, in.format, *in.metadata));
+    }
+  } else {
+    written = Write([&](CopyDetector& detector) -> absl::Status {
+      return detector.RegisterBatch(inputs, &outcomes);
+    });
+  }
   for (size_t j = 0; j < input_of.size(); ++j) {
     v1::RegisterResult* result = results[input_of[j]];
     if (j < outcomes.size() && outcomes[j].ok()) {
@@ -382,13 +395,23 @@ grpc::Status CopyDetectionService::UnregisterDocument(
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
-  absl::Status status = Write([&](CopyDetector& detector) -> absl::Status {
+  auto admit = [&](const CopyDetector& detector) -> absl::Status {
     COPS_ASSIGN_OR_RETURN(DocumentRecord record, detector.Get(request->doc_id()));
     COPS_RETURN_IF_ERROR(
         AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, record));
-    COPS_RETURN_IF_ERROR(TakeToken(*principal));
-    return detector.Unregister(request->doc_id());
-  });
+    return TakeToken(*principal);
+  };
+  absl::Status status;
+  if (writes_ != nullptr) {
+    // Outside WithWriter: the log's applier takes it to apply this very event.
+    status = admit(*Detector());
+    if (status.ok()) status = writes_->Unregister(request->doc_id());
+  } else {
+    status = Write([&](CopyDetector& detector) -> absl::Status {
+      COPS_RETURN_IF_ERROR(admit(detector));
+      return detector.Unregister(request->doc_id());
+    });
+  }
   return log.Finish(status);
 }
 

@@ -18,6 +18,7 @@
 #include "server/authorizer.h"
 #include "server/copy_detector.h"
 #include "server/index_generations.h"
+#include "server/log_replica.h"
 #include "server/usage_ledger.h"
 
 namespace cops {
@@ -27,8 +28,10 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   // Serves the live generation of `generations`, following key rotations: each call uses
   // one generation throughout; registrations and unregistrations go through
   // IndexGenerations::WithWriter. None is owned; all must outlive the service.
+  // With `writes` (copsd --log / --follow, server/log_replica.h), registrations and
+  // unregistrations go through it instead of the local index; checks and reads stay local.
   CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
-                       UsageLedger* usage, AuditSink* audit);
+                       UsageLedger* usage, AuditSink* audit, DocumentWrites* writes = nullptr);
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
                                 const v1::RegisterDocumentRequest* request,
@@ -85,6 +88,7 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   Authorizer* const authorizer_;
   UsageLedger* const usage_;
   AuditSink* const audit_;
+  DocumentWrites* const writes_;  // null: the local index takes writes
   const std::chrono::steady_clock::time_point started_;
 };
 

@@ -1,0 +1,117 @@
+#include "server/log_replica.h"
+
+#include <memory>
+#include <utility>
+
+#include "core/status_macros.h"
+
+namespace cops {
+namespace {
+
+// Refusals every node reaches alike for the same event: an outcome, not a failed apply.
+bool IsDeterministicRefusal(const absl::Status& status) {
+  return absl::IsInvalidArgument(status) || absl::IsResourceExhausted(status) ||
+         absl::IsNotFound(status) || absl::IsAlreadyExists(status);
+}
+
+}  // namespace
+
+absl::Status LogReplica::CheckIndexFollowsLog() const {
+  const std::shared_ptr<CopyDetector> detector = generations_->Current();
+  const uint64_t documents = detector->Stats().documents;
+  if (documents > 0 && detector->index()->AppliedLogSequence() == 0) {
+    return absl::FailedPreconditionError(
+        "the index holds " + std::to_string(documents) +
+        " documents registered without the registration log; --log and --follow need an "
+        "index built from the log (start on an empty data directory)");
+  }
+  return absl::OkStatus();
+}
+
+uint64_t LogReplica::AppliedLogSequence() const {
+  return generations_->Current()->index()->AppliedLogSequence();
+}
+
+absl::Status LogReplica::Apply(uint64_t sequence, const RegistrationEvent& event) {
+  absl::StatusOr<RegisterResultInfo> outcome;
+  absl::Status written = generations_->WithWriter([&](CopyDetector& detector) -> absl::Status {
+    if (event.kind == RegistrationEventKind::kUnregister) {
+      absl::Status s = detector.Unregister(event.doc_id, sequence);
+      outcome = s.ok() ? absl::StatusOr<RegisterResultInfo>(RegisterResultInfo{}) : s;
+      // NOT_FOUND has recorded the sequence already (Index::Unregister).
+      return absl::IsNotFound(s) ? absl::OkStatus() : s;
+    }
+    outcome = detector.Register(event.content, static_cast<DocumentFormat>(event.format),
+                                event.metadata, sequence);
+    if (outcome.ok()) return absl::OkStatus();
+    if (!IsDeterministicRefusal(outcome.status())) return outcome.status();
+    return detector.index()->SkipLogSequence(sequence);
+  });
+  if (!written.ok()) return written;
+  Record(sequence, std::move(outcome));
+  return absl::OkStatus();
+}
+
+void LogReplica::Record(uint64_t sequence, absl::StatusOr<RegisterResultInfo> outcome) {
+  absl::MutexLock lock(&mu_);
+  outcomes_.insert_or_assign(sequence, std::move(outcome));
+  while (outcomes_.size() > kKeptOutcomes) outcomes_.erase(outcomes_.begin());
+}
+
+absl::StatusOr<RegisterResultInfo> LogReplica::WaitForOutcome(
+    uint64_t sequence, std::chrono::steady_clock::time_point deadline) {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this, sequence]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return outcomes_.count(sequence) > 0;
+  };
+  const absl::Time until = absl::Now() + absl::FromChrono(deadline - std::chrono::steady_clock::now());
+  if (!mu_.AwaitWithDeadline(absl::Condition(&ready), until)) {
+    return absl::DeadlineExceededError("log event " + std::to_string(sequence) +
+                                       " is in the log but not yet applied on this node");
+  }
+  auto it = outcomes_.find(sequence);
+  absl::StatusOr<RegisterResultInfo> outcome = std::move(it->second);
+  outcomes_.erase(it);
+  return outcome;
+}
+
+absl::StatusOr<RegisterResultInfo> LoggedWrites::PublishAndWait(const RegistrationEvent& event) {
+  COPS_ASSIGN_OR_RETURN(uint64_t sequence, log_->Publish(event));
+  return replica_->WaitForOutcome(sequence, std::chrono::steady_clock::now() + apply_timeout_);
+}
+
+absl::StatusOr<RegisterResultInfo> LoggedWrites::Register(std::string_view content,
+                                                          DocumentFormat format,
+                                                          const DocumentRecord& metadata) {
+  RegistrationEvent event;
+  event.kind = RegistrationEventKind::kRegister;
+  event.content = std::string(content);
+  event.format = static_cast<uint32_t>(format);
+  event.metadata = metadata;
+  // Recorded once, here: every node stores the same registration time.
+  event.metadata.registered_unix_micros = absl::ToUnixMicros(absl::Now());
+  return PublishAndWait(event);
+}
+
+absl::Status LoggedWrites::Unregister(DocId id) {
+  RegistrationEvent event;
+  event.kind = RegistrationEventKind::kUnregister;
+  event.doc_id = id;
+  return PublishAndWait(event).status();
+}
+
+absl::Status ReadOnlyWrites::Refusal() const {
+  return absl::FailedPreconditionError(
+      "this copsd is a read-only replica following the registration log; register and "
+      "unregister on the primary (" + where_ + ")");
+}
+
+absl::StatusOr<RegisterResultInfo> ReadOnlyWrites::Register(std::string_view /*content*/,
+                                                            DocumentFormat /*format*/,
+                                                            const DocumentRecord& /*metadata*/) {
+  return Refusal();
+}
+
+absl::Status ReadOnlyWrites::Unregister(DocId /*id*/) { return Refusal(); }
+
+}  // namespace cops

@@ -1,0 +1,113 @@
+#ifndef COPS_SERVER_LOG_REPLICA_H_
+#define COPS_SERVER_LOG_REPLICA_H_
+
+// copsd's side of the registration log (replication/, docs/scale-out.md):
+//
+//   LogReplica      applies log events to the live index through the same CopyDetector
+//                   path as a local registration (the LogSink of replication/log_applier.h),
+//                   and lets a caller wait for the outcome of one event.
+//   LoggedWrites    copsd --log: a registration or unregistration is published to the log,
+//                   acknowledged by JetStream, applied here by the LogReplica, and answered
+//                   with the outcome of that apply.
+//   ReadOnlyWrites  copsd --follow: writes are refused with FAILED_PRECONDITION naming where
+//                   to register.
+//
+// Thread-safety: all three are safe for concurrent use.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "replication/log_applier.h"
+#include "replication/registration_log.h"
+#include "server/copy_detector.h"
+#include "server/index_generations.h"
+
+namespace cops {
+
+// How the service writes documents when the log, not the local index, takes the writes.
+class DocumentWrites {
+ public:
+  virtual ~DocumentWrites() = default;
+  // As CopyDetector::Register.
+  virtual absl::StatusOr<RegisterResultInfo> Register(std::string_view content,
+                                                      DocumentFormat format,
+                                                      const DocumentRecord& metadata) = 0;
+  // As CopyDetector::Unregister.
+  virtual absl::Status Unregister(DocId id) = 0;
+};
+
+class LogReplica : public LogSink {
+ public:
+  // `generations` is not owned and must outlive the replica.
+  explicit LogReplica(IndexGenerations* generations) : generations_(generations) {}
+
+  // FAILED_PRECONDITION when the live index holds documents that did not come from the log
+  // (registered before --log/--follow was given): they would be missing on every other node.
+  absl::Status CheckIndexFollowsLog() const;
+
+  uint64_t AppliedLogSequence() const override;
+  // Registers or unregisters through the live CopyDetector with the event's sequence. A
+  // deterministic refusal (the document does not convert, is too large or too short, or an
+  // unknown id) is an outcome, recorded as applied; a failed write is returned and retried.
+  absl::Status Apply(uint64_t sequence, const RegistrationEvent& event) override;
+
+  // The outcome of applying event `sequence`: a RegisterResultInfo or the refusal (for an
+  // unregistration, a default RegisterResultInfo). DEADLINE_EXCEEDED when it is not applied
+  // by `deadline`. Each outcome can be taken once; the latest kKeptOutcomes are kept.
+  absl::StatusOr<RegisterResultInfo> WaitForOutcome(
+      uint64_t sequence, std::chrono::steady_clock::time_point deadline);
+
+  static constexpr size_t kKeptOutcomes = 4096;
+
+ private:
+  void Record(uint64_t sequence, absl::StatusOr<RegisterResultInfo> outcome);
+
+  IndexGenerations* const generations_;
+  absl::Mutex mu_;
+  std::map<uint64_t, absl::StatusOr<RegisterResultInfo>> outcomes_ ABSL_GUARDED_BY(mu_);
+};
+
+class LoggedWrites : public DocumentWrites {
+ public:
+  // None is owned; both must outlive this. A write waits up to `apply_timeout` for the
+  // local apply after JetStream's acknowledgement.
+  LoggedWrites(RegistrationLog* log, LogReplica* replica, std::chrono::milliseconds apply_timeout)
+      : log_(log), replica_(replica), apply_timeout_(apply_timeout) {}
+
+  // UNAVAILABLE when JetStream did not acknowledge the event (it may still be in the log);
+  // DEADLINE_EXCEEDED when it was acknowledged but not applied here in time (it will be).
+  absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
+                                              const DocumentRecord& metadata) override;
+  absl::Status Unregister(DocId id) override;
+
+ private:
+  absl::StatusOr<RegisterResultInfo> PublishAndWait(const RegistrationEvent& event);
+
+  RegistrationLog* const log_;
+  LogReplica* const replica_;
+  const std::chrono::milliseconds apply_timeout_;
+};
+
+class ReadOnlyWrites : public DocumentWrites {
+ public:
+  // `where` names where registrations go (the primary, or the log's URL).
+  explicit ReadOnlyWrites(std::string where) : where_(std::move(where)) {}
+  absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
+                                              const DocumentRecord& metadata) override;
+  absl::Status Unregister(DocId id) override;
+
+ private:
+  absl::Status Refusal() const;
+  const std::string where_;
+};
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_LOG_REPLICA_H_

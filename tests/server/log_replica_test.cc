@@ -1,0 +1,190 @@
+// Scale-out end to end (docs/scale-out.md): a real nats-server with JetStream, a primary
+// `copsd --log` and a read-only `copsd --follow`, both real processes on loopback, driven
+// through the client library.
+
+#include "server/log_replica.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/client.h"
+#include "gtest/gtest.h"
+#include "tests/server/test_corpus.h"
+#include "tests/testing/files.h"
+#include "tests/testing/nats_server.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_corpus::Corpus;
+
+std::string BuildDir() {
+  const char* dir = std::getenv("COPS_BUILD_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+// Polls `done` every 20 ms for up to 10 s.
+bool Eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// One copsd child process with its own data directory.
+struct Copsd {
+  pid_t pid = -1;
+  std::string address;
+  std::unique_ptr<Client> client;
+};
+
+class LogReplicaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::NatsServer::Installed()) GTEST_SKIP() << testing::NatsServer::kNotInstalled;
+    ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
+  }
+  void TearDown() override {
+    Stop(&follower_, SIGTERM);
+    Stop(&primary_, SIGTERM);
+  }
+
+  // Starts copsd on `name`'s data directory with `role` ("--log" or "--follow").
+  void Start(const std::string& name, const std::string& role, Copsd* out) {
+    const fs::path dir = dir_.path() / name;
+    fs::create_directories(dir);
+    fs::remove(dir / "port");
+    out->pid = testing::Spawn({BuildDir() + "/server/copsd", "--data-dir", (dir / "data").string(),
+                               "--listen", "127.0.0.1:0", "--port-file", (dir / "port").string(),
+                               "--hash-key", "000102030405060708090a0b0c0d0e0f", "--log-level",
+                               "warn", "--primary", "primary.example:7411", role, nats_->url()},
+                              {}, dir / "copsd.out", dir / "copsd.log");
+    ASSERT_TRUE(Eventually([&] {
+      int status = 0;
+      return fs::exists(dir / "port") || waitpid(out->pid, &status, WNOHANG) != 0;
+    }));
+    ASSERT_TRUE(fs::exists(dir / "port")) << testing::ReadFileOrEmpty(dir / "copsd.log");
+    out->address = "127.0.0.1:" + std::to_string(std::stoi(testing::ReadFileOrEmpty(dir / "port")));
+    ClientOptions options;
+    options.target = out->address;
+    options.timeout = std::chrono::seconds(10);
+    ASSERT_OK_AND_ASSIGN(out->client, Client::Connect(options));
+  }
+
+  static void Stop(Copsd* copsd, int signal) {
+    if (copsd->pid <= 0) return;
+    copsd->client.reset();
+    kill(copsd->pid, signal);
+    testing::WaitExit(copsd->pid);
+    copsd->pid = -1;
+  }
+
+  static v1::Document DocumentOf(size_t i) {
+    v1::Document doc;
+    doc.set_content(Corpus()[i].body);
+    doc.mutable_metadata()->set_title(Corpus()[i].title);
+    doc.mutable_metadata()->set_external_id("doc-" + std::to_string(i));
+    return doc;
+  }
+
+  static uint64_t Documents(Copsd* copsd) {
+    absl::StatusOr<v1::GetStatsReply> stats = copsd->client->Stats();
+    return stats.ok() ? stats->documents() : UINT64_MAX;
+  }
+
+  // The id of the best match of corpus text `i` on `copsd` (0 when none).
+  static uint64_t BestMatch(Copsd* copsd, size_t i) {
+    v1::CheckDocumentRequest request;
+    request.set_content(Corpus()[i].body);
+    absl::StatusOr<v1::CheckDocumentReply> reply = copsd->client->Check(request);
+    EXPECT_OK(reply);
+    return reply.ok() && reply->matches_size() > 0 ? reply->matches(0).doc_id() : 0;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::NatsServer> nats_;
+  Copsd primary_;
+  Copsd follower_;
+};
+
+TEST_F(LogReplicaTest, FollowerFindsDocumentsRegisteredOnThePrimaryAndRefusesWrites) {
+  ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
+  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < 3; ++i) {
+    ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply reply, primary_.client->Register(DocumentOf(i)));
+    EXPECT_TRUE(reply.created());
+    ids.push_back(reply.doc_id());
+  }
+  // Acknowledged means applied on the primary: its own checks see the documents at once.
+  EXPECT_EQ(Documents(&primary_), 3u);
+  EXPECT_EQ(BestMatch(&primary_, 1), ids[1]);
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 3; }));
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(BestMatch(&follower_, i), ids[i]);
+
+  absl::StatusOr<v1::RegisterDocumentReply> refused = follower_.client->Register(DocumentOf(3));
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("primary.example:7411"), std::string::npos)
+      << refused.status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(follower_.client->Unregister(ids[0])));
+  EXPECT_EQ(Documents(&follower_), 3u);
+}
+
+TEST_F(LogReplicaTest, UnregistrationPropagatesToTheFollower) {
+  ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
+  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply a, primary_.client->Register(DocumentOf(0)));
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply b, primary_.client->Register(DocumentOf(1)));
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 2; }));
+  ASSERT_OK(primary_.client->Unregister(a.doc_id()));
+  EXPECT_EQ(BestMatch(&primary_, 0), 0u);
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 1; }));
+  EXPECT_EQ(BestMatch(&follower_, 0), 0u);
+  EXPECT_EQ(BestMatch(&follower_, 1), b.doc_id());
+  EXPECT_TRUE(absl::IsNotFound(follower_.client->Get(a.doc_id()).status()));
+}
+
+TEST_F(LogReplicaTest, KilledFollowerCatchesUpWithNoLossAndNoDuplicate) {
+  ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
+  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  std::vector<uint64_t> ids;
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply r, primary_.client->Register(DocumentOf(i)));
+    ids.push_back(r.doc_id());
+  }
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 2; }));
+  Stop(&follower_, SIGKILL);
+  // While the follower is down: more registrations and one unregistration.
+  for (size_t i = 2; i < 4; ++i) {
+    ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply r, primary_.client->Register(DocumentOf(i)));
+    ids.push_back(r.doc_id());
+  }
+  ASSERT_OK(primary_.client->Unregister(ids[0]));
+  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 3; }));
+  // Every document under the primary's id, the unregistered one gone, nothing twice.
+  EXPECT_EQ(BestMatch(&follower_, 0), 0u);
+  for (size_t i = 1; i < 4; ++i) EXPECT_EQ(BestMatch(&follower_, i), ids[i]) << i;
+  ASSERT_OK_AND_ASSIGN(v1::GetStatsReply stats, follower_.client->Stats());
+  ASSERT_OK_AND_ASSIGN(v1::GetStatsReply primary_stats, primary_.client->Stats());
+  EXPECT_EQ(stats.documents(), 3u);
+  EXPECT_EQ(stats.postings(), primary_stats.postings());
+}
+
+}  // namespace
+}  // namespace cops
