@@ -94,6 +94,21 @@ class LogReplicaTest : public ::testing::Test {
     copsd->pid = -1;
   }
 
+  // A primary (--log) and a follower (--follow) of the test's log.
+  void StartPrimaryAndFollower() {
+    ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
+    ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  }
+
+  // Registers corpus texts [from, to) on the primary, appending their ids to `ids`.
+  void RegisterOnPrimary(size_t from, size_t to, std::vector<uint64_t>* ids) {
+    for (size_t i = from; i < to; ++i) {
+      ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply r, primary_.client->Register(DocumentOf(i)));
+      EXPECT_TRUE(r.created());
+      ids->push_back(r.doc_id());
+    }
+  }
+
   static v1::Document DocumentOf(size_t i) {
     v1::Document doc;
     doc.set_content(Corpus()[i].body);
@@ -123,14 +138,9 @@ class LogReplicaTest : public ::testing::Test {
 };
 
 TEST_F(LogReplicaTest, FollowerFindsDocumentsRegisteredOnThePrimaryAndRefusesWrites) {
-  ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
-  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndFollower());
   std::vector<uint64_t> ids;
-  for (size_t i = 0; i < 3; ++i) {
-    ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply reply, primary_.client->Register(DocumentOf(i)));
-    EXPECT_TRUE(reply.created());
-    ids.push_back(reply.doc_id());
-  }
+  ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(0, 3, &ids));
   // Acknowledged means applied on the primary: its own checks see the documents at once.
   EXPECT_EQ(Documents(&primary_), 3u);
   EXPECT_EQ(BestMatch(&primary_, 1), ids[1]);
@@ -146,34 +156,26 @@ TEST_F(LogReplicaTest, FollowerFindsDocumentsRegisteredOnThePrimaryAndRefusesWri
 }
 
 TEST_F(LogReplicaTest, UnregistrationPropagatesToTheFollower) {
-  ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
-  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
-  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply a, primary_.client->Register(DocumentOf(0)));
-  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply b, primary_.client->Register(DocumentOf(1)));
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndFollower());
+  std::vector<uint64_t> ids;
+  ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(0, 2, &ids));
   ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 2; }));
-  ASSERT_OK(primary_.client->Unregister(a.doc_id()));
+  ASSERT_OK(primary_.client->Unregister(ids[0]));
   EXPECT_EQ(BestMatch(&primary_, 0), 0u);
   ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 1; }));
   EXPECT_EQ(BestMatch(&follower_, 0), 0u);
-  EXPECT_EQ(BestMatch(&follower_, 1), b.doc_id());
-  EXPECT_TRUE(absl::IsNotFound(follower_.client->Get(a.doc_id()).status()));
+  EXPECT_EQ(BestMatch(&follower_, 1), ids[1]);
+  EXPECT_TRUE(absl::IsNotFound(follower_.client->Get(ids[0]).status()));
 }
 
 TEST_F(LogReplicaTest, KilledFollowerCatchesUpWithNoLossAndNoDuplicate) {
-  ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
-  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndFollower());
   std::vector<uint64_t> ids;
-  for (size_t i = 0; i < 2; ++i) {
-    ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply r, primary_.client->Register(DocumentOf(i)));
-    ids.push_back(r.doc_id());
-  }
+  ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(0, 2, &ids));
   ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 2; }));
   Stop(&follower_, SIGKILL);
   // While the follower is down: more registrations and one unregistration.
-  for (size_t i = 2; i < 4; ++i) {
-    ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply r, primary_.client->Register(DocumentOf(i)));
-    ids.push_back(r.doc_id());
-  }
+  ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(2, 4, &ids));
   ASSERT_OK(primary_.client->Unregister(ids[0]));
   ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
   ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 3; }));
