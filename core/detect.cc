@@ -1,6 +1,7 @@
 #include "core/detect.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "core/status_macros.h"
@@ -20,6 +21,10 @@ struct Scratch {
   TestGrams test_grams;
   Verification verification;
   std::vector<std::vector<Posting>> doc_postings;
+  std::vector<Exclusion> unit_excluded;
+  std::vector<Exclusion> gram_excluded;
+  std::vector<UnitSpan> spans;       // without verification: the chunks' byte spans
+  DocumentFingerprint unexcluded;    // without verification: the chunks not excluded
 
   void Trim() {
     constexpr size_t kKeepCapacity = 1 << 16;
@@ -27,6 +32,7 @@ struct Scratch {
     if (postings.capacity() > kKeepCapacity) std::vector<PostingList>().swap(postings);
     if (grams.capacity() > 4096) std::vector<std::vector<uint32_t>>().swap(grams);
     if (test_grams.size() > kKeepCapacity) test_grams = TestGrams();
+    if (unexcluded.chunks.capacity() > kKeepCapacity) unexcluded = DocumentFingerprint();
   }
 };
 
@@ -57,10 +63,84 @@ bool ChunkUnits(const ChunkingParams& p, uint32_t ordinal, uint32_t* begin, uint
   return false;
 }
 
+// Per verification gram: the first exclusion among its units [g, g + k) (all units when the
+// text has fewer than k); empty (nothing excluded) when `units` is empty.
+void GramExclusions(const std::vector<Exclusion>& units, size_t grams, uint32_t k,
+                    std::vector<Exclusion>* out) {
+  out->clear();
+  if (units.empty()) return;
+  out->assign(grams, Exclusion::kNone);
+  for (size_t g = 0; g < grams; ++g) {
+    const size_t end = std::min(units.size(), g + k);
+    for (size_t u = g; u < end; ++u) {
+      if (units[u] != Exclusion::kNone) {
+        (*out)[g] = units[u];
+        break;
+      }
+    }
+  }
+}
+
+// The verified figures of one candidate.
+DocumentMatch MatchOf(DocId id, const Verification& v, const CheckOptions& check) {
+  DocumentMatch m;
+  m.doc_id = id;
+  m.matched_chunks = v.matched_test_grams;
+  m.stored_chunks = v.registered_grams;
+  m.ordered_matches = v.longest_passage;
+  m.ratio = v.Ratio();
+  m.containment = v.Containment();
+  m.violation = Passes(check, m);
+  return m;
+}
+
+// Appends the spans of v's passages to m (`posts`: the candidate's postings hit by the
+// lookup, by ordinal, to place them in the registered bytes); returns the longest in units.
+uint32_t AddSpans(const DocumentFingerprint& test, const ChunkingParams& params,
+                  const Verification& v, const std::vector<Posting>& posts, DocumentMatch* m) {
+  const uint32_t k = params.verify_k;
+  const uint32_t n_units = static_cast<uint32_t>(test.units.size());
+  uint32_t longest_units = 0;
+  for (const Passage& p : v.passages) {
+    const uint32_t ub = std::min(p.test_begin, n_units ? n_units - 1 : 0);
+    const uint32_t ue = std::min(p.test_end - 1 + k, n_units);
+    if (n_units == 0 || ue <= ub) continue;
+    Span span;
+    span.test_start = test.units[ub].start;
+    span.test_end = test.units[ue - 1].end;
+    span.units = ue - ub;
+    span.chunks = p.matched;
+    span.excluded = p.excluded;
+    longest_units = std::max(longest_units, span.units);
+    // Registered bytes: the stored chunks of this document that the lookup found inside
+    // the passage's registered units.
+    const uint32_t rb = p.registered_begin, re = p.registered_end - 1 + k;
+    span.registered_unit_begin = rb;
+    span.registered_unit_end = re;
+    for (const Posting& post : posts) {
+      uint32_t cb = 0, ce = 0;
+      if (!ChunkUnits(params, post.ordinal, &cb, &ce)) break;
+      if (cb < rb || ce > re || (post.start == 0 && post.end == 0)) continue;
+      if (!span.has_registered) {
+        span.has_registered = true;
+        span.registered_start = post.start;
+        span.registered_end = post.end;
+      } else {
+        span.registered_start = std::min(span.registered_start, post.start);
+        span.registered_end = std::max(span.registered_end, post.end);
+      }
+    }
+    m->spans.push_back(span);
+  }
+  return longest_units;
+}
+
 // Orders, cuts at max_results and sets the violation flag once.
 void Finish(const CheckOptions& o, Report* r) {
   std::sort(r->matches.begin(), r->matches.end(),
             [](const DocumentMatch& a, const DocumentMatch& b) {
+              // Templates after the sources that count, whatever their share.
+              if (a.template_source != b.template_source) return b.template_source;
               if (a.ratio != b.ratio) return a.ratio > b.ratio;
               return a.doc_id < b.doc_id;
             });
@@ -74,24 +154,52 @@ void Finish(const CheckOptions& o, Report* r) {
 
 // The COPS paper's decision on the sampled chunks alone (indexes without verification).
 absl::StatusOr<Report> DetectSampled(const DocumentFingerprint& test,
-                                     const CandidateSource& source, const CheckOptions& check,
+                                     const CandidateSource& source, const DetectOptions& options,
                                      Scratch& s) {
+  const CheckOptions& check = options.check;
   CheckOptions tally = check;
   tally.max_results = 0;
+  tally.want_spans = check.want_spans || check.min_match_units > 0;  // short spans are marked
   const MatchSet set = MatchSet::Tally(test, s.postings, tally);
   const std::vector<DocId>& ids = set.CandidateIds();
   COPS_RETURN_IF_ERROR(source.ReadCandidates(ids, &s.records));
   s.stored.assign(ids.size(), 0);
-  for (size_t i = 0; i < ids.size() && i < s.records.size(); ++i) {
-    s.stored[i] = s.records[i].stored_chunks;
-  }
-  std::unordered_map<DocId, bool> present;
-  present.reserve(ids.size());
+  std::unordered_map<DocId, CandidateRecord> records;
+  records.reserve(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    present[ids[i]] = i < s.records.size() && s.records[i].present;
+    const CandidateRecord record = i < s.records.size() ? s.records[i] : CandidateRecord{};
+    s.stored[i] = record.stored_chunks;
+    records[ids[i]] = record;
   }
   Report r = set.Decide(s.stored);
-  std::erase_if(r.matches, [&](const DocumentMatch& m) { return !present[m.doc_id]; });
+  std::erase_if(r.matches, [&](const DocumentMatch& m) { return !records[m.doc_id].present; });
+  for (DocumentMatch& m : r.matches) {
+    uint32_t short_chunks = 0;
+    for (Span& span : m.spans) {
+      if (span.units < check.min_match_units) {
+        span.excluded = Exclusion::kShortMatch;
+        short_chunks += span.chunks;
+      }
+    }
+    if (short_chunks > 0 && m.matched_chunks > 0) {
+      // The short spans' chunks count for nothing: the figures shrink in proportion.
+      const uint32_t before = m.matched_chunks;
+      m.matched_chunks -= std::min(short_chunks, before);
+      const double kept = static_cast<double>(m.matched_chunks) / before;
+      m.ratio *= kept;
+      m.containment *= kept;
+      m.ordered_matches = std::min(m.ordered_matches, m.matched_chunks);
+      m.violation = Passes(check, m);
+    }
+    if (records[m.doc_id].template_source) {
+      m.template_source = true;
+      m.violation = false;
+      for (Span& span : m.spans) {
+        if (span.excluded == Exclusion::kNone) span.excluded = Exclusion::kTemplate;
+      }
+    }
+  }
+  r.excluded = options.excluded;
   Finish(check, &r);
   r.sampling_error = 0;
   if (r.sampled && !r.matches.empty() && check.function == DecisionFunction::kMatchRatio) {
@@ -119,13 +227,26 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
                               const CandidateSource& source, const DetectOptions& options) {
   Scratch& s = ThreadScratch();
   s.Trim();
-  s.hashes.clear();
-  for (const Chunk& c : test.chunks) s.hashes.push_back(c.hash);
-  COPS_RETURN_IF_ERROR(source.Lookup(s.hashes, &s.postings));
   const CheckOptions& check = options.check;
-  if (params.verify_k == 0 || test.grams.empty()) {
-    return DetectSampled(test, source, check, s);
+  const bool verifies = params.verify_k > 0 && !test.grams.empty();
+  const DocumentFingerprint* looked_up = &test;
+  if (!verifies && !options.excluded.empty()) {
+    // Without verification, excluded text is not looked up at all.
+    s.spans.clear();
+    for (const Chunk& c : test.chunks) s.spans.push_back({c.start, c.end});
+    ExcludedUnits(s.spans, options.excluded, &s.unit_excluded);
+    s.unexcluded = test;
+    size_t kept = 0;
+    for (size_t i = 0; i < test.chunks.size(); ++i) {
+      if (s.unit_excluded[i] == Exclusion::kNone) s.unexcluded.chunks[kept++] = test.chunks[i];
+    }
+    s.unexcluded.chunks.resize(kept);
+    looked_up = &s.unexcluded;
   }
+  s.hashes.clear();
+  for (const Chunk& c : looked_up->chunks) s.hashes.push_back(c.hash);
+  COPS_RETURN_IF_ERROR(source.Lookup(s.hashes, &s.postings));
+  if (!verifies) return DetectSampled(*looked_up, source, options, s);
 
   // 1. Candidates: every document sharing a chunk with a short test text (all of whose
   // chunks were looked up); for a longer one, whose lookups are a selection, the documents
@@ -167,15 +288,24 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   Report r;
   r.total_chunks = test.total_chunks;
   r.selected_chunks = static_cast<uint32_t>(test.chunks.size());
-  r.considered_chunks = static_cast<uint32_t>(test.grams.size());
   r.common_chunks_ignored = sampled.common_chunks_ignored;
   r.sampled = test.sampled;
   r.verified = true;
+  r.excluded = options.excluded;
+  // The test's units and grams that do not count.
+  const uint32_t k = params.verify_k;
+  s.unit_excluded.clear();
+  if (!options.excluded.empty()) ExcludedUnits(test.units, options.excluded, &s.unit_excluded);
+  GramExclusions(s.unit_excluded, test.grams.size(), k, &s.gram_excluded);
+  r.considered_chunks = static_cast<uint32_t>(
+      s.gram_excluded.empty()
+          ? test.grams.size()
+          : std::count(s.gram_excluded.begin(), s.gram_excluded.end(), Exclusion::kNone));
   if (kept == 0) return r;  // a clean check ends here: nothing to read or verify
+  s.test_grams.Build(test.grams, s.gram_excluded);
 
   // 3. Verification against each candidate's complete grams.
   COPS_RETURN_IF_ERROR(source.ReadGrams(s.ids, &s.grams));
-  s.test_grams.Build(test.grams);
   // The candidates' postings hit by the lookup place passages in the registered bytes.
   std::unordered_map<DocId, size_t> slot;
   slot.reserve(kept);
@@ -191,56 +321,63 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
     }
   }
 
-  const uint32_t k = params.verify_k;
+  VerifyOptions verify = options.verify;
+  if (check.min_match_units > k - 1) {
+    verify.min_counted_passage_grams = check.min_match_units - (k - 1);
+  }
   const uint32_t n_units = static_cast<uint32_t>(test.units.size());
-  for (size_t i = 0; i < kept; ++i) {
-    if (i >= s.grams.size() || s.grams[i].empty()) continue;  // nothing stored to verify
-    const std::vector<uint32_t>& grams = s.grams[i];
+  // Verifies candidate i; its match, reported when it passes or shares a passage of
+  // min_passage_units (counted or not: an excluded passage is shown as excluded).
+  auto verify_candidate = [&](size_t i) -> std::optional<DocumentMatch> {
     Verification& v = s.verification;
-    Verify(s.test_grams, grams, options.verify, &v);
-    DocumentMatch m;
-    m.doc_id = s.ids[i];
-    m.matched_chunks = v.matched_test_grams;
-    m.stored_chunks = v.registered_grams;
-    m.ordered_matches = v.longest_passage;
-    m.ratio = v.Ratio();
-    m.containment = v.Containment();
-    m.violation = Passes(check, m);
-    uint32_t longest_units = 0;
-    std::vector<Posting>& posts = s.doc_postings[i];
-    std::sort(posts.begin(), posts.end(),
-              [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
-    for (const Passage& p : v.passages) {
-      const uint32_t ub = std::min(p.test_begin, n_units ? n_units - 1 : 0);
-      const uint32_t ue = std::min(p.test_end - 1 + k, n_units);
-      if (n_units == 0 || ue <= ub) continue;
-      Span span;
-      span.test_start = test.units[ub].start;
-      span.test_end = test.units[ue - 1].end;
-      span.units = ue - ub;
-      span.chunks = p.matched;
-      longest_units = std::max(longest_units, span.units);
-      // Registered bytes: the stored chunks of this document that the lookup found inside
-      // the passage's registered units.
-      const uint32_t rb = p.registered_begin, re = p.registered_end - 1 + k;
-      span.registered_unit_begin = rb;
-      span.registered_unit_end = re;
-      for (const Posting& post : posts) {
-        uint32_t cb = 0, ce = 0;
-        if (!ChunkUnits(params, post.ordinal, &cb, &ce)) break;
-        if (cb < rb || ce > re || (post.start == 0 && post.end == 0)) continue;
-        if (!span.has_registered) {
-          span.has_registered = true;
-          span.registered_start = post.start;
-          span.registered_end = post.end;
-        } else {
-          span.registered_start = std::min(span.registered_start, post.start);
-          span.registered_end = std::max(span.registered_end, post.end);
-        }
-      }
-      m.spans.push_back(span);
+    if (i >= s.grams.size() || s.grams[i].empty()) {  // nothing stored to verify
+      v.passages.clear();
+      return std::nullopt;
     }
-    if (m.violation || longest_units >= check.min_passage_units) r.matches.push_back(std::move(m));
+    Verify(s.test_grams, s.grams[i], verify, &v);
+    DocumentMatch m = MatchOf(s.ids[i], v, check);
+    std::sort(s.doc_postings[i].begin(), s.doc_postings[i].end(),
+              [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
+    const uint32_t longest_units = AddSpans(test, params, v, s.doc_postings[i], &m);
+    if (!m.violation && longest_units < check.min_passage_units) return std::nullopt;
+    return m;
+  };
+
+  // Template documents first: their counted passages become excluded test text for all.
+  bool templates_excluded = false;
+  for (size_t i = 0; i < kept; ++i) {
+    if (!s.records[i].template_source) continue;
+    std::optional<DocumentMatch> m = verify_candidate(i);
+    for (const Passage& p : s.verification.passages) {
+      if (p.excluded != Exclusion::kNone || n_units == 0) continue;
+      const uint32_t ub = std::min(p.test_begin, n_units - 1);
+      const uint32_t ue = std::min(p.test_end - 1 + k, n_units);
+      if (s.unit_excluded.empty()) s.unit_excluded.assign(n_units, Exclusion::kNone);
+      for (uint32_t u = ub; u < ue; ++u) {
+        if (s.unit_excluded[u] == Exclusion::kNone) s.unit_excluded[u] = Exclusion::kTemplate;
+      }
+      if (ub < ue) {
+        r.excluded.push_back({test.units[ub].start, test.units[ue - 1].end, Exclusion::kTemplate});
+      }
+      templates_excluded = true;
+    }
+    if (!m) continue;
+    m->template_source = true;
+    m->violation = false;
+    for (Span& span : m->spans) {
+      if (span.excluded == Exclusion::kNone) span.excluded = Exclusion::kTemplate;
+    }
+    r.matches.push_back(*std::move(m));
+  }
+  if (templates_excluded) {
+    NormalizeRanges(&r.excluded);
+    GramExclusions(s.unit_excluded, test.grams.size(), k, &s.gram_excluded);
+    s.test_grams.Build(test.grams, s.gram_excluded);
+    r.considered_chunks = s.test_grams.counted();
+  }
+  for (size_t i = 0; i < kept; ++i) {
+    if (s.records[i].template_source) continue;
+    if (std::optional<DocumentMatch> m = verify_candidate(i)) r.matches.push_back(*std::move(m));
   }
   Finish(check, &r);
   return r;

@@ -20,6 +20,16 @@
 //   4. The report is ordered by ratio, cut at max_results, and its violation flag is set
 //      once, from what remains and what was cut.
 //
+// Exclusions (core/exclusions.h) are applied in step 3: the test's units inside
+// DetectOptions::excluded, and then those inside the passages of template documents (which
+// are verified first), do not count; a verification gram is excluded when any of its units
+// is. Excluded grams still match, into passages reported with their reason (Span::excluded),
+// but count for nothing: the ratios' denominator (considered_chunks) leaves them out, and a
+// passage shorter than CheckOptions::min_match_units is excluded too. Without verification
+// (verify_k == 0), excluded chunks are not looked up at all (their matches are not shown),
+// short spans are marked and their chunks taken off the counts, and template documents are
+// marked and never a violation, without excluding their text from the other documents.
+//
 // Thread-safety: Detect() is reentrant; it uses per-thread scratch.
 
 #include <cstdint>
@@ -40,6 +50,10 @@ struct CandidateRecord {
   // caller may not see (collection filter): it is never reported.
   bool present = false;
   uint32_t stored_chunks = 0;  // the document's selected chunks in the sampled index
+  // The document belongs to a template collection (a call for papers, a journal's LaTeX
+  // template, an assignment's questions): its passages never count against the test, for
+  // it or for any other document.
+  bool template_source = false;
 };
 
 // The index the pipeline reads. Implementations must be safe for concurrent calls when the
@@ -64,6 +78,9 @@ struct DetectOptions {
   // Verified candidates at most, the best by sampled matched chunks.
   uint32_t max_candidates = 200;
   VerifyOptions verify;
+  // Parts of the test text that never count (core/exclusions.h), in the byte space of the
+  // test's chunk and unit spans. REQUIRES: normalized (NormalizeRanges()).
+  std::vector<ExcludedRange> excluded;
   // When set, receives the ids of the candidates the first stage found (before records
   // and verification): the evaluation measures the candidate stage's recall with it.
   std::vector<DocId>* candidates_out = nullptr;

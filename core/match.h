@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "core/exclusions.h"
 #include "core/fingerprint.h"
 
 namespace cops {
@@ -70,6 +71,10 @@ struct CheckOptions {
   // common (max_doc_frequency) neither match nor interrupt a passage. 0 = every document
   // with a match is a candidate.
   uint32_t min_passage_units = 8;
+  // Matched passages shorter than this many units (words by default) are reported as
+  // excluded (Exclusion::kShortMatch) and count for nothing: not in the ratios, not in the
+  // decision (core/detect.h). 0 = every passage counts.
+  uint32_t min_match_units = 0;
   uint32_t max_results = 20;  // 0 = no limit
   bool want_spans = true;
 
@@ -98,6 +103,8 @@ struct Span {
   // passage exactly with them (the byte span above is the stored chunks inside it).
   uint32_t registered_unit_begin = 0;
   uint32_t registered_unit_end = 0;
+  // Why the passage does not count (core/exclusions.h); kNone when it counts.
+  Exclusion excluded = Exclusion::kNone;
 };
 
 struct DocumentMatch {
@@ -108,6 +115,9 @@ struct DocumentMatch {
   double ratio = 0;              // matched_chunks / test chunks considered
   double containment = 0;        // registered chunks found in test / stored_chunks
   bool violation = false;        // passes the decision function
+  // The document belongs to a template collection (CandidateRecord::template_source): its
+  // passages are excluded (Exclusion::kTemplate) and it is never a violation.
+  bool template_source = false;
   std::vector<Span> spans;       // in test order; empty unless want_spans
 };
 
@@ -122,6 +132,10 @@ struct Report {
   double sampling_error = 0;
   std::vector<DocumentMatch> matches;  // ratio descending, then doc_id
   bool violation = false;              // any match passes the decision
+  // The parts of the test text that did not count (DetectOptions::excluded and the passages
+  // shared with template documents), normalized (NormalizeRanges()), in the byte space of
+  // the spans. Short matches are marked on their spans only.
+  std::vector<ExcludedRange> excluded;
   // Set by Detect() (core/detect.h) when the matches were verified against complete
   // fingerprints: then "chunks" in the counts above and in each DocumentMatch are
   // verification grams (considered_chunks = the test's grams, matched_chunks = those found

@@ -8,8 +8,17 @@
 
 namespace cops {
 
-void TestGrams::Build(std::span<const uint32_t> grams) {
+void TestGrams::Build(std::span<const uint32_t> grams, std::span<const Exclusion> excluded) {
   size_ = static_cast<uint32_t>(grams.size());
+  counted_ = size_;
+  excluded_.clear();
+  if (std::any_of(excluded.begin(), excluded.end(),
+                  [](Exclusion e) { return e != Exclusion::kNone; })) {
+    excluded_.assign(excluded.begin(), excluded.end());
+    excluded_.resize(grams.size(), Exclusion::kNone);
+    counted_ = static_cast<uint32_t>(
+        std::count(excluded_.begin(), excluded_.end(), Exclusion::kNone));
+  }
   sorted_.resize(grams.size());
   for (uint32_t i = 0; i < size_; ++i) sorted_[i] = uint64_t{grams[i]} << 32 | i;
   std::sort(sorted_.begin(), sorted_.end());
@@ -48,7 +57,7 @@ std::vector<uint32_t>& ChainScratch() {
 
 void Verify(const TestGrams& test, std::span<const uint32_t> registered,
             const VerifyOptions& options, Verification* out) {
-  out->test_grams = test.size();
+  out->test_grams = test.counted();
   out->registered_grams = static_cast<uint32_t>(registered.size());
   out->matched_test_grams = 0;
   out->matched_registered_grams = 0;
@@ -84,20 +93,29 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
   size_t open_from = 0;
   auto close = [&] {
     if (!open) return;
-    out->longest_passage = std::max(out->longest_passage, cur.matched);
-    if (cur.matched >= options.min_passage_grams) {
-      out->passages.push_back(cur);
-      out->matched_test_grams += cur.matched;
-    } else {
-      chained.resize(open_from);
-    }
     open = false;
+    if (cur.excluded == Exclusion::kNone && cur.matched >= options.min_passage_grams &&
+        cur.test_end - cur.test_begin < options.min_counted_passage_grams) {
+      cur.excluded = Exclusion::kShortMatch;
+    }
+    if (cur.matched >= options.min_passage_grams) out->passages.push_back(cur);
+    if (cur.excluded != Exclusion::kNone || cur.matched < options.min_passage_grams) {
+      chained.resize(open_from);  // its registered grams do not count
+    } else {
+      out->matched_test_grams += cur.matched;
+    }
+    if (cur.excluded == Exclusion::kNone) {
+      out->longest_passage = std::max(out->longest_passage, cur.matched);
+    }
   };
   for (size_t g = 0; g < pairs.size();) {
     const uint32_t i = static_cast<uint32_t>(pairs[g] >> 32);
     size_t end = g;
     while (end < pairs.size() && static_cast<uint32_t>(pairs[end] >> 32) == i) ++end;
     ++out->shared_test_grams;
+    // A passage holds test grams of one exclusion: it breaks where the reason changes.
+    const Exclusion excluded = test.excluded(i);
+    if (open && excluded != cur.excluded) close();
     bool extended = false;
     if (open && i - last_test <= step) {
       for (size_t j = g; j < end; ++j) {
@@ -119,7 +137,7 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
     if (!extended) {
       close();
       const uint32_t p = static_cast<uint32_t>(pairs[g]);
-      cur = Passage{i, i + 1, p, p + 1, 1};
+      cur = Passage{i, i + 1, p, p + 1, 1, excluded};
       open_from = chained.size();
       chained.push_back(p);
       open = true;

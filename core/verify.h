@@ -18,6 +18,8 @@
 #include <span>
 #include <vector>
 
+#include "core/exclusions.h"
+
 namespace cops {
 
 struct VerifyOptions {
@@ -31,6 +33,11 @@ struct VerifyOptions {
   // Passages with fewer matched grams are not reported (isolated common phrases); their
   // grams still count in the matched totals.
   uint32_t min_passage_grams = 2;
+  // Passages spanning fewer test grams than this (test_end - test_begin) are reported with
+  // Exclusion::kShortMatch and count for nothing (0 = every passage counts). A passage of
+  // g grams covers g + verify_k - 1 words: CheckOptions::min_match_units of n words is
+  // n - verify_k + 1 grams.
+  uint32_t min_counted_passage_grams = 0;
 };
 
 // One passage of matched grams. Gram indices are half-open; gram g covers units
@@ -41,21 +48,25 @@ struct Passage {
   uint32_t registered_begin = 0;
   uint32_t registered_end = 0;
   uint32_t matched = 0;  // matched grams chained into the passage
+  // Why the passage does not count (kNone: it counts). A passage never mixes test grams of
+  // different exclusions (TestGrams::Build): the chain breaks where the reason changes.
+  Exclusion excluded = Exclusion::kNone;
 };
 
 // The ratios count only matched grams chained into passages (of at least
-// min_passage_grams): a revised copy keeps its surviving grams in order, a few grams apart,
+// min_passage_grams) that are not excluded: a revised copy keeps its surviving grams in order, a few grams apart,
 // while an unrelated text on the same subject shares stock phrases ("in order to", "one of
 // the") scattered without order. The raw counts are kept for reports and tuning.
 struct Verification {
-  uint32_t test_grams = 0;
-  uint32_t matched_test_grams = 0;        // test grams in reported passages
+  uint32_t test_grams = 0;                // test grams not excluded (TestGrams::counted())
+  uint32_t matched_test_grams = 0;        // test grams in reported passages that count
   uint32_t registered_grams = 0;
-  uint32_t matched_registered_grams = 0;  // registered grams in reported passages
+  uint32_t matched_registered_grams = 0;  // registered grams in reported passages that count
   uint32_t shared_test_grams = 0;         // test grams whose hash the registered text has
   uint32_t shared_registered_grams = 0;   // registered grams whose hash the test text has
-  uint32_t longest_passage = 0;           // matched grams of the longest passage
-  std::vector<Passage> passages;          // >= min_passage_grams, in test order
+  uint32_t longest_passage = 0;           // matched grams of the longest passage that counts
+  // >= min_passage_grams, in test order, those that do not count included (with the reason).
+  std::vector<Passage> passages;
 
   // Share of the test text found in the registered document (0 when no test grams).
   double Ratio() const {
@@ -71,8 +82,15 @@ struct Verification {
 // The test side, built once per check and probed once per registered gram.
 class TestGrams {
  public:
-  void Build(std::span<const uint32_t> grams);
+  // `excluded` is empty (every gram counts) or parallel to `grams`: why each test gram does
+  // not count (kNone: it counts). Excluded grams still match, into passages reported with
+  // their reason.
+  void Build(std::span<const uint32_t> grams, std::span<const Exclusion> excluded = {});
   uint32_t size() const { return size_; }
+  uint32_t counted() const { return counted_; }  // grams not excluded
+  Exclusion excluded(uint32_t position) const {
+    return excluded_.empty() ? Exclusion::kNone : excluded_[position];
+  }
   // A gram repeated more often in the test is matched at its first kMaxRepeats positions
   // only: the pairs a verification looks at stay linear in the texts' lengths, whatever
   // they repeat ("a a a a ..." against "a a a ...").
@@ -104,8 +122,10 @@ class TestGrams {
   std::vector<Entry> slots_;
   std::vector<uint32_t> positions_;  // test positions grouped by gram, increasing
   std::vector<uint64_t> sorted_;     // Build() scratch: gram << 32 | position
+  std::vector<Exclusion> excluded_;  // empty when nothing is excluded
   size_t mask_ = 0;
   uint32_t size_ = 0;
+  uint32_t counted_ = 0;
 };
 
 // Verifies one registered document's grams against the test's. `out` is overwritten.

@@ -384,6 +384,15 @@ CollectionPolicy AccessControl::PolicyFor(std::string_view collection) const {
   return CollectionPolicy{it->second.show_titles_to_checkers, it->second.keep_audit};
 }
 
+std::vector<std::string> AccessControl::TemplateCollections() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> out;
+  for (const auto& [name, record] : collections_) {
+    if (record.template_source) out.push_back(name);
+  }
+  return out;
+}
+
 absl::Status AccessControl::EnsureCollection(std::string_view collection) {
   if (collection.empty()) return absl::OkStatus();
   absl::MutexLock lock(&mu_);

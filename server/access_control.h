@@ -102,6 +102,8 @@ class AccessControl : public Authorizer {
       const Principal& principal) const override;
   // The settings of `collection` (defaults when it was never created explicitly).
   CollectionPolicy PolicyFor(std::string_view collection) const override;
+  // The collections created with template set, by name.
+  std::vector<std::string> TemplateCollections() const override;
   // Creates `collection` with default settings unless it exists (the registration path
   // calls it before the first document goes in). The store's error when it cannot be written.
   absl::Status EnsureCollection(std::string_view collection) override;

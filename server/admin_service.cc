@@ -14,6 +14,7 @@ void FillCollection(const CollectionRecord& r, v1::CollectionInfo* out) {
   out->set_show_titles_to_checkers(r.show_titles_to_checkers);
   out->set_keep_audit(r.keep_audit);
   out->set_created_unix_micros(r.created_unix_micros);
+  out->set_template_(r.template_source);
 }
 
 std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::string>& v) {
@@ -159,6 +160,7 @@ grpc::Status AdminService::CreateCollection(grpc::ServerContext* context,
   record.name = request->collection().name();
   record.show_titles_to_checkers = request->collection().show_titles_to_checkers();
   record.keep_audit = request->collection().keep_audit();
+  record.template_source = request->collection().template_();
   absl::Status s = access_->PutCollection(record);
   if (!s.ok()) return log.Finish(s);
   for (const CollectionRecord& c : access_->ListCollections()) {

@@ -106,6 +106,10 @@ class Authorizer {
     return CollectionPolicy{true, false};
   }
 
+  // The template collections (CollectionInfo.template): text a check shares with their
+  // documents never counts against it. Default: none.
+  virtual std::vector<std::string> TemplateCollections() const { return {}; }
+
   // A step of the registration path, not of any check: records `collection` with default
   // settings when it does not exist yet, so that it is listed like one created explicitly.
   // Default: nothing to record.

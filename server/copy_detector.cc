@@ -52,9 +52,9 @@ absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint
 }
 
 // Chunk offsets come out of the fingerprinter in bytes of the converted text; reports and
-// postings speak in bytes of the document as sent.
+// postings speak in bytes of the document as sent. `excluded` (may be null) is mapped too.
 void MapToOriginal(const ConvertedDocument& converted, size_t input_size,
-                   DocumentFingerprint* fp) {
+                   DocumentFingerprint* fp, std::vector<ExcludedRange>* excluded = nullptr) {
   const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
   auto map = [&](uint32_t* start, uint32_t* end) {
     const uint32_t s = converted.OriginalOffset(*start);
@@ -65,6 +65,23 @@ void MapToOriginal(const ConvertedDocument& converted, size_t input_size,
   };
   for (Chunk& c : fp->chunks) map(&c.start, &c.end);
   for (UnitSpan& u : fp->units) map(&u.start, &u.end);
+  if (excluded != nullptr) {
+    for (ExcludedRange& r : *excluded) map(&r.start, &r.end);
+  }
+}
+
+// Adds the block quotes whose markers the converter of `format` dropped (Markdown '>'
+// lines, HTML <blockquote>), found in the original bytes, and normalizes `excluded`.
+void AddMarkupQuotes(const CheckRequestInfo& request, DocumentFormat format,
+                     std::vector<ExcludedRange>* excluded) {
+  std::vector<ExcludedRange> blocks;
+  if (request.exclusions.quotes && format == DocumentFormat::kMarkdown) {
+    blocks = FindBlockQuoteLines(request.content);
+  } else if (request.exclusions.quotes && format == DocumentFormat::kHtml) {
+    blocks = FindHtmlBlockQuotes(request.content);
+  }
+  excluded->insert(excluded->end(), blocks.begin(), blocks.end());
+  NormalizeRanges(excluded);
 }
 
 absl::Status Cancelled(const CheckRequestInfo& request, const char* phase) {
@@ -228,8 +245,9 @@ namespace {
 // kept for the reply; documents outside the requested collections are not present.
 class IndexCandidates final : public CandidateSource {
  public:
-  IndexCandidates(const Index& index, const std::optional<std::vector<std::string>>& collections)
-      : index_(index) {
+  IndexCandidates(const Index& index, const std::optional<std::vector<std::string>>& collections,
+                  const std::vector<std::string>& templates)
+      : index_(index), templates_(templates.begin(), templates.end()) {
     if (collections.has_value()) {
       filter_ = true;
       for (const std::string& c : *collections) allowed_.insert(c);
@@ -246,7 +264,7 @@ class IndexCandidates final : public CandidateSource {
     for (size_t i = 0; i < ids.size(); ++i) {
       std::optional<DocumentRecord>& r = records_[i];
       if (!r.has_value() || (filter_ && !allowed_.contains(r->collection))) continue;
-      (*out)[i] = CandidateRecord{true, r->stored_chunks};
+      (*out)[i] = CandidateRecord{true, r->stored_chunks, templates_.contains(r->collection)};
       kept_.insert_or_assign(ids[i], std::move(*r));
     }
     return absl::OkStatus();
@@ -265,6 +283,7 @@ class IndexCandidates final : public CandidateSource {
   const Index& index_;
   bool filter_ = false;
   std::unordered_set<std::string> allowed_;
+  const std::unordered_set<std::string> templates_;
   mutable std::vector<std::optional<DocumentRecord>> records_;
   mutable std::unordered_map<DocId, DocumentRecord> kept_;
 };
@@ -284,10 +303,12 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
   if (request.sample_size > 0 && request.sample_size < fp.chunks.size()) {
     SampleChunks(request.sample_size, request.sample_seed, &fp);
   }
-  MapToOriginal(converted, request.content.size(), &fp);
-
-  IndexCandidates source(*index_, request.collections);
   DetectOptions options;
+  options.excluded = FindExclusions(converted.text, request.exclusions);
+  MapToOriginal(converted, request.content.size(), &fp, &options.excluded);
+  AddMarkupQuotes(request, converted.format, &options.excluded);
+
+  IndexCandidates source(*index_, request.collections, request.template_collections);
   options.check = request.options;
   COPS_ASSIGN_OR_RETURN(Report report, Detect(fp, params(), source, options));
   COPS_RETURN_IF_ERROR(Cancelled(request, "after the index lookup"));

@@ -24,6 +24,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "convert/converter.h"
+#include "core/exclusions.h"
 #include "core/fingerprint.h"
 #include "core/match.h"
 #include "storage/index.h"
@@ -66,6 +67,12 @@ struct CheckRequestInfo {
   uint64_t sample_seed = 0;
   // Only documents of these collections are reported; std::nullopt = all.
   std::optional<std::vector<std::string>> collections;
+  // Parts of the text that do not count (core/exclusions.h), found in the converted text;
+  // for Markdown also the original's '>' lines and for HTML its <blockquote> elements, whose
+  // markers the converters drop.
+  TextExclusions exclusions;
+  // Documents of these collections are templates (CandidateRecord::template_source).
+  std::vector<std::string> template_collections;
   // Polled between phases; returning true ends the check with DEADLINE_EXCEEDED.
   std::function<bool()> cancelled;
 };

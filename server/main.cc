@@ -219,7 +219,7 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
       OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth);
   if (!access.ok()) return Fail(access.status());
-  OpenAuthorizer open_authorizer;
+  OpenAuthorizer open_authorizer(access->get());  // template collections, also in open mode
   Authorizer* authorizer = auth ? static_cast<Authorizer*>(access->get()) : &open_authorizer;
   // Rate limits and quotas, and the audit trail, over the access store. Declared after
   // `access`, so the audit sink writes what it holds before the store closes.

@@ -12,4 +12,9 @@ absl::Status OpenAuthorizer::Authorize(const Principal&, Action, std::string_vie
   return absl::OkStatus();
 }
 
+std::vector<std::string> OpenAuthorizer::TemplateCollections() const {
+  return collection_settings_ != nullptr ? collection_settings_->TemplateCollections()
+                                         : std::vector<std::string>{};
+}
+
 }  // namespace cops

@@ -81,9 +81,10 @@ std::string_view PassageText(std::string_view text, uint32_t start, uint32_t end
   return text.substr(start, stop - start);
 }
 
-void FillCheckReply(const CheckResult& result, const CheckOptions& options,
+void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
                     const v1::CheckOptions& asked, const ChunkingParams& params,
                     v1::CheckDocumentReply* reply) {
+  const CheckOptions& options = info.options;
   const Report& report = result.report;
   reply->set_violation(report.violation);
   reply->set_total_chunks(report.total_chunks);
@@ -111,6 +112,7 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
     out->set_ordered_matches(m.ordered_matches);
     out->set_stored_chunks(m.stored_chunks);
     out->set_violation(m.violation);
+    out->set_from_template(m.template_source);
     for (const Span& s : m.spans) {
       v1::Span* span = out->add_spans();
       span->set_test_start(s.test_start);
@@ -124,11 +126,18 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
       span->set_units(s.units);
       span->set_test_first_page(s.test_first_page);
       span->set_test_last_page(s.test_last_page);
+      span->set_excluded(static_cast<v1::Exclusion>(s.excluded));
       if (in_text) {
         const std::string_view passage = PassageText(result.extracted_text, s.test_start, s.test_end);
         span->set_test_text(passage.data(), passage.size());
       }
     }
+  }
+  for (const ExcludedRange& r : report.excluded) {
+    v1::ExcludedPassage* out = reply->add_excluded();
+    out->set_test_start(r.start);
+    out->set_test_end(r.end);
+    out->set_reason(static_cast<v1::Exclusion>(r.reason));
   }
   v1::CheckParams* p = reply->mutable_params();
   p->set_chunking(params.Describe());
@@ -142,6 +151,22 @@ void FillCheckReply(const CheckResult& result, const CheckOptions& options,
   p->set_sample_seed(asked.sample_seed());
   p->set_verify_k(params.verify_k);
   p->set_want_spans(options.want_spans);
+  p->set_exclude_quotes(info.exclusions.quotes);
+  p->set_exclude_references(info.exclusions.references);
+  p->set_min_match_units(options.min_match_units);
+  for (const std::string& c : info.template_collections) p->add_template_collections(c);
+}
+
+// The template collections a check searches: all of them, or those among `collections`.
+std::vector<std::string> SearchedTemplates(
+    const Authorizer& authorizer, const std::optional<std::vector<std::string>>& collections) {
+  std::vector<std::string> templates = authorizer.TemplateCollections();
+  if (collections.has_value()) {
+    std::erase_if(templates, [&](const std::string& t) {
+      return std::find(collections->begin(), collections->end(), t) == collections->end();
+    });
+  }
+  return templates;
 }
 
 // AuthorizeDocument, but a caller who may not see the document's collection at all learns
@@ -193,6 +218,7 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   o.want_spans = in.has_want_spans() ? in.want_spans() : true;
   o.max_doc_frequency = in.max_doc_frequency();
   if (in.has_min_passage_units()) o.min_passage_units = in.min_passage_units();
+  o.min_match_units = in.min_match_units();
   COPS_RETURN_IF_ERROR(o.Validate());
   return o;
 }
@@ -486,6 +512,9 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   COPS_RETURN_IF_ERROR(TakeToken(principal));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();
+  info.exclusions.quotes = request.options().exclude_quotes();
+  info.exclusions.references = request.options().exclude_references();
+  info.template_collections = SearchedTemplates(*authorizer_, info.collections);
   info.cancelled = [context] { return context->IsCancelled(); };
   // The detector searches only info.collections and finalizes the report (order, max_results,
   // violation); RedactReport then hides what this caller may not see of documents it does not
@@ -494,7 +523,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   COPS_ASSIGN_OR_RETURN(CheckResult result, detector->Check(info));
   std::vector<AuditRecord> hits =
       RedactReport(*authorizer_, principal, &result.report, &result.records);
-  FillCheckReply(result, info.options, request.options(), detector->params(), reply);
+  FillCheckReply(result, info, request.options(), detector->params(), reply);
   audit_->Record(principal.name, AuditedHits(*authorizer_, std::move(hits)));
   return absl::OkStatus();
 }

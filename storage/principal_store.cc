@@ -105,6 +105,7 @@ std::string EncodeCollection(const CollectionRecord& r) {
   return json{{"name", r.name},
               {"show_titles_to_checkers", r.show_titles_to_checkers},
               {"keep_audit", r.keep_audit},
+              {"template", r.template_source},
               {"created_us", r.created_unix_micros}}
       .dump();
 }
@@ -187,6 +188,7 @@ absl::StatusOr<CollectionRecord> DecodeCollection(std::string_view value) {
   r.name = Field<std::string>(j, "name", "");
   r.show_titles_to_checkers = Field<bool>(j, "show_titles_to_checkers", false);
   r.keep_audit = Field<bool>(j, "keep_audit", true);
+  r.template_source = Field<bool>(j, "template", false);
   r.created_unix_micros = Field<int64_t>(j, "created_us", 0);
   return r;
 }

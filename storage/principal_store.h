@@ -62,6 +62,9 @@ struct CollectionRecord {
   // record the document's owner can query.
   bool keep_audit = true;
   int64_t created_unix_micros = 0;
+  // A template collection: text a checked document shares with its documents never counts
+  // against it (core/detect.h, CandidateRecord::template_source).
+  bool template_source = false;
 };
 
 // One check that reported one registered document.

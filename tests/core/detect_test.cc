@@ -1,5 +1,6 @@
 #include "core/detect.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <sstream>
@@ -26,7 +27,8 @@ class MapSource final : public CandidateSource {
     stored_[id] = static_cast<uint32_t>(fp.chunks.size());
     grams_[id] = fp.grams;
   }
-  std::set<DocId> hidden;  // e.g. another collection
+  std::set<DocId> hidden;     // e.g. another collection
+  std::set<DocId> templates;  // in a template collection
 
   absl::Status Lookup(std::span<const ChunkHash> hashes,
                       std::vector<PostingList>* out) const override {
@@ -41,7 +43,9 @@ class MapSource final : public CandidateSource {
     out->assign(ids.size(), CandidateRecord{});
     for (size_t i = 0; i < ids.size(); ++i) {
       auto it = stored_.find(ids[i]);
-      if (it != stored_.end() && !hidden.contains(ids[i])) (*out)[i] = {true, it->second};
+      if (it != stored_.end() && !hidden.contains(ids[i])) {
+        (*out)[i] = {true, it->second, templates.contains(ids[i])};
+      }
     }
     return absl::OkStatus();
   }
@@ -59,6 +63,13 @@ class MapSource final : public CandidateSource {
   std::map<DocId, uint32_t> stored_;
   std::map<DocId, std::vector<uint32_t>> grams_;
 };
+
+// n distinct words w<first> .. w<first + n - 1>, separated by spaces.
+std::string Words(int first, int n) {
+  std::string s;
+  for (int i = 0; i < n; ++i) s += (i ? " w" : "w") + std::to_string(first + i);
+  return s;
+}
 
 // A 200-word source of distinct words w0 .. w199 (sentences of 10 words).
 std::string Source(int first = 0) {
@@ -93,11 +104,18 @@ class DetectTest : public ::testing::Test {
     ASSERT_OK(fingerprinter_->Fingerprint(Source(1000), &fp));
     source_.Add(2, fp);
   }
-  Report Check(const std::string& text, CheckOptions check = {}) {
+  void Add(DocId id, const std::string& text) {
+    DocumentFingerprint fp;
+    ASSERT_OK(fingerprinter_->Fingerprint(text, &fp));
+    source_.Add(id, fp);
+  }
+  Report Check(const std::string& text, CheckOptions check = {},
+               std::vector<ExcludedRange> excluded = {}) {
     DocumentFingerprint fp;
     EXPECT_OK(fingerprinter_->Fingerprint(text, &fp, CheckFingerprintOptions(params_)));
     DetectOptions o;
     o.check = check;
+    o.excluded = std::move(excluded);
     absl::StatusOr<Report> r = Detect(fp, params_, source_, o);
     EXPECT_OK(r);
     return r.ok() ? *r : Report{};
@@ -173,6 +191,153 @@ TEST_F(DetectTest, MaxResultsCutsAfterOrderingAndKeepsTheViolationFlag) {
   r = Check(text, o);
   ASSERT_EQ(r.matches.size(), 1u);
   EXPECT_TRUE(r.matches[0].spans.empty());
+}
+
+// The passages of a match that count, and those excluded for `reason`.
+size_t Spans(const DocumentMatch& m, Exclusion reason) {
+  return std::count_if(m.spans.begin(), m.spans.end(),
+                       [reason](const Span& s) { return s.excluded == reason; });
+}
+
+TEST_F(DetectTest, AQuotedCopyIsReportedAsExcludedAndDoesNotCount) {
+  Build(3, 5);
+  // 100 words of the test's own, 60 of doc 1 in quotation marks, 100 more of its own.
+  const std::string quote = "\"" + Words(0, 60) + "\"";
+  const std::string text = Words(5000, 100) + " " + quote + " " + Words(6000, 100) + ".";
+  const Report plain = Check(text);
+  ASSERT_EQ(plain.matches.size(), 1u);
+  EXPECT_TRUE(plain.violation);
+  EXPECT_NEAR(plain.matches[0].ratio, 58.0 / 258, 0.01);
+
+  const std::vector<ExcludedRange> quotes = FindExclusions(text, {.quotes = true});
+  ASSERT_EQ(quotes.size(), 1u);
+  const Report r = Check(text, {}, quotes);
+  EXPECT_EQ(r.excluded, quotes);
+  EXPECT_FALSE(r.violation);
+  // The quoted words' grams (and the 2 on each side that reach into the quote) are not in
+  // the denominator.
+  EXPECT_EQ(r.considered_chunks, 258u - 58 - 4);
+  ASSERT_EQ(r.matches.size(), 1u);  // shown, with its passage marked
+  const DocumentMatch& m = r.matches[0];
+  EXPECT_EQ(m.doc_id, 1u);
+  EXPECT_DOUBLE_EQ(m.ratio, 0);
+  EXPECT_DOUBLE_EQ(m.containment, 0);
+  EXPECT_FALSE(m.violation);
+  ASSERT_EQ(m.spans.size(), 1u);
+  EXPECT_EQ(m.spans[0].excluded, Exclusion::kQuote);
+  EXPECT_EQ(m.spans[0].units, 60u);
+  EXPECT_EQ(text.substr(m.spans[0].test_start, m.spans[0].test_end - m.spans[0].test_start),
+            quote.substr(1, quote.size() - 2));
+}
+
+TEST_F(DetectTest, APassagePartlyQuotedCountsOnlyOutsideTheQuote) {
+  Build(3, 5);
+  // Doc 1's words 0..79 copied: 0..39 in quotation marks, 40..79 not.
+  const std::string text = Words(5000, 100) + " \"" + Words(0, 40) + "\" " + Words(40, 40) +
+                           " " + Words(6000, 100) + ".";
+  const Report r = Check(text, {}, FindExclusions(text, {.quotes = true}));
+  ASSERT_EQ(r.matches.size(), 1u);
+  const DocumentMatch& m = r.matches[0];
+  EXPECT_EQ(Spans(m, Exclusion::kQuote), 1u);
+  ASSERT_EQ(Spans(m, Exclusion::kNone), 1u);
+  // Grams wholly outside the quote: words 40..79 give 38.
+  EXPECT_EQ(m.matched_chunks, 38u);
+  EXPECT_NEAR(m.ratio, 38.0 / r.considered_chunks, 1e-9);
+  EXPECT_TRUE(m.violation);
+}
+
+TEST_F(DetectTest, TheReferencesSectionDoesNotCount) {
+  Build(3, 5);
+  const std::string body = Words(5000, 150) + ".\n\nReferences\n";
+  const std::string text = body + Words(0, 50) + ".\n";
+  EXPECT_TRUE(Check(text).violation);
+  const std::vector<ExcludedRange> refs = FindExclusions(text, {.references = true});
+  ASSERT_EQ(refs.size(), 1u);
+  EXPECT_EQ(refs[0].reason, Exclusion::kReferences);
+  const Report r = Check(text, {}, refs);
+  EXPECT_FALSE(r.violation);
+  ASSERT_EQ(r.matches.size(), 1u);
+  EXPECT_EQ(Spans(r.matches[0], Exclusion::kReferences), 1u);
+  EXPECT_EQ(Spans(r.matches[0], Exclusion::kNone), 0u);
+  // The heading and the 50 listed words are out, and with them each gram reaching into
+  // them: the 150 words before give the 148 grams that count.
+  EXPECT_EQ(r.considered_chunks, 148u);
+}
+
+TEST_F(DetectTest, MatchesShorterThanMinMatchUnitsAreExcluded) {
+  Build(3, 5);
+  // Two 6-word snippets of doc 1 far apart, and one 30-word passage, in 200 own words.
+  const std::string text = Words(5000, 50) + " " + Words(100, 6) + " " + Words(6000, 50) + " " +
+                           Words(150, 6) + " " + Words(7000, 50) + " " + Words(0, 30) + " " +
+                           Words(8000, 50) + ".";
+  const Report all = Check(text);
+  ASSERT_EQ(all.matches.size(), 1u);
+  EXPECT_EQ(Spans(all.matches[0], Exclusion::kNone), 3u);
+  EXPECT_EQ(all.matches[0].matched_chunks, 4u + 4 + 28);
+
+  CheckOptions o;
+  o.min_match_units = 10;
+  const Report r = Check(text, o);
+  ASSERT_EQ(r.matches.size(), 1u);
+  const DocumentMatch& m = r.matches[0];
+  EXPECT_EQ(Spans(m, Exclusion::kShortMatch), 2u);
+  EXPECT_EQ(Spans(m, Exclusion::kNone), 1u);
+  EXPECT_EQ(m.matched_chunks, 28u);
+  EXPECT_EQ(r.considered_chunks, all.considered_chunks);  // short matches are still text
+  EXPECT_LT(m.ratio, all.matches[0].ratio);
+  EXPECT_TRUE(r.excluded.empty());  // marked on the spans only
+}
+
+TEST_F(DetectTest, TextSharedWithATemplateCountsForNoDocument) {
+  Build(3, 5);
+  // Doc 3, a call for papers; doc 4, an earlier paper that repeats the call's first 60 words.
+  const std::string call = Words(9000, 120) + ".";
+  Add(3, call);
+  Add(4, Words(9000, 60) + " " + Words(3000, 200) + ".");
+  // The test repeats those 60 words too, and otherwise says its own things.
+  const std::string text = Words(9000, 60) + " " + Words(5000, 200) + ".";
+  const Report plain = Check(text);
+  EXPECT_TRUE(plain.violation);
+  ASSERT_EQ(plain.matches.size(), 2u);
+
+  source_.templates.insert(3);
+  const Report r = Check(text);
+  EXPECT_FALSE(r.violation);
+  ASSERT_EQ(r.matches.size(), 2u);
+  // The earlier paper first, its passage excluded as the template's; the template last.
+  EXPECT_EQ(r.matches[0].doc_id, 4u);
+  EXPECT_DOUBLE_EQ(r.matches[0].ratio, 0);
+  EXPECT_EQ(Spans(r.matches[0], Exclusion::kTemplate), 1u);
+  EXPECT_EQ(r.matches[1].doc_id, 3u);
+  EXPECT_TRUE(r.matches[1].template_source);
+  EXPECT_FALSE(r.matches[1].violation);
+  EXPECT_GT(r.matches[1].ratio, 0.2);  // its share is shown
+  EXPECT_EQ(Spans(r.matches[1], Exclusion::kTemplate), 1u);
+  ASSERT_EQ(r.excluded.size(), 1u);
+  EXPECT_EQ(r.excluded[0].reason, Exclusion::kTemplate);
+  EXPECT_EQ(r.excluded[0].start, 0u);
+  EXPECT_EQ(text.substr(r.excluded[0].start, r.excluded[0].end - r.excluded[0].start),
+            Words(9000, 60));
+  EXPECT_EQ(r.considered_chunks, plain.considered_chunks - 60);
+}
+
+TEST_F(DetectTest, WithoutVerificationExcludedChunksAreNotLookedUp) {
+  Build(/*verify_k=*/0, /*k=*/5);
+  const std::string text = Words(5000, 100) + " \"" + Words(0, 60) + "\" " + Words(6000, 100) + ".";
+  const Report plain = Check(text);
+  ASSERT_EQ(plain.matches.size(), 1u);
+  const Report r = Check(text, {}, FindExclusions(text, {.quotes = true}));
+  EXPECT_TRUE(r.matches.empty());
+  EXPECT_FALSE(r.violation);
+  EXPECT_LT(r.considered_chunks, plain.considered_chunks);
+  EXPECT_EQ(r.excluded.size(), 1u);
+  // A template document is marked and never a violation.
+  source_.templates.insert(1);
+  const Report t = Check(text);
+  ASSERT_EQ(t.matches.size(), 1u);
+  EXPECT_TRUE(t.matches[0].template_source);
+  EXPECT_FALSE(t.violation);
+  for (const Span& s : t.matches[0].spans) EXPECT_EQ(s.excluded, Exclusion::kTemplate);
 }
 
 }  // namespace

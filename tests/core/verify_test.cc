@@ -126,5 +126,46 @@ TEST(VerifyTest, DegenerateRepetitionStaysLinear) {
   EXPECT_LE(v.matched_test_grams, TestGrams::kMaxRepeats);
 }
 
+TEST(VerifyTest, ExcludedGramsMatchIntoTheirOwnPassagesThatDoNotCount) {
+  const auto text = Seq(1000, 50);
+  std::vector<Exclusion> excluded(50, Exclusion::kNone);
+  for (int g = 10; g < 30; ++g) excluded[g] = Exclusion::kQuote;
+  TestGrams t;
+  t.Build(text, excluded);
+  EXPECT_EQ(t.size(), 50u);
+  EXPECT_EQ(t.counted(), 30u);
+  Verification v;
+  Verify(t, text, {}, &v);
+  EXPECT_EQ(v.test_grams, 30u);
+  // The copy breaks where the quote starts and ends.
+  ASSERT_EQ(v.passages.size(), 3u);
+  EXPECT_EQ(v.passages[0].excluded, Exclusion::kNone);
+  EXPECT_EQ(v.passages[1].excluded, Exclusion::kQuote);
+  EXPECT_EQ(v.passages[1].test_begin, 10u);
+  EXPECT_EQ(v.passages[1].test_end, 30u);
+  EXPECT_EQ(v.passages[2].excluded, Exclusion::kNone);
+  EXPECT_EQ(v.matched_test_grams, 30u);
+  EXPECT_DOUBLE_EQ(v.Ratio(), 1.0);
+  EXPECT_DOUBLE_EQ(v.Containment(), 30.0 / 50);
+  EXPECT_EQ(v.longest_passage, 20u);  // of those that count
+}
+
+TEST(VerifyTest, PassagesShorterThanTheCountedMinimumAreExcluded) {
+  // Two copied runs of the registered text: 5 grams and 20 grams, far apart in the test.
+  const auto reg = Seq(1000, 100);
+  std::vector<uint32_t> test = Seq(5000, 80);
+  for (int j = 0; j < 5; ++j) test[10 + j] = reg[20 + j];
+  for (int j = 0; j < 20; ++j) test[50 + j] = reg[70 + j];
+  VerifyOptions o;
+  o.min_counted_passage_grams = 8;
+  Verification v = Check(test, reg, o);
+  ASSERT_EQ(v.passages.size(), 2u);
+  EXPECT_EQ(v.passages[0].excluded, Exclusion::kShortMatch);
+  EXPECT_EQ(v.passages[1].excluded, Exclusion::kNone);
+  EXPECT_EQ(v.matched_test_grams, 20u);
+  EXPECT_EQ(v.test_grams, 80u);  // a short match is still text of the test
+  EXPECT_DOUBLE_EQ(v.Containment(), 20.0 / 100);
+}
+
 }  // namespace
 }  // namespace cops
