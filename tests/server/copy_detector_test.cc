@@ -357,5 +357,93 @@ TEST_F(CopyDetectorTest, PdfSpansIndexTheExtractedTextAndNameTheirPages) {
   for (const Span& s : r->report.matches.front().spans) EXPECT_EQ(s.test_first_page, 0u);
 }
 
+// The second paragraph of corpus document 2, and a text that cites it in `before` and
+// `after` between new paragraphs.
+std::string CitedParagraph() {
+  const std::string body = Corpus()[2].body;
+  const size_t p1 = body.find("\n\n");
+  return body.substr(p1 + 2, body.find("\n\n", p1 + 2) - p1 - 2);
+}
+std::string Citing(const std::string& before, const std::string& after) {
+  return testing_corpus::UnrelatedText() + "\n" + before + CitedParagraph() + after + "\n\n" +
+         testing_corpus::Prose(7, 60) + "\n";
+}
+
+// Every span of the best match excluded for `reason`, inside the bytes of `text` that
+// hold the cited paragraph.
+void ExpectCitationExcluded(const CheckResult& r, const std::string& text, Exclusion reason) {
+  EXPECT_FALSE(r.report.violation);
+  ASSERT_EQ(r.report.matches.size(), 1u);
+  EXPECT_DOUBLE_EQ(r.report.matches[0].ratio, 0);
+  ASSERT_FALSE(r.report.matches[0].spans.empty());
+  const size_t at = text.find(CitedParagraph().substr(0, 40));
+  ASSERT_NE(at, std::string::npos);
+  for (const Span& s : r.report.matches[0].spans) {
+    EXPECT_EQ(s.excluded, reason);
+    EXPECT_GE(s.test_start, at);
+    EXPECT_LE(s.test_end, at + CitedParagraph().size());
+  }
+  ASSERT_FALSE(r.report.excluded.empty());
+  EXPECT_EQ(r.report.excluded[0].reason, reason);
+}
+
+TEST_F(CopyDetectorTest, AQuotedParagraphCountsOnlyWithoutTheExclusion) {
+  const std::string text = Citing("\xE2\x80\x9C", "\xE2\x80\x9D");
+  const CheckResult plain = MustCheck(text);
+  EXPECT_TRUE(plain.report.violation);
+  EXPECT_TRUE(plain.report.excluded.empty());
+  CheckRequestInfo request;
+  request.exclusions.quotes = true;
+  const CheckResult r = MustCheck(text, request);
+  ExpectCitationExcluded(r, text, Exclusion::kQuote);
+  EXPECT_LT(r.report.considered_chunks, plain.report.considered_chunks);
+}
+
+TEST_F(CopyDetectorTest, BlockQuotesOfMarkdownAndHtmlAreExcludedInTheOriginalBytes) {
+  CheckRequestInfo request;
+  request.exclusions.quotes = true;
+  // Markdown: the converter drops the '>' markers; the original's lines are excluded.
+  const std::string markdown = "# Notes\n\nThe club met on Tuesday.\n\n> " + CitedParagraph() +
+                               "\n\nWe then discussed the " + testing_corpus::Prose(3, 40) + "\n";
+  request.format = DocumentFormat::kMarkdown;
+  const CheckResult md = MustCheck(markdown, request);
+  EXPECT_EQ(md.format, DocumentFormat::kMarkdown);
+  ExpectCitationExcluded(md, markdown, Exclusion::kQuote);
+  // HTML: the <blockquote> element.
+  const std::string html = "<html><body><p>The club met on Tuesday.</p><blockquote><p>" +
+                           CitedParagraph() + "</p></blockquote><p>" +
+                           testing_corpus::Prose(3, 40) + "</p></body></html>";
+  request.format = DocumentFormat::kHtml;
+  const CheckResult h = MustCheck(html, request);
+  ExpectCitationExcluded(h, html, Exclusion::kQuote);
+  EXPECT_EQ(html.substr(h.report.excluded[0].start, 12), "<blockquote>");
+}
+
+TEST_F(CopyDetectorTest, TheReferencesSectionCountsOnlyWithoutTheExclusion) {
+  const std::string text = testing_corpus::Prose(5, 120) + "\n\n7. References\n\n" +
+                           CitedParagraph() + "\n";
+  EXPECT_TRUE(MustCheck(text).report.violation);
+  CheckRequestInfo request;
+  request.exclusions.references = true;
+  const CheckResult r = MustCheck(text, request);
+  ExpectCitationExcluded(r, text, Exclusion::kReferences);
+  EXPECT_EQ(r.report.excluded[0].start, text.find("7. References"));
+  EXPECT_EQ(r.report.excluded[0].end, text.size());
+}
+
+TEST_F(CopyDetectorTest, DocumentsOfTemplateCollectionsNeverCount) {
+  const std::string text = Citing("", "");
+  EXPECT_TRUE(MustCheck(text).report.violation);
+  CheckRequestInfo request;
+  request.template_collections = {Corpus()[2].collection};
+  const CheckResult r = MustCheck(text, request);
+  ASSERT_FALSE(r.report.matches.empty());
+  EXPECT_FALSE(r.report.violation);
+  EXPECT_TRUE(r.report.matches.back().template_source);
+  EXPECT_EQ(r.records.back().collection, Corpus()[2].collection);
+  ASSERT_FALSE(r.report.excluded.empty());
+  EXPECT_EQ(r.report.excluded[0].reason, Exclusion::kTemplate);
+}
+
 }  // namespace
 }  // namespace cops

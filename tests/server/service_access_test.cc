@@ -333,5 +333,55 @@ TEST_F(ServiceAccessTest, ARegistrationCreatesItsCollectionACheckDoesNot) {
   EXPECT_EQ(names(), after);
 }
 
+TEST_F(ServiceAccessTest, TextSharedWithATemplateCollectionNeverCountsAgainstACheck) {
+  auto set_template = [&](bool on) {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, admin_key_);
+    v1::CreateCollectionRequest req;
+    req.mutable_collection()->set_name("cfp");
+    req.mutable_collection()->set_keep_audit(true);
+    req.mutable_collection()->set_template_(on);
+    v1::CreateCollectionResponse resp;
+    EXPECT_OK(admin_stub_->CreateCollection(&ctx, req, &resp));
+    EXPECT_EQ(resp.collection().template_(), on);
+  };
+  set_template(true);
+  // The call for papers, in the template collection; an earlier paper repeating its first
+  // part; and the checked paper, which repeats it too and otherwise says its own things.
+  const std::string call = Prose(40, 160);
+  const std::string repeated = call.substr(0, call.size() / 2);
+  uint64_t call_id = 0, earlier_id = 0;
+  ASSERT_OK(Register(admin_key_, call, "cfp", &call_id));
+  ASSERT_OK(Register(acm_key_, repeated + " " + Prose(41, 200), "acm", &earlier_id));
+  const std::string text = repeated + " " + Prose(42, 240);
+
+  v1::CheckDocumentReply reply;
+  ASSERT_OK(Check(admin_key_, text, {}, &reply));
+  EXPECT_FALSE(reply.violation());
+  ASSERT_EQ(reply.matches_size(), 2);
+  EXPECT_EQ(reply.matches(0).doc_id(), earlier_id);
+  EXPECT_DOUBLE_EQ(reply.matches(0).ratio(), 0);
+  ASSERT_GT(reply.matches(0).spans_size(), 0);
+  EXPECT_EQ(reply.matches(0).spans(0).excluded(), v1::EXCLUSION_TEMPLATE);
+  EXPECT_EQ(reply.matches(1).doc_id(), call_id);
+  EXPECT_TRUE(reply.matches(1).from_template());
+  EXPECT_FALSE(reply.matches(1).violation());
+  ASSERT_EQ(reply.excluded_size(), 1);
+  EXPECT_EQ(reply.excluded(0).reason(), v1::EXCLUSION_TEMPLATE);
+  EXPECT_EQ(reply.excluded(0).test_start(), 0u);
+  ASSERT_EQ(reply.params().template_collections_size(), 1);
+  EXPECT_EQ(reply.params().template_collections(0), "cfp");
+
+  // A check that does not search the template collection, or once it is a template no more:
+  // the shared text counts.
+  ASSERT_OK(Check(admin_key_, text, {"acm"}, &reply));
+  EXPECT_TRUE(reply.violation());
+  EXPECT_EQ(reply.params().template_collections_size(), 0);
+  set_template(false);
+  ASSERT_OK(Check(admin_key_, text, {}, &reply));
+  EXPECT_TRUE(reply.violation());
+  EXPECT_EQ(reply.excluded_size(), 0);
+}
+
 }  // namespace
 }  // namespace cops
