@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/exclusions.h"
 #include "nlohmann/json.hpp"
 
 namespace cops {
@@ -13,6 +14,8 @@ using nlohmann::json;
 std::string Dump(const json& j) {
   return j.dump(-1, ' ', false, json::error_handler_t::replace);
 }
+
+std::string_view Reason(v1::Exclusion e) { return ExclusionName(static_cast<Exclusion>(e)); }
 
 json CheckJson(const v1::CheckDocumentReply& r) {
   json matches = json::array();
@@ -30,9 +33,10 @@ json CheckJson(const v1::CheckDocumentReply& r) {
         span["test_last_page"] = s.test_last_page();
       }
       if (r.offsets_in_extracted_text()) span["test_text"] = s.test_text();
+      if (s.excluded() != v1::EXCLUSION_NONE) span["excluded"] = Reason(s.excluded());
       spans.push_back(std::move(span));
     }
-    matches.push_back({{"doc_id", m.doc_id()},
+    json match = {{"doc_id", m.doc_id()},
                        {"title", m.title()},
                        {"owner", m.owner()},
                        {"collection", m.collection()},
@@ -42,7 +46,15 @@ json CheckJson(const v1::CheckDocumentReply& r) {
                        {"ordered_matches", m.ordered_matches()},
                        {"stored_chunks", m.stored_chunks()},
                        {"violation", m.violation()},
-                       {"spans", std::move(spans)}});
+                       {"spans", std::move(spans)}};
+    if (m.from_template()) match["template"] = true;
+    matches.push_back(std::move(match));
+  }
+  json excluded = json::array();
+  for (const v1::ExcludedPassage& e : r.excluded()) {
+    excluded.push_back({{"test_start", e.test_start()},
+                        {"test_end", e.test_end()},
+                        {"reason", Reason(e.reason())}});
   }
   const v1::CheckParams& p = r.params();
   return {{"violation", r.violation()},
@@ -57,6 +69,7 @@ json CheckJson(const v1::CheckDocumentReply& r) {
           {"offsets_in_extracted_text", r.offsets_in_extracted_text()},
           {"verified", r.verified()},
           {"matches", std::move(matches)},
+          {"excluded", std::move(excluded)},
           {"params",
            {{"chunking", p.chunking()},
             {"function", p.function()},
@@ -68,10 +81,41 @@ json CheckJson(const v1::CheckDocumentReply& r) {
             {"sample_size", p.sample_size()},
             {"sample_seed", p.sample_seed()},
             {"want_spans", p.want_spans()},
-            {"verify_k", p.verify_k()}}}};
+            {"verify_k", p.verify_k()},
+            {"exclude_quotes", p.exclude_quotes()},
+            {"exclude_references", p.exclude_references()},
+            {"min_match_units", p.min_match_units()},
+            {"template_collections", std::vector<std::string>(p.template_collections().begin(),
+                                                              p.template_collections().end())}}}};
 }
 
 }  // namespace
+
+std::string ExclusionsText(const v1::CheckParams& p) {
+  std::string out;
+  auto add = [&out](const std::string& what) { out += (out.empty() ? "" : ", ") + what; };
+  if (p.exclude_quotes()) add("quotes");
+  if (p.exclude_references()) add("references");
+  if (p.min_match_units() > 0) {
+    add("matches under " + std::to_string(p.min_match_units()) + " words");
+  }
+  if (p.template_collections_size() > 0) {
+    std::string names;
+    for (const std::string& c : p.template_collections()) names += (names.empty() ? "" : " ") + c;
+    add("templates (" + names + ")");
+  }
+  return out.empty() ? "none" : out;
+}
+
+std::string ExclusionLabel(v1::Exclusion e) {
+  switch (e) {
+    case v1::EXCLUSION_QUOTE: return "quoted";
+    case v1::EXCLUSION_REFERENCES: return "in the references";
+    case v1::EXCLUSION_TEMPLATE: return "shared with a template";
+    case v1::EXCLUSION_SHORT_MATCH: return "shorter than the minimum match";
+    default: return "";
+  }
+}
 
 std::string StatusText(const absl::Status& s) {
   return std::string(absl::StatusCodeToString(s.code())) + ": " + std::string(s.message());
@@ -121,6 +165,14 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
         << "-grams";
   }
   out << "\n";
+  if (r.excluded_size() > 0) {
+    out << "excluded, not counted:";
+    for (const v1::ExcludedPassage& e : r.excluded()) {
+      out << " " << ExclusionLabel(e.reason()) << " " << e.test_start() << "-" << e.test_end()
+          << ";";
+    }
+    out << "\n";
+  }
   for (const v1::Match& m : r.matches()) {
     char figures[160];
     std::snprintf(figures, sizeof(figures), "  ratio %.3f  containment %.3f  matched %u/%u  ",
@@ -128,11 +180,16 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
     out << "\n#" << m.doc_id() << " "
         << (m.title().empty() ? std::string("(untitled)") : "\"" + m.title() + "\"")
         << (m.owner().empty() ? "" : "  owner ") << m.owner() << figures
-        << (m.violation() ? "VIOLATION" : "below the decision") << "\n";
+        << (m.from_template() ? "TEMPLATE (never counts)"
+            : m.violation()   ? "VIOLATION"
+                              : "below the decision")
+        << "\n";
     for (const v1::Span& s : m.spans()) {
+      const std::string excluded =
+          s.excluded() == v1::EXCLUSION_NONE ? "" : "  [excluded: " + ExclusionLabel(s.excluded()) + "]";
       if (!r.offsets_in_extracted_text()) {
         out << "  bytes " << s.test_start() << "-" << s.test_end() << ": "
-            << Excerpt(text, s.test_start(), s.test_end(), tty) << "\n";
+            << Excerpt(text, s.test_start(), s.test_end(), tty) << excluded << "\n";
         continue;
       }
       // PDF, DOCX, ODT, email: the offsets index the extracted text, which the server sent.
@@ -144,11 +201,11 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
       }
       out << "text " << s.test_start() << "-" << s.test_end() << ": "
           << Excerpt(s.test_text(), 0, static_cast<uint32_t>(s.test_text().size()), tty)
-          << "\n";
+          << excluded << "\n";
     }
   }
   out << "\nparams: " << r.params().function() << " threshold " << r.params().threshold()
-      << "; " << r.params().chunking() << "\n";
+      << "; exclusions: " << ExclusionsText(r.params()) << "; " << r.params().chunking() << "\n";
 }
 
 std::string BatchLine(const std::string& path, const absl::Status& error,

@@ -2,7 +2,8 @@
 #define COPS_CLIENT_CHECK_REPORT_H_
 
 // How `cops check` shows a check reply: the pinned JSON object (issue 4; with a "path" for
-// each document of a batch, issue 19) and the terminal report.
+// each document of a batch, issue 19; excluded passages as in docs/reports.md) and the
+// terminal report.
 //
 // Thread-safety: stateless functions.
 
@@ -26,9 +27,10 @@ std::string CheckJsonLine(const v1::CheckDocumentReply& reply,
 // {"path": path, "error": StatusText(error)}: a batch document that could not be checked.
 std::string ErrorJsonLine(const std::string& path, const absl::Status& error);
 
-// The terminal report of one check: verdict, then each match with its passages quoted from
-// `text` (the document as sent) with some context, the matched part in bold red when `tty`
-// and between [[ ]] otherwise, then the parameters.
+// The terminal report of one check: verdict, the excluded parts of the text, then each match
+// with its passages quoted from `text` (the document as sent) with some context, the
+// matched part in bold red when `tty` and between [[ ]] otherwise, each excluded passage
+// marked "[excluded: <why>]", then the parameters with the exclusions.
 void PrintCheckHuman(const v1::CheckDocumentReply& reply, const std::string& text, bool tty,
                      std::ostream& out);
 
@@ -36,6 +38,14 @@ void PrintCheckHuman(const v1::CheckDocumentReply& reply, const std::string& tex
 // "ok", or "ERROR  PATH: message"), no newline.
 std::string BatchLine(const std::string& path, const absl::Status& error,
                       const v1::CheckDocumentReply* reply);
+
+// The exclusions a check ran with, for people: "quotes, references, matches under 8 words,
+// templates (cfp)", or "none".
+std::string ExclusionsText(const v1::CheckParams& params);
+
+// Why an excluded passage does not count, for people: "quoted", "in the references",
+// "shared with a template", "shorter than the minimum match"; "" for EXCLUSION_NONE.
+std::string ExclusionLabel(v1::Exclusion reason);
 
 // The passage text[start, end) with up to 40 bytes of context each side, marked as in
 // PrintCheckHuman, on one line (newlines and tabs become spaces).

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "client/check_report.h"
+#include "core/exclusions.h"
 #include "core/strings.h"
 
 namespace cops {
@@ -25,6 +26,9 @@ pre.text,td.passage{white-space:pre-wrap;font:13px/1.4 ui-monospace,monospace;wo
 pre.text{border:1px solid #ccc;padding:.8em;background:#fcfcfc}
 td.passage{width:50%}
 mark{color:inherit;padding:0 .1em}
+mark.excluded{background:#e0e0e0;text-decoration:line-through;text-decoration-color:#888}
+span.excluded{color:#777;background:#f1f1f1}
+td.passage.excluded{background:#eee}
 .violation{color:#b00;font-weight:bold}.ok{color:#070;font-weight:bold}.error{color:#b00}
 .figure{font-size:1.3em;font-weight:bold}
 .muted{color:#666}dl.params dt{font-weight:bold;float:left;clear:left;width:12em}
@@ -93,6 +97,98 @@ std::string Page(const std::string& title, const std::string& body) {
          "</body></html>\n";
 }
 
+// Byte ranges of a text, each given to the first label that claims it.
+class Painter {
+ public:
+  // Gives the parts of [start, end) (cut at text_bytes) that no earlier call took to `label`.
+  void Paint(uint32_t start, uint32_t end, int label, uint32_t text_bytes) {
+    start = std::min(start, text_bytes);
+    end = std::clamp(end, start, text_bytes);
+    // Walk the taken ranges overlapping [start, end) and fill the gaps between them.
+    auto it = taken_.upper_bound(start);
+    if (it != taken_.begin() && std::prev(it)->second.first > start) --it;
+    while (start < end) {
+      if (it == taken_.end() || it->first >= end) {
+        taken_.emplace(start, std::make_pair(end, label));
+        break;
+      }
+      if (it->first > start) taken_.emplace(start, std::make_pair(it->first, label));
+      start = std::max(start, it->second.first);
+      ++it;
+    }
+  }
+  // The ranges taken, sorted; neighbours of the same label merged.
+  std::vector<AllocatedRange> Ranges() const {
+    std::vector<AllocatedRange> out;
+    for (const auto& [start, v] : taken_) {
+      if (!out.empty() && out.back().end == start && out.back().source == v.second) {
+        out.back().end = v.first;
+      } else {
+        out.push_back({start, v.first, v.second});
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::map<uint32_t, std::pair<uint32_t, int>> taken_;  // [start, end) -> label
+};
+
+// Labels of the text view besides the sources' indices: excluded matched passages and
+// excluded parts of the text that nothing matched.
+int MatchedExcludedLabel(v1::Exclusion e) { return -1 - static_cast<int>(e); }
+int RegionExcludedLabel(v1::Exclusion e) { return -100 - static_cast<int>(e); }
+
+// The text view: the counted passages in their sources' colours, the excluded passages
+// (matched, then the excluded parts of the text) marked with their reasons.
+std::string TextView(const std::string& content, const v1::CheckDocumentReply& reply,
+                     const std::vector<AllocatedRange>& counted) {
+  const auto size = static_cast<uint32_t>(content.size());
+  Painter paint;
+  for (const AllocatedRange& r : counted) paint.Paint(r.start, r.end, r.source, size);
+  for (const v1::Match& m : reply.matches()) {
+    for (const v1::Span& s : m.spans()) {
+      if (s.excluded() != v1::EXCLUSION_NONE) {
+        paint.Paint(s.test_start(), s.test_end(), MatchedExcludedLabel(s.excluded()), size);
+      }
+    }
+  }
+  for (const v1::ExcludedPassage& e : reply.excluded()) {
+    paint.Paint(e.test_start(), e.test_end(), RegionExcludedLabel(e.reason()), size);
+  }
+  const std::string_view text(content);
+  std::string out = "<pre class=text>";
+  uint32_t at = 0;
+  for (const AllocatedRange& r : paint.Ranges()) {
+    out += EscapeHtml(text.substr(at, r.start - at));
+    const std::string passage = EscapeHtml(text.substr(r.start, r.end - r.start));
+    if (r.source >= 0) {
+      StrAppend(&out, "<mark style=\"background:", SourceColour(r.source), "\" title=\"",
+                SourceName(reply.matches(r.source)), "\">", passage, "</mark>");
+    } else {
+      const bool matched = r.source > -100;
+      const auto reason =
+          static_cast<v1::Exclusion>(matched ? -1 - r.source : -100 - r.source);
+      StrAppend(&out, matched ? "<mark" : "<span", " class=excluded data-excluded=\"",
+                ExclusionName(static_cast<Exclusion>(reason)), "\" title=\"",
+                matched ? "matched, but excluded: " : "excluded: ", ExclusionLabel(reason),
+                "\">", passage, matched ? "</mark>" : "</span>");
+    }
+    at = r.end;
+  }
+  return out + EscapeHtml(text.substr(at)) + "</pre>\n";
+}
+
+// Bytes of the text inside the reply's excluded parts (disjoint, as the server sends them).
+uint64_t ExcludedBytes(const v1::CheckDocumentReply& reply, size_t text_bytes) {
+  uint64_t n = 0;
+  for (const v1::ExcludedPassage& e : reply.excluded()) {
+    const uint64_t start = std::min<uint64_t>(e.test_start(), text_bytes);
+    n += std::clamp<uint64_t>(e.test_end(), start, text_bytes) - start;
+  }
+  return n;
+}
+
 std::string ParamsList(const v1::CheckParams& p) {
   std::string out = "<dl class=params>";
   auto row = [&](const std::string& k, const std::string& v) {
@@ -111,6 +207,7 @@ std::string ParamsList(const v1::CheckParams& p) {
   row("sampling", p.sample_size() == 0 ? "none" : std::to_string(p.sample_size()) + " chunks");
   row("verification", p.verify_k() == 0 ? "none"
                                         : "word " + std::to_string(p.verify_k()) + "-grams");
+  row("exclusions", ExclusionsText(p));
   row("chunking", p.chunking());
   return out + "</dl>\n";
 }
@@ -152,36 +249,13 @@ std::string SourceColour(size_t i) {
 
 std::vector<AllocatedRange> AllocatePassages(const v1::CheckDocumentReply& reply,
                                              uint32_t text_bytes) {
-  // Taken so far, as disjoint [start, end) -> source.
-  std::map<uint32_t, std::pair<uint32_t, int>> taken;
+  Painter taken;
   for (int m = 0; m < reply.matches_size(); ++m) {
     for (const v1::Span& s : reply.matches(m).spans()) {
-      uint32_t start = std::min(s.test_start(), text_bytes);
-      const uint32_t end = std::clamp(s.test_end(), start, text_bytes);
-      // Walk the taken ranges overlapping [start, end) and fill the gaps between them.
-      auto it = taken.upper_bound(start);
-      if (it != taken.begin() && std::prev(it)->second.first > start) --it;
-      while (start < end) {
-        if (it == taken.end() || it->first >= end) {
-          taken.emplace(start, std::make_pair(end, m));
-          break;
-        }
-        if (it->first > start) taken.emplace(start, std::make_pair(it->first, m));
-        start = std::max(start, it->second.first);
-        ++it;
-      }
+      if (s.excluded() == v1::EXCLUSION_NONE) taken.Paint(s.test_start(), s.test_end(), m, text_bytes);
     }
   }
-  std::vector<AllocatedRange> out;
-  for (const auto& [start, v] : taken) {
-    // Neighbours of the same source merge.
-    if (!out.empty() && out.back().end == start && out.back().source == v.second) {
-      out.back().end = v.first;
-    } else {
-      out.push_back({start, v.first, v.second});
-    }
-  }
-  return out;
+  return taken.Ranges();
 }
 
 RegisteredTextFn RegisteredTextFrom(Client* client) {
@@ -210,14 +284,16 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
   std::vector<double> allocated(reply.matches_size(), 0);
   double overall = 0;
   std::vector<AllocatedRange> ranges;
-  if (!extracted && !content.empty()) {
+  // The text that counts: all of it but its excluded parts.
+  const uint64_t counted_bytes = content.size() - ExcludedBytes(reply, content.size());
+  if (!extracted && counted_bytes > 0) {
     ranges = AllocatePassages(reply, static_cast<uint32_t>(content.size()));
     for (const AllocatedRange& r : ranges) {
-      const double share = static_cast<double>(r.end - r.start) / content.size();
+      const double share = static_cast<double>(r.end - r.start) / counted_bytes;
       allocated[r.source] += share;
       overall += share;
     }
-  } else {
+  } else if (extracted) {
     // No text to measure bytes on: the best source's share is the overall figure.
     for (const v1::Match& m : reply.matches()) overall = std::max(overall, m.ratio());
   }
@@ -232,6 +308,7 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
        " &middot; similarity <span class=figure>" + Percent(overall) + "</span> " +
        (extracted ? "(the best source's share of the text)"
                   : "of the text is inside matched passages, each counted once") +
+       (reply.excluded_size() > 0 ? " (of the text not excluded)" : "") +
        " &middot; " + std::to_string(reply.matches_size()) + " source(s) &middot; format " +
        EscapeHtml(reply.format()) + "</p>\n";
   if (reply.matches_size() > 0) {
@@ -245,23 +322,28 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
            (extracted ? std::string("&ndash;") : Percent(allocated[m])) +
            "</td><td class=num>" + Percent(match.ratio()) + "</td><td class=num>" +
            Percent(match.containment()) + "</td><td>" +
-           (match.violation() ? "<span class=violation>violation</span>" : "below") +
+           (match.from_template()
+                ? "<span class=muted>template: never counts</span>"
+                : match.violation() ? "<span class=violation>violation</span>" : "below") +
            "</td></tr>\n";
     }
     s += "</table>\n";
   }
-  if (!extracted) {
-    s += "<h3>Text</h3>\n<pre class=text>";
-    uint32_t at = 0;
-    for (const AllocatedRange& r : ranges) {
-      s += EscapeHtml(std::string_view(content).substr(at, r.start - at));
-      s += "<mark style=\"background:" + SourceColour(r.source) + "\" title=\"" +
-           SourceName(reply.matches(r.source)) + "\">" +
-           EscapeHtml(std::string_view(content).substr(r.start, r.end - r.start)) + "</mark>";
-      at = r.end;
+  if (reply.excluded_size() > 0) {
+    s += "<h3>Excluded</h3>\n<p class=muted>These parts of the text do not count: matches "
+         "inside them are shown struck through and are not in the figures.</p>\n"
+         "<table class=excluded><tr><th>why</th><th>where</th><th>text</th></tr>\n";
+    for (const v1::ExcludedPassage& e : reply.excluded()) {
+      StrAppend(&s, "<tr data-excluded=\"", ExclusionName(static_cast<Exclusion>(e.reason())),
+                "\"><td>", ExclusionLabel(e.reason()), "</td><td>",
+                extracted ? "text " : "bytes ", e.test_start(), "-", e.test_end(),
+                "</td><td class=passage>",
+                extracted ? "" : Cell(content, e.test_start(), std::min(e.test_end(), e.test_start() + 300)),
+                "</td></tr>\n");
     }
-    s += EscapeHtml(std::string_view(content).substr(at)) + "</pre>\n";
+    s += "</table>\n";
   }
+  if (!extracted) s += "<h3>Text</h3>\n" + TextView(content, reply, ranges);
   for (int m = 0; m < reply.matches_size(); ++m) {
     const v1::Match& match = reply.matches(m);
     const std::optional<std::string> registered =
@@ -287,9 +369,16 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
       std::string where;
       if (span.test_first_page() != 0) where = StrCat("page ", span.test_first_page(), ", ");
       StrAppend(&where, extracted ? "text " : "bytes ", span.test_start(), "-", span.test_end());
-      StrAppend(&s, "<tr><td class=passage style=\"background:", SourceColour(m),
-                "33\"><span class=muted>", where, "</span>\n", here,
-                "</td><td class=passage>", there, "</td></tr>\n");
+      if (span.excluded() == v1::EXCLUSION_NONE) {
+        StrAppend(&s, "<tr><td class=passage style=\"background:", SourceColour(m), "33\">");
+      } else {
+        StrAppend(&where, " &middot; excluded: ", ExclusionLabel(span.excluded()));
+        StrAppend(&s, "<tr data-excluded=\"",
+                  ExclusionName(static_cast<Exclusion>(span.excluded())),
+                  "\"><td class=\"passage excluded\">");
+      }
+      StrAppend(&s, "<span class=muted>", where, "</span>\n", here, "</td><td class=passage>",
+                there, "</td></tr>\n");
     }
     s += "</table>\n";
   }

@@ -16,6 +16,13 @@
 // to a better source are not given again), so twenty copies of one source do not add up to
 // twenty times the same text. Each source shows its allocated share next to its ratio.
 //
+// Exclusions (docs/reports.md): excluded passages are allocated to no source; shares and the
+// overall figure are of the text not excluded (CheckDocumentReply.excluded left out). The
+// excluded parts are listed with their reasons, and in the text a matched passage that does
+// not count is struck through in grey (<mark class=excluded data-excluded=REASON>), an
+// excluded part nothing matched is grey (<span class=excluded ...>); side by side, an
+// excluded passage says why.
+//
 // Every text from a document, a title, a path or the server is HTML-escaped (and invalid
 // UTF-8 replaced), so hostile text is shown, never interpreted.
 //
@@ -48,6 +55,7 @@ struct AllocatedRange {
 
 // Best-source allocation over `reply.matches()` (in reply order: ratio descending): the
 // test text's matched byte ranges, sorted and disjoint, each with the source it counts for.
+// Excluded spans (Span.excluded) count for no source.
 // REQUIRES: spans index a text of `text_bytes` bytes (spans past it are cut).
 std::vector<AllocatedRange> AllocatePassages(const v1::CheckDocumentReply& reply,
                                              uint32_t text_bytes);

@@ -52,6 +52,77 @@ TEST(AllocatePassagesTest, EachByteCountsOnceForTheBestSource) {
   EXPECT_EQ(r[2].source, 1);
 }
 
+TEST(AllocatePassagesTest, ExcludedSpansCountForNoSource) {
+  v1::CheckDocumentReply reply;
+  v1::Match* best = reply.add_matches();
+  AddSpan(best, 10, 50)->set_excluded(v1::EXCLUSION_QUOTE);
+  AddSpan(best, 60, 70);
+  v1::Match* second = reply.add_matches();
+  AddSpan(second, 0, 40);  // the quoted bytes are not taken by #0, but excluded for it too
+  AddSpan(second, 40, 45)->set_excluded(v1::EXCLUSION_TEMPLATE);
+  const std::vector<AllocatedRange> r = AllocatePassages(reply, 100);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].start, 0u);
+  EXPECT_EQ(r[0].end, 40u);
+  EXPECT_EQ(r[0].source, 1);
+  EXPECT_EQ(r[1].start, 60u);
+  EXPECT_EQ(r[1].end, 70u);
+  EXPECT_EQ(r[1].source, 0);
+}
+
+TEST(CheckHtmlReportTest, ExcludedPassagesAreShownWithTheirReasonAndLeftOutOfTheFigures) {
+  const std::string own = "Our own words fill this first part of the text. ";
+  const std::string quote = "\"A sentence the author quotes from the source.\"";
+  const std::string copied = " Then a sentence copied from the source without quotes.";
+  const std::string text = own + quote + copied;
+  const auto q = static_cast<uint32_t>(own.size());
+  const auto c = static_cast<uint32_t>(q + quote.size());
+  v1::CheckDocumentReply reply;
+  reply.set_violation(true);
+  reply.mutable_params()->set_exclude_quotes(true);
+  reply.mutable_params()->set_min_match_units(6);
+  reply.mutable_params()->add_template_collections("cfp");
+  v1::ExcludedPassage* e = reply.add_excluded();
+  e->set_test_start(q);
+  e->set_test_end(c);
+  e->set_reason(v1::EXCLUSION_QUOTE);
+  v1::Match* m = reply.add_matches();
+  m->set_doc_id(7);
+  m->set_ratio(0.5);
+  m->set_violation(true);
+  AddSpan(m, q + 1, c - 1)->set_excluded(v1::EXCLUSION_QUOTE);
+  AddSpan(m, c + 1, static_cast<uint32_t>(text.size()));
+  v1::Match* t = reply.add_matches();
+  t->set_doc_id(8);
+  t->set_from_template(true);
+  CheckHtmlReport report(nullptr);
+  report.Add("essay.txt", text, reply);
+  const std::string page = report.Finish();
+
+  // The quoted passage is marked as excluded, the copied one in the source's colour.
+  EXPECT_NE(page.find("<mark class=excluded data-excluded=\"quote\" title=\"matched, but "
+                      "excluded: quoted\">A sentence the author quotes from the source."
+                      "</mark>"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("Then a sentence copied from the source without quotes.</mark>"),
+            std::string::npos);
+  // The excluded parts with their reasons, the side-by-side row saying why.
+  EXPECT_NE(page.find("<tr data-excluded=\"quote\"><td>quoted</td><td>bytes " +
+                      std::to_string(q) + "-" + std::to_string(c) + "</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("&middot; excluded: quoted</span>"), std::string::npos);
+  EXPECT_NE(page.find("template: never counts"), std::string::npos);
+  // The overall figure is of the text not excluded.
+  char overall[32];
+  std::snprintf(overall, sizeof(overall), "%.1f%%",
+                100.0 * (copied.size() - 1) / (text.size() - quote.size()));
+  EXPECT_NE(page.find(std::string("<span class=figure>") + overall), std::string::npos)
+      << overall;
+  EXPECT_NE(page.find("<dt>exclusions</dt><dd>quotes, matches under 6 words, templates (cfp)"),
+            std::string::npos);
+}
+
 TEST(CheckHtmlReportTest, PageShowsSourcesHighlightsAndSideBySideWithEverythingEscaped) {
   const std::string text =
       "Intro <b>bold</b> words. The copied passage sits here verbatim. Outro <script>x()"
@@ -170,16 +241,24 @@ TEST(CheckHtmlReportTest, RenderedInChromiumShowsHighlightedPassagesAndSources) 
   }
   const std::string text = "Opening words of the essay. " + std::string(200, 'x') +
                            " <script>document.title='owned'</script> A passage copied from "
-                           "the first source sits here. Then one from the second source.";
+                           "the first source sits here. \"Words it quotes from the first "
+                           "source.\" Then one from the second source.";
   const uint32_t first = static_cast<uint32_t>(text.find("A passage"));
+  const uint32_t quote = static_cast<uint32_t>(text.find(" \"Words"));
   const uint32_t second = static_cast<uint32_t>(text.find(" Then"));
   v1::CheckDocumentReply reply;
   reply.set_violation(true);
+  reply.mutable_params()->set_exclude_quotes(true);
+  v1::ExcludedPassage* excluded = reply.add_excluded();
+  excluded->set_test_start(quote + 1);
+  excluded->set_test_end(second);
+  excluded->set_reason(v1::EXCLUSION_QUOTE);
   v1::Match* a = reply.add_matches();
   a->set_doc_id(1);
   a->set_title("First source");
   a->set_ratio(0.3);
-  AddSpan(a, first, second);
+  AddSpan(a, first, quote);
+  AddSpan(a, quote + 2, second - 1)->set_excluded(v1::EXCLUSION_QUOTE);
   v1::Match* b = reply.add_matches();
   b->set_doc_id(2);
   b->set_title("Second <source>");
@@ -210,6 +289,12 @@ TEST(CheckHtmlReportTest, RenderedInChromiumShowsHighlightedPassagesAndSources) 
             std::string::npos) << dom;
   EXPECT_NE(dom.find("background:" + SourceColour(1)), std::string::npos);
   EXPECT_NE(dom.find("Then one from the second source.</mark>"), std::string::npos);
+  // The quoted passage: matched, rendered as excluded with its reason, counted for no one.
+  EXPECT_NE(dom.find("<mark class=\"excluded\" data-excluded=\"quote\" title=\"matched, but "
+                     "excluded: quoted\">Words it quotes from the first source.</mark>"),
+            std::string::npos) << dom;
+  EXPECT_NE(dom.find("<tr data-excluded=\"quote\"><td>quoted</td>"), std::string::npos);
+  EXPECT_NE(dom.find("<dd>quotes</dd>"), std::string::npos);
   // Sources listed, hostile text as text.
   EXPECT_NE(dom.find(">#1 \"First source\"</a>"), std::string::npos) << dom;
   EXPECT_NE(dom.find(">#2 \"Second &lt;source&gt;\"</a>"), std::string::npos) << dom;
