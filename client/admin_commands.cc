@@ -38,6 +38,7 @@ struct AdminArgs {
   uint64_t max_documents = 0;
   uint64_t max_bytes = 0;
   bool show_titles = false;
+  bool template_source = false;
   bool no_audit = false;
   uint64_t doc_id = 0;
   int64_t since = 0;
@@ -272,16 +273,19 @@ void AddCollectionCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& ar
   ccreate->add_option("name", args->name, "Collection name")->required();
   ccreate->add_flag("--show-titles", args->show_titles, "Checkers see document titles");
   ccreate->add_flag("--no-audit", args->no_audit, "Keep no audit trail of checks");
+  ccreate->add_flag("--template", args->template_source,
+                    "Template documents: text shared with them never counts in checks");
   auto print_collection = [](bool as_json, const v1::CollectionInfo& c) {
     if (as_json) {
       std::cout << json{{"name", c.name()},
                         {"show_titles_to_checkers", c.show_titles_to_checkers()},
-                        {"keep_audit", c.keep_audit()}}
+                        {"keep_audit", c.keep_audit()},
+                        {"template", c.template_()}}
                        .dump()
                 << "\n";
     } else {
       std::cout << c.name() << "\tshow_titles_to_checkers=" << c.show_titles_to_checkers()
-                << "\tkeep_audit=" << c.keep_audit() << "\n";
+                << "\tkeep_audit=" << c.keep_audit() << "\ttemplate=" << c.template_() << "\n";
     }
   };
   ccreate->callback([args, run, print_collection] {
@@ -289,6 +293,7 @@ void AddCollectionCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& ar
     req.mutable_collection()->set_name(args->name);
     req.mutable_collection()->set_show_titles_to_checkers(args->show_titles);
     req.mutable_collection()->set_keep_audit(!args->no_audit);
+    req.mutable_collection()->set_template_(args->template_source);
     v1::CreateCollectionResponse resp;
     if (!run->Call(&v1::Admin::Stub::CreateCollection, req, &resp)) return;
     print_collection(run->json(), resp.collection());

@@ -8,6 +8,8 @@
 //                      --threshold --function --min-count --max-results --collection...
 //                      --format --sample-size --sample-seed --max-doc-frequency
 //                      --min-passage-units --no-spans --html FILE (client/html_report.h)
+//                      --exclude-quotes --exclude-references --min-match-words N
+//                      (docs/reports.md)
 //   compare PATH...    each document against every other and against the registered corpus,
 //                      without registering (client/compare.h); --no-corpus --register-into
 //                      --min-passage-units --threads --collection... --format --html FILE
@@ -157,6 +159,8 @@ struct CheckArgs {
   std::string format = "auto";
   bool no_spans = false;
   std::string html;
+  bool exclude_quotes = false, exclude_references = false;
+  uint32_t min_match_words = 0;
 };
 
 // The request every document of a check is sent with (all but its content).
@@ -179,6 +183,9 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequest(const CheckArgs& a) {
   o->set_sample_size(a.sample_size);
   o->set_sample_seed(a.sample_seed);
   o->set_max_doc_frequency(a.max_doc_frequency);
+  o->set_exclude_quotes(a.exclude_quotes);
+  o->set_exclude_references(a.exclude_references);
+  o->set_min_match_units(a.min_match_words);
   for (const std::string& c : a.collections) request.add_collections(c);
   return request;
 }
@@ -537,6 +544,12 @@ int Main(int argc, char** argv) {
                         "Ignore chunks found in more documents (0 = no limit)");
   check_cmd->add_flag("--no-spans", chk.no_spans, "Do not return matched spans");
   check_cmd->add_option("--html", chk.html, "Also write a self-contained HTML report here");
+  check_cmd->add_flag("--exclude-quotes", chk.exclude_quotes,
+                      "Quoted passages (straight, curly and angle quotes, > lines) do not count");
+  check_cmd->add_flag("--exclude-references", chk.exclude_references,
+                      "The references section (from its heading to the end) does not count");
+  check_cmd->add_option("--min-match-words", chk.min_match_words,
+                        "Matched passages shorter than this many words do not count (0 = all)");
 
   CompareArgs cmp;
   CLI::App* compare_cmd = app.add_subcommand(

@@ -311,6 +311,61 @@ TEST_F(CopsCliTest, CompareFindsPairsAndTheCorpusAndRegistersOnlyWhenAsked) {
   EXPECT_NE(offline.out.find("0 pair(s)"), std::string::npos) << offline.out;
 }
 
+// Exclusions (docs/reports.md): quoted passages, the references section, short matches
+// and template collections do not count, and each excluded passage is reported as such.
+TEST_F(CopsCliTest, ExclusionsAndTemplateCollectionsChangeTheVerdict) {
+  StartServer();
+  ASSERT_EQ(Cops({"register", (dir_ / "corpus" / "2.txt").string()}).exit_code, 0);
+  const std::string body = Corpus()[2].body;
+  const size_t p1 = body.find("\n\n");
+  const std::string paragraph = body.substr(p1 + 2, body.find("\n\n", p1 + 2) - p1 - 2);
+  const fs::path quoted = dir_ / "quoted.txt";
+  WriteFile(quoted, testing_corpus::UnrelatedText() + "\nAs the essay puts it, \"" + paragraph +
+                        "\"\n\n" + testing_corpus::Prose(8, 80) + "\n");
+  EXPECT_EQ(CheckJson(quoted, 1)["violation"], true);
+  json j = CheckJson(quoted, 0, {"--exclude-quotes"});
+  EXPECT_EQ(j["params"]["exclude_quotes"], true);
+  ASSERT_EQ(j["excluded"].size(), 1u) << j;
+  EXPECT_EQ(j["excluded"][0]["reason"], "quote");
+  ASSERT_EQ(j["matches"].size(), 1u) << j;
+  EXPECT_EQ(j["matches"][0]["ratio"], 0.0);
+  EXPECT_EQ(j["matches"][0]["spans"][0]["excluded"], "quote");
+  CliRun human = Cops({"check", "--exclude-quotes", quoted.string()});
+  EXPECT_EQ(human.exit_code, 0) << human.err;
+  EXPECT_NE(human.out.find("[excluded: quoted]"), std::string::npos) << human.out;
+  EXPECT_NE(human.out.find("exclusions: quotes;"), std::string::npos) << human.out;
+  const std::string page = (dir_ / "excluded.html").string();
+  EXPECT_EQ(Cops({"check", "--exclude-quotes", "--html", page, quoted.string()}).exit_code, 0);
+  EXPECT_NE(testing::ReadFileOrEmpty(page).find("data-excluded=\"quote\""), std::string::npos);
+  // Too short to count: every passage is shorter than 1000 words.
+  j = CheckJson(quoted, 0, {"--min-match-words", "1000"});
+  EXPECT_EQ(j["params"]["min_match_units"], 1000);
+  EXPECT_EQ(j["matches"][0]["spans"][0]["excluded"], "short_match");
+
+  const fs::path cited = dir_ / "cited.txt";
+  WriteFile(cited, testing_corpus::Prose(9, 150) + "\n\nReferences\n\n" + paragraph + "\n");
+  EXPECT_EQ(CheckJson(cited, 1)["violation"], true);
+  j = CheckJson(cited, 0, {"--exclude-references"});
+  EXPECT_EQ(j["excluded"][0]["reason"], "references");
+
+  // A template collection, set up with the admin command (open mode: the local admin).
+  CliRun created = Cops({"--json", "admin", "collection", "create", "cfp", "--template"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  EXPECT_EQ(json::parse(created.out)["template"], true);
+  const std::string call = testing_corpus::Prose(20, 160);
+  WriteFile(dir_ / "call.txt", call);
+  ASSERT_EQ(Cops({"register", "--collection", "cfp", (dir_ / "call.txt").string()}).exit_code, 0);
+  const fs::path answer = dir_ / "answer.txt";
+  WriteFile(answer, call.substr(0, call.size() / 2) + "\n\n" + testing_corpus::Prose(21, 200));
+  j = CheckJson(answer, 0);
+  EXPECT_EQ(j["violation"], false);
+  ASSERT_EQ(j["matches"].size(), 1u) << j;
+  EXPECT_EQ(j["matches"][0]["template"], true);
+  EXPECT_EQ(j["matches"][0]["collection"], "cfp");
+  EXPECT_EQ(j["params"]["template_collections"], json::array({"cfp"}));
+  EXPECT_EQ(j["excluded"][0]["reason"], "template");
+}
+
 TEST_F(CopsCliTest, OneListenIsOnePortAndATakenPortIsRefused) {
   StartServer();
   const std::string port = address_.substr(address_.rfind(':') + 1);
