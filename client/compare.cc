@@ -9,6 +9,7 @@
 
 #include "client/batch_check.h"
 #include "client/check_report.h"
+#include "client/client.h"
 #include "client/ordered_work.h"
 #include "core/detect.h"
 #include "core/fingerprint.h"
@@ -99,12 +100,30 @@ absl::StatusOr<ConvertedDocument> ExtractText(const std::string& path, DocumentF
   return converted;
 }
 
+absl::StatusOr<ChunkingParams> ServerChunkingParams(Client* client) {
+  absl::StatusOr<v1::GetStatsReply> stats = client->Stats();
+  std::string description;
+  if (stats.ok()) {
+    description = stats->chunking();
+  } else if (stats.status().code() == absl::StatusCode::kPermissionDenied) {
+    v1::CheckDocumentRequest probe;
+    probe.set_content("cops");
+    probe.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    COPS_ASSIGN_OR_RETURN(v1::CheckDocumentReply reply, client->Check(probe));
+    description = reply.params().chunking();
+  } else {
+    return stats.status();
+  }
+  return ChunkingParams::ParseDescription(description);
+}
+
 absl::StatusOr<Comparison> CompareFiles(
     const std::vector<std::string>& paths, const CompareOptions& options,
     const std::function<void(size_t done, const std::string& path)>& progress) {
   absl::StatusOr<HashKey> key = RunKey();
   if (!key.ok()) return absl::InternalError(std::string(key.status().message()));
-  ChunkingParams params;
+  ChunkingParams params = options.params.value_or(ChunkingParams{});
+  if (params.verify_k == 0) params.verify_k = kDefaultVerifyK;  // passages need grams
   params.key_id = key->Id();
   absl::StatusOr<std::unique_ptr<Fingerprinter>> made = Fingerprinter::Create(params, *key);
   if (!made.ok()) return absl::InternalError(std::string(made.status().message()));
@@ -112,6 +131,7 @@ absl::StatusOr<Comparison> CompareFiles(
 
   Comparison out;
   out.chunking = params.Describe();
+  out.chunking_from = options.params ? "server" : "defaults";
   out.verify_k = params.verify_k;
   out.min_passage_units = options.min_passage_units;
   MemoryIndex index;
@@ -221,6 +241,7 @@ std::string CompareJson(const Comparison& c, const std::vector<std::string>& cor
             {"corpus", std::move(corpus)},
             {"params",
              {{"chunking", c.chunking},
+              {"chunking_from", c.chunking_from},
               {"verify_k", c.verify_k},
               {"min_passage_units", c.min_passage_units}}}};
   if (registered_lines != nullptr) {
@@ -255,7 +276,8 @@ std::string CompareText(const Comparison& c) {
   out += std::to_string(c.documents.size()) + " document(s), " + std::to_string(failed) +
          " failed: " + std::to_string(c.pairs.size()) + " pair(s) share a passage of " +
          std::to_string(c.min_passage_units) + " words or more, " +
-         std::to_string(c.clusters.size()) + " cluster(s)\n";
+         std::to_string(c.clusters.size()) + " cluster(s); chunking: " +
+         (c.chunking_from == "server" ? "the server's" : "the defaults") + "\n";
   return out;
 }
 

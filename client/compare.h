@@ -5,7 +5,8 @@
 // registering anything, as MOSS and Dolos do for a class and a deduplicating corpus builder
 // does for a collection. Runs on this machine, on our fingerprints and the detection
 // pipeline: each document is converted (convert/converter.h), fingerprinted under the
-// default ChunkingParams with a key made for the run, checked (core/detect.h) against an
+// server's ChunkingParams (ServerChunkingParams(); the defaults without a server) with a
+// key made for the run, checked (core/detect.h) against an
 // in-memory index of the documents before it (core/memory_index.h) and then added to it.
 // Each pair is thus found once, from its later document, with the verified shares of both
 // documents' text and the shared passages.
@@ -22,14 +23,25 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "convert/converter.h"
+#include "core/params.h"
 
 namespace cops {
 
+class Client;
+
 struct CompareOptions {
   DocumentFormat format = DocumentFormat::kAuto;  // of every document
+  // The chunking parameters to fingerprint with: the server's (ServerChunkingParams()), so
+  // that the pairs are those the server would find; std::nullopt = ChunkingParams{}, the
+  // defaults of a new index. key_id is ignored (the run has its own key). Parameters without
+  // verification (verify_k 0) get kDefaultVerifyK-word grams here, which compare needs to
+  // place passages.
+  std::optional<ChunkingParams> params;
   // A pair is listed when it shares a passage of at least this many words.
   uint32_t min_passage_units = 8;
   // Documents converted and fingerprinted at once.
@@ -73,6 +85,8 @@ struct Comparison {
   // order; the largest first, then by first document.
   std::vector<std::vector<size_t>> clusters;
   std::string chunking;  // ChunkingParams::Describe() of the run (its key is not kept)
+  // "server" when CompareOptions::params were given, "defaults" otherwise.
+  std::string chunking_from;
   uint32_t verify_k = 0;
   uint32_t min_passage_units = 0;
 };
@@ -85,13 +99,20 @@ absl::StatusOr<Comparison> CompareFiles(
     const std::vector<std::string>& paths, const CompareOptions& options,
     const std::function<void(size_t done, const std::string& path)>& progress = nullptr);
 
+// The chunking parameters of `client`'s server: its GetStats chunking, or, for a caller
+// not allowed statistics (owners, checkers), those a check of a one-word text reports (it
+// matches nothing). Errors: the server's (UNAVAILABLE when unreachable), or INVALID_ARGUMENT
+// when the description does not parse.
+absl::StatusOr<ChunkingParams> ServerChunkingParams(Client* client);
+
 // The text a document's passages index: the file converted as CompareFiles() converts it.
 absl::StatusOr<ConvertedDocument> ExtractText(const std::string& path, DocumentFormat format);
 
 // The pinned JSON of `cops compare --json` (issue 19), one object without newline:
 // {"documents": [{"path", "format", "words", "text_bytes"} or {"path", "error"}],
 //  "pairs": [{"a", "b", "a_in_b", "b_in_a", "passages": [{"a_start", "a_end", "b_start",
-//  "b_end"}]}], "clusters": [[PATH...]], "corpus": [...], "params": {...}}
+//  "b_end"}]}], "clusters": [[PATH...]], "corpus": [...], "params": {"chunking",
+//  "chunking_from", "verify_k", "min_passage_units"}}
 // where `corpus_lines` are each document's check against the registered corpus as
 // CheckJsonLine()/ErrorJsonLine() give them (empty when not checked). With
 // `registered_lines` (`--register-into`), also "registered": the RegisterJsonLine() or

@@ -484,7 +484,7 @@ std::string CompareHtmlReport(const Comparison& c, DocumentFormat format,
   body += "<h2>Parameters</h2>\n<dl class=params><dt>min. passage</dt><dd>" +
           std::to_string(c.min_passage_units) + " words</dd><dt>verification</dt><dd>word " +
           std::to_string(c.verify_k) + "-grams</dd><dt>chunking</dt><dd>" +
-          EscapeHtml(c.chunking) + "</dd></dl>\n";
+          EscapeHtml(c.chunking) + " (" + EscapeHtml(c.chunking_from) + ")</dd></dl>\n";
   return Page("COPS compare report", body);
 }
 

@@ -10,8 +10,9 @@
 //                      --min-passage-units --no-spans --html FILE (client/html_report.h)
 //                      --exclude-quotes --exclude-references --min-match-words N
 //                      (docs/reports.md)
-//   compare PATH...    each document against every other and against the registered corpus,
-//                      without registering (client/compare.h); --no-corpus --register-into
+//   compare PATH...    each document against every other (under the server's chunking
+//                      parameters) and against the registered corpus, without registering
+//                      (client/compare.h); --no-corpus --register-into
 //                      --min-passage-units --threads --collection... --format --html FILE
 //   unregister ID | get ID [--content] | list [--collection] | stats
 //   bench              load generator (client/load_generator.h)
@@ -287,16 +288,44 @@ struct CompareArgs {
   std::string html;
 };
 
+// The server's chunking parameters for `cops compare`, so that its pairs are those the server
+// would find; std::nullopt (with a note on stderr) when they cannot be had. Without a
+// `client` (an offline run) the server is asked briefly, if one answers at all.
+std::optional<ChunkingParams> CompareParams(const Globals& g, Client* client) {
+  std::unique_ptr<Client> brief_client;
+  if (client == nullptr) {
+    Globals brief = g;
+    brief.timeout_seconds = std::min(g.timeout_seconds, 3.0);
+    absl::StatusOr<std::unique_ptr<Client>> connected = Connect(brief);
+    if (connected.ok()) brief_client = *std::move(connected);
+    client = brief_client.get();
+  }
+  absl::StatusOr<ChunkingParams> params =
+      client != nullptr ? ServerChunkingParams(client) : absl::UnavailableError("no client");
+  if (params.ok()) return *params;
+  std::cerr << "cops compare: the server's chunking parameters are unknown ("
+            << StatusText(params.status())
+            << "): comparing under the defaults, whose pairs may differ from the server's\n";
+  return std::nullopt;
+}
+
 int RunCompare(const Globals& g, const CompareArgs& a) {
   absl::StatusOr<v1::DocumentFormat> format = ParseFormatName(a.format);
   if (!format.ok()) return Fail("compare", format.status());
   const std::vector<std::string> files = ExpandPaths(a.paths);
+  std::unique_ptr<Client> client;
+  if (!a.no_corpus || !a.register_into.empty()) {
+    absl::StatusOr<std::unique_ptr<Client>> connected = Connect(g);
+    if (!connected.ok()) return Fail("compare", connected.status());
+    client = *std::move(connected);
+  }
   ProgressLine progress(isatty(STDERR_FILENO));
   BatchCheckSummary none;
   CompareOptions options;
   options.format = static_cast<DocumentFormat>(*format);
   options.min_passage_units = a.min_passage_units;
   options.threads = a.threads;
+  options.params = CompareParams(g, client.get());
   absl::StatusOr<Comparison> comparison =
       CompareFiles(files, options, [&](size_t done, const std::string& path) {
         progress.Update(done, files.size(), none, path);
@@ -306,12 +335,6 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
   bool failed = false, found = !comparison->pairs.empty();
   for (const ComparedDocument& d : comparison->documents) failed |= !d.status.ok();
 
-  std::unique_ptr<Client> client;
-  if (!a.no_corpus || !a.register_into.empty()) {
-    absl::StatusOr<std::unique_ptr<Client>> connected = Connect(g);
-    if (!connected.ok()) return Fail("compare", connected.status());
-    client = *std::move(connected);
-  }
   std::vector<std::string> corpus_lines, corpus_text;
   std::vector<absl::StatusOr<v1::CheckDocumentReply>> corpus_replies;  // for --html
   if (!a.no_corpus) {

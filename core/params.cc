@@ -2,9 +2,11 @@
 
 #include <openssl/evp.h>
 
+#include <charconv>
 #include <cstring>
 #include <string>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace cops {
@@ -185,6 +187,71 @@ std::string ChunkingParams::Describe() const {
   if (verify_k != 0) StrAppend(&s, " verify_k=", verify_k);
   if (dense_chunks != 0) StrAppend(&s, " dense_chunks=", dense_chunks);
   return s;
+}
+
+absl::StatusOr<ChunkingParams> ChunkingParams::ParseDescription(std::string_view description) {
+  ChunkingParams p;
+  p.verify_k = 0;
+  p.dense_chunks = 0;
+  while (!description.empty()) {
+    const size_t space = description.find(' ');
+    const std::string_view field = description.substr(0, space);
+    description = space == std::string_view::npos ? "" : description.substr(space + 1);
+    if (field.empty()) continue;
+    const size_t eq = field.find('=');
+    if (eq == std::string_view::npos) {
+      return absl::InvalidArgumentError(StrCat("chunking description: '", field, "' is not key=value"));
+    }
+    const std::string_view key = field.substr(0, eq), value = field.substr(eq + 1);
+    auto number = [&](uint32_t* out) -> absl::Status {
+      const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), *out);
+      if (ec != std::errc() || end != value.data() + value.size()) {
+        return absl::InvalidArgumentError(StrCat("chunking description: ", key, "=", value,
+                                                 " is not a number"));
+      }
+      return absl::OkStatus();
+    };
+    auto flag = [&](bool* out) -> absl::Status {
+      uint32_t v = 0;
+      COPS_RETURN_IF_ERROR(number(&v));
+      if (v > 1) return absl::InvalidArgumentError(StrCat("chunking description: ", key, "=", value, " is not 0 or 1"));
+      *out = v == 1;
+      return absl::OkStatus();
+    };
+    if (key == "unit") {
+      COPS_ASSIGN_OR_RETURN(p.unit, ParseUnitKind(value));
+    } else if (key == "strategy") {
+      COPS_ASSIGN_OR_RETURN(p.strategy, ParseChunkStrategy(value));
+    } else if (key == "selection") {
+      COPS_ASSIGN_OR_RETURN(p.selection, ParseSelectionKind(value));
+    } else if (key == "k") {
+      COPS_RETURN_IF_ERROR(number(&p.k));
+    } else if (key == "p") {
+      COPS_RETURN_IF_ERROR(number(&p.p));
+    } else if (key == "w") {
+      COPS_RETURN_IF_ERROR(number(&p.w));
+    } else if (key == "drop_numbers") {
+      COPS_RETURN_IF_ERROR(flag(&p.enhancements.drop_numbers));
+    } else if (key == "min_word_chars") {
+      COPS_RETURN_IF_ERROR(number(&p.enhancements.min_word_chars));
+    } else if (key == "min_sentence_words") {
+      COPS_RETURN_IF_ERROR(number(&p.enhancements.min_sentence_words));
+    } else if (key == "stop_words") {
+      COPS_RETURN_IF_ERROR(flag(&p.enhancements.drop_stop_words));
+    } else if (key == "norm") {
+      COPS_RETURN_IF_ERROR(number(&p.normalization_version));
+    } else if (key == "key") {
+      p.key_id = std::string(value);
+    } else if (key == "verify_k") {
+      COPS_RETURN_IF_ERROR(number(&p.verify_k));
+    } else if (key == "dense_chunks") {
+      COPS_RETURN_IF_ERROR(number(&p.dense_chunks));
+    } else {
+      return absl::InvalidArgumentError(StrCat("chunking description: unknown field '", key, "'"));
+    }
+  }
+  COPS_RETURN_IF_ERROR(p.Validate());
+  return p;
 }
 
 std::string ChunkingParams::DiffWith(const ChunkingParams& o) const {

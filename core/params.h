@@ -117,6 +117,12 @@ struct ChunkingParams {
   // w=8 drop_numbers=0 min_word_chars=0 min_sentence_words=0 stop_words=0 norm=1 key=ab12..".
   std::string Describe() const;
 
+  // The parameters a Describe() line names (the inverse of Describe(): fields it leaves out
+  // take their defaults, and verify_k and dense_chunks 0). INVALID_ARGUMENT naming the
+  // first malformed or unknown field, or when the result fails Validate(). Lets a client
+  // fingerprint as a server does from what the server reports (GetStats, CheckParams).
+  static absl::StatusOr<ChunkingParams> ParseDescription(std::string_view description);
+
   // Names the fields that differ from `other`, e.g. "k: 5 vs 3; key_id: ab.. vs cd..";
   // empty when equal.
   std::string DiffWith(const ChunkingParams& other) const;

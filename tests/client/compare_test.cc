@@ -1,5 +1,6 @@
 #include "client/compare.h"
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -144,6 +145,57 @@ TEST_F(CompareTest, JsonHasThePinnedShapeWithPathsAsGiven) {
   EXPECT_EQ(j["clusters"], json::array({json::array({paths[0], paths[1]})}));
   EXPECT_EQ(j["corpus"][0]["path"], "a.txt");
   EXPECT_FALSE(j.contains("registered"));
+}
+
+// `text` with every 6th word replaced: runs of 5 words survive, no run of 6.
+std::string EverySixthWordChanged(const std::string& text) {
+  std::string out, word;
+  int i = 0;
+  auto flush = [&] {
+    if (word.empty()) return;
+    out += (i++ % 6 == 5) ? "zq" + std::to_string(i) : word;
+    word.clear();
+  };
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += c;
+    } else {
+      flush();
+      out += c;
+    }
+  }
+  flush();
+  return out;
+}
+
+TEST_F(CompareTest, TheGivenChunkingParametersDecideWhatIsShared) {
+  const std::string source = std::string(Corpus()[2].body) + Corpus()[3].body;
+  const std::vector<std::string> paths = {Write("a.txt", source),
+                                          Write("b.txt", EverySixthWordChanged(source))};
+  // The defaults verify on 3-word grams, half of which survive the edits.
+  const Comparison defaults = Compare(paths);
+  EXPECT_EQ(defaults.chunking_from, "defaults");
+  ASSERT_EQ(defaults.pairs.size(), 1u);
+  EXPECT_NEAR(defaults.pairs[0].b_in_a, 0.5, 0.1);
+  // A server verifying on 6-word grams shares nothing of them: neither does its compare.
+  CompareOptions options;
+  options.params = ChunkingParams{};
+  options.params->verify_k = 6;
+  options.params->key_id = "the server's, replaced by the run's";
+  const Comparison server = Compare(paths, options);
+  EXPECT_EQ(server.chunking_from, "server");
+  EXPECT_EQ(server.verify_k, 6u);
+  EXPECT_NE(server.chunking.find("verify_k=6"), std::string::npos) << server.chunking;
+  EXPECT_EQ(server.chunking.find("the server's"), std::string::npos);
+  EXPECT_TRUE(server.pairs.empty());
+  // A server without verification: its chunking, with the grams compare needs.
+  options.params->verify_k = 0;
+  options.params->dense_chunks = 0;
+  options.params->k = 4;
+  const Comparison unverified = Compare(paths, options);
+  EXPECT_NE(unverified.chunking.find(" k=4 "), std::string::npos) << unverified.chunking;
+  EXPECT_EQ(unverified.verify_k, kDefaultVerifyK);
+  EXPECT_EQ(unverified.pairs.size(), 1u);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -364,6 +365,51 @@ TEST_F(CopsCliTest, ExclusionsAndTemplateCollectionsChangeTheVerdict) {
   EXPECT_EQ(j["matches"][0]["collection"], "cfp");
   EXPECT_EQ(j["params"]["template_collections"], json::array({"cfp"}));
   EXPECT_EQ(j["excluded"][0]["reason"], "template");
+}
+
+// `cops compare` fingerprints under the server's chunking parameters (asked through GetStats,
+// or a check for a caller not allowed statistics), so its pairs are those the server finds;
+// without a server it falls back to the defaults and says so.
+TEST_F(CopsCliTest, CompareUsesTheServersChunkingParameters) {
+  StartServer({"--verify-k", "6", "--auth", "on"});
+  std::string admin_key = testing::ReadFileOrEmpty(dir_ / "data" / "admin.key");
+  while (!admin_key.empty() && std::isspace(static_cast<unsigned char>(admin_key.back()))) {
+    admin_key.pop_back();
+  }
+  ASSERT_FALSE(admin_key.empty());
+  CliRun made = Cops({"--api-key", admin_key, "--json", "admin", "principal", "create", "pc",
+                      "--role", "checker", "--collection", "acm"});
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  const std::string checker_key = json::parse(made.out)["api_key"];
+  // Every 6th word changed: 3-word runs survive (the default grams), no 6-word one does.
+  std::string edited, word;
+  int i = 0;
+  for (char c : std::string(Corpus()[2].body) + Corpus()[3].body) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += c;
+      continue;
+    }
+    if (!word.empty()) edited += (i++ % 6 == 5) ? "zq" + std::to_string(i) : word;
+    word.clear();
+    edited += c;
+  }
+  WriteFile(dir_ / "pair" / "a.txt", std::string(Corpus()[2].body) + Corpus()[3].body);
+  WriteFile(dir_ / "pair" / "b.txt", edited);
+  for (const std::string& key : {admin_key, checker_key}) {
+    CliRun run = Cops({"--api-key", key, "--json", "compare", (dir_ / "pair").string()});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    json j = json::parse(run.out);
+    EXPECT_EQ(j["params"]["chunking_from"], "server");
+    EXPECT_EQ(j["params"]["verify_k"], 6);
+    EXPECT_EQ(j["pairs"].size(), 0u) << run.out;
+  }
+  StopServer();
+  CliRun offline = Cops({"--json", "compare", "--no-corpus", (dir_ / "pair").string()});
+  ASSERT_EQ(offline.exit_code, 1) << offline.err;
+  json j = json::parse(offline.out);
+  EXPECT_EQ(j["params"]["chunking_from"], "defaults");
+  EXPECT_EQ(j["pairs"].size(), 1u);
+  EXPECT_NE(offline.err.find("comparing under the defaults"), std::string::npos) << offline.err;
 }
 
 TEST_F(CopsCliTest, OneListenIsOnePortAndATakenPortIsRefused) {

@@ -164,5 +164,39 @@ TEST(ChunkingParamsTest, NamesParseBack) {
   EXPECT_FALSE(ParseSelectionKind("random").ok());
 }
 
+TEST(ChunkingParamsTest, ParseDescriptionInvertsDescribe) {
+  ChunkingParams defaults;
+  defaults.key_id = "ab12cd34";
+  ChunkingParams modp;
+  modp.unit = UnitKind::kWord;
+  modp.strategy = ChunkStrategy::kNonOverlapping;
+  modp.k = 7;
+  modp.selection = SelectionKind::kModP;
+  modp.p = 3;
+  modp.enhancements = {true, 3, 0, true};
+  modp.normalization_version = 2;
+  modp.key_id = "k1";
+  ChunkingParams old;  // an index without verification
+  old.verify_k = 0;
+  old.dense_chunks = 0;
+  old.strategy = ChunkStrategy::kHashedBreakpoints;
+  old.selection = SelectionKind::kAll;
+  ChunkingParams sentences;
+  sentences.unit = UnitKind::kSentence;
+  sentences.verify_k = 0;
+  sentences.dense_chunks = 0;
+  sentences.enhancements.min_sentence_words = 4;
+  for (const ChunkingParams& p : {defaults, modp, old, sentences}) {
+    ASSERT_OK_AND_ASSIGN(ChunkingParams parsed, ChunkingParams::ParseDescription(p.Describe()));
+    EXPECT_EQ(parsed, p) << p.Describe() << " | " << parsed.DiffWith(p);
+  }
+  EXPECT_FALSE(ChunkingParams::ParseDescription("unit=word colour=blue").ok());
+  EXPECT_FALSE(ChunkingParams::ParseDescription("k=five").ok());
+  EXPECT_FALSE(ChunkingParams::ParseDescription("k").ok());
+  EXPECT_FALSE(ChunkingParams::ParseDescription("unit=letter").ok());
+  EXPECT_FALSE(ChunkingParams::ParseDescription("stop_words=2").ok());
+  EXPECT_FALSE(ChunkingParams::ParseDescription("k=0").ok());  // fails Validate()
+}
+
 }  // namespace
 }  // namespace cops
