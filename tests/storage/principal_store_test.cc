@@ -42,6 +42,10 @@ TEST_F(PrincipalStoreTest, RecordsSurviveReopen) {
     c.show_titles_to_checkers = true;
     c.keep_audit = false;
     ASSERT_OK(store->PutCollection(c));
+    CollectionRecord cfp;
+    cfp.name = "cfp";
+    cfp.template_source = true;
+    ASSERT_OK(store->PutCollection(cfp));
   }
   auto store = OpenStore();
   auto p = store->GetPrincipal("acm-press");
@@ -58,9 +62,13 @@ TEST_F(PrincipalStoreTest, RecordsSurviveReopen) {
   ASSERT_OK(c);
   EXPECT_TRUE(c->show_titles_to_checkers);
   EXPECT_FALSE(c->keep_audit);
+  EXPECT_FALSE(c->template_source);
+  auto cfp = store->GetCollection("cfp");
+  ASSERT_OK(cfp);
+  EXPECT_TRUE(cfp->template_source);
   EXPECT_EQ(store->ListPrincipals()->size(), 1u);
   EXPECT_EQ(store->ListKeys()->size(), 1u);
-  EXPECT_EQ(store->ListCollections()->size(), 1u);
+  EXPECT_EQ(store->ListCollections()->size(), 2u);
 }
 
 TEST_F(PrincipalStoreTest, MissingRecordsAreNotFound) {
