@@ -37,16 +37,16 @@ json CheckJson(const v1::CheckDocumentReply& r) {
       spans.push_back(std::move(span));
     }
     json match = {{"doc_id", m.doc_id()},
-                       {"title", m.title()},
-                       {"owner", m.owner()},
-                       {"collection", m.collection()},
-                       {"ratio", m.ratio()},
-                       {"containment", m.containment()},
-                       {"matched_chunks", m.matched_chunks()},
-                       {"ordered_matches", m.ordered_matches()},
-                       {"stored_chunks", m.stored_chunks()},
-                       {"violation", m.violation()},
-                       {"spans", std::move(spans)}};
+                  {"title", m.title()},
+                  {"owner", m.owner()},
+                  {"collection", m.collection()},
+                  {"ratio", m.ratio()},
+                  {"containment", m.containment()},
+                  {"matched_chunks", m.matched_chunks()},
+                  {"ordered_matches", m.ordered_matches()},
+                  {"stored_chunks", m.stored_chunks()},
+                  {"violation", m.violation()},
+                  {"spans", std::move(spans)}};
     if (m.from_template()) match["template"] = true;
     matches.push_back(std::move(match));
   }
@@ -109,11 +109,16 @@ std::string ExclusionsText(const v1::CheckParams& p) {
 
 std::string ExclusionLabel(v1::Exclusion e) {
   switch (e) {
-    case v1::EXCLUSION_QUOTE: return "quoted";
-    case v1::EXCLUSION_REFERENCES: return "in the references";
-    case v1::EXCLUSION_TEMPLATE: return "shared with a template";
-    case v1::EXCLUSION_SHORT_MATCH: return "shorter than the minimum match";
-    default: return "";
+    case v1::EXCLUSION_QUOTE:
+      return "quoted";
+    case v1::EXCLUSION_REFERENCES:
+      return "in the references";
+    case v1::EXCLUSION_TEMPLATE:
+      return "shared with a template";
+    case v1::EXCLUSION_SHORT_MATCH:
+      return "shorter than the minimum match";
+    default:
+      return "";
   }
 }
 
@@ -185,8 +190,9 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
                               : "below the decision")
         << "\n";
     for (const v1::Span& s : m.spans()) {
-      const std::string excluded =
-          s.excluded() == v1::EXCLUSION_NONE ? "" : "  [excluded: " + ExclusionLabel(s.excluded()) + "]";
+      const std::string excluded = s.excluded() == v1::EXCLUSION_NONE
+                                       ? ""
+                                       : "  [excluded: " + ExclusionLabel(s.excluded()) + "]";
       if (!r.offsets_in_extracted_text()) {
         out << "  bytes " << s.test_start() << "-" << s.test_end() << ": "
             << Excerpt(text, s.test_start(), s.test_end(), tty) << excluded << "\n";
@@ -200,8 +206,8 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
         out << ", ";
       }
       out << "text " << s.test_start() << "-" << s.test_end() << ": "
-          << Excerpt(s.test_text(), 0, static_cast<uint32_t>(s.test_text().size()), tty)
-          << excluded << "\n";
+          << Excerpt(s.test_text(), 0, static_cast<uint32_t>(s.test_text().size()), tty) << excluded
+          << "\n";
     }
   }
   out << "\nparams: " << r.params().function() << " threshold " << r.params().threshold()

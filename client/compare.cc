@@ -273,11 +273,12 @@ std::string CompareText(const Comparison& c) {
     for (size_t i : c.clusters[k]) out += " " + c.documents[i].path;
     out += "\n";
   }
-  out += std::to_string(c.documents.size()) + " document(s), " + std::to_string(failed) +
-         " failed: " + std::to_string(c.pairs.size()) + " pair(s) share a passage of " +
-         std::to_string(c.min_passage_units) + " words or more, " +
-         std::to_string(c.clusters.size()) + " cluster(s); chunking: " +
-         (c.chunking_from == "server" ? "the server's" : "the defaults") + "\n";
+  out +=
+      std::to_string(c.documents.size()) + " document(s), " + std::to_string(failed) +
+      " failed: " + std::to_string(c.pairs.size()) + " pair(s) share a passage of " +
+      std::to_string(c.min_passage_units) + " words or more, " + std::to_string(c.clusters.size()) +
+      " cluster(s); chunking: " + (c.chunking_from == "server" ? "the server's" : "the defaults") +
+      "\n";
   return out;
 }
 

@@ -20,10 +20,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
-
-#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"

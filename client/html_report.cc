@@ -167,12 +167,11 @@ std::string TextView(const std::string& content, const v1::CheckDocumentReply& r
                 SourceName(reply.matches(r.source)), "\">", passage, "</mark>");
     } else {
       const bool matched = r.source > -100;
-      const auto reason =
-          static_cast<v1::Exclusion>(matched ? -1 - r.source : -100 - r.source);
+      const auto reason = static_cast<v1::Exclusion>(matched ? -1 - r.source : -100 - r.source);
       StrAppend(&out, matched ? "<mark" : "<span", " class=excluded data-excluded=\"",
                 ExclusionName(static_cast<Exclusion>(reason)), "\" title=\"",
-                matched ? "matched, but excluded: " : "excluded: ", ExclusionLabel(reason),
-                "\">", passage, matched ? "</mark>" : "</span>");
+                matched ? "matched, but excluded: " : "excluded: ", ExclusionLabel(reason), "\">",
+                passage, matched ? "</mark>" : "</span>");
     }
     at = r.end;
   }
@@ -252,7 +251,9 @@ std::vector<AllocatedRange> AllocatePassages(const v1::CheckDocumentReply& reply
   Painter taken;
   for (int m = 0; m < reply.matches_size(); ++m) {
     for (const v1::Span& s : reply.matches(m).spans()) {
-      if (s.excluded() == v1::EXCLUSION_NONE) taken.Paint(s.test_start(), s.test_end(), m, text_bytes);
+      if (s.excluded() == v1::EXCLUSION_NONE) {
+        taken.Paint(s.test_start(), s.test_end(), m, text_bytes);
+      }
     }
   }
   return taken.Ranges();
@@ -308,8 +309,8 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
        " &middot; similarity <span class=figure>" + Percent(overall) + "</span> " +
        (extracted ? "(the best source's share of the text)"
                   : "of the text is inside matched passages, each counted once") +
-       (reply.excluded_size() > 0 ? " (of the text not excluded)" : "") +
-       " &middot; " + std::to_string(reply.matches_size()) + " source(s) &middot; format " +
+       (reply.excluded_size() > 0 ? " (of the text not excluded)" : "") + " &middot; " +
+       std::to_string(reply.matches_size()) + " source(s) &middot; format " +
        EscapeHtml(reply.format()) + "</p>\n";
   if (reply.matches_size() > 0) {
     s += "<h3>Sources</h3>\n<table class=sources><tr><th></th><th>source</th>"
@@ -319,12 +320,12 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
       const v1::Match& match = reply.matches(m);
       s += "<tr><td>" + Swatch(SourceColour(m)) + "</td><td><a href=\"#" + anchor + "-src-" +
            std::to_string(m) + "\">" + SourceName(match) + "</a></td><td class=num>" +
-           (extracted ? std::string("&ndash;") : Percent(allocated[m])) +
-           "</td><td class=num>" + Percent(match.ratio()) + "</td><td class=num>" +
-           Percent(match.containment()) + "</td><td>" +
-           (match.from_template()
-                ? "<span class=muted>template: never counts</span>"
-                : match.violation() ? "<span class=violation>violation</span>" : "below") +
+           (extracted ? std::string("&ndash;") : Percent(allocated[m])) + "</td><td class=num>" +
+           Percent(match.ratio()) + "</td><td class=num>" + Percent(match.containment()) +
+           "</td><td>" +
+           (match.from_template() ? "<span class=muted>template: never counts</span>"
+            : match.violation()   ? "<span class=violation>violation</span>"
+                                  : "below") +
            "</td></tr>\n";
     }
     s += "</table>\n";
@@ -335,10 +336,11 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
          "<table class=excluded><tr><th>why</th><th>where</th><th>text</th></tr>\n";
     for (const v1::ExcludedPassage& e : reply.excluded()) {
       StrAppend(&s, "<tr data-excluded=\"", ExclusionName(static_cast<Exclusion>(e.reason())),
-                "\"><td>", ExclusionLabel(e.reason()), "</td><td>",
-                extracted ? "text " : "bytes ", e.test_start(), "-", e.test_end(),
-                "</td><td class=passage>",
-                extracted ? "" : Cell(content, e.test_start(), std::min(e.test_end(), e.test_start() + 300)),
+                "\"><td>", ExclusionLabel(e.reason()), "</td><td>", extracted ? "text " : "bytes ",
+                e.test_start(), "-", e.test_end(), "</td><td class=passage>",
+                extracted
+                    ? ""
+                    : Cell(content, e.test_start(), std::min(e.test_end(), e.test_start() + 300)),
                 "</td></tr>\n");
     }
     s += "</table>\n";
@@ -483,8 +485,8 @@ std::string CompareHtmlReport(const Comparison& c, DocumentFormat format,
   }
   body += "<h2>Parameters</h2>\n<dl class=params><dt>min. passage</dt><dd>" +
           std::to_string(c.min_passage_units) + " words</dd><dt>verification</dt><dd>word " +
-          std::to_string(c.verify_k) + "-grams</dd><dt>chunking</dt><dd>" +
-          EscapeHtml(c.chunking) + " (" + EscapeHtml(c.chunking_from) + ")</dd></dl>\n";
+          std::to_string(c.verify_k) + "-grams</dd><dt>chunking</dt><dd>" + EscapeHtml(c.chunking) +
+          " (" + EscapeHtml(c.chunking_from) + ")</dd></dl>\n";
   return Page("COPS compare report", body);
 }
 

@@ -23,8 +23,8 @@ struct Scratch {
   std::vector<std::vector<Posting>> doc_postings;
   std::vector<Exclusion> unit_excluded;
   std::vector<Exclusion> gram_excluded;
-  std::vector<UnitSpan> spans;       // without verification: the chunks' byte spans
-  DocumentFingerprint unexcluded;    // without verification: the chunks not excluded
+  std::vector<UnitSpan> spans;     // without verification: the chunks' byte spans
+  DocumentFingerprint unexcluded;  // without verification: the chunks not excluded
 
   void Trim() {
     constexpr size_t kKeepCapacity = 1 << 16;
@@ -153,9 +153,8 @@ void Finish(const CheckOptions& o, Report* r) {
 }
 
 // The COPS paper's decision on the sampled chunks alone (indexes without verification).
-absl::StatusOr<Report> DetectSampled(const DocumentFingerprint& test,
-                                     const CandidateSource& source, const DetectOptions& options,
-                                     Scratch& s) {
+absl::StatusOr<Report> DetectSampled(const DocumentFingerprint& test, const CandidateSource& source,
+                                     const DetectOptions& options, Scratch& s) {
   const CheckOptions& check = options.check;
   CheckOptions tally = check;
   tally.max_results = 0;

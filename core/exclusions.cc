@@ -107,8 +107,8 @@ bool ParagraphBreakAt(std::string_view t, size_t i) {
 // Closes the innermost open quote of one of `kinds`: emits it and pops it with everything
 // opened inside it (unbalanced). False when none is open.
 template <size_t N>
-bool CloseQuote(const std::array<QuoteKind, N>& kinds, uint32_t end,
-                std::vector<OpenQuote>* stack, std::vector<ExcludedRange>* out) {
+bool CloseQuote(const std::array<QuoteKind, N>& kinds, uint32_t end, std::vector<OpenQuote>* stack,
+                std::vector<ExcludedRange>* out) {
   for (size_t j = stack->size(); j-- > 0;) {
     if (std::find(kinds.begin(), kinds.end(), (*stack)[j].kind) == kinds.end()) continue;
     out->push_back({(*stack)[j].pos, end, Exclusion::kQuote});
@@ -131,9 +131,8 @@ void FindInlineQuotes(std::string_view t, std::vector<ExcludedRange>* out) {
     const auto pos = static_cast<uint32_t>(i);
     const auto end = static_cast<uint32_t>(i + len);
     // Quotes open too long are unbalanced: the oldest are at the bottom.
-    auto stale = std::find_if(stack.begin(), stack.end(), [pos](const OpenQuote& q) {
-      return pos - q.pos <= kMaxQuoteBytes;
-    });
+    auto stale = std::find_if(stack.begin(), stack.end(),
+                              [pos](const OpenQuote& q) { return pos - q.pos <= kMaxQuoteBytes; });
     stack.erase(stack.begin(), stale);
     auto open = [&](QuoteKind kind) { stack.push_back({kind, pos}); };
     switch (mark) {
@@ -214,6 +213,7 @@ std::string LowerHeading(std::string_view s) {
   return out;
 }
 
+// clang-format off
 constexpr std::string_view kReferenceHeadings[] = {
     "references", "reference list", "list of references", "references cited",
     "references and notes", "notes and references", "bibliography", "select bibliography",
@@ -234,6 +234,7 @@ constexpr std::string_view kReferenceHeadings[] = {
     "\xD0\xBB\xD0\xB8\xD1\x82\xD0\xB5\xD1\x80\xD0\xB0\xD1\x82\xD1\x83\xD1\x80\xD0\xB0",  // литература
     "\xE5\x8F\x82\xE8\x80\x83\xE6\x96\x87\xE7\x8C\xAE",    // 参考文献
 };
+// clang-format on
 
 std::string_view Trim(std::string_view s, std::string_view chars = " \t\r") {
   const size_t b = s.find_first_not_of(chars);
@@ -262,11 +263,10 @@ std::string_view HeadingTitle(std::string_view line) {
     const std::string_view first = line.substr(0, space);
     const bool numeric = first.find_first_not_of("0123456789.") == std::string_view::npos &&
                          first.find_first_of("0123456789") != std::string_view::npos;
-    const bool roman = first.size() >= 2 && first.back() == '.' &&
-                       first.substr(0, first.size() - 1).find_first_not_of("IVXLC") ==
-                           std::string_view::npos;
-    const bool letter = first.size() == 2 && first[0] >= 'A' && first[0] <= 'Z' &&
-                        first[1] == '.';
+    const bool roman =
+        first.size() >= 2 && first.back() == '.' &&
+        first.substr(0, first.size() - 1).find_first_not_of("IVXLC") == std::string_view::npos;
+    const bool letter = first.size() == 2 && first[0] >= 'A' && first[0] <= 'Z' && first[1] == '.';
     if (numeric || roman || letter) line = Trim(line.substr(space + 1));
   }
   return Trim(line, " \t:.*_");
@@ -294,11 +294,16 @@ bool IsReferencesHeading(std::string_view line) {
 
 std::string_view ExclusionName(Exclusion e) {
   switch (e) {
-    case Exclusion::kNone: return "";
-    case Exclusion::kQuote: return "quote";
-    case Exclusion::kReferences: return "references";
-    case Exclusion::kTemplate: return "template";
-    case Exclusion::kShortMatch: return "short_match";
+    case Exclusion::kNone:
+      return "";
+    case Exclusion::kQuote:
+      return "quote";
+    case Exclusion::kReferences:
+      return "references";
+    case Exclusion::kTemplate:
+      return "template";
+    case Exclusion::kShortMatch:
+      return "short_match";
   }
   return "";
 }
@@ -312,8 +317,7 @@ std::vector<ExcludedRange> FindBlockQuoteLines(std::string_view text) {
     if (first < end && text[first] == '>') {
       size_t stop = end;
       if (stop > start && text[stop - 1] == '\r') --stop;
-      out.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(stop),
-                     Exclusion::kQuote});
+      out.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(stop), Exclusion::kQuote});
     }
     start = end + 1;
   }
@@ -343,14 +347,14 @@ std::vector<ExcludedRange> FindHtmlBlockQuotes(std::string_view html) {
       if (--depth == 0) {
         const size_t gt = lower.find('>', i);
         const size_t end = gt == std::string::npos ? lower.size() : gt + 1;
-        out.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(end),
-                       Exclusion::kQuote});
+        out.push_back(
+            {static_cast<uint32_t>(start), static_cast<uint32_t>(end), Exclusion::kQuote});
       }
     }
   }
   if (depth > 0) {
-    out.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(lower.size()),
-                   Exclusion::kQuote});
+    out.push_back(
+        {static_cast<uint32_t>(start), static_cast<uint32_t>(lower.size()), Exclusion::kQuote});
   }
   return out;
 }
@@ -395,8 +399,9 @@ std::vector<ExcludedRange> FindExclusions(std::string_view text, const TextExclu
 
 void NormalizeRanges(std::vector<ExcludedRange>* ranges) {
   std::erase_if(*ranges, [](const ExcludedRange& r) { return r.end <= r.start; });
-  std::stable_sort(ranges->begin(), ranges->end(),
-                   [](const ExcludedRange& a, const ExcludedRange& b) { return a.start < b.start; });
+  std::stable_sort(
+      ranges->begin(), ranges->end(),
+      [](const ExcludedRange& a, const ExcludedRange& b) { return a.start < b.start; });
   std::vector<ExcludedRange> out;
   out.reserve(ranges->size());
   for (ExcludedRange r : *ranges) {

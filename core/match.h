@@ -130,7 +130,7 @@ struct Report {
   // With test-time sampling: the binomial probability that the sampled decision differs
   // from the full one for the best match (paper appendix). 0 when not sampled.
   double sampling_error = 0;
-  std::vector<DocumentMatch> matches;  // ratio descending, then doc_id
+  std::vector<DocumentMatch> matches;  // ratio descending, then doc_id; templates last
   bool violation = false;              // any match passes the decision
   // The parts of the test text that did not count (DetectOptions::excluded and the passages
   // shared with template documents), normalized (NormalizeRanges()), in the byte space of

@@ -200,21 +200,25 @@ absl::StatusOr<ChunkingParams> ChunkingParams::ParseDescription(std::string_view
     if (field.empty()) continue;
     const size_t eq = field.find('=');
     if (eq == std::string_view::npos) {
-      return absl::InvalidArgumentError(StrCat("chunking description: '", field, "' is not key=value"));
+      return absl::InvalidArgumentError(
+          StrCat("chunking description: '", field, "' is not key=value"));
     }
     const std::string_view key = field.substr(0, eq), value = field.substr(eq + 1);
     auto number = [&](uint32_t* out) -> absl::Status {
       const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), *out);
       if (ec != std::errc() || end != value.data() + value.size()) {
-        return absl::InvalidArgumentError(StrCat("chunking description: ", key, "=", value,
-                                                 " is not a number"));
+        return absl::InvalidArgumentError(
+            StrCat("chunking description: ", key, "=", value, " is not a number"));
       }
       return absl::OkStatus();
     };
     auto flag = [&](bool* out) -> absl::Status {
       uint32_t v = 0;
       COPS_RETURN_IF_ERROR(number(&v));
-      if (v > 1) return absl::InvalidArgumentError(StrCat("chunking description: ", key, "=", value, " is not 0 or 1"));
+      if (v > 1) {
+        return absl::InvalidArgumentError(
+            StrCat("chunking description: ", key, "=", value, " is not 0 or 1"));
+      }
       *out = v == 1;
       return absl::OkStatus();
     };

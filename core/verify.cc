@@ -16,8 +16,8 @@ void TestGrams::Build(std::span<const uint32_t> grams, std::span<const Exclusion
                   [](Exclusion e) { return e != Exclusion::kNone; })) {
     excluded_.assign(excluded.begin(), excluded.end());
     excluded_.resize(grams.size(), Exclusion::kNone);
-    counted_ = static_cast<uint32_t>(
-        std::count(excluded_.begin(), excluded_.end(), Exclusion::kNone));
+    counted_ =
+        static_cast<uint32_t>(std::count(excluded_.begin(), excluded_.end(), Exclusion::kNone));
   }
   sorted_.resize(grams.size());
   for (uint32_t i = 0; i < size_; ++i) sorted_[i] = uint64_t{grams[i]} << 32 | i;

@@ -54,12 +54,13 @@ struct Passage {
 };
 
 // The ratios count only matched grams chained into passages (of at least
-// min_passage_grams) that are not excluded: a revised copy keeps its surviving grams in order, a few grams apart,
-// while an unrelated text on the same subject shares stock phrases ("in order to", "one of
-// the") scattered without order. The raw counts are kept for reports and tuning.
+// min_passage_grams) that are not excluded: a revised copy keeps its surviving grams in
+// order, a few grams apart, while an unrelated text on the same subject shares stock phrases
+// ("in order to", "one of the") scattered without order. The raw counts are kept for
+// reports and tuning.
 struct Verification {
-  uint32_t test_grams = 0;                // test grams not excluded (TestGrams::counted())
-  uint32_t matched_test_grams = 0;        // test grams in reported passages that count
+  uint32_t test_grams = 0;          // test grams not excluded (TestGrams::counted())
+  uint32_t matched_test_grams = 0;  // test grams in reported passages that count
   uint32_t registered_grams = 0;
   uint32_t matched_registered_grams = 0;  // registered grams in reported passages that count
   uint32_t shared_test_grams = 0;         // test grams whose hash the registered text has

@@ -53,8 +53,8 @@ absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint
 
 // Chunk offsets come out of the fingerprinter in bytes of the converted text; reports and
 // postings speak in bytes of the document as sent. `excluded` (may be null) is mapped too.
-void MapToOriginal(const ConvertedDocument& converted, size_t input_size,
-                   DocumentFingerprint* fp, std::vector<ExcludedRange>* excluded = nullptr) {
+void MapToOriginal(const ConvertedDocument& converted, size_t input_size, DocumentFingerprint* fp,
+                   std::vector<ExcludedRange>* excluded = nullptr) {
   const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
   auto map = [&](uint32_t* start, uint32_t* end) {
     const uint32_t s = converted.OriginalOffset(*start);

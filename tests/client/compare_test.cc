@@ -1,6 +1,5 @@
 #include "client/compare.h"
 
-#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -147,31 +146,11 @@ TEST_F(CompareTest, JsonHasThePinnedShapeWithPathsAsGiven) {
   EXPECT_FALSE(j.contains("registered"));
 }
 
-// `text` with every 6th word replaced: runs of 5 words survive, no run of 6.
-std::string EverySixthWordChanged(const std::string& text) {
-  std::string out, word;
-  int i = 0;
-  auto flush = [&] {
-    if (word.empty()) return;
-    out += (i++ % 6 == 5) ? "zq" + std::to_string(i) : word;
-    word.clear();
-  };
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      word += c;
-    } else {
-      flush();
-      out += c;
-    }
-  }
-  flush();
-  return out;
-}
-
 TEST_F(CompareTest, TheGivenChunkingParametersDecideWhatIsShared) {
   const std::string source = std::string(Corpus()[2].body) + Corpus()[3].body;
   const std::vector<std::string> paths = {Write("a.txt", source),
-                                          Write("b.txt", EverySixthWordChanged(source))};
+                                          // every 6th word replaced: 5-word runs survive
+                                          Write("b.txt", testing_corpus::Reword(source, 6))};
   // The defaults verify on 3-word grams, half of which survive the edits.
   const Comparison defaults = Compare(paths);
   EXPECT_EQ(defaults.chunking_from, "defaults");

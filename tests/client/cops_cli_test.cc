@@ -382,18 +382,9 @@ TEST_F(CopsCliTest, CompareUsesTheServersChunkingParameters) {
   ASSERT_EQ(made.exit_code, 0) << made.err;
   const std::string checker_key = json::parse(made.out)["api_key"];
   // Every 6th word changed: 3-word runs survive (the default grams), no 6-word one does.
-  std::string edited, word;
-  int i = 0;
-  for (char c : std::string(Corpus()[2].body) + Corpus()[3].body) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      word += c;
-      continue;
-    }
-    if (!word.empty()) edited += (i++ % 6 == 5) ? "zq" + std::to_string(i) : word;
-    word.clear();
-    edited += c;
-  }
-  WriteFile(dir_ / "pair" / "a.txt", std::string(Corpus()[2].body) + Corpus()[3].body);
+  const std::string source = std::string(Corpus()[2].body) + Corpus()[3].body;
+  const std::string edited = testing_corpus::Reword(source, 6);
+  WriteFile(dir_ / "pair" / "a.txt", source);
   WriteFile(dir_ / "pair" / "b.txt", edited);
   for (const std::string& key : {admin_key, checker_key}) {
     CliRun run = Cops({"--api-key", key, "--json", "compare", (dir_ / "pair").string()});

@@ -108,8 +108,8 @@ TEST(CheckHtmlReportTest, ExcludedPassagesAreShownWithTheirReasonAndLeftOutOfThe
   EXPECT_NE(page.find("Then a sentence copied from the source without quotes.</mark>"),
             std::string::npos);
   // The excluded parts with their reasons, the side-by-side row saying why.
-  EXPECT_NE(page.find("<tr data-excluded=\"quote\"><td>quoted</td><td>bytes " +
-                      std::to_string(q) + "-" + std::to_string(c) + "</td>"),
+  EXPECT_NE(page.find("<tr data-excluded=\"quote\"><td>quoted</td><td>bytes " + std::to_string(q) +
+                      "-" + std::to_string(c) + "</td>"),
             std::string::npos);
   EXPECT_NE(page.find("&middot; excluded: quoted</span>"), std::string::npos);
   EXPECT_NE(page.find("template: never counts"), std::string::npos);
@@ -117,8 +117,7 @@ TEST(CheckHtmlReportTest, ExcludedPassagesAreShownWithTheirReasonAndLeftOutOfThe
   char overall[32];
   std::snprintf(overall, sizeof(overall), "%.1f%%",
                 100.0 * (copied.size() - 1) / (text.size() - quote.size()));
-  EXPECT_NE(page.find(std::string("<span class=figure>") + overall), std::string::npos)
-      << overall;
+  EXPECT_NE(page.find(std::string("<span class=figure>") + overall), std::string::npos) << overall;
   EXPECT_NE(page.find("<dt>exclusions</dt><dd>quotes, matches under 6 words, templates (cfp)"),
             std::string::npos);
 }
@@ -292,7 +291,8 @@ TEST(CheckHtmlReportTest, RenderedInChromiumShowsHighlightedPassagesAndSources) 
   // The quoted passage: matched, rendered as excluded with its reason, counted for no one.
   EXPECT_NE(dom.find("<mark class=\"excluded\" data-excluded=\"quote\" title=\"matched, but "
                      "excluded: quoted\">Words it quotes from the first source.</mark>"),
-            std::string::npos) << dom;
+            std::string::npos)
+      << dom;
   EXPECT_NE(dom.find("<tr data-excluded=\"quote\"><td>quoted</td>"), std::string::npos);
   EXPECT_NE(dom.find("<dd>quotes</dd>"), std::string::npos);
   // Sources listed, hostile text as text.

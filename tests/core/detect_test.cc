@@ -233,8 +233,8 @@ TEST_F(DetectTest, AQuotedCopyIsReportedAsExcludedAndDoesNotCount) {
 TEST_F(DetectTest, APassagePartlyQuotedCountsOnlyOutsideTheQuote) {
   Build(3, 5);
   // Doc 1's words 0..79 copied: 0..39 in quotation marks, 40..79 not.
-  const std::string text = Words(5000, 100) + " \"" + Words(0, 40) + "\" " + Words(40, 40) +
-                           " " + Words(6000, 100) + ".";
+  const std::string text = Words(5000, 100) + " \"" + Words(0, 40) + "\" " + Words(40, 40) + " " +
+                           Words(6000, 100) + ".";
   const Report r = Check(text, {}, FindExclusions(text, {.quotes = true}));
   ASSERT_EQ(r.matches.size(), 1u);
   const DocumentMatch& m = r.matches[0];

@@ -27,24 +27,36 @@ TEST(FindQuotesTest, AsciiDoubleQuotes) {
 }
 
 TEST(FindQuotesTest, CurlyGermanFrenchAndCjkQuotes) {
-  const std::string curly = "As noted, \xE2\x80\x9C" "copying is easy\xE2\x80\x9D" " indeed.";
-  EXPECT_EQ(Texts(curly, FindQuotes(curly)),
-            Strings{"\xE2\x80\x9C" "copying is easy\xE2\x80\x9D"});
-  const std::string german = "Er schrieb \xE2\x80\x9E" "das ist neu\xE2\x80\x9C" " gestern.";
-  EXPECT_EQ(Texts(german, FindQuotes(german)),
-            Strings{"\xE2\x80\x9E" "das ist neu\xE2\x80\x9C"});
+  const std::string curly =
+      "As noted, \xE2\x80\x9C"
+      "copying is easy\xE2\x80\x9D"
+      " indeed.";
+  EXPECT_EQ(Texts(curly, FindQuotes(curly)), Strings{"\xE2\x80\x9C"
+                                                     "copying is easy\xE2\x80\x9D"});
+  const std::string german =
+      "Er schrieb \xE2\x80\x9E"
+      "das ist neu\xE2\x80\x9C"
+      " gestern.";
+  EXPECT_EQ(Texts(german, FindQuotes(german)), Strings{"\xE2\x80\x9E"
+                                                       "das ist neu\xE2\x80\x9C"});
   const std::string french = "Il dit \xC2\xAB la copie \xC2\xBB puis part.";
   EXPECT_EQ(Texts(french, FindQuotes(french)), Strings{"\xC2\xAB la copie \xC2\xBB"});
-  const std::string reversed = "Er sagte \xC2\xBB" "Hallo Welt\xC2\xAB" " und ging.";
-  EXPECT_EQ(Texts(reversed, FindQuotes(reversed)), Strings{"\xC2\xBB" "Hallo Welt\xC2\xAB"});
-  const std::string cjk = "\xE4\xBB\x96\xE8\xAF\xB4\xE3\x80\x8C\xE4\xBD\xA0\xE5\xA5\xBD\xE3\x80\x8D";
+  const std::string reversed =
+      "Er sagte \xC2\xBB"
+      "Hallo Welt\xC2\xAB"
+      " und ging.";
+  EXPECT_EQ(Texts(reversed, FindQuotes(reversed)), Strings{"\xC2\xBB"
+                                                           "Hallo Welt\xC2\xAB"});
+  const std::string cjk =
+      "\xE4\xBB\x96\xE8\xAF\xB4\xE3\x80\x8C\xE4\xBD\xA0\xE5\xA5\xBD\xE3\x80\x8D";
   EXPECT_EQ(Texts(cjk, FindQuotes(cjk)),
             Strings{"\xE3\x80\x8C\xE4\xBD\xA0\xE5\xA5\xBD\xE3\x80\x8D"});
 }
 
 TEST(FindQuotesTest, NestedQuotesMergeIntoTheOuterOne) {
-  const std::string t = "She wrote \xE2\x80\x9Cthe reviewer said \"reject it\" twice\xE2\x80\x9D"
-                        " yesterday.";
+  const std::string t =
+      "She wrote \xE2\x80\x9Cthe reviewer said \"reject it\" twice\xE2\x80\x9D"
+      " yesterday.";
   EXPECT_EQ(Texts(t, FindQuotes(t)),
             Strings{"\xE2\x80\x9Cthe reviewer said \"reject it\" twice\xE2\x80\x9D"});
 }
@@ -66,8 +78,7 @@ TEST(FindQuotesTest, UnbalancedQuotesExcludeNothingPastTheirParagraph) {
 
 TEST(FindQuotesTest, BlockQuoteLines) {
   const std::string t = "Reply text here.\n> quoted line one\n  > quoted line two\r\nMore x > y.\n";
-  EXPECT_EQ(Texts(t, FindQuotes(t)),
-            (Strings{"> quoted line one", "  > quoted line two"}));
+  EXPECT_EQ(Texts(t, FindQuotes(t)), (Strings{"> quoted line one", "  > quoted line two"}));
 }
 
 TEST(FindQuotesTest, NormalProseHasNoQuotes) {
@@ -90,8 +101,10 @@ TEST(FindReferencesTest, HeadingVariants) {
   for (const std::string heading :
        {"References", "REFERENCES", "References:", "7. References", "VII. Bibliography",
         "A. Works Cited", "## Literatur", "**Bibliography**", "Literaturverzeichnis",
-        "R\xC3\x89" "F\xC3\x89RENCES", "\\section*{References}", "\\chapter{Bibliography}",
-        "  Works   Cited  ", "\xD0\xA1\xD0\xBF\xD0\xB8\xD1\x81\xD0\xBE\xD0\xBA "
+        "R\xC3\x89"
+        "F\xC3\x89RENCES",
+        "\\section*{References}", "\\chapter{Bibliography}", "  Works   Cited  ",
+        "\xD0\xA1\xD0\xBF\xD0\xB8\xD1\x81\xD0\xBE\xD0\xBA "
         "\xD0\xBB\xD0\xB8\xD1\x82\xD0\xB5\xD1\x80\xD0\xB0\xD1\x82\xD1\x83\xD1\x80\xD1\x8B"}) {
     const std::string body = "Some text of the paper.\n\n";
     const std::string t = body + heading + "\n[1] A. Author. A title. 2001.\n";
@@ -138,12 +151,9 @@ TEST(FindExclusionsTest, OnlyWhatIsAskedForSortedAndDisjoint) {
 }
 
 TEST(NormalizeRangesTest, MergesSameReasonAndKeepsTheFirstOfAnOverlap) {
-  std::vector<ExcludedRange> r = {{50, 60, Exclusion::kQuote},
-                                  {0, 10, Exclusion::kQuote},
-                                  {10, 20, Exclusion::kQuote},
-                                  {55, 90, Exclusion::kTemplate},
-                                  {70, 80, Exclusion::kQuote},
-                                  {95, 95, Exclusion::kQuote}};
+  std::vector<ExcludedRange> r = {{50, 60, Exclusion::kQuote}, {0, 10, Exclusion::kQuote},
+                                  {10, 20, Exclusion::kQuote}, {55, 90, Exclusion::kTemplate},
+                                  {70, 80, Exclusion::kQuote}, {95, 95, Exclusion::kQuote}};
   NormalizeRanges(&r);
   EXPECT_EQ(r, (std::vector<ExcludedRange>{{0, 20, Exclusion::kQuote},
                                            {50, 60, Exclusion::kQuote},

@@ -1,6 +1,5 @@
 #include "server/copy_detector.h"
 
-#include <cctype>
 #include <string>
 #include <vector>
 
@@ -57,33 +56,12 @@ class CopyDetectorTest : public ::testing::Test {
   std::vector<DocId> ids_;
 };
 
-// `text` with every `nth` word (counting from 0) replaced by a word of its own.
-std::string Reword(const std::string& text, int nth) {
-  std::string out, word;
-  int i = 0;
-  auto flush = [&] {
-    if (word.empty()) return;
-    out += (i++ % nth == nth - 1) ? "zq" + std::to_string(i) : word;
-    word.clear();
-  };
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      word += c;
-    } else {
-      flush();
-      out += c;
-    }
-  }
-  flush();
-  return out;
-}
-
 TEST_F(CopyDetectorTest, ARevisedCopyIsVerifiedAsOnePassageWithBothSpans) {
   // Every sixth word changed: a few of the source's stored 5-word chunks survive to make it
   // a candidate; half of the 3-word grams survive, and every gap is one word, so
   // verification sees the whole text as one passage.
   const std::string& body = Corpus()[2].body;
-  const std::string revised = Reword(body, 6);
+  const std::string revised = testing_corpus::Reword(body, 6);
   CheckResult r = MustCheck(revised);
   EXPECT_TRUE(r.report.verified);
   ASSERT_FALSE(r.report.matches.empty());
@@ -420,8 +398,8 @@ TEST_F(CopyDetectorTest, BlockQuotesOfMarkdownAndHtmlAreExcludedInTheOriginalByt
 }
 
 TEST_F(CopyDetectorTest, TheReferencesSectionCountsOnlyWithoutTheExclusion) {
-  const std::string text = testing_corpus::Prose(5, 120) + "\n\n7. References\n\n" +
-                           CitedParagraph() + "\n";
+  const std::string text =
+      testing_corpus::Prose(5, 120) + "\n\n7. References\n\n" + CitedParagraph() + "\n";
   EXPECT_TRUE(MustCheck(text).report.violation);
   CheckRequestInfo request;
   request.exclusions.references = true;

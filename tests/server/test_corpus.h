@@ -5,6 +5,7 @@
 // tests, and the derived test documents: an exact copy, one paragraph inside new text, an
 // edited copy with words changed in every sentence, and unrelated text.
 
+#include <cctype>
 #include <cstdint>
 #include <sstream>
 #include <string>
@@ -127,6 +128,27 @@ inline std::string Windows1252Text() {
          "taken someone.\n\nOn market days the tables were pushed against the wall and the "
          "room filled with crates of herring, coils of rope and the smell of tar and "
          "woodsmoke from the stove in the corner.\n";
+}
+
+// `text` with every `nth` word (counting from 0) replaced by a word of its own.
+inline std::string Reword(const std::string& text, int nth) {
+  std::string out, word;
+  int i = 0;
+  auto flush = [&] {
+    if (word.empty()) return;
+    out += (i++ % nth == nth - 1) ? "zq" + std::to_string(i) : word;
+    word.clear();
+  };
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += c;
+    } else {
+      flush();
+      out += c;
+    }
+  }
+  flush();
+  return out;
 }
 
 // A paragraph of pseudo-random words: different seeds share no passage.
