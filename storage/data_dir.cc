@@ -17,6 +17,8 @@ constexpr char kIndexDirPrefix[] = "index.";
 constexpr char kKeyFilePrefix[] = "hash_key.";
 constexpr char kTmpSuffix[] = ".tmp";  // WriteFileDurably's temporary
 constexpr std::string_view kSnapshotTmpSuffix = "~tmp";
+constexpr char kSigningKeyPrefix[] = "signing_key.";
+constexpr char kPublicSuffix[] = ".pub";
 
 constexpr uint32_t kKeyFileMode = 0600;
 constexpr uint32_t kPublicFileMode = 0644;
@@ -39,6 +41,17 @@ uint64_t GenerationOf(std::string_view name) {
     return 0;
   }
   if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return 0;
+  }
+  return std::stoull(std::string(digits));
+}
+
+// The n of "signing_key.<n>" (n >= 1 in canonical decimal); 0 for any other name.
+uint64_t SigningKeyNumberOf(std::string_view name) {
+  if (name.substr(0, sizeof kSigningKeyPrefix - 1) != kSigningKeyPrefix) return 0;
+  const std::string_view digits = name.substr(sizeof kSigningKeyPrefix - 1);
+  if (digits.empty() || digits.size() > 18 || digits[0] == '0' ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     return 0;
   }
@@ -83,6 +96,14 @@ std::string DataDir::IndexDirName(uint64_t generation) {
 
 std::string DataDir::KeyFileName(uint64_t generation) {
   return generation == 0 ? kKeyFile0 : kKeyFilePrefix + std::to_string(generation);
+}
+
+std::string DataDir::SigningKeyFileName(uint64_t n) {
+  return kSigningKeyPrefix + std::to_string(n);
+}
+
+std::string DataDir::SigningPublicKeyFileName(uint64_t n) {
+  return SigningKeyFileName(n) + kPublicSuffix;
 }
 
 DataDir::DataDir(std::string path, FileSystem* fs)
@@ -171,15 +192,18 @@ absl::StatusOr<std::vector<uint64_t>> DataDir::OtherGenerations(uint64_t live) c
   return other;
 }
 
+absl::Status DataDir::RemoveSecretFile(const std::string& path) {
+  if (!fs_->Exists(path)) return absl::OkStatus();
+  // Zeros first: unlinking alone would leave the key in the freed blocks.
+  absl::Status zeroed = fs_->ZeroFill(path);
+  absl::Status removed = fs_->RemoveAll(path);
+  return !zeroed.ok() ? zeroed : removed;
+}
+
 absl::Status DataDir::RemoveGeneration(uint64_t generation) {
   absl::Status status = fs_->RemoveAll(IndexPath(generation));
-  const std::string key = KeyPath(generation);
-  if (fs_->Exists(key)) {
-    // Zeros first: unlinking alone would leave the key in the freed blocks.
-    absl::Status zeroed = fs_->ZeroFill(key);
-    absl::Status removed = fs_->RemoveAll(key);
-    if (status.ok()) status = !zeroed.ok() ? zeroed : removed;
-  }
+  absl::Status key = RemoveSecretFile(KeyPath(generation));
+  if (status.ok()) status = key;
   absl::Status synced = Sync();
   return status.ok() ? synced : status;
 }
@@ -203,6 +227,44 @@ absl::Status DataDir::RemoveTemporaryFiles() {
     }
   }
   return status;
+}
+
+absl::StatusOr<DataDir::SigningKeyFiles> DataDir::ListSigningKeys() const {
+  COPS_ASSIGN_OR_RETURN(const std::vector<std::string> names, fs_->List(path_));
+  SigningKeyFiles files;
+  const std::string_view public_suffix = kPublicSuffix;
+  for (std::string_view name : names) {
+    const bool is_public = name.size() > public_suffix.size() &&
+                           name.substr(name.size() - public_suffix.size()) == public_suffix;
+    if (is_public) name.remove_suffix(public_suffix.size());
+    const uint64_t n = SigningKeyNumberOf(name);
+    if (n != 0) (is_public ? files.public_keys : files.private_keys).push_back(n);
+  }
+  std::sort(files.private_keys.begin(), files.private_keys.end());
+  std::sort(files.public_keys.begin(), files.public_keys.end());
+  return files;
+}
+
+absl::StatusOr<std::string> DataDir::ReadSigningKey(uint64_t n) const {
+  return fs_->ReadFile(PathOf(SigningKeyFileName(n)));
+}
+
+absl::StatusOr<std::string> DataDir::ReadSigningPublicKey(uint64_t n) const {
+  return fs_->ReadFile(PathOf(SigningPublicKeyFileName(n)));
+}
+
+absl::Status DataDir::CreateSigningKey(uint64_t n, std::string_view pem) {
+  return CreateFileDurably(*fs_, PathOf(SigningKeyFileName(n)), pem, kKeyFileMode);
+}
+
+absl::Status DataDir::WriteSigningPublicKey(uint64_t n, std::string_view pem) {
+  return WriteFileDurably(*fs_, PathOf(SigningPublicKeyFileName(n)), pem, kPublicFileMode);
+}
+
+absl::Status DataDir::RemoveSigningKey(uint64_t n) {
+  absl::Status removed = RemoveSecretFile(PathOf(SigningKeyFileName(n)));
+  absl::Status synced = Sync();
+  return removed.ok() ? synced : removed;
 }
 
 absl::StatusOr<HashKey> ParseHashKey(std::string_view text) {

@@ -26,6 +26,12 @@
 //                      owner-only (directories 0700, files 0600).
 //   snapshots/<name>~tmp/  snapshot <name> being written ("~" is in no valid name); renamed to
 //                      snapshots/<name>/ when complete; a leftover is deleted.
+//   signing_key.<n>    receipt signing key n >= 1 (server/receipt_signer.h): an Ed25519
+//                      private key, PKCS#8 PEM, mode 0600. Only the live one, the highest n,
+//                      is kept: a signing-key rotation creates n+1, then zero-fills and
+//                      removes n.
+//   signing_key.<n>.pub  its public key (PEM SubjectPublicKeyInfo), mode 0644, kept after
+//                      the rotation so that receipts it signed still verify.
 //
 // Only the generation CURRENT names is live; any other index.<m>/ or hash_key.<m> (and, once
 // CURRENT exists, index/ and hash.key) is what an interrupted rotation left, deleted at the
@@ -67,6 +73,9 @@ class DataDir {
   static std::string IndexDirName(uint64_t generation);
   // "hash.key" for generation 0, else "hash_key.<n>".
   static std::string KeyFileName(uint64_t generation);
+  // "signing_key.<n>" and "signing_key.<n>.pub".
+  static std::string SigningKeyFileName(uint64_t n);
+  static std::string SigningPublicKeyFileName(uint64_t n);
 
   // The data directory at `path`, accessed through `fs` (not owned, must outlive this;
   // nullptr = FileSystem::Default()). Touches nothing: see Create().
@@ -127,7 +136,31 @@ class DataDir {
   // step and returns the first error.
   absl::Status RemoveTemporaryFiles();
 
+  // The receipt signing keys present: the n of every signing_key.<n> (private) and of every
+  // signing_key.<n>.pub (public), each ascending.
+  struct SigningKeyFiles {
+    std::vector<uint64_t> private_keys;
+    std::vector<uint64_t> public_keys;
+  };
+  absl::StatusOr<SigningKeyFiles> ListSigningKeys() const;
+  // The PEM text of signing_key.<n> / signing_key.<n>.pub: NOT_FOUND when missing.
+  absl::StatusOr<std::string> ReadSigningKey(uint64_t n) const;
+  absl::StatusOr<std::string> ReadSigningPublicKey(uint64_t n) const;
+  // Creates signing_key.<n> holding `pem` (mode 0600) and syncs the directory. ALREADY_EXISTS
+  // when it exists: a private key file is never overwritten. A crash before this returns may
+  // leave the file empty or partial.
+  absl::Status CreateSigningKey(uint64_t n, std::string_view pem);
+  // Replaces signing_key.<n>.pub durably (mode 0644): a crash leaves the old file or the
+  // new one.
+  absl::Status WriteSigningPublicKey(uint64_t n, std::string_view pem);
+  // Zero-fills and removes signing_key.<n> (as RemoveGeneration does a key file), then syncs
+  // the directory; its .pub stays. OK when it is absent.
+  absl::Status RemoveSigningKey(uint64_t n);
+
  private:
+  // Overwrites the secret file `path` with zeros, then unlinks it (no sync); OK when absent.
+  absl::Status RemoveSecretFile(const std::string& path);
+
   const std::string path_;
   FileSystem* const fs_;
 };

@@ -45,6 +45,8 @@ TEST_F(DataDirTest, NamesAreTheOnDiskOnes) {
   EXPECT_EQ(data.SnapshotPath("nightly"), (dir_ / "snapshots" / "nightly").string());
   EXPECT_EQ(data.SnapshotTempPath("nightly"), (dir_ / "snapshots" / "nightly~tmp").string());
   EXPECT_EQ(data.PathOf(DataDir::kParamsFile), (dir_ / "params").string());
+  EXPECT_EQ(DataDir::SigningKeyFileName(3), "signing_key.3");
+  EXPECT_EQ(DataDir::SigningPublicKeyFileName(3), "signing_key.3.pub");
 }
 
 TEST_F(DataDirTest, CreateMakesTheDirectoryAndItsParents) {
@@ -87,6 +89,41 @@ TEST_F(DataDirTest, KeyFilesArePrivateAndNeverOverwritten) {
   EXPECT_EQ(data.ReadKey(2).status().code(), absl::StatusCode::kDataLoss);
   EXPECT_EQ(ParseHashKey("\t" + Key('d').ToHex() + " \n")->Id(), Key('d').Id());
   EXPECT_EQ(ParseHashKey("abc").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(DataDirTest, SigningKeysArePrivateAndTheirPublicKeysOutliveThem) {
+  FaultFileSystem faulty((root_.path() / "trash").string());
+  DataDir data(dir_.string(), &faulty);
+  EXPECT_EQ(data.ReadSigningKey(1).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_OK(data.CreateSigningKey(1, "private 1\n"));
+  ASSERT_OK(data.WriteSigningPublicKey(1, "public 1\n"));
+  EXPECT_EQ(data.CreateSigningKey(1, "other").code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(data.ReadSigningKey(1).value(), "private 1\n");
+  EXPECT_EQ(data.ReadSigningPublicKey(1).value(), "public 1\n");
+  struct stat st;
+  ASSERT_EQ(stat((dir_ / "signing_key.1").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(stat((dir_ / "signing_key.1.pub").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
+
+  ASSERT_OK(data.CreateSigningKey(12, "private 12\n"));
+  std::ofstream(dir_ / "signing_key.05") << "not canonical";
+  std::ofstream(dir_ / "signing_key.x.pub") << "not a key file";
+  std::ofstream(dir_ / "signing_key.2.pub.tmp") << "a leftover temporary";
+  DataDir::SigningKeyFiles files = data.ListSigningKeys().value();
+  EXPECT_EQ(files.private_keys, (std::vector<uint64_t>{1, 12}));
+  EXPECT_EQ(files.public_keys, std::vector<uint64_t>{1});
+
+  // The private key is zeroed before it is unlinked; a power loss right after the unlink
+  // brings the name back, without the key. Its public key stays.
+  faulty.CrashAtOperation(faulty.operations() + 3);  // zero, unlink, sync
+  EXPECT_FALSE(data.RemoveSigningKey(1).ok());
+  ASSERT_OK(faulty.DropUnsyncedChanges());
+  EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "signing_key.1"), std::string(10, '\0'));
+  ASSERT_OK(data.RemoveSigningKey(1));
+  EXPECT_FALSE(fs::exists(dir_ / "signing_key.1"));
+  EXPECT_EQ(data.ReadSigningPublicKey(1).value(), "public 1\n");
+  ASSERT_OK(data.RemoveSigningKey(7)) << "an absent key is fine";
 }
 
 TEST_F(DataDirTest, ParamsRoundTripAsHex) {
