@@ -32,11 +32,21 @@ void FillRotation(const KeyRotationProgress& p, v1::KeyRotationStatus* out) {
   out->set_error(p.error);
 }
 
+void FillSigningKey(const SigningKeyInfo& k, v1::SigningKeyInfo* out) {
+  out->set_key_id(k.key_id);
+  out->set_public_key_pem(k.public_pem);
+  out->set_live(k.live);
+}
+
 }  // namespace
 
 AdminService::AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
-                           IndexGenerations* generations)
-    : authorizer_(authorizer), access_(access), usage_(usage), generations_(generations) {}
+                           IndexGenerations* generations, ReceiptSigner* receipts)
+    : authorizer_(authorizer),
+      access_(access),
+      usage_(usage),
+      generations_(generations),
+      receipts_(receipts) {}
 
 absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* context,
                                                      RequestLog* log) {
@@ -293,6 +303,36 @@ grpc::Status AdminService::SetBulkLoad(grpc::ServerContext* context,
   spdlog::info("bulk load {} in {:.1f} s", loading ? "on" : "off",
                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   response->set_bulk_loading(loading);
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status AdminService::ListSigningKeys(grpc::ServerContext* context,
+                                           const v1::ListSigningKeysRequest* /*request*/,
+                                           v1::ListSigningKeysResponse* response) {
+  RequestLog log("ListSigningKeys", context->peer());
+  // Any principal: a receipt's holder needs the public key to show the receipt to others.
+  auto caller = authorizer_->Authenticate(*context);
+  if (!caller.ok()) return log.Finish(caller.status());
+  log.set_principal(caller->name);
+  if (absl::Status token = usage_->Reserve(*caller, UsageCost{}).status(); !token.ok()) {
+    return log.Finish(token);
+  }
+  if (receipts_ == nullptr) return log.Finish(absl::UnavailableError("this server signs no receipts"));
+  for (const SigningKeyInfo& k : receipts_->Keys()) FillSigningKey(k, response->add_keys());
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status AdminService::RotateSigningKey(grpc::ServerContext* context,
+                                            const v1::RotateSigningKeyRequest* /*request*/,
+                                            v1::RotateSigningKeyResponse* response) {
+  RequestLog log("RotateSigningKey", context->peer());
+  auto caller = RequireAdmin(context, &log);
+  if (!caller.ok()) return log.Finish(caller.status());
+  if (receipts_ == nullptr) return log.Finish(absl::UnavailableError("this server signs no receipts"));
+  absl::StatusOr<SigningKeyInfo> rotated = receipts_->Rotate();
+  if (!rotated.ok()) return log.Finish(rotated.status());
+  spdlog::info("admin '{}' rotated the receipt signing key to {}", caller->name, rotated->key_id);
+  FillSigningKey(*rotated, response->mutable_key());
   return log.Finish(absl::OkStatus());
 }
 

@@ -2,7 +2,7 @@
 #define COPS_SERVER_ADMIN_SERVICE_H_
 
 // The gRPC Admin service (proto/cops_admin.proto): principals, API keys, collections, the
-// audit trail, snapshots and key rotation. Each handler authenticates and authorizes through the
+// audit trail, snapshots, key rotation and the receipt signing keys. Each handler authenticates and authorizes through the
 // Authorizer (so in --auth=off loopback mode the open authorizer lets local callers prepare
 // principals), takes a rate token from the UsageLedger, then calls AccessControl or the live
 // index generation (IndexGenerations).
@@ -17,6 +17,7 @@
 #include "server/access_control.h"
 #include "server/authorizer.h"
 #include "server/index_generations.h"
+#include "server/receipt_signer.h"
 #include "server/request_log.h"
 #include "server/usage_ledger.h"
 
@@ -28,9 +29,10 @@ class AdminService final : public v1::Admin::Service {
   // need the index (an owner's QueryAudit, CreateSnapshot, RotateKey, GetKeyRotationStatus,
   // SetBulkLoad) then answer UNAVAILABLE. CreateSnapshot writes a complete data directory
   // under the snapshots/ of the generations' data directory, whose access store `access`
-  // must hold (IndexGenerations::WriteSnapshot).
+  // must hold (IndexGenerations::WriteSnapshot). `receipts` may be null: the signing key
+  // RPCs then answer UNAVAILABLE.
   AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
-               IndexGenerations* generations);
+               IndexGenerations* generations, ReceiptSigner* receipts = nullptr);
 
   grpc::Status CreatePrincipal(grpc::ServerContext* context,
                                const v1::CreatePrincipalRequest* request,
@@ -63,6 +65,12 @@ class AdminService final : public v1::Admin::Service {
                                     v1::GetKeyRotationStatusResponse* response) override;
   grpc::Status SetBulkLoad(grpc::ServerContext* context, const v1::SetBulkLoadRequest* request,
                            v1::SetBulkLoadResponse* response) override;
+  grpc::Status ListSigningKeys(grpc::ServerContext* context,
+                               const v1::ListSigningKeysRequest* request,
+                               v1::ListSigningKeysResponse* response) override;
+  grpc::Status RotateSigningKey(grpc::ServerContext* context,
+                                const v1::RotateSigningKeyRequest* request,
+                                v1::RotateSigningKeyResponse* response) override;
 
  private:
   // The caller when it is an admin within its rate limit (named in `log`); UNAUTHENTICATED /
@@ -74,6 +82,7 @@ class AdminService final : public v1::Admin::Service {
   AccessControl* const access_;
   UsageLedger* const usage_;
   IndexGenerations* const generations_;
+  ReceiptSigner* const receipts_;
 };
 
 }  // namespace cops

@@ -8,6 +8,7 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "core/detect.h"
+#include "core/hash_key.h"
 #include "core/scratch.h"
 #include "core/status_macros.h"
 
@@ -181,7 +182,30 @@ absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view conte
   RegisterResultInfo result;
   COPS_RETURN_IF_ERROR(PrepareRegistration(content, format, metadata, &fp, &record, &result));
   COPS_ASSIGN_OR_RETURN(result.outcome, index_->Register(record, fp, content, log_sequence));
+  COPS_RETURN_IF_ERROR(DescribeRegistered(content, record, &result));
   return result;
+}
+
+absl::Status CopyDetector::DescribeRegistered(std::string_view content,
+                                              const DocumentRecord& prepared,
+                                              RegisterResultInfo* result) const {
+  const DocId id = result->outcome.id;
+  if (result->outcome.created) {
+    result->record = prepared;
+    result->record.id = id;
+    result->content_sha256 = Sha256(content);
+    return absl::OkStatus();
+  }
+  // An existing document: what the index holds, not what was sent (a retry by external id
+  // may have sent other bytes; a duplicate has the same text, maybe other bytes).
+  COPS_ASSIGN_OR_RETURN(result->record, index_->GetDocument(id));
+  absl::StatusOr<std::string> stored = index_->GetText(id);
+  if (stored.ok()) {
+    result->content_sha256 = Sha256(*stored);
+  } else if (stored.status().code() != absl::StatusCode::kNotFound) {
+    return stored.status();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
@@ -218,7 +242,12 @@ absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
       (*out)[i] = outcomes[j].status();
     } else {
       results[i].outcome = *outcomes[j];
-      (*out)[i] = std::move(results[i]);
+      absl::Status described = DescribeRegistered(inputs[i].content, records[i], &results[i]);
+      if (described.ok()) {
+        (*out)[i] = std::move(results[i]);
+      } else {
+        (*out)[i] = described;
+      }
     }
   }
   return written;

@@ -12,6 +12,7 @@
 // Thread-safety: safe for concurrent use from many threads (the Fingerprinter is immutable,
 // the Index is thread-safe, scratch buffers are per thread).
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -50,6 +51,14 @@ struct RegisterResultInfo {
   uint32_t stored_chunks = 0;
   DocumentFormat format = DocumentFormat::kText;  // the format actually parsed
   std::string charset;
+  // The record of the document outcome.id names, as the index holds it: the new document's,
+  // or, when an existing document was returned, that document's (its metadata, text digest
+  // and original registration time).
+  DocumentRecord record;
+  // SHA-256 of that document's bytes as registered: of the input for a new document, of the
+  // stored bytes for an existing one; std::nullopt when those were not stored
+  // (IndexOptions::store_texts off).
+  std::optional<std::array<uint8_t, 32>> content_sha256;
 };
 
 // One document of CopyDetector::RegisterBatch; the views must outlive the call.
@@ -150,6 +159,10 @@ class CopyDetector {
   absl::Status PrepareRegistration(std::string_view content, DocumentFormat format,
                                    const DocumentRecord& metadata, DocumentFingerprint* fp,
                                    DocumentRecord* record, RegisterResultInfo* result) const;
+  // Fills result->record and result->content_sha256 once result->outcome is known;
+  // `prepared` is the record PrepareRegistration made of `content`.
+  absl::Status DescribeRegistered(std::string_view content, const DocumentRecord& prepared,
+                                  RegisterResultInfo* result) const;
 
   Index* const index_;
   const std::unique_ptr<Fingerprinter> fingerprinter_;

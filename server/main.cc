@@ -29,6 +29,7 @@
 #include "server/log_replica.h"
 #include "server/metrics.h"
 #include "server/open_authorizer.h"
+#include "server/receipt_signer.h"
 #include "server/request_log.h"
 #include "server/server_config.h"
 #include "server/service.h"
@@ -229,9 +230,13 @@ int Run(int argc, char** argv) {
   absl::StatusOr<LogRole> log_role = StartLogRole(config, generations->get());
   if (!log_role.ok()) return Fail(log_role.status());
 
-  CopyDetectionService service(generations->get(), authorizer, &usage, &audit,
+  // Receipt signing keys (docs/receipts.md), created at first start.
+  absl::StatusOr<std::unique_ptr<ReceiptSigner>> receipts = ReceiptSigner::Open(data_dir);
+  if (!receipts.ok()) return Fail(receipts.status());
+
+  CopyDetectionService service(generations->get(), authorizer, &usage, &audit, receipts->get(),
                                log_role->writes.get());
-  AdminService admin(authorizer, access->get(), &usage, generations->get());
+  AdminService admin(authorizer, access->get(), &usage, generations->get(), receipts->get());
 
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
@@ -260,6 +265,7 @@ int Run(int argc, char** argv) {
               {"params", detector->params().Describe()},
               {"key_id", detector->params().key_id},
               {"generation", std::to_string((*generations)->Progress().generation)},
+              {"receipt_key_id", (*receipts)->Keys().back().key_id},
               {"tls", tls.enabled() ? "on" : "off"},
               {"auth", auth ? "on" : "off"},
               {"convert_worker", ConvertWorkerPath()},

@@ -225,11 +225,13 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
 
 CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
                                            Authorizer* authorizer, UsageLedger* usage,
-                                           AuditSink* audit, DocumentWrites* writes)
+                                           AuditSink* audit, ReceiptSigner* receipts,
+                                           DocumentWrites* writes)
     : generations_(generations),
       authorizer_(authorizer),
       usage_(usage),
       audit_(audit),
+      receipts_(receipts),
       writes_(writes),
       started_(std::chrono::steady_clock::now()) {}
 
@@ -248,7 +250,30 @@ namespace {
 // CopyDetectorOptions::bulk_window_documents).
 constexpr uint64_t kBulkWindowBytes = 16u << 20;
 
-void FillRegisterReply(const RegisterResultInfo& result, v1::RegisterDocumentReply* reply) {
+// What a receipt states about the document `result` names, registered under `params`.
+ReceiptFields ReceiptFieldsOf(const RegisterResultInfo& result, const ChunkingParams& params) {
+  const DocumentRecord& r = result.record;
+  ReceiptFields f;
+  f.doc_id = r.id;
+  if (result.content_sha256.has_value()) f.content_sha256 = Hex(*result.content_sha256);
+  f.text_sha256 = Hex(r.sha256);
+  f.size_bytes = r.size_bytes;
+  f.format = r.format;
+  f.chunking = params.Describe();
+  f.hash_key_id = params.key_id;
+  f.owner = r.owner;
+  f.collection = r.collection;
+  f.external_id = r.external_id;
+  f.registered_unix_micros = r.registered_unix_micros;
+  return f;
+}
+
+}  // namespace
+
+void CopyDetectionService::FillRegisterReply(const Principal& principal,
+                                             const RegisterResultInfo& result,
+                                             const ChunkingParams& params,
+                                             v1::RegisterDocumentReply* reply) const {
   reply->set_doc_id(result.outcome.id);
   reply->set_created(result.outcome.created);
   if (result.outcome.duplicate_of.has_value()) {
@@ -258,7 +283,26 @@ void FillRegisterReply(const RegisterResultInfo& result, v1::RegisterDocumentRep
   reply->set_stored_chunks(result.stored_chunks);
   reply->set_format(std::string(DocumentFormatName(result.format)));
   reply->set_charset(result.charset);
+  if (receipts_ == nullptr) return;
+  // An existing document's receipt names its owner and collection: only for callers who
+  // may read its record anyway.
+  if (!result.outcome.created &&
+      !AuthorizeExisting(*authorizer_, principal, Action::kReadDocument, result.record).ok()) {
+    return;
+  }
+  absl::StatusOr<SignedReceipt> receipt = receipts_->Sign(ReceiptFieldsOf(result, params));
+  if (!receipt.ok()) {  // the registration stands; only its receipt is missing
+    LogEvent(LogLevel::kError, "receipt_not_signed",
+             {{"doc_id", std::to_string(result.outcome.id)}, {"error", receipt.status().ToString()}});
+    return;
+  }
+  v1::Receipt* out = reply->mutable_receipt();
+  out->set_payload(std::move(receipt->payload));
+  out->set_signature(std::move(receipt->signature));
+  out->set_key_id(std::move(receipt->key_id));
 }
+
+namespace {
 
 void SetRegisterError(const absl::Status& status, v1::RegisterResult* result) {
   result->clear_reply();
@@ -295,17 +339,20 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
   COPS_ASSIGN_OR_RETURN(DocumentFormat format, FormatFromProto(doc.format()));
   COPS_ASSIGN_OR_RETURN(AdmittedRegistration admitted, AdmitRegistration(principal, doc));
   RegisterResultInfo result;
+  ChunkingParams params;
   if (writes_ != nullptr) {
     COPS_ASSIGN_OR_RETURN(result, writes_->Register(doc.content(), format, admitted.meta));
+    params = Detector()->params();
   } else {
     COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
       COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, admitted.meta));
+      params = detector.params();
       return absl::OkStatus();
     }));
   }
   // A duplicate (or a retry) creates nothing and uses no quota: the reservation is released.
   if (result.outcome.created) admitted.usage.Commit();
-  FillRegisterReply(result, reply);
+  FillRegisterReply(principal, result, params, reply);
   return absl::OkStatus();
 }
 
@@ -333,13 +380,16 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
   }
   std::vector<absl::StatusOr<RegisterResultInfo>> outcomes;
   absl::Status written;
+  ChunkingParams params;
   if (writes_ != nullptr) {
     // Through the log one event per document (batching publishes: docs/scale-out.md).
     for (const RegisterInput& in : inputs) {
       outcomes.push_back(writes_->Register(in.content, in.format, *in.metadata));
     }
+    params = Detector()->params();
   } else {
     written = Write([&](CopyDetector& detector) -> absl::Status {
+      params = detector.params();
       return detector.RegisterBatch(inputs, &outcomes);
     });
   }
@@ -347,7 +397,7 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
     v1::RegisterResult* result = results[input_of[j]];
     if (j < outcomes.size() && outcomes[j].ok()) {
       if (outcomes[j]->outcome.created) admitted[input_of[j]].usage.Commit();
-      FillRegisterReply(*outcomes[j], result->mutable_reply());
+      FillRegisterReply(principal, *outcomes[j], params, result->mutable_reply());
     } else {
       SetRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
     }

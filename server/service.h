@@ -19,6 +19,7 @@
 #include "server/copy_detector.h"
 #include "server/index_generations.h"
 #include "server/log_replica.h"
+#include "server/receipt_signer.h"
 #include "server/usage_ledger.h"
 
 namespace cops {
@@ -27,11 +28,13 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
  public:
   // Serves the live generation of `generations`, following key rotations: each call uses
   // one generation throughout; registrations and unregistrations go through
-  // IndexGenerations::WithWriter. None is owned; all must outlive the service.
-  // With `writes` (copsd --log / --follow, server/log_replica.h), registrations and
-  // unregistrations go through it instead of the local index; checks and reads stay local.
+  // IndexGenerations::WithWriter. Each registration's reply carries a receipt signed by
+  // `receipts` (none when it is null). With `writes` (copsd --log / --follow,
+  // server/log_replica.h), registrations and unregistrations go through it instead of the
+  // local index; checks and reads stay local. None is owned; all must outlive the service.
   CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
-                       UsageLedger* usage, AuditSink* audit, DocumentWrites* writes = nullptr);
+                       UsageLedger* usage, AuditSink* audit, ReceiptSigner* receipts = nullptr,
+                       DocumentWrites* writes = nullptr);
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
                                 const v1::RegisterDocumentRequest* request,
@@ -71,6 +74,9 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   absl::Status TakeToken(const Principal& principal);
   absl::Status RegisterOne(const Principal& principal, const v1::RegisterDocumentRequest& request,
                            v1::RegisterDocumentReply* reply);
+  // The reply of a registration under `params`, with its receipt (see Receipt in cops.proto).
+  void FillRegisterReply(const Principal& principal, const RegisterResultInfo& result,
+                         const ChunkingParams& params, v1::RegisterDocumentReply* reply) const;
   // Registers a window of a bulk stream with one index write, appending one result per
   // request (indexes first_index...) to `reply` and counting them.
   void RegisterWindow(const Principal& principal,
@@ -88,6 +94,7 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   Authorizer* const authorizer_;
   UsageLedger* const usage_;
   AuditSink* const audit_;
+  ReceiptSigner* const receipts_;
   DocumentWrites* const writes_;  // null: the local index takes writes
   const std::chrono::steady_clock::time_point started_;
 };

@@ -1,7 +1,7 @@
 // End to end through gRPC: the CopyDetection and Admin services over a real index with
 // access control on, as copsd runs them with --auth=on: each role allowed and refused per RPC,
 // collection isolation in reports and listings, privacy of registered text, revoked keys, rate
-// limits, quotas and the audit trail.
+// limits, quotas, the audit trail, and signed registration receipts.
 
 #include <algorithm>
 #include <filesystem>
@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
+#include "core/hash_key.h"
+#include "core/receipt.h"
+#include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/cops.grpc.pb.h"
@@ -17,6 +21,7 @@
 #include "server/access_control.h"
 #include "server/admin_service.h"
 #include "server/index_generations.h"
+#include "server/receipt_signer.h"
 #include "server/service.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"
@@ -43,10 +48,12 @@ class ServiceAccessTest : public ::testing::Test {
 
     usage_ = std::make_unique<UsageLedger>(access_->store());
     audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
+    ASSERT_OK_AND_ASSIGN(receipts_, ReceiptSigner::Open(DataDir(dir_.path().string()),
+                                                        [this] { return now_; }));
     service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get(),
-                                                      usage_.get(), audit_.get());
+                                                      usage_.get(), audit_.get(), receipts_.get());
     admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
-                                            generations_.get());
+                                            generations_.get(), receipts_.get());
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get(), admin_.get()}));
     stub_ = server_->NewStub<v1::CopyDetection>();
     admin_stub_ = server_->NewStub<v1::Admin>();
@@ -72,7 +79,8 @@ class ServiceAccessTest : public ::testing::Test {
 
   grpc::Status Register(const std::string& key, const std::string& text,
                         const std::string& collection, uint64_t* id = nullptr,
-                        v1::DocumentFormat format = v1::DOCUMENT_FORMAT_TEXT) {
+                        v1::DocumentFormat format = v1::DOCUMENT_FORMAT_TEXT,
+                        v1::RegisterDocumentReply* reply_out = nullptr) {
     grpc::ClientContext ctx;
     testing::PrepareCall(&ctx, key);
     v1::RegisterDocumentRequest req;
@@ -83,6 +91,7 @@ class ServiceAccessTest : public ::testing::Test {
     v1::RegisterDocumentReply reply;
     grpc::Status s = stub_->RegisterDocument(&ctx, req, &reply);
     if (id != nullptr) *id = reply.doc_id();
+    if (reply_out != nullptr) *reply_out = reply;
     return s;
   }
 
@@ -128,11 +137,28 @@ class ServiceAccessTest : public ::testing::Test {
     return stub_->GetStats(&ctx, v1::GetStatsRequest(), &reply);
   }
 
+  // The public keys the caller `key` is given by Admin.ListSigningKeys.
+  std::vector<VerifyingKey> SigningKeys(const std::string& key) {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, key);
+    v1::ListSigningKeysResponse keys;
+    EXPECT_OK(admin_stub_->ListSigningKeys(&ctx, v1::ListSigningKeysRequest(), &keys));
+    std::vector<VerifyingKey> out;
+    for (const v1::SigningKeyInfo& k : keys.keys()) {
+      absl::StatusOr<VerifyingKey> parsed = VerifyingKey::FromPem(k.public_key_pem());
+      EXPECT_OK(parsed);
+      if (parsed.ok()) out.push_back(*parsed);
+    }
+    return out;
+  }
+
+  int64_t now_ = 1738368000000000;  // the receipts' clock
   testing::TempDir dir_{"svc_access"};
   std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<AccessControl> access_;
   std::unique_ptr<UsageLedger> usage_;
   std::unique_ptr<AuditSink> audit_;
+  std::unique_ptr<ReceiptSigner> receipts_;
   std::unique_ptr<CopyDetectionService> service_;
   std::unique_ptr<AdminService> admin_;
   std::unique_ptr<testing::TestServer> server_;  // stops before the services go
@@ -381,6 +407,121 @@ TEST_F(ServiceAccessTest, TextSharedWithATemplateCollectionNeverCountsAgainstACh
   ASSERT_OK(Check(admin_key_, text, {}, &reply));
   EXPECT_TRUE(reply.violation());
   EXPECT_EQ(reply.excluded_size(), 0);
+SignedReceipt ReceiptOf(const v1::RegisterDocumentReply& reply) {
+  return SignedReceipt{reply.receipt().payload(), reply.receipt().signature(),
+                       reply.receipt().key_id()};
+}
+
+std::string Sha256Hex(std::string_view bytes) {
+  const std::array<uint8_t, 32> digest = Sha256(bytes);
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+}
+
+TEST_F(ServiceAccessTest, ARegistrationReturnsAReceiptThatVerifiesOffline) {
+  const std::string text = Prose(70, 200);
+  v1::RegisterDocumentReply reply;
+  ASSERT_OK(Register(acm_key_, text, "acm", nullptr, v1::DOCUMENT_FORMAT_TEXT, &reply));
+  ASSERT_TRUE(reply.has_receipt());
+  // Any principal may fetch the public keys, the checker too.
+  ASSERT_OK_AND_ASSIGN(ReceiptFields fields, VerifyReceipt(ReceiptOf(reply), SigningKeys(pc_key_)));
+
+  v1::GetDocumentReply get;
+  ASSERT_OK(Get(admin_key_, reply.doc_id(), false, &get));
+  grpc::ClientContext ctx;
+  testing::PrepareCall(&ctx, admin_key_);
+  v1::GetStatsReply stats;
+  ASSERT_OK(stub_->GetStats(&ctx, v1::GetStatsRequest(), &stats));
+  EXPECT_EQ(fields.doc_id, reply.doc_id());
+  EXPECT_EQ(fields.content_sha256, Sha256Hex(text));
+  EXPECT_EQ(fields.text_sha256, get.document().sha256());
+  EXPECT_EQ(fields.size_bytes, text.size());
+  EXPECT_EQ(fields.format, "text");
+  EXPECT_EQ(fields.chunking, stats.chunking());
+  EXPECT_EQ(fields.hash_key_id, stats.key_id());
+  EXPECT_EQ(fields.owner, "acm-press");
+  EXPECT_EQ(fields.collection, "acm");
+  EXPECT_EQ(fields.registered_unix_micros, get.document().registered_unix_micros());
+  EXPECT_EQ(fields.issued_unix_micros, now_);
+  EXPECT_EQ(fields.signing_key_id, reply.receipt().key_id());
+  EXPECT_THAT(reply.receipt().payload(), ::testing::Not(::testing::HasSubstr("Secret title")));
+}
+
+TEST_F(ServiceAccessTest, ARepeatedRegistrationGetsTheExistingDocumentsReceiptIfItMayReadIt) {
+  const std::string text = Prose(71, 200);
+  v1::RegisterDocumentReply first, again, other_owner, other_tenant;
+  ASSERT_OK(Register(acm_key_, text, "acm", nullptr, v1::DOCUMENT_FORMAT_TEXT, &first));
+  now_ += 60000000;
+  ASSERT_OK(Register(acm_key_, text, "acm", nullptr, v1::DOCUMENT_FORMAT_TEXT, &again));
+  EXPECT_FALSE(again.created());
+  ASSERT_OK_AND_ASSIGN(ReceiptFields a, VerifyReceipt(ReceiptOf(first), SigningKeys(acm_key_)));
+  ASSERT_OK_AND_ASSIGN(ReceiptFields b, VerifyReceipt(ReceiptOf(again), SigningKeys(acm_key_)));
+  // The same document and registration time; only the issue time is this call's.
+  EXPECT_EQ(b.doc_id, a.doc_id);
+  EXPECT_EQ(b.registered_unix_micros, a.registered_unix_micros);
+  EXPECT_EQ(b.content_sha256, a.content_sha256);
+  EXPECT_EQ(b.issued_unix_micros, a.issued_unix_micros + 60000000);
+
+  // Another owner of the same collection may read the record: the receipt of the original.
+  ASSERT_OK(Register(acm2_key_, text, "acm", nullptr, v1::DOCUMENT_FORMAT_TEXT, &other_owner));
+  EXPECT_EQ(other_owner.duplicate_of(), first.doc_id());
+  ASSERT_OK_AND_ASSIGN(ReceiptFields c,
+                       VerifyReceipt(ReceiptOf(other_owner), SigningKeys(acm2_key_)));
+  EXPECT_EQ(c.owner, "acm-press");
+  // Another tenant may not: no receipt, which would name acm's owner and collection.
+  ASSERT_OK(Register(ieee_key_, text, "ieee", nullptr, v1::DOCUMENT_FORMAT_TEXT, &other_tenant));
+  EXPECT_EQ(other_tenant.duplicate_of(), first.doc_id());
+  EXPECT_FALSE(other_tenant.has_receipt());
+}
+
+TEST_F(ServiceAccessTest, EachDocumentOfABulkRegistrationHasItsReceipt) {
+  grpc::ClientContext ctx;
+  testing::PrepareCall(&ctx, acm_key_);
+  v1::RegisterDocumentsReply reply;
+  std::unique_ptr<grpc::ClientWriter<v1::RegisterDocumentRequest>> writer =
+      stub_->RegisterDocuments(&ctx, &reply);
+  const std::vector<std::string> texts = {Prose(72, 200), Prose(73, 200), Prose(72, 200)};
+  for (const std::string& text : texts) {
+    v1::RegisterDocumentRequest req;
+    req.mutable_document()->set_content(text);
+    req.mutable_document()->mutable_metadata()->set_collection("acm");
+    ASSERT_TRUE(writer->Write(req));
+  }
+  ASSERT_TRUE(writer->WritesDone());
+  ASSERT_OK(writer->Finish());
+  ASSERT_EQ(reply.results_size(), 3);
+  const std::vector<VerifyingKey> keys = SigningKeys(acm_key_);
+  for (int i = 0; i < 3; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_OK_AND_ASSIGN(ReceiptFields f, VerifyReceipt(ReceiptOf(reply.results(i).reply()), keys));
+    EXPECT_EQ(f.doc_id, reply.results(i).reply().doc_id());
+    EXPECT_EQ(f.content_sha256, Sha256Hex(texts[i]));
+  }
+  EXPECT_EQ(reply.results(2).reply().doc_id(), reply.results(0).reply().doc_id());
+}
+
+TEST_F(ServiceAccessTest, OnlyAdminsRotateTheSigningKeyAndOldReceiptsStillVerify) {
+  v1::RegisterDocumentReply before, after;
+  ASSERT_OK(Register(acm_key_, Prose(74, 200), "acm", nullptr, v1::DOCUMENT_FORMAT_TEXT, &before));
+  v1::RotateSigningKeyResponse rotated;
+  {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, acm_key_);
+    EXPECT_EQ(admin_stub_->RotateSigningKey(&ctx, v1::RotateSigningKeyRequest(), &rotated)
+                  .error_code(),
+              kDenied);
+  }
+  grpc::ClientContext ctx;
+  testing::PrepareCall(&ctx, admin_key_);
+  ASSERT_OK(admin_stub_->RotateSigningKey(&ctx, v1::RotateSigningKeyRequest(), &rotated));
+  EXPECT_TRUE(rotated.key().live());
+  EXPECT_NE(rotated.key().key_id(), before.receipt().key_id());
+  ASSERT_OK(Register(acm_key_, Prose(75, 200), "acm", nullptr, v1::DOCUMENT_FORMAT_TEXT, &after));
+  EXPECT_EQ(after.receipt().key_id(), rotated.key().key_id());
+  const std::vector<VerifyingKey> keys = SigningKeys(acm_key_);
+  EXPECT_EQ(keys.size(), 2u);
+  EXPECT_OK(VerifyReceipt(ReceiptOf(before), keys));
+  EXPECT_OK(VerifyReceipt(ReceiptOf(after), keys));
 }
 
 }  // namespace
