@@ -47,6 +47,7 @@ struct AdminArgs {
   bool status_only = false;
   bool wait = false;
   std::string bulk_action;
+  std::string signing_key_id;
 };
 
 class Runner {
@@ -420,6 +421,54 @@ void AddIndexCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
   });
 }
 
+void PrintSigningKey(bool as_json, const v1::SigningKeyInfo& k) {
+  if (as_json) {
+    std::cout << json{{"key_id", k.key_id()}, {"live", k.live()},
+                      {"public_key_pem", k.public_key_pem()}}.dump()
+              << "\n";
+  } else {
+    // A comment line before each PEM block: PEM readers (openssl, cops verify-receipt) skip it.
+    std::cout << "# key_id " << k.key_id() << (k.live() ? " live" : " retired") << "\n"
+              << k.public_key_pem();
+  }
+}
+
+// `admin public-key`, `admin rotate-signing-key`: the receipt signing keys (docs/receipts.md).
+void AddSigningKeyCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
+                           const std::shared_ptr<Runner>& run) {
+  CLI::App* show = admin->add_subcommand(
+      "public-key", "Print the public keys that verify registration receipts (PEM)");
+  show->add_option("--key-id", args->signing_key_id, "Only this key (e.g. a receipt's key_id)");
+  show->callback([args, run] {
+    v1::ListSigningKeysResponse resp;
+    if (!run->Call(&v1::Admin::Stub::ListSigningKeys, v1::ListSigningKeysRequest(), &resp)) {
+      return;
+    }
+    bool found = false;
+    for (const v1::SigningKeyInfo& k : resp.keys()) {
+      if (!args->signing_key_id.empty() && k.key_id() != args->signing_key_id) continue;
+      found = true;
+      PrintSigningKey(run->json(), k);
+    }
+    if (!found) {
+      std::cerr << "cops admin: NOT_FOUND: the server has no signing key "
+                << args->signing_key_id << "\n";
+      run->SetExit(2);
+    }
+  });
+
+  CLI::App* rotate = admin->add_subcommand(
+      "rotate-signing-key",
+      "Make a new receipt signing key live (old receipts stay verifiable)");
+  rotate->callback([run] {
+    v1::RotateSigningKeyResponse resp;
+    if (!run->Call(&v1::Admin::Stub::RotateSigningKey, v1::RotateSigningKeyRequest(), &resp)) {
+      return;
+    }
+    PrintSigningKey(run->json(), resp.key());
+  });
+}
+
 }  // namespace
 
 void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
@@ -433,6 +482,7 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
   AddCollectionCommands(admin, args, run);
   AddAuditCommand(admin, args, run);
   AddIndexCommands(admin, args, run);
+  AddSigningKeyCommands(admin, args, run);
 }
 
 }  // namespace cops

@@ -15,6 +15,8 @@
 //   cops admin snapshot NAME              (a data directory copsd starts on: storage/snapshot.h)
 //   cops admin rotate-key [--drop-documents-without-text] [--wait]   (chunk-hashing key)
 //   cops admin rotate-key --status [--wait]
+//   cops admin public-key [--key-id ID]     receipt signing keys, PEM (any principal)
+//   cops admin rotate-signing-key           a new live receipt signing key
 //
 // A new API key is printed once, on stdout; the server keeps only a salted hash of it.
 // With --json each command prints one JSON object. Exit codes: 0 done, 2 error (message on

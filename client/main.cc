@@ -15,6 +15,8 @@
 //                      (client/compare.h); --no-corpus --register-into
 //                      --min-passage-units --threads --collection... --format --html FILE
 //   unregister ID | get ID [--content] | list [--collection] | stats
+//   register --receipt-dir DIR, verify-receipt FILE --public-key KEYS [--document PATH]:
+//                      signed registration receipts (client/receipt_commands.h)
 //   bench              load generator (client/load_generator.h)
 //   admin ...          client/admin_commands.h
 //
@@ -45,6 +47,7 @@
 #include "client/client.h"
 #include "client/client_security.h"
 #include "client/load_generator.h"
+#include "client/receipt_commands.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 
@@ -79,6 +82,7 @@ absl::StatusOr<std::unique_ptr<Client>> Connect(const Globals& g) {
 struct RegisterArgs {
   std::vector<std::string> paths;
   std::string title, author, owner, collection, external_id, format = "auto";
+  std::string receipt_dir;  // save each document's receipt here (client/receipt_commands.h)
 };
 
 int RunRegister(const Globals& g, const RegisterArgs& a) {
@@ -110,6 +114,11 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     }
     std::cout << (g.json ? RegisterJsonLine(path, *reply) : RegisterLine(path, *reply)) << "\n";
     std::cout.flush();
+    if (a.receipt_dir.empty()) return;
+    if (absl::StatusOr<std::string> saved = SaveReceipt(a.receipt_dir, *reply); !saved.ok()) {
+      std::cerr << "cops register: " << path << ": " << saved.status().message() << "\n";
+      exit_code = kExitError;
+    }
   };
   auto make_document = [&](const std::string& path, std::string content) {
     v1::Document doc;
@@ -544,6 +553,8 @@ int Main(int argc, char** argv) {
   register_cmd->add_option("--external-id", reg.external_id, "Your id of the (single) document");
   register_cmd->add_option("--format", reg.format, "auto|text|html|email|pdf|docx|odt|latex|markdown")
       ->capture_default_str();
+  register_cmd->add_option("--receipt-dir", reg.receipt_dir,
+                           "Save each document's signed receipt here as <doc_id>.receipt.json");
 
   CheckArgs chk;
   CLI::App* check_cmd =
@@ -611,6 +622,9 @@ int Main(int argc, char** argv) {
   CLI::App* health_cmd = app.add_subcommand(
       "health", "gRPC health check: exit 0 when the server is SERVING (container probes)");
 
+  VerifyReceiptArgs verify;
+  CLI::App* verify_cmd = AddVerifyReceiptCommand(&app, &verify);
+
   LoadOptions load;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Load generator: concurrent register and check");
   AddLoadFlags(bench_cmd, &load);
@@ -650,6 +664,10 @@ int Main(int argc, char** argv) {
   if (list_cmd->parsed()) return RunList(g, collection, limit);
   if (stats_cmd->parsed()) return RunStats(g);
   if (health_cmd->parsed()) return RunHealth(g);
+  if (verify_cmd->parsed()) {
+    verify.json = g.json;
+    return RunVerifyReceipt(verify, std::cout, std::cerr);
+  }
   if (bench_cmd->parsed()) {
     absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
     if (!client.ok()) return Fail("bench", client.status());

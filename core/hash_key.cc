@@ -88,4 +88,9 @@ std::array<uint8_t, 32> Sha256(std::string_view data) {
   return out;
 }
 
+std::string Sha256Hex(std::string_view data) {
+  const std::array<uint8_t, 32> digest = Sha256(data);
+  return ToHexString(digest.data(), digest.size());
+}
+
 }  // namespace cops

@@ -43,6 +43,8 @@ uint64_t KeyedHash(const HashKey& key, std::string_view data);
 
 // SHA-256 of `data` (OpenSSL), 32 raw bytes.
 std::array<uint8_t, 32> Sha256(std::string_view data);
+// The same as 64 lowercase hex digits.
+std::string Sha256Hex(std::string_view data);
 
 }  // namespace cops
 

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/escaping.h"
 #include "core/hash_key.h"
 #include "core/receipt.h"
 #include "gmock/gmock.h"
@@ -410,12 +409,6 @@ TEST_F(ServiceAccessTest, TextSharedWithATemplateCollectionNeverCountsAgainstACh
 SignedReceipt ReceiptOf(const v1::RegisterDocumentReply& reply) {
   return SignedReceipt{reply.receipt().payload(), reply.receipt().signature(),
                        reply.receipt().key_id()};
-}
-
-std::string Sha256Hex(std::string_view bytes) {
-  const std::array<uint8_t, 32> digest = Sha256(bytes);
-  return absl::BytesToHexString(
-      absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
 }
 
 TEST_F(ServiceAccessTest, ARegistrationReturnsAReceiptThatVerifiesOffline) {
