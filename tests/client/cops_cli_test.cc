@@ -621,6 +621,116 @@ TEST_F(CopsCliTest, RotateKeyKeepsEveryDocumentFindableUnderTheNewKey) {
   EXPECT_EQ(Documents(), Corpus().size());
 }
 
+// The shell lines of docs/receipts.md between its receipt-check markers.
+std::string DocumentedReceiptCheck() {
+  const std::string doc =
+      testing::ReadFileOrEmpty(fs::path(COPS_SOURCE_DIR) / "docs" / "receipts.md");
+  const size_t begin = doc.find("<!-- receipt-check: begin -->\n```sh\n");
+  const size_t end = doc.find("```\n<!-- receipt-check: end -->");
+  if (begin == std::string::npos || end == std::string::npos || end < begin) return "";
+  const size_t from = doc.find("```sh\n", begin) + 6;
+  return doc.substr(from, end - from);
+}
+
+// `cops register --receipt-dir`, then `cops verify-receipt` (exit 0, 1 and 2) and the
+// openssl command line of docs/receipts.md on the same receipt.
+TEST_F(CopsCliTest, ReceiptsVerifyOfflineWithCopsAndWithOpenssl) {
+  StartServer();
+  const fs::path document = dir_ / "corpus" / "0.txt";
+  CliRun reg = Cops({"register", "--receipt-dir", (dir_ / "receipts").string(), document.string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  const fs::path receipt = dir_ / "receipts" / "1.receipt.json";
+  ASSERT_TRUE(fs::exists(receipt)) << reg.out;
+  const std::string key_id = json::parse(testing::ReadFileOrEmpty(receipt))["key_id"];
+  CliRun keys = Cops({"admin", "public-key"});
+  ASSERT_EQ(keys.exit_code, 0) << keys.err;
+  EXPECT_EQ(keys.out.rfind("# key_id " + key_id + " live\n-----BEGIN PUBLIC KEY-----", 0), 0u)
+      << keys.out;
+  WriteFile(dir_ / "keys.pem", keys.out);
+  const std::string pem = (dir_ / "keys.pem").string();
+
+  CliRun ok = Cops({"verify-receipt", receipt.string(), "--public-key", pem, "--document",
+                    document.string()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("VALID: signed by key " + key_id), std::string::npos) << ok.out;
+  CliRun other = Cops({"verify-receipt", receipt.string(), "--public-key", pem, "--document",
+                       (dir_ / "corpus" / "1.txt").string()});
+  EXPECT_EQ(other.exit_code, 1) << other.out << other.err;
+  EXPECT_NE(other.out.find("is not the registered document"), std::string::npos) << other.out;
+  std::string forged = testing::ReadFileOrEmpty(receipt);
+  const size_t at = forged.find(R"(\"doc_id\":1,)");
+  ASSERT_NE(at, std::string::npos) << forged;
+  forged.replace(at, 12, R"(\"doc_id\":2,)");
+  WriteFile(dir_ / "forged.json", forged);
+  CliRun bad = Cops({"verify-receipt", (dir_ / "forged.json").string(), "--public-key", pem});
+  EXPECT_EQ(bad.exit_code, 1) << bad.out << bad.err;
+  EXPECT_NE(bad.out.find("INVALID: the signature does not verify"), std::string::npos) << bad.out;
+  EXPECT_EQ(Cops({"verify-receipt", (dir_ / "missing.json").string(), "--public-key", pem})
+                .exit_code,
+            2);
+  EXPECT_EQ(Cops({"verify-receipt", receipt.string()}).exit_code, 2) << "--public-key is required";
+
+  // The documented openssl lines, verbatim, on the receipt and on the forged one.
+  const std::string check = DocumentedReceiptCheck();
+  ASSERT_NE(check.find("openssl pkeyutl -verify"), std::string::npos) << check;
+  CliRun pub = Cops({"admin", "public-key", "--key-id", key_id});
+  ASSERT_EQ(pub.exit_code, 0) << pub.err;
+  const fs::path work = dir_ / "third-party";
+  WriteFile(work / "pub.pem", pub.out);
+  auto run_check = [&](const fs::path& file) {
+    fs::copy_file(file, work / "1.receipt.json", fs::copy_options::overwrite_existing);
+    const pid_t pid = Spawn({"sh", "-c", "cd '" + work.string() + "' && " + check}, {},
+                            work / "out", work / "out");
+    return CliRun{WaitExit(pid), testing::ReadFileOrEmpty(work / "out"), ""};
+  };
+  CliRun verified = run_check(receipt);
+  EXPECT_EQ(verified.exit_code, 0) << verified.out;
+  EXPECT_EQ(verified.out, key_id + "\nSignature Verified Successfully\n");
+  CliRun refused = run_check(dir_ / "forged.json");
+  EXPECT_NE(refused.exit_code, 0) << refused.out;
+  EXPECT_NE(refused.out.find("Signature Verification Failure"), std::string::npos) << refused.out;
+}
+
+// The signing key is created once and kept across restarts; after a rotation, receipts of
+// both keys verify against `cops admin public-key`.
+TEST_F(CopsCliTest, SigningKeySurvivesRestartAndRotationKeepsOldReceiptsValid) {
+  StartServer();
+  const std::string receipts = (dir_ / "receipts").string();
+  ASSERT_EQ(Cops({"register", "--receipt-dir", receipts, (dir_ / "corpus" / "0.txt").string()})
+                .exit_code,
+            0);
+  ASSERT_EQ(StopServer(), 0) << testing::ReadFileOrEmpty(dir_ / "copsd.log");
+  StartServer();
+  ASSERT_EQ(Cops({"register", "--receipt-dir", receipts, (dir_ / "corpus" / "1.txt").string()})
+                .exit_code,
+            0);
+  auto key_of = [&](int id) {
+    return json::parse(testing::ReadFileOrEmpty(dir_ / "receipts" /
+                                                (std::to_string(id) + ".receipt.json")))["key_id"]
+        .get<std::string>();
+  };
+  EXPECT_EQ(key_of(2), key_of(1)) << "the same key after the restart";
+
+  CliRun rotated = Cops({"--json", "admin", "rotate-signing-key"});
+  ASSERT_EQ(rotated.exit_code, 0) << rotated.err;
+  const std::string new_key = json::parse(rotated.out)["key_id"];
+  EXPECT_NE(new_key, key_of(1));
+  ASSERT_EQ(Cops({"register", "--receipt-dir", receipts, (dir_ / "corpus" / "2.txt").string()})
+                .exit_code,
+            0);
+  EXPECT_EQ(key_of(3), new_key);
+  CliRun keys = Cops({"admin", "public-key"});
+  ASSERT_EQ(keys.exit_code, 0) << keys.err;
+  EXPECT_NE(keys.out.find("# key_id " + key_of(1) + " retired"), std::string::npos) << keys.out;
+  WriteFile(dir_ / "keys.pem", keys.out);
+  for (int id : {1, 2, 3}) {
+    CliRun v = Cops({"verify-receipt", (dir_ / "receipts" / (std::to_string(id) + ".receipt.json")).string(),
+                     "--public-key", (dir_ / "keys.pem").string(), "--document",
+                     (dir_ / "corpus" / (std::to_string(id - 1) + ".txt")).string()});
+    EXPECT_EQ(v.exit_code, 0) << id << ": " << v.out << v.err;
+  }
+}
+
 // `cops admin bulk-load begin` defers compaction (stats say so, level-0 files pile up),
 // registrations and checks work meanwhile, and `... end` compacts them all away.
 TEST_F(CopsCliTest, BulkLoadBeginAndEndKeepEveryDocumentFindable) {
