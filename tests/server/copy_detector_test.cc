@@ -196,6 +196,60 @@ TEST_F(CopyDetectorTest, SameTextTwiceIsADuplicate) {
   EXPECT_EQ(detector_->Stats().documents, Corpus().size());
 }
 
+// What a receipt states: the record and bytes of the document the outcome names, which for
+// a repeated text is the existing document, not what was sent.
+TEST_F(CopyDetectorTest, ARegistrationDescribesTheDocumentItNames) {
+  DocumentRecord meta;
+  meta.owner = "someone-else";
+  const std::string text = "A fresh text of its own, long enough to make a few chunks of words.";
+  ASSERT_OK_AND_ASSIGN(RegisterResultInfo created,
+                       detector_->Register(text, DocumentFormat::kText, meta));
+  ASSERT_TRUE(created.outcome.created);
+  ASSERT_OK_AND_ASSIGN(DocumentRecord stored, detector_->Get(created.outcome.id));
+  EXPECT_EQ(created.record.id, created.outcome.id);
+  EXPECT_EQ(created.record.owner, "someone-else");
+  EXPECT_EQ(created.record.sha256, stored.sha256);
+  EXPECT_EQ(created.record.registered_unix_micros, stored.registered_unix_micros);
+  EXPECT_EQ(created.content_sha256, Sha256(text));
+
+  // The same canonical text in other bytes: the original document, its owner and bytes.
+  ASSERT_OK_AND_ASSIGN(DocumentRecord original, detector_->Get(ids_[1]));
+  ASSERT_OK_AND_ASSIGN(RegisterResultInfo again,
+                       detector_->Register(std::string(Corpus()[1].body) + "\n\n",
+                                           DocumentFormat::kText, meta));
+  ASSERT_FALSE(again.outcome.created);
+  EXPECT_EQ(again.record.id, ids_[1]);
+  EXPECT_EQ(again.record.owner, Corpus()[1].owner);
+  EXPECT_EQ(again.record.registered_unix_micros, original.registered_unix_micros);
+  EXPECT_EQ(again.content_sha256, Sha256(Corpus()[1].body));
+
+  // The bulk path says the same.
+  const std::vector<RegisterInput> inputs = {{text, DocumentFormat::kText, &meta}};
+  std::vector<absl::StatusOr<RegisterResultInfo>> out;
+  ASSERT_OK(detector_->RegisterBatch(inputs, &out));
+  ASSERT_OK(out[0]);
+  EXPECT_EQ(out[0]->record.id, created.outcome.id);
+  EXPECT_EQ(out[0]->content_sha256, Sha256(text));
+}
+
+TEST_F(CopyDetectorTest, AnExistingDocumentWithoutStoredBytesHasNoContentDigest) {
+  IndexOptions options;
+  options.path = dir_.Join("no_texts");
+  options.params.key_id = key_->Id();
+  options.store_texts = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Index> index, Index::Open(options));
+  ASSERT_OK_AND_ASSIGN(auto detector, CopyDetector::Create(index.get(), *key_, {}));
+  const std::string text = Corpus()[0].body;
+  ASSERT_OK_AND_ASSIGN(RegisterResultInfo first,
+                       detector->Register(text, DocumentFormat::kText, DocumentRecord{}));
+  EXPECT_EQ(first.content_sha256, Sha256(text)) << "the bytes sent are the bytes registered";
+  ASSERT_OK_AND_ASSIGN(RegisterResultInfo again,
+                       detector->Register(text, DocumentFormat::kText, DocumentRecord{}));
+  EXPECT_FALSE(again.outcome.created);
+  EXPECT_EQ(again.record.id, first.outcome.id);
+  EXPECT_FALSE(again.content_sha256.has_value());
+}
+
 TEST_F(CopyDetectorTest, Windows1252IsDecodedAndSpansAreBytesOfTheFile) {
   const std::string cp1252 = testing_corpus::Windows1252Text();
   absl::StatusOr<RegisterResultInfo> reg =
