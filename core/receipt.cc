@@ -304,16 +304,26 @@ std::string EncodeReceiptPayload(const ReceiptFields& f) {
   return j.dump(-1, ' ', /*ensure_ascii=*/true, Json::error_handler_t::replace);
 }
 
-absl::StatusOr<ReceiptFields> DecodeReceiptPayload(std::string_view payload) {
-  const Json j = Json::parse(payload, nullptr, /*allow_exceptions=*/false);
+namespace {
+
+// The JSON object `text` (`what`, for messages) whose "receipt" field names kFormat.
+absl::StatusOr<Json> ParseReceiptObject(std::string_view text, const char* what) {
+  Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError("payload is not a JSON object (truncated?)");
+    return absl::InvalidArgumentError(StrCat(what, " is not a JSON object (truncated?)"));
   }
-  COPS_ASSIGN_OR_RETURN(const std::string format, StringField(j, "receipt", "payload"));
+  COPS_ASSIGN_OR_RETURN(const std::string format, StringField(j, "receipt", what));
   if (format != ReceiptFields::kFormat) {
-    return absl::InvalidArgumentError(StrCat("payload is a \"", format, "\", not a \"",
-                                             ReceiptFields::kFormat, "\""));
+    return absl::InvalidArgumentError(
+        StrCat(what, " is a \"", format, "\", not a \"", ReceiptFields::kFormat, "\""));
   }
+  return j;
+}
+
+}  // namespace
+
+absl::StatusOr<ReceiptFields> DecodeReceiptPayload(std::string_view payload) {
+  COPS_ASSIGN_OR_RETURN(const Json j, ParseReceiptObject(payload, "payload"));
   for (const auto& item : j.items()) {
     if (std::find(std::begin(kPayloadKeys), std::end(kPayloadKeys), item.key()) ==
         std::end(kPayloadKeys)) {
@@ -390,15 +400,7 @@ std::string EncodeReceiptFile(const SignedReceipt& receipt) {
 }
 
 absl::StatusOr<SignedReceipt> DecodeReceiptFile(std::string_view text) {
-  const Json j = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::InvalidArgumentError("not a receipt file: not a JSON object (truncated?)");
-  }
-  COPS_ASSIGN_OR_RETURN(const std::string format, StringField(j, "receipt", "the receipt file"));
-  if (format != ReceiptFields::kFormat) {
-    return absl::InvalidArgumentError(StrCat("the receipt file is a \"", format, "\", not a \"",
-                                             ReceiptFields::kFormat, "\""));
-  }
+  COPS_ASSIGN_OR_RETURN(const Json j, ParseReceiptObject(text, "the receipt file"));
   SignedReceipt receipt;
   COPS_ASSIGN_OR_RETURN(receipt.key_id, StringField(j, "key_id", "the receipt file"));
   COPS_ASSIGN_OR_RETURN(const std::string signature,

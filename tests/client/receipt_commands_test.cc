@@ -98,7 +98,7 @@ TEST_F(ReceiptCommandsTest, ATamperedOrTruncatedReceiptOrAnotherDocumentIsInvali
 
   v = Verify(Write("truncated.json", saved.substr(0, saved.size() / 2)));
   EXPECT_EQ(v.exit_code, 1);
-  EXPECT_THAT(v.out, HasSubstr("INVALID: not a receipt file"));
+  EXPECT_THAT(v.out, HasSubstr("INVALID: the receipt file is not a JSON object"));
 
   v = Verify(receipt_path_, Write("other.txt", document_ + "and a line added later\n"));
   EXPECT_EQ(v.exit_code, 1);
