@@ -35,6 +35,19 @@ absl::Status WriteInto(const SnapshotSource& source, const std::string& dir) {
     COPS_RETURN_IF_ERROR(
         CreateFileDurably(fs, copy.AdminKeyPath(), admin_key, kOwnerOnlyFileMode));
   }
+  // The receipt signing keys: the copy signs with the same key, and its public keys verify
+  // every receipt issued so far.
+  COPS_ASSIGN_OR_RETURN(const DataDir::SigningKeyFiles signing, live.ListSigningKeys());
+  for (uint64_t n : signing.private_keys) {
+    absl::StatusOr<std::string> pem = live.ReadSigningKey(n);
+    if (absl::IsNotFound(pem.status())) continue;  // retired by a rotation since the listing
+    COPS_RETURN_IF_ERROR(pem.status());
+    COPS_RETURN_IF_ERROR(copy.CreateSigningKey(n, *pem));
+  }
+  for (uint64_t n : signing.public_keys) {
+    COPS_ASSIGN_OR_RETURN(const std::string pem, live.ReadSigningPublicKey(n));
+    COPS_RETURN_IF_ERROR(copy.WriteSigningPublicKey(n, pem));
+  }
   COPS_RETURN_IF_ERROR(fs.MakeOwnerOnly(dir));
   return copy.Sync();
 }

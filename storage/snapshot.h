@@ -10,6 +10,7 @@
 //     snapshot with the same option;
 //   - CURRENT when the live generation is n >= 1, and params as the data directory has it;
 //   - the access store, a RocksDB checkpoint (access/), and admin.key when present;
+//   - the receipt signing keys (signing_key.<n>, signing_key.<n>.pub), all that are present;
 // and nothing else: no other generation, no temporary file, no snapshots/.
 //
 // Consistency: each checkpoint is a point-in-time copy of its database, in which every
@@ -21,9 +22,10 @@
 // store; usage counters, charged after a registration's write, may lag by the registrations
 // in flight, as after a crash.
 //
-// Secrets: the copy holds the hashing key, API key hashes and the stored texts, so it is
-// made owner-only (FileSystem::MakeOwnerOnly: directories 0700, files 0600). Where the
-// checkpoints hard-link SST files (the same file system), the live files share those modes.
+// Secrets: the copy holds the hashing key, the receipt signing key, API key hashes and the
+// stored texts, so it is made owner-only (FileSystem::MakeOwnerOnly: directories 0700, files
+// 0600). Where the checkpoints hard-link SST files (the same file system), the live files
+// share those modes.
 //
 // Durability: written to snapshots/<name>~tmp, synced, renamed to snapshots/<name>, and the
 // directory synced: after a crash there is either the complete snapshot or none by that name

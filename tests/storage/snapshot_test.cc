@@ -70,6 +70,10 @@ class SnapshotTest : public ::testing::Test {
     principal.collections = {"acm"};
     ASSERT_OK(access_->PutPrincipal(principal));
     ASSERT_OK(CreateFileDurably(live_.fs(), live_.AdminKeyPath(), "cops_admin_secret\n", 0600));
+    // Receipt signing keys after one rotation: key 1 retired (public only), key 2 live.
+    ASSERT_OK(live_.WriteSigningPublicKey(1, "public 1\n"));
+    ASSERT_OK(live_.CreateSigningKey(2, "private 2\n"));
+    ASSERT_OK(live_.WriteSigningPublicKey(2, "public 2\n"));
   }
 
   std::unique_ptr<Index> OpenIndex(const std::string& path, bool read_only = false) {
@@ -127,6 +131,10 @@ TEST_F(SnapshotTest, IsACompleteOwnerOnlyDataDirectoryOfTheMomentItWasTaken) {
   ASSERT_TRUE(params.has_value());
   EXPECT_EQ(params->Encode(), params_.Encode());
   EXPECT_EQ(testing::ReadFileOrEmpty(copy.AdminKeyPath()), "cops_admin_secret\n");
+  EXPECT_EQ(copy.ReadSigningKey(2).value(), "private 2\n");
+  EXPECT_EQ(copy.ReadSigningPublicKey(1).value(), "public 1\n") << "old receipts verify";
+  EXPECT_EQ(copy.ReadSigningPublicKey(2).value(), "public 2\n");
+  EXPECT_EQ(copy.ListSigningKeys().value().private_keys, std::vector<uint64_t>{2});
   EXPECT_FALSE(fs::exists(copy.SnapshotsPath()));
   {
     std::unique_ptr<Index> index = OpenIndex(copy.IndexPath(0));
