@@ -199,9 +199,8 @@ std::string LowerHeading(std::string_view s) {
       out[i] = static_cast<char>(c + 32);
     } else if (i + 1 < out.size()) {
       auto d = static_cast<unsigned char>(out[i + 1]);
-      if (c == 0xC3 && d >= 0x80 && d <= 0x9E && d != 0x97) {
-        out[i + 1] = static_cast<char>(d + 0x20);
-      } else if (c == 0xD0 && d >= 0x90 && d <= 0x9F) {
+      if ((c == 0xC3 && d >= 0x80 && d <= 0x9E && d != 0x97) ||
+          (c == 0xD0 && d >= 0x90 && d <= 0x9F)) {
         out[i + 1] = static_cast<char>(d + 0x20);
       } else if (c == 0xD0 && d >= 0xA0 && d <= 0xAF) {
         out[i] = '\xD1';
@@ -213,28 +212,17 @@ std::string LowerHeading(std::string_view s) {
   return out;
 }
 
-// clang-format off
 constexpr std::string_view kReferenceHeadings[] = {
     "references", "reference list", "list of references", "references cited",
     "references and notes", "notes and references", "bibliography", "select bibliography",
     "selected bibliography", "works cited", "literature cited", "cited literature",
     "cited works", "sources cited", "literature", "literatur", "literaturverzeichnis",
-    "literaturangaben", "quellenverzeichnis", "quellen", "bibliographie",
-    "r\xC3\xA9" "f\xC3\xA9rences",                          // références
-    "r\xC3\xA9" "f\xC3\xA9rences bibliographiques",         // références bibliographiques
-    "bibliograf\xC3\xAD" "a",                               // bibliografía
-    "referencias", "referencias bibliogr\xC3\xA1" "ficas",  // referencias bibliográficas
-    "bibliografia", "riferimenti bibliografici", "riferimenti",
-    "refer\xC3\xAA" "ncias",                                // referências
-    "refer\xC3\xAA" "ncias bibliogr\xC3\xA1" "ficas",       // referências bibliográficas
-    "literatuur", "literatuurlijst", "referenser", "litteratur", "bibliografie",
-    "literatura",
-    "\xD1\x81\xD0\xBF\xD0\xB8\xD1\x81\xD0\xBE\xD0\xBA \xD0\xBB\xD0\xB8\xD1\x82\xD0\xB5"
-    "\xD1\x80\xD0\xB0\xD1\x82\xD1\x83\xD1\x80\xD1\x8B",     // список литературы
-    "\xD0\xBB\xD0\xB8\xD1\x82\xD0\xB5\xD1\x80\xD0\xB0\xD1\x82\xD1\x83\xD1\x80\xD0\xB0",  // литература
-    "\xE5\x8F\x82\xE8\x80\x83\xE6\x96\x87\xE7\x8C\xAE",    // 参考文献
-};
-// clang-format on
+    "literaturangaben", "quellenverzeichnis", "quellen", "bibliographie", "références",
+    "références bibliographiques", "bibliografía", "referencias",
+    "referencias bibliográficas", "bibliografia", "riferimenti bibliografici", "riferimenti",
+    "referências", "referências bibliográficas", "literatuur", "literatuurlijst",
+    "referenser", "litteratur", "bibliografie", "literatura", "список литературы",
+    "литература", "参考文献"};
 
 std::string_view Trim(std::string_view s, std::string_view chars = " \t\r") {
   const size_t b = s.find_first_not_of(chars);
