@@ -212,6 +212,7 @@ std::string LowerHeading(std::string_view s) {
   return out;
 }
 
+// clang-format off: a table, one line of names after another
 constexpr std::string_view kReferenceHeadings[] = {
     "references", "reference list", "list of references", "references cited",
     "references and notes", "notes and references", "bibliography", "select bibliography",
@@ -223,6 +224,7 @@ constexpr std::string_view kReferenceHeadings[] = {
     "referências", "referências bibliográficas", "literatuur", "literatuurlijst",
     "referenser", "litteratur", "bibliografie", "literatura", "список литературы",
     "литература", "参考文献"};
+// clang-format on
 
 std::string_view Trim(std::string_view s, std::string_view chars = " \t\r") {
   const size_t b = s.find_first_not_of(chars);
