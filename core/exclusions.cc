@@ -212,7 +212,8 @@ std::string LowerHeading(std::string_view s) {
   return out;
 }
 
-// clang-format off: a table, one line of names after another
+// A table, one line of names after another.
+// clang-format off
 constexpr std::string_view kReferenceHeadings[] = {
     "references", "reference list", "list of references", "references cited",
     "references and notes", "notes and references", "bibliography", "select bibliography",
