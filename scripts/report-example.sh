@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Makes docs/report-example.png, the screenshot of a real `cops check --html` report: a fresh
 # copsd on loopback, examples/papers registered, an essay built from one paragraph of three of
-# them (one lightly edited) and text of its own checked with --html, and the page rendered by
-# Debian's headless chromium.
+# them (one lightly edited), a quotation from a fourth and text of its own checked with
+# --exclude-quotes --html (the quotation is shown as excluded: docs/reports.md), and the page
+# rendered by Debian's headless chromium.
 #
 #   scripts/report-example.sh [OUT.png]      (default docs/report-example.png)
 #
@@ -30,9 +31,11 @@ paragraph() {  # paragraph N of FILE (blank-line separated, 1-based)
   paragraph river.txt 2
   printf '\n'
   paragraph telegraph.txt 2 | sed 's/horse/galloping horse/'
+  printf '\nAs one baker put it, "%s"\n' "$(paragraph sourdough.txt 2 | sed 's/\. .*/./')"
   printf '\nIn conclusion, each of these systems changed how people along the coast lived, worked and talked to one another.\n'
 } >"$work/essay.txt"
-(cd "$work" && "${cops[@]}" check --html report.html essay.txt >/dev/null) || [ $? -eq 1 ]
+(cd "$work" && "${cops[@]}" check --exclude-quotes --html report.html essay.txt >/dev/null) ||
+  [ $? -eq 1 ]
 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --user-data-dir="$work/profile" \
   --window-size=1100,1500 --screenshot="$out" "file://$work/report.html" 2>/dev/null
 echo "report-example: wrote $out"
