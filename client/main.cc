@@ -142,6 +142,22 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
   return exit_code;
 }
 
+// Adds `register`, whose options fill `*reg`.
+CLI::App* AddRegisterCommand(CLI::App* app, RegisterArgs* reg) {
+  CLI::App* cmd = app->add_subcommand("register", "Register files or directories");
+  cmd->add_option("paths", reg->paths, "Files or directories (recursive)")->required();
+  cmd->add_option("--title", reg->title, "Title (default: the file name)");
+  cmd->add_option("--author", reg->author, "Author");
+  cmd->add_option("--owner", reg->owner, "Owner");
+  cmd->add_option("--collection", reg->collection, "Collection");
+  cmd->add_option("--external-id", reg->external_id, "Your id of the (single) document");
+  cmd->add_option("--format", reg->format, "auto|text|html|email|pdf|docx|odt|latex|markdown")
+      ->capture_default_str();
+  cmd->add_option("--receipt-dir", reg->receipt_dir,
+                  "Save each document's signed receipt here as <doc_id>.receipt.json");
+  return cmd;
+}
+
 // Writes a report page; false (with the message on stderr) when it cannot.
 bool WriteHtml(const char* command, const std::string& path, const std::string& page) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -544,17 +560,7 @@ int Main(int argc, char** argv) {
   AddClientSecurityFlags(&app, &g.client.security);
 
   RegisterArgs reg;
-  CLI::App* register_cmd = app.add_subcommand("register", "Register files or directories");
-  register_cmd->add_option("paths", reg.paths, "Files or directories (recursive)")->required();
-  register_cmd->add_option("--title", reg.title, "Title (default: the file name)");
-  register_cmd->add_option("--author", reg.author, "Author");
-  register_cmd->add_option("--owner", reg.owner, "Owner");
-  register_cmd->add_option("--collection", reg.collection, "Collection");
-  register_cmd->add_option("--external-id", reg.external_id, "Your id of the (single) document");
-  register_cmd->add_option("--format", reg.format, "auto|text|html|email|pdf|docx|odt|latex|markdown")
-      ->capture_default_str();
-  register_cmd->add_option("--receipt-dir", reg.receipt_dir,
-                           "Save each document's signed receipt here as <doc_id>.receipt.json");
+  CLI::App* register_cmd = AddRegisterCommand(&app, &reg);
 
   CheckArgs chk;
   CLI::App* check_cmd =
