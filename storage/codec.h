@@ -19,8 +19,11 @@
 namespace cops::storage_codec {
 
 // Current on-disk schema, recorded in the meta column family. Bump it whenever a format
-// below changes incompatibly; an index with a newer schema is refused at open.
-inline constexpr uint32_t kSchemaVersion = 1;
+// below changes incompatibly; an index with a newer schema is refused at open, one with an
+// older schema is upgraded by a writable open (docs/storage-format.md, "Compatibility").
+//   1: the duplicate map (column family "sha256") keyed by the canonical text's SHA-256.
+//   2: the duplicate map keyed by (collection, SHA-256).
+inline constexpr uint32_t kSchemaVersion = 2;
 
 // Leading byte of a document record value. on-disk: do not change.
 inline constexpr uint8_t kDocumentRecordV1 = 1;

@@ -103,9 +103,17 @@ std::string ExternalIdKey(std::string_view collection, std::string_view external
   return k;
 }
 
-std::string Sha256Key(const std::array<uint8_t, 32>& sha) {
-  return std::string(reinterpret_cast<const char*>(sha.data()), sha.size());
+// Key of the duplicate map (schema 2): the collection, then the canonical text's SHA-256.
+// At least 33 bytes, so never equal to a schema-1 key (the 32-byte digest alone).
+std::string DuplicateKey(std::string_view collection, const std::array<uint8_t, 32>& sha) {
+  std::string k;
+  codec::PutLengthPrefixed(&k, collection);
+  k.append(reinterpret_cast<const char*>(sha.data()), sha.size());
+  return k;
 }
+constexpr size_t kSchema1DuplicateKeyBytes = 32;
+// Documents whose duplicate-map entries one write batch of the schema-1 upgrade rewrites.
+constexpr size_t kUpgradeBatchDocuments = 4096;
 
 std::string VarintValue(uint64_t v) {
   std::string s;
@@ -250,6 +258,11 @@ struct Index::Rep {
   }
 
   absl::Status LoadOrInitMeta() ABSL_NO_THREAD_SAFETY_ANALYSIS;
+  // Schema 1 -> 2 (see codec::kSchemaVersion); called by a writable open.
+  absl::Status UpgradeDuplicateMap();
+
+  // The schema the index is in: codec::kSchemaVersion, or older in a read-only open.
+  uint64_t schema = codec::kSchemaVersion;
 };
 
 namespace {
@@ -463,6 +476,12 @@ absl::Status Index::Rep::LoadOrInitMeta() {
                                          "requested): " +
                                          stored.DiffWith(options.params));
   }
+  this->schema = schema;
+  // A read-only open of an older schema works as is: only writes read the duplicate map.
+  if (schema < codec::kSchemaVersion && !options.read_only) {
+    COPS_RETURN_IF_ERROR(UpgradeDuplicateMap());
+    this->schema = codec::kSchemaVersion;
+  }
   COPS_ASSIGN_OR_RETURN(auto next, Get(kMeta, kNextDocIdKey, "reading next document id"));
   COPS_ASSIGN_OR_RETURN(auto counters_value, Get(kMeta, kCountersKey, "reading counters"));
   if (!next.has_value() || !counters_value.has_value()) {
@@ -485,6 +504,43 @@ absl::Status Index::Rep::LoadOrInitMeta() {
   }
   PublishCounters();
   return absl::OkStatus();
+}
+
+absl::Status Index::Rep::UpgradeDuplicateMap() {
+  // The map is rebuilt from the document records, in batches: until the last batch records
+  // schema 2, a crash leaves schema 1 recorded and the next open redoes the upgrade (every
+  // step is idempotent). Schema-1 keys (32 bytes) never equal schema-2 keys (33+ bytes).
+  const std::string what = "upgrading the duplicate map of index " + options.path;
+  rocksdb::WriteOptions w;
+  w.sync = true;
+  rocksdb::WriteBatch b;
+  auto flush_if_full = [&](size_t* in_batch) -> absl::Status {
+    if (++*in_batch < kUpgradeBatchDocuments) return absl::OkStatus();
+    *in_batch = 0;
+    absl::Status written = FromRocks(db->Write(w, &b), what);
+    b.Clear();
+    return written;
+  };
+  size_t in_batch = 0;
+  std::unique_ptr<rocksdb::Iterator> docs(db->NewIterator(rocksdb::ReadOptions(), cf(kDocuments)));
+  for (docs->SeekToFirst(); docs->Valid(); docs->Next()) {
+    if (docs->key().size() != 8) return absl::DataLossError("malformed document key");
+    DocumentRecord record;
+    COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(codec::DecodeFixed64BE(docs->key().data()),
+                                                     docs->value().ToStringView(), &record));
+    b.Put(cf(kSha256), DuplicateKey(record.collection, record.sha256), docs->key());
+    COPS_RETURN_IF_ERROR(flush_if_full(&in_batch));
+  }
+  COPS_RETURN_IF_ERROR(FromRocks(docs->status(), what));
+  std::unique_ptr<rocksdb::Iterator> old(db->NewIterator(rocksdb::ReadOptions(), cf(kSha256)));
+  for (old->SeekToFirst(); old->Valid(); old->Next()) {
+    if (old->key().size() != kSchema1DuplicateKeyBytes) continue;
+    b.Delete(cf(kSha256), old->key());
+    COPS_RETURN_IF_ERROR(flush_if_full(&in_batch));
+  }
+  COPS_RETURN_IF_ERROR(FromRocks(old->status(), what));
+  b.Put(cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersion));
+  return FromRocks(db->Write(w, &b), what);
 }
 
 Index::Index(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
@@ -597,7 +653,7 @@ struct Index::Prepared {
       postings.push_back(p);
     }
     if (!r.external_id.empty()) ext_key = ExternalIdKey(r.collection, r.external_id);
-    sha_key = Sha256Key(f.sha256);
+    sha_key = DuplicateKey(r.collection, f.sha256);
     ready = true;
   }
 };
@@ -884,7 +940,7 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
     COPS_ASSIGN_OR_RETURN(auto ext, r.Get(kExternalIds, ext_key, what));
     if (ext.has_value() && *ext == doc_key) b.Delete(r.cf(kExternalIds), ext_key);
   }
-  const std::string sha_key = Sha256Key(record.sha256);
+  const std::string sha_key = DuplicateKey(record.collection, record.sha256);
   COPS_ASSIGN_OR_RETURN(auto sha, r.Get(kSha256, sha_key, what));
   if (sha.has_value() && *sha == doc_key) b.Delete(r.cf(kSha256), sha_key);
 
@@ -1003,6 +1059,33 @@ absl::StatusOr<DocumentPage> Index::ListDocuments(std::string_view page_token, s
   }
   if (!it->status().ok()) return FromRocks(it->status(), "listing documents");
   return page;
+}
+
+absl::StatusOr<std::vector<std::string>> Index::Collections() const {
+  const Rep& r = *rep_;
+  if (r.schema < 2) {
+    return absl::FailedPreconditionError(
+        "index " + r.options.path + " has schema version " + std::to_string(r.schema) +
+        ", which cannot list its collections; open it writable once to upgrade it");
+  }
+  std::vector<std::string> out;
+  std::unique_ptr<rocksdb::Iterator> it(r.db->NewIterator(rocksdb::ReadOptions(), r.cf(kSha256)));
+  it->SeekToFirst();
+  while (it->Valid()) {
+    std::string_view rest = it->key().ToStringView();
+    std::string_view collection;
+    if (!codec::GetLengthPrefixed(&rest, &collection) || rest.size() != 32) {
+      return absl::DataLossError("index " + r.options.path + ": malformed duplicate map key");
+    }
+    out.emplace_back(collection);
+    // The collection's keys are its prefix and 32 digest bytes: one seek skips them all.
+    std::string past(it->key().data(), it->key().size() - rest.size());
+    past.append(33, '\xff');
+    it->Seek(past);
+  }
+  COPS_RETURN_IF_ERROR(FromRocks(it->status(), "listing the collections of index " + r.options.path));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const {

@@ -2,7 +2,8 @@
 #define COPS_STORAGE_INDEX_H_
 
 // The persistent inverted index on RocksDB: chunk hash -> postings, document records,
-// exact-duplicate map, optional texts, and meta (schema version, ChunkingParams).
+// exact-duplicate map per collection, optional texts, and meta (schema version,
+// ChunkingParams).
 // On-disk layout: docs/storage-format.md.
 //
 // Thread-safety: an Index is safe for concurrent use from many threads; registrations and
@@ -34,7 +35,9 @@ namespace cops {
 struct IndexOptions {
   std::string path;  // RocksDB directory
   // The parameters the index is (or will be) built with. Opening an existing index under
-  // other parameters fails with FAILED_PRECONDITION naming the differing fields.
+  // other parameters fails with FAILED_PRECONDITION naming the differing fields; one of a
+  // newer schema than this build's, with FAILED_PRECONDITION naming both. A writable open
+  // upgrades an index of an older schema in place (docs/storage-format.md).
   ChunkingParams params;
   bool create_if_missing = true;
   // Opens without writing (e.g. a snapshot used by a mail gateway); writes then fail.
@@ -113,8 +116,9 @@ struct DocumentRecord {
 struct RegisterOutcome {
   DocId id = 0;
   bool created = false;  // false: an existing document was returned (retry or duplicate)
-  // Set when the canonical text equals an already registered document's: that document's
-  // id is returned in `id` too and no postings are added.
+  // Set when the canonical text equals that of a document already registered in the same
+  // collection: that document's id is returned in `id` too and no postings are added. A
+  // document of another collection is never returned.
   std::optional<DocId> duplicate_of;
 };
 
@@ -157,8 +161,9 @@ class Index {
 
   // Atomically stores `record` (its id is assigned) and the postings of `fp`.
   // A record whose non-empty external_id (within its collection) is already registered
-  // returns that document (created=false). Text whose sha256 is already registered returns
-  // the existing id with duplicate_of set. `text` is stored when store_texts is on.
+  // returns that document (created=false). Text whose sha256 is already registered in the
+  // record's collection returns the existing id with duplicate_of set; the same text in
+  // another collection is registered anew. `text` is stored when store_texts is on.
   //
   // `log_sequence` != 0 applies an event of the registration log (replication/): the
   // sequence is written as AppliedLogSequence() in the same WriteBatch, also when the
@@ -182,7 +187,7 @@ class Index {
   // registration time, format, size) and taking sha256 and chunk counts from `fp`: how a key
   // rotation re-keys a document into a new index generation under the same id. The next
   // assigned id is raised above record.id. ALREADY_EXISTS when the id, its external id or
-  // its text is already registered; the index is then unchanged.
+  // its text is already registered in its collection; the index is then unchanged.
   absl::Status RegisterAs(const DocumentRecord& record, const DocumentFingerprint& fp,
                           std::string_view text);
 
@@ -191,7 +196,7 @@ class Index {
   // Makes the next assigned id at least `next` (never lowers it).
   absl::Status RaiseNextDocId(DocId next);
 
-  // Atomically removes the document, its postings, text and duplicate entry.
+  // Atomically removes the document, its postings, text and duplicate-map entry.
   // NOT_FOUND when no such document. `log_sequence` != 0: as for Register (a NOT_FOUND
   // still records the sequence).
   absl::Status Unregister(DocId id, uint64_t log_sequence = 0);
@@ -223,6 +228,10 @@ class Index {
   // One MultiGet for all hashes; out->at(i) holds the postings of hashes[i] (empty when
   // unknown). Never scans.
   absl::Status Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const;
+
+  // The collections that hold at least one document, sorted; one seek per collection.
+  // FAILED_PRECONDITION on an index of schema 1 opened read-only (not yet upgraded).
+  absl::StatusOr<std::vector<std::string>> Collections() const;
 
   IndexStats Stats() const;
 

@@ -187,13 +187,23 @@ TEST_F(CopyDetectorTest, UnregisteredDocumentIsNoLongerReported) {
   EXPECT_EQ(MustCheck(Corpus()[1].body).report.matches.front().doc_id, ids_[1]);
 }
 
-TEST_F(CopyDetectorTest, SameTextTwiceIsADuplicate) {
+TEST_F(CopyDetectorTest, SameTextTwiceInACollectionIsADuplicate) {
+  DocumentRecord same_collection;
+  same_collection.collection = Corpus()[1].collection;
   absl::StatusOr<RegisterResultInfo> r =
-      detector_->Register(Corpus()[1].body, DocumentFormat::kText, DocumentRecord{});
+      detector_->Register(Corpus()[1].body, DocumentFormat::kText, same_collection);
   ASSERT_OK(r);
   ASSERT_TRUE(r->outcome.duplicate_of.has_value());
   EXPECT_EQ(*r->outcome.duplicate_of, ids_[1]);
   EXPECT_EQ(detector_->Stats().documents, Corpus().size());
+  // In another collection the same text is a document of its own.
+  DocumentRecord other_collection;
+  other_collection.collection = std::string(Corpus()[1].collection) + "-elsewhere";
+  r = detector_->Register(Corpus()[1].body, DocumentFormat::kText, other_collection);
+  ASSERT_OK(r);
+  EXPECT_TRUE(r->outcome.created);
+  EXPECT_FALSE(r->outcome.duplicate_of.has_value());
+  EXPECT_EQ(detector_->Stats().documents, Corpus().size() + 1);
 }
 
 // What a receipt states: the record and bytes of the document the outcome names, which for

@@ -461,10 +461,16 @@ TEST_F(ServiceAccessTest, ARepeatedRegistrationGetsTheExistingDocumentsReceiptIf
   ASSERT_OK_AND_ASSIGN(ReceiptFields c,
                        VerifyReceipt(ReceiptOf(other_owner), SigningKeys(acm2_key_)));
   EXPECT_EQ(c.owner, "acm-press");
-  // Another tenant may not: no receipt, which would name acm's owner and collection.
+  // Another tenant's copy is a document of its own (duplicates are per collection): its
+  // receipt names that tenant, never acm's owner or collection.
   ASSERT_OK(Register(ieee_key_, text, "ieee", nullptr, v1::DOCUMENT_FORMAT_TEXT, &other_tenant));
-  EXPECT_EQ(other_tenant.duplicate_of(), first.doc_id());
-  EXPECT_FALSE(other_tenant.has_receipt());
+  EXPECT_TRUE(other_tenant.created());
+  EXPECT_FALSE(other_tenant.has_duplicate_of());
+  ASSERT_OK_AND_ASSIGN(ReceiptFields d,
+                       VerifyReceipt(ReceiptOf(other_tenant), SigningKeys(ieee_key_)));
+  EXPECT_EQ(d.doc_id, other_tenant.doc_id());
+  EXPECT_EQ(d.owner, "ieee-press");
+  EXPECT_EQ(d.collection, "ieee");
 }
 
 TEST_F(ServiceAccessTest, EachDocumentOfABulkRegistrationHasItsReceipt) {
@@ -515,6 +521,48 @@ TEST_F(ServiceAccessTest, OnlyAdminsRotateTheSigningKeyAndOldReceiptsStillVerify
   EXPECT_EQ(keys.size(), 2u);
   EXPECT_OK(VerifyReceipt(ReceiptOf(before), keys));
   EXPECT_OK(VerifyReceipt(ReceiptOf(after), keys));
+}
+
+// Another tenant's byte-identical copy is its own document, registered in its own
+// collection; no reply names the first tenant's document.
+TEST_F(ServiceAccessTest, ACopyOfAnotherTenantsTextIsRegisteredInTheCallersCollection) {
+  const std::string text = Prose(80, 300);
+  uint64_t acm_id = 0;
+  ASSERT_OK(Register(acm_key_, text, "acm", &acm_id));
+  auto register_reply = [&](const std::string& key, const std::string& collection) {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, key);
+    v1::RegisterDocumentRequest req;
+    req.mutable_document()->set_content(text);
+    req.mutable_document()->mutable_metadata()->set_collection(collection);
+    v1::RegisterDocumentReply reply;
+    EXPECT_OK(stub_->RegisterDocument(&ctx, req, &reply));
+    return reply;
+  };
+  const v1::RegisterDocumentReply ieee = register_reply(ieee_key_, "ieee");
+  EXPECT_TRUE(ieee.created());
+  EXPECT_FALSE(ieee.has_duplicate_of());
+  EXPECT_NE(ieee.doc_id(), acm_id);
+  // Within a collection a copy is still the duplicate it was.
+  const v1::RegisterDocumentReply again = register_reply(ieee_key_, "ieee");
+  EXPECT_FALSE(again.created());
+  EXPECT_EQ(again.duplicate_of(), ieee.doc_id());
+  const v1::RegisterDocumentReply acm_again = register_reply(acm2_key_, "acm");
+  EXPECT_EQ(acm_again.duplicate_of(), acm_id);
+
+  // The ieee copy is protected: it is ieee's, and ieee's checks report it alone.
+  v1::GetDocumentReply get;
+  ASSERT_OK(Get(ieee_key_, ieee.doc_id(), /*content=*/true, &get));
+  EXPECT_EQ(get.document().metadata().collection(), "ieee");
+  EXPECT_EQ(get.document().metadata().owner(), "ieee-press");
+  v1::CheckDocumentReply reply;
+  ASSERT_OK(Check(ieee_key_, text, {}, &reply));
+  ASSERT_EQ(reply.matches_size(), 1);
+  EXPECT_EQ(reply.matches(0).doc_id(), ieee.doc_id());
+  ASSERT_OK(Check(pc_key_, text, {}, &reply));
+  ASSERT_EQ(reply.matches_size(), 1);
+  EXPECT_EQ(reply.matches(0).doc_id(), acm_id);
+  EXPECT_EQ(access_->Usage("ieee-press")->documents, 1u);
 }
 
 }  // namespace

@@ -429,6 +429,45 @@ TEST(IndexTest, ExactDuplicateReturnsExistingIdAndAddsNoPostings) {
   EXPECT_EQ(index->Stats().documents, 1u);
 }
 
+// A tenant's copy of a text another collection holds is its own document: registered anew,
+// and no reply names the other collection's document.
+TEST(IndexTest, ExactDuplicatesAreFoundWithinTheirCollectionOnly) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Join("db")));
+  const DocumentFingerprint fp = MakeFingerprint(8, 10, true);
+  const DocId in_a = index->Register(MakeRecord("", "a"), fp, "same")->id;
+  auto in_b = index->Register(MakeRecord("", "b"), fp, "same");
+  ASSERT_OK(in_b);
+  EXPECT_TRUE(in_b->created);
+  EXPECT_NE(in_b->id, in_a);
+  EXPECT_FALSE(in_b->duplicate_of.has_value());
+  EXPECT_TRUE(HasAllPostings(*index, fp, in_b->id));
+  EXPECT_EQ(index->GetDocument(in_b->id)->collection, "b");
+  // Within each collection the copy is a duplicate of that collection's document.
+  EXPECT_EQ(index->Register(MakeRecord("", "a"), fp, "same")->duplicate_of, in_a);
+  EXPECT_EQ(index->Register(MakeRecord("", "b"), fp, "same")->duplicate_of, in_b->id);
+  // The same within one batch: one document per collection.
+  const DocumentFingerprint other = MakeFingerprint(9, 10);
+  std::vector<DocumentRecord> records = {MakeRecord("", "a"), MakeRecord("", "c"),
+                                         MakeRecord("", "a")};
+  std::vector<RegisterItem> items;
+  for (const DocumentRecord& r : records) items.push_back({&r, &other, "other"});
+  std::vector<absl::StatusOr<RegisterOutcome>> out;
+  ASSERT_OK(index->RegisterBatch(items, &out));
+  EXPECT_TRUE(out[0]->created);
+  EXPECT_TRUE(out[1]->created);
+  EXPECT_EQ(out[2]->duplicate_of, out[0]->id);
+  EXPECT_EQ(index->Collections().value(), (std::vector<std::string>{"a", "b", "c"}));
+
+  // Unregistering one collection's copy leaves the other's duplicate entry in place.
+  ASSERT_OK(index->Unregister(in_b->id));
+  EXPECT_EQ(index->Register(MakeRecord("", "a"), fp, "same")->duplicate_of, in_a);
+  EXPECT_EQ(index->Collections().value(), (std::vector<std::string>{"a", "c"}));
+  auto back_in_b = index->Register(MakeRecord("", "b"), fp, "same");
+  EXPECT_TRUE(back_in_b->created);
+  EXPECT_EQ(index->Stats().documents, 4u);
+}
+
 TEST(IndexTest, RegisterBatchGivesTheOutcomesOfRegistrationsInOrder) {
   TempDir dir;
   const std::string path = dir.Join("db");
@@ -983,6 +1022,71 @@ TEST(IndexTest, NewerSchemaIsRefused) {
   EXPECT_EQ(index.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(index.status().message().find("schema version 99"), absl::string_view::npos)
       << index.status();
+}
+
+// Rewrites a closed, flushed index's duplicate map the way a schema-1 build left it: keyed by
+// the 32-byte digest alone, schema_version 1.
+void MakeSchema1(const std::string& path) {
+  rocksdb::DB* raw = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::vector<std::string> names;
+  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
+  for (auto* h : handles) {
+    if (h->GetName() != "sha256") continue;
+    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), h));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      const std::string key = it->key().ToString();
+      ASSERT_GT(key.size(), 32u);
+      EXPECT_TRUE(raw->Put(rocksdb::WriteOptions(), h, key.substr(key.size() - 32),
+                           it->value()).ok());
+      EXPECT_TRUE(raw->Delete(rocksdb::WriteOptions(), h, key).ok());
+    }
+  }
+  EXPECT_TRUE(raw->Put(rocksdb::WriteOptions(), "schema_version", std::string(1, '\x01')).ok());
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+  delete raw;
+}
+
+TEST(IndexTest, ASchema1IndexIsReadAsIsAndUpgradedByAWritableOpen) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  const DocumentFingerprint fp = MakeFingerprint(12, 10);
+  DocId in_a = 0;
+  {
+    auto index = OpenOrDie(Options(path));
+    in_a = index->Register(MakeRecord("x", "a"), fp, "same")->id;
+    index->Register(MakeRecord("y", ""), MakeFingerprint(13, 10), "other");
+    ASSERT_OK(index->Flush());  // MakeSchema1 opens without the postings' merge operator
+  }
+  MakeSchema1(path);
+
+  // Read-only (a snapshot for a gateway): lookups work; only listing collections needs
+  // the new map.
+  IndexOptions ro = Options(path);
+  ro.read_only = true;
+  {
+    auto index = OpenOrDie(ro);
+    ASSERT_NE(index, nullptr);
+    EXPECT_TRUE(HasAllPostings(*index, fp, in_a));
+    EXPECT_EQ(index->Collections().status().code(), absl::StatusCode::kFailedPrecondition);
+  }
+  // A writable open upgrades the map: duplicates within a collection are still found, a copy
+  // in another collection is registered anew, and the upgrade is recorded.
+  {
+    auto index = OpenOrDie(Options(path));
+    ASSERT_NE(index, nullptr);
+    EXPECT_EQ(index->Collections().value(), (std::vector<std::string>{"", "a"}));
+    EXPECT_EQ(index->Register(MakeRecord("", "a"), fp, "same")->duplicate_of, in_a);
+    auto in_b = index->Register(MakeRecord("", "b"), fp, "same");
+    EXPECT_TRUE(in_b->created);
+    EXPECT_FALSE(in_b->duplicate_of.has_value());
+  }
+  auto reopened = OpenOrDie(ro);
+  ASSERT_NE(reopened, nullptr);
+  EXPECT_EQ(reopened->Collections().value(), (std::vector<std::string>{"", "a", "b"}));
 }
 
 TEST(IndexTest, MissingIndexIsNotFoundAndReadOnlyRefusesWrites) {
