@@ -399,6 +399,13 @@ absl::Status AccessControl::EnsureCollection(std::string_view collection) {
   return EnsureCollectionsLocked({std::string(collection)});
 }
 
+absl::Status AccessControl::RequireCollection(std::string_view collection) const {
+  if (collection.empty()) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  if (collections_.count(collection) != 0) return absl::OkStatus();
+  return absl::NotFoundError(StrCat("collection '", collection, "' does not exist"));
+}
+
 // ---------------------------------------------------------------- administration
 
 absl::Status AccessControl::EnsureCollectionsLocked(const std::vector<std::string>& names) {

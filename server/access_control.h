@@ -107,6 +107,8 @@ class AccessControl : public Authorizer {
   // Creates `collection` with default settings unless it exists (the registration path
   // calls it before the first document goes in). The store's error when it cannot be written.
   absl::Status EnsureCollection(std::string_view collection) override;
+  // NOT_FOUND unless `collection` is "" or has a record (ListCollections()).
+  absl::Status RequireCollection(std::string_view collection) const override;
 
   // The access store, for the UsageLedger and the AuditSink that share it.
   PrincipalStore* store() const { return store_.get(); }

@@ -112,8 +112,17 @@ class Authorizer {
 
   // A step of the registration path, not of any check: records `collection` with default
   // settings when it does not exist yet, so that it is listed like one created explicitly.
-  // Default: nothing to record.
+  // INVALID_ARGUMENT for a name that cannot be a collection's. Default: nothing to record.
   virtual absl::Status EnsureCollection(std::string_view /*collection*/) {
+    return absl::OkStatus();
+  }
+
+  // OK when `collection` exists: "" (the default collection) always does; others once an
+  // admin created them, a principal was granted them or a document was registered into
+  // them. NOT_FOUND naming the collection otherwise. Calls that name a collection to read
+  // (a check, a listing) ask this after Authorize(), so that a caller without access learns
+  // nothing about which collections exist. Default: every collection exists.
+  virtual absl::Status RequireCollection(std::string_view /*collection*/) const {
     return absl::OkStatus();
   }
 };

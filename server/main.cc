@@ -83,6 +83,26 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerCo
   return IndexGenerations::Open(std::move(index_options));
 }
 
+// Gives every collection that holds documents a record in the access store (those
+// registered into with --auth=off by builds that did not record them), so that it is listed
+// and a check may name it. A failure is logged: such a collection is still searched by checks
+// that name no collection.
+void RecordIndexedCollections(const IndexGenerations& generations, AccessControl& access) {
+  absl::StatusOr<std::vector<std::string>> indexed =
+      generations.Current()->index()->Collections();
+  if (!indexed.ok()) {
+    LogEvent(LogLevel::kWarn, "collections_not_recorded", {{"error", indexed.status().ToString()}});
+    return;
+  }
+  for (const std::string& collection : *indexed) {
+    absl::Status recorded = access.EnsureCollection(collection);
+    if (!recorded.ok()) {
+      LogEvent(LogLevel::kWarn, "collection_not_recorded",
+               {{"collection", collection}, {"error", recorded.ToString()}});
+    }
+  }
+}
+
 // The gRPC server on config.listen with its limits, `services`, health and reflection, and
 // the metrics interceptor when `metrics` is not null. Null (or *port == 0) when it cannot
 // listen.
@@ -220,7 +240,8 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
       OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth);
   if (!access.ok()) return Fail(access.status());
-  OpenAuthorizer open_authorizer(access->get());  // template collections, also in open mode
+  RecordIndexedCollections(**generations, **access);
+  OpenAuthorizer open_authorizer(access->get());  // collections as with auth on
   Authorizer* authorizer = auth ? static_cast<Authorizer*>(access->get()) : &open_authorizer;
   // Rate limits and quotas, and the audit trail, over the access store. Declared after
   // `access`, so the audit sink writes what it holds before the store closes.

@@ -13,8 +13,15 @@ absl::Status OpenAuthorizer::Authorize(const Principal&, Action, std::string_vie
 }
 
 std::vector<std::string> OpenAuthorizer::TemplateCollections() const {
-  return collection_settings_ != nullptr ? collection_settings_->TemplateCollections()
-                                         : std::vector<std::string>{};
+  return collections_->TemplateCollections();
+}
+
+absl::Status OpenAuthorizer::EnsureCollection(std::string_view collection) {
+  return collections_->EnsureCollection(collection);
+}
+
+absl::Status OpenAuthorizer::RequireCollection(std::string_view collection) const {
+  return collections_->RequireCollection(collection);
 }
 
 }  // namespace cops

@@ -3,30 +3,35 @@
 
 // The authorizer of the open loopback mode (--auth=off, or auto on a loopback listener):
 // every caller is the admin principal "local", without rate limits or quotas, and may do
-// everything. Only sensible when the listener is reachable from this machine alone. The
-// template collections come from the collection settings an admin made (the access store),
-// when given; privacy settings do not apply in this mode.
+// everything. Only sensible when the listener is reachable from this machine alone.
+// Collections are kept as with authentication on, in the access store: one registered into
+// is recorded (and listed), a check or listing naming an unknown one is NOT_FOUND, and the
+// template collections are those an admin set; privacy settings do not apply in this mode.
 //
-// Thread-safety: safe for concurrent calls (when `collection_settings` is).
+// Thread-safety: safe for concurrent calls (the AccessControl it uses is).
 
+#include <string>
+#include <vector>
+
+#include "server/access_control.h"
 #include "server/authorizer.h"
 
 namespace cops {
 
 class OpenAuthorizer final : public Authorizer {
  public:
-  // `collection_settings` (not owned, may be null: no template collections) must outlive
-  // this object.
-  explicit OpenAuthorizer(const Authorizer* collection_settings = nullptr)
-      : collection_settings_(collection_settings) {}
+  // `collections` (not owned) keeps the collection records; it must outlive the authorizer.
+  explicit OpenAuthorizer(AccessControl* collections) : collections_(collections) {}
 
   absl::StatusOr<Principal> Authenticate(const grpc::ServerContextBase& context) override;
   absl::Status Authorize(const Principal& principal, Action action,
                          std::string_view collection) const override;
   std::vector<std::string> TemplateCollections() const override;
+  absl::Status EnsureCollection(std::string_view collection) override;
+  absl::Status RequireCollection(std::string_view collection) const override;
 
  private:
-  const Authorizer* const collection_settings_;
+  AccessControl* const collections_;
 };
 
 }  // namespace cops

@@ -51,8 +51,17 @@ void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
   out->set_size_bytes(r.size_bytes);
 }
 
-// The collections a check searches: those asked for (each authorized), narrowed to those the
-// caller may use; std::nullopt = all.
+// Authorizes `action` on a collection a call names, then requires it to exist: a caller
+// without access learns PERMISSION_DENIED whether or not it exists, one with access NOT_FOUND
+// for a collection that does not.
+absl::Status AuthorizeNamedCollection(const Authorizer& authorizer, const Principal& principal,
+                                      Action action, std::string_view collection) {
+  COPS_RETURN_IF_ERROR(authorizer.Authorize(principal, action, collection));
+  return authorizer.RequireCollection(collection);
+}
+
+// The collections a check searches: those asked for (each authorized and existing), narrowed
+// to those the caller may use; std::nullopt = all.
 absl::StatusOr<std::optional<std::vector<std::string>>> CheckCollections(
     const Authorizer& authorizer, const Principal& principal,
     const google::protobuf::RepeatedPtrField<std::string>& requested) {
@@ -60,7 +69,7 @@ absl::StatusOr<std::optional<std::vector<std::string>>> CheckCollections(
   if (requested.empty()) return usable;
   std::vector<std::string> out;
   for (const std::string& c : requested) {
-    COPS_RETURN_IF_ERROR(authorizer.Authorize(principal, Action::kCheck, c));
+    COPS_RETURN_IF_ERROR(AuthorizeNamedCollection(authorizer, principal, Action::kCheck, c));
     if (!usable || std::find(usable->begin(), usable->end(), c) != usable->end()) {
       out.push_back(c);
     }
@@ -525,8 +534,8 @@ grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
-  absl::Status status =
-      authorizer_->Authorize(*principal, Action::kReadDocument, request->collection());
+  absl::Status status = AuthorizeNamedCollection(*authorizer_, *principal,
+                                                 Action::kReadDocument, request->collection());
   if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   const size_t page_size = request->page_size() == 0 ? kDefaultPageSize : request->page_size();

@@ -99,9 +99,10 @@ TEST(CheckBatchTest, OptionsOfTheBaseRequestApplyToEveryDocument) {
   CopyDetectionServer server;
   ASSERT_TRUE(server.ok());
   server.Register("lighthouse", Corpus()[0].body, "essays");
+  server.Register("unrelated", testing_corpus::UnrelatedText(), "elsewhere");
   const std::string copy = server.Write("copy.txt", Corpus()[0].body);
   BatchCheckOptions options;
-  options.request.add_collections("elsewhere");  // nothing registered there
+  options.request.add_collections("elsewhere");  // not where the copied text is
   BatchCheckSummary summary;
   std::vector<BatchCheckResult> results = RunBatch(server.client(), {copy, copy}, options,
                                                    &summary);

@@ -973,5 +973,36 @@ TEST_F(CopsCliTest, BulkRegisterAndCheckStreamPairRepliesWithRequests) {
   EXPECT_EQ(replies[2].matches_size(), 0);
 }
 
+// With --auth=off (loopback): a check or listing naming a collection nobody created is
+// NOT_FOUND with exit 2; registering into a new collection creates it visibly, and a data
+// directory whose collections were never recorded (older builds, --auth=off) gets them
+// recorded at start.
+TEST_F(CopsCliTest, UnknownCollectionsAreNotFoundAndARegistrationCreatesOneVisibly) {
+  StartServer();
+  WriteFile(dir_ / "copy.txt", Corpus()[0].body);
+  CliRun check = Cops({"check", "--collection", "nosuch", (dir_ / "copy.txt").string()});
+  EXPECT_EQ(check.exit_code, 2) << check.out;
+  EXPECT_NE(check.err.find("NOT_FOUND: collection 'nosuch' does not exist"), std::string::npos)
+      << check.err;
+  CliRun list = Cops({"list", "--collection", "nosuch"});
+  EXPECT_EQ(list.exit_code, 2) << list.out;
+  EXPECT_NE(list.err.find("NOT_FOUND"), std::string::npos) << list.err;
+
+  ASSERT_EQ(Cops({"register", "--collection", "papers", (dir_ / "corpus" / "0.txt").string()})
+                .exit_code,
+            0);
+  auto listed = [&] { return Cops({"--json", "admin", "collection", "list"}).out; };
+  EXPECT_NE(listed().find("\"name\":\"papers\""), std::string::npos) << listed();
+  EXPECT_EQ(Cops({"check", "--collection", "papers", (dir_ / "copy.txt").string()}).exit_code, 1);
+
+  // The access store lost (as a data directory of an older build that never recorded
+  // collections registered into with --auth=off): the collection is recorded again at start.
+  ASSERT_EQ(StopServer(), 0);
+  fs::remove_all(dir_ / "data" / "access");
+  StartServer();
+  EXPECT_NE(listed().find("\"name\":\"papers\""), std::string::npos) << listed();
+  EXPECT_EQ(Cops({"check", "--collection", "papers", (dir_ / "copy.txt").string()}).exit_code, 1);
+}
+
 }  // namespace
 }  // namespace cops

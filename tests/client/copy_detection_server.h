@@ -12,12 +12,12 @@
 
 #include "client/client.h"
 #include "gtest/gtest.h"
+#include "server/access_control.h"
 #include "server/audit_sink.h"
 #include "server/index_generations.h"
 #include "server/open_authorizer.h"
 #include "server/service.h"
 #include "server/usage_ledger.h"
-#include "storage/principal_store.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_server.h"
@@ -25,9 +25,9 @@
 namespace cops::testing {
 
 // The real CopyDetection service, not yet served: a data directory under `root`
-// (IndexGenerations with default options), a principal store for usage and audit, and every
-// caller a local admin, as with copsd --auth=off. For tests that run their own grpc::Server
-// (check_stream_test restarts one on the same port).
+// (IndexGenerations with default options), an access store for collections, usage and audit,
+// and every caller a local admin, as with copsd --auth=off. For tests that run their own
+// grpc::Server (check_stream_test restarts one on the same port).
 class CopyDetectionStack {
  public:
   // Check ok() afterwards; a failure has been reported to gtest already.
@@ -37,14 +37,15 @@ class CopyDetectionStack {
     index_options.data_dir = root.Join("data");
     auto generations = IndexGenerations::Open(index_options);
     EXPECT_OK(generations.status());
-    auto store = PrincipalStore::Open(root.Join("access"));
-    EXPECT_OK(store.status());
-    if (!generations.ok() || !store.ok()) return;
+    auto access = OpenAccessControl(root.Join("data"), /*bootstrap_admin=*/false);
+    EXPECT_OK(access.status());
+    if (!generations.ok() || !access.ok()) return;
     generations_ = *std::move(generations);
-    store_ = *std::move(store);
-    usage_ = std::make_unique<UsageLedger>(store_.get());
-    audit_ = std::make_unique<AuditSink>(AppendTo(store_.get()));
-    service_ = std::make_unique<CopyDetectionService>(generations_.get(), &authorizer_,
+    access_ = *std::move(access);
+    authorizer_ = std::make_unique<OpenAuthorizer>(access_.get());
+    usage_ = std::make_unique<UsageLedger>(access_->store());
+    audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
+    service_ = std::make_unique<CopyDetectionService>(generations_.get(), authorizer_.get(),
                                                       usage_.get(), audit_.get());
   }
 
@@ -54,10 +55,10 @@ class CopyDetectionStack {
  private:
   // Declared in order of construction; destroyed in reverse.
   std::unique_ptr<IndexGenerations> generations_;
-  std::unique_ptr<PrincipalStore> store_;
+  std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<OpenAuthorizer> authorizer_;
   std::unique_ptr<UsageLedger> usage_;
   std::unique_ptr<AuditSink> audit_;
-  OpenAuthorizer authorizer_;
   std::unique_ptr<CopyDetectionService> service_;
 };
 

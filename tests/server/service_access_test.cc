@@ -349,13 +349,60 @@ TEST_F(ServiceAccessTest, ARegistrationCreatesItsCollectionACheckDoesNot) {
   };
   const std::vector<std::string> before = names();
   v1::CheckDocumentReply reply;
-  ASSERT_OK(Check(admin_key_, Prose(60, 100), {"brand-new"}, &reply));
+  EXPECT_EQ(Check(admin_key_, Prose(60, 100), {"brand-new"}, &reply).error_code(),
+            grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(names(), before);
   ASSERT_OK(Register(admin_key_, Prose(60, 100), "brand-new"));
   std::vector<std::string> after = before;
   after.push_back("brand-new");
   std::sort(after.begin(), after.end());
   EXPECT_EQ(names(), after);
+  ASSERT_OK(Check(admin_key_, Prose(60, 100), {"brand-new"}, &reply));
+  EXPECT_TRUE(reply.violation());
+}
+
+// A check or listing naming a collection that does not exist is NOT_FOUND, never an empty
+// "no violation"; a caller without access to the name learns only PERMISSION_DENIED, so
+// which collections exist stays hidden from it.
+TEST_F(ServiceAccessTest, NamingAnUnknownCollectionIsNotFound) {
+  const std::string text = Prose(70, 200);
+  ASSERT_OK(Register(acm_key_, text, "acm"));
+  v1::CheckDocumentReply reply;
+  const grpc::Status unknown = Check(admin_key_, text, {"acm", "nosuch"}, &reply);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(unknown.error_message().find("collection 'nosuch' does not exist"),
+            std::string::npos)
+      << unknown.error_message();
+  EXPECT_EQ(Check(pc_key_, text, {"nosuch"}, &reply).error_code(), kDenied);
+  EXPECT_EQ(Check(pc_key_, text, {"ieee"}, &reply).error_code(), kDenied);
+
+  grpc::ClientContext ctx;
+  testing::PrepareCall(&ctx, admin_key_);
+  v1::ListDocumentsRequest list;
+  list.set_collection("nosuch");
+  v1::ListDocumentsReply listed;
+  EXPECT_EQ(stub_->ListDocuments(&ctx, list, &listed).error_code(), grpc::StatusCode::NOT_FOUND);
+  grpc::ClientContext ctx2;
+  testing::PrepareCall(&ctx2, ieee_key_);
+  EXPECT_EQ(stub_->ListDocuments(&ctx2, list, &listed).error_code(), kDenied);
+
+  // In a check stream the message fails alone, with the same status.
+  grpc::ClientContext stream_ctx;
+  testing::PrepareCall(&stream_ctx, admin_key_);
+  auto stream = stub_->CheckStream(&stream_ctx);
+  v1::CheckDocumentRequest request;
+  request.set_content(text);
+  request.add_collections("nosuch");
+  ASSERT_TRUE(stream->Write(request));
+  request.set_collections(0, "acm");
+  ASSERT_TRUE(stream->Write(request));
+  ASSERT_TRUE(stream->WritesDone());
+  ASSERT_TRUE(stream->Read(&reply));
+  EXPECT_EQ(reply.error_code(), static_cast<int>(grpc::StatusCode::NOT_FOUND));
+  ASSERT_TRUE(stream->Read(&reply));
+  EXPECT_EQ(reply.error_code(), 0);
+  EXPECT_TRUE(reply.violation());
+  EXPECT_OK(stream->Finish());
 }
 
 TEST_F(ServiceAccessTest, TextSharedWithATemplateCollectionNeverCountsAgainstACheck) {
