@@ -224,8 +224,10 @@ int Run(int argc, char** argv) {
   // Access control: open loopback mode or API keys / client certificates.
   absl::StatusOr<AuthMode> auth_mode = ParseAuthMode(config.auth);
   if (!auth_mode.ok()) return Fail(auth_mode.status());
-  const bool auth = AuthRequired(*auth_mode, config.listen);
   TlsFiles tls{config.tls_cert, config.tls_key, config.tls_client_ca};
+  absl::StatusOr<bool> auth_required = AuthRequired(*auth_mode, config.listen, tls);
+  if (!auth_required.ok()) return Fail(auth_required.status());
+  const bool auth = *auth_required;
   absl::Status listener_ok =
       CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote);
   if (!listener_ok.ok()) return Fail(listener_ok);

@@ -1,8 +1,20 @@
 #include "server/open_authorizer.h"
 
+#include <memory>
+
+#include "grpcpp/security/auth_context.h"
+#include "grpcpp/server_context.h"
+
 namespace cops {
 
-absl::StatusOr<Principal> OpenAuthorizer::Authenticate(const grpc::ServerContextBase&) {
+absl::StatusOr<Principal> OpenAuthorizer::Authenticate(const grpc::ServerContextBase& context) {
+  const std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
+  if (auth != nullptr && auth->IsPeerAuthenticated()) {
+    return absl::UnauthenticatedError(
+        "a client certificate was presented to a server without authentication (--auth=off): "
+        "certificates name principals, which this server does not check; run copsd with "
+        "--auth=on");
+  }
   UsageLimits unlimited;
   unlimited.unlimited = true;
   return Principal{"local", Role::kAdmin, {}, unlimited};

@@ -1,12 +1,18 @@
 #ifndef COPS_SERVER_OPEN_AUTHORIZER_H_
 #define COPS_SERVER_OPEN_AUTHORIZER_H_
 
-// The authorizer of the open loopback mode (--auth=off, or auto on a loopback listener):
-// every caller is the admin principal "local", without rate limits or quotas, and may do
-// everything. Only sensible when the listener is reachable from this machine alone.
-// Collections are kept as with authentication on, in the access store: one registered into
-// is recorded (and listed), a check or listing naming an unknown one is NOT_FOUND, and the
-// template collections are those an admin set; privacy settings do not apply in this mode.
+// The authorizer of the open loopback mode (--auth=off, or auto on a loopback listener
+// without mutual TLS): every caller is the admin principal "local", without rate limits or
+// quotas, and may do everything. Only sensible when the listener is reachable from this
+// machine alone. Collections are kept as with authentication on, in the access store: one
+// registered into is recorded (and listed), a check or listing naming an unknown one is
+// NOT_FOUND, and the template collections are those an admin set; privacy settings do not
+// apply in this mode.
+//
+// A caller that presented a verified client certificate is refused (UNAUTHENTICATED): a
+// certificate claims a principal, which this mode does not check. copsd never serves client
+// certificates in this mode (mutual TLS turns authentication on; server/transport_security.h);
+// the refusal holds whatever the wiring.
 //
 // Thread-safety: safe for concurrent calls (the AccessControl it uses is).
 

@@ -152,7 +152,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("tls-cert", c.tls_cert, "Serve TLS with this certificate chain (PEM)");
   option("tls-key", c.tls_key, "Private key of --tls-cert (PEM)");
   option("tls-client-ca", c.tls_client_ca, "Require client certificates signed by this CA");
-  option("auth", c.auth, "Authentication auto|on|off (auto: off on loopback only)");
+  option("auth", c.auth,
+         "Authentication auto|on|off (auto: off on loopback without --tls-client-ca only)");
   flag("allow-insecure-remote", c.allow_insecure_remote,
        "Allow a non-loopback listener without TLS or authentication");
   option("log", c.log_url,

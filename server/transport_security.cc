@@ -111,11 +111,20 @@ absl::StatusOr<AuthMode> ParseAuthMode(std::string_view text) {
                                     std::string(text) + "'");
 }
 
-bool AuthRequired(AuthMode mode, std::string_view listen_address) {
+absl::StatusOr<bool> AuthRequired(AuthMode mode, std::string_view listen_address,
+                                  const TlsFiles& files) {
+  const bool mutual_tls = !files.client_ca_path.empty();
   switch (mode) {
     case AuthMode::kOn: return true;
-    case AuthMode::kOff: return false;
-    case AuthMode::kAuto: return !IsLoopbackAddress(listen_address);
+    case AuthMode::kOff:
+      if (mutual_tls) {
+        return absl::FailedPreconditionError(
+            "--auth=off with --tls-client-ca: client certificates name principals, which "
+            "--auth=off never checks (any certificate of the CA would act as the local "
+            "admin). Use --auth=on (or auto), or drop --tls-client-ca");
+      }
+      return false;
+    case AuthMode::kAuto: return mutual_tls || !IsLoopbackAddress(listen_address);
   }
   return true;
 }

@@ -48,14 +48,20 @@ absl::Status CheckListenerSecurity(std::string_view address, bool tls, bool auth
                                    bool allow_insecure_remote);
 
 enum class AuthMode {
-  kAuto,  // on unless the listener is loopback (the default)
+  kAuto,  // on unless the listener is loopback without mutual TLS (the default)
   kOn,
   kOff,   // the open authorizer: everyone is a local admin; only sensible on loopback
 };
 
 // Parses "auto", "on" or "off"; INVALID_ARGUMENT otherwise.
 absl::StatusOr<AuthMode> ParseAuthMode(std::string_view text);
-bool AuthRequired(AuthMode mode, std::string_view listen_address);
+
+// Whether calls are authenticated: kOn always; kAuto off loopback, and with mutual TLS
+// (`files.client_ca_path` set) on loopback too, since a client certificate claims a principal
+// that only authentication checks. kOff with mutual TLS is FAILED_PRECONDITION: every
+// certificate, naming a principal or not, would be served as the local admin.
+absl::StatusOr<bool> AuthRequired(AuthMode mode, std::string_view listen_address,
+                                  const TlsFiles& files);
 
 }  // namespace cops
 

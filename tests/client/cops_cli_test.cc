@@ -23,6 +23,7 @@
 #include "client/client.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/server/test_certificates.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
@@ -1002,6 +1003,60 @@ TEST_F(CopsCliTest, UnknownCollectionsAreNotFoundAndARegistrationCreatesOneVisib
   StartServer();
   EXPECT_NE(listed().find("\"name\":\"papers\""), std::string::npos) << listed();
   EXPECT_EQ(Cops({"check", "--collection", "papers", (dir_ / "copy.txt").string()}).exit_code, 1);
+}
+
+// Mutual TLS on a loopback listener with the default --auth=auto: a client certificate is
+// checked against the principals (authentication is on), so one that names no principal is
+// refused; --auth=off with a client CA does not start.
+TEST_F(CopsCliTest, ClientCertificatesNamingNoPrincipalAreRefusedOnLoopback) {
+  testing::TestPki pki;
+  fs::create_directories(dir_ / "pki");
+  ASSERT_TRUE(pki.Create(dir_ / "pki"));
+  ASSERT_TRUE(pki.MakeClient("stranger", "stranger"));
+  ASSERT_TRUE(pki.MakeClient("gateway", "gateway"));
+  const std::vector<std::string> tls = {"--tls-cert", pki.Path("server.pem"), "--tls-key",
+                                        pki.Path("server.key"), "--tls-client-ca",
+                                        pki.Path("ca.pem")};
+  StartServer(tls);
+  auto as = [&](const std::string& client, std::vector<std::string> args) {
+    std::vector<std::string> argv = {"--tls-ca", pki.Path("ca.pem"), "--tls-cert",
+                                     pki.Path(client + ".pem"), "--tls-key",
+                                     pki.Path(client + ".key")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return Cops(argv);
+  };
+  CliRun stranger = as("stranger", {"stats"});
+  EXPECT_EQ(stranger.exit_code, 2) << stranger.out;
+  EXPECT_NE(stranger.err.find("UNAUTHENTICATED"), std::string::npos) << stranger.err;
+  EXPECT_NE(stranger.err.find("'stranger' names no known principal"), std::string::npos)
+      << stranger.err;
+  // Authentication is on: the bootstrap admin exists, and a certificate naming a principal
+  // acts as that principal.
+  const std::string admin_key = testing::ReadFileOrEmpty(dir_ / "data" / "admin.key");
+  ASSERT_FALSE(admin_key.empty());
+  CliRun created = as("stranger", {"--api-key", admin_key.substr(0, admin_key.size() - 1),
+                                   "admin", "principal", "create", "gateway", "--role",
+                                   "checker", "--collection", "mail"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  CliRun gateway = as("gateway", {"stats"});
+  EXPECT_EQ(gateway.exit_code, 2);
+  EXPECT_NE(gateway.err.find("PERMISSION_DENIED"), std::string::npos) << gateway.err;
+  const std::string unrelated = (dir_ / "unrelated.txt").string();
+  WriteFile(unrelated, testing_corpus::UnrelatedText());
+  CliRun checked = as("gateway", {"check", "--collection", "mail", unrelated});
+  EXPECT_EQ(checked.exit_code, 0) << checked.err;
+  EXPECT_EQ(StopServer(), 0);
+
+  std::vector<std::string> argv = {BuildDir() + "/server/copsd", "--data-dir",
+                                   (dir_ / "data").string(),     "--listen",
+                                   "127.0.0.1:0",                "--auth",
+                                   "off"};
+  argv.insert(argv.end(), tls.begin(), tls.end());
+  const pid_t off = Spawn(argv, {}, dir_ / "copsd-off.out", dir_ / "copsd-off.log");
+  EXPECT_EQ(WaitExit(off), 2);
+  EXPECT_NE(testing::ReadFileOrEmpty(dir_ / "copsd-off.log").find("--tls-client-ca"),
+            std::string::npos)
+      << testing::ReadFileOrEmpty(dir_ / "copsd-off.log");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "proto/cops_admin.grpc.pb.h"
 #include "server/access_control.h"
 #include "server/admin_service.h"
+#include "server/open_authorizer.h"
 #include "tests/server/test_certificates.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -40,10 +41,21 @@ TEST(ListenerSecurityTest, RemoteListenerNeedsTlsAndAuthUnlessAllowed) {
 }
 
 TEST(ListenerSecurityTest, AuthModes) {
-  EXPECT_TRUE(AuthRequired(*ParseAuthMode("auto"), "0.0.0.0:1"));
-  EXPECT_FALSE(AuthRequired(*ParseAuthMode("auto"), "127.0.0.1:1"));
-  EXPECT_TRUE(AuthRequired(*ParseAuthMode("on"), "127.0.0.1:1"));
-  EXPECT_FALSE(AuthRequired(*ParseAuthMode("off"), "0.0.0.0:1"));
+  const TlsFiles none;
+  const TlsFiles tls{"server.pem", "server.key", ""};
+  const TlsFiles mutual{"server.pem", "server.key", "ca.pem"};
+  EXPECT_EQ(AuthRequired(*ParseAuthMode("auto"), "0.0.0.0:1", none).value(), true);
+  EXPECT_EQ(AuthRequired(*ParseAuthMode("auto"), "127.0.0.1:1", none).value(), false);
+  EXPECT_EQ(AuthRequired(*ParseAuthMode("auto"), "127.0.0.1:1", tls).value(), false);
+  EXPECT_EQ(AuthRequired(*ParseAuthMode("on"), "127.0.0.1:1", none).value(), true);
+  EXPECT_EQ(AuthRequired(*ParseAuthMode("off"), "0.0.0.0:1", none).value(), false);
+  // Client certificates name principals: with mutual TLS, auto is on even on loopback, and
+  // off is refused.
+  EXPECT_EQ(AuthRequired(*ParseAuthMode("auto"), "127.0.0.1:1", mutual).value(), true);
+  EXPECT_EQ(AuthRequired(*ParseAuthMode("on"), "127.0.0.1:1", mutual).value(), true);
+  absl::Status off = AuthRequired(*ParseAuthMode("off"), "127.0.0.1:1", mutual).status();
+  EXPECT_TRUE(absl::IsFailedPrecondition(off)) << off;
+  EXPECT_NE(off.message().find("--tls-client-ca"), std::string::npos) << off;
   EXPECT_TRUE(absl::IsInvalidArgument(ParseAuthMode("yes").status()));
 }
 
@@ -140,6 +152,29 @@ TEST_F(TlsTest, MutualTlsCertificateNamesThePrincipal) {
   EXPECT_EQ(List(stranger.get()).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   // An API key wins over the certificate.
   EXPECT_OK(List(stranger.get(), admin_key_));
+}
+
+// The open authorizer (every caller a local admin) served over mutual TLS, which copsd
+// refuses to start: any certificate, naming a principal or not, is still refused per call.
+TEST_F(TlsTest, OpenModeRefusesEveryClientCertificate) {
+  OpenAuthorizer open(access_.get());
+  AdminService open_service(&open, access_.get(), usage_.get(), /*generations=*/nullptr);
+  ASSERT_OK_AND_ASSIGN(auto creds, MakeServerCredentials(ServerFiles(/*mutual=*/true)));
+  ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({&open_service}, creds));
+  for (const char* client : {"stranger-client", "admin-client"}) {
+    auto stub = TlsStub(client);
+    const grpc::Status status = List(stub.get());
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << client;
+    EXPECT_NE(status.error_message().find("--auth=off"), std::string::npos)
+        << status.error_message();
+  }
+  server_.reset();  // before open_service goes
+  // Without mutual TLS no certificate is asked for, and the open mode serves the caller.
+  ASSERT_OK_AND_ASSIGN(creds, MakeServerCredentials(ServerFiles(/*mutual=*/false)));
+  ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({&open_service}, creds));
+  auto stub = TlsStub();
+  EXPECT_OK(List(stub.get()));
+  server_.reset();
 }
 
 TEST_F(TlsTest, MutualTlsRefusesMissingOrForeignCertificates) {
