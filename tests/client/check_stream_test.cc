@@ -64,7 +64,7 @@ class CheckStreamTest : public ::testing::Test {
   void StartServer() {
     grpc::ServerBuilder builder;
     const std::string address = "127.0.0.1:" + std::to_string(port_);
-    builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
+    testing::AddTestListener(&builder, address, grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(stack_.service());
     server_ = builder.BuildAndStart();
     ASSERT_NE(server_, nullptr);

@@ -28,6 +28,7 @@
 #include "tests/storage/fault_file_system.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_server.h"
 
 namespace cops {
 namespace {
@@ -67,22 +68,16 @@ class IndexGenerationsTest : public ::testing::Test {
                                                       usage_.get(), audit_.get());
     admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
                                             generations_.get());
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    builder.RegisterService(admin_.get());
-    server_ = builder.BuildAndStart();
-    ASSERT_NE(server_, nullptr);
-    auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                       grpc::InsecureChannelCredentials());
-    stub_ = v1::CopyDetection::NewStub(channel);
-    admin_stub_ = v1::Admin::NewStub(channel);
+    // Served as every test server is (one port, not shared with any other process's).
+    auto server = testing::TestServer::Start({service_.get(), admin_.get()});
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = *std::move(server);
+    stub_ = server_->NewStub<v1::CopyDetection>();
+    admin_stub_ = server_->NewStub<v1::Admin>();
   }
 
   // As copsd shuts down: drain, then close the generations.
   void Stop() {
-    if (server_ != nullptr) server_->Shutdown();
     server_.reset();
     stub_.reset();
     admin_stub_.reset();
@@ -198,7 +193,7 @@ class IndexGenerationsTest : public ::testing::Test {
   std::string admin_key_;
   std::unique_ptr<CopyDetectionService> service_;
   std::unique_ptr<AdminService> admin_;
-  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<testing::TestServer> server_;
   std::unique_ptr<v1::CopyDetection::Stub> stub_;
   std::unique_ptr<v1::Admin::Stub> admin_stub_;
 };

@@ -17,6 +17,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/test_server.h"
 
 namespace cops {
 namespace {
@@ -82,7 +83,7 @@ TEST(MetricsServerTest, CountsEachRpcWithItsServiceMethodAndCode) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  testing::AddTestListener(&builder, "127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
   rpcs.push_back(metrics->InterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(rpcs));

@@ -12,10 +12,7 @@ absl::StatusOr<std::unique_ptr<TestServer>> TestServer::Start(
     std::shared_ptr<grpc::ServerCredentials> credentials) {
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", std::move(credentials), &port);
-  // One port, as copsd: with SO_REUSEPORT, servers started at once by parallel tests could
-  // share a port and answer each other's clients.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  AddTestListener(&builder, "127.0.0.1:0", std::move(credentials), &port);
   for (grpc::Service* service : services) builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr) return absl::InternalError("gRPC could not start the test server");
@@ -40,6 +37,12 @@ void TestServer::Shutdown() {
   server_->Shutdown();
   server_->Wait();
   server_.reset();
+}
+
+void AddTestListener(grpc::ServerBuilder* builder, const std::string& address,
+                     std::shared_ptr<grpc::ServerCredentials> credentials, int* port) {
+  builder->AddListeningPort(address, std::move(credentials), port);
+  builder->AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
 }
 
 void PrepareCall(grpc::ClientContext* ctx, const std::string& api_key,

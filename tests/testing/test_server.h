@@ -63,6 +63,15 @@ class TestServer {
   std::shared_ptr<grpc::Channel> channel_;
 };
 
+// Adds a listener on `address` (e.g. "127.0.0.1:0") to `builder` as every test server must:
+// without SO_REUSEPORT. gRPC turns it on by default, and then any later socket of the same
+// user that binds the port explicitly (a test restarting its server on the same port, a copsd
+// spawned on a port found free a moment before) joins the listener silently: the kernel
+// splits new connections between two unrelated servers, and a test's calls reach another
+// test's server. `*port` is set when the server starts.
+void AddTestListener(grpc::ServerBuilder* builder, const std::string& address,
+                     std::shared_ptr<grpc::ServerCredentials> credentials, int* port);
+
 // Prepares a client call as the cops client does: "authorization: Bearer <api_key>"
 // metadata unless `api_key` is empty, and a deadline `timeout` from now.
 void PrepareCall(grpc::ClientContext* ctx, const std::string& api_key,
