@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -973,9 +974,13 @@ TEST(IndexTest, OpeningWithOtherParametersFailsNamingTheDifference) {
   EXPECT_NE(OpenOrDie(Options(dir.Join("db"))), nullptr);
 }
 
-// Writes `key` = `value` into the meta entries of a closed index with plain RocksDB, the way
-// another build of COPS would have left them.
-void OverwriteMeta(const std::string& path, const std::string& key, const std::string& value) {
+// Opens a closed index with plain RocksDB (every column family, default options) and runs
+// `edit` on it, the way another build of COPS would have written it. Without the postings'
+// merge operator: an index whose postings are read afterwards must have been flushed.
+void EditClosedIndex(
+    const std::string& path,
+    const std::function<void(rocksdb::DB&, const std::vector<rocksdb::ColumnFamilyHandle*>&)>&
+        edit) {
   rocksdb::DB* raw = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
   std::vector<std::string> names;
@@ -984,9 +989,16 @@ void OverwriteMeta(const std::string& path, const std::string& key, const std::s
   for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
   rocksdb::Status s = rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_TRUE(raw->Put(rocksdb::WriteOptions(), key, value).ok());
+  edit(*raw, handles);
   for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
   delete raw;
+}
+
+// Writes `key` = `value` into the meta entries of a closed index.
+void OverwriteMeta(const std::string& path, const std::string& key, const std::string& value) {
+  EditClosedIndex(path, [&](rocksdb::DB& raw, const auto&) {
+    EXPECT_TRUE(raw.Put(rocksdb::WriteOptions(), key, value).ok());
+  });
 }
 
 TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefusedUnderTheNewOne) {
@@ -1027,27 +1039,20 @@ TEST(IndexTest, NewerSchemaIsRefused) {
 // Rewrites a closed, flushed index's duplicate map the way a schema-1 build left it: keyed by
 // the 32-byte digest alone, schema_version 1.
 void MakeSchema1(const std::string& path) {
-  rocksdb::DB* raw = nullptr;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  std::vector<std::string> names;
-  ASSERT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-  for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  ASSERT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
-  for (auto* h : handles) {
-    if (h->GetName() != "sha256") continue;
-    std::unique_ptr<rocksdb::Iterator> it(raw->NewIterator(rocksdb::ReadOptions(), h));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      const std::string key = it->key().ToString();
-      ASSERT_GT(key.size(), 32u);
-      EXPECT_TRUE(raw->Put(rocksdb::WriteOptions(), h, key.substr(key.size() - 32),
-                           it->value()).ok());
-      EXPECT_TRUE(raw->Delete(rocksdb::WriteOptions(), h, key).ok());
+  EditClosedIndex(path, [](rocksdb::DB& raw, const auto& handles) {
+    for (auto* h : handles) {
+      if (h->GetName() != "sha256") continue;
+      std::unique_ptr<rocksdb::Iterator> it(raw.NewIterator(rocksdb::ReadOptions(), h));
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        const std::string key = it->key().ToString();
+        ASSERT_GT(key.size(), 32u);
+        EXPECT_TRUE(raw.Put(rocksdb::WriteOptions(), h, key.substr(key.size() - 32),
+                            it->value()).ok());
+        EXPECT_TRUE(raw.Delete(rocksdb::WriteOptions(), h, key).ok());
+      }
     }
-  }
-  EXPECT_TRUE(raw->Put(rocksdb::WriteOptions(), "schema_version", std::string(1, '\x01')).ok());
-  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
-  delete raw;
+    EXPECT_TRUE(raw.Put(rocksdb::WriteOptions(), "schema_version", std::string(1, '\x01')).ok());
+  });
 }
 
 TEST(IndexTest, ASchema1IndexIsReadAsIsAndUpgradedByAWritableOpen) {

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <functional>
 #include <memory>
 
 #include "grpcpp/grpcpp.h"
@@ -38,18 +39,29 @@ bool AnotherListenerFits(int port) {
   return fits;
 }
 
+// A server of its own (as tests that build their own grpc::ServerBuilder have) on
+// 127.0.0.1:0, its listener added by `listen`; *port is the bound port.
+std::unique_ptr<grpc::Server> StartOwnServer(
+    const std::function<void(grpc::ServerBuilder*, int*)>& listen, grpc::Service* service,
+    int* port) {
+  grpc::ServerBuilder builder;
+  listen(&builder, port);
+  builder.RegisterService(service);
+  return builder.BuildAndStart();
+}
+
 TEST(TestServerTest, NoOtherListenerCanShareItsPort) {
   v1::CopyDetection::Service unimplemented;
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<TestServer> server, TestServer::Start({&unimplemented}));
   EXPECT_FALSE(AnotherListenerFits(server->port()));
 
-  // The same through AddTestListener, as tests that build their own grpc::ServerBuilder do.
-  grpc::ServerBuilder builder;
-  int port = 0;
-  AddTestListener(&builder, "127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   v1::CopyDetection::Service other;
-  builder.RegisterService(&other);
-  std::unique_ptr<grpc::Server> own = builder.BuildAndStart();
+  int port = 0;
+  std::unique_ptr<grpc::Server> own = StartOwnServer(
+      [](grpc::ServerBuilder* b, int* p) {
+        AddTestListener(b, "127.0.0.1:0", grpc::InsecureServerCredentials(), p);
+      },
+      &other, &port);
   ASSERT_NE(own, nullptr);
   EXPECT_FALSE(AnotherListenerFits(port));
   own->Shutdown();
@@ -57,12 +69,13 @@ TEST(TestServerTest, NoOtherListenerCanShareItsPort) {
 
 // Why: a server with gRPC's defaults lets the other listener in.
 TEST(TestServerTest, WithGrpcDefaultsAnotherListenerSharesThePort) {
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
   v1::CopyDetection::Service unimplemented;
-  builder.RegisterService(&unimplemented);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  int port = 0;
+  std::unique_ptr<grpc::Server> server = StartOwnServer(
+      [](grpc::ServerBuilder* b, int* p) {
+        b->AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), p);
+      },
+      &unimplemented, &port);
   ASSERT_NE(server, nullptr);
   EXPECT_TRUE(AnotherListenerFits(port));
   server->Shutdown();
