@@ -51,25 +51,32 @@ void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
   out->set_size_bytes(r.size_bytes);
 }
 
-// Authorizes `action` on a collection a call names, then requires it to exist: a caller
-// without access learns PERMISSION_DENIED whether or not it exists, one with access NOT_FOUND
-// for a collection that does not.
+// Authorizes `action` on a collection a call names, then requires it to exist: recorded by
+// the authorizer, or holding documents in `index` (a follower's index holds collections
+// registered on the primary, whose access store it does not share). A caller without access
+// learns PERMISSION_DENIED whether or not it exists, one with access NOT_FOUND for a
+// collection that does not.
 absl::Status AuthorizeNamedCollection(const Authorizer& authorizer, const Principal& principal,
-                                      Action action, std::string_view collection) {
+                                      Action action, std::string_view collection,
+                                      const Index& index) {
   COPS_RETURN_IF_ERROR(authorizer.Authorize(principal, action, collection));
-  return authorizer.RequireCollection(collection);
+  absl::Status recorded = authorizer.RequireCollection(collection);
+  if (!absl::IsNotFound(recorded)) return recorded;
+  COPS_ASSIGN_OR_RETURN(const bool indexed, index.HasCollection(collection));
+  return indexed ? absl::OkStatus() : recorded;
 }
 
 // The collections a check searches: those asked for (each authorized and existing), narrowed
 // to those the caller may use; std::nullopt = all.
 absl::StatusOr<std::optional<std::vector<std::string>>> CheckCollections(
     const Authorizer& authorizer, const Principal& principal,
-    const google::protobuf::RepeatedPtrField<std::string>& requested) {
+    const google::protobuf::RepeatedPtrField<std::string>& requested, const Index& index) {
   std::optional<std::vector<std::string>> usable = authorizer.UsableCollections(principal);
   if (requested.empty()) return usable;
   std::vector<std::string> out;
   for (const std::string& c : requested) {
-    COPS_RETURN_IF_ERROR(AuthorizeNamedCollection(authorizer, principal, Action::kCheck, c));
+    COPS_RETURN_IF_ERROR(
+        AuthorizeNamedCollection(authorizer, principal, Action::kCheck, c, index));
     if (!usable || std::find(usable->begin(), usable->end(), c) != usable->end()) {
       out.push_back(c);
     }
@@ -534,13 +541,15 @@ grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
-  absl::Status status = AuthorizeNamedCollection(*authorizer_, *principal,
-                                                 Action::kReadDocument, request->collection());
+  const std::shared_ptr<CopyDetector> detector = Detector();
+  absl::Status status =
+      AuthorizeNamedCollection(*authorizer_, *principal, Action::kReadDocument,
+                               request->collection(), *detector->index());
   if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   const size_t page_size = request->page_size() == 0 ? kDefaultPageSize : request->page_size();
   absl::StatusOr<DocumentPage> page =
-      Detector()->List(request->page_token(), page_size, request->collection());
+      detector->List(request->page_token(), page_size, request->collection());
   if (!page.ok()) return log.Finish(page.status());
   const std::optional<std::vector<std::string>> usable =
       authorizer_->UsableCollections(*principal);
@@ -562,12 +571,14 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   if (request.collections().empty()) {  // else each named collection is authorized below
     COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
   }
+  const std::shared_ptr<CopyDetector> detector = Detector();
   CheckRequestInfo info;
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
   COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
-  COPS_ASSIGN_OR_RETURN(info.collections,
-                        CheckCollections(*authorizer_, principal, request.collections()));
+  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal,
+                                                           request.collections(),
+                                                           *detector->index()));
   COPS_RETURN_IF_ERROR(TakeToken(principal));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();
@@ -578,7 +589,6 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   // The detector searches only info.collections and finalizes the report (order, max_results,
   // violation); RedactReport then hides what this caller may not see of documents it does not
   // own.
-  const std::shared_ptr<CopyDetector> detector = Detector();
   COPS_ASSIGN_OR_RETURN(CheckResult result, detector->Check(info));
   std::vector<AuditRecord> hits =
       RedactReport(*authorizer_, principal, &result.report, &result.records);

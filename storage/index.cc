@@ -263,6 +263,8 @@ struct Index::Rep {
 
   // The schema the index is in: codec::kSchemaVersion, or older in a read-only open.
   uint64_t schema = codec::kSchemaVersion;
+  // FAILED_PRECONDITION unless the duplicate map is keyed by collection (schema >= 2).
+  absl::Status CheckListsCollections() const;
 };
 
 namespace {
@@ -1061,13 +1063,29 @@ absl::StatusOr<DocumentPage> Index::ListDocuments(std::string_view page_token, s
   return page;
 }
 
+absl::Status Index::Rep::CheckListsCollections() const {
+  if (schema >= 2) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      "index " + options.path + " has schema version " + std::to_string(schema) +
+      ", which cannot list its collections; open it writable once to upgrade it");
+}
+
+absl::StatusOr<bool> Index::HasCollection(std::string_view collection) const {
+  const Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckListsCollections());
+  std::string prefix;
+  codec::PutLengthPrefixed(&prefix, collection);
+  std::unique_ptr<rocksdb::Iterator> it(r.db->NewIterator(rocksdb::ReadOptions(), r.cf(kSha256)));
+  it->Seek(prefix);
+  // The length prefix makes `prefix` the start of this collection's keys and no other's.
+  if (it->Valid()) return it->key().ToStringView().starts_with(prefix);
+  COPS_RETURN_IF_ERROR(FromRocks(it->status(), "reading the duplicate map of " + r.options.path));
+  return false;
+}
+
 absl::StatusOr<std::vector<std::string>> Index::Collections() const {
   const Rep& r = *rep_;
-  if (r.schema < 2) {
-    return absl::FailedPreconditionError(
-        "index " + r.options.path + " has schema version " + std::to_string(r.schema) +
-        ", which cannot list its collections; open it writable once to upgrade it");
-  }
+  COPS_RETURN_IF_ERROR(r.CheckListsCollections());
   std::vector<std::string> out;
   std::unique_ptr<rocksdb::Iterator> it(r.db->NewIterator(rocksdb::ReadOptions(), r.cf(kSha256)));
   it->SeekToFirst();

@@ -232,6 +232,9 @@ class Index {
   // The collections that hold at least one document, sorted; one seek per collection.
   // FAILED_PRECONDITION on an index of schema 1 opened read-only (not yet upgraded).
   absl::StatusOr<std::vector<std::string>> Collections() const;
+  // Whether `collection` holds at least one document; one seek. FAILED_PRECONDITION as
+  // Collections().
+  absl::StatusOr<bool> HasCollection(std::string_view collection) const;
 
   IndexStats Stats() const;
 

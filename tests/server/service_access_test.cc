@@ -375,6 +375,13 @@ TEST_F(ServiceAccessTest, NamingAnUnknownCollectionIsNotFound) {
       << unknown.error_message();
   EXPECT_EQ(Check(pc_key_, text, {"nosuch"}, &reply).error_code(), kDenied);
   EXPECT_EQ(Check(pc_key_, text, {"ieee"}, &reply).error_code(), kDenied);
+  // A collection that holds documents exists without a record, as on a follower that
+  // applies the primary's registration log to its index alone.
+  DocumentRecord replicated;
+  replicated.collection = "replicated";
+  ASSERT_OK(generations_->Current()->Register(text, DocumentFormat::kText, replicated));
+  ASSERT_OK(Check(admin_key_, text, {"replicated"}, &reply));
+  EXPECT_TRUE(reply.violation());
 
   grpc::ClientContext ctx;
   testing::PrepareCall(&ctx, admin_key_);

@@ -459,6 +459,8 @@ TEST(IndexTest, ExactDuplicatesAreFoundWithinTheirCollectionOnly) {
   EXPECT_TRUE(out[1]->created);
   EXPECT_EQ(out[2]->duplicate_of, out[0]->id);
   EXPECT_EQ(index->Collections().value(), (std::vector<std::string>{"a", "b", "c"}));
+  for (const char* c : {"a", "b", "c"}) EXPECT_TRUE(index->HasCollection(c).value()) << c;
+  for (const char* c : {"", "ab", "bb", "d"}) EXPECT_FALSE(index->HasCollection(c).value()) << c;
 
   // Unregistering one collection's copy leaves the other's duplicate entry in place.
   ASSERT_OK(index->Unregister(in_b->id));
@@ -1077,6 +1079,7 @@ TEST(IndexTest, ASchema1IndexIsReadAsIsAndUpgradedByAWritableOpen) {
     ASSERT_NE(index, nullptr);
     EXPECT_TRUE(HasAllPostings(*index, fp, in_a));
     EXPECT_EQ(index->Collections().status().code(), absl::StatusCode::kFailedPrecondition);
+    EXPECT_EQ(index->HasCollection("a").status().code(), absl::StatusCode::kFailedPrecondition);
   }
   // A writable open upgrades the map: duplicates within a collection are still found, a copy
   // in another collection is registered anew, and the upgrade is recorded.
