@@ -34,6 +34,7 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
                 std::min(options.max_reconnect_backoff_ms, 1000));
   }
+  if (options.own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   COPS_ASSIGN_OR_RETURN(std::shared_ptr<grpc::Channel> channel,
                         OpenSecureChannel(options.target, options.security, args));
   return std::unique_ptr<Client>(new Client(options, std::move(channel)));

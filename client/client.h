@@ -31,6 +31,9 @@ struct ClientOptions {
   // default (up to 120 s). Calls made while the channel waits fail at once with UNAVAILABLE,
   // so long-lived callers (cops-milter) keep it short to resume soon after a restart.
   int max_reconnect_backoff_ms = 0;
+  // A TCP connection of its own; otherwise Clients of one target in a process share one
+  // (gRPC's global subchannel pool), with the server's limit of streams per connection.
+  bool own_connection = false;
 };
 
 class Client {

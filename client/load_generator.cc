@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <ostream>
 #include <random>
@@ -52,6 +53,7 @@ struct Latencies {
   std::atomic<uint64_t> bytes{0};
   std::atomic<uint64_t> violations{0};
   std::string first_error;
+  std::map<std::string, uint64_t> errors_by_code;  // "RESOURCE_EXHAUSTED" -> calls
 };
 
 double Percentile(std::vector<double>& v, double q) {
@@ -61,23 +63,27 @@ double Percentile(std::vector<double>& v, double q) {
   return v[i];
 }
 
-// Runs `count` calls of `call(i)` on `threads` threads; returns wall-clock seconds.
+// Runs `count` calls of `call(i, client)` on `threads` threads, thread t calling through
+// clients[t % clients.size()]; returns wall-clock seconds.
 template <typename Call>
-double RunPhase(uint32_t count, uint32_t threads, Latencies* lat, Call call) {
+double RunPhase(uint32_t count, uint32_t threads, const std::vector<Client*>& clients,
+                Latencies* lat, Call call) {
   std::atomic<uint32_t> next{0};
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::thread> pool;
   for (uint32_t t = 0; t < std::max<uint32_t>(threads, 1); ++t) {
-    pool.emplace_back([&] {
+    pool.emplace_back([&, t] {
+      Client& client = *clients[t % clients.size()];
       std::vector<double> mine;
       for (uint32_t i = next++; i < count; i = next++) {
         const auto t0 = std::chrono::steady_clock::now();
-        absl::Status s = call(i);
+        absl::Status s = call(i, client);
         const auto t1 = std::chrono::steady_clock::now();
         mine.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-        if (!s.ok() && lat->errors++ == 0) {
+        if (!s.ok()) {
           std::lock_guard<std::mutex> lock(lat->mu);
-          lat->first_error = s.ToString();
+          if (lat->errors++ == 0) lat->first_error = s.ToString();
+          ++lat->errors_by_code[absl::StatusCodeToString(s.code())];
         }
       }
       std::lock_guard<std::mutex> lock(lat->mu);
@@ -93,6 +99,7 @@ nlohmann::json Summarize(const char* phase, uint32_t count, double seconds, Late
   return {{"phase", phase},
           {"calls", count},
           {"errors", lat.errors.load()},
+          {"errors_by_code", lat.errors_by_code},
           {"seconds", seconds},
           {"calls_per_second", count / seconds},
           {"megabytes", mb},
@@ -118,6 +125,9 @@ void Print(const nlohmann::json& j, bool json, std::ostream& out) {
                 j["p90_ms"].get<double>(), j["p99_ms"].get<double>(),
                 j["errors"].get<unsigned long long>());
   out << line;
+  for (const auto& [code, calls] : j["errors_by_code"].items()) {
+    out << " " << code << " " << calls.get<uint64_t>();
+  }
   if (j["phase"] == "check") out << "; violations " << j["violations"].get<uint64_t>();
   if (j.contains("documents")) {
     std::snprintf(line, sizeof line, "; %.1f documents/s",
@@ -175,6 +185,10 @@ void AddLoadFlags(CLI::App* app, LoadOptions* o) {
   app->add_option("--check-bytes", o->check_bytes, "Size of each checked message")
       ->capture_default_str();
   app->add_option("--concurrency", o->concurrency, "Client threads")->capture_default_str();
+  app->add_option("--connections", o->connections,
+                  "TCP connections the client threads take turns on")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1024u));
   app->add_option("--copy-fraction", o->copy_fraction,
                   "Checked messages embedding a copied passage")
       ->capture_default_str();
@@ -191,7 +205,7 @@ void AddLoadFlags(CLI::App* app, LoadOptions* o) {
   app->add_flag("--bench-json", o->json, "One JSON object per phase");
 }
 
-bool RunLoad(Client& client, const LoadOptions& o, std::ostream& out) {
+bool RunLoad(const std::vector<Client*>& clients, const LoadOptions& o, std::ostream& out) {
   bool ok = true;
   if (o.documents > 0) {
     auto make_document = [&](uint64_t n) {
@@ -205,7 +219,7 @@ bool RunLoad(Client& client, const LoadOptions& o, std::ostream& out) {
     Latencies lat;
     const uint32_t per_call = std::max<uint32_t>(1, o.bulk);
     const uint32_t calls = (o.documents + per_call - 1) / per_call;
-    const double seconds = RunPhase(calls, o.concurrency, &lat, [&](uint32_t i) -> absl::Status {
+    auto register_call = [&](uint32_t i, Client& client) -> absl::Status {
       if (o.bulk == 0) {
         v1::Document doc = make_document(o.existing + i);
         lat.bytes += doc.content().size();
@@ -225,7 +239,8 @@ bool RunLoad(Client& client, const LoadOptions& o, std::ostream& out) {
         }
       }
       return absl::OkStatus();
-    });
+    };
+    const double seconds = RunPhase(calls, o.concurrency, clients, &lat, register_call);
     nlohmann::json j = Summarize(o.bulk == 0 ? "register" : "register-bulk", calls, seconds, lat);
     j["documents"] = o.documents;
     j["documents_per_second"] = o.documents / seconds;
@@ -238,7 +253,7 @@ bool RunLoad(Client& client, const LoadOptions& o, std::ostream& out) {
   const uint64_t registered = uint64_t{o.existing} + o.documents;
   if (o.checks > 0) {
     Latencies lat;
-    const double seconds = RunPhase(o.checks, o.concurrency, &lat, [&](uint32_t i) {
+    auto check_call = [&](uint32_t i, Client& client) {
       std::mt19937_64 rng(o.seed * 31 + i);
       v1::CheckDocumentRequest request;
       std::string text = SyntheticText(o.seed + 1000003, i, o.check_bytes);
@@ -255,7 +270,8 @@ bool RunLoad(Client& client, const LoadOptions& o, std::ostream& out) {
       absl::StatusOr<v1::CheckDocumentReply> reply = client.Check(request);
       if (reply.ok() && reply->violation()) ++lat.violations;
       return reply.status();
-    });
+    };
+    const double seconds = RunPhase(o.checks, o.concurrency, clients, &lat, check_call);
     nlohmann::json j = Summarize("check", o.checks, seconds, lat);
     Print(j, o.json, out);
     if (lat.errors > 0) {

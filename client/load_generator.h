@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "client/client.h"
 
@@ -28,6 +29,7 @@ struct LoadOptions {
   uint32_t checks = 1000;        // checks in the check phase (0 = skip it)
   uint32_t check_bytes = 20000;  // size of each checked message
   uint32_t concurrency = 4;      // client threads, each with its own calls in flight
+  uint32_t connections = 1;      // TCP connections the threads take turns on
   double copy_fraction = 0.5;    // checked messages that embed a copied passage
   uint64_t seed = 1;
   std::string collection = "bench";
@@ -42,9 +44,10 @@ struct LoadOptions {
 
 void AddLoadFlags(CLI::App* app, LoadOptions* options);
 
-// Runs the phases and prints one report line (or JSON object) per phase to `out`. False when
-// any call failed (the failures are counted in the report and the first is shown).
-bool RunLoad(Client& client, const LoadOptions& options, std::ostream& out);
+// Runs the phases over `clients` (client thread t calls clients[t % size]; REQUIRES: not
+// empty) and prints one report line (or JSON object) per phase to `out`. False when any call
+// failed (the failures are counted by status code in the report and the first is shown).
+bool RunLoad(const std::vector<Client*>& clients, const LoadOptions& options, std::ostream& out);
 
 // The deterministic English-like text of document `n` under `seed`, about `bytes` long.
 std::string SyntheticText(uint64_t seed, uint64_t n, uint32_t bytes);

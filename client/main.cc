@@ -675,9 +675,17 @@ int Main(int argc, char** argv) {
     return RunVerifyReceipt(verify, std::cout, std::cerr);
   }
   if (bench_cmd->parsed()) {
-    absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
-    if (!client.ok()) return Fail("bench", client.status());
-    return RunLoad(**client, load, std::cout) ? kExitOk : kExitError;
+    std::vector<std::unique_ptr<Client>> clients;
+    std::vector<Client*> calling;
+    for (uint32_t c = 0; c < load.connections; ++c) {
+      Globals own = g;
+      own.client.own_connection = load.connections > 1;
+      absl::StatusOr<std::unique_ptr<Client>> client = Connect(own);
+      if (!client.ok()) return Fail("bench", client.status());
+      clients.push_back(*std::move(client));
+      calling.push_back(clients.back().get());
+    }
+    return RunLoad(calling, load, std::cout) ? kExitOk : kExitError;
   }
   return admin_exit;
 }
