@@ -35,29 +35,28 @@ void AdmissionControl::Permit::Release() {
   bytes_ = 0;
 }
 
-AdmissionControl::AdmissionControl(AdmissionOptions options) : options_(std::move(options)) {}
+AdmissionControl::AdmissionControl(AdmissionLimits limits) : limits_(limits) {}
 
 bool AdmissionControl::HasRoom(uint64_t bytes) const {
-  if (load_.calls >= options_.limits.max_calls) return false;
-  return load_.calls == 0 || load_.bytes + bytes <= options_.limits.max_bytes;
+  if (load_.calls >= limits_.max_calls) return false;
+  return load_.calls == 0 || load_.bytes + bytes <= limits_.max_bytes;
 }
 
 std::string AdmissionControl::BusyMessage(uint64_t bytes,
                                           std::optional<absl::Duration> waited) const {
-  const AdmissionLimits& limits = options_.limits;
   std::string message = "server busy: ";
-  if (load_.calls >= limits.max_calls) {
-    message += std::to_string(load_.calls) + " checks and registrations at work (limit " +
-               std::to_string(limits.max_calls) + ")";
+  if (load_.calls >= limits_.max_calls) {
+    message += "checks and registrations at work " + std::to_string(load_.calls) + " (limit " +
+               std::to_string(limits_.max_calls) + ")";
   } else {
     message += "a document of " + Mib(bytes) + " does not fit beside the " + Mib(load_.bytes) +
-               " at work (limit " + Mib(limits.max_bytes) + ")";
+               " at work (limit " + Mib(limits_.max_bytes) + ")";
   }
   if (waited.has_value()) {
     message += " after waiting " + absl::FormatDuration(absl::Trunc(*waited, absl::Milliseconds(1)));
   } else {
-    message += " and " + std::to_string(load_.waiting) + " waiting (limit " +
-               std::to_string(limits.max_waiting) + ")";
+    message += ", waiting " + std::to_string(load_.waiting) + " (limit " +
+               std::to_string(limits_.max_waiting) + ")";
   }
   return message + "; retry later";
 }
@@ -66,15 +65,15 @@ absl::StatusOr<AdmissionControl::Permit> AdmissionControl::Admit(uint64_t bytes,
                                                                  absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   if (!HasRoom(bytes)) {
-    if (load_.waiting >= options_.limits.max_waiting) {
+    if (load_.waiting >= limits_.max_waiting) {
       ++load_.refused;
       return absl::ResourceExhaustedError(BusyMessage(bytes, std::nullopt));
     }
     ++load_.waiting;
     const absl::Time start = absl::Now();
     auto has_room = [this, bytes]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return HasRoom(bytes); };
-    const bool room = mu_.AwaitWithDeadline(
-        absl::Condition(&has_room), std::min(start + options_.limits.max_wait, deadline));
+    const bool room = mu_.AwaitWithDeadline(absl::Condition(&has_room),
+                                            std::min(start + limits_.max_wait, deadline));
     --load_.waiting;
     if (!room) {
       ++load_.refused;
@@ -84,22 +83,13 @@ absl::StatusOr<AdmissionControl::Permit> AdmissionControl::Admit(uint64_t bytes,
   ++load_.calls;
   load_.bytes += bytes;
   ++load_.admitted;
-  bytes_since_drained_ += bytes;
   return Permit(this, bytes);
 }
 
 void AdmissionControl::Release(uint64_t bytes) {
-  bool drained = false;
-  {
-    absl::MutexLock lock(&mu_);
-    --load_.calls;
-    load_.bytes -= bytes;
-    if (load_.calls == 0 && bytes_since_drained_ >= options_.drained_after_bytes) {
-      bytes_since_drained_ = 0;
-      drained = true;
-    }
-  }
-  if (drained && options_.on_drained) options_.on_drained();
+  absl::MutexLock lock(&mu_);
+  --load_.calls;
+  load_.bytes -= bytes;
 }
 
 AdmissionLoad AdmissionControl::load() const {

@@ -20,7 +20,6 @@
 // Thread-safety: thread-safe; a Permit may be released on any thread.
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -38,15 +37,6 @@ struct AdmissionLimits {
   uint64_t max_bytes = 64ull << 20;
   uint32_t max_waiting = 8;  // calls waiting for room at once; 0 = refuse at once when full
   absl::Duration max_wait = absl::Seconds(1);  // longest wait for room
-};
-
-struct AdmissionOptions {
-  AdmissionLimits limits;
-  // Runs, on the thread of the call that leaves, with no lock held, each time the last call
-  // at work leaves after at least `drained_after_bytes` of document bytes were admitted since
-  // it last ran (copsd hands the freed heap back to the system there). May be empty.
-  std::function<void()> on_drained;
-  uint64_t drained_after_bytes = 1ull << 20;
 };
 
 // The state of an AdmissionControl, for metrics and tests.
@@ -80,7 +70,7 @@ class AdmissionControl {
     uint64_t bytes_ = 0;
   };
 
-  explicit AdmissionControl(AdmissionOptions options);
+  explicit AdmissionControl(AdmissionLimits limits);
   AdmissionControl(const AdmissionControl&) = delete;
   AdmissionControl& operator=(const AdmissionControl&) = delete;
 
@@ -90,7 +80,7 @@ class AdmissionControl {
   absl::StatusOr<Permit> Admit(uint64_t bytes, absl::Time deadline);
 
   AdmissionLoad load() const;
-  const AdmissionLimits& limits() const { return options_.limits; }
+  const AdmissionLimits& limits() const { return limits_; }
 
  private:
   bool HasRoom(uint64_t bytes) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
@@ -99,10 +89,9 @@ class AdmissionControl {
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void Release(uint64_t bytes);
 
-  const AdmissionOptions options_;
+  const AdmissionLimits limits_;
   mutable absl::Mutex mu_;
   AdmissionLoad load_ ABSL_GUARDED_BY(mu_);
-  uint64_t bytes_since_drained_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace cops

@@ -147,6 +147,33 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
          "Data block size of the postings' files, KiB (new files; 1-256)");
   option("threads", c.threads, "Most handler threads");
   option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
+  option("max-concurrent-calls", c.max_concurrent_calls,
+         "Checks and registrations at work at once (0 = the CPU cores, 2 to threads - 2); "
+         "more wait, then get RESOURCE_EXHAUSTED");
+  option("max-inflight-bytes", c.max_inflight_bytes,
+         "Document bytes of the checks and registrations at work at once (a larger document "
+         "runs alone)")
+      ->check(CLI::PositiveNumber);
+  option("admission-wait-ms", c.admission_wait_ms,
+         "Longest wait of a check or registration for room before RESOURCE_EXHAUSTED");
+  option("max-streams-per-connection", c.max_streams_per_connection,
+         "Calls open at once on one client connection (HTTP/2 streams)")
+      ->check(CLI::PositiveNumber);
+  mib_option(
+      "transport-memory-mb", c.transport_memory_bytes >> 20,
+      [&c](uint64_t mib) { c.transport_memory_bytes = mib << 20; },
+      "Memory quota of gRPC's buffers (received requests not yet handled), MiB")
+      ->check(CLI::PositiveNumber);
+  option("keepalive-seconds", c.keepalive_seconds,
+         "Ping a connection after this long without traffic")
+      ->check(CLI::PositiveNumber);
+  option("keepalive-timeout-seconds", c.keepalive_timeout_seconds,
+         "Close a connection whose ping is not answered within this time")
+      ->check(CLI::PositiveNumber);
+  option("handshake-timeout-seconds", c.handshake_timeout_seconds,
+         "Close a new connection that has not finished its handshake (TLS, HTTP/2) in this "
+         "time")
+      ->check(CLI::PositiveNumber);
   option("key-file", c.key_file, "Hashing key file, 32 hex digits (default <data-dir>/hash.key)");
   option("hash-key", c.hash_key, "Hashing key as 32 hex digits (prefer COPS_HASH_KEY)");
   option("tls-cert", c.tls_cert, "Serve TLS with this certificate chain (PEM)");
@@ -256,6 +283,23 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
   }
   COPS_RETURN_IF_ERROR(p.Validate());
   return p;
+}
+
+AdmissionLimits ResolveAdmissionLimits(const ServerConfig& config, unsigned cores) {
+  // Two handler threads are left to the cheap calls (stats, health, admin): checks and
+  // registrations, at work or waiting, take at most the others.
+  const uint32_t usable = config.threads > 3 ? config.threads - 2 : 1;
+  AdmissionLimits limits;
+  limits.max_calls = config.max_concurrent_calls != 0
+                         ? config.max_concurrent_calls
+                         : std::min<uint32_t>(std::max<uint32_t>(cores, 2), usable);
+  limits.max_bytes = config.max_inflight_bytes;
+  // As many may wait as work: enough to smooth a burst, few enough that the threads left
+  // refuse the rest at once.
+  limits.max_waiting =
+      usable > limits.max_calls ? std::min(limits.max_calls, usable - limits.max_calls) : 0;
+  limits.max_wait = absl::Milliseconds(config.admission_wait_ms);
+  return limits;
 }
 
 uint64_t BlockCacheBytes(uint64_t block_cache_mb) {

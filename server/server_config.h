@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "core/hash_key.h"
 #include "core/params.h"
+#include "server/admission_control.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -60,6 +61,25 @@ struct ServerConfig {
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
 
+  // Overload limits (docs/operations.md, "Limits"). Checks and registrations at work at once
+  // (0 = the machine's cores, at least 2, at most threads - 2) and their document bytes
+  // (server/admission_control.h); a call finding no room waits at most admission_wait_ms
+  // among as many others as may work (at most threads - 2 at work and waiting: 2 threads are
+  // left to the cheap calls, stats, health, admin), else gets RESOURCE_EXHAUSTED.
+  uint32_t max_concurrent_calls = 0;
+  uint64_t max_inflight_bytes = 64ull << 20;
+  uint32_t admission_wait_ms = 1000;
+  // gRPC transport: HTTP/2 streams (calls) open at once on one connection, the memory quota
+  // of gRPC's own buffers (received requests not yet handled included; above it gRPC shrinks
+  // flow-control windows, refuses new connections and cancels streams), keepalive pings
+  // (a peer that does not answer within the time-out is disconnected) and the time a new
+  // connection has to finish its HTTP/2 (and TLS) handshake.
+  uint32_t max_streams_per_connection = 16;
+  uint64_t transport_memory_bytes = 1ull << 30;
+  uint32_t keepalive_seconds = 60;
+  uint32_t keepalive_timeout_seconds = 20;
+  uint32_t handshake_timeout_seconds = 10;
+
   std::string key_file;  // hashing key file (32 hex digits); default in the data directory
   std::string hash_key;  // hashing key as hex (COPS_HASH_KEY); wins over key_file
 
@@ -97,6 +117,10 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
 absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
                                                      const std::optional<ChunkingParams>& recorded,
                                                      const HashKey& key);
+
+// The admission limits of `config` on a machine of `cores` cores (--max-concurrent-calls 0
+// resolved; the waiting calls from --threads).
+AdmissionLimits ResolveAdmissionLimits(const ServerConfig& config, unsigned cores);
 
 // The block cache size in bytes for --block-cache-mb `block_cache_mb`, resolving 0 from the
 // machine's memory.

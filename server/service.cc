@@ -242,17 +242,24 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
 CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
                                            Authorizer* authorizer, UsageLedger* usage,
                                            AuditSink* audit, ReceiptSigner* receipts,
-                                           DocumentWrites* writes)
+                                           DocumentWrites* writes, AdmissionControl* admission)
     : generations_(generations),
       authorizer_(authorizer),
       usage_(usage),
       audit_(audit),
       receipts_(receipts),
       writes_(writes),
+      admission_(admission),
       started_(std::chrono::steady_clock::now()) {}
 
 std::shared_ptr<CopyDetector> CopyDetectionService::Detector() const {
   return generations_->Current();
+}
+
+absl::StatusOr<AdmissionControl::Permit> CopyDetectionService::Admit(
+    const grpc::ServerContext& context, uint64_t bytes) {
+  if (admission_ == nullptr) return AdmissionControl::Permit();
+  return admission_->Admit(bytes, absl::FromChrono(context.deadline()));
 }
 
 absl::Status CopyDetectionService::Write(
@@ -324,6 +331,17 @@ void SetRegisterError(const absl::Status& status, v1::RegisterResult* result) {
   result->clear_reply();
   result->set_error_code(static_cast<int>(status.code()));
   result->set_error_message(std::string(status.message()));
+}
+
+// Fails the `count` documents of a bulk window (indexes first_index...) with `status`.
+void FailWindow(const absl::Status& status, size_t count, uint32_t first_index,
+                v1::RegisterDocumentsReply* reply) {
+  for (size_t i = 0; i < count; ++i) {
+    v1::RegisterResult* result = reply->add_results();
+    result->set_index(first_index + static_cast<uint32_t>(i));
+    SetRegisterError(status, result);
+  }
+  reply->set_failed(reply->failed() + static_cast<uint32_t>(count));
 }
 
 }  // namespace
@@ -435,6 +453,9 @@ grpc::Status CopyDetectionService::RegisterDocument(grpc::ServerContext* context
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
+  absl::StatusOr<AdmissionControl::Permit> permit =
+      Admit(*context, request->document().content().size());
+  if (!permit.ok()) return log.Finish(permit.status());
   absl::Status status = RegisterOne(*principal, *request, reply);
   if (status.ok()) log.add_field("doc_id", std::to_string(reply->doc_id()));
   return log.Finish(status);
@@ -455,7 +476,13 @@ grpc::Status CopyDetectionService::RegisterDocuments(
   size_t window_bytes = 0;
   uint32_t read = 0;
   auto flush = [&] {
-    RegisterWindow(*principal, window, read - static_cast<uint32_t>(window.size()), reply);
+    const uint32_t first_index = read - static_cast<uint32_t>(window.size());
+    if (absl::StatusOr<AdmissionControl::Permit> permit = Admit(*context, window_bytes);
+        permit.ok()) {
+      RegisterWindow(*principal, window, first_index, reply);
+    } else {
+      FailWindow(permit.status(), window.size(), first_index, reply);
+    }
     window.clear();
     window_bytes = 0;
   };
@@ -579,6 +606,9 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal,
                                                            request.collections(),
                                                            *detector->index()));
+  // Refused for lack of room before any rate token is taken or memory is allocated for it.
+  COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
+                        Admit(*context, request.content().size()));
   COPS_RETURN_IF_ERROR(TakeToken(principal));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();

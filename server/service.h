@@ -2,7 +2,8 @@
 #define COPS_SERVER_SERVICE_H_
 
 // The gRPC CopyDetection service (proto/cops.proto): a thin transport over CopyDetector.
-// Each handler authenticates and authorizes the caller (Authorizer), reserves its usage
+// Each handler authenticates and authorizes the caller (Authorizer), lets a check or
+// registration start when there is room for it (AdmissionControl), reserves its usage
 // (UsageLedger), converts the request, calls the detector, settles the reservation, fills the
 // reply, hands a check's hits to the AuditSink and returns ToGrpc(status); every call is
 // logged once (server/request_log.h).
@@ -14,6 +15,7 @@
 #include <span>
 
 #include "proto/cops.grpc.pb.h"
+#include "server/admission_control.h"
 #include "server/audit_sink.h"
 #include "server/authorizer.h"
 #include "server/copy_detector.h"
@@ -31,10 +33,13 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   // IndexGenerations::WithWriter. Each registration's reply carries a receipt signed by
   // `receipts` (none when it is null). With `writes` (copsd --log / --follow,
   // server/log_replica.h), registrations and unregistrations go through it instead of the
-  // local index; checks and reads stay local. None is owned; all must outlive the service.
+  // local index; checks and reads stay local. Checks, registrations and bulk registration
+  // windows are admitted by `admission` (a check of a CheckStream per message, a refusal in
+  // its reply; a refused window fails its documents); null = no limit. None is owned; all
+  // must outlive the service.
   CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
                        UsageLedger* usage, AuditSink* audit, ReceiptSigner* receipts = nullptr,
-                       DocumentWrites* writes = nullptr);
+                       DocumentWrites* writes = nullptr, AdmissionControl* admission = nullptr);
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
                                 const v1::RegisterDocumentRequest* request,
@@ -85,6 +90,10 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   absl::Status CheckOne(grpc::ServerContext* context, const Principal& principal,
                         const v1::CheckDocumentRequest& request, v1::CheckDocumentReply* reply);
 
+  // Room for a check or registration of `bytes` document bytes, waiting at most until the
+  // call's deadline (AdmissionControl::Admit); an empty permit without admission control.
+  absl::StatusOr<AdmissionControl::Permit> Admit(const grpc::ServerContext& context,
+                                                 uint64_t bytes);
   // The detector a call uses; it stays valid while the pointer is held.
   std::shared_ptr<CopyDetector> Detector() const;
   // Runs a registration or unregistration on the live detector (see WithWriter).
@@ -96,6 +105,7 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   AuditSink* const audit_;
   ReceiptSigner* const receipts_;
   DocumentWrites* const writes_;  // null: the local index takes writes
+  AdmissionControl* const admission_;
   const std::chrono::steady_clock::time_point started_;
 };
 

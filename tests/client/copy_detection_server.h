@@ -30,9 +30,10 @@ namespace cops::testing {
 // grpc::Server (check_stream_test restarts one on the same port).
 class CopyDetectionStack {
  public:
-  // Check ok() afterwards; a failure has been reported to gtest already.
-  // REQUIRES: `root` outlives the stack.
-  explicit CopyDetectionStack(const TempDir& root) {
+  // Check ok() afterwards; a failure has been reported to gtest already. Checks and
+  // registrations go through `admission` when given.
+  // REQUIRES: `root` and `admission` outlive the stack.
+  explicit CopyDetectionStack(const TempDir& root, AdmissionControl* admission = nullptr) {
     IndexGenerationsOptions index_options;
     index_options.data_dir = root.Join("data");
     auto generations = IndexGenerations::Open(index_options);
@@ -46,7 +47,9 @@ class CopyDetectionStack {
     usage_ = std::make_unique<UsageLedger>(access_->store());
     audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
     service_ = std::make_unique<CopyDetectionService>(generations_.get(), authorizer_.get(),
-                                                      usage_.get(), audit_.get());
+                                                      usage_.get(), audit_.get(),
+                                                      /*receipts=*/nullptr, /*writes=*/nullptr,
+                                                      admission);
   }
 
   bool ok() const { return service_ != nullptr; }

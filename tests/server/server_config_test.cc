@@ -123,6 +123,56 @@ TEST_F(ServerConfigTest, BulkWindowHasADefaultAndARange) {
   }
 }
 
+TEST_F(ServerConfigTest, OverloadLimitsHaveExplicitDefaults) {
+  absl::StatusOr<ServerConfig> c = Parse({});
+  ASSERT_OK(c);
+  EXPECT_EQ(c->max_inflight_bytes, 64u << 20);
+  EXPECT_EQ(c->admission_wait_ms, 1000u);
+  EXPECT_EQ(c->max_streams_per_connection, 16u);
+  EXPECT_EQ(c->transport_memory_bytes, 1u << 30);
+  EXPECT_EQ(c->keepalive_seconds, 60u);
+  EXPECT_EQ(c->keepalive_timeout_seconds, 20u);
+  EXPECT_EQ(c->handshake_timeout_seconds, 10u);
+
+  c = Parse({"--max-concurrent-calls", "3", "--max-inflight-bytes", "1000", "--admission-wait-ms",
+             "5", "--max-streams-per-connection", "4", "--transport-memory-mb", "32",
+             "--keepalive-seconds", "7", "--keepalive-timeout-seconds", "3",
+             "--handshake-timeout-seconds", "2"});
+  ASSERT_OK(c);
+  EXPECT_EQ(c->max_concurrent_calls, 3u);
+  EXPECT_EQ(c->max_inflight_bytes, 1000u);
+  EXPECT_EQ(c->max_streams_per_connection, 4u);
+  EXPECT_EQ(c->transport_memory_bytes, 32u << 20);
+  EXPECT_EQ(c->keepalive_seconds, 7u);
+  EXPECT_EQ(c->handshake_timeout_seconds, 2u);
+  for (const char* flag : {"--max-inflight-bytes", "--max-streams-per-connection",
+                           "--keepalive-seconds", "--handshake-timeout-seconds"}) {
+    EXPECT_EQ(Parse({flag, "0"}).status().code(), absl::StatusCode::kInvalidArgument) << flag;
+  }
+}
+
+TEST_F(ServerConfigTest, AdmissionLimitsFollowTheCoresAndLeaveThreadsForCheapCalls) {
+  ASSERT_OK_AND_ASSIGN(ServerConfig c, Parse({"--admission-wait-ms", "250"}));
+  // 16 threads: 14 for checks and registrations, at work and waiting.
+  AdmissionLimits limits = ResolveAdmissionLimits(c, /*cores=*/2);
+  EXPECT_EQ(limits.max_calls, 2u);
+  EXPECT_EQ(limits.max_waiting, 2u);
+  EXPECT_EQ(limits.max_bytes, 64u << 20);
+  EXPECT_EQ(limits.max_wait, absl::Milliseconds(250));
+  EXPECT_EQ(ResolveAdmissionLimits(c, /*cores=*/1).max_calls, 2u);  // at least 2
+  limits = ResolveAdmissionLimits(c, /*cores=*/10);
+  EXPECT_EQ(limits.max_calls, 10u);
+  EXPECT_EQ(limits.max_waiting, 4u);
+  limits = ResolveAdmissionLimits(c, /*cores=*/64);
+  EXPECT_EQ(limits.max_calls, 14u);
+  EXPECT_EQ(limits.max_waiting, 0u);
+
+  ASSERT_OK_AND_ASSIGN(c, Parse({"--max-concurrent-calls", "5", "--threads", "8"}));
+  limits = ResolveAdmissionLimits(c, /*cores=*/64);
+  EXPECT_EQ(limits.max_calls, 5u);
+  EXPECT_EQ(limits.max_waiting, 1u);
+}
+
 TEST_F(ServerConfigTest, RecordedParamsWinAndConflictingFlagsAreRefused) {
   ServerConfig config;
   config.data_dir = dir_.string();
