@@ -4,13 +4,16 @@
 #include <optional>
 #include <unordered_map>
 
+#include "absl/cleanup/cleanup.h"
+#include "core/scratch.h"
 #include "core/status_macros.h"
 
 namespace cops {
 namespace {
 
 // Per-thread scratch of the pipeline: vectors keep their capacity between checks, up to
-// kKeepCapacity elements (a single huge check must not pin its memory to the thread).
+// kScratchKeepBytes each, nested lists counted (core/scratch.h): a single huge check must not
+// pin its memory to the thread.
 struct Scratch {
   std::vector<ChunkHash> hashes;
   std::vector<PostingList> postings;
@@ -26,13 +29,30 @@ struct Scratch {
   std::vector<UnitSpan> spans;     // without verification: the chunks' byte spans
   DocumentFingerprint unexcluded;  // without verification: the chunks not excluded
 
+  // Called after each check.
   void Trim() {
-    constexpr size_t kKeepCapacity = 1 << 16;
-    if (hashes.capacity() > kKeepCapacity) std::vector<ChunkHash>().swap(hashes);
-    if (postings.capacity() > kKeepCapacity) std::vector<PostingList>().swap(postings);
-    if (grams.capacity() > 4096) std::vector<std::vector<uint32_t>>().swap(grams);
-    if (test_grams.size() > kKeepCapacity) test_grams = TestGrams();
-    if (unexcluded.chunks.capacity() > kKeepCapacity) unexcluded = DocumentFingerprint();
+    ReleaseIfLarge(&hashes);
+    ReleaseNestedIfLarge(&postings, [](const PostingList& list) {
+      return list.postings.capacity() * sizeof(Posting);
+    });
+    ReleaseIfLarge(&records);
+    ReleaseIfLarge(&stored);
+    ReleaseIfLarge(&ids);
+    ReleaseNestedIfLarge(
+        &grams, [](const std::vector<uint32_t>& g) { return g.capacity() * sizeof(uint32_t); });
+    if (test_grams.capacity_bytes() > kScratchKeepBytes) test_grams = TestGrams();
+    ReleaseIfLarge(&verification.passages);
+    ReleaseNestedIfLarge(&doc_postings, [](const std::vector<Posting>& p) {
+      return p.capacity() * sizeof(Posting);
+    });
+    ReleaseIfLarge(&unit_excluded);
+    ReleaseIfLarge(&gram_excluded);
+    ReleaseIfLarge(&spans);
+    if (CapacityBytes(unexcluded.chunks) + CapacityBytes(unexcluded.grams) +
+            CapacityBytes(unexcluded.units) >
+        kScratchKeepBytes) {
+      unexcluded = DocumentFingerprint();
+    }
   }
 };
 
@@ -225,7 +245,7 @@ FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params) {
 absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingParams& params,
                               const CandidateSource& source, const DetectOptions& options) {
   Scratch& s = ThreadScratch();
-  s.Trim();
+  absl::Cleanup trim = [&s] { s.Trim(); };
   const CheckOptions& check = options.check;
   const bool verifies = params.verify_k > 0 && !test.grams.empty();
   const DocumentFingerprint* looked_up = &test;

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <limits>
+#include <utility>
 
 // Header-only use of libxxhash: inlined, so hashing a unit costs no library call.
 #define XXH_INLINE_ALL
@@ -33,6 +34,17 @@ struct Scratch {
 
   // Called after each use (core/scratch.h).
   void Trim() {
+    const size_t bytes =
+        CapacityBytes(canon.text) + CapacityBytes(canon.tokens) + CapacityBytes(stream.storage) +
+        CapacityBytes(stream.units) + CapacityBytes(unit_hashes) +
+        CapacityBytes(keyed_unit_hashes) + CapacityBytes(gram_hashes) + CapacityBytes(chunks) +
+        CapacityBytes(selected) + CapacityBytes(prefix_hash) + CapacityBytes(suffix_hash) +
+        CapacityBytes(prefix_min) + CapacityBytes(suffix_min);
+    if (bytes > kScratchSetKeepBytes) {
+      Scratch empty;  // swapped, not assigned: a string assigned an empty one keeps its buffer
+      std::swap(*this, empty);
+      return;
+    }
     ReleaseIfLarge(&canon.text);
     ReleaseIfLarge(&canon.tokens);
     ReleaseIfLarge(&stream.storage);

@@ -92,6 +92,11 @@ class TestGrams {
   Exclusion excluded(uint32_t position) const {
     return excluded_.empty() ? Exclusion::kNone : excluded_[position];
   }
+  // Heap bytes its tables hold (their capacity), for scratch trimming (core/scratch.h).
+  size_t capacity_bytes() const {
+    return slots_.capacity() * sizeof(Entry) + positions_.capacity() * sizeof(uint32_t) +
+           sorted_.capacity() * sizeof(uint64_t) + excluded_.capacity() * sizeof(Exclusion);
+  }
   // A gram repeated more often in the test is matched at its first kMaxRepeats positions
   // only: the pairs a verification looks at stay linear in the texts' lengths, whatever
   // they repeat ("a a a a ..." against "a a a ...").

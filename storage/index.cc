@@ -14,6 +14,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "core/scratch.h"
 #include "core/status_macros.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/convenience.h"
@@ -1118,7 +1119,11 @@ absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<Postin
     std::vector<rocksdb::Status> statuses;
     std::vector<absl::Status> part_results;
   };
-  constexpr size_t kMaxRetainedLookupBatch = 1 << 16;
+  // Scratch bytes per hash; a batch needing more than kScratchKeepBytes is released after
+  // the call (core/scratch.h), so that one huge check does not stay resident on the thread.
+  constexpr size_t kScratchBytesPerHash = sizeof(uint32_t) + 8 + sizeof(rocksdb::Slice) +
+                                          sizeof(rocksdb::ColumnFamilyHandle*) +
+                                          sizeof(rocksdb::PinnableSlice) + sizeof(rocksdb::Status);
   // Below this many hashes a part costs less than handing it to another thread.
   constexpr size_t kMinLookupPartKeys = 256;
   thread_local Scratch thread_scratch;
@@ -1183,8 +1188,7 @@ absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<Postin
   });
   absl::Status result;
   for (const absl::Status& s : scratch.part_results) result.Update(s);
-  // A rare huge batch does not stay resident.
-  if (n > kMaxRetainedLookupBatch) scratch = Scratch();
+  if (n * kScratchBytesPerHash > kScratchKeepBytes) scratch = Scratch();
   return result;
 }
 

@@ -37,6 +37,17 @@ TEST(ReleaseIfLargeTest, KeepsSmallBuffersAndReleasesLargeOnes) {
   EXPECT_TRUE(text.empty());
 }
 
+TEST(ReleaseIfLargeTest, NestedVectorsCountTheirElements) {
+  // 16 inner vectors of 128 KiB: the outer vector is small, what it holds is 2 MiB.
+  std::vector<std::vector<uint64_t>> lists(16, std::vector<uint64_t>(16384));
+  auto inner_bytes = [](const std::vector<uint64_t>& l) { return l.capacity() * sizeof(uint64_t); };
+  ReleaseNestedIfLarge(&lists, inner_bytes, /*keep_bytes=*/4u << 20);
+  EXPECT_EQ(lists.size(), 16u);  // below the limit: kept
+  ReleaseNestedIfLarge(&lists, inner_bytes);
+  EXPECT_TRUE(lists.empty());
+  EXPECT_EQ(lists.capacity(), 0u);
+}
+
 // Heap bytes in use (glibc): small blocks plus mmapped ones.
 size_t HeapInUse() {
   const struct mallinfo2 info = mallinfo2();
@@ -75,6 +86,32 @@ TEST(ScratchTest, FingerprintingAHugeDocumentLeavesTheThreadSmall) {
     DocumentFingerprint big;
     ASSERT_TRUE((*fingerprinter)->Fingerprint(huge, &big, options).ok());
     EXPECT_GT(big.total_units, 300'000u);
+  }
+  EXPECT_LT(HeapInUse(), before + kMaxRetained);
+}
+
+TEST(ScratchTest, FingerprintingAMidSizedDocumentLeavesTheThreadSmall) {
+  if (!HeapIsMeasurable()) GTEST_SKIP() << "no heap statistics under AddressSanitizer";
+  const HashKey key = HashKey::FromHex("00112233445566778899aabbccddeeff").value();
+  ChunkingParams params;
+  params.key_id = key.Id();
+  auto fingerprinter = Fingerprinter::Create(params, key);
+  ASSERT_TRUE(fingerprinter.ok()) << fingerprinter.status();
+  DocumentFingerprint fp;
+  ASSERT_TRUE((*fingerprinter)->Fingerprint("A small document warms the buffers up.", &fp).ok());
+
+  // 512 KiB: each buffer stays below kScratchKeepBytes, all of them together do not.
+  std::string text;
+  for (uint32_t i = 0; text.size() < (512u << 10); ++i) {
+    text += "word" + std::to_string(i) + (i % 12 == 11 ? ". " : " ");
+  }
+  const size_t before = HeapInUse();
+  {
+    DocumentFingerprint mid;
+    FingerprintOptions options;
+    options.unit_spans = true;
+    ASSERT_TRUE((*fingerprinter)->Fingerprint(text, &mid, options).ok());
+    EXPECT_GT(mid.total_units, 50'000u);
   }
   EXPECT_LT(HeapInUse(), before + kMaxRetained);
 }

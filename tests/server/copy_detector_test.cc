@@ -1,8 +1,11 @@
 #include "server/copy_detector.h"
 
+#include <malloc.h>
+
 #include <string>
 #include <vector>
 
+#include "core/scratch.h"
 #include "gtest/gtest.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/documents.h"
@@ -485,6 +488,47 @@ TEST_F(CopyDetectorTest, DocumentsOfTemplateCollectionsNeverCount) {
   EXPECT_EQ(r.records.back().collection, Corpus()[2].collection);
   ASSERT_FALSE(r.report.excluded.empty());
   EXPECT_EQ(r.report.excluded[0].reason, Exclusion::kTemplate);
+}
+
+// Heap bytes in use (glibc, every arena): small blocks plus mmapped ones.
+size_t HeapInUse() {
+  const struct mallinfo2 info = mallinfo2();
+  return info.uordblks + info.hblkhd;
+}
+
+TEST_F(CopyDetectorTest, CheckingLargeDocumentsLeavesTheThreadSmall) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizer's allocator does not report through mallinfo2";
+#endif
+  CopyDetectorOptions options;
+  options.max_document_bytes = 8 << 20;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<CopyDetector> detector,
+                       CopyDetector::Create(index_.get(), *key_, options));
+  // Texts of 256 KiB to 4 MiB in which every registered document is a candidate, its
+  // postings and grams read: the scratch buffers of every stage grow with them.
+  std::vector<std::string> texts;
+  for (size_t size : {256u << 10, 1u << 20, 4u << 20}) {
+    std::string& text = texts.emplace_back();
+    for (uint32_t i = 0; text.size() < size; ++i) {
+      text += Corpus()[i % Corpus().size()].body;
+      text += " plus" + std::to_string(i) + " words of its own " + std::to_string(i * 7) + ".\n\n";
+    }
+  }
+  CheckRequestInfo request;
+  request.content = Corpus()[0].body;
+  ASSERT_OK(detector->Check(request));  // the thread's buffers at a typical size
+  const size_t before = HeapInUse();
+  for (const std::string& text : texts) {
+    request.content = text;
+    {
+      ASSERT_OK_AND_ASSIGN(CheckResult result, detector->Check(request));
+      EXPECT_EQ(result.report.matches.size(), Corpus().size());
+    }
+    // What the thread keeps does not grow with the document (core/scratch.h): a set of
+    // buffers above kScratchSetKeepBytes is released whole, a buffer above kScratchKeepBytes
+    // on its own.
+    EXPECT_LT(HeapInUse(), before + kScratchSetKeepBytes) << text.size() << " bytes checked";
+  }
 }
 
 }  // namespace
