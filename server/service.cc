@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/scratch.h"
 #include "core/status_macros.h"
 #include "server/report_privacy.h"
 #include "server/request_log.h"
@@ -668,6 +669,8 @@ grpc::Status CopyDetectionService::CheckStream(
       reply.set_error_message(std::string(status.message()));
     }
     if (!stream->Write(reply)) break;
+    // One large document does not stay resident for the rest of a long stream.
+    if (request.content().capacity() > kScratchKeepBytes) request = v1::CheckDocumentRequest();
   }
   log.add_field("messages", std::to_string(messages));
   return log.Finish(absl::OkStatus());
