@@ -36,6 +36,11 @@ Areas:
   lookup     storage_bench warm lookups of 1,000 hashes on the index `import` left in DIR
                --dir DIR --docs N [--threads T] [--hugepages] [--min-time S]
                [--stage NAME] (default LookupWarm1000Settled)
+  overload   a fresh copsd with 200 documents hit by a burst of large checks (default: 400
+             checks of 4 MB from 64 client threads); copsd's peak and settled memory
+             (VmHWM, VmRSS 3 s after the burst) and a normal check right after
+               [--checks N] [--check-bytes B] [--concurrency C] [--connections N]
+               [-- COPSD-FLAGS]
   compare    bench/compare_batch.py: `cops compare` over a batch (time, peak RSS, planted
              pairs found)
                papers [--papers N] [--kbytes K] [--prior N] [--format F]
@@ -265,6 +270,43 @@ area_register() {
   fi
 }
 
+# ---- overload ------------------------------------------------------------------------------
+# memory PID: {"copsd_peak_mb": VmHWM, "copsd_rss_mb": VmRSS} in MiB.
+memory() {
+  awk '/^VmHWM/ { hwm = $2 } /^VmRSS/ { rss = $2 }
+       END { printf "{\"copsd_peak_mb\": %d, \"copsd_rss_mb\": %d}\n", hwm / 1024, rss / 1024 }' \
+    "/proc/$1/status"
+}
+
+area_overload() {
+  local checks=400 check_bytes=4000000 concurrency=64 connections=1
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --checks) checks="$2"; shift 2 ;;
+      --check-bytes) check_bytes="$2"; shift 2 ;;
+      --concurrency) concurrency="$2"; shift 2 ;;
+      --connections) connections="$2"; shift 2 ;;
+      --) shift; break ;;
+      *) die "overload: unknown option $1" ;;
+    esac
+  done
+  need "$build/server/copsd"
+  need "$build/client/cops"
+  work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
+  trap cleanup EXIT
+  start_copsd "$work/data" "$@"
+  cops bench --seed 7 --documents 200 --checks 0 --bench-json >/dev/null
+  memory "$pid"
+  # Fails (exit 2) when calls were shed: the JSON line counts them by status code.
+  cops bench --seed 7 --documents 0 --existing 200 --checks "$checks" \
+    --check-bytes "$check_bytes" --concurrency "$concurrency" --connections "$connections" \
+    --bench-json || true
+  memory "$pid"
+  sleep 3
+  memory "$pid"
+  cops bench --seed 7 --documents 0 --existing 200 --checks 20 --bench-json
+}
+
 # ---- cops compare --------------------------------------------------------------------------
 area_compare() {
   need "$build/client/cops"
@@ -298,6 +340,7 @@ case "$area" in
   service) area_service "$@" ;;
   cached) area_cached "$@" ;;
   register) area_register "$@" ;;
+  overload) area_overload "$@" ;;
   compare) area_compare "$@" ;;
   quick) area_quick "$@" ;;
   *) usage >&2; die "unknown area $area" ;;

@@ -299,8 +299,12 @@ int Run(int argc, char** argv) {
 
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<MetricsServer>> started = MetricsServer::Start(
-        config.metrics_listen, [&generations] { return ReadServerState(**generations); });
+    absl::StatusOr<std::unique_ptr<MetricsServer>> started =
+        MetricsServer::Start(config.metrics_listen, [&generations, &admission] {
+          ServerState state = ReadServerState(**generations);
+          state.admission = admission.load();
+          return state;
+        });
     if (!started.ok()) return Fail(started.status());
     metrics = *std::move(started);
   }

@@ -159,6 +159,14 @@ class ServerStateCollector : public prometheus::Collectable {
     gauge("cops_key_rotation_documents",
           "Documents the current or last rotation has to re-key.",
           s.rotation.documents_total);
+    gauge("cops_admission_calls", "Checks and registrations at work.", s.admission.calls);
+    gauge("cops_admission_bytes", "Document bytes of the checks and registrations at work.",
+          static_cast<double>(s.admission.bytes));
+    gauge("cops_admission_waiting", "Checks and registrations waiting for room.",
+          s.admission.waiting);
+    counter("cops_admission_refused_total",
+            "Checks and registrations refused with RESOURCE_EXHAUSTED for lack of room.",
+            static_cast<double>(s.admission.refused));
     counter("cops_converter_worker_failures_total",
             "Conversions whose worker process crashed, could not start or gave no result.",
             worker.failures);

@@ -19,6 +19,10 @@
 //   cops_index_generation, cops_key_rotation_state (KeyRotationState's number),
 //   cops_key_rotation_documents_done, cops_key_rotation_documents (to re-key)
 //   cops_converter_worker_failures_total, cops_converter_worker_timeouts_total
+//   cops_admission_calls, cops_admission_bytes      checks and registrations at work, and
+//                                                    their document bytes
+//   cops_admission_waiting                           waiting for room
+//   cops_admission_refused_total                     refused with RESOURCE_EXHAUSTED
 //
 // Thread-safety: a started MetricsServer is thread-safe; the interceptors it makes may run
 // on any gRPC thread, and `state` is called on the exposer's threads, one scrape at a time
@@ -30,6 +34,7 @@
 
 #include "absl/status/statusor.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "server/admission_control.h"
 #include "server/key_rotation_progress.h"
 #include "storage/index.h"
 
@@ -46,11 +51,13 @@ struct ServerState {
   IndexStats index;
   bool bulk_loading = false;
   KeyRotationProgress rotation;
+  AdmissionLoad admission;  // server/admission_control.h
 };
 
 class IndexGenerations;
 
-// The state of the live generation of `generations` (copsd's `state` for Start()).
+// The state of the live generation of `generations` (copsd's `state` for Start(), with the
+// admission counters added).
 ServerState ReadServerState(const IndexGenerations& generations);
 
 class MetricsServer {

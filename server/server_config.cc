@@ -294,10 +294,7 @@ AdmissionLimits ResolveAdmissionLimits(const ServerConfig& config, unsigned core
                          ? config.max_concurrent_calls
                          : std::min<uint32_t>(std::max<uint32_t>(cores, 2), usable);
   limits.max_bytes = config.max_inflight_bytes;
-  // As many may wait as work: enough to smooth a burst, few enough that the threads left
-  // refuse the rest at once.
-  limits.max_waiting =
-      usable > limits.max_calls ? std::min(limits.max_calls, usable - limits.max_calls) : 0;
+  limits.max_waiting = usable > limits.max_calls ? usable - limits.max_calls : 0;
   limits.max_wait = absl::Milliseconds(config.admission_wait_ms);
   return limits;
 }

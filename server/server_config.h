@@ -64,8 +64,8 @@ struct ServerConfig {
   // Overload limits (docs/operations.md, "Limits"). Checks and registrations at work at once
   // (0 = the machine's cores, at least 2, at most threads - 2) and their document bytes
   // (server/admission_control.h); a call finding no room waits at most admission_wait_ms
-  // among as many others as may work (at most threads - 2 at work and waiting: 2 threads are
-  // left to the cheap calls, stats, health, admin), else gets RESOURCE_EXHAUSTED.
+  // (threads - 2 calls at most work or wait: 2 threads are left to the cheap calls, stats,
+  // health, admin), else gets RESOURCE_EXHAUSTED.
   uint32_t max_concurrent_calls = 0;
   uint64_t max_inflight_bytes = 64ull << 20;
   uint32_t admission_wait_ms = 1000;

@@ -56,6 +56,8 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
     state.rotation.state = KeyRotationState::kRebuilding;
     state.rotation.documents_done = 3;
     state.rotation.documents_total = 5;
+    state.admission.calls = 2;
+    state.admission.refused = 311;
     return state;
   }));
   ASSERT_GT(metrics->port(), 0);
@@ -68,6 +70,11 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
   EXPECT_NE(text.find("cops_key_rotation_state 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_documents_done 3\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_documents 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_admission_calls 2\n"), std::string::npos) << text;
+  EXPECT_NE(
+      text.find("# TYPE cops_admission_refused_total counter\ncops_admission_refused_total 311\n"),
+      std::string::npos)
+      << text;
   EXPECT_NE(text.find("# TYPE cops_converter_worker_timeouts_total counter\n"),
             std::string::npos)
       << text;

@@ -156,7 +156,7 @@ TEST_F(ServerConfigTest, AdmissionLimitsFollowTheCoresAndLeaveThreadsForCheapCal
   // 16 threads: 14 for checks and registrations, at work and waiting.
   AdmissionLimits limits = ResolveAdmissionLimits(c, /*cores=*/2);
   EXPECT_EQ(limits.max_calls, 2u);
-  EXPECT_EQ(limits.max_waiting, 2u);
+  EXPECT_EQ(limits.max_waiting, 12u);
   EXPECT_EQ(limits.max_bytes, 64u << 20);
   EXPECT_EQ(limits.max_wait, absl::Milliseconds(250));
   EXPECT_EQ(ResolveAdmissionLimits(c, /*cores=*/1).max_calls, 2u);  // at least 2
