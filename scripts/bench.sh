@@ -38,7 +38,7 @@ Areas:
                [--stage NAME] (default LookupWarm1000Settled)
   overload   a fresh copsd with 200 documents hit by a burst of large checks (default: 400
              checks of 4 MB from 64 client threads); copsd's peak and settled memory
-             (VmHWM, VmRSS 3 s after the burst) and a normal check right after
+             (VmHWM, VmRSS 3 s after the burst), its CPU, and a normal check right after
                [--checks N] [--check-bytes B] [--concurrency C] [--connections N]
                [-- COPSD-FLAGS]
   compare    bench/compare_batch.py: `cops compare` over a batch (time, peak RSS, planted
@@ -302,6 +302,7 @@ area_overload() {
     --check-bytes "$check_bytes" --concurrency "$concurrency" --connections "$connections" \
     --bench-json || true
   memory "$pid"
+  cpu_seconds "$pid"
   sleep 3
   memory "$pid"
   cops bench --seed 7 --documents 0 --existing 200 --checks 20 --bench-json
