@@ -16,9 +16,12 @@ constexpr std::array<std::string_view, 9> kNames = {
 }  // namespace
 
 ConvertContext MakeConvertContext(const ConvertLimits& limits, const ConvertOptions& options) {
-  return ConvertContext{limits, options,
-                        std::chrono::steady_clock::now() +
-                            std::chrono::milliseconds(limits.time_budget_ms)};
+  ConvertContext ctx;
+  ctx.limits = limits;
+  ctx.options = options;
+  ctx.deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(limits.time_budget_ms);
+  return ctx;
 }
 
 absl::Status CheckConvertInput(std::string_view input, DocumentFormat format,
@@ -105,6 +108,15 @@ absl::Status ConvertContext::OutputTooLarge(std::string_view format) const {
       StrCat(format, ": extracted text exceeds the limit of ", limits.max_output_bytes, " bytes"));
 }
 
+ConvertLimits ConvertContext::LimitsLeft() const {
+  ConvertLimits left = limits;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+  left.time_budget_ms = static_cast<uint32_t>(std::clamp<int64_t>(ms.count(), 1, UINT32_MAX));
+  left.in_process = false;
+  return left;
+}
+
 absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, DocumentFormat format,
                                                 const ConvertContext& ctx) {
   switch (format) {
@@ -127,6 +139,16 @@ absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, Document
       break;
   }
   return absl::InvalidArgumentError(StrCat("unknown document format ", static_cast<int>(format)));
+}
+
+absl::StatusOr<ConvertedDocument> ConvertEmailInProcess(std::string_view input,
+                                                        const ConvertLimits& limits,
+                                                        const ConvertOptions& options,
+                                                        const SandboxConverter& sandbox) {
+  COPS_RETURN_IF_ERROR(CheckConvertInput(input, DocumentFormat::kEmail, limits));
+  ConvertContext ctx = MakeConvertContext(limits, options);
+  ctx.sandbox = &sandbox;
+  return ConvertEmail(input, ctx);
 }
 
 absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,

@@ -8,6 +8,7 @@
 // Thread-safety: Convert() is safe to call from many threads.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,6 +111,26 @@ absl::StatusOr<ConvertedDocument> ConvertInProcess(std::string_view input,
                                                    DocumentFormat format,
                                                    const ConvertLimits& limits = {},
                                                    const ConvertOptions& options = {});
+
+// Added: converts one document in a sandbox: ConvertInWorker (convert/sandbox.h, a process
+// per document) or ConvertWorkerPool::Convert (convert/worker_pool.h, long-lived processes).
+using SandboxConverter = std::function<absl::StatusOr<ConvertedDocument>(
+    std::string_view input, DocumentFormat format, const ConvertLimits& limits,
+    const ConvertOptions& options)>;
+
+// Added: an email converted in this process (gmime, and the text, HTML, Markdown and LaTeX
+// converters for its body parts and attachments: all fuzzed, fuzz/convert_fuzzer.cc and
+// fuzz/milter_fuzzer.cc) except its PDF, DOCX and ODT attachments, which C libraries parse
+// from binary input: those go to `sandbox`, with the time left of limits.time_budget_ms.
+// For callers that read much mail (cops-milter), for whom a process per message costs more
+// than the rest of the work. Otherwise Convert(input, DocumentFormat::kEmail, limits,
+// options): the same text, parts and errors. An attachment the sandbox rejects
+// (INVALID_ARGUMENT: damaged, encrypted, or its parser crashed) is left out like any damaged
+// attachment; RESOURCE_EXHAUSTED and INTERNAL (no worker) from the sandbox fail the message.
+absl::StatusOr<ConvertedDocument> ConvertEmailInProcess(std::string_view input,
+                                                        const ConvertLimits& limits,
+                                                        const ConvertOptions& options,
+                                                        const SandboxConverter& sandbox);
 
 // Added: OK when `input` can be text of the textual format `format` (text, Markdown, LaTeX,
 // HTML; other formats are not checked). INVALID_ARGUMENT naming what the input looks like

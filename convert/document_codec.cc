@@ -43,6 +43,18 @@ absl::Status Malformed() { return absl::InternalError("convert worker: malformed
 
 }  // namespace
 
+std::string EncodeFrameLength(uint64_t payload_bytes) {
+  std::string out;
+  Put<uint64_t>(&out, payload_bytes);
+  return out;
+}
+
+std::optional<uint64_t> DecodeFrameLength(std::string_view bytes) {
+  uint64_t n;
+  if (!Reader(bytes).Get(&n)) return std::nullopt;
+  return n;
+}
+
 std::string EncodeRequestHeader(DocumentFormat format, const ConvertLimits& limits,
                                 const ConvertOptions& options) {
   std::string out(kMagic);

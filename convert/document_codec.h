@@ -3,11 +3,15 @@
 
 // The byte protocol between Convert() and the worker process (same machine, same build:
 // native byte order, no versioning beyond a magic tag).
-//   request  = "COPSCVT1" format:u8 limits options input-bytes...   (input runs to EOF)
+//   request  = "COPSCVT1" format:u8 limits options input-bytes...   (input runs to its end)
 //   response = 'D' document | 'E' code:u32 message
+// Each travels as one frame, length:u64 then the bytes, so that a worker process can serve
+// one request (convert/sandbox.h) or many in turn (convert/worker_pool.h) on one socket.
 //
 // Thread-safety: pure functions.
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +32,11 @@ std::string EncodeRequestHeader(DocumentFormat format, const ConvertLimits& limi
                                 const ConvertOptions& options);
 // Parses header + input. INVALID_ARGUMENT when malformed.
 absl::StatusOr<ConvertRequest> DecodeRequest(std::string_view bytes);
+
+// The frame prefix of a payload of `payload_bytes` bytes.
+std::string EncodeFrameLength(uint64_t payload_bytes);
+// The payload length a frame starting at `bytes` announces; nullopt for fewer than 8 bytes.
+std::optional<uint64_t> DecodeFrameLength(std::string_view bytes);
 
 std::string EncodeResponse(const absl::StatusOr<ConvertedDocument>& result);
 // The worker's result: the document or the error it reported. INTERNAL when `bytes` is

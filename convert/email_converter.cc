@@ -2,7 +2,8 @@
 // multipart/alternative prefers text/plain and falls back to text/html; transfer encodings
 // (base64, quoted-printable) are undone by gmime and charsets honoured; attachments that
 // are documents (PDF, DOCX, ODT, HTML, text, Markdown, LaTeX) are converted in this same
-// process (the caller already sandboxes email) and reported as parts. Quoted reply lines
+// process (Convert() already sandboxes the whole email), or, for PDF, DOCX and ODT, by the
+// context's sandbox (ConvertEmailInProcess), and reported as parts. Quoted reply lines
 // and signatures can be left out (ConvertOptions).
 //
 // The body is decoded, so there is no byte map into the original (segments empty).
@@ -67,6 +68,12 @@ DocumentFormat AttachmentFormat(GMimeContentType* type, const std::string& filen
   }
   if (mime == "text/plain" || ends(".txt")) return DocumentFormat::kText;
   return DocumentFormat::kAuto;
+}
+
+// Formats read by C libraries from binary input: what ConvertEmailInProcess sandboxes.
+bool IsBinaryDocument(DocumentFormat format) {
+  return format == DocumentFormat::kPdf || format == DocumentFormat::kDocx ||
+         format == DocumentFormat::kOdt;
 }
 
 class EmailWalker {
@@ -190,10 +197,14 @@ class EmailWalker {
         format == DocumentFormat::kLatex) {
       if (!charset.empty()) bytes = ToUtf8(bytes, charset);
     }
-    auto converted = ConvertFormat(bytes, format, ctx_);
+    auto converted = ctx_.sandbox != nullptr && IsBinaryDocument(format)
+                         ? (*ctx_.sandbox)(bytes, format, ctx_.LimitsLeft(), ctx_.options)
+                         : ConvertFormat(bytes, format, ctx_);
     if (!converted.ok()) {
-      // A damaged attachment does not spoil the message; time and size limits do.
-      if (converted.status().code() == absl::StatusCode::kResourceExhausted) {
+      // A damaged attachment does not spoil the message; time and size limits do, and so
+      // does a sandbox that cannot run.
+      const absl::StatusCode code = converted.status().code();
+      if (code == absl::StatusCode::kResourceExhausted || code == absl::StatusCode::kInternal) {
         return converted.status();
       }
       return absl::OkStatus();

@@ -21,11 +21,16 @@ struct ConvertContext {
   ConvertLimits limits;
   ConvertOptions options;
   std::chrono::steady_clock::time_point deadline;
+  // Email: where PDF, DOCX and ODT attachments are converted; nullptr: here, in process.
+  const SandboxConverter* sandbox = nullptr;
 
   // RESOURCE_EXHAUSTED "<format>: time budget of N ms exceeded" once past the deadline.
   absl::Status CheckDeadline(std::string_view format) const;
   // RESOURCE_EXHAUSTED "<format>: extracted text exceeds N bytes".
   absl::Status OutputTooLarge(std::string_view format) const;
+  // `limits` with the time left before `deadline` as the budget (at least 1 ms), for a
+  // nested conversion in another process.
+  ConvertLimits LimitsLeft() const;
 };
 
 absl::StatusOr<ConvertedDocument> ConvertText(std::string_view input, const ConvertContext& ctx);

@@ -1,13 +1,17 @@
-// cops-convert-worker: converts one document read from stdin (request format in
-// convert/document_codec.h) and writes the result to stdout. It limits its own CPU time
-// and address space before touching the input; copsd enforces the wall clock.
+// cops-convert-worker: converts the documents of the request frames read from stdin (format in
+// convert/document_codec.h) and writes one response frame for each to stdout, until the end
+// of its input. It limits its own CPU time and address space before touching each input; the
+// caller enforces the wall clock.
 
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <exception>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "convert/converter.h"
@@ -28,18 +32,20 @@ constexpr bool kAddressSanitizer = false;
 constexpr bool kAddressSanitizer = false;
 #endif
 
-bool ReadAll(int fd, std::string* out, uint64_t cap) {
-  char buf[64 << 10];
-  while (true) {
-    ssize_t n = read(fd, buf, sizeof(buf));
-    if (n == 0) return true;
-    if (n < 0) {
+// Reads exactly `n` bytes; false at end of input or on an error.
+bool ReadExactly(int fd, size_t n, std::string* out) {
+  out->resize(n);
+  size_t got = 0;
+  while (got < n) {
+    const ssize_t r = read(fd, out->data() + got, n - got);
+    if (r == 0) return false;
+    if (r < 0) {
       if (errno == EINTR) continue;
       return false;
     }
-    out->append(buf, n);
-    if (out->size() > cap) return true;  // the size check reports it
+    got += r;
   }
+  return true;
 }
 
 bool WriteAll(int fd, std::string_view data) {
@@ -54,39 +60,65 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
-// Encoded before the memory limit applies: at the limit there is no memory to build it.
-std::string* out_of_memory_response = nullptr;
-
-[[noreturn]] void OnOutOfMemory() {
-  WriteAll(STDOUT_FILENO, *out_of_memory_response);
-  _exit(0);
+bool WriteFrame(const std::string& payload) {
+  return WriteAll(STDOUT_FILENO, cops::EncodeFrameLength(payload.size()) + payload);
 }
 
+// Encoded (framed) before the memory limit applies: at the limit there is no memory to
+// build it.
+std::string* out_of_memory_frame = nullptr;
+
+[[noreturn]] void OnOutOfMemory() {
+  WriteAll(STDOUT_FILENO, *out_of_memory_frame);
+  _exit(0);  // the heap may be in any state: the caller starts a fresh worker
+}
+
+// CPU time this process has used so far, whole seconds rounded up.
+rlim_t CpuSecondsUsed() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<rlim_t>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1);
+}
+
+// Sets the soft limit only: a long-lived worker raises it again for its next document (an
+// unprivileged process cannot raise a hard limit it lowered). The parent's wall clock stops a
+// worker that ignores SIGXCPU.
+void SetSoftLimit(int resource, rlim_t value) {
+  rlimit limit{};
+  if (getrlimit(resource, &limit) != 0) return;
+  limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? value : std::min(value, limit.rlim_max);
+  setrlimit(resource, &limit);
+}
+
+// Serves requests until the end of its input: one (cops::ConvertInWorker) or many in turn
+// (cops::ConvertWorkerPool). Each document gets its own CPU budget on top of what the worker
+// has used so far, and the address-space limit it asks for.
 int Run() {
-  std::string request;
-  // Header first, so the limits apply before the document is even read.
-  if (!ReadAll(STDIN_FILENO, &request, uint64_t{1} << 32)) return 2;
-  auto req = cops::DecodeRequest(request);
-  if (!req.ok()) {
-    WriteAll(STDOUT_FILENO, cops::EncodeResponse(req.status()));
-    return 0;
+  std::string frame, request;
+  while (true) {
+    if (!ReadExactly(STDIN_FILENO, sizeof(uint64_t), &frame)) return 0;  // end of requests
+    const std::optional<uint64_t> size = cops::DecodeFrameLength(frame);
+    if (!size.has_value() || *size > (uint64_t{1} << 32)) return 2;
+    if (!ReadExactly(STDIN_FILENO, *size, &request)) return 2;
+    auto req = cops::DecodeRequest(request);
+    if (!req.ok()) {
+      if (!WriteFrame(cops::EncodeResponse(req.status()))) return 3;
+      continue;
+    }
+    const std::string oom = cops::EncodeResponse(absl::ResourceExhaustedError(cops::StrCat(
+        cops::DocumentFormatName(req->format), ": conversion exceeded the memory limit of ",
+        req->limits.max_memory_bytes, " bytes")));
+    delete out_of_memory_frame;
+    out_of_memory_frame = new std::string(cops::EncodeFrameLength(oom.size()) + oom);
+    std::set_new_handler(OnOutOfMemory);
+    SetSoftLimit(RLIMIT_CPU, CpuSecondsUsed() + req->limits.time_budget_ms / 1000 + 1);
+    if (!kAddressSanitizer && req->limits.max_memory_bytes > 0) {
+      SetSoftLimit(RLIMIT_AS, req->limits.max_memory_bytes);
+    }
+    absl::StatusOr<cops::ConvertedDocument> result =
+        cops::ConvertInProcess(req->input, req->format, req->limits, req->options);
+    if (!WriteFrame(cops::EncodeResponse(result))) return 3;
   }
-  out_of_memory_response =
-      new std::string(cops::EncodeResponse(absl::ResourceExhaustedError(cops::StrCat(
-          cops::DocumentFormatName(req->format), ": conversion exceeded the memory limit of ",
-          req->limits.max_memory_bytes, " bytes"))));
-  std::set_new_handler(OnOutOfMemory);
-  rlimit cpu{};
-  cpu.rlim_cur = req->limits.time_budget_ms / 1000 + 1;
-  cpu.rlim_max = cpu.rlim_cur + 1;  // SIGXCPU at the soft limit, SIGKILL at the hard one
-  setrlimit(RLIMIT_CPU, &cpu);
-  if (!kAddressSanitizer && req->limits.max_memory_bytes > 0) {
-    rlimit as{req->limits.max_memory_bytes, req->limits.max_memory_bytes};
-    setrlimit(RLIMIT_AS, &as);
-  }
-  absl::StatusOr<cops::ConvertedDocument> result =
-      cops::ConvertInProcess(req->input, req->format, req->limits, req->options);
-  return WriteAll(STDOUT_FILENO, cops::EncodeResponse(result)) ? 0 : 3;
 }
 
 }  // namespace
@@ -96,8 +128,8 @@ int main() {
     return Run();
   } catch (const std::exception& e) {
     // A library threw (poppler and libstdc++ may, e.g. std::bad_alloc at the memory limit).
-    WriteAll(STDOUT_FILENO, cops::EncodeResponse(absl::ResourceExhaustedError(
-                                std::string("converter failed: ") + e.what())));
+    WriteFrame(cops::EncodeResponse(
+        absl::ResourceExhaustedError(std::string("converter failed: ") + e.what())));
     return 4;
   }
 }

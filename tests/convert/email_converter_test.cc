@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/status_matchers.h"
@@ -50,19 +53,24 @@ TEST(EmailConverterTest, HtmlOnlyBodyIsConvertedFromBase64) {
   EXPECT_EQ(doc->text, "Html only\n\nDear caf\xC3\xA9 owner,\n\nthanks.");
 }
 
-TEST(EmailConverterTest, DocumentAttachmentsAreConvertedAndReportedAsParts) {
+// A message with a DOCX report, a text attachment and an image (not a document).
+std::string MailWithAttachments() {
   const std::string docx = testing::MakeDocx({"Attached report body."});
-  const std::string mail = std::string(kHeaders) +
-      "Subject: Report\r\nContent-Type: multipart/mixed; boundary=\"mix\"\r\n\r\n"
-      "--mix\r\nContent-Type: text/plain\r\n\r\nSee the attachments.\r\n"
-      "--mix\r\nContent-Type: application/vnd.openxmlformats-officedocument."
-      "wordprocessingml.document\r\nContent-Disposition: attachment; filename=\"report.docx\"\r\n"
-      "Content-Transfer-Encoding: base64\r\n\r\n" + Base64(docx) +
-      "--mix\r\nContent-Type: text/plain; charset=utf-8\r\n"
-      "Content-Disposition: attachment; filename=notes.txt\r\n\r\nSome notes.\r\n"
-      "--mix\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=a.png\r\n"
-      "Content-Transfer-Encoding: base64\r\n\r\niVBORw0KGgo=\r\n--mix--\r\n";
-  auto doc = Convert(mail, DocumentFormat::kEmail);
+  return std::string(kHeaders) +
+         "Subject: Report\r\nContent-Type: multipart/mixed; boundary=\"mix\"\r\n\r\n"
+         "--mix\r\nContent-Type: text/plain\r\n\r\nSee the attachments.\r\n"
+         "--mix\r\nContent-Type: application/vnd.openxmlformats-officedocument."
+         "wordprocessingml.document\r\nContent-Disposition: attachment; filename=\"report.docx\"\r\n"
+         "Content-Transfer-Encoding: base64\r\n\r\n" +
+         Base64(docx) +
+         "--mix\r\nContent-Type: text/plain; charset=utf-8\r\n"
+         "Content-Disposition: attachment; filename=notes.txt\r\n\r\nSome notes.\r\n"
+         "--mix\r\nContent-Type: image/png\r\nContent-Disposition: attachment; filename=a.png\r\n"
+         "Content-Transfer-Encoding: base64\r\n\r\niVBORw0KGgo=\r\n--mix--\r\n";
+}
+
+TEST(EmailConverterTest, DocumentAttachmentsAreConvertedAndReportedAsParts) {
+  auto doc = Convert(MailWithAttachments(), DocumentFormat::kEmail);
   ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Report\n\nSee the attachments.\n\nAttached report body.\n\nSome notes.");
   ASSERT_EQ(doc->parts.size(), 3u);
@@ -72,6 +80,51 @@ TEST(EmailConverterTest, DocumentAttachmentsAreConvertedAndReportedAsParts) {
                              doc->parts[1].text_end - doc->parts[1].text_start),
             "Attached report body.");
   EXPECT_EQ(doc->parts[2].name, "notes.txt");
+}
+
+TEST(EmailConverterTest, InProcessHandsOnlyBinaryAttachmentsToTheSandbox) {
+  std::vector<DocumentFormat> sandboxed;
+  uint32_t budget_given = 0;
+  const SandboxConverter sandbox = [&](std::string_view input, DocumentFormat format,
+                                       const ConvertLimits& limits, const ConvertOptions& options) {
+    sandboxed.push_back(format);
+    budget_given = limits.time_budget_ms;
+    return ConvertInProcess(input, format, limits, options);
+  };
+  ConvertLimits limits;
+  limits.time_budget_ms = 5000;
+  auto doc = ConvertEmailInProcess(MailWithAttachments(), limits, {}, sandbox);
+  ASSERT_OK(doc);
+  // The same result as the whole message through the sandboxed Convert().
+  auto whole = Convert(MailWithAttachments(), DocumentFormat::kEmail);
+  ASSERT_OK(whole);
+  EXPECT_EQ(doc->text, whole->text);
+  ASSERT_EQ(doc->parts.size(), whole->parts.size());
+  EXPECT_EQ(doc->parts[1].name, "report.docx");
+  // The DOCX went to the sandbox with what was left of the budget; text stayed here.
+  EXPECT_EQ(sandboxed, std::vector<DocumentFormat>{DocumentFormat::kDocx});
+  EXPECT_GT(budget_given, 0u);
+  EXPECT_LE(budget_given, 5000u);
+}
+
+TEST(EmailConverterTest, InProcessSandboxFailuresFailTheMessageOnlyWhenNotTheDocuments) {
+  absl::Status answer;
+  const SandboxConverter sandbox = [&](std::string_view, DocumentFormat, const ConvertLimits&,
+                                       const ConvertOptions&) -> absl::StatusOr<ConvertedDocument> {
+    return answer;
+  };
+  // A rejected (or parser-crashing) attachment is left out like a damaged one.
+  answer = absl::InvalidArgumentError("docx: the converter died on this document");
+  auto doc = ConvertEmailInProcess(MailWithAttachments(), {}, {}, sandbox);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "Report\n\nSee the attachments.\n\nSome notes.");
+  // No worker, or no time left: the message cannot be read whole.
+  answer = absl::InternalError("docx: cannot find the cops-convert-worker executable");
+  EXPECT_EQ(ConvertEmailInProcess(MailWithAttachments(), {}, {}, sandbox).status().code(),
+            absl::StatusCode::kInternal);
+  answer = absl::ResourceExhaustedError("docx: time budget exceeded");
+  EXPECT_EQ(ConvertEmailInProcess(MailWithAttachments(), {}, {}, sandbox).status().code(),
+            absl::StatusCode::kResourceExhausted);
 }
 
 TEST(EmailConverterTest, QuotedLinesAndSignatureDroppedOnRequest) {
