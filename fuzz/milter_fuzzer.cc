@@ -14,15 +14,21 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cops::MilterPolicy policy;
-  policy.convert_in_process = true;
   policy.max_message_bytes = 1 << 20;
   policy.max_parts = 1 + size % 8;
   std::string_view message(reinterpret_cast<const char*>(data), size);
-  auto texts = cops::ExtractMessageTexts(message, policy, std::chrono::seconds(5));
+  // The milter's PDF, DOCX and ODT attachments go to its worker pool; here they are parsed
+  // in process too, so that the whole message path is fuzzed.
+  const cops::SandboxConverter in_process =
+      [](std::string_view input, cops::DocumentFormat format, const cops::ConvertLimits& limits,
+         const cops::ConvertOptions& options) {
+        return cops::ConvertInProcess(input, format, limits, options);
+      };
+  auto texts = cops::ExtractMessageTexts(message, policy, std::chrono::seconds(5), in_process);
   if (!texts.ok()) return 0;
   if (texts->size() > policy.max_parts) std::abort();
   const std::vector<cops::v1::CheckDocumentRequest> requests =
-      cops::MakeCheckRequests(*texts, policy);
+      cops::MakeCheckRequests(*texts, policy.Defaults());
   if (requests.size() != texts->size()) std::abort();
   // Every text "violates" a document in a collection named after the text's part, so that
   // attachment names reach X-COPS-Matches.
@@ -35,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     m->set_collection((*texts)[i].name);
     m->set_violation(true);
   }
-  const cops::MessageVerdict verdict = cops::DecideVerdict(*texts, replies, policy);
+  const cops::MessageVerdict verdict = cops::DecideVerdict(*texts, replies, policy, {policy.Defaults()});
   const std::string result = verdict.ResultHeader();
   if (!result.starts_with("violation") && !result.starts_with("clean")) std::abort();
   const std::string matches = verdict.MatchesHeader(10);

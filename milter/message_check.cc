@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "convert/converter.h"
 
 namespace cops {
 namespace {
@@ -25,25 +25,12 @@ absl::Status FromReply(const v1::CheckDocumentReply& reply) {
   return absl::Status(static_cast<absl::StatusCode>(reply.error_code()), reply.error_message());
 }
 
-// Whether `message` may carry an attachment the email converter would hand to a document
-// parser (PDF, DOCX, ...): every such part is named (filename= or name=), marked as an
-// attachment, or has an application/ type. Conservative: any of those words anywhere.
-bool MayCarryAttachment(std::string_view message) {
-  static constexpr std::string_view kMarkers[] = {"name", "attachment", "application/"};
-  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
-  for (std::string_view marker : kMarkers) {
-    auto it = std::search(message.begin(), message.end(), marker.begin(), marker.end(),
-                          [&](char a, char b) { return lower(a) == b; });
-    if (it != message.end()) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view message,
                                                              const MilterPolicy& policy,
-                                                             std::chrono::milliseconds budget) {
+                                                             std::chrono::milliseconds budget,
+                                                             const SandboxConverter& sandbox) {
   if (message.size() > policy.max_message_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat("message of ", message.size(),
                                                      " bytes exceeds max_message_bytes ",
@@ -52,11 +39,7 @@ absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view me
   ConvertLimits limits;
   limits.max_input_bytes = policy.max_message_bytes;
   limits.time_budget_ms = static_cast<uint32_t>(std::max<int64_t>(1, budget.count()));
-  // Plain messages (text and HTML bodies only) are parsed here: gmime and those converters
-  // are fuzzed through this path (fuzz/milter_fuzzer.cc) and a worker process per message
-  // would cost more than the check. Attachments go to the sandboxed worker.
-  limits.in_process = policy.convert_in_process || !MayCarryAttachment(message);
-  absl::StatusOr<ConvertedDocument> doc = Convert(message, DocumentFormat::kEmail, limits);
+  absl::StatusOr<ConvertedDocument> doc = ConvertEmailInProcess(message, limits, {}, sandbox);
   std::vector<MessageText> texts;
   if (!doc.ok()) {
     if (doc.status().code() != absl::StatusCode::kInvalidArgument) return doc.status();
@@ -84,44 +67,51 @@ absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view me
 }
 
 std::vector<v1::CheckDocumentRequest> MakeCheckRequests(const std::vector<MessageText>& texts,
-                                                        const MilterPolicy& policy) {
+                                                        const CheckRules& rules) {
   std::vector<v1::CheckDocumentRequest> requests(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) {
     v1::CheckDocumentRequest& r = requests[i];
     r.set_content(texts[i].text);
     r.set_format(v1::DOCUMENT_FORMAT_TEXT);
     r.mutable_options()->set_want_spans(false);
-    if (policy.threshold.has_value()) r.mutable_options()->set_threshold(*policy.threshold);
-    for (const std::string& c : policy.collections) r.add_collections(c);
+    if (rules.threshold.has_value()) r.mutable_options()->set_threshold(*rules.threshold);
+    for (const std::string& c : rules.collections) r.add_collections(c);
   }
   return requests;
 }
 
 MessageVerdict DecideVerdict(const std::vector<MessageText>& texts,
                              const std::vector<v1::CheckDocumentReply>& replies,
-                             const MilterPolicy& policy) {
+                             const MilterPolicy& policy, const std::vector<CheckRules>& rules) {
   MessageVerdict verdict;
   verdict.parts = static_cast<uint32_t>(texts.size());
+  for (const CheckRules& r : rules) {
+    if (!r.domain.empty()) verdict.domains.push_back(r.domain);
+  }
   std::map<uint64_t, ViolatedDocument> found;
+  MilterAction action = MilterAction::kHeaders;
   absl::Status first_error;
-  for (size_t i = 0; i < replies.size() && i < texts.size(); ++i) {
-    if (absl::Status s = FromReply(replies[i]); !s.ok()) {
+  for (size_t k = 0; k < replies.size() && k < texts.size() * rules.size(); ++k) {
+    const MessageText& text = texts[k % texts.size()];
+    const CheckRules& under = rules[k / texts.size()];
+    if (absl::Status s = FromReply(replies[k]); !s.ok()) {
       if (first_error.ok()) {
-        first_error = absl::Status(s.code(), absl::StrCat(texts[i].name, ": ", s.message()));
+        first_error = absl::Status(s.code(), absl::StrCat(text.name, ": ", s.message()));
       }
       continue;
     }
-    for (const v1::Match& m : replies[i].matches()) {
+    for (const v1::Match& m : replies[k].matches()) {
       if (!m.violation()) continue;
+      action = std::max(action, policy.ActionFor(under, m.collection()));
       ViolatedDocument& d = found[m.doc_id()];
       if (d.part.empty() || m.ratio() > d.ratio) {
-        d = {m.doc_id(), m.ratio(), m.collection(), texts[i].name};
+        d = {m.doc_id(), m.ratio(), m.collection(), text.name};
       }
     }
   }
-  if (replies.size() != texts.size() && first_error.ok()) {
-    first_error =
-        absl::InternalError(absl::StrCat(replies.size(), " replies for ", texts.size(), " texts"));
+  if (replies.size() != texts.size() * rules.size() && first_error.ok()) {
+    first_error = absl::InternalError(absl::StrCat(replies.size(), " replies for ",
+                                                   texts.size() * rules.size(), " requests"));
   }
   if (found.empty()) {
     if (!first_error.ok()) {
@@ -131,11 +121,8 @@ MessageVerdict DecideVerdict(const std::vector<MessageText>& texts,
     return verdict;
   }
   verdict.outcome = MessageVerdict::Outcome::kViolation;
-  verdict.action = MilterAction::kHeaders;
-  for (auto& [id, d] : found) {
-    verdict.action = std::max(verdict.action, policy.ActionFor(d.collection));
-    verdict.violations.push_back(std::move(d));
-  }
+  verdict.action = action;
+  for (auto& [id, d] : found) verdict.violations.push_back(std::move(d));
   std::stable_sort(
       verdict.violations.begin(), verdict.violations.end(),
       [](const ViolatedDocument& a, const ViolatedDocument& b) { return a.ratio > b.ratio; });
@@ -170,28 +157,37 @@ std::string MessageVerdict::MatchesHeader(uint32_t max) const {
 }
 
 MessageVerdict CheckMessage(std::string_view message, const MilterPolicy& policy,
-                            PartChecker* checker) {
+                            const std::vector<std::string>& recipients,
+                            const SandboxConverter& sandbox, PartChecker* checker) {
   const auto start = std::chrono::steady_clock::now();
   const std::chrono::milliseconds timeout(policy.timeout_ms);
   MessageVerdict unchecked;
   unchecked.outcome = MessageVerdict::Outcome::kUnchecked;
-  absl::StatusOr<std::vector<MessageText>> texts = ExtractMessageTexts(message, policy, timeout);
+  absl::StatusOr<std::vector<MessageText>> texts =
+      ExtractMessageTexts(message, policy, timeout, sandbox);
   if (!texts.ok()) {
     unchecked.error = texts.status();
     return unchecked;
   }
   if (texts->empty()) return MessageVerdict();  // nothing to compare: clean
+  const std::vector<CheckRules> rules = policy.RulesFor(recipients);
+  std::vector<v1::CheckDocumentRequest> requests;
+  for (const CheckRules& r : rules) {
+    std::vector<v1::CheckDocumentRequest> more = MakeCheckRequests(*texts, r);
+    requests.insert(requests.end(), std::make_move_iterator(more.begin()),
+                    std::make_move_iterator(more.end()));
+  }
   const auto spent = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
   const std::chrono::milliseconds left = std::max(timeout - spent, std::chrono::milliseconds(1));
   absl::StatusOr<std::vector<v1::CheckDocumentReply>> replies =
-      checker->Check(MakeCheckRequests(*texts, policy), left);
+      checker->Check(std::move(requests), left);
   if (!replies.ok()) {
     unchecked.error = replies.status();
     unchecked.parts = static_cast<uint32_t>(texts->size());
     return unchecked;
   }
-  return DecideVerdict(*texts, *replies, policy);
+  return DecideVerdict(*texts, *replies, policy, rules);
 }
 
 }  // namespace cops

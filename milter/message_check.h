@@ -2,10 +2,12 @@
 #define COPS_MILTER_MESSAGE_CHECK_H_
 
 // The message path of cops-milter, free of the milter protocol: one RFC 5322 message is
-// parsed once by the email converter (convert/converter.h: headers, MIME parts, attachments
-// through the document converters), its texts (the subject and body, then each document
-// attachment) are checked against copsd in one batch, and the replies are turned into a
-// verdict and the action the policy asks for.
+// parsed once, in process, by the email converter (ConvertEmailInProcess, convert/converter.h:
+// headers, MIME parts, text and HTML parts and attachments), with its PDF, DOCX and ODT
+// attachments converted by a sandbox (a pool of converter worker processes in cops-milter);
+// its texts (the subject and body, then each document attachment) are checked against copsd
+// in one batch, under each set of rules its recipients' domains call for, and the replies are
+// turned into a verdict and the action the policy asks for.
 //
 // Thread-safety: the functions are thread-safe; a PartChecker is used by one thread at a time.
 
@@ -17,6 +19,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "convert/converter.h"
 #include "milter/policy.h"
 #include "proto/cops.pb.h"
 
@@ -30,13 +33,15 @@ struct MessageText {
 
 // Parses `message` and returns its texts: first "message" (subject and body parts), then one
 // per converted document attachment, at most policy.max_parts in all; texts with nothing but
-// white space are left out. A message the email converter cannot read (no header block) is
-// checked as it is, as one text "raw", so malformed mail cannot slip through unread.
-// RESOURCE_EXHAUSTED when the message is larger than policy.max_message_bytes or parsing
-// exceeds the time budget; INTERNAL when the converter worker cannot run.
+// white space are left out. PDF, DOCX and ODT attachments go to `sandbox`. A message the
+// email converter cannot read (no header block) is checked as it is, as one text "raw", so
+// malformed mail cannot slip through unread. RESOURCE_EXHAUSTED when the message is larger
+// than policy.max_message_bytes or parsing exceeds the time budget; INTERNAL when the
+// sandbox cannot run.
 absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view message,
                                                              const MilterPolicy& policy,
-                                                             std::chrono::milliseconds budget);
+                                                             std::chrono::milliseconds budget,
+                                                             const SandboxConverter& sandbox);
 
 // Sends a batch of check requests to copsd and returns one reply per request, in order
 // (client/check_stream.h in the milter; a fake in tests).
@@ -62,6 +67,7 @@ struct MessageVerdict {
   MilterAction action = MilterAction::kHeaders;  // for kViolation: the strongest that applies
   absl::Status error;  // for kUnchecked: why (copsd down or slow, too large, ...)
   uint32_t parts = 0;  // texts checked
+  std::vector<std::string> domains;  // the "domains" entries checked under (CheckRules::domain)
 
   // X-COPS-Result: "violation (N documents, best ratio R)" for kViolation, else "clean"
   // (the milter adds no header to a kUnchecked message).
@@ -71,22 +77,25 @@ struct MessageVerdict {
   std::string MatchesHeader(uint32_t max) const;
 };
 
-// The requests for `texts` under `policy` (threshold, collections; spans are not asked for:
+// The requests for `texts` under `rules` (threshold, collections; spans are not asked for:
 // the milter reports documents, never text).
 std::vector<v1::CheckDocumentRequest> MakeCheckRequests(const std::vector<MessageText>& texts,
-                                                        const MilterPolicy& policy);
+                                                        const CheckRules& rules);
 
-// Combines the replies of MakeCheckRequests(texts) into a verdict. A violation anywhere wins;
-// otherwise a reply carrying an error makes the message kUnchecked.
+// Combines the replies to MakeCheckRequests(texts, rules[0]), then (texts, rules[1]), ...,
+// concatenated, into a verdict. A violation anywhere wins, with the strongest action of its
+// matches (policy.ActionFor under the rules it was found with); otherwise a reply carrying an
+// error makes the message kUnchecked.
 MessageVerdict DecideVerdict(const std::vector<MessageText>& texts,
                              const std::vector<v1::CheckDocumentReply>& replies,
-                             const MilterPolicy& policy);
+                             const MilterPolicy& policy, const std::vector<CheckRules>& rules);
 
-// The whole path: extract, check within policy.timeout_ms (parsing included), decide.
-// Failures (parse limits, copsd errors, timeouts) give kUnchecked with the error; the caller
-// applies policy.on_failure.
+// The whole path: extract, check under each of policy.RulesFor(recipients) in one batch,
+// within policy.timeout_ms (parsing included), decide. Failures (parse limits, copsd errors,
+// timeouts) give kUnchecked with the error; the caller applies policy.on_failure.
 MessageVerdict CheckMessage(std::string_view message, const MilterPolicy& policy,
-                            PartChecker* checker);
+                            const std::vector<std::string>& recipients,
+                            const SandboxConverter& sandbox, PartChecker* checker);
 
 }  // namespace cops
 

@@ -1,7 +1,12 @@
 #include "milter/milter.h"
 
 #include <libmilter/mfapi.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -12,11 +17,18 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "client/check_stream.h"
+#include "convert/worker_pool.h"
 #include "milter/message_check.h"
 #include "server/request_log.h"
+
+// libmilter's own stop flag (exported by libmilter, not declared in mfapi.h): 0 (MILTER_CONT)
+// until its signal thread, or smfi_stop(), asks the milter to stop.
+extern "C" int mi_stop(void);
 
 namespace cops {
 namespace {
@@ -24,13 +36,20 @@ namespace {
 constexpr char kResultHeader[] = "X-COPS-Result";
 constexpr char kMatchesHeader[] = "X-COPS-Matches";
 
+// How long a stopping milter waits for the messages being checked to get their verdicts.
+constexpr absl::Duration kStopDrain = absl::Milliseconds(500);
+
 // libmilter calls plain C functions: the process-wide state they share. Set once by
 // RunMilter before smfi_main starts any connection thread; read-only afterwards except for
-// the atomic counters.
+// the atomic counters and the in-flight count.
 struct MilterState {
   MilterOptions options;
   std::unique_ptr<Client> client;
+  std::unique_ptr<ConvertWorkerPool> pool;  // unless policy.convert_in_process
+  SandboxConverter sandbox;                 // PDF, DOCX and ODT attachments
   MilterCounters counters;
+  absl::Mutex mu;
+  int checking ABSL_GUARDED_BY(mu) = 0;  // messages between end of data and their verdict
 };
 MilterState* g_state = nullptr;
 
@@ -52,6 +71,7 @@ struct Connection {
   explicit Connection(Client* client) : checker(client) {}
   void Reset() {
     message.clear();
+    recipients.clear();
     too_large = false;
     forged_results = 0;
     forged_matches = 0;
@@ -68,6 +88,7 @@ struct Connection {
 
   StreamPartChecker checker;
   std::string message;
+  std::vector<std::string> recipients;  // envelope recipients (RCPT TO) of the message
   bool too_large = false;
   int forged_results = 0;  // X-COPS-* headers the message arrived with
   int forged_matches = 0;
@@ -158,6 +179,11 @@ extern "C" sfsistat OnEnvelopeFrom(SMFICTX* ctx, char** /*argv*/) {
   return SMFIS_CONTINUE;
 }
 
+extern "C" sfsistat OnEnvelopeRecipient(SMFICTX* ctx, char** argv) {
+  if (argv[0] != nullptr) Conn(ctx)->recipients.emplace_back(argv[0]);
+  return SMFIS_CONTINUE;
+}
+
 extern "C" sfsistat OnHeader(SMFICTX* ctx, char* name, char* value) {
   Connection* conn = Conn(ctx);
   if (EqualsIgnoreCase(name, kResultHeader)) ++conn->forged_results;
@@ -179,7 +205,23 @@ extern "C" sfsistat OnBody(SMFICTX* ctx, unsigned char* bytes, size_t size) {
   return SMFIS_CONTINUE;
 }
 
+// Counts a message as being checked while it lives (the stop drain waits for none).
+class CheckingScope {
+ public:
+  CheckingScope() {
+    absl::MutexLock lock(&g_state->mu);
+    ++g_state->checking;
+  }
+  ~CheckingScope() {
+    absl::MutexLock lock(&g_state->mu);
+    --g_state->checking;
+  }
+  CheckingScope(const CheckingScope&) = delete;
+  CheckingScope& operator=(const CheckingScope&) = delete;
+};
+
 extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
+  const CheckingScope checking;
   Connection* conn = Conn(ctx);
   const auto start = std::chrono::steady_clock::now();
   const MilterPolicy& policy = g_state->options.policy;
@@ -191,7 +233,8 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
     verdict.error = absl::ResourceExhaustedError(
         absl::StrCat("message exceeds max_message_bytes ", policy.max_message_bytes));
   } else {
-    verdict = CheckMessage(conn->message, policy, &conn->checker);
+    verdict = CheckMessage(conn->message, policy, conn->recipients, g_state->sandbox,
+                           &conn->checker);
   }
   RemoveForgedHeaders(ctx, *conn);
 
@@ -248,6 +291,9 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
                                   {"parts", std::to_string(verdict.parts)},
                                   {"docs", docs.empty() ? "-" : docs},
                                   {"latency_ms", latency_ms}};
+  if (!verdict.domains.empty()) {
+    fields.emplace_back("domains", absl::StrJoin(verdict.domains, ","));
+  }
   if (!verdict.error.ok()) fields.emplace_back("error", verdict.error.ToString());
   LogEvent(verdict.error.ok() ? LogLevel::kInfo : LogLevel::kWarn, "milter_message", fields);
   conn->Reset();
@@ -263,6 +309,75 @@ extern "C" sfsistat OnClose(SMFICTX* ctx) {
   delete static_cast<Connection*>(smfi_getpriv(ctx));
   smfi_setpriv(ctx, nullptr);
   return SMFIS_CONTINUE;
+}
+
+// A socket this process listens on (libmilter's, found after smfi_opensocket).
+struct Listener {
+  sockaddr_storage address = {};
+  socklen_t length = 0;
+};
+
+// libmilter keeps its listening socket to itself: find it among the process's sockets (gRPC
+// clients listen on none). On a TCP one, TCP_NODELAY, which accepted connections inherit:
+// the replies at end of message (headers added, then the verdict) go out as several small
+// writes, and Nagle's algorithm would hold the last one back until the MTA acknowledged the
+// first, about 40 ms with delayed acknowledgements.
+std::vector<Listener> TuneListeners() {
+  std::vector<Listener> out;
+  const int max_fd = static_cast<int>(sysconf(_SC_OPEN_MAX));
+  for (int fd = 0; fd < max_fd && fd < 65536; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof(listening);
+    if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening == 0) {
+      continue;
+    }
+    Listener l;
+    l.length = sizeof(l.address);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&l.address), &l.length) != 0) continue;
+    if (l.address.ss_family == AF_INET || l.address.ss_family == AF_INET6) {
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    out.push_back(l);
+  }
+  return out;
+}
+
+// libmilter's listener notices a stop request only between two waits on its socket (5 s
+// apart), and its stop call waits for that: a connection of our own ends the wait at once.
+void WakeListener(const Listener& listener) {
+  Listener target = listener;
+  // A wildcard address is reached through loopback.
+  if (target.address.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&target.address);
+    if (in->sin_addr.s_addr == htonl(INADDR_ANY)) in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  } else if (target.address.ss_family == AF_INET6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&target.address);
+    if (IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr)) in6->sin6_addr = in6addr_loopback;
+  }
+  const int fd = socket(target.address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  connect(fd, reinterpret_cast<const sockaddr*>(&target.address), target.length);
+  close(fd);
+}
+
+// The milter's sandbox for PDF, DOCX and ODT attachments: a pool of converter workers, or
+// this process when the policy says so.
+SandboxConverter MakeSandbox(MilterState* state) {
+  const MilterPolicy& policy = state->options.policy;
+  if (policy.convert_in_process) {
+    return [](std::string_view input, DocumentFormat format, const ConvertLimits& limits,
+              const ConvertOptions& options) {
+      return ConvertInProcess(input, format, limits, options);
+    };
+  }
+  state->pool = std::make_unique<ConvertWorkerPool>(
+      ConvertWorkerPool::Options{.max_workers = policy.convert_workers, .max_uses = 256});
+  ConvertWorkerPool* pool = state->pool.get();
+  return [pool](std::string_view input, DocumentFormat format, const ConvertLimits& limits,
+                const ConvertOptions& options) {
+    return pool->Convert(input, format, limits, options);
+  };
 }
 
 }  // namespace
@@ -290,6 +405,7 @@ absl::Status RunMilter(const MilterOptions& options) {
   absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options.client);
   if (!client.ok()) return client.status();
   state->client = *std::move(client);
+  state->sandbox = MakeSandbox(state);
   g_state = state;
 
   std::string listen = options.listen;
@@ -300,6 +416,7 @@ absl::Status RunMilter(const MilterOptions& options) {
   desc.xxfi_flags = SMFIF_ADDHDRS | SMFIF_CHGHDRS | SMFIF_QUARANTINE;
   desc.xxfi_connect = OnConnect;
   desc.xxfi_envfrom = OnEnvelopeFrom;
+  desc.xxfi_envrcpt = OnEnvelopeRecipient;
   desc.xxfi_header = OnHeader;
   desc.xxfi_eoh = OnEndOfHeaders;
   desc.xxfi_body = OnBody;
@@ -317,20 +434,37 @@ absl::Status RunMilter(const MilterOptions& options) {
                                     " (address in use, or no permission?)");
   }
   if (!status.ok()) return status;
+  const std::vector<Listener> listeners = TuneListeners();
   LogEvent(LogLevel::kInfo, "milter_listening",
            {{"listen", listen},
             {"server", options.client.target},
             {"action", std::string(MilterActionName(options.policy.action))},
             {"on_failure", std::string(FailureActionName(options.policy.on_failure))}});
 
-  absl::Notification stop;
-  std::thread stats([&stop, interval = options.policy.stats_interval_s] {
-    if (interval == 0) return;
-    while (!stop.WaitForNotificationWithTimeout(absl::Seconds(interval))) LogStats("milter_stats");
+  // Logs the counters every stats_interval_s and, once libmilter has been asked to stop
+  // (SIGTERM, SIGINT, SIGHUP), wakes its listener until smfi_main returns.
+  absl::Notification stopped;
+  std::thread watcher([&stopped, &listeners, interval = options.policy.stats_interval_s] {
+    absl::Time next_stats = absl::Now() + absl::Seconds(interval);
+    while (!stopped.WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
+      if (mi_stop() != 0) {
+        for (const Listener& l : listeners) WakeListener(l);
+      } else if (interval > 0 && absl::Now() >= next_stats) {
+        LogStats("milter_stats");
+        next_stats += absl::Seconds(interval);
+      }
+    }
   });
   const int rc = smfi_main();
-  stop.Notify();
-  stats.join();
+  stopped.Notify();
+  watcher.join();
+  // Messages being checked get a short while to hear their verdicts; connections libmilter
+  // still serves end with the process (the MTA applies milter_default_action to them).
+  {
+    absl::MutexLock lock(&state->mu);
+    auto idle = [state]() ABSL_SHARED_LOCKS_REQUIRED(state->mu) { return state->checking == 0; };
+    state->mu.AwaitWithTimeout(absl::Condition(&idle), kStopDrain);
+  }
   LogStats("milter_stopped");
   if (rc == MI_FAILURE) return absl::InternalError("libmilter's main loop failed");
   return absl::OkStatus();

@@ -2,9 +2,13 @@
 #define COPS_MILTER_MILTER_H_
 
 // cops-milter: the milter protocol (Debian's libmilter, spoken by Postfix and Sendmail) around
-// the message path of milter/message_check.h. libmilter runs one thread per SMTP connection;
-// each connection keeps one CheckStream call to copsd (client/check_stream.h), opened at its
-// first message and reopened after copsd restarts, over one gRPC channel shared by all.
+// the message path of milter/message_check.h. libmilter serves the SMTP connections from a
+// pool of threads; each connection keeps one CheckStream call to copsd
+// (client/check_stream.h), opened at its first message and reopened after copsd restarts,
+// over one gRPC channel shared by all. Messages are parsed in process; their PDF, DOCX and
+// ODT attachments go to a pool of policy.convert_workers converter worker processes
+// (convert/worker_pool.h) shared by all connections. Accepted TCP connections have
+// TCP_NODELAY set (the verdict's replies are several small writes).
 //
 // Per message, at end of data: any X-COPS-Result / X-COPS-Matches headers the message came
 // with are removed (a sender cannot forge a verdict), then
@@ -14,8 +18,9 @@
 //              policy.quarantine_reason), or reject with reject_code/status/text;
 //   unchecked  (copsd down or slow, message too large) policy.on_failure: accept (no
 //              headers added), tempfail (4xx) or reject (5xx).
-// One "milter_message" log line per message: queue_id, verdict, action, parts, matches,
-// latency_ms (the milter's own time at end of data), error. Counters (MilterCounters) are
+// One "milter_message" log line per message: queue_id, verdict, action, parts, docs,
+// latency_ms (the milter's own time at end of data), domains (the policy's "domains" entries
+// the message was checked under, if any), error. Counters (MilterCounters) are
 // logged as one "milter_stats" line every policy.stats_interval_s seconds and at exit.
 //
 // Thread-safety: RunMilter runs once per process (libmilter keeps global state).
@@ -53,7 +58,8 @@ struct MilterCounters {
 };
 
 // Listens on options.listen and serves until SIGTERM, SIGINT or SIGHUP, then returns OK
-// (libmilter notices the signal within its listener's poll interval, about 5 s).
+// within about 100 ms, plus up to 500 ms for the messages being checked to get their
+// verdicts; connections still open are dropped (the MTA applies milter_default_action).
 // INVALID_ARGUMENT for a bad listen address or policy, UNAVAILABLE when the socket cannot be
 // opened. Logs "milter_listening" once the socket accepts connections.
 absl::Status RunMilter(const MilterOptions& options);

@@ -1,9 +1,12 @@
 #include "milter/policy.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <utility>
 
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "nlohmann/json.hpp"
 
 namespace cops {
@@ -26,7 +29,43 @@ absl::StatusOr<T> Get(const json& value, std::string_view key, std::string_view 
   }
 }
 
+// "domains": {"DOMAIN": {"action": .., "threshold": .., "collections": [..]}, ...}.
+absl::StatusOr<std::map<std::string, DomainPolicy>> ParseDomains(const json& value) {
+  if (!value.is_object()) return Bad("domains", "must be an object of domain policies");
+  std::map<std::string, DomainPolicy> out;
+  for (const auto& [name, entry] : value.items()) {
+    const std::string where = "domains\": \"" + name;
+    if (!entry.is_object()) return Bad(where, "must be an object");
+    DomainPolicy& d = out[AsciiLower(name)];
+    for (const auto& [key, v] : entry.items()) {
+      const std::string field = where + "\": \"" + key;
+      if (key == "action") {
+        COPS_ASSIGN_OR_RETURN(std::string action, Get<std::string>(v, field, "a string"));
+        COPS_ASSIGN_OR_RETURN(d.action, ParseMilterAction(action));
+      } else if (key == "threshold") {
+        COPS_ASSIGN_OR_RETURN(d.threshold, Get<double>(v, field, "a number"));
+      } else if (key == "collections") {
+        COPS_ASSIGN_OR_RETURN(d.collections,
+                              Get<std::vector<std::string>>(v, field, "a list of strings"));
+      } else {
+        return Bad(field, "is not a known key (action, threshold, collections)");
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string RecipientDomain(std::string_view address) {
+  if (!address.empty() && address.front() == '<') address.remove_prefix(1);
+  if (!address.empty() && address.back() == '>') address.remove_suffix(1);
+  const size_t at = address.rfind('@');
+  if (at == std::string_view::npos) return "";
+  std::string domain = AsciiLower(address.substr(at + 1));
+  while (!domain.empty() && domain.back() == '.') domain.pop_back();  // a root-anchored name
+  return domain;
+}
 
 std::string_view MilterActionName(MilterAction action) {
   switch (action) {
@@ -70,9 +109,56 @@ absl::StatusOr<FailureAction> ParseFailureAction(std::string_view name) {
                                     "' (accept, tempfail, reject)");
 }
 
-MilterAction MilterPolicy::ActionFor(const std::string& collection) const {
+CheckRules MilterPolicy::Defaults() const {
+  CheckRules rules;
+  rules.action = action;
+  rules.threshold = threshold;
+  rules.collections = collections;
+  return rules;
+}
+
+std::vector<CheckRules> MilterPolicy::RulesFor(const std::vector<std::string>& recipients) const {
+  if (domains.empty()) return {Defaults()};
+  std::set<std::string> keys;  // the entries that apply, in key order
+  bool defaults = recipients.empty();
+  for (const std::string& recipient : recipients) {
+    if (const std::string* key = DomainKeyFor(RecipientDomain(recipient)); key != nullptr) {
+      keys.insert(*key);
+    } else {
+      defaults = true;
+    }
+  }
+  std::vector<CheckRules> out;
+  if (defaults) out.push_back(Defaults());
+  for (const std::string& key : keys) {
+    const DomainPolicy& domain = domains.at(key);
+    CheckRules rules = Defaults();
+    rules.domain = key;
+    if (domain.action.has_value()) rules.action = *domain.action;
+    if (domain.threshold.has_value()) rules.threshold = domain.threshold;
+    if (domain.collections.has_value()) rules.collections = *domain.collections;
+    out.push_back(std::move(rules));
+  }
+  return out;
+}
+
+const std::string* MilterPolicy::DomainKeyFor(std::string_view domain) const {
+  if (domain.empty()) return nullptr;
+  if (auto it = domains.find(std::string(domain)); it != domains.end()) return &it->first;
+  // The longest ".suffix" key: strip one label at a time.
+  for (size_t dot = domain.find('.'); dot != std::string_view::npos;
+       dot = domain.find('.', dot + 1)) {
+    if (auto it = domains.find(std::string(domain.substr(dot))); it != domains.end()) {
+      return &it->first;
+    }
+  }
+  return nullptr;
+}
+
+MilterAction MilterPolicy::ActionFor(const CheckRules& rules,
+                                     const std::string& collection) const {
   auto it = collection_actions.find(collection);
-  return it == collection_actions.end() ? action : it->second;
+  return it == collection_actions.end() ? rules.action : it->second;
 }
 
 absl::Status MilterPolicy::Validate() const {
@@ -89,6 +175,13 @@ absl::Status MilterPolicy::Validate() const {
     return Bad("reject_text", "must be one line");
   }
   if (max_parts == 0) return Bad("max_parts", "must be at least 1");
+  if (convert_workers == 0) return Bad("convert_workers", "must be at least 1");
+  for (const auto& [name, domain] : domains) {
+    if (name.empty() || name == ".") return Bad("domains", "has an empty domain");
+    if (domain.threshold.has_value() && !(*domain.threshold > 0 && *domain.threshold <= 1)) {
+      return Bad("domains", "\"" + name + "\": threshold must be in (0, 1]");
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -129,6 +222,10 @@ absl::Status ApplyPolicyJson(std::string_view text, MilterPolicy* policy) {
       COPS_ASSIGN_OR_RETURN(p.max_message_bytes, Get<uint64_t>(value, key, "a number"));
     } else if (key == "max_parts") {
       COPS_ASSIGN_OR_RETURN(p.max_parts, Get<uint32_t>(value, key, "a number"));
+    } else if (key == "domains") {
+      COPS_ASSIGN_OR_RETURN(p.domains, ParseDomains(value));
+    } else if (key == "convert_workers") {
+      COPS_ASSIGN_OR_RETURN(p.convert_workers, Get<uint32_t>(value, key, "a number"));
     } else if (key == "convert_in_process") {
       COPS_ASSIGN_OR_RETURN(p.convert_in_process, Get<bool>(value, key, "true or false"));
     } else if (key == "max_matches_header") {

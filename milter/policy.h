@@ -21,12 +21,22 @@
 //                       ["COPS: registered confidential text"]
 //   "max_message_bytes" larger messages are not checked (on_failure applies)  [32 MiB]
 //   "max_parts"         at most this many texts checked per message (body + attachments)  [32]
-//   "convert_in_process" parse messages with attachments in the milter process too, instead
-//                       of in the sandboxed converter worker (one process per message):
-//                       faster, but a parser crash on a hostile attachment then takes the
-//                       milter down (and milter_default_action applies to every open
-//                       connection). Messages without attachments are always parsed in
-//                       process (gmime, text and HTML converters; fuzzed)  [false]
+//   "domains"           {"DOMAIN": {"action": .., "threshold": .., "collections": [..]}, ...}
+//                       per-recipient-domain policy: a message to a recipient in DOMAIN (a key
+//                       ".example.com" matches every subdomain of example.com; an exact key
+//                       wins over the longest such suffix) is checked with that entry's
+//                       values, each key optional (unset: the message-wide value above).
+//                       A message to recipients under several entries (or some under none) is
+//                       checked once under each distinct set, in one batch, and the strongest
+//                       resulting action applies  [none]
+//   "convert_workers"   converter worker processes kept for PDF, DOCX and ODT attachments
+//                       (convert/worker_pool.h); the rest of a message (MIME, text and HTML
+//                       parts) is parsed in the milter process: gmime and those converters
+//                       are fuzzed (fuzz/milter_fuzzer.cc)  [2]
+//   "convert_in_process" parse PDF, DOCX and ODT attachments in the milter process too: no
+//                       worker round trip, but a parser crash on a hostile attachment then
+//                       takes the milter down (and milter_default_action applies to every
+//                       open connection)  [false]
 //   "max_matches_header" document ids listed in X-COPS-Matches  [10]
 //   "stats_interval_s"  seconds between "milter_stats" counter lines, 0 = only at exit  [60]
 //
@@ -53,6 +63,25 @@ absl::StatusOr<MilterAction> ParseMilterAction(std::string_view name);
 std::string_view FailureActionName(FailureAction action);  // "accept", "tempfail", "reject"
 absl::StatusOr<FailureAction> ParseFailureAction(std::string_view name);
 
+// A "domains" entry: what messages to that recipient domain are checked with. Unset fields
+// take the message-wide values of the MilterPolicy.
+struct DomainPolicy {
+  std::optional<MilterAction> action;
+  std::optional<double> threshold;
+  std::optional<std::vector<std::string>> collections;
+};
+
+// The rules one check of a message runs under: the message-wide values, or a "domains"
+// entry's applied over them.
+struct CheckRules {
+  std::string domain;  // the "domains" key that chose them, "" for the message-wide values
+  MilterAction action = MilterAction::kHeaders;
+  std::optional<double> threshold;
+  std::vector<std::string> collections;
+
+  bool operator==(const CheckRules&) const = default;
+};
+
 struct MilterPolicy {
   MilterAction action = MilterAction::kHeaders;
   std::optional<double> threshold;  // unset: the server's default
@@ -66,16 +95,35 @@ struct MilterPolicy {
   std::string quarantine_reason = "COPS: registered confidential text";
   uint64_t max_message_bytes = 32ull << 20;
   uint32_t max_parts = 32;
+  std::map<std::string, DomainPolicy> domains;  // keys lowercase
+  uint32_t convert_workers = 2;
   bool convert_in_process = false;
   uint32_t max_matches_header = 10;
   uint32_t stats_interval_s = 60;
 
-  // The action for a violation found in `collection`.
-  MilterAction ActionFor(const std::string& collection) const;
-  // INVALID_ARGUMENT naming the field: threshold outside (0, 1], timeout 0, a reply code
-  // that is not 5xx, a status that does not start with "5.", max_parts 0.
+  // The message-wide rules (no "domains" entry).
+  CheckRules Defaults() const;
+  // The distinct rules a message to `recipients` (envelope addresses, "<user@domain>" or
+  // bare, any case) is checked under: one per "domains" entry some recipient falls under,
+  // then the message-wide rules when some recipient (or the empty list) falls under none.
+  std::vector<CheckRules> RulesFor(const std::vector<std::string>& recipients) const;
+  // The action for a violation found in `collection` under `rules`: collection_actions when
+  // it names the collection, else rules.action.
+  MilterAction ActionFor(const CheckRules& rules, const std::string& collection) const;
+  // INVALID_ARGUMENT naming the field: threshold (also a domain's) outside (0, 1], timeout 0,
+  // a reply code that is not 5xx, a status that does not start with "5.", max_parts 0,
+  // convert_workers 0, an empty domain.
   absl::Status Validate() const;
+
+ private:
+  // The "domains" key for `domain` (lowercase): the exact key, else the longest ".suffix"
+  // key; nullptr for none.
+  const std::string* DomainKeyFor(std::string_view domain) const;
 };
+
+// The lowercase domain of an envelope address ("<user@Example.COM>" -> "example.com"); "" for
+// an address without one.
+std::string RecipientDomain(std::string_view address);
 
 // Applies the JSON object `json` (see above) over `policy`. INVALID_ARGUMENT naming the key
 // for unknown keys, wrong types and bad values.

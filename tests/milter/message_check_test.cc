@@ -1,11 +1,11 @@
 #include "milter/message_check.h"
 
-#include <stdlib.h>
-
 #include <string>
 #include <vector>
 
+#include "convert/worker_pool.h"
 #include "gtest/gtest.h"
+#include "tests/testing/documents.h"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
@@ -45,14 +45,20 @@ constexpr char kWithAttachments[] =
     "iVBORw0KGgo=\r\n"
     "--b1--\r\n";
 
-MilterPolicy Policy() {
-  MilterPolicy p;
-  p.convert_in_process = false;  // the sandboxed worker, as cops-milter runs by default
-  return p;
+MilterPolicy Policy() { return MilterPolicy(); }
+
+// The sandbox cops-milter uses by default: a pool of converter workers.
+ConvertWorkerPool& Pool() {
+  static ConvertWorkerPool* pool = new ConvertWorkerPool({.max_workers = 1, .max_uses = 100});
+  return *pool;
 }
+const SandboxConverter kSandbox = [](std::string_view input, DocumentFormat format,
+                                     const ConvertLimits& limits, const ConvertOptions& options) {
+  return Pool().Convert(input, format, limits, options);
+};
 
 TEST(ExtractMessageTextsTest, PlainMessageIsOneTextWithSubjectAndBody) {
-  auto texts = ExtractMessageTexts(kPlain, Policy(), std::chrono::seconds(10));
+  auto texts = ExtractMessageTexts(kPlain, Policy(), std::chrono::seconds(10), kSandbox);
   ASSERT_OK(texts);
   ASSERT_EQ(texts->size(), 1u);
   EXPECT_EQ((*texts)[0].name, "message");
@@ -62,7 +68,7 @@ TEST(ExtractMessageTextsTest, PlainMessageIsOneTextWithSubjectAndBody) {
 }
 
 TEST(ExtractMessageTextsTest, EachDocumentAttachmentIsItsOwnDecodedText) {
-  auto texts = ExtractMessageTexts(kWithAttachments, Policy(), std::chrono::seconds(10));
+  auto texts = ExtractMessageTexts(kWithAttachments, Policy(), std::chrono::seconds(10), kSandbox);
   ASSERT_OK(texts);
   ASSERT_EQ(texts->size(), 2u);  // the image is not a document
   EXPECT_EQ((*texts)[0].name, "message");
@@ -74,33 +80,53 @@ TEST(ExtractMessageTextsTest, EachDocumentAttachmentIsItsOwnDecodedText) {
       << (*texts)[1].text;
 }
 
-// Without a converter worker, only messages that may carry attachments fail: plain ones
-// are parsed in process, attachments only in the sandbox unless convert_in_process.
-TEST(ExtractMessageTextsTest, OnlyMessagesWithAttachmentsNeedTheSandboxedWorker) {
-  const char* saved = getenv("COPS_CONVERT_WORKER");
-  const std::string saved_value = saved == nullptr ? "" : saved;
-  setenv("COPS_CONVERT_WORKER", "/nonexistent/cops-convert-worker", 1);
-  auto plain = ExtractMessageTexts(kPlain, Policy(), std::chrono::seconds(10));
-  auto attached = ExtractMessageTexts(kWithAttachments, Policy(), std::chrono::seconds(10));
-  MilterPolicy in_process = Policy();
-  in_process.convert_in_process = true;
-  auto attached_here = ExtractMessageTexts(kWithAttachments, in_process, std::chrono::seconds(10));
-  if (saved == nullptr) {
-    unsetenv("COPS_CONVERT_WORKER");
-  } else {
-    setenv("COPS_CONVERT_WORKER", saved_value.c_str(), 1);
-  }
-  ASSERT_OK(plain);
-  EXPECT_EQ(plain->size(), 1u);
-  EXPECT_EQ(attached.status().code(), absl::StatusCode::kInternal) << attached.status();
-  ASSERT_OK(attached_here);
-  EXPECT_EQ(attached_here->size(), 2u);
+// Only PDF, DOCX and ODT attachments go to the sandbox: the rest of the message, text and
+// HTML parts and text attachments included, is parsed here.
+TEST(ExtractMessageTextsTest, OnlyBinaryDocumentAttachmentsGoToTheSandbox) {
+  std::vector<DocumentFormat> sandboxed;
+  const SandboxConverter recording = [&](std::string_view input, DocumentFormat format,
+                                         const ConvertLimits& limits,
+                                         const ConvertOptions& options) {
+    sandboxed.push_back(format);
+    return kSandbox(input, format, limits, options);
+  };
+  auto attached = ExtractMessageTexts(kWithAttachments, Policy(), std::chrono::seconds(10),
+                                      recording);
+  ASSERT_OK(attached);
+  EXPECT_EQ(attached->size(), 2u);
+  EXPECT_TRUE(sandboxed.empty());
+
+  const std::string pdf_mail =
+      "From: alice@example.org\r\nSubject: Report\r\nMIME-Version: 1.0\r\n"
+      "Content-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n"
+      "--b1\r\nContent-Type: text/plain\r\n\r\nThe report is attached.\r\n"
+      "--b1\r\nContent-Type: application/pdf; name=\"report.pdf\"\r\n"
+      "Content-Disposition: attachment; filename=\"report.pdf\"\r\n"
+      "Content-Transfer-Encoding: base64\r\n\r\n" +
+      testing::Base64(testing::MakePdfFromParagraphs({"The keeper trimmed the wick."})) +
+      "--b1--\r\n";
+  auto with_pdf = ExtractMessageTexts(pdf_mail, Policy(), std::chrono::seconds(10), recording);
+  ASSERT_OK(with_pdf);
+  ASSERT_EQ(with_pdf->size(), 2u);
+  EXPECT_EQ((*with_pdf)[1].name, "report.pdf");
+  EXPECT_EQ((*with_pdf)[1].text, "The keeper trimmed the wick.");
+  EXPECT_EQ(sandboxed, std::vector<DocumentFormat>{DocumentFormat::kPdf});
+
+  // A sandbox that cannot run fails the message (on_failure applies), not the attachment.
+  const SandboxConverter broken = [](std::string_view, DocumentFormat format,
+                                     const ConvertLimits&, const ConvertOptions&)
+      -> absl::StatusOr<ConvertedDocument> {
+    return absl::InternalError(std::string(DocumentFormatName(format)) + ": no worker");
+  };
+  EXPECT_EQ(
+      ExtractMessageTexts(pdf_mail, Policy(), std::chrono::seconds(10), broken).status().code(),
+      absl::StatusCode::kInternal);
 }
 
 TEST(ExtractMessageTextsTest, MaxPartsCapsTheAttachmentsChecked) {
   MilterPolicy p = Policy();
   p.max_parts = 1;
-  auto texts = ExtractMessageTexts(kWithAttachments, p, std::chrono::seconds(10));
+  auto texts = ExtractMessageTexts(kWithAttachments, p, std::chrono::seconds(10), kSandbox);
   ASSERT_OK(texts);
   ASSERT_EQ(texts->size(), 1u);
   EXPECT_EQ((*texts)[0].name, "message");
@@ -108,7 +134,7 @@ TEST(ExtractMessageTextsTest, MaxPartsCapsTheAttachmentsChecked) {
 
 TEST(ExtractMessageTextsTest, UnreadableMessageIsCheckedRaw) {
   const std::string junk = "no header block here, only words of a pasted paragraph";
-  auto texts = ExtractMessageTexts(junk, Policy(), std::chrono::seconds(10));
+  auto texts = ExtractMessageTexts(junk, Policy(), std::chrono::seconds(10), kSandbox);
   ASSERT_OK(texts);
   ASSERT_EQ(texts->size(), 1u);
   EXPECT_EQ((*texts)[0].name, "raw");
@@ -118,7 +144,7 @@ TEST(ExtractMessageTextsTest, UnreadableMessageIsCheckedRaw) {
 TEST(ExtractMessageTextsTest, OversizeMessageIsResourceExhausted) {
   MilterPolicy p = Policy();
   p.max_message_bytes = 64;
-  auto texts = ExtractMessageTexts(kPlain, p, std::chrono::seconds(10));
+  auto texts = ExtractMessageTexts(kPlain, p, std::chrono::seconds(10), kSandbox);
   EXPECT_EQ(texts.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
@@ -135,7 +161,7 @@ TEST(DecideVerdictTest, CleanWhenNoMatchPassesTheDecision) {
   std::vector<MessageText> texts = {{"message", "x"}};
   std::vector<v1::CheckDocumentReply> replies(1);
   *replies[0].add_matches() = MakeMatch(7, 0.03, "hr", false);
-  MessageVerdict v = DecideVerdict(texts, replies, Policy());
+  MessageVerdict v = DecideVerdict(texts, replies, Policy(), {Policy().Defaults()});
   EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kClean);
   EXPECT_EQ(v.ResultHeader(), "clean");
   EXPECT_EQ(v.MatchesHeader(10), "");
@@ -147,7 +173,7 @@ TEST(DecideVerdictTest, ViolationsOfAllTextsAreMergedPerDocumentBestRatioFirst) 
   *replies[0].add_matches() = MakeMatch(7, 0.20, "hr", true);
   *replies[1].add_matches() = MakeMatch(7, 0.90, "hr", true);
   *replies[1].add_matches() = MakeMatch(9, 0.40, "legal team", true);
-  MessageVerdict v = DecideVerdict(texts, replies, Policy());
+  MessageVerdict v = DecideVerdict(texts, replies, Policy(), {Policy().Defaults()});
   ASSERT_EQ(v.outcome, MessageVerdict::Outcome::kViolation);
   ASSERT_EQ(v.violations.size(), 2u);
   EXPECT_EQ(v.violations[0].doc_id, 7u);
@@ -167,12 +193,40 @@ TEST(DecideVerdictTest, StrongestCollectionActionWins) {
   std::vector<MessageText> texts = {{"message", "x"}};
   std::vector<v1::CheckDocumentReply> replies(1);
   *replies[0].add_matches() = MakeMatch(1, 0.5, "hr", true);
-  EXPECT_EQ(DecideVerdict(texts, replies, p).action, MilterAction::kQuarantine);
+  EXPECT_EQ(DecideVerdict(texts, replies, p, {p.Defaults()}).action, MilterAction::kQuarantine);
   *replies[0].add_matches() = MakeMatch(2, 0.3, "legal", true);
-  EXPECT_EQ(DecideVerdict(texts, replies, p).action, MilterAction::kReject);
+  EXPECT_EQ(DecideVerdict(texts, replies, p, {p.Defaults()}).action, MilterAction::kReject);
   replies[0].clear_matches();
   *replies[0].add_matches() = MakeMatch(3, 0.3, "public", true);
-  EXPECT_EQ(DecideVerdict(texts, replies, p).action, MilterAction::kHeaders);
+  EXPECT_EQ(DecideVerdict(texts, replies, p, {p.Defaults()}).action, MilterAction::kHeaders);
+}
+
+TEST(DecideVerdictTest, EachRecipientDomainsRulesActOnTheirOwnReplies) {
+  MilterPolicy p = Policy();
+  p.collection_actions["secret"] = MilterAction::kReject;
+  CheckRules partner = p.Defaults();
+  partner.domain = "partner.example";
+  partner.action = MilterAction::kQuarantine;
+  std::vector<MessageText> texts = {{"message", "x"}, {"plan.pdf", "y"}};
+  // Replies to the texts under the defaults, then under partner's rules.
+  std::vector<v1::CheckDocumentReply> replies(4);
+  *replies[2].add_matches() = MakeMatch(5, 0.4, "public", true);  // found under partner's only
+  MessageVerdict v = DecideVerdict(texts, replies, p, {p.Defaults(), partner});
+  ASSERT_EQ(v.outcome, MessageVerdict::Outcome::kViolation);
+  EXPECT_EQ(v.action, MilterAction::kQuarantine);
+  EXPECT_EQ(v.domains, std::vector<std::string>{"partner.example"});
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.violations[0].part, "message");
+  // The same document under the defaults too: one entry; its action stays the strongest.
+  *replies[1].add_matches() = MakeMatch(5, 0.7, "public", true);
+  v = DecideVerdict(texts, replies, p, {p.Defaults(), partner});
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.violations[0].part, "plan.pdf");
+  EXPECT_EQ(v.action, MilterAction::kQuarantine);
+  // collection_actions hold under every rule set.
+  *replies[3].add_matches() = MakeMatch(6, 0.2, "secret", true);
+  EXPECT_EQ(DecideVerdict(texts, replies, p, {p.Defaults(), partner}).action,
+            MilterAction::kReject);
 }
 
 TEST(DecideVerdictTest, AnErrorLeavesTheMessageUncheckedUnlessAViolationWasFound) {
@@ -180,12 +234,12 @@ TEST(DecideVerdictTest, AnErrorLeavesTheMessageUncheckedUnlessAViolationWasFound
   std::vector<v1::CheckDocumentReply> replies(2);
   replies[1].set_error_code(static_cast<int>(absl::StatusCode::kResourceExhausted));
   replies[1].set_error_message("document too large");
-  MessageVerdict v = DecideVerdict(texts, replies, Policy());
+  MessageVerdict v = DecideVerdict(texts, replies, Policy(), {Policy().Defaults()});
   EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kUnchecked);
   EXPECT_EQ(v.error.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(v.error.message().find("big.pdf"), std::string::npos);
   *replies[0].add_matches() = MakeMatch(4, 0.5, "hr", true);
-  EXPECT_EQ(DecideVerdict(texts, replies, Policy()).outcome, MessageVerdict::Outcome::kViolation);
+  EXPECT_EQ(DecideVerdict(texts, replies, Policy(), {Policy().Defaults()}).outcome, MessageVerdict::Outcome::kViolation);
 }
 
 // Records the requests and answers with canned replies or an error.
@@ -215,7 +269,7 @@ TEST(CheckMessageTest, SendsEachTextWithThePolicysOptionsAndFindsTheAttachment) 
   p.collections = {"essays"};
   p.timeout_ms = 5000;
   FakeChecker checker;
-  MessageVerdict v = CheckMessage(kWithAttachments, p, &checker);
+  MessageVerdict v = CheckMessage(kWithAttachments, p, {}, kSandbox, &checker);
   ASSERT_EQ(checker.requests_.size(), 2u);
   for (const v1::CheckDocumentRequest& r : checker.requests_) {
     EXPECT_EQ(r.format(), v1::DOCUMENT_FORMAT_TEXT);
@@ -232,10 +286,31 @@ TEST(CheckMessageTest, SendsEachTextWithThePolicysOptionsAndFindsTheAttachment) 
   EXPECT_TRUE(v.ResultHeader().starts_with("violation"));
 }
 
+TEST(CheckMessageTest, RecipientsUnderSeveralRulesAreCheckedUnderEachInOneBatch) {
+  MilterPolicy p = Policy();
+  p.threshold = 0.25;
+  p.domains["partner.example"].threshold = 0.05;
+  p.domains["partner.example"].collections = std::vector<std::string>{"legal"};
+  FakeChecker checker;
+  MessageVerdict v = CheckMessage(kPlain, p, {"<a@example.org>", "<b@Partner.example>"},
+                                  kSandbox, &checker);
+  ASSERT_EQ(checker.requests_.size(), 2u);  // one text, under two rule sets
+  EXPECT_DOUBLE_EQ(checker.requests_[0].options().threshold(), 0.25);
+  EXPECT_EQ(checker.requests_[0].collections_size(), 0);
+  EXPECT_DOUBLE_EQ(checker.requests_[1].options().threshold(), 0.05);
+  ASSERT_EQ(checker.requests_[1].collections_size(), 1);
+  EXPECT_EQ(checker.requests_[1].collections(0), "legal");
+  EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kClean);
+  // Recipients all under one rule set: one request per text.
+  CheckMessage(kPlain, p, {"<b@partner.example>"}, kSandbox, &checker);
+  ASSERT_EQ(checker.requests_.size(), 1u);
+  EXPECT_DOUBLE_EQ(checker.requests_[0].options().threshold(), 0.05);
+}
+
 TEST(CheckMessageTest, CopsdFailureLeavesTheMessageUnchecked) {
   FakeChecker checker;
   checker.error_ = absl::UnavailableError("failed to connect");
-  MessageVerdict v = CheckMessage(kPlain, Policy(), &checker);
+  MessageVerdict v = CheckMessage(kPlain, Policy(), {}, kSandbox, &checker);
   EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kUnchecked);
   EXPECT_EQ(v.error.code(), absl::StatusCode::kUnavailable);
 }
@@ -243,7 +318,7 @@ TEST(CheckMessageTest, CopsdFailureLeavesTheMessageUnchecked) {
 TEST(CheckMessageTest, EmptyMessageIsCleanWithoutAsking) {
   FakeChecker checker;
   checker.error_ = absl::UnavailableError("must not be called with texts");
-  MessageVerdict v = CheckMessage("Subject:\r\n\r\n \r\n", Policy(), &checker);
+  MessageVerdict v = CheckMessage("Subject:\r\n\r\n \r\n", Policy(), {}, kSandbox, &checker);
   EXPECT_TRUE(checker.requests_.empty());
   EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kClean);
   EXPECT_EQ(v.parts, 0u);
