@@ -357,7 +357,8 @@ void WakeListener(const Listener& listener) {
   }
   const int fd = socket(target.address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return;
-  connect(fd, reinterpret_cast<const sockaddr*>(&target.address), target.length);
+  // Whether it connects does not matter: the listener may be gone already.
+  (void)connect(fd, reinterpret_cast<const sockaddr*>(&target.address), target.length);
   close(fd);
 }
 

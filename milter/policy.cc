@@ -5,6 +5,7 @@
 #include <sstream>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "nlohmann/json.hpp"
@@ -34,11 +35,11 @@ absl::StatusOr<std::map<std::string, DomainPolicy>> ParseDomains(const json& val
   if (!value.is_object()) return Bad("domains", "must be an object of domain policies");
   std::map<std::string, DomainPolicy> out;
   for (const auto& [name, entry] : value.items()) {
-    const std::string where = "domains\": \"" + name;
+    const std::string where = absl::StrCat("domains\": \"", name);
     if (!entry.is_object()) return Bad(where, "must be an object");
     DomainPolicy& d = out[AsciiLower(name)];
     for (const auto& [key, v] : entry.items()) {
-      const std::string field = where + "\": \"" + key;
+      const std::string field = absl::StrCat(where, "\": \"", key);
       if (key == "action") {
         COPS_ASSIGN_OR_RETURN(std::string action, Get<std::string>(v, field, "a string"));
         COPS_ASSIGN_OR_RETURN(d.action, ParseMilterAction(action));
