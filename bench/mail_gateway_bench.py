@@ -91,6 +91,13 @@ def load(dir_, name):
     return out
 
 
+# Milter protocol step flags (libmilter/mfdef.h): "do not send this step" and "send it but
+# expect no reply", per command.
+NO_SEND = {b"C": 0x1, b"M": 0x4, b"R": 0x8, b"B": 0x10, b"L": 0x20, b"N": 0x40, b"T": 0x200}
+NO_REPLY = {b"C": 0x1000, b"M": 0x4000, b"R": 0x8000, b"T": 0x10000, b"L": 0x80, b"N": 0x40000,
+            b"B": 0x80000}
+
+
 class MilterConnection:
     """The MTA side of the milter protocol (version 6), as Postfix speaks it."""
 
@@ -98,16 +105,24 @@ class MilterConnection:
         self.sock = socket.create_connection((host, port))
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.buf = b""
-        # Offer what Postfix offers: every action, every "skip this step" flag, no
-        # "no reply" flags (so that every step is answered).
-        self.send(b"O", struct.pack(">III", 6, 0x1FF, 0x17F))
+        self.out = []  # commands that wait for no reply, sent with the next one that does
+        # Offer what Postfix offers: every action, every "skip this step" and every "no
+        # reply" flag; the milter picks.
+        offer = 0
+        for flags in (NO_SEND, NO_REPLY):
+            for bit in flags.values():
+                offer |= bit
+        self.send(b"O", struct.pack(">III", 6, 0x1FF, offer))
         cmd, data = self.recv()
         assert cmd == b"O", cmd
         _, self.actions, self.protocol = struct.unpack(">III", data[:12])
-        self.step(b"C", b"localhost\x004" + struct.pack(">H", 25) + b"127.0.0.1\x00", 0x1)
+        self.step(b"C", b"localhost\x004" + struct.pack(">H", 25) + b"127.0.0.1\x00")
 
-    def send(self, cmd, data=b""):
-        self.sock.sendall(struct.pack(">I", len(data) + 1) + cmd + data)
+    def send(self, cmd, data=b"", flush=True):
+        self.out.append(struct.pack(">I", len(data) + 1) + cmd + data)
+        if flush:
+            self.sock.sendall(b"".join(self.out))
+            self.out = []
 
     def recv(self):
         while len(self.buf) < 4 or len(self.buf) < 4 + struct.unpack(">I", self.buf[:4])[0]:
@@ -119,9 +134,13 @@ class MilterConnection:
         packet, self.buf = self.buf[4:4 + n], self.buf[4 + n:]
         return packet[:1], packet[1:]
 
-    def step(self, cmd, data, skip_flag):
-        """Sends a command unless the milter asked to skip it; returns its reply code."""
-        if self.protocol & skip_flag:
+    def step(self, cmd, data):
+        """Sends a command unless the milter asked to skip it; returns its reply code ("c"
+        without waiting when the milter asked for no reply)."""
+        if self.protocol & NO_SEND[cmd]:
+            return b"c"
+        if self.protocol & NO_REPLY[cmd]:
+            self.send(cmd, data, flush=False)
             return b"c"
         self.send(cmd, data)
         while True:
@@ -132,16 +151,16 @@ class MilterConnection:
     def message(self, raw):
         """One message; returns (final reply, added headers)."""
         head, _, body = raw.partition(b"\r\n\r\n")
-        self.send(b"D", b"M" + b"i\x00" + b"BENCH%d\x00" % id(raw))
-        self.step(b"M", b"<sender@example.org>\x00", 0x4)
-        self.step(b"R", b"<staff@example.com>\x00", 0x8)
-        self.step(b"T", b"", 0x200)
+        self.send(b"D", b"M" + b"i\x00" + b"BENCH%d\x00" % id(raw), flush=False)
+        self.step(b"M", b"<sender@example.org>\x00")
+        self.step(b"R", b"<staff@example.com>\x00")
+        self.step(b"T", b"")
         for line in head.split(b"\r\n"):
             name, _, value = line.partition(b":")
-            self.step(b"L", name + b"\x00" + value.strip() + b"\x00", 0x20)
-        self.step(b"N", b"", 0x40)
+            self.step(b"L", name + b"\x00" + value.strip() + b"\x00")
+        self.step(b"N", b"")
         for i in range(0, len(body), 65535):
-            self.step(b"B", body[i:i + 65535], 0x10)
+            self.step(b"B", body[i:i + 65535])
         self.send(b"E")
         headers = {}
         while True:
@@ -150,7 +169,8 @@ class MilterConnection:
                 name, value = data.split(b"\x00")[:2]
                 headers[name.decode()] = value.decode()
             elif code in (b"c", b"a", b"r", b"t", b"d", b"y"):
-                self.send(b"A")  # abort: back to the state before MAIL FROM
+                # Abort: back to the state before MAIL FROM (no reply; sent with the next).
+                self.send(b"A", flush=False)
                 return code, headers
 
 
