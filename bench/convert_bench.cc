@@ -1,7 +1,9 @@
 // Converter throughput on realistic generated documents: ~40 pages of English-like prose
 // (200 paragraphs, about 150 KB of text) in every format. Bytes processed = input bytes,
 // so MB/s is input throughput. BM_Convert runs the converter in this process;
-// BM_ConvertSandboxed adds the worker process (spawn, transfer, limits) per document.
+// BM_ConvertSandboxed adds the worker process (spawn, transfer, limits) per document;
+// BM_ConvertPooled sends each document to a long-lived worker (ConvertWorkerPool, as
+// cops-milter does with attachments).
 
 #include <benchmark/benchmark.h>
 
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "convert/converter.h"
+#include "convert/worker_pool.h"
 #include "tests/testing/documents.h"
 
 namespace {
@@ -37,14 +40,18 @@ const std::string& Document(DocumentFormat format) {
   return docs[static_cast<int>(format)];
 }
 
-void Run(benchmark::State& state, DocumentFormat format, bool in_process) {
+enum class Path { kInProcess, kSandboxed, kPooled };
+
+void Run(benchmark::State& state, DocumentFormat format, Path path) {
   const std::string& input = Document(format);
   cops::ConvertLimits limits;
-  limits.in_process = in_process;
+  limits.in_process = path == Path::kInProcess;
   const DocumentFormat declared = format == DocumentFormat::kAuto ? DocumentFormat::kText : format;
+  static cops::ConvertWorkerPool pool({.max_workers = 1, .max_uses = 1000000});
   size_t text_bytes = 0;
   for (auto _ : state) {
-    auto doc = cops::Convert(input, declared, limits);
+    auto doc = path == Path::kPooled ? pool.Convert(input, declared, limits, {})
+                                     : cops::Convert(input, declared, limits);
     if (!doc.ok()) {
       state.SkipWithError(std::string(doc.status().message()).c_str());
       return;
@@ -62,10 +69,13 @@ void Run(benchmark::State& state, DocumentFormat format, bool in_process) {
 }
 
 void BM_Convert(benchmark::State& state) {
-  Run(state, static_cast<DocumentFormat>(state.range(0)), /*in_process=*/true);
+  Run(state, static_cast<DocumentFormat>(state.range(0)), Path::kInProcess);
 }
 void BM_ConvertSandboxed(benchmark::State& state) {
-  Run(state, static_cast<DocumentFormat>(state.range(0)), /*in_process=*/false);
+  Run(state, static_cast<DocumentFormat>(state.range(0)), Path::kSandboxed);
+}
+void BM_ConvertPooled(benchmark::State& state) {
+  Run(state, static_cast<DocumentFormat>(state.range(0)), Path::kPooled);
 }
 
 // Format detection alone (what a check with format "auto" pays before converting).
@@ -80,5 +90,6 @@ BENCHMARK(BM_Convert)->DenseRange(0, 8)->Unit(benchmark::kMillisecond);
 // Wall-clock time: the work happens in the worker process, not this one.
 BENCHMARK(BM_DetectFormat)->DenseRange(0, 8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ConvertSandboxed)->Arg(2)->Arg(4)->Arg(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvertPooled)->Arg(2)->Arg(4)->Arg(5)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -2,12 +2,16 @@
 # Mail gateways side by side (issue 20): cops-milter + copsd against rspamd 3.4's fuzzy storage,
 # both on loopback in one run, the same messages registered in both and checked in both.
 #   bench/mail-gateway.sh [REGISTERED] [CHECKS]      (defaults 2000 and 500; data in $OUT)
-# Sets (bench/mail_gateway_bench.py make): ~2.7 KB registered messages; exact copies of them;
+# Sets (bench/mail_gateway_bench.py make): ~3 KB registered messages; exact copies of them;
 # excerpts (a ~60-word paragraph of a registered message inside a new ~300-word message);
 # unrelated messages. Each set is sent by 8 workers flat out, then the copies at 100
-# messages/s for the milter's latency under a steady load. Prints one JSON line per run.
-# Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR, default build/) and the
-# rspamd package (installed here if missing: it is only needed for this comparison).
+# messages/s for the milter's latency under a steady load. Then, as root with Postfix
+# installed, the copies at 100 messages/s through a loopback Postfix, one SMTP session each,
+# to an smtpd without a milter, one with cops-milter on a unix socket and one with it over
+# TCP: the differences are what the milter adds.
+# Prints one JSON line per run. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
+# default build/) and the rspamd package (installed here if missing: it is only needed for
+# this comparison).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${COPS_BUILD_DIR:-$root/build}"
@@ -20,7 +24,12 @@ if ! command -v rspamd >/dev/null; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends rspamd
 fi
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+postfix_conf=""
+cleanup() {
+  [ -n "$postfix_conf" ] && postfix -c "$postfix_conf" stop >/dev/null 2>&1
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+}
 trap cleanup EXIT
 wait_port() {  # HOST PORT SECONDS
   for _ in $(seq 1 $(($3 * 10))); do
@@ -86,4 +95,70 @@ for set in copies excerpts unrelated; do
   python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" "$set"
 done
 python3 "$py" milter 127.0.0.1:41891 "$out/mail" copies --rate 100
+
+# --- Postfix in front (its master starts as root): smtpd on 41826 without a milter, on 41827
+# with cops-milter on a unix socket (a second instance), on 41825 with it over TCP; delivery
+# discards the mail.
+if [ "$(id -u)" -eq 0 ] && command -v postfix >/dev/null; then
+  pf="$out/postfix"
+  mkdir -p "$pf/etc" "$pf/spool" "$pf/data"
+  chown postfix "$pf/data"
+  chmod 755 "$out"
+  "$build/milter/cops-milter" --listen "unix:$out/milter.sock" --server "$cops_addr" \
+    --action headers --config "$out/milter.json" --log-level warn 2>"$out/milter-unix.log" &
+  pids+=($!)
+  for _ in $(seq 1 100); do [ -S "$out/milter.sock" ] && break; sleep 0.1; done
+  chmod 666 "$out/milter.sock"  # smtpd runs as the postfix user
+  cat >"$pf/etc/main.cf" <<CONF
+compatibility_level = 3.6
+queue_directory = $pf/spool
+data_directory = $pf/data
+mail_owner = postfix
+setgid_group = postdrop
+inet_interfaces = loopback-only
+inet_protocols = ipv4
+myhostname = bench.localdomain
+mydestination = \$myhostname
+mynetworks = 127.0.0.0/8
+relayhost =
+local_transport = discard
+default_transport = discard
+alias_maps =
+alias_database =
+local_recipient_maps =
+smtpd_peername_lookup = no
+smtputf8_enable = no
+maillog_file_prefixes = $pf
+maillog_file = $pf/maillog
+milter_default_action = tempfail
+milter_protocol = 6
+CONF
+  {
+    echo "127.0.0.1:41825 inet n - n - - smtpd -o smtpd_milters=inet:127.0.0.1:41891"
+    echo "127.0.0.1:41826 inet n - n - - smtpd"
+    echo "127.0.0.1:41827 inet n - n - - smtpd -o smtpd_milters=unix:$out/milter.sock"
+    for service in "cleanup unix n - n - 0 cleanup" "qmgr unix n - n 300 1 qmgr" \
+        "rewrite unix - - n - - trivial-rewrite" "bounce unix - - n - 0 bounce" \
+        "defer unix - - n - 0 bounce" "trace unix - - n - 0 bounce" "verify unix - - n - 1 verify" \
+        "proxymap unix - - n - - proxymap" "showq unix n - n - - showq" \
+        "error unix - - n - - error" "retry unix - - n - - error" \
+        "discard unix - - n - - discard" "anvil unix - - n - 1 anvil" \
+        "scache unix - - n - 1 scache" "postlog unix-dgram n - n - 1 postlogd"; do
+      echo "$service"
+    done
+  } >"$pf/etc/master.cf"
+  postfix -c "$pf/etc" start >/dev/null
+  postfix_conf="$pf/etc"
+  for port in 41825 41826 41827; do wait_port 127.0.0.1 "$port" 30; done
+  for port in 41826 41827 41825 41826 41827 41825; do
+    case "$port" in
+      41825) name="postfix+cops-milter(tcp)" ;;
+      41826) name=postfix ;;
+      41827) name="postfix+cops-milter(unix)" ;;
+    esac
+    python3 "$py" smtp "127.0.0.1:$port" "$out/mail" copies --rate 100 --system "$name"
+  done
+else
+  echo "Postfix phase skipped: needs root and the postfix package" >&2
+fi
 echo "data and logs: $out" >&2

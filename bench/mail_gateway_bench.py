@@ -5,14 +5,18 @@ Driven by bench/mail-gateway.sh, which starts both on loopback. Subcommands:
   make DIR                     registered messages, exact copies, excerpts, unrelated messages
   milter HOST:PORT DIR SET     sends SET's messages through cops-milter over the milter protocol
   rspamd HOST:PORT DIR SET     sends them to rspamd's /checkv2 (its whole scanning pipeline)
-Both senders keep --inflight connections busy and print one JSON line: messages per second,
-latency percentiles and how many messages were flagged.
+  smtp HOST:PORT DIR SET       sends them to an SMTP server (Postfix), one session each
+The senders keep --inflight connections busy (or pace the total at --rate) and print one JSON
+line: messages per second, latency percentiles and how many messages were flagged (for smtp:
+rejected).
 """
 import argparse
 import http.client
+import itertools
 import json
 import os
 import random
+import smtplib
 import socket
 import struct
 import sys
@@ -28,18 +32,18 @@ def words():
     return ws
 
 
-def sentence(rng, vocab, n):
-    # Zipf-like word choice so the text has common and rare words like prose.
-    out = [vocab[min(int(rng.paretovariate(1.1)) - 1, len(vocab) - 1)] if rng.random() < 0.5
-           else rng.choice(vocab) for _ in range(n)]
+def sentence(rng, vocab, zipf, n):
+    # Words by Zipf's law (s = 1) over the shuffled dictionary, as in English prose: the most
+    # frequent word is ~8% of all words, and most words are rare.
+    out = rng.choices(vocab, cum_weights=zipf, k=n)
     return " ".join(out).capitalize() + "."
 
 
-def paragraph(rng, vocab, nwords):
+def paragraph(rng, vocab, zipf, nwords):
     parts, left = [], nwords
     while left > 0:
         n = min(left, rng.randint(8, 20))
-        parts.append(sentence(rng, vocab, n))
+        parts.append(sentence(rng, vocab, zipf, n))
         left -= n
     return " ".join(parts)
 
@@ -55,11 +59,12 @@ def make(args):
     rng = random.Random(20)
     vocab = words()
     rng.shuffle(vocab)
+    zipf = list(itertools.accumulate(1.0 / rank for rank in range(1, len(vocab) + 1)))
     os.makedirs(args.dir, exist_ok=True)
     sets = {name: [] for name in ("registered", "copies", "excerpts", "unrelated")}
-    # ~2.7 KB messages: 5 paragraphs of ~80 words.
+    # ~3 KB messages: 5 paragraphs of 60 words.
     for i in range(args.registered):
-        paras = [paragraph(rng, vocab, 80) for _ in range(5)]
+        paras = [paragraph(rng, vocab, zipf, 60) for _ in range(5)]
         sets["registered"].append(email("Report %d" % i, "\n\n".join(paras), i))
     for i in range(args.checks):
         src = sets["registered"][rng.randrange(args.registered)]
@@ -68,10 +73,10 @@ def make(args):
         body = src.split("\r\n\r\n", 1)[1]
         paras = [p for p in body.split("\r\n\r\n") if p.strip()]
         excerpt = " ".join(rng.choice(paras).split()[:60])
-        new = [paragraph(rng, vocab, 120), excerpt, paragraph(rng, vocab, 120)]
+        new = [paragraph(rng, vocab, zipf, 120), excerpt, paragraph(rng, vocab, zipf, 120)]
         sets["excerpts"].append(email("Notes %d" % i, "\n\n".join(new), 10**6 + i))
         sets["unrelated"].append(
-            email("Other %d" % i, "\n\n".join(paragraph(rng, vocab, 60) for _ in range(5)),
+            email("Other %d" % i, "\n\n".join(paragraph(rng, vocab, zipf, 60) for _ in range(5)),
                   2 * 10**6 + i))
     for name, messages in sets.items():
         d = os.path.join(args.dir, name)
@@ -252,6 +257,27 @@ def run_rspamd(args):
     report("rspamd", args.set, *drive(messages, args.inflight, one, args.rate), args.rate)
 
 
+def run_smtp(args):
+    """One SMTP session per message (connect, EHLO, MAIL, RCPT, DATA, QUIT), timed from
+    connecting to the server's reply to the end of data, as a client of a gateway sees it."""
+    host, port = args.address.rsplit(":", 1)
+    messages = load(args.dir, args.set)
+
+    def one(state, raw):
+        with smtplib.SMTP(host, int(port), timeout=30) as smtp:
+            smtp.ehlo("bench.example.org")
+            try:
+                smtp.sendmail("sender@example.org", [args.to], raw)
+            except smtplib.SMTPDataError as e:
+                if 500 <= e.smtp_code < 600:
+                    return True  # rejected by the milter's policy
+                raise
+        return False
+
+    report(args.system or "smtp " + args.address, args.set,
+           *drive(messages, args.inflight, one, args.rate), args.rate)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -259,7 +285,7 @@ def main():
     m.add_argument("dir")
     m.add_argument("--registered", type=int, default=2000)
     m.add_argument("--checks", type=int, default=500)
-    for name in ("milter", "rspamd"):
+    for name in ("milter", "rspamd", "smtp"):
         s = sub.add_parser(name)
         s.add_argument("address")
         s.add_argument("dir")
@@ -267,8 +293,10 @@ def main():
         s.add_argument("--inflight", type=int, default=8)
         s.add_argument("--rate", type=float, default=0.0, help="messages/s in all (0 = flat out)")
         s.add_argument("--symbol", default="LOCAL_FUZZY_DENIED")
+        s.add_argument("--to", default="staff@bench.localdomain", help="smtp: the recipient")
+        s.add_argument("--system", default="", help="smtp: the name to report")
     args = p.parse_args()
-    {"make": make, "milter": run_milter, "rspamd": run_rspamd}[args.cmd](args)
+    {"make": make, "milter": run_milter, "rspamd": run_rspamd, "smtp": run_smtp}[args.cmd](args)
 
 
 if __name__ == "__main__":
