@@ -30,6 +30,27 @@ absl::StatusOr<T> Get(const json& value, std::string_view key, std::string_view 
   }
 }
 
+// The keys a "domains" entry shares with the top level: sets the rule `key` names (action,
+// threshold or collections) and returns true, or returns false for any other key. `field`
+// names the key in errors.
+template <typename Action, typename Collections>
+absl::StatusOr<bool> ApplyRuleKey(const std::string& key, const json& value,
+                                  std::string_view field, Action* action,
+                                  std::optional<double>* threshold, Collections* collections) {
+  if (key == "action") {
+    COPS_ASSIGN_OR_RETURN(std::string name, Get<std::string>(value, field, "a string"));
+    COPS_ASSIGN_OR_RETURN(*action, ParseMilterAction(name));
+  } else if (key == "threshold") {
+    COPS_ASSIGN_OR_RETURN(*threshold, Get<double>(value, field, "a number"));
+  } else if (key == "collections") {
+    COPS_ASSIGN_OR_RETURN(*collections,
+                          Get<std::vector<std::string>>(value, field, "a list of strings"));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // "domains": {"DOMAIN": {"action": .., "threshold": .., "collections": [..]}, ...}.
 absl::StatusOr<std::map<std::string, DomainPolicy>> ParseDomains(const json& value) {
   if (!value.is_object()) return Bad("domains", "must be an object of domain policies");
@@ -40,17 +61,9 @@ absl::StatusOr<std::map<std::string, DomainPolicy>> ParseDomains(const json& val
     DomainPolicy& d = out[AsciiLower(name)];
     for (const auto& [key, v] : entry.items()) {
       const std::string field = absl::StrCat(where, "\": \"", key);
-      if (key == "action") {
-        COPS_ASSIGN_OR_RETURN(std::string action, Get<std::string>(v, field, "a string"));
-        COPS_ASSIGN_OR_RETURN(d.action, ParseMilterAction(action));
-      } else if (key == "threshold") {
-        COPS_ASSIGN_OR_RETURN(d.threshold, Get<double>(v, field, "a number"));
-      } else if (key == "collections") {
-        COPS_ASSIGN_OR_RETURN(d.collections,
-                              Get<std::vector<std::string>>(v, field, "a list of strings"));
-      } else {
-        return Bad(field, "is not a known key (action, threshold, collections)");
-      }
+      COPS_ASSIGN_OR_RETURN(const bool known,
+                            ApplyRuleKey(key, v, field, &d.action, &d.threshold, &d.collections));
+      if (!known) return Bad(field, "is not a known key (action, threshold, collections)");
     }
   }
   return out;
@@ -191,15 +204,10 @@ absl::Status ApplyPolicyJson(std::string_view text, MilterPolicy* policy) {
   if (!root.is_object()) return absl::InvalidArgumentError("milter config: not a JSON object");
   MilterPolicy p = *policy;
   for (const auto& [key, value] : root.items()) {
-    if (key == "action") {
-      COPS_ASSIGN_OR_RETURN(std::string name, Get<std::string>(value, key, "a string"));
-      COPS_ASSIGN_OR_RETURN(p.action, ParseMilterAction(name));
-    } else if (key == "threshold") {
-      COPS_ASSIGN_OR_RETURN(p.threshold, Get<double>(value, key, "a number"));
-    } else if (key == "collections") {
-      COPS_ASSIGN_OR_RETURN(p.collections,
-                            Get<std::vector<std::string>>(value, key, "a list of strings"));
-    } else if (key == "collection_actions") {
+    COPS_ASSIGN_OR_RETURN(const bool rule,
+                          ApplyRuleKey(key, value, key, &p.action, &p.threshold, &p.collections));
+    if (rule) continue;
+    if (key == "collection_actions") {
       COPS_ASSIGN_OR_RETURN(auto actions, (Get<std::map<std::string, std::string>>(
                                               value, key, "an object of action names")));
       p.collection_actions.clear();
