@@ -13,10 +13,12 @@
 #include <stdlib.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -90,6 +92,17 @@ bool Accepts(int port) {
   return ok;
 }
 
+// Whether a unix socket at `path` accepts connections.
+bool AcceptsUnix(const fs::path& path) {
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr = {};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path.c_str());
+  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return ok;
+}
+
 bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit) {
   const auto end = std::chrono::steady_clock::now() + limit;
   while (std::chrono::steady_clock::now() < end) {
@@ -155,21 +168,23 @@ class PostfixMilterTest : public ::testing::Test {
     chmod(dir_->c_str(), 0755);
     StartCopsd(/*port=*/0);
     RegisterSecrets();
-    // The milter Postfix normally uses: fail closed; the collections choose the action.
-    live_milter_port_ = FreePort();
+    // The milter Postfix normally uses, on a unix socket as the README advises: fail closed;
+    // the collections and recipient domains choose the action.
     WriteFile(*dir_ / "live.json",
               R"({"collection_actions": {"held": "quarantine", "secret": "reject"},
                   "domains": {"strict.localdomain": {"action": "reject"}},
                   "on_failure": "tempfail", "stats_interval_s": 0})");
-    live_milter_ = StartMilter(live_milter_port_, copsd_port_, "live");
+    live_milter_ = StartMilter("unix:" + LiveSocket().string(), copsd_port_, "live");
+    // Postfix's daemons run as the postfix user; the socket is root's (cops-milter's umask).
+    chmod(LiveSocket().c_str(), 0666);
     // Two milters whose copsd is down: one fails closed, one fails open.
     const int dead_copsd = FreePort();
     closed_milter_port_ = FreePort();
     WriteFile(*dir_ / "closed.json", R"({"on_failure": "tempfail", "timeout_ms": 500})");
-    closed_milter_ = StartMilter(closed_milter_port_, dead_copsd, "closed");
+    closed_milter_ = StartMilter(InetAddress(closed_milter_port_), dead_copsd, "closed");
     open_milter_port_ = FreePort();
     WriteFile(*dir_ / "open.json", R"({"on_failure": "accept", "timeout_ms": 500})");
-    open_milter_ = StartMilter(open_milter_port_, dead_copsd, "open");
+    open_milter_ = StartMilter(InetAddress(open_milter_port_), dead_copsd, "open");
     StartPostfix();
   }
 
@@ -229,14 +244,22 @@ class PostfixMilterTest : public ::testing::Test {
     }
   }
 
-  static pid_t StartMilter(int port, int copsd_port, const std::string& name) {
-    const pid_t pid = Spawn({BuildDir() + "/milter/cops-milter", "--listen",
-                             "inet:" + std::to_string(port) + "@127.0.0.1", "--server",
+  static fs::path LiveSocket() { return *dir_ / "milter.sock"; }
+  static std::string InetAddress(int port) { return "inet:" + std::to_string(port) + "@127.0.0.1"; }
+
+  // `listen`: InetAddress(port) or "unix:PATH".
+  static pid_t StartMilter(const std::string& listen, int copsd_port, const std::string& name) {
+    const pid_t pid = Spawn({BuildDir() + "/milter/cops-milter", "--listen", listen, "--server",
                              "127.0.0.1:" + std::to_string(copsd_port), "--action", "headers",
                              "--config", (*dir_ / (name + ".json")).string()},
                             {}, *dir_ / (name + ".log"), *dir_ / (name + ".log"));
     // The issue's promise: listening within seconds of starting.
-    EXPECT_TRUE(WaitFor([port] { return Accepts(port); }, std::chrono::seconds(5)))
+    EXPECT_TRUE(WaitFor(
+        [&listen] {
+          return listen.starts_with("unix:") ? AcceptsUnix(listen.substr(5))
+                                             : Accepts(std::stoi(listen.substr(5)));
+        },
+        std::chrono::seconds(5)))
         << ReadFileOrEmpty(*dir_ / (name + ".log"));
     return pid;
   }
@@ -277,11 +300,11 @@ class PostfixMilterTest : public ::testing::Test {
                   "\n"
                   "smtputf8_enable = no\n"
                   // The lines the README's "Mail gateway" section tells operators to add.
-                  "smtpd_milters = " +
-                  milter(live_milter_port_) +
+                  "smtpd_milters = unix:" +
+                  LiveSocket().string() +
                   "\n"
-                  "non_smtpd_milters = " +
-                  milter(live_milter_port_) +
+                  "non_smtpd_milters = unix:" +
+                  LiveSocket().string() +
                   "\n"
                   "milter_default_action = tempfail\n"
                   "milter_protocol = 6\n");
@@ -378,7 +401,7 @@ class PostfixMilterTest : public ::testing::Test {
                                                         // each test in its own)
   static inline const fs::path* dir_ = nullptr;
   static inline pid_t copsd_ = -1, live_milter_ = -1, closed_milter_ = -1, open_milter_ = -1;
-  static inline int copsd_port_ = 0, live_milter_port_ = 0, closed_milter_port_ = 0,
+  static inline int copsd_port_ = 0, closed_milter_port_ = 0,
                     open_milter_port_ = 0, smtp_port_ = 0, closed_smtp_port_ = 0,
                     open_smtp_port_ = 0;
   static inline uint64_t doc_ids_[3] = {};
