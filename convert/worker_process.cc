@@ -66,6 +66,9 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::s
   posix_spawn_file_actions_adddup2(&actions, sv[1], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, sv[1], STDOUT_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  // Nothing else of the caller's: descriptors libraries opened without O_CLOEXEC (libmilter's
+  // pipes, say) must not reach a process that parses hostile documents.
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   char* argv[] = {const_cast<char*>(path.c_str()), nullptr};
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, environ);

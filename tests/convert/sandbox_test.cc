@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <vector>
 
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
@@ -81,6 +84,24 @@ TEST_F(SandboxTest, WorkerFailuresAndTimeoutsAreCountedButRejectedDocumentsAreNo
   after = GetConvertWorkerCounts();
   EXPECT_EQ(after.failures, before.failures + 1);
   EXPECT_EQ(after.timeouts, before.timeouts + 1);
+}
+
+TEST_F(SandboxTest, WorkerInheritsNoDescriptorButItsStdio) {
+  // A pipe without O_CLOEXEC, as libraries in the caller open them.
+  int leak[2];
+  ASSERT_EQ(pipe(leak), 0);
+  const std::string list = dir_.Join("fds");
+  setenv("COPS_CONVERT_WORKER",
+         FakeWorker("cat > /dev/null; ls /proc/$$/fd > " + list + "; kill -SEGV $$").c_str(), 1);
+  EXPECT_FALSE(Convert("<p>x</p>", DocumentFormat::kHtml).ok());
+  close(leak[0]);
+  close(leak[1]);
+  std::ifstream in(list);
+  std::vector<int> fds;
+  for (int fd; in >> fd;) fds.push_back(fd);
+  ASSERT_FALSE(fds.empty());
+  EXPECT_EQ(std::count(fds.begin(), fds.end(), leak[0]), 0);
+  EXPECT_EQ(std::count(fds.begin(), fds.end(), leak[1]), 0);
 }
 
 TEST_F(SandboxTest, GarbageFromWorkerIsInternal) {
