@@ -69,9 +69,20 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::s
   // Nothing else of the caller's: descriptors libraries opened without O_CLOEXEC (libmilter's
   // pipes, say) must not reach a process that parses hostile documents.
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  // Nor the caller's signal mask and ignored signals (cops-milter blocks SIGTERM for
+  // libmilter and ignores SIGPIPE): the worker starts with default dispositions.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   char* argv[] = {const_cast<char*>(path.c_str()), nullptr};
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, environ);
+  const int rc = posix_spawn(&pid, path.c_str(), &actions, &attr, argv, environ);
+  posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   close(sv[1]);
   if (rc != 0) {

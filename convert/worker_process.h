@@ -27,7 +27,8 @@ class WorkerProcess {
   using Deadline = std::chrono::steady_clock::time_point;
 
   // Starts `path` (ConvertWorkerPath()) with one end of a socket pair as its stdin and
-  // stdout, stderr to /dev/null and no other descriptor of this process. INTERNAL, naming `format`, when `path` is empty or
+  // stdout, stderr to /dev/null, no other descriptor of this process, and default signal
+  // dispositions and mask. INTERNAL, naming `format`, when `path` is empty or
   // cannot be started (counted as a worker failure).
   static absl::StatusOr<std::unique_ptr<WorkerProcess>> Start(const std::string& path,
                                                               DocumentFormat format);
