@@ -460,6 +460,8 @@ TEST_F(ServiceAccessTest, TextSharedWithATemplateCollectionNeverCountsAgainstACh
   ASSERT_OK(Check(admin_key_, text, {}, &reply));
   EXPECT_TRUE(reply.violation());
   EXPECT_EQ(reply.excluded_size(), 0);
+}
+
 SignedReceipt ReceiptOf(const v1::RegisterDocumentReply& reply) {
   return SignedReceipt{reply.receipt().payload(), reply.receipt().signature(),
                        reply.receipt().key_id()};

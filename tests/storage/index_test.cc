@@ -1065,7 +1065,7 @@ TEST(IndexTest, ASchema1IndexIsReadAsIsAndUpgradedByAWritableOpen) {
   {
     auto index = OpenOrDie(Options(path));
     in_a = index->Register(MakeRecord("x", "a"), fp, "same")->id;
-    index->Register(MakeRecord("y", ""), MakeFingerprint(13, 10), "other");
+    ASSERT_OK(index->Register(MakeRecord("y", ""), MakeFingerprint(13, 10), "other").status());
     ASSERT_OK(index->Flush());  // MakeSchema1 opens without the postings' merge operator
   }
   MakeSchema1(path);
