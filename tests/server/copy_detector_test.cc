@@ -225,11 +225,14 @@ TEST_F(CopyDetectorTest, ARegistrationDescribesTheDocumentItNames) {
   EXPECT_EQ(created.record.registered_unix_micros, stored.registered_unix_micros);
   EXPECT_EQ(created.content_sha256, Sha256(text));
 
-  // The same canonical text in other bytes: the original document, its owner and bytes.
+  // The same canonical text in other bytes, in the same collection (duplicates are per
+  // collection): the original document, its owner and bytes.
   ASSERT_OK_AND_ASSIGN(DocumentRecord original, detector_->Get(ids_[1]));
+  DocumentRecord same_collection = meta;
+  same_collection.collection = original.collection;
   ASSERT_OK_AND_ASSIGN(RegisterResultInfo again,
                        detector_->Register(std::string(Corpus()[1].body) + "\n\n",
-                                           DocumentFormat::kText, meta));
+                                           DocumentFormat::kText, same_collection));
   ASSERT_FALSE(again.outcome.created);
   EXPECT_EQ(again.record.id, ids_[1]);
   EXPECT_EQ(again.record.owner, Corpus()[1].owner);
