@@ -137,7 +137,9 @@ TEST_F(ReceiptSignerTest, ACrashAtAnyStepOfARotationKeepsEveryKeyThatSigned) {
     EXPECT_EQ(files.private_keys.size(), 1u);
     const std::string live = signer->Sign(Fields(3)).value().key_id;
     ++(live == old_id ? landed_on_old : landed_on_new);
-    if (rotated.ok()) EXPECT_EQ(live, rotated->key_id);
+    if (rotated.ok()) {
+      EXPECT_EQ(live, rotated->key_id);
+    }
     if (finished) {
       EXPECT_NE(live, old_id);
       EXPECT_GT(crash_at, 5);
