@@ -43,10 +43,8 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
 
 }  // namespace
 
-LogApplier::LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
-                       natsSubscription* subscription)
-    : jetstream_(jetstream), sink_(sink), options_(std::move(options)),
-      subscription_(subscription) {}
+LogApplier::LogApplier(LogSink* sink, LogApplierOptions options, natsSubscription* subscription)
+    : sink_(sink), options_(std::move(options)), subscription_(subscription) {}
 
 absl::StatusOr<std::unique_ptr<LogApplier>> LogApplier::Start(JetStream* jetstream,
                                                               LogSink* sink,
@@ -65,7 +63,7 @@ absl::StatusOr<std::unique_ptr<LogApplier>> LogApplier::Start(JetStream* jetstre
                        options.durable.c_str(), nullptr, &sub_options, &err);
   if (s != NATS_OK) return NatsError(s, "subscribing consumer " + options.durable);
   std::unique_ptr<LogApplier> applier(
-      new LogApplier(jetstream, sink, std::move(options), subscription));
+      new LogApplier(sink, std::move(options), subscription));
   applier->thread_ = std::thread([a = applier.get()] { a->Run(); });
   return applier;
 }

@@ -71,14 +71,12 @@ class LogApplier {
   absl::Status LastError() const;
 
  private:
-  LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
-             __natsSubscription* subscription);
+  LogApplier(LogSink* sink, LogApplierOptions options, __natsSubscription* subscription);
   void Run();
   // Applies or skips one fetched message; false when it (and the rest of its batch) must be
   // fetched again.
   bool Handle(void* msg);
 
-  JetStream* const jetstream_;
   LogSink* const sink_;
   const LogApplierOptions options_;
   __natsSubscription* const subscription_;  // owned
