@@ -230,6 +230,10 @@ std::string EncodeDocumentRecord(const DocumentRecord& r) {
   PutVarint64(&out, r.total_chunks);
   PutVarint64(&out, r.stored_chunks);
   PutVarint64(&out, r.size_bytes);
+  if (r.expires_unix_micros != 0 || r.not_before_unix_micros != 0) {
+    PutVarint64(&out, ZigZag(r.expires_unix_micros));
+    PutVarint64(&out, ZigZag(r.not_before_unix_micros));
+  }
   return out;
 }
 
@@ -261,6 +265,12 @@ absl::Status DecodeDocumentRecord(DocId id, std::string_view in, DocumentRecord*
   if (!GetVarint32(&in, &r.total_chunks) || !GetVarint32(&in, &r.stored_chunks) ||
       !GetVarint64(&in, &r.size_bytes)) {
     return bad("counts");
+  }
+  if (!in.empty()) {  // a record without a lifetime ends here
+    uint64_t expires, not_before;
+    if (!GetVarint64(&in, &expires) || !GetVarint64(&in, &not_before)) return bad("lifetime");
+    r.expires_unix_micros = UnZigZag(expires);
+    r.not_before_unix_micros = UnZigZag(not_before);
   }
   // Trailing bytes are fields of a later minor revision: ignored.
   *out = std::move(r);

@@ -19,11 +19,19 @@
 namespace cops::storage_codec {
 
 // Current on-disk schema, recorded in the meta column family. Bump it whenever a format
-// below changes incompatibly; an index with a newer schema is refused at open, one with an
-// older schema is upgraded by a writable open (docs/storage-format.md, "Compatibility").
+// below changes incompatibly; an index with a newer schema is refused at open, one older than
+// kSchemaVersionBase is upgraded by a writable open (docs/storage-format.md, "Compatibility").
 //   1: the duplicate map (column family "sha256") keyed by the canonical text's SHA-256.
 //   2: the duplicate map keyed by (collection, SHA-256).
-inline constexpr uint32_t kSchemaVersion = 2;
+//   3: document records may carry an expiry and a not-before time
+//      (DocumentRecord::expires_unix_micros, not_before_unix_micros) and the meta family
+//      holds their `expiry/` entries. Recorded in the write batch of the first such document,
+//      not at open: builds of schema 2 keep opening an index that never used lifetimes, and
+//      refuse one they would misread (they would report expired and embargoed documents).
+// on-disk: do not change the numbers.
+inline constexpr uint32_t kSchemaVersion = 3;
+inline constexpr uint32_t kSchemaVersionBase = 2;  // new indexes; writable opens upgrade to it
+inline constexpr uint32_t kSchemaVersionLifetimes = 3;
 
 // Leading byte of a document record value. on-disk: do not change.
 inline constexpr uint8_t kDocumentRecordV1 = 1;
@@ -69,6 +77,8 @@ bool MergePostings(const std::optional<std::string_view>& existing,
                    std::span<const std::string_view> operands, uint32_t max_postings,
                    std::string* out);
 
+// Appends expiry and not-before (zigzag varints) only when one is set, so that records
+// without them keep the layout of the first revision.
 std::string EncodeDocumentRecord(const DocumentRecord& record);
 // `id` comes from the key. DATA_LOSS on a malformed value or an unknown record tag.
 absl::Status DecodeDocumentRecord(DocId id, std::string_view value, DocumentRecord* out);

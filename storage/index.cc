@@ -74,6 +74,9 @@ constexpr char kNextDocIdKey[] = "next_doc_id";         // varint
 constexpr char kCountersKey[] = "counters";  // varint documents, postings, text_bytes
 // Registration-log sequence of the last applied event (replication/); absent = 0.
 constexpr char kAppliedLogSequenceKey[] = "applied_log_sequence";  // varint
+// Expiry order: kExpiryPrefix + BE64 expiry (micros) + BE64 document id -> empty, one per
+// document with an expiry, written and deleted in the batches that write and delete it.
+constexpr char kExpiryPrefix[] = "expiry/";
 
 // Name recorded in the OPTIONS file: a reopen must use the same operator. on-disk: do not change.
 constexpr char kMergeOperatorName[] = "cops.PostingListMerge";
@@ -115,6 +118,17 @@ std::string DuplicateKey(std::string_view collection, const std::array<uint8_t, 
 constexpr size_t kSchema1DuplicateKeyBytes = 32;
 // Documents whose duplicate-map entries one write batch of the schema-1 upgrade rewrites.
 constexpr size_t kUpgradeBatchDocuments = 4096;
+
+std::string ExpiryKey(int64_t expires_unix_micros, DocId id) {
+  std::string k(kExpiryPrefix);
+  codec::PutFixed64BE(&k, static_cast<uint64_t>(expires_unix_micros));
+  codec::PutFixed64BE(&k, id);
+  return k;
+}
+
+bool HasLifetime(const DocumentRecord& r) {
+  return r.expires_unix_micros != 0 || r.not_before_unix_micros != 0;
+}
 
 std::string VarintValue(uint64_t v) {
   std::string s;
@@ -166,6 +180,8 @@ struct Index::Rep {
   // Mirrors the meta key; written only under write_mu, read without it.
   std::atomic<uint64_t> applied_log_sequence{0};
   Counters counters ABSL_GUARDED_BY(write_mu);
+  // The schema the index records (codec::kSchemaVersionBase or ...Lifetimes).
+  uint64_t schema_version ABSL_GUARDED_BY(write_mu) = codec::kSchemaVersionBase;
   // Serializes BeginBulkLoad/EndBulkLoad; bulk_loading mirrors the mode for readers.
   absl::Mutex bulk_mu;
   std::atomic<bool> bulk_loading{false};
@@ -262,10 +278,17 @@ struct Index::Rep {
   // Schema 1 -> 2 (see codec::kSchemaVersion); called by a writable open.
   absl::Status UpgradeDuplicateMap();
 
-  // The schema the index is in: codec::kSchemaVersion, or older in a read-only open.
-  uint64_t schema = codec::kSchemaVersion;
+  // The schema the index is in: codec::kSchemaVersionBase or newer, or older in a read-only
+  // open (a writable one records kSchemaVersionLifetimes in schema_version, not here).
+  uint64_t schema = codec::kSchemaVersionBase;
   // FAILED_PRECONDITION unless the duplicate map is keyed by collection (schema >= 2).
   absl::Status CheckListsCollections() const;
+
+  // Adds to `b` the removal of document `id` (whose stored record is `record`): its
+  // postings, record, chunk list, text, grams, expiry entry, and the external-id and
+  // duplicate entries that point at it; updates `next`.
+  absl::Status AddRemoval(DocId id, const DocumentRecord& record, rocksdb::WriteBatch* b,
+                          Counters* next) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu);
 };
 
 namespace {
@@ -449,7 +472,7 @@ absl::Status Index::Rep::LoadOrInitMeta() {
     }
     COPS_RETURN_IF_ERROR(options.params.Validate());
     rocksdb::WriteBatch b;
-    b.Put(cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersion));
+    b.Put(cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersionBase));
     b.Put(cf(kMeta), kParamsKey, options.params.Encode());
     b.Put(cf(kMeta), kKeyIdKey, options.params.key_id);
     b.Put(cf(kMeta), kNextDocIdKey, VarintValue(1));
@@ -481,10 +504,11 @@ absl::Status Index::Rep::LoadOrInitMeta() {
   }
   this->schema = schema;
   // A read-only open of an older schema works as is: only writes read the duplicate map.
-  if (schema < codec::kSchemaVersion && !options.read_only) {
+  if (schema < codec::kSchemaVersionBase && !options.read_only) {
     COPS_RETURN_IF_ERROR(UpgradeDuplicateMap());
-    this->schema = codec::kSchemaVersion;
+    this->schema = codec::kSchemaVersionBase;
   }
+  schema_version = this->schema;
   COPS_ASSIGN_OR_RETURN(auto next, Get(kMeta, kNextDocIdKey, "reading next document id"));
   COPS_ASSIGN_OR_RETURN(auto counters_value, Get(kMeta, kCountersKey, "reading counters"));
   if (!next.has_value() || !counters_value.has_value()) {
@@ -542,7 +566,7 @@ absl::Status Index::Rep::UpgradeDuplicateMap() {
     COPS_RETURN_IF_ERROR(flush_if_full(&in_batch));
   }
   COPS_RETURN_IF_ERROR(FromRocks(old->status(), what));
-  b.Put(cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersion));
+  b.Put(cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersionBase));
   return FromRocks(db->Write(w, &b), what);
 }
 
@@ -765,6 +789,7 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
   created.reserve(group.size());
   Counters next = r.counters;
   DocId next_id = r.next_doc_id;
+  bool lifetimes = false;  // a created document has an expiry or an embargo
   rocksdb::WriteBatch b;
   // Decides each outcome in order and adds the created documents' records to `b`.
   auto decide = [&]() -> absl::Status {
@@ -834,6 +859,10 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
       if (r.verify != nullptr && !p->fp->grams.empty()) {
         b.Put(r.verify, doc_key, codec::EncodeGrams(p->fp->grams));
       }
+      if (stored.expires_unix_micros != 0) {
+        b.Put(r.cf(kMeta), ExpiryKey(stored.expires_unix_micros, id), "");
+      }
+      lifetimes |= HasLifetime(stored);
       next.documents += 1;
       next.postings += p->postings.size();
       if (keep_text) next.text_bytes += p->text.size();
@@ -887,6 +916,10 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
   if (created.empty() && log_sequence == 0) return absl::OkStatus();
   b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(next_id));
   b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
+  const bool upgrade = lifetimes && r.schema_version < codec::kSchemaVersionLifetimes;
+  if (upgrade) {
+    b.Put(r.cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersionLifetimes));
+  }
   // Ids are never reused, even when this write fails.
   r.next_doc_id = next_id;
   const std::string what =
@@ -900,19 +933,56 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
   r.counters = next;
   if (log_sequence != 0) r.applied_log_sequence.store(log_sequence);
   r.PublishCounters();
+  if (upgrade) r.schema_version = codec::kSchemaVersionLifetimes;
+  return absl::OkStatus();
+}
+
+absl::Status Index::Rep::AddRemoval(DocId id, const DocumentRecord& record,
+                                    rocksdb::WriteBatch* b, Counters* next) const {
+  const std::string doc_key = codec::DocKey(id);
+  const std::string what = "unregistering document " + std::to_string(id);
+  COPS_ASSIGN_OR_RETURN(auto chunk_list, Get(kDocChunks, doc_key, what));
+  if (!chunk_list.has_value() || chunk_list->size() % 8 != 0) {
+    return absl::DataLossError("document " + std::to_string(id) + ": chunk list missing");
+  }
+  COPS_ASSIGN_OR_RETURN(auto text, Get(kTexts, doc_key, what));
+  const std::string remove = codec::EncodeRemoveOperand(id);
+  for (size_t off = 0; off < chunk_list->size(); off += 8) {
+    const char* key = chunk_list->data() + off;
+    b->Merge(PostingsCf(codec::DecodeFixed64BE(key)), rocksdb::Slice(key, 8), remove);
+  }
+  b->Delete(cf(kDocuments), doc_key);
+  b->Delete(cf(kDocChunks), doc_key);
+  b->Delete(cf(kTexts), doc_key);
+  if (verify != nullptr) b->Delete(verify, doc_key);
+  if (record.expires_unix_micros != 0) {
+    b->Delete(cf(kMeta), ExpiryKey(record.expires_unix_micros, id));
+  }
+  // The maps may point at another document only if they were never ours; delete only ours.
+  if (!record.external_id.empty()) {
+    const std::string ext_key = ExternalIdKey(record.collection, record.external_id);
+    COPS_ASSIGN_OR_RETURN(auto ext, Get(kExternalIds, ext_key, what));
+    if (ext.has_value() && *ext == doc_key) b->Delete(cf(kExternalIds), ext_key);
+  }
+  const std::string sha_key = DuplicateKey(record.collection, record.sha256);
+  COPS_ASSIGN_OR_RETURN(auto sha, Get(kSha256, sha_key, what));
+  if (sha.has_value() && *sha == doc_key) b->Delete(cf(kSha256), sha_key);
+
+  next->documents -= std::min<uint64_t>(next->documents, 1);
+  next->postings -= std::min<uint64_t>(next->postings, record.stored_chunks);
+  if (text.has_value()) next->text_bytes -= std::min<uint64_t>(next->text_bytes, text->size());
   return absl::OkStatus();
 }
 
 absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
-  const std::string doc_key = codec::DocKey(id);
   const std::string what = "unregistering document " + std::to_string(id);
   absl::MutexLock lock(&r.write_mu);
   COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, r.applied_log_sequence.load()));
   rocksdb::WriteBatch b;
   if (log_sequence != 0) b.Put(r.cf(kMeta), kAppliedLogSequenceKey, VarintValue(log_sequence));
-  COPS_ASSIGN_OR_RETURN(auto value, r.Get(kDocuments, doc_key, what));
+  COPS_ASSIGN_OR_RETURN(auto value, r.Get(kDocuments, codec::DocKey(id), what));
   if (!value.has_value()) {
     if (log_sequence != 0) {
       COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), what));
@@ -922,41 +992,65 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   }
   DocumentRecord record;
   COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(id, *value, &record));
-  COPS_ASSIGN_OR_RETURN(auto chunk_list, r.Get(kDocChunks, doc_key, what));
-  if (!chunk_list.has_value() || chunk_list->size() % 8 != 0) {
-    return absl::DataLossError("document " + std::to_string(id) + ": chunk list missing");
-  }
-  COPS_ASSIGN_OR_RETURN(auto text, r.Get(kTexts, doc_key, what));
-
-  const std::string remove = codec::EncodeRemoveOperand(id);
-  for (size_t off = 0; off < chunk_list->size(); off += 8) {
-    const char* key = chunk_list->data() + off;
-    b.Merge(r.PostingsCf(codec::DecodeFixed64BE(key)), rocksdb::Slice(key, 8), remove);
-  }
-  b.Delete(r.cf(kDocuments), doc_key);
-  b.Delete(r.cf(kDocChunks), doc_key);
-  b.Delete(r.cf(kTexts), doc_key);
-  if (r.verify != nullptr) b.Delete(r.verify, doc_key);
-  // The maps may point at another document only if they were never ours; delete only ours.
-  if (!record.external_id.empty()) {
-    const std::string ext_key = ExternalIdKey(record.collection, record.external_id);
-    COPS_ASSIGN_OR_RETURN(auto ext, r.Get(kExternalIds, ext_key, what));
-    if (ext.has_value() && *ext == doc_key) b.Delete(r.cf(kExternalIds), ext_key);
-  }
-  const std::string sha_key = DuplicateKey(record.collection, record.sha256);
-  COPS_ASSIGN_OR_RETURN(auto sha, r.Get(kSha256, sha_key, what));
-  if (sha.has_value() && *sha == doc_key) b.Delete(r.cf(kSha256), sha_key);
-
   Counters next = r.counters;
-  next.documents -= std::min<uint64_t>(next.documents, 1);
-  next.postings -= std::min<uint64_t>(next.postings, record.stored_chunks);
-  if (text.has_value()) next.text_bytes -= std::min<uint64_t>(next.text_bytes, text->size());
+  COPS_RETURN_IF_ERROR(r.AddRemoval(id, record, &b, &next));
   b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
   COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), what));
   r.counters = next;
   if (log_sequence != 0) r.applied_log_sequence.store(log_sequence);
   r.PublishCounters();
   return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_documents) {
+  Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckWritable());
+  if (max_documents == 0) return absl::InvalidArgumentError("RemoveExpired needs a batch size");
+  const std::string prefix = kExpiryPrefix;
+  absl::MutexLock lock(&r.write_mu);
+  for (;;) {
+    // The expiry entries due by now, earliest first: (key, document id).
+    std::vector<std::pair<std::string, DocId>> due;
+    std::unique_ptr<rocksdb::Iterator> it(
+        r.db->NewIterator(rocksdb::ReadOptions(), r.cf(kMeta)));
+    for (it->Seek(prefix);
+         it->Valid() && it->key().starts_with(prefix) && due.size() < max_documents;
+         it->Next()) {
+      if (it->key().size() != prefix.size() + 16) {
+        return absl::DataLossError("malformed expiry entry");
+      }
+      const char* p = it->key().data() + prefix.size();
+      if (static_cast<int64_t>(codec::DecodeFixed64BE(p)) > now_unix_micros) break;
+      due.emplace_back(it->key().ToString(), codec::DecodeFixed64BE(p + 8));
+    }
+    if (!it->status().ok()) return FromRocks(it->status(), "reading expiries");
+    it.reset();
+    if (due.empty()) return 0;
+    rocksdb::WriteBatch b;
+    Counters next = r.counters;
+    size_t removed = 0;
+    for (const auto& [key, id] : due) {
+      COPS_ASSIGN_OR_RETURN(auto value,
+                            r.Get(kDocuments, codec::DocKey(id), "reading expired document"));
+      DocumentRecord record;
+      if (value.has_value()) {
+        COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(id, *value, &record));
+      }
+      if (!value.has_value() || ExpiryKey(record.expires_unix_micros, id) != key) {
+        b.Delete(r.cf(kMeta), key);  // its document was removed by a build without expiries
+        continue;
+      }
+      COPS_RETURN_IF_ERROR(r.AddRemoval(id, record, &b, &next));
+      ++removed;
+    }
+    b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
+    COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b),
+                                   "removing " + std::to_string(removed) + " expired documents"));
+    r.counters = next;
+    r.PublishCounters();
+    // A batch of stale entries only removes nothing: look at the next one.
+    if (removed > 0 || due.size() < max_documents) return removed;
+  }
 }
 
 absl::StatusOr<DocumentRecord> Index::GetDocument(DocId id) const {

@@ -111,6 +111,18 @@ struct DocumentRecord {
   uint32_t total_chunks = 0;
   uint32_t stored_chunks = 0;
   uint64_t size_bytes = 0;  // original input size
+  // Lifetime, microseconds since the Unix epoch; 0 = none. From expires_unix_micros on, the
+  // document is no longer matched and RemoveExpired() deletes it; before
+  // not_before_unix_micros it is registered but not matched (an embargo). The index stores
+  // them; the detection pipeline (server/copy_detector.cc) applies them.
+  int64_t expires_unix_micros = 0;
+  int64_t not_before_unix_micros = 0;
+
+  // Whether a check at `now_unix_micros` may report the document.
+  bool MatchableAt(int64_t now_unix_micros) const {
+    return now_unix_micros >= not_before_unix_micros &&
+           (expires_unix_micros == 0 || now_unix_micros < expires_unix_micros);
+  }
 };
 
 struct RegisterOutcome {
@@ -207,6 +219,15 @@ class Index {
   // Records `log_sequence` as applied without changing any document: an event of the log
   // that is a no-op here (e.g. a document that fails to convert). ABORTED as for Register.
   absl::Status SkipLogSequence(uint64_t log_sequence);
+
+  // Removes, in one atomic write, up to `max_documents` (>= 1) of the documents whose
+  // expiry is at or before `now_unix_micros`, earliest expiry first, each as Unregister()
+  // would; returns how many were removed, 0 when none is due (call again until then).
+  // Expiries are kept in expiry order next to the records (docs/storage-format.md), so a
+  // call reads only the documents it removes. A process killed between two calls leaves
+  // every document either whole or gone, and the next call resumes where the last one
+  // stopped.
+  absl::StatusOr<size_t> RemoveExpired(int64_t now_unix_micros, size_t max_documents);
 
   // NOT_FOUND when no such document.
   absl::StatusOr<DocumentRecord> GetDocument(DocId id) const;

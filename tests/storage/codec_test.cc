@@ -165,5 +165,43 @@ TEST(CodecTest, DocumentRecordRoundTripsAndRejectsUnknownVersion) {
   EXPECT_EQ(DecodeDocumentRecord(1, encoded.substr(0, 10), &back).code(), absl::StatusCode::kDataLoss);
 }
 
+TEST(CodecTest, LifetimeIsAppendedOnlyWhenSetAndOldRecordsDecodeWithout) {
+  DocumentRecord r;
+  r.title = "t";
+  r.registered_unix_micros = 1700000000000000;
+  r.size_bytes = 10;
+  const std::string plain = EncodeDocumentRecord(r);
+  // The first revision's layout, byte for byte: tag, six strings, time, digest, counts.
+  std::string v1;
+  v1.push_back(1);
+  PutLengthPrefixed(&v1, "t");
+  for (int i = 0; i < 5; ++i) PutLengthPrefixed(&v1, "");
+  PutVarint64(&v1, uint64_t{1700000000000000} << 1);
+  v1.append(32, '\0');
+  PutVarint64(&v1, 0);
+  PutVarint64(&v1, 0);
+  PutVarint64(&v1, 10);
+  EXPECT_EQ(plain, v1);
+  DocumentRecord back;
+  ASSERT_OK(DecodeDocumentRecord(1, v1, &back));
+  EXPECT_EQ(back.expires_unix_micros, 0);
+  EXPECT_EQ(back.not_before_unix_micros, 0);
+
+  r.expires_unix_micros = 1800000000000000;
+  r.not_before_unix_micros = 1750000000000000;
+  const std::string with_lifetime = EncodeDocumentRecord(r);
+  ASSERT_OK(DecodeDocumentRecord(1, with_lifetime, &back));
+  EXPECT_EQ(back.expires_unix_micros, r.expires_unix_micros);
+  EXPECT_EQ(back.not_before_unix_micros, r.not_before_unix_micros);
+  EXPECT_EQ(back.size_bytes, 10u);
+  // Fields a later revision appends after the lifetime are ignored.
+  ASSERT_OK(DecodeDocumentRecord(1, with_lifetime + "\x05", &back));
+  EXPECT_EQ(back.not_before_unix_micros, r.not_before_unix_micros);
+  // A lifetime cut short is damage, not a missing field.
+  absl::Status s = DecodeDocumentRecord(7, with_lifetime.substr(0, plain.size() + 2), &back);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(s.message().find("lifetime"), absl::string_view::npos) << s;
+}
+
 }  // namespace
 }  // namespace cops::storage_codec

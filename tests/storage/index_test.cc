@@ -1490,5 +1490,197 @@ TEST(IndexTest, ConcurrentRegisterUnregisterAndLookupKeepInvariants) {
   }
 }
 
+
+// ---- Expiry and embargo ----
+
+// The schema_version recorded in the meta family of the (closed) index at `path`. Only the
+// meta family is opened: replaying the postings' merge operands would need their operator.
+uint64_t RecordedSchema(const std::string& path) {
+  rocksdb::DB* raw = nullptr;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs = {
+      {rocksdb::kDefaultColumnFamilyName, rocksdb::ColumnFamilyOptions()}};
+  rocksdb::Status opened =
+      rocksdb::DB::OpenForReadOnly(rocksdb::DBOptions(), path, cfs, &handles, &raw);
+  EXPECT_TRUE(opened.ok()) << opened.ToString();
+  if (!opened.ok()) return 0;
+  std::string value;
+  rocksdb::Status got = raw->Get(rocksdb::ReadOptions(), "schema_version", &value);
+  EXPECT_TRUE(got.ok()) << got.ToString();
+  for (auto* h : handles) raw->DestroyColumnFamilyHandle(h);
+  delete raw;
+  return value.empty() ? 0 : static_cast<unsigned char>(value[0]);
+}
+
+DocumentRecord ExpiringRecord(const std::string& external_id, int64_t expires,
+                              int64_t not_before = 0) {
+  DocumentRecord r = MakeRecord(external_id);
+  r.expires_unix_micros = expires;
+  r.not_before_unix_micros = not_before;
+  return r;
+}
+
+TEST(IndexTest, ExpiryAndEmbargoAreStoredAndSurviveReopen) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  DocId a, b;
+  {
+    auto index = OpenOrDie(Options(path));
+    a = index->Register(ExpiringRecord("a", 5000, 1000), MakeFingerprint(1, 10), "")->id;
+    b = index->Register(MakeRecord("b"), MakeFingerprint(2, 10), "")->id;
+  }
+  auto index = OpenOrDie(Options(path));
+  auto ra = index->GetDocument(a);
+  ASSERT_OK(ra);
+  EXPECT_EQ(ra->expires_unix_micros, 5000);
+  EXPECT_EQ(ra->not_before_unix_micros, 1000);
+  EXPECT_FALSE(ra->MatchableAt(999));
+  EXPECT_TRUE(ra->MatchableAt(1000));
+  EXPECT_TRUE(ra->MatchableAt(4999));
+  EXPECT_FALSE(ra->MatchableAt(5000));
+  auto rb = index->GetDocument(b);
+  EXPECT_EQ(rb->expires_unix_micros, 0);
+  EXPECT_EQ(rb->not_before_unix_micros, 0);
+  EXPECT_TRUE(rb->MatchableAt(1));
+}
+
+TEST(IndexTest, SchemaVersionRisesOnlyWithTheFirstDocumentThatHasALifetime) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  {
+    auto index = OpenOrDie(Options(path));
+    ASSERT_OK(index->Register(MakeRecord("plain"), MakeFingerprint(1, 10), ""));
+  }
+  // Builds that know no expiry can still open it: nothing in it needs one.
+  EXPECT_EQ(RecordedSchema(path), 2u);
+  {
+    auto index = OpenOrDie(Options(path));
+    ASSERT_OK(index->Register(ExpiringRecord("embargoed", 0, 1000), MakeFingerprint(2, 10), ""));
+  }
+  // Now they must refuse it rather than show an embargoed document to checkers.
+  EXPECT_EQ(RecordedSchema(path), 3u);
+  EXPECT_NE(OpenOrDie(Options(path)), nullptr);
+}
+
+TEST(IndexTest, RemoveExpiredRemovesDueDocumentsEarliestFirstAndNothingElse) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Join("db")));
+  const DocId late = index->Register(ExpiringRecord("late", 300), MakeFingerprint(3, 20, true),
+                                     "text late")->id;
+  const DocId early = index->Register(ExpiringRecord("early", 100), MakeFingerprint(1, 20, true),
+                                      "text early")->id;
+  const DocId mid = index->Register(ExpiringRecord("mid", 200), MakeFingerprint(2, 20, true),
+                                    "text mid")->id;
+  const DocId never = index->Register(MakeRecord("never"), MakeFingerprint(4, 20, true),
+                                      "text never")->id;
+
+  EXPECT_EQ(*index->RemoveExpired(99, 10), 0u);
+  EXPECT_EQ(*index->RemoveExpired(250, 1), 1u);  // the earliest first
+  EXPECT_TRUE(absl::IsNotFound(index->GetDocument(early).status()));
+  EXPECT_TRUE(absl::IsNotFound(index->GetText(early).status()));
+  EXPECT_TRUE(PostingsOf(*index, HashOf(1, 0), early).empty());
+  EXPECT_OK(index->GetDocument(mid));
+  EXPECT_EQ(*index->RemoveExpired(250, 10), 1u);
+  EXPECT_TRUE(absl::IsNotFound(index->GetDocument(mid).status()));
+  EXPECT_EQ(*index->RemoveExpired(250, 10), 0u);
+
+  for (DocId id : {late, never}) EXPECT_OK(index->GetDocument(id));
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(3, 20, true), late));
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(4, 20, true), never));
+  std::vector<PostingList> out;
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
+  EXPECT_EQ(out[0].doc_frequency, 2u);
+  const IndexStats stats = index->Stats();
+  EXPECT_EQ(stats.documents, 2u);
+  EXPECT_EQ(stats.postings, 42u);
+  EXPECT_EQ(stats.text_bytes, std::string("text late").size() + std::string("text never").size());
+  // The external ids and texts of removed documents can be registered again.
+  auto again = index->Register(ExpiringRecord("early", 1000), MakeFingerprint(1, 20, true), "");
+  ASSERT_OK(again);
+  EXPECT_TRUE(again->created);
+  EXPECT_GT(again->id, never);
+}
+
+TEST(IndexTest, UnregisterTakesTheExpiryEntryAlongAndStaleEntriesAreSkipped) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  DocId kept;
+  {
+    auto index = OpenOrDie(Options(path));
+    const DocId gone = index->Register(ExpiringRecord("gone", 100), MakeFingerprint(1, 10), "")->id;
+    kept = index->Register(ExpiringRecord("kept", 200), MakeFingerprint(2, 10), "")->id;
+    ASSERT_OK(index->Unregister(gone));
+  }
+  // An entry whose document a build without expiries removed: expiry 50, document 999.
+  std::string stale = "expiry/";
+  for (uint64_t v : {uint64_t{50}, uint64_t{999}}) {
+    for (int i = 7; i >= 0; --i) stale.push_back(static_cast<char>(v >> (8 * i)));
+  }
+  OverwriteMeta(path, stale, "");
+  auto index = OpenOrDie(Options(path));
+  // A batch of one finds the stale entry first, drops it and goes on to the due document.
+  EXPECT_EQ(*index->RemoveExpired(1000, 1), 1u);
+  EXPECT_TRUE(absl::IsNotFound(index->GetDocument(kept).status()));
+  EXPECT_EQ(*index->RemoveExpired(1000, 1), 0u);
+  EXPECT_EQ(index->Stats().documents, 0u);
+}
+
+// Child side of the interrupted sweep: registers 12 documents expiring at 100..111 (ids 1..12)
+// and 8 that do not expire by 500 (4 never, 4 at 10^15), all sharing kSharedHash, removes one
+// batch of 5 expired documents, then is killed before the next batch.
+TEST(IndexSweepCrashChild, RemoveOneBatchThenDie) {
+  const char* dir = std::getenv("COPS_SWEEP_DIR");
+  if (dir == nullptr) GTEST_SKIP() << "runs only as a child of ASweepKilledBetweenBatches...";
+  auto index = OpenOrDie(Options(dir));
+  ASSERT_NE(index, nullptr);
+  for (uint64_t i = 1; i <= 20; ++i) {
+    const int64_t expires = i <= 12 ? 99 + static_cast<int64_t>(i) : i <= 16 ? 0 : 1000000000000000;
+    ASSERT_OK(index->Register(ExpiringRecord(std::to_string(i), expires),
+                              MakeFingerprint(i, 30, true), "text " + std::to_string(i)));
+  }
+  ASSERT_EQ(*index->RemoveExpired(500, 5), 5u);
+  raise(SIGKILL);
+}
+
+TEST(IndexTest, ASweepKilledBetweenBatchesResumesAndLosesNothingUnexpired) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  pid_t child = SpawnSelf("IndexSweepCrashChild.RemoveOneBatchThenDie",
+                          {"COPS_SWEEP_DIR=" + path}, -1);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "child status " << status;
+
+  auto index = OpenOrDie(Options(path));
+  ASSERT_NE(index, nullptr);
+  auto present = [&](DocId id) { return index->GetDocument(id).ok(); };
+  // The first batch (the five earliest expiries) is gone whole; the rest is whole.
+  for (DocId id = 1; id <= 5; ++id) {
+    EXPECT_FALSE(present(id)) << id;
+    EXPECT_TRUE(PostingsOf(*index, HashOf(id, 0), id).empty()) << id;
+  }
+  for (DocId id = 6; id <= 20; ++id) {
+    EXPECT_TRUE(present(id)) << id;
+    EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(id, 30, true), id)) << id;
+  }
+  std::vector<PostingList> out;
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
+  EXPECT_EQ(out[0].doc_frequency, 15u);
+  EXPECT_EQ(index->Stats().documents, 15u);
+
+  // The next start's sweep resumes with the sixth expiry.
+  EXPECT_EQ(*index->RemoveExpired(500, 5), 5u);
+  EXPECT_FALSE(present(10));
+  EXPECT_TRUE(present(11));
+  EXPECT_EQ(*index->RemoveExpired(500, 5), 2u);
+  EXPECT_EQ(*index->RemoveExpired(500, 5), 0u);
+  for (DocId id = 13; id <= 20; ++id) {
+    EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(id, 30, true), id)) << id;
+  }
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
+  EXPECT_EQ(out[0].doc_frequency, 8u);
+  EXPECT_EQ(index->Stats().documents, 8u);
+}
+
 }  // namespace
 }  // namespace cops
