@@ -25,8 +25,14 @@ constexpr std::string_view kPrincipalPrefix = "p/";
 constexpr std::string_view kKeyPrefix = "k/";
 constexpr std::string_view kCollectionPrefix = "c/";
 constexpr std::string_view kUsagePrefix = "u/";
+// The audit trail, one record under three keys (docs/security.md): by document, by time
+// (for the retention sweep) and by the document's owner (for `cops matches`).
 constexpr std::string_view kAuditPrefix = "a/";
-constexpr std::string_view kSchemaVersion = "1";
+constexpr std::string_view kAuditByTimePrefix = "t/";
+constexpr std::string_view kAuditByOwnerPrefix = "o/";
+// Schema 1 had the audit trail under kAuditPrefix only; opening it adds the time index.
+constexpr std::string_view kSchemaVersion = "2";
+constexpr std::string_view kSchemaVersionWithoutTimeIndex = "1";
 
 absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   if (s.ok()) return absl::OkStatus();
@@ -78,6 +84,22 @@ std::string AuditKeyPrefix(uint64_t doc_id) {
   return key;
 }
 
+std::string AuditOwnerPrefix(std::string_view owner) {
+  std::string key(kAuditByOwnerPrefix);
+  AppendBigEndian32(static_cast<uint32_t>(owner.size()), &key);
+  key.append(owner);
+  return key;
+}
+
+// Time (clamped at 0) and sequence number: the suffix of a record's three keys.
+std::string AuditSuffix(int64_t unix_micros, uint32_t seq) {
+  std::string s;
+  AppendBigEndian64(static_cast<uint64_t>(std::max<int64_t>(unix_micros, 0)), &s);
+  AppendBigEndian32(seq, &s);
+  return s;
+}
+constexpr size_t kAuditSuffixBytes = 12;
+
 // Values are JSON objects: readable with ldb, and new fields stay backward compatible.
 std::string EncodePrincipal(const PrincipalRecord& r) {
   return json{{"name", r.name},
@@ -106,7 +128,8 @@ std::string EncodeCollection(const CollectionRecord& r) {
               {"show_titles_to_checkers", r.show_titles_to_checkers},
               {"keep_audit", r.keep_audit},
               {"template", r.template_source},
-              {"created_us", r.created_unix_micros}}
+              {"created_us", r.created_unix_micros},
+              {"retention_s", r.retention_seconds}}
       .dump();
 }
 
@@ -118,7 +141,9 @@ std::string EncodeAudit(const AuditRecord& r) {
               {"ratio", r.ratio},
               {"containment", r.containment},
               {"matched_chunks", r.matched_chunks},
-              {"violation", r.violation}}
+              {"violation", r.violation},
+              {"owner", r.owner},
+              {"test_sha256", r.test_sha256}}
       .dump();
 }
 
@@ -190,6 +215,7 @@ absl::StatusOr<CollectionRecord> DecodeCollection(std::string_view value) {
   r.keep_audit = Field<bool>(j, "keep_audit", true);
   r.template_source = Field<bool>(j, "template", false);
   r.created_unix_micros = Field<int64_t>(j, "created_us", 0);
+  r.retention_seconds = Field<int64_t>(j, "retention_s", 0);
   return r;
 }
 
@@ -204,6 +230,8 @@ absl::StatusOr<AuditRecord> DecodeAudit(std::string_view value) {
   r.containment = Field<double>(j, "containment", 0);
   r.matched_chunks = Field<uint32_t>(j, "matched_chunks", 0);
   r.violation = Field<bool>(j, "violation", false);
+  r.owner = Field<std::string>(j, "owner", "");
+  r.test_sha256 = Field<std::string>(j, "test_sha256", "");
   return r;
 }
 
@@ -246,6 +274,39 @@ absl::Status ValidateAccessName(std::string_view kind, std::string_view name) {
   return absl::OkStatus();
 }
 
+namespace {
+
+// Upgrades a schema-1 store: a time-index entry for every audit record, then the version,
+// in batches; a crash in between repeats the (idempotent) copy at the next open. Records of
+// schema 1 name no owner, so they get no owner entry.
+absl::Status AddAuditTimeIndex(rocksdb::DB* db) {
+  constexpr size_t kBatch = 10000;
+  const rocksdb::Slice prefix(kAuditPrefix.data(), kAuditPrefix.size());
+  std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions()));
+  rocksdb::WriteBatch batch;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix); it->Next()) {
+    const rocksdb::Slice key = it->key();
+    if (key.size() != kAuditPrefix.size() + 8 + kAuditSuffixBytes) {
+      return absl::DataLossError("access store: malformed audit key");
+    }
+    std::string by_time(kAuditByTimePrefix);
+    by_time.append(key.data() + key.size() - kAuditSuffixBytes, kAuditSuffixBytes);
+    if (!batch.Put(by_time, it->value()).ok() ||
+        (batch.Count() >= kBatch && !db->Write(rocksdb::WriteOptions(), &batch).ok())) {
+      return absl::InternalError("access store: adding the audit time index failed");
+    }
+    if (batch.Count() >= kBatch) batch.Clear();
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "audit scan");
+  rocksdb::Status s = batch.Put(std::string(kMetaVersionKey), std::string(kSchemaVersion));
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  if (s.ok()) s = db->Write(wo, &batch);
+  return FromRocks(s, "upgrading the audit trail");
+}
+
+}  // namespace
+
 PrincipalStore::PrincipalStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
 PrincipalStore::~PrincipalStore() = default;
 
@@ -273,6 +334,8 @@ absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::
     if (!s.ok()) return FromRocks(s, "writing schema version");
   } else if (!s.ok()) {
     return FromRocks(s, "reading schema version");
+  } else if (version == kSchemaVersionWithoutTimeIndex) {
+    COPS_RETURN_IF_ERROR(AddAuditTimeIndex(db.get()));
   } else if (version != kSchemaVersion) {
     return absl::FailedPreconditionError(StrCat(
         "access store ", path, " has schema version ", version, ", this build reads ",
@@ -410,34 +473,79 @@ absl::Status PrincipalStore::AppendAudit(const std::vector<AuditRecord>& records
   {
     absl::MutexLock lock(&audit_mu_);
     for (const AuditRecord& r : records) {
-      // doc id, time, then a sequence number so two checks in the same microsecond
-      // both keep their record.
-      std::string key = AuditKeyPrefix(r.doc_id);
-      AppendBigEndian64(static_cast<uint64_t>(std::max<int64_t>(r.unix_micros, 0)), &key);
-      AppendBigEndian32(audit_seq_++, &key);
-      rocksdb::Status s = batch.Put(key, EncodeAudit(r));
+      // Time, then a sequence number so two checks in the same microsecond both keep
+      // their record.
+      const std::string suffix = AuditSuffix(r.unix_micros, audit_seq_++);
+      const std::string value = EncodeAudit(r);
+      rocksdb::Status s = batch.Put(AuditKeyPrefix(r.doc_id) + suffix, value);
+      if (s.ok()) s = batch.Put(StrCat(kAuditByTimePrefix, suffix), value);
+      if (s.ok() && !r.owner.empty()) s = batch.Put(AuditOwnerPrefix(r.owner) + suffix, value);
       if (!s.ok()) return FromRocks(s, "audit batch");
     }
   }
   return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "audit write");
 }
 
-absl::StatusOr<std::vector<AuditRecord>> PrincipalStore::QueryAudit(uint64_t doc_id,
-                                                                    int64_t since_unix_micros,
-                                                                    size_t limit) const {
+absl::StatusOr<std::vector<AuditRecord>> PrincipalStore::ScanAudit(
+    std::string_view prefix, int64_t since_unix_micros, size_t limit,
+    const std::function<bool(const AuditRecord&)>& keep) const {
   limit = std::clamp<size_t>(limit, 1, 10000);
-  std::string prefix = AuditKeyPrefix(doc_id);
-  std::string start = prefix;
+  const rocksdb::Slice p(prefix.data(), prefix.size());
+  std::string start(prefix);
   AppendBigEndian64(static_cast<uint64_t>(std::max<int64_t>(since_unix_micros, 0)), &start);
   std::vector<AuditRecord> out;
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
-  for (it->Seek(start); it->Valid() && it->key().starts_with(prefix) && out.size() < limit;
+  for (it->Seek(start); it->Valid() && it->key().starts_with(p) && out.size() < limit;
        it->Next()) {
-    COPS_ASSIGN_OR_RETURN(AuditRecord r, DecodeAudit(it->value().ToString()));
-    out.push_back(std::move(r));
+    COPS_ASSIGN_OR_RETURN(AuditRecord r, DecodeAudit(it->value().ToStringView()));
+    if (keep == nullptr || keep(r)) out.push_back(std::move(r));
   }
   if (!it->status().ok()) return FromRocks(it->status(), "audit scan");
   return out;
+}
+
+absl::StatusOr<std::vector<AuditRecord>> PrincipalStore::QueryAudit(uint64_t doc_id,
+                                                                    int64_t since_unix_micros,
+                                                                    size_t limit) const {
+  return ScanAudit(AuditKeyPrefix(doc_id), since_unix_micros, limit, nullptr);
+}
+
+absl::StatusOr<std::vector<AuditRecord>> PrincipalStore::QueryAuditOfOwner(
+    std::string_view owner, uint64_t doc_id, int64_t since_unix_micros, size_t limit) const {
+  if (owner.empty()) return std::vector<AuditRecord>{};
+  if (doc_id == 0) return ScanAudit(AuditOwnerPrefix(owner), since_unix_micros, limit, nullptr);
+  return ScanAudit(AuditKeyPrefix(doc_id), since_unix_micros, limit,
+                   [owner](const AuditRecord& r) { return r.owner == owner; });
+}
+
+absl::StatusOr<size_t> PrincipalStore::RemoveAuditBefore(int64_t before_unix_micros,
+                                                         size_t max_records) {
+  if (max_records == 0) return absl::InvalidArgumentError("RemoveAuditBefore needs a batch size");
+  const rocksdb::Slice prefix(kAuditByTimePrefix.data(), kAuditByTimePrefix.size());
+  rocksdb::WriteBatch batch;
+  size_t removed = 0;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) && removed < max_records;
+       it->Next()) {
+    const rocksdb::Slice key = it->key();
+    if (key.size() != prefix.size() + kAuditSuffixBytes) {
+      return absl::DataLossError("access store: malformed audit time key");
+    }
+    const std::string suffix(key.data() + prefix.size(), kAuditSuffixBytes);
+    uint64_t micros = 0;
+    for (int i = 0; i < 8; ++i) micros = micros << 8 | static_cast<unsigned char>(suffix[i]);
+    if (static_cast<int64_t>(micros) >= before_unix_micros) break;
+    COPS_ASSIGN_OR_RETURN(AuditRecord r, DecodeAudit(it->value().ToStringView()));
+    rocksdb::Status s = batch.Delete(key);
+    if (s.ok()) s = batch.Delete(AuditKeyPrefix(r.doc_id) + suffix);
+    if (s.ok() && !r.owner.empty()) s = batch.Delete(AuditOwnerPrefix(r.owner) + suffix);
+    if (!s.ok()) return FromRocks(s, "audit removal batch");
+    ++removed;
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "audit scan");
+  if (removed == 0) return 0;
+  COPS_RETURN_IF_ERROR(FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "audit removal"));
+  return removed;
 }
 
 }  // namespace cops

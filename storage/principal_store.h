@@ -12,6 +12,7 @@
 // one atomic RocksDB write; AddUsage is a serialized read-modify-write.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -65,6 +66,8 @@ struct CollectionRecord {
   // A template collection: text a checked document shares with its documents never counts
   // against it (core/detect.h, CandidateRecord::template_source).
   bool template_source = false;
+  // Lifetime of documents registered without an expiry, seconds; 0 = no default expiry.
+  int64_t retention_seconds = 0;
 };
 
 // One check that reported one registered document.
@@ -77,6 +80,10 @@ struct AuditRecord {
   double containment = 0;
   uint32_t matched_chunks = 0;
   bool violation = false;
+  // The registered document's owner ("" in records written before owners were recorded:
+  // QueryAuditOfOwner does not find those).
+  std::string owner;
+  std::string test_sha256;  // SHA-256 of the checked document's bytes, lowercase hex
 };
 
 struct UsageRecord {
@@ -128,19 +135,37 @@ class PrincipalStore {
   // its own. Errors as RocksDB's.
   absl::Status CreateCheckpoint(const std::string& dir) const;
 
-  // Appends the records in one atomic write.
+  // Appends the records in one atomic write, each indexed by document, by owner and by
+  // time.
   absl::Status AppendAudit(const std::vector<AuditRecord>& records);
   // Records about `doc_id`, oldest first, at or after `since_unix_micros`, at most `limit`
   // (clamped to [1, 10000]).
   absl::StatusOr<std::vector<AuditRecord>> QueryAudit(uint64_t doc_id,
                                                       int64_t since_unix_micros,
                                                       size_t limit) const;
+  // Records whose document is owned by `owner` (AuditRecord::owner), at or after
+  // `since_unix_micros`, only of `doc_id` unless it is 0; oldest first (with doc_id 0 in
+  // time order across documents), at most `limit` (clamped to [1, 10000]). Reads only the
+  // records it returns (and, with a doc_id, that document's records).
+  absl::StatusOr<std::vector<AuditRecord>> QueryAuditOfOwner(std::string_view owner,
+                                                             uint64_t doc_id,
+                                                             int64_t since_unix_micros,
+                                                             size_t limit) const;
+  // Deletes, in one atomic write, up to `max_records` (>= 1) of the oldest records checked
+  // before `before_unix_micros`; returns how many (0: none is left that old). Reads only the
+  // records it deletes.
+  absl::StatusOr<size_t> RemoveAuditBefore(int64_t before_unix_micros, size_t max_records);
 
  private:
   explicit PrincipalStore(std::unique_ptr<rocksdb::DB> db);
   absl::Status Put(std::string_view key, std::string_view value);
   absl::StatusOr<std::string> Get(std::string_view key) const;
   absl::StatusOr<std::vector<std::string>> ScanValues(std::string_view prefix) const;
+  // Audit records under `prefix` + BE64 time, from `since_unix_micros` on, that `keep`
+  // accepts (all when null), at most `limit` (clamped to [1, 10000]).
+  absl::StatusOr<std::vector<AuditRecord>> ScanAudit(
+      std::string_view prefix, int64_t since_unix_micros, size_t limit,
+      const std::function<bool(const AuditRecord&)>& keep) const;
 
   std::unique_ptr<rocksdb::DB> db_;
   absl::Mutex usage_mu_;  // serializes AddUsage's read-modify-write

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "rocksdb/db.h"
 #include "tests/storage/fault_file_system.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -173,6 +174,110 @@ TEST_F(PrincipalStoreTest, AccessChangesSurviveAPowerCutUsageAndAuditMayLoseThei
   EXPECT_TRUE((*reopened)->QueryAudit(7, 0, 100)->empty());
   // And the store goes on counting from there.
   EXPECT_EQ((*reopened)->AddUsage("acm-press", 1, 100, 0, 0)->documents, 2u);
+}
+
+AuditRecord Hit(uint64_t doc_id, int64_t micros, const std::string& owner,
+               const std::string& checker = "checker") {
+  AuditRecord r;
+  r.doc_id = doc_id;
+  r.collection = "acm";
+  r.unix_micros = micros;
+  r.checker = checker;
+  r.ratio = 0.5;
+  r.owner = owner;
+  r.test_sha256 = std::string(64, 'a');
+  return r;
+}
+
+TEST_F(PrincipalStoreTest, AuditOfAnOwnerSpansItsDocumentsInTimeOrderAndNoOtherOwners) {
+  auto store = OpenStore();
+  ASSERT_OK(store->AppendAudit({Hit(7, 3000, "alice"), Hit(8, 1000, "alice"),
+                                Hit(9, 2000, "bob"), Hit(7, 2000, "alice", "other")}));
+  auto alice = store->QueryAuditOfOwner("alice", 0, 0, 100);
+  ASSERT_OK(alice);
+  ASSERT_EQ(alice->size(), 3u);
+  EXPECT_EQ((*alice)[0].doc_id, 8u);
+  EXPECT_EQ((*alice)[1].checker, "other");
+  EXPECT_EQ((*alice)[2].unix_micros, 3000);
+  EXPECT_EQ((*alice)[2].test_sha256, std::string(64, 'a'));
+  EXPECT_EQ((*alice)[2].owner, "alice");
+  EXPECT_EQ(store->QueryAuditOfOwner("alice", 0, 2000, 100)->size(), 2u);
+  EXPECT_EQ(store->QueryAuditOfOwner("alice", 7, 0, 100)->size(), 2u);
+  EXPECT_EQ(store->QueryAuditOfOwner("alice", 0, 0, 1)->size(), 1u);
+  // Another owner's document is not found through alice, whatever id she names.
+  EXPECT_TRUE(store->QueryAuditOfOwner("alice", 9, 0, 100)->empty());
+  EXPECT_EQ(store->QueryAuditOfOwner("bob", 0, 0, 100)->size(), 1u);
+  // A prefix of a name is not the name.
+  EXPECT_TRUE(store->QueryAuditOfOwner("ali", 0, 0, 100)->empty());
+  EXPECT_TRUE(store->QueryAuditOfOwner("", 0, 0, 100)->empty());
+}
+
+TEST_F(PrincipalStoreTest, RemoveAuditBeforeDropsOldRecordsFromEveryIndex) {
+  auto store = OpenStore();
+  std::vector<AuditRecord> hits;
+  for (int64_t t = 1; t <= 10; ++t) hits.push_back(Hit(7, t * 100, "alice"));
+  hits.push_back(Hit(8, 250, ""));  // no owner recorded
+  ASSERT_OK(store->AppendAudit(hits));
+  EXPECT_EQ(*store->RemoveAuditBefore(100, 10), 0u);
+  EXPECT_EQ(*store->RemoveAuditBefore(501, 2), 2u);  // the oldest first
+  EXPECT_EQ(store->QueryAudit(7, 0, 100)->front().unix_micros, 300);
+  EXPECT_EQ(*store->RemoveAuditBefore(501, 10), 4u);
+  EXPECT_EQ(*store->RemoveAuditBefore(501, 10), 0u);
+  EXPECT_EQ(store->QueryAudit(7, 0, 100)->size(), 5u);
+  EXPECT_TRUE(store->QueryAudit(8, 0, 100)->empty());
+  auto left = store->QueryAuditOfOwner("alice", 0, 0, 100);
+  ASSERT_EQ(left->size(), 5u);
+  EXPECT_EQ(left->front().unix_micros, 600);
+}
+
+// Writes `entries` into a fresh RocksDB directory as a store of schema `version` would hold them.
+void WriteRawStore(const std::string& path, const std::string& version,
+                   const std::vector<std::pair<std::string, std::string>>& entries) {
+  rocksdb::Options options;
+  options.create_if_missing = true;
+  rocksdb::DB* raw = nullptr;
+  ASSERT_TRUE(rocksdb::DB::Open(options, path, &raw).ok());
+  std::unique_ptr<rocksdb::DB> db(raw);
+  ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "meta/version", version).ok());
+  for (const auto& [k, v] : entries) ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), k, v).ok());
+}
+
+std::string BigEndian(uint64_t v, int bytes) {
+  std::string out;
+  for (int i = bytes - 1; i >= 0; --i) out.push_back(static_cast<char>(v >> (8 * i)));
+  return out;
+}
+
+TEST_F(PrincipalStoreTest, ASchemaOneAuditTrailIsIndexedByTimeAtOpenAndThenSwept) {
+  // Schema 1 kept audit records under a/<doc><time><seq> only, without an owner.
+  const std::string legacy =
+      R"({"doc_id":7,"collection":"acm","us":100,"checker":"c","ratio":0.5,)"
+      R"("containment":0.1,"matched_chunks":3,"violation":false})";
+  WriteRawStore(dir_.Join("access"), "1",
+                {{"a/" + BigEndian(7, 8) + BigEndian(100, 8) + BigEndian(0, 4), legacy},
+                 {"a/" + BigEndian(7, 8) + BigEndian(900, 8) + BigEndian(1, 4), legacy}});
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    auto hits = store->QueryAudit(7, 0, 100);
+    ASSERT_EQ(hits->size(), 2u);
+    EXPECT_EQ((*hits)[0].owner, "");
+    EXPECT_EQ(*store->RemoveAuditBefore(500, 10), 1u);
+    EXPECT_EQ(store->QueryAudit(7, 0, 100)->size(), 1u);
+  }
+  // Upgraded once: reopening finds schema 2 and the remaining record still sweepable.
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(*store->RemoveAuditBefore(1000, 10), 1u);
+  EXPECT_TRUE(store->QueryAudit(7, 0, 100)->empty());
+}
+
+TEST_F(PrincipalStoreTest, AnUnknownSchemaIsRefusedNamingIt) {
+  WriteRawStore(dir_.Join("access"), "3", {});
+  auto store = PrincipalStore::Open(dir_.Join("access"));
+  EXPECT_TRUE(absl::IsFailedPrecondition(store.status())) << store.status();
+  EXPECT_NE(store.status().message().find("schema version 3"), std::string::npos)
+      << store.status();
 }
 
 }  // namespace
