@@ -10,6 +10,7 @@
 
 #include "CLI/CLI.hpp"
 #include "client/client.h"
+#include "core/time_format.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "proto/cops_admin.grpc.pb.h"
@@ -40,6 +41,7 @@ struct AdminArgs {
   bool show_titles = false;
   bool template_source = false;
   bool no_audit = false;
+  std::string retention;
   uint64_t doc_id = 0;
   int64_t since = 0;
   uint32_t limit = 0;
@@ -276,17 +278,26 @@ void AddCollectionCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& ar
   ccreate->add_flag("--no-audit", args->no_audit, "Keep no audit trail of checks");
   ccreate->add_flag("--template", args->template_source,
                     "Template documents: text shared with them never counts in checks");
+  ccreate->add_option("--retention", args->retention,
+                      "Documents registered without an expiry expire this long after their "
+                      "registration, e.g. 365d (default: kept until unregistered)")
+      ->check([](const std::string& text) {
+        absl::StatusOr<int64_t> seconds = ParseDurationSeconds(text);
+        return seconds.ok() ? std::string() : std::string(seconds.status().message());
+      });
   auto print_collection = [](bool as_json, const v1::CollectionInfo& c) {
     if (as_json) {
       std::cout << json{{"name", c.name()},
                         {"show_titles_to_checkers", c.show_titles_to_checkers()},
                         {"keep_audit", c.keep_audit()},
-                        {"template", c.template_()}}
+                        {"template", c.template_()},
+                        {"retention_seconds", c.retention_seconds()}}
                        .dump()
                 << "\n";
     } else {
       std::cout << c.name() << "\tshow_titles_to_checkers=" << c.show_titles_to_checkers()
-                << "\tkeep_audit=" << c.keep_audit() << "\ttemplate=" << c.template_() << "\n";
+                << "\tkeep_audit=" << c.keep_audit() << "\ttemplate=" << c.template_()
+                << "\tretention_seconds=" << c.retention_seconds() << "\n";
     }
   };
   ccreate->callback([args, run, print_collection] {
@@ -295,6 +306,9 @@ void AddCollectionCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& ar
     req.mutable_collection()->set_show_titles_to_checkers(args->show_titles);
     req.mutable_collection()->set_keep_audit(!args->no_audit);
     req.mutable_collection()->set_template_(args->template_source);
+    if (!args->retention.empty()) {  // checked by the option's validator
+      req.mutable_collection()->set_retention_seconds(*ParseDurationSeconds(args->retention));
+    }
     v1::CreateCollectionResponse resp;
     if (!run->Call(&v1::Admin::Stub::CreateCollection, req, &resp)) return;
     print_collection(run->json(), resp.collection());

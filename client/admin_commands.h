@@ -9,7 +9,7 @@
 //   cops admin principal grant NAME --collection C...      (replaces the grants)
 //   cops admin key create PRINCIPAL                          (another key, e.g. to rotate)
 //   cops admin key revoke KEY_ID
-//   cops admin collection create NAME [--show-titles] [--no-audit]
+//   cops admin collection create NAME [--show-titles] [--no-audit] [--retention DURATION]
 //   cops admin collection list
 //   cops admin audit DOC_ID [--since UNIX_MICROS] [--limit N]
 //   cops admin snapshot NAME              (a data directory copsd starts on: storage/snapshot.h)

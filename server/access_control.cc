@@ -381,7 +381,8 @@ CollectionPolicy AccessControl::PolicyFor(std::string_view collection) const {
   absl::MutexLock lock(&mu_);
   auto it = collections_.find(collection);
   if (it == collections_.end()) return CollectionPolicy{};
-  return CollectionPolicy{it->second.show_titles_to_checkers, it->second.keep_audit};
+  return CollectionPolicy{it->second.show_titles_to_checkers, it->second.keep_audit,
+                          it->second.retention_seconds};
 }
 
 std::vector<std::string> AccessControl::TemplateCollections() const {

@@ -15,6 +15,7 @@ void FillCollection(const CollectionRecord& r, v1::CollectionInfo* out) {
   out->set_keep_audit(r.keep_audit);
   out->set_created_unix_micros(r.created_unix_micros);
   out->set_template_(r.template_source);
+  out->set_retention_seconds(r.retention_seconds);
 }
 
 std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::string>& v) {
@@ -171,6 +172,11 @@ grpc::Status AdminService::CreateCollection(grpc::ServerContext* context,
   record.show_titles_to_checkers = request->collection().show_titles_to_checkers();
   record.keep_audit = request->collection().keep_audit();
   record.template_source = request->collection().template_();
+  record.retention_seconds = request->collection().retention_seconds();
+  if (record.retention_seconds < 0) {
+    return log.Finish(absl::InvalidArgumentError("retention of collection '" + record.name +
+                                                 "' is negative"));
+  }
   absl::Status s = access_->PutCollection(record);
   if (!s.ok()) return log.Finish(s);
   for (const CollectionRecord& c : access_->ListCollections()) {

@@ -64,6 +64,8 @@ struct Principal {
 struct CollectionPolicy {
   bool show_titles_to_checkers = false;  // checkers see titles of its documents
   bool keep_audit = true;                // checks reporting its documents are audited
+  // Expiry of a document registered without one, seconds after registration; 0 = none.
+  int64_t retention_seconds = 0;
 };
 
 class Authorizer {

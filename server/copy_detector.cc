@@ -1,7 +1,6 @@
 #include "server/copy_detector.h"
 
 #include <algorithm>
-#include <chrono>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -11,6 +10,7 @@
 #include "core/hash_key.h"
 #include "core/scratch.h"
 #include "core/status_macros.h"
+#include "core/time_format.h"
 
 namespace cops {
 namespace {
@@ -30,12 +30,6 @@ struct CheckScratch {
 CheckScratch& ThreadScratch() {
   thread_local CheckScratch scratch;
   return scratch;
-}
-
-int64_t NowUnixMicros() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint64_t max_bytes) {
@@ -85,6 +79,24 @@ void AddMarkupQuotes(const CheckRequestInfo& request, DocumentFormat format,
   NormalizeRanges(excluded);
 }
 
+// A registration's expiry and embargo, against the server's clock `now`.
+absl::Status ValidateLifetime(const DocumentRecord& r, int64_t now) {
+  if (r.expires_unix_micros < 0 || r.not_before_unix_micros < 0) {
+    return absl::InvalidArgumentError("expiry and not-before must be times after 1970");
+  }
+  if (r.expires_unix_micros != 0 && r.expires_unix_micros <= now) {
+    return absl::InvalidArgumentError(
+        "expiry " + FormatTimeMicros(r.expires_unix_micros) +
+        " is not in the future (server time " + FormatTimeMicros(now) + ")");
+  }
+  if (r.expires_unix_micros != 0 && r.not_before_unix_micros >= r.expires_unix_micros) {
+    return absl::InvalidArgumentError(
+        "not-before " + FormatTimeMicros(r.not_before_unix_micros) + " is not before the expiry " +
+        FormatTimeMicros(r.expires_unix_micros) + ": no check could ever report the document");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Cancelled(const CheckRequestInfo& request, const char* phase) {
   if (request.cancelled && request.cancelled()) {
     return absl::DeadlineExceededError(std::string("check cancelled or past its deadline ") +
@@ -116,7 +128,7 @@ std::string_view DecisionFunctionName(DecisionFunction f) {
 
 CopyDetector::CopyDetector(Index* index, std::unique_ptr<Fingerprinter> fingerprinter,
                            CopyDetectorOptions options)
-    : index_(index), fingerprinter_(std::move(fingerprinter)), options_(options) {}
+    : index_(index), fingerprinter_(std::move(fingerprinter)), options_(std::move(options)) {}
 
 CopyDetector::~CopyDetector() = default;
 
@@ -129,7 +141,7 @@ absl::StatusOr<std::unique_ptr<CopyDetector>> CopyDetector::Create(Index* index,
   options.convert_limits.max_input_bytes =
       std::max(options.convert_limits.max_input_bytes, options.max_document_bytes);
   return std::unique_ptr<CopyDetector>(
-      new CopyDetector(index, std::move(fingerprinter), options));
+      new CopyDetector(index, std::move(fingerprinter), std::move(options)));
 }
 
 const ChunkingParams& CopyDetector::params() const { return fingerprinter_->params(); }
@@ -159,7 +171,7 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
   record->format = std::string(DocumentFormatName(converted.format));
   // A registration from the log keeps the time the primary recorded, on every node.
   record->registered_unix_micros =
-      metadata.registered_unix_micros != 0 ? metadata.registered_unix_micros : NowUnixMicros();
+      metadata.registered_unix_micros != 0 ? metadata.registered_unix_micros : NowMicros();
   record->sha256 = fp->sha256;
   record->total_chunks = fp->total_chunks;
   record->stored_chunks = static_cast<uint32_t>(fp->chunks.size());
@@ -180,6 +192,7 @@ absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view conte
   absl::Cleanup trim = [] { ThreadScratch().Trim(); };
   DocumentRecord record;
   RegisterResultInfo result;
+  COPS_RETURN_IF_ERROR(ValidateLifetime(metadata, NowMicros()));
   COPS_RETURN_IF_ERROR(PrepareRegistration(content, format, metadata, &fp, &record, &result));
   COPS_ASSIGN_OR_RETURN(result.outcome, index_->Register(record, fp, content, log_sequence));
   COPS_RETURN_IF_ERROR(DescribeRegistered(content, record, &result));
@@ -220,10 +233,12 @@ absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
   items.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const RegisterInput& in = inputs[i];
-    absl::Status s = in.metadata == nullptr
-                         ? absl::InvalidArgumentError("no metadata")
-                         : PrepareRegistration(in.content, in.format, *in.metadata, &fps[i],
-                                               &records[i], &results[i]);
+    absl::Status s = in.metadata == nullptr ? absl::InvalidArgumentError("no metadata")
+                                            : ValidateLifetime(*in.metadata, NowMicros());
+    if (s.ok()) {
+      s = PrepareRegistration(in.content, in.format, *in.metadata, &fps[i], &records[i],
+                              &results[i]);
+    }
     if (!s.ok()) {
       out->push_back(std::move(s));
       continue;
@@ -271,12 +286,13 @@ absl::Status CopyDetector::RegisterAs(std::string_view content, const DocumentRe
 namespace {
 
 // The RocksDB index as the pipeline's candidate source. Records read for candidates are
-// kept for the reply; documents outside the requested collections are not present.
+// kept for the reply; documents outside the requested collections, expired or still under
+// embargo at `now` are not present.
 class IndexCandidates final : public CandidateSource {
  public:
   IndexCandidates(const Index& index, const std::optional<std::vector<std::string>>& collections,
-                  const std::vector<std::string>& templates)
-      : index_(index), templates_(templates.begin(), templates.end()) {
+                  const std::vector<std::string>& templates, int64_t now)
+      : index_(index), now_(now), templates_(templates.begin(), templates.end()) {
     if (collections.has_value()) {
       filter_ = true;
       for (const std::string& c : *collections) allowed_.insert(c);
@@ -292,7 +308,10 @@ class IndexCandidates final : public CandidateSource {
     out->assign(ids.size(), CandidateRecord{});
     for (size_t i = 0; i < ids.size(); ++i) {
       std::optional<DocumentRecord>& r = records_[i];
-      if (!r.has_value() || (filter_ && !allowed_.contains(r->collection))) continue;
+      if (!r.has_value() || (filter_ && !allowed_.contains(r->collection)) ||
+          !r->MatchableAt(now_)) {
+        continue;
+      }
       (*out)[i] = CandidateRecord{true, r->stored_chunks, templates_.contains(r->collection)};
       kept_.insert_or_assign(ids[i], std::move(*r));
     }
@@ -310,6 +329,7 @@ class IndexCandidates final : public CandidateSource {
 
  private:
   const Index& index_;
+  const int64_t now_;
   bool filter_ = false;
   std::unordered_set<std::string> allowed_;
   const std::unordered_set<std::string> templates_;
@@ -337,7 +357,8 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
   MapToOriginal(converted, request.content.size(), &fp, &options.excluded);
   AddMarkupQuotes(request, converted.format, &options.excluded);
 
-  IndexCandidates source(*index_, request.collections, request.template_collections);
+  IndexCandidates source(*index_, request.collections, request.template_collections,
+                         NowMicros());
   options.check = request.options;
   COPS_ASSIGN_OR_RETURN(Report report, Detect(fp, params(), source, options));
   COPS_RETURN_IF_ERROR(Cancelled(request, "after the index lookup"));

@@ -7,7 +7,8 @@
 //   Register: convert -> fingerprint -> offsets mapped to the original bytes -> Index.
 //   Check:    convert -> fingerprint -> optional sampling -> one batched Index lookup ->
 //             MatchSet::Tally -> document records of the candidates -> Decide -> collection
-//             filter -> spans mapped to byte offsets of the input as given.
+//             and lifetime filter (expired and embargoed documents are never reported) ->
+//             spans mapped to byte offsets of the input as given.
 //
 // Thread-safety: safe for concurrent use from many threads (the Fingerprinter is immutable,
 // the Index is thread-safe, scratch buffers are per thread).
@@ -28,6 +29,7 @@
 #include "core/exclusions.h"
 #include "core/fingerprint.h"
 #include "core/match.h"
+#include "server/wall_clock.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -43,6 +45,9 @@ struct CopyDetectorOptions {
   // insert passes, so larger windows register faster (docs/performance.md, "Registration
   // decisions"). 16 MiB bounds the memory either way.
   uint32_t bulk_window_documents = 4096;
+  // Wall clock in microseconds since the epoch (replaceable for tests): registration times,
+  // and the "now" against which expiries and embargoes are checked.
+  std::function<int64_t()> now_micros = WallClockMicros;
 };
 
 struct RegisterResultInfo {
@@ -112,9 +117,11 @@ class CopyDetector {
   ~CopyDetector();
 
   // Registers `content` with `metadata` (its id field is ignored; a non-zero
-  // registered_unix_micros is kept, else the current time is recorded). INVALID_ARGUMENT for
-  // an empty document, an unknown format, unreadable content or text too short to yield a
-  // chunk; RESOURCE_EXHAUSTED above max_document_bytes. The index is unchanged on error.
+  // registered_unix_micros is kept, else the detector's clock is read; expiry and embargo
+  // are kept). INVALID_ARGUMENT for an empty document, an unknown format, unreadable
+  // content, text too short to yield a chunk, an expiry that is not in the future, or an
+  // embargo that does not end before the expiry; RESOURCE_EXHAUSTED above
+  // max_document_bytes. The index is unchanged on error.
   // `log_sequence` != 0 applies registration-log event `log_sequence` (Index::Register).
   absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
                                               const DocumentRecord& metadata,
@@ -133,8 +140,9 @@ class CopyDetector {
   // for Register and Index::RegisterAs.
   absl::Status RegisterAs(std::string_view content, const DocumentRecord& record);
 
-  // Checks a document. Errors as for Register (a text too short for any chunk is not an
-  // error: it matches nothing); DEADLINE_EXCEEDED when `cancelled` says so.
+  // Checks a document. Only documents matchable now (DocumentRecord::MatchableAt) are
+  // reported. Errors as for Register (a text too short for any chunk is not an error: it
+  // matches nothing); DEADLINE_EXCEEDED when `cancelled` says so.
   absl::StatusOr<CheckResult> Check(const CheckRequestInfo& request) const;
 
   // NOT_FOUND for an unknown id. `log_sequence`: as for Index::Unregister.
@@ -147,6 +155,8 @@ class CopyDetector {
 
   const ChunkingParams& params() const;
   const CopyDetectorOptions& options() const { return options_; }
+  // The detector's clock (CopyDetectorOptions::now_micros).
+  int64_t NowMicros() const { return options_.now_micros(); }
   Index* index() const { return index_; }
 
  private:

@@ -34,6 +34,7 @@
 #include "server/open_authorizer.h"
 #include "server/receipt_signer.h"
 #include "server/request_log.h"
+#include "server/retention_sweeper.h"
 #include "server/server_config.h"
 #include "server/service.h"
 #include "server/systemd_notifier.h"
@@ -287,6 +288,16 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<ReceiptSigner>> receipts = ReceiptSigner::Open(data_dir);
   if (!receipts.ok()) return Fail(receipts.status());
 
+  // Expired documents and old audit entries: swept now (resuming a sweep a crash cut
+  // short) and then every --sweep-interval; stopped before the generations close.
+  RetentionSweeperOptions sweep_options;
+  sweep_options.interval =
+      std::chrono::seconds(std::max<int64_t>(config.sweep_interval_seconds, 1));
+  sweep_options.audit_retention_seconds = config.audit_retention_seconds;
+  auto sweeper =
+      std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
+  sweeper->Start();
+
   // Checks and registrations at work at once; once they are over, the heap's freed pages go
   // back to the system (server/heap_trimmer.h).
   AdmissionControl admission(admission_limits);
@@ -363,6 +374,7 @@ int Run(int argc, char** argv) {
   signal_thread.join();
   server.reset();
   metrics.reset();  // its scrapes read the generations
+  sweeper.reset();
   if (log_role->applier != nullptr) log_role->applier->Stop();  // applies into the generations
   generations->reset();  // stops a rotation in progress, flushes and closes RocksDB
   LogEvent(LogLevel::kInfo, "stopped", {});

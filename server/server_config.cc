@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "core/status_macros.h"
+#include "core/time_format.h"
 #include "nlohmann/json.hpp"
 #include "storage/file_system.h"
 
@@ -90,6 +91,24 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
         ->envname(EnvName(name))
         ->default_str(std::to_string(default_mib));
   };
+  // A duration ("90d", "12h", "30s"), kept in seconds.
+  auto duration_option = [&](const std::string& name, int64_t* seconds,
+                             const std::string& default_text, const std::string& desc) {
+    names.push_back(name);
+    return app
+        .add_option_function<std::string>(
+            "--" + name,
+            [name, seconds](const std::string& text) {
+              absl::StatusOr<int64_t> parsed = ParseDurationSeconds(text);
+              if (!parsed.ok()) {
+                throw CLI::ValidationError("--" + name, std::string(parsed.status().message()));
+              }
+              *seconds = *parsed;
+            },
+            desc)
+        ->envname(EnvName(name))
+        ->default_str(default_text);
+  };
   c.index.block_cache_bytes = BlockCacheBytes(0);
   app.add_option("--config", c.config_file,
                  "Config file: key = value lines or a JSON object (flags and COPS_* win)")
@@ -145,6 +164,12 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
          "Compression of the postings: lz4|zstd|snappy|none");
   option("postings-block-kb", c.index.postings_block_kb,
          "Data block size of the postings' files, KiB (new files; 1-256)");
+  duration_option("sweep-interval", &c.sweep_interval_seconds, "1m",
+                  "Time between sweeps removing expired documents and old audit entries "
+                  "(e.g. 1m); expired documents are never reported whatever it is");
+  duration_option("audit-retention", &c.audit_retention_seconds, "90d",
+                  "How long audit entries (who matched which document) are kept, e.g. 90d "
+                  "(0s = forever)");
   option("threads", c.threads, "Most handler threads");
   option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
   option("max-concurrent-calls", c.max_concurrent_calls,

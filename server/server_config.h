@@ -58,6 +58,11 @@ struct ServerConfig {
   // postings block per matched chunk; the more of the index's hot blocks the cache holds,
   // the fewer are read and decompressed again (docs/performance.md).
   IndexOptions index;
+  // Lifetimes (server/retention_sweeper.h): the time between sweeps of expired documents
+  // and old audit entries (--sweep-interval), and how long audit entries are kept
+  // (--audit-retention; 0 = forever). Flags take durations such as 90d, 12h, 30s.
+  int64_t sweep_interval_seconds = 60;
+  int64_t audit_retention_seconds = int64_t{90} * 86400;
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
 

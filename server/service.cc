@@ -44,6 +44,8 @@ void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
   m->set_owner(r.owner);
   m->set_collection(r.collection);
   m->set_external_id(r.external_id);
+  m->set_expires_unix_micros(r.expires_unix_micros);
+  m->set_not_before_unix_micros(r.not_before_unix_micros);
   out->set_format(r.format);
   out->set_registered_unix_micros(r.registered_unix_micros);
   out->set_sha256(Hex(r.sha256));
@@ -360,7 +362,13 @@ CopyDetectionService::AdmitRegistration(const Principal& principal, const v1::Do
   meta.owner = principal.role == Role::kOwner ? principal.name : doc.metadata().owner();
   meta.collection = doc.metadata().collection();
   meta.external_id = doc.metadata().external_id();
+  meta.expires_unix_micros = doc.metadata().expires_unix_micros();
+  meta.not_before_unix_micros = doc.metadata().not_before_unix_micros();
   COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kRegister, meta.collection));
+  if (meta.expires_unix_micros == 0) {
+    const int64_t retention = authorizer_->PolicyFor(meta.collection).retention_seconds;
+    if (retention > 0) meta.expires_unix_micros = Detector()->NowMicros() + retention * 1000000;
+  }
   COPS_ASSIGN_OR_RETURN(admitted.usage,
                         usage_->Reserve(principal, UsageCost{1, doc.content().size()}));
   COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(meta.collection));

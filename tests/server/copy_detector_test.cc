@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <atomic>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,7 @@ class CopyDetectorTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(index_, Index::Open(options));
     CopyDetectorOptions detector_options;
     detector_options.max_document_bytes = 8192;
+    detector_options.now_micros = [this] { return now_.load(); };
     ASSERT_OK_AND_ASSIGN(detector_, CopyDetector::Create(index_.get(), *key_, detector_options));
     for (const auto& text : Corpus()) {
       DocumentRecord meta;
@@ -52,6 +55,8 @@ class CopyDetectorTest : public ::testing::Test {
     return r.ok() ? *std::move(r) : CheckResult{};
   }
 
+  // The detector's clock, moved by hand: 2025-06-01T00:00:00Z.
+  std::atomic<int64_t> now_{int64_t{1748736000} * 1000000};
   testing::TempDir dir_{"copy_detector"};
   std::optional<HashKey> key_;
   std::unique_ptr<Index> index_;
@@ -532,6 +537,72 @@ TEST_F(CopyDetectorTest, CheckingLargeDocumentsLeavesTheThreadSmall) {
     // on its own.
     EXPECT_LT(HeapInUse(), before + kScratchSetKeepBytes) << text.size() << " bytes checked";
   }
+}
+
+constexpr int64_t kSecond = 1000000;
+
+TEST_F(CopyDetectorTest, ExpiredAndEmbargoedDocumentsAreReportedOnlyInTheirLifetime) {
+  const int64_t start = now_.load();
+  const std::string expiring = testing_corpus::Prose(1, 300);
+  const std::string embargoed = testing_corpus::Prose(2, 300);
+  DocumentRecord meta;
+  meta.expires_unix_micros = start + 100 * kSecond;
+  ASSERT_OK_AND_ASSIGN(RegisterResultInfo a,
+                       detector_->Register(expiring, DocumentFormat::kText, meta));
+  meta.expires_unix_micros = 0;
+  meta.not_before_unix_micros = start + 50 * kSecond;
+  ASSERT_OK_AND_ASSIGN(RegisterResultInfo b,
+                       detector_->Register(embargoed, DocumentFormat::kText, meta));
+  auto reported = [&](const std::string& text, DocId id) {
+    const CheckResult r = MustCheck(text);
+    return !r.report.matches.empty() && r.report.matches.front().doc_id == id;
+  };
+  EXPECT_TRUE(reported(expiring, a.outcome.id));
+  EXPECT_FALSE(reported(embargoed, b.outcome.id));  // registered, but not yet published
+  EXPECT_EQ(detector_->Get(b.outcome.id)->registered_unix_micros, start);
+
+  now_ = start + 50 * kSecond;
+  EXPECT_TRUE(reported(embargoed, b.outcome.id));
+  EXPECT_TRUE(reported(expiring, a.outcome.id));
+  now_ = start + 100 * kSecond;
+  EXPECT_FALSE(reported(expiring, a.outcome.id));  // expired, though not yet swept
+  EXPECT_OK(detector_->Get(a.outcome.id));
+  EXPECT_TRUE(reported(embargoed, b.outcome.id));
+  // Documents without a lifetime are unaffected by the clock.
+  EXPECT_EQ(MustCheck(Corpus()[0].body).report.matches.front().doc_id, ids_[0]);
+}
+
+TEST_F(CopyDetectorTest, AnExpiryNotInTheFutureIsInvalidAndStoresNothing) {
+  const uint64_t before = detector_->Stats().documents;
+  DocumentRecord meta;
+  meta.expires_unix_micros = now_.load();
+  absl::Status s =
+      detector_->Register(testing_corpus::Prose(3, 200), DocumentFormat::kText, meta).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(s.message().find("expiry 2025-06-01T00:00:00Z is not in the future"),
+            std::string::npos)
+      << s;
+  meta.expires_unix_micros = now_.load() + 10 * kSecond;
+  meta.not_before_unix_micros = now_.load() + 10 * kSecond;
+  s = detector_->Register(testing_corpus::Prose(3, 200), DocumentFormat::kText, meta).status();
+  EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
+  EXPECT_NE(s.message().find("not before the expiry"), std::string::npos) << s;
+
+  // The bulk path refuses the same document alone and registers the others.
+  const std::string past_text = testing_corpus::Prose(4, 200);
+  const std::string fine_text = testing_corpus::Prose(5, 200);
+  DocumentRecord past, fine;
+  past.expires_unix_micros = now_.load() - kSecond;
+  fine.expires_unix_micros = now_.load() + kSecond;
+  const std::vector<RegisterInput> inputs = {{past_text, DocumentFormat::kText, &past},
+                                             {fine_text, DocumentFormat::kText, &fine}};
+  std::vector<absl::StatusOr<RegisterResultInfo>> out;
+  ASSERT_OK(detector_->RegisterBatch(inputs, &out));
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_TRUE(absl::IsInvalidArgument(out[0].status())) << out[0].status();
+  ASSERT_OK(out[1]);
+  EXPECT_EQ(detector_->Get(out[1]->outcome.id)->expires_unix_micros, fine.expires_unix_micros);
+  EXPECT_EQ(detector_->Stats().documents, before + 1);
 }
 
 }  // namespace

@@ -203,5 +203,25 @@ TEST_F(ServerConfigTest, RecordedParamsWinAndConflictingFlagsAreRefused) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(ServerConfigTest, LifetimeFlagsTakeDurations) {
+  absl::StatusOr<ServerConfig> c = Parse({});
+  ASSERT_OK(c);
+  EXPECT_EQ(c->audit_retention_seconds, 90 * 86400);
+  EXPECT_EQ(c->sweep_interval_seconds, 60);
+  c = Parse({"--audit-retention", "30d", "--sweep-interval", "10s"});
+  ASSERT_OK(c);
+  EXPECT_EQ(c->audit_retention_seconds, 30 * 86400);
+  EXPECT_EQ(c->sweep_interval_seconds, 10);
+  const std::string file = (dir_ / "copsd.conf").string();
+  std::ofstream(file) << "audit_retention = 0s\n";
+  c = Parse({"--config", file});
+  ASSERT_OK(c);
+  EXPECT_EQ(c->audit_retention_seconds, 0);  // kept forever
+  c = Parse({"--audit-retention", "30"});
+  EXPECT_TRUE(absl::IsInvalidArgument(c.status()));
+  EXPECT_NE(c.status().message().find("\"30\" is not a duration"), std::string::npos)
+      << c.status();
+}
+
 }  // namespace
 }  // namespace cops
