@@ -122,6 +122,14 @@ absl::StatusOr<v1::GetStatsReply> Client::Stats() {
   return reply;
 }
 
+absl::StatusOr<v1::ListMatchesReply> Client::ListMatches(const v1::ListMatchesRequest& request) {
+  grpc::ClientContext context;
+  Prepare(&context);
+  v1::ListMatchesReply reply;
+  COPS_RETURN_IF_ERROR(FromGrpc(stub_->ListMatches(&context, request, &reply)));
+  return reply;
+}
+
 absl::Status Client::Health() {
   // grpc.health.v1 is not among Debian's generated protos: the call goes through the generic
   // stub with the messages encoded by hand. The request is an empty HealthCheckRequest (the

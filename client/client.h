@@ -52,6 +52,8 @@ class Client {
                                               const std::string& collection = "");
   absl::StatusOr<v1::CheckDocumentReply> Check(const v1::CheckDocumentRequest& request);
   absl::StatusOr<v1::GetStatsReply> Stats();
+  // Checks that reported the caller's documents (or, for an admin, those of request.owner).
+  absl::StatusOr<v1::ListMatchesReply> ListMatches(const v1::ListMatchesRequest& request);
   // The standard gRPC health check (grpc.health.v1.Health/Check, which copsd serves): OK when
   // the server reports SERVING; UNAVAILABLE naming the reported status otherwise, or the
   // call's error. No API key is needed.

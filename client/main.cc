@@ -2,7 +2,8 @@
 //
 //   cops [--server HOST:PORT] [--json] [--timeout SECONDS] [security flags] COMMAND
 //   register PATH...   files or directories (recursive); --title --author --owner
-//                      --collection --external-id --format
+//                      --collection --external-id --format --expires TIME|DURATION
+//                      --not-before TIME|DURATION
 //   check PATH...|-    one file: its report; several files or directories (recursive): one
 //                      result per document (JSON Lines with --json), --streams N in flight;
 //                      --threshold --function --min-count --max-results --collection...
@@ -17,6 +18,9 @@
 //   unregister ID | get ID [--content] | list [--collection] | stats
 //   register --receipt-dir DIR, verify-receipt FILE --public-key KEYS [--document PATH]:
 //                      signed registration receipts (client/receipt_commands.h)
+//   matches            checks that reported your documents: time, checking principal,
+//                      ratio, SHA-256 of the checked document; --since TIME|DURATION (e.g.
+//                      7d: the last week) --doc ID --limit N --owner NAME (admins)
 //   bench              load generator (client/load_generator.h)
 //   admin ...          client/admin_commands.h
 //
@@ -27,6 +31,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -48,6 +53,7 @@
 #include "client/client_security.h"
 #include "client/load_generator.h"
 #include "client/receipt_commands.h"
+#include "core/time_format.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 
@@ -83,13 +89,30 @@ struct RegisterArgs {
   std::vector<std::string> paths;
   std::string title, author, owner, collection, external_id, format = "auto";
   std::string receipt_dir;  // save each document's receipt here (client/receipt_commands.h)
+  std::string expires, not_before;  // RFC 3339 time, date or duration from now; "" = none
 };
+
+// A --expires / --not-before value in microseconds since the epoch (0 when not given).
+absl::StatusOr<int64_t> LifetimeFlag(const char* flag, const std::string& text) {
+  if (text.empty()) return 0;
+  const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  absl::StatusOr<int64_t> t = ParseTimeOrDuration(text, now);
+  if (!t.ok()) return absl::InvalidArgumentError(std::string(flag) + ": " +
+                                                 std::string(t.status().message()));
+  return t;
+}
 
 int RunRegister(const Globals& g, const RegisterArgs& a) {
   absl::StatusOr<v1::DocumentFormat> format = ParseFormatName(a.format);
-  if (!format.ok()) {
-    std::cerr << "cops register: " << format.status().message() << "\n";
-    return kExitError;
+  absl::StatusOr<int64_t> expires = LifetimeFlag("--expires", a.expires);
+  absl::StatusOr<int64_t> not_before = LifetimeFlag("--not-before", a.not_before);
+  for (const absl::Status& s : {format.status(), expires.status(), not_before.status()}) {
+    if (!s.ok()) {
+      std::cerr << "cops register: " << s.message() << "\n";
+      return kExitError;
+    }
   }
   const std::vector<std::string> files = ExpandPaths(a.paths);
   if (!a.external_id.empty() && files.size() != 1) {
@@ -130,6 +153,8 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     m->set_owner(a.owner);
     m->set_collection(a.collection);
     m->set_external_id(a.external_id);
+    m->set_expires_unix_micros(*expires);
+    m->set_not_before_unix_micros(*not_before);
     return doc;
   };
   RegisterFiles(client->get(), files, make_document, report,
@@ -155,6 +180,12 @@ CLI::App* AddRegisterCommand(CLI::App* app, RegisterArgs* reg) {
       ->capture_default_str();
   cmd->add_option("--receipt-dir", reg->receipt_dir,
                   "Save each document's signed receipt here as <doc_id>.receipt.json");
+  cmd->add_option("--expires", reg->expires,
+                  "Not matched from then on and removed: an RFC 3339 time "
+                  "(2026-01-01T00:00:00Z), a date or a duration from now (30d, 12h)");
+  cmd->add_option("--not-before", reg->not_before,
+                  "Registered now but not matched until then (an embargo): a time, a date or "
+                  "a duration from now");
   return cmd;
 }
 
@@ -442,13 +473,25 @@ json InfoJson(const v1::DocumentInfo& d) {
           {"sha256", d.sha256()},
           {"chunks", d.chunks()},
           {"stored_chunks", d.stored_chunks()},
-          {"size_bytes", d.size_bytes()}};
+          {"size_bytes", d.size_bytes()},
+          {"expires_unix_micros", d.metadata().expires_unix_micros()},
+          {"not_before_unix_micros", d.metadata().not_before_unix_micros()}};
 }
+
+// A time for people: RFC 3339 in UTC, or "-" for 0 (none).
+std::string TimeText(int64_t micros) { return micros == 0 ? "-" : FormatTimeMicros(micros); }
 
 void PrintInfoLine(const v1::DocumentInfo& d) {
   std::cout << "#" << d.doc_id() << "\t" << d.metadata().title() << "\t"
             << d.metadata().collection() << "\t" << d.metadata().owner() << "\t"
-            << d.size_bytes() << " bytes\t" << d.chunks() << " chunks\n";
+            << d.size_bytes() << " bytes\t" << d.chunks() << " chunks";
+  if (d.metadata().expires_unix_micros() != 0) {
+    std::cout << "\texpires " << TimeText(d.metadata().expires_unix_micros());
+  }
+  if (d.metadata().not_before_unix_micros() != 0) {
+    std::cout << "\tnot before " << TimeText(d.metadata().not_before_unix_micros());
+  }
+  std::cout << "\n";
 }
 
 int Fail(const char* command, const absl::Status& s) {
@@ -479,8 +522,12 @@ int RunGet(const Globals& g, uint64_t id, bool content) {
   } else if (g.json) {
     std::cout << Dump(InfoJson(*d)) << "\n";
   } else {
-    for (auto& [k, v] : InfoJson(*d).items()) {
-      std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
+    const json info = InfoJson(*d);  // items() refers into it: not a temporary
+    for (auto& [k, v] : info.items()) {
+      std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump());
+      // Times also as people read them.
+      if (k.ends_with("_unix_micros")) std::cout << " (" << TimeText(v.get<int64_t>()) << ")";
+      std::cout << "\n";
     }
   }
   return kExitOk;
@@ -534,6 +581,65 @@ int RunStats(const Globals& g) {
     for (auto& [k, v] : j.items()) {
       std::cout << k << ": " << (v.is_string() ? v.get<std::string>() : v.dump()) << "\n";
     }
+  }
+  return kExitOk;
+}
+
+struct MatchesArgs {
+  std::string since;  // RFC 3339 time, date, or a duration back from now
+  uint64_t doc_id = 0;
+  uint32_t limit = 0;
+  std::string owner;
+};
+
+int RunMatches(const Globals& g, const MatchesArgs& a) {
+  v1::ListMatchesRequest request;
+  if (!a.since.empty()) {
+    const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    absl::StatusOr<int64_t> ago = ParseDurationSeconds(a.since);
+    absl::StatusOr<int64_t> since =
+        ago.ok() ? absl::StatusOr<int64_t>(now - *ago * 1000000) : ParseTimeMicros(a.since);
+    if (!since.ok()) {
+      return Fail("matches", absl::InvalidArgumentError("--since: \"" + a.since +
+                                                        "\" is neither a time nor a duration"));
+    }
+    request.set_since_unix_micros(*since);
+  }
+  request.set_doc_id(a.doc_id);
+  request.set_limit(a.limit);
+  request.set_owner(a.owner);
+  absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
+  if (!client.ok()) return Fail("matches", client.status());
+  absl::StatusOr<v1::ListMatchesReply> reply = (*client)->ListMatches(request);
+  if (!reply.ok()) return Fail("matches", reply.status());
+  json entries = json::array();
+  for (const v1::AuditEntry& e : reply->entries()) {
+    if (g.json) {
+      entries.push_back({{"time", FormatTimeMicros(e.unix_micros())},
+                         {"unix_micros", e.unix_micros()},
+                         {"doc_id", e.doc_id()},
+                         {"collection", e.collection()},
+                         {"checker", e.checker()},
+                         {"ratio", e.ratio()},
+                         {"containment", e.containment()},
+                         {"matched_chunks", e.matched_chunks()},
+                         {"violation", e.violation()},
+                         {"test_sha256", e.test_sha256()}});
+    } else {
+      char ratio[16];
+      std::snprintf(ratio, sizeof ratio, "%.3f", e.ratio());
+      std::cout << FormatTimeMicros(e.unix_micros()) << "\t#" << e.doc_id() << "\t"
+                << e.checker() << "\tratio " << ratio << "\t"
+                << (e.violation() ? "violation" : "below threshold") << "\tsha256 "
+                << (e.test_sha256().empty() ? "-" : e.test_sha256()) << "\n";
+    }
+  }
+  if (g.json) {
+    std::cout << Dump({{"matches", std::move(entries)}}) << "\n";
+  } else if (reply->entries().empty()) {
+    std::cout << "no checks have reported your documents\n";
   }
   return kExitOk;
 }
@@ -625,6 +731,14 @@ int Main(int argc, char** argv) {
   list_cmd->add_option("--collection", collection, "Only this collection");
   list_cmd->add_option("--limit", limit, "At most this many (0 = all)");
   CLI::App* stats_cmd = app.add_subcommand("stats", "Index statistics");
+  MatchesArgs matches;
+  CLI::App* matches_cmd =
+      app.add_subcommand("matches", "Checks that reported your documents (the audit trail)");
+  matches_cmd->add_option("--since", matches.since,
+                          "Only checks since this time, date, or duration ago (7d)");
+  matches_cmd->add_option("--doc", matches.doc_id, "Only checks that reported this document");
+  matches_cmd->add_option("--limit", matches.limit, "At most this many (default 1000)");
+  matches_cmd->add_option("--owner", matches.owner, "Admins: another owner's documents");
   CLI::App* health_cmd = app.add_subcommand(
       "health", "gRPC health check: exit 0 when the server is SERVING (container probes)");
 
@@ -669,6 +783,7 @@ int Main(int argc, char** argv) {
   if (get_cmd->parsed()) return RunGet(g, id, content);
   if (list_cmd->parsed()) return RunList(g, collection, limit);
   if (stats_cmd->parsed()) return RunStats(g);
+  if (matches_cmd->parsed()) return RunMatches(g, matches);
   if (health_cmd->parsed()) return RunHealth(g);
   if (verify_cmd->parsed()) {
     verify.json = g.json;

@@ -122,6 +122,7 @@ std::string_view ActionName(Action a) {
     case Action::kCheck: return "check";
     case Action::kStats: return "read server statistics";
     case Action::kAdmin: return "administer";
+    case Action::kReadMatches: return "list the matches of its documents";
   }
   return "?";
 }
@@ -134,7 +135,7 @@ bool RoleAllows(Role role, Action action) {
     case Role::kOwner:
       return action == Action::kRegister || action == Action::kUnregister ||
              action == Action::kReadDocument || action == Action::kReadText ||
-             action == Action::kCheck;
+             action == Action::kCheck || action == Action::kReadMatches;
     case Role::kChecker:
       return action == Action::kCheck;
   }
@@ -356,7 +357,8 @@ absl::Status AccessControl::Authorize(const Principal& principal, Action action,
   const bool unrestricted = role == Role::kAdmin && record.collections.empty();
   if (collection.empty()) {
     if (!unrestricted && action != Action::kCheck && action != Action::kReadDocument &&
-        action != Action::kStats && action != Action::kAdmin) {
+        action != Action::kReadMatches && action != Action::kStats &&
+        action != Action::kAdmin) {
       return absl::PermissionDeniedError(
           StrCat("principal '", record.name, "' must name a collection to ", ActionName(action)));
     }

@@ -18,9 +18,13 @@
 //   kReadDocument   yes                       no
 //   kReadText       yes                       never
 //   kCheck          yes                       yes
+//   kReadMatches    yes (entries of its own   no
+//                   documents: the handler
+//                   queries by owner)
 //   kStats, kAdmin  no                        no
 // A collection of "" means "no specific collection": it passes the role test only for
-// kCheck and kReadDocument (the handler then restricts results to UsableCollections()).
+// kCheck, kReadDocument and kReadMatches (the handler then restricts results to
+// UsableCollections(), or to the caller's own documents).
 //
 // Thread-safety: safe for concurrent use; principals, keys and collections are cached in
 // memory under one mutex and written through to the PrincipalStore, so a revoked key or a

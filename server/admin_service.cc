@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "server/request_log.h"
+#include "server/service.h"
 #include "spdlog/spdlog.h"
 
 namespace cops {
@@ -227,17 +228,7 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
   auto entries = access_->QueryAudit(request->doc_id(), request->since_unix_micros(),
                                      request->limit() == 0 ? 1000 : request->limit());
   if (!entries.ok()) return log.Finish(entries.status());
-  for (const AuditRecord& r : *entries) {
-    v1::AuditEntry* e = response->add_entries();
-    e->set_doc_id(r.doc_id);
-    e->set_collection(r.collection);
-    e->set_unix_micros(r.unix_micros);
-    e->set_checker(r.checker);
-    e->set_ratio(r.ratio);
-    e->set_containment(r.containment);
-    e->set_matched_chunks(r.matched_chunks);
-    e->set_violation(r.violation);
-  }
+  for (const AuditRecord& r : *entries) FillAuditEntry(r, response->add_entries());
   return log.Finish(absl::OkStatus());
 }
 

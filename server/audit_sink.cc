@@ -15,7 +15,11 @@ bool WorthLogging(uint64_t dropped) { return (dropped & (dropped - 1)) == 0; }
 }  // namespace
 
 AuditSink::AuditSink(Writer write, AuditSinkOptions options)
+    : AuditSink(std::move(write), nullptr, std::move(options)) {}
+
+AuditSink::AuditSink(Writer write, Reader read, AuditSinkOptions options)
     : write_(std::move(write)),
+      read_(std::move(read)),
       options_(std::move(options)),
       thread_([this] { Run(); }) {}
 
@@ -83,6 +87,11 @@ void AuditSink::Flush() {
   mu_.Await(absl::Condition(this, &AuditSink::Idle));
 }
 
+absl::StatusOr<std::vector<AuditRecord>> AuditSink::Matches(const MatchQuery& query) const {
+  if (read_ == nullptr) return absl::UnimplementedError("this server keeps no audit trail");
+  return read_(query);
+}
+
 AuditSink::Counters AuditSink::counters() const {
   absl::MutexLock lock(&mu_);
   return counters_;
@@ -90,6 +99,12 @@ AuditSink::Counters AuditSink::counters() const {
 
 AuditSink::Writer AppendTo(PrincipalStore* store) {
   return [store](const std::vector<AuditRecord>& records) { return store->AppendAudit(records); };
+}
+
+AuditSink::Reader MatchesFrom(const PrincipalStore* store) {
+  return [store](const MatchQuery& q) {
+    return store->QueryAuditOfOwner(q.owner, q.doc_id, q.since_unix_micros, q.limit);
+  };
 }
 
 }  // namespace cops

@@ -10,11 +10,15 @@
 // A record therefore reaches the store a moment after the check's reply: QueryAudit may not
 // show a check that finished microseconds ago (Flush() waits for it).
 //
+// The read side for owners (ListMatches) goes through Matches(), which asks the store by
+// owner (PrincipalStore::QueryAuditOfOwner in copsd).
+//
 // Thread-safety: safe for concurrent use.
 
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -36,10 +40,20 @@ struct AuditSinkOptions {
   std::function<int64_t()> now_micros = WallClockMicros;
 };
 
+// Which records Matches() returns: those of documents owned by `owner`.
+struct MatchQuery {
+  std::string owner;
+  uint64_t doc_id = 0;  // 0 = every document of the owner
+  int64_t since_unix_micros = 0;
+  size_t limit = 1000;  // clamped to [1, 10000] by the store
+};
+
 class AuditSink {
  public:
   // Writes one batch of records atomically (PrincipalStore::AppendAudit in copsd).
   using Writer = std::function<absl::Status(const std::vector<AuditRecord>&)>;
+  // Reads the records of a MatchQuery, oldest first.
+  using Reader = std::function<absl::StatusOr<std::vector<AuditRecord>>(const MatchQuery&)>;
 
   struct Counters {
     uint64_t written = 0;  // records the writer accepted
@@ -47,8 +61,10 @@ class AuditSink {
     uint64_t dropped = 0;  // records lost because the queue was full
   };
 
-  // Starts the background writer. `write` is called from that thread only.
+  // Starts the background writer. `write` is called from that thread only; `read` (may be
+  // null: Matches() is then UNIMPLEMENTED) from the callers of Matches().
   explicit AuditSink(Writer write, AuditSinkOptions options = {});
+  AuditSink(Writer write, Reader read, AuditSinkOptions options = {});
   // Writes everything queued, then stops the thread.
   ~AuditSink();
   AuditSink(const AuditSink&) = delete;
@@ -62,6 +78,9 @@ class AuditSink {
   // Waits until every record queued before the call has been written or counted as failed.
   void Flush();
 
+  // The written records `query` selects; UNIMPLEMENTED when the sink has no reader.
+  absl::StatusOr<std::vector<AuditRecord>> Matches(const MatchQuery& query) const;
+
   Counters counters() const;
 
  private:
@@ -70,6 +89,7 @@ class AuditSink {
   bool HasWork() const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !queue_.empty() || stopping_; }
 
   const Writer write_;
+  const Reader read_;
   const AuditSinkOptions options_;
 
   mutable absl::Mutex mu_;
@@ -83,6 +103,8 @@ class AuditSink {
 
 // A Writer appending to `store` (not owned; REQUIRES: outlives the sink).
 AuditSink::Writer AppendTo(PrincipalStore* store);
+// A Reader of `store`'s records by owner (not owned; REQUIRES: outlives the sink).
+AuditSink::Reader MatchesFrom(const PrincipalStore* store);
 
 }  // namespace cops
 

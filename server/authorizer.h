@@ -39,6 +39,7 @@ enum class Action : uint8_t {
   kCheck,
   kStats,
   kAdmin,
+  kReadMatches,  // the audit trail of the caller's own documents (ListMatches)
 };
 
 // The limits the UsageLedger applies to a principal. 0 means "the server's default" for the

@@ -279,7 +279,7 @@ int Run(int argc, char** argv) {
   // Rate limits and quotas, and the audit trail, over the access store. Declared after
   // `access`, so the audit sink writes what it holds before the store closes.
   UsageLedger usage((*access)->store());
-  AuditSink audit(AppendTo((*access)->store()));
+  AuditSink audit(AppendTo((*access)->store()), MatchesFrom((*access)->store()));
 
   absl::StatusOr<LogRole> log_role = StartLogRole(config, generations->get());
   if (!log_role.ok()) return Fail(log_role.status());

@@ -20,6 +20,7 @@ std::vector<AuditRecord> RedactReport(const Authorizer& authorizer, const Princi
     hit.containment = m.containment;
     hit.matched_chunks = m.matched_chunks;
     hit.violation = m.violation;
+    hit.owner = r.owner;  // whose document it is, for the owner's match list
     const bool owns = caller.role == Role::kAdmin || (!r.owner.empty() && r.owner == caller.name);
     if (owns) continue;
     auto policy = policies.find(r.collection);

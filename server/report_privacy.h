@@ -27,8 +27,9 @@ namespace cops {
 // record.owner == caller.name), clears owner, author and external id, the title unless
 // PolicyFor(collection).show_titles_to_checkers, and the registered-side offsets of every span.
 // Matches, ratios and the violation flag are left as they are. Returns one audit record per
-// match, without checker and time (AuditSink::Record sets them), for the handler to record
-// those whose collection keeps audits once the reply is filled.
+// match, naming the document's owner but without checker, time (AuditSink::Record sets them)
+// and test digest, for the handler to record those whose collection keeps audits once the
+// reply is filled.
 std::vector<AuditRecord> RedactReport(const Authorizer& authorizer, const Principal& caller,
                                      Report* report, std::vector<DocumentRecord>* records);
 

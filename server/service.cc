@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/scratch.h"
+#include "core/hash_key.h"
 #include "core/status_macros.h"
 #include "server/report_privacy.h"
 #include "server/request_log.h"
@@ -214,6 +215,18 @@ std::vector<AuditRecord> AuditedHits(const Authorizer& authorizer,
 }
 
 }  // namespace
+
+void FillAuditEntry(const AuditRecord& r, v1::AuditEntry* e) {
+  e->set_doc_id(r.doc_id);
+  e->set_collection(r.collection);
+  e->set_unix_micros(r.unix_micros);
+  e->set_checker(r.checker);
+  e->set_ratio(r.ratio);
+  e->set_containment(r.containment);
+  e->set_matched_chunks(r.matched_chunks);
+  e->set_violation(r.violation);
+  e->set_test_sha256(r.test_sha256);
+}
 
 absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   CheckOptions o;
@@ -629,10 +642,15 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   // violation); RedactReport then hides what this caller may not see of documents it does not
   // own.
   COPS_ASSIGN_OR_RETURN(CheckResult result, detector->Check(info));
-  std::vector<AuditRecord> hits =
-      RedactReport(*authorizer_, principal, &result.report, &result.records);
+  std::vector<AuditRecord> hits = AuditedHits(
+      *authorizer_, RedactReport(*authorizer_, principal, &result.report, &result.records));
   FillCheckReply(result, info, request.options(), detector->params(), reply);
-  audit_->Record(principal.name, AuditedHits(*authorizer_, std::move(hits)));
+  if (!hits.empty()) {
+    // The digest lets an owner recognize the checked document, which is never kept.
+    const std::string digest = Hex(Sha256(request.content()));
+    for (AuditRecord& hit : hits) hit.test_sha256 = digest;
+    audit_->Record(principal.name, std::move(hits));
+  }
   return absl::OkStatus();
 }
 
@@ -713,6 +731,32 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
   reply->set_verify_disk_bytes(stats.verify_disk_bytes);
   reply->set_running_compactions(stats.running_compactions);
   reply->set_bulk_loading(detector->index()->bulk_loading());
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status CopyDetectionService::ListMatches(grpc::ServerContext* context,
+                                               const v1::ListMatchesRequest* request,
+                                               v1::ListMatchesReply* reply) {
+  RequestLog log("ListMatches", context->peer());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  MatchQuery query;
+  query.owner = request->owner().empty() ? principal->name : request->owner();
+  query.doc_id = request->doc_id();
+  query.since_unix_micros = request->since_unix_micros();
+  query.limit = request->limit() == 0 ? 1000 : request->limit();
+  absl::Status status = authorizer_->Authorize(*principal, Action::kReadMatches, "");
+  if (status.ok() && query.owner != principal->name && principal->role != Role::kAdmin) {
+    status = absl::PermissionDeniedError("principal '" + principal->name +
+                                         "' may list the matches of its own documents only");
+  }
+  if (status.ok()) status = TakeToken(*principal);
+  if (!status.ok()) return log.Finish(status);
+  absl::StatusOr<std::vector<AuditRecord>> entries = audit_->Matches(query);
+  if (!entries.ok()) return log.Finish(entries.status());
+  for (const AuditRecord& r : *entries) FillAuditEntry(r, reply->add_entries());
+  log.add_field("entries", std::to_string(reply->entries_size()));
   return log.Finish(absl::OkStatus());
 }
 

@@ -64,6 +64,8 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
       override;
   grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
                         v1::GetStatsReply* reply) override;
+  grpc::Status ListMatches(grpc::ServerContext* context, const v1::ListMatchesRequest* request,
+                           v1::ListMatchesReply* reply) override;
 
  private:
   // A registration let in: its metadata as the index records it and its reserved quota.
@@ -113,6 +115,9 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
 // INVALID_ARGUMENT for an unknown decision function; ranges are checked by
 // CheckOptions::Validate().
 absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& options);
+
+// An audit record as the protocol shows it (ListMatches, Admin.QueryAudit).
+void FillAuditEntry(const AuditRecord& record, v1::AuditEntry* out);
 
 }  // namespace cops
 

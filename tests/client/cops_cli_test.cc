@@ -21,6 +21,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "client/client.h"
+#include "core/hash_key.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/server/test_certificates.h"
@@ -1057,6 +1058,129 @@ TEST_F(CopsCliTest, ClientCertificatesNamingNoPrincipalAreRefusedOnLoopback) {
   EXPECT_NE(testing::ReadFileOrEmpty(dir_ / "copsd-off.log").find("--tls-client-ca"),
             std::string::npos)
       << testing::ReadFileOrEmpty(dir_ / "copsd-off.log");
+}
+
+// ---- Expiry, embargo and "who matched my documents" ----
+
+TEST_F(CopsCliTest, ExpiryAndEmbargoAreShownKeptAcrossRestartsAndCheckedOnInput) {
+  StartServer();
+  const fs::path lighthouse = dir_ / "corpus" / "0.txt";
+  const fs::path bread = dir_ / "corpus" / "1.txt";
+  const auto now_micros = [] {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  };
+  const int64_t before = now_micros();
+  CliRun reg = Cops({"--json", "register", "--expires", "30d", lighthouse.string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  const uint64_t expiring = json::parse(reg.out)["doc_id"].get<uint64_t>();
+  reg = Cops({"--json", "register", "--not-before", "2999-01-01", bread.string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  const uint64_t embargoed = json::parse(reg.out)["doc_id"].get<uint64_t>();
+
+  // The embargoed document is registered but no check reports it; the other one is found.
+  EXPECT_TRUE(CheckJson(bread, 0)["matches"].empty());
+  EXPECT_EQ(CheckJson(lighthouse, 1)["matches"][0]["doc_id"].get<uint64_t>(), expiring);
+
+  ASSERT_EQ(StopServer(), 0);
+  StartServer();
+  CliRun get = Cops({"--json", "get", std::to_string(expiring)});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  const int64_t expires = json::parse(get.out)["expires_unix_micros"].get<int64_t>();
+  constexpr int64_t k30Days = int64_t{30} * 86400 * 1000000;
+  EXPECT_GE(expires, before + k30Days);
+  EXPECT_LE(expires, now_micros() + k30Days);
+  get = Cops({"get", std::to_string(embargoed)});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  EXPECT_NE(get.out.find("not_before_unix_micros: 32472144000000000 (2999-01-01T00:00:00Z)"),
+            std::string::npos)
+      << get.out;
+  EXPECT_NE(get.out.find("expires_unix_micros: 0 (-)"), std::string::npos) << get.out;
+  CliRun list = Cops({"list"});
+  EXPECT_NE(list.out.find("not before 2999-01-01T00:00:00Z"), std::string::npos) << list.out;
+  EXPECT_TRUE(CheckJson(bread, 0)["matches"].empty());
+
+  // An expiry in the past is the server's INVALID_ARGUMENT; one it cannot read, the CLI's.
+  CliRun past = Cops({"register", "--expires", "2020-01-01", (dir_ / "corpus" / "2.txt").string()});
+  EXPECT_EQ(past.exit_code, 2);
+  EXPECT_NE(past.err.find("INVALID_ARGUMENT"), std::string::npos) << past.err;
+  EXPECT_NE(past.err.find("expiry 2020-01-01T00:00:00Z is not in the future"), std::string::npos)
+      << past.err;
+  CliRun unreadable = Cops({"register", "--expires", "soon", (dir_ / "corpus" / "2.txt").string()});
+  EXPECT_EQ(unreadable.exit_code, 2);
+  EXPECT_NE(unreadable.err.find("--expires: \"soon\""), std::string::npos) << unreadable.err;
+  EXPECT_EQ(Documents(), 2u);
+}
+
+TEST_F(CopsCliTest, MatchesListsTheChecksOfTheCallersDocumentsOnly) {
+  StartServer({"--auth", "on"});
+  std::string admin = testing::ReadFileOrEmpty(dir_ / "data" / "admin.key");
+  while (!admin.empty() && std::isspace(static_cast<unsigned char>(admin.back()))) admin.pop_back();
+  ASSERT_FALSE(admin.empty());
+  auto create = [&](const std::string& name, const std::string& role) {
+    CliRun r = Cops({"--api-key", admin, "--json", "admin", "principal", "create", name,
+                     "--role", role, "--collection", "essays"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    json j = json::parse(r.out, nullptr, false);
+    return j.is_object() ? j["api_key"].get<std::string>() : std::string();
+  };
+  const std::string press = create("harbour-press", "owner");
+  const std::string kitchen = create("kitchen-notes", "owner");
+  const std::string pc = create("pc", "checker");
+  const fs::path lighthouse = dir_ / "corpus" / "0.txt";
+  CliRun reg = Cops({"--api-key", press, "--json", "register", "--collection", "essays",
+                     lighthouse.string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  const uint64_t id = json::parse(reg.out)["doc_id"].get<uint64_t>();
+  ASSERT_EQ(Cops({"--api-key", kitchen, "register", "--collection", "essays",
+                  (dir_ / "corpus" / "1.txt").string()})
+                .exit_code,
+            0);
+  // The checker submits a copy of the lighthouse essay with a sentence of its own.
+  const std::string submitted =
+      std::string("A sentence only the checker wrote.\n\n") + Corpus()[0].body;
+  WriteFile(dir_ / "submission.txt", submitted);
+  EXPECT_EQ(Cops({"--api-key", pc, "check", (dir_ / "submission.txt").string()}).exit_code, 1);
+
+  // The audit entry is written a moment after the check: poll for it.
+  json matches;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    CliRun m = Cops({"--api-key", press, "--json", "matches"});
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    matches = json::parse(m.out)["matches"];
+    if (!matches.empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (std::chrono::steady_clock::now() < deadline);
+  ASSERT_EQ(matches.size(), 1u) << matches.dump();
+  EXPECT_EQ(matches[0]["doc_id"].get<uint64_t>(), id);
+  EXPECT_EQ(matches[0]["checker"], "pc");
+  EXPECT_EQ(matches[0]["violation"], true);
+  std::string digest;
+  char hex[3];
+  for (uint8_t b : Sha256(submitted)) {
+    std::snprintf(hex, sizeof hex, "%02x", b);
+    digest += hex;
+  }
+  EXPECT_EQ(matches[0]["test_sha256"], digest);
+  CliRun human = Cops({"--api-key", press, "matches", "--doc", std::to_string(id)});
+  EXPECT_NE(human.out.find("#" + std::to_string(id) + "\tpc\tratio "), std::string::npos)
+      << human.out;
+  EXPECT_EQ(human.out.find("only the checker wrote"), std::string::npos) << human.out;
+  CliRun later = Cops({"--api-key", press, "--json", "matches", "--since", "2999-01-01"});
+  EXPECT_TRUE(json::parse(later.out)["matches"].empty()) << later.out;
+
+  // The other owner's list is empty; a checker has none; an admin reads any owner's.
+  CliRun other = Cops({"--api-key", kitchen, "--json", "matches"});
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_TRUE(json::parse(other.out)["matches"].empty()) << other.out;
+  CliRun checker = Cops({"--api-key", pc, "matches"});
+  EXPECT_EQ(checker.exit_code, 2);
+  EXPECT_NE(checker.err.find("PERMISSION_DENIED"), std::string::npos) << checker.err;
+  CliRun as_admin = Cops({"--api-key", admin, "--json", "matches", "--owner", "harbour-press"});
+  ASSERT_EQ(as_admin.exit_code, 0) << as_admin.err;
+  EXPECT_EQ(json::parse(as_admin.out)["matches"].size(), 1u);
 }
 
 }  // namespace

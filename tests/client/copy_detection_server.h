@@ -45,7 +45,8 @@ class CopyDetectionStack {
     access_ = *std::move(access);
     authorizer_ = std::make_unique<OpenAuthorizer>(access_.get());
     usage_ = std::make_unique<UsageLedger>(access_->store());
-    audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
+    audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()),
+                                         MatchesFrom(access_->store()));
     service_ = std::make_unique<CopyDetectionService>(generations_.get(), authorizer_.get(),
                                                       usage_.get(), audit_.get(),
                                                       /*receipts=*/nullptr, /*writes=*/nullptr,

@@ -4,6 +4,7 @@
 // limits, quotas, the audit trail, and signed registration receipts.
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -17,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "proto/cops.grpc.pb.h"
 #include "proto/cops_admin.grpc.pb.h"
+#include "core/hash_key.h"
 #include "server/access_control.h"
 #include "server/admin_service.h"
 #include "server/index_generations.h"
@@ -37,6 +39,7 @@ class ServiceAccessTest : public ::testing::Test {
   void SetUp() override {
     IndexGenerationsOptions options;
     options.data_dir = dir_.path().string();
+    options.detector.now_micros = [this] { return now_.load(); };
     ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(options));
     // Failed authentications are slowed as in copsd, with 1 ms instead of 100 ms steps.
     AccessControlOptions access_options;
@@ -46,9 +49,10 @@ class ServiceAccessTest : public ::testing::Test {
     std::ifstream(dir_.path() / "admin.key") >> admin_key_;
 
     usage_ = std::make_unique<UsageLedger>(access_->store());
-    audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
+    audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()),
+                                         MatchesFrom(access_->store()));
     ASSERT_OK_AND_ASSIGN(receipts_, ReceiptSigner::Open(DataDir(dir_.path().string()),
-                                                        [this] { return now_; }));
+                                                        [this] { return now_.load(); }));
     service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get(),
                                                       usage_.get(), audit_.get(), receipts_.get());
     admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
@@ -151,7 +155,20 @@ class ServiceAccessTest : public ::testing::Test {
     return out;
   }
 
-  int64_t now_ = 1738368000000000;  // the receipts' clock
+  grpc::Status Matches(const std::string& key, v1::ListMatchesReply* reply, uint64_t doc_id = 0,
+                       const std::string& owner = "", int64_t since = 0) {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, key);
+    v1::ListMatchesRequest req;
+    req.set_doc_id(doc_id);
+    req.set_owner(owner);
+    req.set_since_unix_micros(since);
+    reply->Clear();
+    return stub_->ListMatches(&ctx, req, reply);
+  }
+
+  // The receipts' and the index's clock (registration times, expiries): 2025-02-01.
+  std::atomic<int64_t> now_{1738368000000000};
   testing::TempDir dir_{"svc_access"};
   std::unique_ptr<IndexGenerations> generations_;
   std::unique_ptr<AccessControl> access_;
@@ -619,6 +636,133 @@ TEST_F(ServiceAccessTest, ACopyOfAnotherTenantsTextIsRegisteredInTheCallersColle
   ASSERT_EQ(reply.matches_size(), 1);
   EXPECT_EQ(reply.matches(0).doc_id(), acm_id);
   EXPECT_EQ(access_->Usage("ieee-press")->documents, 1u);
+}
+
+std::string HexSha256(const std::string& bytes) {
+  std::string hex;
+  char buf[3];
+  for (uint8_t b : Sha256(bytes)) {
+    std::snprintf(buf, sizeof buf, "%02x", b);
+    hex += buf;
+  }
+  return hex;
+}
+
+TEST_F(ServiceAccessTest, OwnersListTheMatchesOfTheirOwnDocumentsOnly) {
+  const std::string a_text = Prose(40, 300), b_text = Prose(41, 300), c_text = Prose(42, 300);
+  uint64_t a = 0, b = 0, c = 0;
+  ASSERT_OK(Register(acm_key_, a_text, "acm", &a));
+  ASSERT_OK(Register(acm2_key_, b_text, "acm", &b));
+  ASSERT_OK(Register(ieee_key_, c_text, "ieee", &c));
+  // The checker's document: a copy of a inside text of its own.
+  const std::string checked = "A preface of the checker's own words, which the owner of the "
+                              "registered document must never see. " + a_text;
+  v1::CheckDocumentReply check;
+  ASSERT_OK(Check(pc_key_, checked, {}, &check));
+  ASSERT_OK(Check(pc_key_, b_text, {}, &check));
+  ASSERT_OK(Check(admin_key_, c_text, {}, &check));
+  audit_->Flush();
+
+  v1::ListMatchesReply mine;
+  ASSERT_OK(Matches(acm_key_, &mine));
+  ASSERT_EQ(mine.entries_size(), 1);
+  const v1::AuditEntry& e = mine.entries(0);
+  EXPECT_EQ(e.doc_id(), a);
+  EXPECT_EQ(e.checker(), "sigmod-pc");
+  EXPECT_EQ(e.collection(), "acm");
+  EXPECT_GT(e.ratio(), 0.5);
+  EXPECT_TRUE(e.violation());
+  EXPECT_EQ(e.test_sha256(), HexSha256(checked));
+  // The checked text itself is not in what the owner gets, nor anywhere in the entry.
+  EXPECT_EQ(mine.SerializeAsString().find("preface of the checker"), std::string::npos);
+
+  // Each owner sees its own documents' checks, whatever document id it names.
+  ASSERT_OK(Matches(acm_key_, &mine, /*doc_id=*/b));
+  EXPECT_EQ(mine.entries_size(), 0);
+  ASSERT_OK(Matches(acm_key_, &mine, /*doc_id=*/c));
+  EXPECT_EQ(mine.entries_size(), 0);
+  ASSERT_OK(Matches(acm_key_, &mine, /*doc_id=*/a));
+  EXPECT_EQ(mine.entries_size(), 1);
+  ASSERT_OK(Matches(acm2_key_, &mine));
+  ASSERT_EQ(mine.entries_size(), 1);
+  EXPECT_EQ(mine.entries(0).doc_id(), b);
+  ASSERT_OK(Matches(ieee_key_, &mine));
+  ASSERT_EQ(mine.entries_size(), 1);
+  EXPECT_EQ(mine.entries(0).checker(), "admin");
+  // Nobody reads another owner's list but an admin; checkers have none.
+  EXPECT_EQ(Matches(acm_key_, &mine, 0, "ieee-press").error_code(), kDenied);
+  EXPECT_EQ(Matches(pc_key_, &mine).error_code(), kDenied);
+  ASSERT_OK(Matches(admin_key_, &mine, 0, "acm-press"));
+  ASSERT_EQ(mine.entries_size(), 1);
+  EXPECT_EQ(mine.entries(0).doc_id(), a);
+  // --since: only later checks.
+  ASSERT_OK(Matches(acm_key_, &mine, 0, "", e.unix_micros() + 1));
+  EXPECT_EQ(mine.entries_size(), 0);
+  // Admin.QueryAudit shows the digest too.
+  grpc::ClientContext ctx;
+  testing::PrepareCall(&ctx, acm_key_);
+  v1::QueryAuditRequest req;
+  req.set_doc_id(a);
+  v1::QueryAuditResponse audit;
+  ASSERT_OK(admin_stub_->QueryAudit(&ctx, req, &audit));
+  ASSERT_EQ(audit.entries_size(), 1);
+  EXPECT_EQ(audit.entries(0).test_sha256(), HexSha256(checked));
+}
+
+TEST_F(ServiceAccessTest, ExpiryEmbargoAndCollectionRetentionThroughTheService) {
+  constexpr int64_t kSecond = 1000000;
+  const int64_t t0 = now_.load();
+  CollectionRecord acm;
+  acm.name = "acm";
+  acm.retention_seconds = 3600;
+  ASSERT_OK(access_->PutCollection(acm));
+
+  // No expiry given: the collection's retention sets one.
+  const std::string retained = Prose(50, 300);
+  uint64_t id = 0;
+  ASSERT_OK(Register(acm_key_, retained, "acm", &id));
+  v1::GetDocumentReply get;
+  ASSERT_OK(Get(acm_key_, id, false, &get));
+  EXPECT_EQ(get.document().metadata().expires_unix_micros(), t0 + 3600 * kSecond);
+  EXPECT_EQ(get.document().registered_unix_micros(), t0);
+
+  // An explicit expiry and an embargo are kept as given and shown.
+  const std::string embargoed = Prose(51, 300);
+  grpc::ClientContext ctx;
+  testing::PrepareCall(&ctx, acm_key_);
+  v1::RegisterDocumentRequest req;
+  req.mutable_document()->set_content(embargoed);
+  v1::DocumentMetadata* m = req.mutable_document()->mutable_metadata();
+  m->set_collection("acm");
+  m->set_expires_unix_micros(t0 + 7200 * kSecond);
+  m->set_not_before_unix_micros(t0 + 60 * kSecond);
+  v1::RegisterDocumentReply reply;
+  ASSERT_OK(stub_->RegisterDocument(&ctx, req, &reply));
+  ASSERT_OK(Get(acm_key_, reply.doc_id(), false, &get));
+  EXPECT_EQ(get.document().metadata().expires_unix_micros(), t0 + 7200 * kSecond);
+  EXPECT_EQ(get.document().metadata().not_before_unix_micros(), t0 + 60 * kSecond);
+  v1::CheckDocumentReply check;
+  ASSERT_OK(Check(pc_key_, embargoed, {}, &check));
+  EXPECT_EQ(check.matches_size(), 0);  // under embargo
+  now_ = t0 + 60 * kSecond;
+  ASSERT_OK(Check(pc_key_, embargoed, {}, &check));
+  ASSERT_EQ(check.matches_size(), 1);
+  EXPECT_EQ(check.matches(0).doc_id(), reply.doc_id());
+  now_ = t0 + 3600 * kSecond;
+  ASSERT_OK(Check(pc_key_, retained, {}, &check));
+  EXPECT_EQ(check.matches_size(), 0);  // its retention ran out
+
+  // An expiry in the past: INVALID_ARGUMENT naming it, nothing stored, no quota used.
+  grpc::ClientContext past_ctx;
+  testing::PrepareCall(&past_ctx, acm_key_);
+  m->set_expires_unix_micros(t0);
+  m->set_not_before_unix_micros(0);
+  req.mutable_document()->set_content(Prose(52, 300));
+  grpc::Status past = stub_->RegisterDocument(&past_ctx, req, &reply);
+  EXPECT_EQ(past.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(past.error_message().find("is not in the future"), std::string::npos)
+      << past.error_message();
+  EXPECT_EQ(access_->Usage("acm-press")->documents, 2u);
 }
 
 }  // namespace
