@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,8 @@
 #include "core/hash_key.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "server/retention_sweeper.h"
+#include "tests/client/copy_detection_server.h"
 #include "tests/server/test_certificates.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/files.h"
@@ -1181,6 +1184,62 @@ TEST_F(CopsCliTest, MatchesListsTheChecksOfTheCallersDocumentsOnly) {
   CliRun as_admin = Cops({"--api-key", admin, "--json", "matches", "--owner", "harbour-press"});
   ASSERT_EQ(as_admin.exit_code, 0) << as_admin.err;
   EXPECT_EQ(json::parse(as_admin.out)["matches"].size(), 1u);
+}
+
+// The real `cops` binary against the services served in process (testing::TestServer), whose
+// clock the test moves: a document's expiry passes without anyone waiting for it.
+class CopsCliClockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(stack_.ok());
+    RetentionSweeperOptions sweep;
+    sweep.now_micros = [this] { return now_.load(); };
+    sweeper_ = std::make_unique<RetentionSweeper>(stack_.generations(), stack_.store(), sweep);
+    ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({stack_.service()}));
+    WriteFile(dir_ / "essay.txt", Corpus()[0].body);
+  }
+
+  CliRun Cops(std::vector<std::string> args) {
+    std::vector<std::string> argv = {BuildDir() + "/client/cops", "--server", server_->address()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const pid_t pid = Spawn(argv, {}, dir_ / "cli.out", dir_ / "cli.err");
+    const int code = WaitExit(pid);
+    return {code, testing::ReadFileOrEmpty(dir_ / "cli.out"),
+            testing::ReadFileOrEmpty(dir_ / "cli.err")};
+  }
+
+  testing::TempDir tmp_{"cops_cli_clock"};
+  const fs::path dir_ = tmp_.path();
+  // The server's clock: the real time, so that the CLI's "2h from now" is the server's too.
+  std::atomic<int64_t> now_{std::chrono::duration_cast<std::chrono::microseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count()};
+  testing::CopyDetectionStack stack_{tmp_, nullptr, [this] { return now_.load(); }};
+  std::unique_ptr<RetentionSweeper> sweeper_;
+  std::unique_ptr<testing::TestServer> server_;  // stops before the services go
+};
+
+TEST_F(CopsCliClockTest, ADocumentIsMatchedUntilItsExpiryThenSweptAway) {
+  CliRun reg = Cops({"--json", "register", "--expires", "2h", (dir_ / "essay.txt").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  const std::string id = std::to_string(json::parse(reg.out)["doc_id"].get<uint64_t>());
+  EXPECT_EQ(Cops({"check", (dir_ / "essay.txt").string()}).exit_code, 1);
+
+  now_ += int64_t{7260} * 1000000;  // two hours (and a minute: the CLI read its clock later)
+  CliRun after = Cops({"--json", "check", (dir_ / "essay.txt").string()});
+  EXPECT_EQ(after.exit_code, 0) << after.out;  // expired: no longer matched
+  EXPECT_TRUE(json::parse(after.out)["matches"].empty()) << after.out;
+  EXPECT_EQ(Cops({"get", id}).exit_code, 0);  // not yet swept
+
+  ASSERT_OK_AND_ASSIGN(SweepResult swept, sweeper_->SweepOnce());
+  EXPECT_EQ(swept.documents_removed, 1u);
+  CliRun gone = Cops({"get", id});
+  EXPECT_EQ(gone.exit_code, 2);
+  EXPECT_NE(gone.err.find("NOT_FOUND"), std::string::npos) << gone.err;
+  // The same text may be registered again, as a new document.
+  reg = Cops({"--json", "register", (dir_ / "essay.txt").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  EXPECT_TRUE(json::parse(reg.out)["created"].get<bool>());
 }
 
 }  // namespace

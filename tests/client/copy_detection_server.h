@@ -5,8 +5,10 @@
 // library's tests: CopyDetectionStack (the service) and CopyDetectionServer (served, with a
 // Client).
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -31,11 +33,14 @@ namespace cops::testing {
 class CopyDetectionStack {
  public:
   // Check ok() afterwards; a failure has been reported to gtest already. Checks and
-  // registrations go through `admission` when given.
+  // registrations go through `admission` when given; the detector reads `now_micros` (the
+  // wall clock when null) for registration times, expiries and embargoes.
   // REQUIRES: `root` and `admission` outlive the stack.
-  explicit CopyDetectionStack(const TempDir& root, AdmissionControl* admission = nullptr) {
+  explicit CopyDetectionStack(const TempDir& root, AdmissionControl* admission = nullptr,
+                              std::function<int64_t()> now_micros = nullptr) {
     IndexGenerationsOptions index_options;
     index_options.data_dir = root.Join("data");
+    if (now_micros != nullptr) index_options.detector.now_micros = std::move(now_micros);
     auto generations = IndexGenerations::Open(index_options);
     EXPECT_OK(generations.status());
     auto access = OpenAccessControl(root.Join("data"), /*bootstrap_admin=*/false);
@@ -55,6 +60,8 @@ class CopyDetectionStack {
 
   bool ok() const { return service_ != nullptr; }
   CopyDetectionService* service() { return service_.get(); }
+  IndexGenerations* generations() { return generations_.get(); }
+  PrincipalStore* store() { return access_->store(); }
 
  private:
   // Declared in order of construction; destroyed in reverse.
