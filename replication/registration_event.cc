@@ -31,6 +31,13 @@ std::string EncodeRegistrationEvent(const RegistrationEvent& event) {
     codec::PutLengthPrefixed(&out, *s);
   }
   codec::PutLengthPrefixed(&out, event.content);
+  // Appended only when set, so that an event without them is as the first revision wrote
+  // it. A node that does not know them refuses the event (trailing bytes) rather than
+  // report an embargoed or expired document.
+  if (m.expires_unix_micros != 0 || m.not_before_unix_micros != 0) {
+    codec::PutVarint64(&out, static_cast<uint64_t>(m.expires_unix_micros));
+    codec::PutVarint64(&out, static_cast<uint64_t>(m.not_before_unix_micros));
+  }
   return out;
 }
 
@@ -59,6 +66,14 @@ absl::StatusOr<RegistrationEvent> DecodeRegistrationEvent(std::string_view in) {
                          &event.content}) {
     if (!codec::GetLengthPrefixed(&in, &field)) return Malformed("field");
     s->assign(field);
+  }
+  if (!in.empty()) {
+    uint64_t expires = 0, not_before = 0;
+    if (!codec::GetVarint64(&in, &expires) || !codec::GetVarint64(&in, &not_before)) {
+      return Malformed("lifetime");
+    }
+    m.expires_unix_micros = static_cast<int64_t>(expires);
+    m.not_before_unix_micros = static_cast<int64_t>(not_before);
   }
   if (!in.empty()) return Malformed("trailing bytes");
   return event;

@@ -27,7 +27,8 @@ enum class RegistrationEventKind : uint8_t {
 struct RegistrationEvent {
   RegistrationEventKind kind = RegistrationEventKind::kRegister;
   // kRegister: the document as sent, its declared format (DocumentFormat's value) and its
-  // metadata (title, author, owner, collection, external id, registered_unix_micros).
+  // metadata (title, author, owner, collection, external id, registered_unix_micros,
+  // expires_unix_micros, not_before_unix_micros).
   std::string content;
   uint32_t format = 0;
   DocumentRecord metadata;

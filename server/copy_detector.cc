@@ -79,7 +79,8 @@ void AddMarkupQuotes(const CheckRequestInfo& request, DocumentFormat format,
   NormalizeRanges(excluded);
 }
 
-// A registration's expiry and embargo, against the server's clock `now`.
+}  // namespace
+
 absl::Status ValidateLifetime(const DocumentRecord& r, int64_t now) {
   if (r.expires_unix_micros < 0 || r.not_before_unix_micros < 0) {
     return absl::InvalidArgumentError("expiry and not-before must be times after 1970");
@@ -96,6 +97,8 @@ absl::Status ValidateLifetime(const DocumentRecord& r, int64_t now) {
   }
   return absl::OkStatus();
 }
+
+namespace {
 
 absl::Status Cancelled(const CheckRequestInfo& request, const char* phase) {
   if (request.cancelled && request.cancelled()) {
@@ -192,7 +195,6 @@ absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view conte
   absl::Cleanup trim = [] { ThreadScratch().Trim(); };
   DocumentRecord record;
   RegisterResultInfo result;
-  COPS_RETURN_IF_ERROR(ValidateLifetime(metadata, NowMicros()));
   COPS_RETURN_IF_ERROR(PrepareRegistration(content, format, metadata, &fp, &record, &result));
   COPS_ASSIGN_OR_RETURN(result.outcome, index_->Register(record, fp, content, log_sequence));
   COPS_RETURN_IF_ERROR(DescribeRegistered(content, record, &result));
@@ -233,12 +235,10 @@ absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
   items.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const RegisterInput& in = inputs[i];
-    absl::Status s = in.metadata == nullptr ? absl::InvalidArgumentError("no metadata")
-                                            : ValidateLifetime(*in.metadata, NowMicros());
-    if (s.ok()) {
-      s = PrepareRegistration(in.content, in.format, *in.metadata, &fps[i], &records[i],
-                              &results[i]);
-    }
+    absl::Status s = in.metadata == nullptr
+                         ? absl::InvalidArgumentError("no metadata")
+                         : PrepareRegistration(in.content, in.format, *in.metadata, &fps[i],
+                                               &records[i], &results[i]);
     if (!s.ok()) {
       out->push_back(std::move(s));
       continue;

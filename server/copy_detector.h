@@ -118,10 +118,10 @@ class CopyDetector {
 
   // Registers `content` with `metadata` (its id field is ignored; a non-zero
   // registered_unix_micros is kept, else the detector's clock is read; expiry and embargo
-  // are kept). INVALID_ARGUMENT for an empty document, an unknown format, unreadable
-  // content, text too short to yield a chunk, an expiry that is not in the future, or an
-  // embargo that does not end before the expiry; RESOURCE_EXHAUSTED above
-  // max_document_bytes. The index is unchanged on error.
+  // are kept as given: ValidateLifetime() is the caller's, when the request comes in, so
+  // that a registration replayed from the log later is applied alike). INVALID_ARGUMENT for
+  // an empty document, an unknown format, unreadable content or text too short to yield a
+  // chunk; RESOURCE_EXHAUSTED above max_document_bytes. The index is unchanged on error.
   // `log_sequence` != 0 applies registration-log event `log_sequence` (Index::Register).
   absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
                                               const DocumentRecord& metadata,
@@ -178,6 +178,10 @@ class CopyDetector {
   const std::unique_ptr<Fingerprinter> fingerprinter_;
   const CopyDetectorOptions options_;
 };
+
+// OK when a registration's expiry (if any) lies after `now` and its embargo (if any) ends
+// before its expiry; INVALID_ARGUMENT naming the times otherwise.
+absl::Status ValidateLifetime(const DocumentRecord& record, int64_t now);
 
 // "match_ratio", "containment", "match_count", "ordered_matches".
 std::string_view DecisionFunctionName(DecisionFunction f);

@@ -294,6 +294,12 @@ int Run(int argc, char** argv) {
   sweep_options.interval =
       std::chrono::seconds(std::max<int64_t>(config.sweep_interval_seconds, 1));
   sweep_options.audit_retention_seconds = config.audit_retention_seconds;
+  if (!config.log_url.empty()) {  // removals are logged writes (docs/scale-out.md)
+    sweep_options.documents = ExpiredDocuments::kUnregisterInLog;
+    sweep_options.log_writes = log_role->writes.get();
+  } else if (!config.follow_url.empty()) {
+    sweep_options.documents = ExpiredDocuments::kLeaveToPrimary;
+  }
   auto sweeper =
       std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
   sweeper->Start();

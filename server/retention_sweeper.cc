@@ -1,5 +1,6 @@
 #include "server/retention_sweeper.h"
 
+#include <set>
 #include <string>
 #include <utility>
 
@@ -26,19 +27,49 @@ void RetentionSweeper::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
+absl::StatusOr<uint64_t> RetentionSweeper::SweepDocuments(int64_t now) {
+  uint64_t total = 0;
+  const size_t batch = options_.documents_per_batch;
+  switch (options_.documents) {
+    case ExpiredDocuments::kLeaveToPrimary:
+      return 0;
+    case ExpiredDocuments::kRemoveHere:
+      for (;;) {
+        size_t removed = 0;
+        COPS_RETURN_IF_ERROR(generations_->WithWriter([&](CopyDetector& d) -> absl::Status {
+          COPS_ASSIGN_OR_RETURN(removed, d.index()->RemoveExpired(now, batch));
+          return absl::OkStatus();
+        }));
+        if (removed == 0) return total;
+        total += removed;
+      }
+    case ExpiredDocuments::kUnregisterInLog:
+      if (options_.log_writes == nullptr) {
+        return absl::FailedPreconditionError("no registration log to unregister through");
+      }
+      for (std::set<DocId> sent;;) {
+        // Not under the registration lock: the log's apply takes it.
+        COPS_ASSIGN_OR_RETURN(std::vector<DocId> due,
+                              generations_->Current()->index()->ExpiredDocuments(now, batch));
+        if (due.empty()) return total;
+        for (DocId id : due) {
+          if (!sent.insert(id).second) {
+            return absl::InternalError("expired document " + std::to_string(id) +
+                                       " is still registered after its unregistration");
+          }
+          absl::Status s = options_.log_writes->Unregister(id);
+          if (!s.ok() && !absl::IsNotFound(s)) return s;  // NOT_FOUND: unregistered already
+          ++total;
+        }
+      }
+  }
+  return total;
+}
+
 absl::StatusOr<SweepResult> RetentionSweeper::SweepOnce() {
   SweepResult result;
   const int64_t now = options_.now_micros();
-  for (;;) {
-    size_t removed = 0;
-    COPS_RETURN_IF_ERROR(generations_->WithWriter([&](CopyDetector& detector) -> absl::Status {
-      COPS_ASSIGN_OR_RETURN(removed,
-                            detector.index()->RemoveExpired(now, options_.documents_per_batch));
-      return absl::OkStatus();
-    }));
-    if (removed == 0) break;
-    result.documents_removed += removed;
-  }
+  COPS_ASSIGN_OR_RETURN(result.documents_removed, SweepDocuments(now));
   if (audit_store_ != nullptr && options_.audit_retention_seconds > 0) {
     const int64_t cutoff = now - options_.audit_retention_seconds * 1000000;
     for (;;) {

@@ -9,7 +9,9 @@
 //
 // Expired documents go in batches, each one atomic index write (Index::RemoveExpired) under
 // the registration lock (IndexGenerations::WithWriter), so registrations wait for one batch
-// at most and a key rotation's catch-up sees every removal.
+// at most and a key rotation's catch-up sees every removal. Under a registration log the
+// removal is a logged write instead (RetentionSweeperOptions::documents,
+// docs/scale-out.md).
 //
 // Thread-safety: SweepOnce() may be called from any thread, also while the background
 // thread runs (each batch is atomic and idempotent).
@@ -24,10 +26,19 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "server/index_generations.h"
+#include "server/log_replica.h"
 #include "server/wall_clock.h"
 #include "storage/principal_store.h"
 
 namespace cops {
+
+// How expired documents leave the index.
+enum class ExpiredDocuments {
+  kRemoveHere,       // Index::RemoveExpired in batches: a copsd on its own
+  kUnregisterInLog,  // an unregistration each through RetentionSweeperOptions::log_writes
+                     // (copsd --log): every node removes it at the same point of the log
+  kLeaveToPrimary,   // none (copsd --follow): the primary's unregistrations remove them
+};
 
 struct RetentionSweeperOptions {
   // Time between the end of one sweep and the start of the next (copsd --sweep-interval).
@@ -37,6 +48,10 @@ struct RetentionSweeperOptions {
   // Documents removed per index write. Larger batches remove faster; the registration lock
   // is held for one batch.
   size_t documents_per_batch = 256;
+  ExpiredDocuments documents = ExpiredDocuments::kRemoveHere;
+  // With kUnregisterInLog: the writes of the registration log (not owned; must outlive the
+  // sweeper).
+  DocumentWrites* log_writes = nullptr;
   // Audit entries older than this many seconds are removed (copsd --audit-retention);
   // 0 = kept forever.
   int64_t audit_retention_seconds = int64_t{90} * 86400;
@@ -65,13 +80,15 @@ class RetentionSweeper {
   // logged and tried again at the next interval. Calling it twice does nothing.
   void Start();
 
-  // Sweeps now on the caller's thread: every document expired by now, batch by batch, and
-  // every audit entry older than the retention. The index's or the store's error stops the
-  // sweep (what was removed before stays removed).
+  // Sweeps now on the caller's thread: every document expired by now, batch by batch (as
+  // options.documents says), and every audit entry older than the retention. The index's,
+  // the log's or the store's error stops the sweep (what was removed before stays
+  // removed).
   absl::StatusOr<SweepResult> SweepOnce();
 
  private:
   void Run();
+  absl::StatusOr<uint64_t> SweepDocuments(int64_t now);
 
   IndexGenerations* const generations_;
   PrincipalStore* const audit_store_;

@@ -378,10 +378,12 @@ CopyDetectionService::AdmitRegistration(const Principal& principal, const v1::Do
   meta.expires_unix_micros = doc.metadata().expires_unix_micros();
   meta.not_before_unix_micros = doc.metadata().not_before_unix_micros();
   COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kRegister, meta.collection));
+  const int64_t now = Detector()->NowMicros();
   if (meta.expires_unix_micros == 0) {
     const int64_t retention = authorizer_->PolicyFor(meta.collection).retention_seconds;
-    if (retention > 0) meta.expires_unix_micros = Detector()->NowMicros() + retention * 1000000;
+    if (retention > 0) meta.expires_unix_micros = now + retention * 1000000;
   }
+  COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now));
   COPS_ASSIGN_OR_RETURN(admitted.usage,
                         usage_->Reserve(principal, UsageCost{1, doc.content().size()}));
   COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(meta.collection));

@@ -1053,6 +1053,32 @@ absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_
   }
 }
 
+absl::StatusOr<std::vector<DocId>> Index::ExpiredDocuments(int64_t now_unix_micros,
+                                                           size_t limit) const {
+  const Rep& r = *rep_;
+  const std::string prefix = kExpiryPrefix;
+  std::vector<DocId> due;
+  std::unique_ptr<rocksdb::Iterator> it(r.db->NewIterator(rocksdb::ReadOptions(), r.cf(kMeta)));
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) && due.size() < limit;
+       it->Next()) {
+    if (it->key().size() != prefix.size() + 16) {
+      return absl::DataLossError("malformed expiry entry");
+    }
+    const char* p = it->key().data() + prefix.size();
+    const auto expires = static_cast<int64_t>(codec::DecodeFixed64BE(p));
+    if (expires > now_unix_micros) break;
+    const DocId id = codec::DecodeFixed64BE(p + 8);
+    COPS_ASSIGN_OR_RETURN(auto value,
+                          r.Get(kDocuments, codec::DocKey(id), "reading expired document"));
+    if (!value.has_value()) continue;  // a stale entry: RemoveExpired drops those
+    DocumentRecord record;
+    COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(id, *value, &record));
+    if (record.expires_unix_micros == expires) due.push_back(id);
+  }
+  if (!it->status().ok()) return FromRocks(it->status(), "reading expiries");
+  return due;
+}
+
 absl::StatusOr<DocumentRecord> Index::GetDocument(DocId id) const {
   COPS_ASSIGN_OR_RETURN(auto value, rep_->Get(kDocuments, codec::DocKey(id),
                                               "reading document " + std::to_string(id)));

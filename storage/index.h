@@ -228,6 +228,11 @@ class Index {
   // every document either whole or gone, and the next call resumes where the last one
   // stopped.
   absl::StatusOr<size_t> RemoveExpired(int64_t now_unix_micros, size_t max_documents);
+  // The ids of up to `limit` documents whose expiry is at or before `now_unix_micros`,
+  // earliest expiry first, without removing them (a registration log unregisters them
+  // instead: server/retention_sweeper.h). Reads only the entries and records it returns.
+  absl::StatusOr<std::vector<DocId>> ExpiredDocuments(int64_t now_unix_micros,
+                                                      size_t limit) const;
 
   // NOT_FOUND when no such document.
   absl::StatusOr<DocumentRecord> GetDocument(DocId id) const;

@@ -32,6 +32,28 @@ TEST(RegistrationEventTest, RegistrationRoundTripsEveryField) {
   EXPECT_EQ(decoded.metadata.registered_unix_micros, 1732500000123456);
 }
 
+TEST(RegistrationEventTest, ExpiryAndEmbargoTravelOnlyWhenSet) {
+  RegistrationEvent event;
+  event.content = "text";
+  event.metadata.registered_unix_micros = 1732500000123456;
+  const std::string without = EncodeRegistrationEvent(event);
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent plain, DecodeRegistrationEvent(without));
+  EXPECT_EQ(plain.metadata.expires_unix_micros, 0);
+  EXPECT_EQ(plain.metadata.not_before_unix_micros, 0);
+  // The first revision's bytes end with the content.
+  EXPECT_EQ(without.substr(without.size() - 5), std::string("\x04text"));
+
+  event.metadata.expires_unix_micros = 1800000000000000;
+  event.metadata.not_before_unix_micros = 1750000000000000;
+  const std::string with = EncodeRegistrationEvent(event);
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent decoded, DecodeRegistrationEvent(with));
+  EXPECT_EQ(decoded.metadata.expires_unix_micros, 1800000000000000);
+  EXPECT_EQ(decoded.metadata.not_before_unix_micros, 1750000000000000);
+  EXPECT_EQ(decoded.content, "text");
+  // Cut inside the lifetime: damage, not a missing field.
+  EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent(with.substr(0, with.size() - 1)).status()));
+}
+
 TEST(RegistrationEventTest, UnregistrationRoundTrips) {
   RegistrationEvent event;
   event.kind = RegistrationEventKind::kUnregister;

@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "server/index_generations.h"
+#include "server/log_replica.h"
 #include "storage/principal_store.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"
@@ -138,6 +139,65 @@ TEST_F(RetentionSweeperTest, StartSweepsAtOnceInTheBackground) {
   }
   EXPECT_FALSE(Present(doomed));
   // The destructor stops the waiting thread at once, not after the interval.
+}
+
+// The writes of a registration log as the primary's sweeper sees them: each unregistration
+// is "published" (recorded) and applied to the index, as LoggedWrites does through the log.
+class RecordingLogWrites : public DocumentWrites {
+ public:
+  explicit RecordingLogWrites(IndexGenerations* generations) : generations_(generations) {}
+  absl::StatusOr<RegisterResultInfo> Register(std::string_view, DocumentFormat,
+                                              const DocumentRecord&) override {
+    return absl::UnimplementedError("not in this test");
+  }
+  absl::Status Unregister(DocId id) override {
+    published.push_back(id);
+    return generations_->WithWriter(
+        [id](CopyDetector& detector) { return detector.Unregister(id); });
+  }
+  std::vector<DocId> published;
+
+ private:
+  IndexGenerations* const generations_;
+};
+
+TEST_F(RetentionSweeperTest, UnderARegistrationLogExpiredDocumentsAreUnregisteredThroughIt) {
+  const int64_t t0 = now_.load();
+  const DocId first = Register(40, t0 + 2 * kSecond);
+  const DocId second = Register(41, t0 + kSecond);
+  const DocId kept = Register(42, t0 + kDay);
+  now_ = t0 + 3 * kSecond;
+
+  RecordingLogWrites log(generations_.get());
+  RetentionSweeperOptions primary = SweepOptions(/*batch=*/1);
+  primary.documents = ExpiredDocuments::kUnregisterInLog;
+  primary.log_writes = &log;
+  ASSERT_OK_AND_ASSIGN(SweepResult swept, RetentionSweeper(generations_.get(), store_.get(),
+                                                           primary)
+                                              .SweepOnce());
+  EXPECT_EQ(swept.documents_removed, 2u);
+  EXPECT_EQ(log.published, (std::vector<DocId>{second, first}));  // earliest expiry first
+  EXPECT_FALSE(Present(first));
+  EXPECT_TRUE(Present(kept));
+}
+
+TEST_F(RetentionSweeperTest, AFollowerLeavesExpiredDocumentsToThePrimary) {
+  const int64_t t0 = now_.load();
+  const DocId expired = Register(50, t0 + kSecond);
+  now_ = t0 + 2 * kSecond;
+  RetentionSweeperOptions follower = SweepOptions();
+  follower.documents = ExpiredDocuments::kLeaveToPrimary;
+  ASSERT_OK_AND_ASSIGN(SweepResult swept, RetentionSweeper(generations_.get(), store_.get(),
+                                                           follower)
+                                              .SweepOnce());
+  EXPECT_EQ(swept.documents_removed, 0u);
+  EXPECT_TRUE(Present(expired));  // until the primary's unregistration arrives
+  // Checks ignore it meanwhile.
+  CheckRequestInfo check;
+  const std::string text = Prose(50, 200);
+  check.content = text;
+  ASSERT_OK_AND_ASSIGN(CheckResult result, generations_->Current()->Check(check));
+  EXPECT_TRUE(result.report.matches.empty());
 }
 
 }  // namespace

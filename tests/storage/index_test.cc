@@ -1601,6 +1601,20 @@ TEST(IndexTest, RemoveExpiredRemovesDueDocumentsEarliestFirstAndNothingElse) {
   EXPECT_GT(again->id, never);
 }
 
+TEST(IndexTest, ExpiredDocumentsListsDueDocumentsWithoutRemovingThem) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Join("db")));
+  const DocId b = index->Register(ExpiringRecord("b", 200), MakeFingerprint(2, 10), "")->id;
+  const DocId a = index->Register(ExpiringRecord("a", 100), MakeFingerprint(1, 10), "")->id;
+  ASSERT_OK(index->Register(ExpiringRecord("c", 300), MakeFingerprint(3, 10), ""));
+  EXPECT_EQ(*index->ExpiredDocuments(250, 10), (std::vector<DocId>{a, b}));
+  EXPECT_EQ(*index->ExpiredDocuments(250, 1), (std::vector<DocId>{a}));
+  EXPECT_TRUE(index->ExpiredDocuments(99, 10)->empty());
+  EXPECT_EQ(index->Stats().documents, 3u);
+  ASSERT_OK(index->Unregister(a));
+  EXPECT_EQ(*index->ExpiredDocuments(250, 10), (std::vector<DocId>{b}));
+}
+
 TEST(IndexTest, UnregisterTakesTheExpiryEntryAlongAndStaleEntriesAreSkipped) {
   TempDir dir;
   const std::string path = dir.Join("db");
