@@ -168,6 +168,35 @@ TEST_F(LogReplicaTest, UnregistrationPropagatesToTheFollower) {
   EXPECT_TRUE(absl::IsNotFound(follower_.client->Get(ids[0]).status()));
 }
 
+TEST_F(LogReplicaTest, ExpiryAndEmbargoTravelToTheFollower) {
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndFollower());
+  const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  const int64_t tomorrow = now + int64_t{86400} * 1000000;
+  const int64_t year_2999 = int64_t{32472144000} * 1000000;
+  v1::Document expiring = DocumentOf(0);
+  expiring.mutable_metadata()->set_expires_unix_micros(tomorrow);
+  v1::Document embargoed = DocumentOf(1);
+  embargoed.mutable_metadata()->set_not_before_unix_micros(year_2999);
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply a, primary_.client->Register(expiring));
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply b, primary_.client->Register(embargoed));
+  // An expiry in the past is refused before it reaches the log.
+  v1::Document past = DocumentOf(2);
+  past.mutable_metadata()->set_expires_unix_micros(now - 1000000);
+  EXPECT_TRUE(absl::IsInvalidArgument(primary_.client->Register(past).status()));
+  ASSERT_OK(primary_.client->Register(DocumentOf(3)));
+
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 3; }));
+  ASSERT_OK_AND_ASSIGN(v1::DocumentInfo got, follower_.client->Get(a.doc_id()));
+  EXPECT_EQ(got.metadata().expires_unix_micros(), tomorrow);
+  ASSERT_OK_AND_ASSIGN(got, follower_.client->Get(b.doc_id()));
+  EXPECT_EQ(got.metadata().not_before_unix_micros(), year_2999);
+  EXPECT_EQ(BestMatch(&follower_, 0), a.doc_id());
+  EXPECT_EQ(BestMatch(&follower_, 1), 0u);  // embargoed on every node
+  EXPECT_EQ(BestMatch(&primary_, 1), 0u);
+}
+
 TEST_F(LogReplicaTest, KilledFollowerCatchesUpWithNoLossAndNoDuplicate) {
   ASSERT_NO_FATAL_FAILURE(StartPrimaryAndFollower());
   std::vector<uint64_t> ids;
