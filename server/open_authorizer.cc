@@ -28,6 +28,12 @@ std::vector<std::string> OpenAuthorizer::TemplateCollections() const {
   return collections_->TemplateCollections();
 }
 
+CollectionPolicy OpenAuthorizer::PolicyFor(std::string_view collection) const {
+  CollectionPolicy policy{true, false};
+  policy.retention_seconds = collections_->PolicyFor(collection).retention_seconds;
+  return policy;
+}
+
 absl::Status OpenAuthorizer::EnsureCollection(std::string_view collection) {
   return collections_->EnsureCollection(collection);
 }

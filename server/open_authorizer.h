@@ -6,8 +6,8 @@
 // quotas, and may do everything. Only sensible when the listener is reachable from this
 // machine alone. Collections are kept as with authentication on, in the access store: one
 // registered into is recorded (and listed), a check or listing naming an unknown one is
-// NOT_FOUND, and the template collections are those an admin set; privacy settings do not
-// apply in this mode.
+// NOT_FOUND, and the template collections and retentions are those an admin set; privacy
+// settings (titles, audit) do not apply in this mode.
 //
 // A caller that presented a verified client certificate is refused (UNAUTHENTICATED): a
 // certificate claims a principal, which this mode does not check. copsd never serves client
@@ -33,6 +33,8 @@ class OpenAuthorizer final : public Authorizer {
   absl::Status Authorize(const Principal& principal, Action action,
                          std::string_view collection) const override;
   std::vector<std::string> TemplateCollections() const override;
+  // Titles shown, no audit, and the collection's retention.
+  CollectionPolicy PolicyFor(std::string_view collection) const override;
   absl::Status EnsureCollection(std::string_view collection) override;
   absl::Status RequireCollection(std::string_view collection) const override;
 

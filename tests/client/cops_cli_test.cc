@@ -1194,7 +1194,8 @@ class CopsCliClockTest : public ::testing::Test {
     ASSERT_TRUE(stack_.ok());
     RetentionSweeperOptions sweep;
     sweep.now_micros = [this] { return now_.load(); };
-    sweeper_ = std::make_unique<RetentionSweeper>(stack_.generations(), stack_.store(), sweep);
+    sweeper_ = std::make_unique<RetentionSweeper>(stack_.generations(),
+                                                  stack_.access()->store(), sweep);
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({stack_.service()}));
     WriteFile(dir_ / "essay.txt", Corpus()[0].body);
   }
@@ -1240,6 +1241,20 @@ TEST_F(CopsCliClockTest, ADocumentIsMatchedUntilItsExpiryThenSweptAway) {
   reg = Cops({"--json", "register", (dir_ / "essay.txt").string()});
   ASSERT_EQ(reg.exit_code, 0) << reg.err;
   EXPECT_TRUE(json::parse(reg.out)["created"].get<bool>());
+}
+
+TEST_F(CopsCliClockTest, ACollectionsRetentionAppliesWithAuthenticationOff) {
+  CollectionRecord yearly;
+  yearly.name = "yearly";
+  yearly.retention_seconds = 365 * 86400;
+  ASSERT_OK(stack_.access()->PutCollection(yearly));
+  CliRun reg = Cops({"--json", "register", "--collection", "yearly", (dir_ / "essay.txt").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  CliRun get = Cops({"--json", "get", std::to_string(json::parse(reg.out)["doc_id"].get<uint64_t>())});
+  ASSERT_EQ(get.exit_code, 0) << get.err;
+  const json record = json::parse(get.out);
+  EXPECT_EQ(record["expires_unix_micros"].get<int64_t>(),
+            record["registered_unix_micros"].get<int64_t>() + int64_t{365} * 86400 * 1000000);
 }
 
 }  // namespace

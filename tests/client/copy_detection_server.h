@@ -61,7 +61,7 @@ class CopyDetectionStack {
   bool ok() const { return service_ != nullptr; }
   CopyDetectionService* service() { return service_.get(); }
   IndexGenerations* generations() { return generations_.get(); }
-  PrincipalStore* store() { return access_->store(); }
+  AccessControl* access() { return access_.get(); }
 
  private:
   // Declared in order of construction; destroyed in reverse.
