@@ -150,6 +150,50 @@ TEST_F(SnapshotTest, IsACompleteOwnerOnlyDataDirectoryOfTheMomentItWasTaken) {
   EXPECT_EQ(testing::NotOwnerOnly(path), std::vector<std::string>{});
 }
 
+TEST_F(SnapshotTest, CarriesLifetimesTheirSweepOrderAndOwnersMatchLists) {
+  OpenLive(0);
+  constexpr int64_t kExpires = 2'000'000'000'000'000, kNotBefore = 1'900'000'000'000'000;
+  DocumentRecord lifetime = Record("two");
+  lifetime.expires_unix_micros = kExpires;
+  lifetime.not_before_unix_micros = kNotBefore;
+  ASSERT_OK_AND_ASSIGN(RegisterOutcome two, index_->Register(lifetime, Fingerprint(2), "text two"));
+  CollectionRecord yearly;
+  yearly.name = "acm";
+  yearly.retention_seconds = 365 * 86400;
+  ASSERT_OK(access_->PutCollection(yearly));
+  AuditRecord hit;
+  hit.doc_id = two.id;
+  hit.collection = "acm";
+  hit.unix_micros = 1'800'000'000'000'000;
+  hit.checker = "pc";
+  hit.owner = "acm-press";
+  hit.test_sha256 = std::string(64, 'a');
+  ASSERT_OK(access_->AppendAudit({hit}));
+  ASSERT_OK_AND_ASSIGN(const std::string path, WriteSnapshot(Source(), "nightly"));
+  index_.reset();
+  access_.reset();
+
+  DataDir copy(path);
+  std::unique_ptr<Index> index = OpenIndex(copy.IndexPath(0));
+  ASSERT_NE(index, nullptr);
+  ASSERT_OK_AND_ASSIGN(const DocumentRecord record, index->GetDocument(two.id));
+  EXPECT_EQ(record.expires_unix_micros, kExpires);
+  EXPECT_EQ(record.not_before_unix_micros, kNotBefore);
+  EXPECT_EQ(index->GetDocument(one_)->expires_unix_micros, 0);
+  // The expiry entries came along: the copy's sweep finds the document when it is due.
+  EXPECT_EQ(index->ExpiredDocuments(kExpires - 1, 10).value(), std::vector<DocId>{});
+  EXPECT_EQ(index->ExpiredDocuments(kExpires, 10).value(), std::vector<DocId>{two.id});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrincipalStore> access,
+                       PrincipalStore::Open(copy.AccessStorePath()));
+  EXPECT_EQ(access->GetCollection("acm").value().retention_seconds, 365 * 86400);
+  ASSERT_OK_AND_ASSIGN(const std::vector<AuditRecord> mine,
+                       access->QueryAuditOfOwner("acm-press", 0, 0, 100));
+  ASSERT_EQ(mine.size(), 1u);
+  EXPECT_EQ(mine[0].doc_id, two.id);
+  EXPECT_EQ(mine[0].test_sha256, hit.test_sha256);
+  EXPECT_EQ(access->RemoveAuditBefore(hit.unix_micros + 1, 10).value(), 1u);
+}
+
 TEST_F(SnapshotTest, NamesAreCheckedAndNeverReused) {
   OpenLive(0);
   for (const char* bad : {"", ".", "..", "../escape", "a/b", "x~tmp"}) {
