@@ -790,11 +790,27 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
   Counters next = r.counters;
   DocId next_id = r.next_doc_id;
   bool lifetimes = false;  // a created document has an expiry or an embargo
+  const int64_t now = NowMicros();
+  // Whether document `id`, named by the external-id or duplicate map, had expired by
+  // `when`: it is then neither the earlier registration nor a duplicate of a new document,
+  // which takes over the map entry (docs/storage-format.md). Only an index that has used
+  // lifetimes holds expiries, so others read nothing more.
+  const bool may_hold_expiries = r.schema_version >= codec::kSchemaVersionLifetimes;
+  auto expired_by = [&](DocId id, int64_t when) -> absl::StatusOr<bool> {
+    if (!may_hold_expiries) return false;
+    COPS_ASSIGN_OR_RETURN(auto value, r.Get(kDocuments, codec::DocKey(id), "reading document"));
+    if (!value.has_value()) return false;
+    DocumentRecord existing;
+    COPS_RETURN_IF_ERROR(codec::DecodeDocumentRecord(id, *value, &existing));
+    return existing.expires_unix_micros != 0 && existing.expires_unix_micros <= when;
+  };
   rocksdb::WriteBatch b;
   // Decides each outcome in order and adds the created documents' records to `b`.
   auto decide = [&]() -> absl::Status {
     for (Prepared* p : group) {
       const DocumentRecord& record = *p->record;
+      const int64_t registered =
+          record.registered_unix_micros != 0 ? record.registered_unix_micros : now;
       if (!p->ext_key.empty()) {
         if (auto it = new_ext.find(p->ext_key); it != new_ext.end()) {
           p->outcome = RegisterOutcome{it->second, false, std::nullopt};
@@ -804,9 +820,12 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
                               r.Get(kExternalIds, p->ext_key, "reading external id"));
         if (existing.has_value()) {
           if (existing->size() != 8) return absl::DataLossError("malformed external id entry");
-          p->outcome =
-              RegisterOutcome{codec::DecodeFixed64BE(existing->data()), false, std::nullopt};
-          continue;
+          const DocId id = codec::DecodeFixed64BE(existing->data());
+          COPS_ASSIGN_OR_RETURN(const bool expired, expired_by(id, registered));
+          if (!expired) {
+            p->outcome = RegisterOutcome{id, false, std::nullopt};
+            continue;
+          }
         }
       }
       if (auto it = new_sha.find(p->sha_key); it != new_sha.end()) {
@@ -817,8 +836,11 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
       if (dup.has_value()) {
         if (dup->size() != 8) return absl::DataLossError("malformed duplicate map entry");
         const DocId id = codec::DecodeFixed64BE(dup->data());
-        p->outcome = RegisterOutcome{id, false, id};
-        continue;
+        COPS_ASSIGN_OR_RETURN(const bool expired, expired_by(id, registered));
+        if (!expired) {
+          p->outcome = RegisterOutcome{id, false, id};
+          continue;
+        }
       }
       if (p->fixed_id != 0) {
         const std::string what = "reading document " + std::to_string(p->fixed_id);
@@ -840,7 +862,7 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
       stored.total_chunks = p->fp->total_chunks;
       stored.stored_chunks = static_cast<uint32_t>(p->fp->chunks.size());
       if (stored.size_bytes == 0) stored.size_bytes = p->fp->input_bytes;
-      if (stored.registered_unix_micros == 0) stored.registered_unix_micros = NowMicros();
+      stored.registered_unix_micros = registered;
       const std::string doc_key = codec::DocKey(id);
       const bool keep_text = r.options.store_texts && !p->text.empty();
 

@@ -1231,16 +1231,21 @@ TEST_F(CopsCliClockTest, ADocumentIsMatchedUntilItsExpiryThenSweptAway) {
   EXPECT_EQ(after.exit_code, 0) << after.out;  // expired: no longer matched
   EXPECT_TRUE(json::parse(after.out)["matches"].empty()) << after.out;
   EXPECT_EQ(Cops({"get", id}).exit_code, 0);  // not yet swept
+  // The same text registered again, before the sweep, is a new document, not the expired one.
+  reg = Cops({"--json", "register", (dir_ / "essay.txt").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  EXPECT_TRUE(json::parse(reg.out)["created"].get<bool>());
+  const uint64_t renewed = json::parse(reg.out)["doc_id"].get<uint64_t>();
+  EXPECT_NE(std::to_string(renewed), id);
 
   ASSERT_OK_AND_ASSIGN(SweepResult swept, sweeper_->SweepOnce());
   EXPECT_EQ(swept.documents_removed, 1u);
   CliRun gone = Cops({"get", id});
   EXPECT_EQ(gone.exit_code, 2);
   EXPECT_NE(gone.err.find("NOT_FOUND"), std::string::npos) << gone.err;
-  // The same text may be registered again, as a new document.
-  reg = Cops({"--json", "register", (dir_ / "essay.txt").string()});
-  ASSERT_EQ(reg.exit_code, 0) << reg.err;
-  EXPECT_TRUE(json::parse(reg.out)["created"].get<bool>());
+  CliRun found = Cops({"--json", "check", (dir_ / "essay.txt").string()});
+  EXPECT_EQ(found.exit_code, 1) << found.out;
+  EXPECT_EQ(json::parse(found.out)["matches"][0]["doc_id"].get<uint64_t>(), renewed) << found.out;
 }
 
 TEST_F(CopsCliClockTest, ACollectionsRetentionAppliesWithAuthenticationOff) {

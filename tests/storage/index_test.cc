@@ -1601,6 +1601,41 @@ TEST(IndexTest, RemoveExpiredRemovesDueDocumentsEarliestFirstAndNothingElse) {
   EXPECT_GT(again->id, never);
 }
 
+TEST(IndexTest, AnExpiredDocumentIsNoDuplicateNorEarlierRegistrationEvenBeforeItsSweep) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Join("db")));
+  auto at = [](DocumentRecord r, int64_t registered) {
+    r.registered_unix_micros = registered;
+    return r;
+  };
+  const DocumentFingerprint fp = MakeFingerprint(1, 20, true);
+  ASSERT_OK_AND_ASSIGN(RegisterOutcome old,
+                       index->Register(at(ExpiringRecord("essay", 200), 100), fp, "text"));
+  // Before its expiry the same text, or the same external id, is the old document.
+  ASSERT_OK_AND_ASSIGN(RegisterOutcome dup, index->Register(at(MakeRecord(""), 199), fp, "text"));
+  EXPECT_FALSE(dup.created);
+  EXPECT_EQ(dup.duplicate_of, old.id);
+  ASSERT_OK_AND_ASSIGN(RegisterOutcome retry,
+                       index->Register(at(MakeRecord("essay"), 199), MakeFingerprint(2, 20), ""));
+  EXPECT_FALSE(retry.created);
+  EXPECT_EQ(retry.id, old.id);
+  // From its expiry on, not yet swept, a registration of either is a new document.
+  ASSERT_OK_AND_ASSIGN(RegisterOutcome renewed,
+                       index->Register(at(MakeRecord("essay"), 200), fp, "text"));
+  EXPECT_TRUE(renewed.created);
+  EXPECT_GT(renewed.id, old.id);
+  EXPECT_OK(index->GetDocument(old.id));
+  // The sweep removes the old document and leaves the maps to the new one.
+  EXPECT_EQ(*index->RemoveExpired(200, 10), 1u);
+  EXPECT_TRUE(absl::IsNotFound(index->GetDocument(old.id).status()));
+  EXPECT_TRUE(HasAllPostings(*index, fp, renewed.id));
+  ASSERT_OK_AND_ASSIGN(dup, index->Register(at(MakeRecord(""), 300), fp, "text"));
+  EXPECT_EQ(dup.duplicate_of, renewed.id);
+  ASSERT_OK_AND_ASSIGN(retry, index->Register(at(MakeRecord("essay"), 300), fp, ""));
+  EXPECT_EQ(retry.id, renewed.id);
+  EXPECT_EQ(index->Stats().documents, 1u);
+}
+
 TEST(IndexTest, ExpiredDocumentsListsDueDocumentsWithoutRemovingThem) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Join("db")));
