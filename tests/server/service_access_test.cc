@@ -167,6 +167,15 @@ class ServiceAccessTest : public ::testing::Test {
     return stub_->ListMatches(&ctx, req, reply);
   }
 
+  grpc::Status Audit(const std::string& key, uint64_t doc_id, v1::QueryAuditResponse* reply) {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, key);
+    v1::QueryAuditRequest req;
+    req.set_doc_id(doc_id);
+    reply->Clear();
+    return admin_stub_->QueryAudit(&ctx, req, reply);
+  }
+
   // The receipts' and the index's clock (registration times, expiries): 2025-02-01.
   std::atomic<int64_t> now_{1738368000000000};
   testing::TempDir dir_{"svc_access"};
@@ -294,18 +303,12 @@ TEST_F(ServiceAccessTest, OwnersSeeWhichChecksHitTheirDocuments) {
   ASSERT_OK(Check(pc_key_, text, {}, &reply));
   audit_->Flush();  // the record is written off the check path
   EXPECT_EQ(audit_->counters().written, 1u);
-  grpc::ClientContext ctx;
-  testing::PrepareCall(&ctx, acm_key_);
-  v1::QueryAuditRequest req;
-  req.set_doc_id(id);
   v1::QueryAuditResponse audit;
-  ASSERT_OK(admin_stub_->QueryAudit(&ctx, req, &audit));
+  ASSERT_OK(Audit(acm_key_, id, &audit));
   ASSERT_EQ(audit.entries_size(), 1);
   EXPECT_EQ(audit.entries(0).checker(), "sigmod-pc");
   EXPECT_TRUE(audit.entries(0).violation());
-  grpc::ClientContext ctx2;
-  testing::PrepareCall(&ctx2, acm2_key_);
-  EXPECT_EQ(admin_stub_->QueryAudit(&ctx2, req, &audit).error_code(), kDenied);
+  EXPECT_EQ(Audit(acm2_key_, id, &audit).error_code(), kDenied);
 }
 
 TEST_F(ServiceAccessTest, RevokedKeyFailsOnTheNextCall) {
@@ -699,12 +702,8 @@ TEST_F(ServiceAccessTest, OwnersListTheMatchesOfTheirOwnDocumentsOnly) {
   ASSERT_OK(Matches(acm_key_, &mine, 0, "", e.unix_micros() + 1));
   EXPECT_EQ(mine.entries_size(), 0);
   // Admin.QueryAudit shows the digest too.
-  grpc::ClientContext ctx;
-  testing::PrepareCall(&ctx, acm_key_);
-  v1::QueryAuditRequest req;
-  req.set_doc_id(a);
   v1::QueryAuditResponse audit;
-  ASSERT_OK(admin_stub_->QueryAudit(&ctx, req, &audit));
+  ASSERT_OK(Audit(acm_key_, a, &audit));
   ASSERT_EQ(audit.entries_size(), 1);
   EXPECT_EQ(audit.entries(0).test_sha256(), HexSha256(checked));
 }
