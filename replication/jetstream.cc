@@ -55,10 +55,33 @@ absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
   }
   std::unique_ptr<JetStream> js(new JetStream(options, connection, context));
 
+  // The stream's subjects: the single-partition subject and one per partition (its
+  // children, "<subject>.<p>", replication/partitioning.h).
+  const std::string partitions = options.subject + ".*";
+  const char* subjects[] = {options.subject.c_str(), partitions.c_str()};
   jsStreamInfo* info = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
   s = js_GetStreamInfo(&info, context, options.stream.c_str(), nullptr, &err);
   if (s == NATS_OK) {
+    // A stream created before partitions existed lacks their subject: add it.
+    jsStreamConfig* existing = info->Config;
+    bool has_partitions = false;
+    for (int i = 0; i < existing->SubjectsLen; ++i) {
+      has_partitions = has_partitions || partitions == existing->Subjects[i];
+    }
+    if (!has_partitions && existing->SubjectsLen == 1 && options.subject == existing->Subjects[0]) {
+      const char** own_subjects = existing->Subjects;
+      existing->Subjects = subjects;
+      existing->SubjectsLen = 2;
+      jsStreamInfo* updated = nullptr;
+      s = js_UpdateStream(&updated, context, existing, nullptr, &err);
+      existing->Subjects = own_subjects;  // the client frees its own array
+      existing->SubjectsLen = 1;
+      jsStreamInfo_Destroy(info);
+      if (s != NATS_OK) return NatsError(s, "adding partition subjects to stream " + options.stream);
+      jsStreamInfo_Destroy(updated);
+      return js;
+    }
     jsStreamInfo_Destroy(info);
     return js;
   }
@@ -68,9 +91,8 @@ absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
   jsStreamConfig config;
   jsStreamConfig_Init(&config);
   config.Name = options.stream.c_str();
-  const char* subjects[] = {options.subject.c_str()};
   config.Subjects = subjects;
-  config.SubjectsLen = 1;
+  config.SubjectsLen = 2;
   config.Storage = js_FileStorage;
   config.Retention = js_LimitsPolicy;
   config.Replicas = options.replicas;

@@ -21,7 +21,9 @@ namespace cops {
 struct RegistrationStreamOptions {
   std::string url = "nats://127.0.0.1:4222";  // one or more comma-separated server URLs
   std::string stream = "COPS_REGISTRATIONS";  // JetStream stream name
-  std::string subject = "cops.registrations";  // the stream's one subject
+  // The stream's subject for a single partition; partition p publishes to "<subject>.<p>"
+  // (replication/partitioning.h). The stream takes both.
+  std::string subject = "cops.registrations";
   // Copies JetStream keeps of each event (RAFT quorum); 1 for a single server, 3 in a
   // cluster of 3. Applied when the stream is created; an existing stream keeps its own.
   int replicas = 1;

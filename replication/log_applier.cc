@@ -21,8 +21,11 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
                                     options.durable.c_str(), nullptr, &err);
   if (s == NATS_OK) {
     const bool behind_index = info->AckFloor.Stream <= applied;
+    const char* filter = info->Config != nullptr ? info->Config->FilterSubject : nullptr;
+    const bool same_filter = options.filter_subject == (filter != nullptr ? filter : "");
     jsConsumerInfo_Destroy(info);
-    if (behind_index) return absl::OkStatus();  // redeliveries at or below `applied` are skipped
+    // Redeliveries at or below `applied` are skipped.
+    if (behind_index && same_filter) return absl::OkStatus();
     s = js_DeleteConsumer(js->context(), stream.c_str(), options.durable.c_str(), nullptr, &err);
     if (s != NATS_OK) return NatsError(s, "deleting consumer " + options.durable);
   } else if (s != NATS_NOT_FOUND && err != JSConsumerNotFoundErr) {
@@ -35,6 +38,7 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
   config.AckWait = options.ack_wait_ms * 1000000;  // nanoseconds
   config.DeliverPolicy = js_DeliverByStartSequence;
   config.OptStartSeq = applied + 1;
+  if (!options.filter_subject.empty()) config.FilterSubject = options.filter_subject.c_str();
   s = js_AddConsumer(&info, js->context(), stream.c_str(), &config, nullptr, &err);
   if (s != NATS_OK) return NatsError(s, "creating consumer " + options.durable);
   jsConsumerInfo_Destroy(info);
@@ -43,8 +47,12 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
 
 }  // namespace
 
-LogApplier::LogApplier(LogSink* sink, LogApplierOptions options, natsSubscription* subscription)
-    : sink_(sink), options_(std::move(options)), subscription_(subscription) {}
+LogApplier::LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
+                       natsSubscription* subscription)
+    : jetstream_(jetstream),
+      sink_(sink),
+      options_(std::move(options)),
+      subscription_(subscription) {}
 
 absl::StatusOr<std::unique_ptr<LogApplier>> LogApplier::Start(JetStream* jetstream,
                                                               LogSink* sink,
@@ -58,12 +66,14 @@ absl::StatusOr<std::unique_ptr<LogApplier>> LogApplier::Start(JetStream* jetstre
   sub_options.ManualAck = true;
   natsSubscription* subscription = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const std::string& subject =
+      options.filter_subject.empty() ? jetstream->options().subject : options.filter_subject;
   const natsStatus s =
-      js_PullSubscribe(&subscription, jetstream->context(), jetstream->options().subject.c_str(),
+      js_PullSubscribe(&subscription, jetstream->context(), subject.c_str(),
                        options.durable.c_str(), nullptr, &sub_options, &err);
   if (s != NATS_OK) return NatsError(s, "subscribing consumer " + options.durable);
   std::unique_ptr<LogApplier> applier(
-      new LogApplier(sink, std::move(options), subscription));
+      new LogApplier(jetstream, sink, std::move(options), subscription));
   applier->thread_ = std::thread([a = applier.get()] { a->Run(); });
   return applier;
 }
@@ -81,6 +91,18 @@ void LogApplier::Stop() {
 absl::Status LogApplier::LastError() const {
   absl::MutexLock lock(&mu_);
   return last_error_;
+}
+
+absl::StatusOr<bool> LogApplier::CaughtUp() const {
+  jsConsumerInfo* info = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  const natsStatus s =
+      js_GetConsumerInfo(&info, jetstream_->context(), jetstream_->options().stream.c_str(),
+                         options_.durable.c_str(), nullptr, &err);
+  if (s != NATS_OK) return NatsError(s, "looking up consumer " + options_.durable);
+  const bool caught_up = info->NumPending == 0 && info->NumAckPending == 0;
+  jsConsumerInfo_Destroy(info);
+  return caught_up;
 }
 
 bool LogApplier::Handle(void* raw) {

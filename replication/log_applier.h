@@ -45,6 +45,10 @@ class LogSink {
 struct LogApplierOptions {
   // Name of this node's durable consumer; each index node needs its own.
   std::string durable = "cops-index";
+  // Only events published to this subject are consumed (a partition's subject,
+  // replication/partitioning.h); empty = every event of the stream. A durable consumer
+  // bound with another filter is recreated (the node changed partition).
+  std::string filter_subject;
   int fetch_batch = 256;          // events fetched per pull request
   int64_t fetch_wait_ms = 200;    // how long a pull waits for new events (bounds Stop's delay)
   // How long JetStream waits for an ack before redelivering an event, in milliseconds.
@@ -70,13 +74,22 @@ class LogApplier {
   // The status of the last failed apply or fetch (OK when the last round succeeded).
   absl::Status LastError() const;
 
+  // Whether every event of this consumer's subject that is in the stream now has been
+  // applied and acknowledged (nothing pending or awaiting an ack): asks JetStream. With
+  // partitions, a node's applied sequence stops at its partition's last event, so this is
+  // how it tells that it has seen "every event up to sequence N". Errors as for
+  // JetStream::Connect.
+  absl::StatusOr<bool> CaughtUp() const;
+
  private:
-  LogApplier(LogSink* sink, LogApplierOptions options, __natsSubscription* subscription);
+  LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
+             __natsSubscription* subscription);
   void Run();
   // Applies or skips one fetched message; false when it (and the rest of its batch) must be
   // fetched again.
   bool Handle(void* msg);
 
+  JetStream* const jetstream_;
   LogSink* const sink_;
   const LogApplierOptions options_;
   __natsSubscription* const subscription_;  // owned

@@ -8,6 +8,11 @@
 namespace cops {
 
 absl::StatusOr<uint64_t> RegistrationLog::Publish(const RegistrationEvent& event) {
+  return PublishTo(jetstream_->options().subject, event);
+}
+
+absl::StatusOr<uint64_t> RegistrationLog::PublishTo(const std::string& subject,
+                                                    const RegistrationEvent& event) {
   const std::string data = EncodeRegistrationEvent(event);
   if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     return absl::ResourceExhaustedError("registration event too large for NATS");
@@ -15,7 +20,7 @@ absl::StatusOr<uint64_t> RegistrationLog::Publish(const RegistrationEvent& event
   jsPubAck* ack = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
   const natsStatus s =
-      js_Publish(&ack, jetstream_->context(), jetstream_->options().subject.c_str(), data.data(),
+      js_Publish(&ack, jetstream_->context(), subject.c_str(), data.data(),
                  static_cast<int>(data.size()), nullptr, &err);
   if (s != NATS_OK) {
     return NatsError(s, "publishing to stream " + jetstream_->options().stream + " (error " +

@@ -9,6 +9,7 @@
 // Thread-safety: safe for concurrent use; concurrent publishes are ordered by JetStream.
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "replication/jetstream.h"
@@ -26,6 +27,8 @@ class RegistrationLog {
   // (a retry may register the document twice in the log; the index then resolves the
   // second as a duplicate of the first).
   absl::StatusOr<uint64_t> Publish(const RegistrationEvent& event);
+  // As Publish, to `subject` of the stream (a partition's, replication/partitioning.h).
+  absl::StatusOr<uint64_t> PublishTo(const std::string& subject, const RegistrationEvent& event);
 
  private:
   JetStream* const jetstream_;

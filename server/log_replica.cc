@@ -1,5 +1,6 @@
 #include "server/log_replica.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -41,6 +42,9 @@ absl::Status LogReplica::Apply(uint64_t sequence, const RegistrationEvent& event
       // NOT_FOUND has recorded the sequence already (Index::Unregister).
       return absl::IsNotFound(s) ? absl::OkStatus() : s;
     }
+    // A new document gets id `sequence`: unique in the stream, whatever the partition. The
+    // next id only grows, and each event creates at most one document, so it is free.
+    if (ids_from_log_sequence_) COPS_RETURN_IF_ERROR(detector.index()->RaiseNextDocId(sequence));
     outcome = detector.Register(event.content, static_cast<DocumentFormat>(event.format),
                                 event.metadata, sequence);
     if (outcome.ok()) return absl::OkStatus();
@@ -55,6 +59,7 @@ absl::Status LogReplica::Apply(uint64_t sequence, const RegistrationEvent& event
 void LogReplica::Record(uint64_t sequence, absl::StatusOr<RegisterResultInfo> outcome) {
   absl::MutexLock lock(&mu_);
   outcomes_.insert_or_assign(sequence, std::move(outcome));
+  last_recorded_ = std::max(last_recorded_, sequence);
   while (outcomes_.size() > kKeptOutcomes) outcomes_.erase(outcomes_.begin());
 }
 
@@ -73,6 +78,63 @@ absl::StatusOr<RegisterResultInfo> LogReplica::WaitForOutcome(
   absl::StatusOr<RegisterResultInfo> outcome = std::move(it->second);
   outcomes_.erase(it);
   return outcome;
+}
+
+absl::StatusOr<RegisterResultInfo> LogReplica::OutcomeOf(
+    uint64_t sequence, std::chrono::steady_clock::time_point deadline) {
+  const uint64_t applied_before = AppliedLogSequence();
+  absl::MutexLock lock(&mu_);
+  auto ready = [this, sequence]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return outcomes_.count(sequence) > 0 || last_recorded_ >= sequence;
+  };
+  const absl::Time until =
+      absl::Now() + absl::FromChrono(deadline - std::chrono::steady_clock::now());
+  if (applied_before < sequence && !mu_.AwaitWithDeadline(absl::Condition(&ready), until)) {
+    return absl::UnavailableError("log event " + std::to_string(sequence) +
+                                  " is not yet applied on this node");
+  }
+  auto it = outcomes_.find(sequence);
+  if (it == outcomes_.end()) {
+    return absl::NotFoundError("the outcome of log event " + std::to_string(sequence) +
+                               " is no longer kept on this node");
+  }
+  return it->second;
+}
+
+absl::Status LogReplica::AwaitApplied(uint64_t sequence,
+                                      std::chrono::steady_clock::time_point deadline,
+                                      const std::function<absl::StatusOr<bool>()>& caught_up) {
+  const absl::Time until =
+      absl::Now() + absl::FromChrono(deadline - std::chrono::steady_clock::now());
+  while (true) {
+    const uint64_t applied = AppliedLogSequence();
+    if (applied >= sequence) return absl::OkStatus();
+    if (caught_up) {
+      absl::StatusOr<bool> done = caught_up();
+      if (done.ok() && *done) return absl::OkStatus();
+    }
+    if (absl::Now() >= until) {
+      return absl::UnavailableError("this node has applied the registration log up to " +
+                                    std::to_string(applied) + ", not yet up to " +
+                                    std::to_string(sequence));
+    }
+    // Until the next apply, or the next poll of `caught_up`.
+    absl::MutexLock lock(&mu_);
+    auto moved = [this, applied]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return last_recorded_ > applied;
+    };
+    mu_.AwaitWithDeadline(absl::Condition(&moved), std::min(until, absl::Now() + kCaughtUpPoll));
+  }
+}
+
+absl::Status ReplicaPosition::AwaitApplied(uint64_t sequence,
+                                           std::chrono::steady_clock::time_point deadline) {
+  return replica_->AwaitApplied(sequence, deadline, [this] { return applier_->CaughtUp(); });
+}
+
+absl::StatusOr<RegisterResultInfo> ReplicaPosition::OutcomeOf(
+    uint64_t sequence, std::chrono::steady_clock::time_point deadline) {
+  return replica_->OutcomeOf(sequence, deadline);
 }
 
 absl::StatusOr<RegisterResultInfo> LoggedWrites::PublishAndWait(const RegistrationEvent& event) {

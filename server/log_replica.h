@@ -11,11 +11,14 @@
 //                   with the outcome of that apply.
 //   ReadOnlyWrites  copsd --follow: writes are refused with FAILED_PRECONDITION naming where
 //                   to register.
+//   ReplicaPosition what a router asks of a replica: to wait until it has applied the log up
+//                   to a sequence (read-your-writes), and the outcome of one event.
 //
 // Thread-safety: all three are safe for concurrent use.
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -24,6 +27,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "replication/log_applier.h"
 #include "replication/registration_log.h"
 #include "server/copy_detector.h"
@@ -43,10 +47,26 @@ class DocumentWrites {
   virtual absl::Status Unregister(DocId id) = 0;
 };
 
+// Where a node stands in the registration log, for calls that must see a given event.
+class LogPosition {
+ public:
+  virtual ~LogPosition() = default;
+  // OK once this node reflects every event it consumes up to `sequence`; UNAVAILABLE when
+  // it does not by `deadline`.
+  virtual absl::Status AwaitApplied(uint64_t sequence,
+                                    std::chrono::steady_clock::time_point deadline) = 0;
+  // The outcome of event `sequence` on this node, once applied (as LogReplica::OutcomeOf).
+  virtual absl::StatusOr<RegisterResultInfo> OutcomeOf(
+      uint64_t sequence, std::chrono::steady_clock::time_point deadline) = 0;
+};
+
 class LogReplica : public LogSink {
  public:
-  // `generations` is not owned and must outlive the replica.
-  explicit LogReplica(IndexGenerations* generations) : generations_(generations) {}
+  // `generations` is not owned and must outlive the replica. With `ids_from_log_sequence`
+  // (a partitioned cluster) a registration event creates its document under the event's
+  // sequence as id, so ids are unique across partitions and the same on every replica.
+  explicit LogReplica(IndexGenerations* generations, bool ids_from_log_sequence = false)
+      : generations_(generations), ids_from_log_sequence_(ids_from_log_sequence) {}
 
   // FAILED_PRECONDITION when the live index holds documents that did not come from the log
   // (registered before --log/--follow was given): they would be missing on every other node.
@@ -64,14 +84,46 @@ class LogReplica : public LogSink {
   absl::StatusOr<RegisterResultInfo> WaitForOutcome(
       uint64_t sequence, std::chrono::steady_clock::time_point deadline);
 
+  // The outcome of event `sequence` without taking it, waiting until it is applied.
+  // UNAVAILABLE when it is not applied by `deadline`; NOT_FOUND when it was applied but its
+  // outcome is no longer kept (before a restart, or kKeptOutcomes events ago).
+  absl::StatusOr<RegisterResultInfo> OutcomeOf(uint64_t sequence,
+                                               std::chrono::steady_clock::time_point deadline);
+
+  // OK once AppliedLogSequence() >= sequence or `caught_up` says every event this node
+  // consumes is applied (a partition's replica applies only its partition's events: its
+  // applied sequence may stay below `sequence` for ever). `caught_up` is asked again after
+  // each apply and every kCaughtUpPoll. UNAVAILABLE at `deadline`.
+  absl::Status AwaitApplied(uint64_t sequence, std::chrono::steady_clock::time_point deadline,
+                            const std::function<absl::StatusOr<bool>()>& caught_up);
+
   static constexpr size_t kKeptOutcomes = 4096;
+  static constexpr absl::Duration kCaughtUpPoll = absl::Milliseconds(20);
 
  private:
   void Record(uint64_t sequence, absl::StatusOr<RegisterResultInfo> outcome);
 
   IndexGenerations* const generations_;
+  const bool ids_from_log_sequence_;
   absl::Mutex mu_;
   std::map<uint64_t, absl::StatusOr<RegisterResultInfo>> outcomes_ ABSL_GUARDED_BY(mu_);
+  uint64_t last_recorded_ ABSL_GUARDED_BY(mu_) = 0;  // sequence of the last Record
+};
+
+// The LogPosition of a node that consumes the log through `applier` into `replica`; neither
+// is owned, both must outlive it.
+class ReplicaPosition : public LogPosition {
+ public:
+  ReplicaPosition(LogReplica* replica, const LogApplier* applier)
+      : replica_(replica), applier_(applier) {}
+  absl::Status AwaitApplied(uint64_t sequence,
+                            std::chrono::steady_clock::time_point deadline) override;
+  absl::StatusOr<RegisterResultInfo> OutcomeOf(
+      uint64_t sequence, std::chrono::steady_clock::time_point deadline) override;
+
+ private:
+  LogReplica* const replica_;
+  const LogApplier* const applier_;
 };
 
 class LoggedWrites : public DocumentWrites {

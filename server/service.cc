@@ -258,7 +258,8 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
 CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
                                            Authorizer* authorizer, UsageLedger* usage,
                                            AuditSink* audit, ReceiptSigner* receipts,
-                                           DocumentWrites* writes, AdmissionControl* admission)
+                                           DocumentWrites* writes, AdmissionControl* admission,
+                                           LogPosition* position)
     : generations_(generations),
       authorizer_(authorizer),
       usage_(usage),
@@ -266,6 +267,7 @@ CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
       receipts_(receipts),
       writes_(writes),
       admission_(admission),
+      position_(position),
       started_(std::chrono::steady_clock::now()) {}
 
 std::shared_ptr<CopyDetector> CopyDetectionService::Detector() const {
@@ -281,6 +283,27 @@ absl::StatusOr<AdmissionControl::Permit> CopyDetectionService::Admit(
 absl::Status CopyDetectionService::Write(
     const std::function<absl::Status(CopyDetector&)>& write) {
   return generations_->WithWriter(write);
+}
+
+absl::Status CopyDetectionService::NoLogError() {
+  return absl::FailedPreconditionError(
+      "this copsd does not follow a registration log: a log sequence means nothing here");
+}
+
+std::chrono::steady_clock::time_point CopyDetectionService::ReadYourWritesDeadline(
+    const grpc::ServerContext& context) {
+  const auto wait = std::chrono::steady_clock::now() + kReadYourWritesWait;
+  const auto call_left = context.deadline() - std::chrono::system_clock::now();
+  return std::min(wait, std::chrono::steady_clock::now() +
+                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                std::max(call_left, std::chrono::system_clock::duration(0))));
+}
+
+absl::Status CopyDetectionService::AwaitLogSequence(const grpc::ServerContext& context,
+                                                    uint64_t sequence) {
+  if (sequence == 0) return absl::OkStatus();
+  if (position_ == nullptr) return NoLogError();
+  return position_->AwaitApplied(sequence, ReadYourWritesDeadline(context));
 }
 
 namespace {
@@ -566,7 +589,15 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
   const std::shared_ptr<CopyDetector> detector = Detector();
-  absl::StatusOr<DocumentRecord> record = detector->Get(request->doc_id());
+  DocId id = request->doc_id();
+  if (request->log_sequence() != 0) {  // the document a log event registered
+    if (position_ == nullptr) return log.Finish(NoLogError());
+    absl::StatusOr<RegisterResultInfo> outcome =
+        position_->OutcomeOf(request->log_sequence(), ReadYourWritesDeadline(*context));
+    if (!outcome.ok()) return log.Finish(outcome.status());
+    id = outcome->outcome.id;
+  }
+  absl::StatusOr<DocumentRecord> record = detector->Get(id);
   if (!record.ok()) return log.Finish(record.status());
   absl::Status status =
       AuthorizeExisting(*authorizer_, *principal, Action::kReadDocument, *record);
@@ -576,7 +607,7 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
   if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   if (request->include_content()) {
-    absl::StatusOr<std::string> content = detector->GetContent(request->doc_id());
+    absl::StatusOr<std::string> content = detector->GetContent(id);
     if (!content.ok()) return log.Finish(content.status());
     reply->mutable_document()->set_content(*std::move(content));
   }
@@ -622,6 +653,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   if (request.collections().empty()) {  // else each named collection is authorized below
     COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
   }
+  COPS_RETURN_IF_ERROR(AwaitLogSequence(*context, request.min_log_sequence()));
   const std::shared_ptr<CopyDetector> detector = Detector();
   CheckRequestInfo info;
   info.content = request.content();

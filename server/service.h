@@ -33,13 +33,19 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   // IndexGenerations::WithWriter. Each registration's reply carries a receipt signed by
   // `receipts` (none when it is null). With `writes` (copsd --log / --follow,
   // server/log_replica.h), registrations and unregistrations go through it instead of the
-  // local index; checks and reads stay local. Checks, registrations and bulk registration
+  // local index; checks and reads stay local, and `position` (the same nodes) lets a call
+  // wait for a log sequence (docs/scale-out.md, read-your-writes). Checks, registrations and bulk registration
   // windows are admitted by `admission` (a check of a CheckStream per message, a refusal in
   // its reply; a refused window fails its documents); null = no limit. None is owned; all
   // must outlive the service.
   CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
                        UsageLedger* usage, AuditSink* audit, ReceiptSigner* receipts = nullptr,
-                       DocumentWrites* writes = nullptr, AdmissionControl* admission = nullptr);
+                       DocumentWrites* writes = nullptr, AdmissionControl* admission = nullptr,
+                       LogPosition* position = nullptr);
+
+  // How long a call naming a log sequence (CheckDocumentRequest.min_log_sequence,
+  // GetDocumentRequest.log_sequence) waits for this node to apply it, at most.
+  static constexpr std::chrono::milliseconds kReadYourWritesWait{1000};
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
                                 const v1::RegisterDocumentRequest* request,
@@ -100,6 +106,12 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   std::shared_ptr<CopyDetector> Detector() const;
   // Runs a registration or unregistration on the live detector (see WithWriter).
   absl::Status Write(const std::function<absl::Status(CopyDetector&)>& write);
+  // Waits until this node has applied the log up to `sequence` (0: at once); UNAVAILABLE
+  // when it has not within kReadYourWritesWait or the call's deadline.
+  absl::Status AwaitLogSequence(const grpc::ServerContext& context, uint64_t sequence);
+  static std::chrono::steady_clock::time_point ReadYourWritesDeadline(
+      const grpc::ServerContext& context);
+  static absl::Status NoLogError();
 
   IndexGenerations* const generations_;
   Authorizer* const authorizer_;
@@ -108,6 +120,7 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   ReceiptSigner* const receipts_;
   DocumentWrites* const writes_;  // null: the local index takes writes
   AdmissionControl* const admission_;
+  LogPosition* const position_;  // null: no registration log
   const std::chrono::steady_clock::time_point started_;
 };
 
