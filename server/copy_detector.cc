@@ -187,6 +187,18 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
   return absl::OkStatus();
 }
 
+absl::StatusOr<DocumentRecord> CopyDetector::Prepare(std::string_view content,
+                                                     DocumentFormat format,
+                                                     const DocumentRecord& metadata,
+                                                     RegisterResultInfo* info) const {
+  DocumentFingerprint fp;
+  DocumentRecord record;
+  RegisterResultInfo result;
+  COPS_RETURN_IF_ERROR(PrepareRegistration(content, format, metadata, &fp, &record, &result));
+  if (info != nullptr) *info = std::move(result);
+  return record;
+}
+
 absl::StatusOr<RegisterResultInfo> CopyDetector::Register(std::string_view content,
                                                           DocumentFormat format,
                                                           const DocumentRecord& metadata,

@@ -134,6 +134,14 @@ class CopyDetector {
   absl::Status RegisterBatch(std::span<const RegisterInput> inputs,
                              std::vector<absl::StatusOr<RegisterResultInfo>>* out);
 
+  // Everything of Register but the index write: the record it would store (format, digest
+  // of the canonical text, chunk counts under this detector's key, size; id 0) and the
+  // parsed format and charset in `info` when not null. Errors as for Register. A router uses
+  // it to refuse a document before it reaches the log and to choose its partition.
+  absl::StatusOr<DocumentRecord> Prepare(std::string_view content, DocumentFormat format,
+                                         const DocumentRecord& metadata,
+                                         RegisterResultInfo* info = nullptr) const;
+
   // Re-registers a document another index generation holds: converts `content` (its stored
   // original text) in the record's format, fingerprints it under this detector's key and
   // registers it under record.id with the record's metadata (Index::RegisterAs). Errors as

@@ -35,6 +35,7 @@
 #include "server/receipt_signer.h"
 #include "server/request_log.h"
 #include "server/retention_sweeper.h"
+#include "server/router.h"
 #include "server/server_config.h"
 #include "server/service.h"
 #include "server/systemd_notifier.h"
@@ -42,7 +43,9 @@
 #include "server/usage_ledger.h"
 #include "replication/jetstream.h"
 #include "replication/log_applier.h"
+#include "replication/partitioning.h"
 #include "replication/registration_log.h"
+#include "replication/static_replica_directory.h"
 #include "spdlog/spdlog.h"
 #include "storage/data_dir.h"
 #include "storage/index.h"
@@ -164,6 +167,7 @@ struct LogRole {
   std::unique_ptr<RegistrationLog> log;
   std::unique_ptr<DocumentWrites> writes;
   std::unique_ptr<LogApplier> applier;
+  std::unique_ptr<LogPosition> position;
 };
 
 // The durable consumer's name when --log-consumer is not given: stable for one data
@@ -188,7 +192,8 @@ absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGeneration
   stream.url = primary ? config.log_url : config.follow_url;
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
-  role.replica = std::make_unique<LogReplica>(generations);
+  const bool partitioned = config.partitions > 0;
+  role.replica = std::make_unique<LogReplica>(generations, /*ids_from_log_sequence=*/partitioned);
   COPS_RETURN_IF_ERROR(role.replica->CheckIndexFollowsLog());
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
   if (primary) {
@@ -203,13 +208,60 @@ absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGeneration
   LogApplierOptions applier;
   applier.durable = config.log_consumer.empty() ? DefaultConsumerName(config.data_dir)
                                                 : config.log_consumer;
+  // A partition's replica consumes its partition's subject; a gateway every partition's.
+  if (partitioned) {
+    applier.filter_subject =
+        config.partition >= 0
+            ? PartitionSubject(stream.subject, static_cast<uint32_t>(config.partition))
+            : stream.subject + ".*";
+  }
   COPS_ASSIGN_OR_RETURN(role.applier,
                         LogApplier::Start(role.jetstream.get(), role.replica.get(), applier));
+  role.position = std::make_unique<ReplicaPosition>(role.replica.get(), role.applier.get());
   LogEvent(LogLevel::kInfo, primary ? "registration_log" : "following_log",
            {{"url", stream.url},
             {"stream", stream.stream},
+            {"partitions", std::to_string(config.partitions)},
+            {"partition", partitioned && config.partition >= 0 ? std::to_string(config.partition)
+                                                               : "all"},
             {"consumer", applier.durable},
             {"applied_sequence", std::to_string(role.replica->AppliedLogSequence())}});
+  return role;
+}
+
+// copsd --route: the router of a partitioned cluster (server/router.h). Its replicas come
+// from a ReplicaDirectory: the fixed --replica list today. The cluster map (a JetStream
+// key-value bucket with heartbeats) is another ReplicaDirectory: construct it here instead.
+struct RouterRole {
+  std::unique_ptr<JetStream> jetstream;
+  std::unique_ptr<RegistrationLog> log;
+  std::unique_ptr<ReplicaDirectory> directory;
+  std::unique_ptr<RouterService> service;
+};
+
+absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
+                                           IndexGenerations* generations) {
+  RouterRole role;
+  if (config.route_url.empty()) return role;
+  COPS_ASSIGN_OR_RETURN(StaticReplicaDirectory directory,
+                        StaticReplicaDirectory::Parse(config.replicas, config.partitions));
+  role.directory = std::make_unique<StaticReplicaDirectory>(std::move(directory));
+  RegistrationStreamOptions stream;
+  stream.url = config.route_url;
+  stream.stream = config.log_stream;
+  stream.replicas = config.log_replicas;
+  COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
+  role.log = std::make_unique<RegistrationLog>(role.jetstream.get());
+  RouterOptions options;
+  options.base_subject = stream.subject;
+  options.timeout = std::chrono::milliseconds(config.route_timeout_ms);
+  role.service = std::make_unique<RouterService>(role.directory.get(), role.log.get(),
+                                                 generations, options);
+  LogEvent(LogLevel::kInfo, "routing",
+           {{"url", stream.url},
+            {"stream", stream.stream},
+            {"partitions", std::to_string(config.partitions)},
+            {"replicas", std::to_string(config.replicas.size())}});
   return role;
 }
 
@@ -283,6 +335,13 @@ int Run(int argc, char** argv) {
 
   absl::StatusOr<LogRole> log_role = StartLogRole(config, generations->get());
   if (!log_role.ok()) return Fail(log_role.status());
+  if (!config.route_url.empty() && auth) {
+    return Fail(absl::FailedPreconditionError(
+        "--route serves without authentication only (it does not yet pass callers' "
+        "credentials to the replicas): listen on loopback with --auth off"));
+  }
+  absl::StatusOr<RouterRole> router_role = StartRouterRole(config, generations->get());
+  if (!router_role.ok()) return Fail(router_role.status());
 
   // Receipt signing keys (docs/receipts.md), created at first start.
   absl::StatusOr<std::unique_ptr<ReceiptSigner>> receipts = ReceiptSigner::Open(data_dir);
@@ -311,7 +370,11 @@ int Run(int argc, char** argv) {
                        .load = [&admission] { return admission.load(); },
                        .trim = [] { malloc_trim(0); }});
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit, receipts->get(),
-                               log_role->writes.get(), &admission);
+                               log_role->writes.get(), &admission, log_role->position.get());
+  // A router serves the API over the cluster's replicas instead of its own index.
+  grpc::Service* api = router_role->service != nullptr
+                           ? static_cast<grpc::Service*>(router_role->service.get())
+                           : &service;
   AdminService admin(authorizer, access->get(), &usage, generations->get(), receipts->get());
 
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
@@ -328,7 +391,7 @@ int Run(int argc, char** argv) {
 
   int port = 0;
   std::unique_ptr<grpc::Server> server =
-      BuildServer(config, *credentials, {&service, &admin}, metrics.get(), &port);
+      BuildServer(config, *credentials, {api, &admin}, metrics.get(), &port);
   if (server == nullptr || port == 0) {
     return Fail(absl::UnavailableError("cannot listen on " + config.listen));
   }

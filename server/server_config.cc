@@ -220,6 +220,18 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
       ->check(CLI::Range(1, 5));
   option("log-consumer", c.log_consumer,
          "This node's durable consumer of the log (default: from the host and data directory)");
+  option("partitions", c.partitions,
+         "Partitions of the cluster (docs/scale-out.md); 0 = the single-partition log");
+  option("partition", c.partition,
+         "With --follow and --partitions: the partition this replica serves (default: all)");
+  option("route", c.route_url,
+         "Router of a partitioned cluster whose registration log is at this NATS URL: checks "
+         "fan out to one replica per partition, registrations go to the log");
+  option("replica", c.replicas,
+         "With --route: a replica, PARTITION=HOST:PORT (repeat for each replica)");
+  option("route-timeout-ms", c.route_timeout_ms,
+         "With --route: deadline of a fanned-out call when the caller gives none")
+      ->check(CLI::PositiveNumber);
   option("log-level", c.log_level, "debug|info|warn|error");
   flag("log-json", c.log_json, "Log JSON lines instead of key=value");
 
@@ -257,8 +269,23 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   for (const char* name : kChunkingFlags) {
     if (app.get_option("--" + std::string(name))->count() > 0) c.explicit_chunking.insert(name);
   }
-  if (!c.log_url.empty() && !c.follow_url.empty()) {
-    return absl::InvalidArgumentError("--log and --follow exclude each other");
+  const int roles = !c.log_url.empty() + !c.follow_url.empty() + !c.route_url.empty();
+  if (roles > 1) return absl::InvalidArgumentError("--log, --follow and --route exclude each other");
+  if (c.partitions > 0 && !c.log_url.empty()) {
+    return absl::InvalidArgumentError(
+        "--log takes no --partitions: with partitions, register through a copsd --route");
+  }
+  if (c.partitions > 0 && roles == 0) {
+    return absl::InvalidArgumentError("--partitions needs --follow or --route");
+  }
+  if (!c.route_url.empty() && c.partitions == 0) {
+    return absl::InvalidArgumentError("--route needs --partitions");
+  }
+  if (c.partition >= 0 && (c.follow_url.empty() || c.partition >= static_cast<int>(c.partitions))) {
+    return absl::InvalidArgumentError("--partition needs --follow and --partitions greater than it");
+  }
+  if (!c.replicas.empty() && c.route_url.empty()) {
+    return absl::InvalidArgumentError("--replica needs --route");
   }
   return c;
 }

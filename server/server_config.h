@@ -102,6 +102,16 @@ struct ServerConfig {
   std::string log_stream = "COPS_REGISTRATIONS";
   int log_replicas = 1;       // JetStream copies of the log when this copsd creates it
   std::string log_consumer;   // durable consumer name; empty = derived from host and data dir
+  // Partitions (docs/scale-out.md): 0 = the single-partition log. With --follow, P > 0 makes
+  // this node a replica of partition `partition` (-1 = of every partition, a gateway), with
+  // ids from the log sequence.
+  uint32_t partitions = 0;
+  int partition = -1;
+  // --route: a router of a partitioned cluster at this NATS URL; checks fan out to the
+  // replicas listed in `replicas` ("P=HOST:PORT", repeated).
+  std::string route_url;
+  std::vector<std::string> replicas;
+  uint32_t route_timeout_ms = 10000;  // a fanned-out call's deadline when the caller sets none
 
   std::string log_level = "info";  // debug | info | warn | error
   bool log_json = false;

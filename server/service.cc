@@ -19,24 +19,6 @@ namespace {
 constexpr uint32_t kDefaultMaxResults = 20;
 constexpr size_t kDefaultPageSize = 100;
 
-absl::StatusOr<DocumentFormat> FormatFromProto(int format) {
-  if (format < 0 || format > static_cast<int>(DocumentFormat::kMarkdown)) {
-    return absl::InvalidArgumentError("unknown document format " + std::to_string(format));
-  }
-  return static_cast<DocumentFormat>(format);
-}
-
-std::string Hex(const std::array<uint8_t, 32>& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(64);
-  for (uint8_t b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
-
 void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
   out->set_doc_id(r.id);
   v1::DocumentMetadata* m = out->mutable_metadata();
@@ -226,6 +208,24 @@ void FillAuditEntry(const AuditRecord& r, v1::AuditEntry* e) {
   e->set_matched_chunks(r.matched_chunks);
   e->set_violation(r.violation);
   e->set_test_sha256(r.test_sha256);
+}
+
+absl::StatusOr<DocumentFormat> FormatFromProto(int format) {
+  if (format < 0 || format > static_cast<int>(DocumentFormat::kMarkdown)) {
+    return absl::InvalidArgumentError("unknown document format " + std::to_string(format));
+  }
+  return static_cast<DocumentFormat>(format);
+}
+
+std::string Hex(const std::array<uint8_t, 32>& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
 }
 
 absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {

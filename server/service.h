@@ -132,6 +132,12 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& optio
 // An audit record as the protocol shows it (ListMatches, Admin.QueryAudit).
 void FillAuditEntry(const AuditRecord& record, v1::AuditEntry* out);
 
+// The request's document format; INVALID_ARGUMENT for an unknown one.
+absl::StatusOr<DocumentFormat> FormatFromProto(int format);
+
+// Lower-case hex of a digest, as DocumentInfo.sha256 carries it.
+std::string Hex(const std::array<uint8_t, 32>& bytes);
+
 }  // namespace cops
 
 #endif  // COPS_SERVER_SERVICE_H_

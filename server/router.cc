@@ -1,0 +1,458 @@
+#include "server/router.h"
+
+#include <algorithm>
+#include <future>
+#include <set>
+#include <tuple>
+#include <utility>
+
+#include "core/status_macros.h"
+#include "grpcpp/grpcpp.h"
+#include "replication/partitioning.h"
+#include "server/request_log.h"
+#include "server/service.h"
+
+namespace cops {
+namespace {
+
+absl::Status FromGrpcStatus(const grpc::Status& status) {
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+// Failures of the replica or the way to it, not of the request: another replica may answer.
+bool ReplicaFailure(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kResourceExhausted:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+    case absl::StatusCode::kCancelled:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Partitions without an answer, ascending, as text: "0, 2".
+std::string PartitionList(const std::vector<uint32_t>& partitions) {
+  std::string out;
+  for (uint32_t p : partitions) out += (out.empty() ? "" : ", ") + std::to_string(p);
+  return out;
+}
+
+}  // namespace
+
+v1::CheckDocumentReply MergeCheckReplies(
+    const std::vector<std::optional<v1::CheckDocumentReply>>& replies, uint32_t max_results) {
+  v1::CheckDocumentReply merged;
+  bool first = true;
+  std::vector<v1::Match> matches;
+  std::set<std::tuple<uint32_t, uint32_t, int>> excluded;
+  for (uint32_t p = 0; p < replies.size(); ++p) {
+    if (!replies[p].has_value()) {
+      merged.add_missing_partitions(p);
+      continue;
+    }
+    const v1::CheckDocumentReply& reply = *replies[p];
+    if (first) {
+      // The figures of the test document (chunks, format, parameters) are the same on every
+      // partition; the first reply's stand for all.
+      merged = reply;
+      merged.clear_matches();
+      merged.clear_excluded();
+      merged.clear_missing_partitions();
+      first = false;
+    }
+    merged.set_violation(merged.violation() || reply.violation());
+    merged.set_verified(merged.verified() && reply.verified());
+    for (const v1::Match& m : reply.matches()) matches.push_back(m);
+    for (const v1::ExcludedPassage& e : reply.excluded()) {
+      excluded.emplace(e.test_start(), e.test_end(), static_cast<int>(e.reason()));
+    }
+  }
+  // As core/detect.cc's Finish: templates after the sources that count, then ratio
+  // descending, then id.
+  std::sort(matches.begin(), matches.end(), [](const v1::Match& a, const v1::Match& b) {
+    if (a.from_template() != b.from_template()) return b.from_template();
+    if (a.ratio() != b.ratio()) return a.ratio() > b.ratio();
+    return a.doc_id() < b.doc_id();
+  });
+  if (max_results > 0 && matches.size() > max_results) matches.resize(max_results);
+  for (v1::Match& m : matches) *merged.add_matches() = std::move(m);
+  for (const auto& [start, end, reason] : excluded) {
+    v1::ExcludedPassage* e = merged.add_excluded();
+    e->set_test_start(start);
+    e->set_test_end(end);
+    e->set_reason(static_cast<v1::Exclusion>(reason));
+  }
+  merged.set_partial(merged.missing_partitions_size() > 0);
+  return merged;
+}
+
+RouterService::RouterService(const ReplicaDirectory* directory, RegistrationLog* log,
+                             IndexGenerations* generations, RouterOptions options)
+    : directory_(directory), log_(log), generations_(generations), options_(std::move(options)) {}
+
+std::shared_ptr<RouterService::Stub> RouterService::StubFor(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  std::shared_ptr<Stub>& stub = stubs_[address];
+  if (stub == nullptr) {
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(-1);
+    args.SetMaxSendMessageSize(-1);
+    stub = v1::CopyDetection::NewStub(
+        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+  }
+  return stub;
+}
+
+void RouterService::MarkFailed(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  failed_[address] = std::chrono::steady_clock::now();
+}
+
+void RouterService::MarkHealthy(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  failed_.erase(address);
+}
+
+bool RouterService::FailedLately(const std::string& address) {
+  absl::MutexLock lock(&mu_);
+  auto it = failed_.find(address);
+  return it != failed_.end() &&
+         std::chrono::steady_clock::now() - it->second < options_.failure_backoff;
+}
+
+RouterService::Deadline RouterService::DeadlineOf(const grpc::ServerContext& context) const {
+  return std::min(context.deadline(), std::chrono::system_clock::now() + options_.timeout);
+}
+
+template <typename Reply>
+absl::StatusOr<Reply> RouterService::CallPartition(uint32_t partition, Deadline deadline,
+                                                   const ReplicaCall<Reply>& call) {
+  std::vector<ReplicaInfo> replicas = directory_->LiveReplicas(partition);
+  std::stable_partition(replicas.begin(), replicas.end(),
+                        [this](const ReplicaInfo& r) { return !FailedLately(r.address); });
+  absl::Status last = absl::UnavailableError("partition " + std::to_string(partition) +
+                                             " has no live replica");
+  for (size_t i = 0; i < replicas.size(); ++i) {
+    const auto now = std::chrono::system_clock::now();
+    if (now >= deadline) break;
+    // Each replica left gets an equal share of the time left, so one that hangs leaves
+    // time for the next.
+    const Deadline until = now + (deadline - now) / static_cast<int64_t>(replicas.size() - i);
+    grpc::ClientContext context;
+    context.set_deadline(until);
+    Reply reply;
+    const absl::Status status =
+        FromGrpcStatus(call(*StubFor(replicas[i].address), context, &reply));
+    if (status.ok()) {
+      MarkHealthy(replicas[i].address);
+      return reply;
+    }
+    if (!ReplicaFailure(status)) return status;
+    MarkFailed(replicas[i].address);
+    last = absl::UnavailableError("partition " + std::to_string(partition) + ": replica " +
+                                  replicas[i].address + ": " + std::string(status.message()));
+  }
+  return last;
+}
+
+template <typename Reply>
+std::vector<absl::StatusOr<Reply>> RouterService::CallAll(Deadline deadline,
+                                                          const ReplicaCall<Reply>& call) {
+  const uint32_t partitions = directory_->partitions();
+  std::vector<std::future<absl::StatusOr<Reply>>> pending;
+  for (uint32_t p = 1; p < partitions; ++p) {
+    pending.push_back(std::async(std::launch::async, [this, p, deadline, &call] {
+      return CallPartition<Reply>(p, deadline, call);
+    }));
+  }
+  std::vector<absl::StatusOr<Reply>> out;
+  if (partitions > 0) out.push_back(CallPartition<Reply>(0, deadline, call));
+  for (auto& f : pending) out.push_back(f.get());
+  return out;
+}
+
+absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
+    const v1::CheckDocumentRequest& request, Deadline deadline) {
+  // Validated here so that a bad request fails alike whatever answers.
+  COPS_ASSIGN_OR_RETURN(const CheckOptions options, CheckOptionsFromProto(request.options()));
+  std::vector<absl::StatusOr<v1::CheckDocumentReply>> replies = CallAll<v1::CheckDocumentReply>(
+      deadline, [&request](Stub& stub, grpc::ClientContext& context,
+                           v1::CheckDocumentReply* reply) {
+        return stub.CheckDocument(&context, request, reply);
+      });
+  std::vector<std::optional<v1::CheckDocumentReply>> answered(replies.size());
+  std::vector<size_t> empty;  // partitions that know no document of a collection named
+  absl::Status refusal;       // an error of the request itself
+  absl::Status unavailable;   // of the last partition without an answer
+  const v1::CheckDocumentReply* first = nullptr;
+  for (size_t p = 0; p < replies.size(); ++p) {
+    if (replies[p].ok()) {
+      answered[p] = *std::move(replies[p]);
+      if (first == nullptr) first = &*answered[p];
+    } else if (absl::IsNotFound(replies[p].status())) {
+      empty.push_back(p);
+    } else if (ReplicaFailure(replies[p].status())) {
+      unavailable = replies[p].status();
+    } else if (refusal.ok()) {
+      refusal = replies[p].status();
+    }
+  }
+  if (!refusal.ok()) return refusal;
+  if (first == nullptr) {
+    if (!empty.empty() && unavailable.ok()) return replies[empty.front()].status();
+    return absl::UnavailableError("no partition answered the check: " +
+                                  std::string(unavailable.message()));
+  }
+  // A partition without the collection answered "nothing here": the test's figures, no match.
+  for (size_t p : empty) {
+    v1::CheckDocumentReply none = *first;
+    none.clear_matches();
+    none.set_violation(false);
+    answered[p] = std::move(none);
+  }
+  v1::CheckDocumentReply merged = MergeCheckReplies(answered, options.max_results);
+  merged.set_request_id(request.request_id());
+  return merged;
+}
+
+grpc::Status RouterService::CheckDocument(grpc::ServerContext* context,
+                                          const v1::CheckDocumentRequest* request,
+                                          v1::CheckDocumentReply* reply) {
+  RequestLog log("CheckDocument", context->peer());
+  log.add_in_bytes(request->content().size());
+  absl::StatusOr<v1::CheckDocumentReply> merged = Check(*request, DeadlineOf(*context));
+  if (!merged.ok()) return log.Finish(merged.status());
+  *reply = *std::move(merged);
+  if (reply->partial()) log.add_field("missing_partitions", PartitionList({
+      reply->missing_partitions().begin(), reply->missing_partitions().end()}));
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status RouterService::CheckStream(
+    grpc::ServerContext* context,
+    grpc::ServerReaderWriter<v1::CheckDocumentReply, v1::CheckDocumentRequest>* stream) {
+  RequestLog log("CheckStream", context->peer());
+  v1::CheckDocumentRequest request;
+  while (stream->Read(&request)) {
+    absl::StatusOr<v1::CheckDocumentReply> merged = Check(request, DeadlineOf(*context));
+    v1::CheckDocumentReply reply;
+    if (merged.ok()) {
+      reply = *std::move(merged);
+    } else {
+      reply.set_request_id(request.request_id());
+      reply.set_error_code(static_cast<int32_t>(merged.status().code()));
+      reply.set_error_message(std::string(merged.status().message()));
+    }
+    if (!stream->Write(reply)) break;
+  }
+  return log.Finish(absl::OkStatus());
+}
+
+absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const v1::Document& document,
+                                                                  Deadline deadline) {
+  COPS_ASSIGN_OR_RETURN(const DocumentFormat format, FormatFromProto(document.format()));
+  DocumentRecord meta;
+  meta.title = document.metadata().title();
+  meta.author = document.metadata().author();
+  meta.owner = document.metadata().owner();
+  meta.collection = document.metadata().collection();
+  meta.external_id = document.metadata().external_id();
+  // What no node would register is refused before it reaches the log; the digest of the
+  // canonical text chooses the partition, so the same text always meets itself.
+  COPS_ASSIGN_OR_RETURN(const DocumentRecord prepared,
+                        generations_->Current()->Prepare(document.content(), format, meta));
+  const uint32_t partition = PartitionOf(prepared.sha256, directory_->partitions());
+  RegistrationEvent event;
+  event.kind = RegistrationEventKind::kRegister;
+  event.content = document.content();
+  event.format = static_cast<uint32_t>(format);
+  event.metadata = meta;
+  event.metadata.registered_unix_micros = prepared.registered_unix_micros;
+  COPS_ASSIGN_OR_RETURN(const uint64_t sequence,
+                        log_->PublishTo(PartitionSubject(options_.base_subject, partition), event));
+  // In the log: the outcome is what the partition's replicas make of it.
+  v1::GetDocumentRequest get;
+  get.set_log_sequence(sequence);
+  absl::StatusOr<v1::GetDocumentReply> applied = CallPartition<v1::GetDocumentReply>(
+      partition, deadline,
+      [&get](Stub& stub, grpc::ClientContext& context, v1::GetDocumentReply* reply) {
+        return stub.GetDocument(&context, get, reply);
+      });
+  if (!applied.ok() && ReplicaFailure(applied.status())) {
+    return absl::DeadlineExceededError(
+        "the registration is in the log (sequence " + std::to_string(sequence) +
+        ", partition " + std::to_string(partition) +
+        ") but no replica of its partition confirmed it in time: " +
+        std::string(applied.status().message()));
+  }
+  if (!applied.ok()) return applied.status();
+  const v1::DocumentInfo& info = applied->document();
+  v1::RegisterDocumentReply reply;
+  reply.set_doc_id(info.doc_id());
+  reply.set_created(info.doc_id() == sequence);
+  if (!reply.created() && info.sha256() == Hex(prepared.sha256)) {
+    reply.set_duplicate_of(info.doc_id());
+  }
+  reply.set_chunks(info.chunks());
+  reply.set_stored_chunks(info.stored_chunks());
+  reply.set_format(info.format());
+  return reply;
+}
+
+grpc::Status RouterService::RegisterDocument(grpc::ServerContext* context,
+                                             const v1::RegisterDocumentRequest* request,
+                                             v1::RegisterDocumentReply* reply) {
+  RequestLog log("RegisterDocument", context->peer());
+  log.add_in_bytes(request->document().content().size());
+  absl::StatusOr<v1::RegisterDocumentReply> registered =
+      Register(request->document(), DeadlineOf(*context));
+  if (!registered.ok()) return log.Finish(registered.status());
+  *reply = *std::move(registered);
+  log.add_field("doc_id", std::to_string(reply->doc_id()));
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status RouterService::RegisterDocuments(
+    grpc::ServerContext* context, grpc::ServerReader<v1::RegisterDocumentRequest>* reader,
+    v1::RegisterDocumentsReply* reply) {
+  RequestLog log("RegisterDocuments", context->peer());
+  v1::RegisterDocumentRequest request;
+  for (uint32_t i = 0; reader->Read(&request); ++i) {
+    v1::RegisterResult* result = reply->add_results();
+    result->set_index(i);
+    absl::StatusOr<v1::RegisterDocumentReply> registered =
+        Register(request.document(), DeadlineOf(*context));
+    if (registered.ok()) {
+      *result->mutable_reply() = *std::move(registered);
+      reply->set_registered(reply->registered() + 1);
+    } else {
+      result->set_error_code(static_cast<int32_t>(registered.status().code()));
+      result->set_error_message(std::string(registered.status().message()));
+      reply->set_failed(reply->failed() + 1);
+    }
+  }
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status RouterService::GetDocument(grpc::ServerContext* context,
+                                        const v1::GetDocumentRequest* request,
+                                        v1::GetDocumentReply* reply) {
+  RequestLog log("GetDocument", context->peer());
+  std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
+      DeadlineOf(*context),
+      [request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
+        return stub.GetDocument(&ctx, *request, out);
+      });
+  absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
+                                            " not found");
+  for (absl::StatusOr<v1::GetDocumentReply>& r : replies) {
+    if (r.ok()) {
+      *reply = *std::move(r);
+      return log.Finish(absl::OkStatus());
+    }
+    // A partition that could hold it did not answer: "not found" would be a guess.
+    if (!absl::IsNotFound(r.status()) && !absl::IsUnavailable(status)) status = r.status();
+  }
+  return log.Finish(status);
+}
+
+grpc::Status RouterService::UnregisterDocument(grpc::ServerContext* context,
+                                               const v1::UnregisterDocumentRequest* request,
+                                               v1::UnregisterDocumentReply* /*reply*/) {
+  RequestLog log("UnregisterDocument", context->peer());
+  v1::GetDocumentRequest get;
+  get.set_doc_id(request->doc_id());
+  std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
+      DeadlineOf(*context),
+      [&get](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
+        return stub.GetDocument(&ctx, get, out);
+      });
+  absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
+                                            " not found");
+  for (uint32_t p = 0; p < replies.size(); ++p) {
+    if (replies[p].ok()) {
+      RegistrationEvent event;
+      event.kind = RegistrationEventKind::kUnregister;
+      event.doc_id = request->doc_id();
+      return log.Finish(
+          log_->PublishTo(PartitionSubject(options_.base_subject, p), event).status());
+    }
+    if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
+      status = replies[p].status();
+    }
+  }
+  return log.Finish(status);
+}
+
+grpc::Status RouterService::ListDocuments(grpc::ServerContext* context,
+                                          const v1::ListDocumentsRequest* request,
+                                          v1::ListDocumentsReply* reply) {
+  RequestLog log("ListDocuments", context->peer());
+  std::vector<absl::StatusOr<v1::ListDocumentsReply>> replies = CallAll<v1::ListDocumentsReply>(
+      DeadlineOf(*context),
+      [request](Stub& stub, grpc::ClientContext& ctx, v1::ListDocumentsReply* out) {
+        return stub.ListDocuments(&ctx, *request, out);
+      });
+  // Each partition's page starts after the same id; the merged page is the first page_size
+  // documents of their union, in id order.
+  std::vector<v1::DocumentInfo> documents;
+  bool more = false;
+  for (absl::StatusOr<v1::ListDocumentsReply>& r : replies) {
+    if (!r.ok()) return log.Finish(r.status());
+    more = more || !r->next_page_token().empty();
+    for (v1::DocumentInfo& d : *r->mutable_documents()) documents.push_back(std::move(d));
+  }
+  std::sort(documents.begin(), documents.end(),
+            [](const v1::DocumentInfo& a, const v1::DocumentInfo& b) {
+              return a.doc_id() < b.doc_id();
+            });
+  const size_t page_size =
+      std::clamp<size_t>(request->page_size() == 0 ? 100 : request->page_size(), 1, 1000);
+  if (documents.size() > page_size) {
+    documents.resize(page_size);
+    more = true;
+  }
+  for (v1::DocumentInfo& d : documents) *reply->add_documents() = std::move(d);
+  if (more && !documents.empty()) {
+    reply->set_next_page_token(std::to_string(reply->documents().rbegin()->doc_id()));
+  }
+  return log.Finish(absl::OkStatus());
+}
+
+grpc::Status RouterService::GetStats(grpc::ServerContext* context,
+                                     const v1::GetStatsRequest* request,
+                                     v1::GetStatsReply* reply) {
+  RequestLog log("GetStats", context->peer());
+  std::vector<absl::StatusOr<v1::GetStatsReply>> replies = CallAll<v1::GetStatsReply>(
+      DeadlineOf(*context),
+      [request](Stub& stub, grpc::ClientContext& ctx, v1::GetStatsReply* out) {
+        return stub.GetStats(&ctx, *request, out);
+      });
+  // Sums over the partitions (one replica each); the rest from the first.
+  for (size_t p = 0; p < replies.size(); ++p) {
+    if (!replies[p].ok()) return log.Finish(replies[p].status());
+    const v1::GetStatsReply& r = *replies[p];
+    if (p == 0) {
+      *reply = r;
+      continue;
+    }
+    reply->set_documents(reply->documents() + r.documents());
+    reply->set_postings(reply->postings() + r.postings());
+    reply->set_chunk_keys(reply->chunk_keys() + r.chunk_keys());
+    reply->set_disk_bytes(reply->disk_bytes() + r.disk_bytes());
+    reply->set_text_bytes(reply->text_bytes() + r.text_bytes());
+    reply->set_postings_disk_bytes(reply->postings_disk_bytes() + r.postings_disk_bytes());
+    reply->set_verify_disk_bytes(reply->verify_disk_bytes() + r.verify_disk_bytes());
+    reply->set_pending_compaction_bytes(reply->pending_compaction_bytes() +
+                                        r.pending_compaction_bytes());
+    reply->set_running_compactions(reply->running_compactions() + r.running_compactions());
+  }
+  return log.Finish(absl::OkStatus());
+}
+
+}  // namespace cops

@@ -1,0 +1,135 @@
+#ifndef COPS_SERVER_ROUTER_H_
+#define COPS_SERVER_ROUTER_H_
+
+// copsd --route: the router of a partitioned cluster (docs/scale-out.md, "The router"). It
+// serves the CopyDetection API over the index replicas a ReplicaDirectory names, holding no
+// documents itself:
+//
+//   CheckDocument, CheckStream  fanned out to one replica of every partition, at once, under
+//                               one deadline; a replica that fails is skipped for a while and
+//                               the partition's next replica asked. The replies are merged
+//                               (MergeCheckReplies) into what one node holding all the
+//                               documents answers. A partition none of whose replicas answers
+//                               makes the reply partial (partial, missing_partitions), never
+//                               a silent "no violation"; none answering at all: UNAVAILABLE.
+//   GetDocument, ListDocuments, GetStats   fanned out the same way and merged; they fail with
+//                               UNAVAILABLE when a partition that could hold the answer is
+//                               missing.
+//   RegisterDocument(s)         converted and fingerprinted here only to refuse what no node
+//                               would register and to choose the partition from the digest
+//                               of the canonical text (replication/partitioning.h); published
+//                               to that partition's subject; answered, once JetStream
+//                               acknowledged it, with the outcome a replica of the partition
+//                               reports for it (its id is the event's sequence when new).
+//   UnregisterDocument          published to the partition that holds the document.
+//
+// Thread-safety: handlers run concurrently; the service's state is guarded.
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "proto/cops.grpc.pb.h"
+#include "replication/registration_log.h"
+#include "replication/replica_directory.h"
+#include "server/index_generations.h"
+
+namespace cops {
+
+struct RouterOptions {
+  std::string base_subject = "cops.registrations";  // partition p publishes to <base>.<p>
+  // The deadline of a fanned-out call when the caller set none (or a later one).
+  std::chrono::milliseconds timeout{10000};
+  // A replica whose call failed is asked last for this long.
+  std::chrono::milliseconds failure_backoff{2000};
+};
+
+class RouterService final : public v1::CopyDetection::Service {
+ public:
+  // None is owned; all must outlive the service. `generations` is the router's own (empty)
+  // index: its detector converts and fingerprints registrations to refuse and partition
+  // them, with the chunking parameters every node of the cluster uses.
+  RouterService(const ReplicaDirectory* directory, RegistrationLog* log,
+                IndexGenerations* generations, RouterOptions options);
+
+  grpc::Status RegisterDocument(grpc::ServerContext* context,
+                                const v1::RegisterDocumentRequest* request,
+                                v1::RegisterDocumentReply* reply) override;
+  grpc::Status RegisterDocuments(grpc::ServerContext* context,
+                                 grpc::ServerReader<v1::RegisterDocumentRequest>* reader,
+                                 v1::RegisterDocumentsReply* reply) override;
+  grpc::Status UnregisterDocument(grpc::ServerContext* context,
+                                  const v1::UnregisterDocumentRequest* request,
+                                  v1::UnregisterDocumentReply* reply) override;
+  grpc::Status GetDocument(grpc::ServerContext* context, const v1::GetDocumentRequest* request,
+                           v1::GetDocumentReply* reply) override;
+  grpc::Status ListDocuments(grpc::ServerContext* context,
+                             const v1::ListDocumentsRequest* request,
+                             v1::ListDocumentsReply* reply) override;
+  grpc::Status CheckDocument(grpc::ServerContext* context,
+                             const v1::CheckDocumentRequest* request,
+                             v1::CheckDocumentReply* reply) override;
+  grpc::Status CheckStream(
+      grpc::ServerContext* context,
+      grpc::ServerReaderWriter<v1::CheckDocumentReply, v1::CheckDocumentRequest>* stream)
+      override;
+  grpc::Status GetStats(grpc::ServerContext* context, const v1::GetStatsRequest* request,
+                        v1::GetStatsReply* reply) override;
+
+ private:
+  using Deadline = std::chrono::system_clock::time_point;
+  using Stub = v1::CopyDetection::Stub;
+  // One call to a replica: fills the reply, returns the call's status.
+  template <typename Reply>
+  using ReplicaCall = std::function<grpc::Status(Stub&, grpc::ClientContext&, Reply*)>;
+
+  // The reply of one replica of `partition`: asks its live replicas in turn (those that
+  // failed lately last) until one answers. An error a replica returns for the request itself
+  // (INVALID_ARGUMENT, NOT_FOUND, ...) is returned as is; UNAVAILABLE when none answers.
+  template <typename Reply>
+  absl::StatusOr<Reply> CallPartition(uint32_t partition, Deadline deadline,
+                                      const ReplicaCall<Reply>& call);
+  // CallPartition on every partition at once; result[p] is partition p's.
+  template <typename Reply>
+  std::vector<absl::StatusOr<Reply>> CallAll(Deadline deadline, const ReplicaCall<Reply>& call);
+
+  Deadline DeadlineOf(const grpc::ServerContext& context) const;
+  absl::StatusOr<v1::CheckDocumentReply> Check(const v1::CheckDocumentRequest& request,
+                                               Deadline deadline);
+  absl::StatusOr<v1::RegisterDocumentReply> Register(const v1::Document& document,
+                                                     Deadline deadline);
+
+  std::shared_ptr<Stub> StubFor(const std::string& address);
+  void MarkFailed(const std::string& address);
+  void MarkHealthy(const std::string& address);
+  bool FailedLately(const std::string& address);
+
+  const ReplicaDirectory* const directory_;
+  RegistrationLog* const log_;
+  IndexGenerations* const generations_;
+  const RouterOptions options_;
+  absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Stub>> stubs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::chrono::steady_clock::time_point> failed_ ABSL_GUARDED_BY(mu_);
+};
+
+// The reply of a check over all partitions, from `replies[p]`, partition p's reply
+// (std::nullopt: no replica of p answered), as one node holding every partition's documents
+// answers: matches ordered as the detector orders them (templates last, ratio descending,
+// then id) and cut at `max_results` (0 = all); violation when any partition found one;
+// excluded passages united. partial and missing_partitions name the partitions without a
+// reply. REQUIRES: at least one reply.
+v1::CheckDocumentReply MergeCheckReplies(
+    const std::vector<std::optional<v1::CheckDocumentReply>>& replies, uint32_t max_results);
+
+}  // namespace cops
+
+#endif  // COPS_SERVER_ROUTER_H_
