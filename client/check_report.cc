@@ -130,6 +130,11 @@ std::string CheckJsonLine(const v1::CheckDocumentReply& reply,
                           const std::optional<std::string>& path) {
   json j = CheckJson(reply);
   if (path) j["path"] = *path;
+  if (reply.partial()) {  // a router's answer without some partitions (docs/scale-out.md)
+    j["partial"] = true;
+    j["missing_partitions"] = std::vector<uint32_t>(reply.missing_partitions().begin(),
+                                                    reply.missing_partitions().end());
+  }
   return Dump(j);
 }
 
@@ -161,6 +166,11 @@ std::string Excerpt(const std::string& text, uint32_t start, uint32_t end, bool 
 
 void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, bool tty,
                      std::ostream& out) {
+  if (r.partial()) {
+    out << "PARTIAL ANSWER: no replica of partition(s)";
+    for (uint32_t p : r.missing_partitions()) out << " " << p;
+    out << " answered; their documents were not searched\n";
+  }
   out << (r.violation() ? "VIOLATION" : "no violation") << ": " << r.matches_size()
       << " registered document(s) share passages; test document has " << r.total_chunks()
       << " chunks, " << r.selected_chunks() << " looked up";
@@ -217,7 +227,7 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
 std::string BatchLine(const std::string& path, const absl::Status& error,
                       const v1::CheckDocumentReply* reply) {
   if (!error.ok() || reply == nullptr) return "ERROR      " + path + ": " + StatusText(error);
-  std::string line = reply->violation() ? "VIOLATION  " : "ok         ";
+  std::string line = reply->violation() ? "VIOLATION  " : reply->partial() ? "PARTIAL    " : "ok         ";
   line += path;
   if (reply->matches_size() > 0) {
     const v1::Match& best = reply->matches(0);

@@ -25,8 +25,9 @@
 //   admin ...          client/admin_commands.h
 //
 // Exit codes, like grep: 0 done and no violation, 1 a check found a violation, 2 error
-// (message on stderr). The --json field names are a contract (issues 4, 19): see
-// client/check_report.h and client/compare.h.
+// (message on stderr) or a partial answer of a router without a violation (docs/scale-out.md).
+// The --json field names are a contract (issues 4, 19): see client/check_report.h and
+// client/compare.h.
 
 #include <unistd.h>
 
@@ -327,7 +328,9 @@ int RunCheck(const Globals& g, const CheckArgs& a) {
   } else {
     PrintCheckHuman(*reply, *content, isatty(STDOUT_FILENO), std::cout);
   }
-  return reply->violation() ? kExitViolation : kExitOk;
+  // A partial answer (a router missing partitions) is no clean "no violation".
+  if (reply->violation()) return kExitViolation;
+  return reply->partial() ? kExitError : kExitOk;
 }
 
 // ---- compare ----
