@@ -24,8 +24,10 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
     const char* filter = info->Config != nullptr ? info->Config->FilterSubject : nullptr;
     const bool same_filter = options.filter_subject == (filter != nullptr ? filter : "");
     jsConsumerInfo_Destroy(info);
-    // Redeliveries at or below `applied` are skipped.
-    if (behind_index && same_filter) return absl::OkStatus();
+    // Redeliveries at or below `applied` are skipped. A filtered consumer is always
+    // recreated: its events' sequences have gaps, so the applier cannot tell an event that
+    // overtook an unacknowledged one; started afresh at applied + 1 it delivers in order.
+    if (behind_index && same_filter && options.filter_subject.empty()) return absl::OkStatus();
     s = js_DeleteConsumer(js->context(), stream.c_str(), options.durable.c_str(), nullptr, &err);
     if (s != NATS_OK) return NatsError(s, "deleting consumer " + options.durable);
   } else if (s != NATS_NOT_FOUND && err != JSConsumerNotFoundErr) {
@@ -120,14 +122,19 @@ bool LogApplier::Handle(void* raw) {
     return true;
   }
   absl::Status status;
-  if (sequence != applied + 1) {
-    status = absl::FailedPreconditionError("log event " + std::to_string(sequence) +
-                                           " arrived before event " +
-                                           std::to_string(applied + 1));
+  // The event that must come next: applied + 1 on the whole stream; on a partition's subject
+  // (sequences with gaps) any later one, unless an event failed and awaits redelivery.
+  const bool filtered = !options_.filter_subject.empty();
+  const bool in_order = filtered ? (held_ == 0 || sequence <= held_) : sequence == applied + 1;
+  if (!in_order) {
+    status = absl::FailedPreconditionError(
+        "log event " + std::to_string(sequence) + " arrived before event " +
+        std::to_string(filtered ? held_ : applied + 1));
   } else {
     absl::StatusOr<RegistrationEvent> event = DecodeRegistrationEvent(std::string_view(
         natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
     status = event.ok() ? sink_->Apply(sequence, *event) : event.status();
+    if (filtered) held_ = status.ok() ? 0 : sequence;
   }
   {
     absl::MutexLock lock(&mu_);

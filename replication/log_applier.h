@@ -10,7 +10,10 @@
 // that write. An event at or below the applied sequence (redelivered after a crash between
 // the write and the ack) is acknowledged and skipped. Events are applied strictly in
 // sequence: an event beyond applied + 1 (a redelivery that overtook an earlier one) is
-// declined and fetched again later.
+// declined and fetched again later. A consumer filtered to one partition's subject sees
+// sequences with gaps: it is recreated at applied + 1 at every start (so JetStream delivers
+// in order), and after a failed apply it declines every later event until that one is
+// applied.
 //
 // Thread-safety: Start/Stop from one thread; the sink is called from the applier's thread.
 
@@ -93,6 +96,9 @@ class LogApplier {
   LogSink* const sink_;
   const LogApplierOptions options_;
   __natsSubscription* const subscription_;  // owned
+  // Filtered consumers: the sequence of an event whose apply failed and that must be applied
+  // before any later one (0 = none). Used by the applier's thread only.
+  uint64_t held_ = 0;
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);

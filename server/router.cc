@@ -50,9 +50,10 @@ v1::CheckDocumentReply MergeCheckReplies(
   bool first = true;
   std::vector<v1::Match> matches;
   std::set<std::tuple<uint32_t, uint32_t, int>> excluded;
+  std::vector<uint32_t> missing;
   for (uint32_t p = 0; p < replies.size(); ++p) {
     if (!replies[p].has_value()) {
-      merged.add_missing_partitions(p);
+      missing.push_back(p);
       continue;
     }
     const v1::CheckDocumentReply& reply = *replies[p];
@@ -87,7 +88,8 @@ v1::CheckDocumentReply MergeCheckReplies(
     e->set_test_end(end);
     e->set_reason(static_cast<v1::Exclusion>(reason));
   }
-  merged.set_partial(merged.missing_partitions_size() > 0);
+  for (uint32_t p : missing) merged.add_missing_partitions(p);
+  merged.set_partial(!missing.empty());
   return merged;
 }
 

@@ -1,0 +1,366 @@
+// The router of a partitioned cluster (server/router.h, docs/scale-out.md): how replies of the
+// partitions are merged, and, end to end with real processes on loopback, a nats-server with
+// JetStream, two partitions of two `copsd --follow --partitions 2 --partition P` replicas
+// each and a `copsd --route` in front, compared with a single node holding the same
+// documents.
+
+#include "server/router.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/client.h"
+#include "gtest/gtest.h"
+#include "tests/testing/files.h"
+#include "tests/testing/nats_server.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace cops {
+namespace {
+
+namespace fs = std::filesystem;
+
+v1::Match MatchOf(uint64_t id, double ratio, bool from_template = false) {
+  v1::Match m;
+  m.set_doc_id(id);
+  m.set_ratio(ratio);
+  m.set_from_template(from_template);
+  return m;
+}
+
+v1::CheckDocumentReply ReplyOf(std::vector<v1::Match> matches, bool violation) {
+  v1::CheckDocumentReply r;
+  r.set_total_chunks(40);
+  r.set_considered_chunks(38);
+  r.set_format("text");
+  r.set_verified(true);
+  r.set_violation(violation);
+  for (v1::Match& m : matches) *r.add_matches() = std::move(m);
+  return r;
+}
+
+std::vector<uint64_t> Ids(const v1::CheckDocumentReply& r) {
+  std::vector<uint64_t> ids;
+  for (const v1::Match& m : r.matches()) ids.push_back(m.doc_id());
+  return ids;
+}
+
+TEST(MergeCheckRepliesTest, OrdersAsOneNodeAndCutsAtMaxResults) {
+  std::vector<std::optional<v1::CheckDocumentReply>> replies = {
+      ReplyOf({MatchOf(7, 0.5), MatchOf(3, 0.2), MatchOf(9, 0.9, /*from_template=*/true)}, true),
+      ReplyOf({MatchOf(4, 0.5), MatchOf(12, 0.7)}, false)};
+  const v1::CheckDocumentReply merged = MergeCheckReplies(replies, 0);
+  // Ratio descending, equal ratios by id, templates last whatever their ratio.
+  EXPECT_EQ(Ids(merged), (std::vector<uint64_t>{12, 4, 7, 3, 9}));
+  EXPECT_TRUE(merged.violation());
+  EXPECT_FALSE(merged.partial());
+  EXPECT_EQ(merged.total_chunks(), 40u);
+  EXPECT_EQ(merged.considered_chunks(), 38u);
+  EXPECT_EQ(Ids(MergeCheckReplies(replies, 2)), (std::vector<uint64_t>{12, 4}));
+}
+
+TEST(MergeCheckRepliesTest, ViolationCutOffOnAPartitionStillCounts) {
+  // Partition 0 found a violation that its own max_results cut off: no match is shown, the
+  // flag stays (as one node's report keeps it).
+  std::vector<std::optional<v1::CheckDocumentReply>> replies = {
+      ReplyOf({}, true), ReplyOf({MatchOf(2, 0.01)}, false)};
+  EXPECT_TRUE(MergeCheckReplies(replies, 1).violation());
+}
+
+TEST(MergeCheckRepliesTest, MissingPartitionsMakeThePartialFlag) {
+  std::vector<std::optional<v1::CheckDocumentReply>> replies = {
+      std::nullopt, ReplyOf({MatchOf(5, 0.3)}, false), std::nullopt};
+  const v1::CheckDocumentReply merged = MergeCheckReplies(replies, 20);
+  EXPECT_TRUE(merged.partial());
+  EXPECT_EQ(std::vector<uint32_t>(merged.missing_partitions().begin(),
+                                  merged.missing_partitions().end()),
+            (std::vector<uint32_t>{0, 2}));
+  EXPECT_EQ(Ids(merged), (std::vector<uint64_t>{5}));
+  EXPECT_FALSE(merged.violation());
+}
+
+TEST(MergeCheckRepliesTest, ExcludedPassagesAreUnitedOnce) {
+  v1::CheckDocumentReply a = ReplyOf({}, false), b = ReplyOf({}, false);
+  for (v1::CheckDocumentReply* r : {&a, &b}) {
+    v1::ExcludedPassage* e = r->add_excluded();
+    e->set_test_start(10);
+    e->set_test_end(20);
+    e->set_reason(v1::EXCLUSION_QUOTE);
+  }
+  v1::ExcludedPassage* t = b.add_excluded();
+  t->set_test_start(0);
+  t->set_test_end(5);
+  t->set_reason(v1::EXCLUSION_TEMPLATE);
+  const v1::CheckDocumentReply merged = MergeCheckReplies({a, b}, 20);
+  ASSERT_EQ(merged.excluded_size(), 2);
+  EXPECT_EQ(merged.excluded(0).test_start(), 0u);
+  EXPECT_EQ(merged.excluded(1).reason(), v1::EXCLUSION_QUOTE);
+}
+
+// ---- End to end ----
+
+std::string BuildDir() {
+  const char* dir = std::getenv("COPS_BUILD_DIR");
+  return dir != nullptr ? dir : ".";
+}
+
+// Polls `done` every 20 ms for up to 10 s.
+bool Eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// Document `i` of the test: 120 words drawn from a vocabulary of made-up words, so that
+// documents share almost no passage.
+std::string Text(size_t i) {
+  std::mt19937 random(static_cast<uint32_t>(1000 + i));
+  std::string text;
+  for (int w = 0; w < 120; ++w) {
+    const int length = 4 + static_cast<int>(random() % 5);
+    for (int c = 0; c < length; ++c) text += static_cast<char>('a' + random() % 26);
+    text += (w % 12 == 11) ? ". " : " ";
+  }
+  return text;
+}
+
+struct Copsd {
+  pid_t pid = -1;
+  std::string address;
+  std::unique_ptr<Client> client;
+};
+
+constexpr size_t kDocuments = 8;
+
+class PartitionedClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::NatsServer::Installed()) GTEST_SKIP() << testing::NatsServer::kNotInstalled;
+    ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
+    for (uint32_t p = 0; p < 2; ++p) {
+      for (uint32_t r = 0; r < 2; ++r) {
+        ASSERT_NO_FATAL_FAILURE(Start("index-p" + std::to_string(p) + "r" + std::to_string(r),
+                                      {"--follow", nats_->url(), "--partitions", "2",
+                                       "--partition", std::to_string(p)},
+                                      &replicas_[p][r]));
+      }
+    }
+    std::vector<std::string> router = {"--route", nats_->url(), "--partitions", "2",
+                                       "--route-timeout-ms", "5000"};
+    for (uint32_t p = 0; p < 2; ++p) {
+      for (uint32_t r = 0; r < 2; ++r) {
+        router.push_back("--replica");
+        router.push_back(std::to_string(p) + "=" + replicas_[p][r].address);
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(Start("router", router, &router_));
+    ASSERT_NO_FATAL_FAILURE(Start("single", {}, &single_));
+  }
+  void TearDown() override {
+    for (auto& partition : replicas_) {
+      for (Copsd& replica : partition) Stop(&replica);
+    }
+    Stop(&router_);
+    Stop(&single_);
+  }
+
+  void Start(const std::string& name, const std::vector<std::string>& role, Copsd* out) {
+    const fs::path dir = dir_.path() / name;
+    fs::create_directories(dir);
+    fs::remove(dir / "port");
+    std::vector<std::string> args = {BuildDir() + "/server/copsd", "--data-dir",
+                                     (dir / "data").string(), "--listen", "127.0.0.1:0",
+                                     "--port-file", (dir / "port").string(), "--hash-key",
+                                     "000102030405060708090a0b0c0d0e0f", "--log-level", "warn"};
+    args.insert(args.end(), role.begin(), role.end());
+    out->pid = testing::Spawn(args, {}, dir / "copsd.out", dir / "copsd.log");
+    ASSERT_TRUE(Eventually([&] {
+      int status = 0;
+      return fs::exists(dir / "port") || waitpid(out->pid, &status, WNOHANG) != 0;
+    }));
+    ASSERT_TRUE(fs::exists(dir / "port")) << testing::ReadFileOrEmpty(dir / "copsd.log");
+    out->address = "127.0.0.1:" + std::to_string(std::stoi(testing::ReadFileOrEmpty(dir / "port")));
+    ClientOptions options;
+    options.target = out->address;
+    options.timeout = std::chrono::seconds(10);
+    ASSERT_OK_AND_ASSIGN(out->client, Client::Connect(options));
+  }
+
+  static void Stop(Copsd* copsd, int signal = SIGTERM) {
+    if (copsd->pid <= 0) return;
+    copsd->client.reset();
+    kill(copsd->pid, signal);
+    testing::WaitExit(copsd->pid);
+    copsd->pid = -1;
+  }
+
+  static v1::Document DocumentOf(size_t i) {
+    v1::Document doc;
+    doc.set_content(Text(i));
+    doc.mutable_metadata()->set_title("document " + std::to_string(i));
+    return doc;
+  }
+
+  // Registers the test's documents through the router and on the single node.
+  void RegisterAll() {
+    for (size_t i = 0; i < kDocuments; ++i) {
+      ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply routed, router_.client->Register(DocumentOf(i)));
+      EXPECT_TRUE(routed.created()) << i;
+      routed_ids_.push_back(routed.doc_id());
+      ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply single, single_.client->Register(DocumentOf(i)));
+      single_ids_.push_back(single.doc_id());
+    }
+  }
+
+  static absl::StatusOr<v1::CheckDocumentReply> Check(Copsd* copsd, size_t i,
+                                                      uint64_t min_log_sequence = 0) {
+    v1::CheckDocumentRequest request;
+    request.set_content(Text(i));
+    request.set_min_log_sequence(min_log_sequence);
+    return copsd->client->Check(request);
+  }
+
+  uint64_t LastSequence() const { return routed_ids_.back(); }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::NatsServer> nats_;
+  Copsd replicas_[2][2];
+  Copsd router_;
+  Copsd single_;
+  std::vector<uint64_t> routed_ids_;
+  std::vector<uint64_t> single_ids_;
+};
+
+TEST_F(PartitionedClusterTest, RoutedChecksEqualASingleNodesWithIdsFromTheLog) {
+  ASSERT_NO_FATAL_FAILURE(RegisterAll());
+  // Ids are the events' log sequences: distinct, increasing.
+  EXPECT_EQ(std::set<uint64_t>(routed_ids_.begin(), routed_ids_.end()).size(), kDocuments);
+  // The documents are spread over both partitions, and both replicas of a partition hold
+  // the same documents under the same ids.
+  std::map<uint64_t, uint32_t> partition_of;
+  for (uint32_t p = 0; p < 2; ++p) {
+    for (uint64_t id : routed_ids_) {
+      absl::StatusOr<v1::DocumentInfo> a = replicas_[p][0].client->Get(id);
+      if (!a.ok()) continue;
+      partition_of[id] = p;
+      ASSERT_TRUE(Eventually([&] { return replicas_[p][1].client->Get(id).ok(); })) << id;
+      ASSERT_OK_AND_ASSIGN(v1::DocumentInfo b, replicas_[p][1].client->Get(id));
+      EXPECT_EQ(a->sha256(), b.sha256());
+      EXPECT_EQ(a->metadata().title(), b.metadata().title());
+    }
+  }
+  EXPECT_EQ(partition_of.size(), kDocuments);
+  std::set<uint32_t> used;
+  for (const auto& [id, p] : partition_of) used.insert(p);
+  EXPECT_EQ(used.size(), 2u) << "all documents landed in one partition";
+
+  for (size_t i = 0; i < kDocuments; ++i) {
+    // Read your writes: the check asks for every event up to the last registration.
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply routed, Check(&router_, i, LastSequence()));
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply single, Check(&single_, i));
+    EXPECT_FALSE(routed.partial());
+    EXPECT_EQ(routed.violation(), single.violation());
+    EXPECT_EQ(routed.considered_chunks(), single.considered_chunks());
+    ASSERT_EQ(routed.matches_size(), single.matches_size()) << i;
+    ASSERT_GT(routed.matches_size(), 0);
+    EXPECT_EQ(routed.matches(0).doc_id(), routed_ids_[i]);
+    for (int m = 0; m < routed.matches_size(); ++m) {
+      const v1::Match& a = routed.matches(m);
+      const v1::Match& b = single.matches(m);
+      // The same document under its cluster id and its single-node id.
+      const size_t doc = static_cast<size_t>(
+          std::find(routed_ids_.begin(), routed_ids_.end(), a.doc_id()) - routed_ids_.begin());
+      ASSERT_LT(doc, kDocuments);
+      EXPECT_EQ(single_ids_[doc], b.doc_id());
+      EXPECT_EQ(a.ratio(), b.ratio());
+      EXPECT_EQ(a.violation(), b.violation());
+      ASSERT_EQ(a.spans_size(), b.spans_size());
+      for (int s = 0; s < a.spans_size(); ++s) {
+        EXPECT_EQ(a.spans(s).test_start(), b.spans(s).test_start());
+        EXPECT_EQ(a.spans(s).test_end(), b.spans(s).test_end());
+        EXPECT_EQ(a.spans(s).registered_start(), b.spans(s).registered_start());
+        EXPECT_EQ(a.spans(s).registered_end(), b.spans(s).registered_end());
+      }
+    }
+  }
+  // Reads through the router: stats sum the partitions, a document is found where it is.
+  ASSERT_OK_AND_ASSIGN(v1::GetStatsReply stats, router_.client->Stats());
+  EXPECT_EQ(stats.documents(), kDocuments);
+  ASSERT_OK_AND_ASSIGN(v1::DocumentInfo info, router_.client->Get(routed_ids_[3]));
+  EXPECT_EQ(info.metadata().title(), "document 3");
+
+  // The same text again resolves to the first registration in its partition.
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply again, router_.client->Register(DocumentOf(2)));
+  EXPECT_FALSE(again.created());
+  EXPECT_EQ(again.doc_id(), routed_ids_[2]);
+}
+
+TEST_F(PartitionedClusterTest, OneReplicaDownKeepsAnswersCompleteBothDownMakesThemPartial) {
+  ASSERT_NO_FATAL_FAILURE(RegisterAll());
+  // A document of each partition.
+  size_t in_partition[2] = {kDocuments, kDocuments};
+  for (size_t i = 0; i < kDocuments; ++i) {
+    for (uint32_t p = 0; p < 2; ++p) {
+      if (replicas_[p][0].client->Get(routed_ids_[i]).ok()) in_partition[p] = i;
+    }
+  }
+  ASSERT_LT(in_partition[0], kDocuments);
+  ASSERT_LT(in_partition[1], kDocuments);
+
+  Stop(&replicas_[0][0], SIGKILL);
+  for (size_t i : in_partition) {
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, Check(&router_, i, LastSequence()));
+    EXPECT_FALSE(reply.partial());
+    ASSERT_GT(reply.matches_size(), 0);
+    EXPECT_EQ(reply.matches(0).doc_id(), routed_ids_[i]);
+    EXPECT_TRUE(reply.violation());
+  }
+
+  Stop(&replicas_[0][1], SIGKILL);
+  // Partition 0 has no replica left: never a clean "no violation" for its document.
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply lost, Check(&router_, in_partition[0]));
+  EXPECT_TRUE(lost.partial());
+  EXPECT_EQ(std::vector<uint32_t>(lost.missing_partitions().begin(),
+                                  lost.missing_partitions().end()),
+            (std::vector<uint32_t>{0}));
+  EXPECT_EQ(lost.matches_size(), 0);
+  // Partition 1's documents are still found, in a reply flagged partial all the same.
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply kept, Check(&router_, in_partition[1]));
+  EXPECT_TRUE(kept.partial());
+  ASSERT_GT(kept.matches_size(), 0);
+  EXPECT_EQ(kept.matches(0).doc_id(), routed_ids_[in_partition[1]]);
+  // Reads that could need the missing partition fail instead of guessing.
+  EXPECT_TRUE(absl::IsUnavailable(router_.client->Stats().status()));
+}
+
+TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocumentsPartition) {
+  ASSERT_NO_FATAL_FAILURE(RegisterAll());
+  ASSERT_OK(router_.client->Unregister(routed_ids_[1]));
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<v1::GetStatsReply> stats = router_.client->Stats();
+    return stats.ok() && stats->documents() == kDocuments - 1;
+  }));
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, Check(&router_, 1));
+  for (const v1::Match& m : reply.matches()) EXPECT_NE(m.doc_id(), routed_ids_[1]);
+  EXPECT_TRUE(absl::IsNotFound(router_.client->Unregister(routed_ids_[1])));
+}
+
+}  // namespace
+}  // namespace cops
