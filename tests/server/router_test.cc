@@ -7,11 +7,8 @@
 #include "server/router.h"
 
 #include <signal.h>
-#include <sys/wait.h>
 
 #include <chrono>
-#include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -23,16 +20,13 @@
 
 #include "client/client.h"
 #include "gtest/gtest.h"
-#include "tests/testing/files.h"
+#include "tests/testing/copsd_process.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/status_matchers.h"
-#include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
-
-namespace fs = std::filesystem;
 
 v1::Match MatchOf(uint64_t id, double ratio, bool from_template = false) {
   v1::Match m;
@@ -113,11 +107,6 @@ TEST(MergeCheckRepliesTest, ExcludedPassagesAreUnitedOnce) {
 
 // ---- End to end ----
 
-std::string BuildDir() {
-  const char* dir = std::getenv("COPS_BUILD_DIR");
-  return dir != nullptr ? dir : ".";
-}
-
 // Polls `done` every 20 ms for up to 10 s.
 bool Eventually(const std::function<bool()>& done) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -142,8 +131,7 @@ std::string Text(size_t i) {
 }
 
 struct Copsd {
-  pid_t pid = -1;
-  std::string address;
+  std::unique_ptr<testing::CopsdProcess> process;
   std::unique_ptr<Client> client;
 };
 
@@ -167,7 +155,7 @@ class PartitionedClusterTest : public ::testing::Test {
     for (uint32_t p = 0; p < 2; ++p) {
       for (uint32_t r = 0; r < 2; ++r) {
         router.push_back("--replica");
-        router.push_back(std::to_string(p) + "=" + replicas_[p][r].address);
+        router.push_back(std::to_string(p) + "=" + replicas_[p][r].process->address());
       }
     }
     ASSERT_NO_FATAL_FAILURE(Start("router", router, &router_));
@@ -181,34 +169,21 @@ class PartitionedClusterTest : public ::testing::Test {
     Stop(&single_);
   }
 
-  void Start(const std::string& name, const std::vector<std::string>& role, Copsd* out) {
-    const fs::path dir = dir_.path() / name;
-    fs::create_directories(dir);
-    fs::remove(dir / "port");
-    std::vector<std::string> args = {BuildDir() + "/server/copsd", "--data-dir",
-                                     (dir / "data").string(), "--listen", "127.0.0.1:0",
-                                     "--port-file", (dir / "port").string(), "--hash-key",
-                                     "000102030405060708090a0b0c0d0e0f", "--log-level", "warn"};
-    args.insert(args.end(), role.begin(), role.end());
-    out->pid = testing::Spawn(args, {}, dir / "copsd.out", dir / "copsd.log");
-    ASSERT_TRUE(Eventually([&] {
-      int status = 0;
-      return fs::exists(dir / "port") || waitpid(out->pid, &status, WNOHANG) != 0;
-    }));
-    ASSERT_TRUE(fs::exists(dir / "port")) << testing::ReadFileOrEmpty(dir / "copsd.log");
-    out->address = "127.0.0.1:" + std::to_string(std::stoi(testing::ReadFileOrEmpty(dir / "port")));
+  void Start(const std::string& name, std::vector<std::string> flags, Copsd* out) {
+    flags.insert(flags.begin(), {"--hash-key", "000102030405060708090a0b0c0d0e0f"});
+    ASSERT_OK_AND_ASSIGN(out->process, testing::CopsdProcess::Start(dir_.path() / name, flags));
     ClientOptions options;
-    options.target = out->address;
+    options.target = out->process->address();
     options.timeout = std::chrono::seconds(10);
     ASSERT_OK_AND_ASSIGN(out->client, Client::Connect(options));
   }
 
   static void Stop(Copsd* copsd, int signal = SIGTERM) {
-    if (copsd->pid <= 0) return;
+    if (copsd->process == nullptr) return;
     copsd->client.reset();
-    kill(copsd->pid, signal);
-    testing::WaitExit(copsd->pid);
-    copsd->pid = -1;
+    if (signal != SIGTERM) kill(copsd->process->pid(), signal);
+    copsd->process->Stop();
+    copsd->process.reset();
   }
 
   static v1::Document DocumentOf(size_t i) {
