@@ -170,6 +170,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   duration_option("audit-retention", &c.audit_retention_seconds, "90d",
                   "How long audit entries (who matched which document) are kept, e.g. 90d "
                   "(0s = forever)");
+  flag("mmap-reads", c.index.mmap_reads,
+         "Read the index files through mmap (uncompressed blocks are read in place)");
   option("threads", c.threads, "Most handler threads");
   option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
   option("max-concurrent-calls", c.max_concurrent_calls,

@@ -592,6 +592,7 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   // flushes early (small level-0 files).
   db_options.max_total_wal_size = 8 * options.write_buffer_bytes;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  db_options.allow_mmap_reads = options.mmap_reads;
   if (options.env != nullptr) db_options.env = options.env;
 
   const bool exists = std::filesystem::exists(std::filesystem::path(options.path) / "CURRENT");

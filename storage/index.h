@@ -92,6 +92,10 @@ struct IndexOptions {
   // idle core, not the throughput of many. Workers: lookup_threads - 1, idle between
   // lookups.
   int lookup_threads = 2;
+  // Read SST files through mmap instead of pread: a block of an uncompressed file is then
+  // read in place (no system call, no copy); compressed blocks are still decompressed into
+  // the block cache. The files stay mapped while open (address space, not memory).
+  bool mmap_reads = false;
   // RocksDB's access to files and threads; not owned, must outlive the Index. nullptr =
   // rocksdb::Env::Default(). Tests pass one that simulates power loss
   // (tests/storage/fault_file_system.h).

@@ -588,6 +588,12 @@ TEST(IndexTest, TunablesAreCheckedAtOpenAndOtherCompressionsRoundTrip) {
     index.reset();
     index = OpenOrDie(o);
     EXPECT_TRUE(HasAllPostings(*index, fp, out->id)) << compression;
+    // The same files read through mmap: compressed blocks decompressed, plain ones in place.
+    index.reset();
+    o.mmap_reads = true;
+    index = OpenOrDie(o);
+    ASSERT_NE(index, nullptr) << compression;
+    EXPECT_TRUE(HasAllPostings(*index, fp, out->id)) << compression << " through mmap";
   }
 }
 
