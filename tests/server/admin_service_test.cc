@@ -92,8 +92,8 @@ class AdminServiceTest : public ::testing::Test {
 };
 
 TEST_F(AdminServiceTest, OwnersReadTheAuditOfTheirOwnDocumentsOnly) {
-  ASSERT_OK(access_->store()->AppendAudit({{1, "acm", 1, "sigmod-pc", 0.8, 0.5, 12, true},
-                                           {2, "acm", 2, "sigmod-pc", 0.3, 0.1, 4, false}}));
+  ASSERT_OK(access_->store()->AppendAudit({{1, "acm", 1, "sigmod-pc", 0.8, 0.5, 12, true, "", ""},
+                                           {2, "acm", 2, "sigmod-pc", 0.3, 0.1, 4, false, "", ""}}));
   v1::QueryAuditResponse resp;
   ASSERT_OK(Audit(owner_key_, 1, &resp));
   ASSERT_EQ(resp.entries_size(), 1);

@@ -110,10 +110,10 @@ TEST_F(PrincipalStoreTest, UsageStopsAtQuotaWithoutCharging) {
 TEST_F(PrincipalStoreTest, AuditIsPerDocumentInTimeOrder) {
   auto store = OpenStore();
   std::vector<AuditRecord> records = {
-      {7, "acm", 2000, "checker-b", 0.9, 0.5, 12, true},
-      {7, "acm", 1000, "checker-a", 0.2, 0.1, 3, false},
-      {8, "acm", 1500, "checker-a", 0.4, 0.3, 5, false},
-      {7, "acm", 1000, "checker-c", 0.3, 0.2, 4, false},  // same microsecond: both kept
+      {7, "acm", 2000, "checker-b", 0.9, 0.5, 12, true, "", ""},
+      {7, "acm", 1000, "checker-a", 0.2, 0.1, 3, false, "", ""},
+      {8, "acm", 1500, "checker-a", 0.4, 0.3, 5, false, "", ""},
+      {7, "acm", 1000, "checker-c", 0.3, 0.2, 4, false, "", ""},  // same microsecond: both kept
   };
   ASSERT_OK(store->AppendAudit(records));
   auto hits = store->QueryAudit(7, 0, 100);
@@ -153,7 +153,7 @@ TEST_F(PrincipalStoreTest, AccessChangesSurviveAPowerCutUsageAndAuditMayLoseThei
   ASSERT_OK((*store)->PutKey(k));
   // Not synced (docs/security.md, "The access store"): may be lost.
   ASSERT_OK((*store)->AddUsage("acm-press", 1, 100, 0, 0));
-  ASSERT_OK((*store)->AppendAudit({{7, "acm", 1000, "checker", 0.5, 0.5, 3, true}}));
+  ASSERT_OK((*store)->AppendAudit({{7, "acm", 1000, "checker", 0.5, 0.5, 3, true, "", ""}}));
   disk.Crash();
   store->reset();
   ASSERT_OK(disk.DropUnsyncedChanges());
