@@ -2,6 +2,10 @@
 
 #include <nats/nats.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 namespace cops {
 
 absl::Status NatsError(int nats_status, const std::string& what) {
@@ -32,10 +36,19 @@ JetStream::~JetStream() {
 
 absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
     const RegistrationStreamOptions& options) {
+  // natsOptions_SetURL takes one URL; a comma-separated list goes in as the server list.
+  std::vector<std::string> urls;
+  std::stringstream list(options.url);
+  for (std::string url; std::getline(list, url, ',');) {
+    if (!url.empty()) urls.push_back(url);
+  }
+  std::vector<const char*> servers;
+  for (const std::string& url : urls) servers.push_back(url.c_str());
   natsOptions* nats_options = nullptr;
   natsStatus s = natsOptions_Create(&nats_options);
-  if (s == NATS_OK) s = natsOptions_SetServers(nats_options, nullptr, 0);
-  if (s == NATS_OK) s = natsOptions_SetURL(nats_options, options.url.c_str());
+  if (s == NATS_OK) {
+    s = natsOptions_SetServers(nats_options, servers.data(), static_cast<int>(servers.size()));
+  }
   // Reconnect for ever: a follower outlives restarts of the NATS servers.
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(nats_options, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(nats_options, 100);

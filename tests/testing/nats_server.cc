@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -61,20 +62,37 @@ bool Accepts(int port) {
   return ok;
 }
 
+// Waits until `server` has logged the election of JetStream's meta leader (a cluster's
+// JetStream API answers only from then on).
+absl::Status WaitForMetaLeader(const NatsServer& server) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (server.Log().find("metadata leader") != std::string::npos) return absl::OkStatus();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return absl::UnavailableError("no JetStream meta leader: " + server.Log());
+}
+
 }  // namespace
 
 bool NatsServer::Installed() { return !NatsServerPath().empty(); }
 
 absl::StatusOr<std::unique_ptr<NatsServer>> NatsServer::Start(const std::string& dir) {
+  return StartWith(dir, 0, {});
+}
+
+absl::StatusOr<std::unique_ptr<NatsServer>> NatsServer::StartWith(
+    const std::string& dir, int port, const std::vector<std::string>& extra_args) {
   const std::string binary = NatsServerPath();
   if (binary.empty()) return absl::FailedPreconditionError(kNotInstalled);
   fs::create_directories(fs::path(dir) / "store");
-  const int port = FreePort();
+  if (port == 0) port = FreePort();
   const fs::path log = fs::path(dir) / "nats-server.log";
-  const pid_t pid = Spawn({binary, "-a", "127.0.0.1", "-p", std::to_string(port), "-js", "-sd",
-                           (fs::path(dir) / "store").string()},
-                          {}, log, log);
-  std::unique_ptr<NatsServer> server(new NatsServer(pid, port));
+  std::vector<std::string> argv = {binary, "-a", "127.0.0.1", "-p", std::to_string(port), "-js",
+                                   "-sd", (fs::path(dir) / "store").string()};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  const pid_t pid = Spawn(argv, {}, log, log);
+  std::unique_ptr<NatsServer> server(new NatsServer(pid, port, log.string()));
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;
@@ -95,6 +113,74 @@ NatsServer::~NatsServer() {
   if (pid_ <= 0) return;
   kill(pid_, SIGTERM);
   WaitExit(pid_);
+}
+
+void NatsServer::Kill() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGKILL);
+  WaitExit(pid_);
+  pid_ = -1;
+}
+
+std::string NatsServer::Log() const { return ReadFileOrEmpty(log_); }
+
+absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(const std::string& dir, int n) {
+  std::vector<int> client_ports;
+  std::vector<int> route_ports;
+  for (int i = 0; i < 2 * n; ++i) {
+    const int port = FreePort();
+    // FreePort may hand out the same port twice in a row: draw again.
+    const bool taken = std::count(client_ports.begin(), client_ports.end(), port) > 0 ||
+                       std::count(route_ports.begin(), route_ports.end(), port) > 0;
+    if (taken) {
+      --i;
+      continue;
+    }
+    (i < n ? client_ports : route_ports).push_back(port);
+  }
+  std::unique_ptr<NatsCluster> cluster(
+      new NatsCluster(dir, std::move(client_ports), std::move(route_ports)));
+  for (int i = 0; i < n; ++i) {
+    absl::StatusOr<std::unique_ptr<NatsServer>> server = cluster->StartServer(i);
+    if (!server.ok()) return server.status();
+    cluster->servers_.push_back(*std::move(server));
+  }
+  for (int i = 0; i < n; ++i) {
+    absl::Status led = WaitForMetaLeader(*cluster->servers_[i]);
+    if (!led.ok()) return led;
+  }
+  return cluster;
+}
+
+std::string NatsCluster::url() const {
+  std::string url;
+  for (int port : client_ports_) {
+    url += (url.empty() ? "" : ",") + std::string("nats://127.0.0.1:") + std::to_string(port);
+  }
+  return url;
+}
+
+absl::StatusOr<std::unique_ptr<NatsServer>> NatsCluster::StartServer(int i) const {
+  std::string routes;
+  for (size_t j = 0; j < route_ports_.size(); ++j) {
+    if (static_cast<int>(j) == i) continue;
+    routes += (routes.empty() ? "" : ",") + std::string("nats://127.0.0.1:") +
+              std::to_string(route_ports_[j]);
+  }
+  const std::string name = "nats-" + std::to_string(i + 1);
+  return NatsServer::StartWith(
+      (fs::path(dir_) / name).string(), client_ports_[i],
+      {"-n", name, "--cluster_name", "cops", "--cluster",
+       "nats://127.0.0.1:" + std::to_string(route_ports_[i]), "--routes", routes});
+}
+
+absl::Status NatsCluster::Restart(int i) {
+  servers_[i]->Kill();
+  servers_[i].reset();
+  absl::StatusOr<std::unique_ptr<NatsServer>> server = StartServer(i);
+  if (!server.ok()) return server.status();
+  servers_[i] = *std::move(server);
+  return WaitForMetaLeader(*servers_[i]);
 }
 
 }  // namespace cops::testing
