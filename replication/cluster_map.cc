@@ -53,12 +53,9 @@ absl::StatusOr<kvStore*> OpenBucket(JetStream* js, const ClusterBucketOptions& o
 }  // namespace
 
 std::string EncodeMemberRecord(const MemberRecord& record) {
-  nlohmann::json j = {{"v", MemberRecord::kVersion},
-                      {"node", record.node_id},
-                      {"address", record.address},
-                      {"partition", record.partition},
-                      {"partitions", record.partitions},
-                      {"applied", record.applied_sequence},
+  nlohmann::json j = {{"v", MemberRecord::kVersion},       {"node", record.node_id},
+                      {"address", record.address},         {"partition", record.partition},
+                      {"partitions", record.partitions},   {"applied", record.applied_sequence},
                       {"time_us", record.time_unix_micros}};
   return j.dump();
 }
@@ -105,9 +102,7 @@ absl::Status ValidateNodeId(std::string_view node_id) {
                                     "' must be 1 to 64 of A-Z a-z 0-9 _ -");
 }
 
-std::string MemberKey(std::string_view node_id) {
-  return kMembersPrefix + std::string(node_id);
-}
+std::string MemberKey(std::string_view node_id) { return kMembersPrefix + std::string(node_id); }
 
 // ---------------------------------------------------------------------------- MemberTable
 
@@ -159,8 +154,8 @@ std::vector<ReplicaInfo> MemberTable::LiveReplicas(uint32_t partition) const {
     const uint32_t partitions = PartitionsLocked();
     for (const auto& [id, member] : members_) {
       if (member.record.partition != partition || !LiveLocked(member, now, partitions)) continue;
-      live.push_back({member.record.node_id, member.record.address,
-                      member.record.applied_sequence});
+      live.push_back(
+          {member.record.node_id, member.record.address, member.record.applied_sequence});
     }
   }
   std::sort(live.begin(), live.end(), [](const ReplicaInfo& a, const ReplicaInfo& b) {
@@ -358,8 +353,9 @@ void ClusterMap::Handle(void* raw, bool replayed) {
     table_.Remove(node_id);
     return;
   }
-  absl::StatusOr<MemberRecord> record = DecodeMemberRecord(std::string_view(
-      static_cast<const char*>(kvEntry_Value(entry)), static_cast<size_t>(kvEntry_ValueLen(entry))));
+  absl::StatusOr<MemberRecord> record =
+      DecodeMemberRecord(std::string_view(static_cast<const char*>(kvEntry_Value(entry)),
+                                          static_cast<size_t>(kvEntry_ValueLen(entry))));
   if (!record.ok() || record->node_id != node_id) {
     table_.CountUnreadable();
     return;
@@ -367,8 +363,8 @@ void ClusterMap::Handle(void* raw, bool replayed) {
   // A heartbeat arriving now was written now. A record replayed when the watch starts may be
   // old (its writer died): it counts from when the NATS server stored it (kvEntry_Created,
   // nanoseconds since the epoch on the server's clock).
-  table_.Put(*record, replayed ? absl::FromUnixNanos(kvEntry_Created(entry))
-                               : absl::InfiniteFuture());
+  table_.Put(*record,
+             replayed ? absl::FromUnixNanos(kvEntry_Created(entry)) : absl::InfiniteFuture());
 }
 
 }  // namespace cops

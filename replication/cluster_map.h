@@ -136,8 +136,8 @@ struct ClusterMemberOptions {
 };
 
 struct ClusterMemberHealth {
-  uint64_t heartbeats = 0;          // records written
-  uint64_t failed_heartbeats = 0;   // writes that failed (NATS down, no JetStream quorum)
+  uint64_t heartbeats = 0;         // records written
+  uint64_t failed_heartbeats = 0;  // writes that failed (NATS down, no JetStream quorum)
   absl::Time last_heartbeat = absl::InfinitePast();  // when the last write succeeded
 };
 

@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
     if (!url.empty()) urls.push_back(url);
   }
   std::vector<const char*> servers;
+  servers.reserve(urls.size());
   for (const std::string& url : urls) servers.push_back(url.c_str());
   natsOptions* nats_options = nullptr;
   natsStatus s = natsOptions_Create(&nats_options);
@@ -67,6 +68,7 @@ absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
     return NatsError(s, "opening JetStream at " + options.url);
   }
   std::unique_ptr<JetStream> js(new JetStream(options, connection, context));
+  if (!options.create_stream) return js;
 
   // The stream's subjects: the single-partition subject and one per partition (its
   // children, "<subject>.<p>", replication/partitioning.h).

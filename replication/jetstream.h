@@ -27,14 +27,17 @@ struct RegistrationStreamOptions {
   // Copies JetStream keeps of each event (RAFT quorum); 1 for a single server, 3 in a
   // cluster of 3. Applied when the stream is created; an existing stream keeps its own.
   int replicas = 1;
+  // Look the stream up and create it when missing; false connects only (a tool reading the
+  // cluster map must not create the log with its own settings).
+  bool create_stream = true;
   // How long a publish waits for JetStream's acknowledgement, in milliseconds.
   int64_t publish_timeout_ms = 5000;
 };
 
 class JetStream {
  public:
-  // Connects to options.url and creates the stream (file storage, `replicas` copies,
-  // limits retention: events are kept) when it does not exist. UNAVAILABLE when no server
+  // Connects to options.url and (with create_stream) creates the stream (file storage,
+  // `replicas` copies, limits retention: events are kept) when it does not exist. UNAVAILABLE when no server
   // answers; INTERNAL on other client errors, with the client's text.
   static absl::StatusOr<std::unique_ptr<JetStream>> Connect(
       const RegistrationStreamOptions& options);

@@ -26,6 +26,7 @@
 #include "server/admin_service.h"
 #include "server/admission_control.h"
 #include "server/audit_sink.h"
+#include "server/cluster_presence.h"
 #include "server/copy_detector.h"
 #include "server/heap_trimmer.h"
 #include "server/index_generations.h"
@@ -285,6 +286,11 @@ int Run(int argc, char** argv) {
     return 2;
   }
   const ServerConfig& config = *parsed;
+  if (!config.show_cluster_url.empty()) {  // copsd --show-cluster NATS_URL: print and exit
+    absl::Status shown = PrintClusterMap(config, std::cout);
+    if (!shown.ok()) std::cerr << "copsd: " << shown << "\n";
+    return shown.ok() ? 0 : 2;
+  }
 
   // One malloc arena per check or registration at work, set before any thread starts: glibc's
   // default (8 per core) keeps a burst's memory in a dozen arenas whose free tops
@@ -377,12 +383,14 @@ int Run(int argc, char** argv) {
                            : &service;
   AdminService admin(authorizer, access->get(), &usage, generations->get(), receipts->get());
 
+  ClusterPresence cluster;  // --cluster-node-id: joined once serving (server/cluster_presence.h)
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
-        MetricsServer::Start(config.metrics_listen, [&generations, &admission] {
+        MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster] {
           ServerState state = ReadServerState(**generations);
           state.admission = admission.load();
+          state.cluster_member = cluster.Health();
           return state;
         });
     if (!started.ok()) return Fail(started.status());
@@ -424,6 +432,16 @@ int Run(int argc, char** argv) {
     }
   }
 
+  if (!config.cluster_node_id.empty()) {
+    absl::Status joined = cluster.Join(
+        config, log_role->jetstream.get(),
+        [replica = log_role->replica.get()] { return replica->AppliedLogSequence(); }, bound);
+    if (!joined.ok()) {
+      server->Shutdown();
+      return Fail(joined);
+    }
+  }
+
   SystemdNotifier notifier;  // Type=notify units (deploy/systemd/copsd.service)
   notifier.Ready("serving on " + bound);
   std::thread signal_thread([&] {
@@ -433,6 +451,7 @@ int Run(int argc, char** argv) {
     LogEvent(LogLevel::kInfo, "shutting_down",
              {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
               {"drain_seconds", std::to_string(config.drain_seconds)}});
+    cluster.Leave();  // routers stop choosing this node before it drains
     // A bulk load's final compaction can take minutes: abandon it so the drain is not held
     // up (RocksDB redoes it as ordinary compaction after the restart).
     (*generations)->Current()->index()->AbortManualCompactions();
@@ -444,6 +463,7 @@ int Run(int argc, char** argv) {
   server.reset();
   metrics.reset();  // its scrapes read the generations
   sweeper.reset();
+  cluster.Leave();  // no-op after a signal; its heartbeats read the applier's index
   if (log_role->applier != nullptr) log_role->applier->Stop();  // applies into the generations
   generations->reset();  // stops a rotation in progress, flushes and closes RocksDB
   LogEvent(LogLevel::kInfo, "stopped", {});

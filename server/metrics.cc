@@ -167,6 +167,28 @@ class ServerStateCollector : public prometheus::Collectable {
     counter("cops_admission_refused_total",
             "Checks and registrations refused with RESOURCE_EXHAUSTED for lack of room.",
             static_cast<double>(s.admission.refused));
+    if (s.cluster_member) {
+      const ClusterMemberHealth& m = *s.cluster_member;
+      counter("cops_cluster_heartbeats_total", "Records this node wrote to the cluster map.",
+              static_cast<double>(m.heartbeats));
+      counter("cops_cluster_heartbeat_failures_total",
+              "Cluster map heartbeats that failed (NATS down, no JetStream quorum).",
+              static_cast<double>(m.failed_heartbeats));
+      gauge("cops_cluster_heartbeat_age_seconds",
+            "Seconds since this node's last successful cluster map heartbeat.",
+            absl::ToDoubleSeconds(absl::Now() - m.last_heartbeat));
+    }
+    if (s.cluster_map) {
+      const ClusterMapHealth& m = *s.cluster_map;
+      gauge("cops_cluster_members", "Members in the cluster map, live or not.", m.members);
+      gauge("cops_cluster_live_members", "Members heard within their lease.", m.live_members);
+      gauge("cops_cluster_partitions_without_replica",
+            "Partitions with no live replica: checks get partial answers.",
+            m.partitions_without_replica);
+      counter("cops_cluster_unreadable_records_total",
+              "Cluster map records skipped (another version, bad bytes).",
+              static_cast<double>(m.unreadable_records));
+    }
     counter("cops_converter_worker_failures_total",
             "Conversions whose worker process crashed, could not start or gave no result.",
             worker.failures);

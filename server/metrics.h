@@ -23,6 +23,10 @@
 //                                                    their document bytes
 //   cops_admission_waiting                           waiting for room
 //   cops_admission_refused_total                     refused with RESOURCE_EXHAUSTED
+//   cops_cluster_heartbeats_total, cops_cluster_heartbeat_failures_total,
+//   cops_cluster_heartbeat_age_seconds               a cluster map member's heartbeats
+//   cops_cluster_members, cops_cluster_live_members, cops_cluster_partitions_without_replica,
+//   cops_cluster_unreadable_records_total            the cluster map as a router sees it
 //
 // Thread-safety: a started MetricsServer is thread-safe; the interceptors it makes may run
 // on any gRPC thread, and `state` is called on the exposer's threads, one scrape at a time
@@ -30,10 +34,12 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "replication/cluster_map.h"
 #include "server/admission_control.h"
 #include "server/key_rotation_progress.h"
 #include "storage/index.h"
@@ -52,6 +58,10 @@ struct ServerState {
   bool bulk_loading = false;
   KeyRotationProgress rotation;
   AdmissionLoad admission;  // server/admission_control.h
+  // Scale-out (replication/cluster_map.h): this node's heartbeats into the cluster map, and
+  // the map as this node sees it; nullopt when the node has no such part.
+  std::optional<ClusterMemberHealth> cluster_member;
+  std::optional<ClusterMapHealth> cluster_map;
 };
 
 class IndexGenerations;

@@ -11,6 +11,7 @@
 #include "core/status_macros.h"
 #include "core/time_format.h"
 #include "nlohmann/json.hpp"
+#include "replication/cluster_map.h"
 #include "storage/file_system.h"
 
 namespace cops {
@@ -234,6 +235,17 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("route-timeout-ms", c.route_timeout_ms,
          "With --route: deadline of a fanned-out call when the caller gives none")
       ->check(CLI::PositiveNumber);
+  option("cluster-node-id", c.cluster_node_id,
+         "With --log or --follow: join the cluster map under this name (A-Z a-z 0-9 _ -)");
+  option("advertise", c.advertise,
+         "With --cluster-node-id: the HOST:PORT routers reach this node at (default: the "
+         "listener)");
+  option("cluster-bucket", c.cluster_bucket, "JetStream key-value bucket of the cluster map");
+  option("heartbeat-ms", c.heartbeat_ms,
+         "Cluster map heartbeat interval; a member is live for 3 intervals after its last")
+      ->check(CLI::Range(10u, 60000u));
+  option("show-cluster", c.show_cluster_url,
+         "Print the members of the cluster map at this NATS URL and exit");
   option("log-level", c.log_level, "debug|info|warn|error");
   flag("log-json", c.log_json, "Log JSON lines instead of key=value");
 
@@ -288,6 +300,12 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   }
   if (!c.replicas.empty() && c.route_url.empty()) {
     return absl::InvalidArgumentError("--replica needs --route");
+  }
+  if (!c.cluster_node_id.empty()) {
+    if (c.log_url.empty() && c.follow_url.empty()) {
+      return absl::InvalidArgumentError("--cluster-node-id needs --log or --follow");
+    }
+    COPS_RETURN_IF_ERROR(ValidateNodeId(c.cluster_node_id));
   }
   return c;
 }

@@ -112,6 +112,13 @@ struct ServerConfig {
   std::string route_url;
   std::vector<std::string> replicas;
   uint32_t route_timeout_ms = 10000;  // a fanned-out call's deadline when the caller sets none
+  // The cluster map (docs/scale-out.md, "The cluster map"): with a node id, a --log or
+  // --follow node heartbeats its record into the bucket; --show-cluster prints the map.
+  std::string cluster_node_id;
+  std::string advertise;      // HOST:PORT in the record; empty = the bound listener
+  std::string cluster_bucket = "COPS_CLUSTER";
+  uint32_t heartbeat_ms = 1000;  // heartbeat interval; a member is live for 3 of them
+  std::string show_cluster_url;  // print the map at this NATS URL and exit
 
   std::string log_level = "info";  // debug | info | warn | error
   bool log_json = false;

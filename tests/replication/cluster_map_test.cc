@@ -184,8 +184,9 @@ TEST_F(ClusterMapTest, RecordsAppearWithTheirAddressAndAppliedSequenceBestFirst)
   EXPECT_THAT(LiveIds(*map, 0), ElementsAre("index-p0r2", "index-p0r1"));
   // Heartbeats carry the applied sequence as it moves.
   applied_a = 9;
-  EXPECT_TRUE(Eventually(
-      [&] { return LiveIds(*map, 0) == std::vector<std::string>{"index-p0r1", "index-p0r2"}; }));
+  EXPECT_TRUE(Eventually([&] {
+    return LiveIds(*map, 0) == std::vector<std::string>{"index-p0r1", "index-p0r2"};
+  }));
   EXPECT_OK(map->LastError());
   EXPECT_GE(a->Health().heartbeats, 1u);
   EXPECT_EQ(a->Health().failed_heartbeats, 0u);
@@ -202,7 +203,7 @@ TEST_F(ClusterMapTest, AStoppedMemberDisappearsAfterItsLeaseAndALeavingOneAtOnce
   crashed->Stop();  // no more heartbeats; its record stays, as after kill -9
   ASSERT_OK(leaving->Leave());
   EXPECT_TRUE(Eventually([&] { return map->Members().size() == 1; }));  // the leaver is gone
-  EXPECT_THAT(LiveIds(*map, 0), ElementsAre("index-p0r1"));  // within its lease still
+  EXPECT_THAT(LiveIds(*map, 0), ElementsAre("index-p0r1"));             // within its lease still
   clock_.Advance(absl::Seconds(3));
   EXPECT_THAT(LiveIds(*map, 0), IsEmpty());
   EXPECT_EQ(map->Health().partitions_without_replica, 2u);

@@ -84,6 +84,31 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
   EXPECT_NE(text.find("cops_documents 43\n"), std::string::npos) << text;
 }
 
+TEST(MetricsServerTest, ServesTheClusterMapsHealthOnlyOnNodesThatTakePart) {
+  std::atomic<bool> member{false};
+  ASSERT_OK_AND_ASSIGN(auto metrics, MetricsServer::Start("127.0.0.1:0", [&member] {
+    ServerState state;
+    if (member) {
+      state.cluster_member = ClusterMemberHealth{.heartbeats = 12,
+                                                 .failed_heartbeats = 2,
+                                                 .last_heartbeat = absl::Now() - absl::Seconds(2)};
+      state.cluster_map = ClusterMapHealth{.members = 4, .live_members = 3,
+                                           .partitions_without_replica = 1};
+    }
+    return state;
+  }));
+  std::string text = HttpGet(metrics->port(), "/metrics");
+  EXPECT_EQ(text.find("cops_cluster_"), std::string::npos) << text;  // single node
+
+  member = true;
+  text = HttpGet(metrics->port(), "/metrics");
+  EXPECT_NE(text.find("cops_cluster_heartbeats_total 12\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_cluster_heartbeat_failures_total 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_cluster_heartbeat_age_seconds 2.0"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_cluster_live_members 3\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_cluster_partitions_without_replica 1\n"), std::string::npos) << text;
+}
+
 TEST(MetricsServerTest, CountsEachRpcWithItsServiceMethodAndCode) {
   ASSERT_OK_AND_ASSIGN(auto metrics,
                        MetricsServer::Start("127.0.0.1:0", [] { return ServerState(); }));

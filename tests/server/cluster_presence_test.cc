@@ -1,0 +1,133 @@
+// copsd in the cluster map end to end: real `copsd --log` / `--follow` processes with
+// --cluster-node-id heartbeat their records into a real nats-server's bucket; a ClusterMap
+// and `copsd --show-cluster` read them; a clean stop leaves the map, a kill -9 expires.
+
+#include "server/cluster_presence.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "client/client.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "replication/cluster_map.h"
+#include "replication/jetstream.h"
+#include "tests/server/test_corpus.h"
+#include "tests/testing/copsd_process.h"
+#include "tests/testing/files.h"
+#include "tests/testing/nats_server.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/subprocess.h"
+#include "tests/testing/temp_dir.h"
+
+namespace cops {
+namespace {
+
+using ::testing::HasSubstr;
+
+bool Eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+class ClusterPresenceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::NatsServer::Installed()) GTEST_SKIP() << testing::NatsServer::kNotInstalled;
+    ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
+  }
+
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> StartCopsd(const std::string& node,
+                                                                    const std::string& role) {
+    return testing::CopsdProcess::Start(
+        dir_.path() / node, {"--hash-key", "000102030405060708090a0b0c0d0e0f", role, nats_->url(),
+                             "--cluster-node-id", node, "--heartbeat-ms", "100"});
+  }
+
+  // What `copsd --show-cluster` prints.
+  std::string ShowCluster() {
+    const std::string out = dir_.Join("show.out");
+    const pid_t pid = testing::Spawn({std::string(std::getenv("COPS_BUILD_DIR")) + "/server/copsd",
+                                      "--show-cluster", nats_->url(), "--heartbeat-ms", "100"},
+                                     {}, out, out);
+    EXPECT_EQ(testing::WaitExit(pid), 0) << testing::ReadFileOrEmpty(out);
+    return testing::ReadFileOrEmpty(out);
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<testing::NatsServer> nats_;
+};
+
+TEST_F(ClusterPresenceTest, NodesAppearWithTheirAddressAndProgressAndLeaveOnAStop) {
+  ASSERT_OK_AND_ASSIGN(auto primary, StartCopsd("primary", "--log"));
+  ASSERT_OK_AND_ASSIGN(auto replica, StartCopsd("replica", "--follow"));
+  RegistrationStreamOptions stream;
+  stream.url = nats_->url();
+  ASSERT_OK_AND_ASSIGN(auto js, JetStream::Connect(stream));
+  ClusterMapOptions options;
+  options.lease = absl::Milliseconds(300);
+  ASSERT_OK_AND_ASSIGN(auto map, ClusterMap::Start(js.get(), options));
+  ASSERT_TRUE(Eventually([&] { return map->LiveReplicas(0).size() == 2; }));
+  for (const ReplicaInfo& r : map->LiveReplicas(0)) {
+    EXPECT_EQ(r.address, r.node_id == "primary" ? primary->address() : replica->address());
+  }
+
+  // A registration on the primary shows in both nodes' applied sequence.
+  ClientOptions client_options;
+  client_options.target = primary->address();
+  ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(client_options));
+  v1::Document doc;
+  doc.set_content(testing_corpus::Corpus()[0].body);
+  ASSERT_OK(client->Register(doc).status());
+  ASSERT_TRUE(Eventually([&] {
+    const std::vector<ReplicaInfo> live = map->LiveReplicas(0);
+    return live.size() == 2 && live[0].applied_sequence == 1 && live[1].applied_sequence == 1;
+  }));
+  const std::string shown = ShowCluster();
+  EXPECT_THAT(shown, HasSubstr("primary " + primary->address() + " 0/1 1 "));
+  EXPECT_THAT(shown, HasSubstr("replica " + replica->address() + " 0/1 1 "));
+
+  // A clean stop deletes the record at once; a kill -9 leaves it to expire with its lease.
+  EXPECT_EQ(replica->Stop(), 0);
+  ASSERT_TRUE(Eventually([&] { return map->Members().size() == 1; }));
+  kill(primary->pid(), SIGKILL);
+  primary->Stop();
+  ASSERT_TRUE(Eventually([&] { return map->LiveReplicas(0).empty(); }));
+  ASSERT_EQ(map->Members().size(), 1u);
+  EXPECT_THAT(ShowCluster(), HasSubstr(" expired\n"));
+
+  // Restarted on its data, the node is back with what it had applied.
+  ASSERT_OK_AND_ASSIGN(primary, StartCopsd("primary", "--log"));
+  ASSERT_TRUE(Eventually([&] {
+    const std::vector<ReplicaInfo> live = map->LiveReplicas(0);
+    return live.size() == 1 && live[0].address == primary->address() &&
+           live[0].applied_sequence == 1;
+  }));
+}
+
+TEST(ClusterPresenceConfigTest, ANodeIdNeedsTheLogAndAValidName) {
+  const char* alone[] = {"copsd", "--cluster-node-id", "n1"};
+  bool help = false;
+  std::string text;
+  EXPECT_FALSE(ParseServerConfig(3, alone, &help, &text).ok());
+  const char* dotted[] = {"copsd", "--follow", "nats://127.0.0.1:1", "--cluster-node-id", "a.b"};
+  EXPECT_FALSE(ParseServerConfig(5, dotted, &help, &text).ok());
+  const char* good[] = {"copsd", "--follow", "nats://127.0.0.1:1", "--cluster-node-id", "gw-1"};
+  ASSERT_OK_AND_ASSIGN(ServerConfig config, ParseServerConfig(5, good, &help, &text));
+  EXPECT_EQ(config.cluster_node_id, "gw-1");
+  EXPECT_EQ(config.heartbeat_ms, 1000u);
+}
+
+}  // namespace
+}  // namespace cops
