@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "nlohmann/json.hpp"
@@ -29,7 +30,7 @@ std::optional<std::string> StringField(const nlohmann::json& j, const char* name
 
 // Binds the bucket, creating it when allowed and absent (two creators may race: the loser
 // binds the winner's).
-absl::StatusOr<kvStore*> OpenBucket(JetStream* js, const ClusterBucketOptions& options) {
+absl::StatusOr<kvStore*> OpenBucketOnce(JetStream* js, const ClusterBucketOptions& options) {
   kvStore* kv = nullptr;
   natsStatus s = js_KeyValue(&kv, js->context(), options.bucket.c_str());
   if (s == NATS_OK) return kv;
@@ -48,6 +49,32 @@ absl::StatusOr<kvStore*> OpenBucket(JetStream* js, const ClusterBucketOptions& o
   const std::string detail = nats_GetLastError(nullptr);
   if (js_KeyValue(&kv, js->context(), options.bucket.c_str()) == NATS_OK) return kv;
   return NatsError(s, "creating key-value bucket " + options.bucket + " (" + detail + ")");
+}
+
+const absl::Status& StatusOf(const absl::Status& status) { return status; }
+template <typename T>
+const absl::Status& StatusOf(const absl::StatusOr<T>& result) {
+  return result.status();
+}
+
+// Calls `attempt` until it succeeds, fails other than UNAVAILABLE, or `timeout` has passed:
+// right after NATS servers restart, a replicated bucket answers only once its RAFT group
+// has elected a leader, some seconds later.
+template <typename T>
+T RetryWhileUnavailable(absl::Duration timeout, const std::function<T()>& attempt) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    T result = attempt();
+    if (result.ok() || !absl::IsUnavailable(StatusOf(result)) || absl::Now() > deadline) {
+      return result;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+absl::StatusOr<kvStore*> OpenBucket(JetStream* js, const ClusterBucketOptions& options) {
+  return RetryWhileUnavailable<absl::StatusOr<kvStore*>>(
+      options.start_timeout, [&] { return OpenBucketOnce(js, options); });
 }
 
 }  // namespace
@@ -213,7 +240,8 @@ absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Start(JetStream* j
   absl::StatusOr<kvStore*> kv = OpenBucket(jetstream, options.bucket);
   if (!kv.ok()) return kv.status();
   std::unique_ptr<ClusterMember> member(new ClusterMember(*kv, std::move(options)));
-  absl::Status first = member->Beat();
+  absl::Status first = RetryWhileUnavailable<absl::Status>(
+      member->options_.bucket.start_timeout, [&member] { return member->Beat(); });
   if (!first.ok()) return first;
   member->thread_ = std::thread([m = member.get()] { m->Run(); });
   return member;

@@ -73,6 +73,9 @@ struct ClusterBucketOptions {
   absl::Duration record_max_age = absl::Hours(1);
   // Create the bucket when it does not exist; else NOT_FOUND.
   bool create = true;
+  // How long Start retries while JetStream is UNAVAILABLE (a replicated bucket answers only
+  // once its RAFT group has a leader, seconds after NATS servers restart).
+  absl::Duration start_timeout = absl::Seconds(30);
 };
 
 // A member as an observer sees it.
@@ -146,8 +149,9 @@ struct ClusterMemberHealth {
 class ClusterMember {
  public:
   // Binds (or creates) the bucket, writes the first record and starts heartbeating.
-  // INVALID_ARGUMENT for a bad node id; UNAVAILABLE / INTERNAL as JetStream::Connect when
-  // the bucket cannot be bound or the first record not written. `jetstream` must outlive it.
+  // INVALID_ARGUMENT for a bad node id; UNAVAILABLE (after retrying for
+  // options.bucket.start_timeout) or INTERNAL as JetStream::Connect when the bucket cannot
+  // be bound or the first record not written. `jetstream` must outlive it.
   static absl::StatusOr<std::unique_ptr<ClusterMember>> Start(JetStream* jetstream,
                                                               ClusterMemberOptions options);
   // Stops heartbeating and leaves the record as it is: like a crash, the member ceases to be

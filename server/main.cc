@@ -424,14 +424,7 @@ int Run(int argc, char** argv) {
               {"max_waiting_calls", std::to_string(admission.limits().max_waiting)},
               {"metrics_port", metrics ? std::to_string(metrics->port()) : "off"}});
   }
-  if (!config.port_file.empty()) {
-    absl::Status s = WritePortFile(config.port_file, port);
-    if (!s.ok()) {
-      server->Shutdown();
-      return Fail(s);
-    }
-  }
-
+  // Joined before the port file is written: a node whose port file exists is in the map.
   if (!config.cluster_node_id.empty()) {
     absl::Status joined = cluster.Join(
         config, log_role->jetstream.get(),
@@ -439,6 +432,14 @@ int Run(int argc, char** argv) {
     if (!joined.ok()) {
       server->Shutdown();
       return Fail(joined);
+    }
+  }
+
+  if (!config.port_file.empty()) {
+    absl::Status s = WritePortFile(config.port_file, port);
+    if (!s.ok()) {
+      server->Shutdown();
+      return Fail(s);
     }
   }
 

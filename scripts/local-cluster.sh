@@ -1,0 +1,237 @@
+#!/usr/bin/env bash
+# A COPS cluster on this machine, on loopback (docs/scale-out.md, "A cluster on one machine"):
+#
+#   scripts/local-cluster.sh up DIR            start every member; prints the address clients
+#                                              use (HOST:PORT) as its last line
+#   scripts/local-cluster.sh status DIR        which members run, and the cluster map
+#   scripts/local-cluster.sh restart DIR NAME  start member NAME again on its old data
+#   scripts/local-cluster.sh down DIR          stop every member
+#
+# Members: nats-1..nats-3 (nats-server, one JetStream cluster, file storage in DIR/NAME),
+# `primary` (copsd --log: takes registrations and checks) and index-p<P>r<R> (copsd --follow,
+# read-only replicas). Each member has DIR/NAME (data), DIR/NAME.log and DIR/NAME.pid; the
+# ports chosen at `up` are kept in DIR/cluster.env, so a restarted member keeps its address.
+# copsd comes from $COPS_BUILD_DIR/server/copsd (default: build/ of this checkout), or $COPSD.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+copsd="${COPSD:-${COPS_BUILD_DIR:-$root/build}/server/copsd}"
+PATH="$PATH:/usr/sbin"  # Debian installs nats-server there
+
+# ---- The layout. The router work of issue 24 fills in partitions and the router. ----------
+PARTITIONS=1      # P: partitions of the documents (every node holds all of them today)
+REPLICAS=2        # R: read-only index replicas per partition
+ROUTER=""         # the router member's name; empty: no router yet, clients use the primary
+HEARTBEAT_MS=1000 # cluster map heartbeat (a member is live for 3 of them)
+NATS_SERVERS=3    # a JetStream cluster of 3 keeps quorum with one server down
+# -------------------------------------------------------------------------------------------
+
+usage() {
+  sed -n '3,7p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+# N free loopback TCP ports, space-separated.
+free_ports() {
+  python3 - "$1" <<'PY'
+import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))
+PY
+}
+
+index_members() {
+  local p r
+  for ((p = 0; p < PARTITIONS; p++)); do
+    for ((r = 1; r <= REPLICAS; r++)); do echo "index-p${p}r${r}"; done
+  done
+}
+
+members() {
+  local i
+  for ((i = 1; i <= NATS_SERVERS; i++)); do echo "nats-$i"; done
+  echo primary
+  index_members
+  if [[ -n "$ROUTER" ]]; then echo "$ROUTER"; fi
+}
+
+running() {  # member NAME is running
+  local pid_file="$dir/$1.pid"
+  [[ -f "$pid_file" ]] && kill -0 "$(cat "$pid_file")" 2>/dev/null
+}
+
+# Polls (every 0.1 s, up to 30 s) until command "$@" succeeds.
+wait_for() {
+  local i
+  for ((i = 0; i < 300; i++)); do
+    if "$@"; then return 0; fi
+    sleep 0.1
+  done
+  return 1
+}
+
+log_has() { grep -q "$2" "$dir/$1.log" 2>/dev/null; }
+
+nats_url() {
+  local url="" port
+  for port in $NATS_PORTS; do url+="${url:+,}nats://127.0.0.1:$port"; done
+  echo "$url"
+}
+
+start_nats() {  # nats-I
+  local name="$1" i="${1#nats-}" routes="" j=0 port
+  for port in $ROUTE_PORTS; do
+    j=$((j + 1))
+    if ((j != i)); then routes+="${routes:+,}nats://127.0.0.1:$port"; fi
+  done
+  local client_port route_port
+  client_port="$(echo "$NATS_PORTS" | cut -d' ' -f"$i")"
+  route_port="$(echo "$ROUTE_PORTS" | cut -d' ' -f"$i")"
+  mkdir -p "$dir/$name"
+  nats-server -n "$name" -a 127.0.0.1 -p "$client_port" -js -sd "$dir/$name" \
+    --cluster_name cops-local --cluster "nats://127.0.0.1:$route_port" --routes "$routes" \
+    > "$dir/$name.log" 2>&1 &
+  echo $! > "$dir/$name.pid"
+}
+
+# The gRPC port of copsd member NAME (fixed at `up`).
+copsd_port() {
+  local names port
+  names=(primary $(index_members) ${ROUTER:+"$ROUTER"})
+  local k=0
+  for port in $COPSD_PORTS; do
+    if [[ "${names[$k]}" == "$1" ]]; then echo "$port"; return; fi
+    k=$((k + 1))
+  done
+  echo "local-cluster: unknown member $1" >&2
+  return 1
+}
+
+start_copsd() {  # primary | index-p<P>r<R>
+  local name="$1" role port
+  if [[ "$name" == primary ]]; then role=--log; else role=--follow; fi
+  port="$(copsd_port "$name")"
+  mkdir -p "$dir/$name"
+  rm -f "$dir/$name/port"
+  local args=(--data-dir "$dir/$name/data" --listen "127.0.0.1:$port"
+              --port-file "$dir/$name/port" "$role" "$(nats_url)" --log-replicas 3
+              --cluster-node-id "$name" --heartbeat-ms "$HEARTBEAT_MS")
+  if [[ "$role" == --follow ]]; then
+    args+=(--primary "127.0.0.1:$(copsd_port primary)")
+  fi
+  # Like systemd's Restart=on-failure: right after the NATS servers restart, JetStream's
+  # streams answer only once their RAFT groups have leaders, and copsd exits UNAVAILABLE
+  # until then. Up to 60 s of attempts.
+  local attempt pid
+  for ((attempt = 0; attempt < 30; attempt++)); do
+    "$copsd" "${args[@]}" >> "$dir/$name.log" 2>&1 &
+    pid=$!
+    echo "$pid" > "$dir/$name.pid"
+    # Serving (and in the cluster map) once the port file is written.
+    wait_for bash -c "[[ -f '$dir/$name/port' ]] || ! kill -0 $pid 2>/dev/null" || true
+    if [[ -f "$dir/$name/port" ]]; then return 0; fi
+    if kill -0 "$pid" 2>/dev/null; then break; fi  # running but not serving in 30 s
+    sleep 2
+  done
+  echo "local-cluster: $name did not start; its log:" >&2
+  tail -n 20 "$dir/$name.log" >&2
+  return 1
+}
+
+start_member() {
+  case "$1" in
+    nats-*) start_nats "$1"
+            wait_for log_has "$1" "Server is ready" ;;
+    *) start_copsd "$1" ;;
+  esac
+}
+
+# Stops members "$@": SIGTERM to all at once, up to 15 s for graceful stops, then SIGKILL.
+stop_members() {
+  local name pids=() pid i
+  for name in "$@"; do
+    if [[ -f "$dir/$name.pid" ]]; then
+      pid="$(cat "$dir/$name.pid")"
+      kill -TERM "$pid" 2>/dev/null && pids+=("$pid")
+      rm -f "$dir/$name.pid"
+    fi
+  done
+  for pid in "${pids[@]}"; do
+    for ((i = 0; i < 150; i++)); do
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL "$pid" 2>/dev/null || true
+  done
+}
+
+cmd_up() {
+  command -v nats-server > /dev/null ||
+    { echo "local-cluster: nats-server is not installed (scripts/install-deps.sh)" >&2; exit 2; }
+  [[ -x "$copsd" ]] || { echo "local-cluster: no copsd at $copsd (scripts/build.sh)" >&2; exit 2; }
+  mkdir -p "$dir"
+  if [[ ! -f "$dir/cluster.env" ]]; then
+    local copsd_count=$((1 + PARTITIONS * REPLICAS + (${#ROUTER} > 0 ? 1 : 0)))
+    local ports
+    read -r -a ports <<< "$(free_ports $((2 * NATS_SERVERS + copsd_count)))"
+    {
+      echo "NATS_PORTS='${ports[*]:0:NATS_SERVERS}'"
+      echo "ROUTE_PORTS='${ports[*]:NATS_SERVERS:NATS_SERVERS}'"
+      echo "COPSD_PORTS='${ports[*]:2*NATS_SERVERS}'"
+    } > "$dir/cluster.env"
+  fi
+  source "$dir/cluster.env"
+  local name i
+  for ((i = 1; i <= NATS_SERVERS; i++)); do
+    running "nats-$i" || start_nats "nats-$i"
+  done
+  # JetStream answers once the servers have elected their meta leader.
+  for ((i = 1; i <= NATS_SERVERS; i++)); do
+    wait_for log_has "nats-$i" "metadata leader" ||
+      { echo "local-cluster: no JetStream meta leader; see $dir/nats-$i.log" >&2; exit 1; }
+  done
+  # The primary first: it creates the log's stream (3 replicas) that the replicas follow.
+  for name in primary $(index_members) ${ROUTER:+"$ROUTER"}; do
+    running "$name" || start_copsd "$name"
+  done
+  echo "127.0.0.1:$(copsd_port "${ROUTER:-primary}")"
+}
+
+cmd_status() {
+  source "$dir/cluster.env"
+  local name
+  for name in $(members); do
+    if running "$name"; then
+      echo "$name running pid $(cat "$dir/$name.pid")"
+    else
+      echo "$name stopped"
+    fi
+  done
+  echo "cluster map (node address partition/partitions applied_sequence seconds_ago state):"
+  "$copsd" --show-cluster "$(nats_url)" --heartbeat-ms "$HEARTBEAT_MS"
+}
+
+cmd_restart() {
+  source "$dir/cluster.env"
+  members | grep -qx "$1" || { echo "local-cluster: no member $1" >&2; exit 2; }
+  stop_members "$1"
+  start_member "$1"
+}
+
+cmd_down() {
+  # The copsd nodes first (they leave the cluster map), then the NATS servers.
+  stop_members $(members | grep -v '^nats-')
+  stop_members $(members | grep '^nats-')
+}
+
+[[ $# -ge 2 ]] || usage
+command="$1"
+dir="$(mkdir -p "$2" && cd "$2" && pwd)"
+case "$command" in
+  up) cmd_up ;;
+  status) cmd_status ;;
+  restart) [[ $# -eq 3 ]] || usage; cmd_restart "$3" ;;
+  down) cmd_down ;;
+  *) usage ;;
+esac

@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""scripts/local-cluster.sh as docs/scale-out.md, "A cluster on one machine", uses it:
+
+`up DIR` starts three nats-servers in a JetStream cluster and the copsd nodes, printing the
+address clients use; a document registered there is found by check on every replica that
+`status DIR` lists in the cluster map; a replica killed with SIGKILL and started again by
+`restart DIR NAME` is live in the map again; `down DIR` stops every member.
+"""
+
+import os
+import shutil
+import signal
+import time
+
+from harness import TempDir, build_dir, check, run, run_ok, skip, source_dir
+
+SCRIPT = os.path.join(source_dir(), "scripts", "local-cluster.sh")
+COPS = os.path.join(build_dir(), "client", "cops")
+
+
+def map_lines(cluster_dir):
+    """The cluster map lines of `status`: {node: (address, applied, state)}."""
+    out = run_ok([SCRIPT, "status", cluster_dir]).stdout
+    members = {}
+    for line in out.splitlines():
+        fields = line.split()
+        if len(fields) == 6 and "/" in fields[2]:
+            members[fields[0]] = (fields[1], int(fields[3]), fields[5])
+    return members, out
+
+
+def eventually(condition, timeout=15):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.1)
+    return condition()
+
+
+def main():
+    if shutil.which("nats-server") is None and not os.path.exists("/usr/sbin/nats-server"):
+        skip("nats-server is not installed (scripts/install-deps.sh)")
+    env = dict(os.environ, PATH=os.environ.get("PATH", "") + ":/usr/sbin")
+    with TempDir("local_cluster") as tmp:
+        cluster = os.path.join(tmp, "cluster")
+        try:
+            up = run_ok([SCRIPT, "up", cluster], env=env)
+            address = up.stdout.strip().splitlines()[-1]
+            check(address.startswith("127.0.0.1:"), f"up did not end with HOST:PORT:\n{up.stdout}")
+            for member in ["nats-1", "nats-2", "nats-3", "primary", "index-p0r1", "index-p0r2"]:
+                check(os.path.exists(os.path.join(cluster, f"{member}.pid")), f"no {member}.pid")
+
+            doc = os.path.join(tmp, "doc.txt")
+            with open(doc, "w") as f:
+                f.write(" ".join(f"sentence {j} of the local cluster test says its own thing."
+                                 for j in range(60)))
+            run_ok([COPS, "--server", address, "register", doc])
+
+            members, out = map_lines(cluster)
+            replicas = {n: m for n, m in members.items() if n.startswith("index-")}
+            check(len(replicas) == 2 and all(m[2] == "live" for m in replicas.values()),
+                  f"status does not list two live replicas:\n{out}")
+            for name, (replica, _, _) in replicas.items():
+                found = eventually(lambda: '"doc_id":1' in run(
+                    [COPS, "--server", replica, "--json", "check", doc]).stdout)
+                check(found, f"{name} at {replica} does not find the registered document")
+            check(eventually(lambda: all(
+                m[1] >= 1 for m in map_lines(cluster)[0].values())),
+                f"the map does not show every node at applied sequence 1:\n{out}")
+
+            with open(os.path.join(cluster, "index-p0r1.pid")) as f:
+                os.kill(int(f.read()), signal.SIGKILL)
+            run_ok([SCRIPT, "restart", cluster, "index-p0r1"], env=env)
+            members, out = map_lines(cluster)
+            check(members.get("index-p0r1", ("", 0, ""))[2] == "live",
+                  f"restarted index-p0r1 is not live in the map:\n{out}")
+        finally:
+            run([SCRIPT, "down", cluster], env=env)
+        for name in os.listdir(cluster):
+            check(not name.endswith(".pid"), f"down left {name}")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
