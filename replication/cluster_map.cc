@@ -240,8 +240,8 @@ absl::StatusOr<std::unique_ptr<ClusterMember>> ClusterMember::Start(JetStream* j
   absl::StatusOr<kvStore*> kv = OpenBucket(jetstream, options.bucket);
   if (!kv.ok()) return kv.status();
   std::unique_ptr<ClusterMember> member(new ClusterMember(*kv, std::move(options)));
-  absl::Status first = RetryWhileUnavailable<absl::Status>(
-      member->options_.bucket.start_timeout, [&member] { return member->Beat(); });
+  absl::Status first = RetryWhileUnavailable<absl::Status>(member->options_.bucket.start_timeout,
+                                                           [&member] { return member->Beat(); });
   if (!first.ok()) return first;
   member->thread_ = std::thread([m = member.get()] { m->Run(); });
   return member;
@@ -331,6 +331,7 @@ absl::Status ClusterMap::LastError() const {
 void ClusterMap::Run() {
   while (!stop_) {
     absl::Status failed = WatchOnce();
+    if (failed.ok()) continue;  // stopped, or silent for too long: watch again at once
     {
       absl::MutexLock lock(&mu_);
       last_error_ = failed;
@@ -349,10 +350,20 @@ absl::Status ClusterMap::WatchOnce() {
   if (s != NATS_OK) return NatsError(s, "watching the cluster map");
   absl::Status result = absl::OkStatus();
   bool replaying = true;  // the bucket's current records come first, then a null entry
+  // Live members write every heartbeat interval, so a healthy watch is never silent for long.
+  // The client's watch can stall without an error when the NATS server serving it dies (its
+  // consumer is not recreated while JetStream elects new leaders): after `silence` without
+  // an entry, the watch is set up again, which replays every member's latest record.
+  const absl::Duration silence = options_.lease / 2;
+  absl::Time last_entry = absl::Now();
   while (!stop_) {
     kvEntry* entry = nullptr;
     s = kvWatcher_Next(&entry, watcher, kWatchPollMs);
-    if (s == NATS_TIMEOUT) continue;
+    if (s == NATS_TIMEOUT) {
+      if (absl::Now() - last_entry > silence) break;
+      continue;
+    }
+    last_entry = absl::Now();
     if (s != NATS_OK) {
       result = NatsError(s, "watching the cluster map");
       break;

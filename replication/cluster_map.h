@@ -197,9 +197,11 @@ struct ClusterMapOptions {
 };
 
 // The cluster map as a router sees it: watches the bucket on a background thread and keeps
-// the latest record of every member in a MemberTable. When the watch fails (NATS down) it is
-// set up again; meanwhile no record arrives and members cease to be live after their lease,
-// so a router cut off from NATS answers partial rather than trusting stale health.
+// the latest record of every member in a MemberTable. When the watch fails (NATS down) or
+// is silent for half a lease (a stalled watch: live members write every interval), it is set
+// up again, replaying every member's latest record. While no record arrives, members cease
+// to be live after their lease, so a router cut off from NATS answers partial rather than
+// trusting stale health.
 class ClusterMap : public ReplicaDirectory {
  public:
   // Binds (or creates, per options.bucket.create) the bucket, reads its current records and

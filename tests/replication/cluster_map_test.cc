@@ -10,7 +10,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
@@ -18,6 +17,7 @@
 #include "replication/jetstream.h"
 #include "replication/registration_event.h"
 #include "replication/registration_log.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -61,16 +61,7 @@ class TestClock {
   absl::Duration offset_ ABSL_GUARDED_BY(mu_);
 };
 
-// Polls `condition` every 20 ms until it holds or `timeout` passes.
-bool Eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
-}
+using testing::Eventually;
 
 std::vector<std::string> LiveIds(const ReplicaDirectory& directory, uint32_t partition) {
   std::vector<std::string> ids;
@@ -266,6 +257,7 @@ TEST(ClusterMapOnThreeServersTest, StreamAndBucketSurviveKillOfOneServer) {
   RegistrationStreamOptions stream;
   stream.url = cluster->url();  // every server: the client fails over between them
   stream.replicas = 3;
+  stream.publish_timeout_ms = 1000;  // retry sooner while JetStream elects new leaders
   ASSERT_OK_AND_ASSIGN(auto js, JetStream::Connect(stream));
   RegistrationLog log(js.get());
   ClusterMemberOptions member_options;

@@ -6,12 +6,9 @@
 
 #include <signal.h>
 
-#include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "client/client.h"
@@ -21,6 +18,7 @@
 #include "replication/jetstream.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/copsd_process.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/status_matchers.h"
@@ -32,14 +30,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-bool Eventually(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
+using testing::Eventually;
 
 class ClusterPresenceTest : public ::testing::Test {
  protected:

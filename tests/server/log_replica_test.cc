@@ -10,15 +10,14 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "client/client.h"
 #include "gtest/gtest.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/status_matchers.h"
@@ -36,15 +35,7 @@ std::string BuildDir() {
   return dir != nullptr ? dir : ".";
 }
 
-// Polls `done` every 20 ms for up to 10 s.
-bool Eventually(const std::function<bool()>& done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
+using testing::Eventually;
 
 // One copsd child process with its own data directory.
 struct Copsd {

@@ -152,6 +152,12 @@ absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(const std::strin
   return cluster;
 }
 
+NatsCluster::~NatsCluster() {
+  for (std::unique_ptr<NatsServer>& server : servers_) {
+    if (server != nullptr) server->Kill();
+  }
+}
+
 std::string NatsCluster::url() const {
   std::string url;
   for (int port : client_ports_) {

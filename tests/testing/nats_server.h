@@ -65,7 +65,9 @@ class NatsCluster {
   // Starts them and waits (up to 20 s) until JetStream's meta leader is elected and known to
   // every server. UNAVAILABLE, quoting the logs, when it is not.
   static absl::StatusOr<std::unique_ptr<NatsCluster>> Start(const std::string& dir, int n = 3);
-  ~NatsCluster() = default;  // stops every server still running
+  // Kills every server still running (SIGKILL: a clustered nats-server takes seconds to shut
+  // down cleanly, and its store goes with the test's directory).
+  ~NatsCluster();
   NatsCluster(const NatsCluster&) = delete;
   NatsCluster& operator=(const NatsCluster&) = delete;
 
