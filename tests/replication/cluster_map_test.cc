@@ -267,6 +267,7 @@ TEST(ClusterMapOnThreeServersTest, StreamAndBucketSurviveKillOfOneServer) {
   ASSERT_OK_AND_ASSIGN(auto member, ClusterMember::Start(js.get(), member_options));
   ClusterMapOptions map_options;
   map_options.bucket.replicas = 3;
+  map_options.lease = absl::Seconds(1);  // 10 heartbeats; a stalled watch is renewed in 0.5 s
   ASSERT_OK_AND_ASSIGN(auto map, ClusterMap::Start(js.get(), map_options));
   ASSERT_THAT(LiveIds(*map, 0), ElementsAre("index-p0r1"));
 
