@@ -20,9 +20,10 @@ absl::Status ClusterPresence::Join(const ServerConfig& config, JetStream* jetstr
   options.bucket.replicas = config.log_replicas;
   options.record.node_id = config.cluster_node_id;
   options.record.address = config.advertise.empty() ? bound : config.advertise;
-  // Every --log / --follow node holds all documents today: partition 0 of 1.
-  options.record.partition = 0;
-  options.record.partitions = 1;
+  if (config.partitions > 0 && config.partition >= 0) {
+    options.record.partition = static_cast<uint32_t>(config.partition);
+    options.record.partitions = config.partitions;
+  }  // else every document: partition 0 of 1
   options.heartbeat_interval = absl::Milliseconds(config.heartbeat_ms);
   options.applied_sequence = std::move(applied);
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<ClusterMember> member,
@@ -52,15 +53,31 @@ std::optional<ClusterMemberHealth> ClusterPresence::Health() const {
   return member_->Health();
 }
 
+namespace {
+
+ClusterMapOptions MapOptions(const ServerConfig& config) {
+  ClusterMapOptions options;
+  options.bucket.bucket = config.cluster_bucket;
+  options.bucket.replicas = config.log_replicas;
+  options.partitions = config.partitions;
+  options.lease = absl::Milliseconds(kLeaseIntervals * int64_t{config.heartbeat_ms});
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ClusterMap>> StartClusterMap(const ServerConfig& config,
+                                                            JetStream* jetstream) {
+  return ClusterMap::Start(jetstream, MapOptions(config));
+}
+
 absl::Status PrintClusterMap(const ServerConfig& config, std::ostream& out) {
   RegistrationStreamOptions connection;
   connection.url = config.show_cluster_url;
   connection.create_stream = false;
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<JetStream> js, JetStream::Connect(connection));
-  ClusterMapOptions options;
-  options.bucket.bucket = config.cluster_bucket;
+  ClusterMapOptions options = MapOptions(config);
   options.bucket.create = false;
-  options.lease = absl::Milliseconds(kLeaseIntervals * int64_t{config.heartbeat_ms});
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<ClusterMap> map,
                         ClusterMap::Start(js.get(), std::move(options)));
   const absl::Time now = absl::Now();

@@ -26,9 +26,11 @@ namespace cops {
 class ClusterPresence {
  public:
   // Joins the map as config.cluster_node_id at config.advertise (else `bound`, the
-  // listener's HOST:PORT), heartbeating every config.heartbeat_ms with `applied` (this node's
-  // applied log sequence). The bucket gets config.log_replicas copies when this node creates
-  // it. Errors as ClusterMember::Start. `jetstream` must outlive this object.
+  // listener's HOST:PORT), serving partition config.partition of config.partitions (a node
+  // holding every document, unpartitioned or a gateway of all partitions, is partition 0 of
+  // 1: a router of P > 1 partitions never picks it), heartbeating every config.heartbeat_ms with
+  // `applied` (this node's applied log sequence). The bucket gets config.log_replicas copies when
+  // this node creates it. Errors as ClusterMember::Start. `jetstream` must outlive this object.
   absl::Status Join(const ServerConfig& config, JetStream* jetstream,
                     std::function<uint64_t()> applied, const std::string& bound);
   // Deletes this node's record (routers drop it at once) and stops heartbeating; a failure
@@ -41,6 +43,13 @@ class ClusterPresence {
   mutable absl::Mutex mu_;
   std::unique_ptr<ClusterMember> member_ ABSL_GUARDED_BY(mu_);
 };
+
+// The cluster map at `jetstream` as copsd --route reads it: bucket config.cluster_bucket
+// (created with config.log_replicas copies when absent), config.partitions partitions, a
+// lease of 3 heartbeat intervals (config.heartbeat_ms: the members' own). Errors as
+// ClusterMap::Start.
+absl::StatusOr<std::unique_ptr<ClusterMap>> StartClusterMap(const ServerConfig& config,
+                                                            JetStream* jetstream);
 
 // Prints every member of the cluster map at config.show_cluster_url (bucket
 // config.cluster_bucket), one line each, by node id:

@@ -231,12 +231,13 @@ absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGeneration
 }
 
 // copsd --route: the router of a partitioned cluster (server/router.h). Its replicas come
-// from a ReplicaDirectory: the fixed --replica list today. The cluster map (a JetStream
-// key-value bucket with heartbeats) is another ReplicaDirectory: construct it here instead.
+// from a ReplicaDirectory: the fixed --replica list when given, else the cluster map (a
+// JetStream key-value bucket the replicas heartbeat into, replication/cluster_map.h).
 struct RouterRole {
   std::unique_ptr<JetStream> jetstream;
   std::unique_ptr<RegistrationLog> log;
   std::unique_ptr<ReplicaDirectory> directory;
+  ClusterMap* cluster_map = nullptr;  // `directory` when it is the cluster map
   std::unique_ptr<RouterService> service;
 };
 
@@ -244,14 +245,21 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
                                            IndexGenerations* generations) {
   RouterRole role;
   if (config.route_url.empty()) return role;
-  COPS_ASSIGN_OR_RETURN(StaticReplicaDirectory directory,
-                        StaticReplicaDirectory::Parse(config.replicas, config.partitions));
-  role.directory = std::make_unique<StaticReplicaDirectory>(std::move(directory));
   RegistrationStreamOptions stream;
   stream.url = config.route_url;
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
+  if (!config.replicas.empty()) {
+    COPS_ASSIGN_OR_RETURN(StaticReplicaDirectory directory,
+                          StaticReplicaDirectory::Parse(config.replicas, config.partitions));
+    role.directory = std::make_unique<StaticReplicaDirectory>(std::move(directory));
+  } else {
+    COPS_ASSIGN_OR_RETURN(std::unique_ptr<ClusterMap> map,
+                          StartClusterMap(config, role.jetstream.get()));
+    role.cluster_map = map.get();
+    role.directory = std::move(map);
+  }
   role.log = std::make_unique<RegistrationLog>(role.jetstream.get());
   RouterOptions options;
   options.base_subject = stream.subject;
@@ -262,7 +270,8 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
            {{"url", stream.url},
             {"stream", stream.stream},
             {"partitions", std::to_string(config.partitions)},
-            {"replicas", std::to_string(config.replicas.size())}});
+            {"replicas", config.replicas.empty() ? "cluster map " + config.cluster_bucket
+                                                  : std::to_string(config.replicas.size())}});
   return role;
 }
 
@@ -387,10 +396,14 @@ int Run(int argc, char** argv) {
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
-        MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster] {
+        MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster,
+                                                     &router_role] {
           ServerState state = ReadServerState(**generations);
           state.admission = admission.load();
           state.cluster_member = cluster.Health();
+          if (router_role->cluster_map != nullptr) {
+            state.cluster_map = router_role->cluster_map->Health();
+          }
           return state;
         });
     if (!started.ok()) return Fail(started.status());

@@ -231,7 +231,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
          "Router of a partitioned cluster whose registration log is at this NATS URL: checks "
          "fan out to one replica per partition, registrations go to the log");
   option("replica", c.replicas,
-         "With --route: a replica, PARTITION=HOST:PORT (repeat for each replica)");
+         "With --route: a replica, PARTITION=HOST:PORT (repeat for each replica); none: the "
+         "replicas live in the cluster map (--cluster-bucket)");
   option("route-timeout-ms", c.route_timeout_ms,
          "With --route: deadline of a fanned-out call when the caller gives none")
       ->check(CLI::PositiveNumber);

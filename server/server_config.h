@@ -108,7 +108,7 @@ struct ServerConfig {
   uint32_t partitions = 0;
   int partition = -1;
   // --route: a router of a partitioned cluster at this NATS URL; checks fan out to the
-  // replicas listed in `replicas` ("P=HOST:PORT", repeated).
+  // replicas listed in `replicas` ("P=HOST:PORT", repeated), else to the cluster map's.
   std::string route_url;
   std::vector<std::string> replicas;
   uint32_t route_timeout_ms = 10000;  // a fanned-out call's deadline when the caller sets none

@@ -39,11 +39,11 @@ class ClusterPresenceTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
   }
 
-  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> StartCopsd(const std::string& node,
-                                                                    const std::string& role) {
-    return testing::CopsdProcess::Start(
-        dir_.path() / node, {"--hash-key", "000102030405060708090a0b0c0d0e0f", role, nats_->url(),
-                             "--cluster-node-id", node, "--heartbeat-ms", "100"});
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> StartCopsd(
+      const std::string& node, const std::string& role, std::vector<std::string> flags = {}) {
+    flags.insert(flags.begin(), {"--hash-key", "000102030405060708090a0b0c0d0e0f", role,
+                                 nats_->url(), "--cluster-node-id", node, "--heartbeat-ms", "100"});
+    return testing::CopsdProcess::Start(dir_.path() / node, flags);
   }
 
   // What `copsd --show-cluster` prints.
@@ -104,6 +104,58 @@ TEST_F(ClusterPresenceTest, NodesAppearWithTheirAddressAndProgressAndLeaveOnASto
     const std::vector<ReplicaInfo> live = map->LiveReplicas(0);
     return live.size() == 1 && live[0].address == primary->address() &&
            live[0].applied_sequence == 1;
+  }));
+}
+
+// copsd --route without --replica: its replicas are those of the cluster map, and a replica
+// that leaves it (or comes back) is dropped from (or back in) the routed answers.
+TEST_F(ClusterPresenceTest, ARouterFindsItsReplicasInTheClusterMap) {
+  std::unique_ptr<testing::CopsdProcess> replicas[2];
+  for (int p = 0; p < 2; ++p) {
+    const std::string name = "index-p" + std::to_string(p) + "r1";
+    ASSERT_OK_AND_ASSIGN(
+        replicas[p],
+        StartCopsd(name, "--follow", {"--partitions", "2", "--partition", std::to_string(p)}));
+  }
+  ASSERT_OK_AND_ASSIGN(auto router, testing::CopsdProcess::Start(
+                                        dir_.path() / "router",
+                                        {"--hash-key", "000102030405060708090a0b0c0d0e0f",
+                                         "--route", nats_->url(), "--partitions", "2",
+                                         "--heartbeat-ms", "100", "--route-timeout-ms", "3000"}));
+  ClientOptions options;
+  options.target = router->address();
+  ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(options));
+  // A document registered through the router lands on the replica of its partition.
+  v1::Document doc;
+  doc.set_content(testing_corpus::Corpus()[0].body);
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply registered, client->Register(doc));
+  int p = -1;
+  for (int q = 0; q < 2; ++q) {
+    options.target = replicas[q]->address();
+    ASSERT_OK_AND_ASSIGN(auto replica, Client::Connect(options));
+    if (replica->Get(registered.doc_id()).ok()) p = q;
+  }
+  ASSERT_GE(p, 0);
+  v1::CheckDocumentRequest check;
+  check.set_content(doc.content());
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply whole, client->Check(check));
+  EXPECT_FALSE(whole.partial());
+  EXPECT_TRUE(whole.violation());
+
+  // The partition's only replica leaves the map: the partition is missing at once.
+  EXPECT_EQ(replicas[p]->Stop(), 0);
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply partial, client->Check(check));
+  EXPECT_TRUE(partial.partial());
+  ASSERT_EQ(partial.missing_partitions_size(), 1);
+  EXPECT_EQ(partial.missing_partitions(0), static_cast<uint32_t>(p));
+  EXPECT_FALSE(partial.violation());
+  // Restarted, it registers again and the router uses it.
+  ASSERT_OK_AND_ASSIGN(replicas[p],
+                       StartCopsd("index-p" + std::to_string(p) + "r1", "--follow",
+                                  {"--partitions", "2", "--partition", std::to_string(p)}));
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<v1::CheckDocumentReply> reply = client->Check(check);
+    return reply.ok() && !reply->partial() && reply->violation();
   }));
 }
 
