@@ -7,22 +7,23 @@
 #   scripts/local-cluster.sh restart DIR NAME  start member NAME again on its old data
 #   scripts/local-cluster.sh down DIR          stop every member
 #
-# Members: nats-1..nats-3 (nats-server, one JetStream cluster, file storage in DIR/NAME),
-# `primary` (copsd --log: takes registrations and checks) and index-p<P>r<R> (copsd --follow,
-# read-only replicas). Each member has DIR/NAME (data), DIR/NAME.log and DIR/NAME.pid; the
-# ports chosen at `up` are kept in DIR/cluster.env, so a restarted member keeps its address.
+# Members: nats-1..nats-3 (nats-server, one JetStream cluster, file storage in DIR/NAME);
+# index-p<P>r<R> (copsd --follow --partitions --partition: replica R of partition P, in the
+# cluster map) and `router` (copsd --route: registrations and checks, replicas from the map).
+# With PARTITIONS=0 below: `primary` (copsd --log) and full read-only replicas instead of the
+# router. Each member has DIR/NAME (data), DIR/NAME.log and DIR/NAME.pid; the ports chosen
+# at `up` are kept in DIR/cluster.env, so a restarted member keeps its address.
 # copsd comes from $COPS_BUILD_DIR/server/copsd (default: build/ of this checkout), or $COPSD.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 copsd="${COPSD:-${COPS_BUILD_DIR:-$root/build}/server/copsd}"
 PATH="$PATH:/usr/sbin"  # Debian installs nats-server there
 
-# ---- The layout. The router work of issue 24 fills in partitions and the router. ----------
-PARTITIONS=1      # P: partitions of the documents (every node holds all of them today)
-REPLICAS=2        # R: read-only index replicas per partition
-ROUTER=""         # the router member's name; empty: no router yet, clients use the primary
-HEARTBEAT_MS=1000 # cluster map heartbeat (a member is live for 3 of them)
-NATS_SERVERS=3    # a JetStream cluster of 3 keeps quorum with one server down
+# ---- The layout ----------------------------------------------------------------------------
+PARTITIONS="${COPS_PARTITIONS:-2}"  # P; 0: unpartitioned, a --log primary and full replicas
+REPLICAS=2                          # R: index replicas per partition
+HEARTBEAT_MS=1000                   # cluster map heartbeat (a member is live for 3 of them)
+NATS_SERVERS=3                      # a JetStream cluster of 3 keeps quorum with one down
 # -------------------------------------------------------------------------------------------
 
 usage() {
@@ -43,17 +44,25 @@ PY
 
 index_members() {
   local p r
-  for ((p = 0; p < PARTITIONS; p++)); do
+  for ((p = 0; p < (PARTITIONS > 0 ? PARTITIONS : 1); p++)); do
     for ((r = 1; r <= REPLICAS; r++)); do echo "index-p${p}r${r}"; done
   done
 }
 
+# The copsd members, in start order: replicas before the router that looks them up.
+copsd_members() {
+  if ((PARTITIONS == 0)); then echo primary; fi
+  index_members
+  if ((PARTITIONS > 0)); then echo router; fi
+}
+
+# The member clients use.
+entry_member() { if ((PARTITIONS > 0)); then echo router; else echo primary; fi; }
+
 members() {
   local i
   for ((i = 1; i <= NATS_SERVERS; i++)); do echo "nats-$i"; done
-  echo primary
-  index_members
-  if [[ -n "$ROUTER" ]]; then echo "$ROUTER"; fi
+  copsd_members
 }
 
 running() {  # member NAME is running
@@ -98,7 +107,7 @@ start_nats() {  # nats-I
 # The gRPC port of copsd member NAME (fixed at `up`).
 copsd_port() {
   local names port
-  names=(primary $(index_members) ${ROUTER:+"$ROUTER"})
+  names=($(copsd_members))
   local k=0
   for port in $COPSD_PORTS; do
     if [[ "${names[$k]}" == "$1" ]]; then echo "$port"; return; fi
@@ -108,18 +117,25 @@ copsd_port() {
   return 1
 }
 
-start_copsd() {  # primary | index-p<P>r<R>
-  local name="$1" role port
-  if [[ "$name" == primary ]]; then role=--log; else role=--follow; fi
+start_copsd() {  # primary | index-p<P>r<R> | router
+  local name="$1" port url p
   port="$(copsd_port "$name")"
+  url="$(nats_url)"
   mkdir -p "$dir/$name"
   rm -f "$dir/$name/port"
   local args=(--data-dir "$dir/$name/data" --listen "127.0.0.1:$port"
-              --port-file "$dir/$name/port" "$role" "$(nats_url)" --log-replicas 3
-              --cluster-node-id "$name" --heartbeat-ms "$HEARTBEAT_MS")
-  if [[ "$role" == --follow ]]; then
-    args+=(--primary "127.0.0.1:$(copsd_port primary)")
-  fi
+              --port-file "$dir/$name/port" --log-replicas 3 --heartbeat-ms "$HEARTBEAT_MS")
+  case "$name" in
+    primary) args+=(--log "$url" --cluster-node-id "$name") ;;
+    router) args+=(--route "$url" --partitions "$PARTITIONS") ;;
+    *) args+=(--follow "$url" --cluster-node-id "$name")
+       if ((PARTITIONS > 0)); then
+         p="${name#index-p}"
+         args+=(--partitions "$PARTITIONS" --partition "${p%%r*}")
+       else
+         args+=(--primary "127.0.0.1:$(copsd_port primary)")
+       fi ;;
+  esac
   # Like systemd's Restart=on-failure: right after the NATS servers restart, JetStream's
   # streams answer only once their RAFT groups have leaders, and copsd exits UNAVAILABLE
   # until then. Up to 60 s of attempts.
@@ -172,10 +188,12 @@ cmd_up() {
   [[ -x "$copsd" ]] || { echo "local-cluster: no copsd at $copsd (scripts/build.sh)" >&2; exit 2; }
   mkdir -p "$dir"
   if [[ ! -f "$dir/cluster.env" ]]; then
-    local copsd_count=$((1 + PARTITIONS * REPLICAS + (${#ROUTER} > 0 ? 1 : 0)))
+    local copsd_count
+    copsd_count="$(copsd_members | wc -l)"
     local ports
     read -r -a ports <<< "$(free_ports $((2 * NATS_SERVERS + copsd_count)))"
     {
+      echo "PARTITIONS=$PARTITIONS"
       echo "NATS_PORTS='${ports[*]:0:NATS_SERVERS}'"
       echo "ROUTE_PORTS='${ports[*]:NATS_SERVERS:NATS_SERVERS}'"
       echo "COPSD_PORTS='${ports[*]:2*NATS_SERVERS}'"
@@ -191,11 +209,11 @@ cmd_up() {
     wait_for log_has "nats-$i" "metadata leader" ||
       { echo "local-cluster: no JetStream meta leader; see $dir/nats-$i.log" >&2; exit 1; }
   done
-  # The primary first: it creates the log's stream (3 replicas) that the replicas follow.
-  for name in primary $(index_members) ${ROUTER:+"$ROUTER"}; do
+  # The first copsd creates the log's stream and the map's bucket, 3 replicas each.
+  for name in $(copsd_members); do
     running "$name" || start_copsd "$name"
   done
-  echo "127.0.0.1:$(copsd_port "${ROUTER:-primary}")"
+  echo "127.0.0.1:$(copsd_port "$(entry_member)")"
 }
 
 cmd_status() {
@@ -220,6 +238,8 @@ cmd_restart() {
 }
 
 cmd_down() {
+  [[ -f "$dir/cluster.env" ]] || return 0
+  source "$dir/cluster.env"
   # The copsd nodes first (they leave the cluster map), then the NATS servers.
   stop_members $(members | grep -v '^nats-')
   stop_members $(members | grep '^nats-')
