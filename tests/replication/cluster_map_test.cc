@@ -17,6 +17,7 @@
 #include "replication/jetstream.h"
 #include "replication/registration_event.h"
 #include "replication/registration_log.h"
+#include "tests/replication/jetstream_test.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/status_matchers.h"
@@ -124,16 +125,8 @@ TEST(MemberTableTest, ARecordStampedAheadOfTheClockCountsAsHeardNow) {
   EXPECT_THAT(LiveIds(table, 0), IsEmpty());
 }
 
-class ClusterMapTest : public ::testing::Test {
+class ClusterMapTest : public JetStreamTest {
  protected:
-  void SetUp() override {
-    if (!testing::NatsServer::Installed()) GTEST_SKIP() << testing::NatsServer::kNotInstalled;
-    ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
-    RegistrationStreamOptions stream;
-    stream.url = nats_->url();
-    ASSERT_OK_AND_ASSIGN(js_, JetStream::Connect(stream));
-  }
-
   absl::StatusOr<std::unique_ptr<ClusterMember>> StartMember(const MemberRecord& record,
                                                              std::atomic<uint64_t>* applied) {
     ClusterMemberOptions options;
@@ -152,10 +145,7 @@ class ClusterMapTest : public ::testing::Test {
     return ClusterMap::Start(js_.get(), options);
   }
 
-  testing::TempDir dir_;
   TestClock clock_;
-  std::unique_ptr<testing::NatsServer> nats_;
-  std::unique_ptr<JetStream> js_;
 };
 
 TEST_F(ClusterMapTest, RecordsAppearWithTheirAddressAndAppliedSequenceBestFirst) {

@@ -17,6 +17,7 @@
 #include "replication/jetstream.h"
 #include "replication/registration_log.h"
 #include "storage/index.h"
+#include "tests/replication/jetstream_test.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -67,14 +68,11 @@ RegistrationEvent Registration(int i) {
   return event;
 }
 
-class LogApplierTest : public ::testing::Test {
+class LogApplierTest : public JetStreamTest {
  protected:
   void SetUp() override {
-    if (!testing::NatsServer::Installed()) GTEST_SKIP() << testing::NatsServer::kNotInstalled;
-    ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
-    RegistrationStreamOptions stream;
-    stream.url = nats_->url();
-    ASSERT_OK_AND_ASSIGN(js_, JetStream::Connect(stream));
+    JetStreamTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromHex(kKeyHex));
     params_.key_id = key.Id();
     ASSERT_OK_AND_ASSIGN(fingerprinter_, Fingerprinter::Create(params_, key));
@@ -101,9 +99,6 @@ class LogApplierTest : public ::testing::Test {
     return true;
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<testing::NatsServer> nats_;
-  std::unique_ptr<JetStream> js_;
   ChunkingParams params_;
   std::unique_ptr<Fingerprinter> fingerprinter_;
 };
