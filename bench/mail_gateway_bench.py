@@ -6,6 +6,7 @@ Driven by bench/mail-gateway.sh, which starts both on loopback. Subcommands:
   milter HOST:PORT DIR SET     sends SET's messages through cops-milter over the milter protocol
   rspamd HOST:PORT DIR SET     sends them to rspamd's /checkv2 (its whole scanning pipeline)
   smtp HOST:PORT DIR SET       sends them to an SMTP server (Postfix), one session each
+  latency --system NAME        reads cops-milter log lines on stdin: its own time per message
 The senders keep --inflight connections busy (or pace the total at --rate) and print one JSON
 line: messages per second, latency percentiles and how many messages were flagged (for smtp:
 rejected).
@@ -16,6 +17,7 @@ import itertools
 import json
 import os
 import random
+import re
 import smtplib
 import socket
 import struct
@@ -278,6 +280,16 @@ def run_smtp(args):
            *drive(messages, args.inflight, one, args.rate), args.rate)
 
 
+def milter_latency(args):
+    """Percentiles of the latency_ms field of cops-milter's milter_message log lines."""
+    latencies = sorted(float(m.group(1)) for m in
+                       (re.search(r'latency_ms[":= ]+([0-9.]+)', line) for line in sys.stdin) if m)
+    print(json.dumps({"system": args.system, "measure": "milter latency_ms", "messages": len(latencies),
+                      "p50_ms": round(percentile(latencies, 50), 2) if latencies else None,
+                      "p90_ms": round(percentile(latencies, 90), 2) if latencies else None,
+                      "p99_ms": round(percentile(latencies, 99), 2) if latencies else None}))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -295,8 +307,11 @@ def main():
         s.add_argument("--symbol", default="LOCAL_FUZZY_DENIED")
         s.add_argument("--to", default="staff@bench.localdomain", help="smtp: the recipient")
         s.add_argument("--system", default="", help="smtp: the name to report")
+    lat = sub.add_parser("latency")
+    lat.add_argument("--system", default="cops-milter")
     args = p.parse_args()
-    {"make": make, "milter": run_milter, "rspamd": run_rspamd, "smtp": run_smtp}[args.cmd](args)
+    {"make": make, "milter": run_milter, "rspamd": run_rspamd, "smtp": run_smtp,
+     "latency": milter_latency}[args.cmd](args)
 
 
 if __name__ == "__main__":
