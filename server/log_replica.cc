@@ -17,6 +17,11 @@ bool IsDeterministicRefusal(const absl::Status& status) {
 
 }  // namespace
 
+LogReplica::LogReplica(IndexGenerations* generations, bool ids_from_log_sequence)
+    : generations_(generations),
+      ids_from_log_sequence_(ids_from_log_sequence),
+      applied_at_start_(generations->Current()->index()->AppliedLogSequence()) {}
+
 absl::Status LogReplica::CheckIndexFollowsLog() const {
   const std::shared_ptr<CopyDetector> detector = generations_->Current();
   const uint64_t documents = detector->Stats().documents;
@@ -82,14 +87,15 @@ absl::StatusOr<RegisterResultInfo> LogReplica::WaitForOutcome(
 
 absl::StatusOr<RegisterResultInfo> LogReplica::OutcomeOf(
     uint64_t sequence, std::chrono::steady_clock::time_point deadline) {
-  const uint64_t applied_before = AppliedLogSequence();
   absl::MutexLock lock(&mu_);
   auto ready = [this, sequence]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return outcomes_.count(sequence) > 0 || last_recorded_ >= sequence;
   };
   const absl::Time until =
       absl::Now() + absl::FromChrono(deadline - std::chrono::steady_clock::now());
-  if (applied_before < sequence && !mu_.AwaitWithDeadline(absl::Condition(&ready), until)) {
+  // Wait for the record, not for the index: Apply records an event's outcome just after
+  // the index shows it applied, and a caller between the two must not get NOT_FOUND.
+  if (sequence > applied_at_start_ && !mu_.AwaitWithDeadline(absl::Condition(&ready), until)) {
     return absl::UnavailableError("log event " + std::to_string(sequence) +
                                   " is not yet applied on this node");
   }

@@ -65,8 +65,7 @@ class LogReplica : public LogSink {
   // `generations` is not owned and must outlive the replica. With `ids_from_log_sequence`
   // (a partitioned cluster) a registration event creates its document under the event's
   // sequence as id, so ids are unique across partitions and the same on every replica.
-  explicit LogReplica(IndexGenerations* generations, bool ids_from_log_sequence = false)
-      : generations_(generations), ids_from_log_sequence_(ids_from_log_sequence) {}
+  explicit LogReplica(IndexGenerations* generations, bool ids_from_log_sequence = false);
 
   // FAILED_PRECONDITION when the live index holds documents that did not come from the log
   // (registered before --log/--follow was given): they would be missing on every other node.
@@ -84,9 +83,10 @@ class LogReplica : public LogSink {
   absl::StatusOr<RegisterResultInfo> WaitForOutcome(
       uint64_t sequence, std::chrono::steady_clock::time_point deadline);
 
-  // The outcome of event `sequence` without taking it, waiting until it is applied.
-  // UNAVAILABLE when it is not applied by `deadline`; NOT_FOUND when it was applied but its
-  // outcome is no longer kept (before a restart, or kKeptOutcomes events ago).
+  // The outcome of event `sequence` without taking it, waiting until it is applied and its
+  // outcome recorded (just after the index shows it applied). UNAVAILABLE when that is not
+  // done by `deadline`; NOT_FOUND when it was applied but its outcome is not kept (applied
+  // before this replica was constructed, or kKeptOutcomes events ago).
   absl::StatusOr<RegisterResultInfo> OutcomeOf(uint64_t sequence,
                                                std::chrono::steady_clock::time_point deadline);
 
@@ -105,6 +105,8 @@ class LogReplica : public LogSink {
 
   IndexGenerations* const generations_;
   const bool ids_from_log_sequence_;
+  // The index's applied sequence when constructed: events up to it have no outcome here.
+  const uint64_t applied_at_start_;
   absl::Mutex mu_;
   std::map<uint64_t, absl::StatusOr<RegisterResultInfo>> outcomes_ ABSL_GUARDED_BY(mu_);
   uint64_t last_recorded_ ABSL_GUARDED_BY(mu_) = 0;  // sequence of the last Record

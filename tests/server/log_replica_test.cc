@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "client/client.h"
+#include "core/status_macros.h"
 #include "gtest/gtest.h"
+#include "server/index_generations.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/files.h"
@@ -36,6 +38,31 @@ std::string BuildDir() {
 }
 
 using testing::Eventually;
+
+// LogReplica::OutcomeOf between the index write of an event and the record of its outcome
+// (what a router's GetDocument(log_sequence) may meet under load): it waits for the record
+// instead of answering NOT_FOUND. An event applied before the replica was constructed has no
+// outcome here: NOT_FOUND at once.
+TEST(LogReplicaOutcomeTest, WaitsForTheRecordOfAnEventTheIndexAlreadyShowsApplied) {
+  testing::TempDir dir;
+  IndexGenerationsOptions options;
+  options.data_dir = dir.path().string();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> generations,
+                       IndexGenerations::Open(options));
+  LogReplica replica(generations.get(), /*ids_from_log_sequence=*/true);
+  // Event 5 written to the index the way Apply writes it, its outcome not recorded yet.
+  ASSERT_OK(generations->WithWriter([](CopyDetector& detector) -> absl::Status {
+    COPS_RETURN_IF_ERROR(detector.index()->RaiseNextDocId(5));
+    return detector.Register(testing_corpus::Prose(1, 200), DocumentFormat::kText, {}, 5)
+        .status();
+  }));
+  ASSERT_EQ(replica.AppliedLogSequence(), 5u);
+  const auto soon = [] { return std::chrono::steady_clock::now() + std::chrono::milliseconds(50); };
+  EXPECT_TRUE(absl::IsUnavailable(replica.OutcomeOf(5, soon()).status()));
+
+  LogReplica restarted(generations.get(), /*ids_from_log_sequence=*/true);
+  EXPECT_TRUE(absl::IsNotFound(restarted.OutcomeOf(5, soon()).status()));
+}
 
 // One copsd child process with its own data directory.
 struct Copsd {
