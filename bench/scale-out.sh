@@ -2,11 +2,12 @@
 # Scale-out figures of docs/scale-out.md (issue 24): one copsd against a partitioned cluster on
 # loopback, the same documents and checks through each.
 #
-#   bench/scale-out.sh [--documents N] [--checks N] [--keep DIR]
+#   bench/scale-out.sh [--documents N] [--checks N] [--partitions P] [--replicas R]
+#                      [--cluster-only] [--keep DIR]
 #
-# (a) single: one copsd, no NATS.
-# (b) cluster: one nats-server with JetStream, 2 partitions x 2 replicas
-#     (`copsd --follow --partitions 2 --partition P`) and a router (`copsd --route`).
+# (a) single: one copsd, no NATS (not with --cluster-only).
+# (b) cluster: one nats-server with JetStream, P partitions x R replicas (default 2 x 2,
+#     `copsd --follow --partitions P --partition p`) and a router (`copsd --route`).
 # Each registers the same N synthetic 4 KB documents (cops bench --seed 7, one RegisterDocument
 # call per document, 4 client threads), then runs four check runs of 20 KB messages: clean and
 # copied (--copy-fraction 0 and 1), at concurrency 1 and 4. For every run it prints one JSON
@@ -21,11 +22,17 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${COPS_BUILD_DIR:-$root/build}"
 documents=10000
 checks=2000
+partitions=2
+replicas_per_partition=2
+cluster_only=0
 keep=
 while [ $# -gt 0 ]; do
   case "$1" in
     --documents) documents="$2"; shift 2 ;;
     --checks) checks="$2"; shift 2 ;;
+    --partitions) partitions="$2"; shift 2 ;;
+    --replicas) replicas_per_partition="$2"; shift 2 ;;
+    --cluster-only) cluster_only=1; shift ;;
     --keep) keep="$2"; shift 2 ;;  # keep logs and data there
     *) echo "scale-out: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -151,44 +158,53 @@ print(json.dumps({"setup": sys.argv[1], "node": sys.argv[2], "documents": s["doc
 echo "scale-out: load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores" >&2
 
 # (a) one node.
-start_copsd single
-register single single single
-wait_for 600 settled single
-checks_for single single single
-footprint single single
-stop_all
+if [ "$cluster_only" = 0 ]; then
+  start_copsd single
+  register single single single
+  wait_for 600 settled single
+  checks_for single single single
+  footprint single single
+  stop_all
+fi
 
-# (b) nats-server, 2 partitions x 2 replicas, a router.
+# (b) nats-server, P partitions x R replicas, a router.
+setup="cluster-${partitions}x${replicas_per_partition}"
 start_nats
 replicas=()
-route=(--route "$nats_url" --partitions 2)
-for p in 0 1; do
-  for r in 0 1; do
-    start_copsd "p${p}r${r}" --follow "$nats_url" --partitions 2 --partition "$p"
+route=(--route "$nats_url" --partitions "$partitions")
+for p in $(seq 0 $((partitions - 1))); do
+  for r in $(seq 0 $((replicas_per_partition - 1))); do
+    start_copsd "p${p}r${r}" --follow "$nats_url" --partitions "$partitions" --partition "$p"
     replicas+=("p${p}r${r}")
     route+=(--replica "$p=${addr[p${p}r${r}]}")
   done
 done
 start_copsd router "${route[@]}"
 nodes="router ${replicas[*]} nats"
-register cluster router "$nodes"
+register "$setup" router "$nodes"
 # Every replica has applied its partition (a registration's ack waits for one replica only).
-in_replicas() { [ $(($(documents_on "p0r$1") + $(documents_on "p1r$1"))) -eq "$documents" ]; }
-wait_for 120 in_replicas 0 && wait_for 120 in_replicas 1 ||
-  { echo "scale-out: the replicas did not apply every registration" >&2; exit 1; }
+in_replicas() {  # R: the replicas of rank R hold every document
+  local sum=0 p
+  for p in $(seq 0 $((partitions - 1))); do sum=$((sum + $(documents_on "p${p}r$1"))); done
+  [ "$sum" -eq "$documents" ]
+}
+for r in $(seq 0 $((replicas_per_partition - 1))); do
+  wait_for 120 in_replicas "$r" ||
+    { echo "scale-out: the replicas did not apply every registration" >&2; exit 1; }
+done
 for name in "${replicas[@]}"; do wait_for 600 settled "$name"; done
-checks_for cluster router "$nodes"
-footprint cluster "${replicas[@]}"
+checks_for "$setup" router "$nodes"
+footprint "$setup" "${replicas[@]}"
 stop_all
 
 echo "scale-out: load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" >&2
 python3 - "$results" >&2 <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if '"phase"' in l]
-print("setup    phase     copy conc  calls/s   p50 ms  p99 ms  errors  CPU ms/call by process")
+print("setup       phase     copy conc  calls/s   p50 ms  p99 ms  errors  CPU ms/call by process")
 for r in rows:
     cpu = " ".join("%s %.2f" % kv for kv in r["cpu_ms_per_call"].items())
-    print("%-8s %-8s %5s %4d %8.1f %8.2f %7.2f %7d  %s; client %.2f" % (
+    print("%-11s %-8s %5s %4d %8.1f %8.2f %7.2f %7d  %s; client %.2f" % (
         r["setup"], r["phase"], r["copy_fraction"] if r["copy_fraction"] is not None else "-", r["concurrency"], r["calls_per_second"],
         r["p50_ms"], r["p99_ms"], r["errors"], cpu, r["client_cpu_ms_per_call"]))
 PY
