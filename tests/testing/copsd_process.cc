@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <sstream>
@@ -42,12 +43,14 @@ absl::StatusOr<std::unique_ptr<CopsdProcess>> CopsdProcess::Start(
       (build != nullptr ? fs::path(build) : fs::path(".")) / "server" / "copsd",
       "--data-dir",
       (dir / "data").string(),
-      "--listen",
-      "127.0.0.1:0",
       "--port-file",
       port_file.string(),
       "--log-level",
       "warn"};
+  // A --listen of the caller's (a restart on the old port) replaces the free port.
+  if (std::find(flags.begin(), flags.end(), "--listen") == flags.end()) {
+    argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});
+  }
   argv.insert(argv.end(), flags.begin(), flags.end());
   const pid_t pid = Spawn(argv, {}, log, log);
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
