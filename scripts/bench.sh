@@ -164,6 +164,15 @@ cleanup() {
   if [ -n "$work" ]; then rm -rf "$work"; fi
 }
 
+# service_workdir: checks that copsd and cops are built, makes the temp dir `work` and removes
+# it (and stops copsd) at exit.
+service_workdir() {
+  need "$build/server/copsd"
+  need "$build/client/cops"
+  work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
+  trap cleanup EXIT
+}
+
 # start_copsd DATADIR FLAGS...: starts copsd on a free loopback port; sets pid and server.
 start_copsd() {
   local datadir="$1"; shift
@@ -195,10 +204,7 @@ area_cached() {
     esac
   done
   [ -n "$data" ] && [ -e "$data/params" ] || die "cached: --data DIR must hold an index (scripts/bench.sh service --data DIR)"
-  need "$build/server/copsd"
-  need "$build/client/cops"
-  work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
-  trap cleanup EXIT
+  service_workdir
   start_copsd "$data" "$@"
   for pass in 1 2 3; do
     if [ "$pass" = 3 ] && [ "$profile" = 1 ]; then
@@ -230,10 +236,7 @@ area_register() {
       *) die "register: unknown option $1" ;;
     esac
   done
-  need "$build/server/copsd"
-  need "$build/client/cops"
-  work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
-  trap cleanup EXIT
+  service_workdir
   local datadir="$work/data"
   start_copsd "$datadir" "$@"
   if [ "$profile" = 1 ]; then
@@ -290,10 +293,7 @@ area_overload() {
       *) die "overload: unknown option $1" ;;
     esac
   done
-  need "$build/server/copsd"
-  need "$build/client/cops"
-  work="$(mktemp -d /tmp/cops-bench-XXXXXX)"
-  trap cleanup EXIT
+  service_workdir
   start_copsd "$work/data" "$@"
   cops bench --seed 7 --documents 200 --checks 0 --bench-json >/dev/null
   memory "$pid"
