@@ -63,28 +63,43 @@ bool HeapIsMeasurable() {
 }
 
 constexpr size_t kHuge = 4u << 20;
-constexpr size_t kMaxRetained = 2u << 20;
 
-TEST(ScratchTest, FingerprintingAHugeDocumentLeavesTheThreadSmall) {
-  if (!HeapIsMeasurable()) GTEST_SKIP() << "no heap statistics under AddressSanitizer";
+// A fingerprinter whose thread buffers a small document has already warmed up (nullptr on
+// failure).
+std::unique_ptr<Fingerprinter> WarmFingerprinter() {
   const HashKey key = HashKey::FromHex("00112233445566778899aabbccddeeff").value();
   ChunkingParams params;
   params.key_id = key.Id();
   auto fingerprinter = Fingerprinter::Create(params, key);
-  ASSERT_TRUE(fingerprinter.ok()) << fingerprinter.status();
+  if (!fingerprinter.ok()) return nullptr;
   DocumentFingerprint fp;
+  if (!(*fingerprinter)->Fingerprint("A small document warms the buffers up.", &fp).ok()) {
+    return nullptr;
+  }
+  return std::move(*fingerprinter);
+}
+
+// Distinct words, a sentence every 12, up to `bytes`.
+std::string Words(size_t bytes) {
+  std::string text;
+  for (uint32_t i = 0; text.size() < bytes; ++i) {
+    text += "word" + std::to_string(i) + (i % 12 == 11 ? ". " : " ");
+  }
+  return text;
+}
+constexpr size_t kMaxRetained = 2u << 20;
+
+TEST(ScratchTest, FingerprintingAHugeDocumentLeavesTheThreadSmall) {
+  if (!HeapIsMeasurable()) GTEST_SKIP() << "no heap statistics under AddressSanitizer";
+  std::unique_ptr<Fingerprinter> fingerprinter = WarmFingerprinter();
+  ASSERT_NE(fingerprinter, nullptr);
   FingerprintOptions options;
   options.unit_spans = true;
-  ASSERT_TRUE((*fingerprinter)->Fingerprint("A small document warms the buffers up.", &fp).ok());
-
-  std::string huge;
-  for (uint32_t i = 0; huge.size() < kHuge; ++i) {
-    huge += "word" + std::to_string(i) + (i % 12 == 11 ? ". " : " ");
-  }
+  const std::string huge = Words(kHuge);
   const size_t before = HeapInUse();
   {
     DocumentFingerprint big;
-    ASSERT_TRUE((*fingerprinter)->Fingerprint(huge, &big, options).ok());
+    ASSERT_TRUE(fingerprinter->Fingerprint(huge, &big, options).ok());
     EXPECT_GT(big.total_units, 300'000u);
   }
   EXPECT_LT(HeapInUse(), before + kMaxRetained);
@@ -92,25 +107,16 @@ TEST(ScratchTest, FingerprintingAHugeDocumentLeavesTheThreadSmall) {
 
 TEST(ScratchTest, FingerprintingAMidSizedDocumentLeavesTheThreadSmall) {
   if (!HeapIsMeasurable()) GTEST_SKIP() << "no heap statistics under AddressSanitizer";
-  const HashKey key = HashKey::FromHex("00112233445566778899aabbccddeeff").value();
-  ChunkingParams params;
-  params.key_id = key.Id();
-  auto fingerprinter = Fingerprinter::Create(params, key);
-  ASSERT_TRUE(fingerprinter.ok()) << fingerprinter.status();
-  DocumentFingerprint fp;
-  ASSERT_TRUE((*fingerprinter)->Fingerprint("A small document warms the buffers up.", &fp).ok());
-
+  std::unique_ptr<Fingerprinter> fingerprinter = WarmFingerprinter();
+  ASSERT_NE(fingerprinter, nullptr);
   // 512 KiB: each buffer stays below kScratchKeepBytes, all of them together do not.
-  std::string text;
-  for (uint32_t i = 0; text.size() < (512u << 10); ++i) {
-    text += "word" + std::to_string(i) + (i % 12 == 11 ? ". " : " ");
-  }
+  const std::string text = Words(512u << 10);
   const size_t before = HeapInUse();
   {
     DocumentFingerprint mid;
     FingerprintOptions options;
     options.unit_spans = true;
-    ASSERT_TRUE((*fingerprinter)->Fingerprint(text, &mid, options).ok());
+    ASSERT_TRUE(fingerprinter->Fingerprint(text, &mid, options).ok());
     EXPECT_GT(mid.total_units, 50'000u);
   }
   EXPECT_LT(HeapInUse(), before + kMaxRetained);
