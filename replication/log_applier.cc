@@ -47,7 +47,39 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
   return absl::OkStatus();
 }
 
+// Binds a pull subscription to `options.durable` (prepared by PrepareConsumer).
+absl::StatusOr<natsSubscription*> Subscribe(JetStream* js, const LogApplierOptions& options) {
+  jsSubOptions sub_options;
+  jsSubOptions_Init(&sub_options);
+  sub_options.Stream = js->options().stream.c_str();
+  sub_options.Consumer = options.durable.c_str();
+  sub_options.ManualAck = true;
+  natsSubscription* subscription = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  const std::string& subject =
+      options.filter_subject.empty() ? js->options().subject : options.filter_subject;
+  const natsStatus s = js_PullSubscribe(&subscription, js->context(), subject.c_str(),
+                                        options.durable.c_str(), nullptr, &sub_options, &err);
+  if (s != NATS_OK) return NatsError(s, "subscribing consumer " + options.durable);
+  return subscription;
+}
+
 }  // namespace
+
+DeliveryAction ClassifyDelivery(bool filtered, uint64_t applied, uint64_t last_delivery,
+                                uint64_t stream_sequence, uint64_t delivery) {
+  if (filtered) {
+    // The consumer numbers its deliveries 1, 2, ... from its creation; a number other than
+    // the next one means a delivery never reached this applier (lost with a NATS server or a
+    // connection) or an event came again: either way an event after `applied` may be
+    // missing, and only a consumer started afresh at applied + 1 delivers it in order.
+    if (delivery != last_delivery + 1) return DeliveryAction::kRestart;
+    return stream_sequence <= applied ? DeliveryAction::kSkip : DeliveryAction::kApply;
+  }
+  // The whole stream has no gaps: the next event is applied + 1.
+  if (stream_sequence <= applied) return DeliveryAction::kSkip;  // a redelivery
+  return stream_sequence == applied + 1 ? DeliveryAction::kApply : DeliveryAction::kDecline;
+}
 
 LogApplier::LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
                        natsSubscription* subscription)
@@ -61,28 +93,31 @@ absl::StatusOr<std::unique_ptr<LogApplier>> LogApplier::Start(JetStream* jetstre
                                                               LogApplierOptions options) {
   absl::Status prepared = PrepareConsumer(jetstream, options, sink->AppliedLogSequence());
   if (!prepared.ok()) return prepared;
-  jsSubOptions sub_options;
-  jsSubOptions_Init(&sub_options);
-  sub_options.Stream = jetstream->options().stream.c_str();
-  sub_options.Consumer = options.durable.c_str();
-  sub_options.ManualAck = true;
-  natsSubscription* subscription = nullptr;
-  jsErrCode err = static_cast<jsErrCode>(0);
-  const std::string& subject =
-      options.filter_subject.empty() ? jetstream->options().subject : options.filter_subject;
-  const natsStatus s =
-      js_PullSubscribe(&subscription, jetstream->context(), subject.c_str(),
-                       options.durable.c_str(), nullptr, &sub_options, &err);
-  if (s != NATS_OK) return NatsError(s, "subscribing consumer " + options.durable);
+  absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream, options);
+  if (!subscription.ok()) return subscription.status();
   std::unique_ptr<LogApplier> applier(
-      new LogApplier(jetstream, sink, std::move(options), subscription));
+      new LogApplier(jetstream, sink, std::move(options), *subscription));
   applier->thread_ = std::thread([a = applier.get()] { a->Run(); });
   return applier;
 }
 
+absl::Status LogApplier::Restart() {
+  if (subscription_ != nullptr) natsSubscription_Destroy(subscription_);
+  subscription_ = nullptr;
+  last_delivery_ = 0;
+  absl::Status prepared = PrepareConsumer(jetstream_, options_, sink_->AppliedLogSequence());
+  if (!prepared.ok()) return prepared;
+  absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream_, options_);
+  if (!subscription.ok()) return subscription.status();
+  subscription_ = *subscription;
+  restarts_.fetch_add(1, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
 LogApplier::~LogApplier() {
   Stop();
-  natsSubscription_Destroy(subscription_);  // keeps the durable consumer on the server
+  // Keeps the durable consumer on the server.
+  if (subscription_ != nullptr) natsSubscription_Destroy(subscription_);
 }
 
 void LogApplier::Stop() {
@@ -107,34 +142,44 @@ absl::StatusOr<bool> LogApplier::CaughtUp() const {
   return caught_up;
 }
 
-bool LogApplier::Handle(void* raw) {
+LogApplier::Outcome LogApplier::Handle(void* raw) {
   auto* msg = static_cast<natsMsg*>(raw);
   jsMsgMetaData* meta = nullptr;
   if (natsMsg_GetMetaData(&meta, msg) != NATS_OK) {
     natsMsg_Term(msg, nullptr);  // not a stream message: nothing can apply it
-    return true;
+    return Outcome::kNext;
   }
   const uint64_t sequence = meta->Sequence.Stream;
+  const uint64_t delivery = meta->Sequence.Consumer;
   jsMsgMetaData_Destroy(meta);
-  const uint64_t applied = sink_->AppliedLogSequence();
-  if (sequence <= applied) {  // a redelivery of an applied event
-    natsMsg_Ack(msg, nullptr);
-    return true;
-  }
-  absl::Status status;
-  // The event that must come next: applied + 1 on the whole stream; on a partition's subject
-  // (sequences with gaps) any later one, unless an event failed and awaits redelivery.
   const bool filtered = !options_.filter_subject.empty();
-  const bool in_order = filtered ? (held_ == 0 || sequence <= held_) : sequence == applied + 1;
-  if (!in_order) {
-    status = absl::FailedPreconditionError(
-        "log event " + std::to_string(sequence) + " arrived before event " +
-        std::to_string(filtered ? held_ : applied + 1));
-  } else {
-    absl::StatusOr<RegistrationEvent> event = DecodeRegistrationEvent(std::string_view(
-        natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
-    status = event.ok() ? sink_->Apply(sequence, *event) : event.status();
-    if (filtered) held_ = status.ok() ? 0 : sequence;
+  absl::Status status;
+  switch (ClassifyDelivery(filtered, sink_->AppliedLogSequence(), last_delivery_, sequence,
+                           delivery)) {
+    case DeliveryAction::kSkip:  // a redelivery of an applied event
+      last_delivery_ = delivery;
+      natsMsg_Ack(msg, nullptr);
+      return Outcome::kNext;
+    case DeliveryAction::kRestart:
+      // Not acknowledged: the consumer that replaces this one delivers it again.
+      status = absl::DataLossError("log delivery " + std::to_string(delivery) + " (event " +
+                                   std::to_string(sequence) + ") after delivery " +
+                                   std::to_string(last_delivery_) +
+                                   ": an event may be missing; consumer restarted at the "
+                                   "applied sequence");
+      break;
+    case DeliveryAction::kDecline:
+      status = absl::FailedPreconditionError(
+          "log event " + std::to_string(sequence) + " arrived before event " +
+          std::to_string(sink_->AppliedLogSequence() + 1));
+      break;
+    case DeliveryAction::kApply: {
+      absl::StatusOr<RegistrationEvent> event = DecodeRegistrationEvent(std::string_view(
+          natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
+      status = event.ok() ? sink_->Apply(sequence, *event) : event.status();
+      last_delivery_ = delivery;
+      break;
+    }
   }
   {
     absl::MutexLock lock(&mu_);
@@ -142,35 +187,51 @@ bool LogApplier::Handle(void* raw) {
   }
   if (!status.ok()) {
     natsMsg_Nak(msg, nullptr);
-    return false;
+    // A filtered consumer cannot tell a later event from one that overtook the failed one:
+    // it starts afresh at the applied sequence.
+    return filtered ? Outcome::kRestart : Outcome::kRetry;
   }
   // Acknowledged only after the apply is durable in RocksDB; a crash in between redelivers
-  // it, and the check above skips it.
+  // it, and ClassifyDelivery skips it.
   natsMsg_Ack(msg, nullptr);
-  return true;
+  return Outcome::kNext;
 }
 
 void LogApplier::Run() {
+  bool restart = false;
   while (!stop_.load()) {
+    if (restart || subscription_ == nullptr) {
+      absl::Status s = Restart();
+      restart = !s.ok();
+      if (restart) {
+        {
+          absl::MutexLock lock(&mu_);
+          last_error_ = s;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_wait_ms));
+        continue;
+      }
+    }
     natsMsgList list{nullptr, 0};
     jsErrCode err = static_cast<jsErrCode>(0);
     const natsStatus s = natsSubscription_Fetch(&list, subscription_, options_.fetch_batch,
                                                 options_.fetch_wait_ms, &err);
     if (s == NATS_TIMEOUT) continue;  // nothing new
-    bool ok = s == NATS_OK;
-    if (!ok) {
+    Outcome outcome = s == NATS_OK ? Outcome::kNext : Outcome::kRetry;
+    if (s != NATS_OK) {
       absl::MutexLock lock(&mu_);
       last_error_ = NatsError(s, "fetching from consumer " + options_.durable);
     }
     for (int i = 0; i < list.Count; ++i) {
-      if (ok && !stop_.load()) {
-        ok = Handle(list.Msgs[i]);
+      if (outcome == Outcome::kNext && !stop_.load()) {
+        outcome = Handle(list.Msgs[i]);
       } else {
         natsMsg_Nak(list.Msgs[i], nullptr);  // not applied: let JetStream deliver it again
       }
     }
     natsMsgList_Destroy(&list);
-    if (!ok && !stop_.load()) {
+    if (outcome != Outcome::kNext && !stop_.load()) {
+      restart = outcome == Outcome::kRestart;
       std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_wait_ms));
     }
   }

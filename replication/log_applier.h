@@ -11,9 +11,11 @@
 // the write and the ack) is acknowledged and skipped. Events are applied strictly in
 // sequence: an event beyond applied + 1 (a redelivery that overtook an earlier one) is
 // declined and fetched again later. A consumer filtered to one partition's subject sees
-// sequences with gaps: it is recreated at applied + 1 at every start (so JetStream delivers
-// in order), and after a failed apply it declines every later event until that one is
-// applied.
+// sequences with gaps, so the stream sequence cannot show a missing event; the consumer's
+// own delivery numbers (1, 2, ... from its creation) can: it is recreated at applied + 1 at
+// every start, after a failed apply, and whenever a delivery number is skipped or repeated
+// (a fetched batch lost with its NATS server), so that JetStream delivers every event after
+// the applied one, in order.
 //
 // Thread-safety: Start/Stop from one thread; the sink is called from the applier's thread.
 
@@ -59,6 +61,21 @@ struct LogApplierOptions {
   int64_t retry_wait_ms = 200;    // after a failed apply, before trying again
 };
 
+// What the applier does with one delivered event (ClassifyDelivery).
+enum class DeliveryAction {
+  kApply,    // the next event: apply it, then acknowledge
+  kSkip,     // applied before (a redelivery): acknowledge only
+  kDecline,  // the whole stream's event beyond applied + 1: decline, fetch again later
+  kRestart,  // a filtered consumer's delivery out of turn: recreate it at applied + 1
+};
+
+// The decision for an event of stream sequence `stream_sequence` delivered as the consumer's
+// delivery number `delivery`, after the sink applied `applied` and this consumer's last
+// delivery handled was `last_delivery` (0 for a consumer just created). `filtered`: the
+// consumer reads one partition's subject.
+DeliveryAction ClassifyDelivery(bool filtered, uint64_t applied, uint64_t last_delivery,
+                                uint64_t stream_sequence, uint64_t delivery);
+
 class LogApplier {
  public:
   // Binds this node's durable consumer, starting after sink->AppliedLogSequence() when it is
@@ -84,21 +101,31 @@ class LogApplier {
   // JetStream::Connect.
   absl::StatusOr<bool> CaughtUp() const;
 
+  // How many times the consumer was recreated after it started (a skipped delivery or a
+  // failed apply of a filtered consumer).
+  int Restarts() const { return restarts_.load(std::memory_order_relaxed); }
+
  private:
   LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
              __natsSubscription* subscription);
+  // What follows one handled message: the next one, or the rest of its batch declined and
+  // fetched again (after retry_wait_ms) by this consumer or by a recreated one.
+  enum class Outcome { kNext, kRetry, kRestart };
+
   void Run();
-  // Applies or skips one fetched message; false when it (and the rest of its batch) must be
-  // fetched again.
-  bool Handle(void* msg);
+  // Applies, skips or declines one fetched message.
+  Outcome Handle(void* msg);
+  // Recreates the consumer at the sink's applied sequence and subscribes to it again.
+  absl::Status Restart();
 
   JetStream* const jetstream_;
   LogSink* const sink_;
   const LogApplierOptions options_;
-  __natsSubscription* const subscription_;  // owned
-  // Filtered consumers: the sequence of an event whose apply failed and that must be applied
-  // before any later one (0 = none). Used by the applier's thread only.
-  uint64_t held_ = 0;
+  // Owned; replaced by Restart on the applier's thread (null while it fails).
+  __natsSubscription* subscription_;
+  // The consumer's delivery number of the last event handled (applier's thread only).
+  uint64_t last_delivery_ = 0;
+  std::atomic<int> restarts_{0};
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);

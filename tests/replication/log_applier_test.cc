@@ -15,6 +15,7 @@
 #include "core/hash_key.h"
 #include "gtest/gtest.h"
 #include "replication/jetstream.h"
+#include "replication/partitioning.h"
 #include "replication/registration_log.h"
 #include "storage/index.h"
 #include "tests/replication/jetstream_test.h"
@@ -203,6 +204,86 @@ TEST_F(LogApplierTest, AWipedIndexIsRebuiltFromTheLog) {
   ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, {}));
   ASSERT_TRUE(WaitApplied(*fresh, 3));
   EXPECT_EQ(fresh->Stats().documents, 3u);
+}
+
+TEST(ClassifyDeliveryTest, TheWholeStreamAppliesTheNextEventAndDeclinesOneThatOvertookIt) {
+  EXPECT_EQ(ClassifyDelivery(false, 4, 9, 5, 10), DeliveryAction::kApply);
+  EXPECT_EQ(ClassifyDelivery(false, 4, 9, 3, 10), DeliveryAction::kSkip);
+  EXPECT_EQ(ClassifyDelivery(false, 4, 9, 7, 10), DeliveryAction::kDecline);
+  // Delivery numbers do not matter where stream sequences have no gaps.
+  EXPECT_EQ(ClassifyDelivery(false, 4, 2, 5, 17), DeliveryAction::kApply);
+}
+
+TEST(ClassifyDeliveryTest, AFilteredConsumerRestartsWhenADeliveryIsSkippedOrRepeated) {
+  // A partition's events have gaps in the stream: 12 may follow 4.
+  EXPECT_EQ(ClassifyDelivery(true, 4, 0, 12, 1), DeliveryAction::kApply);
+  EXPECT_EQ(ClassifyDelivery(true, 4, 6, 12, 7), DeliveryAction::kApply);
+  EXPECT_EQ(ClassifyDelivery(true, 12, 6, 4, 7), DeliveryAction::kSkip);
+  // Delivery 7 never arrived (it may hold the event after 4).
+  EXPECT_EQ(ClassifyDelivery(true, 4, 6, 12, 8), DeliveryAction::kRestart);
+  // A redelivery of an unapplied event, numbered again.
+  EXPECT_EQ(ClassifyDelivery(true, 4, 6, 5, 6), DeliveryAction::kRestart);
+  EXPECT_EQ(ClassifyDelivery(true, 4, 6, 5, 3), DeliveryAction::kRestart);
+}
+
+// A delivery of a partition's consumer that never reaches the applier (here taken by another
+// subscriber to the same consumer and never acknowledged, as when a fetched batch is lost with
+// its NATS server): the later events must not be applied over the gap, or the lost one would
+// be skipped as applied when JetStream redelivers it. The applier sees the skipped delivery
+// number, recreates its consumer at the applied sequence and applies every event.
+TEST_F(LogApplierTest, ADeliveryLostOnAPartitionsConsumerIsAppliedBeforeLaterEvents) {
+  RegistrationLog log(js_.get());
+  std::unique_ptr<Index> index = OpenIndex("index");
+  IndexSink sink(index.get(), fingerprinter_.get());
+  const std::string subject = PartitionSubject(js_->options().subject, 0);
+  LogApplierOptions options;
+  options.durable = "partition-0";
+  options.filter_subject = subject;
+  options.fetch_wait_ms = 100;
+  ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
+  ASSERT_OK(log.PublishTo(subject, Registration(0)));
+  ASSERT_TRUE(WaitApplied(*index, 1));
+
+  // The thief waits for one delivery of the same durable consumer. The applier's pull
+  // requests last 100 ms, so after 300 ms the thief's request is the oldest one waiting
+  // and the next event goes to it; should the applier win the race, the thief tries again.
+  jsSubOptions sub_options;
+  jsSubOptions_Init(&sub_options);
+  sub_options.Stream = js_->options().stream.c_str();
+  sub_options.Consumer = options.durable.c_str();
+  sub_options.ManualAck = true;
+  natsSubscription* thief = nullptr;
+  ASSERT_EQ(js_PullSubscribe(&thief, js_->context(), subject.c_str(), options.durable.c_str(),
+                             nullptr, &sub_options, nullptr),
+            NATS_OK);
+  uint64_t published = 1;
+  uint64_t stolen = 0;
+  for (int attempt = 0; attempt < 10 && stolen == 0; ++attempt) {
+    natsMsgList list{nullptr, 0};
+    std::thread fetch([&] { natsSubscription_Fetch(&list, thief, 1, 2000, nullptr); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_OK_AND_ASSIGN(published, log.PublishTo(subject, Registration(int(published))));
+    fetch.join();
+    if (list.Count == 1) {
+      jsMsgMetaData* meta = nullptr;
+      ASSERT_EQ(natsMsg_GetMetaData(&meta, list.Msgs[0]), NATS_OK);
+      stolen = meta->Sequence.Stream;  // neither acknowledged nor declined
+      jsMsgMetaData_Destroy(meta);
+    }
+    natsMsgList_Destroy(&list);
+  }
+  natsSubscription_Destroy(thief);
+  ASSERT_NE(stolen, 0u) << "the applier won every race for the delivery";
+  EXPECT_LT(index->AppliedLogSequence(), stolen);
+  // The next event's delivery number shows the gap; the consumer is recreated and delivers
+  // the stolen event, then the new one, long before JetStream's 30 s ack wait.
+  ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(subject, Registration(100)));
+  ASSERT_TRUE(WaitApplied(*index, last)) << applier->LastError();
+  applier->Stop();
+  EXPECT_GE(applier->Restarts(), 1);
+  EXPECT_EQ(index->Stats().documents, last);
+  ASSERT_OK_AND_ASSIGN(DocumentPage page, index->ListDocuments("", 100));
+  EXPECT_EQ(page.documents.size(), last);
 }
 
 }  // namespace

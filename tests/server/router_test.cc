@@ -9,6 +9,8 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -21,8 +23,10 @@
 #include "client/client.h"
 #include "gtest/gtest.h"
 #include "tests/testing/copsd_process.h"
+#include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
 
 namespace cops {
@@ -323,6 +327,81 @@ TEST_F(PartitionedClusterTest, OneReplicaDownKeepsAnswersCompleteBothDownMakesTh
   EXPECT_EQ(kept.matches(0).doc_id(), routed_ids_[in_partition[1]]);
   // Reads that could need the missing partition fail instead of guessing.
   EXPECT_TRUE(absl::IsUnavailable(router_.client->Stats().status()));
+}
+
+// `cops check` against the router: a partial answer says so in its JSON and exits 2, unless
+// it found a violation anyway (exit 1), as for scripts (README, docs/scale-out.md).
+TEST_F(PartitionedClusterTest, TheCliFlagsAPartialAnswerAndExitsTwoUnlessItFoundAViolation) {
+  ASSERT_NO_FATAL_FAILURE(RegisterAll());
+  size_t in_partition[2] = {kDocuments, kDocuments};
+  for (size_t i = 0; i < kDocuments; ++i) {
+    for (uint32_t p = 0; p < 2; ++p) {
+      if (replicas_[p][0].client->Get(routed_ids_[i]).ok()) in_partition[p] = i;
+    }
+  }
+  ASSERT_LT(in_partition[0], kDocuments);
+  ASSERT_LT(in_partition[1], kDocuments);
+  // Both partitions hold every event up to the last registration before the kill.
+  for (uint32_t p = 0; p < 2; ++p) {
+    ASSERT_OK(Check(&replicas_[p][1], 0, LastSequence()).status());
+  }
+  Stop(&replicas_[0][0], SIGKILL);
+  Stop(&replicas_[0][1], SIGKILL);
+  const char* build = std::getenv("COPS_BUILD_DIR");
+  ASSERT_NE(build, nullptr) << "run through ctest (COPS_BUILD_DIR)";
+  // Runs `cops --json check` on document `i`'s text: exit code and output.
+  auto cops_check = [&](size_t i) {
+    const std::filesystem::path text = dir_.path() / ("check-" + std::to_string(i) + ".txt");
+    const std::filesystem::path out = dir_.path() / ("check-" + std::to_string(i) + ".out");
+    std::ofstream(text) << Text(i);
+    const int code = testing::WaitExit(testing::Spawn(
+        {std::string(build) + "/client/cops", "--server", router_.process->address(), "--json",
+         "check", "--format", "text", text.string()},
+        {}, out, out));
+    return std::make_pair(code, testing::ReadFileOrEmpty(out));
+  };
+  // Partition 0's document: nowhere to be found, so no verdict, exit 2.
+  const auto [lost_code, lost_out] = cops_check(in_partition[0]);
+  EXPECT_EQ(lost_code, 2) << lost_out;
+  EXPECT_NE(lost_out.find("\"partial\":true"), std::string::npos) << lost_out;
+  EXPECT_NE(lost_out.find("\"missing_partitions\":[0]"), std::string::npos) << lost_out;
+  EXPECT_NE(lost_out.find("\"violation\":false"), std::string::npos) << lost_out;
+  // Partition 1's document: a violation is a violation, partial or not.
+  const auto [kept_code, kept_out] = cops_check(in_partition[1]);
+  EXPECT_EQ(kept_code, 1) << kept_out;
+  EXPECT_NE(kept_out.find("\"partial\":true"), std::string::npos) << kept_out;
+  EXPECT_NE(kept_out.find("\"violation\":true"), std::string::npos) << kept_out;
+}
+
+// A mail gateway's local replica: `copsd --follow` of a partitioned log without --partition
+// consumes every partition's subject and answers as the single node holding the same documents.
+TEST_F(PartitionedClusterTest, AGatewayFollowerOfEveryPartitionAnswersAsTheSingleNode) {
+  Copsd gateway;
+  ASSERT_NO_FATAL_FAILURE(
+      Start("gateway", {"--follow", nats_->url(), "--partitions", "2"}, &gateway));
+  ASSERT_NO_FATAL_FAILURE(RegisterAll());
+  ASSERT_OK(router_.client->Unregister(routed_ids_[5]));
+  for (size_t i = 0; i < kDocuments; ++i) {
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply local, Check(&gateway, i, LastSequence()));
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply single, Check(&single_, i));
+    EXPECT_FALSE(local.partial());
+    if (i == 5) {  // unregistered through the router
+      for (const v1::Match& m : local.matches()) EXPECT_NE(m.doc_id(), routed_ids_[5]);
+      continue;
+    }
+    EXPECT_EQ(local.violation(), single.violation()) << i;
+    ASSERT_EQ(local.matches_size(), single.matches_size()) << i;
+    ASSERT_GT(local.matches_size(), 0) << i;
+    EXPECT_EQ(local.matches(0).doc_id(), routed_ids_[i]);
+    EXPECT_EQ(local.matches(0).ratio(), single.matches(0).ratio());
+  }
+  ASSERT_TRUE(Eventually([&] {
+    absl::StatusOr<v1::GetStatsReply> stats = gateway.client->Stats();
+    return stats.ok() && stats->documents() == kDocuments - 1;
+  }));
+  // Read-only: registrations go to the log's writer, not to a gateway.
+  EXPECT_FALSE(gateway.client->Register(DocumentOf(99)).ok());
+  Stop(&gateway);
 }
 
 TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocumentsPartition) {
