@@ -2,6 +2,7 @@
 //
 //   cops-milter --listen inet:PORT@HOST|unix:PATH --server HOST:PORT
 //               --action headers|quarantine|reject [--threshold T] [--config FILE]
+//               [--metrics-listen HOST:PORT]
 //
 // Runs in the foreground, logs to stderr, exits 0 on SIGTERM. Flags win over the config
 // file (milter/policy.h lists its keys).
@@ -38,6 +39,8 @@ int Main(int argc, char** argv) {
   app.add_option("--timeout-ms", timeout_ms, "Deadline of one message's check (default 2000)");
   app.add_option("--on-failure", on_failure,
                  "When a message cannot be checked: accept (fail open, default), tempfail, reject");
+  app.add_option("--metrics-listen", options.metrics_listen,
+                 "Serve Prometheus metrics at http://HOST:PORT/metrics (port 0: any free one)");
   app.add_option("--log-level", log_level, "debug, info, warn, error")->capture_default_str();
   app.add_flag("--log-json", log_json, "One JSON object per log line");
   AddClientSecurityFlags(&app, &options.client.security);

@@ -24,6 +24,7 @@
 #include "client/check_stream.h"
 #include "convert/worker_pool.h"
 #include "milter/message_check.h"
+#include "milter/metrics.h"
 #include "server/request_log.h"
 
 // libmilter's own stop flag (exported by libmilter, not declared in mfapi.h): 0 (MILTER_CONT)
@@ -304,7 +305,7 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
   const auto latency_us = std::chrono::duration_cast<std::chrono::microseconds>(latency).count();
   counters.messages.fetch_add(1, std::memory_order_relaxed);
   counters.parts.fetch_add(verdict.parts, std::memory_order_relaxed);
-  counters.latency_us.fetch_add(static_cast<uint64_t>(latency_us), std::memory_order_relaxed);
+  counters.RecordLatency(static_cast<uint64_t>(latency_us));
 
   const char* queue_id = smfi_getsymval(ctx, const_cast<char*>("i"));
   std::string docs;
@@ -468,6 +469,18 @@ absl::Status RunMilter(const MilterOptions& options) {
   }
   if (!status.ok()) return status;
   const std::vector<Listener> listeners = TuneListeners();
+  std::unique_ptr<MilterMetrics> metrics;
+  if (!options.metrics_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<MilterMetrics>> started =
+        MilterMetrics::Start(options.metrics_listen, &state->counters, [state] {
+          absl::MutexLock lock(&state->mu);
+          return state->checking;
+        });
+    if (!started.ok()) return started.status();
+    metrics = *std::move(started);
+    LogEvent(LogLevel::kInfo, "milter_metrics",
+             {{"listen", options.metrics_listen}, {"port", std::to_string(metrics->port())}});
+  }
   LogEvent(LogLevel::kInfo, "milter_listening",
            {{"listen", listen},
             {"server", options.client.target},

@@ -21,10 +21,12 @@
 // One "milter_message" log line per message: queue_id, verdict, action, parts, docs,
 // latency_ms (the milter's own time at end of data), domains (the policy's "domains" entries
 // the message was checked under, if any), error. Counters (MilterCounters) are
-// logged as one "milter_stats" line every policy.stats_interval_s seconds and at exit.
+// logged as one "milter_stats" line every policy.stats_interval_s seconds and at exit, and
+// served to Prometheus at options.metrics_listen (milter/metrics.h).
 //
 // Thread-safety: RunMilter runs once per process (libmilter keeps global state).
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <string>
@@ -42,7 +44,13 @@ struct MilterOptions {
   MilterPolicy policy;
   // Seconds libmilter waits on the MTA's socket before dropping a connection.
   int mta_timeout_s = 300;
+  // HOST:PORT of the Prometheus endpoint (/metrics); empty = none.
+  std::string metrics_listen;
 };
+
+// Upper bounds, in microseconds, of the buckets of the per-message latency histogram.
+inline constexpr std::array<uint64_t, 12> kMilterLatencyBoundsUs = {
+    1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000};
 
 // Totals since start. Thread-safe (relaxed atomics).
 struct MilterCounters {
@@ -55,6 +63,17 @@ struct MilterCounters {
   std::atomic<uint64_t> unchecked{0};   // on_failure applied
   std::atomic<uint64_t> parts{0};       // texts sent to copsd
   std::atomic<uint64_t> latency_us{0};  // sum of per-message latency
+  // Messages by latency: [i] up to kMilterLatencyBoundsUs[i] (and above the bound before),
+  // the last one above every bound.
+  std::array<std::atomic<uint64_t>, kMilterLatencyBoundsUs.size() + 1> latency_buckets{};
+
+  // Counts one message's latency in latency_us and its bucket.
+  void RecordLatency(uint64_t us) {
+    latency_us.fetch_add(us, std::memory_order_relaxed);
+    size_t bucket = 0;
+    while (bucket < kMilterLatencyBoundsUs.size() && us > kMilterLatencyBoundsUs[bucket]) ++bucket;
+    latency_buckets[bucket].fetch_add(1, std::memory_order_relaxed);
+  }
 };
 
 // Listens on options.listen and serves until SIGTERM, SIGINT or SIGHUP, then returns OK

@@ -32,6 +32,7 @@
 #include "tests/server/test_corpus.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/files.h"
+#include "tests/testing/http.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -174,7 +175,9 @@ class PostfixMilterTest : public ::testing::Test {
               R"({"collection_actions": {"held": "quarantine", "secret": "reject"},
                   "domains": {"strict.localdomain": {"action": "reject"}},
                   "on_failure": "tempfail", "stats_interval_s": 0})");
-    live_milter_ = StartMilter("unix:" + LiveSocket().string(), copsd_port_, "live");
+    live_metrics_port_ = FreePort();
+    live_milter_ = StartMilter("unix:" + LiveSocket().string(), copsd_port_, "live",
+                               {"--metrics-listen", "127.0.0.1:" + std::to_string(live_metrics_port_)});
     // Postfix's daemons run as the postfix user; the socket is root's (cops-milter's umask).
     chmod(LiveSocket().c_str(), 0666);
     // Two milters whose copsd is down: one fails closed, one fails open.
@@ -248,11 +251,14 @@ class PostfixMilterTest : public ::testing::Test {
   static std::string InetAddress(int port) { return "inet:" + std::to_string(port) + "@127.0.0.1"; }
 
   // `listen`: InetAddress(port) or "unix:PATH".
-  static pid_t StartMilter(const std::string& listen, int copsd_port, const std::string& name) {
-    const pid_t pid = Spawn({BuildDir() + "/milter/cops-milter", "--listen", listen, "--server",
-                             "127.0.0.1:" + std::to_string(copsd_port), "--action", "headers",
-                             "--config", (*dir_ / (name + ".json")).string()},
-                            {}, *dir_ / (name + ".log"), *dir_ / (name + ".log"));
+  static pid_t StartMilter(const std::string& listen, int copsd_port, const std::string& name,
+                           const std::vector<std::string>& flags = {}) {
+    std::vector<std::string> argv = {BuildDir() + "/milter/cops-milter", "--listen", listen,
+                                     "--server", "127.0.0.1:" + std::to_string(copsd_port),
+                                     "--action", "headers",
+                                     "--config", (*dir_ / (name + ".json")).string()};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    const pid_t pid = Spawn(argv, {}, *dir_ / (name + ".log"), *dir_ / (name + ".log"));
     // The issue's promise: listening within seconds of starting.
     EXPECT_TRUE(WaitFor(
         [&listen] {
@@ -401,7 +407,7 @@ class PostfixMilterTest : public ::testing::Test {
                                                         // each test in its own)
   static inline const fs::path* dir_ = nullptr;
   static inline pid_t copsd_ = -1, live_milter_ = -1, closed_milter_ = -1, open_milter_ = -1;
-  static inline int copsd_port_ = 0, closed_milter_port_ = 0,
+  static inline int copsd_port_ = 0, live_metrics_port_ = 0, closed_milter_port_ = 0,
                     open_milter_port_ = 0, smtp_port_ = 0, closed_smtp_port_ = 0,
                     open_smtp_port_ = 0;
   static inline uint64_t doc_ids_[3] = {};
@@ -521,6 +527,37 @@ TEST_F(PostfixMilterTest, CopsdRestartIsPickedUp) {
   ASSERT_EQ(after.exit_code, 0) << after.transcript;
   const std::string mail = Delivered("restart-up");
   EXPECT_NE(mail.find("\nX-COPS-Result: violation"), std::string::npos) << mail;
+}
+
+// The live milter's counters at its --metrics-listen, as Prometheus scrapes them.
+TEST_F(PostfixMilterTest, CountersAreServedToPrometheus) {
+  const Sent clean = Send(Message("metrics-clean", UnrelatedText()));
+  ASSERT_EQ(clean.exit_code, 0) << clean.transcript;
+  const Sent copied = Send(Message("metrics-excerpt", ParagraphInsideNewText(Corpus()[0].body)));
+  ASSERT_EQ(copied.exit_code, 0) << copied.transcript;
+  const std::string text = testing::HttpGet(live_metrics_port_, "/metrics");
+  // The counters of this test's milter (ctest runs each test in a process of its own).
+  EXPECT_NE(text.find("cops_milter_messages_total{verdict=\"clean\"} 1\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cops_milter_messages_total{verdict=\"violation\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cops_milter_messages_total{verdict=\"unchecked\"} 0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cops_milter_message_seconds_count 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_milter_message_seconds_bucket{le=\"+Inf\"} 2\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cops_milter_parts_total 2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_milter_checking 0\n"), std::string::npos) << text;
+  // Debian's promtool accepts the exposition (scripts/install-deps.sh installs it).
+  if (!OnPath("promtool")) GTEST_SKIP() << "promtool is not installed (scripts/install-deps.sh)";
+  WriteFile(*dir_ / "milter.metrics", text);
+  std::string out;
+  EXPECT_EQ(RunCommand({"sh", "-c", "promtool check metrics < " + (*dir_ / "milter.metrics").string()},
+                       *dir_ / "promtool.out", &out),
+            0)
+      << out;
 }
 
 TEST_F(PostfixMilterTest, SigtermStopsTheMilterPromptly) {

@@ -3,11 +3,6 @@
 
 #include "server/metrics.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <memory>
 #include <string>
@@ -16,35 +11,14 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "gtest/gtest.h"
+#include "tests/testing/http.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_server.h"
 
 namespace cops {
 namespace {
 
-// The body of GET http://127.0.0.1:<port><path> (HTTP/1.0: the server closes when done).
-std::string HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    close(fd);
-    return "connect failed";
-  }
-  const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-  if (send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {
-    close(fd);
-    return "send failed";
-  }
-  std::string response;
-  char buf[4096];
-  for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) response.append(buf, n);
-  close(fd);
-  const size_t body = response.find("\r\n\r\n");
-  return body == std::string::npos ? response : response.substr(body + 4);
-}
+using testing::HttpGet;
 
 TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
   std::atomic<uint64_t> documents{42};
