@@ -15,9 +15,23 @@ namespace {
 // recreated, or those events would never come again.
 absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, uint64_t applied) {
   const std::string& stream = js->options().stream;
-  jsConsumerInfo* info = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
-  natsStatus s = js_GetConsumerInfo(&info, js->context(), stream.c_str(),
+  // A stream trimmed (purged) above the index's position no longer holds events this index
+  // lacks: starting there would leave it silently incomplete.
+  jsStreamInfo* stream_info = nullptr;
+  natsStatus s = js_GetStreamInfo(&stream_info, js->context(), stream.c_str(), nullptr, &err);
+  if (s != NATS_OK) return NatsError(s, "looking up stream " + stream);
+  const uint64_t first = stream_info->State.FirstSeq;
+  jsStreamInfo_Destroy(stream_info);
+  if (first > applied + 1) {
+    return absl::FailedPreconditionError(
+        "stream " + stream + " no longer holds events " + std::to_string(applied + 1) + " to " +
+        std::to_string(first - 1) + " (trimmed), which this index has not applied: start this "
+        "node on a snapshot of a replica taken at or after event " + std::to_string(first - 1) +
+        " (docs/scale-out.md, \"Seeding a node from a snapshot\")");
+  }
+  jsConsumerInfo* info = nullptr;
+  s = js_GetConsumerInfo(&info, js->context(), stream.c_str(),
                                     options.durable.c_str(), nullptr, &err);
   if (s == NATS_OK) {
     const bool behind_index = info->AckFloor.Stream <= applied;

@@ -80,8 +80,9 @@ class LogApplier {
  public:
   // Binds this node's durable consumer, starting after sink->AppliedLogSequence() when it is
   // new or when it has acknowledged events the sink has not applied (a wiped or restored
-  // index); then applies events on a background thread until Stop. Errors as for
-  // JetStream::Connect. `jetstream` and `sink` are not owned and must outlive the applier.
+  // index); then applies events on a background thread until Stop. FAILED_PRECONDITION when
+  // the stream was trimmed above the sink's applied sequence (events it lacks are gone);
+  // otherwise errors as for JetStream::Connect. `jetstream` and `sink` are not owned and must outlive the applier.
   static absl::StatusOr<std::unique_ptr<LogApplier>> Start(JetStream* jetstream, LogSink* sink,
                                                            LogApplierOptions options);
   // Stops (as Stop) and unsubscribes; the durable consumer stays for the next Start.

@@ -230,6 +230,11 @@ TEST_F(CopsCliTest, BatchCheckPrintsOneLinePerDocumentAndTheBatchExitCode) {
   WriteFile(dir_ / "batch" / "a_copy.txt", Corpus()[1].body);
   WriteFile(dir_ / "batch" / "sub" / "b_new.txt", testing_corpus::UnrelatedText());
   WriteFile(dir_ / "batch" / "c_empty.txt", "");
+  // A PDF that does not parse, and bytes that are no text in any format.
+  WriteFile(dir_ / "batch" / "b_broken.pdf", "%PDF-1.7\n1 0 obj << /Type /Catalog >> garbage");
+  std::string noise;
+  for (int i = 0; i < 4096; ++i) noise += static_cast<char>((i * 7919 + 13) % 256);
+  WriteFile(dir_ / "batch" / "d_noise.bin", noise);
   const std::string lone = (dir_ / "unrelated.txt").string();
   WriteFile(lone, testing_corpus::UnrelatedText());
 
@@ -239,18 +244,25 @@ TEST_F(CopsCliTest, BatchCheckPrintsOneLinePerDocumentAndTheBatchExitCode) {
   std::vector<json> lines;
   std::istringstream in(run.out);
   for (std::string line; std::getline(in, line);) lines.push_back(json::parse(line));
-  ASSERT_EQ(lines.size(), 5u) << run.out;
+  ASSERT_EQ(lines.size(), 7u) << run.out;
   EXPECT_EQ(lines[0]["path"], lone);
   EXPECT_EQ(lines[0]["violation"], false);
   EXPECT_EQ(lines[1]["path"], (dir_ / "batch" / "a_copy.txt").string());
   EXPECT_EQ(lines[1]["violation"], true);
   EXPECT_EQ(lines[1]["matches"][0]["title"], "1.txt");
-  EXPECT_EQ(lines[2]["path"], (dir_ / "batch" / "c_empty.txt").string());
-  EXPECT_NE(lines[2]["error"].get<std::string>().find("INVALID_ARGUMENT"), std::string::npos);
-  EXPECT_EQ(lines[2].size(), 2u);  // {"path", "error"} only
-  EXPECT_EQ(lines[3]["path"], (dir_ / "batch" / "sub" / "b_new.txt").string());
-  EXPECT_EQ(lines[4]["path"], (dir_ / "missing.txt").string());
-  EXPECT_NE(lines[4]["error"].get<std::string>().find("NOT_FOUND"), std::string::npos);
+  // Each document that cannot be read or converted has its own error line; the batch goes on.
+  for (const auto& [line, name] : {std::pair{2, "b_broken.pdf"}, std::pair{3, "c_empty.txt"},
+                                   std::pair{4, "d_noise.bin"}}) {
+    EXPECT_EQ(lines[line]["path"], (dir_ / "batch" / name).string());
+    EXPECT_NE(lines[line]["error"].get<std::string>().find("INVALID_ARGUMENT"),
+              std::string::npos)
+        << lines[line];
+    EXPECT_EQ(lines[line].size(), 2u);  // {"path", "error"} only
+  }
+  EXPECT_EQ(lines[5]["path"], (dir_ / "batch" / "sub" / "b_new.txt").string());
+  EXPECT_EQ(lines[5]["violation"], false);
+  EXPECT_EQ(lines[6]["path"], (dir_ / "missing.txt").string());
+  EXPECT_NE(lines[6]["error"].get<std::string>().find("NOT_FOUND"), std::string::npos);
 
   // Without failures a violation gives 1; the terminal form has a line per document.
   CliRun human = Cops({"check", lone, (dir_ / "batch" / "a_copy.txt").string()});

@@ -14,9 +14,14 @@
 #include <string>
 #include <vector>
 
+#include <nats/nats.h>
+
 #include "client/client.h"
 #include "core/status_macros.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "proto/cops_admin.grpc.pb.h"
+#include "replication/jetstream.h"
 #include "server/index_generations.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/eventually.h"
@@ -233,6 +238,61 @@ TEST_F(LogReplicaTest, KilledFollowerCatchesUpWithNoLossAndNoDuplicate) {
   ASSERT_OK_AND_ASSIGN(v1::GetStatsReply primary_stats, primary_.client->Stats());
   EXPECT_EQ(stats.documents(), 3u);
   EXPECT_EQ(stats.postings(), primary_stats.postings());
+}
+
+// A new replica seeded from another's snapshot (`cops admin snapshot`, a complete data
+// directory whose index holds its applied log sequence) consumes the log from that sequence
+// on: the stream may have been trimmed below it. A replica that lacks trimmed events refuses
+// to start.
+TEST_F(LogReplicaTest, AReplicaSeededFromASnapshotCatchesUpFromTheTrimmedLog) {
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndFollower());
+  std::vector<uint64_t> ids;
+  ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(0, 3, &ids));
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 3; }));
+  // The follower's snapshot; its index holds the 3 events applied so far.
+  v1::CreateSnapshotResponse snapshot;
+  {
+    auto admin = v1::Admin::NewStub(
+        grpc::CreateChannel(follower_.address, grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    v1::CreateSnapshotRequest request;
+    request.set_name("seed");
+    const grpc::Status s = admin->CreateSnapshot(&context, request, &snapshot);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+  }
+  // The stream trimmed below the snapshot: events 1..3 are gone from the log.
+  RegistrationStreamOptions stream;
+  stream.url = nats_->url();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<JetStream> js, JetStream::Connect(stream));
+  jsOptions purge;
+  jsOptions_Init(&purge);
+  purge.Stream.Purge.Sequence = 4;  // up to, not including, sequence 4
+  ASSERT_EQ(js_PurgeStream(js->context(), stream.stream.c_str(), &purge, nullptr), NATS_OK);
+  // Later events, then a replica started on a copy of the snapshot (as `cp -a` would).
+  ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(3, 4, &ids));
+  ASSERT_OK(primary_.client->Unregister(ids[1]));
+  const fs::path seeded = dir_.path() / "seeded";
+  fs::create_directories(seeded);
+  fs::copy(snapshot.path(), seeded / "data", fs::copy_options::recursive);
+  Copsd replica;
+  ASSERT_NO_FATAL_FAILURE(Start("seeded", "--follow", &replica));
+  ASSERT_TRUE(Eventually([&] { return Documents(&replica) == 3; })) << Documents(&replica);
+  EXPECT_EQ(BestMatch(&replica, 1), 0u);
+  for (size_t i : {0, 2, 3}) EXPECT_EQ(BestMatch(&replica, i), ids[i]) << i;
+  Stop(&replica, SIGTERM);
+  // A replica started empty would miss the trimmed events: it refuses to start, saying why.
+  const fs::path empty = dir_.path() / "empty";
+  fs::create_directories(empty);
+  const int code = testing::WaitExit(testing::Spawn(
+      {BuildDir() + "/server/copsd", "--data-dir", (empty / "data").string(), "--listen",
+       "127.0.0.1:0", "--hash-key", "000102030405060708090a0b0c0d0e0f", "--follow",
+       nats_->url()},
+      {}, empty / "copsd.out", empty / "copsd.log"));
+  EXPECT_EQ(code, 2);
+  const std::string log = testing::ReadFileOrEmpty(empty / "copsd.log");
+  EXPECT_NE(log.find("FAILED_PRECONDITION: stream COPS_REGISTRATIONS no longer holds events 1 to 3"),
+            std::string::npos)
+      << log;
 }
 
 }  // namespace
