@@ -218,6 +218,18 @@ class PartitionedClusterTest : public ::testing::Test {
 
   uint64_t LastSequence() const { return routed_ids_.back(); }
 
+  // out[p]: the index of a registered document that partition p holds (replica 0 says so).
+  void DocumentOfEachPartition(size_t out[2]) {
+    out[0] = out[1] = kDocuments;
+    for (size_t i = 0; i < kDocuments; ++i) {
+      for (uint32_t p = 0; p < 2; ++p) {
+        if (replicas_[p][0].client->Get(routed_ids_[i]).ok()) out[p] = i;
+      }
+    }
+    ASSERT_LT(out[0], kDocuments);
+    ASSERT_LT(out[1], kDocuments);
+  }
+
   testing::TempDir dir_;
   std::unique_ptr<testing::NatsServer> nats_;
   Copsd replicas_[2][2];
@@ -294,14 +306,8 @@ TEST_F(PartitionedClusterTest, RoutedChecksEqualASingleNodesWithIdsFromTheLog) {
 TEST_F(PartitionedClusterTest, OneReplicaDownKeepsAnswersCompleteBothDownMakesThemPartial) {
   ASSERT_NO_FATAL_FAILURE(RegisterAll());
   // A document of each partition.
-  size_t in_partition[2] = {kDocuments, kDocuments};
-  for (size_t i = 0; i < kDocuments; ++i) {
-    for (uint32_t p = 0; p < 2; ++p) {
-      if (replicas_[p][0].client->Get(routed_ids_[i]).ok()) in_partition[p] = i;
-    }
-  }
-  ASSERT_LT(in_partition[0], kDocuments);
-  ASSERT_LT(in_partition[1], kDocuments);
+  size_t in_partition[2];
+  ASSERT_NO_FATAL_FAILURE(DocumentOfEachPartition(in_partition));
 
   Stop(&replicas_[0][0], SIGKILL);
   for (size_t i : in_partition) {
@@ -333,14 +339,9 @@ TEST_F(PartitionedClusterTest, OneReplicaDownKeepsAnswersCompleteBothDownMakesTh
 // it found a violation anyway (exit 1), as for scripts (README, docs/scale-out.md).
 TEST_F(PartitionedClusterTest, TheCliFlagsAPartialAnswerAndExitsTwoUnlessItFoundAViolation) {
   ASSERT_NO_FATAL_FAILURE(RegisterAll());
-  size_t in_partition[2] = {kDocuments, kDocuments};
-  for (size_t i = 0; i < kDocuments; ++i) {
-    for (uint32_t p = 0; p < 2; ++p) {
-      if (replicas_[p][0].client->Get(routed_ids_[i]).ok()) in_partition[p] = i;
-    }
-  }
-  ASSERT_LT(in_partition[0], kDocuments);
-  ASSERT_LT(in_partition[1], kDocuments);
+  // A document of each partition.
+  size_t in_partition[2];
+  ASSERT_NO_FATAL_FAILURE(DocumentOfEachPartition(in_partition));
   // Both partitions hold every event up to the last registration before the kill.
   for (uint32_t p = 0; p < 2; ++p) {
     ASSERT_OK(Check(&replicas_[p][1], 0, LastSequence()).status());
