@@ -6,11 +6,13 @@
 // burst of large documents the process would keep the burst's peak for good (1.2-1.5 GB after
 // 64 concurrent checks of 4 MB: docs/performance.md, "Overload").
 //
-// Every `period` the trimmer reads the admission counters (server/admission_control.h). When
-// calls were admitted or refused since its last trim and none is at work or waiting now, it
-// trims, and once more a period later: a request's memory is freed after its call ends, and
-// gRPC refuses some calls on its own. Under steady load it does nothing (the memory is in
-// use); an idle server costs one look at the counters per period.
+// Every `period` the trimmer reads the admission counters (server/admission_control.h). Once
+// a whole period has passed with no call admitted or refused and none is at work or waiting
+// (the server has gone quiet), and calls came since its last trim, it trims, and once more a
+// period later: a request's memory is freed after its call ends, and gRPC refuses some calls
+// on its own. Under load, even light load with gaps between calls, it does nothing: a trim
+// walks the whole heap (the block cache's blocks too) under the arenas' locks and would stall
+// the calls. An idle server costs one look at the counters per period.
 //
 // Thread-safety: runs one thread of its own; Tick() may be called from any thread.
 
@@ -49,7 +51,8 @@ class HeapTrimmer {
   const HeapTrimmerOptions options_;
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t seen_calls_ ABSL_GUARDED_BY(mu_) = 0;  // admitted + refused at the last trim
+  uint64_t looked_calls_ ABSL_GUARDED_BY(mu_) = 0;   // admitted + refused at the last look
+  uint64_t trimmed_calls_ ABSL_GUARDED_BY(mu_) = 0;  // admitted + refused at the last trim
   bool follow_up_ ABSL_GUARDED_BY(mu_) = false;   // trim once more at the next quiet look
   std::thread thread_;
 };
