@@ -95,7 +95,11 @@ v1::CheckDocumentReply MergeCheckReplies(
 
 RouterService::RouterService(const ReplicaDirectory* directory, RegistrationLog* log,
                              IndexGenerations* generations, RouterOptions options)
-    : directory_(directory), log_(log), generations_(generations), options_(std::move(options)) {}
+    : directory_(directory),
+      log_(log),
+      generations_(generations),
+      options_(std::move(options)),
+      turns_(std::make_unique<std::atomic<uint64_t>[]>(directory->partitions())) {}
 
 std::shared_ptr<RouterService::Stub> RouterService::StubFor(const std::string& address) {
   absl::MutexLock lock(&mu_);
@@ -135,6 +139,21 @@ template <typename Reply>
 absl::StatusOr<Reply> RouterService::CallPartition(uint32_t partition, Deadline deadline,
                                                    const ReplicaCall<Reply>& call) {
   std::vector<ReplicaInfo> replicas = directory_->LiveReplicas(partition);
+  // The replicas about as far along as the best take turns, so that a partition's replicas
+  // share its checks; one lagging further behind (catching up after a restart) is asked
+  // only after them, as it could make a read-your-writes check wait.
+  if (replicas.size() > 1) {
+    const uint64_t best = replicas.front().applied_sequence;
+    const auto leading = std::partition_point(
+        replicas.begin(), replicas.end(), [best](const ReplicaInfo& r) {
+          return r.applied_sequence + kReplicaTurnLag >= best;
+        });
+    const size_t n = static_cast<size_t>(leading - replicas.begin());
+    if (n > 1) {
+      const size_t turn = turns_[partition].fetch_add(1, std::memory_order_relaxed) % n;
+      std::rotate(replicas.begin(), replicas.begin() + static_cast<std::ptrdiff_t>(turn), leading);
+    }
+  }
   std::stable_partition(replicas.begin(), replicas.end(),
                         [this](const ReplicaInfo& r) { return !FailedLately(r.address); });
   absl::Status last = absl::UnavailableError("partition " + std::to_string(partition) +

@@ -6,8 +6,10 @@
 // documents itself:
 //
 //   CheckDocument, CheckStream  fanned out to one replica of every partition, at once, under
-//                               one deadline; a replica that fails is skipped for a while and
-//                               the partition's next replica asked. The replies are merged
+//                               one deadline; a partition's replicas within kReplicaTurnLag
+//                               events of its most advanced one take turns; a replica that
+//                               fails is skipped for a while and the partition's next one
+//                               asked. The replies are merged
 //                               (MergeCheckReplies) into what one node holding all the
 //                               documents answers. A partition none of whose replicas answers
 //                               makes the reply partial (partial, missing_partitions), never
@@ -25,6 +27,7 @@
 //
 // Thread-safety: handlers run concurrently; the service's state is guarded.
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -43,6 +46,10 @@
 #include "server/index_generations.h"
 
 namespace cops {
+
+// Replicas of a partition whose applied log sequence (as last heartbeated into the cluster
+// map) is at most this far behind the partition's most advanced one take turns answering.
+inline constexpr uint64_t kReplicaTurnLag = 1000;
 
 struct RouterOptions {
   std::string base_subject = "cops.registrations";  // partition p publishes to <base>.<p>
@@ -116,6 +123,8 @@ class RouterService final : public v1::CopyDetection::Service {
   RegistrationLog* const log_;
   IndexGenerations* const generations_;
   const RouterOptions options_;
+  // turns_[p]: whose turn it is among partition p's leading replicas.
+  const std::unique_ptr<std::atomic<uint64_t>[]> turns_;
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Stub>> stubs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::chrono::steady_clock::time_point> failed_ ABSL_GUARDED_BY(mu_);

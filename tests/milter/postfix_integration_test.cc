@@ -6,8 +6,6 @@
 // Needs root (the Postfix master starts as root and drops to the postfix user), and the
 // postfix and swaks packages (scripts/install-deps.sh); skips, saying which, without them.
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -32,7 +30,7 @@
 #include "tests/server/test_corpus.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/files.h"
-#include "tests/testing/http.h"
+#include "tests/testing/net.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -41,6 +39,8 @@ namespace cops {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::Accepts;
+using testing::FreePort;
 using testing::ReadFileOrEmpty;
 using testing::Spawn;
 using testing::WaitExit;
@@ -67,30 +67,6 @@ int RunCommand(const std::vector<std::string>& argv, const fs::path& out_file, s
   const int code = WaitExit(Spawn(argv, {}, out_file, out_file));
   if (out != nullptr) *out = ReadFileOrEmpty(out_file);
   return code;
-}
-
-// A loopback port nobody listens on at the moment (the kernel's pick).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
-bool Accepts(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr = {};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
 }
 
 // Whether a unix socket at `path` accepts connections.

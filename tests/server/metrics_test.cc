@@ -11,7 +11,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "gtest/gtest.h"
-#include "tests/testing/http.h"
+#include "tests/testing/net.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_server.h"
 

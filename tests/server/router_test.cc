@@ -25,6 +25,7 @@
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
+#include "tests/testing/net.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -148,10 +149,15 @@ class PartitionedClusterTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
     for (uint32_t p = 0; p < 2; ++p) {
       for (uint32_t r = 0; r < 2; ++r) {
+        std::vector<std::string> flags = {"--follow", nats_->url(), "--partitions", "2",
+                                          "--partition", std::to_string(p)};
+        if (WithMetrics()) {  // (stopping the metrics endpoint adds ~2 s per copsd)
+          metrics_ports_[p][r] = testing::FreePort();
+          flags.push_back("--metrics-listen");
+          flags.push_back("127.0.0.1:" + std::to_string(metrics_ports_[p][r]));
+        }
         ASSERT_NO_FATAL_FAILURE(Start("index-p" + std::to_string(p) + "r" + std::to_string(r),
-                                      {"--follow", nats_->url(), "--partitions", "2",
-                                       "--partition", std::to_string(p)},
-                                      &replicas_[p][r]));
+                                      flags, &replicas_[p][r]));
       }
     }
     std::vector<std::string> router = {"--route", nats_->url(), "--partitions", "2",
@@ -165,6 +171,9 @@ class PartitionedClusterTest : public ::testing::Test {
     ASSERT_NO_FATAL_FAILURE(Start("router", router, &router_));
     ASSERT_NO_FATAL_FAILURE(Start("single", {}, &single_));
   }
+  // Whether the replicas serve /metrics on metrics_ports_.
+  virtual bool WithMetrics() const { return false; }
+
   void TearDown() override {
     for (auto& partition : replicas_) {
       for (Copsd& replica : partition) Stop(&replica);
@@ -233,6 +242,7 @@ class PartitionedClusterTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<testing::NatsServer> nats_;
   Copsd replicas_[2][2];
+  int metrics_ports_[2][2] = {};
   Copsd router_;
   Copsd single_;
   std::vector<uint64_t> routed_ids_;
@@ -403,6 +413,42 @@ TEST_F(PartitionedClusterTest, AGatewayFollowerOfEveryPartitionAnswersAsTheSingl
   // Read-only: registrations go to the log's writer, not to a gateway.
   EXPECT_FALSE(gateway.client->Register(DocumentOf(99)).ok());
   Stop(&gateway);
+}
+
+class PartitionedClusterMetricsTest : public PartitionedClusterTest {
+ protected:
+  bool WithMetrics() const override { return true; }
+};
+
+// The replicas of a partition take turns answering the router's checks: a partition's
+// replicas add check capacity, not only availability.
+TEST_F(PartitionedClusterMetricsTest, APartitionsReplicasTakeTurnsAnsweringChecks) {
+  ASSERT_NO_FATAL_FAILURE(RegisterAll());
+  // CheckDocument calls replica r of partition p answered OK, from its /metrics.
+  auto checks_answered = [this](uint32_t p, uint32_t r) {
+    const std::string series =
+        "grpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"CheckDocument\","
+        "grpc_service=\"cops.v1.CopyDetection\",grpc_type=\"unary\"} ";
+    const std::string text = testing::HttpGet(metrics_ports_[p][r], "/metrics");
+    const size_t at = text.find(series);
+    return at == std::string::npos ? 0 : std::stoi(text.substr(at + series.size()));
+  };
+  int before[2][2];
+  for (uint32_t p = 0; p < 2; ++p) {
+    for (uint32_t r = 0; r < 2; ++r) before[p][r] = checks_answered(p, r);
+  }
+  constexpr int kChecks = 8;
+  for (int i = 0; i < kChecks; ++i) {
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, Check(&router_, i % kDocuments));
+    EXPECT_FALSE(reply.partial());
+  }
+  for (uint32_t p = 0; p < 2; ++p) {
+    const int a = checks_answered(p, 0) - before[p][0];
+    const int b = checks_answered(p, 1) - before[p][1];
+    EXPECT_EQ(a + b, kChecks) << "partition " << p;
+    EXPECT_EQ(a, kChecks / 2) << "partition " << p;
+    EXPECT_EQ(b, kChecks / 2) << "partition " << p;
+  }
 }
 
 TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocumentsPartition) {

@@ -1,7 +1,5 @@
 #include "tests/testing/nats_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -15,6 +13,7 @@
 #include <thread>
 
 #include "tests/testing/files.h"
+#include "tests/testing/net.h"
 #include "tests/testing/subprocess.h"
 
 namespace cops::testing {
@@ -32,34 +31,6 @@ std::string NatsServerPath() {
     if (access(candidate.c_str(), X_OK) == 0) return candidate.string();
   }
   return "";
-}
-
-// A loopback port nothing listens on now (the kernel's pick for port 0).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  close(fd);
-  return port;
-}
-
-bool Accepts(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
-  close(fd);
-  return ok;
 }
 
 // Waits until `server` has logged the election of JetStream's meta leader (a cluster's
