@@ -69,8 +69,18 @@ TEST(LogReplicaOutcomeTest, WaitsForTheRecordOfAnEventTheIndexAlreadyShowsApplie
   EXPECT_TRUE(absl::IsNotFound(restarted.OutcomeOf(5, soon()).status()));
 }
 
-// One copsd child process with its own data directory.
+// One copsd child process with its own data directory; killed if a test ends (or fails)
+// without stopping it.
 struct Copsd {
+  Copsd() = default;
+  Copsd(const Copsd&) = delete;
+  Copsd& operator=(const Copsd&) = delete;
+  ~Copsd() {
+    if (pid > 0) {
+      kill(pid, SIGKILL);
+      testing::WaitExit(pid);
+    }
+  }
   pid_t pid = -1;
   std::string address;
   std::unique_ptr<Client> client;
