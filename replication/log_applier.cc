@@ -13,7 +13,10 @@ namespace {
 // whose acknowledged floor is above the sink's applied sequence has acknowledged events this
 // index does not hold (the index was wiped or restored from an older snapshot): it is
 // recreated, or those events would never come again.
-absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, uint64_t applied) {
+// `recreate`: the consumer is recreated at applied + 1 whatever its state (deliveries were
+// lost: waiting for JetStream's ack wait to redeliver them would hold the node back).
+absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, uint64_t applied,
+                             bool recreate = false) {
   const std::string& stream = js->options().stream;
   jsErrCode err = static_cast<jsErrCode>(0);
   // A stream trimmed (purged) above the index's position no longer holds events this index
@@ -41,7 +44,9 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
     // Redeliveries at or below `applied` are skipped. A filtered consumer is always
     // recreated: its events' sequences have gaps, so the applier cannot tell an event that
     // overtook an unacknowledged one; started afresh at applied + 1 it delivers in order.
-    if (behind_index && same_filter && options.filter_subject.empty()) return absl::OkStatus();
+    if (behind_index && same_filter && options.filter_subject.empty() && !recreate) {
+      return absl::OkStatus();
+    }
     s = js_DeleteConsumer(js->context(), stream.c_str(), options.durable.c_str(), nullptr, &err);
     if (s != NATS_OK) return NatsError(s, "deleting consumer " + options.durable);
   } else if (s != NATS_NOT_FOUND && err != JSConsumerNotFoundErr) {
@@ -119,7 +124,8 @@ absl::Status LogApplier::Restart() {
   if (subscription_ != nullptr) natsSubscription_Destroy(subscription_);
   subscription_ = nullptr;
   last_delivery_ = 0;
-  absl::Status prepared = PrepareConsumer(jetstream_, options_, sink_->AppliedLogSequence());
+  absl::Status prepared =
+      PrepareConsumer(jetstream_, options_, sink_->AppliedLogSequence(), /*recreate=*/true);
   if (!prepared.ok()) return prepared;
   absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream_, options_);
   if (!subscription.ok()) return subscription.status();
@@ -211,8 +217,29 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
   return Outcome::kNext;
 }
 
+bool LogApplier::DeliveriesLost() {
+  jsConsumerInfo* info = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  if (js_GetConsumerInfo(&info, jetstream_->context(), jetstream_->options().stream.c_str(),
+                         options_.durable.c_str(), nullptr, &err) != NATS_OK) {
+    return false;  // JetStream is not answering: the next fetch will say so
+  }
+  // Every event this applier receives is acknowledged or declined before the next fetch; an
+  // event still awaiting its ack while the applier holds none was delivered and lost.
+  const bool lost = info->NumAckPending > 0;
+  jsConsumerInfo_Destroy(info);
+  if (lost) {
+    absl::MutexLock lock(&mu_);
+    last_error_ = absl::DataLossError("consumer " + options_.durable +
+                                      " has deliveries that never arrived; restarted at the "
+                                      "applied sequence");
+  }
+  return lost;
+}
+
 void LogApplier::Run() {
   bool restart = false;
+  int64_t idle_ms = 0;  // fetching found nothing for this long
   while (!stop_.load()) {
     if (restart || subscription_ == nullptr) {
       absl::Status s = Restart();
@@ -230,7 +257,15 @@ void LogApplier::Run() {
     jsErrCode err = static_cast<jsErrCode>(0);
     const natsStatus s = natsSubscription_Fetch(&list, subscription_, options_.fetch_batch,
                                                 options_.fetch_wait_ms, &err);
-    if (s == NATS_TIMEOUT) continue;  // nothing new
+    if (s == NATS_TIMEOUT) {  // nothing new, or deliveries that never arrived
+      idle_ms += options_.fetch_wait_ms;
+      if (idle_ms >= kLostDeliveryCheckMs) {
+        idle_ms = 0;
+        restart = DeliveriesLost();
+      }
+      continue;
+    }
+    idle_ms = 0;
     Outcome outcome = s == NATS_OK ? Outcome::kNext : Outcome::kRetry;
     if (s != NATS_OK) {
       absl::MutexLock lock(&mu_);

@@ -15,7 +15,9 @@
 // own delivery numbers (1, 2, ... from its creation) can: it is recreated at applied + 1 at
 // every start, after a failed apply, and whenever a delivery number is skipped or repeated
 // (a fetched batch lost with its NATS server), so that JetStream delivers every event after
-// the applied one, in order.
+// the applied one, in order. Any consumer is recreated when fetches find nothing for a second
+// while JetStream awaits acks for deliveries the applier never received (the lost batch was
+// the last one), rather than wait out the ack wait (30 s).
 //
 // Thread-safety: Start/Stop from one thread; the sink is called from the applier's thread.
 
@@ -118,6 +120,11 @@ class LogApplier {
   Outcome Handle(void* msg);
   // Recreates the consumer at the sink's applied sequence and subscribes to it again.
   absl::Status Restart();
+  // Whether JetStream awaits acks for events this applier never received (a fetched batch
+  // lost with its NATS server or connection), asked after kLostDeliveryCheckMs of empty
+  // fetches: the consumer is then recreated instead of waiting out the ack wait.
+  bool DeliveriesLost();
+  static constexpr int64_t kLostDeliveryCheckMs = 1000;
 
   JetStream* const jetstream_;
   LogSink* const sink_;

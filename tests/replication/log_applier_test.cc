@@ -6,6 +6,7 @@
 #include <nats/nats.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -226,11 +227,47 @@ TEST(ClassifyDeliveryTest, AFilteredConsumerRestartsWhenADeliveryIsSkippedOrRepe
   EXPECT_EQ(ClassifyDelivery(true, 4, 6, 5, 3), DeliveryAction::kRestart);
 }
 
-// A delivery of a partition's consumer that never reaches the applier (here taken by another
-// subscriber to the same consumer and never acknowledged, as when a fetched batch is lost with
-// its NATS server): the later events must not be applied over the gap, or the lost one would
-// be skipped as applied when JetStream redelivers it. The applier sees the skipped delivery
-// number, recreates its consumer at the applied sequence and applies every event.
+// Takes one delivery of durable consumer `durable` (of `subject`) away from the applier that
+// uses it: another subscriber to the same consumer receives it and neither acknowledges nor
+// declines it, as when a fetched batch is lost with its NATS server. The applier's pull
+// requests last 100 ms, so after 300 ms the thief's request is the oldest one waiting and
+// the next event published (by `publish`, which returns its sequence) goes to it; should
+// the applier win the race, the thief tries again. Returns the stolen event's sequence (0:
+// the applier won every race).
+uint64_t StealOneDelivery(JetStream* js, const std::string& subject, const std::string& durable,
+                          const std::function<uint64_t()>& publish) {
+  jsSubOptions sub_options;
+  jsSubOptions_Init(&sub_options);
+  sub_options.Stream = js->options().stream.c_str();
+  sub_options.Consumer = durable.c_str();
+  sub_options.ManualAck = true;
+  natsSubscription* thief = nullptr;
+  if (js_PullSubscribe(&thief, js->context(), subject.c_str(), durable.c_str(), nullptr,
+                       &sub_options, nullptr) != NATS_OK) {
+    return 0;
+  }
+  uint64_t stolen = 0;
+  for (int attempt = 0; attempt < 10 && stolen == 0; ++attempt) {
+    natsMsgList list{nullptr, 0};
+    std::thread fetch([&] { natsSubscription_Fetch(&list, thief, 1, 2000, nullptr); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    publish();
+    fetch.join();
+    jsMsgMetaData* meta = nullptr;
+    if (list.Count == 1 && natsMsg_GetMetaData(&meta, list.Msgs[0]) == NATS_OK) {
+      stolen = meta->Sequence.Stream;
+      jsMsgMetaData_Destroy(meta);
+    }
+    natsMsgList_Destroy(&list);
+  }
+  natsSubscription_Destroy(thief);
+  return stolen;
+}
+
+// A lost delivery of a partition's consumer: the later events must not be applied over the
+// gap, or the lost one would be skipped as applied when JetStream redelivers it. The next
+// event's delivery number shows the gap; the consumer is recreated at the applied sequence
+// and delivers the lost event, then the new one, long before JetStream's 30 s ack wait.
 TEST_F(LogApplierTest, ADeliveryLostOnAPartitionsConsumerIsAppliedBeforeLaterEvents) {
   RegistrationLog log(js_.get());
   std::unique_ptr<Index> index = OpenIndex("index");
@@ -243,40 +280,12 @@ TEST_F(LogApplierTest, ADeliveryLostOnAPartitionsConsumerIsAppliedBeforeLaterEve
   ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
   ASSERT_OK(log.PublishTo(subject, Registration(0)));
   ASSERT_TRUE(WaitApplied(*index, 1));
-
-  // The thief waits for one delivery of the same durable consumer. The applier's pull
-  // requests last 100 ms, so after 300 ms the thief's request is the oldest one waiting
-  // and the next event goes to it; should the applier win the race, the thief tries again.
-  jsSubOptions sub_options;
-  jsSubOptions_Init(&sub_options);
-  sub_options.Stream = js_->options().stream.c_str();
-  sub_options.Consumer = options.durable.c_str();
-  sub_options.ManualAck = true;
-  natsSubscription* thief = nullptr;
-  ASSERT_EQ(js_PullSubscribe(&thief, js_->context(), subject.c_str(), options.durable.c_str(),
-                             nullptr, &sub_options, nullptr),
-            NATS_OK);
-  uint64_t published = 1;
-  uint64_t stolen = 0;
-  for (int attempt = 0; attempt < 10 && stolen == 0; ++attempt) {
-    natsMsgList list{nullptr, 0};
-    std::thread fetch([&] { natsSubscription_Fetch(&list, thief, 1, 2000, nullptr); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ASSERT_OK_AND_ASSIGN(published, log.PublishTo(subject, Registration(int(published))));
-    fetch.join();
-    if (list.Count == 1) {
-      jsMsgMetaData* meta = nullptr;
-      ASSERT_EQ(natsMsg_GetMetaData(&meta, list.Msgs[0]), NATS_OK);
-      stolen = meta->Sequence.Stream;  // neither acknowledged nor declined
-      jsMsgMetaData_Destroy(meta);
-    }
-    natsMsgList_Destroy(&list);
-  }
-  natsSubscription_Destroy(thief);
+  int next = 1;
+  const uint64_t stolen = StealOneDelivery(js_.get(), subject, options.durable, [&] {
+    return log.PublishTo(subject, Registration(next++)).value_or(0);
+  });
   ASSERT_NE(stolen, 0u) << "the applier won every race for the delivery";
   EXPECT_LT(index->AppliedLogSequence(), stolen);
-  // The next event's delivery number shows the gap; the consumer is recreated and delivers
-  // the stolen event, then the new one, long before JetStream's 30 s ack wait.
   ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(subject, Registration(100)));
   ASSERT_TRUE(WaitApplied(*index, last)) << applier->LastError();
   applier->Stop();
@@ -284,6 +293,36 @@ TEST_F(LogApplierTest, ADeliveryLostOnAPartitionsConsumerIsAppliedBeforeLaterEve
   EXPECT_EQ(index->Stats().documents, last);
   ASSERT_OK_AND_ASSIGN(DocumentPage page, index->ListDocuments("", 100));
   EXPECT_EQ(page.documents.size(), last);
+}
+
+// The lost delivery is the last event (nothing follows to show a gap): after a second of
+// empty fetches while JetStream awaits its ack, the consumer is recreated and the event
+// applied, well within JetStream's 30 s ack wait; on a partition's subject and on the whole
+// stream alike.
+TEST_F(LogApplierTest, ALostLastDeliveryIsAppliedWithoutWaitingOutTheAckWait) {
+  RegistrationLog log(js_.get());
+  for (const bool partitioned : {true, false}) {
+    SCOPED_TRACE(partitioned ? "partition's consumer" : "whole stream's consumer");
+    std::unique_ptr<Index> index = OpenIndex(partitioned ? "partitioned" : "whole");
+    IndexSink sink(index.get(), fingerprinter_.get());
+    const std::string subject =
+        partitioned ? PartitionSubject(js_->options().subject, 1) : js_->options().subject;
+    LogApplierOptions options;
+    options.durable = partitioned ? "partition-1" : "whole";
+    if (partitioned) options.filter_subject = subject;
+    options.fetch_wait_ms = 100;
+    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
+    int next = partitioned ? 200 : 300;
+    const uint64_t stolen = StealOneDelivery(js_.get(), subject, options.durable, [&] {
+      return log.PublishTo(subject, Registration(next++)).value_or(0);
+    });
+    ASSERT_NE(stolen, 0u) << "the applier won every race for the delivery";
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(WaitApplied(*index, stolen)) << applier->LastError();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    applier->Stop();
+    EXPECT_GE(applier->Restarts(), 1);
+  }
 }
 
 }  // namespace
