@@ -11,7 +11,7 @@ PACKAGES=(
   libpoppler-cpp-dev libgmime-3.0-dev libxml2-dev libzip-dev libmagic-dev libuchardet-dev
   libsystemd-dev  # sd_notify (deploy/systemd)
   libmilter-dev  # cops-milter (milter/)
-  prometheus-cpp-dev  # copsd --metrics-listen
+  prometheus-cpp-dev  # copsd and cops-milter --metrics-listen
   libnats-dev  # copsd --log / --follow: the registration log on NATS JetStream (replication/)
 )
 if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
