@@ -317,9 +317,8 @@ TEST_F(LogApplierTest, ALostLastDeliveryIsAppliedWithoutWaitingOutTheAckWait) {
       return log.PublishTo(subject, Registration(next++)).value_or(0);
     });
     ASSERT_NE(stolen, 0u) << "the applier won every race for the delivery";
-    const auto start = std::chrono::steady_clock::now();
+    // WaitApplied gives up after 10 s, well before JetStream would redeliver (30 s).
     ASSERT_TRUE(WaitApplied(*index, stolen)) << applier->LastError();
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
     applier->Stop();
     EXPECT_GE(applier->Restarts(), 1);
   }
