@@ -9,13 +9,13 @@ usage() {
   cat <<'EOF'
 Usage: scripts/bench.sh [--build DIR] AREA [OPTIONS] [-- EXTRA...]
 
-Reproduces the figures of docs/performance.md. Binaries come from DIR (default
-$COPS_BUILD_DIR or ./build); `setup` builds them.
+Reproduces the figures of docs/performance.md (partition: docs/scale-out-capacity.md).
+Binaries come from DIR (default $COPS_BUILD_DIR or ./build); `setup` builds them.
 
 Areas:
   setup      configure and build the benchmark binaries: build/ (RelWithDebInfo: copsd,
-             cops, cops-convert-worker, storage_bench, convert_bench) and build-rel/ (Release:
-             core_bench)
+             cops, cops-convert-worker, storage_bench, convert_bench, partition_bench) and
+             build-rel/ (Release: core_bench)
   core       core_bench: fingerprinting MB/s per chunking (use --build build-rel)
                [--mb N] (corpus MB, default 50) [--quick] [-- BENCHMARK-FLAGS]
   convert    convert_bench: time per document and MB/s per converter
@@ -36,6 +36,11 @@ Areas:
   lookup     storage_bench warm lookups of 1,000 hashes on the index `import` left in DIR
                --dir DIR --docs N [--threads T] [--hugepages] [--min-time S]
                [--stage NAME] (default LookupWarm1000Settled)
+  partition  partition_bench: document against chunk-hash partitioning, the same documents
+             and checks through the real pipeline, in temporary indexes
+             (docs/scale-out-capacity.md)
+               [--docs N] (default 20000) [--partitions P] (default 2) [--checks M]
+               (default 1000) [-- PARTITION-BENCH-FLAGS]
   overload   a fresh copsd with 200 documents hit by a burst of large checks (default: 400
              checks of 4 MB from 64 client threads); copsd's peak and settled memory
              (VmHWM, VmRSS 3 s after the burst), its CPU, and a normal check right after
@@ -59,7 +64,8 @@ need() { [ -x "$1" ] || die "$1 is missing: run scripts/bench.sh setup (or pass 
 # ---- setup --------------------------------------------------------------------------------
 area_setup() {
   cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCOPS_BUILD_BENCH=ON
-  cmake --build "$root/build" --target copsd cops cops-convert-worker storage_bench convert_bench
+  cmake --build "$root/build" --target copsd cops cops-convert-worker storage_bench convert_bench \
+    partition_bench
   cmake -S "$root" -B "$root/build-rel" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCOPS_BUILD_TESTS=OFF -DCOPS_BUILD_BENCH=ON
   cmake --build "$root/build-rel" --target core_bench
@@ -148,6 +154,21 @@ area_lookup() {
   env "${env[@]}" "$build/bench/storage_bench" --docs="$docs" --reuse=1 --dir="$dir" \
     --lookup_threads="$threads" --benchmark_filter="$stage" \
     --benchmark_min_time="$min_time"
+}
+
+area_partition() {
+  local docs=20000 partitions=2 checks=1000
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --docs) docs="$2"; shift 2 ;;
+      --partitions) partitions="$2"; shift 2 ;;
+      --checks) checks="$2"; shift 2 ;;
+      --) shift; break ;;
+      *) die "partition: unknown option $1" ;;
+    esac
+  done
+  need "$build/bench/partition_bench"
+  "$build/bench/partition_bench" --docs="$docs" --partitions="$partitions" --checks="$checks" "$@"
 }
 
 # ---- the service: copsd and cops on loopback ----------------------------------------------
@@ -341,6 +362,7 @@ case "$area" in
   service) area_service "$@" ;;
   cached) area_cached "$@" ;;
   register) area_register "$@" ;;
+  partition) area_partition "$@" ;;
   overload) area_overload "$@" ;;
   compare) area_compare "$@" ;;
   quick) area_quick "$@" ;;
