@@ -16,6 +16,11 @@
 namespace cops {
 namespace {
 
+// The call's cancellation as the check's steps ask it (server/cancellation_probe.h).
+CancellationProbe ProbeOf(grpc::ServerContext& context) {
+  return CancellationProbe(context.deadline(), [&context] { return context.IsCancelled(); });
+}
+
 constexpr uint32_t kDefaultMaxResults = 20;
 constexpr size_t kDefaultPageSize = 100;
 
@@ -646,6 +651,7 @@ grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
 }
 
 absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
+                                            const CancellationProbe& probe,
                                             const Principal& principal,
                                             const v1::CheckDocumentRequest& request,
                                             v1::CheckDocumentReply* reply) {
@@ -671,7 +677,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   info.exclusions.quotes = request.options().exclude_quotes();
   info.exclusions.references = request.options().exclude_references();
   info.template_collections = SearchedTemplates(*authorizer_, info.collections);
-  info.cancelled = [context] { return context->IsCancelled(); };
+  info.cancelled = [&probe] { return probe.Cancelled(); };
   // The detector searches only info.collections and finalizes the report (order, max_results,
   // violation); RedactReport then hides what this caller may not see of documents it does not
   // own.
@@ -696,7 +702,8 @@ grpc::Status CopyDetectionService::CheckDocument(grpc::ServerContext* context,
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
-  absl::Status status = CheckOne(context, *principal, *request, reply);
+  const CancellationProbe probe = ProbeOf(*context);
+  absl::Status status = CheckOne(context, probe, *principal, *request, reply);
   if (status.ok()) {
     log.add_field("matches", std::to_string(reply->matches_size()));
     log.add_field("violation", reply->violation() ? "true" : "false");
@@ -714,14 +721,17 @@ grpc::Status CopyDetectionService::CheckStream(
   v1::CheckDocumentRequest request;
   v1::CheckDocumentReply reply;
   uint64_t messages = 0;
+  // A client that cancels the stream ends its reads; past the deadline the stream stops here.
+  CancellationProbe probe = ProbeOf(*context);
   while (stream->Read(&request)) {
-    if (context->IsCancelled()) {
+    probe.Restart();
+    if (probe.Cancelled()) {
       return log.Finish(absl::DeadlineExceededError("check stream cancelled or past its deadline"));
     }
     ++messages;
     log.add_in_bytes(request.content().size());
     reply.Clear();
-    absl::Status status = CheckOne(context, *principal, request, &reply);
+    absl::Status status = CheckOne(context, probe, *principal, request, &reply);
     if (!status.ok()) {
       reply.Clear();
       reply.set_request_id(request.request_id());

@@ -18,6 +18,7 @@
 #include "server/admission_control.h"
 #include "server/audit_sink.h"
 #include "server/authorizer.h"
+#include "server/cancellation_probe.h"
 #include "server/copy_detector.h"
 #include "server/index_generations.h"
 #include "server/log_replica.h"
@@ -95,8 +96,10 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   void RegisterWindow(const Principal& principal,
                       std::span<const v1::RegisterDocumentRequest> requests, uint32_t first_index,
                       v1::RegisterDocumentsReply* reply);
-  absl::Status CheckOne(grpc::ServerContext* context, const Principal& principal,
-                        const v1::CheckDocumentRequest& request, v1::CheckDocumentReply* reply);
+  // `probe` tells the check's steps whether to stop (the call cancelled or past its deadline).
+  absl::Status CheckOne(grpc::ServerContext* context, const CancellationProbe& probe,
+                        const Principal& principal, const v1::CheckDocumentRequest& request,
+                        v1::CheckDocumentReply* reply);
 
   // Room for a check or registration of `bytes` document bytes, waiting at most until the
   // call's deadline (AdmissionControl::Admit); an empty permit without admission control.
