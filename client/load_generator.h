@@ -27,6 +27,9 @@ struct LoadOptions {
   uint32_t documents = 1000;     // registered in the register phase (0 = skip it)
   uint32_t document_bytes = 4000;
   uint32_t checks = 1000;        // checks in the check phase (0 = skip it)
+  // The first check's number: checks are numbered from here, so that runs with different
+  // first checks send different messages (and copy different documents).
+  uint32_t first_check = 0;
   uint32_t check_bytes = 20000;  // size of each checked message
   uint32_t concurrency = 4;      // client threads, each with its own calls in flight
   uint32_t connections = 1;      // TCP connections the threads take turns on

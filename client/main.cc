@@ -577,6 +577,8 @@ int RunStats(const Globals& g) {
             {"postings_disk_bytes", s->postings_disk_bytes()},
             {"verify_disk_bytes", s->verify_disk_bytes()},
             {"running_compactions", s->running_compactions()},
+            {"block_cache_bytes", s->block_cache_bytes()},
+            {"block_cache_warming", s->block_cache_warming()},
             {"bulk_loading", s->bulk_loading()}};
   if (g.json) {
     std::cout << Dump(j) << "\n";

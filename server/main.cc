@@ -378,6 +378,12 @@ int Run(int argc, char** argv) {
       std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
   sweeper->Start();
 
+  // The index's blocks into the block cache while serving (Index::StartWarmingBlockCache):
+  // a fresh copsd then answers checks that find copies as fast as one that has run a while.
+  if (config.warm_cache && router_role->service == nullptr) {
+    (*generations)->Current()->index()->StartWarmingBlockCache(ServerConfig::kWarmCacheFill);
+  }
+
   // Checks and registrations at work at once; once they are over, the heap's freed pages go
   // back to the system (server/heap_trimmer.h).
   AdmissionControl admission(admission_limits);

@@ -147,6 +147,11 @@ class ServerStateCollector : public prometheus::Collectable {
           "Bytes RocksDB estimates its compactions of the postings still have to rewrite.",
           s.index.pending_compaction_bytes);
     gauge("cops_running_compactions", "Compactions running.", s.index.running_compactions);
+    gauge("cops_block_cache_bytes", "Bytes the live index's block cache holds.",
+          s.index.block_cache_bytes);
+    gauge("cops_block_cache_warming",
+          "1 while copsd reads the index into its block cache after starting.",
+          s.index.block_cache_warming ? 1 : 0);
     gauge("cops_bulk_loading", "1 while a bulk load is in progress.", s.bulk_loading ? 1 : 0);
     gauge("cops_index_generation", "Number of the live index generation (one per key).",
           s.rotation.generation);

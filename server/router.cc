@@ -472,6 +472,8 @@ grpc::Status RouterService::GetStats(grpc::ServerContext* context,
     reply->set_pending_compaction_bytes(reply->pending_compaction_bytes() +
                                         r.pending_compaction_bytes());
     reply->set_running_compactions(reply->running_compactions() + r.running_compactions());
+    reply->set_block_cache_bytes(reply->block_cache_bytes() + r.block_cache_bytes());
+    reply->set_block_cache_warming(reply->block_cache_warming() || r.block_cache_warming());
   }
   return log.Finish(absl::OkStatus());
 }

@@ -175,6 +175,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
          "Read the index files through mmap (uncompressed blocks are read in place)");
   option("threads", c.threads, "Most handler threads");
   option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
+  option("warm-cache", c.warm_cache,
+         "Read the index into the block cache after starting, at low priority (true|false)");
   option("max-concurrent-calls", c.max_concurrent_calls,
          "Checks and registrations at work at once (0 = the CPU cores, 2 to threads - 2); "
          "more wait, then get RESOURCE_EXHAUSTED");

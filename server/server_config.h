@@ -65,6 +65,10 @@ struct ServerConfig {
   int64_t audit_retention_seconds = int64_t{90} * 86400;
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
+  // Read the index into the block cache after starting (Index::StartWarmingBlockCache), up
+  // to kWarmCacheFill of its capacity.
+  bool warm_cache = true;
+  static constexpr double kWarmCacheFill = 0.9;
 
   // Overload limits (docs/operations.md, "Limits"). Checks and registrations at work at once
   // (0 = the machine's cores, at least 2, at most threads - 2) and their document bytes

@@ -774,6 +774,8 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
   reply->set_postings_disk_bytes(stats.postings_disk_bytes);
   reply->set_verify_disk_bytes(stats.verify_disk_bytes);
   reply->set_running_compactions(stats.running_compactions);
+  reply->set_block_cache_bytes(stats.block_cache_bytes);
+  reply->set_block_cache_warming(stats.block_cache_warming);
   reply->set_bulk_loading(detector->index()->bulk_loading());
   return log.Finish(absl::OkStatus());
 }

@@ -1,5 +1,9 @@
 #include "storage/index.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -188,7 +192,38 @@ struct Index::Rep {
   // Mirrors of the counters for Stats() without the writer lock.
   std::atomic<uint64_t> documents{0}, postings{0}, text_bytes{0};
 
+  // Index::WarmBlockCache.
+  absl::StatusOr<uint64_t> WarmBlockCache(double fill, const std::function<bool()>& stop) const {
+    const auto target = static_cast<uint64_t>(fill * static_cast<double>(cache->GetCapacity()));
+    std::vector<rocksdb::ColumnFamilyHandle*> order = shards;
+    if (verify != nullptr) order.push_back(verify);
+    order.push_back(cf(kDocuments));
+    rocksdb::ReadOptions read;
+    read.fill_cache = true;
+    read.readahead_size = 2u << 20;  // the files are read in order: large reads
+    // Asked every this many keys: a few milliseconds of reading.
+    constexpr uint32_t kKeysPerStep = 4096;
+    for (rocksdb::ColumnFamilyHandle* family : order) {
+      std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(read, family));
+      uint32_t keys = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next()) {
+        if (++keys % kKeysPerStep == 0 && (cache->GetUsage() >= target || stop())) {
+          return cache->GetUsage();
+        }
+      }
+      COPS_RETURN_IF_ERROR(FromRocks(it->status(), "warming the block cache"));
+    }
+    return cache->GetUsage();
+  }
+
+  // StartWarmingBlockCache's thread; stopped and joined before the database closes.
+  std::thread warm_thread;
+  std::atomic<bool> stop_warming{false};
+  std::atomic<bool> warming{false};
+
   ~Rep() {
+    stop_warming.store(true, std::memory_order_release);
+    if (warm_thread.joinable()) warm_thread.join();
     if (db == nullptr) return;
     for (auto* h : cfs) {
       if (h != nullptr) db->DestroyColumnFamilyHandle(h);
@@ -1359,6 +1394,8 @@ IndexStats Index::Stats() const {
     s.verify_disk_bytes = v;
   }
   s.postings_shards = static_cast<uint32_t>(r.shards.size());
+  s.block_cache_bytes = r.cache->GetUsage();
+  s.block_cache_warming = r.warming.load(std::memory_order_acquire);
   s.postings_files_per_level.assign(r.db->NumberLevels(r.shards[0]), 0);
   for (auto* shard : r.shards) {
     for (size_t level = 0; level < s.postings_files_per_level.size(); ++level) {
@@ -1376,6 +1413,24 @@ IndexStats Index::Stats() const {
     for (const auto& w : wals) s.disk_bytes += w->SizeFileBytes();
   }
   return s;
+}
+
+absl::StatusOr<uint64_t> Index::WarmBlockCache(double fill,
+                                                const std::function<bool()>& stop) const {
+  return rep_->WarmBlockCache(fill, stop);
+}
+
+void Index::StartWarmingBlockCache(double fill) {
+  Rep& r = *rep_;
+  if (r.warming.exchange(true, std::memory_order_acq_rel)) return;
+  if (r.warm_thread.joinable()) r.warm_thread.join();  // an earlier warm-up, finished
+  r.warm_thread = std::thread([&r, fill] {
+    // Linux applies a nice value to the one thread its id names.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+    // The outcome shows in Stats(); a failed read leaves the checks reading the files.
+    (void)r.WarmBlockCache(fill, [&r] { return r.stop_warming.load(std::memory_order_acquire); });
+    r.warming.store(false, std::memory_order_release);
+  });
 }
 
 absl::Status Index::Flush() {

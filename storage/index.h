@@ -12,6 +12,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -166,6 +167,8 @@ struct IndexStats {
   uint64_t pending_compaction_bytes = 0;
   uint64_t running_compactions = 0;
   uint32_t postings_shards = 1;  // column families the postings are split over
+  uint64_t block_cache_bytes = 0;  // what the block cache holds now
+  bool block_cache_warming = false;  // StartWarmingBlockCache's reading is under way
 };
 
 class Index {
@@ -274,6 +277,18 @@ class Index {
   // Flushes, then compacts every column family to its smallest form (slow on big indexes;
   // for maintenance and for measuring bytes on disk).
   absl::Status Compact();
+  // Reads the index into the block cache, the blocks every check probes first (postings),
+  // then the candidates' grams and records, until the cache holds `fill` of its capacity,
+  // every block is in, or `stop` returns true (asked every few thousand keys). A server just
+  // started answers checks meanwhile; a check then no longer reads and decompresses the
+  // postings block of each matched chunk from the files (docs/performance.md, "Checks").
+  // Returns the bytes the cache holds at the end. Safe to run beside any other call.
+  absl::StatusOr<uint64_t> WarmBlockCache(double fill, const std::function<bool()>& stop) const;
+  // WarmBlockCache on a thread of its own at low priority (on a busy machine the warm-up
+  // waits, not the checks), stopped when the index closes; Stats().block_cache_warming is
+  // true from this call until it ends. Does nothing while one is under way. A failure is
+  // not an error of the index: the checks read the files as they would have.
+  void StartWarmingBlockCache(double fill);
   // Waits until RocksDB has no compaction pending or running (the tree has settled after
   // a large load), polling every `poll`; during a bulk load (BeginBulkLoad), until none is
   // running. Benchmarks and maintenance.

@@ -139,6 +139,9 @@ class CopsCliTest : public ::testing::Test {
     EXPECT_EQ(j["postings_files_per_level"].size(), 7u) << r.out;
     EXPECT_TRUE(j["pending_compaction_bytes"].is_number_unsigned()) << r.out;
     EXPECT_TRUE(j["running_compactions"].is_number_unsigned()) << r.out;
+    // copsd reads its index into the block cache after starting (--warm-cache).
+    EXPECT_TRUE(j["block_cache_bytes"].is_number_unsigned()) << r.out;
+    EXPECT_TRUE(j["block_cache_warming"].is_boolean()) << r.out;
     return j["documents"].get<uint64_t>();
   }
 

@@ -26,6 +26,8 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
     ServerState state;
     state.index.documents = documents;
     state.index.postings_disk_bytes = 7;
+    state.index.block_cache_bytes = 4096;
+    state.index.block_cache_warming = true;
     state.bulk_loading = true;
     state.rotation.state = KeyRotationState::kRebuilding;
     state.rotation.documents_done = 3;
@@ -41,6 +43,8 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
       << text;
   EXPECT_NE(text.find("cops_disk_bytes{part=\"postings\"} 7\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_bulk_loading 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_block_cache_bytes 4096\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_block_cache_warming 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_state 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_documents_done 3\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_documents 5\n"), std::string::npos) << text;

@@ -1737,5 +1737,96 @@ TEST(IndexTest, ASweepKilledBetweenBatchesResumesAndLosesNothingUnexpired) {
   EXPECT_EQ(index->Stats().documents, 8u);
 }
 
+// Registers `docs` documents of 500 chunks from seed 900 on, flushed to SST files.
+std::vector<std::pair<DocumentFingerprint, DocId>> RegisterFlushed(Index& index, int docs) {
+  std::vector<std::pair<DocumentFingerprint, DocId>> out;
+  for (int d = 0; d < docs; ++d) {
+    DocumentFingerprint fp = MakeFingerprint(900 + d, 500);
+    auto registered = index.Register(MakeRecord("warm" + std::to_string(d)), fp, "t");
+    EXPECT_OK(registered);
+    if (registered.ok()) out.emplace_back(std::move(fp), registered->id);
+  }
+  EXPECT_OK(index.Flush());
+  return out;
+}
+
+TEST(IndexTest, WarmingReadsTheFilesIntoTheBlockCacheAndLookupsStayExact) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("db"));
+  std::vector<std::pair<DocumentFingerprint, DocId>> docs;
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_NE(index, nullptr);
+    docs = RegisterFlushed(*index, 60);
+  }
+  auto index = OpenOrDie(o);  // a fresh cache
+  ASSERT_NE(index, nullptr);
+  const uint64_t before = index->Stats().block_cache_bytes;
+  absl::StatusOr<uint64_t> cached = index->WarmBlockCache(1.0, [] { return false; });
+  ASSERT_OK(cached);
+  const IndexStats s = index->Stats();
+  // Every postings block is in (uncompressed, so at least what the files hold compressed).
+  EXPECT_GE(*cached, before + s.postings_disk_bytes / 2);
+  EXPECT_EQ(s.block_cache_bytes, *cached);
+  EXPECT_FALSE(s.block_cache_warming);
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+}
+
+TEST(IndexTest, WarmingStopsAtItsShareOfTheCacheOrWhenAsked) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("db"));
+  o.block_cache_bytes = 1 << 20;  // smaller than the postings
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_NE(index, nullptr);
+    RegisterFlushed(*index, 200);
+  }
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_NE(index, nullptr);
+    ASSERT_GT(index->Stats().postings_disk_bytes, uint64_t{o.block_cache_bytes});
+    absl::StatusOr<uint64_t> cached = index->WarmBlockCache(0.5, [] { return false; });
+    ASSERT_OK(cached);
+    // It stopped near half the capacity (checked every few thousand keys), short of evicting.
+    EXPECT_GE(*cached, o.block_cache_bytes / 2);
+    EXPECT_LT(*cached, o.block_cache_bytes);
+  }
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  int asked = 0;
+  absl::StatusOr<uint64_t> cached = index->WarmBlockCache(1.0, [&asked] { return ++asked > 0; });
+  ASSERT_OK(cached);
+  EXPECT_EQ(asked, 1);
+  EXPECT_LT(*cached, o.block_cache_bytes / 2);
+}
+
+TEST(IndexTest, AWarmUpInTheBackgroundShowsInStatsAndEndsWithTheIndex) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("db"));
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_NE(index, nullptr);
+    RegisterFlushed(*index, 60);
+  }
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_NE(index, nullptr);
+    index->StartWarmingBlockCache(1.0);
+    EXPECT_TRUE(index->Stats().block_cache_warming);  // from the call on
+    for (int i = 0; i < 3000 && index->Stats().block_cache_warming; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const IndexStats s = index->Stats();
+    EXPECT_FALSE(s.block_cache_warming);
+    EXPECT_GE(s.block_cache_bytes, s.postings_disk_bytes / 2);
+  }
+  // Closed while warming: the warm-up stops and the index closes cleanly.
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  index->StartWarmingBlockCache(1.0);
+  index.reset();
+  EXPECT_NE(OpenOrDie(o), nullptr);
+}
+
 }  // namespace
 }  // namespace cops
