@@ -65,6 +65,7 @@
 #include <string_view>
 #include <vector>
 
+#include "client/load_generator.h"
 #include "core/detect.h"
 #include "core/fingerprint.h"
 #include "core/hash_key.h"
@@ -111,68 +112,7 @@ double WallMs() {
       .count();
 }
 
-// ---- Text: the shape of `cops bench` (client/load_generator.cc, SyntheticText) ------------
-
-const std::vector<std::string>& Vocabulary() {
-  static const std::vector<std::string> words = [] {
-    static const char* const kOnsets[] = {"b",  "c",  "d",  "f",  "g",  "h",  "l",  "m",
-                                          "n",  "p",  "r",  "s",  "t",  "v",  "w",  "st",
-                                          "tr", "pl", "gr", "ch", "sh", "th", "br", "cl"};
-    static const char* const kVowels[] = {"a", "e", "i", "o", "u", "ea", "ou", "io", "ai"};
-    static const char* const kCodas[] = {"", "n", "r", "s", "t", "l", "nd", "st", "ck", "m"};
-    std::mt19937_64 rng(42);
-    std::vector<std::string> out;
-    out.reserve(20000);
-    for (int i = 0; i < 20000; ++i) {
-      const int syllables = 1 + static_cast<int>(rng() % 3);
-      std::string w;
-      for (int s = 0; s < syllables; ++s) {
-        w += kOnsets[rng() % std::size(kOnsets)];
-        w += kVowels[rng() % std::size(kVowels)];
-        w += kCodas[rng() % std::size(kCodas)];
-      }
-      out.push_back(std::move(w));
-    }
-    return out;
-  }();
-  return words;
-}
-
-// Zipf-like pseudo-words in sentences of 8-21 words and paragraphs of 5 sentences.
-std::string SyntheticText(uint64_t seed, uint64_t n, uint32_t bytes) {
-  const std::vector<std::string>& vocab = Vocabulary();
-  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + n);
-  std::uniform_real_distribution<double> u(0, 1);
-  const double log_v = std::log(static_cast<double>(vocab.size()));
-  std::string text;
-  text.reserve(bytes + 64);
-  int sentence_left = 0, sentences_in_paragraph = 0;
-  while (text.size() < bytes) {
-    if (sentence_left == 0) {
-      if (!text.empty()) {
-        text += '.';
-        if (++sentences_in_paragraph == 5) {
-          text += "\n\n";
-          sentences_in_paragraph = 0;
-        } else {
-          text += ' ';
-        }
-      }
-      sentence_left = 8 + static_cast<int>(rng() % 14);
-    }
-    const size_t i = std::min(vocab.size() - 1, static_cast<size_t>(std::exp(u(rng) * log_v)) - 1);
-    std::string word = vocab[i];
-    if (text.empty() || text.back() == '\n' || (text.size() >= 2 && text[text.size() - 2] == '.')) {
-      word[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(word[0])));
-    } else {
-      text += ' ';
-    }
-    text += word;
-    --sentence_left;
-  }
-  text += ".\n";
-  return text;
-}
+// ---- Text: `cops bench`'s synthetic prose (client/load_generator.h, SyntheticText) ------
 
 std::string DocumentText(uint64_t d) { return SyntheticText(g_flags.seed, d, g_flags.doc_bytes); }
 
