@@ -131,6 +131,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   index_options.params = params;
   COPS_ASSIGN_OR_RETURN(gen->index, Index::Open(index_options));
   if (!recorded.has_value()) COPS_RETURN_IF_ERROR(data_dir.WriteParams(params));
+  if (options.warm_cache_fill > 0) gen->index->StartWarmingBlockCache(options.warm_cache_fill);
   COPS_ASSIGN_OR_RETURN(gen->detector,
                         CopyDetector::Create(gen->index.get(), key, options.detector));
   return std::unique_ptr<IndexGenerations>(
@@ -384,6 +385,10 @@ absl::Status IndexGenerations::Switch(const std::shared_ptr<Generation>& old_gen
   if (!params.ok()) spdlog::warn("key rotation: {} (repaired at next start)", params.ToString());
   absl::MutexLock lock(&mu_);
   live_ = new_gen;
+  // Its cache holds little of what checks will read: the rebuild wrote the index.
+  if (options_.warm_cache_fill > 0) {
+    new_gen->index->StartWarmingBlockCache(options_.warm_cache_fill);
+  }
   progress_.generation = new_gen->number;
   progress_.key_id = new_gen->key_id;
   spdlog::info("key rotation switched to generation {} (key {})", new_gen->number,

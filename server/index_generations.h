@@ -75,6 +75,9 @@ struct IndexGenerationsOptions {
   IndexOptions index;
   CopyDetectorOptions detector;
   KeyRotationOptions rotation;
+  // Above 0: the live generation's index is read into its block cache up to this share of
+  // it (Index::StartWarmingBlockCache) when opened and when a rotation switches to it.
+  double warm_cache_fill = 0;
   // The data directory's files (not RocksDB's) are reached through it; not owned, must
   // outlive the IndexGenerations. nullptr = FileSystem::Default().
   FileSystem* file_system = nullptr;

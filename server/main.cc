@@ -86,6 +86,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerCo
     return ResolveChunkingParams(config, recorded, key);
   };
   index_options.index = config.index;
+  index_options.warm_cache_fill = config.warm_cache ? ServerConfig::kWarmCacheFill : 0;
   index_options.detector.max_document_bytes = config.max_document_bytes;
   index_options.detector.bulk_window_documents = config.bulk_window_documents;
   return IndexGenerations::Open(std::move(index_options));
@@ -377,12 +378,6 @@ int Run(int argc, char** argv) {
   auto sweeper =
       std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
   sweeper->Start();
-
-  // The index's blocks into the block cache while serving (Index::StartWarmingBlockCache):
-  // a fresh copsd then answers checks that find copies as fast as one that has run a while.
-  if (config.warm_cache && router_role->service == nullptr) {
-    (*generations)->Current()->index()->StartWarmingBlockCache(ServerConfig::kWarmCacheFill);
-  }
 
   // Checks and registrations at work at once; once they are over, the heap's freed pages go
   // back to the system (server/heap_trimmer.h).

@@ -65,8 +65,9 @@ struct ServerConfig {
   int64_t audit_retention_seconds = int64_t{90} * 86400;
   uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
-  // Read the index into the block cache after starting (Index::StartWarmingBlockCache), up
-  // to kWarmCacheFill of its capacity.
+  // Read the index into the block cache after starting and after a key rotation
+  // (Index::StartWarmingBlockCache), up to kWarmCacheFill of its capacity: a fresh copsd
+  // then answers checks that find copies as fast as one that has run a while.
   bool warm_cache = true;
   static constexpr double kWarmCacheFill = 0.9;
 

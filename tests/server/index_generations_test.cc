@@ -184,6 +184,15 @@ class IndexGenerationsTest : public ::testing::Test {
     ASSERT_EQ(done.state(), v1::KEY_ROTATION_STATE_DONE) << done.error();
   }
 
+  // The live index's stats once its block cache warm-up has ended (at most 30 s).
+  IndexStats WarmedStats() {
+    std::shared_ptr<CopyDetector> live = generations_->Current();
+    for (int i = 0; i < 3000 && live->index()->Stats().block_cache_warming; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return live->index()->Stats();
+  }
+
   fs::path dir_;
   IndexGenerationsOptions options_;
   std::unique_ptr<IndexGenerations> generations_;
@@ -249,6 +258,31 @@ TEST_F(IndexGenerationsTest, RotationKeepsIdsChangesKeyAndForgetsTheOldOne) {
   EXPECT_FALSE(fs::exists(dir_ / "index.1"));
   EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "CURRENT"), "index.2 hash_key.2\n");
   EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[2]});
+}
+
+TEST_F(IndexGenerationsTest, TheLiveIndexIsReadIntoItsCacheWhenOpenedAndAfterASwitch) {
+  Start();
+  for (uint32_t seed = 1; seed <= 30; ++seed) {
+    Register(Prose(seed, 3000), "paper " + std::to_string(seed));
+  }
+  Stop();
+  Start();  // without warming (the fixture's default): the index's files, untouched
+  IndexStats cold = WarmedStats();
+  ASSERT_GT(cold.postings_disk_bytes, 0u);
+  EXPECT_LT(cold.block_cache_bytes, cold.postings_disk_bytes / 2);
+  Stop();
+
+  options_.warm_cache_fill = 0.9;
+  Start();
+  IndexStats warm = WarmedStats();
+  EXPECT_FALSE(warm.block_cache_warming);
+  EXPECT_GE(warm.block_cache_bytes, warm.postings_disk_bytes);
+
+  // The rotation's new generation was written, not read: it is warmed once live.
+  RotateAndWait();
+  warm = WarmedStats();
+  ASSERT_GT(warm.postings_disk_bytes, 0u);
+  EXPECT_GE(warm.block_cache_bytes, warm.postings_disk_bytes / 2);
 }
 
 TEST_F(IndexGenerationsTest, RotationKeepsEachDocumentsExpiryAndEmbargo) {
