@@ -280,7 +280,7 @@ bool RunLoad(const std::vector<Client*>& clients, const LoadOptions& o, std::ost
     }
     auto check_call = [&](uint32_t n, Client& client) {
       v1::CheckDocumentRequest request;
-      request.set_content(prepared.empty() ? message(n) : prepared[n]);
+      request.set_content(prepared.empty() ? message(n) : std::move(prepared[n]));  // sent once
       request.set_format(v1::DOCUMENT_FORMAT_TEXT);
       lat.bytes += request.content().size();
       absl::StatusOr<v1::CheckDocumentReply> reply = client.Check(request);

@@ -2,10 +2,11 @@
 # Service benchmark behind the tables of docs/performance.md (registration, bytes per
 # document, checks; run through `scripts/bench.sh service`): a fresh copsd on loopback, N
 # synthetic 4 KB documents registered in bulk (cops bench --seed 7), copsd restarted (its WAL
-# flushed into the index) and left until compaction has settled, then the index's bytes per
-# document and three check runs of 20 KB messages: clean at concurrency 1, copied at
-# concurrency 1, the half-copied mix at concurrency 4. After the registration it prints
-# copsd's CPU time for it.
+# flushed into the index) and left until compaction has settled and its block cache is
+# warmed (the seconds that took and the cache's size are printed), then the index's bytes
+# per document and three check runs of 20 KB messages: clean at concurrency 1, copied at
+# concurrency 1, the half-copied mix at concurrency 4, each followed by copsd's CPU per
+# check. After the registration it prints copsd's CPU time for it.
 #
 #   scripts/bench-service.sh [--documents N] [--checks N] [--bulk-load] [--data DIR] [-- COPSD-FLAGS...]
 #
@@ -67,24 +68,31 @@ if [ "$existing" = 0 ]; then
   stop
 fi
 start
+started=$(date +%s.%N)
 # Settled: no compaction pending or running, the block cache warmed (at most 10 minutes).
 for _ in $(seq 600); do
   s="$(cops --json stats)"
   python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 and not s.get("block_cache_warming") else 1)' "$s" && break
   sleep 1
 done
-python3 - "$s" <<'PY'
+python3 - "$s" "$(echo "$(date +%s.%N) - $started" | bc)" <<'PY'
 import json, sys
 s = json.loads(sys.argv[1])
 n = max(1, s["documents"])
+print(json.dumps({"settled_seconds": round(float(sys.argv[2]), 1),
+                  "block_cache_mib": s.get("block_cache_bytes", 0) >> 20}))
 print(json.dumps({"documents": s["documents"], "chunking": s["chunking"],
                   "disk_bytes_per_document": round(s["disk_bytes"] / n),
                   "postings_bytes_per_document": round(s.get("postings_disk_bytes", 0) / n),
                   "verify_bytes_per_document": round(s.get("verify_disk_bytes", 0) / n),
                   "text_bytes_per_document": round(s["text_bytes"] / n)}))
 PY
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 for run in "0 1" "1 1" "0.5 4"; do
   set -- $run
+  before=$(cpu_ticks)
   cops bench --seed 7 --documents 0 --existing "$documents" --checks "$checks" \
     --check-bytes 20000 --copy-fraction "$1" --concurrency "$2" --bench-json
+  # copsd's CPU (user + system) per check of this run.
+  echo "{\"copsd_cpu_ms_per_check\": $(echo "scale=3; ($(cpu_ticks) - $before) * 1000 / $(getconf CLK_TCK) / $checks" | bc)}"
 done

@@ -1427,7 +1427,8 @@ void Index::StartWarmingBlockCache(double fill) {
   r.warm_thread = std::thread([&r, fill] {
     // Linux applies a nice value to the one thread its id names.
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
-    // The outcome shows in Stats(); a failed read leaves the checks reading the files.
+    // A failed read ends the warm-up early (Stats() shows what it cached); the checks then
+    // read the files, as without one.
     (void)r.WarmBlockCache(fill, [&r] { return r.stop_warming.load(std::memory_order_acquire); });
     r.warming.store(false, std::memory_order_release);
   });
