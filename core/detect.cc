@@ -11,6 +11,12 @@
 namespace cops {
 namespace {
 
+// Test units [begin, end).
+struct UnitRange {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+};
+
 // Per-thread scratch of the pipeline: vectors keep their capacity between checks, up to
 // kScratchKeepBytes each, nested lists counted (core/scratch.h): a single huge check must not
 // pin its memory to the thread.
@@ -28,6 +34,13 @@ struct Scratch {
   std::vector<Exclusion> gram_excluded;
   std::vector<UnitSpan> spans;     // without verification: the chunks' byte spans
   DocumentFingerprint unexcluded;  // without verification: the chunks not excluded
+  // A short test's two lookups (DetectInTwoPhases): the chunks of each pass, the second
+  // pass's postings, both merged, and the units the first pass's passages cover.
+  DocumentFingerprint view;
+  std::vector<uint8_t> order;
+  std::vector<PostingList> more_postings;
+  std::vector<PostingList> merged;
+  std::vector<UnitRange> covered;
 
   // Called after each check.
   void Trim() {
@@ -48,6 +61,15 @@ struct Scratch {
     ReleaseIfLarge(&unit_excluded);
     ReleaseIfLarge(&gram_excluded);
     ReleaseIfLarge(&spans);
+    ReleaseIfLarge(&view.chunks);
+    ReleaseIfLarge(&order);
+    ReleaseNestedIfLarge(&more_postings, [](const PostingList& list) {
+      return list.postings.capacity() * sizeof(Posting);
+    });
+    ReleaseNestedIfLarge(&merged, [](const PostingList& list) {
+      return list.postings.capacity() * sizeof(Posting);
+    });
+    ReleaseIfLarge(&covered);
     if (CapacityBytes(unexcluded.chunks) + CapacityBytes(unexcluded.grams) +
             CapacityBytes(unexcluded.units) >
         kScratchKeepBytes) {
@@ -227,57 +249,27 @@ absl::StatusOr<Report> DetectSampled(const DocumentFingerprint& test, const Cand
   return r;
 }
 
-}  // namespace
-
-FingerprintOptions RegisterFingerprintOptions(const ChunkingParams& params) {
-  FingerprintOptions o;
-  o.keep_all_chunks_up_to = params.dense_chunks;
-  return o;
-}
-
-FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params) {
-  FingerprintOptions o;
-  if (params.verify_k > 0) o.keep_all_chunks_up_to = kShortTestChunks;
-  o.unit_spans = params.verify_k > 0;
-  return o;
-}
-
-absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingParams& params,
-                              const CandidateSource& source, const DetectOptions& options) {
-  Scratch& s = ThreadScratch();
-  absl::Cleanup trim = [&s] { s.Trim(); };
+// Steps 1-4 with verification, over the chunks `looked_up` (a view of the test's chunks)
+// and their postings. `full_lookup`: every chunk of the test is, or will be, looked up.
+// When `covered` is not null, the test units [begin, end) of each reported document's
+// passages are appended to it.
+absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
+                                      const DocumentFingerprint& looked_up,
+                                      std::span<const PostingList> postings, bool full_lookup,
+                                      const ChunkingParams& params, const CandidateSource& source,
+                                      const DetectOptions& options, Scratch& s,
+                                      std::vector<UnitRange>* covered) {
   const CheckOptions& check = options.check;
-  const bool verifies = params.verify_k > 0 && !test.grams.empty();
-  const DocumentFingerprint* looked_up = &test;
-  if (!verifies && !options.excluded.empty()) {
-    // Without verification, excluded text is not looked up at all.
-    s.spans.clear();
-    for (const Chunk& c : test.chunks) s.spans.push_back({c.start, c.end});
-    ExcludedUnits(s.spans, options.excluded, &s.unit_excluded);
-    s.unexcluded = test;
-    size_t kept = 0;
-    for (size_t i = 0; i < test.chunks.size(); ++i) {
-      if (s.unit_excluded[i] == Exclusion::kNone) s.unexcluded.chunks[kept++] = test.chunks[i];
-    }
-    s.unexcluded.chunks.resize(kept);
-    looked_up = &s.unexcluded;
-  }
-  s.hashes.clear();
-  for (const Chunk& c : looked_up->chunks) s.hashes.push_back(c.hash);
-  COPS_RETURN_IF_ERROR(source.Lookup(s.hashes, &s.postings));
-  if (!verifies) return DetectSampled(*looked_up, source, options, s);
-
   // 1. Candidates: every document sharing a chunk with a short test text (all of whose
   // chunks were looked up); for a longer one, whose lookups are a selection, the documents
   // sharing a passage of min_passage_units, as without verification. Chance matches of
   // single chunks with a long text are many in a large index, and each would cost a read.
-  const bool full_lookup = test.chunks.size() == test.total_chunks;
   CheckOptions tally = check;
   tally.max_results = 0;
   tally.want_spans = false;
   tally.threshold = 1;  // candidates by passage, not by the sampled ratio
   if (full_lookup) tally.min_passage_units = 0;
-  const MatchSet set = MatchSet::Tally(test, s.postings, tally);
+  const MatchSet set = MatchSet::Tally(looked_up, postings, tally);
   s.stored.assign(set.CandidateIds().size(), 0);
   Report sampled = set.Decide(s.stored);  // ordered by sampled matches
   if (options.candidates_out != nullptr) {
@@ -306,7 +298,7 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
 
   Report r;
   r.total_chunks = test.total_chunks;
-  r.selected_chunks = static_cast<uint32_t>(test.chunks.size());
+  r.selected_chunks = static_cast<uint32_t>(looked_up.chunks.size());
   r.common_chunks_ignored = sampled.common_chunks_ignored;
   r.sampled = test.sampled;
   r.verified = true;
@@ -320,7 +312,10 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
       s.gram_excluded.empty()
           ? test.grams.size()
           : std::count(s.gram_excluded.begin(), s.gram_excluded.end(), Exclusion::kNone));
-  if (kept == 0) return r;  // a clean check ends here: nothing to read or verify
+  if (kept == 0) {  // a clean check ends here: nothing to read or verify
+    Finish(check, &r);
+    return r;
+  }
   s.test_grams.Build(test.grams, s.gram_excluded);
 
   // 3. Verification against each candidate's complete grams.
@@ -332,7 +327,7 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   if (s.doc_postings.size() < kept) s.doc_postings.resize(kept);
   for (size_t i = 0; i < kept; ++i) s.doc_postings[i].clear();
   if (check.want_spans) {
-    for (const PostingList& pl : s.postings) {
+    for (const PostingList& pl : postings) {
       for (const Posting& p : pl.postings) {
         auto it = slot.find(p.doc_id);
         if (it != slot.end()) s.doc_postings[it->second].push_back(p);
@@ -359,6 +354,13 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
               [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
     const uint32_t longest_units = AddSpans(test, params, v, s.doc_postings[i], &m);
     if (!m.violation && longest_units < check.min_passage_units) return std::nullopt;
+    if (covered != nullptr) {
+      for (const Passage& p : v.passages) {
+        const uint32_t ub = std::min(p.test_begin, n_units ? n_units - 1 : 0);
+        const uint32_t ue = std::min(p.test_end - 1 + k, n_units);
+        if (ub < ue) covered->push_back({ub, ue});
+      }
+    }
     return m;
   };
 
@@ -400,6 +402,161 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   }
   Finish(check, &r);
   return r;
+}
+
+// Reads each candidate's record and grams once per check: the second pass of a short
+// test's lookup verifies the first pass's candidates again without reading them again.
+class ReadOnce final : public CandidateSource {
+ public:
+  explicit ReadOnce(const CandidateSource& source) : source_(source) {}
+
+  absl::Status Lookup(std::span<const ChunkHash> hashes,
+                      std::vector<PostingList>* out) const override {
+    return source_.Lookup(hashes, out);
+  }
+  absl::Status ReadCandidates(std::span<const DocId> ids,
+                              std::vector<CandidateRecord>* out) const override {
+    return Read(ids, records_, out, [this](std::span<const DocId> missing, auto* got) {
+      return source_.ReadCandidates(missing, got);
+    });
+  }
+  absl::Status ReadGrams(std::span<const DocId> ids,
+                         std::vector<std::vector<uint32_t>>* out) const override {
+    return Read(ids, grams_, out, [this](std::span<const DocId> missing, auto* got) {
+      return source_.ReadGrams(missing, got);
+    });
+  }
+
+ private:
+  template <typename T, typename ReadFn>
+  static absl::Status Read(std::span<const DocId> ids, std::unordered_map<DocId, T>& cache,
+                           std::vector<T>* out, const ReadFn& read) {
+    std::vector<DocId> missing;
+    for (DocId id : ids) {
+      if (!cache.contains(id)) missing.push_back(id);
+    }
+    if (!missing.empty()) {
+      std::vector<T> got;
+      COPS_RETURN_IF_ERROR(read(missing, &got));
+      for (size_t i = 0; i < missing.size(); ++i) {
+        cache[missing[i]] = i < got.size() ? std::move(got[i]) : T{};
+      }
+    }
+    out->resize(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) (*out)[i] = cache[ids[i]];
+    return absl::OkStatus();
+  }
+
+  const CandidateSource& source_;
+  mutable std::unordered_map<DocId, CandidateRecord> records_;
+  mutable std::unordered_map<DocId, std::vector<uint32_t>> grams_;
+};
+
+// Whether chunk `c` lies inside a covered range, at least `margin` units from both of its
+// ends: the chunks at a passage's edges are still looked up, to place it in the registered
+// bytes.
+bool Inside(const Chunk& c, const std::vector<UnitRange>& covered, uint32_t margin) {
+  for (const UnitRange& r : covered) {
+    if (c.unit_begin >= r.begin + margin && c.unit_end + margin <= r.end) return true;
+  }
+  return false;
+}
+
+// A short test whose every chunk is kept but whose selection is marked: the selection is
+// looked up first and its candidates verified; then the other chunks, except those well
+// inside the passages found, and the pipeline runs again over everything looked up (the
+// first candidates are not read twice). An exact copy thus looks up about a quarter of its
+// chunks, and a revised one still finds every document that shares any chunk outside the
+// passages already verified.
+absl::StatusOr<Report> DetectInTwoPhases(const DocumentFingerprint& test,
+                                         const ChunkingParams& params,
+                                         const CandidateSource& source,
+                                         const DetectOptions& options, Scratch& s) {
+  const ReadOnce once(source);
+  s.view.chunks.clear();
+  s.hashes.clear();
+  for (uint32_t i : test.selection) {
+    s.view.chunks.push_back(test.chunks[i]);
+    s.hashes.push_back(test.chunks[i].hash);
+  }
+  s.view.total_chunks = test.total_chunks;
+  s.view.sampled = test.sampled;
+  COPS_RETURN_IF_ERROR(once.Lookup(s.hashes, &s.postings));
+  s.covered.clear();
+  COPS_ASSIGN_OR_RETURN(Report first, DetectVerified(test, s.view, s.postings, true, params,
+                                                     once, options, s, &s.covered));
+
+  // The other chunks, in document order, merged with the selection's postings.
+  const uint32_t margin = std::max(params.k, 1u);
+  s.hashes.clear();
+  s.view.chunks.clear();
+  s.order.clear();  // per chunk of the view: selection (true) or second lookup (false)
+  size_t next = 0;
+  for (size_t i = 0; i < test.chunks.size(); ++i) {
+    const bool selected = next < test.selection.size() && test.selection[next] == i;
+    if (selected) ++next;
+    if (!selected && Inside(test.chunks[i], s.covered, margin)) continue;
+    if (!selected) s.hashes.push_back(test.chunks[i].hash);
+    s.view.chunks.push_back(test.chunks[i]);
+    s.order.push_back(selected);
+  }
+  if (s.hashes.empty()) return first;
+  COPS_RETURN_IF_ERROR(once.Lookup(s.hashes, &s.more_postings));
+  s.merged.resize(s.view.chunks.size());
+  size_t from_selection = 0, from_more = 0;
+  for (size_t i = 0; i < s.view.chunks.size(); ++i) {
+    std::swap(s.merged[i], s.order[i] ? s.postings[from_selection++] : s.more_postings[from_more++]);
+  }
+  return DetectVerified(test, s.view, s.merged, true, params, once, options, s, nullptr);
+}
+
+}  // namespace
+
+FingerprintOptions RegisterFingerprintOptions(const ChunkingParams& params) {
+  FingerprintOptions o;
+  o.keep_all_chunks_up_to = params.dense_chunks;
+  return o;
+}
+
+FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params) {
+  FingerprintOptions o;
+  if (params.verify_k > 0) {
+    o.keep_all_chunks_up_to = kShortTestChunks;
+    o.mark_selection = true;
+  }
+  o.unit_spans = params.verify_k > 0;
+  return o;
+}
+
+absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingParams& params,
+                              const CandidateSource& source, const DetectOptions& options) {
+  Scratch& s = ThreadScratch();
+  absl::Cleanup trim = [&s] { s.Trim(); };
+  const bool verifies = params.verify_k > 0 && !test.grams.empty();
+  const DocumentFingerprint* looked_up = &test;
+  if (!verifies && !options.excluded.empty()) {
+    // Without verification, excluded text is not looked up at all.
+    s.spans.clear();
+    for (const Chunk& c : test.chunks) s.spans.push_back({c.start, c.end});
+    ExcludedUnits(s.spans, options.excluded, &s.unit_excluded);
+    s.unexcluded = test;
+    size_t kept = 0;
+    for (size_t i = 0; i < test.chunks.size(); ++i) {
+      if (s.unit_excluded[i] == Exclusion::kNone) s.unexcluded.chunks[kept++] = test.chunks[i];
+    }
+    s.unexcluded.chunks.resize(kept);
+    looked_up = &s.unexcluded;
+  }
+  if (verifies && test.chunks.size() == test.total_chunks && !test.selection.empty() &&
+      test.selection.size() < test.chunks.size()) {
+    return DetectInTwoPhases(test, params, source, options, s);
+  }
+  s.hashes.clear();
+  for (const Chunk& c : looked_up->chunks) s.hashes.push_back(c.hash);
+  COPS_RETURN_IF_ERROR(source.Lookup(s.hashes, &s.postings));
+  if (!verifies) return DetectSampled(*looked_up, source, options, s);
+  return DetectVerified(test, test, s.postings, test.chunks.size() == test.total_chunks, params,
+                        source, options, s, nullptr);
 }
 
 }  // namespace cops

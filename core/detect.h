@@ -7,6 +7,14 @@
 //
 //   1. Candidates: the test's chunks are looked up in the sampled inverted index in one
 //      batch (CandidateSource::Lookup) and MatchSet::Tally counts matches per document.
+//      A short test (kShortTestChunks) keeps every chunk, and looks them up in two phases:
+//      first its selection (DocumentFingerprint::selection), whose candidates go through
+//      steps 2-3; then its other chunks except those more than k units inside the passages
+//      just verified, and steps 1-4 run over both lookups (the first candidates are not
+//      read again). An exact copy looks up about a quarter of its chunks; a document that
+//      shares only chunks well inside a passage of an already verified document, and none
+//      of the selection, is not found (the winnowing guarantee: a run of w + k - 1 shared
+//      units always shares a selected chunk).
 //   2. Records: the candidates' records are read in one batch (CandidateSource::
 //      ReadCandidates); documents the caller may not see are dropped here, before any limit.
 //   3. Verification (indexes with ChunkingParams::verify_k > 0): the max_candidates best
@@ -87,8 +95,8 @@ struct DetectOptions {
 };
 
 // Test documents of at most this many chunks are looked up in full (every chunk, not the
-// selection) when the index verifies: a short text then finds its source when any one of
-// the source's stored chunks survives the revision.
+// selection; in two phases, see step 1) when the index verifies: a short text then finds
+// its source when any one of the source's stored chunks survives the revision.
 inline constexpr uint32_t kShortTestChunks = 2000;
 
 // How a test document is fingerprinted for Detect() under `params`.

@@ -26,6 +26,7 @@ struct Scratch {
   std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<uint64_t> gram_hashes;  // verification grams before truncation
   std::vector<Chunk> chunks;      // all chunks before selection
+  std::vector<Chunk> marked;      // the selection of a text that keeps every chunk
   std::vector<uint32_t> selected;  // indices of selected chunks, written without a branch
   std::vector<uint64_t> prefix_hash;  // winnowing: see Select()
   std::vector<uint64_t> suffix_hash;
@@ -38,7 +39,7 @@ struct Scratch {
         CapacityBytes(canon.text) + CapacityBytes(canon.tokens) + CapacityBytes(stream.storage) +
         CapacityBytes(stream.units) + CapacityBytes(unit_hashes) +
         CapacityBytes(keyed_unit_hashes) + CapacityBytes(gram_hashes) + CapacityBytes(chunks) +
-        CapacityBytes(selected) + CapacityBytes(prefix_hash) + CapacityBytes(suffix_hash) +
+        CapacityBytes(marked) + CapacityBytes(selected) + CapacityBytes(prefix_hash) + CapacityBytes(suffix_hash) +
         CapacityBytes(prefix_min) + CapacityBytes(suffix_min);
     if (bytes > kScratchSetKeepBytes) {
       Scratch empty;  // swapped, not assigned: a string assigned an empty one keeps its buffer
@@ -54,6 +55,7 @@ struct Scratch {
     ReleaseIfLarge(&keyed_unit_hashes);
     ReleaseIfLarge(&gram_hashes);
     ReleaseIfLarge(&chunks);
+    ReleaseIfLarge(&marked);
     ReleaseIfLarge(&selected);
     ReleaseIfLarge(&prefix_hash);
     ReleaseIfLarge(&suffix_hash);
@@ -71,6 +73,7 @@ Scratch& ThreadScratch() {
 
 void DocumentFingerprint::Clear() {
   chunks.clear();
+  selection.clear();
   grams.clear();
   units.clear();
   total_chunks = 0;
@@ -362,6 +365,12 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
   rep_->MakeChunks(scratch.stream, &scratch);
   if (scratch.chunks.size() <= options.keep_all_chunks_up_to) {
     out->chunks.assign(scratch.chunks.begin(), scratch.chunks.end());
+    if (options.mark_selection) {
+      // Ordinals are indices here: every chunk is kept.
+      rep_->Select(scratch.chunks, &scratch.marked, &scratch);
+      for (const Chunk& c : scratch.marked) out->selection.push_back(c.ordinal);
+      scratch.marked.clear();
+    }
   } else {
     rep_->Select(scratch.chunks, &out->chunks, &scratch);
   }

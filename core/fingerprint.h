@@ -52,6 +52,11 @@ struct UnitSpan {
 
 struct DocumentFingerprint {
   std::vector<Chunk> chunks;  // selected chunks, in document order
+  // When every chunk was kept (FingerprintOptions::keep_all_chunks_up_to) and
+  // FingerprintOptions::mark_selection is set: the indices into `chunks`, ascending, of the
+  // chunks the selection keeps. A short test looks these up first (core/detect.h). Empty
+  // otherwise.
+  std::vector<uint32_t> selection;
   // The complete verification fingerprint when params.verify_k > 0 (else empty): grams[i]
   // is the keyed hash, kVerifyGramBits wide, of units [i, i + verify_k); a document of
   // fewer units than verify_k has one gram of all of them.
@@ -77,6 +82,8 @@ struct FingerprintOptions {
   // test text is then looked up in full, so a candidate is found when any one of its
   // chunks was stored (0 = always select).
   uint32_t keep_all_chunks_up_to = 0;
+  // With keep_all_chunks_up_to: also fill DocumentFingerprint::selection.
+  bool mark_selection = false;
   // Fill DocumentFingerprint::units (a check's passages need them; a registration does not).
   bool unit_spans = false;
 };

@@ -301,6 +301,7 @@ void SampleChunks(uint32_t n, uint64_t seed, DocumentFingerprint* fp) {
   fp->unsampled_chunks = static_cast<uint32_t>(size);
   fp->sampled = true;
   fp->chunks = std::move(kept);
+  fp->selection.clear();  // indices into the chunks before sampling
 }
 
 double SamplingError(uint32_t n, double threshold, double true_ratio) {

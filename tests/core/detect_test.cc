@@ -30,8 +30,13 @@ class MapSource final : public CandidateSource {
   std::set<DocId> hidden;     // e.g. another collection
   std::set<DocId> templates;  // in a template collection
 
+  mutable size_t looked_up = 0;  // hashes looked up so far
+  mutable size_t lookups = 0;    // batches
+
   absl::Status Lookup(std::span<const ChunkHash> hashes,
                       std::vector<PostingList>* out) const override {
+    looked_up += hashes.size();
+    ++lookups;
     out->assign(hashes.size(), PostingList{});
     for (size_t i = 0; i < hashes.size(); ++i) {
       if (auto it = postings_.find(hashes[i]); it != postings_.end()) (*out)[i] = it->second;
@@ -120,10 +125,56 @@ class DetectTest : public ::testing::Test {
     EXPECT_OK(r);
     return r.ok() ? *r : Report{};
   }
+  // The report of `text` when its selection is looked up first (as Check() does) and when
+  // every chunk is looked up at once; `lookups` receives the hashes each looked up.
+  std::pair<Report, Report> CheckBothWays(const std::string& text,
+                                          std::pair<size_t, size_t>* looked_up) {
+    DocumentFingerprint fp;
+    EXPECT_OK(fingerprinter_->Fingerprint(text, &fp, CheckFingerprintOptions(params_)));
+    EXPECT_FALSE(fp.selection.empty());
+    EXPECT_LT(fp.selection.size(), fp.chunks.size());
+    DetectOptions o;
+    std::pair<Report, Report> reports;
+    size_t before = source_.looked_up;
+    absl::StatusOr<Report> r = Detect(fp, params_, source_, o);
+    EXPECT_OK(r);
+    if (r.ok()) reports.first = *r;
+    looked_up->first = source_.looked_up - before;
+    fp.selection.clear();
+    before = source_.looked_up;
+    r = Detect(fp, params_, source_, o);
+    EXPECT_OK(r);
+    if (r.ok()) reports.second = *r;
+    looked_up->second = source_.looked_up - before;
+    return reports;
+  }
   ChunkingParams params_;
   std::unique_ptr<Fingerprinter> fingerprinter_;
   MapSource source_;
 };
+
+// The same documents, figures and spans (both sides' bytes) in both reports.
+void ExpectSameMatches(const Report& a, const Report& b) {
+  EXPECT_EQ(a.violation, b.violation);
+  EXPECT_EQ(a.considered_chunks, b.considered_chunks);
+  ASSERT_EQ(a.matches.size(), b.matches.size());
+  for (size_t i = 0; i < a.matches.size(); ++i) {
+    const DocumentMatch& x = a.matches[i];
+    const DocumentMatch& y = b.matches[i];
+    EXPECT_EQ(x.doc_id, y.doc_id);
+    EXPECT_DOUBLE_EQ(x.ratio, y.ratio);
+    EXPECT_DOUBLE_EQ(x.containment, y.containment);
+    EXPECT_EQ(x.violation, y.violation);
+    ASSERT_EQ(x.spans.size(), y.spans.size()) << "document " << x.doc_id;
+    for (size_t j = 0; j < x.spans.size(); ++j) {
+      EXPECT_EQ(x.spans[j].test_start, y.spans[j].test_start);
+      EXPECT_EQ(x.spans[j].test_end, y.spans[j].test_end);
+      EXPECT_EQ(x.spans[j].has_registered, y.spans[j].has_registered);
+      EXPECT_EQ(x.spans[j].registered_start, y.spans[j].registered_start);
+      EXPECT_EQ(x.spans[j].registered_end, y.spans[j].registered_end);
+    }
+  }
+}
 
 TEST_F(DetectTest, VerificationFindsARevisedCopyThatTheSampleAloneMisses) {
   // Candidates need one surviving chunk: with 3-word chunks some survive the edits.
@@ -338,6 +389,41 @@ TEST_F(DetectTest, WithoutVerificationExcludedChunksAreNotLookedUp) {
   EXPECT_TRUE(t.matches[0].template_source);
   EXPECT_FALSE(t.violation);
   for (const Span& s : t.matches[0].spans) EXPECT_EQ(s.excluded, Exclusion::kTemplate);
+}
+
+TEST_F(DetectTest, AShortExactCopyLooksUpItsSelectionAndThePassageEdgesOnly) {
+  Build(3, 5);
+  std::pair<size_t, size_t> looked_up;
+  const auto [two_phases, at_once] = CheckBothWays(Source(), &looked_up);
+  ASSERT_EQ(two_phases.matches.size(), 1u);
+  EXPECT_DOUBLE_EQ(two_phases.matches[0].ratio, 1.0);
+  ExpectSameMatches(two_phases, at_once);
+  EXPECT_EQ(looked_up.second, 196u);  // every 5-word chunk of 200 words
+  // The winnowed selection (about 2 / (w + 1) of the chunks) and the chunks within k units
+  // of the passage's ends.
+  EXPECT_LT(looked_up.first, 196u * 2 / 5);
+  EXPECT_EQ(two_phases.selected_chunks, looked_up.first);
+}
+
+TEST_F(DetectTest, AShortTextCopyingTwoSourcesFindsBothAndTheirSpans) {
+  Build(3, 5);
+  // Half of document 1, then half of document 2, then unrelated words.
+  const std::string text = Words(0, 100) + " " + Words(1100, 80) + " " + Words(7000, 40) + ".";
+  std::pair<size_t, size_t> looked_up;
+  const auto [two_phases, at_once] = CheckBothWays(text, &looked_up);
+  ASSERT_EQ(two_phases.matches.size(), 2u);
+  ExpectSameMatches(two_phases, at_once);
+  EXPECT_LT(looked_up.first, looked_up.second);
+}
+
+TEST_F(DetectTest, ARevisedShortCopyIsVerifiedAsWhenEveryChunkIsLookedUp) {
+  // Revisions break the passage's chunks: the second lookup finds what the first missed.
+  Build(/*verify_k=*/3, /*k=*/3);
+  Add(3, Revised() + " " + Words(9000, 50));
+  std::pair<size_t, size_t> looked_up;
+  const auto [two_phases, at_once] = CheckBothWays(Revised(), &looked_up);
+  ASSERT_GE(two_phases.matches.size(), 2u);
+  ExpectSameMatches(two_phases, at_once);
 }
 
 }  // namespace
