@@ -4,12 +4,14 @@
 #   bench/mail-gateway.sh [REGISTERED] [CHECKS]      (defaults 2000 and 500; data in $OUT)
 # Sets (bench/mail_gateway_bench.py make): ~3 KB registered messages; exact copies of them;
 # excerpts (a ~60-word paragraph of a registered message inside a new ~300-word message);
-# unrelated messages. Each set is sent by 8 workers flat out, then the copies at 100
-# messages/s for the milter's latency under a steady load. Then, as root with Postfix
+# unrelated messages. After one unmeasured pass of the unrelated set through each system, each
+# set is sent by 8 workers flat out, then the copies at 100 messages/s for the milter's
+# latency under a steady load. Then, as root with Postfix
 # installed, the copies at 100 messages/s through a loopback Postfix, one SMTP session each,
 # to an smtpd without a milter, one with cops-milter on a unix socket and one with it over
 # TCP: the differences are what the milter adds.
-# Prints one JSON line per run. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
+# Prints one JSON line per run, and after each milter run the CPU copsd and cops-milter spent
+# per message. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
 # default build/) and the rspamd package (installed here if missing: it is only needed for
 # this comparison).
 set -euo pipefail
@@ -104,8 +106,20 @@ for i in $(seq 1 200); do
   sleep 3
 done
 
+# One unmeasured pass of the unrelated set through each system first: processes, connections
+# and caches settle (rspamd's storage was written to just before).
+python3 "$py" milter 127.0.0.1:41891 "$out/mail" unrelated >/dev/null
+python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" unrelated >/dev/null
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in clock ticks
+tick_ms=$((1000 / $(getconf CLK_TCK)))
 for set in copies excerpts unrelated; do
+  copsd0=$(cpu_ticks "${pids[0]}") milter0=$(cpu_ticks "${pids[1]}")
   python3 "$py" milter 127.0.0.1:41891 "$out/mail" "$set"
+  copsd1=$(cpu_ticks "${pids[0]}") milter1=$(cpu_ticks "${pids[1]}")
+  # The CPU each COPS process spent per message of the run just reported.
+  echo "{\"system\": \"cops-milter\", \"set\": \"$set\", \"measure\": \"cpu_ms_per_message\"," \
+    "\"copsd\": $(awk -v t=$((copsd1 - copsd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')," \
+    "\"cops_milter\": $(awk -v t=$((milter1 - milter0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
   python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" "$set"
 done
 python3 "$py" milter 127.0.0.1:41891 "$out/mail" copies --rate 100
