@@ -94,5 +94,6 @@ for run in "0 1" "1 1" "0.5 4"; do
   cops bench --seed 7 --documents 0 --existing "$documents" --checks "$checks" \
     --check-bytes 20000 --copy-fraction "$1" --concurrency "$2" --bench-json
   # copsd's CPU (user + system) per check of this run.
-  echo "{\"copsd_cpu_ms_per_check\": $(echo "scale=3; ($(cpu_ticks) - $before) * 1000 / $(getconf CLK_TCK) / $checks" | bc)}"
+  awk -v t="$(($(cpu_ticks) - before))" -v hz="$(getconf CLK_TCK)" -v n="$checks" \
+    'BEGIN {printf "{\"copsd_cpu_ms_per_check\": %.3f}\n", t * 1000 / hz / n}'
 done
