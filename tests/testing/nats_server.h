@@ -59,11 +59,12 @@ class NatsServer {
 };
 
 // `n` nats-servers with JetStream forming one cluster ("cops") over loopback routes, each
-// with its own store under `dir`/nats-<i>.
+// with its own store under `dir`/attempt-<a>/nats-<i>.
 class NatsCluster {
  public:
   // Starts them and waits (up to 20 s) until JetStream's meta leader is elected and known to
-  // every server. UNAVAILABLE, quoting the logs, when it is not.
+  // every server; once more, on new ports under `dir`/attempt-2, when it is not.
+  // UNAVAILABLE, quoting the logs, when neither cluster elected one.
   static absl::StatusOr<std::unique_ptr<NatsCluster>> Start(const std::string& dir, int n = 3);
   // Kills every server still running (SIGKILL: a clustered nats-server takes seconds to shut
   // down cleanly, and its store goes with the test's directory).
@@ -85,6 +86,7 @@ class NatsCluster {
       : dir_(std::move(dir)),
         client_ports_(std::move(client_ports)),
         route_ports_(std::move(route_ports)) {}
+  static absl::StatusOr<std::unique_ptr<NatsCluster>> StartOnce(const std::string& dir, int n);
   absl::StatusOr<std::unique_ptr<NatsServer>> StartServer(int i) const;
 
   const std::string dir_;

@@ -5,14 +5,25 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-namespace cops::testing {
+#include <fstream>
+#include <random>
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+namespace cops::testing {
+namespace {
+
+sockaddr_in Loopback(int port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  return addr;
+}
+
+}  // namespace
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr = Loopback(0);
   socklen_t len = sizeof(addr);
   int port = 0;
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
@@ -23,12 +34,27 @@ int FreePort() {
   return port;
 }
 
+int FreePortBelowEphemeralRange() {
+  int low = 32768;  // Linux's default lower bound
+  if (std::ifstream range("/proc/sys/net/ipv4/ip_local_port_range"); range) range >> low;
+  constexpr int kLowest = 10000;
+  if (low <= kLowest + 1) return 0;
+  thread_local std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> pick(kLowest, low - 1);
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    const int port = pick(rng);
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr = Loopback(port);
+    const bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(fd);
+    if (free) return port;
+  }
+  return 0;
+}
+
 bool Accepts(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
+  sockaddr_in addr = Loopback(port);
   const bool ok = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
   close(fd);
   return ok;
@@ -36,10 +62,7 @@ bool Accepts(int port) {
 
 std::string HttpGet(int port, const std::string& path) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_in addr = Loopback(port);
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
     close(fd);
     return "connect failed";

@@ -14,6 +14,13 @@ namespace cops::testing {
 // A 127.0.0.1 port nothing listens on now (the kernel's pick for port 0); 0 if none.
 int FreePort();
 
+// A 127.0.0.1 port nothing is bound to now, below the kernel's ephemeral range
+// (net.ipv4.ip_local_port_range), picked at random; 0 if none was found. For ports that stay
+// unbound a while after they are chosen (a cluster's routes, dialled before their servers
+// listen): the kernel never hands such a port to an outgoing connection in between, and a
+// connection retried to a port in the ephemeral range can end up connected to itself.
+int FreePortBelowEphemeralRange();
+
 // Whether something accepts TCP connections on 127.0.0.1:`port`.
 bool Accepts(int port);
 
