@@ -145,6 +145,10 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
       "block-cache-mb", 0, [&c](uint64_t mib) { c.index.block_cache_bytes = BlockCacheBytes(mib); },
       "RocksDB block cache for data blocks, MiB (0 = a quarter of physical memory, "
       "256 MiB to 16 GiB)");
+  option("block-cache", c.index.block_cache,
+         "Block cache implementation: lru|hyper-clock (RocksDB's HyperClockCache, "
+         "experimental in RocksDB 7.8)")
+      ->check(CLI::IsMember({"lru", "hyper-clock"}));
   mib_option(
       "write-buffer-mb", c.index.write_buffer_bytes >> 20,
       [&c](uint64_t mib) { c.index.write_buffer_bytes = mib << 20; },

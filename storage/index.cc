@@ -384,6 +384,10 @@ absl::Status ValidateOptions(const IndexOptions& o) {
     return absl::InvalidArgumentError("postings block size must be in [1, 256] KiB, not " +
                                       std::to_string(o.postings_block_kb));
   }
+  if (o.block_cache != "lru" && o.block_cache != "hyper-clock") {
+    return absl::InvalidArgumentError("unknown block cache \"" + o.block_cache +
+                                      "\" (lru or hyper-clock)");
+  }
   return ParseCompression(o.postings_compression).status();
 }
 
@@ -612,7 +616,11 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   COPS_RETURN_IF_ERROR(ValidateOptions(options));
   auto rep = std::make_unique<Rep>();
   rep->options = options;
-  rep->cache = rocksdb::NewLRUCache(options.block_cache_bytes);
+  rep->cache = options.block_cache == "hyper-clock"
+                   ? rocksdb::HyperClockCacheOptions(options.block_cache_bytes,
+                                                     size_t{options.postings_block_kb} << 10)
+                         .MakeSharedCache()
+                   : rocksdb::NewLRUCache(options.block_cache_bytes);
 
   rocksdb::DBOptions db_options;
   db_options.create_if_missing = options.create_if_missing;

@@ -1750,9 +1750,12 @@ std::vector<std::pair<DocumentFingerprint, DocId>> RegisterFlushed(Index& index,
   return out;
 }
 
-TEST(IndexTest, WarmingReadsTheFilesIntoTheBlockCacheAndLookupsStayExact) {
+class BlockCacheTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BlockCacheTest, WarmingReadsTheFilesIntoTheBlockCacheAndLookupsStayExact) {
   TempDir dir;
   IndexOptions o = Options(dir.Join("db"));
+  o.block_cache = GetParam();
   std::vector<std::pair<DocumentFingerprint, DocId>> docs;
   {
     auto index = OpenOrDie(o);
@@ -1770,6 +1773,21 @@ TEST(IndexTest, WarmingReadsTheFilesIntoTheBlockCacheAndLookupsStayExact) {
   EXPECT_EQ(s.block_cache_bytes, *cached);
   EXPECT_FALSE(s.block_cache_warming);
   for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, BlockCacheTest, ::testing::Values("lru", "hyper-clock"),
+                         [](const auto& info) {
+                           return info.param == "lru" ? std::string("Lru")
+                                                      : std::string("HyperClock");
+                         });
+
+TEST(IndexTest, AnUnknownBlockCacheIsInvalid) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("db"));
+  o.block_cache = "clock";
+  absl::StatusOr<std::unique_ptr<Index>> index = Index::Open(o);
+  EXPECT_EQ(index.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(index.status().message().find("\"clock\""), std::string::npos) << index.status();
 }
 
 TEST(IndexTest, WarmingStopsAtItsShareOfTheCacheOrWhenAsked) {
