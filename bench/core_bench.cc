@@ -1,5 +1,7 @@
 // Whole-path throughput of cops_core: raw UTF-8 bytes -> canonical text -> units -> chunks
-// -> keyed hashes -> selection, on >= 50 MB of real English prose.
+// -> keyed hashes -> selection, on >= 50 MB of real English prose; and a check's
+// verification step (BM_Verify): a 20 KB test's grams indexed, then chained against those
+// of a 4 KB document copied into it.
 //
 // Corpus: every regular file under $COPS_BENCH_CORPUS (default: the reStructuredText
 // sources of the Python 3.11 manuals, Debian package python3.11-doc), concatenated in
@@ -20,6 +22,7 @@
 #include "core/fingerprint.h"
 #include "core/hash_key.h"
 #include "core/params.h"
+#include "core/verify.h"
 
 namespace {
 
@@ -94,6 +97,35 @@ void BM_Fingerprint(benchmark::State& state, cops::UnitKind unit, cops::ChunkStr
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["kept_per_chunk"] = total ? static_cast<double>(kept) / total : 0;
 }
+
+// One check's verification: TestGrams::Build over a 20 KB test of the corpus, then Verify
+// against the grams of 4 KB of it (a registered document copied into the test), as
+// core/detect.cc runs them for a check that finds one candidate.
+void BM_Verify(benchmark::State& state) {
+  const std::string& doc = Corpus().front();
+  const std::string test = doc.substr(0, std::min<size_t>(doc.size(), 20000));
+  const std::string registered = test.substr(test.size() / 4, 4000);
+  cops::HashKey key = cops::HashKey::FromHex("00112233445566778899aabbccddeeff").value();
+  cops::ChunkingParams p;
+  p.verify_k = 3;
+  p.key_id = key.Id();
+  auto f = cops::Fingerprinter::Create(p, key).value();
+  cops::DocumentFingerprint test_fp, registered_fp;
+  if (!f->Fingerprint(test, &test_fp).ok() || !f->Fingerprint(registered, &registered_fp).ok()) {
+    state.SkipWithError("fingerprint failed");
+    return;
+  }
+  cops::TestGrams grams;
+  cops::Verification v;
+  for (auto _ : state) {
+    grams.Build(test_fp.grams);
+    cops::Verify(grams, registered_fp.grams, cops::VerifyOptions{}, &v);
+    benchmark::DoNotOptimize(v.matched_test_grams);
+  }
+  state.counters["test_grams"] = static_cast<double>(test_fp.grams.size());
+  state.counters["ratio"] = v.Ratio();
+}
+BENCHMARK(BM_Verify)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
 
 using cops::ChunkStrategy;
 using cops::SelectionKind;

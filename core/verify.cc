@@ -19,24 +19,35 @@ void TestGrams::Build(std::span<const uint32_t> grams, std::span<const Exclusion
     counted_ =
         static_cast<uint32_t>(std::count(excluded_.begin(), excluded_.end(), Exclusion::kNone));
   }
-  sorted_.resize(grams.size());
-  for (uint32_t i = 0; i < size_; ++i) sorted_[i] = uint64_t{grams[i]} << 32 | i;
-  std::sort(sorted_.begin(), sorted_.end());
   const size_t capacity = std::bit_ceil(std::max<size_t>(16, 2 * grams.size()));
   slots_.assign(capacity, Entry{});
   mask_ = capacity - 1;
-  positions_.resize(grams.size());
-  for (uint32_t j = 0; j < size_;) {
-    const uint32_t gram = static_cast<uint32_t>(sorted_[j] >> 32);
+  // No sort: each gram's count, then its first index into positions_, then its positions in
+  // test order (so increasing), two probes per gram.
+  auto slot_of = [this](uint32_t gram) -> Entry& {
     size_t slot = gram & mask_;
-    while (slots_[slot].first != kEmpty) slot = (slot + 1) & mask_;
-    Entry& e = slots_[slot];
-    e.gram = gram;
-    e.first = j;
-    for (; j < size_ && static_cast<uint32_t>(sorted_[j] >> 32) == gram; ++j) {
-      positions_[j] = static_cast<uint32_t>(sorted_[j]);
+    while (slots_[slot].first != kEmpty && slots_[slot].gram != gram) slot = (slot + 1) & mask_;
+    return slots_[slot];
+  };
+  for (uint32_t i = 0; i < size_; ++i) {
+    Entry& e = slot_of(grams[i]);
+    if (e.first == kEmpty) {
+      e.gram = grams[i];
+      e.first = 0;
     }
-    e.count = j - e.first;
+    ++e.count;
+  }
+  uint32_t next = 0;
+  for (Entry& e : slots_) {
+    if (e.first == kEmpty) continue;
+    e.first = next;
+    next += e.count;
+    e.count = 0;
+  }
+  positions_.resize(size_);
+  for (uint32_t i = 0; i < size_; ++i) {
+    Entry& e = slot_of(grams[i]);
+    positions_[e.first + e.count++] = i;
   }
 }
 

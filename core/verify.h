@@ -95,7 +95,7 @@ class TestGrams {
   // Heap bytes its tables hold (their capacity), for scratch trimming (core/scratch.h).
   size_t capacity_bytes() const {
     return slots_.capacity() * sizeof(Entry) + positions_.capacity() * sizeof(uint32_t) +
-           sorted_.capacity() * sizeof(uint64_t) + excluded_.capacity() * sizeof(Exclusion);
+           excluded_.capacity() * sizeof(Exclusion);
   }
   // A gram repeated more often in the test is matched at its first kMaxRepeats positions
   // only: the pairs a verification looks at stay linear in the texts' lengths, whatever
@@ -127,7 +127,6 @@ class TestGrams {
   // uniform already).
   std::vector<Entry> slots_;
   std::vector<uint32_t> positions_;  // test positions grouped by gram, increasing
-  std::vector<uint64_t> sorted_;     // Build() scratch: gram << 32 | position
   std::vector<Exclusion> excluded_;  // empty when nothing is excluded
   size_t mask_ = 0;
   uint32_t size_ = 0;
