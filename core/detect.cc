@@ -41,6 +41,7 @@ struct Scratch {
   std::vector<PostingList> more_postings;
   std::vector<PostingList> merged;
   std::vector<UnitRange> covered;
+  std::vector<uint32_t> reach;  // InteriorReach() of `covered`
 
   // Called after each check.
   void Trim() {
@@ -70,6 +71,7 @@ struct Scratch {
       return list.postings.capacity() * sizeof(Posting);
     });
     ReleaseIfLarge(&covered);
+    ReleaseIfLarge(&reach);
     if (CapacityBytes(unexcluded.chunks) + CapacityBytes(unexcluded.grams) +
             CapacityBytes(unexcluded.units) >
         kScratchKeepBytes) {
@@ -452,14 +454,19 @@ class ReadOnce final : public CandidateSource {
   mutable std::unordered_map<DocId, std::vector<uint32_t>> grams_;
 };
 
-// Whether chunk `c` lies inside a covered range, at least `margin` units from both of its
-// ends: the chunks at a passage's edges are still looked up, to place it in the registered
-// bytes.
-bool Inside(const Chunk& c, const std::vector<UnitRange>& covered, uint32_t margin) {
+// reach[u]: the furthest unit end that a covered range whose interior (the range without
+// `margin` units at each end) starts at or before unit u keeps in its interior. A chunk of
+// units [b, e) lies inside one such interior when reach[b] >= e: the chunks at a passage's
+// edges are still looked up, to place the passage in the registered bytes.
+void InteriorReach(const std::vector<UnitRange>& covered, uint32_t margin, uint32_t units,
+                   std::vector<uint32_t>* reach) {
+  reach->assign(units + 1, 0);
   for (const UnitRange& r : covered) {
-    if (c.unit_begin >= r.begin + margin && c.unit_end + margin <= r.end) return true;
+    if (r.end < 2 * margin + r.begin) continue;  // no interior
+    const uint32_t b = std::min(r.begin + margin, units);
+    (*reach)[b] = std::max((*reach)[b], r.end - margin);
   }
-  return false;
+  for (uint32_t u = 1; u <= units; ++u) (*reach)[u] = std::max((*reach)[u], (*reach)[u - 1]);
 }
 
 // A short test whose every chunk is kept but whose selection is marked: the selection is
@@ -487,7 +494,10 @@ absl::StatusOr<Report> DetectInTwoPhases(const DocumentFingerprint& test,
                                                      once, options, s, &s.covered));
 
   // The other chunks, in document order, merged with the selection's postings.
-  const uint32_t margin = std::max(params.k, 1u);
+  InteriorReach(s.covered, std::max(params.k, 1u), test.total_units, &s.reach);
+  auto inside = [&s](const Chunk& c) {
+    return c.unit_begin < s.reach.size() && s.reach[c.unit_begin] >= c.unit_end;
+  };
   s.hashes.clear();
   s.view.chunks.clear();
   s.order.clear();  // per chunk of the view: selection (true) or second lookup (false)
@@ -495,7 +505,7 @@ absl::StatusOr<Report> DetectInTwoPhases(const DocumentFingerprint& test,
   for (size_t i = 0; i < test.chunks.size(); ++i) {
     const bool selected = next < test.selection.size() && test.selection[next] == i;
     if (selected) ++next;
-    if (!selected && Inside(test.chunks[i], s.covered, margin)) continue;
+    if (!selected && inside(test.chunks[i])) continue;
     if (!selected) s.hashes.push_back(test.chunks[i].hash);
     s.view.chunks.push_back(test.chunks[i]);
     s.order.push_back(selected);
