@@ -314,10 +314,7 @@ absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
       s.gram_excluded.empty()
           ? test.grams.size()
           : std::count(s.gram_excluded.begin(), s.gram_excluded.end(), Exclusion::kNone));
-  if (kept == 0) {  // a clean check ends here: nothing to read or verify
-    Finish(check, &r);
-    return r;
-  }
+  if (kept == 0) return r;  // a clean check ends here: nothing to read or verify
   s.test_grams.Build(test.grams, s.gram_excluded);
 
   // 3. Verification against each candidate's complete grams.

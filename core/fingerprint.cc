@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <limits>
+#include <numeric>
 #include <utility>
 
 // Header-only use of libxxhash: inlined, so hashing a unit costs no library call.
@@ -26,7 +27,6 @@ struct Scratch {
   std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<uint64_t> gram_hashes;  // verification grams before truncation
   std::vector<Chunk> chunks;      // all chunks before selection
-  std::vector<Chunk> marked;      // the selection of a text that keeps every chunk
   std::vector<uint32_t> selected;  // indices of selected chunks, written without a branch
   std::vector<uint64_t> prefix_hash;  // winnowing: see Select()
   std::vector<uint64_t> suffix_hash;
@@ -39,7 +39,7 @@ struct Scratch {
         CapacityBytes(canon.text) + CapacityBytes(canon.tokens) + CapacityBytes(stream.storage) +
         CapacityBytes(stream.units) + CapacityBytes(unit_hashes) +
         CapacityBytes(keyed_unit_hashes) + CapacityBytes(gram_hashes) + CapacityBytes(chunks) +
-        CapacityBytes(marked) + CapacityBytes(selected) + CapacityBytes(prefix_hash) + CapacityBytes(suffix_hash) +
+        CapacityBytes(selected) + CapacityBytes(prefix_hash) + CapacityBytes(suffix_hash) +
         CapacityBytes(prefix_min) + CapacityBytes(suffix_min);
     if (bytes > kScratchSetKeepBytes) {
       Scratch empty;  // swapped, not assigned: a string assigned an empty one keeps its buffer
@@ -55,7 +55,6 @@ struct Scratch {
     ReleaseIfLarge(&keyed_unit_hashes);
     ReleaseIfLarge(&gram_hashes);
     ReleaseIfLarge(&chunks);
-    ReleaseIfLarge(&marked);
     ReleaseIfLarge(&selected);
     ReleaseIfLarge(&prefix_hash);
     ReleaseIfLarge(&suffix_hash);
@@ -139,7 +138,18 @@ struct Fingerprinter::Rep {
   // same fold from another key-derived seed, finalized by SipHash, truncated.
   void MakeGrams(const UnitStream& stream, bool unit_spans, Scratch* scratch,
                  DocumentFingerprint* out) const;
-  void Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept, Scratch* scratch) const;
+  // The indices of the chunks of `all` the selection keeps, ascending, in
+  // scratch->selected; returns how many.
+  size_t SelectIndices(const std::vector<Chunk>& all, Scratch* scratch) const;
+  void Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept, Scratch* scratch) const {
+    if (params.selection == SelectionKind::kAll) {
+      kept->assign(all.begin(), all.end());
+      return;
+    }
+    const size_t count = SelectIndices(all, scratch);
+    kept->reserve(kept->size() + count);
+    for (size_t i = 0; i < count; ++i) kept->push_back(all[scratch->selected[i]]);
+  }
 };
 
 void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const {
@@ -227,20 +237,14 @@ void Fingerprinter::Rep::MakeGrams(const UnitStream& s, bool unit_spans, Scratch
   }
 }
 
-namespace {
-void Gather(const std::vector<Chunk>& all, const uint32_t* indices, size_t count,
-            std::vector<Chunk>* out) {
-  out->reserve(out->size() + count);
-  for (size_t i = 0; i < count; ++i) out->push_back(all[indices[i]]);
-}
-}  // namespace
-
-void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk>* kept,
-                                Scratch* scratch) const {
+size_t Fingerprinter::Rep::SelectIndices(const std::vector<Chunk>& all, Scratch* scratch) const {
   switch (params.selection) {
-    case SelectionKind::kAll:
-      kept->assign(all.begin(), all.end());
-      return;
+    case SelectionKind::kAll: {
+      std::vector<uint32_t>& sel = scratch->selected;
+      sel.resize(all.size());
+      std::iota(sel.begin(), sel.end(), 0u);
+      return all.size();
+    }
     case SelectionKind::kModP: {
       // Every index is stored and the count advances only for kept ones: about 1/p of the
       // chunks are kept at random, so a branch per chunk would mispredict often. The
@@ -261,8 +265,7 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
           count += all[i].hash % p == 0;
         }
       }
-      Gather(all, sel.data(), count, kept);
-      return;
+      return count;
     }
     case SelectionKind::kWinnowing:
       break;
@@ -274,7 +277,7 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
   // at l and the next block's prefix minimum at i. Three passes of conditional moves
   // replace a deque whose pops and pushes mispredicted on random hashes.
   const uint32_t n = static_cast<uint32_t>(all.size());
-  if (n == 0) return;
+  if (n == 0) return 0;
   const uint32_t w = std::min(params.w, n);  // fewer chunks than w: one window
   std::vector<uint64_t>& pre_hash = scratch->prefix_hash;
   std::vector<uint64_t>& suf_hash = scratch->suffix_hash;
@@ -322,7 +325,7 @@ void Fingerprinter::Rep::Select(const std::vector<Chunk>& all, std::vector<Chunk
     count += min != last;
     last = min;
   }
-  Gather(all, sel.data(), count, kept);
+  return count;
 }
 
 absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const ChunkingParams& params,
@@ -366,10 +369,8 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
   if (scratch.chunks.size() <= options.keep_all_chunks_up_to) {
     out->chunks.assign(scratch.chunks.begin(), scratch.chunks.end());
     if (options.mark_selection) {
-      // Ordinals are indices here: every chunk is kept.
-      rep_->Select(scratch.chunks, &scratch.marked, &scratch);
-      for (const Chunk& c : scratch.marked) out->selection.push_back(c.ordinal);
-      scratch.marked.clear();
+      const size_t count = rep_->SelectIndices(scratch.chunks, &scratch);
+      out->selection.assign(scratch.selected.begin(), scratch.selected.begin() + count);
     }
   } else {
     rep_->Select(scratch.chunks, &out->chunks, &scratch);

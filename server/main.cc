@@ -86,7 +86,9 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerCo
     return ResolveChunkingParams(config, recorded, key);
   };
   index_options.index = config.index;
-  index_options.warm_cache_fill = config.warm_cache ? ServerConfig::kWarmCacheFill : 0;
+  // A router (--route) checks through its replicas, never against its own index.
+  index_options.warm_cache_fill =
+      config.warm_cache && config.route_url.empty() ? ServerConfig::kWarmCacheFill : 0;
   index_options.detector.max_document_bytes = config.max_document_bytes;
   index_options.detector.bulk_window_documents = config.bulk_window_documents;
   return IndexGenerations::Open(std::move(index_options));

@@ -244,6 +244,26 @@ TEST(SelectionTest, ModPSelectsSameChunksInBothDocuments) {
   for (ChunkHash h : s) EXPECT_EQ(h % 5, 0u);
 }
 
+TEST(SelectionTest, AShortTextKeepingEveryChunkMarksWhatTheSelectionKeeps) {
+  for (SelectionKind sel : {SelectionKind::kWinnowing, SelectionKind::kModP, SelectionKind::kAll}) {
+    ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kOverlapping, 5, sel);
+    auto f = Make(p);
+    const std::string text = RandomText(300, 7);
+    DocumentFingerprint all;
+    ASSERT_OK(f->Fingerprint(text, &all, {.keep_all_chunks_up_to = 1000, .mark_selection = true}));
+    ASSERT_EQ(all.chunks.size(), all.total_chunks);
+    std::vector<ChunkHash> marked;
+    for (uint32_t i : all.selection) marked.push_back(all.chunks[i].hash);
+    EXPECT_EQ(marked, Hashes(*f, text)) << static_cast<int>(sel);
+    // Without mark_selection, or when the selection is what is kept, nothing is marked.
+    DocumentFingerprint plain;
+    ASSERT_OK(f->Fingerprint(text, &plain, {.keep_all_chunks_up_to = 1000}));
+    EXPECT_TRUE(plain.selection.empty());
+    ASSERT_OK(f->Fingerprint(text, &plain, {.mark_selection = true}));
+    EXPECT_TRUE(plain.selection.empty());
+  }
+}
+
 TEST(SelectionTest, WinnowingGuaranteesAHashForLongMatches) {
   const uint32_t k = 4, w = 6;
   ChunkingParams p = Params(UnitKind::kWord, ChunkStrategy::kOverlapping, k, SelectionKind::kWinnowing);
