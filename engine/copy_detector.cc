@@ -184,6 +184,7 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
   result->stored_chunks = record->stored_chunks;
   result->format = converted.format;
   result->charset = std::move(converted.charset);
+  result->params = params();
   return absl::OkStatus();
 }
 
