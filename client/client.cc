@@ -4,6 +4,8 @@
 #include <cctype>
 #include <future>
 
+#include "convert/converter.h"
+#include "core/match.h"
 #include "core/status_macros.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
@@ -160,38 +162,15 @@ absl::Status Client::Health() {
   return absl::UnavailableError("health: server reports " + name);
 }
 
-namespace {
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-}  // namespace
-
+// The tables of convert/converter.h and core/match.h; their values are the proto's.
 absl::StatusOr<v1::DocumentFormat> ParseFormatName(const std::string& name) {
-  static const char* const kNames[] = {"auto", "text", "html",  "email",   "pdf",
-                                       "docx", "odt",  "latex", "markdown"};
-  const std::string lower = Lower(name);
-  for (int i = 0; i < 9; ++i) {
-    if (lower == kNames[i]) return static_cast<v1::DocumentFormat>(i);
-  }
-  if (lower == "txt" || lower == "plain") return v1::DOCUMENT_FORMAT_TEXT;
-  if (lower == "md") return v1::DOCUMENT_FORMAT_MARKDOWN;
-  if (lower == "tex") return v1::DOCUMENT_FORMAT_LATEX;
-  return absl::InvalidArgumentError(
-      "unknown format '" + name + "' (auto, text, html, email, pdf, docx, odt, latex, markdown)");
+  COPS_ASSIGN_OR_RETURN(DocumentFormat format, ParseDocumentFormat(name));
+  return static_cast<v1::DocumentFormat>(format);
 }
 
 absl::StatusOr<v1::DecisionFunction> ParseFunctionName(const std::string& name) {
-  const std::string lower = Lower(name);
-  if (lower == "match_ratio" || lower == "ratio") return v1::DECISION_FUNCTION_MATCH_RATIO;
-  if (lower == "containment") return v1::DECISION_FUNCTION_CONTAINMENT;
-  if (lower == "match_count" || lower == "count") return v1::DECISION_FUNCTION_MATCH_COUNT;
-  if (lower == "ordered_matches" || lower == "ordered") {
-    return v1::DECISION_FUNCTION_ORDERED_MATCHES;
-  }
-  return absl::InvalidArgumentError("unknown decision function '" + name +
-                                    "' (match_ratio, containment, match_count, ordered_matches)");
+  COPS_ASSIGN_OR_RETURN(DecisionFunction function, ParseDecisionFunction(name));
+  return static_cast<v1::DecisionFunction>(function);
 }
 
 }  // namespace cops

@@ -54,6 +54,8 @@
 #include "client/client_security.h"
 #include "client/load_generator.h"
 #include "client/receipt_commands.h"
+#include "convert/converter.h"
+#include "core/match.h"
 #include "core/time_format.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
@@ -177,7 +179,7 @@ CLI::App* AddRegisterCommand(CLI::App* app, RegisterArgs* reg) {
   cmd->add_option("--owner", reg->owner, "Owner");
   cmd->add_option("--collection", reg->collection, "Collection");
   cmd->add_option("--external-id", reg->external_id, "Your id of the (single) document");
-  cmd->add_option("--format", reg->format, "auto|text|html|email|pdf|docx|odt|latex|markdown")
+  cmd->add_option("--format", reg->format, DocumentFormatNames("|"))
       ->capture_default_str();
   cmd->add_option("--receipt-dir", reg->receipt_dir,
                   "Save each document's signed receipt here as <doc_id>.receipt.json");
@@ -681,8 +683,7 @@ int Main(int argc, char** argv) {
   check_cmd->add_option("--streams", chk.streams, "Batch: CheckStream calls in flight")
       ->capture_default_str();
   check_cmd->add_option("--threshold", chk.threshold, "Decision threshold in (0, 1] (default 0.08, measured in docs/accuracy.md)");
-  check_cmd->add_option("--function", chk.function,
-                        "match_ratio|containment|match_count|ordered_matches");
+  check_cmd->add_option("--function", chk.function, DecisionFunctionNames("|"));
   check_cmd->add_option("--min-count", chk.min_count, "For count functions (default 10)");
   check_cmd->add_option("--max-results", chk.max_results, "Matches shown, 0 = all (default 20)");
   check_cmd->add_option("--min-passage-units", chk.min_passage_units,

@@ -8,12 +8,21 @@
 #include "core/strings.h"
 
 namespace cops {
-namespace {
+bool IsDocumentFormat(int value) {
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    if (static_cast<int>(f.format) == value) return true;
+  }
+  return false;
+}
 
-constexpr std::array<std::string_view, 9> kNames = {
-    "auto", "text", "html", "email", "pdf", "docx", "odt", "latex", "markdown"};
-
-}  // namespace
+std::string DocumentFormatNames(std::string_view separator) {
+  std::string out;
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    if (!out.empty()) out += separator;
+    out += f.name;
+  }
+  return out;
+}
 
 ConvertContext MakeConvertContext(const ConvertLimits& limits, const ConvertOptions& options) {
   ConvertContext ctx;
@@ -32,31 +41,29 @@ absl::Status CheckConvertInput(std::string_view input, DocumentFormat format,
                                                input.size(), " bytes exceeds the limit of ", cap,
                                                " bytes"));
   }
-  if (static_cast<size_t>(format) >= kNames.size()) {
+  if (!IsDocumentFormat(static_cast<int>(format))) {
     return absl::InvalidArgumentError(StrCat("unknown document format ", static_cast<int>(format)));
   }
   return absl::OkStatus();
 }
 
 std::string_view DocumentFormatName(DocumentFormat f) {
-  const size_t i = static_cast<size_t>(f);
-  return i < kNames.size() ? kNames[i] : "unknown";
+  for (const DocumentFormatInfo& info : kDocumentFormats) {
+    if (info.format == f) return info.name;
+  }
+  return "unknown";
 }
 
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(std::string_view name) {
   const std::string lower = AsciiLower(name);
-  for (size_t i = 0; i < kNames.size(); ++i) {
-    if (lower == kNames[i]) return static_cast<DocumentFormat>(i);
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    if (lower == f.name) return f.format;
+    for (std::string_view alias : f.aliases) {
+      if (!alias.empty() && lower == alias) return f.format;
+    }
   }
-  // Common aliases a client may send.
-  if (lower == "txt" || lower == "plain") return DocumentFormat::kText;
-  if (lower == "htm") return DocumentFormat::kHtml;
-  if (lower == "eml" || lower == "mail" || lower == "rfc822") return DocumentFormat::kEmail;
-  if (lower == "tex") return DocumentFormat::kLatex;
-  if (lower == "md") return DocumentFormat::kMarkdown;
   return absl::InvalidArgumentError(
-      StrCat("unknown document format \"", name,
-             "\" (expected auto, text, html, email, pdf, docx, odt, latex or markdown)"));
+      StrCat("unknown document format \"", name, "\" (expected ", DocumentFormatNames(), ")"));
 }
 
 namespace {

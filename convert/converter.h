@@ -7,6 +7,7 @@
 //
 // Thread-safety: Convert() is safe to call from many threads.
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -30,6 +31,31 @@ enum class DocumentFormat : uint8_t {
   kMarkdown = 8,
 };
 
+// Everything said of each format, in one place: its name (requests, records, the command
+// line), the aliases a client may send, and its help text. Converters, the proto mapping and
+// the CLI read this table; an input format adds a row here and its converter.
+struct DocumentFormatInfo {
+  DocumentFormat format;
+  std::string_view name;
+  std::array<std::string_view, 3> aliases;  // empty entries: none
+  std::string_view help;
+};
+inline constexpr DocumentFormatInfo kDocumentFormats[] = {
+    {DocumentFormat::kAuto, "auto", {}, "detect from the content"},
+    {DocumentFormat::kText, "text", {"txt", "plain"}, "plain text in any charset"},
+    {DocumentFormat::kHtml, "html", {"htm"}, "HTML"},
+    {DocumentFormat::kEmail, "email", {"eml", "mail", "rfc822"}, "a MIME message and its attachments"},
+    {DocumentFormat::kPdf, "pdf", {}, "PDF"},
+    {DocumentFormat::kDocx, "docx", {}, "Word (Office Open XML)"},
+    {DocumentFormat::kOdt, "odt", {}, "OpenDocument text"},
+    {DocumentFormat::kLatex, "latex", {"tex"}, "LaTeX source"},
+    {DocumentFormat::kMarkdown, "markdown", {"md"}, "Markdown"},
+};
+
+// Whether `value` is a DocumentFormat of the table (the range check of every boundary).
+bool IsDocumentFormat(int value);
+// The names joined by `separator`, for help texts and error messages.
+std::string DocumentFormatNames(std::string_view separator = ", ");
 std::string_view DocumentFormatName(DocumentFormat f);               // "text", "pdf", ...
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(std::string_view name);  // "auto" too
 

@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/strings.h"
+
 namespace cops {
 
 struct MatchSet::Rep {
@@ -21,16 +23,42 @@ struct MatchSet::Rep {
   std::vector<uint32_t> registered_matched;   // distinct registered ordinals matched
 };
 
+bool IsDecisionFunction(int value) {
+  for (const DecisionFunctionInfo& f : kDecisionFunctions) {
+    if (static_cast<int>(f.function) == value) return true;
+  }
+  return false;
+}
+
+std::string_view DecisionFunctionName(DecisionFunction f) {
+  for (const DecisionFunctionInfo& info : kDecisionFunctions) {
+    if (info.function == f) return info.name;
+  }
+  return "unknown";
+}
+
+absl::StatusOr<DecisionFunction> ParseDecisionFunction(std::string_view name) {
+  const std::string lower = AsciiLower(name);
+  for (const DecisionFunctionInfo& f : kDecisionFunctions) {
+    if (lower == f.name || (!f.alias.empty() && lower == f.alias)) return f.function;
+  }
+  return absl::InvalidArgumentError("unknown decision function '" + std::string(name) + "' (" +
+                                    DecisionFunctionNames() + ")");
+}
+
+std::string DecisionFunctionNames(std::string_view separator) {
+  std::string out;
+  for (const DecisionFunctionInfo& f : kDecisionFunctions) {
+    if (!out.empty()) out += separator;
+    out += f.name;
+  }
+  return out;
+}
+
 absl::Status CheckOptions::Validate() const {
-  switch (function) {
-    case DecisionFunction::kMatchRatio:
-    case DecisionFunction::kContainment:
-    case DecisionFunction::kMatchCount:
-    case DecisionFunction::kOrderedMatches:
-      break;
-    default:
-      return absl::InvalidArgumentError("function: unknown decision function " +
-                                        std::to_string(static_cast<int>(function)));
+  if (!IsDecisionFunction(static_cast<int>(function))) {
+    return absl::InvalidArgumentError("function: unknown decision function " +
+                                      std::to_string(static_cast<int>(function)));
   }
   if (!(threshold > 0 && threshold <= 1)) {
     return absl::InvalidArgumentError("threshold: " + std::to_string(threshold) +

@@ -16,9 +16,12 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "core/exclusions.h"
 #include "core/fingerprint.h"
 
@@ -50,6 +53,35 @@ enum class DecisionFunction : uint8_t {
   kMatchCount = 3,      // matched chunks >= min_count
   kOrderedMatches = 4,  // longest chain in the same order in both documents >= min_count
 };
+
+// Everything said of each decision function, in one place: its name in reports and on the
+// command line, a short alias the command line accepts too, and its help text. The proto
+// mapping, the CLI and the reports read this table; adding a function adds a row here, its
+// decision in match.cc (Decide) and its value in proto/cops.proto.
+struct DecisionFunctionInfo {
+  DecisionFunction function;
+  std::string_view name;
+  std::string_view alias;  // empty: none
+  std::string_view help;
+};
+inline constexpr DecisionFunctionInfo kDecisionFunctions[] = {
+    {DecisionFunction::kMatchRatio, "match_ratio", "ratio",
+     "matched / test chunks >= threshold (the default)"},
+    {DecisionFunction::kContainment, "containment", "",
+     "matched / registered chunks >= threshold"},
+    {DecisionFunction::kMatchCount, "match_count", "count", "matched chunks >= min_count"},
+    {DecisionFunction::kOrderedMatches, "ordered_matches", "ordered",
+     "longest chain in the same order in both documents >= min_count"},
+};
+
+// Whether `value` is a DecisionFunction of the table (the range check of every boundary).
+bool IsDecisionFunction(int value);
+// The function's name ("match_ratio", ...), "unknown" outside the table.
+std::string_view DecisionFunctionName(DecisionFunction f);
+// A name or alias of the table, in any case; INVALID_ARGUMENT listing the names otherwise.
+absl::StatusOr<DecisionFunction> ParseDecisionFunction(std::string_view name);
+// The names joined by `separator`, for help texts and error messages.
+std::string DecisionFunctionNames(std::string_view separator = ", ");
 
 struct CheckOptions {
   DecisionFunction function = DecisionFunction::kMatchRatio;

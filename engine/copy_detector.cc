@@ -69,20 +69,6 @@ bool SpansIndexExtractedText(DocumentFormat format) {
          format == DocumentFormat::kOdt || format == DocumentFormat::kEmail;
 }
 
-std::string_view DecisionFunctionName(DecisionFunction f) {
-  switch (f) {
-    case DecisionFunction::kMatchRatio:
-      return "match_ratio";
-    case DecisionFunction::kContainment:
-      return "containment";
-    case DecisionFunction::kMatchCount:
-      return "match_count";
-    case DecisionFunction::kOrderedMatches:
-      return "ordered_matches";
-  }
-  return "unknown";
-}
-
 CopyDetector::CopyDetector(Index* index, std::unique_ptr<Fingerprinter> fingerprinter,
                            CopyDetectorOptions options)
     : index_(index), fingerprinter_(std::move(fingerprinter)), options_(std::move(options)) {}

@@ -194,9 +194,6 @@ class CopyDetector {
 // before its expiry; INVALID_ARGUMENT naming the times otherwise.
 absl::Status ValidateLifetime(const DocumentRecord& record, int64_t now);
 
-// "match_ratio", "containment", "match_count", "ordered_matches".
-std::string_view DecisionFunctionName(DecisionFunction f);
-
 }  // namespace cops
 
 #endif  // COPS_ENGINE_COPY_DETECTOR_H_

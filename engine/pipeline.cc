@@ -15,7 +15,7 @@ absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint
                                         " bytes exceeds the server's limit of " +
                                         std::to_string(max_bytes) + " bytes");
   }
-  if (static_cast<unsigned>(format) > static_cast<unsigned>(DocumentFormat::kMarkdown)) {
+  if (!IsDocumentFormat(static_cast<int>(format))) {
     return absl::InvalidArgumentError("unknown document format " +
                                       std::to_string(static_cast<unsigned>(format)));
   }

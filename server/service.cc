@@ -216,7 +216,7 @@ void FillAuditEntry(const AuditRecord& r, v1::AuditEntry* e) {
 }
 
 absl::StatusOr<DocumentFormat> FormatFromProto(int format) {
-  if (format < 0 || format > static_cast<int>(DocumentFormat::kMarkdown)) {
+  if (!IsDocumentFormat(format)) {
     return absl::InvalidArgumentError("unknown document format " + std::to_string(format));
   }
   return static_cast<DocumentFormat>(format);
@@ -237,7 +237,7 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   CheckOptions o;
   if (in.function() != v1::DECISION_FUNCTION_UNSPECIFIED) {
     const int f = static_cast<int>(in.function());
-    if (f < 1 || f > static_cast<int>(DecisionFunction::kOrderedMatches)) {
+    if (!IsDecisionFunction(f)) {
       return absl::InvalidArgumentError("unknown decision function " + std::to_string(f));
     }
     o.function = static_cast<DecisionFunction>(f);

@@ -142,5 +142,26 @@ TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
   }
 }
 
+// The table is the one place a format is named: every row parses back from its name and
+// aliases, and values outside it are refused.
+TEST(DocumentFormatTableTest, NamesParseBackAndTheRangeIsTheTable) {
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    EXPECT_EQ(DocumentFormatName(f.format), f.name);
+    ASSERT_OK_AND_ASSIGN(DocumentFormat parsed, ParseDocumentFormat(f.name));
+    EXPECT_EQ(parsed, f.format);
+    for (std::string_view alias : f.aliases) {
+      if (alias.empty()) continue;
+      ASSERT_OK_AND_ASSIGN(DocumentFormat by_alias, ParseDocumentFormat(alias));
+      EXPECT_EQ(by_alias, f.format);
+    }
+    EXPECT_TRUE(IsDocumentFormat(static_cast<int>(f.format)));
+  }
+  EXPECT_FALSE(IsDocumentFormat(-1));
+  EXPECT_FALSE(IsDocumentFormat(static_cast<int>(std::size(kDocumentFormats))));
+  absl::StatusOr<DocumentFormat> unknown = ParseDocumentFormat("rtf");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("markdown"), std::string_view::npos);
+}
+
 }  // namespace
 }  // namespace cops

@@ -190,5 +190,31 @@ TEST(SamplingTest, ReportCarriesSamplingError) {
   EXPECT_LT(r.sampling_error, 0.01);
 }
 
+// The table is the one place a decision function is named: every row parses back from its
+// name and alias, and values outside it are refused at every boundary.
+TEST(DecisionFunctionTableTest, NamesParseBackAndTheRangeIsTheTable) {
+  for (const DecisionFunctionInfo& f : kDecisionFunctions) {
+    EXPECT_EQ(DecisionFunctionName(f.function), f.name);
+    ASSERT_OK_AND_ASSIGN(DecisionFunction parsed, ParseDecisionFunction(f.name));
+    EXPECT_EQ(parsed, f.function);
+    if (!f.alias.empty()) {
+      ASSERT_OK_AND_ASSIGN(DecisionFunction by_alias, ParseDecisionFunction(f.alias));
+      EXPECT_EQ(by_alias, f.function);
+    }
+    EXPECT_TRUE(IsDecisionFunction(static_cast<int>(f.function)));
+    EXPECT_FALSE(f.help.empty());
+  }
+  ASSERT_OK_AND_ASSIGN(DecisionFunction upper, ParseDecisionFunction("CONTAINMENT"));
+  EXPECT_EQ(upper, DecisionFunction::kContainment);
+  absl::StatusOr<DecisionFunction> unknown = ParseDecisionFunction("cosine");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("ordered_matches"), std::string_view::npos);
+  EXPECT_FALSE(IsDecisionFunction(0));
+  EXPECT_FALSE(IsDecisionFunction(5));
+  CheckOptions options;
+  options.function = static_cast<DecisionFunction>(5);
+  EXPECT_EQ(options.Validate().code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace cops
