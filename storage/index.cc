@@ -636,6 +636,12 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   db_options.max_total_wal_size = 8 * options.write_buffer_bytes;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   db_options.allow_mmap_reads = options.mmap_reads;
+  // An incomplete last log record (a write a crash cut short, never acknowledged) is dropped;
+  // a record whose checksum fails is corruption and the open fails (DATA_LOSS). RocksDB's
+  // default, point-in-time recovery, would silently stop replaying there and drop every
+  // acknowledged write after it.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  db_options.paranoid_checks = true;
   if (options.env != nullptr) db_options.env = options.env;
 
   const bool exists = std::filesystem::exists(std::filesystem::path(options.path) / "CURRENT");
