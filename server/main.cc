@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -314,6 +315,9 @@ int Run(int argc, char** argv) {
 
   SetJsonLogs(config.log_json);
   spdlog::set_level(spdlog::level::from_str(config.log_level));
+  // Every file copsd creates (RocksDB's included, which asks for 0644) is its owner's alone:
+  // the index holds the registered texts, the data directory the keys.
+  umask(077);
 
   DataDir data_dir(config.data_dir);
   absl::Status created = data_dir.Create();

@@ -112,6 +112,8 @@ DataDir::DataDir(std::string path, FileSystem* fs)
 absl::Status DataDir::Create() {
   if (fs_->Exists(path_)) return fs_->CreateDir(path_);  // fails unless a directory
   COPS_RETURN_IF_ERROR(fs_->CreateDir(path_));
+  // It will hold the stored texts and the keys: other local users get no way in.
+  COPS_RETURN_IF_ERROR(fs_->MakeOwnerOnly(path_));
   // Durably: a data directory whose name a power loss drops takes its key along.
   return fs_->SyncDir(ParentDir(std::filesystem::path(path_).lexically_normal().string()));
 }

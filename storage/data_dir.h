@@ -96,7 +96,8 @@ class DataDir {
   const std::string& path() const { return path_; }
   FileSystem& fs() const { return *fs_; }
 
-  // Creates the directory (and its parents) when missing, durably (syncing its parent).
+  // Creates the directory (and its parents) when missing, durably (syncing its parent); a
+  // new data directory is owner-only (0700). An existing one keeps its mode.
   absl::Status Create();
   // fsyncs the directory: makes every name created, renamed or removed in it durable.
   absl::Status Sync();
