@@ -404,9 +404,10 @@ int Run(int argc, char** argv) {
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
         MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster,
-                                                     &router_role] {
+                                                     &router_role, &audit] {
           ServerState state = ReadServerState(**generations);
           state.admission = admission.load();
+          state.audit = audit.counters();
           state.cluster_member = cluster.Health();
           if (router_role->cluster_map != nullptr) {
             state.cluster_map = router_role->cluster_map->Health();

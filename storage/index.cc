@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -1232,7 +1233,11 @@ absl::StatusOr<DocumentPage> Index::ListDocuments(std::string_view page_token, s
         !std::all_of(page_token.begin(), page_token.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return absl::InvalidArgumentError("malformed page token");
     }
-    after = std::stoull(std::string(page_token));
+    const auto [end, error] =
+        std::from_chars(page_token.data(), page_token.data() + page_token.size(), after);
+    if (error != std::errc() || end != page_token.data() + page_token.size()) {
+      return absl::InvalidArgumentError("malformed page token (beyond any document id)");
+    }
     if (after == UINT64_MAX) return DocumentPage{};
   }
   DocumentPage page;
