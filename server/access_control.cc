@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/str_join.h"
 #include "core/strings.h"
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_context.h"
@@ -356,9 +357,14 @@ absl::Status AccessControl::Authorize(const Principal& principal, Action action,
   }
   const bool unrestricted = role == Role::kAdmin && record.collections.empty();
   if (collection.empty()) {
+    if (!unrestricted && (action == Action::kAdmin || action == Action::kStats)) {
+      return absl::PermissionDeniedError(
+          StrCat("principal '", record.name, "' administers collections ",
+                 absl::StrJoin(record.collections, ", "), " only; to ", ActionName(action),
+                 " for the whole server takes an admin without collections"));
+    }
     if (!unrestricted && action != Action::kCheck && action != Action::kReadDocument &&
-        action != Action::kReadMatches && action != Action::kStats &&
-        action != Action::kAdmin) {
+        action != Action::kReadMatches) {
       return absl::PermissionDeniedError(
           StrCat("principal '", record.name, "' must name a collection to ", ActionName(action)));
     }
@@ -524,6 +530,20 @@ absl::Status AccessControl::SetCollections(std::string_view principal,
   if (!s.ok()) return s;
   it->second = std::move(updated);
   return absl::OkStatus();
+}
+
+std::optional<PrincipalRecord> AccessControl::FindPrincipal(std::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = principals_.find(name);
+  if (it == principals_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> AccessControl::KeyOwner(std::string_view key_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = keys_.find(key_id);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second.principal;
 }
 
 std::vector<PrincipalRecord> AccessControl::ListPrincipals() const {

@@ -9,7 +9,8 @@
 // AuditSink's (server/audit_sink.h); both share this object's PrincipalStore. The model is
 // described in docs/security.md.
 //
-// What each role may do (admin may do everything):
+// What each role may do (an admin may do everything within its collections; one without
+// collections everywhere):
 //   action          owner (its collections)   checker (granted collections)
 //   kRegister       yes                       no
 //   kUnregister     yes (own documents: the   no
@@ -24,7 +25,9 @@
 //   kStats, kAdmin  no                        no
 // A collection of "" means "no specific collection": it passes the role test only for
 // kCheck, kReadDocument and kReadMatches (the handler then restricts results to
-// UsableCollections(), or to the caller's own documents).
+// UsableCollections(), or to the caller's own documents). kAdmin and kStats on "" mean the
+// whole server: only an admin without collections (unrestricted) passes; an admin with
+// collections (scoped) administers those collections only (AuthorizeAdministration).
 //
 // Thread-safety: safe for concurrent use; principals, keys and collections are cached in
 // memory under one mutex and written through to the PrincipalStore, so a revoked key or a
@@ -117,7 +120,13 @@ class AccessControl : public Authorizer {
   // The access store, for the UsageLedger and the AuditSink that share it.
   PrincipalStore* store() const { return store_.get(); }
 
-  // --- Administration (the handler first authorizes Action::kAdmin) ---
+  // --- Administration (the handler first authorizes AuthorizeAdministration over the
+  // collections each call touches) ---
+
+  // The record of principal `name`; std::nullopt when there is none.
+  std::optional<PrincipalRecord> FindPrincipal(std::string_view name) const;
+  // The principal API key `key_id` belongs to; std::nullopt for an unknown key.
+  std::optional<std::string> KeyOwner(std::string_view key_id) const;
 
   // Creates a principal and its first API key. Collections that do not exist yet are created
   // with default settings. ALREADY_EXISTS when the name is taken; INVALID_ARGUMENT on a bad

@@ -797,11 +797,19 @@ grpc::Status CopyDetectionService::ListMatches(grpc::ServerContext* context,
     status = absl::PermissionDeniedError("principal '" + principal->name +
                                          "' may list the matches of its own documents only");
   }
+  // A scoped admin sees the entries of its collections only, whoever owns the documents.
+  const bool scoped_admin = principal->role == Role::kAdmin &&
+                            !authorizer_->AuthorizeAdministration(*principal, {}).ok();
   if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   absl::StatusOr<std::vector<AuditRecord>> entries = audit_->Matches(query);
   if (!entries.ok()) return log.Finish(entries.status());
-  for (const AuditRecord& r : *entries) FillAuditEntry(r, reply->add_entries());
+  for (const AuditRecord& r : *entries) {
+    if (scoped_admin && !authorizer_->AuthorizeAdministration(*principal, {r.collection}).ok()) {
+      continue;
+    }
+    FillAuditEntry(r, reply->add_entries());
+  }
   log.add_field("entries", std::to_string(reply->entries_size()));
   return log.Finish(absl::OkStatus());
 }
