@@ -9,10 +9,8 @@
 #include <cstdio>
 #include <type_traits>
 #include <cctype>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 #include <utility>
 
 #include "absl/strings/str_join.h"
@@ -167,11 +165,6 @@ std::string_view RoleName(Role role) {
 AccessControl::AccessControl(std::unique_ptr<PrincipalStore> store, AccessControlOptions options)
     : store_(std::move(store)), options_([&] {
         if (!options.now_micros) options.now_micros = WallClockMicros;
-        if (!options.sleep_millis) {
-          options.sleep_millis = [](int64_t ms) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-          };
-        }
         return std::move(options);
       }()) {}
 
@@ -283,44 +276,44 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
                 "no credentials: send 'authorization: Bearer <API key>' or use a client "
                 "certificate");
   }
-  {
-    absl::MutexLock lock(&failures_mu_);
-    failures_.erase(PeerHost(credentials.peer));
-  }
+  // A success does not clear the host's failures: behind a NAT, one valid client would
+  // otherwise reset the limit of everyone guessing beside it.
   return ToPrincipal(*found);
 }
 
 absl::StatusOr<Principal> AccessControl::Fail(const CallCredentials& credentials,
                                               std::string_view reason) {
   const int64_t now = options_.now_micros();
+  const int64_t window = options_.failure_window_ms * 1000;
   const std::string host = PeerHost(credentials.peer);
-  int64_t delay_ms = 0;
-  uint32_t count = 0;
+  uint64_t count = 0;
   {
     absl::MutexLock lock(&failures_mu_);
     if (failures_.size() >= kMaxTrackedPeers) {
-      std::erase_if(failures_, [&](const auto& kv) {
-        return now - kv.second.last_micros > options_.failure_window_ms * 1000;
-      });
+      std::erase_if(failures_,
+                    [&](const auto& kv) { return now - kv.second.last_micros > window; });
       if (failures_.size() >= kMaxTrackedPeers) failures_.clear();
     }
     PeerFailures& f = failures_[host];
-    if (now - f.last_micros > options_.failure_window_ms * 1000) f.count = 0;
+    if (now - f.last_micros > window) f.count = 0;
     f.count++;
     f.last_micros = now;
     count = f.count;
   }
-  if (count >= 2) {
-    delay_ms = options_.failure_base_delay_ms;
-    for (uint32_t i = 2; i < count && delay_ms < options_.failure_max_delay_ms; ++i) {
-      delay_ms *= 2;
-    }
-    delay_ms = std::min(delay_ms, options_.failure_max_delay_ms);
+  // Answered at once: a wait here would hold one of the server's few handler threads.
+  const bool over_limit = count > options_.failure_limit;
+  // Never log a secret: reasons name key ids only. Past the limit, at powers of two only.
+  if (!over_limit || (count & (count - 1)) == 0) {
+    spdlog::warn("authentication failed from {} ({} failures in the last {} s{}): {}",
+                 credentials.peer, count, options_.failure_window_ms / 1000,
+                 over_limit ? ", over its limit: logged at powers of two" : "", reason);
   }
-  // Never log a secret: reasons name key ids only.
-  spdlog::warn("authentication failed from {} ({} recent failures, delaying {} ms): {}",
-               credentials.peer, count, delay_ms, reason);
-  if (delay_ms > 0) options_.sleep_millis(delay_ms);
+  if (over_limit) {
+    return absl::ResourceExhaustedError(StrCat(
+        "too many failed authentications from ", host, " (", count, " within ",
+        options_.failure_window_ms / 1000, " s; the limit is ", options_.failure_limit,
+        "): these credentials were not accepted; valid ones still are"));
+  }
   // The caller learns what kind of problem it has, not which of unknown/revoked/wrong.
   if (credentials.api_key.empty() && credentials.certificate_names.empty()) {
     return absl::UnauthenticatedError(std::string(reason));

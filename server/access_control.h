@@ -3,7 +3,8 @@
 
 // The real Authorizer: principals with roles and collections, identified by API keys
 // ("authorization: Bearer cops_<key_id>_<secret>" or "x-cops-api-key: cops_...") or by the
-// verified client certificate of a mutual-TLS connection; slowed-down failed authentication;
+// verified client certificate of a mutual-TLS connection; failed authentication limited per
+// peer host without ever holding a thread;
 // collection privacy settings; and the administration of all of these in the access store.
 // Rate limits and quotas are the UsageLedger's (server/usage_ledger.h), the audit trail the
 // AuditSink's (server/audit_sink.h); both share this object's PrincipalStore. The model is
@@ -54,17 +55,18 @@
 namespace cops {
 
 struct AccessControlOptions {
-  // Failed authentication: the first failure from a peer host costs nothing, then each
-  // further one waits failure_base_delay_ms * 2^(n-2), capped at failure_max_delay_ms,
-  // before answering UNAUTHENTICATED. A peer's count resets after failure_window_ms
-  // without failures, or on a success.
-  int64_t failure_base_delay_ms = 100;
-  int64_t failure_max_delay_ms = 3000;
+  // Failed authentication is answered at once: no handler thread ever waits for it (a
+  // delay held on a thread let a flood of wrong keys take every thread of the server).
+  // Each peer host may fail failure_limit times within failure_window_ms; past that its
+  // failed calls are answered RESOURCE_EXHAUSTED naming the limit, and logged only at
+  // powers of two. The count only grows with failures and restarts after a window without
+  // any; valid credentials are always verified and accepted from every host, over its limit
+  // or not (many clients share one NAT address).
+  uint32_t failure_limit = 20;
   int64_t failure_window_ms = 60000;
-  // Injectable for tests: wall clock in microseconds since the epoch, and the delay used
-  // to slow down failed authentication. Defaults: the system clock and sleep_for.
+  // Injectable for tests: wall clock in microseconds since the epoch. Default: the system
+  // clock.
   std::function<int64_t()> now_micros;
-  std::function<void(int64_t millis)> sleep_millis;
 };
 
 // What a call presented, taken from a gRPC ServerContext by Authenticate() (exposed so
@@ -98,9 +100,10 @@ class AccessControl : public Authorizer {
   absl::Status Authorize(const Principal& principal, Action action,
                          std::string_view collection) const override;
 
-  // UNAUTHENTICATED (logged, and slowed down per peer host) when nothing usable was
-  // presented, the key is malformed, unknown or revoked, or the certificate names no known
-  // principal.
+  // UNAUTHENTICATED (logged) when nothing usable was presented, the key is malformed,
+  // unknown or revoked, or the certificate names no known principal; RESOURCE_EXHAUSTED
+  // instead once the peer host is past its failure limit (AccessControlOptions). Never
+  // waits.
   absl::StatusOr<Principal> AuthenticateCredentials(const CallCredentials& credentials);
 
   // Collections `principal` may search or list: its grants; std::nullopt (no restriction)
@@ -154,7 +157,7 @@ class AccessControl : public Authorizer {
 
  private:
   struct PeerFailures {
-    uint32_t count = 0;
+    uint64_t count = 0;  // failures since the first of the current window
     int64_t last_micros = 0;
   };
 

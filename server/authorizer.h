@@ -77,8 +77,9 @@ class Authorizer {
   virtual ~Authorizer() = default;
 
   // Identifies the caller from call metadata (API key) or its TLS peer certificate.
-  // UNAUTHENTICATED when credentials are missing, unknown or revoked. Changes nothing but
-  // the per-peer count of failures that slows down guessing.
+  // UNAUTHENTICATED when credentials are missing, unknown or revoked (RESOURCE_EXHAUSTED
+  // when the peer host is past its limit of failures). Never waits. Changes nothing but the
+  // per-host count of failures.
   virtual absl::StatusOr<Principal> Authenticate(const grpc::ServerContextBase& context) = 0;
 
   // OK when `principal` may perform `action` on `collection` ("" = no specific collection);

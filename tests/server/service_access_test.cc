@@ -41,11 +41,8 @@ class ServiceAccessTest : public ::testing::Test {
     options.data_dir = dir_.path().string();
     options.detector.now_micros = [this] { return now_.load(); };
     ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(options));
-    // Failed authentications are slowed as in copsd, with 1 ms instead of 100 ms steps.
-    AccessControlOptions access_options;
-    access_options.failure_base_delay_ms = 1;
-    ASSERT_OK_AND_ASSIGN(access_, OpenAccessControl(dir_.path().string(),
-                                                    /*bootstrap_admin=*/true, access_options));
+    ASSERT_OK_AND_ASSIGN(access_,
+                         OpenAccessControl(dir_.path().string(), /*bootstrap_admin=*/true));
     std::ifstream(dir_.path() / "admin.key") >> admin_key_;
 
     usage_ = std::make_unique<UsageLedger>(access_->store());
