@@ -387,8 +387,11 @@ int Run(int argc, char** argv) {
   HeapTrimmer trimmer({.period = absl::Seconds(1),
                        .load = [&admission] { return admission.load(); },
                        .trim = [] { malloc_trim(0); }});
+  StreamWatchdog streams({.idle_timeout = absl::Seconds(config.stream_idle_seconds),
+                          .max_age = absl::Seconds(config.stream_max_age_seconds)});
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit, receipts->get(),
-                               log_role->writes.get(), &admission, log_role->position.get());
+                               log_role->writes.get(), &admission, log_role->position.get(),
+                               &streams);
   // A router serves the API over the cluster's replicas instead of its own index.
   grpc::Service* api = router_role->service != nullptr
                            ? static_cast<grpc::Service*>(router_role->service.get())
