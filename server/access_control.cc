@@ -378,6 +378,16 @@ std::optional<std::vector<std::string>> AccessControl::UsableCollections(
   return r.collections;
 }
 
+CheckFloors AccessControl::CheckFloorsFor(const Principal& principal) const {
+  absl::MutexLock lock(&mu_);
+  auto it = principals_.find(principal.name);
+  // A principal deleted meanwhile gets the floors too (its calls are refused anyway).
+  if (it != principals_.end() && static_cast<Role>(it->second.role) != Role::kChecker) {
+    return {};
+  }
+  return options_.checker_floors;
+}
+
 CollectionPolicy AccessControl::PolicyFor(std::string_view collection) const {
   absl::MutexLock lock(&mu_);
   auto it = collections_.find(collection);

@@ -64,6 +64,10 @@ struct AccessControlOptions {
   // or not (many clients share one NAT address).
   uint32_t failure_limit = 20;
   int64_t failure_window_ms = 60000;
+  // The floors of checkers' checks (copsd --checker-min-passage-units, --checker-min-count):
+  // a checker asking for less gets these. The defaults equal CheckOptions' defaults, so a
+  // check at the default options is unchanged. Owners and admins have none.
+  CheckFloors checker_floors{8, 10};
   // Injectable for tests: wall clock in microseconds since the epoch. Default: the system
   // clock.
   std::function<int64_t()> now_micros;
@@ -110,6 +114,8 @@ class AccessControl : public Authorizer {
   // for an admin without explicit grants.
   std::optional<std::vector<std::string>> UsableCollections(
       const Principal& principal) const override;
+  // options_.checker_floors for a checker (its current role), none for others.
+  CheckFloors CheckFloorsFor(const Principal& principal) const override;
   // The settings of `collection` (defaults when it was never created explicitly).
   CollectionPolicy PolicyFor(std::string_view collection) const override;
   // The collections created with template set, by name.

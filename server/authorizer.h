@@ -64,6 +64,14 @@ struct Principal {
   UsageLimits limits;  // as recorded when the caller authenticated
 };
 
+// Lower bounds of a check's options for one principal, whatever it asks (CheckOptions):
+// passages or counts of a few words would make spans an oracle that rebuilds registered text
+// piece by piece. 0 = no floor.
+struct CheckFloors {
+  uint32_t min_passage_units = 0;
+  uint32_t min_count = 0;
+};
+
 // Privacy settings of one collection (docs/security.md).
 struct CollectionPolicy {
   bool show_titles_to_checkers = false;  // checkers see titles of its documents
@@ -122,6 +130,9 @@ class Authorizer {
       const Principal& /*principal*/) const {
     return std::nullopt;
   }
+
+  // The floors of `principal`'s checks. Default: none.
+  virtual CheckFloors CheckFloorsFor(const Principal& /*principal*/) const { return {}; }
 
   // The privacy settings of `collection`. Default: titles shown, no audit.
   virtual CollectionPolicy PolicyFor(std::string_view /*collection*/) const {

@@ -341,7 +341,9 @@ int Run(int argc, char** argv) {
       MakeServerCredentials(tls);
   if (!credentials.ok()) return Fail(credentials.status());
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
-      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth);
+      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth,
+                        {.checker_floors = {config.checker_min_passage_units,
+                                            config.checker_min_count}});
   if (!access.ok()) return Fail(access.status());
   RecordIndexedCollections(**generations, **access);
   OpenAuthorizer open_authorizer(access->get());  // collections as with auth on

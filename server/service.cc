@@ -690,6 +690,12 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
   COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
+  // Floors the policy sets (checkers: no passages or counts of a few words); the reply's
+  // params show the values used.
+  const CheckFloors floors = authorizer_->CheckFloorsFor(principal);
+  info.options.min_passage_units =
+      std::max(info.options.min_passage_units, floors.min_passage_units);
+  info.options.min_count = std::max(info.options.min_count, floors.min_count);
   // Refused for lack of room before any rate token is taken or memory is allocated for it.
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
                         Admit(*context, request.content().size()));

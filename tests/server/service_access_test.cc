@@ -865,6 +865,57 @@ TEST_F(ServiceAccessTest, ReadYourWritesWaitsComeAfterTheRateLimit) {
   EXPECT_EQ(position.waits.load(), 1);
 }
 
+// Spans and counts as an oracle: a checker asking for passages and counts of one unit would
+// learn, a few words at a time, which phrases a registered document holds. Its checks use
+// the server's floors (copsd --checker-min-passage-units 8, --checker-min-count 10, the
+// defaults), an owner's checks what it asks.
+TEST_F(ServiceAccessTest, CheckersCannotLowerPassagesAndCountsBelowTheFloors) {
+  const std::string registered = Prose(70, 400);
+  ASSERT_OK(Register(acm_key_, registered, "acm"));
+  std::vector<std::string> words;
+  for (size_t i = 0, j; i < registered.size(); i = j + 1) {
+    j = registered.find(' ', i);
+    if (j == std::string::npos) j = registered.size();
+    words.push_back(registered.substr(i, j - i));
+  }
+  // Probes: ten words of the registered text amid new text, at 12 places.
+  int owner_found = 0, checker_found = 0;
+  for (int probe = 0; probe < 12; ++probe) {
+    std::string excerpt;
+    for (int w = 0; w < 10; ++w) excerpt += words[30 * probe + w] + " ";
+    const std::string test = Prose(200 + probe, 80) + " " + excerpt + Prose(300 + probe, 80);
+    for (const std::string* key : {&acm_key_, &pc_key_}) {
+      grpc::ClientContext ctx;
+      testing::PrepareCall(&ctx, *key);
+      v1::CheckDocumentRequest req;
+      req.set_content(test);
+      req.set_format(v1::DOCUMENT_FORMAT_TEXT);
+      req.mutable_options()->set_function(v1::DECISION_FUNCTION_MATCH_COUNT);
+      req.mutable_options()->set_min_count(1);
+      req.mutable_options()->set_min_passage_units(1);
+      v1::CheckDocumentReply reply;
+      ASSERT_OK(stub_->CheckDocument(&ctx, req, &reply));
+      const bool checker = key == &pc_key_;
+      EXPECT_EQ(reply.params().min_passage_units(), checker ? 8u : 1u);
+      EXPECT_EQ(reply.params().min_count(), checker ? 10u : 1u);
+      if (reply.violation()) ++(checker ? checker_found : owner_found);
+    }
+  }
+  EXPECT_GT(owner_found, 0) << "the probes find the owner's own text";
+  EXPECT_EQ(checker_found, 0);
+  // At the default options both see the same: the floors equal the defaults.
+  v1::CheckDocumentReply owner_reply, checker_reply;
+  ASSERT_OK(Check(acm_key_, registered, {}, &owner_reply));
+  ASSERT_OK(Check(pc_key_, registered, {}, &checker_reply));
+  EXPECT_TRUE(owner_reply.violation());
+  EXPECT_EQ(checker_reply.violation(), owner_reply.violation());
+  EXPECT_EQ(checker_reply.params().min_passage_units(),
+            owner_reply.params().min_passage_units());
+  EXPECT_EQ(checker_reply.params().min_count(), owner_reply.params().min_count());
+  ASSERT_EQ(checker_reply.matches_size(), 1);
+  EXPECT_EQ(checker_reply.matches(0).spans_size(), owner_reply.matches(0).spans_size());
+}
+
 // Streams hold a handler thread while open: an idle one is ended after the idle timeout, a
 // busy one at its maximum age, and the client learns it (CANCELLED; what was done stays).
 TEST_F(ServiceAccessTest, IdleOrOldStreamsAreEnded) {
