@@ -340,10 +340,10 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(tls);
   if (!credentials.ok()) return Fail(credentials.status());
+  AccessControlOptions access_options;
+  access_options.checker_floors = {config.checker_min_passage_units, config.checker_min_count};
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
-      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth,
-                        {.checker_floors = {config.checker_min_passage_units,
-                                            config.checker_min_count}});
+      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth, access_options);
   if (!access.ok()) return Fail(access.status());
   RecordIndexedCollections(**generations, **access);
   OpenAuthorizer open_authorizer(access->get());  // collections as with auth on

@@ -942,7 +942,9 @@ TEST_F(ServiceAccessTest, IdleOrOldStreamsAreEnded) {
     // loop is bounded by the call's deadline).
     int answered = 1;
     while (busy && checks->Write(check) && checks->Read(&reply)) ++answered;
-    if (!busy) EXPECT_FALSE(checks->Read(&reply));
+    if (!busy) {
+      EXPECT_FALSE(checks->Read(&reply));
+    }
     EXPECT_EQ(checks->Finish().error_code(), grpc::StatusCode::CANCELLED)
         << (busy ? "busy" : "idle") << " stream after " << answered << " checks";
 
