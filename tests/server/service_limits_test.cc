@@ -6,11 +6,11 @@
 #include <string>
 
 #include "client/load_generator.h"
+#include "engine/index_generations.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/access_control.h"
 #include "server/audit_sink.h"
-#include "server/index_generations.h"
 #include "server/open_authorizer.h"
 #include "server/service.h"
 #include "server/usage_ledger.h"
