@@ -29,6 +29,7 @@
 #include "server/cluster_presence.h"
 #include "server/copy_detector.h"
 #include "server/heap_trimmer.h"
+#include "server/http_api.h"
 #include "server/index_generations.h"
 #include "server/log_replica.h"
 #include "server/metrics.h"
@@ -160,6 +161,33 @@ std::unique_ptr<grpc::Server> BuildServer(
     builder.experimental().SetInterceptorCreators(std::move(rpcs));
   }
   return builder.BuildAndStart();
+}
+
+// The HTTP API's options from copsd's flags (server/http_api.h).
+HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
+  HttpApiOptions o;
+  o.listen = config.http_listen;
+  o.auth_required = auth;
+  o.max_body_bytes = config.http_max_body_bytes != 0 ? config.http_max_body_bytes
+                                                     : config.max_document_bytes + (1u << 20);
+  o.threads = config.http_threads;
+  o.max_queued_connections = config.http_max_queued_connections;
+  o.request_timeout = std::chrono::milliseconds(config.http_request_timeout_ms);
+  o.idle_timeout = std::chrono::milliseconds(config.http_idle_timeout_ms);
+  o.jobs.workers = config.http_job_workers;
+  o.jobs.max_queued = config.http_max_queued_jobs;
+  o.jobs.keep_results = std::chrono::seconds(config.http_job_retention_seconds);
+  return o;
+}
+
+// The in-process channel's limits: those of the listener.
+grpc::ChannelArguments InProcessArgs(const ServerConfig& config) {
+  grpc::ChannelArguments args;
+  const int bytes = static_cast<int>(
+      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max()));
+  args.SetMaxReceiveMessageSize(bytes);
+  args.SetMaxSendMessageSize(bytes);
+  return args;
 }
 
 // copsd --log / --follow: the registration log, its applier and the write path the service
@@ -332,6 +360,11 @@ int Run(int argc, char** argv) {
   absl::Status listener_ok =
       CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote);
   if (!listener_ok.ok()) return Fail(listener_ok);
+  if (!config.http_listen.empty()) {  // plain HTTP: the same rule, without TLS
+    absl::Status http_ok =
+        CheckListenerSecurity(config.http_listen, /*tls=*/false, auth, config.allow_insecure_remote);
+    if (!http_ok.ok()) return Fail(http_ok);
+  }
   if (!IsLoopbackAddress(config.listen) && (!tls.enabled() || !auth)) {
     LogEvent(LogLevel::kWarn, "insecure_remote_listener",
              {{"listen", config.listen}, {"tls", tls.enabled() ? "on" : "off"},
@@ -420,6 +453,19 @@ int Run(int argc, char** argv) {
     return Fail(absl::UnavailableError("cannot listen on " + config.listen));
   }
   std::string bound = config.listen.substr(0, config.listen.rfind(':') + 1) + std::to_string(port);
+  // --http-listen: the HTTP/JSON API, calling this server's services in process.
+  std::unique_ptr<HttpApi> http;
+  if (!config.http_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<HttpApi>> started =
+        HttpApi::Start(HttpOptionsOf(config, auth), server->InProcessChannel(InProcessArgs(config)));
+    if (!started.ok()) {
+      server->Shutdown();
+      return Fail(started.status());
+    }
+    http = *std::move(started);
+    LogEvent(LogLevel::kInfo, "serving_http",
+             {{"listen", config.http_listen}, {"port", std::to_string(http->port())}});
+  }
   {
     // Scoped: a generation held here would keep a key rotation from retiring it.
     const std::shared_ptr<CopyDetector> detector = (*generations)->Current();
@@ -451,6 +497,13 @@ int Run(int argc, char** argv) {
     }
   }
 
+  if (http != nullptr && !config.http_port_file.empty()) {
+    absl::Status s = WritePortFile(config.http_port_file, http->port());
+    if (!s.ok()) {
+      server->Shutdown();
+      return Fail(s);
+    }
+  }
   if (!config.port_file.empty()) {
     absl::Status s = WritePortFile(config.port_file, port);
     if (!s.ok()) {
@@ -472,11 +525,13 @@ int Run(int argc, char** argv) {
     // A bulk load's final compaction can take minutes: abandon it so the drain is not held
     // up (RocksDB redoes it as ordinary compaction after the restart).
     (*generations)->Current()->index()->AbortManualCompactions();
+    if (http != nullptr) http->Stop();  // its requests in flight finish over the open server
     server->Shutdown(std::chrono::system_clock::now() +
                      std::chrono::seconds(config.drain_seconds));
   });
   server->Wait();
   signal_thread.join();
+  http.reset();
   server.reset();
   metrics.reset();  // its scrapes read the generations
   sweeper.reset();
