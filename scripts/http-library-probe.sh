@@ -3,7 +3,8 @@
 # Debian 12 HTTP server libraries COPS can use without new transitive dependencies,
 # cpp-httplib (libcpp-httplib-dev) and civetweb (libcivetweb-dev, already pulled in by
 # prometheus-cpp), each serving a 3 KB JSON reply on 8 threads to 8 keep-alive clients for
-# SECONDS (default 3) seconds, interleaved twice. Prints requests/s per library and round.
+# SECONDS (default 3) seconds, interleaved twice, TCP_NODELAY on both sides. Prints
+# requests/s per library and round.
 set -euo pipefail
 seconds="${1:-3}"
 work="$(mktemp -d)"
@@ -38,6 +39,7 @@ static double Load(int port, int seconds) {
     clients.emplace_back([&] {
       httplib::Client c("127.0.0.1", port);
       c.set_keep_alive(true);
+      c.set_tcp_nodelay(true);
       while (!stop) {
         auto r = c.Get("/ping");
         if (r && r->status == 200 && r->body.size() == kReply.size()) ++done;
@@ -54,6 +56,7 @@ int main(int argc, char** argv) {
   const int seconds = argc > 1 ? std::atoi(argv[1]) : 3;
   httplib::Server h;
   h.new_task_queue = [] { return new httplib::ThreadPool(8); };
+  h.set_tcp_nodelay(true);  // headers and body go out in two writes: no Nagle delay
   h.Get("/ping", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(kReply, "application/json");
   });
@@ -62,7 +65,7 @@ int main(int argc, char** argv) {
 
   mg_init_library(0);
   const char* options[] = {"listening_ports", "127.0.0.1:0", "num_threads", "8",
-                           "enable_keep_alive", "yes", nullptr};
+                           "enable_keep_alive", "yes", "tcp_nodelay", "1", nullptr};
   mg_callbacks callbacks{};
   mg_context* ctx = mg_start(&callbacks, nullptr, options);
   mg_set_request_handler(ctx, "/ping", CivetHandler, nullptr);

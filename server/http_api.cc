@@ -798,6 +798,9 @@ struct HttpApi::Impl {
       int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
     });
+    // A reply's headers and body are two writes: without this, Nagle's algorithm holds the
+    // body until the client's delayed ACK (~40 ms per request on Linux).
+    server.set_tcp_nodelay(true);
     server.set_payload_max_length(options.max_body_bytes);
     server.set_pre_routing_handler([this](Req req, Res res) {
       return Admit(req, res) ? httplib::Server::HandlerResponse::Unhandled
