@@ -834,7 +834,7 @@ struct HttpApi::Impl {
       res.status = status;
       return httplib::Server::HandlerResponse::Handled;
     }));
-    server.set_exception_handler([](Req, Res res, std::exception_ptr) {
+    server.set_exception_handler([](Req, Res res, const std::exception_ptr&) {
       SendError(res, absl::InternalError("unexpected error"));
     });
     server.Get("/healthz", [this](Req req, Res res) { Health(req, res); });
