@@ -22,6 +22,7 @@
 
 #include "client/check_report.h"
 #include "client/client.h"
+#include "engine/index_generations.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -29,7 +30,6 @@
 #include "server/access_control.h"
 #include "server/admin_service.h"
 #include "server/audit_sink.h"
-#include "server/index_generations.h"
 #include "server/receipt_signer.h"
 #include "server/service.h"
 #include "server/usage_ledger.h"
