@@ -45,6 +45,10 @@ namespace {
 using nlohmann::json;
 using testing_corpus::Prose;
 
+// The source tree (docs/api.md, tools/npm), from the build: ctest's ENVIRONMENT property
+// carries only the first of cops_add_test's variables.
+constexpr const char* kSourceDir = COPS_HTTP_TEST_SOURCE_DIR;
+
 class HttpApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -407,8 +411,7 @@ TEST_F(HttpApiTest, HealthAndOpenApiNeedNoKey) {
 
 // The validator scripts/install-deps.sh installs from npm into tools/npm (not in git).
 TEST_F(HttpApiTest, TheOpenApiDescriptionPassesAStandardValidator) {
-  const char* source = std::getenv("COPS_SOURCE_DIR");
-  ASSERT_NE(source, nullptr) << "run through ctest (COPS_SOURCE_DIR)";
+  const char* source = kSourceDir;
   const std::filesystem::path validator =
       std::filesystem::path(source) / "tools/npm/node_modules/.bin/swagger-cli";
   if (!std::filesystem::exists(validator)) {
@@ -431,8 +434,7 @@ TEST_F(HttpApiTest, TheOpenApiDescriptionPassesAStandardValidator) {
 // docs/api.md's examples: each ```sh block after the first (which sets COPS_URL and COPS_KEY)
 // runs as written with bash, against this server, and must succeed (they use curl --fail).
 TEST_F(HttpApiTest, TheCurlExamplesOfTheDocsRunAsWritten) {
-  const char* source = std::getenv("COPS_SOURCE_DIR");
-  ASSERT_NE(source, nullptr) << "run through ctest (COPS_SOURCE_DIR)";
+  const char* source = kSourceDir;
   std::ifstream doc(std::filesystem::path(source) / "docs/api.md");
   ASSERT_TRUE(doc.good());
   std::stringstream text;
