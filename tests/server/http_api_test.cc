@@ -56,7 +56,6 @@ class HttpApiTest : public ::testing::Test {
     options.data_dir = dir_.path().string();
     ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(options));
     AccessControlOptions access_options;
-    access_options.failure_base_delay_ms = 1;
     ASSERT_OK_AND_ASSIGN(access_, OpenAccessControl(dir_.path().string(),
                                                     /*bootstrap_admin=*/true, access_options));
     std::ifstream(dir_.path() / "admin.key") >> admin_key_;
