@@ -270,7 +270,8 @@ CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
       usage_(usage),
       audit_(audit),
       receipts_(receipts),
-      writes_(writes),
+      local_writes_(writes == nullptr ? std::make_unique<LocalWrites>(generations) : nullptr),
+      writes_(writes != nullptr ? writes : local_writes_.get()),
       admission_(admission),
       position_(position),
       streams_(streams),
@@ -296,11 +297,6 @@ absl::StatusOr<AdmissionControl::Permit> CopyDetectionService::Admit(
     const grpc::ServerContext& context, uint64_t bytes) {
   if (admission_ == nullptr) return AdmissionControl::Permit();
   return admission_->Admit(bytes, absl::FromChrono(context.deadline()));
-}
-
-absl::Status CopyDetectionService::Write(
-    const std::function<absl::Status(CopyDetector&)>& write) {
-  return generations_->WithWriter(write);
 }
 
 absl::Status CopyDetectionService::NoLogError() {
@@ -437,21 +433,11 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
   const v1::Document& doc = request.document();
   COPS_ASSIGN_OR_RETURN(DocumentFormat format, FormatFromProto(doc.format()));
   COPS_ASSIGN_OR_RETURN(AdmittedRegistration admitted, AdmitRegistration(principal, doc));
-  RegisterResultInfo result;
-  ChunkingParams params;
-  if (writes_ != nullptr) {
-    COPS_ASSIGN_OR_RETURN(result, writes_->Register(doc.content(), format, admitted.meta));
-    params = Detector()->params();
-  } else {
-    COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
-      COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, admitted.meta));
-      params = detector.params();
-      return absl::OkStatus();
-    }));
-  }
+  COPS_ASSIGN_OR_RETURN(RegisterResultInfo result,
+                        writes_->Register(doc.content(), format, admitted.meta));
   // A duplicate (or a retry) creates nothing and uses no quota: the reservation is released.
   if (result.outcome.created) admitted.usage.Commit();
-  FillRegisterReply(principal, result, params, reply);
+  FillRegisterReply(principal, result, result.params, reply);
   return absl::OkStatus();
 }
 
@@ -477,26 +463,15 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
     inputs.push_back(RegisterInput{doc.content(), *format, &admitted[i].meta});
     input_of.push_back(i);
   }
+  // Locally one atomic index write; through the log one event per document (batching
+  // publishes: docs/scale-out.md).
   std::vector<absl::StatusOr<RegisterResultInfo>> outcomes;
-  absl::Status written;
-  ChunkingParams params;
-  if (writes_ != nullptr) {
-    // Through the log one event per document (batching publishes: docs/scale-out.md).
-    for (const RegisterInput& in : inputs) {
-      outcomes.push_back(writes_->Register(in.content, in.format, *in.metadata));
-    }
-    params = Detector()->params();
-  } else {
-    written = Write([&](CopyDetector& detector) -> absl::Status {
-      params = detector.params();
-      return detector.RegisterBatch(inputs, &outcomes);
-    });
-  }
+  const absl::Status written = writes_->RegisterBatch(inputs, &outcomes);
   for (size_t j = 0; j < input_of.size(); ++j) {
     v1::RegisterResult* result = results[input_of[j]];
     if (j < outcomes.size() && outcomes[j].ok()) {
       if (outcomes[j]->outcome.created) admitted[input_of[j]].usage.Commit();
-      FillRegisterReply(principal, *outcomes[j], params, result->mutable_reply());
+      FillRegisterReply(principal, *outcomes[j], outcomes[j]->params, result->mutable_reply());
     } else {
       SetRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
     }
@@ -592,17 +567,10 @@ grpc::Status CopyDetectionService::UnregisterDocument(
         AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, record));
     return TakeToken(*principal);
   };
-  absl::Status status;
-  if (writes_ != nullptr) {
-    // Outside WithWriter: the log's applier takes it to apply this very event.
-    status = admit(*Detector());
-    if (status.ok()) status = writes_->Unregister(request->doc_id());
-  } else {
-    status = Write([&](CopyDetector& detector) -> absl::Status {
-      COPS_RETURN_IF_ERROR(admit(detector));
-      return detector.Unregister(request->doc_id());
-    });
-  }
+  // Asked outside the registration lock: the log's applier takes it to apply this very
+  // event. Records do not change, so the answer holds until the write.
+  absl::Status status = admit(*Detector());
+  if (status.ok()) status = writes_->Unregister(request->doc_id());
   return log.Finish(status);
 }
 

@@ -12,9 +12,11 @@
 // concurrently on the server's thread pool.
 
 #include <chrono>
+#include <memory>
 #include <span>
 
 #include "engine/copy_detector.h"
+#include "engine/document_writes.h"
 #include "engine/index_generations.h"
 #include "proto/cops.grpc.pb.h"
 #include "server/admission_control.h"
@@ -111,8 +113,6 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
                                                  uint64_t bytes);
   // The detector a call uses; it stays valid while the pointer is held.
   std::shared_ptr<CopyDetector> Detector() const;
-  // Runs a registration or unregistration on the live detector (see WithWriter).
-  absl::Status Write(const std::function<absl::Status(CopyDetector&)>& write);
   // Waits until this node has applied the log up to `sequence` (0: at once); UNAVAILABLE
   // when it has not within kReadYourWritesWait or the call's deadline.
   absl::Status AwaitLogSequence(const grpc::ServerContext& context, uint64_t sequence);
@@ -129,7 +129,9 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   UsageLedger* const usage_;
   AuditSink* const audit_;
   ReceiptSigner* const receipts_;
-  DocumentWrites* const writes_;  // null: the local index takes writes
+  // Where registrations and unregistrations go: the `writes` given, else local_writes_.
+  const std::unique_ptr<LocalWrites> local_writes_;
+  DocumentWrites* const writes_;
   AdmissionControl* const admission_;
   LogPosition* const position_;  // null: no registration log
   StreamWatchdog* const streams_;  // null: streams without time limits
