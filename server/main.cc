@@ -245,7 +245,9 @@ struct RouterRole {
 };
 
 absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
-                                           IndexGenerations* generations) {
+                                           IndexGenerations* generations,
+                                           const Authorizer* authorizer,
+                                           AdmissionControl* admission) {
   RouterRole role;
   if (config.route_url.empty()) return role;
   RegistrationStreamOptions stream;
@@ -267,8 +269,12 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   RouterOptions options;
   options.base_subject = stream.subject;
   options.timeout = std::chrono::milliseconds(config.route_timeout_ms);
+  // Enough that the admitted checks' calls to the other partitions never queue.
+  const uint32_t partitions = role.directory->partitions();
+  options.fan_out_threads =
+      partitions > 1 ? size_t{admission->limits().max_calls} * (partitions - 1) : 1;
   role.service = std::make_unique<RouterService>(role.directory.get(), role.log.get(),
-                                                 generations, options);
+                                                 generations, authorizer, admission, options);
   LogEvent(LogLevel::kInfo, "routing",
            {{"url", stream.url},
             {"stream", stream.stream},
@@ -358,7 +364,10 @@ int Run(int argc, char** argv) {
         "--route serves without authentication only (it does not yet pass callers' "
         "credentials to the replicas): listen on loopback with --auth off"));
   }
-  absl::StatusOr<RouterRole> router_role = StartRouterRole(config, generations->get());
+  // Checks and registrations at work at once, on this node or (a router) through it.
+  AdmissionControl admission(admission_limits);
+  absl::StatusOr<RouterRole> router_role =
+      StartRouterRole(config, generations->get(), authorizer, &admission);
   if (!router_role.ok()) return Fail(router_role.status());
 
   // Receipt signing keys (docs/receipts.md), created at first start.
@@ -381,9 +390,8 @@ int Run(int argc, char** argv) {
       std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
   sweeper->Start();
 
-  // Checks and registrations at work at once; once they are over, the heap's freed pages go
-  // back to the system (server/heap_trimmer.h).
-  AdmissionControl admission(admission_limits);
+  // Once the calls at work are over, the heap's freed pages go back to the system
+  // (server/heap_trimmer.h).
   HeapTrimmer trimmer({.period = absl::Seconds(1),
                        .load = [&admission] { return admission.load(); },
                        .trim = [] { malloc_trim(0); }});
