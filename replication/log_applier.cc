@@ -2,6 +2,7 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -196,7 +197,17 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
     case DeliveryAction::kApply: {
       absl::StatusOr<RegistrationEvent> event = DecodeRegistrationEvent(std::string_view(
           natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
-      status = event.ok() ? sink_->Apply(sequence, *event) : event.status();
+      if (event.ok()) {
+        status = sink_->Apply(sequence, *event);
+      } else if (absl::IsDataLoss(event.status())) {
+        // No node can ever apply these bytes: waiting for them would stall every node.
+        status = sink_->SetAside(sequence, event.status());
+        if (status.ok()) set_aside_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        status = event.status();  // a later revision's event: an upgrade applies it
+      }
+      if (!status.ok()) failed_applies_.fetch_add(1, std::memory_order_relaxed);
+      consecutive_failures_ = status.ok() ? 0 : consecutive_failures_ + 1;
       last_delivery_ = delivery;
       break;
     }
@@ -281,7 +292,16 @@ void LogApplier::Run() {
     natsMsgList_Destroy(&list);
     if (outcome != Outcome::kNext && !stop_.load()) {
       restart = outcome == Outcome::kRestart;
-      std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_wait_ms));
+      // The same event failing again waits longer each time, up to max_retry_wait_ms.
+      int64_t wait_ms = options_.retry_wait_ms;
+      for (int i = 1; i < consecutive_failures_ && wait_ms < options_.max_retry_wait_ms; ++i) {
+        wait_ms *= 2;
+      }
+      wait_ms = std::min(wait_ms, std::max(options_.max_retry_wait_ms, options_.retry_wait_ms));
+      // In short steps, so that Stop is not held up by a long wait.
+      for (int64_t waited = 0; waited < wait_ms && !stop_.load(); waited += 50) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(50, wait_ms - waited)));
+      }
     }
   }
 }

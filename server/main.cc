@@ -402,16 +402,25 @@ int Run(int argc, char** argv) {
                            ? static_cast<grpc::Service*>(router_role->service.get())
                            : &service;
   AdminService admin(authorizer, access->get(), &usage, generations->get(), receipts->get());
+  if (log_role->replica != nullptr) {
+    // A rotated index would not carry the applied log sequence: it would then decline every
+    // later event (docs/scale-out.md).
+    admin.RefuseKeyRotation(
+        "this node applies the registration log (--log/--follow), whose nodes cannot rotate "
+        "their hashing key yet: start a node with the new key on an empty data directory, "
+        "let it catch up from the log, then retire this one");
+  }
 
   ClusterPresence cluster;  // --cluster-node-id: joined once serving (server/cluster_presence.h)
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
         MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster,
-                                                     &router_role] {
+                                                     &router_role, &log_role] {
           ServerState state = ReadServerState(**generations);
           state.admission = admission.load();
           state.cluster_member = cluster.Health();
+          if (log_role->applier != nullptr) state.log_applier = log_role->applier->Health();
           if (router_role->cluster_map != nullptr) {
             state.cluster_map = router_role->cluster_map->Health();
           }

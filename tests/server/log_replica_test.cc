@@ -24,6 +24,7 @@
 #include "replication/jetstream.h"
 #include "server/index_generations.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/copsd_process.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
@@ -97,16 +98,20 @@ class LogReplicaTest : public ::testing::Test {
     Stop(&primary_, SIGTERM);
   }
 
-  // Starts copsd on `name`'s data directory with `role` ("--log" or "--follow").
-  void Start(const std::string& name, const std::string& role, Copsd* out) {
+  // Starts copsd on `name`'s data directory with `role` ("--log" or "--follow") and `extra`
+  // flags.
+  void Start(const std::string& name, const std::string& role, Copsd* out,
+             const std::vector<std::string>& extra = {}) {
     const fs::path dir = dir_.path() / name;
     fs::create_directories(dir);
     fs::remove(dir / "port");
-    out->pid = testing::Spawn({BuildDir() + "/server/copsd", "--data-dir", (dir / "data").string(),
-                               "--listen", "127.0.0.1:0", "--port-file", (dir / "port").string(),
-                               "--hash-key", "000102030405060708090a0b0c0d0e0f", "--log-level",
-                               "warn", "--primary", "primary.example:7411", role, nats_->url()},
-                              {}, dir / "copsd.out", dir / "copsd.log");
+    std::vector<std::string> argv = {
+        BuildDir() + "/server/copsd", "--data-dir", (dir / "data").string(), "--listen",
+        "127.0.0.1:0", "--port-file", (dir / "port").string(), "--hash-key",
+        "000102030405060708090a0b0c0d0e0f", "--log-level", "warn", "--primary",
+        "primary.example:7411", role, nats_->url()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    out->pid = testing::Spawn(argv, {}, dir / "copsd.out", dir / "copsd.log");
     ASSERT_TRUE(Eventually([&] {
       int status = 0;
       return fs::exists(dir / "port") || waitpid(out->pid, &status, WNOHANG) != 0;
@@ -303,6 +308,61 @@ TEST_F(LogReplicaTest, AReplicaSeededFromASnapshotCatchesUpFromTheTrimmedLog) {
   EXPECT_NE(log.find("FAILED_PRECONDITION: stream COPS_REGISTRATIONS no longer holds events 1 to 3"),
             std::string::npos)
       << log;
+}
+
+// A follower that cannot apply an event for a reason of its own (here a smaller
+// --max-document-bytes than the primary's: RESOURCE_EXHAUSTED, as a converter's time budget
+// or a full disk) does not take it as a refusal every node shares: it retries it, says so in
+// its log, and applies nothing after it. Restarted without the limit, it holds every
+// document under the primary's ids; had it skipped the event, its later documents would have
+// other ids than on the primary (and an unregistration would remove another document there).
+TEST_F(LogReplicaTest, AnEventAFollowerCannotApplyIsRetriedNeverSkipped) {
+  ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
+  ASSERT_NO_FATAL_FAILURE(
+      Start("follower", "--follow", &follower_, {"--max-document-bytes", "3000"}));
+  v1::Document large;
+  large.set_content(testing_corpus::Prose(7, 1500));  // ~10 KB
+  ASSERT_GT(large.content().size(), 3000u);
+  v1::Document small;
+  small.set_content(testing_corpus::Prose(8, 200));
+  ASSERT_LT(small.content().size(), 3000u);
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply a, primary_.client->Register(large));
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply b, primary_.client->Register(small));
+  const fs::path log = dir_.path() / "follower" / "copsd.out";  // spdlog writes to stdout
+  ASSERT_TRUE(Eventually([&] {
+    return testing::ReadFileOrEmpty(log).find("log_apply_failed") != std::string::npos;
+  })) << testing::ReadFileOrEmpty(log);
+  EXPECT_EQ(Documents(&follower_), 0u);  // nothing after the event it cannot apply yet
+
+  Stop(&follower_, SIGTERM);
+  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 2; })) << Documents(&follower_);
+  ASSERT_OK_AND_ASSIGN(v1::DocumentInfo got, follower_.client->Get(b.doc_id()));
+  EXPECT_EQ(got.sha256(), primary_.client->Get(b.doc_id())->sha256());
+  ASSERT_OK_AND_ASSIGN(got, follower_.client->Get(a.doc_id()));
+  EXPECT_EQ(got.size_bytes(), large.content().size());
+}
+
+// Rotating the hashing key of a node that applies the log would rebuild its index without
+// its applied sequence (it would then decline every later event): refused, on the log's
+// writer and on a follower alike, with FAILED_PRECONDITION naming why.
+TEST_F(LogReplicaTest, KeyRotationIsRefusedOnAReplicatedNode) {
+  for (const char* role : {"--log", "--follow"}) {
+    SCOPED_TRACE(role);
+    // Without --hash-key: a key kept in the data directory, which a single node may rotate.
+    ASSERT_OK_AND_ASSIGN(auto copsd, testing::CopsdProcess::Start(dir_.path() / (role + 2),
+                                                                   {role, nats_->url()}));
+    auto admin = v1::Admin::NewStub(
+        grpc::CreateChannel(copsd->address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    v1::RotateKeyRequest request;
+    v1::RotateKeyResponse response;
+    const grpc::Status s = admin->RotateKey(&context, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+    EXPECT_NE(s.error_message().find("registration log"), std::string::npos)
+        << s.error_message();
+    copsd->Stop();
+  }
 }
 
 }  // namespace
