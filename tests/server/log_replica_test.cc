@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include <nats/nats.h>
+#include <rocksdb/env.h>
 
 #include "client/client.h"
 #include "core/status_macros.h"
@@ -68,6 +70,76 @@ TEST(LogReplicaOutcomeTest, WaitsForTheRecordOfAnEventTheIndexAlreadyShowsApplie
 
   LogReplica restarted(generations.get(), /*ids_from_log_sequence=*/true);
   EXPECT_TRUE(absl::IsNotFound(restarted.OutcomeOf(5, soon()).status()));
+}
+
+// RocksDB's files, with appends to its write-ahead log failing while `fail` is set (a full
+// disk, an I/O error at the moment of one write).
+class FailingWalEnv : public rocksdb::EnvWrapper {
+ public:
+  FailingWalEnv() : rocksdb::EnvWrapper(rocksdb::Env::Default()) {}
+  const char* Name() const override { return "FailingWalEnv"; }
+  rocksdb::Status NewWritableFile(const std::string& name,
+                                  std::unique_ptr<rocksdb::WritableFile>* result,
+                                  const rocksdb::EnvOptions& options) override {
+    rocksdb::Status s = target()->NewWritableFile(name, result, options);
+    if (s.ok() && name.size() > 4 && name.substr(name.size() - 4) == ".log") {
+      *result = std::make_unique<File>(std::move(*result), &fail);
+    }
+    return s;
+  }
+  std::atomic<bool> fail{false};
+
+ private:
+  class File : public rocksdb::WritableFileWrapper {
+   public:
+    File(std::unique_ptr<rocksdb::WritableFile> file, std::atomic<bool>* fail)
+        : rocksdb::WritableFileWrapper(file.get()), file_(std::move(file)), fail_(fail) {}
+    rocksdb::Status Append(const rocksdb::Slice& data) override {
+      if (fail_->load()) return rocksdb::Status::NoSpace("injected: disk full");
+      return rocksdb::WritableFileWrapper::Append(data);
+    }
+    rocksdb::Status Append(const rocksdb::Slice& data,
+                           const rocksdb::DataVerificationInfo& info) override {
+      if (fail_->load()) return rocksdb::Status::NoSpace("injected: disk full");
+      return rocksdb::WritableFileWrapper::Append(data, info);
+    }
+
+   private:
+    std::unique_ptr<rocksdb::WritableFile> file_;
+    std::atomic<bool>* fail_;
+  };
+};
+
+// A registration event whose write fails is applied again under the same id: the log
+// sequence with partitions, the next id without; a failed write must not use one up, or
+// the retry stores the document under an id other nodes do not give it.
+TEST(LogReplicaApplyTest, AFailedWriteDoesNotUseUpTheEventsId) {
+  for (const bool partitioned : {true, false}) {
+    SCOPED_TRACE(partitioned ? "partitioned" : "unpartitioned");
+    testing::TempDir dir;
+    FailingWalEnv env;
+    IndexGenerationsOptions options;
+    options.data_dir = dir.path().string();
+    options.index.env = &env;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> generations,
+                         IndexGenerations::Open(options));
+    LogReplica replica(generations.get(), /*ids_from_log_sequence=*/partitioned);
+    RegistrationEvent event;
+    event.content = testing_corpus::Prose(3, 200);
+    event.format = static_cast<uint32_t>(DocumentFormat::kText);
+    event.metadata.registered_unix_micros = 1;
+    env.fail = true;
+    const absl::Status failed = replica.Apply(1, event);
+    env.fail = false;
+    ASSERT_FALSE(failed.ok());
+    // Tried again as the applier does, until RocksDB has recovered from the error.
+    absl::Status retried;
+    ASSERT_TRUE(Eventually([&] { return (retried = replica.Apply(1, event)).ok(); }))
+        << retried << " after " << failed;
+    ASSERT_OK_AND_ASSIGN(RegisterResultInfo outcome,
+                         replica.OutcomeOf(1, std::chrono::steady_clock::now()));
+    EXPECT_EQ(outcome.outcome.id, 1u);
+  }
 }
 
 // One copsd child process with its own data directory; killed if a test ends (or fails)
