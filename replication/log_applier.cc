@@ -26,7 +26,18 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
   natsStatus s = js_GetStreamInfo(&stream_info, js->context(), stream.c_str(), nullptr, &err);
   if (s != NATS_OK) return NatsError(s, "looking up stream " + stream);
   const uint64_t first = stream_info->State.FirstSeq;
+  const uint64_t last = stream_info->State.LastSeq;
   jsStreamInfo_Destroy(stream_info);
+  // A stream that ends before what this index applied lost its tail (a NATS store lost) or
+  // was deleted and created anew: its next events would carry sequences this index takes
+  // for applied ones, and be skipped.
+  if (last < applied) {
+    return absl::FailedPreconditionError(
+        "stream " + stream + " ends at event " + std::to_string(last) +
+        " but this index has applied the log up to event " + std::to_string(applied) +
+        ": the stream lost its tail or was recreated; restore the stream, or start this node "
+        "on an empty data directory to rebuild its index from the stream as it is");
+  }
   if (first > applied + 1) {
     return absl::FailedPreconditionError(
         "stream " + stream + " no longer holds events " + std::to_string(applied + 1) + " to " +

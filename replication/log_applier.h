@@ -102,7 +102,8 @@ class LogApplier {
   // Binds this node's durable consumer, starting after sink->AppliedLogSequence() when it is
   // new or when it has acknowledged events the sink has not applied (a wiped or restored
   // index); then applies events on a background thread until Stop. FAILED_PRECONDITION when
-  // the stream was trimmed above the sink's applied sequence (events it lacks are gone);
+  // the stream was trimmed above the sink's applied sequence (events it lacks are gone), or
+  // ends below it (it lost its tail or was recreated: its new events would be skipped);
   // otherwise errors as for JetStream::Connect. `jetstream` and `sink` are not owned and must outlive the applier.
   static absl::StatusOr<std::unique_ptr<LogApplier>> Start(JetStream* jetstream, LogSink* sink,
                                                            LogApplierOptions options);

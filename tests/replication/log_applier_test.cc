@@ -330,6 +330,35 @@ TEST_F(LogApplierTest, ALostLastDeliveryIsAppliedWithoutWaitingOutTheAckWait) {
   }
 }
 
+// The stream lost its tail or was recreated (a NATS store lost, the stream deleted and made
+// anew by the next copsd that connects): its new events get sequences this index already
+// applied, which the applier would acknowledge and skip as redeliveries. Start refuses,
+// naming the stream and both sequences.
+TEST_F(LogApplierTest, AStreamThatEndsBeforeTheAppliedSequenceIsRefused) {
+  RegistrationLog log(js_.get());
+  std::unique_ptr<Index> index = OpenIndex("index");
+  IndexSink sink(index.get(), fingerprinter_.get());
+  for (int i = 0; i < 3; ++i) ASSERT_OK(log.Publish(Registration(i)));
+  {
+    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, {}));
+    ASSERT_TRUE(WaitApplied(*index, 3));
+  }
+  ASSERT_EQ(js_DeleteStream(js_->context(), js_->options().stream.c_str(), nullptr, nullptr),
+            NATS_OK);
+  RegistrationStreamOptions stream;
+  stream.url = nats_->url();
+  ASSERT_OK_AND_ASSIGN(auto recreated, JetStream::Connect(stream));  // an empty stream
+  RegistrationLog new_log(recreated.get());
+  ASSERT_OK(new_log.Publish(Registration(10)));
+  absl::StatusOr<std::unique_ptr<LogApplier>> refused =
+      LogApplier::Start(recreated.get(), &sink, {});
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("stream COPS_REGISTRATIONS ends at event 1 but "
+                                            "this index has applied the log up to event 3"),
+            std::string::npos)
+      << refused.status();
+}
+
 // Bytes on the stream that are no registration event (a client that publishes to the
 // subject, a corrupt write): nothing can ever apply them. They are set aside (recorded as
 // applied without effect, acknowledged, counted) and the events after them are applied, on
