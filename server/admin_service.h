@@ -13,10 +13,10 @@
 
 #include <string>
 
+#include "engine/index_generations.h"
 #include "proto/cops_admin.grpc.pb.h"
 #include "server/access_control.h"
 #include "server/authorizer.h"
-#include "server/index_generations.h"
 #include "server/receipt_signer.h"
 #include "server/request_log.h"
 #include "server/usage_ledger.h"

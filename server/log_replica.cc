@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "core/status_macros.h"
-#include "server/request_log.h"
+#include "logging/log_event.h"
 
 namespace cops {
 namespace {

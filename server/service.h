@@ -14,13 +14,13 @@
 #include <chrono>
 #include <span>
 
+#include "engine/copy_detector.h"
+#include "engine/index_generations.h"
 #include "proto/cops.grpc.pb.h"
 #include "server/admission_control.h"
 #include "server/audit_sink.h"
 #include "server/authorizer.h"
 #include "server/cancellation_probe.h"
-#include "server/copy_detector.h"
-#include "server/index_generations.h"
 #include "server/log_replica.h"
 #include "server/receipt_signer.h"
 #include "server/usage_ledger.h"

@@ -12,16 +12,16 @@
 #include <vector>
 
 #include "core/hash_key.h"
+#include "core/hash_key.h"
 #include "core/receipt.h"
+#include "engine/index_generations.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/cops.grpc.pb.h"
 #include "proto/cops_admin.grpc.pb.h"
-#include "core/hash_key.h"
 #include "server/access_control.h"
 #include "server/admin_service.h"
-#include "server/index_generations.h"
 #include "server/receipt_signer.h"
 #include "server/service.h"
 #include "tests/server/test_corpus.h"

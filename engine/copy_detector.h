@@ -1,5 +1,5 @@
-#ifndef COPS_SERVER_COPY_DETECTOR_H_
-#define COPS_SERVER_COPY_DETECTOR_H_
+#ifndef COPS_ENGINE_COPY_DETECTOR_H_
+#define COPS_ENGINE_COPY_DETECTOR_H_
 
 // The COPS application: register and check documents. Knows nothing of gRPC; the service
 // (server/service.h) authorizes, converts messages and calls it.
@@ -29,7 +29,7 @@
 #include "core/exclusions.h"
 #include "core/fingerprint.h"
 #include "core/match.h"
-#include "server/wall_clock.h"
+#include "engine/wall_clock.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -196,4 +196,4 @@ std::string_view DecisionFunctionName(DecisionFunction f);
 
 }  // namespace cops
 
-#endif  // COPS_SERVER_COPY_DETECTOR_H_
+#endif  // COPS_ENGINE_COPY_DETECTOR_H_

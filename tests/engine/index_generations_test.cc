@@ -14,14 +14,14 @@
 #include <vector>
 
 #include "core/params.h"
+#include "engine/index_generations.h"
 #include "grpcpp/grpcpp.h"
-#include "rocksdb/db.h"
 #include "gtest/gtest.h"
 #include "proto/cops.grpc.pb.h"
 #include "proto/cops_admin.grpc.pb.h"
+#include "rocksdb/db.h"
 #include "server/access_control.h"
 #include "server/admin_service.h"
-#include "server/index_generations.h"
 #include "server/service.h"
 #include "storage/data_dir.h"
 #include "tests/server/test_corpus.h"
