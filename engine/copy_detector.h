@@ -56,6 +56,9 @@ struct RegisterResultInfo {
   uint32_t stored_chunks = 0;
   DocumentFormat format = DocumentFormat::kText;  // the format actually parsed
   std::string charset;
+  // The chunking parameters (and key id) of the generation that registered it, for the reply
+  // and the receipt.
+  ChunkingParams params;
   // The record of the document outcome.id names, as the index holds it: the new document's,
   // or, when an existing document was returned, that document's (its metadata, text digest
   // and original registration time).

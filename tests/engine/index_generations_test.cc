@@ -55,9 +55,7 @@ class IndexGenerationsTest : public ::testing::Test {
     auto generations = IndexGenerations::Open(options_);
     ASSERT_TRUE(generations.ok()) << generations.status();
     generations_ = *std::move(generations);
-    AccessControlOptions access_options;
-    access_options.failure_base_delay_ms = 1;
-    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true, access_options);
+    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true);
     ASSERT_TRUE(access.ok()) << access.status();
     access_ = *std::move(access);
     std::ifstream(dir_ / "admin.key") >> admin_key_;
