@@ -273,7 +273,9 @@ struct RouterRole {
 };
 
 absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
-                                           IndexGenerations* generations) {
+                                           IndexGenerations* generations,
+                                           const Authorizer* authorizer,
+                                           AdmissionControl* admission) {
   RouterRole role;
   if (config.route_url.empty()) return role;
   RegistrationStreamOptions stream;
@@ -295,8 +297,12 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   RouterOptions options;
   options.base_subject = stream.subject;
   options.timeout = std::chrono::milliseconds(config.route_timeout_ms);
+  // Enough that the admitted checks' calls to the other partitions never queue.
+  const uint32_t partitions = role.directory->partitions();
+  options.fan_out_threads =
+      partitions > 1 ? size_t{admission->limits().max_calls} * (partitions - 1) : 1;
   role.service = std::make_unique<RouterService>(role.directory.get(), role.log.get(),
-                                                 generations, options);
+                                                 generations, authorizer, admission, options);
   LogEvent(LogLevel::kInfo, "routing",
            {{"url", stream.url},
             {"stream", stream.stream},
@@ -393,7 +399,10 @@ int Run(int argc, char** argv) {
         "--route serves without authentication only (it does not yet pass callers' "
         "credentials to the replicas): listen on loopback with --auth off"));
   }
-  absl::StatusOr<RouterRole> router_role = StartRouterRole(config, generations->get());
+  // Checks and registrations at work at once, on this node or (a router) through it.
+  AdmissionControl admission(admission_limits);
+  absl::StatusOr<RouterRole> router_role =
+      StartRouterRole(config, generations->get(), authorizer, &admission);
   if (!router_role.ok()) return Fail(router_role.status());
 
   // Receipt signing keys (docs/receipts.md), created at first start.
@@ -416,9 +425,8 @@ int Run(int argc, char** argv) {
       std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
   sweeper->Start();
 
-  // Checks and registrations at work at once; once they are over, the heap's freed pages go
-  // back to the system (server/heap_trimmer.h).
-  AdmissionControl admission(admission_limits);
+  // Once the calls at work are over, the heap's freed pages go back to the system
+  // (server/heap_trimmer.h).
   HeapTrimmer trimmer({.period = absl::Seconds(1),
                        .load = [&admission] { return admission.load(); },
                        .trim = [] { malloc_trim(0); }});
@@ -432,16 +440,25 @@ int Run(int argc, char** argv) {
                            ? static_cast<grpc::Service*>(router_role->service.get())
                            : &service;
   AdminService admin(authorizer, access->get(), &usage, generations->get(), receipts->get());
+  if (log_role->replica != nullptr) {
+    // A rotated index would not carry the applied log sequence: it would then decline every
+    // later event (docs/scale-out.md).
+    admin.RefuseKeyRotation(
+        "this node applies the registration log (--log/--follow), whose nodes cannot rotate "
+        "their hashing key yet: start a node with the new key on an empty data directory, "
+        "let it catch up from the log, then retire this one");
+  }
 
   ClusterPresence cluster;  // --cluster-node-id: joined once serving (server/cluster_presence.h)
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
         MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster,
-                                                     &router_role] {
+                                                     &router_role, &log_role] {
           ServerState state = ReadServerState(**generations);
           state.admission = admission.load();
           state.cluster_member = cluster.Health();
+          if (log_role->applier != nullptr) state.log_applier = log_role->applier->Health();
           if (router_role->cluster_map != nullptr) {
             state.cluster_map = router_role->cluster_map->Health();
           }

@@ -42,6 +42,7 @@
 #include "engine/key_rotation_progress.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "replication/cluster_map.h"
+#include "replication/log_applier.h"
 #include "server/admission_control.h"
 #include "storage/index.h"
 
@@ -63,6 +64,8 @@ struct ServerState {
   // the map as this node sees it; nullopt when the node has no such part.
   std::optional<ClusterMemberHealth> cluster_member;
   std::optional<ClusterMapHealth> cluster_map;
+  // The registration log's applier (--log, --follow); nullopt without one.
+  std::optional<LogApplierHealth> log_applier;
 };
 
 class IndexGenerations;
