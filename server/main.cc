@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -348,6 +349,9 @@ int Run(int argc, char** argv) {
 
   SetJsonLogs(config.log_json);
   spdlog::set_level(spdlog::level::from_str(config.log_level));
+  // Every file copsd creates (RocksDB's included, which asks for 0644) is its owner's alone:
+  // the index holds the registered texts, the data directory the keys.
+  umask(077);
 
   DataDir data_dir(config.data_dir);
   absl::Status created = data_dir.Create();
@@ -454,9 +458,10 @@ int Run(int argc, char** argv) {
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
         MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster,
-                                                     &router_role, &log_role] {
+                                                     &router_role, &log_role, &audit] {
           ServerState state = ReadServerState(**generations);
           state.admission = admission.load();
+          state.audit = audit.counters();
           state.cluster_member = cluster.Health();
           if (log_role->applier != nullptr) state.log_applier = log_role->applier->Health();
           if (router_role->cluster_map != nullptr) {

@@ -172,6 +172,14 @@ class ServerStateCollector : public prometheus::Collectable {
     counter("cops_admission_refused_total",
             "Checks and registrations refused with RESOURCE_EXHAUSTED for lack of room.",
             static_cast<double>(s.admission.refused));
+    counter("cops_audit_records_written_total", "Audit records written to the access store.",
+            static_cast<double>(s.audit.written));
+    counter("cops_audit_records_failed_total",
+            "Audit records lost because the access store refused them.",
+            static_cast<double>(s.audit.failed));
+    counter("cops_audit_records_dropped_total",
+            "Audit records dropped because the audit queue was full.",
+            static_cast<double>(s.audit.dropped));
     if (s.cluster_member) {
       const ClusterMemberHealth& m = *s.cluster_member;
       counter("cops_cluster_heartbeats_total", "Records this node wrote to the cluster map.",

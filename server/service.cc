@@ -415,14 +415,19 @@ CopyDetectionService::AdmitRegistration(const Principal& principal, const v1::Do
   meta.expires_unix_micros = doc.metadata().expires_unix_micros();
   meta.not_before_unix_micros = doc.metadata().not_before_unix_micros();
   COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kRegister, meta.collection));
+  COPS_RETURN_IF_ERROR(ValidateMetadataSizes(meta));
   const int64_t now = Detector()->NowMicros();
   if (meta.expires_unix_micros == 0) {
-    const int64_t retention = authorizer_->PolicyFor(meta.collection).retention_seconds;
+    // Bounded as PutCollection bounds it (a record stored before the bound may hold more).
+    const int64_t retention = std::min(authorizer_->PolicyFor(meta.collection).retention_seconds,
+                                       CollectionRecord::kMaxRetentionSeconds);
     if (retention > 0) meta.expires_unix_micros = now + retention * 1000000;
   }
   COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now));
-  COPS_ASSIGN_OR_RETURN(admitted.usage,
-                        usage_->Reserve(principal, UsageCost{1, doc.content().size()}));
+  // The stored metadata is charged with the content: it is kept as long.
+  const uint64_t bytes = doc.content().size() + meta.title.size() + meta.author.size() +
+                         meta.external_id.size();
+  COPS_ASSIGN_OR_RETURN(admitted.usage, usage_->Reserve(principal, UsageCost{1, bytes}));
   COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(meta.collection));
   return admitted;
 }
@@ -512,6 +517,7 @@ grpc::Status CopyDetectionService::RegisterDocuments(
   // each still gets its own result.
   const size_t window_documents =
       std::max<uint32_t>(Detector()->options().bulk_window_documents, 1);
+  const uint32_t max_documents = Detector()->options().max_documents_per_stream;
   std::vector<v1::RegisterDocumentRequest> window;
   size_t window_bytes = 0;
   uint32_t read = 0;
@@ -539,6 +545,17 @@ grpc::Status CopyDetectionService::RegisterDocuments(
     // documents of the window not yet written are not registered.
     principal = authorizer_->Authenticate(*context);
     if (!principal.ok()) return log.Finish(principal.status());
+    if (read == max_documents) {
+      // The reply must stay under gRPC's message limit: end the stream here, keeping the
+      // results of everything registered so far.
+      if (!window.empty()) flush();
+      FailWindow(absl::ResourceExhaustedError(
+                     "a RegisterDocuments stream carries at most " +
+                     std::to_string(max_documents) + " documents: this one and any after it "
+                     "were not registered; send them in another stream"),
+                 1, read, reply);
+      break;
+    }
     ++read;
     log.add_in_bytes(request.document().content().size());
     window_bytes += request.document().content().size();

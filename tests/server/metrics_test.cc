@@ -34,6 +34,9 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
     state.rotation.documents_total = 5;
     state.admission.calls = 2;
     state.admission.refused = 311;
+    state.audit.written = 90;
+    state.audit.failed = 4;
+    state.audit.dropped = 6;
     return state;
   }));
   ASSERT_GT(metrics->port(), 0);
@@ -56,6 +59,14 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
   EXPECT_NE(text.find("# TYPE cops_converter_worker_timeouts_total counter\n"),
             std::string::npos)
       << text;
+
+  // The audit trail's losses: a full queue or a failing store, never silent.
+  EXPECT_NE(text.find("# TYPE cops_audit_records_dropped_total counter\n"
+                      "cops_audit_records_dropped_total 6\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cops_audit_records_failed_total 4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_audit_records_written_total 90\n"), std::string::npos) << text;
 
   documents = 43;
   text = HttpGet(metrics->port(), "/metrics");
