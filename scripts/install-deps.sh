@@ -25,6 +25,7 @@ if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   systemd python3-yaml openssl  # tests/deploy: systemd-analyze, systemd-sysusers, manifests
   prometheus  # tests/deploy/metrics_test.py: promtool and a real scrape
   nats-server  # tests/replication, tests/server/log_replica_test.cc: a real JetStream
+  vim-runtime  # tests/convert/format_detector_test.cc: vim's tutor, real text in many charsets
   jq  # tests/client/cops_cli_test.cc runs docs/receipts.md's openssl check (jq, base64, openssl)
 ); fi
 missing=()
