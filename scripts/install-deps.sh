@@ -13,6 +13,7 @@ PACKAGES=(
   libmilter-dev  # cops-milter (milter/)
   prometheus-cpp-dev  # copsd and cops-milter --metrics-listen
   libnats-dev  # copsd --log / --follow: the registration log on NATS JetStream (replication/)
+  libseccomp-dev  # cops-convert-worker's system call filter (convert/worker_sandbox.h)
 )
 if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh
