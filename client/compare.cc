@@ -15,6 +15,7 @@
 #include "core/fingerprint.h"
 #include "core/memory_index.h"
 #include "core/status_macros.h"
+#include "engine/pipeline.h"
 #include "nlohmann/json.hpp"
 
 namespace cops {
@@ -49,13 +50,9 @@ Prepared Prepare(const std::string& path, const CompareOptions& options,
   }
   p.doc.format = std::string(DocumentFormatName(converted->format));
   p.doc.text_bytes = converted->text.size();
-  const ChunkingParams& params = fingerprinter.params();
-  absl::Status s =
-      fingerprinter.Fingerprint(converted->text, &p.check, CheckFingerprintOptions(params));
-  if (s.ok()) {
-    s = fingerprinter.Fingerprint(converted->text, &p.register_,
-                                  RegisterFingerprintOptions(params));
-  }
+  // Fingerprinted as copsd fingerprints what it checks and what it registers (no sampling).
+  absl::Status s = CheckPrint(fingerprinter, converted->text, 0, 0, &p.check);
+  if (s.ok()) s = RegisterPrint(fingerprinter, converted->text, &p.register_);
   if (s.ok() && p.check.grams.empty()) {
     s = absl::InvalidArgumentError(path + ": no words to compare");
   }
@@ -91,7 +88,9 @@ std::vector<std::vector<size_t>> Clusters(size_t n, const std::vector<DocumentPa
 
 absl::StatusOr<ConvertedDocument> ExtractText(const std::string& path, DocumentFormat format) {
   COPS_ASSIGN_OR_RETURN(std::string content, ReadDocument(path));
-  if (content.empty()) return absl::InvalidArgumentError(path + ": document is empty");
+  if (absl::Status valid = ValidateInput(content, format, UINT64_MAX); !valid.ok()) {
+    return absl::Status(valid.code(), path + ": " + std::string(valid.message()));
+  }
   absl::StatusOr<ConvertedDocument> converted = Convert(content, format);
   if (!converted.ok()) {
     return absl::Status(converted.status().code(),

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "engine/pipeline.h"
 
 namespace cops::eval {
 namespace {
@@ -32,8 +33,7 @@ absl::Status RegisterSources(const EvalSet& set, const Fingerprinter& fingerprin
                              MemoryIndex* index) {
   DocumentFingerprint fp;
   for (size_t i = 0; i < set.sources.size(); ++i) {
-    absl::Status s = fingerprinter.Fingerprint(
-        set.sources[i].text, &fp, RegisterFingerprintOptions(fingerprinter.params()));
+    absl::Status s = RegisterPrint(fingerprinter, set.sources[i].text, &fp);
     if (!s.ok()) {
       return absl::Status(s.code(), StrCat("source ", set.sources[i].name, ": ", s.message()));
     }
@@ -58,7 +58,7 @@ Report Check(const MemoryIndex& index, const Fingerprinter& fingerprinter,
 // A test document fingerprinted as the server fingerprints what it checks.
 absl::Status TestPrint(const Fingerprinter& fingerprinter, const std::string& text,
                        DocumentFingerprint* fp) {
-  return fingerprinter.Fingerprint(text, fp, CheckFingerprintOptions(fingerprinter.params()));
+  return CheckPrint(fingerprinter, text, /*sample_size=*/0, /*sample_seed=*/0, fp);
 }
 
 CheckOptions AllMatches(CheckOptions o) {

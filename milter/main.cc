@@ -13,8 +13,8 @@
 
 #include "CLI/CLI.hpp"
 #include "client/client_security.h"
+#include "logging/log_event.h"
 #include "milter/milter.h"
-#include "server/request_log.h"
 #include "spdlog/spdlog.h"
 
 namespace cops {

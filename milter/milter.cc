@@ -23,9 +23,9 @@
 #include "absl/time/time.h"
 #include "client/check_stream.h"
 #include "convert/worker_pool.h"
+#include "logging/log_event.h"
 #include "milter/message_check.h"
 #include "milter/metrics.h"
-#include "server/request_log.h"
 
 // libmilter's own stop flag (exported by libmilter, not declared in mfapi.h): 0 (MILTER_CONT)
 // until its signal thread, or smfi_stop(), asks the milter to stop.

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "storage/index.h"
+#include "storage/document_record.h"
 
 namespace cops {
 

@@ -26,7 +26,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "server/wall_clock.h"
+#include "engine/wall_clock.h"
 #include "storage/principal_store.h"
 
 namespace cops {

@@ -28,24 +28,13 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "engine/copy_detector.h"
+#include "engine/document_writes.h"
+#include "engine/index_generations.h"
 #include "replication/log_applier.h"
 #include "replication/registration_log.h"
-#include "server/copy_detector.h"
-#include "server/index_generations.h"
 
 namespace cops {
-
-// How the service writes documents when the log, not the local index, takes the writes.
-class DocumentWrites {
- public:
-  virtual ~DocumentWrites() = default;
-  // As CopyDetector::Register.
-  virtual absl::StatusOr<RegisterResultInfo> Register(std::string_view content,
-                                                      DocumentFormat format,
-                                                      const DocumentRecord& metadata) = 0;
-  // As CopyDetector::Unregister.
-  virtual absl::Status Unregister(DocId id) = 0;
-};
 
 // Where a node stands in the registration log, for calls that must see a given event.
 class LogPosition {

@@ -19,6 +19,9 @@
 
 #include "convert/sandbox.h"
 #include "core/status_macros.h"
+#include "engine/copy_detector.h"
+#include "engine/index_generations.h"
+#include "engine/retention_sweeper.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -27,15 +30,12 @@
 #include "server/admission_control.h"
 #include "server/audit_sink.h"
 #include "server/cluster_presence.h"
-#include "server/copy_detector.h"
 #include "server/heap_trimmer.h"
-#include "server/index_generations.h"
 #include "server/log_replica.h"
 #include "server/metrics.h"
 #include "server/open_authorizer.h"
 #include "server/receipt_signer.h"
 #include "server/request_log.h"
-#include "server/retention_sweeper.h"
 #include "server/router.h"
 #include "server/server_config.h"
 #include "server/service.h"
@@ -340,8 +340,10 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(tls);
   if (!credentials.ok()) return Fail(credentials.status());
+  AccessControlOptions access_options;
+  access_options.checker_floors = {config.checker_min_passage_units, config.checker_min_count};
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
-      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth);
+      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth, access_options);
   if (!access.ok()) return Fail(access.status());
   RecordIndexedCollections(**generations, **access);
   OpenAuthorizer open_authorizer(access->get());  // collections as with auth on
@@ -387,8 +389,11 @@ int Run(int argc, char** argv) {
   HeapTrimmer trimmer({.period = absl::Seconds(1),
                        .load = [&admission] { return admission.load(); },
                        .trim = [] { malloc_trim(0); }});
+  StreamWatchdog streams({.idle_timeout = absl::Seconds(config.stream_idle_seconds),
+                          .max_age = absl::Seconds(config.stream_max_age_seconds)});
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit, receipts->get(),
-                               log_role->writes.get(), &admission, log_role->position.get());
+                               log_role->writes.get(), &admission, log_role->position.get(),
+                               &streams);
   // A router serves the API over the cluster's replicas instead of its own index.
   grpc::Service* api = router_role->service != nullptr
                            ? static_cast<grpc::Service*>(router_role->service.get())

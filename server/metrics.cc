@@ -7,6 +7,8 @@
 
 #include "absl/status/status.h"
 #include "convert/sandbox.h"
+#include "engine/copy_detector.h"
+#include "engine/index_generations.h"
 #include "prometheus/collectable.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
@@ -14,8 +16,6 @@
 #include "prometheus/histogram.h"
 #include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
-#include "server/copy_detector.h"
-#include "server/index_generations.h"
 
 namespace cops {
 

@@ -39,10 +39,10 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "engine/key_rotation_progress.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "replication/cluster_map.h"
 #include "server/admission_control.h"
-#include "server/key_rotation_progress.h"
 #include "storage/index.h"
 
 namespace prometheus {

@@ -30,7 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "core/receipt.h"
-#include "server/wall_clock.h"
+#include "engine/wall_clock.h"
 #include "storage/data_dir.h"
 
 namespace cops {

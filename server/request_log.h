@@ -1,13 +1,10 @@
 #ifndef COPS_SERVER_REQUEST_LOG_H_
 #define COPS_SERVER_REQUEST_LOG_H_
 
-// Structured log lines (spdlog): one event name plus key/value fields, rendered as
-// `event key=value ...` or, after SetJsonLogs(true), as one JSON object per line
-// ({"ts":..,"level":..,"event":..,<fields>}). Every RPC logs one "rpc" event on completion with
-// its method, status code, latency and sizes (RequestLog).
+// Every RPC logs one "rpc" event (logging/log_event.h) on completion with its method, status
+// code, latency and sizes (RequestLog).
 //
-// Thread-safety: LogEvent and RequestLog may be used from any thread; SetJsonLogs is called
-// once at start-up before any logging.
+// Thread-safety: a RequestLog belongs to one call; ToGrpc may be used from any thread.
 
 #include <chrono>
 #include <cstdint>
@@ -18,16 +15,9 @@
 
 #include "absl/status/status.h"
 #include "grpcpp/support/status.h"
+#include "logging/log_event.h"
 
 namespace cops {
-
-enum class LogLevel { kDebug, kInfo, kWarn, kError };
-
-using LogField = std::pair<std::string_view, std::string>;
-
-// Switches the default spdlog logger's pattern and the field rendering to JSON lines.
-void SetJsonLogs(bool json);
-void LogEvent(LogLevel level, std::string_view event, const std::vector<LogField>& fields);
 
 // The canonical gRPC status of an absl::Status: the codes are the same numbers.
 grpc::Status ToGrpc(const absl::Status& status);

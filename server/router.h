@@ -40,10 +40,10 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "engine/index_generations.h"
 #include "proto/cops.grpc.pb.h"
 #include "replication/registration_log.h"
 #include "replication/replica_directory.h"
-#include "server/index_generations.h"
 
 namespace cops {
 

@@ -190,6 +190,16 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
       ->check(CLI::PositiveNumber);
   option("admission-wait-ms", c.admission_wait_ms,
          "Longest wait of a check or registration for room before RESOURCE_EXHAUSTED");
+  duration_option("stream-idle-timeout", &c.stream_idle_seconds, "5m",
+                  "A CheckStream or RegisterDocuments stream without a message this long is "
+                  "ended (0s = never)");
+  duration_option("stream-max-age", &c.stream_max_age_seconds, "1h",
+                  "A stream open this long is ended, busy or not (0s = never)");
+  option("checker-min-passage-units", c.checker_min_passage_units,
+         "Checkers' checks use min_passage_units of at least this (spans of fewer words "
+         "would rebuild registered text)");
+  option("checker-min-count", c.checker_min_count,
+         "Checkers' checks use min_count of at least this");
   option("max-streams-per-connection", c.max_streams_per_connection,
          "Calls open at once on one client connection (HTTP/2 streams)")
       ->check(CLI::PositiveNumber);

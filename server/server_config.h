@@ -89,6 +89,13 @@ struct ServerConfig {
   uint32_t keepalive_seconds = 60;
   uint32_t keepalive_timeout_seconds = 20;
   uint32_t handshake_timeout_seconds = 10;
+  // Streams (CheckStream, RegisterDocuments; server/stream_watchdog.h): ended after this
+  // long without a message, and this long after they opened; 0 = never.
+  int64_t stream_idle_seconds = 300;
+  int64_t stream_max_age_seconds = 3600;
+  // Floors of checkers' check options (server/access_control.h, AccessControlOptions).
+  uint32_t checker_min_passage_units = 8;
+  uint32_t checker_min_count = 10;
 
   std::string key_file;  // hashing key file (32 hex digits); default in the data directory
   std::string hash_key;  // hashing key as hex (COPS_HASH_KEY); wins over key_file

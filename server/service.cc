@@ -264,16 +264,30 @@ CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
                                            Authorizer* authorizer, UsageLedger* usage,
                                            AuditSink* audit, ReceiptSigner* receipts,
                                            DocumentWrites* writes, AdmissionControl* admission,
-                                           LogPosition* position)
+                                           LogPosition* position, StreamWatchdog* streams)
     : generations_(generations),
       authorizer_(authorizer),
       usage_(usage),
       audit_(audit),
       receipts_(receipts),
-      writes_(writes),
+      local_writes_(writes == nullptr ? std::make_unique<LocalWrites>(generations) : nullptr),
+      writes_(writes != nullptr ? writes : local_writes_.get()),
       admission_(admission),
       position_(position),
+      streams_(streams),
       started_(std::chrono::steady_clock::now()) {}
+
+StreamWatchdog::Stream CopyDetectionService::Watch(grpc::ServerContext* context) {
+  return streams_ == nullptr ? StreamWatchdog::Stream() : streams_->Watch(context);
+}
+
+absl::Status CopyDetectionService::StreamEndedError() const {
+  return absl::DeadlineExceededError(
+      "stream ended by the server: no message for " +
+      absl::FormatDuration(streams_->limits().idle_timeout) + " or open for " +
+      absl::FormatDuration(streams_->limits().max_age) +
+      " (copsd --stream-idle-timeout, --stream-max-age); open a new one");
+}
 
 std::shared_ptr<CopyDetector> CopyDetectionService::Detector() const {
   return generations_->Current();
@@ -283,11 +297,6 @@ absl::StatusOr<AdmissionControl::Permit> CopyDetectionService::Admit(
     const grpc::ServerContext& context, uint64_t bytes) {
   if (admission_ == nullptr) return AdmissionControl::Permit();
   return admission_->Admit(bytes, absl::FromChrono(context.deadline()));
-}
-
-absl::Status CopyDetectionService::Write(
-    const std::function<absl::Status(CopyDetector&)>& write) {
-  return generations_->WithWriter(write);
 }
 
 absl::Status CopyDetectionService::NoLogError() {
@@ -424,21 +433,11 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
   const v1::Document& doc = request.document();
   COPS_ASSIGN_OR_RETURN(DocumentFormat format, FormatFromProto(doc.format()));
   COPS_ASSIGN_OR_RETURN(AdmittedRegistration admitted, AdmitRegistration(principal, doc));
-  RegisterResultInfo result;
-  ChunkingParams params;
-  if (writes_ != nullptr) {
-    COPS_ASSIGN_OR_RETURN(result, writes_->Register(doc.content(), format, admitted.meta));
-    params = Detector()->params();
-  } else {
-    COPS_RETURN_IF_ERROR(Write([&](CopyDetector& detector) -> absl::Status {
-      COPS_ASSIGN_OR_RETURN(result, detector.Register(doc.content(), format, admitted.meta));
-      params = detector.params();
-      return absl::OkStatus();
-    }));
-  }
+  COPS_ASSIGN_OR_RETURN(RegisterResultInfo result,
+                        writes_->Register(doc.content(), format, admitted.meta));
   // A duplicate (or a retry) creates nothing and uses no quota: the reservation is released.
   if (result.outcome.created) admitted.usage.Commit();
-  FillRegisterReply(principal, result, params, reply);
+  FillRegisterReply(principal, result, result.params, reply);
   return absl::OkStatus();
 }
 
@@ -464,26 +463,15 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
     inputs.push_back(RegisterInput{doc.content(), *format, &admitted[i].meta});
     input_of.push_back(i);
   }
+  // Locally one atomic index write; through the log one event per document (batching
+  // publishes: docs/scale-out.md).
   std::vector<absl::StatusOr<RegisterResultInfo>> outcomes;
-  absl::Status written;
-  ChunkingParams params;
-  if (writes_ != nullptr) {
-    // Through the log one event per document (batching publishes: docs/scale-out.md).
-    for (const RegisterInput& in : inputs) {
-      outcomes.push_back(writes_->Register(in.content, in.format, *in.metadata));
-    }
-    params = Detector()->params();
-  } else {
-    written = Write([&](CopyDetector& detector) -> absl::Status {
-      params = detector.params();
-      return detector.RegisterBatch(inputs, &outcomes);
-    });
-  }
+  const absl::Status written = writes_->RegisterBatch(inputs, &outcomes);
   for (size_t j = 0; j < input_of.size(); ++j) {
     v1::RegisterResult* result = results[input_of[j]];
     if (j < outcomes.size() && outcomes[j].ok()) {
       if (outcomes[j]->outcome.created) admitted[input_of[j]].usage.Commit();
-      FillRegisterReply(principal, *outcomes[j], params, result->mutable_reply());
+      FillRegisterReply(principal, *outcomes[j], outcomes[j]->params, result->mutable_reply());
     } else {
       SetRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
     }
@@ -538,13 +526,19 @@ grpc::Status CopyDetectionService::RegisterDocuments(
     window.clear();
     window_bytes = 0;
   };
+  StreamWatchdog::Stream watch = Watch(context);
   v1::RegisterDocumentRequest request;
   while (reader->Read(&request)) {
+    watch.Touch();
     if (context->IsCancelled()) {
       return log.Finish(absl::DeadlineExceededError(
           "bulk registration cancelled or past its deadline after " +
           std::to_string(reply->registered() + reply->failed()) + " documents"));
     }
+    // Each document on the key's current standing: a revoked key ends the stream, and the
+    // documents of the window not yet written are not registered.
+    principal = authorizer_->Authenticate(*context);
+    if (!principal.ok()) return log.Finish(principal.status());
     ++read;
     log.add_in_bytes(request.document().content().size());
     window_bytes += request.document().content().size();
@@ -552,6 +546,7 @@ grpc::Status CopyDetectionService::RegisterDocuments(
     request.Clear();
     if (window.size() >= window_documents || window_bytes >= kBulkWindowBytes) flush();
   }
+  if (watch.ended()) return log.Finish(StreamEndedError());
   if (!window.empty()) flush();
   log.add_field("registered", std::to_string(reply->registered()));
   log.add_field("failed", std::to_string(reply->failed()));
@@ -572,17 +567,10 @@ grpc::Status CopyDetectionService::UnregisterDocument(
         AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, record));
     return TakeToken(*principal);
   };
-  absl::Status status;
-  if (writes_ != nullptr) {
-    // Outside WithWriter: the log's applier takes it to apply this very event.
-    status = admit(*Detector());
-    if (status.ok()) status = writes_->Unregister(request->doc_id());
-  } else {
-    status = Write([&](CopyDetector& detector) -> absl::Status {
-      COPS_RETURN_IF_ERROR(admit(detector));
-      return detector.Unregister(request->doc_id());
-    });
-  }
+  // Asked outside the registration lock: the log's applier takes it to apply this very
+  // event. Records do not change, so the answer holds until the write.
+  absl::Status status = admit(*Detector());
+  if (status.ok()) status = writes_->Unregister(request->doc_id());
   return log.Finish(status);
 }
 
@@ -593,15 +581,18 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
-  const std::shared_ptr<CopyDetector> detector = Detector();
   DocId id = request->doc_id();
-  if (request->log_sequence() != 0) {  // the document a log event registered
+  const bool awaits_log = request->log_sequence() != 0;
+  if (awaits_log) {  // the document a log event registered
     if (position_ == nullptr) return log.Finish(NoLogError());
+    // The wait holds this thread: only for a caller within its rate, and bounded.
+    if (absl::Status token = TakeToken(*principal); !token.ok()) return log.Finish(token);
     absl::StatusOr<RegisterResultInfo> outcome =
         position_->OutcomeOf(request->log_sequence(), ReadYourWritesDeadline(*context));
     if (!outcome.ok()) return log.Finish(outcome.status());
     id = outcome->outcome.id;
   }
+  const std::shared_ptr<CopyDetector> detector = Detector();
   absl::StatusOr<DocumentRecord> record = detector->Get(id);
   if (!record.ok()) return log.Finish(record.status());
   absl::Status status =
@@ -609,7 +600,7 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
   if (status.ok() && request->include_content()) {
     status = AuthorizeExisting(*authorizer_, *principal, Action::kReadText, *record);
   }
-  if (status.ok()) status = TakeToken(*principal);
+  if (status.ok() && !awaits_log) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   if (request->include_content()) {
     absl::StatusOr<std::string> content = detector->GetContent(id);
@@ -656,22 +647,35 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
                                             const v1::CheckDocumentRequest& request,
                                             v1::CheckDocumentReply* reply) {
   reply->set_request_id(request.request_id());
-  if (request.collections().empty()) {  // else each named collection is authorized below
+  // The policy first: a refused call takes no token and waits for nothing.
+  if (request.collections().empty()) {
     COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
   }
-  COPS_RETURN_IF_ERROR(AwaitLogSequence(*context, request.min_log_sequence()));
-  const std::shared_ptr<CopyDetector> detector = Detector();
+  for (const std::string& c : request.collections()) {
+    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, c));
+  }
   CheckRequestInfo info;
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
   COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
-  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal,
-                                                           request.collections(),
-                                                           *detector->index()));
+  // Floors the policy sets (checkers: no passages or counts of a few words); the reply's
+  // params show the values used.
+  const CheckFloors floors = authorizer_->CheckFloorsFor(principal);
+  info.options.min_passage_units =
+      std::max(info.options.min_passage_units, floors.min_passage_units);
+  info.options.min_count = std::max(info.options.min_count, floors.min_count);
   // Refused for lack of room before any rate token is taken or memory is allocated for it.
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
                         Admit(*context, request.content().size()));
   COPS_RETURN_IF_ERROR(TakeToken(principal));
+  // A read-your-writes wait holds this thread: only once the call is admitted and within
+  // its rate, and at most kReadYourWritesWait. The collections' existence is asked after
+  // it, since the awaited registration may have created one.
+  COPS_RETURN_IF_ERROR(AwaitLogSequence(*context, request.min_log_sequence()));
+  const std::shared_ptr<CopyDetector> detector = Detector();
+  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal,
+                                                           request.collections(),
+                                                           *detector->index()));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();
   info.exclusions.quotes = request.options().exclude_quotes();
@@ -721,13 +725,18 @@ grpc::Status CopyDetectionService::CheckStream(
   v1::CheckDocumentRequest request;
   v1::CheckDocumentReply reply;
   uint64_t messages = 0;
+  StreamWatchdog::Stream watch = Watch(context);
   // A client that cancels the stream ends its reads; past the deadline the stream stops here.
   CancellationProbe probe = ProbeOf(*context);
   while (stream->Read(&request)) {
+    watch.Touch();
     probe.Restart();
     if (probe.Cancelled()) {
       return log.Finish(absl::DeadlineExceededError("check stream cancelled or past its deadline"));
     }
+    // Each message on the key's current standing: a revoked key ends the stream.
+    principal = authorizer_->Authenticate(*context);
+    if (!principal.ok()) return log.Finish(principal.status());
     ++messages;
     log.add_in_bytes(request.content().size());
     reply.Clear();
@@ -743,6 +752,7 @@ grpc::Status CopyDetectionService::CheckStream(
     if (request.content().capacity() > kScratchKeepBytes) request = v1::CheckDocumentRequest();
   }
   log.add_field("messages", std::to_string(messages));
+  if (watch.ended()) return log.Finish(StreamEndedError());
   return log.Finish(absl::OkStatus());
 }
 
@@ -797,11 +807,19 @@ grpc::Status CopyDetectionService::ListMatches(grpc::ServerContext* context,
     status = absl::PermissionDeniedError("principal '" + principal->name +
                                          "' may list the matches of its own documents only");
   }
+  // A scoped admin sees the entries of its collections only, whoever owns the documents.
+  const bool scoped_admin = principal->role == Role::kAdmin &&
+                            !authorizer_->AuthorizeAdministration(*principal, {}).ok();
   if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   absl::StatusOr<std::vector<AuditRecord>> entries = audit_->Matches(query);
   if (!entries.ok()) return log.Finish(entries.status());
-  for (const AuditRecord& r : *entries) FillAuditEntry(r, reply->add_entries());
+  for (const AuditRecord& r : *entries) {
+    if (scoped_admin && !authorizer_->AuthorizeAdministration(*principal, {r.collection}).ok()) {
+      continue;
+    }
+    FillAuditEntry(r, reply->add_entries());
+  }
   log.add_field("entries", std::to_string(reply->entries_size()));
   return log.Finish(absl::OkStatus());
 }

@@ -12,17 +12,20 @@
 // concurrently on the server's thread pool.
 
 #include <chrono>
+#include <memory>
 #include <span>
 
+#include "engine/copy_detector.h"
+#include "engine/document_writes.h"
+#include "engine/index_generations.h"
 #include "proto/cops.grpc.pb.h"
 #include "server/admission_control.h"
 #include "server/audit_sink.h"
 #include "server/authorizer.h"
 #include "server/cancellation_probe.h"
-#include "server/copy_detector.h"
-#include "server/index_generations.h"
 #include "server/log_replica.h"
 #include "server/receipt_signer.h"
+#include "server/stream_watchdog.h"
 #include "server/usage_ledger.h"
 
 namespace cops {
@@ -37,15 +40,18 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   // local index; checks and reads stay local, and `position` (the same nodes) lets a call
   // wait for a log sequence (docs/scale-out.md, read-your-writes). Checks, registrations and bulk registration
   // windows are admitted by `admission` (a check of a CheckStream per message, a refusal in
-  // its reply; a refused window fails its documents); null = no limit. None is owned; all
-  // must outlive the service.
+  // its reply; a refused window fails its documents); null = no limit. Streams
+  // (CheckStream, RegisterDocuments) are ended by `streams` when idle or too old; null = no
+  // limit. Each message of a stream authenticates the caller again, so a revoked key ends
+  // its streams at their next message. None is owned; all must outlive the service.
   CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
                        UsageLedger* usage, AuditSink* audit, ReceiptSigner* receipts = nullptr,
                        DocumentWrites* writes = nullptr, AdmissionControl* admission = nullptr,
-                       LogPosition* position = nullptr);
+                       LogPosition* position = nullptr, StreamWatchdog* streams = nullptr);
 
   // How long a call naming a log sequence (CheckDocumentRequest.min_log_sequence,
-  // GetDocumentRequest.log_sequence) waits for this node to apply it, at most.
+  // GetDocumentRequest.log_sequence) waits for this node to apply it, at most. The wait
+  // comes after the call's authorization, admission and rate token.
   static constexpr std::chrono::milliseconds kReadYourWritesWait{1000};
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
@@ -107,23 +113,28 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
                                                  uint64_t bytes);
   // The detector a call uses; it stays valid while the pointer is held.
   std::shared_ptr<CopyDetector> Detector() const;
-  // Runs a registration or unregistration on the live detector (see WithWriter).
-  absl::Status Write(const std::function<absl::Status(CopyDetector&)>& write);
   // Waits until this node has applied the log up to `sequence` (0: at once); UNAVAILABLE
   // when it has not within kReadYourWritesWait or the call's deadline.
   absl::Status AwaitLogSequence(const grpc::ServerContext& context, uint64_t sequence);
   static std::chrono::steady_clock::time_point ReadYourWritesDeadline(
       const grpc::ServerContext& context);
   static absl::Status NoLogError();
+  // A stream under the watchdog (watching nothing without one).
+  StreamWatchdog::Stream Watch(grpc::ServerContext* context);
+  // Why the watchdog ended a stream. REQUIRES: streams_ != null.
+  absl::Status StreamEndedError() const;
 
   IndexGenerations* const generations_;
   Authorizer* const authorizer_;
   UsageLedger* const usage_;
   AuditSink* const audit_;
   ReceiptSigner* const receipts_;
-  DocumentWrites* const writes_;  // null: the local index takes writes
+  // Where registrations and unregistrations go: the `writes` given, else local_writes_.
+  const std::unique_ptr<LocalWrites> local_writes_;
+  DocumentWrites* const writes_;
   AdmissionControl* const admission_;
   LogPosition* const position_;  // null: no registration log
+  StreamWatchdog* const streams_;  // null: streams without time limits
   const std::chrono::steady_clock::time_point started_;
 };
 

@@ -14,7 +14,7 @@
 
 #include "absl/status/status.h"
 #include "core/match.h"
-#include "storage/index.h"
+#include "storage/document_record.h"
 
 namespace cops::storage_codec {
 

@@ -25,6 +25,7 @@
 #include "core/fingerprint.h"
 #include "core/match.h"
 #include "core/params.h"
+#include "storage/document_record.h"
 
 namespace rocksdb {
 class DB;
@@ -106,33 +107,6 @@ struct IndexOptions {
   // rocksdb::Env::Default(). Tests pass one that simulates power loss
   // (tests/storage/fault_file_system.h).
   rocksdb::Env* env = nullptr;
-};
-
-struct DocumentRecord {
-  DocId id = 0;
-  std::string title;
-  std::string author;
-  std::string owner;
-  std::string collection;
-  std::string external_id;
-  std::string format;  // declared or detected format, e.g. "text", "pdf"
-  int64_t registered_unix_micros = 0;
-  std::array<uint8_t, 32> sha256{};  // of the canonical text
-  uint32_t total_chunks = 0;
-  uint32_t stored_chunks = 0;
-  uint64_t size_bytes = 0;  // original input size
-  // Lifetime, microseconds since the Unix epoch; 0 = none. From expires_unix_micros on, the
-  // document is no longer matched and RemoveExpired() deletes it; before
-  // not_before_unix_micros it is registered but not matched (an embargo). The index stores
-  // them; the detection pipeline (server/copy_detector.cc) applies them.
-  int64_t expires_unix_micros = 0;
-  int64_t not_before_unix_micros = 0;
-
-  // Whether a check at `now_unix_micros` may report the document.
-  bool MatchableAt(int64_t now_unix_micros) const {
-    return now_unix_micros >= not_before_unix_micros &&
-           (expires_unix_micros == 0 || now_unix_micros < expires_unix_micros);
-  }
 };
 
 struct RegisterOutcome {

@@ -13,10 +13,10 @@
 #include <string>
 
 #include "client/client.h"
+#include "engine/index_generations.h"
 #include "gtest/gtest.h"
 #include "server/access_control.h"
 #include "server/audit_sink.h"
-#include "server/index_generations.h"
 #include "server/open_authorizer.h"
 #include "server/service.h"
 #include "server/usage_ledger.h"

@@ -6,9 +6,9 @@
 #include <sstream>
 #include <string>
 
+#include "engine/index_generations.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/index_generations.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
 #include "tests/server/test_corpus.h"

@@ -18,11 +18,11 @@
 
 #include "client/client.h"
 #include "core/status_macros.h"
+#include "engine/index_generations.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/cops_admin.grpc.pb.h"
 #include "replication/jetstream.h"
-#include "server/index_generations.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/files.h"

@@ -1,4 +1,4 @@
-#include "server/retention_sweeper.h"
+#include "engine/retention_sweeper.h"
 
 #include <set>
 #include <string>
@@ -6,7 +6,7 @@
 
 #include "absl/time/time.h"
 #include "core/status_macros.h"
-#include "server/request_log.h"
+#include "logging/log_event.h"
 
 namespace cops {
 

@@ -1,4 +1,4 @@
-#include "server/index_generations.h"
+#include "engine/index_generations.h"
 
 #include <openssl/rand.h>
 

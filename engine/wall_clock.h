@@ -1,7 +1,8 @@
-#ifndef COPS_SERVER_WALL_CLOCK_H_
-#define COPS_SERVER_WALL_CLOCK_H_
+#ifndef COPS_ENGINE_WALL_CLOCK_H_
+#define COPS_ENGINE_WALL_CLOCK_H_
 
-// The default clock of the access-control pieces (AccessControl, UsageLedger, AuditSink),
+// The default clock of the engine (registration times, expiries) and of the access-control
+// pieces (AccessControl, UsageLedger, AuditSink),
 // whose options take a replaceable clock so tests can move time by hand.
 
 #include <chrono>
@@ -18,4 +19,4 @@ inline int64_t WallClockMicros() {
 
 }  // namespace cops
 
-#endif  // COPS_SERVER_WALL_CLOCK_H_
+#endif  // COPS_ENGINE_WALL_CLOCK_H_

@@ -1,4 +1,4 @@
-#include "server/copy_detector.h"
+#include "engine/copy_detector.h"
 
 #include <malloc.h>
 

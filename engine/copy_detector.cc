@@ -1,4 +1,4 @@
-#include "server/copy_detector.h"
+#include "engine/copy_detector.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -11,6 +11,7 @@
 #include "core/scratch.h"
 #include "core/status_macros.h"
 #include "core/time_format.h"
+#include "engine/pipeline.h"
 
 namespace cops {
 namespace {
@@ -30,53 +31,6 @@ struct CheckScratch {
 CheckScratch& ThreadScratch() {
   thread_local CheckScratch scratch;
   return scratch;
-}
-
-absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint64_t max_bytes) {
-  if (content.empty()) return absl::InvalidArgumentError("document is empty");
-  if (content.size() > max_bytes) {
-    return absl::ResourceExhaustedError("document of " + std::to_string(content.size()) +
-                                        " bytes exceeds the server's limit of " +
-                                        std::to_string(max_bytes) + " bytes");
-  }
-  if (static_cast<unsigned>(format) > static_cast<unsigned>(DocumentFormat::kMarkdown)) {
-    return absl::InvalidArgumentError("unknown document format " +
-                                      std::to_string(static_cast<unsigned>(format)));
-  }
-  return absl::OkStatus();
-}
-
-// Chunk offsets come out of the fingerprinter in bytes of the converted text; reports and
-// postings speak in bytes of the document as sent. `excluded` (may be null) is mapped too.
-void MapToOriginal(const ConvertedDocument& converted, size_t input_size, DocumentFingerprint* fp,
-                   std::vector<ExcludedRange>* excluded = nullptr) {
-  const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
-  auto map = [&](uint32_t* start, uint32_t* end) {
-    const uint32_t s = converted.OriginalOffset(*start);
-    // The exclusive end maps through the span's last byte, which always lies in it.
-    const uint32_t e = *end > *start ? converted.OriginalOffset(*end - 1) + 1 : s;
-    *start = std::min(s, limit);
-    *end = std::clamp(e, *start, limit);
-  };
-  for (Chunk& c : fp->chunks) map(&c.start, &c.end);
-  for (UnitSpan& u : fp->units) map(&u.start, &u.end);
-  if (excluded != nullptr) {
-    for (ExcludedRange& r : *excluded) map(&r.start, &r.end);
-  }
-}
-
-// Adds the block quotes whose markers the converter of `format` dropped (Markdown '>'
-// lines, HTML <blockquote>), found in the original bytes, and normalizes `excluded`.
-void AddMarkupQuotes(const CheckRequestInfo& request, DocumentFormat format,
-                     std::vector<ExcludedRange>* excluded) {
-  std::vector<ExcludedRange> blocks;
-  if (request.exclusions.quotes && format == DocumentFormat::kMarkdown) {
-    blocks = FindBlockQuoteLines(request.content);
-  } else if (request.exclusions.quotes && format == DocumentFormat::kHtml) {
-    blocks = FindHtmlBlockQuotes(request.content);
-  }
-  excluded->insert(excluded->end(), blocks.begin(), blocks.end());
-  NormalizeRanges(excluded);
 }
 
 }  // namespace
@@ -160,8 +114,7 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
                                                DocumentFingerprint* fp, DocumentRecord* record,
                                                RegisterResultInfo* result) const {
   COPS_ASSIGN_OR_RETURN(ConvertedDocument converted, ConvertInput(content, format));
-  COPS_RETURN_IF_ERROR(
-      fingerprinter_->Fingerprint(converted.text, fp, RegisterFingerprintOptions(params())));
+  COPS_RETURN_IF_ERROR(RegisterPrint(*fingerprinter_, converted.text, fp));
   if (fp->chunks.empty()) {
     return absl::InvalidArgumentError(
         "document has too little text to register: its " + std::to_string(fp->total_units) +
@@ -184,6 +137,7 @@ absl::Status CopyDetector::PrepareRegistration(std::string_view content, Documen
   result->stored_chunks = record->stored_chunks;
   result->format = converted.format;
   result->charset = std::move(converted.charset);
+  result->params = params();
   return absl::OkStatus();
 }
 
@@ -359,15 +313,13 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
 
   DocumentFingerprint& fp = ThreadScratch().fingerprint;
   absl::Cleanup trim = [] { ThreadScratch().Trim(); };
-  COPS_RETURN_IF_ERROR(fingerprinter_->Fingerprint(converted.text, &fp,
-                                                   CheckFingerprintOptions(params())));
-  if (request.sample_size > 0 && request.sample_size < fp.chunks.size()) {
-    SampleChunks(request.sample_size, request.sample_seed, &fp);
-  }
+  COPS_RETURN_IF_ERROR(CheckPrint(*fingerprinter_, converted.text, request.sample_size,
+                                  request.sample_seed, &fp));
   DetectOptions options;
   options.excluded = FindExclusions(converted.text, request.exclusions);
   MapToOriginal(converted, request.content.size(), &fp, &options.excluded);
-  AddMarkupQuotes(request, converted.format, &options.excluded);
+  AddMarkupQuotes(request.content, converted.format, request.exclusions.quotes,
+                  &options.excluded);
 
   IndexCandidates source(*index_, request.collections, request.template_collections,
                          NowMicros());

@@ -1,5 +1,5 @@
-#ifndef COPS_SERVER_INDEX_GENERATIONS_H_
-#define COPS_SERVER_INDEX_GENERATIONS_H_
+#ifndef COPS_ENGINE_INDEX_GENERATIONS_H_
+#define COPS_ENGINE_INDEX_GENERATIONS_H_
 
 // The live index generation of a data directory and the rotation of its chunk-hashing key
 // (docs/security.md, "Rotating the hashing key"). The directory's layout and the file steps
@@ -34,8 +34,8 @@
 #include "absl/synchronization/mutex.h"
 #include "core/hash_key.h"
 #include "core/params.h"
-#include "server/copy_detector.h"
-#include "server/key_rotation_progress.h"
+#include "engine/copy_detector.h"
+#include "engine/key_rotation_progress.h"
 #include "storage/data_dir.h"
 #include "storage/file_system.h"
 #include "storage/index.h"
@@ -155,4 +155,4 @@ class IndexGenerations {
 
 }  // namespace cops
 
-#endif  // COPS_SERVER_INDEX_GENERATIONS_H_
+#endif  // COPS_ENGINE_INDEX_GENERATIONS_H_

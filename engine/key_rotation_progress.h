@@ -1,5 +1,5 @@
-#ifndef COPS_SERVER_KEY_ROTATION_PROGRESS_H_
-#define COPS_SERVER_KEY_ROTATION_PROGRESS_H_
+#ifndef COPS_ENGINE_KEY_ROTATION_PROGRESS_H_
+#define COPS_ENGINE_KEY_ROTATION_PROGRESS_H_
 
 // The progress of a rotation of the chunk-hashing key (server/index_generations.h), as the
 // Admin service reports it.
@@ -33,4 +33,4 @@ struct KeyRotationProgress {
 
 }  // namespace cops
 
-#endif  // COPS_SERVER_KEY_ROTATION_PROGRESS_H_
+#endif  // COPS_ENGINE_KEY_ROTATION_PROGRESS_H_

@@ -1,4 +1,4 @@
-#include "server/retention_sweeper.h"
+#include "engine/retention_sweeper.h"
 
 #include <atomic>
 #include <chrono>
@@ -7,9 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "engine/document_writes.h"
+#include "engine/index_generations.h"
 #include "gtest/gtest.h"
-#include "server/index_generations.h"
-#include "server/log_replica.h"
 #include "storage/principal_store.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"

@@ -1,5 +1,5 @@
-#ifndef COPS_SERVER_COPY_DETECTOR_H_
-#define COPS_SERVER_COPY_DETECTOR_H_
+#ifndef COPS_ENGINE_COPY_DETECTOR_H_
+#define COPS_ENGINE_COPY_DETECTOR_H_
 
 // The COPS application: register and check documents. Knows nothing of gRPC; the service
 // (server/service.h) authorizes, converts messages and calls it.
@@ -29,7 +29,7 @@
 #include "core/exclusions.h"
 #include "core/fingerprint.h"
 #include "core/match.h"
-#include "server/wall_clock.h"
+#include "engine/wall_clock.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -56,6 +56,9 @@ struct RegisterResultInfo {
   uint32_t stored_chunks = 0;
   DocumentFormat format = DocumentFormat::kText;  // the format actually parsed
   std::string charset;
+  // The chunking parameters (and key id) of the generation that registered it, for the reply
+  // and the receipt.
+  ChunkingParams params;
   // The record of the document outcome.id names, as the index holds it: the new document's,
   // or, when an existing document was returned, that document's (its metadata, text digest
   // and original registration time).
@@ -196,4 +199,4 @@ std::string_view DecisionFunctionName(DecisionFunction f);
 
 }  // namespace cops
 
-#endif  // COPS_SERVER_COPY_DETECTOR_H_
+#endif  // COPS_ENGINE_COPY_DETECTOR_H_

@@ -14,14 +14,14 @@
 #include <vector>
 
 #include "core/params.h"
+#include "engine/index_generations.h"
 #include "grpcpp/grpcpp.h"
-#include "rocksdb/db.h"
 #include "gtest/gtest.h"
 #include "proto/cops.grpc.pb.h"
 #include "proto/cops_admin.grpc.pb.h"
+#include "rocksdb/db.h"
 #include "server/access_control.h"
 #include "server/admin_service.h"
-#include "server/index_generations.h"
 #include "server/service.h"
 #include "storage/data_dir.h"
 #include "tests/server/test_corpus.h"
@@ -55,9 +55,7 @@ class IndexGenerationsTest : public ::testing::Test {
     auto generations = IndexGenerations::Open(options_);
     ASSERT_TRUE(generations.ok()) << generations.status();
     generations_ = *std::move(generations);
-    AccessControlOptions access_options;
-    access_options.failure_base_delay_ms = 1;
-    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true, access_options);
+    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true);
     ASSERT_TRUE(access.ok()) << access.status();
     access_ = *std::move(access);
     std::ifstream(dir_ / "admin.key") >> admin_key_;

@@ -1,5 +1,5 @@
-#ifndef COPS_SERVER_RETENTION_SWEEPER_H_
-#define COPS_SERVER_RETENTION_SWEEPER_H_
+#ifndef COPS_ENGINE_RETENTION_SWEEPER_H_
+#define COPS_ENGINE_RETENTION_SWEEPER_H_
 
 // Removes what has outlived its time, in the background: documents past their expiry
 // (DocumentRecord::expires_unix_micros; checks stop reporting them at that moment already,
@@ -25,9 +25,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "server/index_generations.h"
-#include "server/log_replica.h"
-#include "server/wall_clock.h"
+#include "engine/document_writes.h"
+#include "engine/index_generations.h"
+#include "engine/wall_clock.h"
 #include "storage/principal_store.h"
 
 namespace cops {
@@ -101,4 +101,4 @@ class RetentionSweeper {
 
 }  // namespace cops
 
-#endif  // COPS_SERVER_RETENTION_SWEEPER_H_
+#endif  // COPS_ENGINE_RETENTION_SWEEPER_H_

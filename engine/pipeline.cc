@@ -1,0 +1,70 @@
+#include "engine/pipeline.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/detect.h"
+#include "core/match.h"
+
+namespace cops {
+
+absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint64_t max_bytes) {
+  if (content.empty()) return absl::InvalidArgumentError("document is empty");
+  if (content.size() > max_bytes) {
+    return absl::ResourceExhaustedError("document of " + std::to_string(content.size()) +
+                                        " bytes exceeds the server's limit of " +
+                                        std::to_string(max_bytes) + " bytes");
+  }
+  if (static_cast<unsigned>(format) > static_cast<unsigned>(DocumentFormat::kMarkdown)) {
+    return absl::InvalidArgumentError("unknown document format " +
+                                      std::to_string(static_cast<unsigned>(format)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RegisterPrint(const Fingerprinter& fingerprinter, std::string_view text,
+                           DocumentFingerprint* fp) {
+  return fingerprinter.Fingerprint(text, fp, RegisterFingerprintOptions(fingerprinter.params()));
+}
+
+absl::Status CheckPrint(const Fingerprinter& fingerprinter, std::string_view text,
+                        uint32_t sample_size, uint64_t sample_seed, DocumentFingerprint* fp) {
+  absl::Status s =
+      fingerprinter.Fingerprint(text, fp, CheckFingerprintOptions(fingerprinter.params()));
+  if (!s.ok()) return s;
+  if (sample_size > 0 && sample_size < fp->chunks.size()) {
+    SampleChunks(sample_size, sample_seed, fp);
+  }
+  return absl::OkStatus();
+}
+
+void MapToOriginal(const ConvertedDocument& converted, size_t input_size, DocumentFingerprint* fp,
+                   std::vector<ExcludedRange>* excluded) {
+  const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
+  auto map = [&](uint32_t* start, uint32_t* end) {
+    const uint32_t s = converted.OriginalOffset(*start);
+    // The exclusive end maps through the span's last byte, which always lies in it.
+    const uint32_t e = *end > *start ? converted.OriginalOffset(*end - 1) + 1 : s;
+    *start = std::min(s, limit);
+    *end = std::clamp(e, *start, limit);
+  };
+  for (Chunk& c : fp->chunks) map(&c.start, &c.end);
+  for (UnitSpan& u : fp->units) map(&u.start, &u.end);
+  if (excluded != nullptr) {
+    for (ExcludedRange& r : *excluded) map(&r.start, &r.end);
+  }
+}
+
+void AddMarkupQuotes(std::string_view original, DocumentFormat format, bool quotes,
+                     std::vector<ExcludedRange>* excluded) {
+  std::vector<ExcludedRange> blocks;
+  if (quotes && format == DocumentFormat::kMarkdown) {
+    blocks = FindBlockQuoteLines(original);
+  } else if (quotes && format == DocumentFormat::kHtml) {
+    blocks = FindHtmlBlockQuotes(original);
+  }
+  excluded->insert(excluded->end(), blocks.begin(), blocks.end());
+  NormalizeRanges(excluded);
+}
+
+}  // namespace cops

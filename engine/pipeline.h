@@ -1,0 +1,56 @@
+#ifndef COPS_ENGINE_PIPELINE_H_
+#define COPS_ENGINE_PIPELINE_H_
+
+// The steps of the register and check pipelines that need no index, shared by the server's
+// CopyDetector (engine/copy_detector.h), `cops compare` (client/compare.h) and the
+// evaluation (eval/evaluator.h), so that each runs the server's steps and not a copy:
+//
+//   ValidateInput -> Convert -> RegisterPrint / CheckPrint -> MapToOriginal
+//   (a check: exclusions found in the converted text, mapped too, plus AddMarkupQuotes).
+//
+// A library of its own (cops_pipeline: core and the in-process converters, no storage), so
+// the client and the evaluation link it without RocksDB.
+//
+// Thread-safety: free functions over their arguments.
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "convert/converter.h"
+#include "core/exclusions.h"
+#include "core/fingerprint.h"
+
+namespace cops {
+
+// INVALID_ARGUMENT for an empty document or a format outside DocumentFormat;
+// RESOURCE_EXHAUSTED above `max_bytes` (the message names both sizes).
+absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint64_t max_bytes);
+
+// What a registration stores of converted `text`: every chunk (RegisterFingerprintOptions).
+absl::Status RegisterPrint(const Fingerprinter& fingerprinter, std::string_view text,
+                           DocumentFingerprint* fp);
+
+// What a check looks up of converted `text` (CheckFingerprintOptions: unit spans, short
+// texts in full), then, when 0 < sample_size < the chunks found, a sample of sample_size
+// chunks drawn with `sample_seed` (SampleChunks).
+absl::Status CheckPrint(const Fingerprinter& fingerprinter, std::string_view text,
+                        uint32_t sample_size, uint64_t sample_seed, DocumentFingerprint* fp);
+
+// Chunk offsets come out of the fingerprinter in bytes of the converted text; reports and
+// postings speak in bytes of the document as sent (`input_size` bytes). Maps the chunks and
+// units of `fp` and, when not null, `excluded`.
+void MapToOriginal(const ConvertedDocument& converted, size_t input_size, DocumentFingerprint* fp,
+                   std::vector<ExcludedRange>* excluded = nullptr);
+
+// With `quotes`, adds the block quotes whose markers the converter of `format` dropped
+// (Markdown '>' lines, HTML <blockquote>), found in the `original` bytes; then normalizes
+// `excluded` (NormalizeRanges), in any case.
+void AddMarkupQuotes(std::string_view original, DocumentFormat format, bool quotes,
+                     std::vector<ExcludedRange>* excluded);
+
+}  // namespace cops
+
+#endif  // COPS_ENGINE_PIPELINE_H_

@@ -1,0 +1,70 @@
+#include "engine/pipeline.h"
+
+#include <string>
+#include <vector>
+
+#include "core/hash_key.h"
+#include "core/params.h"
+#include "gtest/gtest.h"
+#include "tests/server/test_corpus.h"
+#include "tests/testing/status_matchers.h"
+
+namespace cops {
+namespace {
+
+TEST(ValidateInputTest, RefusesEmptyOversizedAndUnknownFormats) {
+  EXPECT_OK(ValidateInput("text", DocumentFormat::kText, 4));
+  EXPECT_EQ(ValidateInput("", DocumentFormat::kText, 4).code(),
+            absl::StatusCode::kInvalidArgument);
+  absl::Status big = ValidateInput("12345", DocumentFormat::kText, 4);
+  EXPECT_EQ(big.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(big.message().find("5 bytes"), std::string_view::npos) << big;
+  EXPECT_EQ(ValidateInput("x", static_cast<DocumentFormat>(200), 4).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MapToOriginalTest, ChunkSpansLandOnTheBytesAsSent) {
+  // HTML markup is dropped by the converter: a chunk of the text maps past the tags.
+  const std::string html = "<p><b>" + testing_corpus::Prose(7, 80) + "</b></p>";
+  ASSERT_OK_AND_ASSIGN(ConvertedDocument converted, Convert(html, DocumentFormat::kHtml));
+  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromBytes(std::string(HashKey::kSize, 'k')));
+  ChunkingParams params;
+  params.key_id = key.Id();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Fingerprinter> f, Fingerprinter::Create(params, key));
+  DocumentFingerprint fp;
+  ASSERT_OK(RegisterPrint(*f, converted.text, &fp));
+  ASSERT_FALSE(fp.chunks.empty());
+  const uint32_t first_in_text = fp.chunks.front().start;
+  MapToOriginal(converted, html.size(), &fp);
+  EXPECT_EQ(fp.chunks.front().start, first_in_text + 6);  // after "<p><b>"
+  for (const Chunk& c : fp.chunks) EXPECT_LE(c.end, html.size() - 8);  // before "</b></p>"
+}
+
+TEST(CheckPrintTest, SamplesOnlyWhenAskedForFewerChunks) {
+  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromBytes(std::string(HashKey::kSize, 'k')));
+  ChunkingParams params;
+  params.key_id = key.Id();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Fingerprinter> f, Fingerprinter::Create(params, key));
+  const std::string text = testing_corpus::Prose(3, 400);
+  DocumentFingerprint all, sampled;
+  ASSERT_OK(CheckPrint(*f, text, 0, 0, &all));
+  ASSERT_GT(all.chunks.size(), 4u);
+  ASSERT_OK(CheckPrint(*f, text, 4, 1, &sampled));
+  EXPECT_EQ(sampled.chunks.size(), 4u);
+}
+
+TEST(AddMarkupQuotesTest, MarkdownQuoteLinesAreExcludedOnlyWhenAsked) {
+  const std::string md = "intro\n> quoted line\nafter\n";
+  std::vector<ExcludedRange> excluded;
+  AddMarkupQuotes(md, DocumentFormat::kMarkdown, /*quotes=*/false, &excluded);
+  EXPECT_TRUE(excluded.empty());
+  AddMarkupQuotes(md, DocumentFormat::kMarkdown, /*quotes=*/true, &excluded);
+  ASSERT_EQ(excluded.size(), 1u);
+  EXPECT_EQ(md.substr(excluded[0].start, 3), "> q");
+  std::vector<ExcludedRange> text_only;
+  AddMarkupQuotes(md, DocumentFormat::kText, /*quotes=*/true, &text_only);
+  EXPECT_TRUE(text_only.empty());
+}
+
+}  // namespace
+}  // namespace cops
