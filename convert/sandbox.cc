@@ -49,8 +49,7 @@ absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, Docume
                                                   const ConvertLimits& limits,
                                                   const ConvertOptions& options) {
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<WorkerProcess> worker,
-                        WorkerProcess::Start(ConvertWorkerPath(), format, limits,
-                                             /*one_document=*/true));
+                        WorkerProcess::Start(ConvertWorkerPath(), format, /*one_document=*/true));
   const auto deadline = std::chrono::steady_clock::now() + kWorkerStartupGrace +
                         std::chrono::milliseconds(limits.time_budget_ms);
   // One request, then end of input: the worker answers and exits.

@@ -5,7 +5,6 @@
 // the wall clock.
 //
 // Flags (set by WorkerProcess::Start):
-//   --max-memory-bytes=N  the hard address-space limit (no document may ask for more)
 //   --one-document        one request only: its CPU and memory limits become hard limits
 //   --report-sandbox      write what of the sandbox could not be set up to stderr (which
 //                         then goes to /dev/null like the libraries' messages)
@@ -23,7 +22,6 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -157,14 +155,11 @@ int Probe(std::string_view what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  unsigned long long max_memory = 0;
   bool report = false;
   std::string_view probe;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("--max-memory-bytes=")) {
-      max_memory = std::strtoull(argv[i] + std::strlen("--max-memory-bytes="), nullptr, 10);
-    } else if (arg == "--one-document") {
+    if (arg == "--one-document") {
       one_document = true;
     } else if (arg == "--report-sandbox") {
       report = true;
@@ -174,8 +169,7 @@ int main(int argc, char** argv) {
   }
   // Opened before the sandbox forbids it: stderr goes here once the report is written.
   const int dev_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-  const cops::WorkerSandboxReport sandbox =
-      cops::EnterWorkerSandbox(kAddressSanitizer ? 0 : max_memory);
+  const cops::WorkerSandboxReport sandbox = cops::EnterWorkerSandbox();
   if (report && !sandbox.problems.empty()) {
     std::fprintf(stderr, "cops-convert-worker: sandbox incomplete (%s)%s\n",
                  sandbox.problems.c_str(),

@@ -49,7 +49,6 @@ uint64_t MaxWorkerResponseBytes(const ConvertLimits& limits) {
 
 absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::string& path,
                                                                     DocumentFormat format,
-                                                                    const ConvertLimits& limits,
                                                                     bool one_document) {
   if (path.empty()) {
     worker_failures.fetch_add(1, std::memory_order_relaxed);
@@ -82,8 +81,7 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::s
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  std::string memory = StrCat("--max-memory-bytes=", limits.max_memory_bytes);
-  std::vector<char*> argv = {const_cast<char*>(path.c_str()), memory.data()};
+  std::vector<char*> argv = {const_cast<char*>(path.c_str())};
   char one[] = "--one-document";
   char report_flag[] = "--report-sandbox";
   if (one_document) argv.push_back(one);

@@ -29,15 +29,13 @@ class WorkerProcess {
   // Starts `path` (ConvertWorkerPath()) with one end of a socket pair as its stdin and
   // stdout, stderr to /dev/null, no other descriptor of this process, an empty environment
   // (copsd's may hold secrets such as COPS_HASH_KEY), and default signal dispositions and
-  // mask. The worker confines itself before reading (convert/worker_sandbox.h) under a hard
-  // address-space limit of limits.max_memory_bytes; `one_document` also makes its CPU and
-  // memory limits for that document hard. The first worker a process starts shares its
-  // stderr, to report what of the sandbox the kernel refused (once per process, not per
-  // document). INTERNAL, naming `format`, when `path` is empty or cannot be started (counted
-  // as a worker failure).
+  // mask. The worker confines itself before reading (convert/worker_sandbox.h);
+  // `one_document` makes the CPU and memory limits of its one document hard. The first worker a
+  // process starts shares its stderr, to report what of the sandbox the kernel refused (once per
+  // process, not per document). INTERNAL, naming `format`, when `path` is empty or cannot be
+  // started (counted as a worker failure).
   static absl::StatusOr<std::unique_ptr<WorkerProcess>> Start(const std::string& path,
                                                               DocumentFormat format,
-                                                              const ConvertLimits& limits,
                                                               bool one_document);
   ~WorkerProcess();  // kills and reaps the process unless Finish() did
   WorkerProcess(const WorkerProcess&) = delete;

@@ -9,7 +9,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <initializer_list>
@@ -167,20 +166,16 @@ bool InstallSeccomp(bool allow_open, std::string* problems) {
 
 }  // namespace
 
-WorkerSandboxReport EnterWorkerSandbox(unsigned long long max_memory_bytes) {
+WorkerSandboxReport EnterWorkerSandbox() {
   WorkerSandboxReport report;
-  PreloadLibraryData();
+  // Under Landlock the libraries still read their data under /usr when they first need it;
+  // without it no open will be allowed, so it is read now (at a few milliseconds per start).
+  if (syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION) < 1) {
+    PreloadLibraryData();
+  }
   HardLimit(RLIMIT_CORE, 0);
   HardLimit(RLIMIT_FSIZE, 0);
   HardLimit(RLIMIT_NOFILE, 64);
-  if (max_memory_bytes > 0) {
-    rlimit as{};
-    getrlimit(RLIMIT_AS, &as);
-    as.rlim_max = as.rlim_max == RLIM_INFINITY ? max_memory_bytes
-                                               : std::min<rlim_t>(as.rlim_max, max_memory_bytes);
-    as.rlim_cur = std::min(as.rlim_cur, as.rlim_max);
-    setrlimit(RLIMIT_AS, &as);
-  }
   report.network_namespace = EnterNetworkNamespace(&report.problems);
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) Note(&report.problems, "no_new_privs", errno);
   report.landlock = EnterLandlock(&report.problems);

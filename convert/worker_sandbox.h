@@ -4,9 +4,10 @@
 // Internal to cops-convert-worker: the confinement it puts itself in before it reads any
 // document, so that a parser bug a hostile document triggers can do little beyond failing
 // that document. In order:
-//   - the libraries' lazily read files (libmagic's magic.mgc, gmime's tables) are loaded first;
+//   - without Landlock (below), the libraries' lazily read files (libmagic's magic.mgc,
+//     gmime's, glibc's iconv modules) are loaded first;
 //   - hard resource limits: no core files, no file written (RLIMIT_FSIZE 0), at most 64
-//     descriptors, and the caller's address-space cap;
+//     descriptors (CPU time and address space are limited per document, worker_main.cc);
 //   - a new network namespace (unshare(CLONE_NEWNET), with a user namespace when the process
 //     lacks CAP_SYS_ADMIN): no interface but a down loopback, so copsd on 127.0.0.1 is out of
 //     reach even were sockets allowed. Where the kernel refuses, the seccomp filter alone
@@ -33,9 +34,9 @@ struct WorkerSandboxReport {
   std::string problems;            // what could not be set up and why ("" when everything was)
 };
 
-// Confines the calling process as above; `max_memory_bytes` (0: none) becomes the hard
-// RLIMIT_AS. Never fails outright: what the kernel refuses is reported, and the rest applies.
-WorkerSandboxReport EnterWorkerSandbox(unsigned long long max_memory_bytes);
+// Confines the calling process as above. Never fails outright: what the kernel refuses is
+// reported, and the rest applies.
+WorkerSandboxReport EnterWorkerSandbox();
 
 }  // namespace cops
 
