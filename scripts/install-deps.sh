@@ -14,6 +14,7 @@ PACKAGES=(
   prometheus-cpp-dev  # copsd and cops-milter --metrics-listen
   libnats-dev  # copsd --log / --follow: the registration log on NATS JetStream (replication/)
   libcpp-httplib-dev  # copsd --http-listen: the HTTP/JSON API (docs/api.md)
+  libseccomp-dev  # cops-convert-worker's system call filter (convert/worker_sandbox.h)
 )
 if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh
@@ -26,6 +27,7 @@ if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   systemd python3-yaml openssl  # tests/deploy: systemd-analyze, systemd-sysusers, manifests
   prometheus  # tests/deploy/metrics_test.py: promtool and a real scrape
   nats-server  # tests/replication, tests/server/log_replica_test.cc: a real JetStream
+  vim-runtime  # tests/convert/format_detector_test.cc: vim's tutor, real text in many charsets
   jq  # tests/client/cops_cli_test.cc runs docs/receipts.md's openssl check (jq, base64, openssl)
   curl  # tests/server/http_api_test.cc runs docs/api.md's curl examples
 ); fi
