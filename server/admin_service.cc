@@ -314,6 +314,9 @@ grpc::Status AdminService::RotateKey(grpc::ServerContext* context,
   if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
   }
+  if (!rotation_refusal_.empty()) {
+    return log.Finish(absl::FailedPreconditionError(rotation_refusal_));
+  }
   absl::StatusOr<KeyRotationProgress> started =
       generations_->StartRotation(request->drop_documents_without_text());
   if (!started.ok()) return log.Finish(started.status());

@@ -41,6 +41,10 @@ class AdminService final : public v1::Admin::Service {
   AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
                IndexGenerations* generations, ReceiptSigner* receipts = nullptr);
 
+  // RotateKey then fails with FAILED_PRECONDITION and `reason` (a node that applies the
+  // registration log: docs/scale-out.md). REQUIRES: called before the service serves.
+  void RefuseKeyRotation(std::string reason) { rotation_refusal_ = std::move(reason); }
+
   grpc::Status CreatePrincipal(grpc::ServerContext* context,
                                const v1::CreatePrincipalRequest* request,
                                v1::CreatePrincipalResponse* response) override;
@@ -100,6 +104,7 @@ class AdminService final : public v1::Admin::Service {
   UsageLedger* const usage_;
   IndexGenerations* const generations_;
   ReceiptSigner* const receipts_;
+  std::string rotation_refusal_;  // empty: rotation allowed
 };
 
 }  // namespace cops

@@ -191,6 +191,16 @@ class ServerStateCollector : public prometheus::Collectable {
             "Seconds since this node's last successful cluster map heartbeat.",
             absl::ToDoubleSeconds(absl::Now() - m.last_heartbeat));
     }
+    if (s.log_applier) {
+      counter("cops_log_apply_failures_total",
+              "Registration log events whose apply failed here and is tried again (a full "
+              "disk, a converter past its time budget, a local limit): never skipped.",
+              static_cast<double>(s.log_applier->failed_applies));
+      counter("cops_log_events_set_aside_total",
+              "Registration log messages that are no event (malformed): recorded as applied "
+              "without effect.",
+              static_cast<double>(s.log_applier->set_aside));
+    }
     if (s.cluster_map) {
       const ClusterMapHealth& m = *s.cluster_map;
       gauge("cops_cluster_members", "Members in the cluster map, live or not.", m.members);

@@ -45,6 +45,7 @@
 #include "engine/key_rotation_progress.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "replication/cluster_map.h"
+#include "replication/log_applier.h"
 #include "server/admission_control.h"
 #include "server/audit_sink.h"
 #include "storage/index.h"
@@ -68,6 +69,8 @@ struct ServerState {
   // the map as this node sees it; nullopt when the node has no such part.
   std::optional<ClusterMemberHealth> cluster_member;
   std::optional<ClusterMapHealth> cluster_map;
+  // The registration log's applier (--log, --follow); nullopt without one.
+  std::optional<LogApplierHealth> log_applier;
 };
 
 class IndexGenerations;

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "grpcpp/server_context.h"
-#include "server/request_log.h"
+#include "logging/log_event.h"
 
 namespace cops {
 

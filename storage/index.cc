@@ -993,13 +993,16 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
   if (upgrade) {
     b.Put(r.cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersionLifetimes));
   }
-  // Ids are never reused, even when this write fails.
+  // Ids are never reused, even when this write fails; except a log event's: its retry is
+  // the same event, which must get the same id on every node (docs/scale-out.md).
+  const DocId previous_next_id = r.next_doc_id;
   r.next_doc_id = next_id;
   const std::string what =
       created.size() == 1 ? "registering document " + std::to_string(created[0]->outcome->id)
                           : "registering " + std::to_string(created.size()) + " documents";
   absl::Status written = FromRocks(r.db->Write(r.WriteOpts(), &b), what);
   if (!written.ok()) {
+    if (log_sequence != 0) r.next_doc_id = previous_next_id;
     for (Prepared* p : created) p->outcome = written;
     return written;
   }

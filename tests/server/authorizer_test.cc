@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/index_generations.h"
 #include "google/protobuf/descriptor.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -20,7 +21,6 @@
 #include "proto/cops_admin.grpc.pb.h"
 #include "server/access_control.h"
 #include "server/admin_service.h"
-#include "server/index_generations.h"
 #include "server/receipt_signer.h"
 #include "server/service.h"
 #include "tests/server/test_corpus.h"
