@@ -179,7 +179,9 @@ void AddPrincipalCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& arg
   create->add_option("--role", args->role, "owner, checker or admin")
       ->required()
       ->check(CLI::IsMember({"owner", "checker", "admin"}));
-  create->add_option("--collection", args->collections, "Collection it may use (repeatable)");
+  create->add_option("--collection", args->collections,
+                     "Collection it may use (repeatable); an admin without one administers the "
+                     "whole server, an admin with some only those");
   create->add_option("--rps", args->rps, "Requests per second (0 = server default)");
   create->add_option("--burst", args->burst, "Burst of requests (0 = server default)");
   create->add_option("--max-documents", args->max_documents, "Registration quota (0 = none)");

@@ -130,9 +130,12 @@ absl::StatusOr<std::vector<v1::CheckDocumentReply>> CheckStream::Check(
         CheckOnce(requests, deadline, &replies_started);
     if (replies.ok()) return replies;
     Close(/*cancel=*/true);
-    // A call that died while idle (copsd restarted) gets one fresh try within the deadline.
-    const bool stale =
-        reused && !replies_started && replies.status().code() == absl::StatusCode::kUnavailable;
+    // A call that died while idle (copsd restarted, or ended the stream for its idle
+    // timeout or maximum age: CANCELLED) gets one fresh try within the deadline.
+    const absl::StatusCode code = replies.status().code();
+    const bool stale = reused && !replies_started &&
+                       (code == absl::StatusCode::kUnavailable ||
+                        code == absl::StatusCode::kCancelled);
     if (!stale || attempt > 0) return replies.status();
   }
 }

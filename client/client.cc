@@ -42,6 +42,11 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& opt
   return std::unique_ptr<Client>(new Client(options, std::move(channel)));
 }
 
+std::unique_ptr<Client> Client::OverChannel(std::shared_ptr<grpc::Channel> channel,
+                                            const ClientOptions& options) {
+  return std::unique_ptr<Client>(new Client(options, std::move(channel)));
+}
+
 void Client::Prepare(grpc::ClientContext* context) const {
   AttachApiKey(options_.security, context);
   context->set_deadline(std::chrono::system_clock::now() + options_.timeout);

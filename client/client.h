@@ -41,6 +41,10 @@ class Client {
   // Does not contact the server (the first call does). INVALID_ARGUMENT / NOT_FOUND for bad
   // TLS settings (client/client_security.h).
   static absl::StatusOr<std::unique_ptr<Client>> Connect(const ClientOptions& options);
+  // A client over an existing channel, e.g. copsd's in-process channel to its own service
+  // (the HTTP API, server/http_api.h); options.target and the channel settings are unused.
+  static std::unique_ptr<Client> OverChannel(std::shared_ptr<grpc::Channel> channel,
+                                             const ClientOptions& options);
 
   absl::StatusOr<v1::RegisterDocumentReply> Register(const v1::Document& document);
   // One client-streaming call for all documents; per-document errors are in the reply.

@@ -53,6 +53,7 @@
 #include "client/client.h"
 #include "client/client_security.h"
 #include "client/load_generator.h"
+#include "client/document_json.h"
 #include "client/receipt_commands.h"
 #include "convert/converter.h"
 #include "core/match.h"
@@ -466,22 +467,7 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
 
 // ---- unregister, get, list, stats ----
 
-json InfoJson(const v1::DocumentInfo& d) {
-  return {{"doc_id", d.doc_id()},
-          {"title", d.metadata().title()},
-          {"author", d.metadata().author()},
-          {"owner", d.metadata().owner()},
-          {"collection", d.metadata().collection()},
-          {"external_id", d.metadata().external_id()},
-          {"format", d.format()},
-          {"registered_unix_micros", d.registered_unix_micros()},
-          {"sha256", d.sha256()},
-          {"chunks", d.chunks()},
-          {"stored_chunks", d.stored_chunks()},
-          {"size_bytes", d.size_bytes()},
-          {"expires_unix_micros", d.metadata().expires_unix_micros()},
-          {"not_before_unix_micros", d.metadata().not_before_unix_micros()}};
-}
+json InfoJson(const v1::DocumentInfo& d) { return json::parse(DocumentInfoJson(d)); }
 
 // A time for people: RFC 3339 in UTC, or "-" for 0 (none).
 std::string TimeText(int64_t micros) { return micros == 0 ? "-" : FormatTimeMicros(micros); }

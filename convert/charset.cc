@@ -1,10 +1,13 @@
 #include "convert/charset.h"
 
 #include <uchardet/uchardet.h>
+#include <unicode/uchar.h>
 #include <unicode/ucnv.h>
+#include <unicode/uscript.h>
 #include <unicode/utf16.h>
 #include <unicode/utf8.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -103,7 +106,120 @@ std::string DetectCharset(std::string_view bytes) {
       lower == "iso-8859-15") {
     return "windows-1252";
   }
+  // uchardet's name for Korean (EUC-KR and its Windows superset), which ICU does not know.
+  if (lower == "uhc") return "windows-949";
+  // KOI8-U is KOI8-R with Ukrainian and Belarusian letters in place of eight box-drawing
+  // characters: reading Russian as KOI8-U loses nothing, Ukrainian read as KOI8-R does.
+  if (lower == "koi8-r") return "KOI8-U";
   return IanaName(result);
+}
+
+absl::Status CheckDecodesAsText(std::string_view bytes, std::string_view charset) {
+  if (bytes.size() < kMinStatisticalTextBytes) {
+    // Too few characters to judge, and too few for uchardet to name the charset reliably:
+    // 51 bytes of Ukrainian in windows-1251 read as windows-1252 are all accented letters.
+    return absl::OkStatus();
+  }
+  const std::string name(charset);
+  UErrorCode err = U_ZERO_ERROR;
+  std::unique_ptr<UConverter, UcnvCloser> conv(ucnv_open(name.c_str(), &err));
+  if (U_FAILURE(err) || conv == nullptr) {
+    return absl::InvalidArgumentError(StrCat("text: unknown charset \"", name, "\""));
+  }
+  const bool single_byte = ucnv_getMaxCharSize(conv.get()) == 1;
+  // 16 KiB decide as well as 64 and cost a quarter; flush=false leaves a character cut at the
+  // end undecoded instead of reporting it as malformed.
+  std::string_view sample = bytes.substr(0, 16 << 10);
+  std::vector<UChar> units(sample.size() + 1);
+  UChar* target = units.data();
+  const char* source = sample.data();
+  ucnv_toUnicode(conv.get(), &target, units.data() + units.size(), &source,
+                 sample.data() + sample.size(), nullptr, /*flush=*/false, &err);
+  const int32_t length = static_cast<int32_t>(target - units.data());
+
+  size_t chars = 0;        // all characters but white space
+  size_t odd = 0;          // symbols, controls, unassigned or undecodable
+  size_t ascii_latin = 0;  // Latin letters in ASCII ...
+  size_t other_latin = 0;  // ... and outside it
+  size_t letters = 0;
+  size_t case_flips = 0;  // a capital right after a lower-case letter, one of them non-ASCII
+  size_t run = 0, longest_run = 0;  // non-ASCII characters in a row
+  UChar32 prev = ' ';
+  for (int32_t i = 0; i < length;) {
+    UChar32 c;
+    U16_NEXT(units.data(), i, length, c);
+    if (c < 0x80) {
+      run = 0;
+    } else {
+      longest_run = std::max(longest_run, ++run);
+    }
+    if (c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r' || u_isUWhiteSpace(c)) {
+      prev = c;
+      run = 0;
+      continue;
+    }
+    ++chars;
+    const int8_t type = u_charType(c);
+    switch (type) {
+      case U_UNASSIGNED:
+      case U_PRIVATE_USE_CHAR:
+      case U_SURROGATE:
+        ++odd;
+        break;
+      case U_CONTROL_CHAR:
+        odd += c != 0x1B;  // ESC switches ISO-2022 character sets
+        break;
+      case U_MATH_SYMBOL:
+      case U_MODIFIER_SYMBOL:
+      case U_OTHER_SYMBOL:
+      case U_OTHER_NUMBER:  // "½", "²": rare in prose, a sixteenth of the high bytes of 1252
+        odd += c >= 0x80;
+        break;
+      default:
+        // ICU's substitutes for undecodable bytes.
+        odd += c == 0xFFFD || c == 0x1A;
+        break;
+    }
+    if (u_isalpha(c)) {
+      ++letters;
+      UErrorCode script_err = U_ZERO_ERROR;
+      if (uscript_getScript(c, &script_err) == USCRIPT_LATIN) {
+        ++(c < 0x80 ? ascii_latin : other_latin);
+      }
+      if (u_isupper(c) && u_islower(prev) && (c >= 0x80 || prev >= 0x80)) ++case_flips;
+    }
+    prev = c;
+  }
+  // GB18030 gives nearly every byte pair a character: random pairs are mostly the rare ones
+  // outside GB2312 (first byte or second below 0xA1), which Chinese prose hardly uses.
+  size_t gb_pairs = 0, gb_rare = 0;
+  if (AsciiLower(name).rfind("gb", 0) == 0) {
+    for (size_t i = 0; i + 1 < sample.size(); ++i) {
+      const auto lead = static_cast<unsigned char>(sample[i]);
+      if (lead < 0x81) continue;
+      const auto trail = static_cast<unsigned char>(sample[i + 1]);
+      ++gb_pairs;
+      gb_rare += lead < 0xA1 || trail < 0xA1;
+      ++i;
+    }
+  }
+  std::string why;
+  if (gb_rare >= 2 && gb_rare * 10 > gb_pairs) {
+    why = StrCat(gb_rare, " of its ", gb_pairs, " characters outside GB2312");
+  } else if (odd >= 2 && odd * 20 > chars) {
+    why = StrCat(odd * 100 / chars, "% symbols, control, unassigned or undecodable characters");
+  } else if (other_latin > ascii_latin + 2) {
+    why =
+        StrCat(other_latin, " of its ", other_latin + ascii_latin, " Latin letters outside ASCII");
+  } else if (case_flips >= 2 && case_flips * 20 > letters) {
+    why = StrCat(case_flips, " capitals right after lower-case letters in ", letters, " letters");
+  } else if (single_byte && longest_run > 32) {
+    why = StrCat(longest_run, " non-ASCII characters in a row without a space");
+  } else {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(StrCat("decoded as ", IanaName(name), ", it has ", why,
+                                           ": random or compressed bytes, not text"));
 }
 
 absl::StatusOr<std::string> DecodeToUtf8(std::string_view bytes, std::string_view charset,

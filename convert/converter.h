@@ -160,15 +160,19 @@ absl::StatusOr<ConvertedDocument> ConvertEmailInProcess(std::string_view input,
 
 // Added: OK when `input` can be text of the textual format `format` (text, Markdown, LaTeX,
 // HTML; other formats are not checked). INVALID_ARGUMENT naming what the input looks like
-// (libmagic's MIME type) when it is binary data: more than 1% control bytes in its first
-// 64 KiB (tab, line breaks, form feed and ESC excepted; UTF-16/32 text is recognised first), or
-// a MIME type of an executable, archive, image, audio, video, font, PDF or office file. Called
-// by ConvertInProcess() after format detection, so a declared format is checked too.
+// (libmagic's MIME type and why) when it is binary data: more than 1% control bytes or a NUL
+// in its first 64 KiB (tab, line breaks, form feed and ESC excepted; UTF-16/32 text is
+// recognised first), a MIME type of an executable, archive, image, audio, video, font, PDF or
+// office file, or bytes that decode in their detected charset into something no one wrote
+// (random or compressed data: CheckDecodesAsText, convert/charset.h). Called by
+// ConvertInProcess() after format detection, so a declared format is checked too, and (without
+// libmagic) by Convert() for the formats it converts in process.
 absl::Status CheckLooksLikeText(std::string_view input, DocumentFormat format);
 
 // Added: the format `input` looks like (libmagic plus a few content checks); kText when
 // nothing more specific is recognised. Never kAuto. Runs in the calling process (libmagic
-// reads at most the first 1 MiB).
+// reads at most the first 1 MiB). Convert() does not call it: copsd recognises text without
+// libmagic and leaves the rest to the worker, where libmagic runs sandboxed.
 DocumentFormat DetectFormat(std::string_view input);
 
 }  // namespace cops

@@ -2,7 +2,9 @@
 // MIME type, then light text heuristics for LaTeX and Markdown that libmagic calls
 // text/plain. Clean UTF-8 skips libmagic: its text rules cost ~2 ms per call (regular
 // expressions compiled per match) and name only HTML, mail and TeX, which the structural
-// checks here find themselves. CheckLooksLikeText: binary data is refused before those heuristics can call
+// checks here find themselves. DetectFormatWithoutMagic (copsd): the same without libmagic,
+// which parses untrusted bytes, for input that is text; the rest goes to the worker to be
+// sniffed there. CheckLooksLikeText: binary data is refused before those heuristics can call
 // it Markdown.
 
 #include <magic.h>
@@ -13,6 +15,7 @@
 
 #include "convert/charset.h"
 #include "convert/converter.h"
+#include "convert/formats.h"
 #include "core/strings.h"
 
 namespace cops {
@@ -165,7 +168,9 @@ std::string_view TextHead(std::string_view input) {
 
 }  // namespace
 
-absl::Status CheckLooksLikeText(std::string_view input, DocumentFormat format) {
+namespace {
+
+absl::Status CheckText(std::string_view input, DocumentFormat format, bool use_magic) {
   if (format != DocumentFormat::kText && format != DocumentFormat::kMarkdown &&
       format != DocumentFormat::kLatex && format != DocumentFormat::kHtml) {
     return absl::OkStatus();
@@ -176,20 +181,53 @@ absl::Status CheckLooksLikeText(std::string_view input, DocumentFormat format) {
   // milliseconds); only suspicious input pays for them.
   if (controls == 0 && IsValidUtf8(head)) return absl::OkStatus();
   const std::string charset = DetectCharset(head);
+  // Bytes that decode, but not into anything a person wrote: random or compressed data
+  // without control bytes (high-bit bytes only) would otherwise pass as windows-1252, and
+  // random bytes that start with a byte-order mark as UTF-16.
   if (charset.rfind("UTF-16", 0) == 0 || charset.rfind("UTF-32", 0) == 0) {
-    return absl::OkStatus();
+    const absl::Status decoded = CheckDecodesAsText(head, charset);
+    if (decoded.ok()) return absl::OkStatus();
+    return absl::InvalidArgumentError(StrCat(DocumentFormatName(format),
+                                             ": input looks like random bytes (", decoded.message(),
+                                             "); declare its real format"));
   }
-  const std::string mime = MagicMime(input);
-  if (controls * 100 > head.size() || IsBinaryMime(mime)) {
+  const bool binary = controls * 100 > head.size() || head.find('\0') != std::string_view::npos;
+  const absl::Status decoded = binary ? absl::OkStatus() : CheckDecodesAsText(head, charset);
+  const std::string mime = use_magic ? MagicMime(input) : "";
+  if (binary || IsBinaryMime(mime)) {
     return absl::InvalidArgumentError(StrCat(
         DocumentFormatName(format), ": input looks like binary data (",
         mime.empty() ? "unknown type" : mime, ", ", controls, " control bytes in the first ",
         head.size(), "), not text; declare its real format or convert it first"));
   }
+  if (!decoded.ok()) {
+    return absl::InvalidArgumentError(
+        StrCat(DocumentFormatName(format), ": input looks like random or compressed bytes (",
+               mime.empty() ? "unknown type" : mime, "; ", decoded.message(),
+               "); declare its real format or convert it first"));
+  }
   return absl::OkStatus();
 }
 
-DocumentFormat DetectFormat(std::string_view input) {
+}  // namespace
+
+absl::Status CheckLooksLikeText(std::string_view input, DocumentFormat format) {
+  return CheckText(input, format, /*use_magic=*/true);
+}
+
+absl::Status CheckLooksLikeTextWithoutMagic(std::string_view input, DocumentFormat format) {
+  return CheckText(input, format, /*use_magic=*/false);
+}
+
+namespace {
+
+bool IsCleanUtf8(std::string_view head) {
+  return CountControlBytes(head) == 0 && IsValidUtf8(head);
+}
+
+// `clean_text`: IsCleanUtf8(TextHead(input)), which callers may know already.
+// REQUIRES for !use_magic: `input` is clean UTF-8 text or passes CheckText (kText).
+DocumentFormat Detect(std::string_view input, bool use_magic, bool clean_text) {
   std::string_view head = TextHead(input);
   size_t start = head.find_first_not_of(" \t\r\n");
   std::string_view trimmed = start == std::string_view::npos ? "" : head.substr(start);
@@ -198,21 +236,36 @@ DocumentFormat DetectFormat(std::string_view input) {
   if (LooksLikeZipOf(input, "application/vnd.oasis.opendocument.text")) {
     return DocumentFormat::kOdt;
   }
-  const bool clean_text = CountControlBytes(head) == 0 && IsValidUtf8(head);
-  const std::string mime = clean_text ? "" : MagicMime(input);
+  const std::string mime = clean_text || !use_magic ? "" : MagicMime(input);
   if (mime == "application/pdf") return DocumentFormat::kPdf;
   if (mime == "application/vnd.openxmlformats-officedocument.wordprocessingml.document") {
     return DocumentFormat::kDocx;
   }
   if (mime == "application/vnd.oasis.opendocument.text") return DocumentFormat::kOdt;
   if (mime == "text/html" || StartsWithIgnoreCase(trimmed, "<!doctype html") ||
-      StartsWithIgnoreCase(trimmed, "<html") || (clean_text && LooksLikeHtml(head))) {
+      StartsWithIgnoreCase(trimmed, "<html") ||
+      ((clean_text || !use_magic) && LooksLikeHtml(head))) {
     return DocumentFormat::kHtml;
   }
   if (mime == "message/rfc822" || LooksLikeEmail(head)) return DocumentFormat::kEmail;
   if (mime == "text/x-tex" || LooksLikeLatex(head)) return DocumentFormat::kLatex;
   if (LooksLikeMarkdown(head)) return DocumentFormat::kMarkdown;
   return DocumentFormat::kText;
+}
+
+}  // namespace
+
+DocumentFormat DetectFormat(std::string_view input) {
+  return Detect(input, /*use_magic=*/true, IsCleanUtf8(TextHead(input)));
+}
+
+DocumentFormat DetectFormatWithoutMagic(std::string_view input) {
+  const bool clean_text = IsCleanUtf8(TextHead(input));
+  if (!clean_text && !StartsWith(input, "%PDF-") && !StartsWith(input, "PK\x03\x04") &&
+      !CheckText(input, DocumentFormat::kText, /*use_magic=*/false).ok()) {
+    return DocumentFormat::kAuto;
+  }
+  return Detect(input, /*use_magic=*/false, clean_text);
 }
 
 }  // namespace cops

@@ -52,6 +52,15 @@ ConvertContext MakeConvertContext(const ConvertLimits& limits, const ConvertOpti
 absl::Status CheckConvertInput(std::string_view input, DocumentFormat format,
                                const ConvertLimits& limits);
 
+// For copsd, which does not run libmagic on untrusted bytes (the worker does): the format
+// DetectFormat would give to a PDF, a zip container, clean UTF-8 or input that passes
+// CheckLooksLikeTextWithoutMagic as kText; kAuto for anything else (binary or random-looking
+// bytes, which only libmagic can name).
+DocumentFormat DetectFormatWithoutMagic(std::string_view input);
+// CheckLooksLikeText (converter.h) without libmagic: refusals name the control bytes or the
+// decoding statistics, not a MIME type, and binary MIME types are not looked for.
+absl::Status CheckLooksLikeTextWithoutMagic(std::string_view input, DocumentFormat format);
+
 // Dispatches on a concrete format (not kAuto) in this process.
 absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, DocumentFormat format,
                                                 const ConvertContext& ctx);

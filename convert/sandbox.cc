@@ -49,7 +49,7 @@ absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, Docume
                                                   const ConvertLimits& limits,
                                                   const ConvertOptions& options) {
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<WorkerProcess> worker,
-                        WorkerProcess::Start(ConvertWorkerPath(), format));
+                        WorkerProcess::Start(ConvertWorkerPath(), format, /*one_document=*/true));
   const auto deadline = std::chrono::steady_clock::now() + kWorkerStartupGrace +
                         std::chrono::milliseconds(limits.time_budget_ms);
   // One request, then end of input: the worker answers and exits.
@@ -76,9 +76,15 @@ bool IsTrusted(DocumentFormat f) {
 absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat format,
                                           const ConvertLimits& limits,
                                           const ConvertOptions& options) {
+  if (limits.in_process) return ConvertInProcess(input, format, limits, options);
   COPS_RETURN_IF_ERROR(CheckConvertInput(input, format, limits));
-  if (format == DocumentFormat::kAuto) format = DetectFormat(input);
-  if (limits.in_process || IsTrusted(format)) {
+  // libmagic parses untrusted bytes too: only the worker runs it. Text is recognised here;
+  // anything else detected as kAuto is sniffed (and converted or refused) in the worker.
+  // (Detection has checked that text is text already.)
+  const bool detected = format == DocumentFormat::kAuto;
+  if (detected) format = DetectFormatWithoutMagic(input);
+  if (IsTrusted(format)) {
+    if (!detected) COPS_RETURN_IF_ERROR(CheckLooksLikeTextWithoutMagic(input, format));
     return ConvertFormat(input, format, MakeConvertContext(limits, options));
   }
   return ConvertInWorker(input, format, limits, options);

@@ -1,14 +1,28 @@
 // cops-convert-worker: converts the documents of the request frames read from stdin (format in
 // convert/document_codec.h) and writes one response frame for each to stdout, until the end
-// of its input. It limits its own CPU time and address space before touching each input; the
-// caller enforces the wall clock.
+// of its input. Before reading anything it confines itself (convert/worker_sandbox.h); it
+// limits its own CPU time and address space before touching each input; the caller enforces
+// the wall clock.
+//
+// Flags (set by WorkerProcess::Start):
+//   --one-document        one request only: its CPU and memory limits become hard limits
+//   --report-sandbox      write what of the sandbox could not be set up to stderr (which
+//                         then goes to /dev/null like the libraries' messages)
+//   --probe=open:PATH | --probe=socket   tests only: after entering the sandbox, try to open
+//                         PATH for reading or to create a TCP socket, and exit 0 when that
+//                         was allowed, 3 when refused
 
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <optional>
@@ -16,6 +30,7 @@
 
 #include "convert/converter.h"
 #include "convert/document_codec.h"
+#include "convert/worker_sandbox.h"
 #include "core/strings.h"
 
 namespace {
@@ -80,13 +95,15 @@ rlim_t CpuSecondsUsed() {
   return static_cast<rlim_t>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec + 1);
 }
 
-// Sets the soft limit only: a long-lived worker raises it again for its next document (an
-// unprivileged process cannot raise a hard limit it lowered). The parent's wall clock stops a
-// worker that ignores SIGXCPU.
-void SetSoftLimit(int resource, rlim_t value) {
+// Sets the soft limit, and the hard one too for a worker of one document: a long-lived
+// worker raises the soft limit again for its next document (no process can raise a hard
+// limit it lowered). The parent's wall clock stops a worker that ignores SIGXCPU.
+bool one_document = false;
+void SetLimit(int resource, rlim_t value) {
   rlimit limit{};
   if (getrlimit(resource, &limit) != 0) return;
   limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? value : std::min(value, limit.rlim_max);
+  if (one_document) limit.rlim_max = limit.rlim_cur;
   setrlimit(resource, &limit);
 }
 
@@ -111,9 +128,9 @@ int Run() {
     delete out_of_memory_frame;
     out_of_memory_frame = new std::string(cops::EncodeFrameLength(oom.size()) + oom);
     std::set_new_handler(OnOutOfMemory);
-    SetSoftLimit(RLIMIT_CPU, CpuSecondsUsed() + req->limits.time_budget_ms / 1000 + 1);
+    SetLimit(RLIMIT_CPU, CpuSecondsUsed() + req->limits.time_budget_ms / 1000 + 1);
     if (!kAddressSanitizer && req->limits.max_memory_bytes > 0) {
-      SetSoftLimit(RLIMIT_AS, req->limits.max_memory_bytes);
+      SetLimit(RLIMIT_AS, req->limits.max_memory_bytes);
     }
     absl::StatusOr<cops::ConvertedDocument> result =
         cops::ConvertInProcess(req->input, req->format, req->limits, req->options);
@@ -121,9 +138,45 @@ int Run() {
   }
 }
 
+// --probe: what a document that took over the parser could do from inside. Answers by exit
+// status (it may not write files: RLIMIT_FSIZE is 0): 0 allowed, 3 refused, 2 unknown probe.
+int Probe(std::string_view what) {
+  int fd = -1;
+  if (what.starts_with("open:")) {
+    fd = open(std::string(what.substr(5)).c_str(), O_RDONLY | O_CLOEXEC);
+  } else if (what == "socket") {
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+  } else {
+    return 2;
+  }
+  return fd >= 0 ? 0 : 3;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  bool report = false;
+  std::string_view probe;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--one-document") {
+      one_document = true;
+    } else if (arg == "--report-sandbox") {
+      report = true;
+    } else if (arg.starts_with("--probe=")) {
+      probe = arg.substr(std::strlen("--probe="));
+    }
+  }
+  // Opened before the sandbox forbids it: stderr goes here once the report is written.
+  const int dev_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const cops::WorkerSandboxReport sandbox = cops::EnterWorkerSandbox();
+  if (report && !sandbox.problems.empty()) {
+    std::fprintf(stderr, "cops-convert-worker: sandbox incomplete (%s)%s\n",
+                 sandbox.problems.c_str(),
+                 sandbox.seccomp ? "; the seccomp filter still refuses sockets and exec" : "");
+  }
+  if (dev_null >= 0) dup2(dev_null, STDERR_FILENO);
+  if (!probe.empty()) return Probe(probe);
   try {
     return Run();
   } catch (const std::exception& e) {

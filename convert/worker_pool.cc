@@ -75,7 +75,7 @@ absl::StatusOr<ConvertedDocument> ConvertWorkerPool::Convert(std::string_view in
     const bool fresh = worker == nullptr;
     if (fresh) {
       absl::StatusOr<std::unique_ptr<WorkerProcess>> started =
-          WorkerProcess::Start(ConvertWorkerPath(), format);
+          WorkerProcess::Start(ConvertWorkerPath(), format, /*one_document=*/false);
       if (!started.ok()) {
         Release(nullptr, /*keep=*/false);
         return started.status();

@@ -14,12 +14,11 @@
 #include <cstring>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "convert/document_codec.h"
 #include "convert/sandbox.h"
 #include "core/strings.h"
-
-extern char** environ;
 
 namespace cops {
 namespace {
@@ -49,7 +48,8 @@ uint64_t MaxWorkerResponseBytes(const ConvertLimits& limits) {
 }
 
 absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::string& path,
-                                                                    DocumentFormat format) {
+                                                                    DocumentFormat format,
+                                                                    bool one_document) {
   if (path.empty()) {
     worker_failures.fetch_add(1, std::memory_order_relaxed);
     return absl::InternalError(StrCat(DocumentFormatName(format),
@@ -65,7 +65,9 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::s
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, sv[1], STDIN_FILENO);
   posix_spawn_file_actions_adddup2(&actions, sv[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  static std::atomic<bool> reported{false};
+  const bool report = !reported.exchange(true);
+  if (!report) posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   // Nothing else of the caller's: descriptors libraries opened without O_CLOEXEC (libmilter's
   // pipes, say) must not reach a process that parses hostile documents.
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
@@ -79,9 +81,15 @@ absl::StatusOr<std::unique_ptr<WorkerProcess>> WorkerProcess::Start(const std::s
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &all);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  char* argv[] = {const_cast<char*>(path.c_str()), nullptr};
+  std::vector<char*> argv = {const_cast<char*>(path.c_str())};
+  char one[] = "--one-document";
+  char report_flag[] = "--report-sandbox";
+  if (one_document) argv.push_back(one);
+  if (report) argv.push_back(report_flag);
+  argv.push_back(nullptr);
+  char* no_environment[] = {nullptr};
   pid_t pid = -1;
-  const int rc = posix_spawn(&pid, path.c_str(), &actions, &attr, argv, environ);
+  const int rc = posix_spawn(&pid, path.c_str(), &actions, &attr, argv.data(), no_environment);
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&actions);
   close(sv[1]);

@@ -27,11 +27,16 @@ class WorkerProcess {
   using Deadline = std::chrono::steady_clock::time_point;
 
   // Starts `path` (ConvertWorkerPath()) with one end of a socket pair as its stdin and
-  // stdout, stderr to /dev/null, no other descriptor of this process, and default signal
-  // dispositions and mask. INTERNAL, naming `format`, when `path` is empty or
-  // cannot be started (counted as a worker failure).
+  // stdout, stderr to /dev/null, no other descriptor of this process, an empty environment
+  // (copsd's may hold secrets such as COPS_HASH_KEY), and default signal dispositions and
+  // mask. The worker confines itself before reading (convert/worker_sandbox.h);
+  // `one_document` makes the CPU and memory limits of its one document hard. The first worker a
+  // process starts shares its stderr, to report what of the sandbox the kernel refused (once per
+  // process, not per document). INTERNAL, naming `format`, when `path` is empty or cannot be
+  // started (counted as a worker failure).
   static absl::StatusOr<std::unique_ptr<WorkerProcess>> Start(const std::string& path,
-                                                              DocumentFormat format);
+                                                              DocumentFormat format,
+                                                              bool one_document);
   ~WorkerProcess();  // kills and reaps the process unless Finish() did
   WorkerProcess(const WorkerProcess&) = delete;
   WorkerProcess& operator=(const WorkerProcess&) = delete;

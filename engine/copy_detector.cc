@@ -35,6 +35,19 @@ CheckScratch& ThreadScratch() {
 
 }  // namespace
 
+absl::Status ValidateMetadataSizes(const DocumentRecord& r) {
+  for (const auto& [name, value] : {std::pair<const char*, const std::string*>{"title", &r.title},
+                                    {"author", &r.author},
+                                    {"external_id", &r.external_id}}) {
+    if (value->size() > kMaxMetadataFieldBytes) {
+      return absl::InvalidArgumentError(std::string(name) + " has " +
+                                        std::to_string(value->size()) + " bytes; at most " +
+                                        std::to_string(kMaxMetadataFieldBytes) + " are kept");
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateLifetime(const DocumentRecord& r, int64_t now) {
   if (r.expires_unix_micros < 0 || r.not_before_unix_micros < 0) {
     return absl::InvalidArgumentError("expiry and not-before must be times after 1970");

@@ -45,6 +45,11 @@ struct CopyDetectorOptions {
   // insert passes, so larger windows register faster (docs/performance.md, "Registration
   // decisions"). 16 MiB bounds the memory either way.
   uint32_t bulk_window_documents = 4096;
+  // Documents one RegisterDocuments stream may carry. Its reply holds a result (with a
+  // signed receipt, ~700 bytes) per document and must stay under gRPC's 64 MiB message
+  // limit; the document past this gets RESOURCE_EXHAUSTED and the stream ends, every
+  // earlier result kept.
+  uint32_t max_documents_per_stream = 50000;
   // Wall clock in microseconds since the epoch (replaceable for tests): registration times,
   // and the "now" against which expiries and embargoes are checked.
   std::function<int64_t()> now_micros = WallClockMicros;
@@ -193,6 +198,12 @@ class CopyDetector {
 // OK when a registration's expiry (if any) lies after `now` and its embargo (if any) ends
 // before its expiry; INVALID_ARGUMENT naming the times otherwise.
 absl::Status ValidateLifetime(const DocumentRecord& record, int64_t now);
+
+// Bytes a registration's title, author or external id may hold each.
+inline constexpr size_t kMaxMetadataFieldBytes = 1024;
+// OK when title, author and external id are each at most kMaxMetadataFieldBytes;
+// INVALID_ARGUMENT naming the field otherwise.
+absl::Status ValidateMetadataSizes(const DocumentRecord& record);
 
 }  // namespace cops
 

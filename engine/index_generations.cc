@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -44,6 +46,15 @@ absl::StatusOr<HashKey> LoadOrCreateKey(const KeySource& source, DataDir& data_d
   if (!source.file.empty()) return ReadKeyFile(data_dir.fs(), source.file);
   absl::StatusOr<HashKey> key = data_dir.ReadKey(0);
   if (!absl::IsNotFound(key.status()) || data_dir.fs().Exists(data_dir.KeyPath(0))) return key;
+  // A new key only for a new index: one beside an existing index would not be the key it
+  // was built with, and would hide that the real one is lost.
+  if (data_dir.fs().Exists(data_dir.IndexPath(0)) ||
+      data_dir.fs().Exists(data_dir.PathOf(DataDir::kParamsFile))) {
+    return absl::DataLossError(
+        data_dir.KeyPath(0) + " is missing beside the index " + data_dir.IndexPath(0) +
+        " it was built with; copsd will not start. Restore it from a backup (a new key would "
+        "find none of the registered documents)");
+  }
   COPS_ASSIGN_OR_RETURN(key, NewKey());
   COPS_RETURN_IF_ERROR(data_dir.CreateKey(0, *key));
   return key;
@@ -59,10 +70,108 @@ absl::Status RekeyRecordedParams(DataDir& data_dir, const HashKey& key) {
 }
 
 // Removes generation n, logging (not returning) a failure: what is left is removed at the
-// next start.
-void RemoveGeneration(DataDir& data_dir, uint64_t n) {
+// next start (ROTATING is kept for it). Whether it was removed.
+bool RemoveGeneration(DataDir& data_dir, uint64_t n) {
   absl::Status removed = data_dir.RemoveGeneration(n);
   if (!removed.ok()) spdlog::warn("removing index generation {}: {}", n, removed.ToString());
+  return removed.ok();
+}
+
+// Ends a rotation's record once its leftover generation is gone.
+void ClearRotation(DataDir& data_dir) {
+  absl::Status cleared = data_dir.ClearRotation();
+  if (!cleared.ok()) spdlog::warn("key rotation: {} (cleared at next start)", cleared.ToString());
+}
+
+// "index.1/, hash_key.1" for the parts of generation n present (index/ and hash.key for 0).
+std::string PartsOf(DataDir& data_dir, uint64_t n) {
+  std::string parts;
+  if (data_dir.fs().Exists(data_dir.IndexPath(n))) parts = DataDir::IndexDirName(n) + "/";
+  if (data_dir.fs().Exists(data_dir.KeyPath(n))) {
+    parts += (parts.empty() ? "" : ", ") + DataDir::KeyFileName(n);
+  }
+  return parts;
+}
+
+// What an operator can do about a directory copsd will not open: point CURRENT at the
+// newest generation that has both its index and its key (or, with none, restore a backup).
+std::string RecoveryAdvice(DataDir& data_dir) {
+  absl::StatusOr<std::vector<uint64_t>> generations =
+      data_dir.OtherGenerations(std::numeric_limits<uint64_t>::max());
+  std::optional<uint64_t> newest;
+  std::string present;
+  if (generations.ok()) {
+    for (uint64_t n : *generations) {
+      const std::string parts = PartsOf(data_dir, n);
+      if (parts.empty()) continue;
+      present += (present.empty() ? "" : "; ") + parts;
+      if (n != 0 && data_dir.HasGeneration(n)) newest = n;
+    }
+  }
+  std::string advice = "Present: " + (present.empty() ? std::string("no index generation") : present) + ". ";
+  if (newest.has_value()) {
+    advice += "If generation " + std::to_string(*newest) +
+              " is the live one (the newest complete one), restore the pointer with: printf '" +
+              DataDir::IndexDirName(*newest) + " " + DataDir::KeyFileName(*newest) + "\\n' > " +
+              data_dir.PathOf(DataDir::kCurrentFile) +
+              " and move any other generation out of the directory";
+  } else {
+    advice += "Restore the data directory from a backup";
+  }
+  return advice + " (docs/operations.md, \"A data directory copsd refuses to open\")";
+}
+
+// The generations other than `live` that ROTATING proves an interrupted rotation left;
+// FAILED_PRECONDITION, naming them, when any other generation is present or the live one is
+// incomplete: nothing is deleted then.
+absl::StatusOr<std::vector<uint64_t>> StaleGenerations(DataDir& data_dir, uint64_t live) {
+  const bool has_current = data_dir.fs().Exists(data_dir.PathOf(DataDir::kCurrentFile));
+  if (has_current && !data_dir.HasGeneration(live)) {
+    return absl::FailedPreconditionError(
+        data_dir.PathOf(DataDir::kCurrentFile) + " names generation " + std::to_string(live) +
+        " (" + DataDir::IndexDirName(live) + "/, " + DataDir::KeyFileName(live) +
+        "), which is incomplete or missing; copsd will not start. " + RecoveryAdvice(data_dir));
+  }
+  COPS_ASSIGN_OR_RETURN(const std::vector<uint64_t> others, data_dir.OtherGenerations(live));
+  if (others.empty()) return others;
+  absl::StatusOr<std::optional<uint64_t>> rotation = data_dir.ReadRotation();
+  // The one generation ROTATING proves stale; kNone when it proves none.
+  constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
+  uint64_t provable = kNone;
+  if (rotation.ok() && rotation->has_value()) {
+    const uint64_t target = **rotation;
+    if (target == live + 1 && (has_current || data_dir.HasGeneration(0))) {
+      provable = target;  // built but never switched to: CURRENT is replaced atomically
+    } else if (target == live && has_current) {
+      provable = live - 1;  // switched away from, not yet deleted
+    }
+  }
+  if (provable != kNone && !has_current) {
+    // The unfinished generation 1 beside generation 0 without CURRENT, unless params already
+    // names its key: then the switch happened and CURRENT was lost after it.
+    absl::StatusOr<std::optional<ChunkingParams>> params = data_dir.ReadParams();
+    absl::StatusOr<HashKey> key = data_dir.ReadKey(provable);
+    if (!params.ok() ||
+        (key.ok() && params->has_value() && (*params)->key_id == key->Id())) {
+      provable = kNone;
+    }
+  }
+  std::vector<std::string> unexplained;
+  for (uint64_t n : others) {
+    if (n != provable) unexplained.push_back(PartsOf(data_dir, n));
+  }
+  if (!unexplained.empty()) {
+    std::string names;
+    for (const std::string& u : unexplained) names += (names.empty() ? "" : "; ") + u;
+    return absl::FailedPreconditionError(
+        data_dir.path() + ": " +
+        (has_current ? "besides the live generation " + std::to_string(live) + " (CURRENT)"
+                     : std::string("CURRENT is missing, yet")) +
+        " index generations are present that no interrupted key rotation explains (" + names +
+        "); copsd deletes no generation it cannot prove stale and will not start. " +
+        RecoveryAdvice(data_dir));
+  }
+  return others;
 }
 
 }  // namespace
@@ -87,21 +196,32 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
     IndexGenerationsOptions options) {
   DataDir data_dir(options.data_dir, options.file_system);
   COPS_RETURN_IF_ERROR(data_dir.Create());
-  COPS_ASSIGN_OR_RETURN(const uint64_t live, data_dir.ReadCurrent());
+  absl::StatusOr<uint64_t> current = data_dir.ReadCurrent();
+  if (!current.ok()) {
+    return absl::Status(current.status().code(),
+                        std::string(current.status().message()) + "; copsd will not start. " +
+                            RecoveryAdvice(data_dir));
+  }
+  const uint64_t live = *current;
   if (live != 0 && !options.key.in_data_dir()) {
     return absl::FailedPreconditionError(
         "the hashing key of " + options.data_dir + " has been rotated (see " +
         data_dir.PathOf(DataDir::kCurrentFile) + "); drop --key-file / COPS_HASH_KEY");
   }
 
-  // Whatever an interrupted rotation left: an unfinished generation (crash before the
-  // switch) or an unretired one (crash after it).
+  // Whatever an interrupted rotation left, when ROTATING proves it stale: an unfinished
+  // generation (crash before the switch) or an unretired one (crash after it).
+  COPS_ASSIGN_OR_RETURN(const std::vector<uint64_t> stale, StaleGenerations(data_dir, live));
   absl::Status removed = data_dir.RemoveTemporaryFiles();
   if (!removed.ok()) spdlog::warn("{}", removed.ToString());
-  COPS_ASSIGN_OR_RETURN(const std::vector<uint64_t> stale, data_dir.OtherGenerations(live));
+  bool all_removed = true;
   for (uint64_t n : stale) {
     spdlog::warn("removing index generation {} left by an interrupted key rotation", n);
-    RemoveGeneration(data_dir, n);
+    all_removed &= RemoveGeneration(data_dir, n);
+  }
+  if (all_removed) {
+    absl::Status cleared = data_dir.ClearRotation();
+    if (!cleared.ok()) spdlog::warn("{}", cleared.ToString());
   }
 
   COPS_ASSIGN_OR_RETURN(const HashKey key, live == 0 ? LoadOrCreateKey(options.key, data_dir)
@@ -225,8 +345,15 @@ absl::StatusOr<KeyRotationProgress> IndexGenerations::StartRotation(
   }
 
   const uint64_t n = old_gen->number + 1;
-  RemoveGeneration(data_dir_, n);  // left by a failed rotation of this process, if any
+  // Left by a failed rotation of this process, if any; ROTATING proves it unfinished.
+  if (!RemoveGeneration(data_dir_, n)) {
+    return absl::UnavailableError("generation " + std::to_string(n) +
+                                  " of a failed rotation could not be removed; see the log");
+  }
   COPS_ASSIGN_OR_RETURN(HashKey key, NewKey());
+  // Recorded before generation n+1 exists: what lets a start prove it (or, after the
+  // switch, generation n) stale.
+  COPS_RETURN_IF_ERROR(data_dir_.SetRotation(n));
   auto new_gen = std::make_shared<Generation>();
   new_gen->number = n;
   new_gen->key_id = key.Id();
@@ -242,7 +369,9 @@ absl::StatusOr<KeyRotationProgress> IndexGenerations::StartRotation(
   }();
   if (!opened.ok()) {
     new_gen.reset();
-    if (!absl::IsAlreadyExists(opened)) RemoveGeneration(data_dir_, n);
+    if (!absl::IsAlreadyExists(opened) && RemoveGeneration(data_dir_, n)) {
+      ClearRotation(data_dir_);
+    }
     return opened;
   }
 
@@ -276,7 +405,7 @@ void IndexGenerations::Rotate(std::shared_ptr<Generation> old_gen,
   if (!status.ok()) {
     spdlog::error("key rotation to generation {} failed: {}", new_number, status.ToString());
     new_gen.reset();
-    RemoveGeneration(data_dir_, new_number);
+    if (RemoveGeneration(data_dir_, new_number)) ClearRotation(data_dir_);
     absl::MutexLock lock(&mu_);
     progress_.state = KeyRotationState::kFailed;
     progress_.error = status.ToString();
@@ -290,7 +419,7 @@ void IndexGenerations::Rotate(std::shared_ptr<Generation> old_gen,
   }
   if (old_gen.use_count() > 1) return;  // shutting down: the next start retires it
   old_gen.reset();                      // closes the old index
-  RemoveGeneration(data_dir_, old_number);
+  if (RemoveGeneration(data_dir_, old_number)) ClearRotation(data_dir_);
   spdlog::info("key rotation done: generation {} retired", old_number);
   absl::MutexLock lock(&mu_);
   progress_.state = KeyRotationState::kDone;

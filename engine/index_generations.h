@@ -13,7 +13,8 @@
 // replaced atomically and the handlers move to the new generation. Calls in flight finish on
 // the old one (reference counted); then its directory is deleted and its key file
 // overwritten and unlinked. A crash before the switch restarts on the old generation (the
-// unfinished one is deleted at start), a crash after it on the new one.
+// unfinished one is deleted at start), a crash after it on the new one; the ROTATING record
+// (storage/data_dir.h) is what proves either leftover stale.
 //
 // Thread-safety: safe for concurrent use. Current() never blocks on a rotation;
 // WithWriter() blocks only during the final catch-up of a rotation.
@@ -86,8 +87,11 @@ struct IndexGenerationsOptions {
 class IndexGenerations {
  public:
   // Opens the live generation of options.data_dir (created if missing), first deleting what
-  // an interrupted rotation left (generations other than the live one, CURRENT.tmp,
-  // params.tmp) and repairing the params file to the live key's id. The key comes from the
+  // an interrupted rotation left (the generation ROTATING proves stale, CURRENT.tmp,
+  // params.tmp) and repairing the params file to the live key's id. Deletes nothing and
+  // fails, naming what is present and how to recover, when any other generation is present,
+  // CURRENT is missing beside rotated generations or malformed, the live generation's index
+  // or key is missing (no new key is made beside an existing index), or a file is corrupt. The key comes from the
   // live generation's key file once the directory has been rotated; before that as
   // options.key says. A new index records its parameters in the params file.
   // FAILED_PRECONDITION when the directory has been rotated and options.key names a key

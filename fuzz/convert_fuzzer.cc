@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "convert/converter.h"
+#include "convert/formats.h"
 #include "tests/testing/documents.h"
 
 namespace {
@@ -64,6 +65,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       !input.starts_with("PK\x03\x04")) {
     packed = PackOfficeParts(format, input);
     input = packed;
+  }
+  if (format == cops::DocumentFormat::kAuto) {
+    // copsd's own detection (no libmagic; charset statistics), which runs outside the sandbox.
+    (void)cops::DetectFormatWithoutMagic(input);
   }
   auto doc = cops::ConvertInProcess(input, format, limits, options);
   if (doc.ok()) {

@@ -21,8 +21,20 @@ std::string Ratio(double r) {
 }
 
 absl::Status FromReply(const v1::CheckDocumentReply& reply) {
-  if (reply.error_code() == 0) return absl::OkStatus();
-  return absl::Status(static_cast<absl::StatusCode>(reply.error_code()), reply.error_message());
+  if (reply.error_code() != 0) {
+    return absl::Status(static_cast<absl::StatusCode>(reply.error_code()),
+                        reply.error_message());
+  }
+  if (!reply.partial()) return absl::OkStatus();
+  // A router answered from some partitions only: a match found stands, "none" does not.
+  std::string missing;
+  for (uint32_t p : reply.missing_partitions()) {
+    absl::StrAppend(&missing, missing.empty() ? "" : ", ", p);
+  }
+  if (missing.empty()) return absl::UnavailableError("some partitions did not answer");
+  return absl::UnavailableError(absl::StrCat(
+      reply.missing_partitions_size() == 1 ? "partition " : "partitions ", missing,
+      " did not answer"));
 }
 
 }  // namespace
@@ -30,7 +42,9 @@ absl::Status FromReply(const v1::CheckDocumentReply& reply) {
 absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view message,
                                                              const MilterPolicy& policy,
                                                              std::chrono::milliseconds budget,
-                                                             const SandboxConverter& sandbox) {
+                                                             const SandboxConverter& sandbox,
+                                                             uint32_t* left_out) {
+  if (left_out != nullptr) *left_out = 0;
   if (message.size() > policy.max_message_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat("message of ", message.size(),
                                                      " bytes exceeds max_message_bytes ",
@@ -60,8 +74,12 @@ absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view me
   if (pos < doc->text.size()) own.text.append(doc->text, pos);
   if (!Blank(own.text)) texts.push_back(std::move(own));
   for (MessageText& a : attachments) {
-    if (texts.size() >= policy.max_parts) break;
-    if (!Blank(a.text)) texts.push_back(std::move(a));
+    if (Blank(a.text)) continue;
+    if (texts.size() < policy.max_parts) {
+      texts.push_back(std::move(a));
+    } else if (left_out != nullptr) {
+      ++*left_out;
+    }
   }
   return texts;
 }
@@ -98,7 +116,7 @@ MessageVerdict DecideVerdict(const std::vector<MessageText>& texts,
       if (first_error.ok()) {
         first_error = absl::Status(s.code(), absl::StrCat(text.name, ": ", s.message()));
       }
-      continue;
+      if (!replies[k].partial() || replies[k].error_code() != 0) continue;
     }
     for (const v1::Match& m : replies[k].matches()) {
       if (!m.violation()) continue;
@@ -130,6 +148,14 @@ MessageVerdict DecideVerdict(const std::vector<MessageText>& texts,
 }
 
 std::string MessageVerdict::ResultHeader() const {
+  if (outcome == Outcome::kUnchecked) {
+    // One header line: the reason may quote a file name or a server's message.
+    std::string why(error.message());
+    for (char& c : why) {
+      if (c == '\r' || c == '\n' || c == '\t') c = ' ';
+    }
+    return absl::StrCat("unchecked (", why.empty() ? "unknown reason" : why, ")");
+  }
   if (outcome != Outcome::kViolation) return "clean";
   return absl::StrCat("violation (", violations.size(),
                       violations.size() == 1 ? " document" : " documents", ", best ratio ",
@@ -163,8 +189,9 @@ MessageVerdict CheckMessage(std::string_view message, const MilterPolicy& policy
   const std::chrono::milliseconds timeout(policy.timeout_ms);
   MessageVerdict unchecked;
   unchecked.outcome = MessageVerdict::Outcome::kUnchecked;
+  uint32_t left_out = 0;
   absl::StatusOr<std::vector<MessageText>> texts =
-      ExtractMessageTexts(message, policy, timeout, sandbox);
+      ExtractMessageTexts(message, policy, timeout, sandbox, &left_out);
   if (!texts.ok()) {
     unchecked.error = texts.status();
     return unchecked;
@@ -187,7 +214,14 @@ MessageVerdict CheckMessage(std::string_view message, const MilterPolicy& policy
     unchecked.parts = static_cast<uint32_t>(texts->size());
     return unchecked;
   }
-  return DecideVerdict(*texts, *replies, policy, rules);
+  MessageVerdict verdict = DecideVerdict(*texts, *replies, policy, rules);
+  if (left_out > 0 && verdict.outcome == MessageVerdict::Outcome::kClean) {
+    verdict.outcome = MessageVerdict::Outcome::kUnchecked;
+    verdict.error = absl::ResourceExhaustedError(
+        absl::StrCat(texts->size() + left_out, " texts, only the first ", texts->size(),
+                     " checked: max_parts"));
+  }
+  return verdict;
 }
 
 }  // namespace cops

@@ -33,15 +33,17 @@ struct MessageText {
 
 // Parses `message` and returns its texts: first "message" (subject and body parts), then one
 // per converted document attachment, at most policy.max_parts in all; texts with nothing but
-// white space are left out. PDF, DOCX and ODT attachments go to `sandbox`. A message the
-// email converter cannot read (no header block) is checked as it is, as one text "raw", so
-// malformed mail cannot slip through unread. RESOURCE_EXHAUSTED when the message is larger
-// than policy.max_message_bytes or parsing exceeds the time budget; INTERNAL when the
-// sandbox cannot run.
+// white space are left out. The texts past max_parts are counted in `*left_out` (when not
+// null): a message with any is not fully checked. PDF, DOCX and ODT attachments go to
+// `sandbox`. A message the email converter cannot read (no header block) is checked as it
+// is, as one text "raw", so malformed mail cannot slip through unread. RESOURCE_EXHAUSTED
+// when the message is larger than policy.max_message_bytes or parsing exceeds the time
+// budget; INTERNAL when the sandbox cannot run.
 absl::StatusOr<std::vector<MessageText>> ExtractMessageTexts(std::string_view message,
                                                              const MilterPolicy& policy,
                                                              std::chrono::milliseconds budget,
-                                                             const SandboxConverter& sandbox);
+                                                             const SandboxConverter& sandbox,
+                                                             uint32_t* left_out = nullptr);
 
 // Sends a batch of check requests to copsd and returns one reply per request, in order
 // (client/check_stream.h in the milter; a fake in tests).
@@ -69,8 +71,9 @@ struct MessageVerdict {
   uint32_t parts = 0;  // texts checked
   std::vector<std::string> domains;  // the "domains" entries checked under (CheckRules::domain)
 
-  // X-COPS-Result: "violation (N documents, best ratio R)" for kViolation, else "clean"
-  // (the milter adds no header to a kUnchecked message).
+  // X-COPS-Result: "violation (N documents, best ratio R)" for kViolation, "unchecked
+  // (<why>)" for kUnchecked (the milter adds it when on_failure lets the message through),
+  // else "clean".
   std::string ResultHeader() const;
   // X-COPS-Matches: "doc=ID ratio=R collection=C part=P" for at most `max` documents,
   // separated by ";" and folded one per line; never registered text. "" when clean.
@@ -85,14 +88,17 @@ std::vector<v1::CheckDocumentRequest> MakeCheckRequests(const std::vector<Messag
 // Combines the replies to MakeCheckRequests(texts, rules[0]), then (texts, rules[1]), ...,
 // concatenated, into a verdict. A violation anywhere wins, with the strongest action of its
 // matches (policy.ActionFor under the rules it was found with); otherwise a reply carrying an
-// error makes the message kUnchecked.
+// error, or a router's partial reply (some partitions did not answer: UNAVAILABLE naming
+// them), makes the message kUnchecked: "no violation" from part of the index is no answer.
 MessageVerdict DecideVerdict(const std::vector<MessageText>& texts,
                              const std::vector<v1::CheckDocumentReply>& replies,
                              const MilterPolicy& policy, const std::vector<CheckRules>& rules);
 
 // The whole path: extract, check under each of policy.RulesFor(recipients) in one batch,
 // within policy.timeout_ms (parsing included), decide. Failures (parse limits, copsd errors,
-// timeouts) give kUnchecked with the error; the caller applies policy.on_failure.
+// timeouts, partial replies) and texts left out past max_parts (RESOURCE_EXHAUSTED) give
+// kUnchecked with the error unless a violation was found; the caller applies
+// policy.on_failure.
 MessageVerdict CheckMessage(std::string_view message, const MilterPolicy& policy,
                             const std::vector<std::string>& recipients,
                             const SandboxConverter& sandbox, PartChecker* checker);

@@ -299,6 +299,10 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
       action = "on_failure_" + std::string(FailureActionName(policy.on_failure));
       if (policy.on_failure == FailureAction::kTempfail) result = SMFIS_TEMPFAIL;
       if (policy.on_failure == FailureAction::kReject) result = SMFIS_REJECT;
+      // Let through unchecked: say so, lest a reader (or a later filter) take it for clean.
+      if (policy.on_failure == FailureAction::kAccept) {
+        AddHeader(ctx, kResultHeader, verdict.ResultHeader());
+      }
       break;
   }
   const auto latency = std::chrono::steady_clock::now() - start;

@@ -20,7 +20,9 @@
 //   "quarantine_reason" the reason Postfix records with a held message
 //                       ["COPS: registered confidential text"]
 //   "max_message_bytes" larger messages are not checked (on_failure applies)  [32 MiB]
-//   "max_parts"         at most this many texts checked per message (body + attachments)  [32]
+//   "max_parts"         at most this many texts checked per message (body + attachments);
+//                       a message with more is "unchecked" (on_failure applies) unless a
+//                       violation is found among the first max_parts  [32]
 //   "domains"           {"DOMAIN": {"action": .., "threshold": .., "collections": [..]}, ...}
 //                       per-recipient-domain policy: a message to a recipient in DOMAIN (a key
 //                       ".example.com" matches every subdomain of example.com; an exact key

@@ -2,6 +2,7 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <string_view>
@@ -25,7 +26,18 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
   natsStatus s = js_GetStreamInfo(&stream_info, js->context(), stream.c_str(), nullptr, &err);
   if (s != NATS_OK) return NatsError(s, "looking up stream " + stream);
   const uint64_t first = stream_info->State.FirstSeq;
+  const uint64_t last = stream_info->State.LastSeq;
   jsStreamInfo_Destroy(stream_info);
+  // A stream that ends before what this index applied lost its tail (a NATS store lost) or
+  // was deleted and created anew: its next events would carry sequences this index takes
+  // for applied ones, and be skipped.
+  if (last < applied) {
+    return absl::FailedPreconditionError(
+        "stream " + stream + " ends at event " + std::to_string(last) +
+        " but this index has applied the log up to event " + std::to_string(applied) +
+        ": the stream lost its tail or was recreated; restore the stream, or start this node "
+        "on an empty data directory to rebuild its index from the stream as it is");
+  }
   if (first > applied + 1) {
     return absl::FailedPreconditionError(
         "stream " + stream + " no longer holds events " + std::to_string(applied + 1) + " to " +
@@ -196,7 +208,17 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
     case DeliveryAction::kApply: {
       absl::StatusOr<RegistrationEvent> event = DecodeRegistrationEvent(std::string_view(
           natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
-      status = event.ok() ? sink_->Apply(sequence, *event) : event.status();
+      if (event.ok()) {
+        status = sink_->Apply(sequence, *event);
+      } else if (absl::IsDataLoss(event.status())) {
+        // No node can ever apply these bytes: waiting for them would stall every node.
+        status = sink_->SetAside(sequence, event.status());
+        if (status.ok()) set_aside_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        status = event.status();  // a later revision's event: an upgrade applies it
+      }
+      if (!status.ok()) failed_applies_.fetch_add(1, std::memory_order_relaxed);
+      consecutive_failures_ = status.ok() ? 0 : consecutive_failures_ + 1;
       last_delivery_ = delivery;
       break;
     }
@@ -281,7 +303,16 @@ void LogApplier::Run() {
     natsMsgList_Destroy(&list);
     if (outcome != Outcome::kNext && !stop_.load()) {
       restart = outcome == Outcome::kRestart;
-      std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_wait_ms));
+      // The same event failing again waits longer each time, up to max_retry_wait_ms.
+      int64_t wait_ms = options_.retry_wait_ms;
+      for (int i = 1; i < consecutive_failures_ && wait_ms < options_.max_retry_wait_ms; ++i) {
+        wait_ms *= 2;
+      }
+      wait_ms = std::min(wait_ms, std::max(options_.max_retry_wait_ms, options_.retry_wait_ms));
+      // In short steps, so that Stop is not held up by a long wait.
+      for (int64_t waited = 0; waited < wait_ms && !stop_.load(); waited += 50) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(50, wait_ms - waited)));
+      }
     }
   }
 }

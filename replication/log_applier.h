@@ -15,7 +15,13 @@
 // own delivery numbers (1, 2, ... from its creation) can: it is recreated at applied + 1 at
 // every start, after a failed apply, and whenever a delivery number is skipped or repeated
 // (a fetched batch lost with its NATS server), so that JetStream delivers every event after
-// the applied one, in order. Any consumer is recreated when fetches find nothing for a second
+// the applied one, in order.
+//
+// An event that fails to apply (the sink's error: a full disk, a converter past its time
+// budget) is never skipped: it is declined and tried again, after a wait that doubles with
+// each failure (retry_wait_ms up to max_retry_wait_ms), and counted. Bytes that are no event
+// at all (DATA_LOSS from the decoder) are set aside (LogSink::SetAside), acknowledged and
+// counted, so that they do not hold back the events after them on every node. Any consumer is recreated when fetches find nothing for a second
 // while JetStream awaits acks for deliveries the applier never received (the lost batch was
 // the last one), rather than wait out the ack wait (30 s).
 //
@@ -47,6 +53,10 @@ class LogSink {
   // it deterministically changes nothing (a document that does not convert): the sequence is
   // then recorded as applied. An error (a failed write) leaves it unapplied; it is retried.
   virtual absl::Status Apply(uint64_t sequence, const RegistrationEvent& event) = 0;
+  // Records event `sequence` (== AppliedLogSequence() + 1) as applied without effect: its
+  // bytes are no event that any node can apply (`why`: the decoder's DATA_LOSS). An error (a
+  // failed write) leaves it unapplied; it is tried again.
+  virtual absl::Status SetAside(uint64_t sequence, const absl::Status& why) = 0;
 };
 
 struct LogApplierOptions {
@@ -60,7 +70,16 @@ struct LogApplierOptions {
   int64_t fetch_wait_ms = 200;    // how long a pull waits for new events (bounds Stop's delay)
   // How long JetStream waits for an ack before redelivering an event, in milliseconds.
   int64_t ack_wait_ms = 30000;
-  int64_t retry_wait_ms = 200;    // after a failed apply, before trying again
+  // After a failed apply, before trying again; doubled at each failure of the same event
+  // up to max_retry_wait_ms.
+  int64_t retry_wait_ms = 200;
+  int64_t max_retry_wait_ms = 5000;
+};
+
+// What an applier has met since it started, for metrics.
+struct LogApplierHealth {
+  uint64_t failed_applies = 0;  // applies that failed and are tried again (never skipped)
+  uint64_t set_aside = 0;       // malformed events recorded as applied without effect
 };
 
 // What the applier does with one delivered event (ClassifyDelivery).
@@ -83,7 +102,8 @@ class LogApplier {
   // Binds this node's durable consumer, starting after sink->AppliedLogSequence() when it is
   // new or when it has acknowledged events the sink has not applied (a wiped or restored
   // index); then applies events on a background thread until Stop. FAILED_PRECONDITION when
-  // the stream was trimmed above the sink's applied sequence (events it lacks are gone);
+  // the stream was trimmed above the sink's applied sequence (events it lacks are gone), or
+  // ends below it (it lost its tail or was recreated: its new events would be skipped);
   // otherwise errors as for JetStream::Connect. `jetstream` and `sink` are not owned and must outlive the applier.
   static absl::StatusOr<std::unique_ptr<LogApplier>> Start(JetStream* jetstream, LogSink* sink,
                                                            LogApplierOptions options);
@@ -107,6 +127,10 @@ class LogApplier {
   // How many times the consumer was recreated after it started (a skipped delivery or a
   // failed apply of a filtered consumer).
   int Restarts() const { return restarts_.load(std::memory_order_relaxed); }
+  LogApplierHealth Health() const {
+    return {failed_applies_.load(std::memory_order_relaxed),
+            set_aside_.load(std::memory_order_relaxed)};
+  }
 
  private:
   LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
@@ -134,6 +158,10 @@ class LogApplier {
   // The consumer's delivery number of the last event handled (applier's thread only).
   uint64_t last_delivery_ = 0;
   std::atomic<int> restarts_{0};
+  std::atomic<uint64_t> failed_applies_{0};
+  std::atomic<uint64_t> set_aside_{0};
+  // Failures in a row of the event being applied (applier's thread only): the backoff.
+  int consecutive_failures_ = 0;
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);

@@ -43,7 +43,12 @@ std::string EncodeRegistrationEvent(const RegistrationEvent& event) {
 
 absl::StatusOr<RegistrationEvent> DecodeRegistrationEvent(std::string_view in) {
   if (in.size() < 2) return Malformed("truncated");
-  if (static_cast<uint8_t>(in[0]) != kEventV1) return Malformed("unknown tag");
+  if (static_cast<uint8_t>(in[0]) != kEventV1) {
+    // Not malformed: another revision's event, which a node of this build cannot apply.
+    return absl::UnimplementedError("registration event of an unknown revision (tag " +
+                                    std::to_string(static_cast<uint8_t>(in[0])) +
+                                    "): this node's build is older than the publisher's");
+  }
   RegistrationEvent event;
   const auto kind = static_cast<RegistrationEventKind>(static_cast<uint8_t>(in[1]));
   in.remove_prefix(2);

@@ -38,7 +38,9 @@ struct RegistrationEvent {
 
 // Tag byte, then the fields of the kind as varints and length-prefixed strings.
 std::string EncodeRegistrationEvent(const RegistrationEvent& event);
-// DATA_LOSS on a truncated or malformed value, or an unknown tag or kind.
+// DATA_LOSS on a truncated or malformed value or an unknown kind: bytes no node can apply.
+// UNIMPLEMENTED on an unknown tag: an event of a later revision, which a newer build applies
+// (a revision that adds fields writes a new tag).
 absl::StatusOr<RegistrationEvent> DecodeRegistrationEvent(std::string_view value);
 
 }  // namespace cops

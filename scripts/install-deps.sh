@@ -13,6 +13,8 @@ PACKAGES=(
   libmilter-dev  # cops-milter (milter/)
   prometheus-cpp-dev  # copsd and cops-milter --metrics-listen
   libnats-dev  # copsd --log / --follow: the registration log on NATS JetStream (replication/)
+  libcpp-httplib-dev  # copsd --http-listen: the HTTP/JSON API (docs/api.md)
+  libseccomp-dev  # cops-convert-worker's system call filter (convert/worker_sandbox.h)
 )
 if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh
@@ -25,7 +27,9 @@ if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   systemd python3-yaml openssl  # tests/deploy: systemd-analyze, systemd-sysusers, manifests
   prometheus  # tests/deploy/metrics_test.py: promtool and a real scrape
   nats-server  # tests/replication, tests/server/log_replica_test.cc: a real JetStream
+  vim-runtime  # tests/convert/format_detector_test.cc: vim's tutor, real text in many charsets
   jq  # tests/client/cops_cli_test.cc runs docs/receipts.md's openssl check (jq, base64, openssl)
+  curl  # tests/server/http_api_test.cc runs docs/api.md's curl examples
 ); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -35,7 +39,24 @@ done
 if [ "${1:-}" != "--build-only" ] && ! command -v kubectl >/dev/null; then
   missing+=(kubernetes-client)
 fi
+# npm (Debian's, unless Node.js came with its own) for the OpenAPI validator below.
+if [ "${1:-}" != "--build-only" ] && ! command -v npm >/dev/null; then
+  missing+=(npm)
+fi
+# The standard OpenAPI validator tests/server/http_api_test.cc runs, installed from npm into
+# the project-local tools/npm (not in git); without a reachable registry that test skips.
+install_openapi_validator() {
+  local root
+  root="$(cd "$(dirname "$0")/.." && pwd)"
+  if [ "${1:-}" = "--build-only" ] || [ -x "$root/tools/npm/node_modules/.bin/swagger-cli" ]; then
+    return 0
+  fi
+  npm install --no-audit --no-fund --silent --prefix "$root/tools/npm" \
+    @apidevtools/swagger-cli@4.0.4 >&2 ||
+    echo "install-deps: npm could not install the OpenAPI validator (offline?)" >&2
+}
 if [ ${#missing[@]} -eq 0 ]; then
+  install_openapi_validator "${1:-}"
   exit 0
 fi
 echo "install-deps: installing ${missing[*]}" >&2
@@ -46,3 +67,4 @@ export DEBIAN_FRONTEND=noninteractive
 echo "postfix postfix/main_mailer_type select No configuration" | $SUDO debconf-set-selections
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_openapi_validator "${1:-}"

@@ -9,12 +9,11 @@
 #include <cstdio>
 #include <type_traits>
 #include <cctype>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <thread>
 #include <utility>
 
+#include "absl/strings/str_join.h"
 #include "core/strings.h"
 #include "grpc/grpc_security_constants.h"
 #include "grpcpp/security/auth_context.h"
@@ -166,11 +165,6 @@ std::string_view RoleName(Role role) {
 AccessControl::AccessControl(std::unique_ptr<PrincipalStore> store, AccessControlOptions options)
     : store_(std::move(store)), options_([&] {
         if (!options.now_micros) options.now_micros = WallClockMicros;
-        if (!options.sleep_millis) {
-          options.sleep_millis = [](int64_t ms) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-          };
-        }
         return std::move(options);
       }()) {}
 
@@ -282,44 +276,44 @@ absl::StatusOr<Principal> AccessControl::AuthenticateCredentials(
                 "no credentials: send 'authorization: Bearer <API key>' or use a client "
                 "certificate");
   }
-  {
-    absl::MutexLock lock(&failures_mu_);
-    failures_.erase(PeerHost(credentials.peer));
-  }
+  // A success does not clear the host's failures: behind a NAT, one valid client would
+  // otherwise reset the limit of everyone guessing beside it.
   return ToPrincipal(*found);
 }
 
 absl::StatusOr<Principal> AccessControl::Fail(const CallCredentials& credentials,
                                               std::string_view reason) {
   const int64_t now = options_.now_micros();
+  const int64_t window = options_.failure_window_ms * 1000;
   const std::string host = PeerHost(credentials.peer);
-  int64_t delay_ms = 0;
-  uint32_t count = 0;
+  uint64_t count = 0;
   {
     absl::MutexLock lock(&failures_mu_);
     if (failures_.size() >= kMaxTrackedPeers) {
-      std::erase_if(failures_, [&](const auto& kv) {
-        return now - kv.second.last_micros > options_.failure_window_ms * 1000;
-      });
+      std::erase_if(failures_,
+                    [&](const auto& kv) { return now - kv.second.last_micros > window; });
       if (failures_.size() >= kMaxTrackedPeers) failures_.clear();
     }
     PeerFailures& f = failures_[host];
-    if (now - f.last_micros > options_.failure_window_ms * 1000) f.count = 0;
+    if (now - f.last_micros > window) f.count = 0;
     f.count++;
     f.last_micros = now;
     count = f.count;
   }
-  if (count >= 2) {
-    delay_ms = options_.failure_base_delay_ms;
-    for (uint32_t i = 2; i < count && delay_ms < options_.failure_max_delay_ms; ++i) {
-      delay_ms *= 2;
-    }
-    delay_ms = std::min(delay_ms, options_.failure_max_delay_ms);
+  // Answered at once: a wait here would hold one of the server's few handler threads.
+  const bool over_limit = count > options_.failure_limit;
+  // Never log a secret: reasons name key ids only. Past the limit, at powers of two only.
+  if (!over_limit || (count & (count - 1)) == 0) {
+    spdlog::warn("authentication failed from {} ({} failures in the last {} s{}): {}",
+                 credentials.peer, count, options_.failure_window_ms / 1000,
+                 over_limit ? ", over its limit: logged at powers of two" : "", reason);
   }
-  // Never log a secret: reasons name key ids only.
-  spdlog::warn("authentication failed from {} ({} recent failures, delaying {} ms): {}",
-               credentials.peer, count, delay_ms, reason);
-  if (delay_ms > 0) options_.sleep_millis(delay_ms);
+  if (over_limit) {
+    return absl::ResourceExhaustedError(StrCat(
+        "too many failed authentications from ", host, " (", count, " within ",
+        options_.failure_window_ms / 1000, " s; the limit is ", options_.failure_limit,
+        "): these credentials were not accepted; valid ones still are"));
+  }
   // The caller learns what kind of problem it has, not which of unknown/revoked/wrong.
   if (credentials.api_key.empty() && credentials.certificate_names.empty()) {
     return absl::UnauthenticatedError(std::string(reason));
@@ -356,9 +350,14 @@ absl::Status AccessControl::Authorize(const Principal& principal, Action action,
   }
   const bool unrestricted = role == Role::kAdmin && record.collections.empty();
   if (collection.empty()) {
+    if (!unrestricted && (action == Action::kAdmin || action == Action::kStats)) {
+      return absl::PermissionDeniedError(
+          StrCat("principal '", record.name, "' administers collections ",
+                 absl::StrJoin(record.collections, ", "), " only; to ", ActionName(action),
+                 " for the whole server takes an admin without collections"));
+    }
     if (!unrestricted && action != Action::kCheck && action != Action::kReadDocument &&
-        action != Action::kReadMatches && action != Action::kStats &&
-        action != Action::kAdmin) {
+        action != Action::kReadMatches) {
       return absl::PermissionDeniedError(
           StrCat("principal '", record.name, "' must name a collection to ", ActionName(action)));
     }
@@ -377,6 +376,16 @@ std::optional<std::vector<std::string>> AccessControl::UsableCollections(
   const PrincipalRecord& r = it->second;
   if (static_cast<Role>(r.role) == Role::kAdmin && r.collections.empty()) return std::nullopt;
   return r.collections;
+}
+
+CheckFloors AccessControl::CheckFloorsFor(const Principal& principal) const {
+  absl::MutexLock lock(&mu_);
+  auto it = principals_.find(principal.name);
+  // A principal deleted meanwhile gets the floors too (its calls are refused anyway).
+  if (it != principals_.end() && static_cast<Role>(it->second.role) != Role::kChecker) {
+    return {};
+  }
+  return options_.checker_floors;
 }
 
 CollectionPolicy AccessControl::PolicyFor(std::string_view collection) const {
@@ -524,6 +533,20 @@ absl::Status AccessControl::SetCollections(std::string_view principal,
   if (!s.ok()) return s;
   it->second = std::move(updated);
   return absl::OkStatus();
+}
+
+std::optional<PrincipalRecord> AccessControl::FindPrincipal(std::string_view name) const {
+  absl::MutexLock lock(&mu_);
+  auto it = principals_.find(name);
+  if (it == principals_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::string> AccessControl::KeyOwner(std::string_view key_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = keys_.find(key_id);
+  if (it == keys_.end()) return std::nullopt;
+  return it->second.principal;
 }
 
 std::vector<PrincipalRecord> AccessControl::ListPrincipals() const {

@@ -3,13 +3,15 @@
 
 // The real Authorizer: principals with roles and collections, identified by API keys
 // ("authorization: Bearer cops_<key_id>_<secret>" or "x-cops-api-key: cops_...") or by the
-// verified client certificate of a mutual-TLS connection; slowed-down failed authentication;
+// verified client certificate of a mutual-TLS connection; failed authentication limited per
+// peer host without ever holding a thread;
 // collection privacy settings; and the administration of all of these in the access store.
 // Rate limits and quotas are the UsageLedger's (server/usage_ledger.h), the audit trail the
 // AuditSink's (server/audit_sink.h); both share this object's PrincipalStore. The model is
 // described in docs/security.md.
 //
-// What each role may do (admin may do everything):
+// What each role may do (an admin may do everything within its collections; one without
+// collections everywhere):
 //   action          owner (its collections)   checker (granted collections)
 //   kRegister       yes                       no
 //   kUnregister     yes (own documents: the   no
@@ -24,7 +26,9 @@
 //   kStats, kAdmin  no                        no
 // A collection of "" means "no specific collection": it passes the role test only for
 // kCheck, kReadDocument and kReadMatches (the handler then restricts results to
-// UsableCollections(), or to the caller's own documents).
+// UsableCollections(), or to the caller's own documents). kAdmin and kStats on "" mean the
+// whole server: only an admin without collections (unrestricted) passes; an admin with
+// collections (scoped) administers those collections only (AuthorizeAdministration).
 //
 // Thread-safety: safe for concurrent use; principals, keys and collections are cached in
 // memory under one mutex and written through to the PrincipalStore, so a revoked key or a
@@ -51,17 +55,22 @@
 namespace cops {
 
 struct AccessControlOptions {
-  // Failed authentication: the first failure from a peer host costs nothing, then each
-  // further one waits failure_base_delay_ms * 2^(n-2), capped at failure_max_delay_ms,
-  // before answering UNAUTHENTICATED. A peer's count resets after failure_window_ms
-  // without failures, or on a success.
-  int64_t failure_base_delay_ms = 100;
-  int64_t failure_max_delay_ms = 3000;
+  // Failed authentication is answered at once: no handler thread ever waits for it (a
+  // delay held on a thread let a flood of wrong keys take every thread of the server).
+  // Each peer host may fail failure_limit times within failure_window_ms; past that its
+  // failed calls are answered RESOURCE_EXHAUSTED naming the limit, and logged only at
+  // powers of two. The count only grows with failures and restarts after a window without
+  // any; valid credentials are always verified and accepted from every host, over its limit
+  // or not (many clients share one NAT address).
+  uint32_t failure_limit = 20;
   int64_t failure_window_ms = 60000;
-  // Injectable for tests: wall clock in microseconds since the epoch, and the delay used
-  // to slow down failed authentication. Defaults: the system clock and sleep_for.
+  // The floors of checkers' checks (copsd --checker-min-passage-units, --checker-min-count):
+  // a checker asking for less gets these. The defaults equal CheckOptions' defaults, so a
+  // check at the default options is unchanged. Owners and admins have none.
+  CheckFloors checker_floors{8, 10};
+  // Injectable for tests: wall clock in microseconds since the epoch. Default: the system
+  // clock.
   std::function<int64_t()> now_micros;
-  std::function<void(int64_t millis)> sleep_millis;
 };
 
 // What a call presented, taken from a gRPC ServerContext by Authenticate() (exposed so
@@ -95,15 +104,18 @@ class AccessControl : public Authorizer {
   absl::Status Authorize(const Principal& principal, Action action,
                          std::string_view collection) const override;
 
-  // UNAUTHENTICATED (logged, and slowed down per peer host) when nothing usable was
-  // presented, the key is malformed, unknown or revoked, or the certificate names no known
-  // principal.
+  // UNAUTHENTICATED (logged) when nothing usable was presented, the key is malformed,
+  // unknown or revoked, or the certificate names no known principal; RESOURCE_EXHAUSTED
+  // instead once the peer host is past its failure limit (AccessControlOptions). Never
+  // waits.
   absl::StatusOr<Principal> AuthenticateCredentials(const CallCredentials& credentials);
 
   // Collections `principal` may search or list: its grants; std::nullopt (no restriction)
   // for an admin without explicit grants.
   std::optional<std::vector<std::string>> UsableCollections(
       const Principal& principal) const override;
+  // options_.checker_floors for a checker (its current role), none for others.
+  CheckFloors CheckFloorsFor(const Principal& principal) const override;
   // The settings of `collection` (defaults when it was never created explicitly).
   CollectionPolicy PolicyFor(std::string_view collection) const override;
   // The collections created with template set, by name.
@@ -117,7 +129,13 @@ class AccessControl : public Authorizer {
   // The access store, for the UsageLedger and the AuditSink that share it.
   PrincipalStore* store() const { return store_.get(); }
 
-  // --- Administration (the handler first authorizes Action::kAdmin) ---
+  // --- Administration (the handler first authorizes AuthorizeAdministration over the
+  // collections each call touches) ---
+
+  // The record of principal `name`; std::nullopt when there is none.
+  std::optional<PrincipalRecord> FindPrincipal(std::string_view name) const;
+  // The principal API key `key_id` belongs to; std::nullopt for an unknown key.
+  std::optional<std::string> KeyOwner(std::string_view key_id) const;
 
   // Creates a principal and its first API key. Collections that do not exist yet are created
   // with default settings. ALREADY_EXISTS when the name is taken; INVALID_ARGUMENT on a bad
@@ -145,7 +163,7 @@ class AccessControl : public Authorizer {
 
  private:
   struct PeerFailures {
-    uint32_t count = 0;
+    uint64_t count = 0;  // failures since the first of the current window
     int64_t last_micros = 0;
   };
 

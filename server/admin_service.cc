@@ -23,6 +23,18 @@ std::vector<std::string> ToVector(const google::protobuf::RepeatedPtrField<std::
   return std::vector<std::string>(v.begin(), v.end());
 }
 
+// The scope of a call on the whole server: unrestricted admins only.
+std::vector<std::string> WholeServer(const Principal& /*caller*/) { return {}; }
+
+// The scope of a listing: whatever the caller administers (its collections; all for an
+// unrestricted admin). Entries beyond it are then left out one by one.
+std::function<std::vector<std::string>(const Principal&)> ItsOwnScope(
+    const Authorizer& authorizer) {
+  return [&authorizer](const Principal& caller) {
+    return authorizer.UsableCollections(caller).value_or(std::vector<std::string>{});
+  };
+}
+
 void FillRotation(const KeyRotationProgress& p, v1::KeyRotationStatus* out) {
   out->set_state(static_cast<v1::KeyRotationState>(p.state));
   out->set_generation(p.generation);
@@ -50,15 +62,26 @@ AdminService::AdminService(Authorizer* authorizer, AccessControl* access, UsageL
       generations_(generations),
       receipts_(receipts) {}
 
-absl::StatusOr<Principal> AdminService::RequireAdmin(grpc::ServerContext* context,
-                                                     RequestLog* log) {
+absl::StatusOr<Principal> AdminService::RequireAdmin(
+    grpc::ServerContext* context, RequestLog* log,
+    const std::function<std::vector<std::string>(const Principal&)>& scope) {
   auto caller = authorizer_->Authenticate(*context);
   if (!caller.ok()) return caller.status();
   log->set_principal(caller->name);
-  absl::Status allowed = authorizer_->Authorize(*caller, Action::kAdmin, "");
+  absl::Status allowed = authorizer_->AuthorizeAdministration(*caller, scope(*caller));
   if (allowed.ok()) allowed = usage_->Reserve(*caller, UsageCost{}).status();
   if (!allowed.ok()) return allowed;
   return caller;
+}
+
+std::vector<std::string> AdminService::ScopeOfPrincipal(std::string_view name) const {
+  std::optional<PrincipalRecord> record = access_->FindPrincipal(name);
+  if (!record.has_value()) return {};
+  return record->collections;
+}
+
+bool AdminService::Administers(const Principal& caller, const PrincipalRecord& record) const {
+  return authorizer_->AuthorizeAdministration(caller, record.collections).ok();
 }
 
 void AdminService::FillPrincipal(const PrincipalRecord& r, v1::PrincipalInfo* out) const {
@@ -88,7 +111,9 @@ grpc::Status AdminService::CreatePrincipal(grpc::ServerContext* context,
                                            const v1::CreatePrincipalRequest* request,
                                            v1::CreatePrincipalResponse* response) {
   RequestLog log("CreatePrincipal", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
+    return ToVector(request->collections());
+  });
   if (!caller.ok()) return log.Finish(caller.status());
   PrincipalRecord record;
   record.name = request->name();
@@ -114,10 +139,10 @@ grpc::Status AdminService::ListPrincipals(grpc::ServerContext* context,
                                           const v1::ListPrincipalsRequest* /*request*/,
                                           v1::ListPrincipalsResponse* response) {
   RequestLog log("ListPrincipals", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, ItsOwnScope(*authorizer_));
   if (!caller.ok()) return log.Finish(caller.status());
   for (const PrincipalRecord& r : access_->ListPrincipals()) {
-    FillPrincipal(r, response->add_principals());
+    if (Administers(*caller, r)) FillPrincipal(r, response->add_principals());
   }
   return log.Finish(absl::OkStatus());
 }
@@ -126,7 +151,13 @@ grpc::Status AdminService::SetPrincipalCollections(
     grpc::ServerContext* context, const v1::SetPrincipalCollectionsRequest* request,
     v1::SetPrincipalCollectionsResponse* response) {
   RequestLog log("SetPrincipalCollections", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  // Both the principal as it is and the grants it gets must lie within the caller's scope.
+  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
+    std::vector<std::string> scope = ScopeOfPrincipal(request->principal());
+    if (scope.empty() || request->collections().empty()) return std::vector<std::string>{};
+    scope.insert(scope.end(), request->collections().begin(), request->collections().end());
+    return scope;
+  });
   if (!caller.ok()) return log.Finish(caller.status());
   absl::Status s =
       access_->SetCollections(request->principal(), ToVector(request->collections()));
@@ -142,7 +173,9 @@ grpc::Status AdminService::CreateApiKey(grpc::ServerContext* context,
                                         const v1::CreateApiKeyRequest* request,
                                         v1::CreateApiKeyResponse* response) {
   RequestLog log("CreateApiKey", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
+    return ScopeOfPrincipal(request->principal());
+  });
   if (!caller.ok()) return log.Finish(caller.status());
   auto issued = access_->CreateKey(request->principal());
   if (!issued.ok()) return log.Finish(issued.status());
@@ -157,7 +190,11 @@ grpc::Status AdminService::RevokeApiKey(grpc::ServerContext* context,
                                         const v1::RevokeApiKeyRequest* request,
                                         v1::RevokeApiKeyResponse* /*response*/) {
   RequestLog log("RevokeApiKey", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  // An unknown key id has the whole server as its scope, like an unknown principal.
+  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
+    const std::optional<std::string> owner = access_->KeyOwner(request->key_id());
+    return owner.has_value() ? ScopeOfPrincipal(*owner) : std::vector<std::string>{};
+  });
   if (!caller.ok()) return log.Finish(caller.status());
   return log.Finish(access_->RevokeKey(request->key_id()));
 }
@@ -166,7 +203,9 @@ grpc::Status AdminService::CreateCollection(grpc::ServerContext* context,
                                             const v1::CreateCollectionRequest* request,
                                             v1::CreateCollectionResponse* response) {
   RequestLog log("CreateCollection", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
+    return std::vector<std::string>{request->collection().name()};
+  });
   if (!caller.ok()) return log.Finish(caller.status());
   CollectionRecord record;
   record.name = request->collection().name();
@@ -190,9 +229,10 @@ grpc::Status AdminService::ListCollections(grpc::ServerContext* context,
                                            const v1::ListCollectionsRequest* /*request*/,
                                            v1::ListCollectionsResponse* response) {
   RequestLog log("ListCollections", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, ItsOwnScope(*authorizer_));
   if (!caller.ok()) return log.Finish(caller.status());
   for (const CollectionRecord& c : access_->ListCollections()) {
+    if (!authorizer_->AuthorizeAdministration(*caller, {c.name}).ok()) continue;
     FillCollection(c, response->add_collections());
   }
   return log.Finish(absl::OkStatus());
@@ -205,6 +245,7 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
   auto caller = authorizer_->Authenticate(*context);
   if (!caller.ok()) return log.Finish(caller.status());
   log.set_principal(caller->name);
+  const bool unrestricted = authorizer_->AuthorizeAdministration(*caller, {}).ok();
   if (caller->role != Role::kAdmin) {
     // An owner may see the audit trail of its own documents only.
     if (generations_ == nullptr) {
@@ -218,9 +259,18 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
                                             " is not owned by '" + caller->name + "'");
     }
     if (!allowed.ok()) return log.Finish(allowed);
-  } else {
-    absl::Status allowed = authorizer_->Authorize(*caller, Action::kAdmin, "");
-    if (!allowed.ok()) return log.Finish(allowed);
+  } else if (!unrestricted) {
+    // A scoped admin: the document's collection must be one of its own. The entries of a
+    // document no longer registered are shown where their collection is.
+    if (generations_ == nullptr) {
+      return log.Finish(absl::UnavailableError("no index to look the document up"));
+    }
+    auto doc = generations_->Current()->Get(request->doc_id());
+    if (!doc.ok() && !absl::IsNotFound(doc.status())) return log.Finish(doc.status());
+    if (doc.ok()) {
+      absl::Status allowed = authorizer_->AuthorizeAdministration(*caller, {doc->collection});
+      if (!allowed.ok()) return log.Finish(allowed);
+    }
   }
   if (absl::Status token = usage_->Reserve(*caller, UsageCost{}).status(); !token.ok()) {
     return log.Finish(token);
@@ -228,7 +278,13 @@ grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
   auto entries = access_->QueryAudit(request->doc_id(), request->since_unix_micros(),
                                      request->limit() == 0 ? 1000 : request->limit());
   if (!entries.ok()) return log.Finish(entries.status());
-  for (const AuditRecord& r : *entries) FillAuditEntry(r, response->add_entries());
+  for (const AuditRecord& r : *entries) {
+    if (caller->role == Role::kAdmin && !unrestricted &&
+        !authorizer_->AuthorizeAdministration(*caller, {r.collection}).ok()) {
+      continue;
+    }
+    FillAuditEntry(r, response->add_entries());
+  }
   return log.Finish(absl::OkStatus());
 }
 
@@ -236,7 +292,7 @@ grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
                                           const v1::CreateSnapshotRequest* request,
                                           v1::CreateSnapshotResponse* response) {
   RequestLog log("CreateSnapshot", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, WholeServer);
   if (!caller.ok()) return log.Finish(caller.status());
   if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("no index to snapshot"));
@@ -253,10 +309,13 @@ grpc::Status AdminService::RotateKey(grpc::ServerContext* context,
                                      const v1::RotateKeyRequest* request,
                                      v1::RotateKeyResponse* response) {
   RequestLog log("RotateKey", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, WholeServer);
   if (!caller.ok()) return log.Finish(caller.status());
   if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
+  }
+  if (!rotation_refusal_.empty()) {
+    return log.Finish(absl::FailedPreconditionError(rotation_refusal_));
   }
   absl::StatusOr<KeyRotationProgress> started =
       generations_->StartRotation(request->drop_documents_without_text());
@@ -270,7 +329,7 @@ grpc::Status AdminService::GetKeyRotationStatus(grpc::ServerContext* context,
                                                 const v1::GetKeyRotationStatusRequest* /*request*/,
                                                 v1::GetKeyRotationStatusResponse* response) {
   RequestLog log("GetKeyRotationStatus", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, WholeServer);
   if (!caller.ok()) return log.Finish(caller.status());
   if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
@@ -283,7 +342,7 @@ grpc::Status AdminService::SetBulkLoad(grpc::ServerContext* context,
                                        const v1::SetBulkLoadRequest* request,
                                        v1::SetBulkLoadResponse* response) {
   RequestLog log("SetBulkLoad", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, WholeServer);
   if (!caller.ok()) return log.Finish(caller.status());
   if (generations_ == nullptr) {
     return log.Finish(absl::UnavailableError("this server cannot bulk-load"));
@@ -323,7 +382,7 @@ grpc::Status AdminService::RotateSigningKey(grpc::ServerContext* context,
                                             const v1::RotateSigningKeyRequest* /*request*/,
                                             v1::RotateSigningKeyResponse* response) {
   RequestLog log("RotateSigningKey", context->peer());
-  auto caller = RequireAdmin(context, &log);
+  auto caller = RequireAdmin(context, &log, WholeServer);
   if (!caller.ok()) return log.Finish(caller.status());
   if (receipts_ == nullptr) return log.Finish(absl::UnavailableError("this server signs no receipts"));
   absl::StatusOr<SigningKeyInfo> rotated = receipts_->Rotate();

@@ -2,16 +2,23 @@
 #define COPS_SERVER_ADMIN_SERVICE_H_
 
 // The gRPC Admin service (proto/cops_admin.proto): principals, API keys, collections, the
-// audit trail, snapshots, key rotation and the receipt signing keys. Each handler authenticates and authorizes through the
-// Authorizer (so in --auth=off loopback mode the open authorizer lets local callers prepare
-// principals), takes a rate token from the UsageLedger, then calls AccessControl or the live
-// index generation (IndexGenerations).
+// audit trail, snapshots, key rotation and the receipt signing keys. Each handler
+// authenticates, authorizes the administration of what the call touches
+// (Authorizer::AuthorizeAdministration: the collections named, the target principal's
+// collections; the whole server for snapshots, key rotations and principals without
+// collections), takes a rate token from the UsageLedger, then calls AccessControl or the live
+// index generation (IndexGenerations). A scoped admin (one with collections) thus acts only
+// within its collections, and its listings show only what lies within them. In --auth=off
+// loopback mode the open authorizer lets local callers prepare principals.
 // Every call is logged once (server/request_log.h).
 //
 // Thread-safety: stateless beyond its dependencies, which are all thread-safe; handlers run
 // concurrently.
 
+#include <functional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "engine/index_generations.h"
 #include "proto/cops_admin.grpc.pb.h"
@@ -33,6 +40,10 @@ class AdminService final : public v1::Admin::Service {
   // RPCs then answer UNAVAILABLE.
   AdminService(Authorizer* authorizer, AccessControl* access, UsageLedger* usage,
                IndexGenerations* generations, ReceiptSigner* receipts = nullptr);
+
+  // RotateKey then fails with FAILED_PRECONDITION and `reason` (a node that applies the
+  // registration log: docs/scale-out.md). REQUIRES: called before the service serves.
+  void RefuseKeyRotation(std::string reason) { rotation_refusal_ = std::move(reason); }
 
   grpc::Status CreatePrincipal(grpc::ServerContext* context,
                                const v1::CreatePrincipalRequest* request,
@@ -73,9 +84,19 @@ class AdminService final : public v1::Admin::Service {
                                 v1::RotateSigningKeyResponse* response) override;
 
  private:
-  // The caller when it is an admin within its rate limit (named in `log`); UNAUTHENTICATED /
-  // PERMISSION_DENIED / RESOURCE_EXHAUSTED otherwise.
-  absl::StatusOr<Principal> RequireAdmin(grpc::ServerContext* context, RequestLog* log);
+  // The caller when it may administer `scope` (AuthorizeAdministration; {} = the whole
+  // server) and is within its rate limit, named in `log`; UNAUTHENTICATED /
+  // PERMISSION_DENIED / RESOURCE_EXHAUSTED otherwise. `scope` is computed after the caller
+  // is authenticated.
+  absl::StatusOr<Principal> RequireAdmin(
+      grpc::ServerContext* context, RequestLog* log,
+      const std::function<std::vector<std::string>(const Principal&)>& scope);
+  // The scope of acting on principal `name`: its collections; the whole server ({}) for one
+  // without collections and for an unknown name, so that a scoped admin can tell neither an
+  // unrestricted principal nor an unknown name from one beyond its reach.
+  std::vector<std::string> ScopeOfPrincipal(std::string_view name) const;
+  // Whether `caller` may see `record` in listings (AuthorizeAdministration of its scope).
+  bool Administers(const Principal& caller, const PrincipalRecord& record) const;
   void FillPrincipal(const PrincipalRecord& record, v1::PrincipalInfo* out) const;
 
   Authorizer* const authorizer_;
@@ -83,6 +104,7 @@ class AdminService final : public v1::Admin::Service {
   UsageLedger* const usage_;
   IndexGenerations* const generations_;
   ReceiptSigner* const receipts_;
+  std::string rotation_refusal_;  // empty: rotation allowed
 };
 
 }  // namespace cops

@@ -28,7 +28,10 @@ namespace cops {
 enum class Role : uint8_t {
   kOwner = 1,    // registers into collections it owns; unregisters only its own documents
   kChecker = 2,  // checks against granted collections; never reads registered text
-  kAdmin = 3,    // manages principals, collections, snapshots; may do everything
+  // Manages principals and collections and may do everything, within its collections when
+  // it has any (a scoped admin); one without collections (unrestricted) administers the whole
+  // server: snapshots, key rotations, statistics, principals without collections.
+  kAdmin = 3,
 };
 
 enum class Action : uint8_t {
@@ -37,8 +40,8 @@ enum class Action : uint8_t {
   kReadDocument,  // GetDocument / ListDocuments metadata
   kReadText,      // registered text (never allowed to checkers)
   kCheck,
-  kStats,
-  kAdmin,
+  kStats,  // server-wide statistics: an unrestricted admin only
+  kAdmin,   // on a collection: administer it; on "": administer the whole server
   kReadMatches,  // the audit trail of the caller's own documents (ListMatches)
 };
 
@@ -61,6 +64,14 @@ struct Principal {
   UsageLimits limits;  // as recorded when the caller authenticated
 };
 
+// Lower bounds of a check's options for one principal, whatever it asks (CheckOptions):
+// passages or counts of a few words would make spans an oracle that rebuilds registered text
+// piece by piece. 0 = no floor.
+struct CheckFloors {
+  uint32_t min_passage_units = 0;
+  uint32_t min_count = 0;
+};
+
 // Privacy settings of one collection (docs/security.md).
 struct CollectionPolicy {
   bool show_titles_to_checkers = false;  // checkers see titles of its documents
@@ -74,14 +85,30 @@ class Authorizer {
   virtual ~Authorizer() = default;
 
   // Identifies the caller from call metadata (API key) or its TLS peer certificate.
-  // UNAUTHENTICATED when credentials are missing, unknown or revoked. Changes nothing but
-  // the per-peer count of failures that slows down guessing.
+  // UNAUTHENTICATED when credentials are missing, unknown or revoked (RESOURCE_EXHAUSTED
+  // when the peer host is past its limit of failures). Never waits. Changes nothing but the
+  // per-host count of failures.
   virtual absl::StatusOr<Principal> Authenticate(const grpc::ServerContextBase& context) = 0;
 
   // OK when `principal` may perform `action` on `collection` ("" = no specific collection);
   // PERMISSION_DENIED otherwise. A pure decision: it changes no state.
   virtual absl::Status Authorize(const Principal& principal, Action action,
                                  std::string_view collection) const = 0;
+
+  // OK when `principal` may administer everything `scope` names: each of these collections
+  // (Authorize(kAdmin, c)), or, for an empty scope, the whole server (Authorize(kAdmin, ""):
+  // an unrestricted admin only). The scope of an action on a principal is that principal's
+  // collections, so a scoped admin acts only on principals whose grants all lie within its
+  // own, and grants only collections it holds. PERMISSION_DENIED otherwise.
+  absl::Status AuthorizeAdministration(const Principal& principal,
+                                       const std::vector<std::string>& scope) const {
+    if (scope.empty()) return Authorize(principal, Action::kAdmin, "");
+    for (const std::string& collection : scope) {
+      absl::Status s = Authorize(principal, Action::kAdmin, collection);
+      if (!s.ok()) return s;
+    }
+    return absl::OkStatus();
+  }
 
   // Like Authorize() for an action on one existing document (kUnregister, kReadText,
   // kReadDocument) owned by `owner`: an owner principal may unregister or read the text only
@@ -103,6 +130,9 @@ class Authorizer {
       const Principal& /*principal*/) const {
     return std::nullopt;
   }
+
+  // The floors of `principal`'s checks. Default: none.
+  virtual CheckFloors CheckFloorsFor(const Principal& /*principal*/) const { return {}; }
 
   // The privacy settings of `collection`. Default: titles shown, no audit.
   virtual CollectionPolicy PolicyFor(std::string_view /*collection*/) const {

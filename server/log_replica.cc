@@ -5,14 +5,17 @@
 #include <utility>
 
 #include "core/status_macros.h"
+#include "logging/log_event.h"
 
 namespace cops {
 namespace {
 
 // Refusals every node reaches alike for the same event: an outcome, not a failed apply.
+// RESOURCE_EXHAUSTED is not one: a converter's time budget, a full disk and a node's own
+// --max-document-bytes say nothing about what another node does with the event.
 bool IsDeterministicRefusal(const absl::Status& status) {
-  return absl::IsInvalidArgument(status) || absl::IsResourceExhausted(status) ||
-         absl::IsNotFound(status) || absl::IsAlreadyExists(status);
+  return absl::IsInvalidArgument(status) || absl::IsNotFound(status) ||
+         absl::IsAlreadyExists(status);
 }
 
 }  // namespace
@@ -56,10 +59,33 @@ absl::Status LogReplica::Apply(uint64_t sequence, const RegistrationEvent& event
     if (!IsDeterministicRefusal(outcome.status())) return outcome.status();
     return detector.index()->SkipLogSequence(sequence);
   });
-  if (!written.ok()) return written;
+  if (!written.ok()) {
+    LogEvent(LogLevel::kWarn, "log_apply_failed",
+             {{"sequence", std::to_string(sequence)},
+              {"error", written.ToString()},
+              {"action", "retried; later events wait for it"}});
+    return written;
+  }
   Record(sequence, std::move(outcome));
   return absl::OkStatus();
 }
+
+absl::Status LogReplica::SetAside(uint64_t sequence, const absl::Status& why) {
+  COPS_RETURN_IF_ERROR(generations_->WithWriter([sequence](CopyDetector& detector) {
+    return detector.index()->SkipLogSequence(sequence);
+  }));
+  LogEvent(LogLevel::kError, "log_event_set_aside",
+           {{"sequence", std::to_string(sequence)}, {"error", why.ToString()}});
+  Record(sequence, why);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<DocumentRecord> LogReplica::Prepare(std::string_view content,
+                                                   DocumentFormat format,
+                                                   const DocumentRecord& metadata) const {
+  return generations_->Current()->Prepare(content, format, metadata);
+}
+
 
 void LogReplica::Record(uint64_t sequence, absl::StatusOr<RegisterResultInfo> outcome) {
   absl::MutexLock lock(&mu_);
@@ -158,6 +184,9 @@ absl::StatusOr<RegisterResultInfo> LoggedWrites::Register(std::string_view conte
   event.metadata = metadata;
   // Recorded once, here: every node stores the same registration time.
   event.metadata.registered_unix_micros = absl::ToUnixMicros(absl::Now());
+  // Refused here, before the log: an event every node would refuse only costs them work,
+  // and one this node cannot convert in time would hold back every node's applier.
+  COPS_RETURN_IF_ERROR(replica_->Prepare(content, format, event.metadata).status());
   return PublishAndWait(event);
 }
 

@@ -62,9 +62,22 @@ class LogReplica : public LogSink {
 
   uint64_t AppliedLogSequence() const override;
   // Registers or unregisters through the live CopyDetector with the event's sequence. A
-  // deterministic refusal (the document does not convert, is too large or too short, or an
-  // unknown id) is an outcome, recorded as applied; a failed write is returned and retried.
+  // refusal every node reaches alike for the same event (INVALID_ARGUMENT: the document does
+  // not convert or is too short; an unknown id; a duplicate) is an outcome, recorded as
+  // applied. Any other failure is this node's own and passes (a full disk, a converter past
+  // its time budget, a local limit such as a smaller --max-document-bytes:
+  // RESOURCE_EXHAUSTED): it is logged ("log_apply_failed") and returned, and the applier
+  // counts it and tries the event again; it is never skipped, or this node's ids would shift.
   absl::Status Apply(uint64_t sequence, const RegistrationEvent& event) override;
+  // Records the malformed event `sequence` as applied without effect, logged
+  // ("log_event_set_aside"). Its outcome is `why`.
+  absl::Status SetAside(uint64_t sequence, const absl::Status& why) override;
+
+  // What the live detector makes of a registration (CopyDetector::Prepare), without
+  // writing it: what the log's writer refuses before publishing.
+  absl::StatusOr<DocumentRecord> Prepare(std::string_view content, DocumentFormat format,
+                                         const DocumentRecord& metadata) const;
+
 
   // The outcome of applying event `sequence`: a RegisterResultInfo or the refusal (for an
   // unregistration, a default RegisterResultInfo). DEADLINE_EXCEEDED when it is not applied
@@ -124,8 +137,11 @@ class LoggedWrites : public DocumentWrites {
   LoggedWrites(RegistrationLog* log, LogReplica* replica, std::chrono::milliseconds apply_timeout)
       : log_(log), replica_(replica), apply_timeout_(apply_timeout) {}
 
-  // UNAVAILABLE when JetStream did not acknowledge the event (it may still be in the log);
-  // DEADLINE_EXCEEDED when it was acknowledged but not applied here in time (it will be).
+  // A registration this node refuses (LogReplica::Prepare: it does not convert, is too
+  // large or too short) is refused before it is published: what reaches the log is what
+  // every node can apply. UNAVAILABLE when JetStream did not acknowledge the event (it may
+  // still be in the log); DEADLINE_EXCEEDED when it was acknowledged but not applied here in
+  // time (it will be).
   absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
                                               const DocumentRecord& metadata) override;
   absl::Status Unregister(DocId id) override;

@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <unistd.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdio>
@@ -31,6 +32,7 @@
 #include "server/audit_sink.h"
 #include "server/cluster_presence.h"
 #include "server/heap_trimmer.h"
+#include "server/http_api.h"
 #include "server/log_replica.h"
 #include "server/metrics.h"
 #include "server/open_authorizer.h"
@@ -162,6 +164,33 @@ std::unique_ptr<grpc::Server> BuildServer(
   return builder.BuildAndStart();
 }
 
+// The HTTP API's options from copsd's flags (server/http_api.h).
+HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
+  HttpApiOptions o;
+  o.listen = config.http_listen;
+  o.auth_required = auth;
+  o.max_body_bytes = config.http_max_body_bytes != 0 ? config.http_max_body_bytes
+                                                     : config.max_document_bytes + (1u << 20);
+  o.threads = config.http_threads;
+  o.max_queued_connections = config.http_max_queued_connections;
+  o.request_timeout = std::chrono::milliseconds(config.http_request_timeout_ms);
+  o.idle_timeout = std::chrono::milliseconds(config.http_idle_timeout_ms);
+  o.jobs.workers = config.http_job_workers;
+  o.jobs.max_queued = config.http_max_queued_jobs;
+  o.jobs.keep_results = std::chrono::seconds(config.http_job_retention_seconds);
+  return o;
+}
+
+// The in-process channel's limits: those of the listener.
+grpc::ChannelArguments InProcessArgs(const ServerConfig& config) {
+  grpc::ChannelArguments args;
+  const int bytes = static_cast<int>(
+      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max()));
+  args.SetMaxReceiveMessageSize(bytes);
+  args.SetMaxSendMessageSize(bytes);
+  return args;
+}
+
 // copsd --log / --follow: the registration log, its applier and the write path the service
 // uses (docs/scale-out.md). Empty in single-node mode, which never touches NATS. Members are
 // destroyed in reverse order: the applier stops before the log connection closes.
@@ -245,7 +274,9 @@ struct RouterRole {
 };
 
 absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
-                                           IndexGenerations* generations) {
+                                           IndexGenerations* generations,
+                                           const Authorizer* authorizer,
+                                           AdmissionControl* admission) {
   RouterRole role;
   if (config.route_url.empty()) return role;
   RegistrationStreamOptions stream;
@@ -267,8 +298,12 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   RouterOptions options;
   options.base_subject = stream.subject;
   options.timeout = std::chrono::milliseconds(config.route_timeout_ms);
+  // Enough that the admitted checks' calls to the other partitions never queue.
+  const uint32_t partitions = role.directory->partitions();
+  options.fan_out_threads =
+      partitions > 1 ? size_t{admission->limits().max_calls} * (partitions - 1) : 1;
   role.service = std::make_unique<RouterService>(role.directory.get(), role.log.get(),
-                                                 generations, options);
+                                                 generations, authorizer, admission, options);
   LogEvent(LogLevel::kInfo, "routing",
            {{"url", stream.url},
             {"stream", stream.stream},
@@ -314,6 +349,9 @@ int Run(int argc, char** argv) {
 
   SetJsonLogs(config.log_json);
   spdlog::set_level(spdlog::level::from_str(config.log_level));
+  // Every file copsd creates (RocksDB's included, which asks for 0644) is its owner's alone:
+  // the index holds the registered texts, the data directory the keys.
+  umask(077);
 
   DataDir data_dir(config.data_dir);
   absl::Status created = data_dir.Create();
@@ -332,6 +370,11 @@ int Run(int argc, char** argv) {
   absl::Status listener_ok =
       CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote);
   if (!listener_ok.ok()) return Fail(listener_ok);
+  if (!config.http_listen.empty()) {  // plain HTTP: the same rule, without TLS
+    absl::Status http_ok =
+        CheckListenerSecurity(config.http_listen, /*tls=*/false, auth, config.allow_insecure_remote);
+    if (!http_ok.ok()) return Fail(http_ok);
+  }
   if (!IsLoopbackAddress(config.listen) && (!tls.enabled() || !auth)) {
     LogEvent(LogLevel::kWarn, "insecure_remote_listener",
              {{"listen", config.listen}, {"tls", tls.enabled() ? "on" : "off"},
@@ -340,8 +383,10 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(tls);
   if (!credentials.ok()) return Fail(credentials.status());
+  AccessControlOptions access_options;
+  access_options.checker_floors = {config.checker_min_passage_units, config.checker_min_count};
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
-      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth);
+      OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth, access_options);
   if (!access.ok()) return Fail(access.status());
   RecordIndexedCollections(**generations, **access);
   OpenAuthorizer open_authorizer(access->get());  // collections as with auth on
@@ -358,7 +403,10 @@ int Run(int argc, char** argv) {
         "--route serves without authentication only (it does not yet pass callers' "
         "credentials to the replicas): listen on loopback with --auth off"));
   }
-  absl::StatusOr<RouterRole> router_role = StartRouterRole(config, generations->get());
+  // Checks and registrations at work at once, on this node or (a router) through it.
+  AdmissionControl admission(admission_limits);
+  absl::StatusOr<RouterRole> router_role =
+      StartRouterRole(config, generations->get(), authorizer, &admission);
   if (!router_role.ok()) return Fail(router_role.status());
 
   // Receipt signing keys (docs/receipts.md), created at first start.
@@ -381,29 +429,41 @@ int Run(int argc, char** argv) {
       std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
   sweeper->Start();
 
-  // Checks and registrations at work at once; once they are over, the heap's freed pages go
-  // back to the system (server/heap_trimmer.h).
-  AdmissionControl admission(admission_limits);
+  // Once the calls at work are over, the heap's freed pages go back to the system
+  // (server/heap_trimmer.h).
   HeapTrimmer trimmer({.period = absl::Seconds(1),
                        .load = [&admission] { return admission.load(); },
                        .trim = [] { malloc_trim(0); }});
+  StreamWatchdog streams({.idle_timeout = absl::Seconds(config.stream_idle_seconds),
+                          .max_age = absl::Seconds(config.stream_max_age_seconds)});
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit, receipts->get(),
-                               log_role->writes.get(), &admission, log_role->position.get());
+                               log_role->writes.get(), &admission, log_role->position.get(),
+                               &streams);
   // A router serves the API over the cluster's replicas instead of its own index.
   grpc::Service* api = router_role->service != nullptr
                            ? static_cast<grpc::Service*>(router_role->service.get())
                            : &service;
   AdminService admin(authorizer, access->get(), &usage, generations->get(), receipts->get());
+  if (log_role->replica != nullptr) {
+    // A rotated index would not carry the applied log sequence: it would then decline every
+    // later event (docs/scale-out.md).
+    admin.RefuseKeyRotation(
+        "this node applies the registration log (--log/--follow), whose nodes cannot rotate "
+        "their hashing key yet: start a node with the new key on an empty data directory, "
+        "let it catch up from the log, then retire this one");
+  }
 
   ClusterPresence cluster;  // --cluster-node-id: joined once serving (server/cluster_presence.h)
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
         MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster,
-                                                     &router_role] {
+                                                     &router_role, &log_role, &audit] {
           ServerState state = ReadServerState(**generations);
           state.admission = admission.load();
+          state.audit = audit.counters();
           state.cluster_member = cluster.Health();
+          if (log_role->applier != nullptr) state.log_applier = log_role->applier->Health();
           if (router_role->cluster_map != nullptr) {
             state.cluster_map = router_role->cluster_map->Health();
           }
@@ -420,6 +480,19 @@ int Run(int argc, char** argv) {
     return Fail(absl::UnavailableError("cannot listen on " + config.listen));
   }
   std::string bound = config.listen.substr(0, config.listen.rfind(':') + 1) + std::to_string(port);
+  // --http-listen: the HTTP/JSON API, calling this server's services in process.
+  std::unique_ptr<HttpApi> http;
+  if (!config.http_listen.empty()) {
+    absl::StatusOr<std::unique_ptr<HttpApi>> started =
+        HttpApi::Start(HttpOptionsOf(config, auth), server->InProcessChannel(InProcessArgs(config)));
+    if (!started.ok()) {
+      server->Shutdown();
+      return Fail(started.status());
+    }
+    http = *std::move(started);
+    LogEvent(LogLevel::kInfo, "serving_http",
+             {{"listen", config.http_listen}, {"port", std::to_string(http->port())}});
+  }
   {
     // Scoped: a generation held here would keep a key rotation from retiring it.
     const std::shared_ptr<CopyDetector> detector = (*generations)->Current();
@@ -451,6 +524,13 @@ int Run(int argc, char** argv) {
     }
   }
 
+  if (http != nullptr && !config.http_port_file.empty()) {
+    absl::Status s = WritePortFile(config.http_port_file, http->port());
+    if (!s.ok()) {
+      server->Shutdown();
+      return Fail(s);
+    }
+  }
   if (!config.port_file.empty()) {
     absl::Status s = WritePortFile(config.port_file, port);
     if (!s.ok()) {
@@ -472,11 +552,13 @@ int Run(int argc, char** argv) {
     // A bulk load's final compaction can take minutes: abandon it so the drain is not held
     // up (RocksDB redoes it as ordinary compaction after the restart).
     (*generations)->Current()->index()->AbortManualCompactions();
+    if (http != nullptr) http->Stop();  // its requests in flight finish over the open server
     server->Shutdown(std::chrono::system_clock::now() +
                      std::chrono::seconds(config.drain_seconds));
   });
   server->Wait();
   signal_thread.join();
+  http.reset();
   server.reset();
   metrics.reset();  // its scrapes read the generations
   sweeper.reset();

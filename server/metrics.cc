@@ -172,6 +172,14 @@ class ServerStateCollector : public prometheus::Collectable {
     counter("cops_admission_refused_total",
             "Checks and registrations refused with RESOURCE_EXHAUSTED for lack of room.",
             static_cast<double>(s.admission.refused));
+    counter("cops_audit_records_written_total", "Audit records written to the access store.",
+            static_cast<double>(s.audit.written));
+    counter("cops_audit_records_failed_total",
+            "Audit records lost because the access store refused them.",
+            static_cast<double>(s.audit.failed));
+    counter("cops_audit_records_dropped_total",
+            "Audit records dropped because the audit queue was full.",
+            static_cast<double>(s.audit.dropped));
     if (s.cluster_member) {
       const ClusterMemberHealth& m = *s.cluster_member;
       counter("cops_cluster_heartbeats_total", "Records this node wrote to the cluster map.",
@@ -182,6 +190,16 @@ class ServerStateCollector : public prometheus::Collectable {
       gauge("cops_cluster_heartbeat_age_seconds",
             "Seconds since this node's last successful cluster map heartbeat.",
             absl::ToDoubleSeconds(absl::Now() - m.last_heartbeat));
+    }
+    if (s.log_applier) {
+      counter("cops_log_apply_failures_total",
+              "Registration log events whose apply failed here and is tried again (a full "
+              "disk, a converter past its time budget, a local limit): never skipped.",
+              static_cast<double>(s.log_applier->failed_applies));
+      counter("cops_log_events_set_aside_total",
+              "Registration log messages that are no event (malformed): recorded as applied "
+              "without effect.",
+              static_cast<double>(s.log_applier->set_aside));
     }
     if (s.cluster_map) {
       const ClusterMapHealth& m = *s.cluster_map;

@@ -24,6 +24,9 @@
 //                                                    their document bytes
 //   cops_admission_waiting                           waiting for room
 //   cops_admission_refused_total                     refused with RESOURCE_EXHAUSTED
+//   cops_audit_records_{written,failed,dropped}_total  the audit trail (server/audit_sink.h):
+//                                                    written, lost to a store error, dropped
+//                                                    by a full queue
 //   cops_cluster_heartbeats_total, cops_cluster_heartbeat_failures_total,
 //   cops_cluster_heartbeat_age_seconds               a cluster map member's heartbeats
 //   cops_cluster_members, cops_cluster_live_members, cops_cluster_partitions_without_replica,
@@ -42,7 +45,9 @@
 #include "engine/key_rotation_progress.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "replication/cluster_map.h"
+#include "replication/log_applier.h"
 #include "server/admission_control.h"
+#include "server/audit_sink.h"
 #include "storage/index.h"
 
 namespace prometheus {
@@ -59,10 +64,13 @@ struct ServerState {
   bool bulk_loading = false;
   KeyRotationProgress rotation;
   AdmissionLoad admission;  // server/admission_control.h
+  AuditSink::Counters audit;  // server/audit_sink.h: records written, lost, dropped
   // Scale-out (replication/cluster_map.h): this node's heartbeats into the cluster map, and
   // the map as this node sees it; nullopt when the node has no such part.
   std::optional<ClusterMemberHealth> cluster_member;
   std::optional<ClusterMapHealth> cluster_map;
+  // The registration log's applier (--log, --follow); nullopt without one.
+  std::optional<LogApplierHealth> log_applier;
 };
 
 class IndexGenerations;

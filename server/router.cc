@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "core/status_macros.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
 #include "replication/partitioning.h"
 #include "server/request_log.h"
@@ -44,8 +46,40 @@ std::string PartitionList(const std::vector<uint32_t>& partitions) {
 
 }  // namespace
 
+const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges() {
+  using M = ReplyFieldMerge;
+  static const auto* const rules = new std::map<std::string, ReplyFieldMerge>{
+      {"request_id", M::kSetByRouter},
+      {"violation", M::kAny},  // also when a partition's max_results cut the match off
+      {"total_chunks", M::kFromFirst},
+      {"selected_chunks", M::kFromFirst},
+      // Each partition ignores the chunks common in its own documents; the first's stand
+      // for all (docs/scale-out.md, "Where one router differs from one node").
+      {"considered_chunks", M::kFromFirst},
+      {"common_chunks_ignored", M::kFromFirst},
+      {"sampled", M::kFromFirst},  // the same sample (size, seed) on every partition
+      // The error of the best match's sampled decision, which may be any partition's.
+      {"sampling_error", M::kMax},
+      {"matches", M::kMatches},
+      {"params", M::kFromFirst},
+      {"format", M::kFromFirst},
+      {"charset", M::kFromFirst},
+      {"error_code", M::kSetByRouter},
+      {"error_message", M::kSetByRouter},
+      {"offsets_in_extracted_text", M::kFromFirst},
+      {"verified", M::kAll},
+      {"excluded", M::kExcluded},
+      {"partial", M::kSetByRouter},
+      {"missing_partitions", M::kSetByRouter},
+  };
+  return *rules;
+}
+
 v1::CheckDocumentReply MergeCheckReplies(
     const std::vector<std::optional<v1::CheckDocumentReply>>& replies, uint32_t max_results) {
+  const google::protobuf::Descriptor* descriptor = v1::CheckDocumentReply::descriptor();
+  const google::protobuf::Reflection* reflection = v1::CheckDocumentReply::GetReflection();
+  const std::map<std::string, ReplyFieldMerge>& rules = CheckReplyFieldMerges();
   v1::CheckDocumentReply merged;
   bool first = true;
   std::vector<v1::Match> matches;
@@ -58,20 +92,60 @@ v1::CheckDocumentReply MergeCheckReplies(
     }
     const v1::CheckDocumentReply& reply = *replies[p];
     if (first) {
-      // The figures of the test document (chunks, format, parameters) are the same on every
-      // partition; the first reply's stand for all.
+      // The fields taken from the first reply; every other one starts empty (and one
+      // without a rule stays so).
       merged = reply;
-      merged.clear_matches();
-      merged.clear_excluded();
-      merged.clear_missing_partitions();
-      first = false;
+      for (int i = 0; i < descriptor->field_count(); ++i) {
+        const auto rule = rules.find(descriptor->field(i)->name());
+        if (rule == rules.end() || rule->second != ReplyFieldMerge::kFromFirst) {
+          reflection->ClearField(&merged, descriptor->field(i));
+        }
+      }
     }
-    merged.set_violation(merged.violation() || reply.violation());
-    merged.set_verified(merged.verified() && reply.verified());
-    for (const v1::Match& m : reply.matches()) matches.push_back(m);
-    for (const v1::ExcludedPassage& e : reply.excluded()) {
-      excluded.emplace(e.test_start(), e.test_end(), static_cast<int>(e.reason()));
+    for (int i = 0; i < descriptor->field_count(); ++i) {
+      const google::protobuf::FieldDescriptor* field = descriptor->field(i);
+      const auto rule = rules.find(field->name());
+      if (rule == rules.end()) continue;  // no rule: left out
+      using Type = google::protobuf::FieldDescriptor::CppType;
+      switch (rule->second) {
+        case ReplyFieldMerge::kFromFirst:  // copied with the first reply
+          break;
+        case ReplyFieldMerge::kAny:
+          reflection->SetBool(&merged, field,
+                              (!first && reflection->GetBool(merged, field)) ||
+                                  reflection->GetBool(reply, field));
+          break;
+        case ReplyFieldMerge::kAll:
+          reflection->SetBool(&merged, field,
+                              (first || reflection->GetBool(merged, field)) &&
+                                  reflection->GetBool(reply, field));
+          break;
+        case ReplyFieldMerge::kMax:
+          if (field->cpp_type() == Type::CPPTYPE_DOUBLE) {
+            const double v = reflection->GetDouble(reply, field);
+            if (first || v > reflection->GetDouble(merged, field)) {
+              reflection->SetDouble(&merged, field, v);
+            }
+          } else if (field->cpp_type() == Type::CPPTYPE_UINT32) {
+            const uint32_t v = reflection->GetUInt32(reply, field);
+            if (first || v > reflection->GetUInt32(merged, field)) {
+              reflection->SetUInt32(&merged, field, v);
+            }
+          }
+          break;
+        case ReplyFieldMerge::kMatches:
+          for (const v1::Match& m : reply.matches()) matches.push_back(m);
+          break;
+        case ReplyFieldMerge::kExcluded:
+          for (const v1::ExcludedPassage& e : reply.excluded()) {
+            excluded.emplace(e.test_start(), e.test_end(), static_cast<int>(e.reason()));
+          }
+          break;
+        case ReplyFieldMerge::kSetByRouter:
+          break;
+      }
     }
+    first = false;
   }
   // As core/detect.cc's Finish: templates after the sources that count, then ratio
   // descending, then id.
@@ -93,13 +167,85 @@ v1::CheckDocumentReply MergeCheckReplies(
   return merged;
 }
 
+absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& document,
+                                                          const CollectionPolicy& policy,
+                                                          int64_t now_micros) {
+  COPS_ASSIGN_OR_RETURN(const DocumentFormat format, FormatFromProto(document.format()));
+  RegistrationEvent event;
+  event.kind = RegistrationEventKind::kRegister;
+  event.content = document.content();
+  event.format = static_cast<uint32_t>(format);
+  DocumentRecord& meta = event.metadata;
+  const v1::DocumentMetadata& m = document.metadata();
+  meta.title = m.title();
+  meta.author = m.author();
+  meta.owner = m.owner();
+  meta.collection = m.collection();
+  meta.external_id = m.external_id();
+  meta.expires_unix_micros = m.expires_unix_micros();
+  meta.not_before_unix_micros = m.not_before_unix_micros();
+  meta.registered_unix_micros = now_micros;
+  // As CopyDetectionService::AdmitRegistration: every node applies the expiry the event
+  // carries, so the collection's retention is decided here, once.
+  if (meta.expires_unix_micros == 0 && policy.retention_seconds > 0) {
+    meta.expires_unix_micros = now_micros + policy.retention_seconds * 1000000;
+  }
+  COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now_micros));
+  return event;
+}
+
+FanOutPool::FanOutPool(size_t threads) {
+  threads_.reserve(threads);
+  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Work(); });
+}
+
+FanOutPool::~FanOutPool() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  for (std::thread& t : threads_) t.join();
+}
+
+void FanOutPool::Schedule(std::function<void()> task) {
+  absl::MutexLock lock(&mu_);
+  queue_.push_back(std::move(task));
+}
+
+void FanOutPool::Work() {
+  while (true) {
+    std::function<void()> task;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return stopping_ || !queue_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (queue_.empty()) return;  // stopping, nothing left
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
 RouterService::RouterService(const ReplicaDirectory* directory, RegistrationLog* log,
-                             IndexGenerations* generations, RouterOptions options)
+                             IndexGenerations* generations, const Authorizer* authorizer,
+                             AdmissionControl* admission, RouterOptions options)
     : directory_(directory),
       log_(log),
       generations_(generations),
+      authorizer_(authorizer),
+      admission_(admission),
       options_(std::move(options)),
-      turns_(std::make_unique<std::atomic<uint64_t>[]>(directory->partitions())) {}
+      turns_(std::make_unique<std::atomic<uint64_t>[]>(directory->partitions())),
+      pool_(std::max<size_t>(options_.fan_out_threads, 1)) {}
+
+absl::StatusOr<AdmissionControl::Permit> RouterService::Admit(uint64_t bytes,
+                                                              Deadline deadline) {
+  if (admission_ == nullptr) return AdmissionControl::Permit();
+  return admission_->Admit(bytes, absl::FromChrono(deadline));
+}
 
 std::shared_ptr<RouterService::Stub> RouterService::StubFor(const std::string& address) {
   absl::MutexLock lock(&mu_);
@@ -187,9 +333,12 @@ std::vector<absl::StatusOr<Reply>> RouterService::CallAll(Deadline deadline,
   const uint32_t partitions = directory_->partitions();
   std::vector<std::future<absl::StatusOr<Reply>>> pending;
   for (uint32_t p = 1; p < partitions; ++p) {
-    pending.push_back(std::async(std::launch::async, [this, p, deadline, &call] {
-      return CallPartition<Reply>(p, deadline, call);
-    }));
+    // Shared: the pool's tasks are copyable std::functions. `call` outlives them, as this
+    // waits for every one.
+    auto task = std::make_shared<std::packaged_task<absl::StatusOr<Reply>()>>(
+        [this, p, deadline, &call] { return CallPartition<Reply>(p, deadline, call); });
+    pending.push_back(task->get_future());
+    pool_.Schedule([task] { (*task)(); });
   }
   std::vector<absl::StatusOr<Reply>> out;
   if (partitions > 0) out.push_back(CallPartition<Reply>(0, deadline, call));
@@ -246,7 +395,10 @@ grpc::Status RouterService::CheckDocument(grpc::ServerContext* context,
                                           v1::CheckDocumentReply* reply) {
   RequestLog log("CheckDocument", context->peer());
   log.add_in_bytes(request->content().size());
-  absl::StatusOr<v1::CheckDocumentReply> merged = Check(*request, DeadlineOf(*context));
+  const Deadline deadline = DeadlineOf(*context);
+  absl::StatusOr<AdmissionControl::Permit> permit = Admit(request->content().size(), deadline);
+  if (!permit.ok()) return log.Finish(permit.status());
+  absl::StatusOr<v1::CheckDocumentReply> merged = Check(*request, deadline);
   if (!merged.ok()) return log.Finish(merged.status());
   *reply = *std::move(merged);
   if (reply->partial()) log.add_field("missing_partitions", PartitionList({
@@ -260,7 +412,10 @@ grpc::Status RouterService::CheckStream(
   RequestLog log("CheckStream", context->peer());
   v1::CheckDocumentRequest request;
   while (stream->Read(&request)) {
-    absl::StatusOr<v1::CheckDocumentReply> merged = Check(request, DeadlineOf(*context));
+    const Deadline deadline = DeadlineOf(*context);
+    absl::StatusOr<AdmissionControl::Permit> permit = Admit(request.content().size(), deadline);
+    absl::StatusOr<v1::CheckDocumentReply> merged =
+        permit.ok() ? Check(request, deadline) : permit.status();
     v1::CheckDocumentReply reply;
     if (merged.ok()) {
       reply = *std::move(merged);
@@ -276,24 +431,21 @@ grpc::Status RouterService::CheckStream(
 
 absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const v1::Document& document,
                                                                   Deadline deadline) {
-  COPS_ASSIGN_OR_RETURN(const DocumentFormat format, FormatFromProto(document.format()));
-  DocumentRecord meta;
-  meta.title = document.metadata().title();
-  meta.author = document.metadata().author();
-  meta.owner = document.metadata().owner();
-  meta.collection = document.metadata().collection();
-  meta.external_id = document.metadata().external_id();
+  COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
+                        Admit(document.content().size(), deadline));
+  const std::shared_ptr<CopyDetector> detector = generations_->Current();
+  const CollectionPolicy policy = authorizer_ != nullptr
+                                      ? authorizer_->PolicyFor(document.metadata().collection())
+                                      : CollectionPolicy{};
+  COPS_ASSIGN_OR_RETURN(const RegistrationEvent event,
+                        RoutedRegistrationEvent(document, policy, detector->NowMicros()));
   // What no node would register is refused before it reaches the log; the digest of the
   // canonical text chooses the partition, so the same text always meets itself.
-  COPS_ASSIGN_OR_RETURN(const DocumentRecord prepared,
-                        generations_->Current()->Prepare(document.content(), format, meta));
+  COPS_ASSIGN_OR_RETURN(
+      const DocumentRecord prepared,
+      detector->Prepare(document.content(), static_cast<DocumentFormat>(event.format),
+                        event.metadata));
   const uint32_t partition = PartitionOf(prepared.sha256, directory_->partitions());
-  RegistrationEvent event;
-  event.kind = RegistrationEventKind::kRegister;
-  event.content = document.content();
-  event.format = static_cast<uint32_t>(format);
-  event.metadata = meta;
-  event.metadata.registered_unix_micros = prepared.registered_unix_micros;
   COPS_ASSIGN_OR_RETURN(const uint64_t sequence,
                         log_->PublishTo(PartitionSubject(options_.base_subject, partition), event));
   // In the log: the outcome is what the partition's replicas make of it.

@@ -25,16 +25,23 @@
 //                               reports for it (its id is the event's sequence when new).
 //   UnregisterDocument          published to the partition that holds the document.
 //
+// Checks and registrations pass the same admission control as on a single copsd
+// (server/admission_control.h): over its limits they fail with RESOURCE_EXHAUSTED before
+// any replica is asked. The calls to the partitions other than the first run on a fixed
+// pool of threads (FanOutPool), never a thread per call.
+//
 // Thread-safety: handlers run concurrently; the service's state is guarded.
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -44,6 +51,8 @@
 #include "proto/cops.grpc.pb.h"
 #include "replication/registration_log.h"
 #include "replication/replica_directory.h"
+#include "server/admission_control.h"
+#include "server/authorizer.h"
 
 namespace cops {
 
@@ -57,15 +66,46 @@ struct RouterOptions {
   std::chrono::milliseconds timeout{10000};
   // A replica whose call failed is asked last for this long.
   std::chrono::milliseconds failure_backoff{2000};
+  // Threads calling partitions 1..P-1 of fanned-out calls (partition 0 is called on the
+  // handler's thread); calls beyond them queue. REQUIRES > 0. main.cc sizes it so that the
+  // admitted checks never queue: max_concurrent_calls x (partitions - 1).
+  size_t fan_out_threads = 4;
+};
+
+// A fixed set of threads running queued tasks in order, for the router's fan-out: its
+// threads are bounded whatever the load (a burst queues instead of starting threads).
+// Thread-safety: Schedule may be called from any thread.
+class FanOutPool {
+ public:
+  // REQUIRES: threads > 0.
+  explicit FanOutPool(size_t threads);
+  // Runs the tasks already queued, then joins the threads.
+  ~FanOutPool();
+  FanOutPool(const FanOutPool&) = delete;
+  FanOutPool& operator=(const FanOutPool&) = delete;
+
+  void Schedule(std::function<void()> task);
+  size_t threads() const { return threads_.size(); }
+
+ private:
+  void Work();
+
+  absl::Mutex mu_;
+  std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> threads_;
 };
 
 class RouterService final : public v1::CopyDetection::Service {
  public:
   // None is owned; all must outlive the service. `generations` is the router's own (empty)
   // index: its detector converts and fingerprints registrations to refuse and partition
-  // them, with the chunking parameters every node of the cluster uses.
+  // them, with the chunking parameters every node of the cluster uses. `authorizer` gives
+  // the collections' policies (retention); `admission` (nullable: none) admits checks and
+  // registrations as on a single node.
   RouterService(const ReplicaDirectory* directory, RegistrationLog* log,
-                IndexGenerations* generations, RouterOptions options);
+                IndexGenerations* generations, const Authorizer* authorizer,
+                AdmissionControl* admission, RouterOptions options);
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
                                 const v1::RegisterDocumentRequest* request,
@@ -109,6 +149,8 @@ class RouterService final : public v1::CopyDetection::Service {
   std::vector<absl::StatusOr<Reply>> CallAll(Deadline deadline, const ReplicaCall<Reply>& call);
 
   Deadline DeadlineOf(const grpc::ServerContext& context) const;
+  // A permit of the admission control for a call of `bytes` document bytes until `deadline`.
+  absl::StatusOr<AdmissionControl::Permit> Admit(uint64_t bytes, Deadline deadline);
   absl::StatusOr<v1::CheckDocumentReply> Check(const v1::CheckDocumentRequest& request,
                                                Deadline deadline);
   absl::StatusOr<v1::RegisterDocumentReply> Register(const v1::Document& document,
@@ -122,13 +164,43 @@ class RouterService final : public v1::CopyDetection::Service {
   const ReplicaDirectory* const directory_;
   RegistrationLog* const log_;
   IndexGenerations* const generations_;
+  const Authorizer* const authorizer_;
+  AdmissionControl* const admission_;
   const RouterOptions options_;
   // turns_[p]: whose turn it is among partition p's leading replicas.
   const std::unique_ptr<std::atomic<uint64_t>[]> turns_;
   absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Stub>> stubs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::chrono::steady_clock::time_point> failed_ ABSL_GUARDED_BY(mu_);
+  // Last member: destroyed (its queued calls run, its threads joined) first.
+  FanOutPool pool_;
 };
+
+// The registration event the router publishes for `document`: its content, declared format
+// and every field of its metadata, the expiry defaulting to `policy`'s retention as on a
+// single node; `now_micros` is its registration time. INVALID_ARGUMENT for an unknown
+// format or a lifetime a single node refuses (ValidateLifetime).
+absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& document,
+                                                          const CollectionPolicy& policy,
+                                                          int64_t now_micros);
+
+// How MergeCheckReplies makes each field of the merged CheckDocumentReply from the
+// partitions' replies. Every field of the message has a rule: a field without one is left
+// out of the merged reply (tests/server/router_test.cc fails on it), never passed on by
+// accident.
+enum class ReplyFieldMerge {
+  kFromFirst,    // a figure of the test document or the check's parameters: the same on
+                 // every partition; the first reply's
+  kAny,          // bool: true when any partition's is
+  kAll,          // bool: true when every partition's is
+  kMax,          // number: the largest (an error bound: the most cautious)
+  kMatches,      // united, ordered as one node orders them, cut at max_results
+  kExcluded,     // passages united, each once, in text order
+  kSetByRouter,  // not a replica's: request_id, partial, missing_partitions, the stream's
+                 // per-message error
+};
+// The rule of each field of v1::CheckDocumentReply, by field name.
+const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges();
 
 // The reply of a check over all partitions, from `replies[p]`, partition p's reply
 // (std::nullopt: no replica of p answered), as one node holding every partition's documents

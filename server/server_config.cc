@@ -190,6 +190,16 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
       ->check(CLI::PositiveNumber);
   option("admission-wait-ms", c.admission_wait_ms,
          "Longest wait of a check or registration for room before RESOURCE_EXHAUSTED");
+  duration_option("stream-idle-timeout", &c.stream_idle_seconds, "5m",
+                  "A CheckStream or RegisterDocuments stream without a message this long is "
+                  "ended (0s = never)");
+  duration_option("stream-max-age", &c.stream_max_age_seconds, "1h",
+                  "A stream open this long is ended, busy or not (0s = never)");
+  option("checker-min-passage-units", c.checker_min_passage_units,
+         "Checkers' checks use min_passage_units of at least this (spans of fewer words "
+         "would rebuild registered text)");
+  option("checker-min-count", c.checker_min_count,
+         "Checkers' checks use min_count of at least this");
   option("max-streams-per-connection", c.max_streams_per_connection,
          "Calls open at once on one client connection (HTTP/2 streams)")
       ->check(CLI::PositiveNumber);
@@ -253,6 +263,28 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
       ->check(CLI::Range(10u, 60000u));
   option("show-cluster", c.show_cluster_url,
          "Print the members of the cluster map at this NATS URL and exit");
+  option("http-listen", c.http_listen,
+         "Serve the HTTP/JSON API at HOST:PORT (docs/api.md; empty: off)");
+  option("http-port-file", c.http_port_file,
+         "Write the bound HTTP port to this file once serving");
+  option("http-threads", c.http_threads, "HTTP connections served at once")
+      ->check(CLI::Range(1u, 1024u));
+  option("http-max-queued-connections", c.http_max_queued_connections,
+         "HTTP connections waiting for a thread; beyond, 503");
+  option("http-request-timeout-ms", c.http_request_timeout_ms,
+         "Time an HTTP request's headers and body have to arrive after its first byte")
+      ->check(CLI::PositiveNumber);
+  option("http-idle-timeout-ms", c.http_idle_timeout_ms,
+         "Time an HTTP connection waits for its next request")
+      ->check(CLI::PositiveNumber);
+  option("http-max-body-bytes", c.http_max_body_bytes,
+         "Largest HTTP request body (0: --max-document-bytes + 1 MiB); larger: 413");
+  option("http-job-workers", c.http_job_workers, "HTTP API jobs running at once")
+      ->check(CLI::Range(1u, 256u));
+  option("http-max-queued-jobs", c.http_max_queued_jobs,
+         "HTTP API jobs waiting to run; beyond, 429");
+  duration_option("http-job-retention", &c.http_job_retention_seconds, "1h",
+                  "How long a finished HTTP API job's result is kept, e.g. 1h");
   option("log-level", c.log_level, "debug|info|warn|error");
   flag("log-json", c.log_json, "Log JSON lines instead of key=value");
 

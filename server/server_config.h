@@ -89,6 +89,13 @@ struct ServerConfig {
   uint32_t keepalive_seconds = 60;
   uint32_t keepalive_timeout_seconds = 20;
   uint32_t handshake_timeout_seconds = 10;
+  // Streams (CheckStream, RegisterDocuments; server/stream_watchdog.h): ended after this
+  // long without a message, and this long after they opened; 0 = never.
+  int64_t stream_idle_seconds = 300;
+  int64_t stream_max_age_seconds = 3600;
+  // Floors of checkers' check options (server/access_control.h, AccessControlOptions).
+  uint32_t checker_min_passage_units = 8;
+  uint32_t checker_min_count = 10;
 
   std::string key_file;  // hashing key file (32 hex digits); default in the data directory
   std::string hash_key;  // hashing key as hex (COPS_HASH_KEY); wins over key_file
@@ -124,6 +131,19 @@ struct ServerConfig {
   std::string cluster_bucket = "COPS_CLUSTER";
   uint32_t heartbeat_ms = 1000;  // heartbeat interval; a member is live for 3 of them
   std::string show_cluster_url;  // print the map at this NATS URL and exit
+
+  // The HTTP/JSON API (server/http_api.h, docs/api.md): off unless http_listen is set. Plain
+  // HTTP: a listener off loopback needs --allow-insecure-remote (terminate TLS in front).
+  std::string http_listen;
+  std::string http_port_file;  // when set, the bound HTTP port is written there once serving
+  uint32_t http_threads = 8;                   // connections served at once
+  uint32_t http_max_queued_connections = 64;   // more wait; beyond, 503
+  uint32_t http_request_timeout_ms = 30000;    // one request's headers and body
+  uint32_t http_idle_timeout_ms = 5000;        // a connection's wait for its next request
+  uint64_t http_max_body_bytes = 0;            // 0 = max_document_bytes + 1 MiB
+  uint32_t http_job_workers = 2;               // asynchronous jobs running at once
+  uint32_t http_max_queued_jobs = 64;          // more: 429
+  int64_t http_job_retention_seconds = 3600;   // a finished job's result is kept this long
 
   std::string log_level = "info";  // debug | info | warn | error
   bool log_json = false;

@@ -264,7 +264,7 @@ CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
                                            Authorizer* authorizer, UsageLedger* usage,
                                            AuditSink* audit, ReceiptSigner* receipts,
                                            DocumentWrites* writes, AdmissionControl* admission,
-                                           LogPosition* position)
+                                           LogPosition* position, StreamWatchdog* streams)
     : generations_(generations),
       authorizer_(authorizer),
       usage_(usage),
@@ -274,7 +274,20 @@ CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
       writes_(writes != nullptr ? writes : local_writes_.get()),
       admission_(admission),
       position_(position),
+      streams_(streams),
       started_(std::chrono::steady_clock::now()) {}
+
+StreamWatchdog::Stream CopyDetectionService::Watch(grpc::ServerContext* context) {
+  return streams_ == nullptr ? StreamWatchdog::Stream() : streams_->Watch(context);
+}
+
+absl::Status CopyDetectionService::StreamEndedError() const {
+  return absl::DeadlineExceededError(
+      "stream ended by the server: no message for " +
+      absl::FormatDuration(streams_->limits().idle_timeout) + " or open for " +
+      absl::FormatDuration(streams_->limits().max_age) +
+      " (copsd --stream-idle-timeout, --stream-max-age); open a new one");
+}
 
 std::shared_ptr<CopyDetector> CopyDetectionService::Detector() const {
   return generations_->Current();
@@ -402,14 +415,19 @@ CopyDetectionService::AdmitRegistration(const Principal& principal, const v1::Do
   meta.expires_unix_micros = doc.metadata().expires_unix_micros();
   meta.not_before_unix_micros = doc.metadata().not_before_unix_micros();
   COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kRegister, meta.collection));
+  COPS_RETURN_IF_ERROR(ValidateMetadataSizes(meta));
   const int64_t now = Detector()->NowMicros();
   if (meta.expires_unix_micros == 0) {
-    const int64_t retention = authorizer_->PolicyFor(meta.collection).retention_seconds;
+    // Bounded as PutCollection bounds it (a record stored before the bound may hold more).
+    const int64_t retention = std::min(authorizer_->PolicyFor(meta.collection).retention_seconds,
+                                       CollectionRecord::kMaxRetentionSeconds);
     if (retention > 0) meta.expires_unix_micros = now + retention * 1000000;
   }
   COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now));
-  COPS_ASSIGN_OR_RETURN(admitted.usage,
-                        usage_->Reserve(principal, UsageCost{1, doc.content().size()}));
+  // The stored metadata is charged with the content: it is kept as long.
+  const uint64_t bytes = doc.content().size() + meta.title.size() + meta.author.size() +
+                         meta.external_id.size();
+  COPS_ASSIGN_OR_RETURN(admitted.usage, usage_->Reserve(principal, UsageCost{1, bytes}));
   COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(meta.collection));
   return admitted;
 }
@@ -499,6 +517,7 @@ grpc::Status CopyDetectionService::RegisterDocuments(
   // each still gets its own result.
   const size_t window_documents =
       std::max<uint32_t>(Detector()->options().bulk_window_documents, 1);
+  const uint32_t max_documents = Detector()->options().max_documents_per_stream;
   std::vector<v1::RegisterDocumentRequest> window;
   size_t window_bytes = 0;
   uint32_t read = 0;
@@ -513,12 +532,29 @@ grpc::Status CopyDetectionService::RegisterDocuments(
     window.clear();
     window_bytes = 0;
   };
+  StreamWatchdog::Stream watch = Watch(context);
   v1::RegisterDocumentRequest request;
   while (reader->Read(&request)) {
+    watch.Touch();
     if (context->IsCancelled()) {
       return log.Finish(absl::DeadlineExceededError(
           "bulk registration cancelled or past its deadline after " +
           std::to_string(reply->registered() + reply->failed()) + " documents"));
+    }
+    // Each document on the key's current standing: a revoked key ends the stream, and the
+    // documents of the window not yet written are not registered.
+    principal = authorizer_->Authenticate(*context);
+    if (!principal.ok()) return log.Finish(principal.status());
+    if (read == max_documents) {
+      // The reply must stay under gRPC's message limit: end the stream here, keeping the
+      // results of everything registered so far.
+      if (!window.empty()) flush();
+      FailWindow(absl::ResourceExhaustedError(
+                     "a RegisterDocuments stream carries at most " +
+                     std::to_string(max_documents) + " documents: this one and any after it "
+                     "were not registered; send them in another stream"),
+                 1, read, reply);
+      break;
     }
     ++read;
     log.add_in_bytes(request.document().content().size());
@@ -527,6 +563,7 @@ grpc::Status CopyDetectionService::RegisterDocuments(
     request.Clear();
     if (window.size() >= window_documents || window_bytes >= kBulkWindowBytes) flush();
   }
+  if (watch.ended()) return log.Finish(StreamEndedError());
   if (!window.empty()) flush();
   log.add_field("registered", std::to_string(reply->registered()));
   log.add_field("failed", std::to_string(reply->failed()));
@@ -561,15 +598,18 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
   absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
   if (!principal.ok()) return log.Finish(principal.status());
   log.set_principal(principal->name);
-  const std::shared_ptr<CopyDetector> detector = Detector();
   DocId id = request->doc_id();
-  if (request->log_sequence() != 0) {  // the document a log event registered
+  const bool awaits_log = request->log_sequence() != 0;
+  if (awaits_log) {  // the document a log event registered
     if (position_ == nullptr) return log.Finish(NoLogError());
+    // The wait holds this thread: only for a caller within its rate, and bounded.
+    if (absl::Status token = TakeToken(*principal); !token.ok()) return log.Finish(token);
     absl::StatusOr<RegisterResultInfo> outcome =
         position_->OutcomeOf(request->log_sequence(), ReadYourWritesDeadline(*context));
     if (!outcome.ok()) return log.Finish(outcome.status());
     id = outcome->outcome.id;
   }
+  const std::shared_ptr<CopyDetector> detector = Detector();
   absl::StatusOr<DocumentRecord> record = detector->Get(id);
   if (!record.ok()) return log.Finish(record.status());
   absl::Status status =
@@ -577,7 +617,7 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
   if (status.ok() && request->include_content()) {
     status = AuthorizeExisting(*authorizer_, *principal, Action::kReadText, *record);
   }
-  if (status.ok()) status = TakeToken(*principal);
+  if (status.ok() && !awaits_log) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   if (request->include_content()) {
     absl::StatusOr<std::string> content = detector->GetContent(id);
@@ -624,22 +664,35 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
                                             const v1::CheckDocumentRequest& request,
                                             v1::CheckDocumentReply* reply) {
   reply->set_request_id(request.request_id());
-  if (request.collections().empty()) {  // else each named collection is authorized below
+  // The policy first: a refused call takes no token and waits for nothing.
+  if (request.collections().empty()) {
     COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
   }
-  COPS_RETURN_IF_ERROR(AwaitLogSequence(*context, request.min_log_sequence()));
-  const std::shared_ptr<CopyDetector> detector = Detector();
+  for (const std::string& c : request.collections()) {
+    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, c));
+  }
   CheckRequestInfo info;
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
   COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
-  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal,
-                                                           request.collections(),
-                                                           *detector->index()));
+  // Floors the policy sets (checkers: no passages or counts of a few words); the reply's
+  // params show the values used.
+  const CheckFloors floors = authorizer_->CheckFloorsFor(principal);
+  info.options.min_passage_units =
+      std::max(info.options.min_passage_units, floors.min_passage_units);
+  info.options.min_count = std::max(info.options.min_count, floors.min_count);
   // Refused for lack of room before any rate token is taken or memory is allocated for it.
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
                         Admit(*context, request.content().size()));
   COPS_RETURN_IF_ERROR(TakeToken(principal));
+  // A read-your-writes wait holds this thread: only once the call is admitted and within
+  // its rate, and at most kReadYourWritesWait. The collections' existence is asked after
+  // it, since the awaited registration may have created one.
+  COPS_RETURN_IF_ERROR(AwaitLogSequence(*context, request.min_log_sequence()));
+  const std::shared_ptr<CopyDetector> detector = Detector();
+  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal,
+                                                           request.collections(),
+                                                           *detector->index()));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();
   info.exclusions.quotes = request.options().exclude_quotes();
@@ -689,13 +742,18 @@ grpc::Status CopyDetectionService::CheckStream(
   v1::CheckDocumentRequest request;
   v1::CheckDocumentReply reply;
   uint64_t messages = 0;
+  StreamWatchdog::Stream watch = Watch(context);
   // A client that cancels the stream ends its reads; past the deadline the stream stops here.
   CancellationProbe probe = ProbeOf(*context);
   while (stream->Read(&request)) {
+    watch.Touch();
     probe.Restart();
     if (probe.Cancelled()) {
       return log.Finish(absl::DeadlineExceededError("check stream cancelled or past its deadline"));
     }
+    // Each message on the key's current standing: a revoked key ends the stream.
+    principal = authorizer_->Authenticate(*context);
+    if (!principal.ok()) return log.Finish(principal.status());
     ++messages;
     log.add_in_bytes(request.content().size());
     reply.Clear();
@@ -711,6 +769,7 @@ grpc::Status CopyDetectionService::CheckStream(
     if (request.content().capacity() > kScratchKeepBytes) request = v1::CheckDocumentRequest();
   }
   log.add_field("messages", std::to_string(messages));
+  if (watch.ended()) return log.Finish(StreamEndedError());
   return log.Finish(absl::OkStatus());
 }
 
@@ -765,11 +824,19 @@ grpc::Status CopyDetectionService::ListMatches(grpc::ServerContext* context,
     status = absl::PermissionDeniedError("principal '" + principal->name +
                                          "' may list the matches of its own documents only");
   }
+  // A scoped admin sees the entries of its collections only, whoever owns the documents.
+  const bool scoped_admin = principal->role == Role::kAdmin &&
+                            !authorizer_->AuthorizeAdministration(*principal, {}).ok();
   if (status.ok()) status = TakeToken(*principal);
   if (!status.ok()) return log.Finish(status);
   absl::StatusOr<std::vector<AuditRecord>> entries = audit_->Matches(query);
   if (!entries.ok()) return log.Finish(entries.status());
-  for (const AuditRecord& r : *entries) FillAuditEntry(r, reply->add_entries());
+  for (const AuditRecord& r : *entries) {
+    if (scoped_admin && !authorizer_->AuthorizeAdministration(*principal, {r.collection}).ok()) {
+      continue;
+    }
+    FillAuditEntry(r, reply->add_entries());
+  }
   log.add_field("entries", std::to_string(reply->entries_size()));
   return log.Finish(absl::OkStatus());
 }

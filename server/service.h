@@ -25,6 +25,7 @@
 #include "server/cancellation_probe.h"
 #include "server/log_replica.h"
 #include "server/receipt_signer.h"
+#include "server/stream_watchdog.h"
 #include "server/usage_ledger.h"
 
 namespace cops {
@@ -39,15 +40,18 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   // local index; checks and reads stay local, and `position` (the same nodes) lets a call
   // wait for a log sequence (docs/scale-out.md, read-your-writes). Checks, registrations and bulk registration
   // windows are admitted by `admission` (a check of a CheckStream per message, a refusal in
-  // its reply; a refused window fails its documents); null = no limit. None is owned; all
-  // must outlive the service.
+  // its reply; a refused window fails its documents); null = no limit. Streams
+  // (CheckStream, RegisterDocuments) are ended by `streams` when idle or too old; null = no
+  // limit. Each message of a stream authenticates the caller again, so a revoked key ends
+  // its streams at their next message. None is owned; all must outlive the service.
   CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
                        UsageLedger* usage, AuditSink* audit, ReceiptSigner* receipts = nullptr,
                        DocumentWrites* writes = nullptr, AdmissionControl* admission = nullptr,
-                       LogPosition* position = nullptr);
+                       LogPosition* position = nullptr, StreamWatchdog* streams = nullptr);
 
   // How long a call naming a log sequence (CheckDocumentRequest.min_log_sequence,
-  // GetDocumentRequest.log_sequence) waits for this node to apply it, at most.
+  // GetDocumentRequest.log_sequence) waits for this node to apply it, at most. The wait
+  // comes after the call's authorization, admission and rate token.
   static constexpr std::chrono::milliseconds kReadYourWritesWait{1000};
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
@@ -115,6 +119,10 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   static std::chrono::steady_clock::time_point ReadYourWritesDeadline(
       const grpc::ServerContext& context);
   static absl::Status NoLogError();
+  // A stream under the watchdog (watching nothing without one).
+  StreamWatchdog::Stream Watch(grpc::ServerContext* context);
+  // Why the watchdog ended a stream. REQUIRES: streams_ != null.
+  absl::Status StreamEndedError() const;
 
   IndexGenerations* const generations_;
   Authorizer* const authorizer_;
@@ -126,6 +134,7 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   DocumentWrites* const writes_;
   AdmissionControl* const admission_;
   LogPosition* const position_;  // null: no registration log
+  StreamWatchdog* const streams_;  // null: streams without time limits
   const std::chrono::steady_clock::time_point started_;
 };
 

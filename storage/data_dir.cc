@@ -112,6 +112,8 @@ DataDir::DataDir(std::string path, FileSystem* fs)
 absl::Status DataDir::Create() {
   if (fs_->Exists(path_)) return fs_->CreateDir(path_);  // fails unless a directory
   COPS_RETURN_IF_ERROR(fs_->CreateDir(path_));
+  // It will hold the stored texts and the keys: other local users get no way in.
+  COPS_RETURN_IF_ERROR(fs_->MakeOwnerOnly(path_));
   // Durably: a data directory whose name a power loss drops takes its key along.
   return fs_->SyncDir(ParentDir(std::filesystem::path(path_).lexically_normal().string()));
 }
@@ -130,9 +132,9 @@ std::string DataDir::SnapshotTempPath(std::string_view name) const {
   return SnapshotPath(std::string(name) + std::string(kSnapshotTmpSuffix));
 }
 
-absl::StatusOr<uint64_t> DataDir::ReadCurrent() const {
-  const std::string path = PathOf(kCurrentFile);
-  if (!fs_->Exists(path)) return 0;
+absl::StatusOr<std::optional<uint64_t>> DataDir::ReadPointer(std::string_view name) const {
+  const std::string path = PathOf(name);
+  if (!fs_->Exists(path)) return std::nullopt;
   COPS_ASSIGN_OR_RETURN(const std::string text, fs_->ReadFile(path));
   std::istringstream in(text);
   std::string index_name, key_name;
@@ -141,16 +143,43 @@ absl::StatusOr<uint64_t> DataDir::ReadCurrent() const {
   if (n == 0 || index_name != IndexDirName(n) || key_name != KeyFileName(n)) {
     return absl::DataLossError(path + ": malformed generation pointer '" + Trimmed(text) + "'");
   }
-  return n;
+  return std::optional<uint64_t>(n);
+}
+
+std::string DataDir::PointerText(uint64_t generation) {
+  return IndexDirName(generation) + " " + KeyFileName(generation) + "\n";
+}
+
+absl::StatusOr<uint64_t> DataDir::ReadCurrent() const {
+  COPS_ASSIGN_OR_RETURN(const std::optional<uint64_t> n, ReadPointer(kCurrentFile));
+  return n.value_or(0);
 }
 
 absl::Status DataDir::SetCurrent(uint64_t generation) {
   const std::string path = PathOf(kCurrentFile);
   const std::string tmp = path + kTmpSuffix;
-  COPS_RETURN_IF_ERROR(fs_->WriteFile(
-      tmp, IndexDirName(generation) + " " + KeyFileName(generation) + "\n", kPublicFileMode,
-      /*exclusive=*/false));
+  COPS_RETURN_IF_ERROR(
+      fs_->WriteFile(tmp, PointerText(generation), kPublicFileMode, /*exclusive=*/false));
   return fs_->Rename(tmp, path);
+}
+
+absl::StatusOr<std::optional<uint64_t>> DataDir::ReadRotation() const {
+  return ReadPointer(kRotationFile);
+}
+
+absl::Status DataDir::SetRotation(uint64_t generation) {
+  return WriteFileDurably(*fs_, PathOf(kRotationFile), PointerText(generation), kKeyFileMode);
+}
+
+absl::Status DataDir::ClearRotation() {
+  const std::string path = PathOf(kRotationFile);
+  if (!fs_->Exists(path)) return absl::OkStatus();
+  COPS_RETURN_IF_ERROR(fs_->RemoveAll(path));
+  return Sync();
+}
+
+bool DataDir::HasGeneration(uint64_t generation) const {
+  return fs_->Exists(IndexPath(generation)) && fs_->Exists(KeyPath(generation));
 }
 
 absl::StatusOr<HashKey> DataDir::ReadKey(uint64_t generation) const {
@@ -214,6 +243,7 @@ absl::Status DataDir::RemoveTemporaryFiles() {
     if (status.ok()) status = std::move(s);
   };
   keep_first_error(fs_->RemoveAll(PathOf(kParamsFile) + kTmpSuffix));
+  keep_first_error(fs_->RemoveAll(PathOf(kRotationFile) + kTmpSuffix));
   if (fs_->Exists(SnapshotsPath())) {
     absl::StatusOr<std::vector<std::string>> names = fs_->List(SnapshotsPath());
     if (!names.ok()) {

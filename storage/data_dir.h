@@ -8,6 +8,11 @@
 //   CURRENT            names the live generation n >= 1: "index.<n> hash_key.<n>\n". Absent
 //                      until the first key rotation: generation 0 is then live.
 //   CURRENT.tmp        CURRENT being replaced (write, fsync, rename); a leftover is deleted.
+//   ROTATING           present while a key rotation to generation n+1 is under way, from
+//                      before its key file is created until the generation it replaced (or
+//                      the unfinished one) is deleted: "index.<n+1> hash_key.<n+1>\n", as
+//                      CURRENT. It is what lets a start prove a generation stale.
+//   ROTATING.tmp       ROTATING being written; a leftover is deleted.
 //   index/             generation 0's RocksDB index (storage/index.h), the layout from
 //                      before key rotation existed.
 //   hash.key           generation 0's secret chunk-hashing key: 32 hex digits and "\n",
@@ -33,15 +38,21 @@
 //   signing_key.<n>.pub  its public key (PEM SubjectPublicKeyInfo), mode 0644, kept after
 //                      the rotation so that receipts it signed still verify.
 //
-// Only the generation CURRENT names is live; any other index.<m>/ or hash_key.<m> (and, once
-// CURRENT exists, index/ and hash.key) is what an interrupted rotation left, deleted at the
-// next start. A rotation from generation n to n+1 changes the directory in this order, so
-// that a crash at any point leaves generation n or n+1 complete and live:
-//   1. CreateKey(n+1), then RocksDB builds index.<n+1>/ (not through this module);
-//   2. SetCurrent(n+1), Sync(): the switch;
-//   3. WriteParams(rotated params): a crash before it leaves params naming the old key,
+// Only the generation CURRENT names is live (generation 0 without CURRENT). Another
+// generation is provably stale only with ROTATING naming n+1: with CURRENT naming n (or, for
+// n = 0, absent beside a present generation 0), n+1 is the unfinished one; with CURRENT
+// naming n+1, n is the replaced one. A start deletes exactly those; any other generation
+// present (a lost CURRENT, a partial restore) makes it refuse, deleting nothing
+// (docs/operations.md, "A data directory copsd refuses to open"). A rotation from
+// generation n to n+1 changes the directory in this order, so that a crash at any point
+// leaves generation n or n+1 complete and live:
+//   1. SetRotation(n+1);
+//   2. CreateKey(n+1), then RocksDB builds index.<n+1>/ (not through this module);
+//   3. SetCurrent(n+1), Sync(): the switch;
+//   4. WriteParams(rotated params): a crash before it leaves params naming the old key,
 //      which the next start rewrites (the live key's id wins);
-//   4. RemoveGeneration(n).
+//   5. RemoveGeneration(n), then ClearRotation().
+// A failed rotation removes generation n+1, then clears ROTATING.
 //
 // Thread-safety: a DataDir holds no mutable state; concurrent calls on different files are
 // safe, concurrent changes of the same file are not (copsd makes them from one thread at a
@@ -65,6 +76,7 @@ class DataDir {
  public:
   // on-disk: names in the data directory; do not change.
   static constexpr char kCurrentFile[] = "CURRENT";
+  static constexpr char kRotationFile[] = "ROTATING";
   static constexpr char kParamsFile[] = "params";
   static constexpr char kAccessStoreDir[] = "access";
   static constexpr char kAdminKeyFile[] = "admin.key";
@@ -84,7 +96,8 @@ class DataDir {
   const std::string& path() const { return path_; }
   FileSystem& fs() const { return *fs_; }
 
-  // Creates the directory (and its parents) when missing, durably (syncing its parent).
+  // Creates the directory (and its parents) when missing, durably (syncing its parent); a
+  // new data directory is owner-only (0700). An existing one keeps its mode.
   absl::Status Create();
   // fsyncs the directory: makes every name created, renamed or removed in it durable.
   absl::Status Sync();
@@ -109,6 +122,17 @@ class DataDir {
   // means CURRENT is unchanged.
   absl::Status SetCurrent(uint64_t generation);
 
+  // The generation a rotation under way builds (the one ROTATING names); std::nullopt
+  // without ROTATING. DATA_LOSS when ROTATING is not a well-formed pointer.
+  absl::StatusOr<std::optional<uint64_t>> ReadRotation() const;
+  // Records durably (ROTATING.tmp, fsync, rename, directory fsync) that a rotation builds
+  // generation `generation` (>= 1).
+  absl::Status SetRotation(uint64_t generation);
+  // Removes ROTATING and syncs the directory; OK when absent.
+  absl::Status ClearRotation();
+  // Whether generation `generation` has both its index directory and its key file.
+  bool HasGeneration(uint64_t generation) const;
+
   // The key of generation `generation`: NOT_FOUND when its file is missing, DATA_LOSS when
   // it does not hold 32 hex digits (surrounding whitespace ignored).
   absl::StatusOr<HashKey> ReadKey(uint64_t generation) const;
@@ -131,8 +155,8 @@ class DataDir {
   // journaling and SSDs may keep copies); then syncs the directory. Absent parts are fine.
   // Tries every step and returns the first error.
   absl::Status RemoveGeneration(uint64_t generation);
-  // Deletes what an interrupted replacement of CURRENT or params left (CURRENT.tmp,
-  // params.tmp) and what an interrupted snapshot left (snapshots/<name>~tmp/). Tries every
+  // Deletes what an interrupted replacement of CURRENT, ROTATING or params left
+  // (CURRENT.tmp, ROTATING.tmp, params.tmp) and what an interrupted snapshot left (snapshots/<name>~tmp/). Tries every
   // step and returns the first error.
   absl::Status RemoveTemporaryFiles();
 
@@ -160,6 +184,9 @@ class DataDir {
  private:
   // Overwrites the secret file `path` with zeros, then unlinks it (no sync); OK when absent.
   absl::Status RemoveSecretFile(const std::string& path);
+  // The generation the pointer file `name` (CURRENT, ROTATING) names; std::nullopt when absent.
+  absl::StatusOr<std::optional<uint64_t>> ReadPointer(std::string_view name) const;
+  static std::string PointerText(uint64_t generation);
 
   const std::string path_;
   FileSystem* const fs_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -636,6 +637,12 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
   db_options.max_total_wal_size = 8 * options.write_buffer_bytes;
   db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   db_options.allow_mmap_reads = options.mmap_reads;
+  // An incomplete last log record (a write a crash cut short, never acknowledged) is dropped;
+  // a record whose checksum fails is corruption and the open fails (DATA_LOSS). RocksDB's
+  // default, point-in-time recovery, would silently stop replaying there and drop every
+  // acknowledged write after it.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  db_options.paranoid_checks = true;
   if (options.env != nullptr) db_options.env = options.env;
 
   const bool exists = std::filesystem::exists(std::filesystem::path(options.path) / "CURRENT");
@@ -986,13 +993,16 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
   if (upgrade) {
     b.Put(r.cf(kMeta), kSchemaVersionKey, VarintValue(codec::kSchemaVersionLifetimes));
   }
-  // Ids are never reused, even when this write fails.
+  // Ids are never reused, even when this write fails; except a log event's: its retry is
+  // the same event, which must get the same id on every node (docs/scale-out.md).
+  const DocId previous_next_id = r.next_doc_id;
   r.next_doc_id = next_id;
   const std::string what =
       created.size() == 1 ? "registering document " + std::to_string(created[0]->outcome->id)
                           : "registering " + std::to_string(created.size()) + " documents";
   absl::Status written = FromRocks(r.db->Write(r.WriteOpts(), &b), what);
   if (!written.ok()) {
+    if (log_sequence != 0) r.next_doc_id = previous_next_id;
     for (Prepared* p : created) p->outcome = written;
     return written;
   }
@@ -1226,7 +1236,11 @@ absl::StatusOr<DocumentPage> Index::ListDocuments(std::string_view page_token, s
         !std::all_of(page_token.begin(), page_token.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       return absl::InvalidArgumentError("malformed page token");
     }
-    after = std::stoull(std::string(page_token));
+    const auto [end, error] =
+        std::from_chars(page_token.data(), page_token.data() + page_token.size(), after);
+    if (error != std::errc() || end != page_token.data() + page_token.size()) {
+      return absl::InvalidArgumentError("malformed page token (beyond any document id)");
+    }
     if (after == UINT64_MAX) return DocumentPage{};
   }
   DocumentPage page;

@@ -391,6 +391,12 @@ absl::Status PrincipalStore::PutKey(const ApiKeyRecord& record) {
 
 absl::Status PrincipalStore::PutCollection(const CollectionRecord& record) {
   COPS_RETURN_IF_ERROR(ValidateAccessName("collection", record.name));
+  if (record.retention_seconds < 0 ||
+      record.retention_seconds > CollectionRecord::kMaxRetentionSeconds) {
+    return absl::InvalidArgumentError(
+        StrCat("retention of collection '", record.name, "' must be 0 to ",
+               CollectionRecord::kMaxRetentionSeconds, " seconds (about 1,000 years)"));
+  }
   return Put(StrCat(kCollectionPrefix, record.name), EncodeCollection(record));
 }
 

@@ -67,7 +67,10 @@ struct CollectionRecord {
   // against it (core/detect.h, CandidateRecord::template_source).
   bool template_source = false;
   // Lifetime of documents registered without an expiry, seconds; 0 = no default expiry.
+  // At most kMaxRetentionSeconds (PutCollection refuses more), so that a registration's
+  // expiry (now + retention, in microseconds) stays far inside 64 bits.
   int64_t retention_seconds = 0;
+  static constexpr int64_t kMaxRetentionSeconds = int64_t{1000} * 366 * 86400;  // ~1000 years
 };
 
 // One check that reported one registered document.

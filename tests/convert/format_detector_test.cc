@@ -1,11 +1,19 @@
 #include <gtest/gtest.h>
+#include <unicode/ucnv.h>
+#include <unicode/unistr.h>
 
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "convert/charset.h"
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
@@ -85,6 +93,73 @@ TEST(FormatDetectorTest, RandomBytesAreNotTextInAnyTextualFormat) {
   }
 }
 
+// The kinds of random input the server must not take for text. Random printable ASCII is
+// not among them: it is valid UTF-8 without control bytes, as base64, hex dumps and source
+// code are, and is accepted as text (docs/converters.md).
+// Below kMinStatisticalTextBytes a few random bytes can spell text ("\xe9t\xe9" is "été" in
+// windows-1252) and uchardet often misnames real text's charset: the guarantee starts there.
+constexpr double kMinRandomTextBytes = kMinStatisticalTextBytes;
+
+enum class RandomKind { kUniform, kNoNul, kHighBit, kCount };
+
+std::string RandomInput(RandomKind kind, size_t n, std::mt19937_64& gen) {
+  std::string s(n, '\0');
+  for (char& c : s) {
+    uint8_t b = static_cast<uint8_t>(gen());
+    if (kind == RandomKind::kNoNul) {
+      while (b == 0) b = static_cast<uint8_t>(gen());
+    } else if (kind == RandomKind::kHighBit) {
+      b |= 0x80;
+    }
+    c = static_cast<char>(b);
+  }
+  return s;
+}
+
+// 1,000 random inputs of every kind, 64 bytes to 64 KiB (log-uniform), declared auto, text
+// or Markdown, through Convert() as copsd calls it: none is text. The run's seed is printed;
+// COPS_RANDOM_INPUT_SEED=<seed> replays a run.
+TEST(FormatDetectorTest, NoRandomInputIsTakenForText) {
+  uint64_t seed = std::random_device()();
+  if (const char* env = std::getenv("COPS_RANDOM_INPUT_SEED"); env != nullptr) {
+    seed = std::strtoull(env, nullptr, 10);
+  }
+  std::cout << "COPS_RANDOM_INPUT_SEED=" << seed << "\n";
+  std::mt19937_64 gen(seed);
+  const DocumentFormat formats[] = {DocumentFormat::kAuto, DocumentFormat::kText,
+                                    DocumentFormat::kMarkdown};
+  int accepted = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const auto kind = static_cast<RandomKind>(i % static_cast<int>(RandomKind::kCount));
+    const double log_size = std::uniform_real_distribution<double>(std::log(kMinRandomTextBytes),
+                                                                   std::log(64 << 10))(gen);
+    const std::string input = RandomInput(kind, static_cast<size_t>(std::exp(log_size)), gen);
+    const DocumentFormat format = formats[(i / 3) % 3];
+    absl::StatusOr<ConvertedDocument> doc = Convert(input, format);
+    if (doc.status().code() == absl::StatusCode::kInvalidArgument &&
+        doc.status().message().find("looks like") != std::string::npos) {
+      continue;
+    }
+    ++accepted;
+    ADD_FAILURE() << "input " << i << " (kind " << static_cast<int>(kind) << ", " << input.size()
+                  << " bytes, declared " << DocumentFormatName(format)
+                  << ") was not refused as binary: " << doc.status()
+                  << (doc.ok() ? " as " + std::string(DocumentFormatName(doc->format)) + " in " +
+                                     doc->charset
+                               : "")
+                  << "; replay with COPS_RANDOM_INPUT_SEED=" << seed;
+  }
+  EXPECT_EQ(accepted, 0) << "COPS_RANDOM_INPUT_SEED=" << seed;
+}
+
+TEST(FormatDetectorTest, RandomPrintableAsciiIsAcceptedAsText) {
+  std::mt19937_64 gen(7);
+  std::string gibberish(4096, ' ');
+  for (char& c : gibberish) c = static_cast<char>(' ' + gen() % 95);
+  ASSERT_OK(Convert(gibberish, DocumentFormat::kAuto));
+  EXPECT_OK(CheckLooksLikeText(gibberish, DocumentFormat::kText));
+}
+
 TEST(FormatDetectorTest, BinaryFilesAreNamedByWhatTheyLookLike) {
   // A gzip header followed by text-like bytes: few control bytes, but libmagic knows it.
   std::string gz("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03", 10);
@@ -124,6 +199,93 @@ TEST(FormatDetectorTest, TextInLegacyAndWideEncodingsIsStillText) {
       ConvertInProcess("# Title\n\nSome **bold** text and a [link](http://x).\n", DocumentFormat::kAuto);
   ASSERT_OK(md);
   EXPECT_EQ(md->format, DocumentFormat::kMarkdown);
+}
+
+// `utf8` in `charset` (ICU's converter), characters it cannot hold as '?'.
+std::string Encode(const std::string& utf8, const char* charset) {
+  UErrorCode err = U_ZERO_ERROR;
+  UConverter* conv = ucnv_open(charset, &err);
+  EXPECT_TRUE(U_SUCCESS(err)) << charset;
+  if (U_FAILURE(err)) return "";
+  if (ucnv_getMinCharSize(conv) == 1) ucnv_setSubstChars(conv, "?", 1, &err);
+  const icu::UnicodeString text = icu::UnicodeString::fromUTF8(utf8);
+  std::string out(static_cast<size_t>(text.length()) * 4 + 16, '\0');
+  const int32_t n = ucnv_fromUChars(conv, out.data(), static_cast<int32_t>(out.size()),
+                                    text.getBuffer(), text.length(), &err);
+  ucnv_close(conv);
+  EXPECT_TRUE(U_SUCCESS(err)) << charset << ": " << u_errorName(err);
+  out.resize(U_SUCCESS(err) ? n : 0);
+  return out;
+}
+
+// Whole lines of `text` starting near `at` (a fraction of it), about `chars` bytes of UTF-8.
+std::string Excerpt(const std::string& text, double at, size_t chars) {
+  size_t start = text.find('\n', static_cast<size_t>(text.size() * at));
+  start = start == std::string::npos ? 0 : start + 1;
+  size_t end = text.find('\n', std::min(text.size(), start + chars));
+  return text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+}
+
+// Human text Debian ships, re-encoded in the charsets people wrote that language in, whole
+// and in excerpts down to ~64 bytes: all of it is text, through Convert() as copsd calls it.
+TEST(FormatDetectorTest, RealTextFromDebianFilesIsTextInEveryEncoding) {
+  struct Source {
+    std::string path;
+    std::vector<const char*> charsets;
+  };
+  const std::string tutor = "/usr/share/vim/vim90/tutor/";  // vim-runtime
+  const std::vector<Source> sources = {
+      {"/usr/share/common-licenses/GPL-3", {"windows-1252", "UTF-16LE", "UTF-16BE"}},
+      {"/usr/share/common-licenses/MPL-2.0", {"ISO-8859-1", "UTF-16"}},
+      {"/usr/share/doc/libglib2.0-0/copyright", {"UTF-16"}},
+      {tutor + "tutor.ru.utf-8", {"KOI8-R", "windows-1251", "ISO-8859-5", "UTF-16"}},
+      {tutor + "tutor.uk.utf-8", {"KOI8-U", "windows-1251"}},
+      {tutor + "tutor.bg.utf-8", {"windows-1251"}},
+      {tutor + "tutor.ja.utf-8", {"Shift_JIS", "EUC-JP", "UTF-16"}},
+      {tutor + "tutor.ko.utf-8", {"EUC-KR", "UTF-16"}},
+      {tutor + "tutor.zh_cn.utf-8", {"GB18030", "GBK"}},
+      {tutor + "tutor.zh_tw.utf-8", {"Big5"}},
+      {tutor + "tutor.el.utf-8", {"ISO-8859-7", "windows-1253"}},
+      {tutor + "tutor.pl.utf-8", {"ISO-8859-2", "windows-1250"}},
+      {tutor + "tutor.cs.utf-8", {"ISO-8859-2", "windows-1250"}},
+      {tutor + "tutor.hu.utf-8", {"ISO-8859-2"}},
+      {tutor + "tutor.tr.utf-8", {"ISO-8859-9"}},
+      {tutor + "tutor.de.utf-8", {"windows-1252", "ISO-8859-15"}},
+      {tutor + "tutor.fr.utf-8", {"windows-1252"}},
+      {tutor + "tutor.es.utf-8", {"ISO-8859-1"}},
+      {tutor + "tutor.vi.utf-8", {"windows-1258"}},
+  };
+  int checked = 0;
+  for (const Source& source : sources) {
+    const std::string utf8 = testing::ReadFileOrEmpty(source.path);
+    if (utf8.empty()) {
+      std::cout << "not installed, left out: " << source.path << "\n";
+      continue;
+    }
+    for (const char* charset : source.charsets) {
+      const std::string samples[] = {utf8, Excerpt(utf8, 0.5, 4000), Excerpt(utf8, 0.3, 600),
+                                     Excerpt(utf8, 0.7, 150), Excerpt(utf8, 0.2, 64)};
+      for (const std::string& sample : samples) {
+        const std::string bytes = Encode(sample, charset);
+        absl::StatusOr<ConvertedDocument> doc = Convert(bytes, DocumentFormat::kAuto);
+        EXPECT_TRUE(doc.ok()) << source.path << " in " << charset << ", " << bytes.size()
+                              << " bytes: " << doc.status() << "\n"
+                              << sample;
+        EXPECT_OK(Convert(bytes, DocumentFormat::kText)) << source.path << " in " << charset;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 20);
+  // The legacy files vim ships as they are.
+  for (const char* name : {"tutor.ja.sjis", "tutor.ja.euc", "tutor.ko.euc", "tutor.zh.big5",
+                           "tutor.zh.euc", "tutor.ru.cp1251", "tutor.pl.cp1250", "tutor.cs.cp1250",
+                           "tutor.tr.iso9", "tutor.hu", "tutor.fr"}) {
+    const std::string bytes = testing::ReadFileOrEmpty(tutor + name);
+    if (bytes.empty()) continue;
+    absl::StatusOr<ConvertedDocument> doc = Convert(bytes, DocumentFormat::kAuto);
+    EXPECT_TRUE(doc.ok()) << name << ": " << doc.status();
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -55,9 +56,7 @@ class IndexGenerationsTest : public ::testing::Test {
     auto generations = IndexGenerations::Open(options_);
     ASSERT_TRUE(generations.ok()) << generations.status();
     generations_ = *std::move(generations);
-    AccessControlOptions access_options;
-    access_options.failure_base_delay_ms = 1;
-    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true, access_options);
+    auto access = OpenAccessControl(dir_.string(), /*bootstrap_admin=*/true);
     ASSERT_TRUE(access.ok()) << access.status();
     access_ = *std::move(access);
     std::ifstream(dir_ / "admin.key") >> admin_key_;
@@ -530,8 +529,10 @@ TEST_F(IndexGenerationsTest, CrashBeforeTheSwitchRestartsOnTheOldGeneration) {
   std::ofstream(dir_ / "index.1" / "000007.log") << "half written";
   std::ofstream(dir_ / "hash_key.1") << std::string(32, 'a') << "\n";
   std::ofstream(dir_ / "CURRENT.tmp") << "index.1 hash_key.1\n";
+  std::ofstream(dir_ / "ROTATING") << "index.1 hash_key.1\n";
 
   Start();
+  EXPECT_FALSE(fs::exists(dir_ / "ROTATING"));
   EXPECT_FALSE(fs::exists(dir_ / "index.1"));
   EXPECT_FALSE(fs::exists(dir_ / "hash_key.1"));
   EXPECT_FALSE(fs::exists(dir_ / "CURRENT"));
@@ -550,18 +551,29 @@ TEST_F(IndexGenerationsTest, CrashAfterTheSwitchFinishesRetiringTheOldGeneration
   RotateAndWait();
   const std::string key_id = Stats().key_id();
   Stop();
-  // What a crash between the CURRENT rename and the retirement leaves: the old pair.
+  // What a crash between the CURRENT rename and the retirement leaves: the old pair, and
+  // ROTATING naming the new generation.
   fs::create_directories(dir_ / "index");
   std::ofstream(dir_ / "hash.key") << std::string(32, 'b') << "\n";
-  // And an unfinished next generation from an interrupted second rotation.
-  fs::create_directories(dir_ / "index.2");
-  std::ofstream(dir_ / "hash_key.2") << std::string(32, 'c') << "\n";
+  std::ofstream(dir_ / "ROTATING") << "index.1 hash_key.1\n";
 
   Start();
   EXPECT_FALSE(fs::exists(dir_ / "index"));
   EXPECT_FALSE(fs::exists(dir_ / "hash.key"));
+  EXPECT_FALSE(fs::exists(dir_ / "ROTATING"));
+  EXPECT_EQ(Stats().key_id(), key_id);
+  EXPECT_EQ(MatchingIds(Prose(8, 300)), std::vector<uint64_t>{id});
+  Stop();
+
+  // And an unfinished next generation from an interrupted second rotation.
+  fs::create_directories(dir_ / "index.2");
+  std::ofstream(dir_ / "hash_key.2") << std::string(32, 'c') << "\n";
+  std::ofstream(dir_ / "ROTATING") << "index.2 hash_key.2\n";
+  Start();
   EXPECT_FALSE(fs::exists(dir_ / "index.2"));
   EXPECT_FALSE(fs::exists(dir_ / "hash_key.2"));
+  EXPECT_FALSE(fs::exists(dir_ / "ROTATING"));
+  EXPECT_TRUE(fs::exists(dir_ / "index.1"));
   EXPECT_EQ(Stats().key_id(), key_id);
   EXPECT_EQ(MatchingIds(Prose(8, 300)), std::vector<uint64_t>{id});
 }
@@ -715,6 +727,216 @@ TEST_F(IndexGenerationsTest, ACrashAtAnyStepOfARotationLandsOnTheOldOrTheNewGene
   EXPECT_GT(landed_on_new, 1);
   fs::remove_all(before);
   fs::remove_all(trash);
+}
+
+
+// Corruption at open: a data directory damaged by an operator or a disk (a lost or cut
+// file, flipped bytes) never makes copsd delete anything; it refuses with an error that
+// names the damage, and the directory is byte for byte as it was.
+
+// Every file under `root` (relative path -> bytes), RocksDB's info logs excepted: RocksDB
+// writes and rotates those at each open, failed or not.
+std::map<std::string, std::string> Image(const fs::path& root) {
+  std::map<std::string, std::string> image;
+  for (const auto& entry : fs::recursive_directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    if (name == "LOG" || name.starts_with("LOG.old")) continue;
+    const std::string rel = fs::relative(entry.path(), root).string();
+    image[rel] = entry.is_directory() ? "<dir>" : testing::ReadFileOrEmpty(entry.path());
+  }
+  return image;
+}
+
+// The entries of `before` missing or changed in `after`.
+std::vector<std::string> LostOrChanged(const std::map<std::string, std::string>& before,
+                                       const std::map<std::string, std::string>& after) {
+  std::vector<std::string> lost;
+  for (const auto& [path, bytes] : before) {
+    auto it = after.find(path);
+    if (it == after.end()) {
+      lost.push_back(path + " deleted");
+    } else if (it->second != bytes) {
+      lost.push_back(path + " changed");
+    }
+  }
+  return lost;
+}
+
+void FlipByteAt(const fs::path& file, std::streamoff offset) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(offset);
+  char c = 0;
+  f.read(&c, 1);
+  f.seekp(offset);
+  c = static_cast<char>(c ^ 0x5a);
+  f.write(&c, 1);
+}
+
+std::vector<fs::path> FilesEndingWith(const fs::path& dir, const std::string& suffix) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().string().ends_with(suffix)) files.push_back(entry.path());
+  }
+  return files;
+}
+
+class CorruptionAtOpenTest : public IndexGenerationsTest {
+ protected:
+  // A data directory after one completed rotation, holding two documents (flushed to SST
+  // files when `flush`, else only in the write-ahead log), the server stopped.
+  void MakeRotatedDirectory(bool flush = true) {
+    ASSERT_NO_FATAL_FAILURE(Start());
+    ids_.push_back(Register(Prose(21, 300), "first"));
+    RotateAndWait();
+    ids_.push_back(Register(Prose(22, 300), "second"));
+    if (flush) {
+      ASSERT_OK(generations_->Current()->index()->Flush());
+    }
+    Stop();
+  }
+
+  // Opens the directory, expecting a refusal that leaves every file as it was; returns it.
+  absl::Status OpenRefused() {
+    const auto before = Image(dir_);
+    absl::StatusOr<std::unique_ptr<IndexGenerations>> opened = IndexGenerations::Open(options_);
+    EXPECT_FALSE(opened.ok()) << "opened a damaged data directory";
+    EXPECT_EQ(LostOrChanged(before, Image(dir_)), std::vector<std::string>{});
+    return opened.ok() ? absl::OkStatus() : opened.status();
+  }
+
+  std::vector<uint64_t> ids_;
+};
+
+TEST_F(CorruptionAtOpenTest, AMissingCurrentAfterARotationDeletesNothingAndSaysHowToRecover) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory());
+  fs::remove(dir_ / "CURRENT");
+  const absl::Status refused = OpenRefused();
+  EXPECT_TRUE(fs::exists(dir_ / "index.1"));
+  EXPECT_TRUE(fs::exists(dir_ / "hash_key.1"));
+  EXPECT_NE(refused.message().find("CURRENT"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("index.1"), std::string::npos) << refused;
+  EXPECT_NE(refused.message().find("printf 'index.1 hash_key.1\\n' > " +
+                                   (dir_ / "CURRENT").string()),
+            std::string::npos)
+      << refused;
+
+  // The recovery the message gives brings every document back.
+  std::ofstream(dir_ / "CURRENT") << "index.1 hash_key.1\n";
+  ASSERT_NO_FATAL_FAILURE(Start());
+  EXPECT_EQ(MatchingIds(Prose(21, 300)), std::vector<uint64_t>{ids_[0]});
+  EXPECT_EQ(MatchingIds(Prose(22, 300)), std::vector<uint64_t>{ids_[1]});
+}
+
+TEST_F(CorruptionAtOpenTest, ATruncatedCurrentDeletesNothing) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory());
+  for (const char* cut : {"", "index.", "index.1 hash_"}) {
+    SCOPED_TRACE(std::string("CURRENT holding '") + cut + "'");
+    std::ofstream(dir_ / "CURRENT", std::ios::trunc) << cut;
+    const absl::Status refused = OpenRefused();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss) << refused;
+    EXPECT_NE(refused.message().find("index.1"), std::string::npos) << refused;
+  }
+}
+
+TEST_F(CorruptionAtOpenTest, CurrentNamingAMissingGenerationDeletesTheOthersNot) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory());
+  std::ofstream(dir_ / "CURRENT", std::ios::trunc) << "index.2 hash_key.2\n";
+  const absl::Status refused = OpenRefused();
+  EXPECT_NE(refused.message().find("index.2"), std::string::npos) << refused;
+  EXPECT_FALSE(fs::exists(dir_ / "index.2"));
+}
+
+TEST_F(CorruptionAtOpenTest, AGenerationNoRotationExplainsIsKept) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory());
+  // A partial restore put back the generation the rotation replaced; nothing records an
+  // interrupted rotation, so nothing proves it stale.
+  fs::create_directories(dir_ / "index");
+  std::ofstream(dir_ / "hash.key") << std::string(32, 'b') << "\n";
+  const absl::Status refused = OpenRefused();
+  EXPECT_NE(refused.message().find("index/"), std::string::npos) << refused;
+}
+
+TEST_F(CorruptionAtOpenTest, AMissingOrTruncatedKeyFileDeletesNothing) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory());
+  const std::string key = testing::ReadFileOrEmpty(dir_ / "hash_key.1");
+  std::ofstream(dir_ / "hash_key.1", std::ios::trunc) << key.substr(0, 10);
+  EXPECT_EQ(OpenRefused().code(), absl::StatusCode::kDataLoss);
+  fs::remove(dir_ / "hash_key.1");
+  const absl::Status refused = OpenRefused();
+  EXPECT_NE(refused.message().find("hash_key.1"), std::string::npos) << refused;
+  EXPECT_FALSE(fs::exists(dir_ / "hash_key.1"));
+}
+
+TEST_F(CorruptionAtOpenTest, AMissingKeyBesideAnUnrotatedIndexIsNotReplacedByANewOne) {
+  Start();
+  Register(Prose(23, 300), "unrotated");
+  Stop();
+  fs::remove(dir_ / "hash.key");
+  const absl::Status refused = OpenRefused();
+  EXPECT_NE(refused.message().find("hash.key"), std::string::npos) << refused;
+  EXPECT_FALSE(fs::exists(dir_ / "hash.key")) << "a new key written beside the old index";
+}
+
+TEST_F(CorruptionAtOpenTest, ATruncatedParamsFileDeletesNothing) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory());
+  const std::string params = testing::ReadFileOrEmpty(dir_ / "params");
+  std::ofstream(dir_ / "params", std::ios::trunc) << params.substr(0, params.size() / 2 + 1);
+  const absl::Status refused = OpenRefused();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss) << refused;
+  EXPECT_NE(refused.message().find("params"), std::string::npos) << refused;
+}
+
+TEST_F(CorruptionAtOpenTest, AMissingParamsFileIsRestoredFromTheIndexItself) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory());
+  const std::string params = testing::ReadFileOrEmpty(dir_ / "params");
+  fs::remove(dir_ / "params");
+  ASSERT_NO_FATAL_FAILURE(Start());
+  EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "params"), params);
+  EXPECT_EQ(MatchingIds(Prose(21, 300)), std::vector<uint64_t>{ids_[0]});
+  EXPECT_EQ(MatchingIds(Prose(22, 300)), std::vector<uint64_t>{ids_[1]});
+}
+
+TEST_F(CorruptionAtOpenTest, FlippedBytesInAnSstFileAreAnErrorNotACrashAndDeleteNothing) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory(/*flush=*/true));
+  const std::vector<fs::path> ssts = FilesEndingWith(dir_ / "index.1", ".sst");
+  ASSERT_FALSE(ssts.empty());
+  // Inside each file's first data block: what a read of its first keys verifies.
+  for (const fs::path& sst : ssts) FlipByteAt(sst, 10);
+  const auto before = Image(dir_);
+  absl::StatusOr<std::unique_ptr<IndexGenerations>> opened = IndexGenerations::Open(options_);
+  if (opened.ok()) {
+    // RocksDB verifies a data block's checksum when it reads it: every path that reads the
+    // damaged files answers DATA_LOSS.
+    Index& index = *(*opened)->Current()->index();
+    absl::Status read = index.ListDocuments("", 100).status();
+    for (uint64_t id : ids_) {
+      if (read.ok()) read = index.GetText(id).status();
+    }
+    EXPECT_EQ(read.code(), absl::StatusCode::kDataLoss) << read;
+    opened->reset();
+  } else {
+    EXPECT_EQ(opened.status().code(), absl::StatusCode::kDataLoss) << opened.status();
+  }
+  // RocksDB's open rolls its MANIFEST and OPTIONS files over before the damage is read; the
+  // data files and the directory's own files stay as they were.
+  std::map<std::string, std::string> data;
+  for (const auto& [path, bytes] : before) {
+    if (path.ends_with(".sst") || path.ends_with(".log") || path.find('/') == std::string::npos) {
+      data.emplace(path, bytes);
+    }
+  }
+  EXPECT_EQ(LostOrChanged(data, Image(dir_)), std::vector<std::string>{});
+}
+
+TEST_F(CorruptionAtOpenTest, FlippedBytesInTheWriteAheadLogAreAnErrorAndDeleteNothing) {
+  ASSERT_NO_FATAL_FAILURE(MakeRotatedDirectory(/*flush=*/false));
+  const std::vector<fs::path> logs = FilesEndingWith(dir_ / "index.1", ".log");
+  ASSERT_FALSE(logs.empty());
+  for (const fs::path& log : logs) {
+    FlipByteAt(log, static_cast<std::streamoff>(fs::file_size(log) / 2));
+  }
+  const absl::Status refused = OpenRefused();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss) << refused;
 }
 
 }  // namespace

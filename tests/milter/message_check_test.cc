@@ -315,6 +315,75 @@ TEST(CheckMessageTest, CopsdFailureLeavesTheMessageUnchecked) {
   EXPECT_EQ(v.error.code(), absl::StatusCode::kUnavailable);
 }
 
+// A body, `fillers` harmless text attachments, then one carrying the copied text.
+std::string MessageWithCopyAfter(int fillers) {
+  std::string m =
+      "From: alice@example.org\r\nTo: bob@example.com\r\nSubject: Files\r\n"
+      "MIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=\"b1\"\r\n\r\n"
+      "--b1\r\nContent-Type: text/plain\r\n\r\nThe files you asked for.\r\n";
+  auto attach = [&](const std::string& name, const std::string& text) {
+    m += "--b1\r\nContent-Type: text/plain; name=\"" + name +
+         "\"\r\nContent-Disposition: attachment; filename=\"" + name + "\"\r\n\r\n" + text +
+         "\r\n";
+  };
+  for (int i = 0; i < fillers; ++i) {
+    attach("note" + std::to_string(i) + ".txt", "Shopping list number " + std::to_string(i));
+  }
+  attach("copy.txt", "The lighthouse keeper climbed the spiral stair four times every night.");
+  return m + "--b1--\r\n";
+}
+
+TEST(CheckMessageTest, AMessageWithMoreTextsThanMaxPartsIsUncheckedNotClean) {
+  // The body, 31 fillers, and the copied text as the 33rd text: past max_parts (32).
+  const std::string message = MessageWithCopyAfter(31);
+  FakeChecker checker;
+  MessageVerdict v = CheckMessage(message, Policy(), {}, kSandbox, &checker);
+  EXPECT_EQ(checker.requests_.size(), 32u);  // the first 32 are still checked
+  ASSERT_EQ(v.outcome, MessageVerdict::Outcome::kUnchecked) << v.ResultHeader();
+  EXPECT_EQ(v.ResultHeader(), "unchecked (33 texts, only the first 32 checked: max_parts)");
+  // At max_parts exactly, the copy is found.
+  v = CheckMessage(MessageWithCopyAfter(30), Policy(), {}, kSandbox, &checker);
+  EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kViolation);
+  // The copy left out at max_parts 1, the body checked: unchecked, not clean.
+  MilterPolicy one = Policy();
+  one.max_parts = 1;
+  v = CheckMessage(kWithAttachments, one, {}, kSandbox, &checker);
+  EXPECT_EQ(v.ResultHeader(), "unchecked (2 texts, only the first 1 checked: max_parts)");
+}
+
+TEST(CheckMessageTest, APartialReplyFromARouterIsUncheckedNotClean) {
+  // A router whose partition 3 had no live replica: no match among the others.
+  class PartialChecker : public PartChecker {
+   public:
+    absl::StatusOr<std::vector<v1::CheckDocumentReply>> Check(
+        std::vector<v1::CheckDocumentRequest> requests, std::chrono::milliseconds) override {
+      std::vector<v1::CheckDocumentReply> replies(requests.size());
+      for (v1::CheckDocumentReply& r : replies) {
+        r.set_partial(true);
+        r.add_missing_partitions(3);
+      }
+      return replies;
+    }
+  } checker;
+  MessageVerdict v = CheckMessage(kPlain, Policy(), {}, kSandbox, &checker);
+  ASSERT_EQ(v.outcome, MessageVerdict::Outcome::kUnchecked) << v.ResultHeader();
+  EXPECT_EQ(v.error.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(v.ResultHeader(), "unchecked (message: partition 3 did not answer)");
+}
+
+TEST(DecideVerdictTest, AViolationInAPartialReplyStillCounts) {
+  std::vector<MessageText> texts = {{"message", "x"}};
+  std::vector<v1::CheckDocumentReply> replies(1);
+  replies[0].set_partial(true);
+  replies[0].add_missing_partitions(1);
+  replies[0].add_missing_partitions(4);
+  MessageVerdict v = DecideVerdict(texts, replies, Policy(), {Policy().Defaults()});
+  EXPECT_EQ(v.ResultHeader(), "unchecked (message: partitions 1, 4 did not answer)");
+  *replies[0].add_matches() = MakeMatch(4, 0.5, "hr", true);
+  EXPECT_EQ(DecideVerdict(texts, replies, Policy(), {Policy().Defaults()}).outcome,
+            MessageVerdict::Outcome::kViolation);
+}
+
 TEST(CheckMessageTest, EmptyMessageIsCleanWithoutAsking) {
   FakeChecker checker;
   checker.error_ = absl::UnavailableError("must not be called with texts");

@@ -47,12 +47,18 @@ class IndexSink : public LogSink {
     if (!s.ok() || fp.chunks.empty()) return index_->SkipLogSequence(sequence);
     return index_->Register(event.metadata, fp, event.content, sequence).status();
   }
+  absl::Status SetAside(uint64_t sequence, const absl::Status& /*why*/) override {
+    ++set_aside_;
+    return index_->SkipLogSequence(sequence);
+  }
+  int set_aside() const { return set_aside_.load(); }
   int applies() const { return applies_.load(); }
 
  private:
   Index* const index_;
   const Fingerprinter* const fingerprinter_;
   std::atomic<int> applies_{0};
+  std::atomic<int> set_aside_{0};
 };
 
 std::string Text(int i) {
@@ -321,6 +327,73 @@ TEST_F(LogApplierTest, ALostLastDeliveryIsAppliedWithoutWaitingOutTheAckWait) {
     ASSERT_TRUE(WaitApplied(*index, stolen)) << applier->LastError();
     applier->Stop();
     EXPECT_GE(applier->Restarts(), 1);
+  }
+}
+
+// The stream lost its tail or was recreated (a NATS store lost, the stream deleted and made
+// anew by the next copsd that connects): its new events get sequences this index already
+// applied, which the applier would acknowledge and skip as redeliveries. Start refuses,
+// naming the stream and both sequences.
+TEST_F(LogApplierTest, AStreamThatEndsBeforeTheAppliedSequenceIsRefused) {
+  RegistrationLog log(js_.get());
+  std::unique_ptr<Index> index = OpenIndex("index");
+  IndexSink sink(index.get(), fingerprinter_.get());
+  for (int i = 0; i < 3; ++i) ASSERT_OK(log.Publish(Registration(i)));
+  {
+    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, {}));
+    ASSERT_TRUE(WaitApplied(*index, 3));
+  }
+  ASSERT_EQ(js_DeleteStream(js_->context(), js_->options().stream.c_str(), nullptr, nullptr),
+            NATS_OK);
+  RegistrationStreamOptions stream;
+  stream.url = nats_->url();
+  ASSERT_OK_AND_ASSIGN(auto recreated, JetStream::Connect(stream));  // an empty stream
+  RegistrationLog new_log(recreated.get());
+  ASSERT_OK(new_log.Publish(Registration(10)));
+  absl::StatusOr<std::unique_ptr<LogApplier>> refused =
+      LogApplier::Start(recreated.get(), &sink, {});
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("stream COPS_REGISTRATIONS ends at event 1 but "
+                                            "this index has applied the log up to event 3"),
+            std::string::npos)
+      << refused.status();
+}
+
+// Bytes on the stream that are no registration event (a client that publishes to the
+// subject, a corrupt write): nothing can ever apply them. They are set aside (recorded as
+// applied without effect, acknowledged, counted) and the events after them are applied, on
+// the whole stream's consumer and on a partition's alike; before, they were declined and
+// fetched again for ever, and every node stopped applying the log there.
+TEST_F(LogApplierTest, AMalformedEventIsSetAsideWithoutStallingTheLog) {
+  RegistrationLog log(js_.get());
+  for (const bool partitioned : {false, true}) {
+    SCOPED_TRACE(partitioned ? "partition's consumer" : "whole stream's consumer");
+    std::unique_ptr<Index> index = OpenIndex(partitioned ? "partitioned" : "whole");
+    IndexSink sink(index.get(), fingerprinter_.get());
+    const std::string subject =
+        partitioned ? PartitionSubject(js_->options().subject, 0) : js_->options().subject;
+    const uint64_t before = index->AppliedLogSequence();
+    ASSERT_OK(log.PublishTo(subject, Registration(partitioned ? 10 : 0)));
+    const std::string garbage = "\x01\x01\xff\xff\xff";  // a register event cut short
+    jsPubAck* ack = nullptr;
+    ASSERT_EQ(js_Publish(&ack, js_->context(), subject.c_str(), garbage.data(),
+                         static_cast<int>(garbage.size()), nullptr, nullptr),
+              NATS_OK);
+    const uint64_t malformed = ack->Sequence;
+    jsPubAck_Destroy(ack);
+    ASSERT_OK_AND_ASSIGN(const uint64_t last,
+                         log.PublishTo(subject, Registration(partitioned ? 11 : 1)));
+    LogApplierOptions options;
+    options.durable = partitioned ? "partition-0" : "whole";
+    if (partitioned) options.filter_subject = subject;
+    options.fetch_wait_ms = 100;
+    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
+    ASSERT_TRUE(WaitApplied(*index, last)) << applier->LastError();
+    applier->Stop();
+    EXPECT_EQ(index->Stats().documents, 2u);
+    EXPECT_EQ(sink.set_aside(), 1);
+    EXPECT_EQ(applier->Health().set_aside, 1u);
+    EXPECT_GT(malformed, before);
   }
 }
 

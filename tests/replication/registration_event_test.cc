@@ -64,6 +64,8 @@ TEST(RegistrationEventTest, UnregistrationRoundTrips) {
   EXPECT_EQ(decoded.doc_id, 1234567u);
 }
 
+// DATA_LOSS: bytes no node can apply (the applier sets them aside). An unknown tag is a later
+// revision's event instead, which a newer build applies: UNIMPLEMENTED (retried).
 TEST(RegistrationEventTest, MalformedEventsAreDataLoss) {
   RegistrationEvent event;
   event.content = "text";
@@ -73,7 +75,7 @@ TEST(RegistrationEventTest, MalformedEventsAreDataLoss) {
   EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent(good + "x").status()));
   std::string unknown_tag = good;
   unknown_tag[0] = 9;
-  EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent(unknown_tag).status()));
+  EXPECT_TRUE(absl::IsUnimplemented(DecodeRegistrationEvent(unknown_tag).status()));
   std::string unknown_kind = good;
   unknown_kind[1] = 7;
   EXPECT_TRUE(absl::IsDataLoss(DecodeRegistrationEvent(unknown_kind).status()));

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include <nats/nats.h>
+#include <rocksdb/env.h>
 
 #include "client/client.h"
 #include "core/status_macros.h"
@@ -24,6 +26,7 @@
 #include "proto/cops_admin.grpc.pb.h"
 #include "replication/jetstream.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/copsd_process.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
@@ -69,6 +72,76 @@ TEST(LogReplicaOutcomeTest, WaitsForTheRecordOfAnEventTheIndexAlreadyShowsApplie
   EXPECT_TRUE(absl::IsNotFound(restarted.OutcomeOf(5, soon()).status()));
 }
 
+// RocksDB's files, with appends to its write-ahead log failing while `fail` is set (a full
+// disk, an I/O error at the moment of one write).
+class FailingWalEnv : public rocksdb::EnvWrapper {
+ public:
+  FailingWalEnv() : rocksdb::EnvWrapper(rocksdb::Env::Default()) {}
+  const char* Name() const override { return "FailingWalEnv"; }
+  rocksdb::Status NewWritableFile(const std::string& name,
+                                  std::unique_ptr<rocksdb::WritableFile>* result,
+                                  const rocksdb::EnvOptions& options) override {
+    rocksdb::Status s = target()->NewWritableFile(name, result, options);
+    if (s.ok() && name.size() > 4 && name.substr(name.size() - 4) == ".log") {
+      *result = std::make_unique<File>(std::move(*result), &fail);
+    }
+    return s;
+  }
+  std::atomic<bool> fail{false};
+
+ private:
+  class File : public rocksdb::WritableFileWrapper {
+   public:
+    File(std::unique_ptr<rocksdb::WritableFile> file, std::atomic<bool>* fail)
+        : rocksdb::WritableFileWrapper(file.get()), file_(std::move(file)), fail_(fail) {}
+    rocksdb::Status Append(const rocksdb::Slice& data) override {
+      if (fail_->load()) return rocksdb::Status::NoSpace("injected: disk full");
+      return rocksdb::WritableFileWrapper::Append(data);
+    }
+    rocksdb::Status Append(const rocksdb::Slice& data,
+                           const rocksdb::DataVerificationInfo& info) override {
+      if (fail_->load()) return rocksdb::Status::NoSpace("injected: disk full");
+      return rocksdb::WritableFileWrapper::Append(data, info);
+    }
+
+   private:
+    std::unique_ptr<rocksdb::WritableFile> file_;
+    std::atomic<bool>* fail_;
+  };
+};
+
+// A registration event whose write fails is applied again under the same id: the log
+// sequence with partitions, the next id without; a failed write must not use one up, or
+// the retry stores the document under an id other nodes do not give it.
+TEST(LogReplicaApplyTest, AFailedWriteDoesNotUseUpTheEventsId) {
+  for (const bool partitioned : {true, false}) {
+    SCOPED_TRACE(partitioned ? "partitioned" : "unpartitioned");
+    testing::TempDir dir;
+    FailingWalEnv env;
+    IndexGenerationsOptions options;
+    options.data_dir = dir.path().string();
+    options.index.env = &env;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> generations,
+                         IndexGenerations::Open(options));
+    LogReplica replica(generations.get(), /*ids_from_log_sequence=*/partitioned);
+    RegistrationEvent event;
+    event.content = testing_corpus::Prose(3, 200);
+    event.format = static_cast<uint32_t>(DocumentFormat::kText);
+    event.metadata.registered_unix_micros = 1;
+    env.fail = true;
+    const absl::Status failed = replica.Apply(1, event);
+    env.fail = false;
+    ASSERT_FALSE(failed.ok());
+    // Tried again as the applier does, until RocksDB has recovered from the error.
+    absl::Status retried;
+    ASSERT_TRUE(Eventually([&] { return (retried = replica.Apply(1, event)).ok(); }))
+        << retried << " after " << failed;
+    ASSERT_OK_AND_ASSIGN(RegisterResultInfo outcome,
+                         replica.OutcomeOf(1, std::chrono::steady_clock::now()));
+    EXPECT_EQ(outcome.outcome.id, 1u);
+  }
+}
+
 // One copsd child process with its own data directory; killed if a test ends (or fails)
 // without stopping it.
 struct Copsd {
@@ -97,16 +170,20 @@ class LogReplicaTest : public ::testing::Test {
     Stop(&primary_, SIGTERM);
   }
 
-  // Starts copsd on `name`'s data directory with `role` ("--log" or "--follow").
-  void Start(const std::string& name, const std::string& role, Copsd* out) {
+  // Starts copsd on `name`'s data directory with `role` ("--log" or "--follow") and `extra`
+  // flags.
+  void Start(const std::string& name, const std::string& role, Copsd* out,
+             const std::vector<std::string>& extra = {}) {
     const fs::path dir = dir_.path() / name;
     fs::create_directories(dir);
     fs::remove(dir / "port");
-    out->pid = testing::Spawn({BuildDir() + "/server/copsd", "--data-dir", (dir / "data").string(),
-                               "--listen", "127.0.0.1:0", "--port-file", (dir / "port").string(),
-                               "--hash-key", "000102030405060708090a0b0c0d0e0f", "--log-level",
-                               "warn", "--primary", "primary.example:7411", role, nats_->url()},
-                              {}, dir / "copsd.out", dir / "copsd.log");
+    std::vector<std::string> argv = {
+        BuildDir() + "/server/copsd", "--data-dir", (dir / "data").string(), "--listen",
+        "127.0.0.1:0", "--port-file", (dir / "port").string(), "--hash-key",
+        "000102030405060708090a0b0c0d0e0f", "--log-level", "warn", "--primary",
+        "primary.example:7411", role, nats_->url()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    out->pid = testing::Spawn(argv, {}, dir / "copsd.out", dir / "copsd.log");
     ASSERT_TRUE(Eventually([&] {
       int status = 0;
       return fs::exists(dir / "port") || waitpid(out->pid, &status, WNOHANG) != 0;
@@ -303,6 +380,61 @@ TEST_F(LogReplicaTest, AReplicaSeededFromASnapshotCatchesUpFromTheTrimmedLog) {
   EXPECT_NE(log.find("FAILED_PRECONDITION: stream COPS_REGISTRATIONS no longer holds events 1 to 3"),
             std::string::npos)
       << log;
+}
+
+// A follower that cannot apply an event for a reason of its own (here a smaller
+// --max-document-bytes than the primary's: RESOURCE_EXHAUSTED, as a converter's time budget
+// or a full disk) does not take it as a refusal every node shares: it retries it, says so in
+// its log, and applies nothing after it. Restarted without the limit, it holds every
+// document under the primary's ids; had it skipped the event, its later documents would have
+// other ids than on the primary (and an unregistration would remove another document there).
+TEST_F(LogReplicaTest, AnEventAFollowerCannotApplyIsRetriedNeverSkipped) {
+  ASSERT_NO_FATAL_FAILURE(Start("primary", "--log", &primary_));
+  ASSERT_NO_FATAL_FAILURE(
+      Start("follower", "--follow", &follower_, {"--max-document-bytes", "3000"}));
+  v1::Document large;
+  large.set_content(testing_corpus::Prose(7, 1500));  // ~10 KB
+  ASSERT_GT(large.content().size(), 3000u);
+  v1::Document small;
+  small.set_content(testing_corpus::Prose(8, 200));
+  ASSERT_LT(small.content().size(), 3000u);
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply a, primary_.client->Register(large));
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply b, primary_.client->Register(small));
+  const fs::path log = dir_.path() / "follower" / "copsd.out";  // spdlog writes to stdout
+  ASSERT_TRUE(Eventually([&] {
+    return testing::ReadFileOrEmpty(log).find("log_apply_failed") != std::string::npos;
+  })) << testing::ReadFileOrEmpty(log);
+  EXPECT_EQ(Documents(&follower_), 0u);  // nothing after the event it cannot apply yet
+
+  Stop(&follower_, SIGTERM);
+  ASSERT_NO_FATAL_FAILURE(Start("follower", "--follow", &follower_));
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 2; })) << Documents(&follower_);
+  ASSERT_OK_AND_ASSIGN(v1::DocumentInfo got, follower_.client->Get(b.doc_id()));
+  EXPECT_EQ(got.sha256(), primary_.client->Get(b.doc_id())->sha256());
+  ASSERT_OK_AND_ASSIGN(got, follower_.client->Get(a.doc_id()));
+  EXPECT_EQ(got.size_bytes(), large.content().size());
+}
+
+// Rotating the hashing key of a node that applies the log would rebuild its index without
+// its applied sequence (it would then decline every later event): refused, on the log's
+// writer and on a follower alike, with FAILED_PRECONDITION naming why.
+TEST_F(LogReplicaTest, KeyRotationIsRefusedOnAReplicatedNode) {
+  for (const char* role : {"--log", "--follow"}) {
+    SCOPED_TRACE(role);
+    // Without --hash-key: a key kept in the data directory, which a single node may rotate.
+    ASSERT_OK_AND_ASSIGN(auto copsd, testing::CopsdProcess::Start(dir_.path() / (role + 2),
+                                                                   {role, nats_->url()}));
+    auto admin = v1::Admin::NewStub(
+        grpc::CreateChannel(copsd->address(), grpc::InsecureChannelCredentials()));
+    grpc::ClientContext context;
+    v1::RotateKeyRequest request;
+    v1::RotateKeyResponse response;
+    const grpc::Status s = admin->RotateKey(&context, request, &response);
+    EXPECT_EQ(s.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << s.error_message();
+    EXPECT_NE(s.error_message().find("registration log"), std::string::npos)
+        << s.error_message();
+    copsd->Stop();
+  }
 }
 
 }  // namespace

@@ -34,6 +34,9 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
     state.rotation.documents_total = 5;
     state.admission.calls = 2;
     state.admission.refused = 311;
+    state.audit.written = 90;
+    state.audit.failed = 4;
+    state.audit.dropped = 6;
     return state;
   }));
   ASSERT_GT(metrics->port(), 0);
@@ -57,6 +60,14 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
             std::string::npos)
       << text;
 
+  // The audit trail's losses: a full queue or a failing store, never silent.
+  EXPECT_NE(text.find("# TYPE cops_audit_records_dropped_total counter\n"
+                      "cops_audit_records_dropped_total 6\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("cops_audit_records_failed_total 4\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_audit_records_written_total 90\n"), std::string::npos) << text;
+
   documents = 43;
   text = HttpGet(metrics->port(), "/metrics");
   EXPECT_NE(text.find("cops_documents 43\n"), std::string::npos) << text;
@@ -72,6 +83,7 @@ TEST(MetricsServerTest, ServesTheClusterMapsHealthOnlyOnNodesThatTakePart) {
                                                  .last_heartbeat = absl::Now() - absl::Seconds(2)};
       state.cluster_map = ClusterMapHealth{.members = 4, .live_members = 3,
                                            .partitions_without_replica = 1};
+      state.log_applier = LogApplierHealth{.failed_applies = 5, .set_aside = 1};
     }
     return state;
   }));
@@ -85,6 +97,8 @@ TEST(MetricsServerTest, ServesTheClusterMapsHealthOnlyOnNodesThatTakePart) {
   EXPECT_NE(text.find("cops_cluster_heartbeat_age_seconds 2.0"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_cluster_live_members 3\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_cluster_partitions_without_replica 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_log_apply_failures_total 5\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_log_events_set_aside_total 1\n"), std::string::npos) << text;
 }
 
 TEST(MetricsServerTest, CountsEachRpcWithItsServiceMethodAndCode) {

@@ -20,8 +20,13 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "client/client.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "proto/cops_admin.grpc.pb.h"
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
@@ -108,6 +113,156 @@ TEST(MergeCheckRepliesTest, ExcludedPassagesAreUnitedOnce) {
   ASSERT_EQ(merged.excluded_size(), 2);
   EXPECT_EQ(merged.excluded(0).test_start(), 0u);
   EXPECT_EQ(merged.excluded(1).reason(), v1::EXCLUSION_QUOTE);
+}
+
+// Every field of CheckDocumentReply is merged on purpose: a field added to the message
+// without a rule in CheckReplyFieldMerges fails here (and is left out of routed replies).
+TEST(MergeCheckRepliesTest, EveryReplyFieldHasAMergeRule) {
+  const google::protobuf::Descriptor* reply = v1::CheckDocumentReply::descriptor();
+  const std::map<std::string, ReplyFieldMerge>& rules = CheckReplyFieldMerges();
+  for (int i = 0; i < reply->field_count(); ++i) {
+    EXPECT_EQ(rules.count(reply->field(i)->name()), 1u)
+        << "CheckDocumentReply." << reply->field(i)->name()
+        << " has no merge rule: say in CheckReplyFieldMerges (server/router.cc) how the "
+           "router merges it";
+  }
+  for (const auto& [name, rule] : rules) {
+    EXPECT_NE(reply->FindFieldByName(name), nullptr) << name << " is no field of the reply";
+  }
+}
+
+// Each field's rule is what the merged reply shows, whatever the field: set through the
+// descriptor to one value on partition 0 and another on partition 1.
+TEST(MergeCheckRepliesTest, EachFieldIsMergedByItsRule) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Descriptor* descriptor = v1::CheckDocumentReply::descriptor();
+  const google::protobuf::Reflection* reflection = v1::CheckDocumentReply::GetReflection();
+  for (const auto& [name, rule] : CheckReplyFieldMerges()) {
+    SCOPED_TRACE(name);
+    const FieldDescriptor* field = descriptor->FindFieldByName(name);
+    ASSERT_NE(field, nullptr);
+    v1::CheckDocumentReply a, b;
+    switch (rule) {
+      case ReplyFieldMerge::kAny:
+        reflection->SetBool(&a, field, false);
+        reflection->SetBool(&b, field, true);
+        EXPECT_TRUE(reflection->GetBool(MergeCheckReplies({a, b}, 0), field));
+        EXPECT_FALSE(reflection->GetBool(MergeCheckReplies({a, a}, 0), field));
+        break;
+      case ReplyFieldMerge::kAll:
+        reflection->SetBool(&a, field, true);
+        reflection->SetBool(&b, field, false);
+        EXPECT_FALSE(reflection->GetBool(MergeCheckReplies({a, b}, 0), field));
+        EXPECT_TRUE(reflection->GetBool(MergeCheckReplies({a, a}, 0), field));
+        break;
+      case ReplyFieldMerge::kMax:
+        ASSERT_EQ(field->cpp_type(), FieldDescriptor::CPPTYPE_DOUBLE);
+        reflection->SetDouble(&a, field, 0.1);
+        reflection->SetDouble(&b, field, 0.3);
+        EXPECT_EQ(reflection->GetDouble(MergeCheckReplies({a, b}, 0), field), 0.3);
+        EXPECT_EQ(reflection->GetDouble(MergeCheckReplies({b, a}, 0), field), 0.3);
+        break;
+      case ReplyFieldMerge::kFromFirst: {
+        ASSERT_FALSE(field->is_repeated());
+        switch (field->cpp_type()) {
+          case FieldDescriptor::CPPTYPE_UINT32:
+            reflection->SetUInt32(&a, field, 5);
+            reflection->SetUInt32(&b, field, 9);
+            break;
+          case FieldDescriptor::CPPTYPE_BOOL:
+            reflection->SetBool(&a, field, true);
+            break;
+          case FieldDescriptor::CPPTYPE_STRING:
+            reflection->SetString(&a, field, "first");
+            reflection->SetString(&b, field, "second");
+            break;
+          case FieldDescriptor::CPPTYPE_MESSAGE:
+            a.mutable_params()->set_function("first");
+            b.mutable_params()->set_function("second");
+            break;
+          default:
+            FAIL() << "a type this test does not set yet: extend it";
+        }
+        const v1::CheckDocumentReply merged = MergeCheckReplies({a, b}, 0);
+        v1::CheckDocumentReply only_field, expected;
+        only_field.CopyFrom(merged);
+        expected.CopyFrom(a);
+        for (int i = 0; i < descriptor->field_count(); ++i) {
+          if (descriptor->field(i) == field) continue;
+          reflection->ClearField(&only_field, descriptor->field(i));
+          reflection->ClearField(&expected, descriptor->field(i));
+        }
+        EXPECT_EQ(only_field.SerializeAsString(), expected.SerializeAsString());
+        break;
+      }
+      case ReplyFieldMerge::kMatches:
+      case ReplyFieldMerge::kExcluded:
+        break;  // the tests above
+      case ReplyFieldMerge::kSetByRouter: {
+        // A replica's value never passes: the router sets these.
+        if (field->is_repeated()) {
+          reflection->AddUInt32(&a, field, 3);
+          EXPECT_EQ(reflection->FieldSize(MergeCheckReplies({a, b}, 0), field), 0);
+        } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_STRING) {
+          reflection->SetString(&a, field, "replica's");
+          EXPECT_EQ(reflection->GetString(MergeCheckReplies({a, b}, 0), field), "");
+        } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_INT32) {
+          reflection->SetInt32(&a, field, 13);
+          EXPECT_EQ(reflection->GetInt32(MergeCheckReplies({a, b}, 0), field), 0);
+        } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_BOOL) {
+          reflection->SetBool(&a, field, true);
+          EXPECT_FALSE(reflection->GetBool(MergeCheckReplies({a, b}, 0), field));
+        } else {
+          FAIL() << "a type this test does not set yet: extend it";
+        }
+        break;
+      }
+    }
+  }
+}
+
+// The registration a router publishes: every metadata field as sent, the registration time
+// its own, and the collection's retention as the expiry when none was given.
+TEST(RoutedRegistrationEventTest, CarriesTheLifetimeAndAppliesTheCollectionsRetention) {
+  constexpr int64_t kNow = 1'800'000'000'000'000;
+  v1::Document doc;
+  doc.set_content("text");
+  doc.mutable_metadata()->set_not_before_unix_micros(kNow + 10);
+  doc.mutable_metadata()->set_expires_unix_micros(kNow + 20);
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent given, RoutedRegistrationEvent(doc, {}, kNow));
+  EXPECT_EQ(given.metadata.not_before_unix_micros, kNow + 10);
+  EXPECT_EQ(given.metadata.expires_unix_micros, kNow + 20);
+  EXPECT_EQ(given.metadata.registered_unix_micros, kNow);
+  CollectionPolicy policy;
+  policy.retention_seconds = 60;
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent kept, RoutedRegistrationEvent(doc, policy, kNow));
+  EXPECT_EQ(kept.metadata.expires_unix_micros, kNow + 20);  // its own expiry wins
+  doc.mutable_metadata()->clear_expires_unix_micros();
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent retained, RoutedRegistrationEvent(doc, policy, kNow));
+  EXPECT_EQ(retained.metadata.expires_unix_micros, kNow + 60'000'000);
+  doc.mutable_metadata()->set_expires_unix_micros(kNow - 1);  // in the past
+  EXPECT_TRUE(absl::IsInvalidArgument(RoutedRegistrationEvent(doc, policy, kNow).status()));
+}
+
+// The fan-out pool never runs more tasks at once than it has threads, however many queue.
+TEST(FanOutPoolTest, RunsAtMostItsThreadsAtOnce) {
+  std::atomic<int> running{0}, most{0}, done{0};
+  {
+    FanOutPool pool(3);
+    for (int i = 0; i < 30; ++i) {
+      pool.Schedule([&] {
+        const int now = running.fetch_add(1) + 1;
+        int seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        running.fetch_sub(1);
+        done.fetch_add(1);
+      });
+    }
+  }  // the destructor runs what is queued
+  EXPECT_EQ(done.load(), 30);
+  EXPECT_LE(most.load(), 3);
 }
 
 // ---- End to end ----
@@ -461,6 +616,183 @@ TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocuments
   ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, Check(&router_, 1));
   for (const v1::Match& m : reply.matches()) EXPECT_NE(m.doc_id(), routed_ids_[1]);
   EXPECT_TRUE(absl::IsNotFound(router_.client->Unregister(routed_ids_[1])));
+}
+
+// Every field of a registration request reaches the replicas: each field of the document's
+// metadata is set through its descriptor (a field added to the message is set too), the
+// document is registered through the router and read back from its replica. A field the
+// router does not forward comes back empty and fails the test. The embargo it carries is
+// kept: a check does not report the document before it.
+TEST_F(PartitionedClusterTest, EveryRegistrationFieldReachesTheReplicas) {
+  using google::protobuf::FieldDescriptor;
+  // The request's other fields are each forwarded on purpose: a new one fails here until
+  // RoutedRegistrationEvent forwards it and this test sets it.
+  ASSERT_EQ(v1::RegisterDocumentRequest::descriptor()->field_count(), 1);
+  const google::protobuf::Descriptor* document = v1::Document::descriptor();
+  ASSERT_EQ(document->field_count(), 3);
+  for (const char* name : {"content", "format", "metadata"}) {
+    EXPECT_NE(document->FindFieldByName(name), nullptr) << name;
+  }
+  const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  constexpr int64_t kDay = 86400ll * 1000000;
+  // Times a single node accepts: the embargo ends a day from now, before the expiry.
+  const std::map<std::string, int64_t> times = {{"not_before_unix_micros", now + kDay},
+                                                {"expires_unix_micros", now + 2 * kDay}};
+  v1::Document doc;
+  doc.set_content(Text(40));
+  doc.set_format(v1::DOCUMENT_FORMAT_TEXT);
+  v1::DocumentMetadata* metadata = doc.mutable_metadata();
+  const google::protobuf::Reflection* reflection = metadata->GetReflection();
+  const google::protobuf::Descriptor* fields = metadata->GetDescriptor();
+  for (int i = 0; i < fields->field_count(); ++i) {
+    const FieldDescriptor* f = fields->field(i);
+    ASSERT_FALSE(f->is_repeated()) << f->name() << ": extend this test";
+    switch (f->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_STRING:
+        reflection->SetString(metadata, f, f->name() + "-value");
+        break;
+      case FieldDescriptor::CPPTYPE_INT64:
+        reflection->SetInt64(metadata, f,
+                             times.count(f->name()) > 0 ? times.at(f->name()) : now + 3 * kDay);
+        break;
+      case FieldDescriptor::CPPTYPE_UINT64:
+        reflection->SetUInt64(metadata, f, 7);
+        break;
+      case FieldDescriptor::CPPTYPE_INT32:
+        reflection->SetInt32(metadata, f, 7);
+        break;
+      case FieldDescriptor::CPPTYPE_UINT32:
+        reflection->SetUInt32(metadata, f, 7);
+        break;
+      case FieldDescriptor::CPPTYPE_BOOL:
+        reflection->SetBool(metadata, f, true);
+        break;
+      case FieldDescriptor::CPPTYPE_ENUM:
+        reflection->SetEnumValue(metadata, f,
+                                 f->enum_type()->value(f->enum_type()->value_count() - 1)->number());
+        break;
+      default:
+        FAIL() << f->name() << ": a field of a type this test does not set yet: extend it";
+    }
+  }
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply registered, router_.client->Register(doc));
+  ASSERT_OK_AND_ASSIGN(v1::DocumentInfo info, router_.client->Get(registered.doc_id()));
+  google::protobuf::util::MessageDifferencer differencer;
+  std::string differences;
+  differencer.ReportDifferencesToString(&differences);
+  EXPECT_TRUE(differencer.Compare(doc.metadata(), info.metadata())) << differences;
+  EXPECT_EQ(info.format(), "text");
+
+  // Embargoed for a day: a check, even one that waits for the registration, reports nothing.
+  v1::CheckDocumentRequest check;
+  check.set_content(Text(40));
+  check.set_min_log_sequence(registered.doc_id());
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, router_.client->Check(check));
+  EXPECT_FALSE(reply.partial());
+  for (const v1::Match& m : reply.matches()) EXPECT_NE(m.doc_id(), registered.doc_id());
+  EXPECT_FALSE(reply.violation());
+}
+
+// A collection's retention, recorded on the router (as on a single node), gives a document
+// registered through the router without an expiry its expiry on every replica.
+TEST_F(PartitionedClusterTest, ACollectionsRetentionAppliesToRoutedRegistrations) {
+  auto admin = v1::Admin::NewStub(grpc::CreateChannel(router_.process->address(),
+                                                      grpc::InsecureChannelCredentials()));
+  v1::CreateCollectionRequest create;
+  create.mutable_collection()->set_name("mail");
+  create.mutable_collection()->set_keep_audit(true);
+  create.mutable_collection()->set_retention_seconds(3600);
+  v1::CreateCollectionResponse created;
+  grpc::ClientContext context;
+  const grpc::Status status = admin->CreateCollection(&context, create, &created);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  v1::Document doc = DocumentOf(41);
+  doc.mutable_metadata()->set_collection("mail");
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply registered, router_.client->Register(doc));
+  ASSERT_OK_AND_ASSIGN(v1::DocumentInfo info, router_.client->Get(registered.doc_id()));
+  EXPECT_EQ(info.metadata().expires_unix_micros(),
+            info.registered_unix_micros() + 3600ll * 1000000);
+}
+
+// ---- Admission control ----
+
+// A replica for the router to call: answers each check with an empty reply at once, except
+// those whose request_id is "hold", which wait until Release().
+class HeldReplica final : public v1::CopyDetection::Service {
+ public:
+  grpc::Status CheckDocument(grpc::ServerContext* /*context*/,
+                             const v1::CheckDocumentRequest* request,
+                             v1::CheckDocumentReply* reply) override {
+    if (request->request_id() == "hold") {
+      held_.fetch_add(1);
+      release_.WaitForNotification();
+    }
+    reply->set_total_chunks(1);
+    return grpc::Status::OK;
+  }
+  int held() const { return held_.load(); }
+  void Release() { release_.Notify(); }
+
+ private:
+  std::atomic<int> held_{0};
+  absl::Notification release_;
+};
+
+// The router admits checks as a single copsd does: with one call at work and no room to
+// wait (--max-concurrent-calls 1, --threads 3: none waiting), a second check is refused
+// with RESOURCE_EXHAUSTED before any replica is asked, and the first one is answered.
+TEST(RouterAdmissionTest, ACheckOverTheRoutersLimitsIsRefusedWithResourceExhausted) {
+  if (!testing::NatsServer::Installed()) GTEST_SKIP() << testing::NatsServer::kNotInstalled;
+  testing::TempDir dir;
+  ASSERT_OK_AND_ASSIGN(auto nats, testing::NatsServer::Start(dir.Join("nats")));
+  // One replica per partition, each on its own port.
+  HeldReplica replicas[2];
+  std::unique_ptr<grpc::Server> servers[2];
+  std::vector<std::string> flags = {"--route", nats->url(), "--partitions", "2",
+                                    "--max-concurrent-calls", "1", "--threads", "3",
+                                    "--hash-key", "000102030405060708090a0b0c0d0e0f"};
+  for (int p = 0; p < 2; ++p) {
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&replicas[p]);
+    servers[p] = builder.BuildAndStart();
+    ASSERT_NE(servers[p], nullptr);
+    flags.push_back("--replica");
+    flags.push_back(std::to_string(p) + "=127.0.0.1:" + std::to_string(port));
+  }
+  ASSERT_OK_AND_ASSIGN(auto router,
+                       testing::CopsdProcess::Start(dir.path() / "router", flags));
+  ClientOptions options;
+  options.target = router->address();
+  options.timeout = std::chrono::seconds(20);
+  options.own_connection = true;
+  ASSERT_OK_AND_ASSIGN(auto first_client, Client::Connect(options));
+  ASSERT_OK_AND_ASSIGN(auto second_client, Client::Connect(options));
+
+  v1::CheckDocumentRequest held;
+  held.set_request_id("hold");
+  held.set_content(Text(1));
+  absl::StatusOr<v1::CheckDocumentReply> first;
+  std::thread caller([&] { first = first_client->Check(held); });
+  // Both partitions' calls of the first check are at their replicas.
+  const bool at_work =
+      Eventually([&] { return replicas[0].held() == 1 && replicas[1].held() == 1; });
+  absl::StatusOr<v1::CheckDocumentReply> second = absl::UnknownError("not called");
+  if (at_work) {
+    v1::CheckDocumentRequest other;
+    other.set_content(Text(2));
+    second = second_client->Check(other);
+  }
+  for (HeldReplica& replica : replicas) replica.Release();
+  caller.join();
+  ASSERT_TRUE(at_work) << "the first check never reached the replicas";
+  EXPECT_TRUE(absl::IsResourceExhausted(second.status())) << second.status();
+  EXPECT_OK(first.status());
+  for (auto& server : servers) server->Shutdown();
 }
 
 }  // namespace

@@ -41,11 +41,8 @@ class ServiceAccessTest : public ::testing::Test {
     options.data_dir = dir_.path().string();
     options.detector.now_micros = [this] { return now_.load(); };
     ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(options));
-    // Failed authentications are slowed as in copsd, with 1 ms instead of 100 ms steps.
-    AccessControlOptions access_options;
-    access_options.failure_base_delay_ms = 1;
-    ASSERT_OK_AND_ASSIGN(access_, OpenAccessControl(dir_.path().string(),
-                                                    /*bootstrap_admin=*/true, access_options));
+    ASSERT_OK_AND_ASSIGN(access_,
+                         OpenAccessControl(dir_.path().string(), /*bootstrap_admin=*/true));
     std::ifstream(dir_.path() / "admin.key") >> admin_key_;
 
     usage_ = std::make_unique<UsageLedger>(access_->store());
@@ -762,6 +759,212 @@ TEST_F(ServiceAccessTest, ExpiryEmbargoAndCollectionRetentionThroughTheService) 
   EXPECT_NE(past.error_message().find("is not in the future"), std::string::npos)
       << past.error_message();
   EXPECT_EQ(access_->Usage("acm-press")->documents, 2u);
+}
+
+// A stream authenticates when it opens; a key revoked while it is open ends it at the next
+// message, for checks and for bulk registrations alike.
+TEST_F(ServiceAccessTest, ARevokedKeyEndsItsOpenStreams) {
+  grpc::ClientContext check_ctx;
+  testing::PrepareCall(&check_ctx, pc_key_);
+  auto checks = stub_->CheckStream(&check_ctx);
+  v1::CheckDocumentRequest check;
+  check.set_content(Prose(41, 100));
+  check.set_format(v1::DOCUMENT_FORMAT_TEXT);
+  v1::CheckDocumentReply reply;
+  ASSERT_TRUE(checks->Write(check) && checks->Read(&reply));
+  EXPECT_EQ(reply.error_code(), 0) << reply.error_message();
+
+  grpc::ClientContext register_ctx;
+  testing::PrepareCall(&register_ctx, acm_key_);
+  v1::RegisterDocumentsReply registered;
+  auto registrations = stub_->RegisterDocuments(&register_ctx, &registered);
+  v1::RegisterDocumentRequest doc;
+  doc.mutable_document()->set_format(v1::DOCUMENT_FORMAT_TEXT);
+  doc.mutable_document()->mutable_metadata()->set_collection("acm");
+  doc.mutable_document()->set_content(Prose(42, 150));
+  ASSERT_TRUE(registrations->Write(doc));
+
+  for (const std::string& key : {pc_key_, acm_key_}) {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, admin_key_);
+    v1::RevokeApiKeyRequest req;
+    req.set_key_id(key.substr(5, 16));
+    v1::RevokeApiKeyResponse resp;
+    ASSERT_OK(admin_stub_->RevokeApiKey(&ctx, req, &resp));
+  }
+
+  // The next check is not served: the stream ends UNAUTHENTICATED.
+  check.set_content(Prose(43, 100));
+  reply.Clear();
+  if (checks->Write(check) && checks->Read(&reply)) {
+    ADD_FAILURE() << "a check was answered on a revoked key's stream, error_code "
+                  << reply.error_code();
+  }
+  checks->WritesDone();
+  EXPECT_EQ(checks->Finish().error_code(), kUnauthenticated);
+
+  // The documents sent after the revocation are not registered.
+  doc.mutable_document()->set_content(Prose(44, 150));
+  registrations->Write(doc);
+  registrations->WritesDone();
+  EXPECT_EQ(registrations->Finish().error_code(), kUnauthenticated);
+  v1::CheckDocumentReply found;
+  ASSERT_OK(Check(admin_key_, Prose(44, 150), {}, &found));
+  EXPECT_EQ(found.matches_size(), 0);
+}
+
+// A LogPosition that counts the calls that would wait for the log.
+class CountingLogPosition final : public LogPosition {
+ public:
+  absl::Status AwaitApplied(uint64_t, std::chrono::steady_clock::time_point) override {
+    ++waits;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<RegisterResultInfo> OutcomeOf(uint64_t,
+                                               std::chrono::steady_clock::time_point) override {
+    ++waits;
+    return absl::UnavailableError("not applied");
+  }
+  std::atomic<int> waits{0};
+};
+
+// A read-your-writes wait holds the caller's thread: it comes after the rate limit, so a
+// caller over its limit (or without access) never gets to wait.
+TEST_F(ServiceAccessTest, ReadYourWritesWaitsComeAfterTheRateLimit) {
+  CountingLogPosition position;
+  CopyDetectionService follower(generations_.get(), access_.get(), usage_.get(), audit_.get(),
+                                receipts_.get(), /*writes=*/nullptr, /*admission=*/nullptr,
+                                &position);
+  ASSERT_OK_AND_ASSIGN(auto server, testing::TestServer::Start({&follower}));
+  auto stub = server->NewStub<v1::CopyDetection>();
+  // One call of burst, refilled once every 1000 s.
+  const std::string key = NewPrincipal("one-shot", Role::kChecker, {"acm"}, 0.001, 1);
+  auto check = [&](std::vector<std::string> collections) {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, key);
+    v1::CheckDocumentRequest req;
+    req.set_content(Prose(45, 100));
+    req.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    req.set_min_log_sequence(1000000);
+    for (const auto& c : collections) req.add_collections(c);
+    v1::CheckDocumentReply reply;
+    return stub->CheckDocument(&ctx, req, &reply).error_code();
+  };
+  EXPECT_EQ(check({"ieee"}), kDenied);  // no access: refused before any wait
+  EXPECT_EQ(position.waits.load(), 0);
+  EXPECT_EQ(check({}), grpc::StatusCode::OK);
+  EXPECT_EQ(position.waits.load(), 1);
+  EXPECT_EQ(check({}), grpc::StatusCode::RESOURCE_EXHAUSTED);  // over its rate
+  EXPECT_EQ(position.waits.load(), 1);
+  grpc::ClientContext ctx;
+  testing::PrepareCall(&ctx, key);
+  v1::GetDocumentRequest get;
+  get.set_log_sequence(1000000);
+  v1::GetDocumentReply got;
+  EXPECT_EQ(stub->GetDocument(&ctx, get, &got).error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(position.waits.load(), 1);
+}
+
+// Spans and counts as an oracle: a checker asking for passages and counts of one unit would
+// learn, a few words at a time, which phrases a registered document holds. Its checks use
+// the server's floors (copsd --checker-min-passage-units 8, --checker-min-count 10, the
+// defaults), an owner's checks what it asks.
+TEST_F(ServiceAccessTest, CheckersCannotLowerPassagesAndCountsBelowTheFloors) {
+  const std::string registered = Prose(70, 400);
+  ASSERT_OK(Register(acm_key_, registered, "acm"));
+  std::vector<std::string> words;
+  for (size_t i = 0, j; i < registered.size(); i = j + 1) {
+    j = registered.find(' ', i);
+    if (j == std::string::npos) j = registered.size();
+    words.push_back(registered.substr(i, j - i));
+  }
+  // Probes: ten words of the registered text amid new text, at 12 places.
+  int owner_found = 0, checker_found = 0;
+  for (int probe = 0; probe < 12; ++probe) {
+    std::string excerpt;
+    for (int w = 0; w < 10; ++w) excerpt += words[30 * probe + w] + " ";
+    const std::string test = Prose(200 + probe, 80) + " " + excerpt + Prose(300 + probe, 80);
+    for (const std::string* key : {&acm_key_, &pc_key_}) {
+      grpc::ClientContext ctx;
+      testing::PrepareCall(&ctx, *key);
+      v1::CheckDocumentRequest req;
+      req.set_content(test);
+      req.set_format(v1::DOCUMENT_FORMAT_TEXT);
+      req.mutable_options()->set_function(v1::DECISION_FUNCTION_MATCH_COUNT);
+      req.mutable_options()->set_min_count(1);
+      req.mutable_options()->set_min_passage_units(1);
+      v1::CheckDocumentReply reply;
+      ASSERT_OK(stub_->CheckDocument(&ctx, req, &reply));
+      const bool checker = key == &pc_key_;
+      EXPECT_EQ(reply.params().min_passage_units(), checker ? 8u : 1u);
+      EXPECT_EQ(reply.params().min_count(), checker ? 10u : 1u);
+      if (reply.violation()) ++(checker ? checker_found : owner_found);
+    }
+  }
+  EXPECT_GT(owner_found, 0) << "the probes find the owner's own text";
+  EXPECT_EQ(checker_found, 0);
+  // At the default options both see the same: the floors equal the defaults.
+  v1::CheckDocumentReply owner_reply, checker_reply;
+  ASSERT_OK(Check(acm_key_, registered, {}, &owner_reply));
+  ASSERT_OK(Check(pc_key_, registered, {}, &checker_reply));
+  EXPECT_TRUE(owner_reply.violation());
+  EXPECT_EQ(checker_reply.violation(), owner_reply.violation());
+  EXPECT_EQ(checker_reply.params().min_passage_units(),
+            owner_reply.params().min_passage_units());
+  EXPECT_EQ(checker_reply.params().min_count(), owner_reply.params().min_count());
+  ASSERT_EQ(checker_reply.matches_size(), 1);
+  EXPECT_EQ(checker_reply.matches(0).spans_size(), owner_reply.matches(0).spans_size());
+}
+
+// Streams hold a handler thread while open: an idle one is ended after the idle timeout, a
+// busy one at its maximum age, and the client learns it (CANCELLED; what was done stays).
+TEST_F(ServiceAccessTest, IdleOrOldStreamsAreEnded) {
+  StreamWatchdog idle_watchdog({.idle_timeout = absl::Milliseconds(200), .max_age = {}});
+  StreamWatchdog age_watchdog({.idle_timeout = {}, .max_age = absl::Milliseconds(500)});
+  for (StreamWatchdog* watchdog : {&idle_watchdog, &age_watchdog}) {
+    CopyDetectionService service(generations_.get(), access_.get(), usage_.get(),
+                                 audit_.get(), receipts_.get(), nullptr, nullptr, nullptr,
+                                 watchdog);
+    ASSERT_OK_AND_ASSIGN(auto server, testing::TestServer::Start({&service}));
+    auto stub = server->NewStub<v1::CopyDetection>();
+    const bool busy = watchdog == &age_watchdog;
+
+    grpc::ClientContext check_ctx;
+    testing::PrepareCall(&check_ctx, pc_key_, std::chrono::seconds(60));
+    auto checks = stub->CheckStream(&check_ctx);
+    v1::CheckDocumentRequest check;
+    check.set_content(Prose(46, 60));
+    check.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    v1::CheckDocumentReply reply;
+    ASSERT_TRUE(checks->Write(check) && checks->Read(&reply));
+    EXPECT_EQ(reply.error_code(), 0);
+    // Idle: nothing more is sent. Busy: a check after another until the stream ends (the
+    // loop is bounded by the call's deadline).
+    int answered = 1;
+    while (busy && checks->Write(check) && checks->Read(&reply)) ++answered;
+    if (!busy) {
+      EXPECT_FALSE(checks->Read(&reply));
+    }
+    EXPECT_EQ(checks->Finish().error_code(), grpc::StatusCode::CANCELLED)
+        << (busy ? "busy" : "idle") << " stream after " << answered << " checks";
+
+    grpc::ClientContext register_ctx;
+    testing::PrepareCall(&register_ctx, acm_key_, std::chrono::seconds(60));
+    v1::RegisterDocumentsReply registered;
+    auto registrations = stub->RegisterDocuments(&register_ctx, &registered);
+    v1::RegisterDocumentRequest doc;
+    doc.mutable_document()->set_format(v1::DOCUMENT_FORMAT_TEXT);
+    doc.mutable_document()->mutable_metadata()->set_collection("acm");
+    int sent = 0;
+    do {
+      doc.mutable_document()->set_content(Prose(500 + sent, 60));
+      ++sent;
+    } while (registrations->Write(doc) && busy);
+    EXPECT_EQ(registrations->Finish().error_code(), grpc::StatusCode::CANCELLED)
+        << (busy ? "busy" : "idle") << " stream after " << sent << " documents";
+  }
+  EXPECT_EQ(idle_watchdog.ended(), 2u);
+  EXPECT_EQ(age_watchdog.ended(), 2u);
 }
 
 }  // namespace

@@ -58,6 +58,14 @@ TEST_F(DataDirTest, CreateMakesTheDirectoryAndItsParents) {
   EXPECT_FALSE(DataDir((dir_ / "file").string()).Create().ok());
 }
 
+TEST_F(DataDirTest, ANewDataDirectoryIsTheOwnersAlone) {
+  const fs::path fresh = dir_ / "fresh";
+  ASSERT_OK(DataDir(fresh.string()).Create());
+  struct stat st;
+  ASSERT_EQ(stat(fresh.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u) << "other users could read the stored texts";
+}
+
 TEST_F(DataDirTest, CurrentNamesTheLiveGeneration) {
   DataDir data(dir_.string());
   EXPECT_EQ(data.ReadCurrent().value(), 0u) << "no CURRENT: generation 0";

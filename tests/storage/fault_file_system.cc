@@ -48,6 +48,11 @@ void FaultFileSystem::Crash() {
   crashed_ = true;
 }
 
+void FaultFileSystem::SetDiskFull(bool full) {
+  absl::MutexLock lock(&mu_);
+  disk_full_ = full;
+}
+
 void FaultFileSystem::FailOperation(int n) {
   absl::MutexLock lock(&mu_);
   fail_at_ = n;
@@ -269,6 +274,7 @@ using rocksdb::IOStatus;
 using rocksdb::Slice;
 
 IOStatus Crashed() { return IOStatus::IOError("simulated crash: the machine stopped"); }
+IOStatus DiskFull() { return IOStatus::NoSpace("simulated disk full"); }
 
 IOStatus ToIOStatus(const absl::Status& status) {
   return status.ok() ? IOStatus::OK() : IOStatus::IOError(std::string(status.message()));
@@ -285,6 +291,7 @@ class FaultFileSystem::RocksWritableFile final : public rocksdb::FSWritableFileO
   IOStatus Append(const Slice& data, const IOOptions& options, IODebugContext* dbg) override {
     absl::MutexLock lock(&owner_->mu_);
     if (owner_->crashed_) return Crashed();
+    if (owner_->disk_full_) return DiskFull();
     IOStatus s = target()->Append(data, options, dbg);
     if (s.ok()) state_->size += data.size();
     return s;
@@ -293,6 +300,7 @@ class FaultFileSystem::RocksWritableFile final : public rocksdb::FSWritableFileO
                   const rocksdb::DataVerificationInfo& info, IODebugContext* dbg) override {
     absl::MutexLock lock(&owner_->mu_);
     if (owner_->crashed_) return Crashed();
+    if (owner_->disk_full_) return DiskFull();
     IOStatus s = target()->Append(data, options, info, dbg);
     if (s.ok()) state_->size += data.size();
     return s;
@@ -301,6 +309,7 @@ class FaultFileSystem::RocksWritableFile final : public rocksdb::FSWritableFileO
                             IODebugContext* dbg) override {
     absl::MutexLock lock(&owner_->mu_);
     if (owner_->crashed_) return Crashed();
+    if (owner_->disk_full_) return DiskFull();
     IOStatus s = target()->PositionedAppend(data, offset, options, dbg);
     if (s.ok()) state_->size = std::max<uint64_t>(state_->size, offset + data.size());
     return s;
@@ -310,6 +319,7 @@ class FaultFileSystem::RocksWritableFile final : public rocksdb::FSWritableFileO
                             IODebugContext* dbg) override {
     absl::MutexLock lock(&owner_->mu_);
     if (owner_->crashed_) return Crashed();
+    if (owner_->disk_full_) return DiskFull();
     IOStatus s = target()->PositionedAppend(data, offset, options, info, dbg);
     if (s.ok()) state_->size = std::max<uint64_t>(state_->size, offset + data.size());
     return s;
@@ -333,11 +343,13 @@ class FaultFileSystem::RocksWritableFile final : public rocksdb::FSWritableFileO
   IOStatus Flush(const IOOptions& options, IODebugContext* dbg) override {
     absl::MutexLock lock(&owner_->mu_);
     if (owner_->crashed_) return Crashed();
+    if (owner_->disk_full_) return DiskFull();
     return target()->Flush(options, dbg);
   }
   IOStatus Sync(const IOOptions& options, IODebugContext* dbg) override {
     absl::MutexLock lock(&owner_->mu_);
     if (owner_->crashed_) return Crashed();
+    if (owner_->disk_full_) return DiskFull();
     IOStatus s = target()->Sync(options, dbg);
     if (s.ok()) state_->synced = state_->size;
     return s;
@@ -345,6 +357,7 @@ class FaultFileSystem::RocksWritableFile final : public rocksdb::FSWritableFileO
   IOStatus Fsync(const IOOptions& options, IODebugContext* dbg) override {
     absl::MutexLock lock(&owner_->mu_);
     if (owner_->crashed_) return Crashed();
+    if (owner_->disk_full_) return DiskFull();
     IOStatus s = target()->Fsync(options, dbg);
     if (s.ok()) state_->synced = state_->size;
     return s;
@@ -360,6 +373,7 @@ class FaultFileSystem::RocksWritableFile final : public rocksdb::FSWritableFileO
                     IODebugContext* dbg) override {
     absl::MutexLock lock(&owner_->mu_);
     if (owner_->crashed_) return Crashed();
+    if (owner_->disk_full_) return DiskFull();
     return target()->Allocate(offset, len, options, dbg);
   }
 

@@ -8,6 +8,9 @@
 //   - CrashAtOperation(n): the n-th changing operation and every operation after it fail
 //     (UNAVAILABLE), changing nothing: the process has "stopped";
 //   - Crash(): the machine stops now: every later change fails, RocksDB's included;
+//   - SetDiskFull(true): until SetDiskFull(false), every append to, sync of or space
+//     allocation for a file RocksDB writes fails with IOStatus::NoSpace (ENOSPC), writing
+//     nothing;
 //   - DropUnsyncedChanges(): what a power loss would leave: every file RocksDB wrote through
 //     rocksdb_env() is cut back to its size at its last Sync/Fsync (0 if never synced), then
 //     every name created, renamed or removed in a directory since its last SyncDir (or
@@ -57,6 +60,7 @@ class FaultFileSystem final : public FileSystem {
   void FailOperation(int n);
   void CrashAtOperation(int n);
   void Crash();
+  void SetDiskFull(bool full);
   // Changing operations attempted so far (failed ones included).
   int operations() const;
   bool crashed() const;
@@ -118,6 +122,7 @@ class FaultFileSystem final : public FileSystem {
   int fail_at_ ABSL_GUARDED_BY(mu_) = 0;
   int crash_at_ ABSL_GUARDED_BY(mu_) = 0;
   bool crashed_ ABSL_GUARDED_BY(mu_) = false;
+  bool disk_full_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t trash_count_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<Change> unsynced_ ABSL_GUARDED_BY(mu_);
   // RocksDB's files written since the last DropUnsyncedChanges, by current path (a removed

@@ -234,6 +234,69 @@ TEST(IndexTest, ReopenKeepsDocumentsAndNeverReusesIds) {
   EXPECT_EQ(third->id, first + 2);  // the unregistered id is not handed out again
 }
 
+TEST(IndexTest, APageTokenBeyondAnyIdIsInvalidArgument) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Join("db")));
+  ASSERT_OK(index->Register(MakeRecord("a"), MakeFingerprint(1, 10), "x").status());
+  // 20 digits, above the largest 64-bit id: a client's mistake, not a server fault.
+  for (const char* token : {"99999999999999999999", "18446744073709551616"}) {
+    EXPECT_EQ(index->ListDocuments(token, 10).status().code(),
+              absl::StatusCode::kInvalidArgument)
+        << token;
+  }
+  ASSERT_OK_AND_ASSIGN(DocumentPage last, index->ListDocuments("18446744073709551615", 10));
+  EXPECT_TRUE(last.documents.empty());
+}
+
+// A full disk under RocksDB's own files (its write-ahead log, flushes): the registration
+// that meets it fails with a clear RESOURCE_EXHAUSTED, every acknowledged one survives, and
+// once space returns the reopened index (a copsd restart) registers again. RocksDB 7.8 makes
+// a write error fatal for the open database when a flush it retries meets the full disk
+// again, so the index is reopened rather than resumed in place.
+TEST(IndexTest, ADiskFullIsAClearErrorLosesNothingAcknowledgedAndPassesOnceSpaceReturns) {
+  TempDir dir;
+  const std::string trash = dir.Join("trash");
+  fs::create_directories(trash);
+  FaultFileSystem disk(trash);
+  IndexOptions o = Options(dir.Join("db"));
+  o.env = disk.rocksdb_env();
+  o.sync_writes = true;
+  std::vector<DocId> acknowledged;
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_OK_AND_ASSIGN(RegisterOutcome a,
+                         index->Register(MakeRecord("a"), MakeFingerprint(1, 10), "text a"));
+    acknowledged.push_back(a.id);
+
+    disk.SetDiskFull(true);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      absl::StatusOr<RegisterOutcome> b =
+          index->Register(MakeRecord("b"), MakeFingerprint(2, 10), "text b");
+      EXPECT_EQ(b.status().code(), absl::StatusCode::kResourceExhausted) << b.status();
+      EXPECT_NE(b.status().message().find("No space"), std::string::npos) << b.status();
+    }
+    EXPECT_EQ(index->Flush().code(), absl::StatusCode::kResourceExhausted);
+    // Checks go on meanwhile.
+    EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), a.id));
+  }
+  disk.SetDiskFull(false);
+  {
+    auto index = OpenOrDie(o);
+    for (const char* name : {"b", "c"}) {
+      absl::StatusOr<RegisterOutcome> again = index->Register(
+          MakeRecord(name), MakeFingerprint(name[0], 10), std::string("text ") + name);
+      ASSERT_OK(again.status()) << "space is back: " << name;
+      acknowledged.push_back(again->id);
+    }
+  }
+  o.env = nullptr;
+  auto index = OpenOrDie(o);
+  EXPECT_EQ(index->Stats().documents, 3u);
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), acknowledged[0]));
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint('b', 10), acknowledged[1]));
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint('c', 10), acknowledged[2]));
+}
+
 TEST(IndexTest, RegisterAsKeepsTheGivenIdAndRecordAndRaisesTheNextId) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Join("db")));

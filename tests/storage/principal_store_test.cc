@@ -91,6 +91,19 @@ TEST_F(PrincipalStoreTest, RejectsBadNames) {
   EXPECT_TRUE(absl::IsInvalidArgument(store->PutCollection(c)));
 }
 
+TEST_F(PrincipalStoreTest, ARetentionBeyondAnyExpiryIsRefused) {
+  auto store = OpenStore();
+  CollectionRecord c;
+  c.name = "papers";
+  // In microseconds this would overflow a 64-bit expiry (about 292,000 years).
+  c.retention_seconds = int64_t{1} << 53;
+  const absl::Status refused = store->PutCollection(c);
+  EXPECT_TRUE(absl::IsInvalidArgument(refused)) << refused;
+  EXPECT_NE(refused.message().find("retention"), std::string::npos) << refused;
+  c.retention_seconds = CollectionRecord::kMaxRetentionSeconds;
+  EXPECT_OK(store->PutCollection(c));
+}
+
 TEST_F(PrincipalStoreTest, UsageStopsAtQuotaWithoutCharging) {
   auto store = OpenStore();
   ASSERT_OK(store->AddUsage("p", 1, 600, /*max_documents=*/3, /*max_bytes=*/1000));
