@@ -3,6 +3,8 @@
 namespace cops {
 
 // Kept by hand beside server/http_api.cc: a route or field added there is added here.
+// What several operations share (the query parameters and the document body of the POSTs,
+// the error response) is written once under components and $ref'd.
 std::string_view OpenApiJson() {
   static constexpr std::string_view kDocument = R"json(
 {
@@ -115,87 +117,14 @@ std::string_view OpenApiJson() {
       }
      },
      {
-      "name": "format",
-      "in": "query",
-      "required": false,
-      "description": "auto, text, html, email, pdf, docx, odt, latex or markdown (default: from Content-Type)",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Format"
      },
      {
-      "name": "Idempotency-Key",
-      "in": "header",
-      "required": false,
-      "description": "A retried request with the same key gets the first reply; the work is not done twice",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/IdempotencyKey"
      }
     ],
     "requestBody": {
-     "required": true,
-     "content": {
-      "text/plain": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "text/html": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "text/markdown": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/pdf": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "application/vnd.openxmlformats-officedocument.wordprocessingml.document": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "application/vnd.oasis.opendocument.text": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "message/rfc822": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/x-latex": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/octet-stream": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "multipart/form-data": {
-       "schema": {
-        "$ref": "#/components/schemas/Upload"
-       }
-      },
-      "application/json": {
-       "schema": {
-        "$ref": "#/components/schemas/JsonDocument"
-       }
-      }
-     }
+     "$ref": "#/components/requestBodies/Document"
     },
     "responses": {
      "201": {
@@ -408,225 +337,56 @@ std::string_view OpenApiJson() {
     "summary": "Check a document (synchronous)",
     "parameters": [
      {
-      "name": "collection",
-      "in": "query",
-      "required": false,
-      "description": "Collection to search (repeat for several; default all you may use)",
-      "schema": {
-       "type": "array",
-       "items": {
-        "type": "string"
-       }
-      },
-      "style": "form",
-      "explode": true
+      "$ref": "#/components/parameters/CheckCollection"
      },
      {
-      "name": "format",
-      "in": "query",
-      "required": false,
-      "description": "auto, text, html, email, pdf, docx, odt, latex or markdown (default: from Content-Type)",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Format"
      },
      {
-      "name": "function",
-      "in": "query",
-      "required": false,
-      "description": "match_ratio, containment, match_count or ordered_matches",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Function"
      },
      {
-      "name": "threshold",
-      "in": "query",
-      "required": false,
-      "description": "Decision threshold in (0, 1]",
-      "schema": {
-       "type": "number"
-      }
+      "$ref": "#/components/parameters/Threshold"
      },
      {
-      "name": "min_count",
-      "in": "query",
-      "required": false,
-      "description": "For match_count and ordered_matches",
-      "schema": {
-       "type": "integer",
-       "minimum": 1
-      }
+      "$ref": "#/components/parameters/MinCount"
      },
      {
-      "name": "max_results",
-      "in": "query",
-      "required": false,
-      "description": "Matches returned, 0 = all",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/MaxResults"
      },
      {
-      "name": "want_spans",
-      "in": "query",
-      "required": false,
-      "description": "Report matched passages",
-      "schema": {
-       "type": "boolean"
-      }
+      "$ref": "#/components/parameters/WantSpans"
      },
      {
-      "name": "max_doc_frequency",
-      "in": "query",
-      "required": false,
-      "description": "Ignore chunks found in more documents than this",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/MaxDocFrequency"
      },
      {
-      "name": "min_passage_units",
-      "in": "query",
-      "required": false,
-      "description": "Shortest shared passage reported, words",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/MinPassageUnits"
      },
      {
-      "name": "exclude_quotes",
-      "in": "query",
-      "required": false,
-      "description": "Quoted passages do not count",
-      "schema": {
-       "type": "boolean"
-      }
+      "$ref": "#/components/parameters/ExcludeQuotes"
      },
      {
-      "name": "exclude_references",
-      "in": "query",
-      "required": false,
-      "description": "The references section does not count",
-      "schema": {
-       "type": "boolean"
-      }
+      "$ref": "#/components/parameters/ExcludeReferences"
      },
      {
-      "name": "min_match_units",
-      "in": "query",
-      "required": false,
-      "description": "Matched passages shorter than this many words do not count",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/MinMatchUnits"
      },
      {
-      "name": "sample_size",
-      "in": "query",
-      "required": false,
-      "description": "Look up only this many chunks (0 = all)",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/SampleSize"
      },
      {
-      "name": "sample_seed",
-      "in": "query",
-      "required": false,
-      "description": "Seed of the sample",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/SampleSeed"
      },
      {
-      "name": "title",
-      "in": "query",
-      "required": false,
-      "description": "Name of the document in the report",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/CheckTitle"
      },
      {
-      "name": "Idempotency-Key",
-      "in": "header",
-      "required": false,
-      "description": "A retried request with the same key gets the first reply; the work is not done twice",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/IdempotencyKey"
      }
     ],
     "requestBody": {
-     "required": true,
-     "content": {
-      "text/plain": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "text/html": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "text/markdown": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/pdf": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "application/vnd.openxmlformats-officedocument.wordprocessingml.document": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "application/vnd.oasis.opendocument.text": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "message/rfc822": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/x-latex": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/octet-stream": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "multipart/form-data": {
-       "schema": {
-        "$ref": "#/components/schemas/Upload"
-       }
-      },
-      "application/json": {
-       "schema": {
-        "$ref": "#/components/schemas/JsonDocument"
-       }
-      }
-     }
+     "$ref": "#/components/requestBodies/Document"
     },
     "responses": {
      "200": {
@@ -689,225 +449,56 @@ std::string_view OpenApiJson() {
     "summary": "Check one document, or compare a batch (several multipart 'file' parts), asynchronously",
     "parameters": [
      {
-      "name": "collection",
-      "in": "query",
-      "required": false,
-      "description": "Collection to search (repeat for several; default all you may use)",
-      "schema": {
-       "type": "array",
-       "items": {
-        "type": "string"
-       }
-      },
-      "style": "form",
-      "explode": true
+      "$ref": "#/components/parameters/CheckCollection"
      },
      {
-      "name": "format",
-      "in": "query",
-      "required": false,
-      "description": "auto, text, html, email, pdf, docx, odt, latex or markdown (default: from Content-Type)",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Format"
      },
      {
-      "name": "function",
-      "in": "query",
-      "required": false,
-      "description": "match_ratio, containment, match_count or ordered_matches",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/Function"
      },
      {
-      "name": "threshold",
-      "in": "query",
-      "required": false,
-      "description": "Decision threshold in (0, 1]",
-      "schema": {
-       "type": "number"
-      }
+      "$ref": "#/components/parameters/Threshold"
      },
      {
-      "name": "min_count",
-      "in": "query",
-      "required": false,
-      "description": "For match_count and ordered_matches",
-      "schema": {
-       "type": "integer",
-       "minimum": 1
-      }
+      "$ref": "#/components/parameters/MinCount"
      },
      {
-      "name": "max_results",
-      "in": "query",
-      "required": false,
-      "description": "Matches returned, 0 = all",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/MaxResults"
      },
      {
-      "name": "want_spans",
-      "in": "query",
-      "required": false,
-      "description": "Report matched passages",
-      "schema": {
-       "type": "boolean"
-      }
+      "$ref": "#/components/parameters/WantSpans"
      },
      {
-      "name": "max_doc_frequency",
-      "in": "query",
-      "required": false,
-      "description": "Ignore chunks found in more documents than this",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/MaxDocFrequency"
      },
      {
-      "name": "min_passage_units",
-      "in": "query",
-      "required": false,
-      "description": "Shortest shared passage reported, words",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/MinPassageUnits"
      },
      {
-      "name": "exclude_quotes",
-      "in": "query",
-      "required": false,
-      "description": "Quoted passages do not count",
-      "schema": {
-       "type": "boolean"
-      }
+      "$ref": "#/components/parameters/ExcludeQuotes"
      },
      {
-      "name": "exclude_references",
-      "in": "query",
-      "required": false,
-      "description": "The references section does not count",
-      "schema": {
-       "type": "boolean"
-      }
+      "$ref": "#/components/parameters/ExcludeReferences"
      },
      {
-      "name": "min_match_units",
-      "in": "query",
-      "required": false,
-      "description": "Matched passages shorter than this many words do not count",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/MinMatchUnits"
      },
      {
-      "name": "sample_size",
-      "in": "query",
-      "required": false,
-      "description": "Look up only this many chunks (0 = all)",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/SampleSize"
      },
      {
-      "name": "sample_seed",
-      "in": "query",
-      "required": false,
-      "description": "Seed of the sample",
-      "schema": {
-       "type": "integer",
-       "minimum": 0
-      }
+      "$ref": "#/components/parameters/SampleSeed"
      },
      {
-      "name": "title",
-      "in": "query",
-      "required": false,
-      "description": "Name of the document in the report",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/CheckTitle"
      },
      {
-      "name": "Idempotency-Key",
-      "in": "header",
-      "required": false,
-      "description": "A retried request with the same key gets the first reply; the work is not done twice",
-      "schema": {
-       "type": "string"
-      }
+      "$ref": "#/components/parameters/IdempotencyKey"
      }
     ],
     "requestBody": {
-     "required": true,
-     "content": {
-      "text/plain": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "text/html": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "text/markdown": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/pdf": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "application/vnd.openxmlformats-officedocument.wordprocessingml.document": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "application/vnd.oasis.opendocument.text": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "message/rfc822": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/x-latex": {
-       "schema": {
-        "type": "string"
-       }
-      },
-      "application/octet-stream": {
-       "schema": {
-        "type": "string",
-        "format": "binary"
-       }
-      },
-      "multipart/form-data": {
-       "schema": {
-        "$ref": "#/components/schemas/Upload"
-       }
-      },
-      "application/json": {
-       "schema": {
-        "$ref": "#/components/schemas/JsonDocument"
-       }
-      }
-     }
+     "$ref": "#/components/requestBodies/Document"
     },
     "responses": {
      "202": {
@@ -995,6 +586,230 @@ std::string_view OpenApiJson() {
     "type": "http",
     "scheme": "bearer",
     "description": "A COPS API key (cops admin create-principal)"
+   }
+  },
+  "parameters": {
+   "CheckCollection": {
+    "name": "collection",
+    "in": "query",
+    "required": false,
+    "description": "Collection to search (repeat for several; default all you may use)",
+    "schema": {
+     "type": "array",
+     "items": {
+      "type": "string"
+     }
+    },
+    "style": "form",
+    "explode": true
+   },
+   "Format": {
+    "name": "format",
+    "in": "query",
+    "required": false,
+    "description": "auto, text, html, email, pdf, docx, odt, latex or markdown (default: from Content-Type)",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "Function": {
+    "name": "function",
+    "in": "query",
+    "required": false,
+    "description": "match_ratio, containment, match_count or ordered_matches",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "Threshold": {
+    "name": "threshold",
+    "in": "query",
+    "required": false,
+    "description": "Decision threshold in (0, 1]",
+    "schema": {
+     "type": "number"
+    }
+   },
+   "MinCount": {
+    "name": "min_count",
+    "in": "query",
+    "required": false,
+    "description": "For match_count and ordered_matches",
+    "schema": {
+     "type": "integer",
+     "minimum": 1
+    }
+   },
+   "MaxResults": {
+    "name": "max_results",
+    "in": "query",
+    "required": false,
+    "description": "Matches returned, 0 = all",
+    "schema": {
+     "type": "integer",
+     "minimum": 0
+    }
+   },
+   "WantSpans": {
+    "name": "want_spans",
+    "in": "query",
+    "required": false,
+    "description": "Report matched passages",
+    "schema": {
+     "type": "boolean"
+    }
+   },
+   "MaxDocFrequency": {
+    "name": "max_doc_frequency",
+    "in": "query",
+    "required": false,
+    "description": "Ignore chunks found in more documents than this",
+    "schema": {
+     "type": "integer",
+     "minimum": 0
+    }
+   },
+   "MinPassageUnits": {
+    "name": "min_passage_units",
+    "in": "query",
+    "required": false,
+    "description": "Shortest shared passage reported, words",
+    "schema": {
+     "type": "integer",
+     "minimum": 0
+    }
+   },
+   "ExcludeQuotes": {
+    "name": "exclude_quotes",
+    "in": "query",
+    "required": false,
+    "description": "Quoted passages do not count",
+    "schema": {
+     "type": "boolean"
+    }
+   },
+   "ExcludeReferences": {
+    "name": "exclude_references",
+    "in": "query",
+    "required": false,
+    "description": "The references section does not count",
+    "schema": {
+     "type": "boolean"
+    }
+   },
+   "MinMatchUnits": {
+    "name": "min_match_units",
+    "in": "query",
+    "required": false,
+    "description": "Matched passages shorter than this many words do not count",
+    "schema": {
+     "type": "integer",
+     "minimum": 0
+    }
+   },
+   "SampleSize": {
+    "name": "sample_size",
+    "in": "query",
+    "required": false,
+    "description": "Look up only this many chunks (0 = all)",
+    "schema": {
+     "type": "integer",
+     "minimum": 0
+    }
+   },
+   "SampleSeed": {
+    "name": "sample_seed",
+    "in": "query",
+    "required": false,
+    "description": "Seed of the sample",
+    "schema": {
+     "type": "integer",
+     "minimum": 0
+    }
+   },
+   "CheckTitle": {
+    "name": "title",
+    "in": "query",
+    "required": false,
+    "description": "Name of the document in the report",
+    "schema": {
+     "type": "string"
+    }
+   },
+   "IdempotencyKey": {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": false,
+    "description": "A retried request with the same key gets the first reply; the work is not done twice",
+    "schema": {
+     "type": "string"
+    }
+   }
+  },
+  "requestBodies": {
+   "Document": {
+    "required": true,
+    "content": {
+     "text/plain": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "text/html": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "text/markdown": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "application/pdf": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "application/vnd.openxmlformats-officedocument.wordprocessingml.document": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "application/vnd.oasis.opendocument.text": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "message/rfc822": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "application/x-latex": {
+      "schema": {
+       "type": "string"
+      }
+     },
+     "application/octet-stream": {
+      "schema": {
+       "type": "string",
+       "format": "binary"
+      }
+     },
+     "multipart/form-data": {
+      "schema": {
+       "$ref": "#/components/schemas/Upload"
+      }
+     },
+     "application/json": {
+      "schema": {
+       "$ref": "#/components/schemas/JsonDocument"
+      }
+     }
+    }
    }
   },
   "responses": {
@@ -1294,6 +1109,7 @@ std::string_view OpenApiJson() {
   }
  }
 }
+
 )json";
   return kDocument;
 }
