@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/hash_key.h"
@@ -955,11 +957,15 @@ TEST_F(ServiceAccessTest, IdleOrOldStreamsAreEnded) {
     v1::RegisterDocumentRequest doc;
     doc.mutable_document()->set_format(v1::DOCUMENT_FORMAT_TEXT);
     doc.mutable_document()->mutable_metadata()->set_collection("acm");
+    // Busy: a document every 10 ms, so that the stream outlives its maximum age long before
+    // it reaches the per-stream document limit (written without pauses, 50,000 buffered
+    // writes can pass in under 500 ms). Bounded: 2,000 documents take 20 s.
     int sent = 0;
     do {
       doc.mutable_document()->set_content(Prose(500 + sent, 60));
       ++sent;
-    } while (registrations->Write(doc) && busy);
+      if (busy) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    } while (registrations->Write(doc) && busy && sent < 2000);
     EXPECT_EQ(registrations->Finish().error_code(), grpc::StatusCode::CANCELLED)
         << (busy ? "busy" : "idle") << " stream after " << sent << " documents";
   }
