@@ -43,7 +43,7 @@ struct __natsSubscription;
 
 namespace cops {
 
-// Where events are applied: the local index (server/log_replica.h wires the detector).
+// Where events are applied: the local index (replication/log_replica.h wires the detector).
 class LogSink {
  public:
   virtual ~LogSink() = default;
