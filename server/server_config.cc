@@ -252,6 +252,15 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("route-timeout-ms", c.route_timeout_ms,
          "With --route: deadline of a fanned-out call when the caller gives none")
       ->check(CLI::PositiveNumber);
+  option("node-cert", c.node_cert,
+         "With --route: client certificate (PEM) presented to the replicas (mutual TLS)");
+  option("node-key", c.node_key, "Private key of --node-cert (PEM)");
+  option("node-ca", c.node_ca,
+         "With --route: call the replicas over TLS, trusting this CA bundle (PEM)");
+  option("trusted-nodes", c.trusted_nodes,
+         "Nodes whose forwarded caller identities this copsd believes: certificate names "
+         "(CN/SAN) or sha256:<fingerprint> (repeat or comma-separate; needs --tls-client-ca)")
+      ->delimiter(',');
   option("cluster-node-id", c.cluster_node_id,
          "With --log or --follow: join the cluster map under this name (A-Z a-z 0-9 _ -)");
   option("advertise", c.advertise,
@@ -339,6 +348,21 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   }
   if (!c.replicas.empty() && c.route_url.empty()) {
     return absl::InvalidArgumentError("--replica needs --route");
+  }
+  if ((!c.node_cert.empty() || !c.node_key.empty() || !c.node_ca.empty()) &&
+      c.route_url.empty()) {
+    return absl::InvalidArgumentError("--node-cert, --node-key and --node-ca need --route");
+  }
+  if (c.node_cert.empty() != c.node_key.empty()) {
+    return absl::InvalidArgumentError("--node-cert and --node-key go together");
+  }
+  if (!c.node_cert.empty() && c.node_ca.empty()) {
+    return absl::InvalidArgumentError("--node-cert needs --node-ca (the replicas' CA)");
+  }
+  if (!c.trusted_nodes.empty() && c.tls_client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--trusted-nodes needs --tls-client-ca: nodes are known by verified client "
+        "certificates");
   }
   if (!c.cluster_node_id.empty()) {
     if (c.log_url.empty() && c.follow_url.empty()) {

@@ -124,6 +124,14 @@ struct ServerConfig {
   std::string route_url;
   std::vector<std::string> replicas;
   uint32_t route_timeout_ms = 10000;  // a fanned-out call's deadline when the caller sets none
+  // Node identity between copsd processes (docs/security.md, "A cluster"). A router calls
+  // its replicas over TLS trusting node_ca, presenting node_cert/node_key (mutual TLS); a
+  // replica believes the callers' identities forwarded by the nodes in trusted_nodes
+  // (certificate names or sha256:<fingerprint>, access/forwarded_identity.h).
+  std::string node_cert;
+  std::string node_key;
+  std::string node_ca;
+  std::vector<std::string> trusted_nodes;
   // The cluster map (docs/scale-out.md, "The cluster map"): with a node id, a --log or
   // --follow node heartbeats its record into the bucket; --show-cluster prints the map.
   std::string cluster_node_id;
