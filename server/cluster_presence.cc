@@ -74,6 +74,7 @@ absl::StatusOr<std::unique_ptr<ClusterMap>> StartClusterMap(const ServerConfig& 
 absl::Status PrintClusterMap(const ServerConfig& config, std::ostream& out) {
   RegistrationStreamOptions connection;
   connection.url = config.show_cluster_url;
+  connection.security = NatsSecurityOf(config);
   connection.create_stream = false;
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<JetStream> js, JetStream::Connect(connection));
   ClusterMapOptions options = MapOptions(config);

@@ -224,6 +224,7 @@ absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGeneration
   if (!primary && config.follow_url.empty()) return role;
   RegistrationStreamOptions stream;
   stream.url = primary ? config.log_url : config.follow_url;
+  stream.security = NatsSecurityOf(config);
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
   const bool partitioned = config.partitions > 0;
@@ -282,6 +283,7 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   if (config.route_url.empty()) return role;
   RegistrationStreamOptions stream;
   stream.url = config.route_url;
+  stream.security = NatsSecurityOf(config);
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));

@@ -239,6 +239,14 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
       ->check(CLI::Range(1, 5));
   option("log-consumer", c.log_consumer,
          "This node's durable consumer of the log (default: from the host and data directory)");
+  option("nats-user", c.nats_user, "NATS user name (with --nats-password)");
+  option("nats-password", c.nats_password, "NATS password (prefer COPS_NATS_PASSWORD)");
+  option("nats-creds", c.nats_creds, "NATS credentials file (.creds: user JWT and NKey seed)");
+  option("nats-nkey", c.nats_nkey, "NATS user's public NKey (with --nats-nkey-seed)");
+  option("nats-nkey-seed", c.nats_nkey_seed, "File holding the seed of --nats-nkey");
+  option("nats-tls-ca", c.nats_tls_ca, "Connect to NATS over TLS, trusting this CA bundle (PEM)");
+  option("nats-tls-cert", c.nats_tls_cert, "Client certificate (PEM) for NATS's TLS");
+  option("nats-tls-key", c.nats_tls_key, "Private key of --nats-tls-cert (PEM)");
   option("partitions", c.partitions,
          "Partitions of the cluster (docs/scale-out.md); 0 = the single-partition log");
   option("partition", c.partition,
@@ -371,6 +379,12 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
     COPS_RETURN_IF_ERROR(ValidateNodeId(c.cluster_node_id));
   }
   return c;
+}
+
+NatsSecurity NatsSecurityOf(const ServerConfig& config) {
+  return NatsSecurity{config.nats_user,     config.nats_password,  config.nats_creds,
+                      config.nats_nkey,     config.nats_nkey_seed, config.nats_tls_ca,
+                      config.nats_tls_cert, config.nats_tls_key};
 }
 
 absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
