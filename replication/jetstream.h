@@ -47,6 +47,11 @@ struct RegistrationStreamOptions {
   bool create_stream = true;
   // How long a publish waits for JetStream's acknowledgement, in milliseconds.
   int64_t publish_timeout_ms = 5000;
+  // The cluster key (replication/cluster_signature.h; raw bytes, copsd --cluster-key-file):
+  // when set, every event published is signed with it and every event applied must carry
+  // its signature (an unsigned or badly signed one is set aside). Empty: events are neither
+  // signed nor checked.
+  std::string signing_key;
 };
 
 class JetStream {

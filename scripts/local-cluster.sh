@@ -15,7 +15,8 @@
 # at `up` are kept in DIR/cluster.env, so a restarted member keeps its address.
 # Secure by default (COPS_SECURE=0: the open setup): DIR/secrets/ (0700) holds a CA and node
 # certificates (replicas serve mutual TLS and believe identities forwarded by the router's
-# certificate only), the NATS users' passwords and nats.conf (a user per copsd member, each
+# certificate only), the cluster key signing events and map records, the NATS users'
+# passwords and nats.conf (a user per copsd member, each
 # allowed the subjects it needs: docs/scale-out.md, "NATS's own security"); the router (or
 # the primary) runs with authentication on and its admin API key is copied to DIR/admin.key
 # (0600). DIR/secrets/client.pem/.key is a client certificate for calling replicas directly.
@@ -149,6 +150,7 @@ make_secrets() {
   for name in $(copsd_members); do
     (umask 077 && openssl rand -hex 24 > "$s/nats-$name.password")
   done
+  (umask 077 && openssl rand -hex 32 > "$s/cluster.key")
   {
     echo "authorization {"
     echo "  users = ["
@@ -168,7 +170,7 @@ secure_args() {
   local name="$1" s
   s="$(secrets)"
   ((SECURE)) || return 0
-  printf '%s\n' --nats-user "$name"
+  printf '%s\n' --nats-user "$name" --cluster-key-file "$s/cluster.key"
   case "$name" in
     primary) printf '%s\n' --auth on ;;
     router) printf '%s\n' --auth on --node-ca "$s/ca.pem" --node-cert "$s/router.pem" \
@@ -334,7 +336,9 @@ cmd_status() {
   done
   echo "cluster map (node address partition/partitions applied_sequence seconds_ago state):"
   local user=()
-  if ((SECURE)); then user=(--nats-user "$(entry_member)"); fi
+  if ((SECURE)); then
+    user=(--nats-user "$(entry_member)" --cluster-key-file "$(secrets)/cluster.key")
+  fi
   COPS_NATS_PASSWORD="$(if ((SECURE)); then nats_password "$(entry_member)"; fi)" \
     "$copsd" --show-cluster "$(nats_url)" --heartbeat-ms "$HEARTBEAT_MS" "${user[@]}"
 }

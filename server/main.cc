@@ -225,6 +225,7 @@ absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGeneration
   RegistrationStreamOptions stream;
   stream.url = primary ? config.log_url : config.follow_url;
   stream.security = NatsSecurityOf(config);
+  stream.signing_key = config.cluster_key;
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
   const bool partitioned = config.partitions > 0;
@@ -284,6 +285,7 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   RegistrationStreamOptions stream;
   stream.url = config.route_url;
   stream.security = NatsSecurityOf(config);
+  stream.signing_key = config.cluster_key;
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));

@@ -12,6 +12,7 @@
 #include "core/time_format.h"
 #include "nlohmann/json.hpp"
 #include "replication/cluster_map.h"
+#include "replication/cluster_signature.h"
 #include "storage/file_system.h"
 
 namespace cops {
@@ -247,6 +248,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("nats-tls-ca", c.nats_tls_ca, "Connect to NATS over TLS, trusting this CA bundle (PEM)");
   option("nats-tls-cert", c.nats_tls_cert, "Client certificate (PEM) for NATS's TLS");
   option("nats-tls-key", c.nats_tls_key, "Private key of --nats-tls-cert (PEM)");
+  option("cluster-key-file", c.cluster_key_file,
+         "Sign registration events and cluster-map records with this cluster key (hex, 32+ "
+         "bytes; every node the same) and believe only those signed with it");
   option("partitions", c.partitions,
          "Partitions of the cluster (docs/scale-out.md); 0 = the single-partition log");
   option("partition", c.partition,
@@ -371,6 +375,9 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
     return absl::InvalidArgumentError(
         "--trusted-nodes needs --tls-client-ca: nodes are known by verified client "
         "certificates");
+  }
+  if (!c.cluster_key_file.empty()) {
+    COPS_ASSIGN_OR_RETURN(c.cluster_key, ReadClusterKey(c.cluster_key_file));
   }
   if (!c.cluster_node_id.empty()) {
     if (c.log_url.empty() && c.follow_url.empty()) {

@@ -126,6 +126,11 @@ struct ServerConfig {
   std::string nats_tls_ca;
   std::string nats_tls_cert;
   std::string nats_tls_key;
+  // --cluster-key-file: the cluster key that signs and verifies registration events and
+  // cluster-map records (replication/cluster_signature.h); read at parse time into
+  // cluster_key (raw bytes). Every node of a cluster needs the same one.
+  std::string cluster_key_file;
+  std::string cluster_key;
   // Partitions (docs/scale-out.md): 0 = the single-partition log. With --follow, P > 0 makes
   // this node a replica of partition `partition` (-1 = of every partition, a gateway), with
   // ids from the log sequence.
