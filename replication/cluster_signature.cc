@@ -59,7 +59,7 @@ std::string ClusterSignature(std::string_view key, std::string_view context,
        reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &length);
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(2 * length);
+  out.reserve(size_t{2} * length);
   for (unsigned int i = 0; i < length; ++i) {
     out += kHex[mac[i] >> 4];
     out += kHex[mac[i] & 0xf];
