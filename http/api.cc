@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "client/check_report.h"
 #include "client/batch_register.h"
+#include "client/check_report.h"
 #include "client/client.h"
 #include "client/compare.h"
 #include "client/document_json.h"
@@ -22,9 +22,9 @@
 #include "core/receipt.h"
 #include "core/status_macros.h"
 #include "grpcpp/grpcpp.h"
-#include "nlohmann/json.hpp"
 #include "http/openapi.h"
 #include "http/transport.h"
+#include "nlohmann/json.hpp"
 
 namespace cops {
 namespace {
