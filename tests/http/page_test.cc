@@ -14,6 +14,7 @@
 
 #include "client/html_report.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "nlohmann/json.hpp"
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/documents.h"
@@ -66,6 +67,28 @@ TEST(PageAssetsTest, TheSourceColoursAreThoseOfTheHtmlReport) {
     EXPECT_NE(css.find(tint), std::string::npos) << tint;
   }
   EXPECT_EQ(SourceColour(12), SourceColour(0)) << "app.js cycles through 12 colours";
+}
+
+// Where authentication is off, the page needs no key: the session says so.
+TEST(WebPageTest, WithoutAuthenticationThePageNeedsNoKey) {
+  testing::TempDir dir;
+  const fs::path http_port_file = dir.path() / "http.port";
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd =
+      testing::CopsdProcess::Start(dir.path(), {"--auth", "off", "--http-listen", "127.0.0.1:0",
+                                                "--http-port-file", http_port_file.string()});
+  ASSERT_TRUE(copsd.ok()) << copsd.status();
+  httplib::Client http("127.0.0.1", std::stoi(testing::ReadFileOrEmpty(http_port_file)));
+  httplib::Result session = http.Get("/v1/session");
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->body, R"({"auth_required":false,"may_register":true})");
+  httplib::Result page = http.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->get_header_value("Content-Security-Policy"), kPageContentSecurityPolicy);
+  EXPECT_EQ(page->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_NE(page->body.find("<input id=\"check-files\""), std::string::npos);
+  EXPECT_EQ((*copsd)->Stop(), 0);
 }
 
 // Debian's python3 (python3-selenium is installed for it, not for another python3 on PATH).
@@ -155,6 +178,30 @@ TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
   if (const char* keep = std::getenv("COPS_PAGE_SCREENSHOT"); keep != nullptr && code == 0) {
     fs::copy_file(screenshot, keep, fs::copy_options::overwrite_existing);
   }
+
+  // What the page relies on, for a checker: no owner's part, and no registered text.
+  output = RunCommand(as_admin + "principal create pc --role checker --collection journal", &code);
+  ASSERT_EQ(code, 0) << output;
+  const nlohmann::json checker = nlohmann::json::parse(output, nullptr, false);
+  ASSERT_TRUE(checker.is_object() && checker.contains("api_key")) << output;
+  httplib::Client http("127.0.0.1", std::stoi(http_port));
+  const httplib::Headers as_checker = {
+      {"Authorization", "Bearer " + checker["api_key"].get<std::string>()}};
+  httplib::Result session = http.Get("/v1/session", as_checker);
+  ASSERT_TRUE(session);
+  EXPECT_EQ(session->body, R"({"auth_required":true,"may_register":false})");
+  httplib::Result text = http.Get("/v1/documents/1/content", as_checker);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 403) << text->body;
+  const httplib::Headers as_owner = {
+      {"Authorization", "Bearer " + owner["api_key"].get<std::string>()}};
+  text = http.Get("/v1/documents/1/content", as_owner);
+  ASSERT_TRUE(text);
+  EXPECT_EQ(text->status, 200) << text->body;
+  EXPECT_EQ(text->body, testing::MakeText(source));
+  EXPECT_EQ(text->get_header_value("Content-Type"), "application/octet-stream");
+  EXPECT_EQ(text->get_header_value("Content-Disposition"), "attachment");
+  EXPECT_EQ(http.Get("/v1/session")->status, 401);
   EXPECT_EQ((*copsd)->Stop(), 0);
 }
 
