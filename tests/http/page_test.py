@@ -84,7 +84,7 @@ def main():
 
     options = webdriver.ChromeOptions()
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
-                 "--window-size=1280,1500", "--lang=en"):
+                 "--window-size=1280,1700", "--lang=en"):
         options.add_argument(flag)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
@@ -174,6 +174,16 @@ def run(driver, args):
     check(named.find_element(By.TAG_NAME, "h3").text == odd, "the HTML file name is not shown")
     check(not driver.find_elements(By.CSS_SELECTOR, "img"), "a file name was interpreted as HTML")
 
+    # A file dropped on the drop zone (the drop a person makes, as its event).
+    driver.execute_script("""
+        const files = new DataTransfer();
+        files.items.add(new File([arguments[0]], 'dropped.txt', {type: 'text/plain'}));
+        document.getElementById('drop-zone').dispatchEvent(
+            new DragEvent('drop', {dataTransfer: files, bubbles: true, cancelable: true}));""",
+                          "Words of my own come first here. " + source_text)
+    dropped = document_item(driver, "dropped.txt")
+    check("done: VIOLATION" in dropped.text, "dropped.txt: " + dropped.text[:300])
+
     # Pasted text copying the source: its text view marks the passage in the source's colour.
     paste = driver.find_element(By.ID, "paste-text")
     paste.send_keys("My own opening words about something else entirely. " + source_text)
@@ -209,12 +219,12 @@ def run(driver, args):
                if "Content Security Policy" in e["message"] or "Refused" in e["message"]]
     check(not blocked, "CSP violations: %s" % blocked)
 
-    # The screenshot of docs/images/web-page.png: the list of documents, the first report
-    # folded away (with the keyboard) so that the others show.
-    summary = copy.find_element(By.TAG_NAME, "summary")
-    summary.send_keys(Keys.ENTER)
-    wait(driver, lambda d: copy.find_element(By.TAG_NAME, "details").get_attribute("open") is None,
-         "the first report to fold")
+    # The screenshot of docs/images/web-page.png: the list of documents, reports folded away
+    # (with the keyboard) but the last one's, whose text shows the copied passage.
+    for item in (copy, clean, named, dropped):
+        item.find_element(By.TAG_NAME, "summary").send_keys(Keys.ENTER)
+        wait(driver, lambda d: item.find_element(By.TAG_NAME, "details").get_attribute("open")
+             is None, "a report to fold")
     driver.execute_script("document.getElementById('documents-title').scrollIntoView()")
     driver.save_screenshot(args.screenshot)
 
