@@ -429,18 +429,18 @@ absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
 grpc::Status RouterService::CheckDocument(grpc::ServerContext* context,
                                           const v1::CheckDocumentRequest* request,
                                           v1::CheckDocumentReply* reply) {
-  RequestLog log("CheckDocument", context->peer());
-  log.add_in_bytes(request->content().size());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  absl::StatusOr<v1::CheckDocumentReply> merged =
-      Check(*principal, *request, DeadlineOf(*context));
-  if (!merged.ok()) return log.Finish(merged.status());
-  *reply = *std::move(merged);
-  if (reply->partial()) log.add_field("missing_partitions", PartitionList({
-      reply->missing_partitions().begin(), reply->missing_partitions().end()}));
-  return log.Finish(absl::OkStatus());
+  return ServeAuthenticated(
+      "CheckDocument", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& log) -> absl::Status {
+        log.add_in_bytes(request->content().size());
+        absl::StatusOr<v1::CheckDocumentReply> merged =
+            Check(principal, *request, DeadlineOf(*context));
+        if (!merged.ok()) return merged.status();
+        *reply = *std::move(merged);
+        if (reply->partial()) log.add_field("missing_partitions", PartitionList({
+            reply->missing_partitions().begin(), reply->missing_partitions().end()}));
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status RouterService::CheckStream(
@@ -535,17 +535,17 @@ absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const Principa
 grpc::Status RouterService::RegisterDocument(grpc::ServerContext* context,
                                              const v1::RegisterDocumentRequest* request,
                                              v1::RegisterDocumentReply* reply) {
-  RequestLog log("RegisterDocument", context->peer());
-  log.add_in_bytes(request->document().content().size());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  absl::StatusOr<v1::RegisterDocumentReply> registered =
-      Register(*principal, request->document(), DeadlineOf(*context));
-  if (!registered.ok()) return log.Finish(registered.status());
-  *reply = *std::move(registered);
-  log.add_field("doc_id", std::to_string(reply->doc_id()));
-  return log.Finish(absl::OkStatus());
+  return ServeAuthenticated(
+      "RegisterDocument", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& log) -> absl::Status {
+        log.add_in_bytes(request->document().content().size());
+        absl::StatusOr<v1::RegisterDocumentReply> registered =
+            Register(principal, request->document(), DeadlineOf(*context));
+        if (!registered.ok()) return registered.status();
+        *reply = *std::move(registered);
+        log.add_field("doc_id", std::to_string(reply->doc_id()));
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status RouterService::RegisterDocuments(
@@ -579,149 +579,149 @@ grpc::Status RouterService::RegisterDocuments(
 grpc::Status RouterService::GetDocument(grpc::ServerContext* context,
                                         const v1::GetDocumentRequest* request,
                                         v1::GetDocumentReply* reply) {
-  RequestLog log("GetDocument", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  // The replica holding the document authorizes the read (owner, collection, text).
-  if (absl::Status token = TakeToken(*principal); !token.ok()) return log.Finish(token);
-  const Forwarded caller = ForwardedIdentityMetadata(*principal);
-  std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
-      DeadlineOf(*context), caller,
-      [request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
-        return stub.GetDocument(&ctx, *request, out);
+  return ServeAuthenticated(
+      "GetDocument", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& /*log*/) -> absl::Status {
+        // The replica holding the document authorizes the read (owner, collection, text).
+        if (absl::Status token = TakeToken(principal); !token.ok()) return token;
+        const Forwarded caller = ForwardedIdentityMetadata(principal);
+        std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
+            DeadlineOf(*context), caller,
+            [request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
+              return stub.GetDocument(&ctx, *request, out);
+            });
+        absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
+                                                  " not found");
+        for (absl::StatusOr<v1::GetDocumentReply>& r : replies) {
+          if (r.ok()) {
+            *reply = *std::move(r);
+            return absl::OkStatus();
+          }
+          // A partition that could hold it did not answer: "not found" would be a guess.
+          if (!absl::IsNotFound(r.status()) && !absl::IsUnavailable(status)) status = r.status();
+        }
+        return status;
       });
-  absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
-                                            " not found");
-  for (absl::StatusOr<v1::GetDocumentReply>& r : replies) {
-    if (r.ok()) {
-      *reply = *std::move(r);
-      return log.Finish(absl::OkStatus());
-    }
-    // A partition that could hold it did not answer: "not found" would be a guess.
-    if (!absl::IsNotFound(r.status()) && !absl::IsUnavailable(status)) status = r.status();
-  }
-  return log.Finish(status);
 }
 
 grpc::Status RouterService::UnregisterDocument(grpc::ServerContext* context,
                                                const v1::UnregisterDocumentRequest* request,
                                                v1::UnregisterDocumentReply* /*reply*/) {
-  RequestLog log("UnregisterDocument", context->peer());
-  log.add_field("doc_id", std::to_string(request->doc_id()));
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  v1::GetDocumentRequest get;
-  get.set_doc_id(request->doc_id());
-  const Forwarded caller = ForwardedIdentityMetadata(*principal);
-  std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
-      DeadlineOf(*context), caller,
-      [&get](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
-        return stub.GetDocument(&ctx, get, out);
+  return ServeAuthenticated(
+      "UnregisterDocument", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& log) -> absl::Status {
+        log.add_field("doc_id", std::to_string(request->doc_id()));
+        v1::GetDocumentRequest get;
+        get.set_doc_id(request->doc_id());
+        const Forwarded caller = ForwardedIdentityMetadata(principal);
+        std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
+            DeadlineOf(*context), caller,
+            [&get](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
+              return stub.GetDocument(&ctx, get, out);
+            });
+        absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
+                                                  " not found");
+        for (uint32_t p = 0; p < replies.size(); ++p) {
+          if (replies[p].ok()) {
+            // As on a single node: an owner unregisters only its own documents.
+            const v1::DocumentMetadata& m = replies[p]->document().metadata();
+            absl::Status allowed = authorizer_->AuthorizeDocument(
+                principal, Action::kUnregister, m.collection(), m.owner());
+            if (allowed.ok()) allowed = TakeToken(principal);
+            if (!allowed.ok()) return allowed;
+            RegistrationEvent event;
+            event.kind = RegistrationEventKind::kUnregister;
+            event.doc_id = request->doc_id();
+            return log_->PublishTo(PartitionSubject(options_.base_subject, p), event).status();
+          }
+          if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
+            status = replies[p].status();
+          }
+        }
+        return status;
       });
-  absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
-                                            " not found");
-  for (uint32_t p = 0; p < replies.size(); ++p) {
-    if (replies[p].ok()) {
-      // As on a single node: an owner unregisters only its own documents.
-      const v1::DocumentMetadata& m = replies[p]->document().metadata();
-      absl::Status allowed =
-          authorizer_->AuthorizeDocument(*principal, Action::kUnregister, m.collection(), m.owner());
-      if (allowed.ok()) allowed = TakeToken(*principal);
-      if (!allowed.ok()) return log.Finish(allowed);
-      RegistrationEvent event;
-      event.kind = RegistrationEventKind::kUnregister;
-      event.doc_id = request->doc_id();
-      return log.Finish(
-          log_->PublishTo(PartitionSubject(options_.base_subject, p), event).status());
-    }
-    if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
-      status = replies[p].status();
-    }
-  }
-  return log.Finish(status);
 }
 
 grpc::Status RouterService::ListDocuments(grpc::ServerContext* context,
                                           const v1::ListDocumentsRequest* request,
                                           v1::ListDocumentsReply* reply) {
-  RequestLog log("ListDocuments", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  // The replicas list what the forwarded identity may read.
-  if (absl::Status token = TakeToken(*principal); !token.ok()) return log.Finish(token);
-  const Forwarded caller = ForwardedIdentityMetadata(*principal);
-  std::vector<absl::StatusOr<v1::ListDocumentsReply>> replies = CallAll<v1::ListDocumentsReply>(
-      DeadlineOf(*context), caller,
-      [request](Stub& stub, grpc::ClientContext& ctx, v1::ListDocumentsReply* out) {
-        return stub.ListDocuments(&ctx, *request, out);
-      });
-  // Each partition's page starts after the same id; the merged page is the first page_size
-  // documents of their union, in id order.
-  std::vector<v1::DocumentInfo> documents;
-  bool more = false;
-  for (absl::StatusOr<v1::ListDocumentsReply>& r : replies) {
-    if (!r.ok()) return log.Finish(r.status());
-    more = more || !r->next_page_token().empty();
-    for (v1::DocumentInfo& d : *r->mutable_documents()) documents.push_back(std::move(d));
-  }
-  std::sort(documents.begin(), documents.end(),
-            [](const v1::DocumentInfo& a, const v1::DocumentInfo& b) {
-              return a.doc_id() < b.doc_id();
+  return ServeAuthenticated(
+      "ListDocuments", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& /*log*/) -> absl::Status {
+        // The replicas list what the forwarded identity may read.
+        if (absl::Status token = TakeToken(principal); !token.ok()) return token;
+        const Forwarded caller = ForwardedIdentityMetadata(principal);
+        std::vector<absl::StatusOr<v1::ListDocumentsReply>> replies =
+            CallAll<v1::ListDocumentsReply>(
+            DeadlineOf(*context), caller,
+            [request](Stub& stub, grpc::ClientContext& ctx, v1::ListDocumentsReply* out) {
+              return stub.ListDocuments(&ctx, *request, out);
             });
-  const size_t page_size =
-      std::clamp<size_t>(request->page_size() == 0 ? 100 : request->page_size(), 1, 1000);
-  if (documents.size() > page_size) {
-    documents.resize(page_size);
-    more = true;
-  }
-  for (v1::DocumentInfo& d : documents) *reply->add_documents() = std::move(d);
-  if (more && !documents.empty()) {
-    reply->set_next_page_token(std::to_string(reply->documents().rbegin()->doc_id()));
-  }
-  return log.Finish(absl::OkStatus());
+        // Each partition's page starts after the same id; the merged page is the first page_size
+        // documents of their union, in id order.
+        std::vector<v1::DocumentInfo> documents;
+        bool more = false;
+        for (absl::StatusOr<v1::ListDocumentsReply>& r : replies) {
+          if (!r.ok()) return r.status();
+          more = more || !r->next_page_token().empty();
+          for (v1::DocumentInfo& d : *r->mutable_documents()) documents.push_back(std::move(d));
+        }
+        std::sort(documents.begin(), documents.end(),
+                  [](const v1::DocumentInfo& a, const v1::DocumentInfo& b) {
+                    return a.doc_id() < b.doc_id();
+                  });
+        const size_t page_size =
+            std::clamp<size_t>(request->page_size() == 0 ? 100 : request->page_size(), 1, 1000);
+        if (documents.size() > page_size) {
+          documents.resize(page_size);
+          more = true;
+        }
+        for (v1::DocumentInfo& d : documents) *reply->add_documents() = std::move(d);
+        if (more && !documents.empty()) {
+          reply->set_next_page_token(std::to_string(reply->documents().rbegin()->doc_id()));
+        }
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status RouterService::GetStats(grpc::ServerContext* context,
                                      const v1::GetStatsRequest* request,
                                      v1::GetStatsReply* reply) {
-  RequestLog log("GetStats", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  absl::Status allowed = authorizer_->Authorize(*principal, Action::kStats, "");
-  if (allowed.ok()) allowed = TakeToken(*principal);
-  if (!allowed.ok()) return log.Finish(allowed);
-  const Forwarded caller = ForwardedIdentityMetadata(*principal);
-  std::vector<absl::StatusOr<v1::GetStatsReply>> replies = CallAll<v1::GetStatsReply>(
-      DeadlineOf(*context), caller,
-      [request](Stub& stub, grpc::ClientContext& ctx, v1::GetStatsReply* out) {
-        return stub.GetStats(&ctx, *request, out);
+  return ServeAuthenticated(
+      "GetStats", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& /*log*/) -> absl::Status {
+        absl::Status allowed = authorizer_->Authorize(principal, Action::kStats, "");
+        if (allowed.ok()) allowed = TakeToken(principal);
+        if (!allowed.ok()) return allowed;
+        const Forwarded caller = ForwardedIdentityMetadata(principal);
+        std::vector<absl::StatusOr<v1::GetStatsReply>> replies = CallAll<v1::GetStatsReply>(
+            DeadlineOf(*context), caller,
+            [request](Stub& stub, grpc::ClientContext& ctx, v1::GetStatsReply* out) {
+              return stub.GetStats(&ctx, *request, out);
+            });
+        // Sums over the partitions (one replica each); the rest from the first.
+        for (size_t p = 0; p < replies.size(); ++p) {
+          if (!replies[p].ok()) return replies[p].status();
+          const v1::GetStatsReply& r = *replies[p];
+          if (p == 0) {
+            *reply = r;
+            continue;
+          }
+          reply->set_documents(reply->documents() + r.documents());
+          reply->set_postings(reply->postings() + r.postings());
+          reply->set_chunk_keys(reply->chunk_keys() + r.chunk_keys());
+          reply->set_disk_bytes(reply->disk_bytes() + r.disk_bytes());
+          reply->set_text_bytes(reply->text_bytes() + r.text_bytes());
+          reply->set_postings_disk_bytes(reply->postings_disk_bytes() + r.postings_disk_bytes());
+          reply->set_verify_disk_bytes(reply->verify_disk_bytes() + r.verify_disk_bytes());
+          reply->set_pending_compaction_bytes(reply->pending_compaction_bytes() +
+                                              r.pending_compaction_bytes());
+          reply->set_running_compactions(reply->running_compactions() + r.running_compactions());
+          reply->set_block_cache_bytes(reply->block_cache_bytes() + r.block_cache_bytes());
+          reply->set_block_cache_warming(reply->block_cache_warming() || r.block_cache_warming());
+        }
+        return absl::OkStatus();
       });
-  // Sums over the partitions (one replica each); the rest from the first.
-  for (size_t p = 0; p < replies.size(); ++p) {
-    if (!replies[p].ok()) return log.Finish(replies[p].status());
-    const v1::GetStatsReply& r = *replies[p];
-    if (p == 0) {
-      *reply = r;
-      continue;
-    }
-    reply->set_documents(reply->documents() + r.documents());
-    reply->set_postings(reply->postings() + r.postings());
-    reply->set_chunk_keys(reply->chunk_keys() + r.chunk_keys());
-    reply->set_disk_bytes(reply->disk_bytes() + r.disk_bytes());
-    reply->set_text_bytes(reply->text_bytes() + r.text_bytes());
-    reply->set_postings_disk_bytes(reply->postings_disk_bytes() + r.postings_disk_bytes());
-    reply->set_verify_disk_bytes(reply->verify_disk_bytes() + r.verify_disk_bytes());
-    reply->set_pending_compaction_bytes(reply->pending_compaction_bytes() +
-                                        r.pending_compaction_bytes());
-    reply->set_running_compactions(reply->running_compactions() + r.running_compactions());
-    reply->set_block_cache_bytes(reply->block_cache_bytes() + r.block_cache_bytes());
-    reply->set_block_cache_warming(reply->block_cache_warming() || r.block_cache_warming());
-  }
-  return log.Finish(absl::OkStatus());
 }
 
 }  // namespace cops
