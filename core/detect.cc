@@ -335,6 +335,9 @@ absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
   }
 
   VerifyOptions verify = options.verify;
+  verify.gram_units = k;
+  // A passage shorter than the length a report promises neither shows nor counts.
+  verify.min_passage_units = check.min_passage_units;
   if (check.min_match_units > k - 1) {
     verify.min_counted_passage_grams = check.min_match_units - (k - 1);
   }
