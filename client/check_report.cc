@@ -117,6 +117,8 @@ std::string ExclusionLabel(v1::Exclusion e) {
       return "shared with a template";
     case v1::EXCLUSION_SHORT_MATCH:
       return "shorter than the minimum match";
+    case v1::EXCLUSION_COMMON_PHRASE:
+      return "common text of the registered documents";
     default:
       return "";
   }

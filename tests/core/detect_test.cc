@@ -490,5 +490,36 @@ TEST_F(DetectTest, APassageCountsAndShowsFromMinPassageUnitsWords) {
   EXPECT_EQ(six.matches[0].matched_chunks, 4u + 5 + 6);
 }
 
+TEST_F(DetectTest, BoilerplateThatManyDocumentsHoldIsReportedAsCommonAndDoesNotCount) {
+  Build(3, 5);
+  // Twelve registered notices, each its own 60 words around the same 30-word disclaimer.
+  const std::string disclaimer = Words(9000, 30);
+  for (DocId id = 10; id < 22; ++id) {
+    Add(id, Words(10000 + 100 * static_cast<int>(id), 60) + " " + disclaimer + ".");
+  }
+  // A new notice: its own 60 words and the disclaimer (30 of its 88 grams).
+  const std::string notice = Words(20000, 60) + " " + disclaimer + ".";
+  const Report r = Check(notice);
+  EXPECT_FALSE(r.violation);
+  ASSERT_FALSE(r.matches.empty());
+  for (const DocumentMatch& m : r.matches) {
+    EXPECT_EQ(m.matched_chunks, 0u);
+    ASSERT_EQ(m.spans.size(), 1u);
+    EXPECT_EQ(m.spans[0].excluded, Exclusion::kCommonPhrase);
+  }
+  // Off, the disclaimer counts against every notice.
+  CheckOptions off;
+  off.common_phrase_documents = 0;
+  EXPECT_TRUE(Check(notice, off).violation);
+  // A notice that also copies 20 words of notice 10 next to the disclaimer is a copy of it:
+  // the passage holds chunks that only notice 10 holds.
+  const std::string copy = Words(20000, 60) + " " + Words(11000 + 40, 20) + " " + disclaimer + ".";
+  const Report c = Check(copy);
+  EXPECT_TRUE(c.violation);
+  ASSERT_FALSE(c.matches.empty());
+  EXPECT_EQ(c.matches[0].doc_id, 10u);
+  EXPECT_EQ(c.matches[0].spans[0].excluded, Exclusion::kNone);
+}
+
 }  // namespace
 }  // namespace cops
