@@ -72,6 +72,7 @@ const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges() {
       {"excluded", M::kExcluded},
       {"partial", M::kSetByRouter},
       {"missing_partitions", M::kSetByRouter},
+      {"manipulations", M::kFromFirst},  // found in the test document, by every partition
   };
   return *rules;
 }

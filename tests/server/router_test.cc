@@ -164,8 +164,13 @@ TEST(MergeCheckRepliesTest, EachFieldIsMergedByItsRule) {
         EXPECT_EQ(reflection->GetDouble(MergeCheckReplies({b, a}, 0), field), 0.3);
         break;
       case ReplyFieldMerge::kFromFirst: {
-        ASSERT_FALSE(field->is_repeated());
-        switch (field->cpp_type()) {
+        if (field->is_repeated()) {
+          // The test document's manipulations: the first reply's list, whole.
+          ASSERT_EQ(name, "manipulations") << "a repeated field this test does not set yet";
+          a.add_manipulations()->set_kind(v1::MANIPULATION_INVISIBLE);
+          a.add_manipulations()->set_kind(v1::MANIPULATION_HIDDEN_TEXT);
+          b.add_manipulations()->set_kind(v1::MANIPULATION_LOOK_ALIKE);
+        } else switch (field->cpp_type()) {
           case FieldDescriptor::CPPTYPE_UINT32:
             reflection->SetUInt32(&a, field, 5);
             reflection->SetUInt32(&b, field, 9);
