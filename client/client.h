@@ -42,7 +42,7 @@ class Client {
   // TLS settings (client/client_security.h).
   static absl::StatusOr<std::unique_ptr<Client>> Connect(const ClientOptions& options);
   // A client over an existing channel, e.g. copsd's in-process channel to its own service
-  // (the HTTP API, server/http_api.h); options.target and the channel settings are unused.
+  // (the HTTP API, http/api.h); options.target and the channel settings are unused.
   static std::unique_ptr<Client> OverChannel(std::shared_ptr<grpc::Channel> channel,
                                              const ClientOptions& options);
 

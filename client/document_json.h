@@ -2,7 +2,7 @@
 #define COPS_CLIENT_DOCUMENT_JSON_H_
 
 // A registered document's record as JSON: one object per document of `cops --json get` and
-// `cops --json list`, and of the HTTP API's GET /v1/documents (server/http_api.h).
+// `cops --json list`, and of the HTTP API's GET /v1/documents (http/api.h).
 //
 // Thread-safety: a stateless function.
 

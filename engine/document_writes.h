@@ -6,9 +6,9 @@
 //
 //   LocalWrites     (here) the live index generation, under its registration lock: a copsd
 //                   on its own.
-//   LoggedWrites    (server/log_replica.h) through the registration log, answered once this
+//   LoggedWrites    (replication/log_replica.h) through the registration log, answered once this
 //                   node applied the event: copsd --log.
-//   ReadOnlyWrites  (server/log_replica.h) refused: copsd --follow.
+//   ReadOnlyWrites  (replication/log_replica.h) refused: copsd --follow.
 //
 // Thread-safety: implementations are safe for concurrent use.
 

@@ -39,11 +39,11 @@
 #include "replication/jetstream.h"
 #include "replication/registration_event.h"
 
-struct __natsSubscription;
+struct __natsSubscription;  // NOLINT(bugprone-reserved-identifier): libnats names its types so
 
 namespace cops {
 
-// Where events are applied: the local index (server/log_replica.h wires the detector).
+// Where events are applied: the local index (replication/log_replica.h wires the detector).
 class LogSink {
  public:
   virtual ~LogSink() = default;

@@ -26,10 +26,10 @@ if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   postfix swaks  # tests/milter/postfix_integration_test.cc: a real MTA on loopback
   systemd python3-yaml openssl  # tests/deploy: systemd-analyze, systemd-sysusers, manifests
   prometheus  # tests/deploy/metrics_test.py: promtool and a real scrape
-  nats-server  # tests/replication, tests/server/log_replica_test.cc: a real JetStream
+  nats-server  # tests/replication, tests/replication/log_replica_test.cc: a real JetStream
   vim-runtime  # tests/convert/format_detector_test.cc: vim's tutor, real text in many charsets
   jq  # tests/client/cops_cli_test.cc runs docs/receipts.md's openssl check (jq, base64, openssl)
-  curl  # tests/server/http_api_test.cc runs docs/api.md's curl examples
+  curl  # tests/http/api_test.cc runs docs/api.md's curl examples
 ); fi
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -43,7 +43,7 @@ fi
 if [ "${1:-}" != "--build-only" ] && ! command -v npm >/dev/null; then
   missing+=(npm)
 fi
-# The standard OpenAPI validator tests/server/http_api_test.cc runs, installed from npm into
+# The standard OpenAPI validator tests/http/api_test.cc runs, installed from npm into
 # the project-local tools/npm (not in git); without a reachable registry that test skips.
 install_openapi_validator() {
   local root

@@ -22,11 +22,11 @@
 
 #include "engine/index_generations.h"
 #include "proto/cops_admin.grpc.pb.h"
-#include "server/access_control.h"
-#include "server/authorizer.h"
-#include "server/receipt_signer.h"
+#include "access/access_control.h"
+#include "access/authorizer.h"
+#include "engine/receipt_signer.h"
 #include "server/request_log.h"
-#include "server/usage_ledger.h"
+#include "access/usage_ledger.h"
 
 namespace cops {
 

@@ -6,7 +6,7 @@
 // burst of large documents the process would keep the burst's peak for good (1.2-1.5 GB after
 // 64 concurrent checks of 4 MB: docs/performance.md, "Overload").
 //
-// Every `period` the trimmer reads the admission counters (server/admission_control.h). Once
+// Every `period` the trimmer reads the admission counters (access/admission_control.h). Once
 // a whole period has passed with no call admitted or refused and none is at work or waiting
 // (the server has gone quiet), and calls came since its last trim, it trims, and once more a
 // period later: a request's memory is freed after its call ends, and gRPC refuses some calls
@@ -23,7 +23,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/admission_control.h"
+#include "access/admission_control.h"
 
 namespace cops {
 

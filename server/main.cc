@@ -26,24 +26,24 @@
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
-#include "server/access_control.h"
+#include "access/access_control.h"
 #include "server/admin_service.h"
-#include "server/admission_control.h"
-#include "server/audit_sink.h"
+#include "access/admission_control.h"
+#include "access/audit_sink.h"
 #include "server/cluster_presence.h"
 #include "server/heap_trimmer.h"
-#include "server/http_api.h"
-#include "server/log_replica.h"
+#include "http/api.h"
+#include "replication/log_replica.h"
 #include "server/metrics.h"
-#include "server/open_authorizer.h"
-#include "server/receipt_signer.h"
+#include "access/open_authorizer.h"
+#include "engine/receipt_signer.h"
 #include "server/request_log.h"
 #include "server/router.h"
 #include "server/server_config.h"
 #include "server/service.h"
 #include "server/systemd_notifier.h"
-#include "server/transport_security.h"
-#include "server/usage_ledger.h"
+#include "access/transport_security.h"
+#include "access/usage_ledger.h"
 #include "replication/jetstream.h"
 #include "replication/log_applier.h"
 #include "replication/partitioning.h"
@@ -164,7 +164,7 @@ std::unique_ptr<grpc::Server> BuildServer(
   return builder.BuildAndStart();
 }
 
-// The HTTP API's options from copsd's flags (server/http_api.h).
+// The HTTP API's options from copsd's flags (http/api.h).
 HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
   HttpApiOptions o;
   o.listen = config.http_listen;

@@ -24,7 +24,7 @@
 //                                                    their document bytes
 //   cops_admission_waiting                           waiting for room
 //   cops_admission_refused_total                     refused with RESOURCE_EXHAUSTED
-//   cops_audit_records_{written,failed,dropped}_total  the audit trail (server/audit_sink.h):
+//   cops_audit_records_{written,failed,dropped}_total  the audit trail (access/audit_sink.h):
 //                                                    written, lost to a store error, dropped
 //                                                    by a full queue
 //   cops_cluster_heartbeats_total, cops_cluster_heartbeat_failures_total,
@@ -46,8 +46,8 @@
 #include "grpcpp/support/server_interceptor.h"
 #include "replication/cluster_map.h"
 #include "replication/log_applier.h"
-#include "server/admission_control.h"
-#include "server/audit_sink.h"
+#include "access/admission_control.h"
+#include "access/audit_sink.h"
 #include "storage/index.h"
 
 namespace prometheus {
@@ -63,8 +63,8 @@ struct ServerState {
   IndexStats index;
   bool bulk_loading = false;
   KeyRotationProgress rotation;
-  AdmissionLoad admission;  // server/admission_control.h
-  AuditSink::Counters audit;  // server/audit_sink.h: records written, lost, dropped
+  AdmissionLoad admission;  // access/admission_control.h
+  AuditSink::Counters audit;  // access/audit_sink.h: records written, lost, dropped
   // Scale-out (replication/cluster_map.h): this node's heartbeats into the cluster map, and
   // the map as this node sees it; nullopt when the node has no such part.
   std::optional<ClusterMemberHealth> cluster_member;

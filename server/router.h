@@ -26,7 +26,7 @@
 //   UnregisterDocument          published to the partition that holds the document.
 //
 // Checks and registrations pass the same admission control as on a single copsd
-// (server/admission_control.h): over its limits they fail with RESOURCE_EXHAUSTED before
+// (access/admission_control.h): over its limits they fail with RESOURCE_EXHAUSTED before
 // any replica is asked. The calls to the partitions other than the first run on a fixed
 // pool of threads (FanOutPool), never a thread per call.
 //
@@ -51,8 +51,8 @@
 #include "proto/cops.grpc.pb.h"
 #include "replication/registration_log.h"
 #include "replication/replica_directory.h"
-#include "server/admission_control.h"
-#include "server/authorizer.h"
+#include "access/admission_control.h"
+#include "access/authorizer.h"
 
 namespace cops {
 

@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "core/hash_key.h"
 #include "core/params.h"
-#include "server/admission_control.h"
+#include "access/admission_control.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -73,7 +73,7 @@ struct ServerConfig {
 
   // Overload limits (docs/operations.md, "Limits"). Checks and registrations at work at once
   // (0 = the machine's cores, at least 2, at most threads - 2) and their document bytes
-  // (server/admission_control.h); a call finding no room waits at most admission_wait_ms
+  // (access/admission_control.h); a call finding no room waits at most admission_wait_ms
   // (threads - 2 calls at most work or wait: 2 threads are left to the cheap calls, stats,
   // health, admin), else gets RESOURCE_EXHAUSTED.
   uint32_t max_concurrent_calls = 0;
@@ -89,11 +89,11 @@ struct ServerConfig {
   uint32_t keepalive_seconds = 60;
   uint32_t keepalive_timeout_seconds = 20;
   uint32_t handshake_timeout_seconds = 10;
-  // Streams (CheckStream, RegisterDocuments; server/stream_watchdog.h): ended after this
+  // Streams (CheckStream, RegisterDocuments; access/stream_watchdog.h): ended after this
   // long without a message, and this long after they opened; 0 = never.
   int64_t stream_idle_seconds = 300;
   int64_t stream_max_age_seconds = 3600;
-  // Floors of checkers' check options (server/access_control.h, AccessControlOptions).
+  // Floors of checkers' check options (access/access_control.h, AccessControlOptions).
   uint32_t checker_min_passage_units = 8;
   uint32_t checker_min_count = 10;
 
@@ -103,7 +103,7 @@ struct ServerConfig {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_client_ca;
-  std::string auth = "auto";  // auto | on | off (server/transport_security.h)
+  std::string auth = "auto";  // auto | on | off (access/transport_security.h)
   bool allow_insecure_remote = false;
 
   // Scale-out (docs/scale-out.md); both empty = single node, no NATS. --log: registrations go
@@ -132,7 +132,7 @@ struct ServerConfig {
   uint32_t heartbeat_ms = 1000;  // heartbeat interval; a member is live for 3 of them
   std::string show_cluster_url;  // print the map at this NATS URL and exit
 
-  // The HTTP/JSON API (server/http_api.h, docs/api.md): off unless http_listen is set. Plain
+  // The HTTP/JSON API (http/api.h, docs/api.md): off unless http_listen is set. Plain
   // HTTP: a listener off loopback needs --allow-insecure-remote (terminate TLS in front).
   std::string http_listen;
   std::string http_port_file;  // when set, the bound HTTP port is written there once serving

@@ -10,7 +10,7 @@
 #include "core/scratch.h"
 #include "core/hash_key.h"
 #include "core/status_macros.h"
-#include "server/report_privacy.h"
+#include "access/report_privacy.h"
 #include "server/request_log.h"
 
 namespace cops {

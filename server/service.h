@@ -19,14 +19,14 @@
 #include "engine/document_writes.h"
 #include "engine/index_generations.h"
 #include "proto/cops.grpc.pb.h"
-#include "server/admission_control.h"
-#include "server/audit_sink.h"
-#include "server/authorizer.h"
+#include "access/admission_control.h"
+#include "access/audit_sink.h"
+#include "access/authorizer.h"
 #include "server/cancellation_probe.h"
-#include "server/log_replica.h"
-#include "server/receipt_signer.h"
-#include "server/stream_watchdog.h"
-#include "server/usage_ledger.h"
+#include "replication/log_replica.h"
+#include "engine/receipt_signer.h"
+#include "access/stream_watchdog.h"
+#include "access/usage_ledger.h"
 
 namespace cops {
 
@@ -36,7 +36,7 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   // one generation throughout; registrations and unregistrations go through
   // IndexGenerations::WithWriter. Each registration's reply carries a receipt signed by
   // `receipts` (none when it is null). With `writes` (copsd --log / --follow,
-  // server/log_replica.h), registrations and unregistrations go through it instead of the
+  // replication/log_replica.h), registrations and unregistrations go through it instead of the
   // local index; checks and reads stay local, and `position` (the same nodes) lets a call
   // wait for a log sequence (docs/scale-out.md, read-your-writes). Checks, registrations and bulk registration
   // windows are admitted by `admission` (a check of a CheckStream per message, a refusal in

@@ -31,7 +31,7 @@
 //                      owner-only (directories 0700, files 0600).
 //   snapshots/<name>~tmp/  snapshot <name> being written ("~" is in no valid name); renamed to
 //                      snapshots/<name>/ when complete; a leftover is deleted.
-//   signing_key.<n>    receipt signing key n >= 1 (server/receipt_signer.h): an Ed25519
+//   signing_key.<n>    receipt signing key n >= 1 (engine/receipt_signer.h): an Ed25519
 //                      private key, PKCS#8 PEM, mode 0600. Only the live one, the highest n,
 //                      is kept: a signing-key rotation creates n+1, then zero-fills and
 //                      removes n.

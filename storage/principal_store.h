@@ -32,7 +32,7 @@ namespace cops {
 
 struct PrincipalRecord {
   std::string name;  // unique; see ValidateAccessName()
-  // A cops::Role value (server/authorizer.h). on-disk: do not change values.
+  // A cops::Role value (access/authorizer.h). on-disk: do not change values.
   uint8_t role = 0;
   // Collections the principal may use; for role admin, empty means all.
   std::vector<std::string> collections;

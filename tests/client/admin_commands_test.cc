@@ -12,7 +12,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "server/access_control.h"
+#include "access/access_control.h"
 #include "server/admin_service.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"

@@ -21,7 +21,7 @@
 #include "proto/cops.grpc.pb.h"
 #include "proto/cops_admin.grpc.pb.h"
 #include "rocksdb/db.h"
-#include "server/access_control.h"
+#include "access/access_control.h"
 #include "server/admin_service.h"
 #include "server/service.h"
 #include "storage/data_dir.h"

@@ -1,0 +1,897 @@
+#include "http/api.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <mutex>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "client/check_report.h"
+#include "client/batch_register.h"
+#include "client/client.h"
+#include "client/compare.h"
+#include "client/document_json.h"
+#include "client/html_report.h"
+#include "core/hash_key.h"
+#include "core/receipt.h"
+#include "core/status_macros.h"
+#include "grpcpp/grpcpp.h"
+#include "nlohmann/json.hpp"
+#include "http/openapi.h"
+#include "http/transport.h"
+
+namespace cops {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr char kJson[] = "application/json";
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// ---------------------------------------------------------------- content types
+
+// The raw document content types the API takes, and the format each one means.
+struct MediaType {
+  const char* type;
+  v1::DocumentFormat format;
+};
+constexpr MediaType kDocumentTypes[] = {
+    {"text/plain", v1::DOCUMENT_FORMAT_TEXT},
+    {"text/html", v1::DOCUMENT_FORMAT_HTML},
+    {"application/xhtml+xml", v1::DOCUMENT_FORMAT_HTML},
+    {"text/markdown", v1::DOCUMENT_FORMAT_MARKDOWN},
+    {"text/x-tex", v1::DOCUMENT_FORMAT_LATEX},
+    {"application/x-tex", v1::DOCUMENT_FORMAT_LATEX},
+    {"application/x-latex", v1::DOCUMENT_FORMAT_LATEX},
+    {"message/rfc822", v1::DOCUMENT_FORMAT_EMAIL},
+    {"application/pdf", v1::DOCUMENT_FORMAT_PDF},
+    {"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+     v1::DOCUMENT_FORMAT_DOCX},
+    {"application/vnd.oasis.opendocument.text", v1::DOCUMENT_FORMAT_ODT},
+    {"application/octet-stream", v1::DOCUMENT_FORMAT_AUTO},
+};
+
+// The media type of a Content-Type value, lower case, without parameters.
+std::string MediaTypeOf(std::string_view content_type) {
+  std::string_view t = content_type.substr(0, content_type.find(';'));
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.back()))) t.remove_suffix(1);
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  std::string out(t);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<v1::DocumentFormat> FormatOfMediaType(std::string_view media_type) {
+  for (const MediaType& m : kDocumentTypes) {
+    if (media_type == m.type) return m.format;
+  }
+  return std::nullopt;
+}
+
+// How a POST body is to be read: a document as is, multipart form data, or a JSON object.
+enum class BodyKind { kRaw, kMultipart, kJson };
+
+absl::StatusOr<BodyKind> BodyKindOf(const std::string& content_type) {
+  const std::string media = MediaTypeOf(content_type);
+  if (media == "multipart/form-data") return BodyKind::kMultipart;
+  if (media == kJson) return BodyKind::kJson;
+  if (FormatOfMediaType(media).has_value()) return BodyKind::kRaw;
+  std::string accepted = "multipart/form-data, application/json";
+  for (const MediaType& m : kDocumentTypes) accepted += std::string(", ") + m.type;
+  return absl::InvalidArgumentError(
+      (media.empty() ? std::string("no Content-Type") : "unsupported Content-Type '" + media + "'") +
+      ": send one of " + accepted);
+}
+
+// ---------------------------------------------------------------- request fields
+
+// A request's named values: query parameters and multipart text parts (strings), or the
+// members of a JSON body (typed). Only names in the route's allow-list are accepted, so
+// a misspelt option is an error rather than silently ignored.
+class Fields {
+ public:
+  absl::Status Add(const std::string& name, json value, const std::set<std::string>& allowed) {
+    if (!allowed.contains(name)) {
+      std::string names;
+      for (const std::string& n : allowed) names += (names.empty() ? "" : ", ") + n;
+      return absl::InvalidArgumentError("unknown field '" + name + "' (this route takes: " +
+                                        names + ")");
+    }
+    if (values_.contains(name)) {
+      if (!values_[name].is_array()) values_[name] = json::array({values_[name]});
+      values_[name].push_back(std::move(value));
+    } else {
+      values_[name] = std::move(value);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::optional<std::string>> String(const std::string& name) const {
+    const json* v = Find(name);
+    if (v == nullptr) return std::optional<std::string>();
+    if (!v->is_string()) return Wrong(name, "a string", *v);
+    return std::optional<std::string>(v->get<std::string>());
+  }
+  absl::StatusOr<std::vector<std::string>> Strings(const std::string& name) const {
+    std::vector<std::string> out;
+    const json* v = Find(name);
+    if (v == nullptr) return out;
+    const json list = v->is_array() ? *v : json::array({*v});
+    for (const json& item : list) {
+      if (!item.is_string()) return Wrong(name, "a string or an array of strings", *v);
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+  absl::StatusOr<std::optional<double>> Number(const std::string& name) const {
+    const json* v = Find(name);
+    if (v == nullptr) return std::optional<double>();
+    if (v->is_number()) return std::optional<double>(v->get<double>());
+    if (v->is_string()) {
+      const std::string s = v->get<std::string>();
+      char* end = nullptr;
+      const double d = std::strtod(s.c_str(), &end);
+      if (!s.empty() && end == s.c_str() + s.size()) return std::optional<double>(d);
+    }
+    return Wrong(name, "a number", *v);
+  }
+  absl::StatusOr<std::optional<uint64_t>> Unsigned(const std::string& name) const {
+    const json* v = Find(name);
+    if (v == nullptr) return std::optional<uint64_t>();
+    if (v->is_number_unsigned()) return std::optional<uint64_t>(v->get<uint64_t>());
+    if (v->is_string()) {
+      const std::string s = v->get<std::string>();
+      if (!s.empty() && s.size() <= 19 &&
+          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+        return std::optional<uint64_t>(std::stoull(s));
+      }
+    }
+    return Wrong(name, "a non-negative integer", *v);
+  }
+  absl::StatusOr<std::optional<uint32_t>> Unsigned32(const std::string& name) const {
+    COPS_ASSIGN_OR_RETURN(std::optional<uint64_t> v, Unsigned(name));
+    if (v.has_value() && *v > UINT32_MAX) {
+      return absl::InvalidArgumentError("field '" + name + "': " + std::to_string(*v) +
+                                        " is too large (at most 4294967295)");
+    }
+    return v.has_value() ? std::optional<uint32_t>(static_cast<uint32_t>(*v)) : std::nullopt;
+  }
+  absl::StatusOr<std::optional<bool>> Bool(const std::string& name) const {
+    const json* v = Find(name);
+    if (v == nullptr) return std::optional<bool>();
+    if (v->is_boolean()) return std::optional<bool>(v->get<bool>());
+    if (v->is_string()) {
+      const std::string s = v->get<std::string>();
+      if (s == "true" || s == "1") return std::optional<bool>(true);
+      if (s == "false" || s == "0") return std::optional<bool>(false);
+    }
+    return Wrong(name, "true or false", *v);
+  }
+
+  // A digest of the values, for Idempotency-Key fingerprints.
+  std::string Canonical() const { return values_.dump(); }
+
+ private:
+  const json* Find(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() || it->is_null() ? nullptr : &*it;
+  }
+  static absl::Status Wrong(const std::string& name, const std::string& expected,
+                            const json& got) {
+    std::string shown = Dump(got);
+    if (shown.size() > 60) shown = shown.substr(0, 57) + "...";
+    return absl::InvalidArgumentError("field '" + name + "': expected " + expected + ", got " +
+                                      shown);
+  }
+
+  json values_ = json::object();
+};
+
+// A document sent in a request: its bytes, name (file name or title) and format.
+struct Upload {
+  std::string name;
+  std::string content;
+  v1::DocumentFormat format = v1::DOCUMENT_FORMAT_AUTO;
+};
+
+struct ParsedBody {
+  std::vector<Upload> files;
+  Fields fields;
+  std::string fingerprint;  // of everything the request asks, for Idempotency-Key
+};
+
+// The base64 of a JSON body's "content_base64" (RFC 4648, padding optional).
+absl::StatusOr<std::string> DecodeBase64(const std::string& in) {
+  static constexpr std::string_view kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    if (c == '=' || c == '\n' || c == '\r') continue;
+    const size_t v = kAlphabet.find(c);
+    if (v == std::string_view::npos) {
+      return absl::InvalidArgumentError("field 'content_base64': not base64");
+    }
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
+// The files and fields of a POST body (see docs/api.md): a raw document with its
+// Content-Type, multipart form data (parts named "file" are documents, the others fields),
+// or a JSON object (fields, the document in "content" or "content_base64"); query parameters
+// are fields in each case. `max_files` > 1 lets a request carry several documents.
+absl::StatusOr<ParsedBody> ParseBody(const httplib::Request& req,
+                                     const std::set<std::string>& allowed, size_t max_files) {
+  ParsedBody body;
+  for (const auto& [name, value] : req.params) {
+    COPS_RETURN_IF_ERROR(body.fields.Add(name, value, allowed));
+  }
+  COPS_ASSIGN_OR_RETURN(const BodyKind kind, BodyKindOf(req.get_header_value("Content-Type")));
+  std::optional<std::string> content;
+  switch (kind) {
+    case BodyKind::kRaw: {
+      Upload u;
+      u.content = req.body;
+      u.format = *FormatOfMediaType(MediaTypeOf(req.get_header_value("Content-Type")));
+      body.files.push_back(std::move(u));
+      break;
+    }
+    case BodyKind::kMultipart:
+      for (const auto& [name, part] : req.files) {
+        if (name == "file") {
+          Upload u;
+          u.name = part.filename;
+          u.content = part.content;
+          u.format = FormatOfMediaType(MediaTypeOf(part.content_type))
+                         .value_or(v1::DOCUMENT_FORMAT_AUTO);
+          body.files.push_back(std::move(u));
+        } else {
+          COPS_RETURN_IF_ERROR(body.fields.Add(name, part.content, allowed));
+        }
+      }
+      break;
+    case BodyKind::kJson: {
+      const json j = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+      if (j.is_discarded()) {
+        return absl::InvalidArgumentError("malformed JSON body: not a JSON object");
+      }
+      if (!j.is_object()) {
+        return absl::InvalidArgumentError("malformed JSON body: expected an object, got " +
+                                          std::string(j.type_name()));
+      }
+      for (const auto& [name, value] : j.items()) {
+        COPS_RETURN_IF_ERROR(body.fields.Add(name, value, allowed));
+      }
+      COPS_ASSIGN_OR_RETURN(std::optional<std::string> text, body.fields.String("content"));
+      COPS_ASSIGN_OR_RETURN(std::optional<std::string> b64, body.fields.String("content_base64"));
+      if (text.has_value() == b64.has_value()) {
+        return absl::InvalidArgumentError(
+            "field 'content': a JSON body carries the document in exactly one of 'content' "
+            "(text) or 'content_base64'");
+      }
+      Upload u;
+      if (text.has_value()) {
+        u.content = *std::move(text);
+        u.format = v1::DOCUMENT_FORMAT_TEXT;
+      } else {
+        COPS_ASSIGN_OR_RETURN(u.content, DecodeBase64(*b64));
+      }
+      body.files.push_back(std::move(u));
+      break;
+    }
+  }
+  if (body.files.empty()) {
+    return absl::InvalidArgumentError("field 'file': the request carries no document");
+  }
+  if (body.files.size() > max_files) {
+    return absl::InvalidArgumentError("field 'file': this route takes one document, got " +
+                                      std::to_string(body.files.size()));
+  }
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> format, body.fields.String("format"));
+  if (format.has_value()) {
+    absl::StatusOr<v1::DocumentFormat> parsed = ParseFormatName(*format);
+    if (!parsed.ok()) return absl::InvalidArgumentError("field 'format': " + std::string(parsed.status().message()));
+    for (Upload& u : body.files) u.format = *parsed;
+  }
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> title, body.fields.String("title"));
+  for (size_t i = 0; i < body.files.size(); ++i) {
+    Upload& u = body.files[i];
+    if (u.name.empty()) u.name = title.value_or("document-" + std::to_string(i + 1));
+  }
+  std::string fingerprint = req.path + "\n" + body.fields.Canonical();
+  for (const Upload& u : body.files) {
+    fingerprint += "\n" + u.name + "\n" + std::to_string(u.format) + "\n" + Sha256Hex(u.content);
+  }
+  body.fingerprint = Sha256Hex(fingerprint);
+  return body;
+}
+
+const std::set<std::string> kDocumentFields = {"title",  "author",         "collection",
+                                               "format", "external_id",    "content",
+                                               "content_base64"};
+const std::set<std::string> kCheckFields = {
+    "collection",     "format",          "function",          "threshold",
+    "min_count",      "max_results",     "want_spans",        "max_doc_frequency",
+    "min_passage_units", "exclude_quotes", "exclude_references", "min_match_units",
+    "sample_size",    "sample_seed",     "title",             "content",
+    "content_base64"};
+
+absl::StatusOr<v1::Document> DocumentOf(const Upload& u, const Fields& f) {
+  v1::Document d;
+  d.set_content(u.content);
+  d.set_format(u.format);
+  v1::DocumentMetadata* m = d.mutable_metadata();
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> title, f.String("title"));
+  m->set_title(title.value_or(u.name));
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> author, f.String("author"));
+  m->set_author(author.value_or(""));
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> collection, f.String("collection"));
+  m->set_collection(collection.value_or(""));
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> external_id, f.String("external_id"));
+  m->set_external_id(external_id.value_or(""));
+  return d;
+}
+
+absl::StatusOr<v1::CheckDocumentRequest> CheckRequestOf(const Upload& u, const Fields& f) {
+  v1::CheckDocumentRequest r;
+  r.set_content(u.content);
+  r.set_format(u.format);
+  COPS_ASSIGN_OR_RETURN(std::vector<std::string> collections, f.Strings("collection"));
+  for (std::string& c : collections) r.add_collections(std::move(c));
+  v1::CheckOptions* o = r.mutable_options();
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> function, f.String("function"));
+  if (function.has_value()) {
+    absl::StatusOr<v1::DecisionFunction> parsed = ParseFunctionName(*function);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError("field 'function': " + std::string(parsed.status().message()));
+    }
+    o->set_function(*parsed);
+  }
+  COPS_ASSIGN_OR_RETURN(std::optional<double> threshold, f.Number("threshold"));
+  if (threshold.has_value()) o->set_threshold(*threshold);
+  COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> min_count, f.Unsigned32("min_count"));
+  if (min_count.has_value()) o->set_min_count(*min_count);
+  COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> max_results, f.Unsigned32("max_results"));
+  if (max_results.has_value()) o->set_max_results(*max_results);
+  COPS_ASSIGN_OR_RETURN(std::optional<bool> want_spans, f.Bool("want_spans"));
+  if (want_spans.has_value()) o->set_want_spans(*want_spans);
+  COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> max_df, f.Unsigned32("max_doc_frequency"));
+  o->set_max_doc_frequency(max_df.value_or(0));
+  COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> passage, f.Unsigned32("min_passage_units"));
+  if (passage.has_value()) o->set_min_passage_units(*passage);
+  COPS_ASSIGN_OR_RETURN(std::optional<bool> quotes, f.Bool("exclude_quotes"));
+  o->set_exclude_quotes(quotes.value_or(false));
+  COPS_ASSIGN_OR_RETURN(std::optional<bool> references, f.Bool("exclude_references"));
+  o->set_exclude_references(references.value_or(false));
+  COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> min_match, f.Unsigned32("min_match_units"));
+  o->set_min_match_units(min_match.value_or(0));
+  COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> sample_size, f.Unsigned32("sample_size"));
+  o->set_sample_size(sample_size.value_or(0));
+  COPS_ASSIGN_OR_RETURN(std::optional<uint64_t> sample_seed, f.Unsigned("sample_seed"));
+  o->set_sample_seed(sample_seed.value_or(0));
+  return r;
+}
+
+// The `cops --json register` object of a registration, with its signed receipt (the
+// receipt file's JSON, docs/receipts.md) under "receipt" when the service gave one.
+std::string RegisterJson(const std::string& name, const v1::RegisterDocumentReply& reply) {
+  json j = json::parse(RegisterJsonLine(name, reply));
+  if (reply.has_receipt()) {
+    const SignedReceipt receipt{reply.receipt().payload(), reply.receipt().signature(),
+                                reply.receipt().key_id()};
+    j["receipt"] = json::parse(EncodeReceiptFile(receipt), nullptr, false);
+  }
+  return Dump(j);
+}
+
+// ---------------------------------------------------------------- credentials
+
+// The API key of `Authorization: Bearer <key>` ("" without the header). UNAUTHENTICATED for
+// another scheme or a key that cannot be one (it would not survive as call metadata).
+absl::StatusOr<std::string> ApiKeyOf(const httplib::Request& req) {
+  if (!req.has_header("Authorization")) return std::string();
+  const std::string value = req.get_header_value("Authorization");
+  std::string scheme = value.substr(0, 7);
+  for (char& c : scheme) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (scheme != "bearer ") {
+    return absl::UnauthenticatedError("expected 'Authorization: Bearer <API key>'");
+  }
+  std::string key = value.substr(7);
+  while (!key.empty() && key.front() == ' ') key.erase(0, 1);
+  while (!key.empty() && key.back() == ' ') key.pop_back();
+  if (key.empty() || !std::all_of(key.begin(), key.end(), [](char c) {
+        return c > ' ' && c < 127;
+      })) {
+    return absl::UnauthenticatedError("malformed API key (expected cops_<id>_<secret>)");
+  }
+  return key;
+}
+
+// Who owns a job or an Idempotency-Key: a digest of the caller's key (never the key).
+std::string OwnerTag(const std::string& api_key) { return Sha256Hex("cops-http-owner\n" + api_key); }
+
+// ---------------------------------------------------------------- replies
+
+void Reply(httplib::Response& res, const StoredReply& r) {
+  res.status = r.status;
+  if (!r.location.empty()) res.set_header("Location", r.location);
+  res.set_content(r.body, r.content_type.c_str());
+}
+
+StoredReply ErrorReply(const absl::Status& status) {
+  return StoredReply{HttpStatusOf(status.code()), kJson, ErrorJson(status), ""};
+}
+
+void SendError(httplib::Response& res, const absl::Status& status) {
+  Reply(res, ErrorReply(status));
+  if (status.code() == absl::StatusCode::kUnauthenticated) {
+    res.set_header("WWW-Authenticate", "Bearer");
+  }
+  if (res.status == 429 || res.status == 503) res.set_header("Retry-After", "1");
+}
+
+bool WantsHtml(const httplib::Request& req) {
+  return req.get_header_value("Accept").find("text/html") != std::string::npos;
+}
+
+// The routes that take a document body.
+bool TakesDocument(const httplib::Request& req) {
+  return req.method == "POST" &&
+         (req.path == "/v1/documents" || req.path == "/v1/checks" || req.path == "/v1/jobs");
+}
+
+absl::StatusOr<uint64_t> DocIdOf(const std::string& text) {
+  if (text.empty() || text.size() > 19 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return absl::InvalidArgumentError("document id '" + text.substr(0, 40) +
+                                      "' is not a number");
+  }
+  return std::stoull(text);
+}
+
+// HOST:PORT -> host and port ("[::1]:80" too).
+absl::StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& listen) {
+  const size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return absl::InvalidArgumentError("--http-listen '" + listen + "': expected HOST:PORT");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  const std::string port_text = listen.substr(colon + 1);
+  if (port_text.empty() || port_text.size() > 5 ||
+      !std::all_of(port_text.begin(), port_text.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stoi(port_text) > 65535) {
+    return absl::InvalidArgumentError("--http-listen '" + listen + "': bad port");
+  }
+  return std::make_pair(host, std::stoi(port_text));
+}
+
+}  // namespace
+
+int HttpStatusOf(absl::StatusCode code) {
+  switch (code) {
+    case absl::StatusCode::kOk:
+      return 200;
+    case absl::StatusCode::kCancelled:
+      return 499;
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kFailedPrecondition:
+    case absl::StatusCode::kOutOfRange:
+      return 400;
+    case absl::StatusCode::kDeadlineExceeded:
+      return 504;
+    case absl::StatusCode::kNotFound:
+      return 404;
+    case absl::StatusCode::kAlreadyExists:
+    case absl::StatusCode::kAborted:
+      return 409;
+    case absl::StatusCode::kPermissionDenied:
+      return 403;
+    case absl::StatusCode::kUnauthenticated:
+      return 401;
+    case absl::StatusCode::kResourceExhausted:
+      return 429;
+    case absl::StatusCode::kUnimplemented:
+      return 501;
+    case absl::StatusCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+std::string ErrorJson(const absl::Status& status) {
+  return Dump({{"code", absl::StatusCodeToString(status.code())},
+               {"message", std::string(status.message())}});
+}
+
+struct HttpApi::Impl {
+  Impl(const HttpApiOptions& o, std::shared_ptr<grpc::Channel> c)
+      : options(o),
+        channel(std::move(c)),
+        server(HttpTransportOptions{o.threads, o.max_queued_connections, o.request_timeout,
+                                    o.idle_timeout, o.request_timeout, 100}),
+        jobs(o.jobs),
+        idempotent(o.idempotency_keep) {}
+
+  // A client of the service calling with `api_key`.
+  std::unique_ptr<Client> ClientFor(const std::string& api_key) const {
+    ClientOptions client;
+    client.security.api_key = api_key;
+    client.timeout = options.call_timeout;
+    return Client::OverChannel(channel, client);
+  }
+
+  // Refuses a request from its headers alone, before its body is read: wrong content type
+  // (415), no length (411), too large (413), no API key (401). Returns false when refused
+  // (`res` then holds the refusal).
+  bool Admit(const httplib::Request& req, httplib::Response& res) const {
+    absl::Status refusal;
+    int status = 0;
+    if (req.path.starts_with("/v1/") && req.path != "/v1/openapi.json") {
+      absl::StatusOr<std::string> key = ApiKeyOf(req);
+      if (!key.ok()) {
+        refusal = key.status();
+      } else if (key->empty() && options.auth_required) {
+        refusal = absl::UnauthenticatedError(
+            "no credentials: send 'Authorization: Bearer <API key>'");
+      }
+    }
+    if (refusal.ok() && TakesDocument(req)) {
+      if (absl::StatusOr<BodyKind> kind = BodyKindOf(req.get_header_value("Content-Type"));
+          !kind.ok()) {
+        refusal = kind.status();
+        status = 415;
+      } else if (!req.has_header("Content-Length")) {
+        refusal = absl::InvalidArgumentError(
+            "a document body needs a Content-Length (chunked uploads are not taken)");
+        status = 411;
+      } else if (req.get_header_value<uint64_t>("Content-Length") > options.max_body_bytes) {
+        refusal = absl::ResourceExhaustedError(
+            "request body of " + req.get_header_value("Content-Length") +
+            " bytes is over the limit of " + std::to_string(options.max_body_bytes) + " bytes");
+        status = 413;
+      }
+    }
+    if (refusal.ok()) return true;
+    SendError(res, refusal);
+    if (status != 0) res.status = status;
+    // The body was not read: the connection cannot carry another request.
+    res.set_header("Connection", "close");
+    BoundedHttpServer::CloseAfterResponse();
+    return false;
+  }
+
+  // Runs `work` once per Idempotency-Key (when the request has one) and sends its reply.
+  void Idempotent(const httplib::Request& req, httplib::Response& res, const std::string& key,
+                  const std::string& fingerprint, const std::function<StoredReply()>& work) {
+    const std::string idempotency_key = req.get_header_value("Idempotency-Key");
+    if (idempotency_key.empty()) {
+      Reply(res, work());
+      return;
+    }
+    const std::string scope = OwnerTag(key) + "\n" + req.path + "\n" + idempotency_key;
+    IdempotentReplies::Decision decision = idempotent.Begin(scope, fingerprint);
+    if (!decision.refusal.ok()) {
+      SendError(res, decision.refusal);
+      if (absl::IsInvalidArgument(decision.refusal)) res.status = 422;
+      return;
+    }
+    if (decision.replay.has_value()) {
+      Reply(res, *decision.replay);
+      res.set_header("Idempotent-Replayed", "true");
+      return;
+    }
+    StoredReply reply = work();
+    // Replies a retry could change (credentials, limits, availability) are not kept.
+    if (reply.status >= 500 || reply.status == 429 || reply.status == 401 ||
+        reply.status == 409) {
+      idempotent.Abandon(scope);
+    } else {
+      idempotent.Finish(scope, reply);
+    }
+    Reply(res, reply);
+  }
+
+  void PostDocument(const httplib::Request& req, httplib::Response& res) {
+    const std::string key = ApiKeyOf(req).value_or("");
+    absl::StatusOr<ParsedBody> body = ParseBody(req, kDocumentFields, 1);
+    if (!body.ok()) return SendError(res, body.status());
+    Idempotent(req, res, key, body->fingerprint, [&]() -> StoredReply {
+      absl::StatusOr<v1::Document> doc = DocumentOf(body->files[0], body->fields);
+      if (!doc.ok()) return ErrorReply(doc.status());
+      absl::StatusOr<v1::RegisterDocumentReply> reply = ClientFor(key)->Register(*doc);
+      if (!reply.ok()) return ErrorReply(reply.status());
+      return StoredReply{reply->created() ? 201 : 200, kJson,
+                         RegisterJson(body->files[0].name, *reply),
+                         "/v1/documents/" + std::to_string(reply->doc_id())};
+    });
+  }
+
+  void GetDocument(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<uint64_t> id = DocIdOf(req.matches[1]);
+    if (!id.ok()) return SendError(res, id.status());
+    absl::StatusOr<v1::DocumentInfo> info = ClientFor(ApiKeyOf(req).value_or(""))->Get(*id);
+    if (!info.ok()) return SendError(res, info.status());
+    res.set_content(DocumentInfoJson(*info), kJson);
+  }
+
+  void DeleteDocument(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<uint64_t> id = DocIdOf(req.matches[1]);
+    if (!id.ok()) return SendError(res, id.status());
+    absl::Status s = ClientFor(ApiKeyOf(req).value_or(""))->Unregister(*id);
+    if (!s.ok()) return SendError(res, s);
+    res.status = 204;
+  }
+
+  void ListDocuments(const httplib::Request& req, httplib::Response& res) {
+    Fields fields;
+    for (const auto& [name, value] : req.params) {
+      if (absl::Status s = fields.Add(name, value, {"page_token", "page_size", "collection"});
+          !s.ok()) {
+        return SendError(res, s);
+      }
+    }
+    absl::StatusOr<std::optional<uint32_t>> size = fields.Unsigned32("page_size");
+    absl::StatusOr<std::optional<std::string>> token = fields.String("page_token");
+    absl::StatusOr<std::optional<std::string>> collection = fields.String("collection");
+    for (const absl::Status& s : {size.status(), token.status(), collection.status()}) {
+      if (!s.ok()) return SendError(res, s);
+    }
+    absl::StatusOr<v1::ListDocumentsReply> page =
+        ClientFor(ApiKeyOf(req).value_or(""))
+            ->List(size->value_or(0), token->value_or(""), collection->value_or(""));
+    if (!page.ok()) return SendError(res, page.status());
+    json docs = json::array();
+    for (const v1::DocumentInfo& d : page->documents()) {
+      docs.push_back(json::parse(DocumentInfoJson(d)));
+    }
+    res.set_content(Dump({{"documents", std::move(docs)},
+                          {"next_page_token", page->next_page_token()}}),
+                    kJson);
+  }
+
+  void PostCheck(const httplib::Request& req, httplib::Response& res) {
+    const std::string key = ApiKeyOf(req).value_or("");
+    absl::StatusOr<ParsedBody> body = ParseBody(req, kCheckFields, 1);
+    if (!body.ok()) return SendError(res, body.status());
+    const bool html = WantsHtml(req);
+    Idempotent(req, res, key, body->fingerprint + (html ? "html" : ""), [&]() -> StoredReply {
+      absl::StatusOr<v1::CheckDocumentRequest> request =
+          CheckRequestOf(body->files[0], body->fields);
+      if (!request.ok()) return ErrorReply(request.status());
+      std::unique_ptr<Client> client = ClientFor(key);
+      absl::StatusOr<v1::CheckDocumentReply> reply = client->Check(*request);
+      if (!reply.ok()) return ErrorReply(reply.status());
+      if (!html) return StoredReply{200, kJson, CheckJsonLine(*reply), ""};
+      CheckHtmlReport report(RegisteredTextFrom(client.get()));
+      report.Add(body->files[0].name, body->files[0].content, *reply);
+      return StoredReply{200, "text/html; charset=utf-8", report.Finish(), ""};
+    });
+    if (html && res.get_header_value("Content-Type").starts_with("text/html")) {
+      // The report is one self-contained page: no script, no other origin.
+      res.set_header("Content-Security-Policy",
+                     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+                     "frame-ancestors 'none'");
+    }
+  }
+
+  // A batch job: the documents compared with each other as `cops compare` does, and each
+  // checked against the registered corpus.
+  static absl::StatusOr<std::string> CompareBatch(Client* client, const std::vector<Upload>& files,
+                                                  const v1::CheckDocumentRequest& options) {
+    std::error_code ec;
+    const fs::path dir = fs::temp_directory_path(ec) / ("cops-http-" + Sha256Hex(
+        std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id())) +
+        std::to_string(std::chrono::steady_clock::now().time_since_epoch().count())).substr(0, 16));
+    fs::create_directories(dir, ec);
+    if (ec) return absl::InternalError("cannot create a work directory: " + ec.message());
+    struct Cleanup {
+      fs::path dir;
+      ~Cleanup() {
+        std::error_code ignored;
+        fs::remove_all(dir, ignored);
+      }
+    } cleanup{dir};
+    std::vector<std::string> paths;
+    for (size_t i = 0; i < files.size(); ++i) {
+      const std::string path = (dir / std::to_string(i)).string();
+      std::ofstream out(path, std::ios::binary);
+      out << files[i].content;
+      if (!out.flush()) return absl::InternalError("cannot write " + path);
+      paths.push_back(path);
+    }
+    CompareOptions compare;
+    compare.format = static_cast<DocumentFormat>(files[0].format);
+    COPS_ASSIGN_OR_RETURN(compare.params, ServerChunkingParams(client));
+    if (options.options().has_min_passage_units()) {
+      compare.min_passage_units = options.options().min_passage_units();
+    }
+    COPS_ASSIGN_OR_RETURN(Comparison comparison, CompareFiles(paths, compare));
+    std::vector<std::string> corpus;
+    for (size_t i = 0; i < files.size(); ++i) {
+      comparison.documents[i].path = files[i].name;  // the caller's names, not ours
+      v1::CheckDocumentRequest request = options;
+      request.set_content(files[i].content);
+      request.set_format(files[i].format);
+      absl::StatusOr<v1::CheckDocumentReply> reply = client->Check(request);
+      corpus.push_back(reply.ok() ? CheckJsonLine(*reply, files[i].name)
+                                  : ErrorJsonLine(files[i].name, reply.status()));
+    }
+    return CompareJson(comparison, corpus);
+  }
+
+  void PostJob(const httplib::Request& req, httplib::Response& res) {
+    const std::string key = ApiKeyOf(req).value_or("");
+    absl::StatusOr<ParsedBody> body = ParseBody(req, kCheckFields, 1000);
+    if (!body.ok()) return SendError(res, body.status());
+    Idempotent(req, res, key, body->fingerprint, [&]() -> StoredReply {
+      absl::StatusOr<v1::CheckDocumentRequest> request =
+          CheckRequestOf(body->files[0], body->fields);
+      if (!request.ok()) return ErrorReply(request.status());
+      std::shared_ptr<Client> client = ClientFor(key);
+      JobQueue::Work work;
+      if (body->files.size() == 1) {
+        work = [client, request = *std::move(request)]() -> absl::StatusOr<std::string> {
+          COPS_ASSIGN_OR_RETURN(v1::CheckDocumentReply reply, client->Check(request));
+          return CheckJsonLine(reply);
+        };
+      } else {
+        request->clear_content();
+        work = [client, request = *std::move(request),
+                files = std::move(body->files)]() -> absl::StatusOr<std::string> {
+          return CompareBatch(client.get(), files, request);
+        };
+      }
+      absl::StatusOr<JobView> job = jobs.Submit(OwnerTag(key), std::move(work));
+      if (!job.ok()) return ErrorReply(job.status());
+      return StoredReply{202, kJson, Dump({{"id", job->id}, {"state", JobStateName(job->state)}}),
+                         "/v1/jobs/" + job->id};
+    });
+  }
+
+  void GetJob(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<JobView> job =
+        jobs.Get(OwnerTag(ApiKeyOf(req).value_or("")), req.matches[1]);
+    if (!job.ok()) return SendError(res, job.status());
+    json j = {{"id", job->id},
+              {"state", JobStateName(job->state)},
+              {"created_unix_micros", job->created_unix_micros}};
+    if (job->finished_unix_micros != 0) j["finished_unix_micros"] = job->finished_unix_micros;
+    if (job->state == JobState::kDone) j["result"] = json::parse(job->result, nullptr, false);
+    if (job->state == JobState::kFailed) {
+      j["error"] = {{"code", absl::StatusCodeToString(job->error.code())},
+                    {"message", std::string(job->error.message())}};
+    }
+    res.set_content(Dump(j), kJson);
+  }
+
+  void Health(const httplib::Request& /*req*/, httplib::Response& res) {
+    absl::Status s = ClientFor("")->Health();
+    if (!s.ok()) return SendError(res, s);
+    res.set_content(R"({"status":"serving"})", kJson);
+  }
+
+  void Route() {
+    using Req = const httplib::Request&;
+    using Res = httplib::Response&;
+    server.set_socket_options([](socket_t sock) {
+      // Not SO_REUSEPORT (cpp-httplib's default): a second copsd on the same port must fail
+      // to start rather than share the port silently.
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
+    // A reply's headers and body are two writes: without this, Nagle's algorithm holds the
+    // body until the client's delayed ACK (~40 ms per request on Linux).
+    server.set_tcp_nodelay(true);
+    server.set_payload_max_length(options.max_body_bytes);
+    server.set_pre_routing_handler([this](Req req, Res res) {
+      return Admit(req, res) ? httplib::Server::HandlerResponse::Unhandled
+                             : httplib::Server::HandlerResponse::Handled;
+    });
+    // curl and others ask before sending a large body: refuse it without reading it.
+    server.set_expect_100_continue_handler(
+        [this](Req req, Res res) { return Admit(req, res) ? 100 : res.status; });
+    server.set_error_handler(httplib::Server::HandlerWithResponse([](Req req, Res res) {
+      if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      absl::Status s;
+      switch (res.status) {
+        case 404:
+          s = absl::NotFoundError("no route " + req.method + " " + req.path);
+          break;
+        case 413:
+          s = absl::ResourceExhaustedError("request body over the limit");
+          break;
+        case 414:
+        case 431:
+          s = absl::InvalidArgumentError("request line or headers too long");
+          break;
+        case 400:
+          s = absl::InvalidArgumentError("malformed HTTP request");
+          break;
+        default:
+          s = absl::UnknownError("HTTP " + std::to_string(res.status));
+      }
+      const int status = res.status;
+      SendError(res, s);
+      res.status = status;
+      return httplib::Server::HandlerResponse::Handled;
+    }));
+    server.set_exception_handler([](Req, Res res, const std::exception_ptr&) {
+      SendError(res, absl::InternalError("unexpected error"));
+    });
+    server.Get("/healthz", [this](Req req, Res res) { Health(req, res); });
+    server.Get("/v1/openapi.json",
+               [](Req, Res res) { res.set_content(std::string(OpenApiJson()), kJson); });
+    server.Post("/v1/documents", [this](Req req, Res res) { PostDocument(req, res); });
+    server.Get("/v1/documents", [this](Req req, Res res) { ListDocuments(req, res); });
+    server.Get(R"(/v1/documents/([^/]+))", [this](Req req, Res res) { GetDocument(req, res); });
+    server.Delete(R"(/v1/documents/([^/]+))",
+                  [this](Req req, Res res) { DeleteDocument(req, res); });
+    server.Post("/v1/checks", [this](Req req, Res res) { PostCheck(req, res); });
+    server.Post("/v1/jobs", [this](Req req, Res res) { PostJob(req, res); });
+    server.Get(R"(/v1/jobs/([^/]+))", [this](Req req, Res res) { GetJob(req, res); });
+  }
+
+  const HttpApiOptions options;
+  const std::shared_ptr<grpc::Channel> channel;
+  BoundedHttpServer server;
+  JobQueue jobs;
+  IdempotentReplies idempotent;
+  int port = 0;
+  std::thread listener;
+  std::once_flag stopped;
+};
+
+absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(const HttpApiOptions& options,
+                                                        std::shared_ptr<grpc::Channel> channel) {
+  COPS_ASSIGN_OR_RETURN(const auto host_port, SplitHostPort(options.listen));
+  auto impl = std::make_unique<Impl>(options, std::move(channel));
+  impl->Route();
+  if (host_port.second == 0) {
+    impl->port = impl->server.bind_to_any_port(host_port.first);
+  } else if (impl->server.bind_to_port(host_port.first, host_port.second)) {
+    impl->port = host_port.second;
+  }
+  if (impl->port <= 0) {
+    return absl::UnavailableError("cannot listen for HTTP on " + options.listen);
+  }
+  Impl* raw = impl.get();
+  impl->listener = std::thread([raw] { raw->server.listen_after_bind(); });
+  // Stop() before the accept loop runs would not reach it.
+  while (!impl->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return std::unique_ptr<HttpApi>(new HttpApi(std::move(impl)));
+}
+
+HttpApi::HttpApi(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+HttpApi::~HttpApi() { Stop(); }
+
+int HttpApi::port() const { return impl_->port; }
+
+void HttpApi::Stop() {
+  std::call_once(impl_->stopped, [this] {
+    impl_->server.stop();
+    if (impl_->listener.joinable()) impl_->listener.join();
+    impl_->jobs.Shutdown();
+  });
+}
+
+}  // namespace cops

@@ -1,0 +1,195 @@
+#include "http/jobs.h"
+
+#include <openssl/rand.h>
+
+#include <algorithm>
+#include <atomic>
+#include <utility>
+
+namespace cops {
+namespace {
+
+int64_t SystemMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// 128 random bits as hex: a job id nobody can guess.
+std::string NewJobId() {
+  unsigned char bytes[16] = {};
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
+    // Without entropy, ids would still be unique through the counter, only guessable.
+    static std::atomic<uint64_t> counter{0};
+    const uint64_t n = counter.fetch_add(1) ^ static_cast<uint64_t>(SystemMicros());
+    for (size_t i = 0; i < 8; ++i) bytes[i] = static_cast<unsigned char>(n >> (8 * i));
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string id = "job_";
+  for (unsigned char b : bytes) {
+    id += kDigits[b >> 4];
+    id += kDigits[b & 15];
+  }
+  return id;
+}
+
+}  // namespace
+
+const char* JobStateName(JobState state) {
+  switch (state) {
+    case JobState::kQueued:
+      return "queued";
+    case JobState::kRunning:
+      return "running";
+    case JobState::kDone:
+      return "done";
+    case JobState::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+JobQueue::JobQueue(JobQueueOptions options) : options_(std::move(options)) {
+  for (uint32_t i = 0; i < std::max<uint32_t>(options_.workers, 1); ++i) {
+    workers_.emplace_back([this] { RunWorker(); });
+  }
+}
+
+JobQueue::~JobQueue() { Shutdown(); }
+
+int64_t JobQueue::Now() const {
+  return options_.now_micros ? options_.now_micros() : SystemMicros();
+}
+
+void JobQueue::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    for (const std::shared_ptr<Job>& job : queue_) {
+      job->view.state = JobState::kFailed;
+      job->view.error = absl::UnavailableError("the server stopped before the job ran");
+      job->view.finished_unix_micros = Now();
+    }
+    queue_.clear();
+  }
+  for (std::thread& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+void JobQueue::ForgetExpiredLocked() {
+  const int64_t horizon =
+      Now() - std::chrono::duration_cast<std::chrono::microseconds>(options_.keep_results).count();
+  std::erase_if(jobs_, [horizon](const auto& entry) {
+    const JobView& v = entry.second->view;
+    return v.finished_unix_micros != 0 && v.finished_unix_micros <= horizon;
+  });
+}
+
+absl::StatusOr<JobView> JobQueue::Submit(const std::string& owner, Work work) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return absl::UnavailableError("the server is stopping: no new jobs");
+  ForgetExpiredLocked();
+  if (queue_.size() >= options_.max_queued) {
+    return absl::ResourceExhaustedError("the job queue is full (" +
+                                        std::to_string(options_.max_queued) +
+                                        " jobs waiting): try again later");
+  }
+  auto job = std::make_shared<Job>();
+  job->owner = owner;
+  job->view.id = NewJobId();
+  job->view.created_unix_micros = Now();
+  job->work = std::move(work);
+  jobs_[job->view.id] = job;
+  queue_.push_back(job);
+  return job->view;
+}
+
+absl::StatusOr<JobView> JobQueue::Get(const std::string& owner, const std::string& id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(id);
+  const int64_t horizon =
+      Now() - std::chrono::duration_cast<std::chrono::microseconds>(options_.keep_results).count();
+  if (it == jobs_.end() || it->second->owner != owner ||
+      (it->second->view.finished_unix_micros != 0 &&
+       it->second->view.finished_unix_micros <= horizon)) {
+    return absl::NotFoundError("job " + id + " not found (unknown, expired, or not yours)");
+  }
+  return it->second->view;
+}
+
+void JobQueue::RunWorker() {
+  for (;;) {
+    std::shared_ptr<Job> job;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](JobQueue* q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(q->mu_) {
+            return q->stopping_ || !q->queue_.empty();
+          },
+          this));
+      if (queue_.empty()) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      job->view.state = JobState::kRunning;
+    }
+    absl::StatusOr<std::string> result = job->work();
+    absl::MutexLock lock(&mu_);
+    job->work = nullptr;  // releases the document it held
+    if (result.ok()) {
+      job->view.state = JobState::kDone;
+      job->view.result = *std::move(result);
+    } else {
+      job->view.state = JobState::kFailed;
+      job->view.error = result.status();
+    }
+    job->view.finished_unix_micros = Now();
+  }
+}
+
+IdempotentReplies::IdempotentReplies(std::chrono::seconds keep,
+                                     std::function<int64_t()> now_micros)
+    : keep_(keep), now_micros_(std::move(now_micros)) {}
+
+int64_t IdempotentReplies::Now() const { return now_micros_ ? now_micros_() : SystemMicros(); }
+
+IdempotentReplies::Decision IdempotentReplies::Begin(const std::string& scope,
+                                                     const std::string& fingerprint) {
+  absl::MutexLock lock(&mu_);
+  const int64_t now = Now();
+  std::erase_if(entries_, [now](const auto& e) {
+    return e.second.reply.has_value() && e.second.expires_unix_micros <= now;
+  });
+  Decision decision;
+  auto [it, inserted] = entries_.try_emplace(scope);
+  if (inserted) {
+    it->second.fingerprint = fingerprint;
+    return decision;  // the caller does the work
+  }
+  if (it->second.fingerprint != fingerprint) {
+    decision.refusal = absl::InvalidArgumentError(
+        "this Idempotency-Key was used for a different request: use a new key for new work");
+  } else if (!it->second.reply.has_value()) {
+    decision.refusal = absl::AbortedError(
+        "a request with this Idempotency-Key is still in progress: retry later");
+  } else {
+    decision.replay = it->second.reply;
+  }
+  return decision;
+}
+
+void IdempotentReplies::Finish(const std::string& scope, StoredReply reply) {
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(scope);
+  if (it == entries_.end()) return;
+  it->second.reply = std::move(reply);
+  it->second.expires_unix_micros =
+      Now() + std::chrono::duration_cast<std::chrono::microseconds>(keep_).count();
+}
+
+void IdempotentReplies::Abandon(const std::string& scope) {
+  absl::MutexLock lock(&mu_);
+  entries_.erase(scope);
+}
+
+}  // namespace cops

@@ -1,0 +1,137 @@
+#ifndef COPS_HTTP_JOBS_H_
+#define COPS_HTTP_JOBS_H_
+
+// Asynchronous work of the HTTP API (docs/api.md, "Jobs") and its Idempotency-Key replies.
+//
+// JobQueue runs submitted work on a bounded pool: `workers` jobs run at once and at most
+// `max_queued` wait; a job moves queued -> running -> done (with its result) or failed (with
+// its error), and is forgotten `keep_results` after it finished. Jobs belong to an owner
+// (an opaque tag of the caller's credentials): another owner cannot see them.
+//
+// IdempotentReplies remembers the reply of each request that carried an Idempotency-Key,
+// per owner and route, for `keep`: a retry with the same key gets the same reply without
+// the work being done again.
+//
+// Thread-safety: both classes are safe for concurrent use.
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+
+namespace cops {
+
+enum class JobState { kQueued, kRunning, kDone, kFailed };
+
+// "queued", "running", "done", "failed": the names the API shows.
+const char* JobStateName(JobState state);
+
+struct JobQueueOptions {
+  uint32_t workers = 2;       // jobs running at once
+  uint32_t max_queued = 64;   // jobs waiting; a submission beyond is RESOURCE_EXHAUSTED
+  std::chrono::seconds keep_results{3600};  // a finished job is kept this long
+  // Clock of creation and expiry, microseconds since the Unix epoch (tests replace it).
+  std::function<int64_t()> now_micros;
+};
+
+struct JobView {
+  std::string id;
+  JobState state = JobState::kQueued;
+  std::string result;   // kDone: the result (JSON)
+  absl::Status error;   // kFailed: why
+  int64_t created_unix_micros = 0;
+  int64_t finished_unix_micros = 0;  // 0 until done or failed
+};
+
+class JobQueue {
+ public:
+  // The work of a job: its result as JSON, or an error.
+  using Work = std::function<absl::StatusOr<std::string>()>;
+
+  explicit JobQueue(JobQueueOptions options);
+  // Waits for running jobs; queued ones are dropped.
+  ~JobQueue();
+  JobQueue(const JobQueue&) = delete;
+  JobQueue& operator=(const JobQueue&) = delete;
+
+  // Queues `work` for `owner`; RESOURCE_EXHAUSTED when max_queued jobs already wait,
+  // UNAVAILABLE after Shutdown().
+  absl::StatusOr<JobView> Submit(const std::string& owner, Work work);
+  // NOT_FOUND for an unknown or expired id, or a job of another owner.
+  absl::StatusOr<JobView> Get(const std::string& owner, const std::string& id) const;
+  // Refuses new jobs, drops queued ones and waits for the running ones.
+  void Shutdown();
+
+ private:
+  struct Job {
+    std::string owner;
+    JobView view;
+    Work work;
+  };
+  void RunWorker();
+  void ForgetExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  int64_t Now() const;
+
+  const JobQueueOptions options_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<Job>> queue_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<std::thread> workers_;
+};
+
+// A reply as the HTTP layer sends it.
+struct StoredReply {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+  std::string location;  // Location header; "" = none
+};
+
+class IdempotentReplies {
+ public:
+  explicit IdempotentReplies(std::chrono::seconds keep,
+                             std::function<int64_t()> now_micros = nullptr);
+
+  // What to do with a request carrying an Idempotency-Key.
+  struct Decision {
+    std::optional<StoredReply> replay;  // the first request's reply: send it again
+    absl::Status refusal;  // ABORTED: the first is still running; INVALID_ARGUMENT: the key
+                           // was used for a different request
+  };
+  // `scope` names the owner, route and key; `fingerprint` the request (e.g. a digest of its
+  // query and body). When neither replay nor refusal is set, the caller does the work and
+  // then calls Finish() or Abandon() with the same scope.
+  Decision Begin(const std::string& scope, const std::string& fingerprint);
+  void Finish(const std::string& scope, StoredReply reply);
+  // The work failed in a way a retry may fix (unavailable, rate-limited): forget the key.
+  void Abandon(const std::string& scope);
+
+ private:
+  struct Entry {
+    std::string fingerprint;
+    std::optional<StoredReply> reply;  // unset while the first request runs
+    int64_t expires_unix_micros = 0;
+  };
+  int64_t Now() const;
+
+  const std::chrono::seconds keep_;
+  const std::function<int64_t()> now_micros_;
+  absl::Mutex mu_;
+  std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace cops
+
+#endif  // COPS_HTTP_JOBS_H_

@@ -1,0 +1,468 @@
+// The HTTP/JSON API end to end over real loopback sockets: the real CopyDetection service
+// with access control on (as copsd --auth=on), served by gRPC on 127.0.0.1:0, and HttpApi on
+// 127.0.0.1:0 calling it. Registration, reads, listing, deletion, checks (JSON and HTML),
+// jobs and Idempotency-Key replays; each kind of bad input with its status and JSON error;
+// the OpenAPI description through a standard validator; and the curl examples of
+// docs/api.md, run as written.
+
+#include "http/api.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "client/check_report.h"
+#include "client/client.h"
+#include "engine/index_generations.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
+#include "access/access_control.h"
+#include "server/admin_service.h"
+#include "access/audit_sink.h"
+#include "engine/receipt_signer.h"
+#include "server/service.h"
+#include "access/usage_ledger.h"
+#include "storage/data_dir.h"
+#include "tests/server/test_corpus.h"
+#include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
+#include "tests/testing/test_server.h"
+
+namespace cops {
+namespace {
+
+using nlohmann::json;
+using testing_corpus::Prose;
+
+// The source tree (docs/api.md, tools/npm), from the build: ctest's ENVIRONMENT property
+// carries only the first of cops_add_test's variables.
+constexpr const char* kSourceDir = COPS_HTTP_TEST_SOURCE_DIR;
+
+class HttpApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    IndexGenerationsOptions options;
+    options.data_dir = dir_.path().string();
+    ASSERT_OK_AND_ASSIGN(generations_, IndexGenerations::Open(options));
+    AccessControlOptions access_options;
+    ASSERT_OK_AND_ASSIGN(access_, OpenAccessControl(dir_.path().string(),
+                                                    /*bootstrap_admin=*/true, access_options));
+    std::ifstream(dir_.path() / "admin.key") >> admin_key_;
+    usage_ = std::make_unique<UsageLedger>(access_->store());
+    audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()),
+                                         MatchesFrom(access_->store()));
+    ASSERT_OK_AND_ASSIGN(receipts_, ReceiptSigner::Open(DataDir(dir_.path().string())));
+    service_ = std::make_unique<CopyDetectionService>(generations_.get(), access_.get(),
+                                                      usage_.get(), audit_.get(), receipts_.get());
+    admin_ = std::make_unique<AdminService>(access_.get(), access_.get(), usage_.get(),
+                                            generations_.get(), receipts_.get());
+    grpc::EnableDefaultHealthCheckService(true);  // as copsd: /healthz asks it
+    ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get(), admin_.get()}));
+    acm_key_ = NewPrincipal("acm-press", Role::kOwner, {"acm"});
+    ieee_key_ = NewPrincipal("ieee-press", Role::kOwner, {"ieee"});
+    pc_key_ = NewPrincipal("sigmod-pc", Role::kChecker, {"acm"});
+    StartHttp(HttpApiOptions());
+  }
+
+  void StartHttp(HttpApiOptions options) {
+    http_.reset();
+    options.listen = "127.0.0.1:0";
+    if (options.max_body_bytes == HttpApiOptions().max_body_bytes) {
+      options.max_body_bytes = 1 << 20;
+    }
+    ASSERT_OK_AND_ASSIGN(http_, HttpApi::Start(options, server_->channel()));
+  }
+
+  std::string NewPrincipal(const std::string& name, Role role, std::vector<std::string> cols) {
+    PrincipalRecord r;
+    r.name = name;
+    r.role = static_cast<uint8_t>(role);
+    r.collections = std::move(cols);
+    auto issued = access_->CreatePrincipal(r);
+    EXPECT_OK(issued);
+    return issued.ok() ? issued->api_key : "";
+  }
+
+  httplib::Client Http(const std::string& key) const {
+    httplib::Client client("127.0.0.1", http_->port());
+    client.set_read_timeout(30, 0);
+    if (!key.empty()) client.set_default_headers({{"Authorization", "Bearer " + key}});
+    return client;
+  }
+
+  // POST of a raw text document; the reply (status, body).
+  httplib::Result PostText(const std::string& key, const std::string& target,
+                           const std::string& text, httplib::Headers headers = {}) const {
+    httplib::Client client = Http(key);
+    return client.Post(target.c_str(), headers, text, "text/plain");
+  }
+
+  // Registers `text` into `collection` as `key`; its doc_id.
+  uint64_t Register(const std::string& key, const std::string& text,
+                    const std::string& collection, const std::string& title = "Paper") {
+    httplib::Result res =
+        PostText(key, "/v1/documents?title=" + title + "&collection=" + collection, text);
+    EXPECT_TRUE(res);
+    if (!res) return 0;
+    EXPECT_EQ(res->status, 201) << res->body;
+    return json::parse(res->body).value("doc_id", uint64_t{0});
+  }
+
+  static void ExpectError(const httplib::Result& res, int status, const std::string& code,
+                          const std::string& message_part = "") {
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, status) << res->body;
+    EXPECT_EQ(res->get_header_value("Content-Type"), "application/json");
+    const json body = json::parse(res->body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << res->body;
+    EXPECT_EQ(body.value("code", ""), code) << res->body;
+    EXPECT_NE(body.value("message", "").find(message_part), std::string::npos) << res->body;
+  }
+
+  json WaitForJob(const std::string& key, const std::string& id) const {
+    for (int i = 0; i < 3000; ++i) {
+      httplib::Result res = Http(key).Get(("/v1/jobs/" + id).c_str());
+      if (!res || res->status != 200) return json();
+      json job = json::parse(res->body);
+      if (job["state"] == "done" || job["state"] == "failed") return job;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return json();
+  }
+
+  testing::TempDir dir_{"http_api"};
+  std::unique_ptr<IndexGenerations> generations_;
+  std::unique_ptr<AccessControl> access_;
+  std::unique_ptr<UsageLedger> usage_;
+  std::unique_ptr<AuditSink> audit_;
+  std::unique_ptr<ReceiptSigner> receipts_;
+  std::unique_ptr<CopyDetectionService> service_;
+  std::unique_ptr<AdminService> admin_;
+  std::unique_ptr<testing::TestServer> server_;
+  std::unique_ptr<HttpApi> http_;  // stops before the server it calls
+  std::string admin_key_, acm_key_, ieee_key_, pc_key_;
+};
+
+TEST_F(HttpApiTest, RegisterAnswers201WithTheCliObjectAndASignedReceipt) {
+  const std::string text = Prose(1, 300);
+  httplib::Result res = PostText(acm_key_, "/v1/documents?title=Paper&collection=acm", text);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  const json reply = json::parse(res->body);
+  // The same object `cops --json register` prints (path = the title), plus the receipt.
+  for (const char* field : {"doc_id", "path", "chunks", "stored_chunks", "duplicate_of",
+                            "created", "format", "charset", "receipt"}) {
+    EXPECT_TRUE(reply.contains(field)) << field << " missing in " << res->body;
+  }
+  EXPECT_EQ(reply["path"], "Paper");
+  EXPECT_EQ(reply["created"], true);
+  EXPECT_EQ(reply["format"], "text");
+  EXPECT_TRUE(reply["duplicate_of"].is_null());
+  EXPECT_TRUE(reply["receipt"].contains("signature")) << reply["receipt"].dump();
+  EXPECT_EQ(res->get_header_value("Location"),
+            "/v1/documents/" + std::to_string(reply["doc_id"].get<uint64_t>()));
+  // The same text again is the existing document: 200, not created.
+  httplib::Result again = PostText(acm_key_, "/v1/documents?collection=acm", text);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 200);
+  EXPECT_EQ(json::parse(again->body)["doc_id"], reply["doc_id"]);
+}
+
+TEST_F(HttpApiTest, MultipartRegistrationTakesTheFileAndItsMetadata) {
+  httplib::MultipartFormDataItems items = {
+      {"file", Prose(2, 300), "essay.txt", "text/plain"},
+      {"title", "An essay", "", ""},
+      {"collection", "acm", "", ""},
+      {"external_id", "sub-17", "", ""},
+  };
+  httplib::Result res = Http(acm_key_).Post("/v1/documents", items);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  const uint64_t id = json::parse(res->body)["doc_id"];
+  httplib::Result got = Http(acm_key_).Get(("/v1/documents/" + std::to_string(id)).c_str());
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->status, 200) << got->body;
+  const json info = json::parse(got->body);
+  EXPECT_EQ(info["title"], "An essay");
+  EXPECT_EQ(info["collection"], "acm");
+  EXPECT_EQ(info["external_id"], "sub-17");
+  EXPECT_EQ(info["owner"], "acm-press");
+}
+
+TEST_F(HttpApiTest, DocumentsAreListedInPagesAndDeleted) {
+  const uint64_t a = Register(acm_key_, Prose(3, 200), "acm", "A");
+  const uint64_t b = Register(acm_key_, Prose(4, 200), "acm", "B");
+  Register(ieee_key_, Prose(5, 200), "ieee", "C");  // another tenant's: never listed to acm
+  std::vector<uint64_t> listed;
+  std::string token;
+  for (int page = 0; page < 5; ++page) {
+    httplib::Result res =
+        Http(acm_key_).Get(("/v1/documents?page_size=1&page_token=" + token).c_str());
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    const json body = json::parse(res->body);
+    for (const json& d : body["documents"]) listed.push_back(d["doc_id"]);
+    token = body["next_page_token"];
+    if (token.empty()) break;
+  }
+  EXPECT_EQ(listed, (std::vector<uint64_t>{a, b}));
+
+  httplib::Result deleted = Http(acm_key_).Delete(("/v1/documents/" + std::to_string(a)).c_str());
+  ASSERT_TRUE(deleted);
+  EXPECT_EQ(deleted->status, 204);
+  ExpectError(Http(acm_key_).Get(("/v1/documents/" + std::to_string(a)).c_str()), 404,
+              "NOT_FOUND");
+  ExpectError(Http(acm_key_).Get("/v1/documents/abc"), 400, "INVALID_ARGUMENT", "not a number");
+}
+
+TEST_F(HttpApiTest, CheckAnswersTheCliJsonObjectAndTheHtmlReport) {
+  const std::string text = Prose(6, 400);
+  const uint64_t id = Register(acm_key_, text, "acm");
+  httplib::Result res = PostText(pc_key_, "/v1/checks?collection=acm", text);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  const json report = json::parse(res->body);
+  EXPECT_EQ(report["violation"], true);
+  ASSERT_FALSE(report["matches"].empty());
+  EXPECT_EQ(report["matches"][0]["doc_id"], id);
+  // Exactly what `cops --json check` prints for the same check over gRPC.
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Client> grpc_client, [&] {
+    ClientOptions o;
+    o.target = server_->address();
+    o.security.api_key = pc_key_;
+    return Client::Connect(o);
+  }());
+  v1::CheckDocumentRequest request;
+  request.set_content(text);
+  request.set_format(v1::DOCUMENT_FORMAT_TEXT);
+  request.add_collections("acm");
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, grpc_client->Check(request));
+  EXPECT_EQ(report, json::parse(CheckJsonLine(reply)));
+
+  httplib::Result html = PostText(pc_key_, "/v1/checks?collection=acm", text,
+                                  {{"Accept", "text/html"}});
+  ASSERT_TRUE(html);
+  ASSERT_EQ(html->status, 200);
+  EXPECT_TRUE(html->get_header_value("Content-Type").starts_with("text/html"));
+  EXPECT_NE(html->body.find("<html"), std::string::npos);
+  EXPECT_NE(html->get_header_value("Content-Security-Policy").find("default-src 'none'"),
+            std::string::npos);
+}
+
+TEST_F(HttpApiTest, AJobRunsACheckAndKeepsItsResult) {
+  const std::string text = Prose(7, 400);
+  const uint64_t id = Register(acm_key_, text, "acm");
+  httplib::Result res = PostText(pc_key_, "/v1/jobs?collection=acm", text);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 202) << res->body;
+  const json accepted = json::parse(res->body);
+  ASSERT_TRUE(accepted.contains("id"));
+  EXPECT_TRUE(accepted["state"] == "queued" || accepted["state"] == "running");
+  const json job = WaitForJob(pc_key_, accepted["id"]);
+  ASSERT_EQ(job["state"], "done") << job.dump();
+  EXPECT_EQ(job["result"]["violation"], true);
+  EXPECT_EQ(job["result"]["matches"][0]["doc_id"], id);
+  // Another principal cannot see it.
+  ExpectError(Http(acm_key_).Get(("/v1/jobs/" + accepted["id"].get<std::string>()).c_str()), 404,
+              "NOT_FOUND");
+}
+
+TEST_F(HttpApiTest, AFailedJobShowsItsError) {
+  httplib::Result res = PostText(pc_key_, "/v1/jobs?collection=ieee", Prose(8, 200));
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 202) << res->body;
+  const json job = WaitForJob(pc_key_, json::parse(res->body)["id"]);
+  ASSERT_EQ(job["state"], "failed") << job.dump();
+  EXPECT_EQ(job["error"]["code"], "PERMISSION_DENIED");
+  EXPECT_FALSE(job["error"]["message"].get<std::string>().empty());
+}
+
+TEST_F(HttpApiTest, ABatchJobAnswersTheCompareResult) {
+  const std::string shared = Prose(9, 200);
+  httplib::MultipartFormDataItems items = {
+      {"file", Prose(10, 100) + " " + shared, "a.txt", "text/plain"},
+      {"file", shared + " " + Prose(11, 100), "b.txt", "text/plain"},
+      {"file", Prose(12, 200), "c.txt", "text/plain"},
+  };
+  httplib::Result res = Http(admin_key_).Post("/v1/jobs", items);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 202) << res->body;
+  const json job = WaitForJob(admin_key_, json::parse(res->body)["id"]);
+  ASSERT_EQ(job["state"], "done") << job.dump();
+  const json& result = job["result"];
+  ASSERT_EQ(result["documents"].size(), 3u) << result.dump();
+  EXPECT_EQ(result["documents"][0]["path"], "a.txt");
+  ASSERT_EQ(result["pairs"].size(), 1u) << result.dump();
+  EXPECT_EQ(result["pairs"][0]["a"], "a.txt");
+  EXPECT_EQ(result["pairs"][0]["b"], "b.txt");
+  EXPECT_EQ(result["corpus"].size(), 3u);
+}
+
+TEST_F(HttpApiTest, AnIdempotencyKeyRegistersAndSubmitsOnce) {
+  const std::string text = Prose(13, 300);
+  const httplib::Headers key = {{"Idempotency-Key", "retry-1"}};
+  httplib::Result first = PostText(acm_key_, "/v1/documents?collection=acm", text, key);
+  httplib::Result retry = PostText(acm_key_, "/v1/documents?collection=acm", text, key);
+  ASSERT_TRUE(first && retry);
+  EXPECT_EQ(first->status, 201);
+  // Without the key the retry would be "not created" (200); with it, the first reply again.
+  EXPECT_EQ(retry->status, 201);
+  EXPECT_EQ(retry->body, first->body);
+  EXPECT_EQ(retry->get_header_value("Idempotent-Replayed"), "true");
+  // The same key for a different document is refused.
+  ExpectError(PostText(acm_key_, "/v1/documents?collection=acm", Prose(14, 300), key), 422,
+              "INVALID_ARGUMENT", "Idempotency-Key");
+
+  httplib::Result job1 = PostText(pc_key_, "/v1/jobs", text, {{"Idempotency-Key", "job-1"}});
+  httplib::Result job2 = PostText(pc_key_, "/v1/jobs", text, {{"Idempotency-Key", "job-1"}});
+  ASSERT_TRUE(job1 && job2);
+  EXPECT_EQ(json::parse(job1->body)["id"], json::parse(job2->body)["id"]);
+}
+
+TEST_F(HttpApiTest, BadInputGetsItsStatusAndAJsonError) {
+  // No key: 401 before anything is read.
+  ExpectError(PostText("", "/v1/checks", "some text"), 401, "UNAUTHENTICATED", "Bearer");
+  EXPECT_EQ(PostText("", "/v1/checks", "x")->get_header_value("WWW-Authenticate"), "Bearer");
+  // A wrong key: the service's own refusal.
+  ExpectError(PostText("cops_0000000000000000_wrong", "/v1/checks", "some text"), 401,
+              "UNAUTHENTICATED");
+  // A collection the caller may not use.
+  ExpectError(PostText(pc_key_, "/v1/checks?collection=ieee", Prose(15, 100)), 403,
+              "PERMISSION_DENIED");
+  ExpectError(PostText(acm_key_, "/v1/documents?collection=ieee", Prose(16, 100)), 403,
+              "PERMISSION_DENIED");
+  // A content type that is no document.
+  ExpectError(Http(pc_key_).Post("/v1/checks", "\x89PNG", "image/png"), 415, "INVALID_ARGUMENT",
+              "image/png");
+  // Malformed JSON bodies name the field.
+  ExpectError(Http(pc_key_).Post("/v1/checks", R"({"content": 5})", "application/json"), 400,
+              "INVALID_ARGUMENT", "'content'");
+  ExpectError(Http(pc_key_).Post("/v1/checks", R"({"content": "a b c", "threshold": "high"})",
+                                 "application/json"),
+              400, "INVALID_ARGUMENT", "'threshold'");
+  ExpectError(Http(pc_key_).Post("/v1/checks", R"({"content": "a b c", "treshold": 0.5})",
+                                 "application/json"),
+              400, "INVALID_ARGUMENT", "'treshold'");
+  ExpectError(Http(pc_key_).Post("/v1/checks", R"({"content": )", "application/json"), 400,
+              "INVALID_ARGUMENT", "malformed JSON");
+  ExpectError(PostText(pc_key_, "/v1/checks?threshold=2", "a b c"), 400, "INVALID_ARGUMENT",
+              "threshold");
+  // Unknown job, unknown route.
+  ExpectError(Http(pc_key_).Get("/v1/jobs/job_00000000000000000000000000000000"), 404,
+              "NOT_FOUND");
+  ExpectError(Http(pc_key_).Get("/v1/nothing"), 404, "NOT_FOUND");
+}
+
+TEST_F(HttpApiTest, ABodyOverTheLimitIs413BeforeItIsRead) {
+  // Headers announcing 100 MiB, then nothing: the answer must come without the body, with
+  // and without `Expect: 100-continue` (curl's way for large bodies).
+  for (const std::string expect : {"", "Expect: 100-continue\r\n"}) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(http_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const std::string head = "POST /v1/checks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                             pc_key_ + "\r\n" + expect +
+                             "Content-Type: text/plain\r\nContent-Length: 104857600\r\n\r\n";
+    ASSERT_EQ(send(fd, head.data(), head.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(head.size()));
+    std::string reply;
+    char buf[4096];
+    for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;) {
+      reply.append(buf, static_cast<size_t>(n));
+    }
+    close(fd);
+    EXPECT_TRUE(reply.starts_with("HTTP/1.1 413")) << expect << reply;
+    EXPECT_NE(reply.find("\"code\":\"RESOURCE_EXHAUSTED\""), std::string::npos) << reply;
+  }
+}
+
+TEST_F(HttpApiTest, HealthAndOpenApiNeedNoKey) {
+  httplib::Result health = Http("").Get("/healthz");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  httplib::Result spec = Http("").Get("/v1/openapi.json");
+  ASSERT_TRUE(spec);
+  ASSERT_EQ(spec->status, 200);
+  const json doc = json::parse(spec->body, nullptr, false);
+  ASSERT_TRUE(doc.is_object());
+  EXPECT_EQ(doc["openapi"].get<std::string>().substr(0, 2), "3.");
+  for (const char* path : {"/v1/documents", "/v1/documents/{id}", "/v1/checks", "/v1/jobs",
+                           "/v1/jobs/{id}", "/healthz", "/v1/openapi.json"}) {
+    EXPECT_TRUE(doc["paths"].contains(path)) << path;
+  }
+}
+
+// The validator scripts/install-deps.sh installs from npm into tools/npm (not in git).
+TEST_F(HttpApiTest, TheOpenApiDescriptionPassesAStandardValidator) {
+  const char* source = kSourceDir;
+  const std::filesystem::path validator =
+      std::filesystem::path(source) / "tools/npm/node_modules/.bin/swagger-cli";
+  if (!std::filesystem::exists(validator)) {
+    GTEST_SKIP() << validator << " is missing: scripts/install-deps.sh installs it with npm "
+                 << "(skipped when npm could not reach its registry)";
+  }
+  httplib::Result spec = Http("").Get("/v1/openapi.json");
+  ASSERT_TRUE(spec);
+  const std::string file = (dir_.path() / "openapi.json").string();
+  std::ofstream(file) << spec->body;
+  const std::string command = validator.string() + " validate " + file + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), pipe) != nullptr) output += buf;
+  EXPECT_EQ(pclose(pipe), 0) << output;
+}
+
+// docs/api.md's examples: each ```sh block after the first (which sets COPS_URL and COPS_KEY)
+// runs as written with bash, against this server, and must succeed (they use curl --fail).
+TEST_F(HttpApiTest, TheCurlExamplesOfTheDocsRunAsWritten) {
+  const char* source = kSourceDir;
+  std::ifstream doc(std::filesystem::path(source) / "docs/api.md");
+  ASSERT_TRUE(doc.good());
+  std::stringstream text;
+  text << doc.rdbuf();
+  const std::regex block("```sh\n([\\s\\S]*?)```");
+  std::vector<std::string> blocks;
+  const std::string all = text.str();
+  for (std::sregex_iterator it(all.begin(), all.end(), block), end; it != end; ++it) {
+    blocks.push_back((*it)[1]);
+  }
+  ASSERT_GE(blocks.size(), 5u);
+  // The examples' files, in the directory they run in.
+  std::ofstream(dir_.path() / "paper.txt") << Prose(20, 300);
+  std::ofstream(dir_.path() / "draft.txt") << Prose(20, 300) + " " + Prose(21, 50);
+  std::ofstream(dir_.path() / "other.txt") << Prose(22, 200);
+  const std::string env = "cd " + dir_.path().string() + " && export COPS_URL=http://127.0.0.1:" +
+                          std::to_string(http_->port()) + " COPS_KEY=" + admin_key_ + "; ";
+  std::string script = env;
+  for (size_t i = 1; i < blocks.size(); ++i) script += "set -euo pipefail\n" + blocks[i] + "\n";
+  const std::string path = (dir_.path() / "examples.sh").string();
+  std::ofstream(path) << script;
+  FILE* pipe = popen(("bash " + path + " 2>&1").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), pipe) != nullptr) output += buf;
+  EXPECT_EQ(pclose(pipe), 0) << output;
+  EXPECT_NE(output.find("\"violation\":true"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace cops

@@ -1,0 +1,141 @@
+// The HTTP API's job queue and Idempotency-Key store: states in order, a bounded queue,
+// results kept for their time and then gone, jobs private to their owner, and a retried
+// request answered with the first reply.
+
+#include "http/jobs.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "tests/testing/status_matchers.h"
+
+namespace cops {
+namespace {
+
+JobView WaitFinished(const JobQueue& jobs, const std::string& owner, const std::string& id) {
+  for (;;) {
+    absl::StatusOr<JobView> v = jobs.Get(owner, id);
+    if (!v.ok()) return JobView{};
+    if (v->state == JobState::kDone || v->state == JobState::kFailed) return *v;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+TEST(JobQueueTest, RunsJobsThroughTheirStates) {
+  JobQueueOptions options;
+  options.workers = 1;
+  JobQueue jobs(options);
+  absl::Notification release;
+  ASSERT_OK_AND_ASSIGN(JobView first, jobs.Submit("alice", [&]() -> absl::StatusOr<std::string> {
+                         release.WaitForNotification();
+                         return std::string(R"({"ok":true})");
+                       }));
+  EXPECT_EQ(first.state, JobState::kQueued);
+  ASSERT_OK_AND_ASSIGN(JobView failing, jobs.Submit("alice", []() -> absl::StatusOr<std::string> {
+                         return absl::NotFoundError("collection 'x' not found");
+                       }));
+  // The single worker holds the first job: it runs, the second waits.
+  for (;;) {
+    ASSERT_OK_AND_ASSIGN(JobView v, jobs.Get("alice", first.id));
+    if (v.state == JobState::kRunning) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_OK_AND_ASSIGN(JobView waiting, jobs.Get("alice", failing.id));
+  EXPECT_EQ(waiting.state, JobState::kQueued);
+  release.Notify();
+
+  const JobView done = WaitFinished(jobs, "alice", first.id);
+  EXPECT_EQ(done.state, JobState::kDone);
+  EXPECT_EQ(done.result, R"({"ok":true})");
+  EXPECT_NE(done.finished_unix_micros, 0);
+  const JobView failed = WaitFinished(jobs, "alice", failing.id);
+  EXPECT_EQ(failed.state, JobState::kFailed);
+  EXPECT_EQ(failed.error.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(failed.error.message(), "collection 'x' not found");
+  EXPECT_STREQ(JobStateName(failed.state), "failed");
+}
+
+TEST(JobQueueTest, OtherOwnersAndUnknownIdsAreNotFound) {
+  JobQueue jobs(JobQueueOptions{});
+  ASSERT_OK_AND_ASSIGN(JobView job, jobs.Submit("alice", [] {
+                         return absl::StatusOr<std::string>("{}");
+                       }));
+  EXPECT_EQ(jobs.Get("mallory", job.id).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(jobs.Get("alice", "job_0123").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_OK(jobs.Get("alice", job.id));
+}
+
+TEST(JobQueueTest, AFullQueueRefusesNewJobs) {
+  JobQueueOptions options;
+  options.workers = 1;
+  options.max_queued = 2;
+  JobQueue jobs(options);
+  absl::Notification release;
+  std::atomic<bool> started{false};
+  ASSERT_OK(jobs.Submit("a", [&]() -> absl::StatusOr<std::string> {
+    started = true;
+    release.WaitForNotification();
+    return std::string("{}");
+  }));
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto quick = []() -> absl::StatusOr<std::string> { return std::string("{}"); };
+  ASSERT_OK(jobs.Submit("a", quick));
+  ASSERT_OK(jobs.Submit("a", quick));
+  absl::StatusOr<JobView> refused = jobs.Submit("a", quick);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  release.Notify();
+}
+
+TEST(JobQueueTest, FinishedJobsAreForgottenAfterTheirRetention) {
+  std::atomic<int64_t> now{1'000'000'000};
+  JobQueueOptions options;
+  options.keep_results = std::chrono::seconds(60);
+  options.now_micros = [&now] { return now.load(); };
+  JobQueue jobs(options);
+  ASSERT_OK_AND_ASSIGN(JobView job, jobs.Submit("a", [] {
+                         return absl::StatusOr<std::string>("{}");
+                       }));
+  EXPECT_EQ(WaitFinished(jobs, "a", job.id).state, JobState::kDone);
+  now += 59'000'000;
+  EXPECT_OK(jobs.Get("a", job.id));
+  now += 2'000'000;
+  EXPECT_EQ(jobs.Get("a", job.id).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(IdempotentRepliesTest, ARetryGetsTheFirstReply) {
+  IdempotentReplies replies(std::chrono::seconds(60));
+  IdempotentReplies::Decision first = replies.Begin("alice\n/v1/documents\nk1", "body-a");
+  EXPECT_FALSE(first.replay.has_value());
+  EXPECT_OK(first.refusal);
+  // While the first runs, a retry is told to wait.
+  EXPECT_EQ(replies.Begin("alice\n/v1/documents\nk1", "body-a").refusal.code(),
+            absl::StatusCode::kAborted);
+  replies.Finish("alice\n/v1/documents\nk1", StoredReply{201, "application/json", "{\"doc_id\":7}", ""});
+  IdempotentReplies::Decision retry = replies.Begin("alice\n/v1/documents\nk1", "body-a");
+  ASSERT_TRUE(retry.replay.has_value());
+  EXPECT_EQ(retry.replay->status, 201);
+  EXPECT_EQ(retry.replay->body, "{\"doc_id\":7}");
+  // The same key for another request is an error, not a replay.
+  EXPECT_EQ(replies.Begin("alice\n/v1/documents\nk1", "body-b").refusal.code(),
+            absl::StatusCode::kInvalidArgument);
+  // Another owner's key is another entry.
+  EXPECT_FALSE(replies.Begin("bob\n/v1/documents\nk1", "body-a").replay.has_value());
+}
+
+TEST(IdempotentRepliesTest, AbandonedAndExpiredKeysRunAgain) {
+  std::atomic<int64_t> now{1'000'000};
+  IdempotentReplies replies(std::chrono::seconds(10), [&now] { return now.load(); });
+  replies.Begin("s", "f");
+  replies.Abandon("s");
+  EXPECT_FALSE(replies.Begin("s", "f").replay.has_value());
+  replies.Finish("s", StoredReply{200, "application/json", "{}", ""});
+  EXPECT_TRUE(replies.Begin("s", "f").replay.has_value());
+  now += 11'000'000;
+  EXPECT_FALSE(replies.Begin("s", "f").replay.has_value());
+}
+
+}  // namespace
+}  // namespace cops
