@@ -21,15 +21,15 @@
 #include <string>
 #include <system_error>
 
+#include "access/access_control.h"
+#include "access/audit_sink.h"
+#include "access/authorizer.h"
+#include "access/open_authorizer.h"
+#include "access/usage_ledger.h"
 #include "engine/index_generations.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/cops.grpc.pb.h"
-#include "server/access_control.h"
-#include "server/audit_sink.h"
-#include "server/authorizer.h"
-#include "server/open_authorizer.h"
 #include "server/service.h"
-#include "server/usage_ledger.h"
 #include "spdlog/spdlog.h"
 
 namespace {
