@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/match.h"
 #include "access/audit_sink.h"
 #include "access/authorizer.h"
+#include "core/match.h"
 #include "storage/index.h"
 
 namespace cops {

@@ -20,19 +20,19 @@
 #include <string>
 #include <thread>
 
+#include "access/access_control.h"
+#include "access/audit_sink.h"
+#include "access/usage_ledger.h"
 #include "client/check_report.h"
 #include "client/client.h"
 #include "engine/index_generations.h"
+#include "engine/receipt_signer.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
 #include "nlohmann/json.hpp"
-#include "access/access_control.h"
 #include "server/admin_service.h"
-#include "access/audit_sink.h"
-#include "engine/receipt_signer.h"
 #include "server/service.h"
-#include "access/usage_ledger.h"
 #include "storage/data_dir.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"
