@@ -1,5 +1,7 @@
 // cops-fuzz-seeds FORMAT DIR: writes a few real documents of FORMAT into DIR as the seed
-// corpus for fuzz_FORMAT.
+// corpus for fuzz_FORMAT. Besides the document formats: "storage_codec", "access_records",
+// "receipt" and "service", values their encoders wrote, each behind the selector byte its
+// fuzz target reads first (fuzz/*_fuzzer.cc).
 
 #include <filesystem>
 #include <fstream>
@@ -7,9 +9,165 @@
 #include <string>
 #include <vector>
 
+#include "core/receipt.h"
+#include "proto/cops.pb.h"
+#include "storage/access_records.h"
+#include "storage/codec.h"
 #include "tests/testing/documents.h"
 
 namespace t = cops::testing;
+
+namespace {
+
+std::string Tagged(char selector, const std::string& value) { return selector + value; }
+
+// fuzz/storage_codec_fuzzer.cc: 0 posting list, 1 merge, 2 document record, 3 grams.
+std::vector<std::string> StorageCodecSeeds() {
+  namespace codec = cops::storage_codec;
+  std::vector<std::string> seeds;
+  cops::PostingList list;
+  list.doc_frequency = 3;
+  list.postings = {{1, 0, 0, 40}, {1, 1, 30, 75}, {4, 0, 10, 20}, {9, 2, 5, 6}};
+  const std::string encoded = codec::EncodePostingList(list);
+  seeds.push_back(Tagged(0, encoded));
+  const std::vector<cops::Posting> added = {{12, 0, 0, 9}, {12, 3, 7, 30}};
+  const std::string add = codec::EncodeAddOperand(12, added);
+  const std::string remove = codec::EncodeRemoveOperand(4);
+  // Merge input: a flags byte (bit 0: an existing value), then length-prefixed pieces.
+  auto piece = [](const std::string& v) { return std::string(1, static_cast<char>(v.size())) + v; };
+  seeds.push_back(Tagged(1, std::string(1, '\x01') + piece(encoded) + piece(add) + piece(remove)));
+  seeds.push_back(Tagged(1, std::string(1, '\x04') + piece(add) + piece(add)));
+  cops::DocumentRecord r;
+  r.title = "A title";
+  r.author = "An author";
+  r.owner = "owner";
+  r.collection = "a";
+  r.external_id = "ext-1";
+  r.format = "text";
+  r.registered_unix_micros = 1700000000000000;
+  r.sha256[0] = 0xab;
+  r.total_chunks = 40;
+  r.stored_chunks = 12;
+  r.size_bytes = 4096;
+  seeds.push_back(Tagged(2, codec::EncodeDocumentRecord(r)));
+  r.expires_unix_micros = 1800000000000000;
+  r.not_before_unix_micros = 1750000000000000;
+  seeds.push_back(Tagged(2, codec::EncodeDocumentRecord(r)));
+  const std::vector<uint32_t> grams = {1, 2, 65535, 300};
+  seeds.push_back(Tagged(3, codec::EncodeGrams(grams)));
+  return seeds;
+}
+
+// fuzz/access_records_fuzzer.cc: 0 principal, 1 key, 2 collection, 3 audit, 4 usage.
+std::vector<std::string> AccessRecordSeeds() {
+  namespace records = cops::access_records;
+  cops::PrincipalRecord p;
+  p.name = "owner";
+  p.role = 1;
+  p.collections = {"a", "b"};
+  p.created_unix_micros = 1700000000000000;
+  p.requests_per_second = 2.5;
+  p.burst = 10;
+  p.max_documents = 1000;
+  p.max_bytes = 1 << 20;
+  cops::ApiKeyRecord k;
+  k.key_id = "00000000000000ff";
+  k.principal = "owner";
+  k.salt = std::string(16, '\x11');
+  k.hash = std::string(32, '\x22');
+  k.created_unix_micros = 1700000000000000;
+  cops::CollectionRecord c;
+  c.name = "a";
+  c.keep_audit = true;
+  c.retention_seconds = 86400;
+  cops::AuditRecord a;
+  a.doc_id = 7;
+  a.collection = "a";
+  a.unix_micros = 1700000000000000;
+  a.checker = "checker";
+  a.ratio = 0.25;
+  a.containment = 0.5;
+  a.matched_chunks = 12;
+  a.violation = true;
+  a.owner = "owner";
+  a.test_sha256 = std::string(64, 'e');
+  cops::UsageRecord u{12, 40960};
+  return {Tagged(0, records::EncodePrincipal(p)), Tagged(1, records::EncodeKey(k)),
+          Tagged(2, records::EncodeCollection(c)), Tagged(3, records::EncodeAudit(a)),
+          Tagged(4, records::EncodeUsage(u))};
+}
+
+// fuzz/receipt_fuzzer.cc: 0 payload, 1 receipt file, 2 key id/signature/payload, 3 PEM.
+std::vector<std::string> ReceiptSeeds() {
+  cops::ReceiptFields f;
+  f.doc_id = 7;
+  f.content_sha256 = std::string(64, 'a');
+  f.text_sha256 = std::string(64, 'b');
+  f.size_bytes = 4096;
+  f.format = "text";
+  f.chunking = "k=8";
+  f.hash_key_id = "0123456789abcdef";
+  f.owner = "owner";
+  f.collection = "a";
+  f.external_id = "caf\xC3\xA9 \"quoted\"";
+  f.registered_unix_micros = 1700000000000000;
+  std::vector<std::string> seeds;
+  auto key = cops::SigningKey::Generate();
+  if (!key.ok()) return seeds;
+  auto receipt = cops::SignReceipt(*key, f);
+  if (!receipt.ok()) return seeds;
+  seeds.push_back(Tagged(0, receipt->payload));
+  seeds.push_back(Tagged(1, cops::EncodeReceiptFile(*receipt)));
+  seeds.push_back(Tagged(2, receipt->key_id + '\0' + receipt->signature + '\0' + receipt->payload));
+  seeds.push_back(Tagged(3, "# key_id " + key->verifying_key().id() + "\n" +
+                                key->verifying_key().ToPem()));
+  seeds.push_back(Tagged(3, key->ToPem()));
+  return seeds;
+}
+
+// fuzz/service_fuzzer.cc: the selector's low 4 bits pick the RPC, bits 4-5 the caller.
+std::vector<std::string> ServiceSeeds() {
+  namespace v1 = cops::v1;
+  std::vector<std::string> seeds;
+  auto add = [&](int rpc, const google::protobuf::MessageLite& m) {
+    for (int caller = 0; caller < 3; ++caller) {
+      seeds.push_back(Tagged(static_cast<char>(rpc | caller << 4), m.SerializeAsString()));
+    }
+  };
+  const std::string text = t::MakeText(t::Prose(3, 2));
+  v1::RegisterDocumentRequest reg;
+  reg.mutable_document()->set_content(text);
+  reg.mutable_document()->set_format(v1::DOCUMENT_FORMAT_TEXT);
+  reg.mutable_document()->mutable_metadata()->set_title("A title");
+  reg.mutable_document()->mutable_metadata()->set_collection("a");
+  reg.mutable_document()->mutable_metadata()->set_external_id("ext-1");
+  add(0, reg);
+  v1::UnregisterDocumentRequest unreg;
+  unreg.set_doc_id(1);
+  add(1, unreg);
+  v1::GetDocumentRequest get;
+  get.set_doc_id(1);
+  get.set_include_content(true);
+  add(2, get);
+  v1::ListDocumentsRequest list;
+  list.set_page_size(10);
+  list.set_collection("a");
+  add(3, list);
+  v1::CheckDocumentRequest check;
+  check.set_content(text);
+  check.mutable_options()->set_min_count(1);
+  check.mutable_options()->set_min_passage_units(1);
+  check.add_collections("a");
+  add(4, check);
+  add(5, v1::GetStatsRequest());
+  v1::ListMatchesRequest matches;
+  add(6, matches);
+  add(7, reg);
+  add(8, check);
+  return seeds;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -21,6 +179,10 @@ int main(int argc, char** argv) {
   const std::filesystem::path dir = argv[2];
   std::filesystem::create_directories(dir);
   std::vector<std::string> seeds;
+  if (format == "storage_codec") seeds = StorageCodecSeeds();
+  if (format == "access_records") seeds = AccessRecordSeeds();
+  if (format == "receipt") seeds = ReceiptSeeds();
+  if (format == "service") seeds = ServiceSeeds();
   const std::vector<std::string> small = {"Title line", "A short paragraph of text.",
                                           "Caf\xC3\xA9 second\tparagraph."};
   const std::vector<std::string> prose = t::Prose(4, 3);

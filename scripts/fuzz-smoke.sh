@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Builds the converter fuzz targets with clang + libFuzzer and runs each for a bounded time,
+# Builds the fuzz targets with clang + libFuzzer (the converters, the milter's message path, the
+# index's on-disk codec, the access store's records, receipts and the gRPC service's handlers)
+# and runs each for a bounded time,
 # then prints what each reached: executions, coverage (cov: edges, ft: features) and corpus,
 # so that a target stuck in a shallow layer shows.
 #   scripts/fuzz-smoke.sh [SECONDS]        (default 20 s per target; build dir build-fuzz/)
 # Crashes are left as crash-* files in the build dir's corpus/ folder: keep each as a
-# regression test in tests/convert/ and fix the bug.
+# regression test in tests/ (the directory of the code at fault) and fix the bug.
 # Internal form used by ctest: fuzz-smoke.sh --run-one FUZZER SEEDER NAME CORPUS SECONDS [SEEDS]
 # (SEEDS: the format whose seeds and fuzz/SEEDS.dict dictionary the target starts from,
 # default NAME). It prints libFuzzer's last lines and one "fuzz-stats" line, and leaves the
@@ -42,11 +44,13 @@ seconds="${1:-20}"
 cmake -S "$root" -B "$build" -G Ninja -DCOPS_FUZZ=ON -DCOPS_BUILD_BENCH=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 formats=(text html email pdf docx odt latex markdown auto)
+# Targets seeded with values COPS's own encoders wrote (fuzz/fuzz_seeds.cc).
+records=(storage_codec access_records receipt service)
 cmake --build "$build" -j"${COPS_JOBS:-2}" --target cops-fuzz-seeds "${formats[@]/#/fuzz_}" \
-  fuzz_milter
+  fuzz_milter "${records[@]/#/fuzz_}"
 status=0
 corpus="$build/fuzz/corpus"
-for f in "${formats[@]}" milter; do
+for f in "${formats[@]}" milter "${records[@]}"; do
   echo "== fuzz_$f (${seconds}s)"
   seeds=$f
   if [ "$f" = milter ]; then seeds=email; fi  # cops-milter's message path starts from emails
@@ -56,7 +60,7 @@ for f in "${formats[@]}" milter; do
 done
 # One row per target. corpus: inputs kept / their total size; new: inputs added this run.
 echo "== coverage after ${seconds}s per target"
-for f in "${formats[@]}" milter; do
+for f in "${formats[@]}" milter "${records[@]}"; do
   cat "$corpus/$f.stats" 2>/dev/null || echo "fuzz-stats fuzz_$f (no stats)"
 done | awk 'BEGIN { printf "%-14s %10s %8s %6s %7s %12s %5s %5s\n", "target", "execs",
                     "exec/s", "cov", "ft", "corpus", "new", "exit" }

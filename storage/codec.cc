@@ -40,12 +40,15 @@ bool GetDocPostings(std::string_view* in, DocId doc, std::vector<Posting>* out) 
     if (!GetVarint64(in, &d_ord) || !GetVarint64(in, &z_start) || !GetVarint64(in, &len)) {
       return false;
     }
-    ordinal += d_ord;
-    start += UnZigZag(z_start);
-    if (ordinal > UINT32_MAX || start < 0 || start > UINT32_MAX ||
-        static_cast<uint64_t>(start) + len > UINT32_MAX) {
+    // ordinal and start stay in [0, UINT32_MAX]: a delta that would leave it (or wrap, or
+    // overflow the signed sum) is damage, never a posting out of order.
+    const int64_t d_start = UnZigZag(z_start);
+    if (d_ord > UINT32_MAX - ordinal || d_start < -start || d_start > int64_t{UINT32_MAX} - start ||
+        len > UINT32_MAX - static_cast<uint64_t>(start + d_start)) {
       return false;
     }
+    ordinal += d_ord;
+    start += d_start;
     out->push_back(Posting{doc, static_cast<uint32_t>(ordinal), static_cast<uint32_t>(start),
                            static_cast<uint32_t>(start + len)});
   }
@@ -149,7 +152,8 @@ absl::Status DecodePostingList(std::string_view value, PostingList* out) {
   DocId doc = 0;
   while (!value.empty()) {
     uint64_t delta;
-    if (!GetVarint64(&value, &delta) || delta == 0 || !GetDocPostings(&value, doc + delta, &out->postings)) {
+    if (!GetVarint64(&value, &delta) || delta == 0 || delta > UINT64_MAX - doc ||
+        !GetDocPostings(&value, doc + delta, &out->postings)) {
       return absl::DataLossError("posting list: malformed document entry");
     }
     doc += delta;

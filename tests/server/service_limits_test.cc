@@ -7,6 +7,7 @@
 
 #include "access/access_control.h"
 #include "access/audit_sink.h"
+#include "access/authorizer.h"
 #include "access/open_authorizer.h"
 #include "access/usage_ledger.h"
 #include "client/load_generator.h"
@@ -25,9 +26,9 @@ using ::testing::HasSubstr;
 
 class ServiceLimitsTest : public ::testing::Test {
  protected:
-  // The real service over a fresh data directory, every caller a local admin (--auth=off),
-  // with `detector` options.
-  void Start(CopyDetectorOptions detector = {}) {
+  // The real service over a fresh data directory, every caller a local admin (--auth=off)
+  // unless `auth` (callers present API keys of access_'s principals), with `detector` options.
+  void Start(CopyDetectorOptions detector = {}, bool auth = false) {
     IndexGenerationsOptions options;
     options.data_dir = dir_.Join("data");
     options.detector = detector;
@@ -36,7 +37,8 @@ class ServiceLimitsTest : public ::testing::Test {
     authorizer_ = std::make_unique<OpenAuthorizer>(access_.get());
     usage_ = std::make_unique<UsageLedger>(access_->store());
     audit_ = std::make_unique<AuditSink>(AppendTo(access_->store()));
-    service_ = std::make_unique<CopyDetectionService>(generations_.get(), authorizer_.get(),
+    Authorizer* authorizer = auth ? static_cast<Authorizer*>(access_.get()) : authorizer_.get();
+    service_ = std::make_unique<CopyDetectionService>(generations_.get(), authorizer,
                                                       usage_.get(), audit_.get());
     ASSERT_OK_AND_ASSIGN(server_, testing::TestServer::Start({service_.get()}));
     stub_ = server_->NewStub<v1::CopyDetection>();
@@ -49,9 +51,10 @@ class ServiceLimitsTest : public ::testing::Test {
     return doc;
   }
 
-  grpc::Status Register(const v1::Document& doc, v1::RegisterDocumentReply* reply) {
+  grpc::Status Register(const v1::Document& doc, v1::RegisterDocumentReply* reply,
+                        const std::string& api_key = "") {
     grpc::ClientContext context;
-    testing::PrepareCall(&context, "");
+    testing::PrepareCall(&context, api_key);
     v1::RegisterDocumentRequest request;
     *request.mutable_document() = doc;
     return stub_->RegisterDocument(&context, request, reply);
@@ -91,6 +94,42 @@ TEST_F(ServiceLimitsTest, TitleAuthorAndExternalIdAreBoundedNamingTheField) {
     EXPECT_OK(Register(doc, &reply));
   }
   EXPECT_EQ(generations_->Current()->index()->Stats().documents, 3u);
+}
+
+// Title, author and external id are stored as long as the text: their bytes count against
+// the owner's byte quota with the content, so a registration whose content fits but whose
+// metadata does not is refused, naming the quota, and the same document without them fits.
+TEST_F(ServiceLimitsTest, MetadataBytesCountAgainstTheByteQuota) {
+  Start({}, /*auth=*/true);
+  const v1::Document first = Doc(1);
+  const v1::Document second = Doc(2);
+  PrincipalRecord owner;
+  owner.name = "press";
+  owner.role = static_cast<uint8_t>(Role::kOwner);
+  owner.collections = {"books"};
+  // Room for both contents and 1,000 bytes more: less than the 3 KiB of metadata below.
+  owner.max_bytes = first.content().size() + second.content().size() + 1000;
+  ASSERT_OK_AND_ASSIGN(const IssuedKey key, access_->CreatePrincipal(owner));
+
+  v1::RegisterDocumentReply reply;
+  v1::Document doc = first;
+  doc.mutable_metadata()->set_collection("books");
+  ASSERT_OK(Register(doc, &reply, key.api_key));
+
+  doc = second;
+  doc.mutable_metadata()->set_collection("books");
+  doc.mutable_metadata()->set_title(std::string(kMaxMetadataFieldBytes, 't'));
+  doc.mutable_metadata()->set_author(std::string(kMaxMetadataFieldBytes, 'a'));
+  doc.mutable_metadata()->set_external_id(std::string(kMaxMetadataFieldBytes, 'e'));
+  const grpc::Status over = Register(doc, &reply, key.api_key);
+  EXPECT_EQ(over.error_code(), grpc::RESOURCE_EXHAUSTED) << over.error_message();
+  EXPECT_THAT(over.error_message(), HasSubstr("quota"));
+
+  doc.mutable_metadata()->clear_title();
+  doc.mutable_metadata()->clear_author();
+  doc.mutable_metadata()->clear_external_id();
+  EXPECT_OK(Register(doc, &reply, key.api_key));
+  EXPECT_EQ(generations_->Current()->index()->Stats().documents, 2u);
 }
 
 TEST_F(ServiceLimitsTest, ABulkStreamPastItsLimitKeepsEveryAcknowledgedReceipt) {

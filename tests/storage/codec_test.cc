@@ -55,6 +55,42 @@ TEST(CodecTest, MalformedPostingListIsDataLoss) {
   EXPECT_EQ(DecodePostingList("\x80", &out).code(), absl::StatusCode::kDataLoss);
 }
 
+// Deltas that wrap around (found by fuzz/storage_codec_fuzzer.cc): a document id, ordinal or
+// start that overflows is damage, not a posting list out of order (and the start's signed
+// sum was undefined behaviour).
+TEST(CodecTest, PostingListWithWrappingDeltasIsDataLoss) {
+  auto list_of = [](uint64_t doc_delta, uint64_t ordinal_delta, uint64_t zigzag_start) {
+    std::string v;
+    PutVarint64(&v, 1);  // doc frequency
+    PutVarint64(&v, 5);  // first document: 5
+    PutVarint64(&v, 1);  // one posting: ordinal 7, bytes [100, 110)
+    PutVarint64(&v, 7);
+    PutVarint64(&v, 200);
+    PutVarint64(&v, 10);
+    PutVarint64(&v, doc_delta);  // second document
+    PutVarint64(&v, 2);  // two postings: ordinal 1, bytes [1, 1); then the one under test
+    PutVarint64(&v, 1);
+    PutVarint64(&v, 2);
+    PutVarint64(&v, 0);
+    PutVarint64(&v, ordinal_delta);
+    PutVarint64(&v, zigzag_start);
+    PutVarint64(&v, 0);
+    return v;
+  };
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  PostingList out;
+  ASSERT_OK(DecodePostingList(list_of(1, 1, 2), &out));
+  EXPECT_EQ(out.postings.back(), (Posting{6, 2, 2, 2}));
+  // Document 5 + (2^64 - 2) wraps to 3: before 5.
+  EXPECT_EQ(DecodePostingList(list_of(kMax - 1, 1, 2), &out).code(),
+            absl::StatusCode::kDataLoss);
+  // Ordinal 1 + (2^64 - 1) wraps to 0: before 1.
+  EXPECT_EQ(DecodePostingList(list_of(1, kMax, 2), &out).code(), absl::StatusCode::kDataLoss);
+  // Start 1 + (2^63 - 1) (zigzag 2^64 - 2) overflows.
+  EXPECT_EQ(DecodePostingList(list_of(1, 1, kMax - 1), &out).code(),
+            absl::StatusCode::kDataLoss);
+}
+
 PostingList Merge(const std::optional<std::string>& existing, const std::vector<std::string>& ops,
                   uint32_t cap) {
   std::vector<std::string_view> views(ops.begin(), ops.end());

@@ -1,0 +1,119 @@
+// libFuzzer entry for the index's on-disk encodings (storage/codec.h) over arbitrary bytes, as
+// a damaged or hostile data directory would hand them to the decoders. The first byte picks
+// the decoder; the rest is the value. A decode error is a status (DATA_LOSS); anything that
+// decodes must hold the format's invariants and encode back to what decodes the same, so a
+// value the index could not write again (ids or ordinals out of order, wrapped counters) is a
+// bug too. Seeds: fuzz/fuzz_seeds.cc ("storage_codec"), values the encoders wrote.
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/fingerprint.h"
+#include "storage/codec.h"
+
+namespace {
+
+namespace codec = cops::storage_codec;
+
+void Require(bool invariant) {
+  if (!invariant) std::abort();
+}
+
+// Postings ordered by (doc_id, ordinal), each span well-formed (codec.h's REQUIRES).
+void RequireOrdered(const cops::PostingList& list) {
+  for (size_t i = 0; i < list.postings.size(); ++i) {
+    const cops::Posting& p = list.postings[i];
+    Require(p.doc_id != 0 && p.start <= p.end);
+    if (i == 0) continue;
+    const cops::Posting& q = list.postings[i - 1];
+    Require(q.doc_id < p.doc_id || (q.doc_id == p.doc_id && q.ordinal <= p.ordinal));
+  }
+}
+
+void PostingList(std::string_view value) {
+  cops::PostingList list;
+  if (!codec::DecodePostingList(value, &list).ok()) return;
+  RequireOrdered(list);
+  cops::PostingList again;
+  Require(codec::DecodePostingList(codec::EncodePostingList(list), &again).ok());
+  Require(again.doc_frequency == list.doc_frequency && again.postings == list.postings);
+}
+
+// Input: an optional existing value and merge operands, each a one-byte length and its bytes
+// (the last one takes the rest); the first byte's low bit says whether a value exists.
+void Merge(std::string_view in) {
+  if (in.empty()) return;
+  const bool has_existing = (in[0] & 1) != 0;
+  const uint32_t max_postings = static_cast<uint8_t>(in[0]) >> 1;
+  in.remove_prefix(1);
+  std::vector<std::string_view> pieces;
+  while (!in.empty() && pieces.size() < 16) {
+    const size_t n = static_cast<uint8_t>(in[0]);
+    in.remove_prefix(1);
+    const size_t take = n < in.size() ? n : in.size();
+    pieces.push_back(in.substr(0, take));
+    in.remove_prefix(take);
+  }
+  std::optional<std::string_view> existing;
+  std::span<const std::string_view> operands(pieces);
+  if (has_existing && !pieces.empty()) {
+    existing = pieces[0];
+    operands = operands.subspan(1);
+  }
+  std::string out;
+  if (!codec::MergePostings(existing, operands, max_postings, &out)) return;
+  // RocksDB stores what the merge returned: it must read back.
+  cops::PostingList list;
+  Require(codec::DecodePostingList(out, &list).ok());
+  RequireOrdered(list);
+}
+
+void DocumentRecord(std::string_view value) {
+  cops::DocumentRecord r;
+  if (!codec::DecodeDocumentRecord(42, value, &r).ok()) return;
+  Require(r.id == 42);
+  cops::DocumentRecord again;
+  const std::string encoded = codec::EncodeDocumentRecord(r);
+  Require(codec::DecodeDocumentRecord(42, encoded, &again).ok());
+  Require(codec::EncodeDocumentRecord(again) == encoded);
+}
+
+void Grams(std::string_view value) {
+  std::vector<uint32_t> grams;
+  if (!codec::DecodeGrams(7, value, &grams).ok()) return;
+  for (uint32_t g : grams) Require(g < (1u << cops::kVerifyGramBits));
+  Require(codec::EncodeGrams(grams) == value);
+}
+
+void Varints(std::string_view in) {
+  while (!in.empty()) {
+    const size_t before = in.size();
+    uint64_t v;
+    std::string_view s;
+    if ((before & 1) != 0 ? !codec::GetVarint64(&in, &v) : !codec::GetLengthPrefixed(&in, &s)) {
+      return;
+    }
+    Require(in.size() < before);
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::string_view value(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 5) {
+    case 0: PostingList(value); break;
+    case 1: Merge(value); break;
+    case 2: DocumentRecord(value); break;
+    case 3: Grams(value); break;
+    default: Varints(value); break;
+  }
+  return 0;
+}
