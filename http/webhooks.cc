@@ -322,12 +322,13 @@ absl::StatusOr<CallbackTarget> Webhooks::Resolve(const std::string& url) const {
       return e.address == address && (e.port == 0 || e.port == target.port);
     });
     if (!named) {
-      return absl::InvalidArgumentError(
-          "field 'callback_url': " + target.host + " is " +
-          (address == target.host ? std::string() : "resolved to " + address + ", ") + "a " +
-          kind + " address: not called unless allowed by address (copsd --webhook-allow " +
-          (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" +
-          std::to_string(target.port) + ")");
+      std::string why = "field 'callback_url': " + target.host + " is ";
+      if (address != target.host) why += "resolved to " + address + ", ";
+      why += "a " + kind + " address: not called unless allowed by address (copsd ";
+      why += "--webhook-allow ";
+      why += address.find(':') != std::string::npos ? "[" + address + "]" : address;
+      why += ":" + std::to_string(target.port) + ")";
+      return absl::InvalidArgumentError(why);
     }
   }
   return CallbackTarget{parsed->scheme, target.host, target.port, parsed->path,
