@@ -48,8 +48,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "engine/wall_clock.h"
 #include "access/authorizer.h"
+#include "engine/wall_clock.h"
 #include "storage/principal_store.h"
 
 namespace cops {

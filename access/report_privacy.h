@@ -12,9 +12,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/match.h"
 #include "access/audit_sink.h"
 #include "access/authorizer.h"
+#include "core/match.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -24,8 +24,11 @@ namespace cops {
 // the caller's usable collections, ordered, cut at max_results and set the violation flag).
 //
 // For each match whose document the caller does not own (role admin owns all; otherwise
-// record.owner == caller.name), clears owner, author and external id, the title unless
-// PolicyFor(collection).show_titles_to_checkers, and the registered-side offsets of every span.
+// record.owner == caller.name), keeps of its record only the id, the collection and the title
+// (when PolicyFor(collection).show_titles_to_checkers), and of each span only the test
+// document's side (offsets, pages, chunks, units, exclusion): an allow-list, so owner,
+// author, external id, the registered side, digests, sizes and any field added later are
+// cleared.
 // Matches, ratios and the violation flag are left as they are. Returns one audit record per
 // match, naming the document's owner but without checker, time (AuditSink::Record sets them)
 // and test digest, for the handler to record those whose collection keeps audits once the

@@ -26,8 +26,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "engine/wall_clock.h"
 #include "access/authorizer.h"
+#include "engine/wall_clock.h"
 #include "storage/principal_store.h"
 
 namespace cops {

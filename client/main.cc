@@ -609,31 +609,19 @@ int RunMatches(const Globals& g, const MatchesArgs& a) {
   if (!client.ok()) return Fail("matches", client.status());
   absl::StatusOr<v1::ListMatchesReply> reply = (*client)->ListMatches(request);
   if (!reply.ok()) return Fail("matches", reply.status());
-  json entries = json::array();
-  for (const v1::AuditEntry& e : reply->entries()) {
-    if (g.json) {
-      entries.push_back({{"time", FormatTimeMicros(e.unix_micros())},
-                         {"unix_micros", e.unix_micros()},
-                         {"doc_id", e.doc_id()},
-                         {"collection", e.collection()},
-                         {"checker", e.checker()},
-                         {"ratio", e.ratio()},
-                         {"containment", e.containment()},
-                         {"matched_chunks", e.matched_chunks()},
-                         {"violation", e.violation()},
-                         {"test_sha256", e.test_sha256()}});
-    } else {
-      char ratio[16];
-      std::snprintf(ratio, sizeof ratio, "%.3f", e.ratio());
-      std::cout << FormatTimeMicros(e.unix_micros()) << "\t#" << e.doc_id() << "\t"
-                << e.checker() << "\tratio " << ratio << "\t"
-                << (e.violation() ? "violation" : "below threshold") << "\tsha256 "
-                << (e.test_sha256().empty() ? "-" : e.test_sha256()) << "\n";
-    }
-  }
   if (g.json) {
-    std::cout << Dump({{"matches", std::move(entries)}}) << "\n";
-  } else if (reply->entries().empty()) {
+    std::cout << MatchesJson(*reply) << "\n";
+    return kExitOk;
+  }
+  for (const v1::AuditEntry& e : reply->entries()) {
+    char ratio[16];
+    std::snprintf(ratio, sizeof ratio, "%.3f", e.ratio());
+    std::cout << FormatTimeMicros(e.unix_micros()) << "\t#" << e.doc_id() << "\t"
+              << e.checker() << "\tratio " << ratio << "\t"
+              << (e.violation() ? "violation" : "below threshold") << "\tsha256 "
+              << (e.test_sha256().empty() ? "-" : e.test_sha256()) << "\n";
+  }
+  if (reply->entries().empty()) {
     std::cout << "no checks have reported your documents\n";
   }
   return kExitOk;

@@ -12,19 +12,21 @@
 #include <utility>
 #include <vector>
 
-#include "client/check_report.h"
 #include "client/batch_register.h"
+#include "client/check_report.h"
 #include "client/client.h"
 #include "client/compare.h"
 #include "client/document_json.h"
+#include "core/time_format.h"
 #include "client/html_report.h"
 #include "core/hash_key.h"
 #include "core/receipt.h"
 #include "core/status_macros.h"
 #include "grpcpp/grpcpp.h"
-#include "nlohmann/json.hpp"
 #include "http/openapi.h"
+#include "http/page.h"
 #include "http/transport.h"
+#include "nlohmann/json.hpp"
 
 namespace cops {
 namespace {
@@ -932,6 +934,98 @@ struct HttpApi::Impl {
     res.set_content(R"({"status":"serving"})", kJson);
   }
 
+  // ---------------------------------------------------------------- for the web page
+
+  // GET /v1/session: whether a key is needed (a request without one reaches this only when
+  // authentication is off) and whether the caller may register documents and list their
+  // matches (an owner or an admin: the ListMatches probe is allowed). The page asks it to
+  // know what to show; an unknown key is 401.
+  void Session(const httplib::Request& req, httplib::Response& res) {
+    v1::ListMatchesRequest probe;
+    probe.set_limit(1);
+    absl::StatusOr<v1::ListMatchesReply> reply =
+        ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->ListMatches(probe);
+    if (!reply.ok() && !absl::IsPermissionDenied(reply.status())) {
+      return SendError(res, reply.status());
+    }
+    res.set_content(Dump({{"auth_required", options.auth_required},
+                          {"may_register", reply.ok()}}),
+                    kJson);
+  }
+
+  // GET /v1/matches: `cops --json matches` (ListMatches).
+  void ListMatches(const httplib::Request& req, httplib::Response& res) {
+    Fields fields;
+    for (const auto& [name, value] : req.params) {
+      if (absl::Status s = fields.Add(name, value, {"doc_id", "since", "limit", "owner"});
+          !s.ok()) {
+        return SendError(res, s);
+      }
+    }
+    absl::StatusOr<std::optional<uint64_t>> doc_id = fields.Unsigned("doc_id");
+    absl::StatusOr<std::optional<uint32_t>> limit = fields.Unsigned32("limit");
+    absl::StatusOr<std::optional<std::string>> since = fields.String("since");
+    absl::StatusOr<std::optional<std::string>> owner = fields.String("owner");
+    for (const absl::Status& s :
+         {doc_id.status(), limit.status(), since.status(), owner.status()}) {
+      if (!s.ok()) return SendError(res, s);
+    }
+    v1::ListMatchesRequest request;
+    if (since->has_value()) {
+      const int64_t now = std::chrono::duration_cast<std::chrono::microseconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+      // A time, or a duration back from now (as `cops matches --since`).
+      absl::StatusOr<int64_t> ago = ParseDurationSeconds(**since);
+      absl::StatusOr<int64_t> micros =
+          ago.ok() ? absl::StatusOr<int64_t>(now - *ago * 1000000) : ParseTimeMicros(**since);
+      if (!micros.ok()) {
+        return SendError(res, absl::InvalidArgumentError(
+                                  "field 'since': \"" + **since +
+                                  "\" is neither a time (2025-06-01) nor a duration (30d)"));
+      }
+      request.set_since_unix_micros(*micros);
+    }
+    request.set_doc_id(doc_id->value_or(0));
+    request.set_limit(limit->value_or(0));
+    request.set_owner(owner->value_or(""));
+    absl::StatusOr<v1::ListMatchesReply> reply =
+        ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->ListMatches(request);
+    if (!reply.ok()) return SendError(res, reply.status());
+    res.set_content(MatchesJson(*reply), kJson);
+  }
+
+  // GET /v1/documents/{id}/content: the registered bytes, for the side-by-side view of a
+  // report (the service decides who may read them). Sent as a download, never rendered.
+  void GetDocumentContent(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<uint64_t> id = DocIdOf(req.matches[1]);
+    if (!id.ok()) return SendError(res, id.status());
+    absl::StatusOr<v1::DocumentInfo> info =
+        ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->Get(*id, /*include_content=*/true);
+    if (!info.ok()) return SendError(res, info.status());
+    res.set_header("Content-Disposition", "attachment");
+    res.set_header("X-Content-Type-Options", "nosniff");
+    res.set_content(info->content(), "application/octet-stream");
+  }
+
+  void RoutePage() {
+    using Req = const httplib::Request&;
+    using Res = httplib::Response&;
+    for (const PageAsset& asset : PageAssets()) {
+      server.Get(std::string(asset.path), [&asset](Req, Res res) {
+        for (const auto& [name, value] : kPageHeaders) {
+          res.set_header(std::string(name), std::string(value));
+        }
+        res.set_content(asset.body.data(), asset.body.size(),
+                        std::string(asset.content_type).c_str());
+      });
+    }
+    server.Get("/v1/session", [this](Req req, Res res) { Session(req, res); });
+    server.Get("/v1/matches", [this](Req req, Res res) { ListMatches(req, res); });
+    server.Get(R"(/v1/documents/([^/]+)/content)",
+               [this](Req req, Res res) { GetDocumentContent(req, res); });
+  }
+
   void Route() {
     using Req = const httplib::Request&;
     using Res = httplib::Response&;
@@ -998,6 +1092,7 @@ struct HttpApi::Impl {
     server.Put("/v1/webhook", [this](Req req, Res res) { PutWebhook(req, res); });
     server.Get("/v1/webhook", [this](Req req, Res res) { GetWebhook(req, res); });
     server.Delete("/v1/webhook", [this](Req req, Res res) { DeleteWebhook(req, res); });
+    RoutePage();
   }
 
   const HttpApiOptions options;

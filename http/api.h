@@ -12,7 +12,9 @@
 // Routes: POST /v1/documents, GET /v1/documents, GET and DELETE /v1/documents/{id},
 // POST /v1/checks, POST /v1/jobs, GET /v1/jobs/{id}, GET /v1/jobs/{id}/deliveries,
 // POST /v1/jobs/{id}/deliveries:resend, PUT, GET and DELETE /v1/webhook,
-// GET /v1/openapi.json, GET /healthz. A job may name a callback (http/webhooks.h).
+// GET /v1/openapi.json, GET /healthz; for the web page (http/page.h): GET / and its files,
+// GET /v1/session, GET /v1/matches, GET /v1/documents/{id}/content. A job may name a
+// callback (http/webhooks.h).
 // Refused before the body is read: a body over max_body_bytes (413), an unsupported content
 // type (415), a POST without Content-Length (411), a /v1 request without an API key when
 // authentication is on (401).

@@ -36,7 +36,7 @@
 #include "replication/jetstream.h"
 #include "replication/replica_directory.h"
 
-struct __kvStore;
+struct __kvStore;  // NOLINT(bugprone-reserved-identifier): libnats names its types so
 
 namespace cops {
 

@@ -13,8 +13,8 @@
 
 #include "absl/status/statusor.h"
 
-struct __natsConnection;
-struct __jsCtx;
+struct __natsConnection;  // NOLINT(bugprone-reserved-identifier): libnats names its types so
+struct __jsCtx;  // NOLINT(bugprone-reserved-identifier): libnats names its types so
 
 namespace cops {
 

@@ -39,7 +39,7 @@
 #include "replication/jetstream.h"
 #include "replication/registration_event.h"
 
-struct __natsSubscription;
+struct __natsSubscription;  // NOLINT(bugprone-reserved-identifier): libnats names its types so
 
 namespace cops {
 

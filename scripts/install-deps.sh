@@ -20,6 +20,7 @@ if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh
   libgtest-dev libgmock-dev libbenchmark-dev
   chromium  # renders the HTML report in tests/client/html_report_test.cc, scripts/report-example.sh
+  chromium-driver python3-selenium  # tests/http/page_test.py drives the web page in Chromium
   wamerican
   python3.11-doc debian-handbook  # prose corpora of eval/make_set.py (docs/accuracy.md)
   mythes-en-us  # English thesaurus: synonyms for eval/make_short_set.py

@@ -1,8 +1,10 @@
 #include "server/admin_service.h"
 
 #include <chrono>
+#include <functional>
 #include <utility>
 
+#include "core/status_macros.h"
 #include "server/request_log.h"
 #include "server/service.h"
 #include "spdlog/spdlog.h"
@@ -62,16 +64,10 @@ AdminService::AdminService(Authorizer* authorizer, AccessControl* access, UsageL
       generations_(generations),
       receipts_(receipts) {}
 
-absl::StatusOr<Principal> AdminService::RequireAdmin(
-    grpc::ServerContext* context, RequestLog* log,
-    const std::function<std::vector<std::string>(const Principal&)>& scope) {
-  auto caller = authorizer_->Authenticate(*context);
-  if (!caller.ok()) return caller.status();
-  log->set_principal(caller->name);
-  absl::Status allowed = authorizer_->AuthorizeAdministration(*caller, scope(*caller));
-  if (allowed.ok()) allowed = usage_->Reserve(*caller, UsageCost{}).status();
-  if (!allowed.ok()) return allowed;
-  return caller;
+absl::Status AdminService::MayAdminister(const Principal& caller,
+                                         const std::vector<std::string>& scope) {
+  COPS_RETURN_IF_ERROR(authorizer_->AuthorizeAdministration(caller, scope));
+  return usage_->Reserve(caller, UsageCost{}).status();
 }
 
 std::vector<std::string> AdminService::ScopeOfPrincipal(std::string_view name) const {
@@ -110,286 +106,278 @@ void AdminService::FillPrincipal(const PrincipalRecord& r, v1::PrincipalInfo* ou
 grpc::Status AdminService::CreatePrincipal(grpc::ServerContext* context,
                                            const v1::CreatePrincipalRequest* request,
                                            v1::CreatePrincipalResponse* response) {
-  RequestLog log("CreatePrincipal", context->peer());
-  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
-    return ToVector(request->collections());
-  });
-  if (!caller.ok()) return log.Finish(caller.status());
-  PrincipalRecord record;
-  record.name = request->name();
-  record.role = static_cast<uint8_t>(request->role());
-  record.collections = ToVector(request->collections());
-  record.requests_per_second = request->limits().requests_per_second();
-  record.burst = request->limits().burst();
-  record.max_documents = request->limits().max_documents();
-  record.max_bytes = request->limits().max_bytes();
-  auto issued = access_->CreatePrincipal(record);
-  if (!issued.ok()) return log.Finish(issued.status());
-  spdlog::info("admin '{}' created principal '{}' with key id {}", caller->name, record.name,
-               issued->key_id);
-  for (const PrincipalRecord& r : access_->ListPrincipals()) {
-    if (r.name == record.name) FillPrincipal(r, response->mutable_principal());
-  }
-  response->set_key_id(issued->key_id);
-  response->set_api_key(issued->api_key);
-  return log.Finish(absl::OkStatus());
+  return Administer(
+      "CreatePrincipal", context,
+      [&](const Principal&) { return ToVector(request->collections()); },
+      [&](const Principal& caller) {
+        PrincipalRecord record;
+        record.name = request->name();
+        record.role = static_cast<uint8_t>(request->role());
+        record.collections = ToVector(request->collections());
+        record.requests_per_second = request->limits().requests_per_second();
+        record.burst = request->limits().burst();
+        record.max_documents = request->limits().max_documents();
+        record.max_bytes = request->limits().max_bytes();
+        auto issued = access_->CreatePrincipal(record);
+        if (!issued.ok()) return issued.status();
+        spdlog::info("admin '{}' created principal '{}' with key id {}", caller.name, record.name,
+                     issued->key_id);
+        for (const PrincipalRecord& r : access_->ListPrincipals()) {
+          if (r.name == record.name) FillPrincipal(r, response->mutable_principal());
+        }
+        response->set_key_id(issued->key_id);
+        response->set_api_key(issued->api_key);
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status AdminService::ListPrincipals(grpc::ServerContext* context,
                                           const v1::ListPrincipalsRequest* /*request*/,
                                           v1::ListPrincipalsResponse* response) {
-  RequestLog log("ListPrincipals", context->peer());
-  auto caller = RequireAdmin(context, &log, ItsOwnScope(*authorizer_));
-  if (!caller.ok()) return log.Finish(caller.status());
-  for (const PrincipalRecord& r : access_->ListPrincipals()) {
-    if (Administers(*caller, r)) FillPrincipal(r, response->add_principals());
-  }
-  return log.Finish(absl::OkStatus());
+  return Administer("ListPrincipals", context, ItsOwnScope(*authorizer_),
+                    [&](const Principal& caller) {
+                      for (const PrincipalRecord& r : access_->ListPrincipals()) {
+                        if (Administers(caller, r)) FillPrincipal(r, response->add_principals());
+                      }
+                      return absl::OkStatus();
+                    });
 }
 
 grpc::Status AdminService::SetPrincipalCollections(
     grpc::ServerContext* context, const v1::SetPrincipalCollectionsRequest* request,
     v1::SetPrincipalCollectionsResponse* response) {
-  RequestLog log("SetPrincipalCollections", context->peer());
   // Both the principal as it is and the grants it gets must lie within the caller's scope.
-  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
-    std::vector<std::string> scope = ScopeOfPrincipal(request->principal());
-    if (scope.empty() || request->collections().empty()) return std::vector<std::string>{};
-    scope.insert(scope.end(), request->collections().begin(), request->collections().end());
-    return scope;
-  });
-  if (!caller.ok()) return log.Finish(caller.status());
-  absl::Status s =
-      access_->SetCollections(request->principal(), ToVector(request->collections()));
-  if (!s.ok()) return log.Finish(s);
-  spdlog::info("admin '{}' set the collections of '{}'", caller->name, request->principal());
-  for (const PrincipalRecord& r : access_->ListPrincipals()) {
-    if (r.name == request->principal()) FillPrincipal(r, response->mutable_principal());
-  }
-  return log.Finish(absl::OkStatus());
+  return Administer(
+      "SetPrincipalCollections", context,
+      [&](const Principal&) {
+        std::vector<std::string> scope = ScopeOfPrincipal(request->principal());
+        if (scope.empty() || request->collections().empty()) return std::vector<std::string>{};
+        scope.insert(scope.end(), request->collections().begin(), request->collections().end());
+        return scope;
+      },
+      [&](const Principal& caller) {
+        absl::Status s =
+            access_->SetCollections(request->principal(), ToVector(request->collections()));
+        if (!s.ok()) return s;
+        spdlog::info("admin '{}' set the collections of '{}'", caller.name, request->principal());
+        for (const PrincipalRecord& r : access_->ListPrincipals()) {
+          if (r.name == request->principal()) FillPrincipal(r, response->mutable_principal());
+        }
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status AdminService::CreateApiKey(grpc::ServerContext* context,
                                         const v1::CreateApiKeyRequest* request,
                                         v1::CreateApiKeyResponse* response) {
-  RequestLog log("CreateApiKey", context->peer());
-  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
-    return ScopeOfPrincipal(request->principal());
-  });
-  if (!caller.ok()) return log.Finish(caller.status());
-  auto issued = access_->CreateKey(request->principal());
-  if (!issued.ok()) return log.Finish(issued.status());
-  spdlog::info("admin '{}' created key id {} for '{}'", caller->name, issued->key_id,
-               request->principal());
-  response->set_key_id(issued->key_id);
-  response->set_api_key(issued->api_key);
-  return log.Finish(absl::OkStatus());
+  return Administer(
+      "CreateApiKey", context,
+      [&](const Principal&) { return ScopeOfPrincipal(request->principal()); },
+      [&](const Principal& caller) {
+        auto issued = access_->CreateKey(request->principal());
+        if (!issued.ok()) return issued.status();
+        spdlog::info("admin '{}' created key id {} for '{}'", caller.name, issued->key_id,
+                     request->principal());
+        response->set_key_id(issued->key_id);
+        response->set_api_key(issued->api_key);
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status AdminService::RevokeApiKey(grpc::ServerContext* context,
                                         const v1::RevokeApiKeyRequest* request,
                                         v1::RevokeApiKeyResponse* /*response*/) {
-  RequestLog log("RevokeApiKey", context->peer());
   // An unknown key id has the whole server as its scope, like an unknown principal.
-  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
-    const std::optional<std::string> owner = access_->KeyOwner(request->key_id());
-    return owner.has_value() ? ScopeOfPrincipal(*owner) : std::vector<std::string>{};
-  });
-  if (!caller.ok()) return log.Finish(caller.status());
-  return log.Finish(access_->RevokeKey(request->key_id()));
+  return Administer(
+      "RevokeApiKey", context,
+      [&](const Principal&) {
+        const std::optional<std::string> owner = access_->KeyOwner(request->key_id());
+        return owner.has_value() ? ScopeOfPrincipal(*owner) : std::vector<std::string>{};
+      },
+      [&](const Principal& /*caller*/) { return access_->RevokeKey(request->key_id()); });
 }
 
 grpc::Status AdminService::CreateCollection(grpc::ServerContext* context,
                                             const v1::CreateCollectionRequest* request,
                                             v1::CreateCollectionResponse* response) {
-  RequestLog log("CreateCollection", context->peer());
-  auto caller = RequireAdmin(context, &log, [&](const Principal&) {
-    return std::vector<std::string>{request->collection().name()};
-  });
-  if (!caller.ok()) return log.Finish(caller.status());
-  CollectionRecord record;
-  record.name = request->collection().name();
-  record.show_titles_to_checkers = request->collection().show_titles_to_checkers();
-  record.keep_audit = request->collection().keep_audit();
-  record.template_source = request->collection().template_();
-  record.retention_seconds = request->collection().retention_seconds();
-  if (record.retention_seconds < 0) {
-    return log.Finish(absl::InvalidArgumentError("retention of collection '" + record.name +
-                                                 "' is negative"));
-  }
-  absl::Status s = access_->PutCollection(record);
-  if (!s.ok()) return log.Finish(s);
-  for (const CollectionRecord& c : access_->ListCollections()) {
-    if (c.name == record.name) FillCollection(c, response->mutable_collection());
-  }
-  return log.Finish(absl::OkStatus());
+  return Administer(
+      "CreateCollection", context,
+      [&](const Principal&) { return std::vector<std::string>{request->collection().name()}; },
+      [&](const Principal& /*caller*/) {
+        CollectionRecord record;
+        record.name = request->collection().name();
+        record.show_titles_to_checkers = request->collection().show_titles_to_checkers();
+        record.keep_audit = request->collection().keep_audit();
+        record.template_source = request->collection().template_();
+        record.retention_seconds = request->collection().retention_seconds();
+        if (record.retention_seconds < 0) {
+          return absl::InvalidArgumentError("retention of collection '" + record.name +
+                                            "' is negative");
+        }
+        absl::Status s = access_->PutCollection(record);
+        if (!s.ok()) return s;
+        for (const CollectionRecord& c : access_->ListCollections()) {
+          if (c.name == record.name) FillCollection(c, response->mutable_collection());
+        }
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status AdminService::ListCollections(grpc::ServerContext* context,
                                            const v1::ListCollectionsRequest* /*request*/,
                                            v1::ListCollectionsResponse* response) {
-  RequestLog log("ListCollections", context->peer());
-  auto caller = RequireAdmin(context, &log, ItsOwnScope(*authorizer_));
-  if (!caller.ok()) return log.Finish(caller.status());
-  for (const CollectionRecord& c : access_->ListCollections()) {
-    if (!authorizer_->AuthorizeAdministration(*caller, {c.name}).ok()) continue;
-    FillCollection(c, response->add_collections());
-  }
-  return log.Finish(absl::OkStatus());
+  return Administer("ListCollections", context, ItsOwnScope(*authorizer_),
+                    [&](const Principal& caller) {
+                      for (const CollectionRecord& c : access_->ListCollections()) {
+                        if (!authorizer_->AuthorizeAdministration(caller, {c.name}).ok()) continue;
+                        FillCollection(c, response->add_collections());
+                      }
+                      return absl::OkStatus();
+                    });
 }
 
 grpc::Status AdminService::QueryAudit(grpc::ServerContext* context,
                                       const v1::QueryAuditRequest* request,
                                       v1::QueryAuditResponse* response) {
-  RequestLog log("QueryAudit", context->peer());
-  auto caller = authorizer_->Authenticate(*context);
-  if (!caller.ok()) return log.Finish(caller.status());
-  log.set_principal(caller->name);
-  const bool unrestricted = authorizer_->AuthorizeAdministration(*caller, {}).ok();
-  if (caller->role != Role::kAdmin) {
-    // An owner may see the audit trail of its own documents only.
-    if (generations_ == nullptr) {
-      return log.Finish(absl::UnavailableError("no index to look the document up"));
+  return Serve("QueryAudit", context, [&](const Principal& caller, RequestLog& /*log*/) {
+    const bool unrestricted = authorizer_->AuthorizeAdministration(caller, {}).ok();
+    if (caller.role != Role::kAdmin) {
+      // An owner may see the audit trail of its own documents only.
+      if (generations_ == nullptr) {
+        return absl::UnavailableError("no index to look the document up");
+      }
+      auto doc = generations_->Current()->Get(request->doc_id());
+      if (!doc.ok()) return doc.status();
+      absl::Status allowed = authorizer_->Authorize(caller, Action::kReadDocument, doc->collection);
+      if (allowed.ok() && doc->owner != caller.name) {
+        allowed = absl::PermissionDeniedError("document " + std::to_string(doc->id) +
+                                              " is not owned by '" + caller.name + "'");
+      }
+      if (!allowed.ok()) return allowed;
+    } else if (!unrestricted) {
+      // A scoped admin: the document's collection must be one of its own. The entries of a
+      // document no longer registered are shown where their collection is.
+      if (generations_ == nullptr) {
+        return absl::UnavailableError("no index to look the document up");
+      }
+      auto doc = generations_->Current()->Get(request->doc_id());
+      if (!doc.ok() && !absl::IsNotFound(doc.status())) return doc.status();
+      if (doc.ok()) {
+        absl::Status allowed = authorizer_->AuthorizeAdministration(caller, {doc->collection});
+        if (!allowed.ok()) return allowed;
+      }
     }
-    auto doc = generations_->Current()->Get(request->doc_id());
-    if (!doc.ok()) return log.Finish(doc.status());
-    absl::Status allowed = authorizer_->Authorize(*caller, Action::kReadDocument, doc->collection);
-    if (allowed.ok() && doc->owner != caller->name) {
-      allowed = absl::PermissionDeniedError("document " + std::to_string(doc->id) +
-                                            " is not owned by '" + caller->name + "'");
+    if (absl::Status token = usage_->Reserve(caller, UsageCost{}).status(); !token.ok()) {
+      return token;
     }
-    if (!allowed.ok()) return log.Finish(allowed);
-  } else if (!unrestricted) {
-    // A scoped admin: the document's collection must be one of its own. The entries of a
-    // document no longer registered are shown where their collection is.
-    if (generations_ == nullptr) {
-      return log.Finish(absl::UnavailableError("no index to look the document up"));
+    auto entries = access_->QueryAudit(request->doc_id(), request->since_unix_micros(),
+                                       request->limit() == 0 ? 1000 : request->limit());
+    if (!entries.ok()) return entries.status();
+    for (const AuditRecord& r : *entries) {
+      if (caller.role == Role::kAdmin && !unrestricted &&
+          !authorizer_->AuthorizeAdministration(caller, {r.collection}).ok()) {
+        continue;
+      }
+      FillAuditEntry(r, response->add_entries());
     }
-    auto doc = generations_->Current()->Get(request->doc_id());
-    if (!doc.ok() && !absl::IsNotFound(doc.status())) return log.Finish(doc.status());
-    if (doc.ok()) {
-      absl::Status allowed = authorizer_->AuthorizeAdministration(*caller, {doc->collection});
-      if (!allowed.ok()) return log.Finish(allowed);
-    }
-  }
-  if (absl::Status token = usage_->Reserve(*caller, UsageCost{}).status(); !token.ok()) {
-    return log.Finish(token);
-  }
-  auto entries = access_->QueryAudit(request->doc_id(), request->since_unix_micros(),
-                                     request->limit() == 0 ? 1000 : request->limit());
-  if (!entries.ok()) return log.Finish(entries.status());
-  for (const AuditRecord& r : *entries) {
-    if (caller->role == Role::kAdmin && !unrestricted &&
-        !authorizer_->AuthorizeAdministration(*caller, {r.collection}).ok()) {
-      continue;
-    }
-    FillAuditEntry(r, response->add_entries());
-  }
-  return log.Finish(absl::OkStatus());
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status AdminService::CreateSnapshot(grpc::ServerContext* context,
                                           const v1::CreateSnapshotRequest* request,
                                           v1::CreateSnapshotResponse* response) {
-  RequestLog log("CreateSnapshot", context->peer());
-  auto caller = RequireAdmin(context, &log, WholeServer);
-  if (!caller.ok()) return log.Finish(caller.status());
-  if (generations_ == nullptr) {
-    return log.Finish(absl::UnavailableError("no index to snapshot"));
-  }
-  absl::StatusOr<std::string> path =
-      generations_->WriteSnapshot(request->name(), *access_->store());
-  if (!path.ok()) return log.Finish(path.status());
-  spdlog::info("admin '{}' created snapshot {}", caller->name, *path);
-  response->set_path(*path);
-  return log.Finish(absl::OkStatus());
+  return Administer("CreateSnapshot", context, WholeServer, [&](const Principal& caller) {
+    if (generations_ == nullptr) {
+      return absl::UnavailableError("no index to snapshot");
+    }
+    absl::StatusOr<std::string> path =
+        generations_->WriteSnapshot(request->name(), *access_->store());
+    if (!path.ok()) return path.status();
+    spdlog::info("admin '{}' created snapshot {}", caller.name, *path);
+    response->set_path(*path);
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status AdminService::RotateKey(grpc::ServerContext* context,
                                      const v1::RotateKeyRequest* request,
                                      v1::RotateKeyResponse* response) {
-  RequestLog log("RotateKey", context->peer());
-  auto caller = RequireAdmin(context, &log, WholeServer);
-  if (!caller.ok()) return log.Finish(caller.status());
-  if (generations_ == nullptr) {
-    return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
-  }
-  if (!rotation_refusal_.empty()) {
-    return log.Finish(absl::FailedPreconditionError(rotation_refusal_));
-  }
-  absl::StatusOr<KeyRotationProgress> started =
-      generations_->StartRotation(request->drop_documents_without_text());
-  if (!started.ok()) return log.Finish(started.status());
-  spdlog::info("admin '{}' started a key rotation to key {}", caller->name, started->new_key_id);
-  FillRotation(*started, response->mutable_status());
-  return log.Finish(absl::OkStatus());
+  return Administer("RotateKey", context, WholeServer, [&](const Principal& caller) {
+    if (generations_ == nullptr) {
+      return absl::UnavailableError("this server cannot rotate its key");
+    }
+    if (!rotation_refusal_.empty()) {
+      return absl::FailedPreconditionError(rotation_refusal_);
+    }
+    absl::StatusOr<KeyRotationProgress> started =
+        generations_->StartRotation(request->drop_documents_without_text());
+    if (!started.ok()) return started.status();
+    spdlog::info("admin '{}' started a key rotation to key {}", caller.name, started->new_key_id);
+    FillRotation(*started, response->mutable_status());
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status AdminService::GetKeyRotationStatus(grpc::ServerContext* context,
                                                 const v1::GetKeyRotationStatusRequest* /*request*/,
                                                 v1::GetKeyRotationStatusResponse* response) {
-  RequestLog log("GetKeyRotationStatus", context->peer());
-  auto caller = RequireAdmin(context, &log, WholeServer);
-  if (!caller.ok()) return log.Finish(caller.status());
-  if (generations_ == nullptr) {
-    return log.Finish(absl::UnavailableError("this server cannot rotate its key"));
-  }
-  FillRotation(generations_->Progress(), response->mutable_status());
-  return log.Finish(absl::OkStatus());
+  return Administer("GetKeyRotationStatus", context, WholeServer, [&](const Principal& /*caller*/) {
+    if (generations_ == nullptr) {
+      return absl::UnavailableError("this server cannot rotate its key");
+    }
+    FillRotation(generations_->Progress(), response->mutable_status());
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status AdminService::SetBulkLoad(grpc::ServerContext* context,
                                        const v1::SetBulkLoadRequest* request,
                                        v1::SetBulkLoadResponse* response) {
-  RequestLog log("SetBulkLoad", context->peer());
-  auto caller = RequireAdmin(context, &log, WholeServer);
-  if (!caller.ok()) return log.Finish(caller.status());
-  if (generations_ == nullptr) {
-    return log.Finish(absl::UnavailableError("this server cannot bulk-load"));
-  }
-  const auto started = std::chrono::steady_clock::now();
-  spdlog::info("admin '{}' {} a bulk load", caller->name,
-               request->enabled() ? "starts" : "ends");
-  // The index stays open while the detector is held, also across a key rotation's switch.
-  const std::shared_ptr<CopyDetector> detector = generations_->Current();
-  Index* index = detector->index();
-  absl::Status s = request->enabled() ? index->BeginBulkLoad() : index->EndBulkLoad();
-  if (!s.ok()) return log.Finish(s);
-  const bool loading = index->bulk_loading();
-  spdlog::info("bulk load {} in {:.1f} s", loading ? "on" : "off",
-               std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-  response->set_bulk_loading(loading);
-  return log.Finish(absl::OkStatus());
+  return Administer("SetBulkLoad", context, WholeServer, [&](const Principal& caller) {
+    if (generations_ == nullptr) {
+      return absl::UnavailableError("this server cannot bulk-load");
+    }
+    const auto started = std::chrono::steady_clock::now();
+    spdlog::info("admin '{}' {} a bulk load", caller.name, request->enabled() ? "starts" : "ends");
+    // The index stays open while the detector is held, also across a key rotation's switch.
+    const std::shared_ptr<CopyDetector> detector = generations_->Current();
+    Index* index = detector->index();
+    absl::Status s = request->enabled() ? index->BeginBulkLoad() : index->EndBulkLoad();
+    if (!s.ok()) return s;
+    const bool loading = index->bulk_loading();
+    spdlog::info("bulk load {} in {:.1f} s", loading ? "on" : "off",
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    response->set_bulk_loading(loading);
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status AdminService::ListSigningKeys(grpc::ServerContext* context,
                                            const v1::ListSigningKeysRequest* /*request*/,
                                            v1::ListSigningKeysResponse* response) {
-  RequestLog log("ListSigningKeys", context->peer());
   // Any principal: a receipt's holder needs the public key to show the receipt to others.
-  auto caller = authorizer_->Authenticate(*context);
-  if (!caller.ok()) return log.Finish(caller.status());
-  log.set_principal(caller->name);
-  if (absl::Status token = usage_->Reserve(*caller, UsageCost{}).status(); !token.ok()) {
-    return log.Finish(token);
-  }
-  if (receipts_ == nullptr) return log.Finish(absl::UnavailableError("this server signs no receipts"));
-  for (const SigningKeyInfo& k : receipts_->Keys()) FillSigningKey(k, response->add_keys());
-  return log.Finish(absl::OkStatus());
+  return Serve("ListSigningKeys", context, [&](const Principal& caller, RequestLog& /*log*/) {
+    if (absl::Status token = usage_->Reserve(caller, UsageCost{}).status(); !token.ok()) {
+      return token;
+    }
+    if (receipts_ == nullptr) return absl::UnavailableError("this server signs no receipts");
+    for (const SigningKeyInfo& k : receipts_->Keys()) FillSigningKey(k, response->add_keys());
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status AdminService::RotateSigningKey(grpc::ServerContext* context,
                                             const v1::RotateSigningKeyRequest* /*request*/,
                                             v1::RotateSigningKeyResponse* response) {
-  RequestLog log("RotateSigningKey", context->peer());
-  auto caller = RequireAdmin(context, &log, WholeServer);
-  if (!caller.ok()) return log.Finish(caller.status());
-  if (receipts_ == nullptr) return log.Finish(absl::UnavailableError("this server signs no receipts"));
-  absl::StatusOr<SigningKeyInfo> rotated = receipts_->Rotate();
-  if (!rotated.ok()) return log.Finish(rotated.status());
-  spdlog::info("admin '{}' rotated the receipt signing key to {}", caller->name, rotated->key_id);
-  FillSigningKey(*rotated, response->mutable_key());
-  return log.Finish(absl::OkStatus());
+  return Administer("RotateSigningKey", context, WholeServer, [&](const Principal& caller) {
+    if (receipts_ == nullptr) return absl::UnavailableError("this server signs no receipts");
+    absl::StatusOr<SigningKeyInfo> rotated = receipts_->Rotate();
+    if (!rotated.ok()) return rotated.status();
+    spdlog::info("admin '{}' rotated the receipt signing key to {}", caller.name, rotated->key_id);
+    FillSigningKey(*rotated, response->mutable_key());
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace cops

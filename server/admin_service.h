@@ -20,13 +20,13 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/index_generations.h"
-#include "proto/cops_admin.grpc.pb.h"
 #include "access/access_control.h"
 #include "access/authorizer.h"
-#include "engine/receipt_signer.h"
-#include "server/request_log.h"
 #include "access/usage_ledger.h"
+#include "engine/index_generations.h"
+#include "engine/receipt_signer.h"
+#include "proto/cops_admin.grpc.pb.h"
+#include "server/request_log.h"
 
 namespace cops {
 
@@ -84,13 +84,26 @@ class AdminService final : public v1::Admin::Service {
                                 v1::RotateSigningKeyResponse* response) override;
 
  private:
-  // The caller when it may administer `scope` (AuthorizeAdministration; {} = the whole
-  // server) and is within its rate limit, named in `log`; UNAUTHENTICATED /
-  // PERMISSION_DENIED / RESOURCE_EXHAUSTED otherwise. `scope` is computed after the caller
-  // is authenticated.
-  absl::StatusOr<Principal> RequireAdmin(
-      grpc::ServerContext* context, RequestLog* log,
-      const std::function<std::vector<std::string>(const Principal&)>& scope);
+  // Every Admin RPC: logs and authenticates the call (ServeAuthenticated), then runs
+  // `body(caller)` when the caller may administer `scope` (AuthorizeAdministration; {} = the
+  // whole server), computed once the caller is known, and is within its rate limit;
+  // UNAUTHENTICATED / PERMISSION_DENIED / RESOURCE_EXHAUSTED otherwise.
+  template <typename Scope, typename Body>
+  grpc::Status Administer(std::string_view method, grpc::ServerContext* context, Scope&& scope,
+                          Body&& body) {
+    return ServeAuthenticated(method, *context, *authorizer_,
+                              [&](const Principal& caller, RequestLog& /*log*/) {
+                                absl::Status allowed = MayAdminister(caller, scope(caller));
+                                return allowed.ok() ? body(caller) : allowed;
+                              });
+  }
+  // Logs and authenticates the call, then runs `body(caller, log)` (ServeAuthenticated).
+  template <typename Body>
+  grpc::Status Serve(std::string_view method, grpc::ServerContext* context, Body&& body) {
+    return ServeAuthenticated(method, *context, *authorizer_, std::forward<Body>(body));
+  }
+  // Whether `caller` may administer `scope` and is within its rate limit (a token taken).
+  absl::Status MayAdminister(const Principal& caller, const std::vector<std::string>& scope);
   // The scope of acting on principal `name`: its collections; the whole server ({}) for one
   // without collections and for an unknown name, so that a scoped admin can tell neither an
   // unrestricted principal nor an unknown name from one beyond its reach.

@@ -42,12 +42,12 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "access/admission_control.h"
+#include "access/audit_sink.h"
 #include "engine/key_rotation_progress.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "replication/cluster_map.h"
 #include "replication/log_applier.h"
-#include "access/admission_control.h"
-#include "access/audit_sink.h"
 #include "storage/index.h"
 
 namespace prometheus {

@@ -2,7 +2,7 @@
 #define COPS_SERVER_REQUEST_LOG_H_
 
 // Every RPC logs one "rpc" event (logging/log_event.h) on completion with its method, status
-// code, latency and sizes (RequestLog).
+// code, latency and sizes (RequestLog); ServeAuthenticated opens every authenticated handler.
 //
 // Thread-safety: a RequestLog belongs to one call; ToGrpc may be used from any thread.
 
@@ -10,10 +10,14 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "access/authorizer.h"
+#include "grpcpp/server_context.h"
 #include "grpcpp/support/status.h"
 #include "logging/log_event.h"
 
@@ -44,6 +48,20 @@ class RequestLog {
   std::vector<LogField> extra_;
   std::chrono::steady_clock::time_point start_;
 };
+
+// The opening every handler shares: one "rpc" line for the call (RequestLog), the caller
+// authenticated before anything else, then `body(principal, log)` as that caller; the
+// call's status is the body's. A failed authentication ends the call at once.
+template <typename Body>
+grpc::Status ServeAuthenticated(std::string_view method, grpc::ServerContext& context,
+                                Authorizer& authorizer, Body&& body) {
+  static_assert(std::is_invocable_r_v<absl::Status, Body, const Principal&, RequestLog&>);
+  RequestLog log(method, context.peer());
+  absl::StatusOr<Principal> principal = authorizer.Authenticate(context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
+  return log.Finish(std::forward<Body>(body)(*principal, log));
+}
 
 }  // namespace cops
 

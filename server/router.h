@@ -47,12 +47,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "access/admission_control.h"
+#include "access/authorizer.h"
 #include "engine/index_generations.h"
 #include "proto/cops.grpc.pb.h"
 #include "replication/registration_log.h"
 #include "replication/replica_directory.h"
-#include "access/admission_control.h"
-#include "access/authorizer.h"
 
 namespace cops {
 

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "access/admission_control.h"
 #include "core/hash_key.h"
 #include "core/params.h"
-#include "access/admission_control.h"
 #include "storage/index.h"
 
 namespace cops {

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/scratch.h"
-#include "core/hash_key.h"
-#include "core/status_macros.h"
 #include "access/report_privacy.h"
+#include "core/hash_key.h"
+#include "core/scratch.h"
+#include "core/status_macros.h"
 #include "server/request_log.h"
 
 namespace cops {
@@ -493,169 +493,159 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
 grpc::Status CopyDetectionService::RegisterDocument(grpc::ServerContext* context,
                                                     const v1::RegisterDocumentRequest* request,
                                                     v1::RegisterDocumentReply* reply) {
-  RequestLog log("RegisterDocument", context->peer());
-  log.add_in_bytes(request->document().content().size());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  absl::StatusOr<AdmissionControl::Permit> permit =
-      Admit(*context, request->document().content().size());
-  if (!permit.ok()) return log.Finish(permit.status());
-  absl::Status status = RegisterOne(*principal, *request, reply);
-  if (status.ok()) log.add_field("doc_id", std::to_string(reply->doc_id()));
-  return log.Finish(status);
+  return Serve("RegisterDocument", context, [&](const Principal& principal, RequestLog& log) {
+    log.add_in_bytes(request->document().content().size());
+    absl::StatusOr<AdmissionControl::Permit> permit =
+        Admit(*context, request->document().content().size());
+    if (!permit.ok()) return permit.status();
+    absl::Status status = RegisterOne(principal, *request, reply);
+    if (status.ok()) log.add_field("doc_id", std::to_string(reply->doc_id()));
+    return status;
+  });
 }
 
 grpc::Status CopyDetectionService::RegisterDocuments(
     grpc::ServerContext* context, grpc::ServerReader<v1::RegisterDocumentRequest>* reader,
     v1::RegisterDocumentsReply* reply) {
-  RequestLog log("RegisterDocuments", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  // Documents are read into a window and registered together (one index write per window);
-  // each still gets its own result.
-  const size_t window_documents =
-      std::max<uint32_t>(Detector()->options().bulk_window_documents, 1);
-  const uint32_t max_documents = Detector()->options().max_documents_per_stream;
-  std::vector<v1::RegisterDocumentRequest> window;
-  size_t window_bytes = 0;
-  uint32_t read = 0;
-  auto flush = [&] {
-    const uint32_t first_index = read - static_cast<uint32_t>(window.size());
-    if (absl::StatusOr<AdmissionControl::Permit> permit = Admit(*context, window_bytes);
-        permit.ok()) {
-      RegisterWindow(*principal, window, first_index, reply);
-    } else {
-      FailWindow(permit.status(), window.size(), first_index, reply);
+  return Serve("RegisterDocuments", context, [&](const Principal& caller, RequestLog& log) {
+    // Each message authenticates again (a revoked key ends the stream).
+    absl::StatusOr<Principal> principal = caller;
+    // Documents are read into a window and registered together (one index write per window);
+    // each still gets its own result.
+    const size_t window_documents =
+        std::max<uint32_t>(Detector()->options().bulk_window_documents, 1);
+    const uint32_t max_documents = Detector()->options().max_documents_per_stream;
+    std::vector<v1::RegisterDocumentRequest> window;
+    size_t window_bytes = 0;
+    uint32_t read = 0;
+    auto flush = [&] {
+      const uint32_t first_index = read - static_cast<uint32_t>(window.size());
+      if (absl::StatusOr<AdmissionControl::Permit> permit = Admit(*context, window_bytes);
+          permit.ok()) {
+        RegisterWindow(*principal, window, first_index, reply);
+      } else {
+        FailWindow(permit.status(), window.size(), first_index, reply);
+      }
+      window.clear();
+      window_bytes = 0;
+    };
+    StreamWatchdog::Stream watch = Watch(context);
+    v1::RegisterDocumentRequest request;
+    while (reader->Read(&request)) {
+      watch.Touch();
+      if (context->IsCancelled()) {
+        return absl::DeadlineExceededError(
+            "bulk registration cancelled or past its deadline after " +
+            std::to_string(reply->registered() + reply->failed()) + " documents");
+      }
+      // Each document on the key's current standing: a revoked key ends the stream, and the
+      // documents of the window not yet written are not registered.
+      principal = authorizer_->Authenticate(*context);
+      if (!principal.ok()) return principal.status();
+      if (read == max_documents) {
+        // The reply must stay under gRPC's message limit: end the stream here, keeping the
+        // results of everything registered so far.
+        if (!window.empty()) flush();
+        FailWindow(absl::ResourceExhaustedError("a RegisterDocuments stream carries at most " +
+                                                std::to_string(max_documents) +
+                                                " documents: this one and any after it "
+                                                "were not registered; send them in another stream"),
+                   1, read, reply);
+        break;
+      }
+      ++read;
+      log.add_in_bytes(request.document().content().size());
+      window_bytes += request.document().content().size();
+      window.push_back(std::move(request));
+      request.Clear();
+      if (window.size() >= window_documents || window_bytes >= kBulkWindowBytes) flush();
     }
-    window.clear();
-    window_bytes = 0;
-  };
-  StreamWatchdog::Stream watch = Watch(context);
-  v1::RegisterDocumentRequest request;
-  while (reader->Read(&request)) {
-    watch.Touch();
-    if (context->IsCancelled()) {
-      return log.Finish(absl::DeadlineExceededError(
-          "bulk registration cancelled or past its deadline after " +
-          std::to_string(reply->registered() + reply->failed()) + " documents"));
-    }
-    // Each document on the key's current standing: a revoked key ends the stream, and the
-    // documents of the window not yet written are not registered.
-    principal = authorizer_->Authenticate(*context);
-    if (!principal.ok()) return log.Finish(principal.status());
-    if (read == max_documents) {
-      // The reply must stay under gRPC's message limit: end the stream here, keeping the
-      // results of everything registered so far.
-      if (!window.empty()) flush();
-      FailWindow(absl::ResourceExhaustedError(
-                     "a RegisterDocuments stream carries at most " +
-                     std::to_string(max_documents) + " documents: this one and any after it "
-                     "were not registered; send them in another stream"),
-                 1, read, reply);
-      break;
-    }
-    ++read;
-    log.add_in_bytes(request.document().content().size());
-    window_bytes += request.document().content().size();
-    window.push_back(std::move(request));
-    request.Clear();
-    if (window.size() >= window_documents || window_bytes >= kBulkWindowBytes) flush();
-  }
-  if (watch.ended()) return log.Finish(StreamEndedError());
-  if (!window.empty()) flush();
-  log.add_field("registered", std::to_string(reply->registered()));
-  log.add_field("failed", std::to_string(reply->failed()));
-  return log.Finish(absl::OkStatus());
+    if (watch.ended()) return StreamEndedError();
+    if (!window.empty()) flush();
+    log.add_field("registered", std::to_string(reply->registered()));
+    log.add_field("failed", std::to_string(reply->failed()));
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status CopyDetectionService::UnregisterDocument(
     grpc::ServerContext* context, const v1::UnregisterDocumentRequest* request,
     v1::UnregisterDocumentReply* /*reply*/) {
-  RequestLog log("UnregisterDocument", context->peer());
-  log.add_field("doc_id", std::to_string(request->doc_id()));
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  auto admit = [&](const CopyDetector& detector) -> absl::Status {
-    COPS_ASSIGN_OR_RETURN(DocumentRecord record, detector.Get(request->doc_id()));
-    COPS_RETURN_IF_ERROR(
-        AuthorizeExisting(*authorizer_, *principal, Action::kUnregister, record));
-    return TakeToken(*principal);
-  };
-  // Asked outside the registration lock: the log's applier takes it to apply this very
-  // event. Records do not change, so the answer holds until the write.
-  absl::Status status = admit(*Detector());
-  if (status.ok()) status = writes_->Unregister(request->doc_id());
-  return log.Finish(status);
+  return Serve("UnregisterDocument", context, [&](const Principal& principal, RequestLog& log) {
+    log.add_field("doc_id", std::to_string(request->doc_id()));
+    auto admit = [&](const CopyDetector& detector) -> absl::Status {
+      COPS_ASSIGN_OR_RETURN(DocumentRecord record, detector.Get(request->doc_id()));
+      COPS_RETURN_IF_ERROR(AuthorizeExisting(*authorizer_, principal, Action::kUnregister, record));
+      return TakeToken(principal);
+    };
+    // Asked outside the registration lock: the log's applier takes it to apply this very
+    // event. Records do not change, so the answer holds until the write.
+    absl::Status status = admit(*Detector());
+    if (status.ok()) status = writes_->Unregister(request->doc_id());
+    return status;
+  });
 }
 
 grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
                                                const v1::GetDocumentRequest* request,
                                                v1::GetDocumentReply* reply) {
-  RequestLog log("GetDocument", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  DocId id = request->doc_id();
-  const bool awaits_log = request->log_sequence() != 0;
-  if (awaits_log) {  // the document a log event registered
-    if (position_ == nullptr) return log.Finish(NoLogError());
-    // The wait holds this thread: only for a caller within its rate, and bounded.
-    if (absl::Status token = TakeToken(*principal); !token.ok()) return log.Finish(token);
-    absl::StatusOr<RegisterResultInfo> outcome =
-        position_->OutcomeOf(request->log_sequence(), ReadYourWritesDeadline(*context));
-    if (!outcome.ok()) return log.Finish(outcome.status());
-    id = outcome->outcome.id;
-  }
-  const std::shared_ptr<CopyDetector> detector = Detector();
-  absl::StatusOr<DocumentRecord> record = detector->Get(id);
-  if (!record.ok()) return log.Finish(record.status());
-  absl::Status status =
-      AuthorizeExisting(*authorizer_, *principal, Action::kReadDocument, *record);
-  if (status.ok() && request->include_content()) {
-    status = AuthorizeExisting(*authorizer_, *principal, Action::kReadText, *record);
-  }
-  if (status.ok() && !awaits_log) status = TakeToken(*principal);
-  if (!status.ok()) return log.Finish(status);
-  if (request->include_content()) {
-    absl::StatusOr<std::string> content = detector->GetContent(id);
-    if (!content.ok()) return log.Finish(content.status());
-    reply->mutable_document()->set_content(*std::move(content));
-  }
-  FillInfo(*record, reply->mutable_document());
-  log.add_out_bytes(reply->document().content().size());
-  return log.Finish(absl::OkStatus());
+  return Serve("GetDocument", context, [&](const Principal& principal, RequestLog& log) {
+    DocId id = request->doc_id();
+    const bool awaits_log = request->log_sequence() != 0;
+    if (awaits_log) {  // the document a log event registered
+      if (position_ == nullptr) return NoLogError();
+      // The wait holds this thread: only for a caller within its rate, and bounded.
+      if (absl::Status token = TakeToken(principal); !token.ok()) return token;
+      absl::StatusOr<RegisterResultInfo> outcome =
+          position_->OutcomeOf(request->log_sequence(), ReadYourWritesDeadline(*context));
+      if (!outcome.ok()) return outcome.status();
+      id = outcome->outcome.id;
+    }
+    const std::shared_ptr<CopyDetector> detector = Detector();
+    absl::StatusOr<DocumentRecord> record = detector->Get(id);
+    if (!record.ok()) return record.status();
+    absl::Status status =
+        AuthorizeExisting(*authorizer_, principal, Action::kReadDocument, *record);
+    if (status.ok() && request->include_content()) {
+      status = AuthorizeExisting(*authorizer_, principal, Action::kReadText, *record);
+    }
+    if (status.ok() && !awaits_log) status = TakeToken(principal);
+    if (!status.ok()) return status;
+    if (request->include_content()) {
+      absl::StatusOr<std::string> content = detector->GetContent(id);
+      if (!content.ok()) return content.status();
+      reply->mutable_document()->set_content(*std::move(content));
+    }
+    FillInfo(*record, reply->mutable_document());
+    log.add_out_bytes(reply->document().content().size());
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
                                                  const v1::ListDocumentsRequest* request,
                                                  v1::ListDocumentsReply* reply) {
-  RequestLog log("ListDocuments", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  const std::shared_ptr<CopyDetector> detector = Detector();
-  absl::Status status =
-      AuthorizeNamedCollection(*authorizer_, *principal, Action::kReadDocument,
-                               request->collection(), *detector->index());
-  if (status.ok()) status = TakeToken(*principal);
-  if (!status.ok()) return log.Finish(status);
-  const size_t page_size = request->page_size() == 0 ? kDefaultPageSize : request->page_size();
-  absl::StatusOr<DocumentPage> page =
-      detector->List(request->page_token(), page_size, request->collection());
-  if (!page.ok()) return log.Finish(page.status());
-  const std::optional<std::vector<std::string>> usable =
-      authorizer_->UsableCollections(*principal);
-  for (const DocumentRecord& r : page->documents) {
-    if (usable && std::find(usable->begin(), usable->end(), r.collection) == usable->end()) {
-      continue;
+  return Serve("ListDocuments", context, [&](const Principal& principal, RequestLog& /*log*/) {
+    const std::shared_ptr<CopyDetector> detector = Detector();
+    absl::Status status = AuthorizeNamedCollection(*authorizer_, principal, Action::kReadDocument,
+                                                   request->collection(), *detector->index());
+    if (status.ok()) status = TakeToken(principal);
+    if (!status.ok()) return status;
+    const size_t page_size = request->page_size() == 0 ? kDefaultPageSize : request->page_size();
+    absl::StatusOr<DocumentPage> page =
+        detector->List(request->page_token(), page_size, request->collection());
+    if (!page.ok()) return page.status();
+    const std::optional<std::vector<std::string>> usable =
+        authorizer_->UsableCollections(principal);
+    for (const DocumentRecord& r : page->documents) {
+      if (usable && std::find(usable->begin(), usable->end(), r.collection) == usable->end()) {
+        continue;
+      }
+      FillInfo(r, reply->add_documents());
     }
-    FillInfo(r, reply->add_documents());
-  }
-  reply->set_next_page_token(page->next_page_token);
-  return log.Finish(absl::OkStatus());
+    reply->set_next_page_token(page->next_page_token);
+    return absl::OkStatus();
+  });
 }
 
 absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
@@ -718,127 +708,122 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
 grpc::Status CopyDetectionService::CheckDocument(grpc::ServerContext* context,
                                                  const v1::CheckDocumentRequest* request,
                                                  v1::CheckDocumentReply* reply) {
-  RequestLog log("CheckDocument", context->peer());
-  log.add_in_bytes(request->content().size());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  const CancellationProbe probe = ProbeOf(*context);
-  absl::Status status = CheckOne(context, probe, *principal, *request, reply);
-  if (status.ok()) {
-    log.add_field("matches", std::to_string(reply->matches_size()));
-    log.add_field("violation", reply->violation() ? "true" : "false");
-  }
-  return log.Finish(status);
+  return Serve("CheckDocument", context, [&](const Principal& principal, RequestLog& log) {
+    log.add_in_bytes(request->content().size());
+    const CancellationProbe probe = ProbeOf(*context);
+    absl::Status status = CheckOne(context, probe, principal, *request, reply);
+    if (status.ok()) {
+      log.add_field("matches", std::to_string(reply->matches_size()));
+      log.add_field("violation", reply->violation() ? "true" : "false");
+    }
+    return status;
+  });
 }
 
 grpc::Status CopyDetectionService::CheckStream(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::CheckDocumentReply, v1::CheckDocumentRequest>* stream) {
-  RequestLog log("CheckStream", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  v1::CheckDocumentRequest request;
-  v1::CheckDocumentReply reply;
-  uint64_t messages = 0;
-  StreamWatchdog::Stream watch = Watch(context);
-  // A client that cancels the stream ends its reads; past the deadline the stream stops here.
-  CancellationProbe probe = ProbeOf(*context);
-  while (stream->Read(&request)) {
-    watch.Touch();
-    probe.Restart();
-    if (probe.Cancelled()) {
-      return log.Finish(absl::DeadlineExceededError("check stream cancelled or past its deadline"));
-    }
-    // Each message on the key's current standing: a revoked key ends the stream.
-    principal = authorizer_->Authenticate(*context);
-    if (!principal.ok()) return log.Finish(principal.status());
-    ++messages;
-    log.add_in_bytes(request.content().size());
-    reply.Clear();
-    absl::Status status = CheckOne(context, probe, *principal, request, &reply);
-    if (!status.ok()) {
+  return Serve("CheckStream", context, [&](const Principal& caller, RequestLog& log) {
+    // Each message authenticates again (a revoked key ends the stream).
+    absl::StatusOr<Principal> principal = caller;
+    v1::CheckDocumentRequest request;
+    v1::CheckDocumentReply reply;
+    uint64_t messages = 0;
+    StreamWatchdog::Stream watch = Watch(context);
+    // A client that cancels the stream ends its reads; past the deadline the stream stops here.
+    CancellationProbe probe = ProbeOf(*context);
+    while (stream->Read(&request)) {
+      watch.Touch();
+      probe.Restart();
+      if (probe.Cancelled()) {
+        return absl::DeadlineExceededError("check stream cancelled or past its deadline");
+      }
+      // Each message on the key's current standing: a revoked key ends the stream.
+      principal = authorizer_->Authenticate(*context);
+      if (!principal.ok()) return principal.status();
+      ++messages;
+      log.add_in_bytes(request.content().size());
       reply.Clear();
-      reply.set_request_id(request.request_id());
-      reply.set_error_code(static_cast<int>(status.code()));
-      reply.set_error_message(std::string(status.message()));
+      absl::Status status = CheckOne(context, probe, *principal, request, &reply);
+      if (!status.ok()) {
+        reply.Clear();
+        reply.set_request_id(request.request_id());
+        reply.set_error_code(static_cast<int>(status.code()));
+        reply.set_error_message(std::string(status.message()));
+      }
+      if (!stream->Write(reply)) break;
+      // One large document does not stay resident for the rest of a long stream.
+      if (request.content().capacity() > kScratchKeepBytes) request = v1::CheckDocumentRequest();
     }
-    if (!stream->Write(reply)) break;
-    // One large document does not stay resident for the rest of a long stream.
-    if (request.content().capacity() > kScratchKeepBytes) request = v1::CheckDocumentRequest();
-  }
-  log.add_field("messages", std::to_string(messages));
-  if (watch.ended()) return log.Finish(StreamEndedError());
-  return log.Finish(absl::OkStatus());
+    log.add_field("messages", std::to_string(messages));
+    if (watch.ended()) return StreamEndedError();
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
                                             const v1::GetStatsRequest* /*request*/,
                                             v1::GetStatsReply* reply) {
-  RequestLog log("GetStats", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  absl::Status status = authorizer_->Authorize(*principal, Action::kStats, "");
-  if (status.ok()) status = TakeToken(*principal);
-  if (!status.ok()) return log.Finish(status);
-  const std::shared_ptr<CopyDetector> detector = Detector();
-  const IndexStats stats = detector->Stats();
-  reply->set_documents(stats.documents);
-  reply->set_postings(stats.postings);
-  reply->set_chunk_keys(stats.chunk_keys);
-  reply->set_disk_bytes(stats.disk_bytes);
-  reply->set_text_bytes(stats.text_bytes);
-  reply->set_chunking(detector->params().Describe());
-  reply->set_key_id(detector->params().key_id);
-  reply->set_uptime_seconds(std::chrono::duration_cast<std::chrono::seconds>(
-                                std::chrono::steady_clock::now() - started_)
-                                .count());
-  reply->set_max_document_bytes(detector->options().max_document_bytes);
-  for (uint32_t files : stats.postings_files_per_level) reply->add_postings_files_per_level(files);
-  reply->set_pending_compaction_bytes(stats.pending_compaction_bytes);
-  reply->set_postings_disk_bytes(stats.postings_disk_bytes);
-  reply->set_verify_disk_bytes(stats.verify_disk_bytes);
-  reply->set_running_compactions(stats.running_compactions);
-  reply->set_block_cache_bytes(stats.block_cache_bytes);
-  reply->set_block_cache_warming(stats.block_cache_warming);
-  reply->set_bulk_loading(detector->index()->bulk_loading());
-  return log.Finish(absl::OkStatus());
+  return Serve("GetStats", context, [&](const Principal& principal, RequestLog& /*log*/) {
+    absl::Status status = authorizer_->Authorize(principal, Action::kStats, "");
+    if (status.ok()) status = TakeToken(principal);
+    if (!status.ok()) return status;
+    const std::shared_ptr<CopyDetector> detector = Detector();
+    const IndexStats stats = detector->Stats();
+    reply->set_documents(stats.documents);
+    reply->set_postings(stats.postings);
+    reply->set_chunk_keys(stats.chunk_keys);
+    reply->set_disk_bytes(stats.disk_bytes);
+    reply->set_text_bytes(stats.text_bytes);
+    reply->set_chunking(detector->params().Describe());
+    reply->set_key_id(detector->params().key_id);
+    reply->set_uptime_seconds(std::chrono::duration_cast<std::chrono::seconds>(
+                                  std::chrono::steady_clock::now() - started_)
+                                  .count());
+    reply->set_max_document_bytes(detector->options().max_document_bytes);
+    for (uint32_t files : stats.postings_files_per_level)
+      reply->add_postings_files_per_level(files);
+    reply->set_pending_compaction_bytes(stats.pending_compaction_bytes);
+    reply->set_postings_disk_bytes(stats.postings_disk_bytes);
+    reply->set_verify_disk_bytes(stats.verify_disk_bytes);
+    reply->set_running_compactions(stats.running_compactions);
+    reply->set_block_cache_bytes(stats.block_cache_bytes);
+    reply->set_block_cache_warming(stats.block_cache_warming);
+    reply->set_bulk_loading(detector->index()->bulk_loading());
+    return absl::OkStatus();
+  });
 }
 
 grpc::Status CopyDetectionService::ListMatches(grpc::ServerContext* context,
                                                const v1::ListMatchesRequest* request,
                                                v1::ListMatchesReply* reply) {
-  RequestLog log("ListMatches", context->peer());
-  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
-  if (!principal.ok()) return log.Finish(principal.status());
-  log.set_principal(principal->name);
-  MatchQuery query;
-  query.owner = request->owner().empty() ? principal->name : request->owner();
-  query.doc_id = request->doc_id();
-  query.since_unix_micros = request->since_unix_micros();
-  query.limit = request->limit() == 0 ? 1000 : request->limit();
-  absl::Status status = authorizer_->Authorize(*principal, Action::kReadMatches, "");
-  if (status.ok() && query.owner != principal->name && principal->role != Role::kAdmin) {
-    status = absl::PermissionDeniedError("principal '" + principal->name +
-                                         "' may list the matches of its own documents only");
-  }
-  // A scoped admin sees the entries of its collections only, whoever owns the documents.
-  const bool scoped_admin = principal->role == Role::kAdmin &&
-                            !authorizer_->AuthorizeAdministration(*principal, {}).ok();
-  if (status.ok()) status = TakeToken(*principal);
-  if (!status.ok()) return log.Finish(status);
-  absl::StatusOr<std::vector<AuditRecord>> entries = audit_->Matches(query);
-  if (!entries.ok()) return log.Finish(entries.status());
-  for (const AuditRecord& r : *entries) {
-    if (scoped_admin && !authorizer_->AuthorizeAdministration(*principal, {r.collection}).ok()) {
-      continue;
+  return Serve("ListMatches", context, [&](const Principal& principal, RequestLog& log) {
+    MatchQuery query;
+    query.owner = request->owner().empty() ? principal.name : request->owner();
+    query.doc_id = request->doc_id();
+    query.since_unix_micros = request->since_unix_micros();
+    query.limit = request->limit() == 0 ? 1000 : request->limit();
+    absl::Status status = authorizer_->Authorize(principal, Action::kReadMatches, "");
+    if (status.ok() && query.owner != principal.name && principal.role != Role::kAdmin) {
+      status = absl::PermissionDeniedError("principal '" + principal.name +
+                                           "' may list the matches of its own documents only");
     }
-    FillAuditEntry(r, reply->add_entries());
-  }
-  log.add_field("entries", std::to_string(reply->entries_size()));
-  return log.Finish(absl::OkStatus());
+    // A scoped admin sees the entries of its collections only, whoever owns the documents.
+    const bool scoped_admin =
+        principal.role == Role::kAdmin && !authorizer_->AuthorizeAdministration(principal, {}).ok();
+    if (status.ok()) status = TakeToken(principal);
+    if (!status.ok()) return status;
+    absl::StatusOr<std::vector<AuditRecord>> entries = audit_->Matches(query);
+    if (!entries.ok()) return entries.status();
+    for (const AuditRecord& r : *entries) {
+      if (scoped_admin && !authorizer_->AuthorizeAdministration(principal, {r.collection}).ok()) {
+        continue;
+      }
+      FillAuditEntry(r, reply->add_entries());
+    }
+    log.add_field("entries", std::to_string(reply->entries_size()));
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace cops

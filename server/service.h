@@ -15,18 +15,19 @@
 #include <memory>
 #include <span>
 
-#include "engine/copy_detector.h"
-#include "engine/document_writes.h"
-#include "engine/index_generations.h"
-#include "proto/cops.grpc.pb.h"
 #include "access/admission_control.h"
 #include "access/audit_sink.h"
 #include "access/authorizer.h"
-#include "server/cancellation_probe.h"
-#include "replication/log_replica.h"
-#include "engine/receipt_signer.h"
 #include "access/stream_watchdog.h"
 #include "access/usage_ledger.h"
+#include "engine/copy_detector.h"
+#include "engine/document_writes.h"
+#include "engine/index_generations.h"
+#include "engine/receipt_signer.h"
+#include "proto/cops.grpc.pb.h"
+#include "replication/log_replica.h"
+#include "server/cancellation_probe.h"
+#include "server/request_log.h"
 
 namespace cops {
 
@@ -81,6 +82,11 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
                            v1::ListMatchesReply* reply) override;
 
  private:
+  // Logs, authenticates and runs `body` as the caller (ServeAuthenticated).
+  template <typename Body>
+  grpc::Status Serve(std::string_view method, grpc::ServerContext* context, Body&& body) {
+    return ServeAuthenticated(method, *context, *authorizer_, std::forward<Body>(body));
+  }
   // A registration let in: its metadata as the index records it and its reserved quota.
   struct AdmittedRegistration {
     DocumentRecord meta;

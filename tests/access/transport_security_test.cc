@@ -4,12 +4,12 @@
 #include <memory>
 #include <string>
 
+#include "access/access_control.h"
+#include "access/open_authorizer.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/cops_admin.grpc.pb.h"
-#include "access/access_control.h"
 #include "server/admin_service.h"
-#include "access/open_authorizer.h"
 #include "tests/server/test_certificates.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"

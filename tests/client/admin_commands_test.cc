@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "access/access_control.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "access/access_control.h"
 #include "server/admin_service.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"

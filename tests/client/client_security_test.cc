@@ -7,12 +7,12 @@
 #include <string>
 
 #include "CLI/CLI.hpp"
+#include "access/access_control.h"
+#include "access/transport_security.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/cops_admin.grpc.pb.h"
-#include "access/access_control.h"
 #include "server/admin_service.h"
-#include "access/transport_security.h"
 #include "tests/server/test_certificates.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"

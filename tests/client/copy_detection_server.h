@@ -12,14 +12,14 @@
 #include <memory>
 #include <string>
 
-#include "client/client.h"
-#include "engine/index_generations.h"
-#include "gtest/gtest.h"
 #include "access/access_control.h"
 #include "access/audit_sink.h"
 #include "access/open_authorizer.h"
-#include "server/service.h"
 #include "access/usage_ledger.h"
+#include "client/client.h"
+#include "engine/index_generations.h"
+#include "gtest/gtest.h"
+#include "server/service.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_server.h"

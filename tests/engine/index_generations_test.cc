@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "access/access_control.h"
 #include "core/params.h"
 #include "engine/index_generations.h"
 #include "grpcpp/grpcpp.h"
@@ -21,7 +22,6 @@
 #include "proto/cops.grpc.pb.h"
 #include "proto/cops_admin.grpc.pb.h"
 #include "rocksdb/db.h"
-#include "access/access_control.h"
 #include "server/admin_service.h"
 #include "server/service.h"
 #include "storage/data_dir.h"

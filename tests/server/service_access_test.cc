@@ -13,18 +13,18 @@
 #include <thread>
 #include <vector>
 
+#include "access/access_control.h"
 #include "core/hash_key.h"
 #include "core/hash_key.h"
 #include "core/receipt.h"
 #include "engine/index_generations.h"
+#include "engine/receipt_signer.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/cops.grpc.pb.h"
 #include "proto/cops_admin.grpc.pb.h"
-#include "access/access_control.h"
 #include "server/admin_service.h"
-#include "engine/receipt_signer.h"
 #include "server/service.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/status_matchers.h"

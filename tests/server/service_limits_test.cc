@@ -5,15 +5,15 @@
 #include <memory>
 #include <string>
 
+#include "access/access_control.h"
+#include "access/audit_sink.h"
+#include "access/open_authorizer.h"
+#include "access/usage_ledger.h"
 #include "client/load_generator.h"
 #include "engine/index_generations.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "access/access_control.h"
-#include "access/audit_sink.h"
-#include "access/open_authorizer.h"
 #include "server/service.h"
-#include "access/usage_ledger.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_server.h"
