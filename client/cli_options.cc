@@ -11,7 +11,7 @@ bool IsRepeatable(const CLI::Option& option) {
   return !option.get_positional() && option.get_items_expected_max() > 1;
 }
 
-void CollectRepeatable(const CLI::App& app, std::vector<std::string> path,
+void CollectRepeatable(const CLI::App& app, const std::vector<std::string>& path,
                        std::vector<std::vector<std::string>>* out) {
   for (const CLI::Option* option : app.get_options()) {
     if (!IsRepeatable(*option)) continue;
@@ -22,7 +22,7 @@ void CollectRepeatable(const CLI::App& app, std::vector<std::string> path,
   for (const CLI::App* sub : app.get_subcommands({})) {
     std::vector<std::string> sub_path = path;
     sub_path.push_back(sub->get_name());
-    CollectRepeatable(*sub, std::move(sub_path), out);
+    CollectRepeatable(*sub, sub_path, out);
   }
 }
 
