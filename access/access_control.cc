@@ -356,27 +356,35 @@ absl::Status AccessControl::Authorize(const Principal& principal, Action action,
     }
     record = it->second;
   }
-  const Role role = static_cast<Role>(record.role);
+  Principal current = principal;
+  current.role = static_cast<Role>(record.role);
+  current.collections = std::move(record.collections);
+  return AuthorizeGrants(current, action, collection);
+}
+
+absl::Status AuthorizeGrants(const Principal& principal, Action action,
+                             std::string_view collection) {
+  const Role role = principal.role;
   if (!RoleAllows(role, action)) {
-    return absl::PermissionDeniedError(StrCat("principal '", record.name, "' (role ",
+    return absl::PermissionDeniedError(StrCat("principal '", principal.name, "' (role ",
                                            RoleName(role), ") may not ", ActionName(action)));
   }
-  const bool unrestricted = role == Role::kAdmin && record.collections.empty();
+  const bool unrestricted = role == Role::kAdmin && principal.collections.empty();
   if (collection.empty()) {
     if (!unrestricted && (action == Action::kAdmin || action == Action::kStats)) {
       return absl::PermissionDeniedError(
-          StrCat("principal '", record.name, "' administers collections ",
-                 absl::StrJoin(record.collections, ", "), " only; to ", ActionName(action),
+          StrCat("principal '", principal.name, "' administers collections ",
+                 absl::StrJoin(principal.collections, ", "), " only; to ", ActionName(action),
                  " for the whole server takes an admin without collections"));
     }
     if (!unrestricted && action != Action::kCheck && action != Action::kReadDocument &&
         action != Action::kReadMatches) {
-      return absl::PermissionDeniedError(
-          StrCat("principal '", record.name, "' must name a collection to ", ActionName(action)));
+      return absl::PermissionDeniedError(StrCat("principal '", principal.name,
+                                                "' must name a collection to ", ActionName(action)));
     }
-  } else if (!unrestricted && !Contains(record.collections, collection)) {
-    return absl::PermissionDeniedError(
-        StrCat("principal '", record.name, "' has no access to collection '", collection, "'"));
+  } else if (!unrestricted && !Contains(principal.collections, collection)) {
+    return absl::PermissionDeniedError(StrCat("principal '", principal.name,
+                                              "' has no access to collection '", collection, "'"));
   }
   return absl::OkStatus();
 }

@@ -200,6 +200,11 @@ absl::StatusOr<std::unique_ptr<AccessControl>> OpenAccessControl(const std::stri
 absl::StatusOr<Role> ParseRole(std::string_view name);
 std::string_view RoleName(Role role);
 
+// The rules of AccessControl::Authorize over the role and collections `principal` carries
+// (its grants as given, not a stored record's): for identities a cluster node forwarded.
+absl::Status AuthorizeGrants(const Principal& principal, Action action,
+                             std::string_view collection);
+
 }  // namespace cops
 
 #endif  // COPS_ACCESS_ACCESS_CONTROL_H_

@@ -62,6 +62,9 @@ struct Principal {
   // checkers). Empty with role kAdmin means all.
   std::vector<std::string> collections;
   UsageLimits limits;  // as recorded when the caller authenticated
+  // The cluster node whose certificate vouched for this identity (a router forwarding its
+  // authenticated caller: access/forwarded_identity.h); "" when authenticated here.
+  std::string forwarded_by = {};
 };
 
 // Lower bounds of a check's options for one principal, whatever it asks (CheckOptions):

@@ -6,7 +6,6 @@
 #include "grpcpp/security/server_credentials.h"
 
 namespace cops {
-namespace {
 
 absl::StatusOr<std::string> ReadPem(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
@@ -22,6 +21,8 @@ absl::StatusOr<std::string> ReadPem(const std::string& path, std::string_view wh
   }
   return pem;
 }
+
+namespace {
 
 std::string_view HostOf(std::string_view address) {
   if (!address.empty() && address.front() == '[') {

@@ -31,6 +31,10 @@ struct TlsFiles {
   bool enabled() const { return !cert_path.empty(); }
 };
 
+// The PEM text in `path` (`what` names it in errors): NOT_FOUND when it cannot be read,
+// INVALID_ARGUMENT when it holds no PEM block.
+absl::StatusOr<std::string> ReadPem(const std::string& path, std::string_view what);
+
 // Insecure credentials when `files` is empty, TLS otherwise. INVALID_ARGUMENT when only one
 // of cert/key is given or a client CA comes without them; NOT_FOUND when a file is missing;
 // INVALID_ARGUMENT when a file holds no PEM block.

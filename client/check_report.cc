@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/exclusions.h"
+#include "core/manipulation.h"
 #include "nlohmann/json.hpp"
 
 namespace cops {
@@ -16,6 +17,10 @@ std::string Dump(const json& j) {
 }
 
 std::string_view Reason(v1::Exclusion e) { return ExclusionName(static_cast<Exclusion>(e)); }
+
+std::string_view KindName(v1::ManipulationKind k) {
+  return ManipulationKindName(static_cast<ManipulationKind>(k));
+}
 
 json CheckJson(const v1::CheckDocumentReply& r) {
   json matches = json::array();
@@ -56,8 +61,18 @@ json CheckJson(const v1::CheckDocumentReply& r) {
                         {"test_end", e.test_end()},
                         {"reason", Reason(e.reason())}});
   }
+  // "text manipulation suspected": present only when some was found.
+  json manipulation = json::array();
+  for (const v1::Manipulation& m : r.manipulations()) {
+    json ranges = json::array();
+    for (const v1::ExcludedPassage& e : m.ranges()) {
+      ranges.push_back({{"test_start", e.test_start()}, {"test_end", e.test_end()}});
+    }
+    manipulation.push_back(
+        {{"kind", KindName(m.kind())}, {"count", m.count()}, {"ranges", std::move(ranges)}});
+  }
   const v1::CheckParams& p = r.params();
-  return {{"violation", r.violation()},
+  json out = {{"violation", r.violation()},
           {"chunks", r.total_chunks()},
           {"selected_chunks", r.selected_chunks()},
           {"considered_chunks", r.considered_chunks()},
@@ -87,6 +102,8 @@ json CheckJson(const v1::CheckDocumentReply& r) {
             {"min_match_units", p.min_match_units()},
             {"template_collections", std::vector<std::string>(p.template_collections().begin(),
                                                               p.template_collections().end())}}}};
+  if (!manipulation.empty()) out["manipulation"] = std::move(manipulation);
+  return out;
 }
 
 }  // namespace
@@ -117,9 +134,38 @@ std::string ExclusionLabel(v1::Exclusion e) {
       return "shared with a template";
     case v1::EXCLUSION_SHORT_MATCH:
       return "shorter than the minimum match";
+    case v1::EXCLUSION_COMMON_PHRASE:
+      return "common text of the registered documents";
     default:
       return "";
   }
+}
+
+std::string ManipulationLabel(v1::ManipulationKind k) {
+  switch (k) {
+    case v1::MANIPULATION_LOOK_ALIKE:
+      return "look-alike letters folded";
+    case v1::MANIPULATION_INVISIBLE:
+      return "invisible characters removed";
+    case v1::MANIPULATION_HIDDEN_TEXT:
+      return "hidden text found";
+    default:
+      return "";
+  }
+}
+
+std::string ManipulationText(const v1::CheckDocumentReply& r) {
+  if (r.manipulations_size() == 0) return "";
+  std::string out = "text manipulation suspected:";
+  for (const v1::Manipulation& m : r.manipulations()) {
+    out += " " + ManipulationLabel(m.kind()) + " (" + std::to_string(m.count()) + ", at";
+    for (const v1::ExcludedPassage& e : m.ranges()) {
+      out += " " + std::to_string(e.test_start()) + "-" + std::to_string(e.test_end());
+    }
+    if (static_cast<size_t>(m.ranges_size()) >= kMaxManipulationRanges) out += " ...";
+    out += ");";
+  }
+  return out;
 }
 
 std::string StatusText(const absl::Status& s) {
@@ -180,6 +226,8 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
         << "-grams";
   }
   out << "\n";
+  const std::string manipulation = ManipulationText(r);
+  if (!manipulation.empty()) out << manipulation << "\n";
   if (r.excluded_size() > 0) {
     out << "excluded, not counted:";
     for (const v1::ExcludedPassage& e : r.excluded()) {

@@ -47,6 +47,12 @@ std::string ExclusionsText(const v1::CheckParams& params);
 // "shared with a template", "shorter than the minimum match"; "" for EXCLUSION_NONE.
 std::string ExclusionLabel(v1::Exclusion reason);
 
+// "look-alike letters folded", "invisible characters removed", "hidden text found".
+std::string ManipulationLabel(v1::ManipulationKind kind);
+// "text manipulation suspected: look-alike letters folded (3, at 10-16 40-52); ..." or ""
+// when the reply reports none.
+std::string ManipulationText(const v1::CheckDocumentReply& reply);
+
 // The passage text[start, end) with up to 40 bytes of context each side, marked as in
 // PrintCheckHuman, on one line (newlines and tabs become spaces).
 std::string Excerpt(const std::string& text, uint32_t start, uint32_t end, bool tty);

@@ -7,6 +7,7 @@
 
 #include "client/check_report.h"
 #include "core/exclusions.h"
+#include "core/manipulation.h"
 #include "core/strings.h"
 
 namespace cops {
@@ -311,7 +312,11 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
                   : "of the text is inside matched passages, each counted once") +
        (reply.excluded_size() > 0 ? " (of the text not excluded)" : "") + " &middot; " +
        std::to_string(reply.matches_size()) + " source(s) &middot; format " +
-       EscapeHtml(reply.format()) + "</p>\n";
+       EscapeHtml(reply.format()) +
+       (reply.manipulations_size() > 0
+            ? " &middot; <span class=violation>text manipulation suspected</span>"
+            : "") +
+       "</p>\n";
   if (reply.matches_size() > 0) {
     s += "<h3>Sources</h3>\n<table class=sources><tr><th></th><th>source</th>"
          "<th>counted for it</th><th>share of this text found in it</th>"
@@ -327,6 +332,24 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
             : match.violation()   ? "<span class=violation>violation</span>"
                                   : "below") +
            "</td></tr>\n";
+    }
+    s += "</table>\n";
+  }
+  if (reply.manipulations_size() > 0) {
+    s += "<h3 class=manipulation>Text manipulation suspected</h3>\n<p class=muted>The text was "
+         "doctored in ways that hide a copy from a character-by-character comparison; COPS "
+         "compared it as a reader sees it.</p>\n<table class=manipulation><tr><th>what</th>"
+         "<th>how many</th><th>where</th></tr>\n";
+    for (const v1::Manipulation& m : reply.manipulations()) {
+      std::string where;
+      for (const v1::ExcludedPassage& e : m.ranges()) {
+        StrAppend(&where, where.empty() ? "" : ", ", e.test_start(), "-", e.test_end());
+      }
+      if (static_cast<size_t>(m.ranges_size()) >= kMaxManipulationRanges) where += ", ...";
+      StrAppend(&s, "<tr data-manipulation=\"",
+                ManipulationKindName(static_cast<ManipulationKind>(m.kind())), "\"><td>",
+                ManipulationLabel(m.kind()), "</td><td class=num>", m.count(), "</td><td>",
+                extracted ? "text " : "bytes ", where, "</td></tr>\n");
     }
     s += "</table>\n";
   }

@@ -98,12 +98,22 @@ struct ConvertedPart {  // e.g. an email attachment
   uint32_t text_end = 0;
 };
 
+// Text the document hides from a reader (HTML display:none, visibility:hidden, the hidden
+// attribute, font-size 0-1px, white text; DOCX w:vanish, white colour, size <= 1pt): bytes
+// [text_start, text_end) of ConvertedDocument::text. The text stays in the extracted text
+// (it is what was sent); the check reports it as manipulation (core/manipulation.h).
+struct HiddenText {
+  uint32_t text_start = 0;
+  uint32_t text_end = 0;
+};
+
 struct ConvertedDocument {
   DocumentFormat format = DocumentFormat::kText;  // the format actually parsed
   std::string text;                   // UTF-8; paragraphs separated by a blank line
   std::string charset;                // detected source charset for text formats
   std::vector<OffsetSegment> segments;  // sorted by text_offset; may be empty (no map)
   std::vector<ConvertedPart> parts;
+  std::vector<HiddenText> hidden;  // in text order, not overlapping
 
   // Maps a byte offset in `text` to the best known byte offset in the original input
   // (identity when the input was UTF-8 plain text). Returns text_offset when no map.

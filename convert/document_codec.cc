@@ -118,6 +118,11 @@ std::string EncodeResponse(const absl::StatusOr<ConvertedDocument>& result) {
     Put(&out, p.text_start);
     Put(&out, p.text_end);
   }
+  Put<uint64_t>(&out, doc.hidden.size());
+  for (const HiddenText& h : doc.hidden) {
+    Put(&out, h.text_start);
+    Put(&out, h.text_end);
+  }
   return out;
 }
 
@@ -153,6 +158,14 @@ absl::StatusOr<ConvertedDocument> DecodeResponse(std::string_view bytes) {
       return Malformed();
     }
     p.format = static_cast<DocumentFormat>(f);
+  }
+  if (!r.Get(&n) || n > r.rest().size() / 8) return Malformed();
+  doc.hidden.resize(n);
+  for (HiddenText& h : doc.hidden) {
+    if (!r.Get(&h.text_start) || !r.Get(&h.text_end) || h.text_end < h.text_start ||
+        h.text_end > doc.text.size()) {
+      return Malformed();
+    }
   }
   return doc;
 }

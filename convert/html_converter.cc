@@ -7,10 +7,13 @@
 #include <libxml/parserInternals.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_split.h"
 #include "convert/charset.h"
 #include "convert/formats.h"
 #include "convert/text_builder.h"
@@ -45,6 +48,52 @@ Role RoleOf(const char* name) {
   return Role::kInline;
 }
 
+// Whether a CSS length hides text: 0, or at most 1px / 1pt.
+bool TinySize(std::string_view v) {
+  size_t i = 0;
+  while (i < v.size() && (std::isdigit(static_cast<unsigned char>(v[i])) || v[i] == '.')) ++i;
+  if (i == 0) return false;
+  const double size = std::atof(std::string(v.substr(0, i)).c_str());
+  const std::string_view unit = v.substr(i);
+  if (size == 0) return true;
+  return size <= 1 && (unit.empty() || unit.starts_with("px") || unit.starts_with("pt"));
+}
+
+bool White(std::string_view v) {
+  return v == "#fff" || v == "#ffffff" || v == "white" || v.starts_with("rgb(255,255,255") ||
+         v.starts_with("#fff!") || v.starts_with("#ffffff!") || v.starts_with("white!");
+}
+
+// Whether an element's attributes hide its text from a reader: the hidden attribute, or an
+// inline style with display:none, visibility:hidden, a font size of 0-1px, or white text
+// (on the white page a reader sees; a style that also sets a background is not judged).
+bool HidesText(const xmlChar** attrs) {
+  if (attrs == nullptr) return false;
+  for (size_t i = 0; attrs[i] != nullptr; i += 2) {
+    const std::string name = AsciiLower(reinterpret_cast<const char*>(attrs[i]));
+    if (name == "hidden") return true;
+    if (name != "style" || attrs[i + 1] == nullptr) continue;
+    std::string style;
+    for (char c : AsciiLower(reinterpret_cast<const char*>(attrs[i + 1]))) {
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') style += c;
+    }
+    bool white = false, background = false;
+    for (absl::string_view piece : absl::StrSplit(style, ';')) {
+      const std::string_view decl(piece.data(), piece.size());
+      const size_t colon = decl.find(':');
+      if (colon == std::string_view::npos) continue;
+      const std::string_view key = decl.substr(0, colon), value = decl.substr(colon + 1);
+      if (key == "display" && value.starts_with("none")) return true;
+      if (key == "visibility" && value.starts_with("hidden")) return true;
+      if (key == "font-size" && TinySize(value)) return true;
+      if (key == "color") white = White(value);
+      if (key == "background" || key == "background-color") background = true;
+    }
+    if (white && !background) return true;
+  }
+  return false;
+}
+
 struct HtmlState {
   htmlParserCtxtPtr ctxt = nullptr;
   const ConvertContext* convert = nullptr;
@@ -52,6 +101,10 @@ struct HtmlState {
   TextBuilder* out = nullptr;
   int skip_depth = 0;
   int pre_depth = 0;
+  // The open elements that hide their text (name, nesting depth at their start): an end
+  // tag closes the innermost one of its name at or below the current depth.
+  std::vector<std::pair<std::string, int>> hiding;
+  int depth = 0;
   uint64_t events = 0;
   absl::Status status;
 
@@ -65,9 +118,11 @@ struct HtmlState {
   }
 };
 
-void OnStart(void* user, const xmlChar* name, const xmlChar** /*attrs*/) {
+void OnStart(void* user, const xmlChar* name, const xmlChar** attrs) {
   auto* st = static_cast<HtmlState*>(user);
   st->Tick();
+  ++st->depth;
+  if (HidesText(attrs)) st->hiding.emplace_back(reinterpret_cast<const char*>(name), st->depth);
   switch (RoleOf(reinterpret_cast<const char*>(name))) {
     case Role::kSkip:
       ++st->skip_depth;
@@ -90,6 +145,11 @@ void OnStart(void* user, const xmlChar* name, const xmlChar** /*attrs*/) {
 
 void OnEnd(void* user, const xmlChar* name) {
   auto* st = static_cast<HtmlState*>(user);
+  if (!st->hiding.empty() && st->hiding.back().second >= st->depth &&
+      st->hiding.back().first == reinterpret_cast<const char*>(name)) {
+    st->hiding.pop_back();
+  }
+  st->depth = std::max(0, st->depth - 1);
   switch (RoleOf(reinterpret_cast<const char*>(name))) {
     case Role::kSkip:
       st->skip_depth = std::max(0, st->skip_depth - 1);
@@ -123,11 +183,13 @@ void OnText(void* user, const xmlChar* chars, int len) {
   long end = in == nullptr ? 0 : static_cast<long>(in->cur - in->base) + in->consumed;
   const uint32_t at = static_cast<uint32_t>(std::max<long>(0, end - len));
   std::string_view text(reinterpret_cast<const char*>(chars), len);
+  const uint32_t before = static_cast<uint32_t>(st->out->size());
   if (st->pre_depth > 0) {
     st->out->Append(text, st->decoded->OriginalOffset(at));
   } else {
     st->out->AppendCollapsed(text, at, 0, st->decoded);
   }
+  if (!st->hiding.empty()) st->out->MarkHidden(before);
   if (st->out->overflowed()) st->Stop(st->convert->OutputTooLarge("html"));
 }
 

@@ -8,6 +8,7 @@
 #include <libxml/xmlreader.h>
 #include <zip.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -124,6 +125,32 @@ class OfficeReader {
 // Element roles in the body XML.
 enum class Tag { kOther, kParagraph, kText, kTab, kBreak, kSpace, kSkip };
 
+// The value of attribute w:val of the reader's current element ("" when absent).
+std::string ValAttribute(xmlTextReader* reader) {
+  std::string out;
+  if (xmlChar* v = xmlTextReaderGetAttribute(reader, BAD_CAST "w:val")) {
+    out = AsciiLower(reinterpret_cast<const char*>(v));
+    xmlFree(v);
+  }
+  return out;
+}
+
+// Whether a DOCX run property element (inside <w:rPr>) hides the run from a reader:
+// <w:vanish/> (unless w:val turns it off), white text (<w:color w:val="FFFFFF"/>), or a
+// size of at most 1pt (<w:sz w:val="2"/>, in half-points).
+bool HidesRun(const char* local, xmlTextReader* reader) {
+  if (std::strcmp(local, "vanish") == 0 || std::strcmp(local, "specVanish") == 0) {
+    const std::string v = ValAttribute(reader);
+    return v != "0" && v != "false" && v != "off";
+  }
+  if (std::strcmp(local, "color") == 0) return ValAttribute(reader) == "ffffff";
+  if (std::strcmp(local, "sz") == 0) {
+    const std::string v = ValAttribute(reader);
+    return !v.empty() && std::atoi(v.c_str()) <= 2;
+  }
+  return false;
+}
+
 Tag DocxTag(const char* local) {
   if (std::strcmp(local, "p") == 0) return Tag::kParagraph;
   if (std::strcmp(local, "t") == 0) return Tag::kText;
@@ -160,6 +187,8 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
     return absl::ResourceExhaustedError(StrCat(name, ": cannot create an XML reader"));
   }
   int in_text = 0;     // DOCX: inside <w:t>
+  bool run_hidden = false;  // DOCX: the current run's properties hide it
+  int in_run_props = 0;     // DOCX: inside <w:rPr> of a run
   int in_para = 0;     // ODT: inside <text:p>/<text:h>
   int skip_depth = -1; // depth of a skipped element, -1 when not skipping
   uint64_t nodes = 0;
@@ -179,6 +208,9 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
       const Tag tag = docx ? DocxTag(local) : OdtTag(local);
       const bool start = type == XML_READER_TYPE_ELEMENT;
       const bool empty = start && xmlTextReaderIsEmptyElement(reader.get());
+      if (docx && std::strcmp(local, "r") == 0) run_hidden = false;  // a run starts or ends
+      if (docx && std::strcmp(local, "rPr") == 0 && !empty) in_run_props += start ? 1 : -1;
+      if (docx && start && in_run_props > 0 && HidesRun(local, reader.get())) run_hidden = true;
       switch (tag) {
         case Tag::kSkip:
           if (start && !empty) skip_depth = depth;
@@ -215,7 +247,9 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
                type == XML_READER_TYPE_CDATA) {
       if (docx ? in_text > 0 : in_para > 0) {
         const char* value = reinterpret_cast<const char*>(xmlTextReaderConstValue(reader.get()));
+        const uint32_t before = static_cast<uint32_t>(out->size());
         if (value != nullptr) out->AppendUnmapped(value);
+        if (docx && run_hidden) out->MarkHidden(before);
       }
     }
     if (out->overflowed()) return ctx.OutputTooLarge(name);

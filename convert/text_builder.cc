@@ -84,15 +84,34 @@ void TextBuilder::ParagraphBreak() {
   AppendUnmapped(text_.back() == '\n' ? "\n" : "\n\n");
 }
 
+void TextBuilder::MarkHidden(uint32_t begin) {
+  const uint32_t end = static_cast<uint32_t>(text_.size());
+  // Separators appended before the hidden text are not hidden.
+  while (begin < end && IsAsciiSpace(text_[begin])) ++begin;
+  if (begin >= end) return;
+  // Runs apart by spaces only are one run.
+  if (!hidden_.empty() &&
+      std::all_of(text_.begin() + std::min(hidden_.back().text_end, begin),
+                  text_.begin() + begin, IsAsciiSpace)) {
+    hidden_.back().text_end = std::max(hidden_.back().text_end, end);
+  } else {
+    hidden_.push_back({begin, end});
+  }
+}
+
 void TextBuilder::Finish(ConvertedDocument* doc, bool trim) {
   while (trim && !text_.empty() && IsAsciiSpace(text_.back())) text_.pop_back();
   const uint32_t size = static_cast<uint32_t>(text_.size());
   while (!segments_.empty() && segments_.back().text_offset >= size) segments_.pop_back();
   if (size == 0) segments_.clear();
+  while (!hidden_.empty() && hidden_.back().text_start >= size) hidden_.pop_back();
+  if (!hidden_.empty()) hidden_.back().text_end = std::min(hidden_.back().text_end, size);
   doc->text = std::move(text_);
   doc->segments = std::move(segments_);
+  doc->hidden = std::move(hidden_);
   text_.clear();
   segments_.clear();
+  hidden_.clear();
 }
 
 }  // namespace cops

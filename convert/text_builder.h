@@ -38,6 +38,10 @@ class TextBuilder {
   // text is empty or already ends a paragraph.
   void ParagraphBreak();
 
+  // Marks text()[begin, size()) as hidden from a reader (ConvertedDocument::hidden); a run
+  // touching the previous one extends it.
+  void MarkHidden(uint32_t begin);
+
   bool overflowed() const { return overflowed_; }
   const std::string& text() const { return text_; }
   size_t size() const { return text_.size(); }
@@ -53,6 +57,7 @@ class TextBuilder {
   bool overflowed_ = false;
   std::string text_;
   std::vector<OffsetSegment> segments_;
+  std::vector<HiddenText> hidden_;
 };
 
 }  // namespace cops

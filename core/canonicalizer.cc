@@ -307,10 +307,8 @@ CpClass ClassifyCodePoint(UChar32 c) {
   if (c == 0x2026) return CpClass::kEllipsis;
   if (c == 0x2029) return CpClass::kParagraph;
   if (c == 0x2028 || c == 0x0085) return CpClass::kNewline;
+  if (IsInvisibleCodePoint(static_cast<uint32_t>(c))) return CpClass::kSkip;
   const int8_t type = u_charType(c);
-  if (type == U_FORMAT_CHAR || u_hasBinaryProperty(c, UCHAR_DEFAULT_IGNORABLE_CODE_POINT)) {
-    return CpClass::kSkip;
-  }
   switch (type) {
     case U_UPPERCASE_LETTER:
     case U_LOWERCASE_LETTER:
@@ -744,6 +742,12 @@ std::string CanonicalWord(std::string_view word, uint32_t version) {
   CanonicalText t;
   Canonicalize(word, &t, version);
   return t.text;
+}
+
+bool IsInvisibleCodePoint(uint32_t c) {
+  const UChar32 cp = static_cast<UChar32>(c);
+  return u_charType(cp) == U_FORMAT_CHAR ||
+         u_hasBinaryProperty(cp, UCHAR_DEFAULT_IGNORABLE_CODE_POINT);
 }
 
 }  // namespace cops

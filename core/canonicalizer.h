@@ -73,6 +73,11 @@ struct CanonicalText {
 // REQUIRES: input.size() < 4 GiB.
 void Canonicalize(std::string_view input, CanonicalText* out, uint32_t version = 3);
 
+// Whether canonicalization removes code point `c` without separating words (format and
+// default-ignorable characters: zero-width space and joiners, soft hyphen, bidi controls,
+// BOM). The manipulation scan (core/manipulation.h) reports what this removes.
+bool IsInvisibleCodePoint(uint32_t c);
+
 // Canonical form of a single word, e.g. for word lists (stop words, abbreviations).
 std::string CanonicalWord(std::string_view word, uint32_t version = 3);
 

@@ -17,6 +17,14 @@ struct UnitRange {
   uint32_t end = 0;
 };
 
+// A looked-up test chunk found in some registered document: its test units and how many
+// registered documents hold it.
+struct FoundChunk {
+  uint32_t unit_begin = 0;
+  uint32_t unit_end = 0;
+  uint32_t doc_frequency = 0;
+};
+
 // Per-thread scratch of the pipeline: vectors keep their capacity between checks, up to
 // kScratchKeepBytes each, nested lists counted (core/scratch.h): a single huge check must not
 // pin its memory to the thread.
@@ -42,6 +50,7 @@ struct Scratch {
   std::vector<PostingList> merged;
   std::vector<UnitRange> covered;
   std::vector<uint32_t> reach;  // InteriorReach() of `covered`
+  std::vector<FoundChunk> found;  // CheckOptions::common_phrase_documents, by unit_begin
 
   // Called after each check.
   void Trim() {
@@ -72,6 +81,7 @@ struct Scratch {
     });
     ReleaseIfLarge(&covered);
     ReleaseIfLarge(&reach);
+    ReleaseIfLarge(&found);
     if (CapacityBytes(unexcluded.chunks) + CapacityBytes(unexcluded.grams) +
             CapacityBytes(unexcluded.units) >
         kScratchKeepBytes) {
@@ -136,6 +146,36 @@ DocumentMatch MatchOf(DocId id, const Verification& v, const CheckOptions& check
   m.containment = v.Containment();
   m.violation = Passes(check, m);
   return m;
+}
+
+// Marks the passages of `v` that count and are made only of common chunks (`found`: the
+// looked-up chunks found in the index, by unit_begin) as Exclusion::kCommonPhrase, and
+// takes them off the matched counts.
+void ExcludeCommonPassages(const std::vector<FoundChunk>& found, uint32_t k,
+                           uint32_t common_documents, Verification* v) {
+  bool changed = false;
+  for (Passage& p : v->passages) {
+    if (p.excluded != Exclusion::kNone) continue;
+    const uint32_t ub = p.test_begin, ue = p.test_end - 1 + k;  // its test units
+    auto it = std::lower_bound(found.begin(), found.end(), ub,
+                               [](const FoundChunk& c, uint32_t u) { return c.unit_begin < u; });
+    bool common = false, rare = false;
+    for (; it != found.end() && it->unit_begin < ue && !rare; ++it) {
+      if (it->unit_end > ue) continue;
+      (it->doc_frequency >= common_documents ? common : rare) = true;
+    }
+    if (!common || rare) continue;
+    p.excluded = Exclusion::kCommonPhrase;
+    v->matched_test_grams -= std::min(v->matched_test_grams, p.matched);
+    // Registered grams are counted once per position; a passage chains each at most once.
+    v->matched_registered_grams -= std::min(v->matched_registered_grams, p.matched);
+    changed = true;
+  }
+  if (!changed) return;
+  v->longest_passage = 0;
+  for (const Passage& p : v->passages) {
+    if (p.excluded == Exclusion::kNone) v->longest_passage = std::max(v->longest_passage, p.matched);
+  }
 }
 
 // Appends the spans of v's passages to m (`posts`: the candidate's postings hit by the
@@ -335,10 +375,23 @@ absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
   }
 
   VerifyOptions verify = options.verify;
+  verify.gram_units = k;
+  // A passage shorter than the length a report promises neither shows nor counts.
+  verify.min_passage_units = check.min_passage_units;
   if (check.min_match_units > k - 1) {
     verify.min_counted_passage_grams = check.min_match_units - (k - 1);
   }
   const uint32_t n_units = static_cast<uint32_t>(test.units.size());
+  // The looked-up chunks found in some registered document, in unit order (the view is in
+  // document order), for the common-phrase rule.
+  s.found.clear();
+  if (check.common_phrase_documents > 0) {
+    for (size_t c = 0; c < looked_up.chunks.size() && c < postings.size(); ++c) {
+      if (postings[c].doc_frequency == 0) continue;
+      const Chunk& chunk = looked_up.chunks[c];
+      s.found.push_back({chunk.unit_begin, chunk.unit_end, postings[c].doc_frequency});
+    }
+  }
   // Verifies candidate i; its match, reported when it passes or shares a passage of
   // min_passage_units (counted or not: an excluded passage is shown as excluded).
   auto verify_candidate = [&](size_t i) -> std::optional<DocumentMatch> {
@@ -348,6 +401,7 @@ absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
       return std::nullopt;
     }
     Verify(s.test_grams, s.grams[i], verify, &v);
+    if (!s.found.empty()) ExcludeCommonPassages(s.found, k, check.common_phrase_documents, &v);
     DocumentMatch m = MatchOf(s.ids[i], v, check);
     std::sort(s.doc_postings[i].begin(), s.doc_postings[i].end(),
               [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });

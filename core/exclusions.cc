@@ -295,6 +295,8 @@ std::string_view ExclusionName(Exclusion e) {
       return "template";
     case Exclusion::kShortMatch:
       return "short_match";
+    case Exclusion::kCommonPhrase:
+      return "common_phrase";
   }
   return "";
 }

@@ -32,9 +32,12 @@ enum class Exclusion : uint8_t {
   kReferences = 2,  // the bibliography / references section
   kTemplate = 3,    // shared with a document of a template collection
   kShortMatch = 4,  // a matched passage shorter than CheckOptions::min_match_units
+  // A verified passage made only of the registered corpus's common text (CheckOptions::
+  // common_phrase_documents): boilerplate, not copying.
+  kCommonPhrase = 5,
 };
 
-// "quote", "references", "template", "short_match"; "" for kNone.
+// "quote", "references", "template", "short_match", "common_phrase"; "" for kNone.
 std::string_view ExclusionName(Exclusion e);
 
 // Bytes [start, end) of a text, excluded for `reason`.

@@ -107,6 +107,18 @@ struct CheckOptions {
   // excluded (Exclusion::kShortMatch) and count for nothing: not in the ratios, not in the
   // decision (core/detect.h). 0 = every passage counts.
   uint32_t min_match_units = 0;
+  // Verified checks: a passage is the registered corpus's common text, and is reported as
+  // excluded (Exclusion::kCommonPhrase) and counts for nothing, when every chunk inside it
+  // that the lookup found in some registered document (the chunks fully inside its test
+  // units) is held by at least this many registered documents (PostingList::
+  // doc_frequency, known from the lookup: no extra read). Boilerplate that a genre repeats
+  // (a licence's grant and disclaimer, "New upstream release") then never counts on its
+  // own, while a passage copied from one document holds chunks that few documents hold.
+  // The trade-off: a text copied into this many registered documents no longer counts
+  // against a new copy, unless the copy also holds rarer text in the same passage. Tests
+  // longer than kShortTestChunks look up their selection only: the rule reads those
+  // chunks. 0 = off. Measured in docs/accuracy.md (same-genre sets).
+  uint32_t common_phrase_documents = 10;
   uint32_t max_results = 20;  // 0 = no limit
   bool want_spans = true;
 

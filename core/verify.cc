@@ -105,17 +105,19 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
   auto close = [&] {
     if (!open) return;
     open = false;
-    if (cur.excluded == Exclusion::kNone && cur.matched >= options.min_passage_grams &&
+    const bool long_enough =
+        cur.matched >= options.min_passage_grams && cur.units >= options.min_passage_units;
+    if (cur.excluded == Exclusion::kNone && long_enough &&
         cur.test_end - cur.test_begin < options.min_counted_passage_grams) {
       cur.excluded = Exclusion::kShortMatch;
     }
-    if (cur.matched >= options.min_passage_grams) out->passages.push_back(cur);
-    if (cur.excluded != Exclusion::kNone || cur.matched < options.min_passage_grams) {
+    if (long_enough) out->passages.push_back(cur);
+    if (cur.excluded != Exclusion::kNone || !long_enough) {
       chained.resize(open_from);  // its registered grams do not count
     } else {
       out->matched_test_grams += cur.matched;
     }
-    if (cur.excluded == Exclusion::kNone) {
+    if (cur.excluded == Exclusion::kNone && long_enough) {
       out->longest_passage = std::max(out->longest_passage, cur.matched);
     }
   };
@@ -137,6 +139,7 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
           cur.test_end = i + 1;
           cur.registered_end = std::max(cur.registered_end, p + 1);
           ++cur.matched;
+          cur.units += std::min(i - last_test, options.gram_units);
           chained.push_back(p);
           last_test = i;
           last_registered = p;
@@ -148,7 +151,7 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
     if (!extended) {
       close();
       const uint32_t p = static_cast<uint32_t>(pairs[g]);
-      cur = Passage{i, i + 1, p, p + 1, 1, excluded};
+      cur = Passage{i, i + 1, p, p + 1, 1, options.gram_units, excluded};
       open_from = chained.size();
       chained.push_back(p);
       open = true;

@@ -30,9 +30,16 @@ struct VerifyOptions {
   // chain of stock phrases that recur all over a text (a licence's "Source Code Form")
   // moves at random and is cut.
   uint32_t max_skew_grams = 3;
-  // Passages with fewer matched grams are not reported (isolated common phrases); their
-  // grams still count in the matched totals.
+  // Passages with fewer matched grams are not reported and count for nothing.
   uint32_t min_passage_grams = 2;
+  // Words per gram (the index's verify_k): how many test words a matched gram covers.
+  uint32_t gram_units = 3;
+  // Passages whose matched grams cover fewer test words than this (Passage::units) are not
+  // reported and count for nothing: stock phrases ("the terms and conditions", "and I'm
+  // not going to") are a few words long, a copied passage is longer, and a revised one
+  // keeps its surviving words in one chain. Detect() sets it to
+  // CheckOptions::min_passage_units, the length a report promises. 0 = no minimum.
+  uint32_t min_passage_units = 0;
   // Passages spanning fewer test grams than this (test_end - test_begin) are reported with
   // Exclusion::kShortMatch and count for nothing (0 = every passage counts). A passage of
   // g grams covers g + verify_k - 1 words: CheckOptions::min_match_units of n words is
@@ -48,13 +55,16 @@ struct Passage {
   uint32_t registered_begin = 0;
   uint32_t registered_end = 0;
   uint32_t matched = 0;  // matched grams chained into the passage
+  // Test words inside its matched grams (each gram covers VerifyOptions::gram_units words):
+  // the passage's length in words, bridged gaps left out.
+  uint32_t units = 0;
   // Why the passage does not count (kNone: it counts). A passage never mixes test grams of
   // different exclusions (TestGrams::Build): the chain breaks where the reason changes.
   Exclusion excluded = Exclusion::kNone;
 };
 
 // The ratios count only matched grams chained into passages (of at least
-// min_passage_grams) that are not excluded: a revised copy keeps its surviving grams in
+// min_passage_grams, covering at least min_passage_units words) that are not excluded: a revised copy keeps its surviving grams in
 // order, a few grams apart, while an unrelated text on the same subject shares stock phrases
 // ("in order to", "one of the") scattered without order. The raw counts are kept for
 // reports and tuning.
@@ -66,7 +76,8 @@ struct Verification {
   uint32_t shared_test_grams = 0;         // test grams whose hash the registered text has
   uint32_t shared_registered_grams = 0;   // registered grams whose hash the test text has
   uint32_t longest_passage = 0;           // matched grams of the longest passage that counts
-  // >= min_passage_grams, in test order, those that do not count included (with the reason).
+  // Those long enough (min_passage_grams, min_passage_units), in test order, those that do
+  // not count included (with the reason).
   std::vector<Passage> passages;
 
   // Share of the test text found in the registered document (0 when no test grams).

@@ -327,6 +327,7 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
   COPS_RETURN_IF_ERROR(Cancelled(request, "after the index lookup"));
 
   CheckResult result;
+  result.manipulations = FindTextManipulation(converted, request.content.size());
   result.report = std::move(report);
   result.format = converted.format;
   result.charset = std::move(converted.charset);

@@ -28,6 +28,7 @@
 #include "convert/converter.h"
 #include "core/exclusions.h"
 #include "core/fingerprint.h"
+#include "core/manipulation.h"
 #include "core/match.h"
 #include "engine/wall_clock.h"
 #include "storage/index.h"
@@ -110,6 +111,9 @@ struct CheckResult {
   // Set for formats without a byte map to the input (SpansIndexExtractedText()): the text the
   // spans index. Empty otherwise.
   std::string extracted_text;
+  // Text manipulation found in the checked document (core/manipulation.h), ranges in the
+  // byte space of the spans.
+  std::vector<Manipulation> manipulations;
 };
 
 // True for formats whose converted text has no byte map back to the input (PDF, DOCX, ODT,

@@ -55,6 +55,28 @@ void MapToOriginal(const ConvertedDocument& converted, size_t input_size, Docume
   }
 }
 
+std::vector<Manipulation> FindTextManipulation(const ConvertedDocument& converted,
+                                               size_t input_size) {
+  std::vector<Manipulation> found = FindManipulation(converted.text);
+  if (!converted.hidden.empty()) {
+    Manipulation hidden{ManipulationKind::kHiddenText, 0, {}};
+    for (const HiddenText& h : converted.hidden) {
+      AddManipulationRange({h.text_start, h.text_end}, 1, &hidden);
+    }
+    found.push_back(std::move(hidden));
+  }
+  const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
+  for (Manipulation& m : found) {
+    for (TextRange& r : m.ranges) {
+      const uint32_t s = converted.OriginalOffset(r.start);
+      const uint32_t e = r.end > r.start ? converted.OriginalOffset(r.end - 1) + 1 : s;
+      r.start = std::min(s, limit);
+      r.end = std::clamp(e, r.start, limit);
+    }
+  }
+  return found;
+}
+
 void AddMarkupQuotes(std::string_view original, DocumentFormat format, bool quotes,
                      std::vector<ExcludedRange>* excluded) {
   std::vector<ExcludedRange> blocks;

@@ -6,7 +6,8 @@
 // evaluation (eval/evaluator.h), so that each runs the server's steps and not a copy:
 //
 //   ValidateInput -> Convert -> RegisterPrint / CheckPrint -> MapToOriginal
-//   (a check: exclusions found in the converted text, mapped too, plus AddMarkupQuotes).
+//   (a check: exclusions found in the converted text, mapped too, plus AddMarkupQuotes;
+//   and FindTextManipulation).
 //
 // A library of its own (cops_pipeline: core and the in-process converters, no storage), so
 // the client and the evaluation link it without RocksDB.
@@ -22,6 +23,7 @@
 #include "convert/converter.h"
 #include "core/exclusions.h"
 #include "core/fingerprint.h"
+#include "core/manipulation.h"
 
 namespace cops {
 
@@ -44,6 +46,12 @@ absl::Status CheckPrint(const Fingerprinter& fingerprinter, std::string_view tex
 // units of `fp` and, when not null, `excluded`.
 void MapToOriginal(const ConvertedDocument& converted, size_t input_size, DocumentFingerprint* fp,
                    std::vector<ExcludedRange>* excluded = nullptr);
+
+// The text manipulation of a checked document: FindManipulation() over the converted text,
+// then the hidden text the converter found (ConvertedDocument::hidden), ranges mapped as
+// MapToOriginal maps spans.
+std::vector<Manipulation> FindTextManipulation(const ConvertedDocument& converted,
+                                               size_t input_size);
 
 // With `quotes`, adds the block quotes whose markers the converter of `format` dropped
 // (Markdown '>' lines, HTML <blockquote>), found in the `original` bytes; then normalizes

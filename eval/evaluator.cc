@@ -171,7 +171,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
                key == "min_sentence_words" || key == "max_doc_frequency" ||
                key == "min_passage_units" || key == "verify_k" || key == "max_gap_grams" ||
                key == "max_skew_grams" || key == "min_passage_grams" ||
-               key == "dense_chunks") {
+               key == "dense_chunks" || key == "common_phrase_documents") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -184,6 +184,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (key == "max_skew_grams") s.verify.max_skew_grams = u;
       if (key == "min_passage_grams") s.verify.min_passage_grams = u;
       if (key == "dense_chunks") s.params.dense_chunks = u;
+      if (key == "common_phrase_documents") s.options.common_phrase_documents = u;
       if (key == "verify_k") {
         s.params.verify_k = u;
         verify_given = true;

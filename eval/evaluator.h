@@ -39,7 +39,8 @@ struct Setting {
 
 // Parses "unit=word strategy=overlapping k=5 selection=winnowing w=8 threshold=0.3 ..."
 // (keys: unit strategy k selection p w drop_numbers min_word_chars min_sentence_words
-// stop_words threshold max_doc_frequency min_passage_units) over `base`.
+// stop_words threshold max_doc_frequency min_passage_units verify_k dense_chunks max_gap_grams
+// max_skew_grams min_passage_grams common_phrase_documents) over `base`.
 // INVALID_ARGUMENT names an unknown key or a bad value.
 absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& base);
 

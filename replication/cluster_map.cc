@@ -8,6 +8,8 @@
 #include <utility>
 
 #include "nlohmann/json.hpp"
+#include "logging/log_event.h"
+#include "replication/cluster_signature.h"
 
 namespace cops {
 namespace {
@@ -78,6 +80,27 @@ absl::StatusOr<kvStore*> OpenBucket(JetStream* js, const ClusterBucketOptions& o
 }
 
 }  // namespace
+
+std::string SignMemberRecord(std::string_view bytes, std::string_view key,
+                             std::string_view kv_key) {
+  nlohmann::json j = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return std::string(bytes);
+  j["sig"] = ClusterSignature(key, kv_key, j.dump());
+  return j.dump();
+}
+
+absl::Status VerifyMemberRecord(std::string_view bytes, std::string_view key,
+                                std::string_view kv_key) {
+  nlohmann::json j = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError(std::string(kv_key) + ": not a JSON object");
+  }
+  std::string signature;
+  if (auto it = j.find("sig"); it != j.end() && it->is_string()) signature = it->get<std::string>();
+  j.erase("sig");
+  // nlohmann's objects are ordered maps: the dump without "sig" is the bytes signed.
+  return VerifyClusterSignature(key, kv_key, j.dump(), signature);
+}
 
 std::string EncodeMemberRecord(const MemberRecord& record) {
   nlohmann::json j = {{"v", MemberRecord::kVersion},       {"node", record.node_id},
@@ -268,7 +291,10 @@ absl::Status ClusterMember::Beat() {
   MemberRecord record = options_.record;
   record.applied_sequence = options_.applied_sequence ? options_.applied_sequence() : 0;
   record.time_unix_micros = absl::ToUnixMicros(options_.clock());
-  const std::string bytes = EncodeMemberRecord(record);
+  std::string bytes = EncodeMemberRecord(record);
+  if (!options_.bucket.signing_key.empty()) {
+    bytes = SignMemberRecord(bytes, options_.bucket.signing_key, key_);
+  }
   uint64_t revision = 0;
   const natsStatus s =
       kvStore_Put(&revision, kv_, key_.c_str(), bytes.data(), static_cast<int>(bytes.size()));
@@ -392,9 +418,20 @@ void ClusterMap::Handle(void* raw, bool replayed) {
     table_.Remove(node_id);
     return;
   }
-  absl::StatusOr<MemberRecord> record =
-      DecodeMemberRecord(std::string_view(static_cast<const char*>(kvEntry_Value(entry)),
-                                          static_cast<size_t>(kvEntry_ValueLen(entry))));
+  const std::string_view bytes(static_cast<const char*>(kvEntry_Value(entry)),
+                               static_cast<size_t>(kvEntry_ValueLen(entry)));
+  // With a cluster key, a record its member did not sign is ignored: a forged member
+  // claiming a huge applied sequence would otherwise be asked first.
+  if (!options_.bucket.signing_key.empty()) {
+    const absl::Status verified = VerifyMemberRecord(bytes, options_.bucket.signing_key, key);
+    if (!verified.ok()) {
+      LogEvent(LogLevel::kWarn, "cluster_record_ignored",
+               {{"key", std::string(key)}, {"error", verified.ToString()}});
+      table_.CountUnreadable();
+      return;
+    }
+  }
+  absl::StatusOr<MemberRecord> record = DecodeMemberRecord(bytes);
   if (!record.ok() || record->node_id != node_id) {
     table_.CountUnreadable();
     return;

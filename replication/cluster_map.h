@@ -57,6 +57,14 @@ struct MemberRecord {
 std::string EncodeMemberRecord(const MemberRecord& record);
 // INVALID_ARGUMENT for bytes that are not a record; UNIMPLEMENTED for another version.
 absl::StatusOr<MemberRecord> DecodeMemberRecord(std::string_view bytes);
+// The record `bytes` (EncodeMemberRecord's) with its "sig" field: ClusterSignature of the
+// record under its key in the bucket (`kv_key`, "members.<node id>").
+std::string SignMemberRecord(std::string_view bytes, std::string_view key,
+                             std::string_view kv_key);
+// OK when `bytes` carries the "sig" SignMemberRecord gives it under `kv_key`; DATA_LOSS
+// (unsigned, bad signature, not JSON) otherwise.
+absl::Status VerifyMemberRecord(std::string_view bytes, std::string_view key,
+                                std::string_view kv_key);
 // INVALID_ARGUMENT unless `node_id` matches [A-Za-z0-9_-]{1,64} (one token of a key).
 absl::Status ValidateNodeId(std::string_view node_id);
 // The record's key in the bucket: "members.<node_id>".
@@ -73,6 +81,10 @@ struct ClusterBucketOptions {
   absl::Duration record_max_age = absl::Hours(1);
   // Create the bucket when it does not exist; else NOT_FOUND.
   bool create = true;
+  // The cluster key (replication/cluster_signature.h): when set, members sign their records
+  // and the map ignores (counts as unreadable) a record without this key's signature, so a
+  // forged member is never chosen. Empty: records are neither signed nor checked.
+  std::string signing_key;
   // How long Start retries while JetStream is UNAVAILABLE (a replicated bucket answers only
   // once its RAFT group has a leader, seconds after NATS servers restart).
   absl::Duration start_timeout = absl::Seconds(30);

@@ -50,6 +50,33 @@ absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
   if (s == NATS_OK) {
     s = natsOptions_SetServers(nats_options, servers.data(), static_cast<int>(servers.size()));
   }
+  const NatsSecurity& security = options.security;
+  if (security.user.empty() != security.password.empty() ||
+      security.nkey.empty() != security.nkey_seed_file.empty() ||
+      security.tls_cert.empty() != security.tls_key.empty()) {
+    natsOptions_Destroy(nats_options);
+    return absl::InvalidArgumentError(
+        "NATS user and password, NKey and its seed file, TLS certificate and key go together");
+  }
+  if (s == NATS_OK && !security.user.empty()) {
+    s = natsOptions_SetUserInfo(nats_options, security.user.c_str(), security.password.c_str());
+  }
+  if (s == NATS_OK && !security.creds_file.empty()) {
+    s = natsOptions_SetUserCredentialsFromFiles(nats_options, security.creds_file.c_str(),
+                                                nullptr);
+  }
+  if (s == NATS_OK && !security.nkey.empty()) {
+    s = natsOptions_SetNKeyFromSeed(nats_options, security.nkey.c_str(),
+                                    security.nkey_seed_file.c_str());
+  }
+  if (s == NATS_OK && !security.tls_ca.empty()) {
+    s = natsOptions_SetSecure(nats_options, true);
+    if (s == NATS_OK) s = natsOptions_LoadCATrustedCertificates(nats_options, security.tls_ca.c_str());
+  }
+  if (s == NATS_OK && !security.tls_cert.empty()) {
+    s = natsOptions_LoadCertificatesChain(nats_options, security.tls_cert.c_str(),
+                                          security.tls_key.c_str());
+  }
   // Reconnect for ever: a follower outlives restarts of the NATS servers.
   if (s == NATS_OK) s = natsOptions_SetMaxReconnect(nats_options, -1);
   if (s == NATS_OK) s = natsOptions_SetReconnectWait(nats_options, 100);

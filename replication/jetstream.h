@@ -18,8 +18,23 @@ struct __jsCtx;  // NOLINT(bugprone-reserved-identifier): libnats names its type
 
 namespace cops {
 
+// How a copsd proves itself to NATS and checks the servers (docs/scale-out.md, "NATS's own
+// security"). Empty fields are unused; nats-server's accounts then decide what the
+// connection may publish and subscribe to.
+struct NatsSecurity {
+  std::string user;        // with password: natsOptions_SetUserInfo
+  std::string password;
+  std::string creds_file;  // a .creds file (user JWT and NKey seed)
+  std::string nkey;        // a user's public NKey ("U...") with the file of its seed
+  std::string nkey_seed_file;
+  std::string tls_ca;      // TLS to the servers, trusting this CA bundle (PEM)
+  std::string tls_cert;    // client certificate and key (PEM) when the servers verify clients
+  std::string tls_key;
+};
+
 struct RegistrationStreamOptions {
   std::string url = "nats://127.0.0.1:4222";  // one or more comma-separated server URLs
+  NatsSecurity security;
   std::string stream = "COPS_REGISTRATIONS";  // JetStream stream name
   // The stream's subject for a single partition; partition p publishes to "<subject>.<p>"
   // (replication/partitioning.h). The stream takes both.
@@ -32,13 +47,20 @@ struct RegistrationStreamOptions {
   bool create_stream = true;
   // How long a publish waits for JetStream's acknowledgement, in milliseconds.
   int64_t publish_timeout_ms = 5000;
+  // The cluster key (replication/cluster_signature.h; raw bytes, copsd --cluster-key-file):
+  // when set, every event published is signed with it and every event applied must carry
+  // its signature (an unsigned or badly signed one is set aside). Empty: events are neither
+  // signed nor checked.
+  std::string signing_key;
 };
 
 class JetStream {
  public:
-  // Connects to options.url and (with create_stream) creates the stream (file storage,
-  // `replicas` copies, limits retention: events are kept) when it does not exist. UNAVAILABLE when no server
-  // answers; INTERNAL on other client errors, with the client's text.
+  // Connects to options.url with options.security and (with create_stream) creates the
+  // stream (file storage, `replicas` copies, limits retention: events are kept) when it does
+  // not exist. UNAVAILABLE when no server answers; INVALID_ARGUMENT for security options
+  // that go together given apart; INTERNAL on other client errors (refused credentials,
+  // unreadable files), with the client's text.
   static absl::StatusOr<std::unique_ptr<JetStream>> Connect(
       const RegistrationStreamOptions& options);
   ~JetStream();

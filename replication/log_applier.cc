@@ -7,8 +7,21 @@
 #include <string>
 #include <string_view>
 
+#include "replication/cluster_signature.h"
+
 namespace cops {
 namespace {
+
+// OK without a cluster key; with one, VerifyClusterSignature of the event's bytes under its
+// subject (DATA_LOSS when unsigned or signed with another key).
+absl::Status CheckSignature(const std::string& key, natsMsg* msg, std::string_view data) {
+  if (key.empty()) return absl::OkStatus();
+  const char* signature = nullptr;
+  if (natsMsgHeader_Get(msg, kEventSignatureHeader, &signature) != NATS_OK) signature = nullptr;
+  const char* subject = natsMsg_GetSubject(msg);
+  return VerifyClusterSignature(key, subject != nullptr ? subject : "", data,
+                                signature != nullptr ? signature : "");
+}
 
 // Binds `durable` so that its next delivery is the first event the sink lacks. A consumer
 // whose acknowledged floor is above the sink's applied sequence has acknowledged events this
@@ -206,8 +219,16 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
           std::to_string(sink_->AppliedLogSequence() + 1));
       break;
     case DeliveryAction::kApply: {
-      absl::StatusOr<RegistrationEvent> event = DecodeRegistrationEvent(std::string_view(
-          natsMsg_GetData(msg), static_cast<size_t>(natsMsg_GetDataLength(msg))));
+      const std::string_view data(natsMsg_GetData(msg),
+                                  static_cast<size_t>(natsMsg_GetDataLength(msg)));
+      // With a cluster key, only what a holder of the key published is believed: a forged
+      // or unsigned event is set aside like bytes that are no event.
+      const absl::Status signed_by_cluster =
+          CheckSignature(jetstream_->options().signing_key, msg, data);
+      absl::StatusOr<RegistrationEvent> event = signed_by_cluster.ok()
+                                                    ? DecodeRegistrationEvent(data)
+                                                    : absl::StatusOr<RegistrationEvent>(
+                                                          signed_by_cluster);
       if (event.ok()) {
         status = sink_->Apply(sequence, *event);
       } else if (absl::IsDataLoss(event.status())) {

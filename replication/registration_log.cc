@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "replication/cluster_signature.h"
+
 namespace cops {
 
 absl::StatusOr<uint64_t> RegistrationLog::Publish(const RegistrationEvent& event) {
@@ -19,9 +21,16 @@ absl::StatusOr<uint64_t> RegistrationLog::PublishTo(const std::string& subject,
   }
   jsPubAck* ack = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
-  const natsStatus s =
-      js_Publish(&ack, jetstream_->context(), subject.c_str(), data.data(),
-                 static_cast<int>(data.size()), nullptr, &err);
+  natsMsg* msg = nullptr;
+  natsStatus s = natsMsg_Create(&msg, subject.c_str(), nullptr, data.data(),
+                                static_cast<int>(data.size()));
+  const std::string& key = jetstream_->options().signing_key;
+  if (s == NATS_OK && !key.empty()) {
+    s = natsMsgHeader_Set(msg, kEventSignatureHeader,
+                          ClusterSignature(key, subject, data).c_str());
+  }
+  if (s == NATS_OK) s = js_PublishMsg(&ack, jetstream_->context(), msg, nullptr, &err);
+  natsMsg_Destroy(msg);
   if (s != NATS_OK) {
     return NatsError(s, "publishing to stream " + jetstream_->options().stream + " (error " +
                             std::to_string(static_cast<int>(err)) + ")");

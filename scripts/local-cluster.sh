@@ -13,6 +13,13 @@
 # With PARTITIONS=0 below: `primary` (copsd --log) and full read-only replicas instead of the
 # router. Each member has DIR/NAME (data), DIR/NAME.log and DIR/NAME.pid; the ports chosen
 # at `up` are kept in DIR/cluster.env, so a restarted member keeps its address.
+# Secure by default (COPS_SECURE=0: the open setup): DIR/secrets/ (0700) holds a CA and node
+# certificates (replicas serve mutual TLS and believe identities forwarded by the router's
+# certificate only), the cluster key signing events and map records, the NATS users'
+# passwords and nats.conf (a user per copsd member, each
+# allowed the subjects it needs: docs/scale-out.md, "NATS's own security"); the router (or
+# the primary) runs with authentication on and its admin API key is copied to DIR/admin.key
+# (0600). DIR/secrets/client.pem/.key is a client certificate for calling replicas directly.
 # copsd comes from $COPS_BUILD_DIR/server/copsd (default: build/ of this checkout), or $COPSD.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -24,6 +31,9 @@ PARTITIONS="${COPS_PARTITIONS:-2}"  # P; 0: unpartitioned, a --log primary and f
 REPLICAS=2                          # R: index replicas per partition
 HEARTBEAT_MS=1000                   # cluster map heartbeat (a member is live for 3 of them)
 NATS_SERVERS=3                      # a JetStream cluster of 3 keeps quorum with one down
+SECURE="${COPS_SECURE:-1}"          # 0: no NATS users, TLS or authentication (loopback only)
+SUBJECT=cops.registrations          # copsd's defaults: the log's subject, the map's bucket
+BUCKET=COPS_CLUSTER
 # -------------------------------------------------------------------------------------------
 
 usage() {
@@ -88,6 +98,88 @@ nats_url() {
   echo "$url"
 }
 
+# ---- Secure setup: certificates, NATS users and their permissions ---------------------------
+secrets() { echo "$dir/secrets"; }
+
+# The NATS password of copsd member NAME, whose user is its name.
+nats_password() { cat "$(secrets)/nats-$1.password"; }
+
+# Permissions of member NAME's NATS user. Every node may use the JetStream API to read the
+# log and the map (stream info, its own consumers, acks) but not delete, purge, update or
+# restore a stream or delete messages; events are published by the router (every
+# partition's subject) or the --log primary only, and a member's cluster-map record by that
+# member only.
+nats_permissions() {
+  local name="$1" publish
+  case "$name" in
+    router) publish="\"$SUBJECT.>\"" ;;
+    primary) publish="\"$SUBJECT\", \"\$KV.$BUCKET.members.$name\"" ;;
+    *) publish="\"\$KV.$BUCKET.members.$name\"" ;;
+  esac
+  echo "{publish: {allow: [$publish, \"\$JS.API.>\", \"\$JS.ACK.>\", \"\$JS.FC.>\"],"
+  echo "           deny: [\"\$JS.API.STREAM.DELETE.>\", \"\$JS.API.STREAM.PURGE.>\","
+  echo "                  \"\$JS.API.STREAM.UPDATE.>\", \"\$JS.API.STREAM.MSG.DELETE.>\","
+  echo "                  \"\$JS.API.STREAM.SNAPSHOT.>\", \"\$JS.API.STREAM.RESTORE.>\"]},"
+  echo " subscribe: {allow: [\"_INBOX.>\"]}}"
+}
+
+# Creates DIR/secrets once: a CA, the replicas' server certificate (127.0.0.1), the router's
+# node certificate, an operator's client certificate, a password per NATS user, nats.conf.
+make_secrets() {
+  local s name
+  s="$(secrets)"
+  [[ -f "$s/nats.conf" ]] && return 0
+  command -v openssl > /dev/null || { echo "local-cluster: openssl is needed" >&2; exit 2; }
+  mkdir -p "$s" && chmod 700 "$s"
+  (
+    cd "$s"
+    umask 077
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 3650 \
+      -subj /CN=cops-local-ca -keyout ca.key -out ca.pem 2> /dev/null
+    leaf() {  # FILE CN EXTENSION
+      openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=$2" \
+        -keyout "$1.key" -out "$1.csr" 2> /dev/null
+      openssl x509 -req -in "$1.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 \
+        -extfile <(echo "$3") -out "$1.pem" 2> /dev/null
+      rm -f "$1.csr"
+    }
+    leaf replica localhost "subjectAltName=DNS:localhost,IP:127.0.0.1"
+    leaf router router "extendedKeyUsage=clientAuth"
+    leaf client operator "extendedKeyUsage=clientAuth"
+  )
+  for name in $(copsd_members); do
+    (umask 077 && openssl rand -hex 24 > "$s/nats-$name.password")
+  done
+  (umask 077 && openssl rand -hex 32 > "$s/cluster.key")
+  {
+    echo "authorization {"
+    echo "  users = ["
+    for name in $(copsd_members); do
+      echo "    {user: \"$name\", password: \"$(nats_password "$name")\","
+      echo "     permissions: $(nats_permissions "$name")}"
+    done
+    echo "  ]"
+    echo "}"
+  } > "$s/nats.conf"
+  chmod 600 "$s"/*
+}
+
+# copsd flags of member NAME in the secure setup, one a line: its NATS user, and mutual TLS
+# between router and replicas.
+secure_args() {
+  local name="$1" s
+  s="$(secrets)"
+  ((SECURE)) || return 0
+  printf '%s\n' --nats-user "$name" --cluster-key-file "$s/cluster.key"
+  case "$name" in
+    primary) printf '%s\n' --auth on ;;
+    router) printf '%s\n' --auth on --node-ca "$s/ca.pem" --node-cert "$s/router.pem" \
+              --node-key "$s/router.key" ;;
+    *) printf '%s\n' --tls-cert "$s/replica.pem" --tls-key "$s/replica.key" \
+         --tls-client-ca "$s/ca.pem" --trusted-nodes router ;;
+  esac
+}
+
 start_nats() {  # nats-I
   local name="$1" i="${1#nats-}" routes="" j=0 port
   for port in $ROUTE_PORTS; do
@@ -98,7 +190,9 @@ start_nats() {  # nats-I
   client_port="$(echo "$NATS_PORTS" | cut -d' ' -f"$i")"
   route_port="$(echo "$ROUTE_PORTS" | cut -d' ' -f"$i")"
   mkdir -p "$dir/$name"
-  nats-server -n "$name" -a 127.0.0.1 -p "$client_port" -js -sd "$dir/$name" \
+  local config=()
+  if ((SECURE)); then config=(-c "$(secrets)/nats.conf"); fi
+  nats-server "${config[@]}" -n "$name" -a 127.0.0.1 -p "$client_port" -js -sd "$dir/$name" \
     --cluster_name cops-local --cluster "nats://127.0.0.1:$route_port" --routes "$routes" \
     > "$dir/$name.log" 2>&1 &
   echo $! > "$dir/$name.pid"
@@ -125,6 +219,9 @@ start_copsd() {  # primary | index-p<P>r<R> | router
   rm -f "$dir/$name/port"
   local args=(--data-dir "$dir/$name/data" --listen "127.0.0.1:$port"
               --port-file "$dir/$name/port" --log-replicas 3 --heartbeat-ms "$HEARTBEAT_MS")
+  local extra
+  mapfile -t extra < <(secure_args "$name")
+  args+=("${extra[@]}")
   case "$name" in
     primary) args+=(--log "$url" --cluster-node-id "$name") ;;
     router) args+=(--route "$url" --partitions "$PARTITIONS") ;;
@@ -141,12 +238,21 @@ start_copsd() {  # primary | index-p<P>r<R> | router
   # until then. Up to 60 s of attempts.
   local attempt pid
   for ((attempt = 0; attempt < 30; attempt++)); do
-    "$copsd" "${args[@]}" >> "$dir/$name.log" 2>&1 &
+    # The password reaches copsd through its environment, never its command line.
+    COPS_NATS_PASSWORD="$(if ((SECURE)); then nats_password "$name"; fi)" \
+      "$copsd" "${args[@]}" >> "$dir/$name.log" 2>&1 &
     pid=$!
     echo "$pid" > "$dir/$name.pid"
     # Serving (and in the cluster map) once the port file is written.
     wait_for bash -c "[[ -f '$dir/$name/port' ]] || ! kill -0 $pid 2>/dev/null" || true
-    if [[ -f "$dir/$name/port" ]]; then return 0; fi
+    if [[ -f "$dir/$name/port" ]]; then
+      # The entry member's first admin key, for the operator (copsd wrote it 0600).
+      if [[ "$name" == "$(entry_member)" && -f "$dir/$name/data/admin.key" &&
+            ! -f "$dir/admin.key" ]]; then
+        (umask 077 && cp "$dir/$name/data/admin.key" "$dir/admin.key")
+      fi
+      return 0
+    fi
     if kill -0 "$pid" 2>/dev/null; then break; fi  # running but not serving in 30 s
     sleep 2
   done
@@ -194,12 +300,14 @@ cmd_up() {
     read -r -a ports <<< "$(free_ports $((2 * NATS_SERVERS + copsd_count)))"
     {
       echo "PARTITIONS=$PARTITIONS"
+      echo "SECURE=$SECURE"
       echo "NATS_PORTS='${ports[*]:0:NATS_SERVERS}'"
       echo "ROUTE_PORTS='${ports[*]:NATS_SERVERS:NATS_SERVERS}'"
       echo "COPSD_PORTS='${ports[*]:2*NATS_SERVERS}'"
     } > "$dir/cluster.env"
   fi
   source "$dir/cluster.env"
+  if ((SECURE)); then make_secrets; fi
   local name i
   for ((i = 1; i <= NATS_SERVERS; i++)); do
     running "nats-$i" || start_nats "nats-$i"
@@ -227,7 +335,12 @@ cmd_status() {
     fi
   done
   echo "cluster map (node address partition/partitions applied_sequence seconds_ago state):"
-  "$copsd" --show-cluster "$(nats_url)" --heartbeat-ms "$HEARTBEAT_MS"
+  local user=()
+  if ((SECURE)); then
+    user=(--nats-user "$(entry_member)" --cluster-key-file "$(secrets)/cluster.key")
+  fi
+  COPS_NATS_PASSWORD="$(if ((SECURE)); then nats_password "$(entry_member)"; fi)" \
+    "$copsd" --show-cluster "$(nats_url)" --heartbeat-ms "$HEARTBEAT_MS" "${user[@]}"
 }
 
 cmd_restart() {

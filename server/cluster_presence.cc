@@ -18,6 +18,7 @@ absl::Status ClusterPresence::Join(const ServerConfig& config, JetStream* jetstr
   ClusterMemberOptions options;
   options.bucket.bucket = config.cluster_bucket;
   options.bucket.replicas = config.log_replicas;
+  options.bucket.signing_key = config.cluster_key;
   options.record.node_id = config.cluster_node_id;
   options.record.address = config.advertise.empty() ? bound : config.advertise;
   if (config.partitions > 0 && config.partition >= 0) {
@@ -59,6 +60,7 @@ ClusterMapOptions MapOptions(const ServerConfig& config) {
   ClusterMapOptions options;
   options.bucket.bucket = config.cluster_bucket;
   options.bucket.replicas = config.log_replicas;
+  options.bucket.signing_key = config.cluster_key;
   options.partitions = config.partitions;
   options.lease = absl::Milliseconds(kLeaseIntervals * int64_t{config.heartbeat_ms});
   return options;
@@ -74,6 +76,7 @@ absl::StatusOr<std::unique_ptr<ClusterMap>> StartClusterMap(const ServerConfig& 
 absl::Status PrintClusterMap(const ServerConfig& config, std::ostream& out) {
   RegistrationStreamOptions connection;
   connection.url = config.show_cluster_url;
+  connection.security = NatsSecurityOf(config);
   connection.create_stream = false;
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<JetStream> js, JetStream::Connect(connection));
   ClusterMapOptions options = MapOptions(config);

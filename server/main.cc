@@ -21,6 +21,7 @@
 #include "access/access_control.h"
 #include "access/admission_control.h"
 #include "access/audit_sink.h"
+#include "access/forwarded_identity.h"
 #include "access/open_authorizer.h"
 #include "access/transport_security.h"
 #include "access/usage_ledger.h"
@@ -228,6 +229,8 @@ absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGeneration
   if (!primary && config.follow_url.empty()) return role;
   RegistrationStreamOptions stream;
   stream.url = primary ? config.log_url : config.follow_url;
+  stream.security = NatsSecurityOf(config);
+  stream.signing_key = config.cluster_key;
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
   const bool partitioned = config.partitions > 0;
@@ -280,12 +283,14 @@ struct RouterRole {
 
 absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
                                            IndexGenerations* generations,
-                                           const Authorizer* authorizer,
+                                           Authorizer* authorizer, UsageLedger* usage,
                                            AdmissionControl* admission) {
   RouterRole role;
   if (config.route_url.empty()) return role;
   RegistrationStreamOptions stream;
   stream.url = config.route_url;
+  stream.security = NatsSecurityOf(config);
+  stream.signing_key = config.cluster_key;
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
@@ -303,16 +308,25 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   RouterOptions options;
   options.base_subject = stream.subject;
   options.timeout = std::chrono::milliseconds(config.route_timeout_ms);
+  if (!config.node_ca.empty()) {
+    COPS_ASSIGN_OR_RETURN(options.node_tls.root_ca, ReadPem(config.node_ca, "--node-ca"));
+  }
+  if (!config.node_cert.empty()) {
+    COPS_ASSIGN_OR_RETURN(options.node_tls.cert, ReadPem(config.node_cert, "--node-cert"));
+    COPS_ASSIGN_OR_RETURN(options.node_tls.key, ReadPem(config.node_key, "--node-key"));
+  }
   // Enough that the admitted checks' calls to the other partitions never queue.
   const uint32_t partitions = role.directory->partitions();
   options.fan_out_threads =
       partitions > 1 ? size_t{admission->limits().max_calls} * (partitions - 1) : 1;
   role.service = std::make_unique<RouterService>(role.directory.get(), role.log.get(),
-                                                 generations, authorizer, admission, options);
+                                                 generations, authorizer, usage, admission,
+                                                 options);
   LogEvent(LogLevel::kInfo, "routing",
            {{"url", stream.url},
             {"stream", stream.stream},
             {"partitions", std::to_string(config.partitions)},
+            {"node_tls", config.node_ca.empty() ? "off" : config.node_cert.empty() ? "tls" : "mtls"},
             {"replicas", config.replicas.empty() ? "cluster map " + config.cluster_bucket
                                                   : std::to_string(config.replicas.size())}});
   return role;
@@ -397,7 +411,17 @@ int Run(int argc, char** argv) {
   if (!access.ok()) return Fail(access.status());
   RecordIndexedCollections(**generations, **access);
   OpenAuthorizer open_authorizer(access->get());  // collections as with auth on
-  Authorizer* authorizer = auth ? static_cast<Authorizer*>(access->get()) : &open_authorizer;
+  // With auth on, a caller's identity forwarded by a router is believed from the nodes of
+  // --trusted-nodes only, and refused from everyone else (access/forwarded_identity.h).
+  absl::StatusOr<TrustedNodes> trusted_nodes = ParseTrustedNodes(config.trusted_nodes);
+  if (!trusted_nodes.ok()) return Fail(trusted_nodes.status());
+  if (!trusted_nodes->empty() && !auth) {
+    return Fail(absl::InvalidArgumentError(
+        "--trusted-nodes needs authentication on (--auth on, or auto with --tls-client-ca)"));
+  }
+  ForwardedIdentityAuthorizer forwarding(access->get(), *std::move(trusted_nodes),
+                                         access_options.checker_floors);
+  Authorizer* authorizer = auth ? static_cast<Authorizer*>(&forwarding) : &open_authorizer;
   // Rate limits and quotas, and the audit trail, over the access store. Declared after
   // `access`, so the audit sink writes what it holds before the store closes.
   UsageLedger usage((*access)->store());
@@ -405,15 +429,10 @@ int Run(int argc, char** argv) {
 
   absl::StatusOr<LogRole> log_role = StartLogRole(config, generations->get());
   if (!log_role.ok()) return Fail(log_role.status());
-  if (!config.route_url.empty() && auth) {
-    return Fail(absl::FailedPreconditionError(
-        "--route serves without authentication only (it does not yet pass callers' "
-        "credentials to the replicas): listen on loopback with --auth off"));
-  }
   // Checks and registrations at work at once, on this node or (a router) through it.
   AdmissionControl admission(admission_limits);
   absl::StatusOr<RouterRole> router_role =
-      StartRouterRole(config, generations->get(), authorizer, &admission);
+      StartRouterRole(config, generations->get(), authorizer, &usage, &admission);
   if (!router_role.ok()) return Fail(router_role.status());
 
   // Receipt signing keys (docs/receipts.md), created at first start.

@@ -10,6 +10,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
+#include "access/forwarded_identity.h"
 #include "replication/partitioning.h"
 #include "server/request_log.h"
 #include "server/service.h"
@@ -71,6 +72,7 @@ const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges() {
       {"excluded", M::kExcluded},
       {"partial", M::kSetByRouter},
       {"missing_partitions", M::kSetByRouter},
+      {"manipulations", M::kFromFirst},  // found in the test document, by every partition
   };
   return *rules;
 }
@@ -168,6 +170,7 @@ v1::CheckDocumentReply MergeCheckReplies(
 }
 
 absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& document,
+                                                          const Principal& principal,
                                                           const CollectionPolicy& policy,
                                                           int64_t now_micros) {
   COPS_ASSIGN_OR_RETURN(const DocumentFormat format, FormatFromProto(document.format()));
@@ -179,7 +182,8 @@ absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& do
   const v1::DocumentMetadata& m = document.metadata();
   meta.title = m.title();
   meta.author = m.author();
-  meta.owner = m.owner();
+  // As on a single node: an owner registers as itself, whatever the request says.
+  meta.owner = principal.role == Role::kOwner ? principal.name : m.owner();
   meta.collection = m.collection();
   meta.external_id = m.external_id();
   meta.expires_unix_micros = m.expires_unix_micros();
@@ -190,6 +194,7 @@ absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& do
   if (meta.expires_unix_micros == 0 && policy.retention_seconds > 0) {
     meta.expires_unix_micros = now_micros + policy.retention_seconds * 1000000;
   }
+  COPS_RETURN_IF_ERROR(ValidateMetadataSizes(meta));
   COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now_micros));
   return event;
 }
@@ -230,12 +235,14 @@ void FanOutPool::Work() {
 }
 
 RouterService::RouterService(const ReplicaDirectory* directory, RegistrationLog* log,
-                             IndexGenerations* generations, const Authorizer* authorizer,
-                             AdmissionControl* admission, RouterOptions options)
+                             IndexGenerations* generations, Authorizer* authorizer,
+                             UsageLedger* usage, AdmissionControl* admission,
+                             RouterOptions options)
     : directory_(directory),
       log_(log),
       generations_(generations),
       authorizer_(authorizer),
+      usage_(usage),
       admission_(admission),
       options_(std::move(options)),
       turns_(std::make_unique<std::atomic<uint64_t>[]>(directory->partitions())),
@@ -247,6 +254,11 @@ absl::StatusOr<AdmissionControl::Permit> RouterService::Admit(uint64_t bytes,
   return admission_->Admit(bytes, absl::FromChrono(deadline));
 }
 
+absl::Status RouterService::TakeToken(const Principal& principal) {
+  if (usage_ == nullptr) return absl::OkStatus();
+  return usage_->Reserve(principal, UsageCost{}).status();
+}
+
 std::shared_ptr<RouterService::Stub> RouterService::StubFor(const std::string& address) {
   absl::MutexLock lock(&mu_);
   std::shared_ptr<Stub>& stub = stubs_[address];
@@ -254,8 +266,15 @@ std::shared_ptr<RouterService::Stub> RouterService::StubFor(const std::string& a
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(-1);
     args.SetMaxSendMessageSize(-1);
-    stub = v1::CopyDetection::NewStub(
-        grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+    if (!options_.node_tls.root_ca.empty()) {
+      grpc::SslCredentialsOptions tls;
+      tls.pem_root_certs = options_.node_tls.root_ca;
+      tls.pem_cert_chain = options_.node_tls.cert;
+      tls.pem_private_key = options_.node_tls.key;
+      credentials = grpc::SslCredentials(tls);
+    }
+    stub = v1::CopyDetection::NewStub(grpc::CreateCustomChannel(address, credentials, args));
   }
   return stub;
 }
@@ -283,6 +302,7 @@ RouterService::Deadline RouterService::DeadlineOf(const grpc::ServerContext& con
 
 template <typename Reply>
 absl::StatusOr<Reply> RouterService::CallPartition(uint32_t partition, Deadline deadline,
+                                                   const Forwarded& caller,
                                                    const ReplicaCall<Reply>& call) {
   std::vector<ReplicaInfo> replicas = directory_->LiveReplicas(partition);
   // The replicas about as far along as the best take turns, so that a partition's replicas
@@ -312,6 +332,7 @@ absl::StatusOr<Reply> RouterService::CallPartition(uint32_t partition, Deadline 
     const Deadline until = now + (deadline - now) / static_cast<int64_t>(replicas.size() - i);
     grpc::ClientContext context;
     context.set_deadline(until);
+    for (const auto& [key, value] : caller) context.AddMetadata(key, value);
     Reply reply;
     const absl::Status status =
         FromGrpcStatus(call(*StubFor(replicas[i].address), context, &reply));
@@ -329,29 +350,45 @@ absl::StatusOr<Reply> RouterService::CallPartition(uint32_t partition, Deadline 
 
 template <typename Reply>
 std::vector<absl::StatusOr<Reply>> RouterService::CallAll(Deadline deadline,
+                                                          const Forwarded& caller,
                                                           const ReplicaCall<Reply>& call) {
   const uint32_t partitions = directory_->partitions();
   std::vector<std::future<absl::StatusOr<Reply>>> pending;
   for (uint32_t p = 1; p < partitions; ++p) {
-    // Shared: the pool's tasks are copyable std::functions. `call` outlives them, as this
-    // waits for every one.
+    // Shared: the pool's tasks are copyable std::functions. `call` and `caller` outlive
+    // them, as this waits for every one.
     auto task = std::make_shared<std::packaged_task<absl::StatusOr<Reply>()>>(
-        [this, p, deadline, &call] { return CallPartition<Reply>(p, deadline, call); });
+        [this, p, deadline, &caller, &call] {
+          return CallPartition<Reply>(p, deadline, caller, call);
+        });
     pending.push_back(task->get_future());
     pool_.Schedule([task] { (*task)(); });
   }
   std::vector<absl::StatusOr<Reply>> out;
-  if (partitions > 0) out.push_back(CallPartition<Reply>(0, deadline, call));
+  if (partitions > 0) out.push_back(CallPartition<Reply>(0, deadline, caller, call));
   for (auto& f : pending) out.push_back(f.get());
   return out;
 }
 
 absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
-    const v1::CheckDocumentRequest& request, Deadline deadline) {
+    const Principal& principal, const v1::CheckDocumentRequest& request, Deadline deadline) {
+  // The policy first, as on a single node: a refused call takes no room and no token. The
+  // replicas apply the rest of it (the collections searched, floors, redaction, audit) to
+  // the forwarded identity.
+  if (request.collections().empty()) {
+    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
+  }
+  for (const std::string& c : request.collections()) {
+    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, c));
+  }
   // Validated here so that a bad request fails alike whatever answers.
   COPS_ASSIGN_OR_RETURN(const CheckOptions options, CheckOptionsFromProto(request.options()));
+  COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
+                        Admit(request.content().size(), deadline));
+  COPS_RETURN_IF_ERROR(TakeToken(principal));
+  const Forwarded caller = ForwardedIdentityMetadata(principal);
   std::vector<absl::StatusOr<v1::CheckDocumentReply>> replies = CallAll<v1::CheckDocumentReply>(
-      deadline, [&request](Stub& stub, grpc::ClientContext& context,
+      deadline, caller, [&request](Stub& stub, grpc::ClientContext& context,
                            v1::CheckDocumentReply* reply) {
         return stub.CheckDocument(&context, request, reply);
       });
@@ -393,29 +430,34 @@ absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
 grpc::Status RouterService::CheckDocument(grpc::ServerContext* context,
                                           const v1::CheckDocumentRequest* request,
                                           v1::CheckDocumentReply* reply) {
-  RequestLog log("CheckDocument", context->peer());
-  log.add_in_bytes(request->content().size());
-  const Deadline deadline = DeadlineOf(*context);
-  absl::StatusOr<AdmissionControl::Permit> permit = Admit(request->content().size(), deadline);
-  if (!permit.ok()) return log.Finish(permit.status());
-  absl::StatusOr<v1::CheckDocumentReply> merged = Check(*request, deadline);
-  if (!merged.ok()) return log.Finish(merged.status());
-  *reply = *std::move(merged);
-  if (reply->partial()) log.add_field("missing_partitions", PartitionList({
-      reply->missing_partitions().begin(), reply->missing_partitions().end()}));
-  return log.Finish(absl::OkStatus());
+  return ServeAuthenticated(
+      "CheckDocument", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& log) -> absl::Status {
+        log.add_in_bytes(request->content().size());
+        absl::StatusOr<v1::CheckDocumentReply> merged =
+            Check(principal, *request, DeadlineOf(*context));
+        if (!merged.ok()) return merged.status();
+        *reply = *std::move(merged);
+        if (reply->partial()) log.add_field("missing_partitions", PartitionList({
+            reply->missing_partitions().begin(), reply->missing_partitions().end()}));
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status RouterService::CheckStream(
     grpc::ServerContext* context,
     grpc::ServerReaderWriter<v1::CheckDocumentReply, v1::CheckDocumentRequest>* stream) {
   RequestLog log("CheckStream", context->peer());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
   v1::CheckDocumentRequest request;
   while (stream->Read(&request)) {
-    const Deadline deadline = DeadlineOf(*context);
-    absl::StatusOr<AdmissionControl::Permit> permit = Admit(request.content().size(), deadline);
+    // Each message on the key's current standing: a revoked key ends the stream.
+    principal = authorizer_->Authenticate(*context);
+    if (!principal.ok()) return log.Finish(principal.status());
     absl::StatusOr<v1::CheckDocumentReply> merged =
-        permit.ok() ? Check(request, deadline) : permit.status();
+        Check(*principal, request, DeadlineOf(*context));
     v1::CheckDocumentReply reply;
     if (merged.ok()) {
       reply = *std::move(merged);
@@ -429,16 +471,28 @@ grpc::Status RouterService::CheckStream(
   return log.Finish(absl::OkStatus());
 }
 
-absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const v1::Document& document,
+absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const Principal& principal,
+                                                                  const v1::Document& document,
                                                                   Deadline deadline) {
+  const std::string& collection = document.metadata().collection();
+  COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kRegister, collection));
+  const std::shared_ptr<CopyDetector> detector = generations_->Current();
+  COPS_ASSIGN_OR_RETURN(const RegistrationEvent event,
+                        RoutedRegistrationEvent(document, principal,
+                                                authorizer_->PolicyFor(collection),
+                                                detector->NowMicros()));
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
                         Admit(document.content().size(), deadline));
-  const std::shared_ptr<CopyDetector> detector = generations_->Current();
-  const CollectionPolicy policy = authorizer_ != nullptr
-                                      ? authorizer_->PolicyFor(document.metadata().collection())
-                                      : CollectionPolicy{};
-  COPS_ASSIGN_OR_RETURN(const RegistrationEvent event,
-                        RoutedRegistrationEvent(document, policy, detector->NowMicros()));
+  // Charged as on a single node: the stored metadata with the content.
+  const DocumentRecord& meta = event.metadata;
+  std::optional<Reservation> usage;
+  if (usage_ != nullptr) {
+    COPS_ASSIGN_OR_RETURN(
+        usage, usage_->Reserve(principal, UsageCost{1, document.content().size() +
+                                                           meta.title.size() + meta.author.size() +
+                                                           meta.external_id.size()}));
+  }
+  COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(collection));
   // What no node would register is refused before it reaches the log; the digest of the
   // canonical text chooses the partition, so the same text always meets itself.
   COPS_ASSIGN_OR_RETURN(
@@ -452,7 +506,7 @@ absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const v1::Docu
   v1::GetDocumentRequest get;
   get.set_log_sequence(sequence);
   absl::StatusOr<v1::GetDocumentReply> applied = CallPartition<v1::GetDocumentReply>(
-      partition, deadline,
+      partition, deadline, ForwardedIdentityMetadata(principal),
       [&get](Stub& stub, grpc::ClientContext& context, v1::GetDocumentReply* reply) {
         return stub.GetDocument(&context, get, reply);
       });
@@ -468,6 +522,8 @@ absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const v1::Docu
   v1::RegisterDocumentReply reply;
   reply.set_doc_id(info.doc_id());
   reply.set_created(info.doc_id() == sequence);
+  // A duplicate (or a retry) creates nothing and uses no quota.
+  if (reply.created() && usage.has_value()) usage->Commit();
   if (!reply.created() && info.sha256() == Hex(prepared.sha256)) {
     reply.set_duplicate_of(info.doc_id());
   }
@@ -480,26 +536,35 @@ absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const v1::Docu
 grpc::Status RouterService::RegisterDocument(grpc::ServerContext* context,
                                              const v1::RegisterDocumentRequest* request,
                                              v1::RegisterDocumentReply* reply) {
-  RequestLog log("RegisterDocument", context->peer());
-  log.add_in_bytes(request->document().content().size());
-  absl::StatusOr<v1::RegisterDocumentReply> registered =
-      Register(request->document(), DeadlineOf(*context));
-  if (!registered.ok()) return log.Finish(registered.status());
-  *reply = *std::move(registered);
-  log.add_field("doc_id", std::to_string(reply->doc_id()));
-  return log.Finish(absl::OkStatus());
+  return ServeAuthenticated(
+      "RegisterDocument", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& log) -> absl::Status {
+        log.add_in_bytes(request->document().content().size());
+        absl::StatusOr<v1::RegisterDocumentReply> registered =
+            Register(principal, request->document(), DeadlineOf(*context));
+        if (!registered.ok()) return registered.status();
+        *reply = *std::move(registered);
+        log.add_field("doc_id", std::to_string(reply->doc_id()));
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status RouterService::RegisterDocuments(
     grpc::ServerContext* context, grpc::ServerReader<v1::RegisterDocumentRequest>* reader,
     v1::RegisterDocumentsReply* reply) {
   RequestLog log("RegisterDocuments", context->peer());
+  absl::StatusOr<Principal> principal = authorizer_->Authenticate(*context);
+  if (!principal.ok()) return log.Finish(principal.status());
+  log.set_principal(principal->name);
   v1::RegisterDocumentRequest request;
   for (uint32_t i = 0; reader->Read(&request); ++i) {
+    // Each document on the key's current standing: a revoked key ends the stream.
+    principal = authorizer_->Authenticate(*context);
+    if (!principal.ok()) return log.Finish(principal.status());
     v1::RegisterResult* result = reply->add_results();
     result->set_index(i);
     absl::StatusOr<v1::RegisterDocumentReply> registered =
-        Register(request.document(), DeadlineOf(*context));
+        Register(*principal, request.document(), DeadlineOf(*context));
     if (registered.ok()) {
       *result->mutable_reply() = *std::move(registered);
       reply->set_registered(reply->registered() + 1);
@@ -515,119 +580,149 @@ grpc::Status RouterService::RegisterDocuments(
 grpc::Status RouterService::GetDocument(grpc::ServerContext* context,
                                         const v1::GetDocumentRequest* request,
                                         v1::GetDocumentReply* reply) {
-  RequestLog log("GetDocument", context->peer());
-  std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
-      DeadlineOf(*context),
-      [request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
-        return stub.GetDocument(&ctx, *request, out);
+  return ServeAuthenticated(
+      "GetDocument", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& /*log*/) -> absl::Status {
+        // The replica holding the document authorizes the read (owner, collection, text).
+        if (absl::Status token = TakeToken(principal); !token.ok()) return token;
+        const Forwarded caller = ForwardedIdentityMetadata(principal);
+        std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
+            DeadlineOf(*context), caller,
+            [request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
+              return stub.GetDocument(&ctx, *request, out);
+            });
+        absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
+                                                  " not found");
+        for (absl::StatusOr<v1::GetDocumentReply>& r : replies) {
+          if (r.ok()) {
+            *reply = *std::move(r);
+            return absl::OkStatus();
+          }
+          // A partition that could hold it did not answer: "not found" would be a guess.
+          if (!absl::IsNotFound(r.status()) && !absl::IsUnavailable(status)) status = r.status();
+        }
+        return status;
       });
-  absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
-                                            " not found");
-  for (absl::StatusOr<v1::GetDocumentReply>& r : replies) {
-    if (r.ok()) {
-      *reply = *std::move(r);
-      return log.Finish(absl::OkStatus());
-    }
-    // A partition that could hold it did not answer: "not found" would be a guess.
-    if (!absl::IsNotFound(r.status()) && !absl::IsUnavailable(status)) status = r.status();
-  }
-  return log.Finish(status);
 }
 
 grpc::Status RouterService::UnregisterDocument(grpc::ServerContext* context,
                                                const v1::UnregisterDocumentRequest* request,
                                                v1::UnregisterDocumentReply* /*reply*/) {
-  RequestLog log("UnregisterDocument", context->peer());
-  v1::GetDocumentRequest get;
-  get.set_doc_id(request->doc_id());
-  std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
-      DeadlineOf(*context),
-      [&get](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
-        return stub.GetDocument(&ctx, get, out);
+  return ServeAuthenticated(
+      "UnregisterDocument", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& log) -> absl::Status {
+        log.add_field("doc_id", std::to_string(request->doc_id()));
+        v1::GetDocumentRequest get;
+        get.set_doc_id(request->doc_id());
+        const Forwarded caller = ForwardedIdentityMetadata(principal);
+        std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
+            DeadlineOf(*context), caller,
+            [&get](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
+              return stub.GetDocument(&ctx, get, out);
+            });
+        absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
+                                                  " not found");
+        for (uint32_t p = 0; p < replies.size(); ++p) {
+          if (replies[p].ok()) {
+            // As on a single node: an owner unregisters only its own documents.
+            const v1::DocumentMetadata& m = replies[p]->document().metadata();
+            absl::Status allowed = authorizer_->AuthorizeDocument(
+                principal, Action::kUnregister, m.collection(), m.owner());
+            if (allowed.ok()) allowed = TakeToken(principal);
+            if (!allowed.ok()) return allowed;
+            RegistrationEvent event;
+            event.kind = RegistrationEventKind::kUnregister;
+            event.doc_id = request->doc_id();
+            return log_->PublishTo(PartitionSubject(options_.base_subject, p), event).status();
+          }
+          if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
+            status = replies[p].status();
+          }
+        }
+        return status;
       });
-  absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
-                                            " not found");
-  for (uint32_t p = 0; p < replies.size(); ++p) {
-    if (replies[p].ok()) {
-      RegistrationEvent event;
-      event.kind = RegistrationEventKind::kUnregister;
-      event.doc_id = request->doc_id();
-      return log.Finish(
-          log_->PublishTo(PartitionSubject(options_.base_subject, p), event).status());
-    }
-    if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
-      status = replies[p].status();
-    }
-  }
-  return log.Finish(status);
 }
 
 grpc::Status RouterService::ListDocuments(grpc::ServerContext* context,
                                           const v1::ListDocumentsRequest* request,
                                           v1::ListDocumentsReply* reply) {
-  RequestLog log("ListDocuments", context->peer());
-  std::vector<absl::StatusOr<v1::ListDocumentsReply>> replies = CallAll<v1::ListDocumentsReply>(
-      DeadlineOf(*context),
-      [request](Stub& stub, grpc::ClientContext& ctx, v1::ListDocumentsReply* out) {
-        return stub.ListDocuments(&ctx, *request, out);
-      });
-  // Each partition's page starts after the same id; the merged page is the first page_size
-  // documents of their union, in id order.
-  std::vector<v1::DocumentInfo> documents;
-  bool more = false;
-  for (absl::StatusOr<v1::ListDocumentsReply>& r : replies) {
-    if (!r.ok()) return log.Finish(r.status());
-    more = more || !r->next_page_token().empty();
-    for (v1::DocumentInfo& d : *r->mutable_documents()) documents.push_back(std::move(d));
-  }
-  std::sort(documents.begin(), documents.end(),
-            [](const v1::DocumentInfo& a, const v1::DocumentInfo& b) {
-              return a.doc_id() < b.doc_id();
+  return ServeAuthenticated(
+      "ListDocuments", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& /*log*/) -> absl::Status {
+        // The replicas list what the forwarded identity may read.
+        if (absl::Status token = TakeToken(principal); !token.ok()) return token;
+        const Forwarded caller = ForwardedIdentityMetadata(principal);
+        std::vector<absl::StatusOr<v1::ListDocumentsReply>> replies =
+            CallAll<v1::ListDocumentsReply>(
+            DeadlineOf(*context), caller,
+            [request](Stub& stub, grpc::ClientContext& ctx, v1::ListDocumentsReply* out) {
+              return stub.ListDocuments(&ctx, *request, out);
             });
-  const size_t page_size =
-      std::clamp<size_t>(request->page_size() == 0 ? 100 : request->page_size(), 1, 1000);
-  if (documents.size() > page_size) {
-    documents.resize(page_size);
-    more = true;
-  }
-  for (v1::DocumentInfo& d : documents) *reply->add_documents() = std::move(d);
-  if (more && !documents.empty()) {
-    reply->set_next_page_token(std::to_string(reply->documents().rbegin()->doc_id()));
-  }
-  return log.Finish(absl::OkStatus());
+        // Each partition's page starts after the same id; the merged page is the first page_size
+        // documents of their union, in id order.
+        std::vector<v1::DocumentInfo> documents;
+        bool more = false;
+        for (absl::StatusOr<v1::ListDocumentsReply>& r : replies) {
+          if (!r.ok()) return r.status();
+          more = more || !r->next_page_token().empty();
+          for (v1::DocumentInfo& d : *r->mutable_documents()) documents.push_back(std::move(d));
+        }
+        std::sort(documents.begin(), documents.end(),
+                  [](const v1::DocumentInfo& a, const v1::DocumentInfo& b) {
+                    return a.doc_id() < b.doc_id();
+                  });
+        const size_t page_size =
+            std::clamp<size_t>(request->page_size() == 0 ? 100 : request->page_size(), 1, 1000);
+        if (documents.size() > page_size) {
+          documents.resize(page_size);
+          more = true;
+        }
+        for (v1::DocumentInfo& d : documents) *reply->add_documents() = std::move(d);
+        if (more && !documents.empty()) {
+          reply->set_next_page_token(std::to_string(reply->documents().rbegin()->doc_id()));
+        }
+        return absl::OkStatus();
+      });
 }
 
 grpc::Status RouterService::GetStats(grpc::ServerContext* context,
                                      const v1::GetStatsRequest* request,
                                      v1::GetStatsReply* reply) {
-  RequestLog log("GetStats", context->peer());
-  std::vector<absl::StatusOr<v1::GetStatsReply>> replies = CallAll<v1::GetStatsReply>(
-      DeadlineOf(*context),
-      [request](Stub& stub, grpc::ClientContext& ctx, v1::GetStatsReply* out) {
-        return stub.GetStats(&ctx, *request, out);
+  return ServeAuthenticated(
+      "GetStats", *context, *authorizer_,
+      [&](const Principal& principal, RequestLog& /*log*/) -> absl::Status {
+        absl::Status allowed = authorizer_->Authorize(principal, Action::kStats, "");
+        if (allowed.ok()) allowed = TakeToken(principal);
+        if (!allowed.ok()) return allowed;
+        const Forwarded caller = ForwardedIdentityMetadata(principal);
+        std::vector<absl::StatusOr<v1::GetStatsReply>> replies = CallAll<v1::GetStatsReply>(
+            DeadlineOf(*context), caller,
+            [request](Stub& stub, grpc::ClientContext& ctx, v1::GetStatsReply* out) {
+              return stub.GetStats(&ctx, *request, out);
+            });
+        // Sums over the partitions (one replica each); the rest from the first.
+        for (size_t p = 0; p < replies.size(); ++p) {
+          if (!replies[p].ok()) return replies[p].status();
+          const v1::GetStatsReply& r = *replies[p];
+          if (p == 0) {
+            *reply = r;
+            continue;
+          }
+          reply->set_documents(reply->documents() + r.documents());
+          reply->set_postings(reply->postings() + r.postings());
+          reply->set_chunk_keys(reply->chunk_keys() + r.chunk_keys());
+          reply->set_disk_bytes(reply->disk_bytes() + r.disk_bytes());
+          reply->set_text_bytes(reply->text_bytes() + r.text_bytes());
+          reply->set_postings_disk_bytes(reply->postings_disk_bytes() + r.postings_disk_bytes());
+          reply->set_verify_disk_bytes(reply->verify_disk_bytes() + r.verify_disk_bytes());
+          reply->set_pending_compaction_bytes(reply->pending_compaction_bytes() +
+                                              r.pending_compaction_bytes());
+          reply->set_running_compactions(reply->running_compactions() + r.running_compactions());
+          reply->set_block_cache_bytes(reply->block_cache_bytes() + r.block_cache_bytes());
+          reply->set_block_cache_warming(reply->block_cache_warming() || r.block_cache_warming());
+        }
+        return absl::OkStatus();
       });
-  // Sums over the partitions (one replica each); the rest from the first.
-  for (size_t p = 0; p < replies.size(); ++p) {
-    if (!replies[p].ok()) return log.Finish(replies[p].status());
-    const v1::GetStatsReply& r = *replies[p];
-    if (p == 0) {
-      *reply = r;
-      continue;
-    }
-    reply->set_documents(reply->documents() + r.documents());
-    reply->set_postings(reply->postings() + r.postings());
-    reply->set_chunk_keys(reply->chunk_keys() + r.chunk_keys());
-    reply->set_disk_bytes(reply->disk_bytes() + r.disk_bytes());
-    reply->set_text_bytes(reply->text_bytes() + r.text_bytes());
-    reply->set_postings_disk_bytes(reply->postings_disk_bytes() + r.postings_disk_bytes());
-    reply->set_verify_disk_bytes(reply->verify_disk_bytes() + r.verify_disk_bytes());
-    reply->set_pending_compaction_bytes(reply->pending_compaction_bytes() +
-                                        r.pending_compaction_bytes());
-    reply->set_running_compactions(reply->running_compactions() + r.running_compactions());
-    reply->set_block_cache_bytes(reply->block_cache_bytes() + r.block_cache_bytes());
-    reply->set_block_cache_warming(reply->block_cache_warming() || r.block_cache_warming());
-  }
-  return log.Finish(absl::OkStatus());
 }
 
 }  // namespace cops

@@ -25,6 +25,13 @@
 //                               reports for it (its id is the event's sequence when new).
 //   UnregisterDocument          published to the partition that holds the document.
 //
+// Every call authenticates its caller as a single copsd does (the same Authorizer: API keys,
+// client certificates, roles, collections) and takes the same rate token and quotas
+// (UsageLedger) before any replica is asked; the replicas are then called on the caller's
+// behalf, its identity forwarded (access/forwarded_identity.h), over mutual TLS with the
+// node certificate of RouterOptions::node_tls when given. A registration's owner is the
+// authenticated owner's name, never what the caller wrote.
+//
 // Checks and registrations pass the same admission control as on a single copsd
 // (access/admission_control.h): over its limits they fail with RESOURCE_EXHAUSTED before
 // any replica is asked. The calls to the partitions other than the first run on a fixed
@@ -49,6 +56,7 @@
 #include "absl/synchronization/mutex.h"
 #include "access/admission_control.h"
 #include "access/authorizer.h"
+#include "access/usage_ledger.h"
 #include "engine/index_generations.h"
 #include "proto/cops.grpc.pb.h"
 #include "replication/registration_log.h"
@@ -70,6 +78,13 @@ struct RouterOptions {
   // handler's thread); calls beyond them queue. REQUIRES > 0. main.cc sizes it so that the
   // admitted checks never queue: max_concurrent_calls x (partitions - 1).
   size_t fan_out_threads = 4;
+  // How the router reaches its replicas: plaintext when root_ca is empty, else TLS trusting
+  // root_ca, presenting cert/key (PEM texts) as the node's client certificate when given.
+  struct NodeTls {
+    std::string root_ca;
+    std::string cert;
+    std::string key;
+  } node_tls;
 };
 
 // A fixed set of threads running queued tasks in order, for the router's fan-out: its
@@ -100,11 +115,12 @@ class RouterService final : public v1::CopyDetection::Service {
  public:
   // None is owned; all must outlive the service. `generations` is the router's own (empty)
   // index: its detector converts and fingerprints registrations to refuse and partition
-  // them, with the chunking parameters every node of the cluster uses. `authorizer` gives
-  // the collections' policies (retention); `admission` (nullable: none) admits checks and
-  // registrations as on a single node.
+  // them, with the chunking parameters every node of the cluster uses. `authorizer`
+  // authenticates and authorizes callers and gives the collections' policies (retention);
+  // `usage` (nullable: none) keeps their rate limits and quotas; `admission` (nullable:
+  // none) admits checks and registrations as on a single node.
   RouterService(const ReplicaDirectory* directory, RegistrationLog* log,
-                IndexGenerations* generations, const Authorizer* authorizer,
+                IndexGenerations* generations, Authorizer* authorizer, UsageLedger* usage,
                 AdmissionControl* admission, RouterOptions options);
 
   grpc::Status RegisterDocument(grpc::ServerContext* context,
@@ -137,23 +153,30 @@ class RouterService final : public v1::CopyDetection::Service {
   // One call to a replica: fills the reply, returns the call's status.
   template <typename Reply>
   using ReplicaCall = std::function<grpc::Status(Stub&, grpc::ClientContext&, Reply*)>;
+  // The metadata that names the caller to the replicas.
+  using Forwarded = std::vector<std::pair<std::string, std::string>>;
 
   // The reply of one replica of `partition`: asks its live replicas in turn (those that
   // failed lately last) until one answers. An error a replica returns for the request itself
   // (INVALID_ARGUMENT, NOT_FOUND, ...) is returned as is; UNAVAILABLE when none answers.
   template <typename Reply>
   absl::StatusOr<Reply> CallPartition(uint32_t partition, Deadline deadline,
-                                      const ReplicaCall<Reply>& call);
+                                      const Forwarded& caller, const ReplicaCall<Reply>& call);
   // CallPartition on every partition at once; result[p] is partition p's.
   template <typename Reply>
-  std::vector<absl::StatusOr<Reply>> CallAll(Deadline deadline, const ReplicaCall<Reply>& call);
+  std::vector<absl::StatusOr<Reply>> CallAll(Deadline deadline, const Forwarded& caller,
+                                             const ReplicaCall<Reply>& call);
 
   Deadline DeadlineOf(const grpc::ServerContext& context) const;
   // A permit of the admission control for a call of `bytes` document bytes until `deadline`.
   absl::StatusOr<AdmissionControl::Permit> Admit(uint64_t bytes, Deadline deadline);
-  absl::StatusOr<v1::CheckDocumentReply> Check(const v1::CheckDocumentRequest& request,
+  // One rate token of `principal` (UsageLedger::Reserve without a cost).
+  absl::Status TakeToken(const Principal& principal);
+  absl::StatusOr<v1::CheckDocumentReply> Check(const Principal& principal,
+                                               const v1::CheckDocumentRequest& request,
                                                Deadline deadline);
-  absl::StatusOr<v1::RegisterDocumentReply> Register(const v1::Document& document,
+  absl::StatusOr<v1::RegisterDocumentReply> Register(const Principal& principal,
+                                                     const v1::Document& document,
                                                      Deadline deadline);
 
   std::shared_ptr<Stub> StubFor(const std::string& address);
@@ -164,7 +187,8 @@ class RouterService final : public v1::CopyDetection::Service {
   const ReplicaDirectory* const directory_;
   RegistrationLog* const log_;
   IndexGenerations* const generations_;
-  const Authorizer* const authorizer_;
+  Authorizer* const authorizer_;
+  UsageLedger* const usage_;
   AdmissionControl* const admission_;
   const RouterOptions options_;
   // turns_[p]: whose turn it is among partition p's leading replicas.
@@ -176,11 +200,13 @@ class RouterService final : public v1::CopyDetection::Service {
   FanOutPool pool_;
 };
 
-// The registration event the router publishes for `document`: its content, declared format
-// and every field of its metadata, the expiry defaulting to `policy`'s retention as on a
-// single node; `now_micros` is its registration time. INVALID_ARGUMENT for an unknown
-// format or a lifetime a single node refuses (ValidateLifetime).
+// The registration event the router publishes for `document` registered by `principal`:
+// its content, declared format and every field of its metadata, the owner being the
+// principal's name when it is an owner (as on a single node), the expiry defaulting to
+// `policy`'s retention; `now_micros` is its registration time. INVALID_ARGUMENT for an
+// unknown format, a field over its size or a lifetime a single node refuses.
 absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& document,
+                                                          const Principal& principal,
                                                           const CollectionPolicy& policy,
                                                           int64_t now_micros);
 

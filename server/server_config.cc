@@ -12,6 +12,7 @@
 #include "core/time_format.h"
 #include "nlohmann/json.hpp"
 #include "replication/cluster_map.h"
+#include "replication/cluster_signature.h"
 #include "storage/file_system.h"
 
 namespace cops {
@@ -239,6 +240,17 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
       ->check(CLI::Range(1, 5));
   option("log-consumer", c.log_consumer,
          "This node's durable consumer of the log (default: from the host and data directory)");
+  option("nats-user", c.nats_user, "NATS user name (with --nats-password)");
+  option("nats-password", c.nats_password, "NATS password (prefer COPS_NATS_PASSWORD)");
+  option("nats-creds", c.nats_creds, "NATS credentials file (.creds: user JWT and NKey seed)");
+  option("nats-nkey", c.nats_nkey, "NATS user's public NKey (with --nats-nkey-seed)");
+  option("nats-nkey-seed", c.nats_nkey_seed, "File holding the seed of --nats-nkey");
+  option("nats-tls-ca", c.nats_tls_ca, "Connect to NATS over TLS, trusting this CA bundle (PEM)");
+  option("nats-tls-cert", c.nats_tls_cert, "Client certificate (PEM) for NATS's TLS");
+  option("nats-tls-key", c.nats_tls_key, "Private key of --nats-tls-cert (PEM)");
+  option("cluster-key-file", c.cluster_key_file,
+         "Sign registration events and cluster-map records with this cluster key (hex, 32+ "
+         "bytes; every node the same) and believe only those signed with it");
   option("partitions", c.partitions,
          "Partitions of the cluster (docs/scale-out.md); 0 = the single-partition log");
   option("partition", c.partition,
@@ -252,6 +264,15 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("route-timeout-ms", c.route_timeout_ms,
          "With --route: deadline of a fanned-out call when the caller gives none")
       ->check(CLI::PositiveNumber);
+  option("node-cert", c.node_cert,
+         "With --route: client certificate (PEM) presented to the replicas (mutual TLS)");
+  option("node-key", c.node_key, "Private key of --node-cert (PEM)");
+  option("node-ca", c.node_ca,
+         "With --route: call the replicas over TLS, trusting this CA bundle (PEM)");
+  option("trusted-nodes", c.trusted_nodes,
+         "Nodes whose forwarded caller identities this copsd believes: certificate names "
+         "(CN/SAN) or sha256:<fingerprint> (repeat or comma-separate; needs --tls-client-ca)")
+      ->delimiter(',');
   option("cluster-node-id", c.cluster_node_id,
          "With --log or --follow: join the cluster map under this name (A-Z a-z 0-9 _ -)");
   option("advertise", c.advertise,
@@ -353,6 +374,24 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   if (!c.replicas.empty() && c.route_url.empty()) {
     return absl::InvalidArgumentError("--replica needs --route");
   }
+  if ((!c.node_cert.empty() || !c.node_key.empty() || !c.node_ca.empty()) &&
+      c.route_url.empty()) {
+    return absl::InvalidArgumentError("--node-cert, --node-key and --node-ca need --route");
+  }
+  if (c.node_cert.empty() != c.node_key.empty()) {
+    return absl::InvalidArgumentError("--node-cert and --node-key go together");
+  }
+  if (!c.node_cert.empty() && c.node_ca.empty()) {
+    return absl::InvalidArgumentError("--node-cert needs --node-ca (the replicas' CA)");
+  }
+  if (!c.trusted_nodes.empty() && c.tls_client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--trusted-nodes needs --tls-client-ca: nodes are known by verified client "
+        "certificates");
+  }
+  if (!c.cluster_key_file.empty()) {
+    COPS_ASSIGN_OR_RETURN(c.cluster_key, ReadClusterKey(c.cluster_key_file));
+  }
   if (!c.cluster_node_id.empty()) {
     if (c.log_url.empty() && c.follow_url.empty()) {
       return absl::InvalidArgumentError("--cluster-node-id needs --log or --follow");
@@ -360,6 +399,12 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
     COPS_RETURN_IF_ERROR(ValidateNodeId(c.cluster_node_id));
   }
   return c;
+}
+
+NatsSecurity NatsSecurityOf(const ServerConfig& config) {
+  return NatsSecurity{config.nats_user,     config.nats_password,  config.nats_creds,
+                      config.nats_nkey,     config.nats_nkey_seed, config.nats_tls_ca,
+                      config.nats_tls_cert, config.nats_tls_key};
 }
 
 absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,

@@ -21,6 +21,7 @@
 #include "access/admission_control.h"
 #include "core/hash_key.h"
 #include "core/params.h"
+#include "replication/jetstream.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -114,6 +115,22 @@ struct ServerConfig {
   std::string log_stream = "COPS_REGISTRATIONS";
   int log_replicas = 1;       // JetStream copies of the log when this copsd creates it
   std::string log_consumer;   // durable consumer name; empty = derived from host and data dir
+  // NATS's own security (replication/jetstream.h, NatsSecurity): --nats-user,
+  // --nats-password (better COPS_NATS_PASSWORD), --nats-creds, --nats-nkey, --nats-nkey-seed,
+  // --nats-tls-ca, --nats-tls-cert, --nats-tls-key.
+  std::string nats_user;
+  std::string nats_password;
+  std::string nats_creds;
+  std::string nats_nkey;
+  std::string nats_nkey_seed;
+  std::string nats_tls_ca;
+  std::string nats_tls_cert;
+  std::string nats_tls_key;
+  // --cluster-key-file: the cluster key that signs and verifies registration events and
+  // cluster-map records (replication/cluster_signature.h); read at parse time into
+  // cluster_key (raw bytes). Every node of a cluster needs the same one.
+  std::string cluster_key_file;
+  std::string cluster_key;
   // Partitions (docs/scale-out.md): 0 = the single-partition log. With --follow, P > 0 makes
   // this node a replica of partition `partition` (-1 = of every partition, a gateway), with
   // ids from the log sequence.
@@ -124,6 +141,14 @@ struct ServerConfig {
   std::string route_url;
   std::vector<std::string> replicas;
   uint32_t route_timeout_ms = 10000;  // a fanned-out call's deadline when the caller sets none
+  // Node identity between copsd processes (docs/security.md, "A cluster"). A router calls
+  // its replicas over TLS trusting node_ca, presenting node_cert/node_key (mutual TLS); a
+  // replica believes the callers' identities forwarded by the nodes in trusted_nodes
+  // (certificate names or sha256:<fingerprint>, access/forwarded_identity.h).
+  std::string node_cert;
+  std::string node_key;
+  std::string node_ca;
+  std::vector<std::string> trusted_nodes;
   // The cluster map (docs/scale-out.md, "The cluster map"): with a node id, a --log or
   // --follow node heartbeats its record into the bucket; --show-cluster prints the map.
   std::string cluster_node_id;
@@ -162,6 +187,9 @@ struct ServerConfig {
 // message on bad input. `help` is set (and the help text returned in `help_text`) for --help.
 absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv, bool* help,
                                                std::string* help_text);
+
+// The NATS credentials and TLS files of the --nats-* flags, for every NATS connection.
+NatsSecurity NatsSecurityOf(const ServerConfig& config);
 
 // The parameters to open the index with, given those `recorded` in the data directory
 // (std::nullopt for a new index) and the key: the recorded ones when present

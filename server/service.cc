@@ -146,6 +146,16 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
     out->set_test_end(r.end);
     out->set_reason(static_cast<v1::Exclusion>(r.reason));
   }
+  for (const Manipulation& m : result.manipulations) {
+    v1::Manipulation* out = reply->add_manipulations();
+    out->set_kind(static_cast<v1::ManipulationKind>(m.kind));
+    out->set_count(m.count);
+    for (const TextRange& r : m.ranges) {
+      v1::ExcludedPassage* range = out->add_ranges();
+      range->set_test_start(r.start);
+      range->set_test_end(r.end);
+    }
+  }
   v1::CheckParams* p = reply->mutable_params();
   p->set_chunking(params.Describe());
   p->set_function(std::string(DecisionFunctionName(options.function)));

@@ -1,5 +1,6 @@
 #include "client/batch_check.h"
 
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -131,6 +132,30 @@ TEST(CheckReportTest, BatchJsonLinesCarryThePathAndTheErrors) {
   EXPECT_FALSE(json::parse(CheckJsonLine(reply)).contains("path"));
   const json error = json::parse(ErrorJsonLine("x.pdf", absl::InvalidArgumentError("bad PDF")));
   EXPECT_EQ(error, json({{"path", "x.pdf"}, {"error", "INVALID_ARGUMENT: bad PDF"}}));
+}
+
+TEST(CheckReportTest, TextManipulationIsInTheJsonAndTheTerminalReport) {
+  v1::CheckDocumentReply reply;
+  v1::Manipulation* m = reply.add_manipulations();
+  m->set_kind(v1::MANIPULATION_INVISIBLE);
+  m->set_count(3);
+  v1::ExcludedPassage* r = m->add_ranges();
+  r->set_test_start(10);
+  r->set_test_end(16);
+  const json line = json::parse(CheckJsonLine(reply));
+  ASSERT_TRUE(line.contains("manipulation"));
+  EXPECT_EQ(line["manipulation"][0]["kind"], "invisible");
+  EXPECT_EQ(line["manipulation"][0]["count"], 3);
+  EXPECT_EQ(line["manipulation"][0]["ranges"][0]["test_start"], 10);
+  EXPECT_EQ(line["manipulation"][0]["ranges"][0]["test_end"], 16);
+  std::ostringstream human;
+  PrintCheckHuman(reply, "", false, human);
+  EXPECT_NE(human.str().find("text manipulation suspected: invisible characters removed (3, at "
+                             "10-16);"),
+            std::string::npos)
+      << human.str();
+  // A clean reply says nothing of it.
+  EXPECT_FALSE(json::parse(CheckJsonLine(v1::CheckDocumentReply())).contains("manipulation"));
 }
 
 }  // namespace

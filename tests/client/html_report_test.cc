@@ -303,5 +303,31 @@ TEST(CheckHtmlReportTest, RenderedInChromiumShowsHighlightedPassagesAndSources) 
   EXPECT_NE(dom.find("&lt;script&gt;document.title="), std::string::npos);
 }
 
+TEST(CheckHtmlReportTest, TextManipulationIsSaidWithKindCountAndPlace) {
+  v1::CheckDocumentReply reply;
+  v1::Manipulation* m = reply.add_manipulations();
+  m->set_kind(v1::MANIPULATION_LOOK_ALIKE);
+  m->set_count(4);
+  v1::ExcludedPassage* r = m->add_ranges();
+  r->set_test_start(3);
+  r->set_test_end(9);
+  v1::Manipulation* h = reply.add_manipulations();
+  h->set_kind(v1::MANIPULATION_HIDDEN_TEXT);
+  h->set_count(1);
+  CheckHtmlReport report(nullptr);
+  report.Add("essay.txt", "An essay with look-alike letters.", reply);
+  const std::string page = report.Finish();
+  EXPECT_NE(page.find("text manipulation suspected"), std::string::npos);
+  EXPECT_NE(page.find("<tr data-manipulation=\"look_alike\"><td>look-alike letters folded</td>"
+                      "<td class=num>4</td><td>bytes 3-9</td></tr>"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("<tr data-manipulation=\"hidden_text\"><td>hidden text found</td>"),
+            std::string::npos);
+  CheckHtmlReport clean(nullptr);
+  clean.Add("essay.txt", "An essay.", v1::CheckDocumentReply());
+  EXPECT_EQ(clean.Finish().find("manipulation"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace cops

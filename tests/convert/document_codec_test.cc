@@ -13,6 +13,7 @@ TEST(DocumentCodecTest, DocumentRoundTrips) {
   doc.charset = "UTF-8";
   doc.segments = {{0, 5, 1}, {7, 90, 2}};
   doc.parts = {{"a.pdf", DocumentFormat::kPdf, 0, 7}};
+  doc.hidden = {{5, 9}};
   auto back = DecodeResponse(EncodeResponse(doc));
   ASSERT_OK(back);
   EXPECT_EQ(back->format, doc.format);
@@ -24,6 +25,9 @@ TEST(DocumentCodecTest, DocumentRoundTrips) {
   ASSERT_EQ(back->parts.size(), 1u);
   EXPECT_EQ(back->parts[0].name, "a.pdf");
   EXPECT_EQ(back->parts[0].text_end, 7u);
+  ASSERT_EQ(back->hidden.size(), 1u);  // the sandboxed worker's hidden text reaches copsd
+  EXPECT_EQ(back->hidden[0].text_start, 5u);
+  EXPECT_EQ(back->hidden[0].text_end, 9u);
 }
 
 TEST(DocumentCodecTest, ErrorsRoundTripWithCodeAndMessage) {

@@ -87,5 +87,37 @@ TEST(HtmlConverterTest, DetectedFromContentWithAuto) {
   EXPECT_EQ(doc->text, "Hello world");
 }
 
+// The hidden runs of `doc` as text.
+std::vector<std::string> HiddenRuns(const ConvertedDocument& doc) {
+  std::vector<std::string> out;
+  for (const HiddenText& h : doc.hidden) {
+    out.push_back(doc.text.substr(h.text_start, h.text_end - h.text_start));
+  }
+  return out;
+}
+
+TEST(HtmlConverterTest, TextHiddenFromAReaderIsMarkedHidden) {
+  auto doc = Html(
+      "<p>Shown <span style=\"display: none\">gone</span> words<br>"
+      "<span style='visibility:hidden'>ghost</span> more <b style=\"font-size:0px\">tiny</b> "
+      "and <i style=\"FONT-SIZE: 1px\">small</i> "
+      "<span style=\"color:#FFFFFF\">white</span> <span hidden>attr</span> end "
+      "<span style=\"color:white;background:black\">readable</span> "
+      "<span style=\"font-size:12px;color:#333\">visible</span></p>");
+  ASSERT_OK(doc);
+  // The text stays (it is what was sent); each hidden run is marked, the visible ones not
+  // (runs apart by spaces only are one).
+  EXPECT_NE(doc->text.find("gone"), std::string::npos);
+  EXPECT_EQ(HiddenRuns(*doc),
+            (std::vector<std::string>{"gone", "ghost", "tiny", "small white attr"}));
+}
+
+TEST(HtmlConverterTest, HiddenElementsNestAndEnd) {
+  auto doc = Html("<div style=\"display:none\"><p>one <span>two</span> three</p></div>"
+                  "<p>after <img src=x> all</p>");
+  ASSERT_OK(doc);
+  EXPECT_EQ(HiddenRuns(*doc), (std::vector<std::string>{"one two three"}));
+}
+
 }  // namespace
 }  // namespace cops

@@ -139,5 +139,26 @@ TEST(OfficeConverterTest, EncryptedDocxContainerIsReportedAsEncrypted) {
   EXPECT_NE(doc.status().message().find("encrypted"), std::string_view::npos);
 }
 
+TEST(OfficeConverterTest, DocxRunsHiddenFromAReaderAreMarkedHidden) {
+  const std::string xml =
+      "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:body><w:p><w:r><w:t xml:space=\"preserve\">shown </w:t></w:r>"
+      "<w:r><w:rPr><w:vanish/></w:rPr><w:t>vanished</w:t></w:r>"
+      "<w:r><w:t xml:space=\"preserve\"> text </w:t></w:r>"
+      "<w:r><w:rPr><w:color w:val=\"FFFFFF\"/></w:rPr><w:t>white</w:t></w:r>"
+      "<w:r><w:t xml:space=\"preserve\"> and </w:t></w:r>"
+      "<w:r><w:rPr><w:sz w:val=\"2\"/></w:rPr><w:t>tiny</w:t></w:r>"
+      "<w:r><w:rPr><w:vanish w:val=\"0\"/><w:sz w:val=\"24\"/><w:color w:val=\"000000\"/>"
+      "</w:rPr><w:t xml:space=\"preserve\"> normal</w:t></w:r></w:p></w:body></w:document>";
+  auto doc = Convert(MakeZip({{"word/document.xml", xml}}), DocumentFormat::kDocx);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "shown vanished text white and tiny normal");
+  std::vector<std::string> hidden;
+  for (const HiddenText& h : doc->hidden) {
+    hidden.push_back(doc->text.substr(h.text_start, h.text_end - h.text_start));
+  }
+  EXPECT_EQ(hidden, (std::vector<std::string>{"vanished", "white", "tiny"}));
+}
+
 }  // namespace
 }  // namespace cops

@@ -1,6 +1,7 @@
 #include "core/detect.h"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -109,9 +110,10 @@ class DetectTest : public ::testing::Test {
     ASSERT_OK(fingerprinter_->Fingerprint(Source(1000), &fp));
     source_.Add(2, fp);
   }
+  // Registers `text` as the server does (short documents keep every chunk).
   void Add(DocId id, const std::string& text) {
     DocumentFingerprint fp;
-    ASSERT_OK(fingerprinter_->Fingerprint(text, &fp));
+    ASSERT_OK(fingerprinter_->Fingerprint(text, &fp, RegisterFingerprintOptions(params_)));
     source_.Add(id, fp);
   }
   Report Check(const std::string& text, CheckOptions check = {},
@@ -321,12 +323,14 @@ TEST_F(DetectTest, MatchesShorterThanMinMatchUnitsAreExcluded) {
   const std::string text = Words(5000, 50) + " " + Words(100, 6) + " " + Words(6000, 50) + " " +
                            Words(150, 6) + " " + Words(7000, 50) + " " + Words(0, 30) + " " +
                            Words(8000, 50) + ".";
-  const Report all = Check(text);
+  CheckOptions six;
+  six.min_passage_units = 6;  // the snippets show and count (the default is 8 words)
+  const Report all = Check(text, six);
   ASSERT_EQ(all.matches.size(), 1u);
   EXPECT_EQ(Spans(all.matches[0], Exclusion::kNone), 3u);
   EXPECT_EQ(all.matches[0].matched_chunks, 4u + 4 + 28);
 
-  CheckOptions o;
+  CheckOptions o = six;
   o.min_match_units = 10;
   const Report r = Check(text, o);
   ASSERT_EQ(r.matches.size(), 1u);
@@ -424,6 +428,97 @@ TEST_F(DetectTest, ARevisedShortCopyIsVerifiedAsWhenEveryChunkIsLookedUp) {
   const auto [two_phases, at_once] = CheckBothWays(Revised(), &looked_up);
   ASSERT_GE(two_phases.matches.size(), 2u);
   ExpectSameMatches(two_phases, at_once);
+}
+
+// The text of a file Debian ships, or "" when it is missing.
+std::string ReadShipped(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return in ? s.str() : std::string();
+}
+
+TEST_F(DetectTest, ALicenceIsNoCopyOfAnotherLicence) {
+  // Apache 2.0 and GPL 3 share only legal stock phrases ("the terms and conditions",
+  // "including but not limited to", "conditions of this License"), each a few words long.
+  const std::string gpl = ReadShipped("/usr/share/common-licenses/GPL-3");
+  const std::string apache = ReadShipped("/usr/share/common-licenses/Apache-2.0");
+  if (gpl.empty() || apache.empty()) {
+    GTEST_SKIP() << "needs /usr/share/common-licenses/{GPL-3,Apache-2.0} (Debian base-files)";
+  }
+  Build(3, 5);
+  Add(3, gpl);
+  const Report r = Check(apache);
+  EXPECT_FALSE(r.violation);
+  for (const DocumentMatch& m : r.matches) {
+    EXPECT_LT(m.ratio, 0.04) << "document " << m.doc_id;
+    for (const Span& span : m.spans) EXPECT_GE(span.units, 8u);
+  }
+}
+
+TEST_F(DetectTest, AShortTextSharingOneStockPhraseIsNoViolation) {
+  Build(3, 5);
+  Add(3, "My landlord keeps raising the rent every spring and I'm not going to pay it again "
+         "without a fight.");
+  // 17 words, of which "and I'm not going to" (6 units: "i" "m") is shared.
+  const Report r = Check("The committee asked twice for a new logo and I'm not going to draw "
+                         "one for free.");
+  EXPECT_FALSE(r.violation);
+  EXPECT_TRUE(r.matches.empty());
+}
+
+TEST_F(DetectTest, APassageCountsAndShowsFromMinPassageUnitsWords) {
+  Build(3, 5);
+  // One 6-word and one 7-word run of document 1, and one 8-word run, in 200 own words.
+  const std::string text = Words(5000, 50) + " " + Words(100, 6) + " " + Words(6000, 50) + " " +
+                           Words(150, 7) + " " + Words(7000, 50) + " " + Words(0, 8) + " " +
+                           Words(8000, 50) + ".";
+  const Report r = Check(text);
+  ASSERT_EQ(r.matches.size(), 1u);
+  const DocumentMatch& m = r.matches[0];
+  ASSERT_EQ(m.spans.size(), 1u);  // the 8-word run only
+  EXPECT_EQ(m.spans[0].units, 8u);
+  EXPECT_EQ(m.matched_chunks, 6u);  // its 3-word grams; the shorter runs count for nothing
+  EXPECT_FALSE(m.violation);        // 6 of 219 grams
+
+  // The threshold is the caller's: with min_passage_units 6 all three runs show and count.
+  CheckOptions o;
+  o.min_passage_units = 6;
+  const Report six = Check(text, o);
+  ASSERT_EQ(six.matches.size(), 1u);
+  EXPECT_EQ(six.matches[0].spans.size(), 3u);
+  EXPECT_EQ(six.matches[0].matched_chunks, 4u + 5 + 6);
+}
+
+TEST_F(DetectTest, BoilerplateThatManyDocumentsHoldIsReportedAsCommonAndDoesNotCount) {
+  Build(3, 5);
+  // Twelve registered notices, each its own 60 words around the same 30-word disclaimer.
+  const std::string disclaimer = Words(9000, 30);
+  for (DocId id = 10; id < 22; ++id) {
+    Add(id, Words(10000 + 100 * static_cast<int>(id), 60) + " " + disclaimer + ".");
+  }
+  // A new notice: its own 60 words and the disclaimer (30 of its 88 grams).
+  const std::string notice = Words(20000, 60) + " " + disclaimer + ".";
+  const Report r = Check(notice);
+  EXPECT_FALSE(r.violation);
+  ASSERT_FALSE(r.matches.empty());
+  for (const DocumentMatch& m : r.matches) {
+    EXPECT_EQ(m.matched_chunks, 0u);
+    ASSERT_EQ(m.spans.size(), 1u);
+    EXPECT_EQ(m.spans[0].excluded, Exclusion::kCommonPhrase);
+  }
+  // Off, the disclaimer counts against every notice.
+  CheckOptions off;
+  off.common_phrase_documents = 0;
+  EXPECT_TRUE(Check(notice, off).violation);
+  // A notice that also copies 20 words of notice 10 next to the disclaimer is a copy of it:
+  // the passage holds chunks that only notice 10 holds.
+  const std::string copy = Words(20000, 60) + " " + Words(11000 + 40, 20) + " " + disclaimer + ".";
+  const Report c = Check(copy);
+  EXPECT_TRUE(c.violation);
+  ASSERT_FALSE(c.matches.empty());
+  EXPECT_EQ(c.matches[0].doc_id, 10u);
+  EXPECT_EQ(c.matches[0].spans[0].excluded, Exclusion::kNone);
 }
 
 }  // namespace

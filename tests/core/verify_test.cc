@@ -91,7 +91,36 @@ TEST(VerifyTest, IsolatedCommonGramsAreSharedButNotMatched) {
   EXPECT_EQ(v.matched_registered_grams, 0u);
   EXPECT_DOUBLE_EQ(v.Ratio(), 0.0);
   EXPECT_TRUE(v.passages.empty());
-  EXPECT_EQ(v.longest_passage, 1u);
+  EXPECT_EQ(v.longest_passage, 0u);  // a passage that counts
+}
+
+TEST(VerifyTest, PassagesCoveringFewerWordsThanTheMinimumNeitherShowNorCount) {
+  // Runs of 3, 5 and 6 grams (5, 7 and 8 words of 3-word grams), far apart; and a revised
+  // passage: 4 runs of 2 grams, 2 grams apart (4 words each, 16 words in one chain).
+  const auto reg = Seq(1000, 200);
+  std::vector<uint32_t> test = Seq(5000, 200);
+  for (int j = 0; j < 3; ++j) test[10 + j] = reg[20 + j];
+  for (int j = 0; j < 5; ++j) test[40 + j] = reg[50 + j];
+  for (int j = 0; j < 6; ++j) test[70 + j] = reg[80 + j];
+  for (int r = 0; r < 4; ++r) {
+    for (int j = 0; j < 2; ++j) test[120 + 4 * r + j] = reg[150 + 4 * r + j];
+  }
+  VerifyOptions o;
+  o.gram_units = 3;
+  o.min_passage_units = 8;
+  Verification v = Check(test, reg, o);
+  ASSERT_EQ(v.passages.size(), 2u);
+  EXPECT_EQ(v.passages[0].test_begin, 70u);
+  EXPECT_EQ(v.passages[0].units, 8u);
+  EXPECT_EQ(v.passages[1].test_begin, 120u);
+  EXPECT_EQ(v.passages[1].units, 16u);
+  EXPECT_EQ(v.matched_test_grams, 6u + 8);
+  EXPECT_EQ(v.longest_passage, 8u);
+  // Without the minimum every run of 2 grams or more counts.
+  o.min_passage_units = 0;
+  v = Check(test, reg, o);
+  EXPECT_EQ(v.passages.size(), 4u);
+  EXPECT_EQ(v.matched_test_grams, 3u + 5 + 6 + 8);
 }
 
 TEST(VerifyTest, UnrelatedAndEmptyTextsMatchNothing) {

@@ -5,7 +5,10 @@
 and a router, printing the router's address; a document registered through the router is
 found by a check through it, complete, and held by both replicas of one partition that
 `status DIR` lists in the cluster map; a replica killed with SIGKILL and started again by
-`restart DIR NAME` is live in the map again; `down DIR` stops every member.
+`restart DIR NAME` is live in the map again; `down DIR` stops every member. The setup is the
+secure default: the router refuses a call without its admin key (DIR/admin.key, 0600), a
+replica one without a client certificate of DIR/secrets, and nats.conf gives every copsd its
+own NATS user.
 """
 
 import json
@@ -48,9 +51,15 @@ def main():
             with open(doc, "w") as f:
                 f.write(" ".join(f"sentence {j} of the local cluster test says its own thing."
                                  for j in range(60)))
-            doc_id = json.loads(run_ok([COPS, "--server", address, "--json", "register", doc])
-                                .stdout)["doc_id"]
-            r = run([COPS, "--server", address, "--json", "check", doc])
+            key_file = os.path.join(cluster, "admin.key")
+            check(os.stat(key_file).st_mode & 0o777 == 0o600, "admin.key is not 0600")
+            with open(key_file) as f:
+                admin = ["--api-key", f.read().strip()]
+            r = run([COPS, "--server", address, "--json", "register", doc])
+            check(r.returncode != 0, "the router registered without an API key")
+            doc_id = json.loads(run_ok([COPS, "--server", address, "--json"] + admin +
+                                       ["register", doc]).stdout)["doc_id"]
+            r = run([COPS, "--server", address, "--json"] + admin + ["check", doc])
             check(r.returncode == 1, f"check did not report the violation (exit {r.returncode})")
             checked = json.loads(r.stdout)
             check(not checked.get("partial") and checked["matches"][0]["doc_id"] == doc_id,
@@ -60,8 +69,17 @@ def main():
             check(sorted(members) == ["index-p0r1", "index-p0r2", "index-p1r1", "index-p1r2"]
                   and all(m[2] == "live" for m in members.values()),
                   f"status does not list four live replicas:\n{out}")
+            secrets = os.path.join(cluster, "secrets")
+            tls = ["--tls-ca", os.path.join(secrets, "ca.pem"),
+                   "--tls-cert", os.path.join(secrets, "client.pem"),
+                   "--tls-key", os.path.join(secrets, "client.key")]
+
+            def replica_key(name):
+                with open(os.path.join(cluster, name, "data", "admin.key")) as f:
+                    return ["--api-key", f.read().strip()]
             holders = [name for name, (replica, _, _) in members.items()
-                       if run([COPS, "--server", replica, "get", str(doc_id)]).returncode == 0]
+                       if run([COPS, "--server", replica] + tls + replica_key(name) +
+                              ["get", str(doc_id)]).returncode == 0]
             check(len(holders) == 2 and holders[0][:8] == holders[1][:8],
                   f"the document is not on both replicas of one partition: {holders}")
 

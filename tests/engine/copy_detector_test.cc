@@ -619,5 +619,65 @@ TEST_F(CopyDetectorTest, LifetimesAreStoredAsGivenOnTheBulkPathToo) {
   ASSERT_FALSE(MustCheck(fine_text).report.matches.empty());
 }
 
+TEST_F(CopyDetectorTest, ManipulatedCopyIsFoundAndItsManipulationReportedWhereItIs) {
+  // The source with a Cyrillic 'о' in its first word that has an 'o', a zero-width space
+  // inside the next word, and U+2800 (braille blank) instead of the space after it.
+  std::string text = Corpus()[0].body;
+  const size_t o = text.find('o');
+  ASSERT_NE(o, std::string::npos);
+  text.replace(o, 1, "\xD0\xBE");
+  const size_t space = text.find(' ', o + 2);
+  text.insert(space + 2, "\xE2\x80\x8B");
+  const size_t blank = text.find(' ', space + 6);
+  text.replace(blank, 1, "\xE2\xA0\x80");
+  const CheckResult r = MustCheck(text);
+  ASSERT_FALSE(r.report.matches.empty());
+  EXPECT_EQ(r.report.matches.front().doc_id, ids_[0]);  // folded: still the copy
+  EXPECT_GT(r.report.matches.front().ratio, 0.9);
+  ASSERT_EQ(r.manipulations.size(), 2u);
+  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kLookAlike);
+  EXPECT_EQ(r.manipulations[0].count, 1u);
+  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
+  EXPECT_LE(r.manipulations[0].ranges[0].start, o);
+  EXPECT_GE(r.manipulations[0].ranges[0].end, o + 2);
+  EXPECT_EQ(r.manipulations[1].kind, ManipulationKind::kInvisible);
+  EXPECT_EQ(r.manipulations[1].count, 2u);
+  ASSERT_EQ(r.manipulations[1].ranges.size(), 2u);
+  EXPECT_EQ(r.manipulations[1].ranges[0].start, space + 2);
+  EXPECT_EQ(r.manipulations[1].ranges[1].start, blank);
+  EXPECT_EQ(r.manipulations[1].ranges[1].end, blank + 3);
+  // The source itself is clean.
+  EXPECT_TRUE(MustCheck(Corpus()[0].body).manipulations.empty());
+}
+
+TEST_F(CopyDetectorTest, HiddenTextOfHtmlAndDocxIsReportedWhereItIs) {
+  const std::string html =
+      "<html><body><p>" + std::string(Corpus()[0].body).substr(0, 200) +
+      "<span style=\"color:#ffffff\">zq xv</span></p></body></html>";
+  CheckRequestInfo request;
+  request.format = DocumentFormat::kHtml;
+  CheckResult r = MustCheck(html, request);
+  ASSERT_EQ(r.manipulations.size(), 1u);
+  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
+  EXPECT_EQ(r.manipulations[0].count, 1u);
+  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
+  // In bytes of the markup as sent, as the spans are.
+  EXPECT_EQ(html.substr(r.manipulations[0].ranges[0].start,
+                        r.manipulations[0].ranges[0].end - r.manipulations[0].ranges[0].start),
+            "zq xv");
+
+  const std::string xml =
+      "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
+      "<w:body><w:p><w:r><w:t xml:space=\"preserve\">Visible words </w:t></w:r>"
+      "<w:r><w:rPr><w:vanish/></w:rPr><w:t>secret</w:t></w:r></w:p></w:body></w:document>";
+  request.format = DocumentFormat::kDocx;
+  r = MustCheck(testing::MakeZip({{"word/document.xml", xml}}), request);
+  ASSERT_EQ(r.manipulations.size(), 1u);
+  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
+  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
+  // DOCX spans index the extracted text: so do the ranges.
+  EXPECT_EQ(r.extracted_text.substr(r.manipulations[0].ranges[0].start, 6), "secret");
+}
+
 }  // namespace
 }  // namespace cops

@@ -227,6 +227,43 @@ TEST_F(ClusterMapTest, AnUnreadableRecordIsCountedAndSkipped) {
   EXPECT_EQ(map->Members().size(), 0u);
 }
 
+// With a cluster key, a member record nobody signed with it is ignored: a forged member
+// claiming a huge applied sequence, written straight into the bucket, is never listed (it
+// would be asked first and receive every routed check), while a member holding the key is.
+TEST_F(ClusterMapTest, AForgedMemberRecordIsIgnoredWithAClusterKey) {
+  const std::string cluster_key(32, 'k');
+  ClusterMapOptions map_options;
+  map_options.partitions = 2;
+  map_options.clock = clock_.Function();
+  map_options.bucket.signing_key = cluster_key;
+  ASSERT_OK_AND_ASSIGN(auto map, ClusterMap::Start(js_.get(), map_options));
+  std::atomic<uint64_t> applied{5};
+  ClusterMemberOptions member_options;
+  member_options.record = Record("index-p0r1", 0, 0);
+  member_options.heartbeat_interval = absl::Milliseconds(100);
+  member_options.applied_sequence = [&applied] { return applied.load(); };
+  member_options.bucket.signing_key = cluster_key;
+  ASSERT_OK_AND_ASSIGN(auto member, ClusterMember::Start(js_.get(), member_options));
+
+  MemberRecord forged = Record("index-p0r9", 0, 0);
+  forged.address = "127.0.0.1:6666";
+  forged.applied_sequence = 1'000'000'000;
+  forged.time_unix_micros = absl::ToUnixMicros(absl::Now());
+  const std::string unsigned_bytes = EncodeMemberRecord(forged);
+  const std::string wrong_key =
+      SignMemberRecord(unsigned_bytes, std::string(32, 'x'), "members.index-p0r9");
+  kvStore* kv = nullptr;
+  ASSERT_EQ(js_KeyValue(&kv, js_->context(), "COPS_CLUSTER"), NATS_OK);
+  ASSERT_EQ(kvStore_PutString(nullptr, kv, "members.index-p0r9", unsigned_bytes.c_str()),
+            NATS_OK);
+  ASSERT_EQ(kvStore_PutString(nullptr, kv, "members.index-p0r9", wrong_key.c_str()), NATS_OK);
+  kvStore_Destroy(kv);
+  EXPECT_TRUE(Eventually([&] { return map->Health().unreadable_records >= 2; }));
+  EXPECT_TRUE(Eventually([&] { return LiveIds(*map, 0).size() == 1; }));
+  EXPECT_THAT(LiveIds(*map, 0), ElementsAre("index-p0r1"));
+  for (const MemberStatus& m : map->Members()) EXPECT_NE(m.record.node_id, "index-p0r9");
+}
+
 TEST_F(ClusterMapTest, StartRefusesABadNodeIdAndAMissingBucketWhenNotCreating) {
   std::atomic<uint64_t> applied{0};
   EXPECT_EQ(StartMember(Record("a.b", 0, 0), &applied).status().code(),

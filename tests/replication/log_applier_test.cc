@@ -397,5 +397,44 @@ TEST_F(LogApplierTest, AMalformedEventIsSetAsideWithoutStallingTheLog) {
   }
 }
 
+// With a cluster key, the applier believes only events signed with it: a well-formed
+// registration published straight to NATS without the signature, or signed with another
+// key, is set aside (counted, never applied) and the signed events around it are applied.
+TEST_F(LogApplierTest, AForgedEventIsSetAsideWithoutStallingTheLog) {
+  RegistrationStreamOptions cluster_options = js_->options();
+  cluster_options.signing_key = std::string(32, 'k');
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<JetStream> cluster, JetStream::Connect(cluster_options));
+  RegistrationStreamOptions forger_options = js_->options();
+  forger_options.signing_key = std::string(32, 'x');
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<JetStream> forger, JetStream::Connect(forger_options));
+  RegistrationLog log(cluster.get());
+  const std::string subject = PartitionSubject(js_->options().subject, 0);
+  ASSERT_OK(log.PublishTo(subject, Registration(20)));
+  // Well-formed, unsigned: as anyone who reaches NATS can publish it.
+  const std::string forged = EncodeRegistrationEvent(Registration(21));
+  jsPubAck* ack = nullptr;
+  ASSERT_EQ(js_Publish(&ack, js_->context(), subject.c_str(), forged.data(),
+                       static_cast<int>(forged.size()), nullptr, nullptr),
+            NATS_OK);
+  jsPubAck_Destroy(ack);
+  RegistrationLog forger_log(forger.get());  // signed, with another cluster's key
+  ASSERT_OK(forger_log.PublishTo(subject, Registration(22)));
+  ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(subject, Registration(23)));
+
+  std::unique_ptr<Index> index = OpenIndex("signed");
+  IndexSink sink(index.get(), fingerprinter_.get());
+  LogApplierOptions options;
+  options.durable = "signed";
+  options.filter_subject = subject;
+  options.fetch_wait_ms = 100;
+  ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(cluster.get(), &sink, options));
+  ASSERT_TRUE(WaitApplied(*index, last)) << applier->LastError();
+  applier->Stop();
+  EXPECT_EQ(index->Stats().documents, 2u);
+  EXPECT_EQ(sink.set_aside(), 2);
+  EXPECT_EQ(sink.applies(), 2);
+  EXPECT_EQ(applier->Health().set_aside, 2u);
+}
+
 }  // namespace
 }  // namespace cops

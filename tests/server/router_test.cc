@@ -34,6 +34,7 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
+#include "tests/server/test_certificates.h"
 
 namespace cops {
 namespace {
@@ -163,8 +164,13 @@ TEST(MergeCheckRepliesTest, EachFieldIsMergedByItsRule) {
         EXPECT_EQ(reflection->GetDouble(MergeCheckReplies({b, a}, 0), field), 0.3);
         break;
       case ReplyFieldMerge::kFromFirst: {
-        ASSERT_FALSE(field->is_repeated());
-        switch (field->cpp_type()) {
+        if (field->is_repeated()) {
+          // The test document's manipulations: the first reply's list, whole.
+          ASSERT_EQ(name, "manipulations") << "a repeated field this test does not set yet";
+          a.add_manipulations()->set_kind(v1::MANIPULATION_INVISIBLE);
+          a.add_manipulations()->set_kind(v1::MANIPULATION_HIDDEN_TEXT);
+          b.add_manipulations()->set_kind(v1::MANIPULATION_LOOK_ALIKE);
+        } else switch (field->cpp_type()) {
           case FieldDescriptor::CPPTYPE_UINT32:
             reflection->SetUInt32(&a, field, 5);
             reflection->SetUInt32(&b, field, 9);
@@ -225,23 +231,38 @@ TEST(MergeCheckRepliesTest, EachFieldIsMergedByItsRule) {
 // its own, and the collection's retention as the expiry when none was given.
 TEST(RoutedRegistrationEventTest, CarriesTheLifetimeAndAppliesTheCollectionsRetention) {
   constexpr int64_t kNow = 1'800'000'000'000'000;
+  const Principal kAdmin{"admin", Role::kAdmin, {}, {}};
   v1::Document doc;
   doc.set_content("text");
   doc.mutable_metadata()->set_not_before_unix_micros(kNow + 10);
   doc.mutable_metadata()->set_expires_unix_micros(kNow + 20);
-  ASSERT_OK_AND_ASSIGN(RegistrationEvent given, RoutedRegistrationEvent(doc, {}, kNow));
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent given, RoutedRegistrationEvent(doc, kAdmin, {}, kNow));
   EXPECT_EQ(given.metadata.not_before_unix_micros, kNow + 10);
   EXPECT_EQ(given.metadata.expires_unix_micros, kNow + 20);
   EXPECT_EQ(given.metadata.registered_unix_micros, kNow);
   CollectionPolicy policy;
   policy.retention_seconds = 60;
-  ASSERT_OK_AND_ASSIGN(RegistrationEvent kept, RoutedRegistrationEvent(doc, policy, kNow));
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent kept, RoutedRegistrationEvent(doc, kAdmin, policy, kNow));
   EXPECT_EQ(kept.metadata.expires_unix_micros, kNow + 20);  // its own expiry wins
   doc.mutable_metadata()->clear_expires_unix_micros();
-  ASSERT_OK_AND_ASSIGN(RegistrationEvent retained, RoutedRegistrationEvent(doc, policy, kNow));
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent retained, RoutedRegistrationEvent(doc, kAdmin, policy, kNow));
   EXPECT_EQ(retained.metadata.expires_unix_micros, kNow + 60'000'000);
   doc.mutable_metadata()->set_expires_unix_micros(kNow - 1);  // in the past
-  EXPECT_TRUE(absl::IsInvalidArgument(RoutedRegistrationEvent(doc, policy, kNow).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(RoutedRegistrationEvent(doc, kAdmin, policy, kNow).status()));
+}
+
+// An owner's routed registration is its own whatever owner the request names, as on a
+// single node; an admin's keeps the owner it names.
+TEST(RoutedRegistrationEventTest, AnOwnersDocumentIsOwnedByTheOwnerNotByTheNameItSends) {
+  v1::Document doc;
+  doc.set_content("text");
+  doc.mutable_metadata()->set_owner("mallory");
+  const Principal alice{"alice", Role::kOwner, {"a"}, {}};
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent owned, RoutedRegistrationEvent(doc, alice, {}, 1));
+  EXPECT_EQ(owned.metadata.owner, "alice");
+  const Principal admin{"admin", Role::kAdmin, {}, {}};
+  ASSERT_OK_AND_ASSIGN(RegistrationEvent named, RoutedRegistrationEvent(doc, admin, {}, 1));
+  EXPECT_EQ(named.metadata.owner, "mallory");
 }
 
 // The fan-out pool never runs more tasks at once than it has threads, however many queue.
@@ -793,6 +814,182 @@ TEST(RouterAdmissionTest, ACheckOverTheRoutersLimitsIsRefusedWithResourceExhaust
   EXPECT_TRUE(absl::IsResourceExhausted(second.status())) << second.status();
   EXPECT_OK(first.status());
   for (auto& server : servers) server->Shutdown();
+}
+
+// ---- Authentication through the router ----
+
+// A router with authentication on in front of 2 partitions (one replica each) that run with
+// authentication on too: the replicas serve TLS, require client certificates of the test CA
+// and believe forwarded identities from the certificate "router-node" only. Principals live
+// in the router's access store.
+class AuthenticatedClusterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::NatsServer::Installed()) GTEST_SKIP() << testing::NatsServer::kNotInstalled;
+    ASSERT_TRUE(pki_.Create(dir_.path()) && pki_.MakeClient("node", "router-node") &&
+                pki_.MakeClient("mallory", "mallory"))
+        << "openssl could not make the test certificates";
+    ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
+    std::vector<std::string> router = {"--route", nats_->url(), "--partitions", "2",
+                                       "--route-timeout-ms", "5000", "--auth", "on",
+                                       "--node-ca", pki_.Path("ca.pem"),
+                                       "--node-cert", pki_.Path("node.pem"),
+                                       "--node-key", pki_.Path("node.key")};
+    for (uint32_t p = 0; p < 2; ++p) {
+      ASSERT_OK_AND_ASSIGN(
+          replicas_[p],
+          testing::CopsdProcess::Start(
+              dir_.path() / ("index-p" + std::to_string(p)),
+              {"--hash-key", kKey, "--follow", nats_->url(), "--partitions", "2", "--partition",
+               std::to_string(p), "--tls-cert", pki_.Path("server.pem"), "--tls-key",
+               pki_.Path("server.key"), "--tls-client-ca", pki_.Path("ca.pem"),
+               "--trusted-nodes", "router-node"}));
+      router.push_back("--replica");
+      router.push_back(std::to_string(p) + "=" + replicas_[p]->address());
+    }
+    router.insert(router.begin(), {"--hash-key", kKey});
+    ASSERT_OK_AND_ASSIGN(router_, testing::CopsdProcess::Start(dir_.path() / "router", router));
+    admin_key_ = testing::ReadFileOrEmpty(dir_.path() / "router" / "data" / "admin.key");
+    while (!admin_key_.empty() && admin_key_.back() == '\n') admin_key_.pop_back();
+    ASSERT_FALSE(admin_key_.empty()) << "the router wrote no admin.key";
+    ASSERT_OK_AND_ASSIGN(admin_, ClientWithKey(admin_key_));
+  }
+
+  absl::StatusOr<std::unique_ptr<Client>> ClientWithKey(const std::string& key) {
+    ClientOptions options;
+    options.target = router_->address();
+    options.timeout = std::chrono::seconds(10);
+    options.security.api_key = key;
+    return Client::Connect(options);
+  }
+
+  // A principal created through the router's Admin API; its API key.
+  std::string CreatePrincipal(const std::string& name, v1::PrincipalRole role,
+                              const std::string& collection) {
+    auto stub = v1::Admin::NewStub(
+        grpc::CreateChannel(router_->address(), grpc::InsecureChannelCredentials()));
+    v1::CreatePrincipalRequest request;
+    request.set_name(name);
+    request.set_role(role);
+    request.add_collections(collection);
+    v1::CreatePrincipalResponse response;
+    grpc::ClientContext context;
+    context.AddMetadata("authorization", "Bearer " + admin_key_);
+    const grpc::Status status = stub->CreatePrincipal(&context, request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.api_key();
+  }
+
+  // A client calling replica `p` directly over mutual TLS with certificate `name`.
+  std::unique_ptr<v1::CopyDetection::Stub> DirectStub(uint32_t p, const std::string& name) {
+    grpc::SslCredentialsOptions tls;
+    tls.pem_root_certs = pki_.Pem("ca.pem");
+    tls.pem_cert_chain = pki_.Pem(name + ".pem");
+    tls.pem_private_key = pki_.Pem(name + ".key");
+    return v1::CopyDetection::NewStub(
+        grpc::CreateChannel(replicas_[p]->address(), grpc::SslCredentials(tls)));
+  }
+
+  static v1::Document DocumentIn(size_t i, const std::string& collection) {
+    v1::Document doc;
+    doc.set_content(Text(i));
+    doc.mutable_metadata()->set_title("document " + std::to_string(i));
+    doc.mutable_metadata()->set_collection(collection);
+    return doc;
+  }
+
+  static constexpr char kKey[] = "000102030405060708090a0b0c0d0e0f";
+  testing::TempDir dir_;
+  testing::TestPki pki_;
+  std::unique_ptr<testing::NatsServer> nats_;
+  std::unique_ptr<testing::CopsdProcess> replicas_[2];
+  std::unique_ptr<testing::CopsdProcess> router_;
+  std::string admin_key_;
+  std::unique_ptr<Client> admin_;
+};
+
+// The router authenticates as a single copsd: no key and a wrong key are UNAUTHENTICATED,
+// for checks and registrations alike; the admin's key registers and checks through it.
+TEST_F(AuthenticatedClusterTest, TheRouterRefusesAMissingOrWrongKey) {
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Client> anonymous, ClientWithKey(""));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Client> wrong,
+                       ClientWithKey("cops_0123456789abcdef_" + std::string(43, 'x')));
+  v1::CheckDocumentRequest check;
+  check.set_content(Text(1));
+  EXPECT_TRUE(absl::IsUnauthenticated(anonymous->Check(check).status()));
+  EXPECT_TRUE(absl::IsUnauthenticated(wrong->Check(check).status()));
+  EXPECT_TRUE(absl::IsUnauthenticated(wrong->Register(DocumentIn(1, "a")).status()));
+  EXPECT_TRUE(absl::IsUnauthenticated(wrong->Stats().status()));
+
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply registered, admin_->Register(DocumentIn(1, "a")));
+  check.set_min_log_sequence(registered.doc_id());
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, admin_->Check(check));
+  EXPECT_FALSE(reply.partial());
+  ASSERT_EQ(reply.matches_size(), 1);
+  EXPECT_EQ(reply.matches(0).doc_id(), registered.doc_id());
+}
+
+// A checker granted collection "a" sees, through the router, the documents of "a" only:
+// a copy of a document of "b" is no match for it, naming "b" is PERMISSION_DENIED, and it
+// cannot read documents' metadata it has no grant for.
+TEST_F(AuthenticatedClusterTest, AScopedPrincipalSeesOnlyItsCollections) {
+  const std::string carol = CreatePrincipal("carol", v1::PRINCIPAL_ROLE_CHECKER, "a");
+  CreatePrincipal("bob", v1::PRINCIPAL_ROLE_OWNER, "b");
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply in_a, admin_->Register(DocumentIn(1, "a")));
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply in_b, admin_->Register(DocumentIn(2, "b")));
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Client> checker, ClientWithKey(carol));
+
+  v1::CheckDocumentRequest check;
+  check.set_min_log_sequence(std::max(in_a.doc_id(), in_b.doc_id()));
+  check.set_content(Text(2));
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply of_b, checker->Check(check));
+  EXPECT_EQ(of_b.matches_size(), 0);
+  EXPECT_FALSE(of_b.violation());
+  check.set_content(Text(1));
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply of_a, checker->Check(check));
+  ASSERT_EQ(of_a.matches_size(), 1);
+  EXPECT_EQ(of_a.matches(0).doc_id(), in_a.doc_id());
+  check.add_collections("b");
+  EXPECT_TRUE(absl::IsPermissionDenied(checker->Check(check).status()));
+  // The admin sees both (the same checks, unscoped).
+  check.clear_collections();
+  check.set_content(Text(2));
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply admin_of_b, admin_->Check(check));
+  EXPECT_EQ(admin_of_b.matches_size(), 1);
+  EXPECT_FALSE(checker->Get(in_b.doc_id()).ok());
+}
+
+// An owner registering through the router owns the document, whatever owner it names.
+TEST_F(AuthenticatedClusterTest, AnOwnersRoutedDocumentIsOwnedByIt) {
+  const std::string alice = CreatePrincipal("alice", v1::PRINCIPAL_ROLE_OWNER, "a");
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Client> owner, ClientWithKey(alice));
+  v1::Document doc = DocumentIn(3, "a");
+  doc.mutable_metadata()->set_owner("mallory");
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply registered, owner->Register(doc));
+  ASSERT_OK_AND_ASSIGN(v1::DocumentInfo info, admin_->Get(registered.doc_id()));
+  EXPECT_EQ(info.metadata().owner(), "alice");
+  // Not into a collection it has no grant for.
+  EXPECT_TRUE(absl::IsPermissionDenied(owner->Register(DocumentIn(4, "b")).status()));
+}
+
+// A caller reaching a replica directly with a client certificate of the cluster's CA that
+// is not a node's, naming itself the admin in the forwarded-identity metadata, is refused;
+// the node's certificate with the same metadata is served (the replica's statistics, an
+// unrestricted admin's only).
+TEST_F(AuthenticatedClusterTest, AForwardedIdentityFromANonNodeIsRefused) {
+  auto call = [&](const std::string& certificate) {
+    std::unique_ptr<v1::CopyDetection::Stub> stub = DirectStub(0, certificate);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    context.AddMetadata("x-cops-forwarded-principal", "admin");
+    context.AddMetadata("x-cops-forwarded-role", "admin");
+    v1::GetStatsReply reply;
+    return stub->GetStats(&context, v1::GetStatsRequest(), &reply);
+  };
+  const grpc::Status mallory = call("mallory");
+  EXPECT_EQ(mallory.error_code(), grpc::StatusCode::UNAUTHENTICATED) << mallory.error_message();
+  const grpc::Status node = call("node");
+  EXPECT_TRUE(node.ok()) << node.error_message();
 }
 
 }  // namespace
