@@ -92,6 +92,16 @@ std::optional<ParsedKey> ParseApiKey(std::string_view key) {
 }
 
 // "ipv4:10.0.0.7:53112" -> "ipv4:10.0.0.7": throttling is per host, not per connection.
+// copsd's HTTP API calls the service over the in-process channel, where every call has this
+// one peer, and forwards its client's address as metadata x-cops-forwarded-peer
+// (client/client_security.h). Only a call on that channel may name its peer so: a network
+// client's header is ignored (its peer is "ipv4:..." or "ipv6:...", never these).
+bool IsInProcessPeer(std::string_view peer) { return peer == "unknown" || peer == "inproc"; }
+
+bool IsForwardablePeer(std::string_view peer) {
+  return peer.size() <= 64 && (peer.starts_with("ipv4:") || peer.starts_with("ipv6:"));
+}
+
 std::string PeerHost(std::string_view peer) {
   size_t colon = peer.rfind(':');
   size_t first = peer.find(':');
@@ -208,6 +218,9 @@ absl::StatusOr<Principal> AccessControl::Authenticate(const grpc::ServerContextB
       if (scheme == "bearer ") creds.api_key = Trim(v.substr(7));
     } else if (n == "x-cops-api-key" && creds.api_key.empty()) {
       creds.api_key = Trim(v);
+    } else if (n == "x-cops-forwarded-peer" && IsInProcessPeer(context.peer()) &&
+               IsForwardablePeer(v)) {
+      creds.peer = std::string(v);
     }
   }
   // Only a certificate the TLS handshake verified names a principal (copsd requires and

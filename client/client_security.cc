@@ -61,6 +61,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> OpenSecureChannel(
 
 void AttachApiKey(const ClientSecurityOptions& options, grpc::ClientContext* context) {
   if (!options.api_key.empty()) context->AddMetadata("authorization", "Bearer " + options.api_key);
+  if (!options.forwarded_peer.empty()) {
+    context->AddMetadata("x-cops-forwarded-peer", options.forwarded_peer);
+  }
 }
 
 }  // namespace cops

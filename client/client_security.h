@@ -38,6 +38,10 @@ struct ClientSecurityOptions {
   std::string tls_cert;
   std::string tls_key;
   std::string tls_server_name;
+  // The HTTP API's client ("ipv4:ADDR:PORT"), sent as metadata x-cops-forwarded-peer so that
+  // copsd counts failed authentications per HTTP client; copsd believes it only on its
+  // in-process channel (access/access_control.cc). "" = not sent.
+  std::string forwarded_peer;
 
   bool uses_tls() const { return tls || !tls_ca.empty() || !tls_cert.empty(); }
 };

@@ -37,6 +37,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <cstdlib>
 #include <iterator>
 #include <optional>
 #include <sstream>
@@ -50,6 +51,7 @@
 #include "client/check_report.h"
 #include "client/compare.h"
 #include "client/html_report.h"
+#include "client/cli_options.h"
 #include "client/client.h"
 #include "client/client_security.h"
 #include "client/load_generator.h"
@@ -729,9 +731,17 @@ int Main(int argc, char** argv) {
   CLI::App* bench_cmd = app.add_subcommand("bench", "Load generator: concurrent register and check");
   AddLoadFlags(bench_cmd, &load);
 
+  // For tests: print what the words became and run nothing (client/cli_options.h).
+  const char* dry_run_env = std::getenv("COPS_CLI_DRY_RUN");
+  const bool dry_run = dry_run_env != nullptr && *dry_run_env != 0;
+
   int admin_exit = kExitOk;
   AdminCommandEnv admin_env;
-  admin_env.connect = [&g]() -> std::shared_ptr<grpc::Channel> {
+  admin_env.connect = [&g, dry_run]() -> std::shared_ptr<grpc::Channel> {
+    if (dry_run) {  // the admin commands run while parsing: let their calls reach nothing
+      return grpc::CreateChannel("unix:/nonexistent/cops-dry-run",
+                                 grpc::InsecureChannelCredentials());
+    }
     grpc::ChannelArguments args;
     absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
         OpenSecureChannel(g.client.target, g.client.security, args);
@@ -749,12 +759,18 @@ int Main(int argc, char** argv) {
   admin_env.json = &g.json;
   admin_env.exit_code = &admin_exit;
   AddAdminCommands(&app, admin_env);
+  OneValuePerOccurrence(&app);
+  if (dry_run) PrepareDryRun(&app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? kExitOk : kExitError;
+  }
+  if (dry_run) {
+    std::cout << ParsedCommandJson(app);
+    return kExitOk;
   }
   if (register_cmd->parsed()) return RunRegister(g, reg);
   if (check_cmd->parsed()) return RunCheck(g, chk);

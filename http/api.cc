@@ -332,6 +332,11 @@ const std::set<std::string> kCheckFields = {
     "min_passage_units", "exclude_quotes", "exclude_references", "min_match_units",
     "sample_size",    "sample_seed",     "title",             "content",
     "content_base64"};
+const std::set<std::string> kJobFields = [] {
+  std::set<std::string> fields = kCheckFields;
+  fields.insert("callback_url");
+  return fields;
+}();
 
 absl::StatusOr<v1::Document> DocumentOf(const Upload& u, const Fields& f) {
   v1::Document d;
@@ -485,6 +490,40 @@ absl::StatusOr<std::pair<std::string, int>> SplitHostPort(const std::string& lis
   return std::make_pair(host, std::stoi(port_text));
 }
 
+// The JSON of a job, as GET /v1/jobs/{id} answers it and a webhook delivers it.
+std::string JobJson(const JobView& job) {
+  json j = {{"id", job.id},
+            {"state", JobStateName(job.state)},
+            {"created_unix_micros", job.created_unix_micros}};
+  if (job.finished_unix_micros != 0) j["finished_unix_micros"] = job.finished_unix_micros;
+  if (job.state == JobState::kDone) j["result"] = json::parse(job.result, nullptr, false);
+  if (job.state == JobState::kFailed) {
+    j["error"] = {{"code", absl::StatusCodeToString(job.error.code())},
+                  {"message", std::string(job.error.message())}};
+  }
+  return Dump(j);
+}
+
+json DeliveryJson(const WebhookDelivery& d) {
+  json attempts = json::array();
+  for (const WebhookAttempt& a : d.attempts) {
+    json attempt = {{"unix_micros", a.unix_micros}};
+    if (a.http_status != 0) attempt["http_status"] = a.http_status;
+    if (!a.error.empty()) attempt["error"] = a.error;
+    attempts.push_back(std::move(attempt));
+  }
+  json j = {{"number", d.number}, {"url", d.url}, {"state", d.state}, {"attempts", attempts}};
+  if (d.next_attempt_unix_micros != 0) j["next_attempt_unix_micros"] = d.next_attempt_unix_micros;
+  return j;
+}
+
+// The client's address as gRPC writes a peer ("ipv4:127.0.0.1:5000", "ipv6:[::1]:5000").
+std::string PeerOf(const httplib::Request& req) {
+  const bool v6 = req.remote_addr.find(':') != std::string::npos;
+  return (v6 ? "ipv6:[" + req.remote_addr + "]:" : "ipv4:" + req.remote_addr + ":") +
+         std::to_string(req.remote_port);
+}
+
 }  // namespace
 
 int HttpStatusOf(absl::StatusCode code) {
@@ -530,13 +569,22 @@ struct HttpApi::Impl {
         channel(std::move(c)),
         server(HttpTransportOptions{o.threads, o.max_queued_connections, o.request_timeout,
                                     o.idle_timeout, o.request_timeout, 100}),
+        webhooks(o.webhooks),
         jobs(o.jobs),
         idempotent(o.idempotency_keep) {}
 
-  // A client of the service calling with `api_key`.
-  std::unique_ptr<Client> ClientFor(const std::string& api_key) const {
+  // The caller's principal, where it must be known before work is accepted.
+  absl::StatusOr<std::string> PrincipalOf(const httplib::Request& req) const {
+    COPS_ASSIGN_OR_RETURN(std::string key, ApiKeyOf(req));
+    if (!options.authenticate) return std::string();
+    return options.authenticate(key, PeerOf(req));
+  }
+
+  // A client of the service calling with `api_key` for the HTTP client at `peer` (PeerOf).
+  std::unique_ptr<Client> ClientFor(const std::string& api_key, const std::string& peer = "") const {
     ClientOptions client;
     client.security.api_key = api_key;
+    client.security.forwarded_peer = peer;
     client.timeout = options.call_timeout;
     return Client::OverChannel(channel, client);
   }
@@ -571,6 +619,13 @@ struct HttpApi::Impl {
             " bytes is over the limit of " + std::to_string(options.max_body_bytes) + " bytes");
         status = 413;
       }
+    } else if (refusal.ok() && (req.method == "POST" || req.method == "PUT") &&
+               !req.has_header("Content-Length")) {
+      // cpp-httplib would read such a body until the client closes (RFC 9112 says it is
+      // empty): the request would hang for request_timeout.
+      refusal = absl::InvalidArgumentError(
+          "a " + req.method + " needs a Content-Length (0 without a body; curl: -d '')");
+      status = 411;
     }
     if (refusal.ok()) return true;
     SendError(res, refusal);
@@ -619,7 +674,7 @@ struct HttpApi::Impl {
     Idempotent(req, res, key, body->fingerprint, [&]() -> StoredReply {
       absl::StatusOr<v1::Document> doc = DocumentOf(body->files[0], body->fields);
       if (!doc.ok()) return ErrorReply(doc.status());
-      absl::StatusOr<v1::RegisterDocumentReply> reply = ClientFor(key)->Register(*doc);
+      absl::StatusOr<v1::RegisterDocumentReply> reply = ClientFor(key, PeerOf(req))->Register(*doc);
       if (!reply.ok()) return ErrorReply(reply.status());
       return StoredReply{reply->created() ? 201 : 200, kJson,
                          RegisterJson(body->files[0].name, *reply),
@@ -630,7 +685,7 @@ struct HttpApi::Impl {
   void GetDocument(const httplib::Request& req, httplib::Response& res) {
     absl::StatusOr<uint64_t> id = DocIdOf(req.matches[1]);
     if (!id.ok()) return SendError(res, id.status());
-    absl::StatusOr<v1::DocumentInfo> info = ClientFor(ApiKeyOf(req).value_or(""))->Get(*id);
+    absl::StatusOr<v1::DocumentInfo> info = ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->Get(*id);
     if (!info.ok()) return SendError(res, info.status());
     res.set_content(DocumentInfoJson(*info), kJson);
   }
@@ -638,7 +693,7 @@ struct HttpApi::Impl {
   void DeleteDocument(const httplib::Request& req, httplib::Response& res) {
     absl::StatusOr<uint64_t> id = DocIdOf(req.matches[1]);
     if (!id.ok()) return SendError(res, id.status());
-    absl::Status s = ClientFor(ApiKeyOf(req).value_or(""))->Unregister(*id);
+    absl::Status s = ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->Unregister(*id);
     if (!s.ok()) return SendError(res, s);
     res.status = 204;
   }
@@ -658,7 +713,7 @@ struct HttpApi::Impl {
       if (!s.ok()) return SendError(res, s);
     }
     absl::StatusOr<v1::ListDocumentsReply> page =
-        ClientFor(ApiKeyOf(req).value_or(""))
+        ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))
             ->List(size->value_or(0), token->value_or(""), collection->value_or(""));
     if (!page.ok()) return SendError(res, page.status());
     json docs = json::array();
@@ -679,7 +734,7 @@ struct HttpApi::Impl {
       absl::StatusOr<v1::CheckDocumentRequest> request =
           CheckRequestOf(body->files[0], body->fields);
       if (!request.ok()) return ErrorReply(request.status());
-      std::unique_ptr<Client> client = ClientFor(key);
+      std::unique_ptr<Client> client = ClientFor(key, PeerOf(req));
       absl::StatusOr<v1::CheckDocumentReply> reply = client->Check(*request);
       if (!reply.ok()) return ErrorReply(reply.status());
       if (!html) return StoredReply{200, kJson, CheckJsonLine(*reply), ""};
@@ -742,13 +797,18 @@ struct HttpApi::Impl {
 
   void PostJob(const httplib::Request& req, httplib::Response& res) {
     const std::string key = ApiKeyOf(req).value_or("");
-    absl::StatusOr<ParsedBody> body = ParseBody(req, kCheckFields, 1000);
+    // A wrong key is 401 now, not a job that fails later.
+    absl::StatusOr<std::string> principal = PrincipalOf(req);
+    if (!principal.ok()) return SendError(res, principal.status());
+    absl::StatusOr<ParsedBody> body = ParseBody(req, kJobFields, 1000);
     if (!body.ok()) return SendError(res, body.status());
+    absl::StatusOr<std::string> callback = CallbackOf(*principal, body->fields);
+    if (!callback.ok()) return SendError(res, callback.status());
     Idempotent(req, res, key, body->fingerprint, [&]() -> StoredReply {
       absl::StatusOr<v1::CheckDocumentRequest> request =
           CheckRequestOf(body->files[0], body->fields);
       if (!request.ok()) return ErrorReply(request.status());
-      std::shared_ptr<Client> client = ClientFor(key);
+      std::shared_ptr<Client> client = ClientFor(key, PeerOf(req));
       JobQueue::Work work;
       if (body->files.size() == 1) {
         work = [client, request = *std::move(request)]() -> absl::StatusOr<std::string> {
@@ -762,31 +822,114 @@ struct HttpApi::Impl {
           return CompareBatch(client.get(), files, request);
         };
       }
-      absl::StatusOr<JobView> job = jobs.Submit(OwnerTag(key), std::move(work));
+      JobQueue::Finished finished;
+      if (!callback->empty()) {
+        finished = [this, principal = *principal, url = *callback](const JobView& job) {
+          webhooks.Deliver(job.id, principal, url, JobJson(job));
+        };
+      }
+      absl::StatusOr<JobView> job = jobs.Submit(OwnerTag(key), std::move(work), finished);
       if (!job.ok()) return ErrorReply(job.status());
       return StoredReply{202, kJson, Dump({{"id", job->id}, {"state", JobStateName(job->state)}}),
                          "/v1/jobs/" + job->id};
     });
   }
 
+  // The callback of a job: its callback_url, else the principal's registered URL, else "".
+  // INVALID_ARGUMENT naming why a URL may not be called, or without a signing secret.
+  absl::StatusOr<std::string> CallbackOf(const std::string& principal, const Fields& fields) const {
+    COPS_ASSIGN_OR_RETURN(std::optional<std::string> url, fields.String("callback_url"));
+    const std::optional<std::string> registered = webhooks.RegisteredUrl(principal);
+    if (!url.has_value()) return registered.value_or("");
+    if (!registered.has_value()) {
+      return absl::InvalidArgumentError(
+          "field 'callback_url': deliveries are signed with your webhook secret: create it "
+          "first with PUT /v1/webhook");
+    }
+    absl::StatusOr<CallbackTarget> target = webhooks.Resolve(*url);
+    if (!target.ok()) return absl::InvalidArgumentError(target.status().message());
+    return *url;
+  }
+
   void GetJob(const httplib::Request& req, httplib::Response& res) {
     absl::StatusOr<JobView> job =
         jobs.Get(OwnerTag(ApiKeyOf(req).value_or("")), req.matches[1]);
     if (!job.ok()) return SendError(res, job.status());
-    json j = {{"id", job->id},
-              {"state", JobStateName(job->state)},
-              {"created_unix_micros", job->created_unix_micros}};
-    if (job->finished_unix_micros != 0) j["finished_unix_micros"] = job->finished_unix_micros;
-    if (job->state == JobState::kDone) j["result"] = json::parse(job->result, nullptr, false);
-    if (job->state == JobState::kFailed) {
-      j["error"] = {{"code", absl::StatusCodeToString(job->error.code())},
-                    {"message", std::string(job->error.message())}};
-    }
-    res.set_content(Dump(j), kJson);
+    res.set_content(JobJson(*job), kJson);
   }
 
-  void Health(const httplib::Request& /*req*/, httplib::Response& res) {
-    absl::Status s = ClientFor("")->Health();
+  void GetDeliveries(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<JobView> job =
+        jobs.Get(OwnerTag(ApiKeyOf(req).value_or("")), req.matches[1]);
+    if (!job.ok()) return SendError(res, job.status());
+    json list = json::array();
+    // None yet (the job runs, or names no callback): an empty list.
+    absl::StatusOr<std::vector<WebhookDelivery>> deliveries = webhooks.Deliveries(job->id);
+    if (deliveries.ok()) {
+      for (const WebhookDelivery& d : *deliveries) list.push_back(DeliveryJson(d));
+    }
+    res.set_content(Dump({{"deliveries", std::move(list)}}), kJson);
+  }
+
+  void ResendDelivery(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<JobView> job =
+        jobs.Get(OwnerTag(ApiKeyOf(req).value_or("")), req.matches[1]);
+    if (!job.ok()) return SendError(res, job.status());
+    absl::StatusOr<WebhookDelivery> delivery = webhooks.Resend(job->id);
+    if (!delivery.ok()) {
+      return SendError(res, absl::FailedPreconditionError(delivery.status().message()));
+    }
+    res.status = 202;
+    res.set_content(Dump(DeliveryJson(*delivery)), kJson);
+  }
+
+  void PutWebhook(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<std::string> principal = PrincipalOf(req);
+    if (!principal.ok()) return SendError(res, principal.status());
+    Fields fields;
+    if (!req.body.empty()) {
+      if (MediaTypeOf(req.get_header_value("Content-Type")) != kJson) {
+        SendError(res, absl::InvalidArgumentError("send the webhook as application/json"));
+        res.status = 415;
+        return;
+      }
+      const json j = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+      if (!j.is_object()) {
+        return SendError(res, absl::InvalidArgumentError("malformed JSON body: expected an object"));
+      }
+      for (const auto& [name, value] : j.items()) {
+        if (absl::Status s = fields.Add(name, value, {"url"}); !s.ok()) return SendError(res, s);
+      }
+    }
+    absl::StatusOr<std::optional<std::string>> url = fields.String("url");
+    if (!url.ok()) return SendError(res, url.status());
+    absl::StatusOr<std::string> secret = webhooks.Register(*principal, url->value_or(""));
+    if (!secret.ok()) {
+      const absl::Status& s = secret.status();
+      return SendError(res, absl::IsUnavailable(s) ? absl::InvalidArgumentError(s.message()) : s);
+    }
+    res.set_content(Dump({{"url", url->value_or("")}, {"secret", *secret}}), kJson);
+  }
+
+  void GetWebhook(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<std::string> principal = PrincipalOf(req);
+    if (!principal.ok()) return SendError(res, principal.status());
+    const std::optional<std::string> url = webhooks.RegisteredUrl(*principal);
+    if (!url.has_value()) {
+      return SendError(res, absl::NotFoundError("no webhook: create one with PUT /v1/webhook"));
+    }
+    res.set_content(Dump({{"url", *url}}), kJson);
+  }
+
+  void DeleteWebhook(const httplib::Request& req, httplib::Response& res) {
+    absl::StatusOr<std::string> principal = PrincipalOf(req);
+    if (!principal.ok()) return SendError(res, principal.status());
+    if (absl::Status s = webhooks.Unregister(*principal); !s.ok()) return SendError(res, s);
+    res.status = 204;
+  }
+
+  void Health(const httplib::Request& req, httplib::Response& res) {
+    absl::Status s = ClientFor("", PeerOf(req))->Health();
     if (!s.ok()) return SendError(res, s);
     res.set_content(R"({"status":"serving"})", kJson);
   }
@@ -801,7 +944,7 @@ struct HttpApi::Impl {
     v1::ListMatchesRequest probe;
     probe.set_limit(1);
     absl::StatusOr<v1::ListMatchesReply> reply =
-        ClientFor(ApiKeyOf(req).value_or(""))->ListMatches(probe);
+        ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->ListMatches(probe);
     if (!reply.ok() && !absl::IsPermissionDenied(reply.status())) {
       return SendError(res, reply.status());
     }
@@ -847,7 +990,7 @@ struct HttpApi::Impl {
     request.set_limit(limit->value_or(0));
     request.set_owner(owner->value_or(""));
     absl::StatusOr<v1::ListMatchesReply> reply =
-        ClientFor(ApiKeyOf(req).value_or(""))->ListMatches(request);
+        ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->ListMatches(request);
     if (!reply.ok()) return SendError(res, reply.status());
     res.set_content(MatchesJson(*reply), kJson);
   }
@@ -858,7 +1001,7 @@ struct HttpApi::Impl {
     absl::StatusOr<uint64_t> id = DocIdOf(req.matches[1]);
     if (!id.ok()) return SendError(res, id.status());
     absl::StatusOr<v1::DocumentInfo> info =
-        ClientFor(ApiKeyOf(req).value_or(""))->Get(*id, /*include_content=*/true);
+        ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->Get(*id, /*include_content=*/true);
     if (!info.ok()) return SendError(res, info.status());
     res.set_header("Content-Disposition", "attachment");
     res.set_header("X-Content-Type-Options", "nosniff");
@@ -942,12 +1085,20 @@ struct HttpApi::Impl {
     server.Post("/v1/checks", [this](Req req, Res res) { PostCheck(req, res); });
     server.Post("/v1/jobs", [this](Req req, Res res) { PostJob(req, res); });
     server.Get(R"(/v1/jobs/([^/]+))", [this](Req req, Res res) { GetJob(req, res); });
+    server.Get(R"(/v1/jobs/([^/]+)/deliveries)",
+               [this](Req req, Res res) { GetDeliveries(req, res); });
+    server.Post(R"(/v1/jobs/([^/]+)/deliveries:resend)",
+                [this](Req req, Res res) { ResendDelivery(req, res); });
+    server.Put("/v1/webhook", [this](Req req, Res res) { PutWebhook(req, res); });
+    server.Get("/v1/webhook", [this](Req req, Res res) { GetWebhook(req, res); });
+    server.Delete("/v1/webhook", [this](Req req, Res res) { DeleteWebhook(req, res); });
     RoutePage();
   }
 
   const HttpApiOptions options;
   const std::shared_ptr<grpc::Channel> channel;
   BoundedHttpServer server;
+  Webhooks webhooks;  // before the jobs, whose ends it delivers
   JobQueue jobs;
   IdempotentReplies idempotent;
   int port = 0;
@@ -986,6 +1137,7 @@ void HttpApi::Stop() {
     impl_->server.stop();
     if (impl_->listener.joinable()) impl_->listener.join();
     impl_->jobs.Shutdown();
+    impl_->webhooks.Shutdown();
   });
 }
 

@@ -10,9 +10,11 @@
 // {"code": "NOT_FOUND", "message": "..."}.
 //
 // Routes: POST /v1/documents, GET /v1/documents, GET and DELETE /v1/documents/{id},
-// POST /v1/checks, POST /v1/jobs, GET /v1/jobs/{id}, GET /v1/openapi.json, GET /healthz;
-// for the web page (http/page.h): GET / and its files, GET /v1/session, GET /v1/matches,
-// GET /v1/documents/{id}/content.
+// POST /v1/checks, POST /v1/jobs, GET /v1/jobs/{id}, GET /v1/jobs/{id}/deliveries,
+// POST /v1/jobs/{id}/deliveries:resend, PUT, GET and DELETE /v1/webhook,
+// GET /v1/openapi.json, GET /healthz; for the web page (http/page.h): GET / and its files,
+// GET /v1/session, GET /v1/matches, GET /v1/documents/{id}/content. A job may name a
+// callback (http/webhooks.h).
 // Refused before the body is read: a body over max_body_bytes (413), an unsupported content
 // type (415), a POST without Content-Length (411), a /v1 request without an API key when
 // authentication is on (401).
@@ -22,12 +24,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "http/jobs.h"
+#include "http/webhooks.h"
 
 namespace grpc {
 class Channel;
@@ -54,6 +58,15 @@ struct HttpApiOptions {
   // Deadline of the service call behind a request (a job's calls included).
   std::chrono::milliseconds call_timeout{60000};
   JobQueueOptions jobs;
+  WebhookOptions webhooks;
+  // Authenticates a caller where the API must know it before it accepts work (POST /v1/jobs,
+  // /v1/webhook): the principal's name, or the service's UNAUTHENTICATED (401) or
+  // RESOURCE_EXHAUSTED (429). `peer` is the client's address as gRPC writes one
+  // ("ipv4:ADDR:PORT"), for the failure limit. It must be the access control of the service
+  // behind `channel` (copsd wires it); unset, every caller is one principal "" (as with
+  // authentication off) and a wrong key shows when the job runs.
+  std::function<absl::StatusOr<std::string>(const std::string& api_key, const std::string& peer)>
+      authenticate;
   // How long the reply of a request with an Idempotency-Key is replayed to its retries.
   std::chrono::seconds idempotency_keep{86400};
 };

@@ -86,7 +86,8 @@ void JobQueue::ForgetExpiredLocked() {
   });
 }
 
-absl::StatusOr<JobView> JobQueue::Submit(const std::string& owner, Work work) {
+absl::StatusOr<JobView> JobQueue::Submit(const std::string& owner, Work work,
+                                         Finished finished) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the server is stopping: no new jobs");
   ForgetExpiredLocked();
@@ -100,6 +101,7 @@ absl::StatusOr<JobView> JobQueue::Submit(const std::string& owner, Work work) {
   job->view.id = NewJobId();
   job->view.created_unix_micros = Now();
   job->work = std::move(work);
+  job->finished = std::move(finished);
   jobs_[job->view.id] = job;
   queue_.push_back(job);
   return job->view;
@@ -134,16 +136,23 @@ void JobQueue::RunWorker() {
       job->view.state = JobState::kRunning;
     }
     absl::StatusOr<std::string> result = job->work();
-    absl::MutexLock lock(&mu_);
-    job->work = nullptr;  // releases the document it held
-    if (result.ok()) {
-      job->view.state = JobState::kDone;
-      job->view.result = *std::move(result);
-    } else {
-      job->view.state = JobState::kFailed;
-      job->view.error = result.status();
+    JobView view;
+    Finished finished;
+    {
+      absl::MutexLock lock(&mu_);
+      job->work = nullptr;  // releases the document it held
+      if (result.ok()) {
+        job->view.state = JobState::kDone;
+        job->view.result = *std::move(result);
+      } else {
+        job->view.state = JobState::kFailed;
+        job->view.error = result.status();
+      }
+      job->view.finished_unix_micros = Now();
+      view = job->view;
+      finished = std::move(job->finished);
     }
-    job->view.finished_unix_micros = Now();
+    if (finished) finished(view);
   }
 }
 

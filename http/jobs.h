@@ -65,9 +65,13 @@ class JobQueue {
   JobQueue(const JobQueue&) = delete;
   JobQueue& operator=(const JobQueue&) = delete;
 
+  // Called once when a job is done or failed, with its final view, on the worker thread
+  // (no lock held).
+  using Finished = std::function<void(const JobView&)>;
+
   // Queues `work` for `owner`; RESOURCE_EXHAUSTED when max_queued jobs already wait,
-  // UNAVAILABLE after Shutdown().
-  absl::StatusOr<JobView> Submit(const std::string& owner, Work work);
+  // UNAVAILABLE after Shutdown(). `finished` may be empty.
+  absl::StatusOr<JobView> Submit(const std::string& owner, Work work, Finished finished = nullptr);
   // NOT_FOUND for an unknown or expired id, or a job of another owner.
   absl::StatusOr<JobView> Get(const std::string& owner, const std::string& id) const;
   // Refuses new jobs, drops queued ones and waits for the running ones.
@@ -78,6 +82,7 @@ class JobQueue {
     std::string owner;
     JobView view;
     Work work;
+    Finished finished;
   };
   void RunWorker();
   void ForgetExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -179,6 +179,11 @@ HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
   o.jobs.workers = config.http_job_workers;
   o.jobs.max_queued = config.http_max_queued_jobs;
   o.jobs.keep_results = std::chrono::seconds(config.http_job_retention_seconds);
+  o.webhooks.allow = config.webhook_allow;
+  o.webhooks.max_attempts = config.webhook_max_attempts;
+  o.webhooks.first_backoff = std::chrono::milliseconds(config.webhook_first_backoff_ms);
+  o.webhooks.attempt_timeout = std::chrono::milliseconds(config.webhook_timeout_ms);
+  o.webhooks.keep = std::chrono::seconds(config.http_job_retention_seconds);
   return o;
 }
 
@@ -388,6 +393,8 @@ int Run(int argc, char** argv) {
     absl::Status http_ok =
         CheckListenerSecurity(config.http_listen, /*tls=*/false, auth, config.allow_insecure_remote);
     if (!http_ok.ok()) return Fail(http_ok);
+    absl::Status allow_ok = Webhooks::CheckAllowList(config.webhook_allow);
+    if (!allow_ok.ok()) return Fail(allow_ok);
   }
   if (!IsLoopbackAddress(config.listen) && (!tls.enabled() || !auth)) {
     LogEvent(LogLevel::kWarn, "insecure_remote_listener",
@@ -502,8 +509,21 @@ int Run(int argc, char** argv) {
   // --http-listen: the HTTP/JSON API, calling this server's services in process.
   std::unique_ptr<HttpApi> http;
   if (!config.http_listen.empty()) {
+    HttpApiOptions http_options = HttpOptionsOf(config, auth);
+    if (auth) {
+      // The service's own access control: a job's key is refused before the job is queued.
+      AccessControl* access_control = access->get();
+      http_options.authenticate = [access_control](const std::string& api_key,
+                                                   const std::string& peer)
+          -> absl::StatusOr<std::string> {
+        absl::StatusOr<Principal> principal =
+            access_control->AuthenticateCredentials(CallCredentials{api_key, {}, peer});
+        if (!principal.ok()) return principal.status();
+        return principal->name;
+      };
+    }
     absl::StatusOr<std::unique_ptr<HttpApi>> started =
-        HttpApi::Start(HttpOptionsOf(config, auth), server->InProcessChannel(InProcessArgs(config)));
+        HttpApi::Start(http_options, server->InProcessChannel(InProcessArgs(config)));
     if (!started.ok()) {
       server->Shutdown();
       return Fail(started.status());

@@ -306,6 +306,19 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
          "HTTP API jobs waiting to run; beyond, 429");
   duration_option("http-job-retention", &c.http_job_retention_seconds, "1h",
                   "How long a finished HTTP API job's result is kept, e.g. 1h");
+  option("webhook-allow", c.webhook_allow,
+         "A host HTTP API jobs may call back, HOST[:PORT] (repeat for each; '*' = any host with "
+         "public addresses); loopback, private and link-local addresses only when named")
+      ->allow_extra_args(false);
+  option("webhook-max-attempts", c.webhook_max_attempts,
+         "Attempts of a webhook delivery, the first included")
+      ->check(CLI::Range(1u, 30u));
+  option("webhook-first-backoff-ms", c.webhook_first_backoff_ms,
+         "Wait before a webhook delivery's second attempt; it doubles after each")
+      ->check(CLI::Range(1u, 3600000u));
+  option("webhook-timeout-ms", c.webhook_timeout_ms,
+         "Time a webhook receiver has to accept the connection, take the body and answer")
+      ->check(CLI::Range(1u, 600000u));
   option("log-level", c.log_level, "debug|info|warn|error");
   flag("log-json", c.log_json, "Log JSON lines instead of key=value");
 

@@ -169,6 +169,12 @@ struct ServerConfig {
   uint32_t http_job_workers = 2;               // asynchronous jobs running at once
   uint32_t http_max_queued_jobs = 64;          // more: 429
   int64_t http_job_retention_seconds = 3600;   // a finished job's result is kept this long
+  // Webhooks of HTTP API jobs (http/webhooks.h): the hosts that may be called (HOST[:PORT],
+  // "*" = any public host; none = no callbacks), and each delivery's attempts.
+  std::vector<std::string> webhook_allow;
+  uint32_t webhook_max_attempts = 6;
+  uint32_t webhook_first_backoff_ms = 1000;  // doubles after each failed attempt
+  uint32_t webhook_timeout_ms = 10000;       // connect, send, answer: each
 
   std::string log_level = "info";  // debug | info | warn | error
   bool log_json = false;

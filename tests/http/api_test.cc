@@ -9,6 +9,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/hmac.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "access/access_control.h"
 #include "access/audit_sink.h"
 #include "access/usage_ledger.h"
@@ -35,6 +37,7 @@
 #include "server/service.h"
 #include "storage/data_dir.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/copsd_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 #include "tests/testing/test_server.h"
@@ -48,6 +51,89 @@ using testing_corpus::Prose;
 // The source tree (docs/api.md, tools/npm), from the build: ctest's ENVIRONMENT property
 // carries only the first of cops_add_test's variables.
 constexpr const char* kSourceDir = COPS_HTTP_TEST_SOURCE_DIR;
+
+// A webhook receiver on 127.0.0.1:0. POST /hook answers the next of `statuses` (the last
+// repeats) and keeps what it was sent; /redirect answers 302 to /target, which counts hits.
+class Receiver {
+ public:
+  struct Received {
+    std::string body;
+    std::string signature;  // X-COPS-Signature
+  };
+
+  explicit Receiver(std::vector<int> statuses) : statuses_(std::move(statuses)) {
+    server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
+      absl::MutexLock lock(&mu_);
+      received_.push_back({req.body, req.get_header_value("X-COPS-Signature")});
+      res.status = statuses_[std::min(received_.size(), statuses_.size()) - 1];
+      res.set_content("{}", "application/json");
+    });
+    server_.Post("/redirect", [](const httplib::Request&, httplib::Response& res) {
+      res.set_redirect("/target", 302);
+    });
+    server_.Post("/target", [this](const httplib::Request&, httplib::Response&) {
+      absl::MutexLock lock(&mu_);
+      ++target_hits_;
+    });
+    port_ = server_.bind_to_any_port("127.0.0.1");
+    thread_ = std::thread([this] { server_.listen_after_bind(); });
+    while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ~Receiver() {
+    server_.stop();
+    thread_.join();
+  }
+
+  int port() const { return port_; }
+  std::string Url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+  // What /hook received once it received `n` requests (what it has after ~30 s otherwise).
+  std::vector<Received> WaitFor(size_t n) {
+    for (int i = 0; i < 3000; ++i) {
+      {
+        absl::MutexLock lock(&mu_);
+        if (received_.size() >= n) return received_;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    absl::MutexLock lock(&mu_);
+    return received_;
+  }
+  size_t target_hits() {
+    absl::MutexLock lock(&mu_);
+    return target_hits_;
+  }
+
+ private:
+  const std::vector<int> statuses_;
+  httplib::Server server_;
+  int port_ = 0;
+  std::thread thread_;
+  absl::Mutex mu_;
+  std::vector<Received> received_ ABSL_GUARDED_BY(mu_);
+  size_t target_hits_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Verifies a delivery as a receiver must: the HMAC-SHA256 of "<t>.<body>" under the secret.
+bool SignatureIsValid(const std::string& secret, const Receiver::Received& got) {
+  std::smatch m;
+  if (!std::regex_match(got.signature, m, std::regex("t=([0-9]+),v1=([0-9a-f]{64})"))) {
+    return false;
+  }
+  const std::string signed_text = m[1].str() + "." + got.body;
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), mac, &size);
+  std::string hex;
+  char byte[3];
+  for (unsigned int i = 0; i < size; ++i) {
+    std::snprintf(byte, sizeof(byte), "%02x", mac[i]);
+    hex += byte;
+  }
+  return hex == m[2].str();
+}
 
 class HttpApiTest : public ::testing::Test {
  protected:
@@ -81,7 +167,16 @@ class HttpApiTest : public ::testing::Test {
     if (options.max_body_bytes == HttpApiOptions().max_body_bytes) {
       options.max_body_bytes = 1 << 20;
     }
-    ASSERT_OK_AND_ASSIGN(http_, HttpApi::Start(options, server_->channel()));
+    // As copsd wires it: the service's own access control, over the in-process channel.
+    AccessControl* access = access_.get();
+    options.authenticate = [access](const std::string& key,
+                                    const std::string& peer) -> absl::StatusOr<std::string> {
+      absl::StatusOr<Principal> principal =
+          access->AuthenticateCredentials(CallCredentials{key, {}, peer});
+      if (!principal.ok()) return principal.status();
+      return principal->name;
+    };
+    ASSERT_OK_AND_ASSIGN(http_, HttpApi::Start(options, server_->InProcessChannel()));
   }
 
   std::string NewPrincipal(const std::string& name, Role role, std::vector<std::string> cols) {
@@ -139,6 +234,37 @@ class HttpApiTest : public ::testing::Test {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     return json();
+  }
+
+  // The job's deliveries once the last one is no longer pending.
+  json WaitForDeliveries(const std::string& key, const std::string& id) const {
+    for (int i = 0; i < 3000; ++i) {
+      httplib::Result res = Http(key).Get(("/v1/jobs/" + id + "/deliveries").c_str());
+      if (!res || res->status != 200) return json();
+      json list = json::parse(res->body)["deliveries"];
+      if (!list.empty() && list.back()["state"] != "pending") return list;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return json();
+  }
+
+  // PUT /v1/webhook as `key`: the secret.
+  std::string RegisterWebhook(const std::string& key, const std::string& url) const {
+    httplib::Result res =
+        Http(key).Put("/v1/webhook", url.empty() ? "{}" : json({{"url", url}}).dump(),
+                      "application/json");
+    EXPECT_TRUE(res);
+    if (!res) return "";
+    EXPECT_EQ(res->status, 200) << res->body;
+    return json::parse(res->body, nullptr, false).value("secret", "");
+  }
+
+  static HttpApiOptions WebhookOptionsFor(const std::vector<std::string>& allow) {
+    HttpApiOptions options;
+    options.webhooks.allow = allow;
+    options.webhooks.first_backoff = std::chrono::milliseconds(20);
+    options.webhooks.max_attempts = 3;
+    return options;
   }
 
   testing::TempDir dir_{"http_api"};
@@ -403,7 +529,9 @@ TEST_F(HttpApiTest, HealthAndOpenApiNeedNoKey) {
   ASSERT_TRUE(doc.is_object());
   EXPECT_EQ(doc["openapi"].get<std::string>().substr(0, 2), "3.");
   for (const char* path : {"/v1/documents", "/v1/documents/{id}", "/v1/checks", "/v1/jobs",
-                           "/v1/jobs/{id}", "/healthz", "/v1/openapi.json"}) {
+                           "/v1/jobs/{id}", "/v1/jobs/{id}/deliveries",
+                           "/v1/jobs/{id}/deliveries:resend", "/v1/webhook", "/healthz",
+                           "/v1/openapi.json"}) {
     EXPECT_TRUE(doc["paths"].contains(path)) << path;
   }
 }
@@ -449,8 +577,11 @@ TEST_F(HttpApiTest, TheCurlExamplesOfTheDocsRunAsWritten) {
   std::ofstream(dir_.path() / "paper.txt") << Prose(20, 300);
   std::ofstream(dir_.path() / "draft.txt") << Prose(20, 300) + " " + Prose(21, 50);
   std::ofstream(dir_.path() / "other.txt") << Prose(22, 200);
+  Receiver receiver({200});  // the webhook examples' receiver
+  StartHttp(WebhookOptionsFor({"127.0.0.1:" + std::to_string(receiver.port())}));
   const std::string env = "cd " + dir_.path().string() + " && export COPS_URL=http://127.0.0.1:" +
-                          std::to_string(http_->port()) + " COPS_KEY=" + admin_key_ + "; ";
+                          std::to_string(http_->port()) + " COPS_KEY=" + admin_key_ +
+                          " HOOK_URL=" + receiver.Url("/hook") + "; ";
   std::string script = env;
   for (size_t i = 1; i < blocks.size(); ++i) script += "set -euo pipefail\n" + blocks[i] + "\n";
   const std::string path = (dir_.path() / "examples.sh").string();
@@ -462,6 +593,229 @@ TEST_F(HttpApiTest, TheCurlExamplesOfTheDocsRunAsWritten) {
   while (fgets(buf, sizeof(buf), pipe) != nullptr) output += buf;
   EXPECT_EQ(pclose(pipe), 0) << output;
   EXPECT_NE(output.find("\"violation\":true"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace cops
+
+namespace cops {
+namespace {
+
+TEST_F(HttpApiTest, AJobsWebhookIsDeliveredSignedWhenItEnds) {
+  Receiver receiver({200});
+  StartHttp(WebhookOptionsFor({"127.0.0.1:" + std::to_string(receiver.port())}));
+  const std::string text = Prose(30, 400);
+  const uint64_t doc = Register(acm_key_, text, "acm");
+  const std::string secret = RegisterWebhook(pc_key_, receiver.Url("/hook"));
+  ASSERT_TRUE(secret.starts_with("whsec_")) << secret;
+  // Shown once: reading the registration back gives the URL only.
+  httplib::Result shown = Http(pc_key_).Get("/v1/webhook");
+  ASSERT_TRUE(shown);
+  EXPECT_EQ(shown->status, 200);
+  EXPECT_EQ(json::parse(shown->body), json({{"url", receiver.Url("/hook")}}));
+
+  httplib::Result res = PostText(pc_key_, "/v1/jobs?collection=acm", text);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 202) << res->body;
+  const std::string id = json::parse(res->body)["id"];
+  const std::vector<Receiver::Received> got = receiver.WaitFor(1);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(SignatureIsValid(secret, got[0])) << got[0].signature;
+  EXPECT_FALSE(SignatureIsValid(secret + "x", got[0]));
+  const json delivered = json::parse(got[0].body);
+  EXPECT_EQ(delivered["id"], id);
+  EXPECT_EQ(delivered["state"], "done");
+  EXPECT_EQ(delivered["result"]["matches"][0]["doc_id"], doc);
+  // The same JSON GET /v1/jobs/{id} answers.
+  EXPECT_EQ(delivered, json::parse(Http(pc_key_).Get(("/v1/jobs/" + id).c_str())->body));
+
+  const json deliveries = WaitForDeliveries(pc_key_, id);
+  ASSERT_EQ(deliveries.size(), 1u) << deliveries.dump();
+  EXPECT_EQ(deliveries[0]["state"], "delivered");
+  EXPECT_EQ(deliveries[0]["url"], receiver.Url("/hook"));
+  ASSERT_EQ(deliveries[0]["attempts"].size(), 1u);
+  EXPECT_EQ(deliveries[0]["attempts"][0]["http_status"], 200);
+  EXPECT_FALSE(deliveries[0].contains("next_attempt_unix_micros"));
+  // Another principal sees neither the job nor its deliveries.
+  ExpectError(Http(acm_key_).Get(("/v1/jobs/" + id + "/deliveries").c_str()), 404, "NOT_FOUND");
+  ExpectError(Http(acm_key_).Post(("/v1/jobs/" + id + "/deliveries:resend").c_str()), 404,
+              "NOT_FOUND");
+}
+
+TEST_F(HttpApiTest, AFailingReceiverIsRetriedWithBackoffAndADeliveryCanBeResent) {
+  Receiver receiver({500, 503, 200});
+  StartHttp(WebhookOptionsFor({"127.0.0.1:" + std::to_string(receiver.port())}));
+  const std::string secret = RegisterWebhook(pc_key_, "");  // a secret, no default URL
+  httplib::Result res = Http(pc_key_).Post(
+      "/v1/jobs",
+      json({{"content", Prose(31, 200)}, {"callback_url", receiver.Url("/hook")}}).dump(),
+      "application/json");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 202) << res->body;
+  const std::string id = json::parse(res->body)["id"];
+  json deliveries = WaitForDeliveries(pc_key_, id);
+  ASSERT_EQ(deliveries.size(), 1u) << deliveries.dump();
+  EXPECT_EQ(deliveries[0]["state"], "delivered") << deliveries.dump();
+  const json& attempts = deliveries[0]["attempts"];
+  ASSERT_EQ(attempts.size(), 3u) << deliveries.dump();
+  EXPECT_EQ(attempts[0]["http_status"], 500);
+  EXPECT_EQ(attempts[0]["error"], "answered HTTP 500");
+  EXPECT_EQ(attempts[1]["http_status"], 503);
+  EXPECT_EQ(attempts[2]["http_status"], 200);
+  EXPECT_FALSE(attempts[2].contains("error"));
+  // Backoff: 20 ms before the second attempt, 40 ms before the third (at least).
+  EXPECT_GE(attempts[1]["unix_micros"].get<int64_t>() - attempts[0]["unix_micros"].get<int64_t>(),
+            20000);
+  EXPECT_GE(attempts[2]["unix_micros"].get<int64_t>() - attempts[1]["unix_micros"].get<int64_t>(),
+            40000);
+  std::vector<Receiver::Received> got = receiver.WaitFor(3);
+  ASSERT_EQ(got.size(), 3u);
+  for (const Receiver::Received& r : got) {
+    EXPECT_EQ(r.body, got[0].body);
+    EXPECT_TRUE(SignatureIsValid(secret, r));
+  }
+
+  httplib::Result resent = Http(pc_key_).Post(("/v1/jobs/" + id + "/deliveries:resend").c_str());
+  ASSERT_TRUE(resent);
+  ASSERT_EQ(resent->status, 202) << resent->body;
+  EXPECT_EQ(json::parse(resent->body)["number"], 2);
+  got = receiver.WaitFor(4);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[3].body, got[0].body);
+  EXPECT_TRUE(SignatureIsValid(secret, got[3]));
+  deliveries = WaitForDeliveries(pc_key_, id);
+  ASSERT_EQ(deliveries.size(), 2u) << deliveries.dump();
+  EXPECT_EQ(deliveries[1]["state"], "delivered");
+  EXPECT_EQ(deliveries[1]["attempts"].size(), 1u);
+}
+
+TEST_F(HttpApiTest, ADeliveryGivesUpAfterItsLastAttemptAndFollowsNoRedirect) {
+  Receiver receiver({503});
+  StartHttp(WebhookOptionsFor({"127.0.0.1:" + std::to_string(receiver.port())}));
+  RegisterWebhook(pc_key_, "");
+  for (const std::string path : {"/hook", "/redirect"}) {
+    httplib::Result res = Http(pc_key_).Post(
+        "/v1/jobs", json({{"content", Prose(32, 100)}, {"callback_url", receiver.Url(path)}}).dump(),
+        "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 202) << res->body;
+    const json deliveries = WaitForDeliveries(pc_key_, json::parse(res->body)["id"]);
+    ASSERT_EQ(deliveries.size(), 1u) << deliveries.dump();
+    EXPECT_EQ(deliveries[0]["state"], "failed") << deliveries.dump();
+    ASSERT_EQ(deliveries[0]["attempts"].size(), 3u) << deliveries.dump();  // max_attempts
+    EXPECT_EQ(deliveries[0]["attempts"][2]["http_status"], path == "/hook" ? 503 : 302);
+    EXPECT_FALSE(deliveries[0].contains("next_attempt_unix_micros"));
+  }
+  EXPECT_EQ(receiver.target_hits(), 0u);
+}
+
+// SSRF: with any public host allowed ("*"), callbacks to loopback, link-local (the cloud
+// metadata address) and private addresses are refused at submission, naming why; so is a
+// host off the allow-list. Nothing is queued and nothing is called.
+TEST_F(HttpApiTest, CallbacksToInternalAddressesAreRefusedNamingWhy) {
+  Receiver receiver({200});
+  StartHttp(WebhookOptionsFor({"*"}));
+  const std::string port = std::to_string(receiver.port());
+  const auto post_job = [&](const std::string& url) {
+    return Http(pc_key_).Post(
+        "/v1/jobs", json({{"content", Prose(33, 100)}, {"callback_url", url}}).dump(),
+        "application/json");
+  };
+  ExpectError(post_job(receiver.Url("/hook")), 400, "INVALID_ARGUMENT", "PUT /v1/webhook");
+  RegisterWebhook(pc_key_, "");
+  const struct {
+    std::string url;
+    std::string why;
+  } kRefused[] = {
+      {receiver.Url("/hook"), "127.0.0.1 is a loopback address"},
+      {"http://169.254.169.254/latest/meta-data/", "a link-local address"},
+      {"http://10.0.0.1:" + port + "/hook", "a private address"},
+      {"http://localhost:" + port + "/hook", "loopback address"},
+      {"http://[::1]:" + port + "/hook", "a loopback address"},
+      {"http://0177.0.0.1:" + port + "/hook", "loopback address"},
+      {"gopher://127.0.0.1:" + port + "/", "only http and https"},
+  };
+  for (const auto& c : kRefused) {
+    ExpectError(post_job(c.url), 400, "INVALID_ARGUMENT", c.why);
+    ExpectError(Http(pc_key_).Put("/v1/webhook", json({{"url", c.url}}).dump(), "application/json"),
+                400, "INVALID_ARGUMENT", c.why);
+  }
+  StartHttp(WebhookOptionsFor({"hooks.example.org"}));
+  RegisterWebhook(pc_key_, "");
+  ExpectError(post_job(receiver.Url("/hook")), 400, "INVALID_ARGUMENT",
+              "not on the webhook allow-list");
+  EXPECT_TRUE(receiver.WaitFor(0).empty());
+}
+
+// A wrong key on POST /v1/jobs is refused before anything is queued (it used to give a
+// job that failed with UNAUTHENTICATED).
+TEST_F(HttpApiTest, AWrongKeyOnAJobIs401AtOnce) {
+  httplib::Result res = PostText("cops_0000000000000000_wrong", "/v1/jobs", Prose(34, 100));
+  ExpectError(res, 401, "UNAUTHENTICATED");
+  EXPECT_EQ(res->get_header_value("WWW-Authenticate"), "Bearer");
+  EXPECT_TRUE(res->get_header_value("Location").empty());
+}
+
+// The failure limit counts each HTTP client's address: one client flooding wrong keys gets
+// 429, another client's wrong key is still 401, and a valid key always works.
+TEST_F(HttpApiTest, TheFailureLimitCountsEachHttpClientApart) {
+  const std::string wrong = "cops_0000000000000000_wrong";
+  int last = 0;
+  for (int i = 0; i < 25; ++i) {  // the limit is 20
+    httplib::Result res = PostText(wrong, "/v1/checks", "some text");
+    ASSERT_TRUE(res);
+    last = res->status;
+  }
+  EXPECT_EQ(last, 429);
+  httplib::Client other("127.0.0.1", http_->port());
+  other.set_interface("127.0.0.2");  // another source address on the loopback network
+  other.set_default_headers({{"Authorization", "Bearer " + wrong}});
+  ExpectError(other.Post("/v1/checks", "some text", "text/plain"), 401, "UNAUTHENTICATED");
+  ExpectError(other.Post("/v1/jobs", "some text", "text/plain"), 401, "UNAUTHENTICATED");
+  httplib::Result valid = PostText(pc_key_, "/v1/checks", "some text");
+  ASSERT_TRUE(valid);
+  EXPECT_EQ(valid->status, 200) << valid->body;
+}
+
+}  // namespace
+}  // namespace cops
+
+namespace cops {
+namespace {
+
+// examples/webhook_example.py (Python's standard library only) against the real copsd:
+// it registers a document, submits a copy as a job, receives the webhook and verifies its
+// signature.
+TEST(HttpExampleTest, ThePythonWebhookExampleRunsAgainstARealCopsd) {
+  testing::TempDir dir("http_example");
+  const std::filesystem::path http_port = dir.path() / "http.port";
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                       testing::CopsdProcess::Start(
+                           dir.path(), {"--auth", "on", "--http-listen", "127.0.0.1:0",
+                                        "--http-port-file", http_port.string(),
+                                        "--webhook-allow", "127.0.0.1"}));
+  for (int i = 0; i < 1500 && !std::filesystem::exists(http_port); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  int port = 0;
+  std::ifstream(http_port) >> port;
+  ASSERT_GT(port, 0) << copsd->Log();
+  std::string key;
+  std::ifstream(dir.path() / "data" / "admin.key") >> key;
+  ASSERT_FALSE(key.empty());
+  const std::filesystem::path paper = dir.path() / "paper.txt";
+  std::ofstream(paper) << Prose(40, 300);
+  const std::string command = "COPS_URL=http://127.0.0.1:" + std::to_string(port) +
+                              " COPS_KEY=" + key + " python3 " + kSourceDir +
+                              "/examples/webhook_example.py " + paper.string() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), pipe) != nullptr) output += buf;
+  EXPECT_EQ(pclose(pipe), 0) << output << copsd->Log();
+  EXPECT_NE(output.find("webhook verified"), std::string::npos) << output;
+  EXPECT_NE(output.find("violation=true"), std::string::npos) << output;
 }
 
 }  // namespace

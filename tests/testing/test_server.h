@@ -46,6 +46,12 @@ class TestServer {
   // A plaintext channel to the server, made once (it does not reach a TLS listener).
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
 
+  // A channel into the server within this process, as copsd's HTTP API calls it.
+  std::shared_ptr<grpc::Channel> InProcessChannel() const {
+    grpc::ChannelArguments args;
+    return server_->InProcessChannel(args);
+  }
+
   // A stub of service `Service` (e.g. v1::Admin) over channel().
   template <typename Service>
   std::unique_ptr<typename Service::Stub> NewStub() const {

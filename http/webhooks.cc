@@ -1,0 +1,528 @@
+#include "http/webhooks.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <memory>
+#include <utility>
+
+#include "httplib.h"
+
+namespace cops {
+namespace {
+
+int64_t NowMicros() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string Hex(const unsigned char* bytes, size_t n) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    out += kDigits[bytes[i] >> 4];
+    out += kDigits[bytes[i] & 15];
+  }
+  return out;
+}
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// "80" -> 80; 0 when it is no port number.
+int ParsePort(const std::string& text) {
+  if (text.empty() || text.size() > 5 ||
+      !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return 0;
+  }
+  const int port = std::stoi(text);
+  return port <= 65535 ? port : 0;
+}
+
+// The numeric form inet_ntop gives `host` when it is an IP literal, else "".
+std::string NormalizedAddress(const std::string& host) {
+  char text[INET6_ADDRSTRLEN] = {};
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) {
+    return inet_ntop(AF_INET, &v4, text, sizeof(text)) != nullptr ? text : "";
+  }
+  if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) {
+    return inet_ntop(AF_INET6, &v6, text, sizeof(text)) != nullptr ? text : "";
+  }
+  return "";
+}
+
+struct HostPort {
+  std::string host;  // lower case, without brackets or a trailing dot
+  int port = 0;      // 0 = none given
+};
+
+// HOST, HOST:PORT, [V6], [V6]:PORT or a bare IPv6 address.
+absl::StatusOr<HostPort> SplitAuthority(const std::string& text, const std::string& what) {
+  HostPort out;
+  std::string port_text;
+  if (!text.empty() && text.front() == '[') {
+    const size_t close = text.find(']');
+    if (close == std::string::npos) return absl::InvalidArgumentError(what + ": unclosed '['");
+    out.host = text.substr(1, close - 1);
+    const std::string rest = text.substr(close + 1);
+    if (!rest.empty()) {
+      if (rest.front() != ':') return absl::InvalidArgumentError(what + ": junk after ']'");
+      port_text = rest.substr(1);
+      if (port_text.empty()) return absl::InvalidArgumentError(what + ": empty port");
+    }
+  } else if (std::count(text.begin(), text.end(), ':') == 1) {
+    const size_t colon = text.find(':');
+    out.host = text.substr(0, colon);
+    port_text = text.substr(colon + 1);
+    if (port_text.empty()) return absl::InvalidArgumentError(what + ": empty port");
+  } else {
+    out.host = text;
+  }
+  out.host = Lower(out.host);
+  if (out.host.size() > 1 && out.host.back() == '.') out.host.pop_back();
+  if (out.host.empty()) return absl::InvalidArgumentError(what + ": no host");
+  const bool v6 = out.host.find(':') != std::string::npos;
+  if (v6 ? NormalizedAddress(out.host).empty()
+         : !std::all_of(out.host.begin(), out.host.end(), [](char c) {
+             return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ||
+                    c == '_' || c == '*';
+           })) {
+    return absl::InvalidArgumentError(what + ": malformed host '" + out.host + "'");
+  }
+  if (!port_text.empty()) {
+    out.port = ParsePort(port_text);
+    if (out.port == 0) return absl::InvalidArgumentError(what + ": bad port '" + port_text + "'");
+  }
+  return out;
+}
+
+struct AllowEntry {
+  std::string host;     // "*" = any
+  int port = 0;         // 0 = any
+  std::string address;  // the host's numeric form when it is an IP literal
+};
+
+absl::StatusOr<std::vector<AllowEntry>> ParseAllowList(const std::vector<std::string>& allow) {
+  std::vector<AllowEntry> out;
+  for (const std::string& entry : allow) {
+    const std::string what = "--webhook-allow '" + entry + "'";
+    absl::StatusOr<HostPort> hp = SplitAuthority(entry, what);
+    if (!hp.ok()) return hp.status();
+    if (hp->host.find('*') != std::string::npos && hp->host != "*") {
+      return absl::InvalidArgumentError(what + ": '*' stands alone (any host), not in a name");
+    }
+    out.push_back(AllowEntry{hp->host, hp->port, NormalizedAddress(hp->host)});
+  }
+  return out;
+}
+
+// Network and prefix length checks over an address's bytes.
+bool InPrefix(const unsigned char* addr, std::initializer_list<unsigned char> prefix, int bits) {
+  const auto* p = prefix.begin();
+  for (int i = 0; i < bits; i += 8, ++p) {
+    const int take = std::min(8, bits - i);
+    const auto mask = static_cast<unsigned char>(0xFF << (8 - take));
+    if ((addr[i / 8] & mask) != (*p & mask)) return false;
+  }
+  return true;
+}
+
+std::string KindOfV4(const unsigned char* a) {
+  struct Range {
+    std::initializer_list<unsigned char> prefix;
+    int bits;
+    const char* kind;
+  };
+  static const Range kRanges[] = {
+      {{0}, 8, "this-network (0.0.0.0/8)"},
+      {{10}, 8, "private"},
+      {{100, 64}, 10, "shared (carrier-grade NAT)"},
+      {{127}, 8, "loopback"},
+      {{169, 254}, 16, "link-local"},
+      {{172, 16}, 12, "private"},
+      {{192, 0, 0}, 24, "reserved (IETF protocol assignments)"},
+      {{192, 0, 2}, 24, "documentation"},
+      {{192, 168}, 16, "private"},
+      {{198, 18}, 15, "benchmarking"},
+      {{198, 51, 100}, 24, "documentation"},
+      {{203, 0, 113}, 24, "documentation"},
+      {{224}, 4, "multicast"},
+      {{240}, 4, "reserved"},
+  };
+  for (const Range& r : kRanges) {
+    if (InPrefix(a, r.prefix, r.bits)) return r.kind;
+  }
+  return "";
+}
+
+std::string KindOfV6(const unsigned char* a) {
+  static const unsigned char kZero[16] = {};
+  if (std::equal(a, a + 15, kZero)) {
+    return a[15] == 0 ? "this-network (::)" : a[15] == 1 ? "loopback" : "reserved (IPv4-compatible)";
+  }
+  // Addresses that carry an IPv4 address: that one decides.
+  if (InPrefix(a, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFF}, 96) ||
+      InPrefix(a, {0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0}, 96)) {
+    return KindOfV4(a + 12);
+  }
+  if (InPrefix(a, {0x20, 0x02}, 16)) return KindOfV4(a + 2);  // 6to4
+  if (InPrefix(a, {0xFC}, 7)) return "private (unique local)";
+  if (InPrefix(a, {0xFE, 0x80}, 10)) return "link-local";
+  if (InPrefix(a, {0xFE, 0xC0}, 10)) return "site-local";
+  if (InPrefix(a, {0xFF}, 8)) return "multicast";
+  if (InPrefix(a, {0x20, 0x01, 0x0D, 0xB8}, 32)) return "documentation";
+  if (InPrefix(a, {0x01, 0x00, 0, 0, 0, 0, 0, 0}, 64)) return "reserved (discard)";
+  return "";
+}
+
+// A callback URL, split: http(s)://HOST[:PORT][/PATH][?QUERY] (a fragment is dropped).
+struct ParsedUrl {
+  std::string scheme;
+  HostPort authority;
+  std::string path;
+};
+
+absl::StatusOr<ParsedUrl> ParseUrl(const std::string& url) {
+  const auto bad = [&url](const std::string& why) {
+    return absl::InvalidArgumentError("field 'callback_url': '" + url.substr(0, 200) + "' " + why);
+  };
+  if (url.size() > 2048) return bad("is longer than 2048 bytes");
+  if (!std::all_of(url.begin(), url.end(), [](char c) { return c > ' ' && c < 127; })) {
+    return bad("holds spaces or control characters");
+  }
+  ParsedUrl out;
+  const size_t sep = url.find("://");
+  if (sep == std::string::npos) return bad("is not an absolute http:// or https:// URL");
+  out.scheme = Lower(url.substr(0, sep));
+  if (out.scheme != "http" && out.scheme != "https") {
+    return bad("has scheme '" + out.scheme + "': only http and https are called");
+  }
+  std::string rest = url.substr(sep + 3);
+  rest = rest.substr(0, rest.find('#'));
+  const size_t end = rest.find_first_of("/?");
+  const std::string authority = rest.substr(0, end);
+  out.path = end == std::string::npos ? "/" : rest.substr(end);
+  if (out.path.front() == '?') out.path = "/" + out.path;
+  if (authority.find('@') != std::string::npos) return bad("carries user information ('@')");
+  absl::StatusOr<HostPort> hp = SplitAuthority(authority, "field 'callback_url'");
+  if (!hp.ok()) return hp.status();
+  if (hp->host.find('*') != std::string::npos) return bad("has a malformed host");
+  out.authority = *hp;
+  if (out.authority.port == 0) out.authority.port = out.scheme == "https" ? 443 : 80;
+  return out;
+}
+
+}  // namespace
+
+std::string WebhookSignature(const std::string& secret, int64_t unix_seconds,
+                             const std::string& body) {
+  const std::string signed_text = std::to_string(unix_seconds) + "." + body;
+  std::array<unsigned char, EVP_MAX_MD_SIZE> mac{};
+  unsigned int mac_size = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), mac.data(),
+       &mac_size);
+  return "t=" + std::to_string(unix_seconds) + ",v1=" + Hex(mac.data(), mac_size);
+}
+
+std::string SpecialAddressKind(const std::string& address) {
+  in_addr v4{};
+  in6_addr v6{};
+  if (inet_pton(AF_INET, address.c_str(), &v4) == 1) {
+    return KindOfV4(reinterpret_cast<const unsigned char*>(&v4.s_addr));
+  }
+  if (inet_pton(AF_INET6, address.c_str(), &v6) == 1) return KindOfV6(v6.s6_addr);
+  return "unparsable";
+}
+
+Webhooks::Webhooks(WebhookOptions options) : options_(std::move(options)) {
+  for (uint32_t i = 0; i < std::max<uint32_t>(options_.workers, 1); ++i) {
+    workers_.emplace_back([this] { Run(); });
+  }
+}
+
+Webhooks::~Webhooks() { Shutdown(); }
+
+void Webhooks::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    schedule_.clear();
+    changed_.SignalAll();
+  }
+  for (std::thread& t : workers_) {
+    if (t.joinable()) t.join();
+  }
+}
+
+absl::Status Webhooks::CheckAllowList(const std::vector<std::string>& allow) {
+  return ParseAllowList(allow).status();
+}
+
+absl::StatusOr<CallbackTarget> Webhooks::Resolve(const std::string& url) const {
+  absl::StatusOr<ParsedUrl> parsed = ParseUrl(url);
+  if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<std::vector<AllowEntry>> allow = ParseAllowList(options_.allow);
+  if (!allow.ok()) return allow.status();
+  const HostPort& target = parsed->authority;
+  const std::string shown = target.host + ":" + std::to_string(target.port);
+  const bool host_allowed = std::any_of(allow->begin(), allow->end(), [&](const AllowEntry& e) {
+    return (e.host == "*" || e.host == target.host) && (e.port == 0 || e.port == target.port);
+  });
+  if (!host_allowed) {
+    return absl::InvalidArgumentError("field 'callback_url': host " + shown +
+                                      " is not on the webhook allow-list (copsd "
+                                      "--webhook-allow HOST[:PORT])");
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(target.host.c_str(), nullptr, &hints, &found); rc != 0) {
+    return absl::UnavailableError("field 'callback_url': cannot resolve " + target.host + ": " +
+                                  gai_strerror(rc));
+  }
+  std::vector<std::string> addresses;
+  for (const addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* raw = a->ai_family == AF_INET
+                          ? static_cast<const void*>(
+                                &reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr)
+                          : static_cast<const void*>(
+                                &reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr);
+    if ((a->ai_family == AF_INET || a->ai_family == AF_INET6) &&
+        inet_ntop(a->ai_family, raw, text, sizeof(text)) != nullptr &&
+        std::find(addresses.begin(), addresses.end(), text) == addresses.end()) {
+      addresses.emplace_back(text);
+    }
+  }
+  freeaddrinfo(found);
+  if (addresses.empty()) {
+    return absl::UnavailableError("field 'callback_url': " + target.host + " has no address");
+  }
+  // Every address, not just the first: a name with one public and one internal address
+  // would otherwise reach the internal one on another attempt.
+  for (const std::string& address : addresses) {
+    const std::string kind = SpecialAddressKind(address);
+    if (kind.empty()) continue;
+    const bool named = std::any_of(allow->begin(), allow->end(), [&](const AllowEntry& e) {
+      return e.address == address && (e.port == 0 || e.port == target.port);
+    });
+    if (!named) {
+      std::string why = "field 'callback_url': " + target.host + " is ";
+      if (address != target.host) why += "resolved to " + address + ", ";
+      why += "a " + kind + " address: not called unless allowed by address (copsd ";
+      why += "--webhook-allow ";
+      why += address.find(':') != std::string::npos ? "[" + address + "]" : address;
+      why += ":" + std::to_string(target.port) + ")";
+      return absl::InvalidArgumentError(why);
+    }
+  }
+  return CallbackTarget{parsed->scheme, target.host, target.port, parsed->path,
+                        addresses.front()};
+}
+
+absl::StatusOr<std::string> Webhooks::Register(const std::string& principal,
+                                               const std::string& url) {
+  if (!url.empty()) {
+    absl::StatusOr<CallbackTarget> target = Resolve(url);
+    if (!target.ok()) return target.status();
+  }
+  unsigned char bytes[32] = {};
+  if (RAND_bytes(bytes, sizeof(bytes)) != 1) {
+    return absl::InternalError("no randomness for a webhook secret");
+  }
+  std::string secret = "whsec_" + Hex(bytes, sizeof(bytes));
+  absl::MutexLock lock(&mu_);
+  registrations_[principal] = Registration{url, secret};
+  return secret;
+}
+
+std::optional<std::string> Webhooks::RegisteredUrl(const std::string& principal) const {
+  absl::MutexLock lock(&mu_);
+  auto it = registrations_.find(principal);
+  if (it == registrations_.end()) return std::nullopt;
+  return it->second.url;
+}
+
+absl::Status Webhooks::Unregister(const std::string& principal) {
+  absl::MutexLock lock(&mu_);
+  if (registrations_.erase(principal) == 0) {
+    return absl::NotFoundError("no webhook is registered for this principal");
+  }
+  return absl::OkStatus();
+}
+
+void Webhooks::ScheduleLocked(const std::string& job_id, size_t index, int64_t at) {
+  jobs_[job_id].deliveries[index].next_attempt_unix_micros = at;
+  schedule_.emplace(at, Due{job_id, index});
+  changed_.Signal();
+}
+
+void Webhooks::ForgetOldLocked() {
+  const int64_t horizon =
+      NowMicros() - std::chrono::duration_cast<std::chrono::microseconds>(options_.keep).count();
+  const auto pending = [](const JobDeliveries& j) {
+    return std::any_of(j.deliveries.begin(), j.deliveries.end(),
+                       [](const WebhookDelivery& d) { return d.state == "pending"; });
+  };
+  std::erase_if(jobs_, [&](const auto& kv) {
+    return kv.second.last_change_unix_micros <= horizon && !pending(kv.second);
+  });
+  for (auto it = jobs_.begin(); jobs_.size() >= options_.max_jobs && it != jobs_.end();) {
+    it = pending(it->second) ? std::next(it) : jobs_.erase(it);
+  }
+}
+
+void Webhooks::Deliver(const std::string& job_id, const std::string& principal,
+                       const std::string& url, const std::string& body) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return;
+  ForgetOldLocked();
+  JobDeliveries& job = jobs_[job_id];
+  job.principal = principal;
+  job.body = body;
+  job.last_change_unix_micros = NowMicros();
+  WebhookDelivery d;
+  d.number = static_cast<uint32_t>(job.deliveries.size() + 1);
+  d.url = url;
+  d.state = "pending";
+  job.deliveries.push_back(std::move(d));
+  ScheduleLocked(job_id, job.deliveries.size() - 1, NowMicros());
+}
+
+absl::StatusOr<std::vector<WebhookDelivery>> Webhooks::Deliveries(const std::string& job_id) const {
+  absl::MutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError("job " + job_id +
+                               " has no webhook deliveries (no callback, not finished yet, or "
+                               "expired)");
+  }
+  return it->second.deliveries;
+}
+
+absl::StatusOr<WebhookDelivery> Webhooks::Resend(const std::string& job_id) {
+  std::string principal, url, body;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) {
+      return absl::NotFoundError("job " + job_id +
+                                 " has no webhook delivery to resend (no callback, not finished "
+                                 "yet, or expired)");
+    }
+    principal = it->second.principal;
+    url = it->second.deliveries.back().url;
+    body = it->second.body;
+  }
+  Deliver(job_id, principal, url, body);
+  absl::MutexLock lock(&mu_);
+  return jobs_[job_id].deliveries.back();
+}
+
+WebhookAttempt Webhooks::Attempt(const std::string& url, const std::string& secret,
+                                 const std::string& body) const {
+  WebhookAttempt attempt;
+  attempt.unix_micros = NowMicros();
+  if (secret.empty()) {
+    attempt.error = "no signing secret: the principal's webhook was removed";
+    return attempt;
+  }
+  absl::StatusOr<CallbackTarget> target = Resolve(url);
+  if (!target.ok()) {
+    attempt.error = std::string(target.status().message());
+    return attempt;
+  }
+  std::unique_ptr<httplib::ClientImpl> client;
+  if (target->scheme == "https") {
+    client = std::make_unique<httplib::SSLClient>(target->host, target->port);
+  } else {
+    client = std::make_unique<httplib::ClientImpl>(target->host, target->port);
+  }
+  // The connection goes to the address just checked, whatever the name resolves to next.
+  client->set_hostname_addr_map({{target->host, target->address}});
+  client->set_follow_location(false);
+  const auto timeout = std::chrono::duration_cast<std::chrono::microseconds>(
+      options_.attempt_timeout);
+  const auto seconds = static_cast<time_t>(timeout.count() / 1000000);
+  const auto micros = static_cast<time_t>(timeout.count() % 1000000);
+  client->set_connection_timeout(seconds, micros);
+  client->set_read_timeout(seconds, micros);
+  client->set_write_timeout(seconds, micros);
+  const httplib::Headers headers = {
+      {"X-COPS-Signature", WebhookSignature(secret, attempt.unix_micros / 1000000, body)},
+      {"User-Agent", "cops-webhook/1"},
+  };
+  httplib::Result res = client->Post(target->path, headers, body, "application/json");
+  if (!res) {
+    attempt.error = "no answer: " + httplib::to_string(res.error());
+    return attempt;
+  }
+  attempt.http_status = res->status;
+  if (res->status < 200 || res->status > 299) {
+    attempt.error = "answered HTTP " + std::to_string(res->status);
+  }
+  return attempt;
+}
+
+void Webhooks::Run() {
+  mu_.Lock();
+  while (!stopping_) {
+    if (schedule_.empty()) {
+      changed_.Wait(&mu_);
+      continue;
+    }
+    const int64_t now = NowMicros();
+    auto first = schedule_.begin();
+    if (first->first > now) {
+      changed_.WaitWithTimeout(&mu_, absl::Microseconds(first->first - now));
+      continue;
+    }
+    const Due due = first->second;
+    schedule_.erase(first);
+    auto job = jobs_.find(due.job_id);
+    if (job == jobs_.end() || due.index >= job->second.deliveries.size()) continue;
+    WebhookDelivery& d = job->second.deliveries[due.index];
+    d.next_attempt_unix_micros = 0;  // in flight
+    const std::string url = d.url;
+    const std::string body = job->second.body;
+    auto reg = registrations_.find(job->second.principal);
+    const std::string secret = reg == registrations_.end() ? "" : reg->second.secret;
+    mu_.Unlock();
+    WebhookAttempt attempt = Attempt(url, secret, body);
+    mu_.Lock();
+    job = jobs_.find(due.job_id);
+    if (job == jobs_.end() || due.index >= job->second.deliveries.size()) continue;
+    WebhookDelivery& done = job->second.deliveries[due.index];
+    job->second.last_change_unix_micros = NowMicros();
+    const bool delivered = attempt.error.empty();
+    done.attempts.push_back(std::move(attempt));
+    if (delivered) {
+      done.state = "delivered";
+    } else if (done.attempts.size() >= options_.max_attempts || stopping_) {
+      done.state = "failed";
+    } else {
+      const int64_t backoff =
+          std::chrono::duration_cast<std::chrono::microseconds>(options_.first_backoff).count()
+          << std::min<size_t>(done.attempts.size() - 1, 30);
+      ScheduleLocked(due.job_id, due.index, NowMicros() + backoff);
+    }
+  }
+  mu_.Unlock();
+}
+
+}  // namespace cops
