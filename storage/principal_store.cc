@@ -47,6 +47,7 @@ absl::Status FromRocks(const rocksdb::Status& s, std::string_view what) {
   std::string msg = StrCat("access store: ", what, ": ", s.ToString());
   if (s.IsNotFound()) return absl::NotFoundError(msg);
   if (s.IsCorruption()) return absl::DataLossError(msg);
+  if (s.IsNoSpace()) return absl::ResourceExhaustedError(msg);
   if (s.IsIOError()) return absl::UnavailableError(msg);
   if (s.IsInvalidArgument()) return absl::FailedPreconditionError(msg);
   return absl::InternalError(msg);
@@ -143,13 +144,7 @@ absl::Status AddAuditTimeIndex(rocksdb::DB* db) {
   return FromRocks(s, "upgrading the audit trail");
 }
 
-}  // namespace
-
-PrincipalStore::PrincipalStore(std::unique_ptr<rocksdb::DB> db) : db_(std::move(db)) {}
-PrincipalStore::~PrincipalStore() = default;
-
-absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::string& path,
-                                                                     rocksdb::Env* env) {
+rocksdb::Options StoreOptions(rocksdb::Env* env) {
   rocksdb::Options options;
   options.create_if_missing = true;
   if (env != nullptr) options.env = env;
@@ -157,6 +152,63 @@ absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::
   options.write_buffer_size = 4 << 20;
   options.max_open_files = 64;
   options.keep_log_file_num = 2;
+  return options;
+}
+
+}  // namespace
+
+PrincipalStore::PrincipalStore(std::unique_ptr<rocksdb::DB> db, std::string path,
+                               rocksdb::Env* env)
+    : path_(std::move(path)), env_(env), db_(std::move(db)) {}
+PrincipalStore::~PrincipalStore() = default;
+
+rocksdb::Status PrincipalStore::Noted(rocksdb::Status s) {
+  if (s.IsIOError()) write_failed_.store(true);
+  return s;
+}
+
+absl::Status PrincipalStore::CheckOpen() const {
+  if (db_ != nullptr) return absl::OkStatus();
+  return absl::UnavailableError(StrCat("access store ", path_,
+                                       " is closed after a write error; it is reopened once "
+                                       "the disk has space again"));
+}
+
+absl::Status PrincipalStore::Recover() {
+  if (!write_failed_.load()) return absl::OkStatus();
+  absl::MutexLock serial(&recover_mu_);
+  if (!write_failed_.load()) return absl::OkStatus();  // recovered meanwhile
+  // As Index::Rep::Recover (storage/index.cc): a small synced write shows space is back,
+  // then the database is reopened, which RocksDB 7.8's DB::Resume cannot be relied on for.
+  const rocksdb::Options options = StoreOptions(env_);
+  rocksdb::Env* env = options.env;
+  const std::string probe = path_ + "/SPACE_PROBE";
+  std::unique_ptr<rocksdb::WritableFile> file;
+  rocksdb::Status s = env->NewWritableFile(probe, &file, rocksdb::EnvOptions());
+  if (s.ok()) s = file->Append(std::string(size_t{1} << 20, '\0'));
+  if (s.ok()) s = file->Sync();
+  if (file != nullptr) file->Close().PermitUncheckedError();
+  env->DeleteFile(probe).PermitUncheckedError();
+  if (!s.ok()) {
+    return FromRocks(s, "an earlier write failed and the disk has no space yet; writes "
+                        "resume once space is freed");
+  }
+  absl::MutexLock exclusive(&db_mu_);
+  if (db_ != nullptr) {
+    db_->Close().PermitUncheckedError();  // the database is reopened below
+    db_.reset();
+  }
+  rocksdb::DB* raw = nullptr;
+  s = rocksdb::DB::Open(options, path_, &raw);
+  if (!s.ok()) return FromRocks(s, "reopening after a write error");
+  db_.reset(raw);
+  write_failed_.store(false);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::string& path,
+                                                                     rocksdb::Env* env) {
+  const rocksdb::Options options = StoreOptions(env);
   COPS_RETURN_IF_ERROR(CreateDirDurably(*options.env, path));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, path, &raw);
@@ -179,10 +231,12 @@ absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::
         "access store ", path, " has schema version ", version, ", this build reads ",
         kSchemaVersion));
   }
-  return std::unique_ptr<PrincipalStore>(new PrincipalStore(std::move(db)));
+  return std::unique_ptr<PrincipalStore>(new PrincipalStore(std::move(db), path, env));
 }
 
 absl::Status PrincipalStore::CreateCheckpoint(const std::string& dir) const {
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
   return CreateRocksCheckpoint(*db_, dir);
 }
 
@@ -190,13 +244,18 @@ absl::Status PrincipalStore::Put(std::string_view key, std::string_view value) {
   // Access changes (a revoked key above all) must survive power loss: sync each one.
   rocksdb::WriteOptions wo;
   wo.sync = true;
-  return FromRocks(db_->Put(wo, rocksdb::Slice(key.data(), key.size()),
-                            rocksdb::Slice(value.data(), value.size())),
+  COPS_RETURN_IF_ERROR(Recover());
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
+  return FromRocks(Noted(db_->Put(wo, rocksdb::Slice(key.data(), key.size()),
+                                  rocksdb::Slice(value.data(), value.size()))),
                    "write");
 }
 
 absl::StatusOr<std::string> PrincipalStore::Get(std::string_view key) const {
   std::string value;
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
   rocksdb::Status s =
       db_->Get(rocksdb::ReadOptions(), rocksdb::Slice(key.data(), key.size()), &value);
   if (!s.ok()) return FromRocks(s, "read");
@@ -206,6 +265,8 @@ absl::StatusOr<std::string> PrincipalStore::Get(std::string_view key) const {
 absl::StatusOr<std::vector<std::string>> PrincipalStore::ScanValues(
     std::string_view prefix) const {
   std::vector<std::string> out;
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   rocksdb::Slice p(prefix.data(), prefix.size());
   for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) {
@@ -288,6 +349,7 @@ absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
                                                      uint64_t documents, uint64_t bytes,
                                                      uint64_t max_documents,
                                                      uint64_t max_bytes) {
+  COPS_RETURN_IF_ERROR(Recover());
   absl::MutexLock lock(&usage_mu_);
   absl::StatusOr<UsageRecord> usage = GetUsage(principal);
   COPS_RETURN_IF_ERROR(usage.status());
@@ -305,8 +367,10 @@ absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
   usage->bytes += bytes;
   // Not synced: after a power loss a few registrations may go uncounted, which is cheaper
   // than an fsync per registration and errs in the user's favour.
-  rocksdb::Status s = db_->Put(rocksdb::WriteOptions(), StrCat(kUsagePrefix, principal),
-                               EncodeUsage(*usage));
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
+  rocksdb::Status s = Noted(
+      db_->Put(rocksdb::WriteOptions(), StrCat(kUsagePrefix, principal), EncodeUsage(*usage)));
   if (!s.ok()) return FromRocks(s, "usage write");
   return *usage;
 }
@@ -327,7 +391,10 @@ absl::Status PrincipalStore::AppendAudit(const std::vector<AuditRecord>& records
       if (!s.ok()) return FromRocks(s, "audit batch");
     }
   }
-  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "audit write");
+  COPS_RETURN_IF_ERROR(Recover());
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
+  return FromRocks(Noted(db_->Write(rocksdb::WriteOptions(), &batch)), "audit write");
 }
 
 absl::StatusOr<std::vector<AuditRecord>> PrincipalStore::ScanAudit(
@@ -338,6 +405,8 @@ absl::StatusOr<std::vector<AuditRecord>> PrincipalStore::ScanAudit(
   std::string start(prefix);
   AppendBigEndian64(static_cast<uint64_t>(std::max<int64_t>(since_unix_micros, 0)), &start);
   std::vector<AuditRecord> out;
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   for (it->Seek(start); it->Valid() && it->key().starts_with(p) && out.size() < limit;
        it->Next()) {
@@ -368,6 +437,9 @@ absl::StatusOr<size_t> PrincipalStore::RemoveAuditBefore(int64_t before_unix_mic
   const rocksdb::Slice prefix(kAuditByTimePrefix.data(), kAuditByTimePrefix.size());
   rocksdb::WriteBatch batch;
   size_t removed = 0;
+  COPS_RETURN_IF_ERROR(Recover());
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix) && removed < max_records;
        it->Next()) {
@@ -388,7 +460,9 @@ absl::StatusOr<size_t> PrincipalStore::RemoveAuditBefore(int64_t before_unix_mic
   }
   if (!it->status().ok()) return FromRocks(it->status(), "audit scan");
   if (removed == 0) return 0;
-  COPS_RETURN_IF_ERROR(FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "audit removal"));
+  it.reset();
+  COPS_RETURN_IF_ERROR(
+      FromRocks(Noted(db_->Write(rocksdb::WriteOptions(), &batch)), "audit removal"));
   return removed;
 }
 

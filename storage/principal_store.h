@@ -11,6 +11,7 @@
 // Thread-safety: a PrincipalStore is safe for concurrent use from many threads. Each Put is
 // one atomic RocksDB write; AddUsage is a serialized read-modify-write.
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +27,7 @@
 namespace rocksdb {
 class DB;
 class Env;
+class Status;
 }
 
 namespace cops {
@@ -160,7 +162,16 @@ class PrincipalStore {
   absl::StatusOr<size_t> RemoveAuditBefore(int64_t before_unix_micros, size_t max_records);
 
  private:
-  explicit PrincipalStore(std::unique_ptr<rocksdb::DB> db);
+  PrincipalStore(std::unique_ptr<rocksdb::DB> db, std::string path, rocksdb::Env* env);
+  // Before a write: when an earlier write failed on an I/O error (a full disk; RocksDB then
+  // refuses every write), checks with a small synced file that the disk has space again
+  // (RESOURCE_EXHAUSTED while not), then reopens the database under db_mu_ held
+  // exclusively. Nothing acknowledged is lost either way.
+  absl::Status Recover() ABSL_LOCKS_EXCLUDED(db_mu_);
+  // UNAVAILABLE when a reopen failed (db_ is null); the next write tries again.
+  absl::Status CheckOpen() const ABSL_SHARED_LOCKS_REQUIRED(db_mu_);
+  // `s`, noting an I/O error for Recover.
+  rocksdb::Status Noted(rocksdb::Status s);
   absl::Status Put(std::string_view key, std::string_view value);
   absl::StatusOr<std::string> Get(std::string_view key) const;
   absl::StatusOr<std::vector<std::string>> ScanValues(std::string_view prefix) const;
@@ -170,7 +181,13 @@ class PrincipalStore {
       std::string_view prefix, int64_t since_unix_micros, size_t limit,
       const std::function<bool(const AuditRecord&)>& keep) const;
 
-  std::unique_ptr<rocksdb::DB> db_;
+  const std::string path_;
+  rocksdb::Env* const env_;  // as given to Open
+  // Shared by every use of db_, exclusive while Recover reopens it. Taken after usage_mu_.
+  mutable absl::Mutex db_mu_;
+  std::unique_ptr<rocksdb::DB> db_ ABSL_GUARDED_BY(db_mu_);
+  absl::Mutex recover_mu_;  // serializes Recover
+  std::atomic<bool> write_failed_{false};
   absl::Mutex usage_mu_;  // serializes AddUsage's read-modify-write
   absl::Mutex audit_mu_;
   uint32_t audit_seq_ ABSL_GUARDED_BY(audit_mu_) = 0;

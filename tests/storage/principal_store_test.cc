@@ -202,6 +202,52 @@ AuditRecord Hit(uint64_t doc_id, int64_t micros, const std::string& owner,
   return r;
 }
 
+// A full disk under the access store: a principal, key or usage write fails with a clear
+// RESOURCE_EXHAUSTED and reads go on; once space returns the same open store writes again
+// (no restart), and everything acknowledged is there after a reopen.
+TEST_F(PrincipalStoreTest, ADiskFullIsAClearErrorAndWritesResumeInPlaceOnceSpaceReturns) {
+  std::filesystem::create_directories(dir_.path() / "trash");
+  FaultFileSystem disk(dir_.Join("trash"));
+  {
+    auto store = PrincipalStore::Open(dir_.Join("access"), disk.rocksdb_env());
+    ASSERT_OK(store);
+    PrincipalRecord p;
+    p.name = "acm-press";
+    p.role = 1;
+    ASSERT_OK((*store)->PutPrincipal(p));
+
+    disk.SetDiskFull(true);
+    PrincipalRecord q;
+    q.name = "ieee";
+    q.role = 1;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      absl::Status full = (*store)->PutPrincipal(q);
+      EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted) << full;
+      EXPECT_NE(full.message().find("space"), std::string::npos) << full;
+    }
+    EXPECT_EQ((*store)->AddUsage("acm-press", 1, 100, 0, 0).status().code(),
+              absl::StatusCode::kResourceExhausted);
+    EXPECT_OK((*store)->GetPrincipal("acm-press").status());
+
+    disk.SetDiskFull(false);
+    ASSERT_OK((*store)->PutPrincipal(q)) << "space is back";
+    ASSERT_OK((*store)->AddUsage("acm-press", 1, 100, 0, 0).status());
+    AuditRecord r;
+    r.doc_id = 7;
+    r.collection = "acm";
+    r.unix_micros = 1000;
+    ASSERT_OK((*store)->AppendAudit({r}));
+  }
+  auto store = PrincipalStore::Open(dir_.Join("access"));
+  ASSERT_OK(store);
+  EXPECT_OK((*store)->GetPrincipal("acm-press").status());
+  EXPECT_OK((*store)->GetPrincipal("ieee").status());
+  ASSERT_OK_AND_ASSIGN(UsageRecord usage, (*store)->GetUsage("acm-press"));
+  EXPECT_EQ(usage.documents, 1u);
+  ASSERT_OK_AND_ASSIGN(auto audit, (*store)->QueryAudit(7, 0, 10));
+  EXPECT_EQ(audit.size(), 1u);
+}
+
 TEST_F(PrincipalStoreTest, AuditOfAnOwnerSpansItsDocumentsInTimeOrderAndNoOtherOwners) {
   auto store = OpenStore();
   ASSERT_OK(store->AppendAudit({Hit(7, 3000, "alice"), Hit(8, 1000, "alice"),
