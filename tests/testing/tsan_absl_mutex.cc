@@ -17,6 +17,7 @@
 #include <functional>
 
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 
 #if !defined(ABSL_OPTION_USE_INLINE_NAMESPACE) || ABSL_OPTION_USE_INLINE_NAMESPACE != 1
 #error "tsan_absl_mutex.cc names Debian 12's Abseil symbols (inline namespace debian3)"
@@ -129,11 +130,13 @@ void Mutex::ReaderLockWhen(const Condition& cond) ABSL_NO_THREAD_SAFETY_ANALYSIS
   __tsan_mutex_post_lock(this, __tsan_mutex_read_lock, 0);
 }
 
+// Each ...WithTimeout below is its ...WithDeadline with the deadline now + timeout, as in
+// the library, which calls its own ...WithDeadline through the PLT, so into the definition
+// here: annotating both announced every wait's unlock twice ("unlock of an unlocked mutex",
+// then false races on what the mutex guards).
 bool Mutex::LockWhenWithTimeout(const Condition& cond, Duration timeout)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  static const auto real = Real<bool (*)(Mutex*, const Condition&, Duration)>(
-      COPS_ABSL("5Mutex19LockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE"));
-  return Locking(this, 0, real, std::cref(cond), timeout);  // held either way
+  return LockWhenWithDeadline(cond, Now() + timeout);  // held either way
 }
 
 bool Mutex::LockWhenWithDeadline(const Condition& cond, Time deadline)
@@ -145,9 +148,7 @@ bool Mutex::LockWhenWithDeadline(const Condition& cond, Time deadline)
 
 bool Mutex::ReaderLockWhenWithTimeout(const Condition& cond, Duration timeout)
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  static const auto real = Real<bool (*)(Mutex*, const Condition&, Duration)>(
-      COPS_ABSL("5Mutex25ReaderLockWhenWithTimeoutERKNS0_9ConditionENS0_8DurationE"));
-  return Locking(this, __tsan_mutex_read_lock, real, std::cref(cond), timeout);
+  return ReaderLockWhenWithDeadline(cond, Now() + timeout);
 }
 
 bool Mutex::ReaderLockWhenWithDeadline(const Condition& cond, Time deadline)
@@ -169,9 +170,7 @@ void Mutex::Await(const Condition& cond) {
 }
 
 bool Mutex::AwaitWithTimeout(const Condition& cond, Duration timeout) {
-  static const auto real = Real<bool (*)(Mutex*, const Condition&, Duration)>(
-      COPS_ABSL("5Mutex16AwaitWithTimeoutERKNS0_9ConditionENS0_8DurationE"));
-  return Waiting(this, real, this, std::cref(cond), timeout);
+  return AwaitWithDeadline(cond, Now() + timeout);
 }
 
 bool Mutex::AwaitWithDeadline(const Condition& cond, Time deadline) {
@@ -191,9 +190,7 @@ void CondVar::Wait(Mutex* mu) {
 }
 
 bool CondVar::WaitWithTimeout(Mutex* mu, Duration timeout) {
-  static const auto real = Real<bool (*)(CondVar*, Mutex*, Duration)>(
-      COPS_ABSL("7CondVar15WaitWithTimeoutEPNS0_5MutexENS0_8DurationE"));
-  return Waiting(mu, real, this, mu, timeout);
+  return WaitWithDeadline(mu, Now() + timeout);
 }
 
 bool CondVar::WaitWithDeadline(Mutex* mu, Time deadline) {
