@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -11,7 +12,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
+#include "core/canonicalizer.h"
 #include "core/strings.h"
+#include "core/units.h"
 #include "engine/pipeline.h"
 
 namespace cops::eval {
@@ -536,6 +539,119 @@ absl::StatusOr<SecurityResult> MeasureSecurity(const EvalSet& set, const Setting
   result.without_key = without_key.Get();
   result.with_key = with_key.Get();
   return result;
+}
+
+// ---- Content-word stems -------------------------------------------------------------------
+
+namespace {
+
+bool EndsWith(std::string_view w, std::string_view suffix) {
+  return w.size() >= suffix.size() && w.substr(w.size() - suffix.size()) == suffix;
+}
+
+bool HasVowel(std::string_view w) { return w.find_first_of("aeiouy") != std::string_view::npos; }
+
+// Distinct hashed n-grams of `stems`, sorted.
+std::vector<uint64_t> StemGrams(const std::vector<std::string>& stems, int n) {
+  std::vector<uint64_t> grams;
+  if (stems.size() < static_cast<size_t>(n)) return grams;
+  std::vector<uint64_t> h(stems.size());
+  for (size_t i = 0; i < stems.size(); ++i) h[i] = std::hash<std::string>{}(stems[i]);
+  for (size_t i = 0; i + n <= stems.size(); ++i) {
+    uint64_t g = 0x9e3779b97f4a7c15ULL;
+    for (int j = 0; j < n; ++j) g = (g ^ h[i + j]) * 0x100000001b3ULL + static_cast<uint64_t>(j);
+    grams.push_back(g);
+  }
+  std::sort(grams.begin(), grams.end());
+  grams.erase(std::unique(grams.begin(), grams.end()), grams.end());
+  return grams;
+}
+
+// Share of `test` (sorted, distinct) also in `source` (sorted, distinct).
+double Containment(const std::vector<uint64_t>& test, const std::vector<uint64_t>& source) {
+  if (test.empty()) return 0;
+  size_t shared = 0;
+  for (auto a = test.begin(), b = source.begin(); a != test.end() && b != source.end();) {
+    if (*a < *b) {
+      ++a;
+    } else if (*b < *a) {
+      ++b;
+    } else {
+      ++shared, ++a, ++b;
+    }
+  }
+  return static_cast<double>(shared) / static_cast<double>(test.size());
+}
+
+}  // namespace
+
+std::string LightStem(std::string_view canonical_word) {
+  std::string w(canonical_word);
+  if (w.size() <= 3) return w;
+  if (EndsWith(w, "sses")) {
+    w.resize(w.size() - 2);
+  } else if (EndsWith(w, "ies")) {
+    w.resize(w.size() - 3);
+    w += 'y';
+  } else if (EndsWith(w, "s") && !EndsWith(w, "ss") && !EndsWith(w, "us") &&
+             !EndsWith(w, "is")) {
+    w.pop_back();
+  }
+  for (std::string_view suffix : {"ingly", "edly", "ing", "ed", "ly"}) {
+    if (EndsWith(w, suffix) && w.size() >= suffix.size() + 3 &&
+        HasVowel(std::string_view(w).substr(0, w.size() - suffix.size()))) {
+      w.resize(w.size() - suffix.size());
+      // "stopped" -> "stopp" -> "stop"; "fall" and "miss" keep their pair.
+      const size_t k = w.size();
+      if (k >= 2 && w[k - 1] == w[k - 2] && std::string_view("lsz").find(w[k - 1]) ==
+                                                std::string_view::npos) {
+        w.pop_back();
+      }
+      break;
+    }
+  }
+  if (w.size() > 3 && w.back() == 'e') w.pop_back();  // "move", "moved", "moving" -> "mov"
+  if (w.size() > 3 && w.back() == 'y') w.back() = 'i';  // "study", "studies" -> "studi"
+  return w;
+}
+
+std::vector<std::string> ContentStems(std::string_view text) {
+  CanonicalText canon;
+  Canonicalize(text, &canon);
+  std::vector<std::string> out;
+  out.reserve(canon.tokens.size());
+  for (const Token& t : canon.tokens) {
+    const std::string_view w = canon.Word(t);
+    if (IsStopWord(w)) continue;
+    out.push_back(LightStem(w));
+  }
+  return out;
+}
+
+SettingRun RunStemScorer(const EvalSet& set, int n) {
+  const auto start = std::chrono::steady_clock::now();
+  n = std::max(n, 1);
+  std::vector<std::vector<uint64_t>> sources;
+  sources.reserve(set.sources.size());
+  for (const SourceDoc& s : set.sources) sources.push_back(StemGrams(ContentStems(s.text), n));
+  SettingRun run;
+  run.scores.resize(set.tests.size());
+  for (size_t i = 0; i < set.tests.size(); ++i) {
+    const TestDoc& t = set.tests[i];
+    const std::vector<uint64_t> grams = StemGrams(ContentStems(t.text), n);
+    TestScore& score = run.scores[i];
+    for (size_t j = 0; j < sources.size(); ++j) {
+      const double c = Containment(grams, sources[j]);
+      if (static_cast<int>(j) == t.source) {
+        score.source_ratio = c;
+      } else {
+        score.other_ratio = std::max(score.other_ratio, c);
+      }
+    }
+    score.source_candidate = true;  // every source is read
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
 }
 
 }  // namespace cops::eval
