@@ -76,14 +76,22 @@ int Fail(const absl::Status& s) {
 
 int RunCheck(const std::string& sources, const std::string& tests, const std::string& truth,
              const std::string& spec, bool scan, const std::string& decisions,
-             uint32_t key_index) {
+             uint32_t key_index, int stem_ngrams, int stem_chain) {
   auto set = LoadEvalSet(sources, tests, truth);
   if (!set.ok()) return Fail(set.status());
   auto setting = ParseSetting(spec, Setting{});
   if (!setting.ok()) return Fail(setting.status());
-  auto run = RunSetting(*set, *setting, NthEvalKey(key_index));
+  absl::StatusOr<SettingRun> run =
+      stem_ngrams > 0 ? RunStemScorer(*set, stem_ngrams, stem_chain)
+                      : RunSetting(*set, *setting, NthEvalKey(key_index));
   if (!run.ok()) return Fail(run.status());
+  if (stem_ngrams > 0) run->setting = *setting;  // only its threshold is used
   double t = setting->options.threshold;
+  if (stem_ngrams > 0) {
+    std::cout << "content-stem " << stem_ngrams << "-gram containment"
+              << (stem_chain > 0 ? StrCat(" in chains of ", stem_chain, "+") : std::string())
+              << ", threshold " << t << "\n";
+  }
   std::cout << "setting: " << setting->Describe() << "\n"
             << "sources: " << set->sources.size() << ", tests: " << set->tests.size()
             << ", stored chunks: " << run->source_stored_chunks << "/" << run->source_total_chunks
@@ -337,19 +345,6 @@ absl::Status KeySpreadTable(const EvalSet& set, int keys, std::ostream& o) {
   return absl::OkStatus();
 }
 
-// A run whose ratio is the larger of two runs' ratios, each divided by its own threshold:
-// at threshold 1 it flags what either flags (the union of two kinds of evidence).
-SettingRun EitherRun(const SettingRun& a, double ta, const SettingRun& b, double tb) {
-  SettingRun out = a;
-  for (size_t i = 0; i < out.scores.size(); ++i) {
-    const TestScore& x = a.scores[i];
-    const TestScore& y = b.scores[i];
-    out.scores[i].source_ratio = std::max(x.source_ratio / ta, y.source_ratio / tb);
-    out.scores[i].other_ratio = std::max(x.other_ratio / ta, y.other_ratio / tb);
-  }
-  return out;
-}
-
 // Human-made revisions (P4P, eval/make_p4p_set.py): for each shape (pairs, docs), the
 // defaults, the plain baseline at the same fixed threshold, and the content-stem scorer, on
 // the dev and the held-out part. Every threshold not fixed in advance is chosen on dev (best
@@ -366,13 +361,14 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
     COPS_ASSIGN_OR_RETURN(EvalSet dev, LoadEvalSetDir(StrCat(root, "/dev/", shape)));
     COPS_ASSIGN_OR_RETURN(EvalSet held, LoadEvalSetDir(StrCat(root, "/heldout/", shape)));
     struct Runs {
-      SettingRun def, base, stem2;
+      SettingRun def, base, stem2, chain2;
     };
     auto run_all = [&](const EvalSet& set) -> absl::StatusOr<Runs> {
       Runs r;
       COPS_ASSIGN_OR_RETURN(r.def, RunSetting(set, defaults));
       COPS_ASSIGN_OR_RETURN(r.base, RunSetting(set, baseline));
       r.stem2 = RunStemScorer(set, 2);
+      r.chain2 = RunStemScorer(set, 2, 3);
       return r;
     };
     COPS_ASSIGN_OR_RETURN(Runs d, run_all(dev));
@@ -388,16 +384,8 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
     const double t_base = BestF1Threshold(dev, d.base);
     const double q_base = quiet(d.base);
     const double q_stem2 = quiet(d.stem2);
+    const double q_chain2 = quiet(d.chain2);
     const double t_stem2 = BestF1Threshold(dev, d.stem2);
-    // The stem threshold for the union is chosen on dev with the defaults' fixed one.
-    double t_union = t_stem2, best = -1;
-    for (int i = 1; i <= 95; ++i) {
-      const double t = i / 100.0;
-      const double f1 = Score(dev, EitherRun(d.def, fixed, d.stem2, t), 1.0).overall.F1();
-      if (f1 > best + 1e-12) best = f1, t_union = t;
-    }
-    const SettingRun d_union = EitherRun(d.def, fixed, d.stem2, t_union);
-    const SettingRun h_union = EitherRun(h.def, fixed, h.stem2, t_union);
     int positives = 0;
     for (const TestDoc& t : held.tests) positives += t.expected_violation;
     o << "**" << shape << "**: dev " << dev.sources.size() << " registered, "
@@ -421,8 +409,8 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
         {"content-stem 2-grams (eval-side)", F3(t_stem2), &d.stem2, &h.stem2, t_stem2},
         {"content-stem 2-grams, lowest dev threshold with <= 0.5% false alarms", F3(q_stem2),
          &d.stem2, &h.stem2, q_stem2},
-        {"defaults or content-stem 2-grams", StrCat(F3(fixed), " / ", F3(t_union)), &d_union,
-         &h_union, 1.0}};
+        {"content-stem 2-grams in ordered chains of 3+, same rule", F3(q_chain2), &d.chain2,
+         &h.chain2, q_chain2}};
     for (const Row& r : rows) {
       o << "| " << r.name << " | " << r.threshold << " |";
       for (const auto& [set, run] : {std::pair<const EvalSet*, const SettingRun*>{&dev, r.dev},
@@ -634,6 +622,14 @@ int Main(int argc, char** argv) {
   uint32_t key_index = 0;
   check->add_option("--key-index", key_index,
                     "hashing key: 0 = the fixed evaluation key, n = the n-th other one");
+  int stem_ngrams = 0;
+  check->add_option("--stem-ngrams", stem_ngrams,
+                    "score with the eval-side content-stem n-gram scorer instead (n >= 1; "
+                    "only the setting's threshold applies)")
+      ->check(CLI::PositiveNumber);
+  int stem_chain = 0;
+  check->add_option("--stem-chain", stem_chain,
+                    "with --stem-ngrams: count only n-grams in ordered chains of this many");
   CLI::App* report = app.add_subcommand("report", "the whole study, as Markdown tables");
   report->add_option("--set", set_dir, "main set folder (sources/, tests/, truth.tsv)")
       ->required();
@@ -652,7 +648,10 @@ int Main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  if (*check) return RunCheck(sources, tests, truth, spec, scan, decisions, key_index);
+  if (*check) {
+    return RunCheck(sources, tests, truth, spec, scan, decisions, key_index, stem_ngrams,
+                    stem_chain);
+  }
   if (*human) {
     std::ostringstream o;
     if (absl::Status st = HumanTables(p4p_dir, o); !st.ok()) return Fail(st);

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
@@ -628,20 +630,92 @@ std::vector<std::string> ContentStems(std::string_view text) {
   return out;
 }
 
-SettingRun RunStemScorer(const EvalSet& set, int n) {
+namespace {
+
+// Hashed n-grams of `stems` in text order (not deduplicated).
+std::vector<uint64_t> StemGramSequence(const std::vector<std::string>& stems, int n) {
+  std::vector<uint64_t> seq;
+  if (stems.size() < static_cast<size_t>(n)) return seq;
+  std::vector<uint64_t> h(stems.size());
+  for (size_t i = 0; i < stems.size(); ++i) h[i] = std::hash<std::string>{}(stems[i]);
+  for (size_t i = 0; i + n <= stems.size(); ++i) {
+    uint64_t g = 0x9e3779b97f4a7c15ULL;
+    for (int j = 0; j < n; ++j) g = (g ^ h[i + j]) * 0x100000001b3ULL + static_cast<uint64_t>(j);
+    seq.push_back(g);
+  }
+  return seq;
+}
+
+// Share of the test's stem n-grams inside chains of at least `min_chain` matched grams that
+// advance in both texts (gaps of at most 4 grams, advances differing by at most 2): the
+// verification stage's passage rule, on stems.
+double ChainedShare(const std::vector<uint64_t>& test,
+                    const std::unordered_map<uint64_t, std::vector<int>>& source_positions,
+                    int min_chain) {
+  if (test.empty()) return 0;
+  struct Chain {
+    int last_i, last_j;
+    std::vector<int> members;
+  };
+  std::vector<Chain> chains;
+  for (int i = 0; i < static_cast<int>(test.size()); ++i) {
+    auto it = source_positions.find(test[i]);
+    if (it == source_positions.end()) continue;
+    Chain* best = nullptr;
+    int best_j = -1;
+    for (int j : it->second) {
+      for (Chain& c : chains) {
+        const int di = i - c.last_i, dj = j - c.last_j;
+        if (di < 1 || dj < 1 || di > 5 || dj > 5 || std::abs(di - dj) > 2) continue;
+        if (!best || c.members.size() > best->members.size()) best = &c, best_j = j;
+      }
+    }
+    if (best) {
+      best->last_i = i, best->last_j = best_j;
+      best->members.push_back(i);
+    } else {
+      chains.push_back({i, it->second.front(), {i}});
+    }
+  }
+  std::vector<bool> covered(test.size(), false);
+  for (const Chain& c : chains) {
+    if (static_cast<int>(c.members.size()) < min_chain) continue;
+    for (int i : c.members) covered[i] = true;
+  }
+  return static_cast<double>(std::count(covered.begin(), covered.end(), true)) /
+         static_cast<double>(test.size());
+}
+
+}  // namespace
+
+SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain) {
   const auto start = std::chrono::steady_clock::now();
   n = std::max(n, 1);
   std::vector<std::vector<uint64_t>> sources;
+  std::vector<std::unordered_map<uint64_t, std::vector<int>>> positions;
   sources.reserve(set.sources.size());
-  for (const SourceDoc& s : set.sources) sources.push_back(StemGrams(ContentStems(s.text), n));
+  for (const SourceDoc& s : set.sources) {
+    const std::vector<std::string> stems = ContentStems(s.text);
+    sources.push_back(StemGrams(stems, n));
+    if (min_chain > 0) {
+      std::unordered_map<uint64_t, std::vector<int>> pos;
+      const std::vector<uint64_t> seq = StemGramSequence(stems, n);
+      for (int j = 0; j < static_cast<int>(seq.size()); ++j) pos[seq[j]].push_back(j);
+      positions.push_back(std::move(pos));
+    }
+  }
   SettingRun run;
   run.scores.resize(set.tests.size());
   for (size_t i = 0; i < set.tests.size(); ++i) {
     const TestDoc& t = set.tests[i];
-    const std::vector<uint64_t> grams = StemGrams(ContentStems(t.text), n);
+    const std::vector<std::string> stems = ContentStems(t.text);
+    const std::vector<uint64_t> grams = StemGrams(stems, n);
+    const std::vector<uint64_t> seq = min_chain > 0 ? StemGramSequence(stems, n)
+                                                    : std::vector<uint64_t>{};
     TestScore& score = run.scores[i];
     for (size_t j = 0; j < sources.size(); ++j) {
-      const double c = Containment(grams, sources[j]);
+      const double c = min_chain > 0 ? ChainedShare(seq, positions[j], min_chain)
+                                     : Containment(grams, sources[j]);
       if (static_cast<int>(j) == t.source) {
         score.source_ratio = c;
       } else {

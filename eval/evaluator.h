@@ -142,8 +142,10 @@ std::string LightStem(std::string_view canonical_word);
 
 // Scores every test against every source by stem n-gram containment: source_ratio is the
 // containment in the expected source, other_ratio the best over the others (the run's
-// setting is default-constructed; only scores are filled). `n` is at least 1.
-SettingRun RunStemScorer(const EvalSet& set, int n);
+// setting is default-constructed; only scores are filled). `n` is at least 1. With
+// `min_chain` > 0 only the test's n-grams in chains of that many matches advancing in both
+// texts count (gaps of at most 4 n-grams, advances differing by at most 2).
+SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain = 0);
 
 // ---- Affinity and noise (the paper's enhancement table) -------------------------------
 

@@ -196,6 +196,10 @@ TEST(ContentStemsTest, ScorerRanksTheParaphrasedSourceAboveAnUnrelatedOne) {
   EXPECT_GT(run.scores[0].source_ratio, 0.1);  // "mount st", "austrian general", ...
   EXPECT_EQ(run.scores[0].other_ratio, 0.0);
   EXPECT_GT(Score(set, run, 0.05).overall.tp, 0);
+  // The four shared pairs advance together in both texts: one chain of 4, which a rule of
+  // 4 keeps and a rule of 5 drops.
+  EXPECT_DOUBLE_EQ(RunStemScorer(set, 2, 4).scores[0].source_ratio, run.scores[0].source_ratio);
+  EXPECT_EQ(RunStemScorer(set, 2, 5).scores[0].source_ratio, 0.0);
 }
 
 }  // namespace
