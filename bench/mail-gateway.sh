@@ -14,7 +14,8 @@
 # per message. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
 # default build/) and the rspamd package (installed here if missing: it is only needed for
 # this comparison). With COPS_BASELINE_BUILD_DIR set (another build's directory, or one holding
-# server/copsd, client/cops and milter/cops-milter), a second copsd + cops-milter from it runs
+# server/copsd, client/cops and milter/cops-milter, with cops-convert-worker beside copsd and
+# cops-milter or named by COPS_CONVERT_WORKER), a second copsd + cops-milter from it runs
 # beside the first and each set goes through both, baseline first, in the same run.
 # COPS_SKIP_POSTFIX=1 stops after the paced run; COPS_REGISTER_FORMAT=text: see start_cops.
 set -euo pipefail
