@@ -22,7 +22,7 @@ mkdir -p "$dir"
 for f in p4p_source.txt p4p_reference.txt; do
   matches "$f" && continue
   tmp="$(mktemp "$dir/.$f.XXXXXX")"
-  if ! curl -fsSL --retry 2 -o "$tmp" "$base/$f"; then
+  if ! curl -fsSL --connect-timeout 10 --max-time 120 --retry 2 -o "$tmp" "$base/$f"; then
     rm -f "$tmp"
     echo "fetch_p4p: cannot download $base/$f" >&2
     exit 1
