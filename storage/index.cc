@@ -1,5 +1,6 @@
 #include "storage/index.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "core/status_macros.h"
@@ -24,20 +25,57 @@ IndexRep::~IndexRep() {
 
 absl::StatusOr<std::unique_ptr<IndexRep>> IndexRep::Open(std::unique_ptr<IndexDb> opened) {
   std::unique_ptr<IndexRep> rep(new IndexRep(std::move(opened)));
-  COPS_ASSIGN_OR_RETURN(IndexMetaState state, rep->meta.LoadOrInit());
+  absl::MutexLock lock(&rep->write_mu);
+  COPS_RETURN_IF_ERROR(rep->LoadMeta());
+  return rep;
+}
+
+absl::Status IndexRep::LoadMeta() {
+  COPS_ASSIGN_OR_RETURN(IndexMetaState state, meta.LoadOrInit());
   // A read-only open of an older schema works as is: only writes read the duplicate map.
-  if (state.schema < codec::kSchemaVersionBase && !rep->db->options().read_only) {
-    COPS_RETURN_IF_ERROR(rep->maps.UpgradeFromSchema1(rep->documents, rep->meta));
+  if (state.schema < codec::kSchemaVersionBase && !db->options().read_only) {
+    COPS_RETURN_IF_ERROR(maps.UpgradeFromSchema1(documents, meta));
     state.schema = codec::kSchemaVersionBase;
   }
-  rep->schema = state.schema;
-  rep->applied_log_sequence.store(state.applied_log_sequence);
-  absl::MutexLock lock(&rep->write_mu);
-  rep->schema_version = state.schema;
-  rep->next_doc_id = state.next_doc_id;
-  rep->counters = state.counters;
-  rep->PublishCounters();
-  return rep;
+  schema = state.schema;
+  applied_log_sequence.store(state.applied_log_sequence);
+  schema_version = state.schema;
+  next_doc_id = state.next_doc_id;
+  counters = state.counters;
+  PublishCounters();
+  return absl::OkStatus();
+}
+
+absl::Status IndexRep::CheckOpen() const {
+  if (db->is_open()) return absl::OkStatus();
+  return absl::UnavailableError("index " + db->options().path +
+                                " is closed after a write error; it is reopened once the "
+                                "disk has space again");
+}
+
+absl::Status IndexRep::Recover(bool writing) {
+  if (!closed.load() && (!writing || !db->write_failed())) return absl::OkStatus();
+  if (db->options().read_only) return absl::OkStatus();
+  absl::MutexLock serial(&recover_mu);
+  if (!closed.load() && !db->write_failed()) return absl::OkStatus();  // recovered meanwhile
+  COPS_RETURN_IF_ERROR(db->ProbeSpace());
+  stop_warming.store(true, std::memory_order_release);  // a warm-up gives way
+  absl::MutexLock exclusive(&db_mu);
+  absl::MutexLock writer(&write_mu);
+  db->Close();
+  closed.store(true);
+  COPS_RETURN_IF_ERROR(db->Reopen());
+  closed.store(false);
+  stop_warming.store(false, std::memory_order_release);
+  // The counters and the next id as the database has them; ids handed to writes that
+  // failed stay unused.
+  const DocId next_before = next_doc_id;
+  COPS_RETURN_IF_ERROR(LoadMeta());
+  next_doc_id = std::max(next_doc_id, next_before);
+  COPS_RETURN_IF_ERROR(postings.ReapplyBulkLoad());
+  if (manual_compactions_aborted.load()) db->db().DisableManualCompaction();
+  db->ClearWriteFailed();
+  return absl::OkStatus();
 }
 
 void IndexRep::PublishCounters() {
@@ -72,37 +110,63 @@ DocId Index::NextDocId() const {
 uint64_t Index::AppliedLogSequence() const { return rep_->applied_log_sequence.load(); }
 
 absl::StatusOr<DocumentRecord> Index::GetDocument(DocId id) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return rep_->documents.Get(id);
 }
 
 absl::Status Index::GetDocuments(std::span<const DocId> ids,
                                  std::vector<std::optional<DocumentRecord>>* out) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return rep_->documents.GetMany(ids, out);
 }
 
 absl::Status Index::GetGrams(std::span<const DocId> ids,
                              std::vector<std::vector<uint32_t>>* out) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return rep_->documents.GetGrams(ids, out);
 }
 
-absl::StatusOr<std::string> Index::GetText(DocId id) const { return rep_->documents.GetText(id); }
+absl::StatusOr<std::string> Index::GetText(DocId id) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+  return rep_->documents.GetText(id);
+}
 
 absl::StatusOr<DocumentPage> Index::ListDocuments(std::string_view page_token, size_t page_size,
                                                   std::string_view collection) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return rep_->documents.List(page_token, page_size, collection);
 }
 
 absl::StatusOr<bool> Index::HasCollection(std::string_view collection) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->CheckListsCollections());
   return rep_->maps.HasCollection(collection);
 }
 
 absl::StatusOr<std::vector<std::string>> Index::Collections() const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->CheckListsCollections());
   return rep_->maps.Collections();
 }
 
 absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return rep_->postings.Lookup(hashes, out);
 }
 

@@ -7,11 +7,13 @@
 #include "core/status_macros.h"
 #include "rocksdb/cache.h"
 #include "rocksdb/convenience.h"
+#include "rocksdb/env.h"
 #include "rocksdb/filter_policy.h"
 #include "rocksdb/merge_operator.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice_transform.h"
 #include "rocksdb/table.h"
+#include "rocksdb/write_batch.h"
 #include "storage/codec.h"
 #include "storage/rocks_dir.h"
 #include "storage/rocks_status.h"
@@ -278,34 +280,91 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
     with_verify =
         !options.read_only || std::find(names.begin(), names.end(), kVerifyCf) != names.end();
   }
-  auto descriptors = Descriptors(options, opened->cache_, shards, with_verify);
+  opened->descriptors_ = Descriptors(options, opened->cache_, shards, with_verify);
+  opened->db_options_ = db_options;
+  opened->postings_options_ = opened->descriptors_[kPostings].options;
   if (!options.read_only) {
     COPS_RETURN_IF_ERROR(CreateDirDurably(*db_options.env, options.path));
   }
-  rocksdb::Status s;
-  if (options.read_only) {
-    s = rocksdb::DB::OpenForReadOnly(db_options, options.path, descriptors, &opened->cfs_,
-                                     &opened->db_);
-  } else {
-    s = rocksdb::DB::Open(db_options, options.path, descriptors, &opened->cfs_, &opened->db_);
-  }
+  rocksdb::Status s = opened->OpenDb();
   if (!s.ok()) return FromRocks(s, "opening index " + options.path);
-  opened->shards_.push_back(opened->cfs_[kPostings]);
-  for (uint32_t shard = 1; shard < shards; ++shard) {
-    opened->shards_.push_back(opened->cfs_[kNumCfs + shard - 1]);
-  }
-  if (with_verify) opened->verify_ = opened->cfs_.back();
-  opened->postings_options_ = descriptors[kPostings].options;
   return opened;
 }
 
-IndexDb::~IndexDb() {
+rocksdb::Status IndexDb::OpenDb() {
+  rocksdb::Status s;
+  if (options_.read_only) {
+    s = rocksdb::DB::OpenForReadOnly(db_options_, options_.path, descriptors_, &cfs_, &db_);
+  } else {
+    s = rocksdb::DB::Open(db_options_, options_.path, descriptors_, &cfs_, &db_);
+  }
+  if (!s.ok()) {
+    db_ = nullptr;
+    cfs_.clear();
+    return s;
+  }
+  // The postings shards follow the fixed families in descriptors_, the verification
+  // grams' family (when present) comes last.
+  const bool with_verify = descriptors_.back().name == kVerifyCf;
+  const size_t shard_count = descriptors_.size() - kNumCfs - (with_verify ? 1 : 0) + 1;
+  shards_.assign(1, cfs_[kPostings]);
+  for (size_t shard = 1; shard < shard_count; ++shard) shards_.push_back(cfs_[kNumCfs + shard - 1]);
+  verify_ = with_verify ? cfs_.back() : nullptr;
+  return s;
+}
+
+absl::Status IndexDb::Reopen() {
+  return FromRocks(OpenDb(), "reopening index " + options_.path + " after a write error");
+}
+
+void IndexDb::Close() {
   if (db_ == nullptr) return;
   for (auto* h : cfs_) {
     if (h != nullptr) db_->DestroyColumnFamilyHandle(h);
   }
-  db_->Close();  // status ignored: nothing left to do about it on teardown
+  cfs_.clear();
+  shards_.clear();
+  verify_ = nullptr;
+  db_->Close();  // status ignored: the database is reopened or the index destroyed
   delete db_;
+  db_ = nullptr;
+}
+
+IndexDb::~IndexDb() { Close(); }
+
+rocksdb::Status IndexDb::Write(rocksdb::WriteBatch* b) const {
+  rocksdb::Status s = db_->Write(WriteOpts(), b);
+  NoteWriteError(s);
+  return s;
+}
+
+void IndexDb::NoteWriteError(const rocksdb::Status& s) const {
+  if (s.IsIOError()) write_failed_.store(true);
+}
+
+absl::Status IndexDb::FlushAll() const {
+  rocksdb::FlushOptions f;
+  f.wait = true;
+  rocksdb::Status s = db_->Flush(f, cfs_);
+  NoteWriteError(s);
+  return FromRocks(s, "flushing index " + options_.path);
+}
+
+absl::Status IndexDb::ProbeSpace() const {
+  // Room for what a reopen writes (a new log and manifest) and the next few writes.
+  constexpr size_t kProbeBytes = 1u << 20;
+  rocksdb::Env* env = db_options_.env;
+  const std::string probe = options_.path + "/SPACE_PROBE";
+  std::unique_ptr<rocksdb::WritableFile> file;
+  rocksdb::Status s = env->NewWritableFile(probe, &file, rocksdb::EnvOptions());
+  if (s.ok()) s = file->Append(std::string(kProbeBytes, '\0'));
+  if (s.ok()) s = file->Sync();
+  if (file != nullptr) file->Close().PermitUncheckedError();
+  env->DeleteFile(probe).PermitUncheckedError();
+  if (s.ok()) return absl::OkStatus();
+  return FromRocks(s, "index " + options_.path +
+                          ": an earlier write failed and the disk has no space yet; writes "
+                          "resume once space is freed");
 }
 
 rocksdb::WriteOptions IndexDb::WriteOpts() const {

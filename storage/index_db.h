@@ -6,8 +6,11 @@
 // the Index shares. Internal to storage/; the parts that own a column family
 // (PostingsStore, DocumentStore, DuplicateMaps, ExpiryQueue, IndexMeta) hold a reference.
 //
-// Thread-safety: immutable after Open; RocksDB's calls are thread-safe.
+// Thread-safety: RocksDB's calls are thread-safe; the database and its handles change only
+// in Close and Reopen, which the Index calls with every other call shut out
+// (IndexRep::db_mu held exclusively; every other call holds it shared).
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <span>
@@ -36,6 +39,23 @@ class IndexDb {
   ~IndexDb();  // destroys the handles, then closes the database
   IndexDb(const IndexDb&) = delete;
   IndexDb& operator=(const IndexDb&) = delete;
+
+  // Closes the database, handles first. REQUIRES: no call uses it.
+  void Close();
+  // Opens the database again as Open did (after Close). On failure it stays closed.
+  absl::Status Reopen();
+  bool is_open() const { return db_ != nullptr; }
+
+  // Writes `b` (WriteOpts()), and flushes every family, noting an I/O error (a full disk):
+  // RocksDB then refuses every later write until the database is reopened.
+  rocksdb::Status Write(rocksdb::WriteBatch* b) const;
+  absl::Status FlushAll() const;
+  void NoteWriteError(const rocksdb::Status& s) const;
+  bool write_failed() const { return write_failed_.load(); }
+  void ClearWriteFailed() { write_failed_.store(false); }
+  // Writes and syncs a 1 MiB file beside the database, then removes it: whether a reopen
+  // and the next writes have room. RESOURCE_EXHAUSTED (or UNAVAILABLE) when not.
+  absl::Status ProbeSpace() const;
 
   const IndexOptions& options() const { return options_; }
   rocksdb::DB& db() const { return *db_; }
@@ -69,6 +89,8 @@ class IndexDb {
 
  private:
   IndexDb() = default;
+  // Opens db_ and the handles from db_options_ and descriptors_. REQUIRES: db_ == nullptr.
+  rocksdb::Status OpenDb();
 
   IndexOptions options_;
   std::shared_ptr<rocksdb::Cache> cache_;
@@ -78,6 +100,10 @@ class IndexDb {
   std::vector<rocksdb::ColumnFamilyHandle*> shards_;
   rocksdb::ColumnFamilyHandle* verify_ = nullptr;
   rocksdb::ColumnFamilyOptions postings_options_;
+  // What db_ was opened with, for Reopen.
+  rocksdb::DBOptions db_options_;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors_;
+  mutable std::atomic<bool> write_failed_{false};
 };
 
 inline rocksdb::Slice AsSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }

@@ -21,12 +21,15 @@ namespace cops {
 
 IndexStats Index::Stats() const {
   const IndexRep& r = *rep_;
-  rocksdb::DB& db = r.db->db();
   IndexStats s;
   s.documents = r.documents_count.load(std::memory_order_relaxed);
   s.postings = r.postings_count.load(std::memory_order_relaxed);
   s.text_bytes = r.text_bytes.load(std::memory_order_relaxed);
+  s.block_cache_bytes = r.db->cache().GetUsage();
+  absl::ReaderMutexLock open(&r.db_mu);
+  if (!r.db->is_open()) return s;  // closed after a write error: the counters only
   r.postings.AddStats(&s);
+  rocksdb::DB& db = r.db->db();
   uint64_t v = 0;
   for (auto* h : r.db->all()) {
     if (db.GetIntProperty(h, rocksdb::DB::Properties::kTotalSstFilesSize, &v)) s.disk_bytes += v;
@@ -38,7 +41,6 @@ IndexStats Index::Stats() const {
       db.GetIntProperty(r.db->verify(), rocksdb::DB::Properties::kTotalSstFilesSize, &v)) {
     s.verify_disk_bytes = v;
   }
-  s.block_cache_bytes = r.db->cache().GetUsage();
   s.block_cache_warming = r.warming.load(std::memory_order_acquire);
   if (db.GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &v)) {
     s.running_compactions = v;
@@ -90,22 +92,30 @@ void Index::StartWarmingBlockCache(double fill) {
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
     // A failed read ends the warm-up early (Stats() shows what it cached); the checks then
     // read the files, as without one.
-    (void)r.WarmBlockCache(fill, [&r] { return r.stop_warming.load(std::memory_order_acquire); });
+    {
+      absl::ReaderMutexLock open(&r.db_mu);
+      if (r.db->is_open()) {
+        (void)r.WarmBlockCache(fill,
+                               [&r] { return r.stop_warming.load(std::memory_order_acquire); });
+      }
+    }
     r.warming.store(false, std::memory_order_release);
   });
 }
 
 absl::Status Index::Flush() {
-  rocksdb::FlushOptions f;
-  f.wait = true;
-  const std::vector<rocksdb::ColumnFamilyHandle*> all(rep_->db->all().begin(),
-                                                      rep_->db->all().end());
-  return FromRocks(rep_->db->db().Flush(f, all), "flushing index " + rep_->db->options().path);
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+  return rep_->db->FlushAll();
 }
 
 absl::Status Index::Compact() {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
-  COPS_RETURN_IF_ERROR(Flush());
+  COPS_RETURN_IF_ERROR(rep_->db->FlushAll());
   rocksdb::CompactRangeOptions c;
   c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForceOptimized;
   c.exclusive_manual_compaction = false;  // the column families side by side
@@ -114,11 +124,17 @@ absl::Status Index::Compact() {
 }
 
 absl::Status Index::BeginBulkLoad() {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
   return rep_->postings.BeginBulkLoad();
 }
 
 absl::Status Index::EndBulkLoad() {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
   return rep_->postings.EndBulkLoad();
 }
@@ -126,19 +142,28 @@ absl::Status Index::EndBulkLoad() {
 bool Index::bulk_loading() const { return rep_->postings.bulk_loading(); }
 
 void Index::AbortManualCompactions() {
-  if (!rep_->db->options().read_only) rep_->db->db().DisableManualCompaction();
+  if (rep_->db->options().read_only) return;
+  rep_->manual_compactions_aborted.store(true);
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  if (rep_->db->is_open()) rep_->db->db().DisableManualCompaction();
 }
 
 absl::Status Index::WaitForCompactions(std::chrono::milliseconds poll) {
-  rocksdb::DB& db = rep_->db->db();
   for (;;) {
+    COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
     uint64_t pending = 0, running = 0;
-    if (!db.GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &running)) {
-      return absl::InternalError("RocksDB does not report running compactions");
-    }
-    for (auto* h : rep_->db->all()) {
-      uint64_t p = 0;
-      if (db.GetIntProperty(h, rocksdb::DB::Properties::kCompactionPending, &p)) pending += p;
+    {
+      // Not held while sleeping: a reopen after a write error may come in between.
+      absl::ReaderMutexLock open(&rep_->db_mu);
+      COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+      rocksdb::DB& db = rep_->db->db();
+      if (!db.GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &running)) {
+        return absl::InternalError("RocksDB does not report running compactions");
+      }
+      for (auto* h : rep_->db->all()) {
+        uint64_t p = 0;
+        if (db.GetIntProperty(h, rocksdb::DB::Properties::kCompactionPending, &p)) pending += p;
+      }
     }
     // During a bulk load RocksDB reports compactions pending that it will not run until
     // EndBulkLoad: only the running ones are waited for.
@@ -148,6 +173,9 @@ absl::Status Index::WaitForCompactions(std::chrono::milliseconds poll) {
 }
 
 absl::Status Index::CreateSnapshot(const std::string& dir) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return CreateRocksCheckpoint(rep_->db->db(), dir);
 }
 

@@ -7,7 +7,8 @@
 // removals, expiry) and index_maintenance.cc (stats, compaction, bulk load, warm-up,
 // snapshots).
 //
-// Thread-safety: writers serialize on write_mu; readers take no lock.
+// Thread-safety: every call holds db_mu shared while it uses the database (Recover holds it
+// exclusively to reopen it); writers serialize on write_mu, taken after db_mu.
 
 #include <atomic>
 #include <cstdint>
@@ -46,6 +47,26 @@ class IndexRep {
 
   // Declared first: the parts hold references to it.
   const std::unique_ptr<IndexDb> db;
+
+  // Held shared by every call for as long as it uses the database, its handles or an
+  // iterator of them; exclusively while Recover closes and reopens it. (IndexDb's members
+  // are not annotated ABSL_GUARDED_BY(db_mu): the parts read them, and the entry points,
+  // which hold the lock, are the place to see it.) Taken before write_mu.
+  mutable absl::Mutex db_mu;
+  // The database is closed after a failed reopen; every call tries again.
+  std::atomic<bool> closed{false};
+  absl::Mutex recover_mu;  // serializes Recover
+  // AbortManualCompactions was called: applied again to a reopened database.
+  std::atomic<bool> manual_compactions_aborted{false};
+  // Before a call takes db_mu: when the database is closed, or when `writing` and an
+  // earlier write failed on an I/O error, checks that the disk has space again
+  // (IndexDb::ProbeSpace), then closes and reopens the database under db_mu held
+  // exclusively (calls in flight finish first, later ones wait) and reloads the meta data.
+  // RESOURCE_EXHAUSTED while the disk is still full; nothing acknowledged is lost either
+  // way (every acknowledged write is in the log).
+  absl::Status Recover(bool writing) ABSL_LOCKS_EXCLUDED(db_mu, write_mu);
+  // UNAVAILABLE while the database is closed after a failed reopen. REQUIRES: db_mu held.
+  absl::Status CheckOpen() const;
   IndexMeta meta;
   PostingsStore postings;
   DocumentStore documents;
@@ -71,6 +92,9 @@ class IndexRep {
   absl::Status CheckListsCollections() const;
 
   void PublishCounters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu);
+  // Loads (or initializes) the meta data into the writer's state; a writable open of a
+  // schema-1 index upgrades its duplicate map first.
+  absl::Status LoadMeta() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu);
 
   // Writes `group` in one WriteBatch under the writer lock and sets each outcome.
   // `log_sequence` != 0 is written as the applied sequence in the same batch

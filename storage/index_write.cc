@@ -262,7 +262,7 @@ absl::Status IndexRep::WriteRegistrations(std::span<PreparedDocument*> group,
   const std::string what = created.size() == 1
                                ? "registering document " + std::to_string(created[0]->outcome->id)
                                : "registering " + std::to_string(created.size()) + " documents";
-  absl::Status written = FromRocks(db->db().Write(db->WriteOpts(), write.batch()), what);
+  absl::Status written = FromRocks(db->Write(write.batch()), what);
   if (!written.ok()) {
     if (log_sequence != 0) next_doc_id = previous_next_id;
     for (PreparedDocument* p : created) p->outcome = written;
@@ -292,6 +292,9 @@ absl::Status IndexRep::AddRemoval(const DocumentRecord& record, rocksdb::WriteBa
 absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
                                                 const DocumentFingerprint& fp,
                                                 std::string_view text, uint64_t log_sequence) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
   PreparedDocument p(record, fp, text, /*id=*/0);
   if (!p.ready) return p.outcome.status();
@@ -302,6 +305,9 @@ absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
 
 absl::Status Index::RegisterBatch(std::span<const RegisterItem> items,
                                   std::vector<absl::StatusOr<RegisterOutcome>>* out) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   out->clear();
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
   std::vector<PreparedDocument> prepared;
@@ -320,6 +326,9 @@ absl::Status Index::RegisterBatch(std::span<const RegisterItem> items,
 
 absl::Status Index::RegisterAs(const DocumentRecord& record, const DocumentFingerprint& fp,
                                std::string_view text) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   if (record.id == 0) return absl::InvalidArgumentError("RegisterAs needs a document id");
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
   PreparedDocument p(record, fp, text, record.id);
@@ -336,19 +345,24 @@ absl::Status Index::RegisterAs(const DocumentRecord& record, const DocumentFinge
 }
 
 absl::Status Index::RaiseNextDocId(DocId next) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   IndexRep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.db->CheckWritable());
   absl::MutexLock lock(&r.write_mu);
   if (next <= r.next_doc_id) return absl::OkStatus();
   rocksdb::WriteBatch b;
   r.meta.PutNextDocId(&b, next);
-  COPS_RETURN_IF_ERROR(
-      FromRocks(r.db->db().Write(r.db->WriteOpts(), &b), "raising the next document id"));
+  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(&b), "raising the next document id"));
   r.next_doc_id = next;
   return absl::OkStatus();
 }
 
 absl::Status Index::SkipLogSequence(uint64_t log_sequence) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   IndexRep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.db->CheckWritable());
   if (log_sequence == 0) return absl::InvalidArgumentError("log sequence 0");
@@ -356,13 +370,16 @@ absl::Status Index::SkipLogSequence(uint64_t log_sequence) {
   COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, r.applied_log_sequence.load()));
   rocksdb::WriteBatch b;
   r.meta.PutAppliedLogSequence(&b, log_sequence);
-  COPS_RETURN_IF_ERROR(FromRocks(r.db->db().Write(r.db->WriteOpts(), &b),
-                                 "recording log event " + std::to_string(log_sequence)));
+  COPS_RETURN_IF_ERROR(
+      FromRocks(r.db->Write(&b), "recording log event " + std::to_string(log_sequence)));
   r.applied_log_sequence.store(log_sequence);
   return absl::OkStatus();
 }
 
 absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   IndexRep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.db->CheckWritable());
   const std::string what = "unregistering document " + std::to_string(id);
@@ -373,7 +390,7 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   COPS_ASSIGN_OR_RETURN(std::optional<DocumentRecord> record, r.documents.Find(id, what));
   if (!record.has_value()) {
     if (log_sequence != 0) {
-      COPS_RETURN_IF_ERROR(FromRocks(r.db->db().Write(r.db->WriteOpts(), &b), what));
+      COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(&b), what));
       r.applied_log_sequence.store(log_sequence);
     }
     return absl::NotFoundError("document " + std::to_string(id) + " is not registered");
@@ -381,7 +398,7 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   IndexCounters next = r.counters;
   COPS_RETURN_IF_ERROR(r.AddRemoval(*record, &b, &next));
   r.meta.PutCounters(&b, next);
-  COPS_RETURN_IF_ERROR(FromRocks(r.db->db().Write(r.db->WriteOpts(), &b), what));
+  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(&b), what));
   r.counters = next;
   if (log_sequence != 0) r.applied_log_sequence.store(log_sequence);
   r.PublishCounters();
@@ -389,6 +406,9 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
 }
 
 absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_documents) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   IndexRep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.db->CheckWritable());
   if (max_documents == 0) return absl::InvalidArgumentError("RemoveExpired needs a batch size");
@@ -415,8 +435,8 @@ absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_
       ++removed;
     }
     r.meta.PutCounters(&b, next);
-    COPS_RETURN_IF_ERROR(FromRocks(r.db->db().Write(r.db->WriteOpts(), &b),
-                                   "removing " + std::to_string(removed) + " expired documents"));
+    COPS_RETURN_IF_ERROR(
+        FromRocks(r.db->Write(&b), "removing " + std::to_string(removed) + " expired documents"));
     r.counters = next;
     r.PublishCounters();
     // A batch of stale entries only removes nothing: look at the next one.
@@ -426,6 +446,9 @@ absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_
 
 absl::StatusOr<std::vector<DocId>> Index::ExpiredDocuments(int64_t now_unix_micros,
                                                            size_t limit) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   const IndexRep& r = *rep_;
   std::vector<DocId> due;
   if (limit == 0) return due;

@@ -183,7 +183,9 @@ absl::Status PostingsStore::EndBulkLoad() {
   rocksdb::FlushOptions f;
   f.wait = true;
   const std::vector<rocksdb::ColumnFamilyHandle*> shards(db_.shards().begin(), db_.shards().end());
-  COPS_RETURN_IF_ERROR(FromRocks(db_.db().Flush(f, shards), "flushing a bulk load"));
+  rocksdb::Status flushed = db_.db().Flush(f, shards);
+  db_.NoteWriteError(flushed);
+  COPS_RETURN_IF_ERROR(FromRocks(flushed, "flushing a bulk load"));
   // One manual compaction of everything loaded per shard, all shards at once (one thread
   // each), while automatic compaction is still off: it would otherwise start on the
   // level-0 pile in pieces. Writes go on meanwhile.
@@ -202,6 +204,15 @@ absl::Status PostingsStore::EndBulkLoad() {
     COPS_RETURN_IF_ERROR(FromRocks(db_.db().SetOptions(shard, restore), "ending a bulk load"));
   }
   bulk_loading_.store(false);
+  return absl::OkStatus();
+}
+
+absl::Status PostingsStore::ReapplyBulkLoad() const {
+  if (!bulk_loading_.load()) return absl::OkStatus();
+  for (auto* shard : db_.shards()) {
+    COPS_RETURN_IF_ERROR(FromRocks(db_.db().SetOptions(shard, kBulkLoadOptions),
+                                   "restarting a bulk load after a reopen"));
+  }
   return absl::OkStatus();
 }
 

@@ -55,6 +55,8 @@ class PostingsStore {
   absl::Status BeginBulkLoad();
   absl::Status EndBulkLoad();
   bool bulk_loading() const { return bulk_loading_.load(); }
+  // Applies the bulk-load options again to a reopened database, when a bulk load is on.
+  absl::Status ReapplyBulkLoad() const;
 
   // Adds the postings' figures to `s` (chunk keys, disk bytes, files per level, shards).
   void AddStats(IndexStats* s) const;
