@@ -14,6 +14,8 @@
 // earlier run left in D (give the same --docs and skip Register with --benchmark_filter).
 // --background_jobs=N --subcompactions=M --shards=S --lookup_threads=T --memtables=K
 // --block_kb=B override IndexOptions' defaults.
+// --layouts=1 first runs LayoutBytes: the bytes per stored posting of candidate postings
+// layouts, computed in memory over the same documents (issue 36; docs/performance.md).
 // --bulk_load=1 registers in bulk-load mode (Index::BeginBulkLoad); the EndBulkLoad stage
 // then runs its one compaction, and the two times add up to the whole import.
 // IndexOptions defaults unless a flag says otherwise.
@@ -37,6 +39,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "storage/codec.h"
 #include "storage/index.h"
 
 namespace cops {
@@ -55,6 +58,7 @@ struct Flags {
   uint32_t batch = 1;  // documents per Index::RegisterBatch (1: Index::Register)
   bool progress = false;
   bool reuse = false;
+  bool layouts = false;  // run LayoutBytes first (candidate postings layouts, in memory)
   bool bulk_load = false;  // Index::BeginBulkLoad before Register; the EndBulkLoad stage ends it
   uint32_t shards = IndexOptions{}.postings_shards;
   int background_jobs = IndexOptions{}.background_jobs;
@@ -368,6 +372,136 @@ void BM_DiskAfterCompaction(benchmark::State& state) {
   ReportDisk(state, "compacted");
 }
 
+// Bytes per stored posting of candidate postings layouts (issue 36), computed in memory over
+// the same generated documents, without RocksDB: "per-key" is today's layout's payload (an
+// 8-byte key and the posting-list value per chunk hash, storage/codec.h); the "bucket"
+// layouts group the postings by the top `prefix_bits` of the hash into one value per
+// bucket, sorted by hash, and code each entry as: the hash's next bits as a delta from the
+// previous entry's (varint, or Rice-coded), the document id (varint; a delta from the
+// previous document of the same hash), then the ordinal, start and length (varints). A
+// layout that stores `hash_bits` < 64 keeps only the hash's top bits (two chunks then share
+// a list with probability 2^-hash_bits per pair; verification drops such candidates).
+// Per-document bytes (the chunk list Unregister needs) are reported per posting too.
+struct LayoutTuple {
+  ChunkHash hash;
+  DocId doc;
+  uint32_t ordinal, start, len;
+};
+
+size_t VarintBytes(uint64_t v) {
+  size_t n = 1;
+  while (v >= 128) v >>= 7, ++n;
+  return n;
+}
+
+// Bits of a Rice code with parameter k for v.
+uint64_t RiceBits(uint64_t v, int k) { return (v >> k) + 1 + static_cast<uint64_t>(k); }
+
+struct LayoutSpec {
+  const char* name;
+  int prefix_bits;    // bucket key: the hash's top bits
+  int hash_bits;      // hash bits kept in all (prefix included)
+  bool rice;          // suffix deltas Rice-coded (else varint)
+  bool positions;     // start and length in the posting (else only the ordinal)
+};
+
+void BM_LayoutBytes(benchmark::State& state) {
+  std::vector<LayoutTuple> all;
+  uint64_t docs = 0;
+  for (auto _ : state) {
+    DocumentFingerprint fp;
+    std::string text;
+    for (uint64_t d = 0; d < g_flags.docs; ++d) {
+      MakeDocument(d, &fp, &text);
+      for (const Chunk& c : fp.chunks) {
+        all.push_back({c.hash, d + 1, c.ordinal, c.start, c.end - c.start});
+      }
+    }
+    docs = g_flags.docs;
+  }
+  std::sort(all.begin(), all.end(), [](const LayoutTuple& a, const LayoutTuple& b) {
+    return a.hash != b.hash ? a.hash < b.hash
+                            : a.doc != b.doc ? a.doc < b.doc : a.ordinal < b.ordinal;
+  });
+  const double n = static_cast<double>(std::max<size_t>(1, all.size()));
+  state.counters["postings"] = n;
+  state.counters["postings_per_doc"] = n / static_cast<double>(std::max<uint64_t>(1, docs));
+  // Today's layout: one key per distinct hash, its value the codec's posting list.
+  {
+    uint64_t bytes = 0, keys = 0;
+    PostingList list;
+    for (size_t i = 0; i < all.size();) {
+      size_t j = i;
+      list.postings.clear();
+      for (; j < all.size() && all[j].hash == all[i].hash; ++j) {
+        list.postings.push_back(
+            Posting{all[j].doc, all[j].ordinal, all[j].start, all[j].start + all[j].len});
+      }
+      DocId prev = 0;
+      list.doc_frequency = 0;
+      for (const Posting& p : list.postings) list.doc_frequency += p.doc_id != prev, prev = p.doc_id;
+      bytes += 8 + storage_codec::EncodePostingList(list).size();
+      ++keys;
+      i = j;
+    }
+    state.counters["per_key_payload_B"] = static_cast<double>(bytes) / n;
+    // The chunk list of each document (8 bytes per distinct hash), over postings.
+    state.counters["per_key_doc_chunks_B"] = 8.0;
+    state.counters["distinct_hashes"] = static_cast<double>(keys);
+  }
+  static const LayoutSpec kSpecs[] = {
+      {"b20_h64_varint", 20, 64, false, true}, {"b20_h48_varint", 20, 48, false, true},
+      {"b20_h40_varint", 20, 40, false, true}, {"b20_h40_rice", 20, 40, true, true},
+      {"b16_h40_rice", 16, 40, true, true},    {"b20_h40_rice_ordinal_only", 20, 40, true, false},
+  };
+  for (const LayoutSpec& spec : kSpecs) {
+    uint64_t bits = 0, buckets = 0, bucket_list_bits = 0;
+    const int suffix_bits = spec.hash_bits - spec.prefix_bits;
+    for (size_t i = 0; i < all.size();) {
+      const uint64_t bucket = all[i].hash >> (64 - spec.prefix_bits);
+      size_t j = i;
+      while (j < all.size() && (all[j].hash >> (64 - spec.prefix_bits)) == bucket) ++j;
+      // Rice parameter from the bucket's mean suffix gap.
+      const double entries = static_cast<double>(j - i);
+      const double gap = std::ldexp(1.0, suffix_bits) / entries;
+      const int k = std::max(0, static_cast<int>(std::floor(std::log2(std::max(1.0, gap * 0.69)))));
+      bits += 8 * (4 + VarintBytes(j - i));  // bucket key, entry count
+      uint64_t prev_suffix = 0;
+      DocId prev_doc = 0;
+      uint64_t prev_hash = ~uint64_t{0};
+      for (size_t e = i; e < j; ++e) {
+        const uint64_t kept = all[e].hash >> (64 - spec.hash_bits);
+        const uint64_t suffix = kept & ((uint64_t{1} << suffix_bits) - 1);
+        const bool same_hash = all[e].hash == prev_hash;
+        const uint64_t delta = suffix - prev_suffix;
+        bits += spec.rice ? RiceBits(delta, k) : 8 * VarintBytes(delta);
+        bits += 8 * VarintBytes(same_hash ? all[e].doc - prev_doc : all[e].doc);
+        bits += 8 * VarintBytes(all[e].ordinal);
+        if (spec.positions) bits += 8 * (VarintBytes(all[e].start) + VarintBytes(all[e].len));
+        prev_suffix = suffix, prev_doc = all[e].doc, prev_hash = all[e].hash;
+      }
+      bits = (bits + 7) / 8 * 8;  // each bucket value is whole bytes
+      ++buckets;
+      i = j;
+    }
+    // A document's chunk list as its distinct buckets, delta-coded varints.
+    std::vector<std::vector<uint32_t>> per_doc(docs + 1);
+    for (const LayoutTuple& t : all) {
+      per_doc[t.doc].push_back(static_cast<uint32_t>(t.hash >> (64 - spec.prefix_bits)));
+    }
+    for (auto& list : per_doc) {
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+      uint32_t prev = 0;
+      for (uint32_t b : list) bucket_list_bits += 8 * VarintBytes(b - prev), prev = b;
+    }
+    state.counters[std::string(spec.name) + "_B"] = static_cast<double>(bits) / 8 / n;
+    state.counters[std::string(spec.name) + "_doc_chunks_B"] =
+        static_cast<double>(bucket_list_bits) / 8 / n;
+    state.counters[std::string(spec.name) + "_per_bucket"] = n / static_cast<double>(buckets);
+  }
+}
+
 bool ParseFlag(const char* arg, const char* name, std::string* value) {
   const size_t n = std::strlen(name);
   if (std::strncmp(arg, name, n) != 0 || arg[n] != '=') return false;
@@ -397,6 +531,7 @@ int main(int argc, char** argv) {
     else if (ParseFlag(argv[i], "--background_jobs", &v)) g_flags.background_jobs = std::stoi(v);
     else if (ParseFlag(argv[i], "--subcompactions", &v)) g_flags.subcompactions = std::stoi(v);
     else if (ParseFlag(argv[i], "--bulk_load", &v)) g_flags.bulk_load = v == "1";
+    else if (ParseFlag(argv[i], "--layouts", &v)) g_flags.layouts = v == "1";
     else if (ParseFlag(argv[i], "--shards", &v)) g_flags.shards = std::stoul(v);
     else if (ParseFlag(argv[i], "--lookup_threads", &v)) g_flags.lookup_threads = std::stoi(v);
     else if (ParseFlag(argv[i], "--memtables", &v)) g_flags.memtables = static_cast<uint32_t>(std::stoul(v));
@@ -422,6 +557,9 @@ int main(int argc, char** argv) {
   Check(index.status());
   g_index = std::move(index).value();
 
+  if (g_flags.layouts) {
+    benchmark::RegisterBenchmark("LayoutBytes", BM_LayoutBytes)->Iterations(1)->Unit(benchmark::kSecond);
+  }
   benchmark::RegisterBenchmark("Register", BM_Register)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
   benchmark::RegisterBenchmark("DiskAfterLoad", BM_DiskAfterLoad)->Iterations(1)->Unit(benchmark::kSecond);
   benchmark::RegisterBenchmark("LookupWarm1000", BM_LookupWarm)->Unit(benchmark::kMillisecond)->UseRealTime();

@@ -3,7 +3,12 @@
 
 // The persistent inverted index on RocksDB: chunk hash -> postings, document records,
 // exact-duplicate map per collection, optional texts, and meta (schema version,
-// ChunkingParams).
+// ChunkingParams). A facade over parts that each own their column families:
+// PostingsStore (postings), DocumentStore (records, chunk lists, texts, grams),
+// DuplicateMaps (external ids, duplicate map, collections), ExpiryQueue, IndexMeta, on one
+// IndexDb (opening, column-family options); registrations are written by
+// storage/index_write.cc, maintenance (stats, compaction, bulk load, cache warming,
+// snapshots) by storage/index_maintenance.cc.
 // On-disk layout: docs/storage-format.md.
 //
 // Thread-safety: an Index is safe for concurrent use from many threads; registrations and
@@ -37,6 +42,8 @@ class Env;
 }
 
 namespace cops {
+
+class IndexRep;
 
 struct IndexOptions {
   std::string path;  // RocksDB directory
@@ -308,13 +315,9 @@ class Index {
   const ChunkingParams& params() const;
 
  private:
-  struct Rep;
-  explicit Index(std::unique_ptr<Rep> rep);
-  struct Prepared;
-  // Writes `group` in one WriteBatch under the writer lock and sets each outcome.
-  // `log_sequence` != 0 is written as the applied sequence in the same batch.
-  absl::Status WriteGroup(std::span<Prepared*> group, uint64_t log_sequence = 0);
-  std::unique_ptr<Rep> rep_;
+  // The parts, each owning its column families (storage/index_rep.h).
+  explicit Index(std::unique_ptr<IndexRep> rep);
+  std::unique_ptr<IndexRep> rep_;
 };
 
 }  // namespace cops

@@ -1,0 +1,417 @@
+#include "storage/index_db.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <thread>
+
+#include "core/status_macros.h"
+#include "rocksdb/cache.h"
+#include "rocksdb/convenience.h"
+#include "rocksdb/env.h"
+#include "rocksdb/filter_policy.h"
+#include "rocksdb/merge_operator.h"
+#include "rocksdb/options.h"
+#include "rocksdb/slice_transform.h"
+#include "rocksdb/table.h"
+#include "rocksdb/write_batch.h"
+#include "storage/codec.h"
+#include "storage/rocks_dir.h"
+#include "storage/rocks_status.h"
+
+namespace cops {
+namespace {
+
+namespace codec = storage_codec;
+using namespace index_layout;  // the column families and keys this file names
+
+class PostingListMerge : public rocksdb::MergeOperator {
+ public:
+  explicit PostingListMerge(uint32_t max_postings) : max_postings_(max_postings) {}
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    std::optional<std::string_view> existing;
+    if (in.existing_value != nullptr) existing = in.existing_value->ToStringView();
+    std::vector<std::string_view> ops;
+    ops.reserve(in.operand_list.size());
+    for (const rocksdb::Slice& s : in.operand_list) ops.push_back(s.ToStringView());
+    return codec::MergePostings(existing, ops, max_postings_, &out->new_value);
+  }
+  const char* Name() const override { return kMergeOperatorName; }
+
+ private:
+  const uint32_t max_postings_;
+};
+
+rocksdb::CompressionType Pick(std::initializer_list<rocksdb::CompressionType> preferred) {
+  const auto supported = rocksdb::GetSupportedCompressions();
+  for (auto c : preferred) {
+    if (std::find(supported.begin(), supported.end(), c) != supported.end()) return c;
+  }
+  return rocksdb::kNoCompression;
+}
+
+absl::StatusOr<rocksdb::CompressionType> ParseCompression(const std::string& name) {
+  static const std::pair<const char*, rocksdb::CompressionType> kNames[] = {
+      {"lz4", rocksdb::kLZ4Compression},
+      {"zstd", rocksdb::kZSTD},
+      {"snappy", rocksdb::kSnappyCompression},
+      {"none", rocksdb::kNoCompression}};
+  for (const auto& [n, type] : kNames) {
+    if (name != n) continue;
+    const auto supported = rocksdb::GetSupportedCompressions();
+    if (type != rocksdb::kNoCompression &&
+        std::find(supported.begin(), supported.end(), type) == supported.end()) {
+      return absl::InvalidArgumentError("compression " + name +
+                                        " is not supported by this build of RocksDB");
+    }
+    return type;
+  }
+  return absl::InvalidArgumentError("unknown compression \"" + name +
+                                    "\" (lz4, zstd, snappy or none)");
+}
+
+absl::Status ValidateOptions(const IndexOptions& o) {
+  if (o.block_cache_bytes < (1u << 20)) {
+    return absl::InvalidArgumentError("block cache must be at least 1 MiB");
+  }
+  if (o.write_buffer_bytes < (1u << 20)) {
+    return absl::InvalidArgumentError("write buffer must be at least 1 MiB");
+  }
+  if (o.bloom_bits_per_key < 0 || o.bloom_bits_per_key > 30) {
+    return absl::InvalidArgumentError("bloom bits per key must be in [0, 30], not " +
+                                      std::to_string(o.bloom_bits_per_key));
+  }
+  if (o.postings_memtables < 1 || o.postings_memtables > 64) {
+    return absl::InvalidArgumentError("postings memtables must be in [1, 64], not " +
+                                      std::to_string(o.postings_memtables));
+  }
+  if (o.write_buffer_bytes / o.postings_memtables < (256u << 10)) {
+    return absl::InvalidArgumentError(
+        "write buffer of " + std::to_string(o.write_buffer_bytes >> 10) + " KiB cut into " +
+        std::to_string(o.postings_memtables) + " memtables: each must be at least 256 KiB");
+  }
+  if (!ValidShardCount(o.postings_shards)) {
+    return absl::InvalidArgumentError("postings shards must be 1, 2 or 4, not " +
+                                      std::to_string(o.postings_shards));
+  }
+  if (o.lookup_threads < 1 || o.lookup_threads > 16) {
+    return absl::InvalidArgumentError("lookup threads must be in [1, 16], not " +
+                                      std::to_string(o.lookup_threads));
+  }
+  if (o.background_jobs < 1 || o.background_jobs > 64) {
+    return absl::InvalidArgumentError("background jobs must be in [1, 64], not " +
+                                      std::to_string(o.background_jobs));
+  }
+  if (o.postings_block_kb < 1 || o.postings_block_kb > 256) {
+    return absl::InvalidArgumentError("postings block size must be in [1, 256] KiB, not " +
+                                      std::to_string(o.postings_block_kb));
+  }
+  if (o.block_cache != "lru" && o.block_cache != "hyper-clock") {
+    return absl::InvalidArgumentError("unknown block cache \"" + o.block_cache +
+                                      "\" (lru or hyper-clock)");
+  }
+  return ParseCompression(o.postings_compression).status();
+}
+
+// Block checksums of new SST files. XXH3 instead of RocksDB's default CRC32c: Debian's
+// librocksdb computes CRC32c in software, which makes every block read from a file (a cold
+// lookup, each compaction input) pay for it. Each file records its own checksum type, so
+// files written before keep CRC32c and stay readable.
+constexpr rocksdb::ChecksumType kBlockChecksum = rocksdb::kXXH3;
+
+// Table options of the small column families: index and filter blocks in the shared cache.
+rocksdb::BlockBasedTableOptions SmallTableOptions(const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::BlockBasedTableOptions t;
+  t.block_cache = cache;
+  t.format_version = 5;
+  t.checksum = kBlockChecksum;
+  t.cache_index_and_filter_blocks = true;
+  t.pin_l0_filter_and_index_blocks_in_cache = true;
+  return t;
+}
+
+rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
+                                           const std::shared_ptr<rocksdb::Cache>& cache) {
+  rocksdb::ColumnFamilyOptions cf;
+  cf.write_buffer_size = o.write_buffer_bytes;
+  cf.level_compaction_dynamic_level_bytes = true;
+  cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(SmallTableOptions(cache)));
+  cf.compression = Pick({rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
+  return cf;
+}
+
+std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
+    const IndexOptions& o, const std::shared_ptr<rocksdb::Cache>& cache, uint32_t shards,
+    bool with_verify) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> d;
+  for (int i = 0; i < kNumCfs; ++i) {
+    rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
+    if (i == kPostings) {
+      // Point lookups only (MultiGet of hashes): whole-key bloom filter, hash index inside
+      // data blocks, big memtables, blind merges for appends.
+      rocksdb::BlockBasedTableOptions t;
+      t.block_cache = cache;
+      t.format_version = 5;
+      t.checksum = kBlockChecksum;
+      t.data_block_index_type = rocksdb::BlockBasedTableOptions::kDataBlockBinaryAndHash;
+      // Each SST file's whole bloom filter and index live in its table reader (loaded when
+      // the file is opened, all files stay open), not in the block cache: a key's probe of
+      // a file is then one filter lookup and one binary search with no cache lookup, no
+      // shard mutex and no partition search, which costs less CPU per lookup than
+      // partitioned filters and indexes pinned in the cache (docs/performance.md). The
+      // price is memory outside block_cache_bytes that grows with the index, ~1.25
+      // bytes per distinct chunk key for 10 bloom bits plus ~0.15% of the postings for the
+      // indexes (16 KB blocks), read in when the index is opened.
+      t.cache_index_and_filter_blocks = false;
+      t.index_type = rocksdb::BlockBasedTableOptions::kBinarySearch;
+      // 16 KB data blocks: a 4x smaller block index than RocksDB's 4 KB, so that the index
+      // searched by every probe stays in the CPU caches at 10^6 documents; a cold lookup
+      // reads and decompresses 16 KB instead of 4 KB (docs/performance.md). Per file: files
+      // written with 4 KB blocks stay readable and are rewritten by compaction.
+      t.block_size = size_t{o.postings_block_kb} << 10;
+      t.partition_filters = false;
+      if (o.bloom_bits_per_key > 0) {
+        t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(o.bloom_bits_per_key));
+        t.whole_key_filtering = true;
+      }
+      cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+      cf.compression = ParseCompression(o.postings_compression).value_or(cf.compression);
+      cf.merge_operator = std::make_shared<PostingListMerge>(o.max_postings_per_chunk);
+      cf.memtable_whole_key_filtering = o.bloom_bits_per_key > 0;
+      // One insert hint for the whole memtable (an empty prefix): a write's operands are in
+      // key order, so each insert starts from where the previous one ended and climbs the
+      // skip list only as far as the gap to its neighbour, instead of searching from the top.
+      cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(0));
+      // Small memtables merged at flush (IndexOptions::postings_memtables): cheap inserts,
+      // level-0 files as big as one large memtable would make. Room for half as many more
+      // while a flush runs, before writes stall.
+      const uint32_t memtables = o.postings_memtables;
+      cf.write_buffer_size = o.write_buffer_bytes / memtables;
+      cf.min_write_buffer_number_to_merge = static_cast<int>(memtables);
+      cf.max_write_buffer_number = static_cast<int>(memtables + std::max(1u, memtables / 2));
+      // Memtable bloom filter: 2% of the write buffer in bits. A write batch lands whole in
+      // one memtable and may overfill a small one several times, so each memtable gets the
+      // bits of an undivided write buffer (RocksDB caps the ratio at 0.25). With the ratio
+      // of one 64 MiB memtable, the filters of overfilled 8 MiB memtables pass most probes
+      // and a lookup right after a load is much slower (docs/performance.md).
+      cf.memtable_prefix_bloom_size_ratio =
+          o.bloom_bits_per_key > 0 ? std::min(0.25, 0.02 * memtables) : 0;
+    } else if (i == kTexts) {
+      cf.compression =
+          Pick({rocksdb::kZSTD, rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
+      cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 32u << 20);
+    } else {
+      // Small column families: small memtables.
+      cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 16u << 20);
+    }
+    d.emplace_back(kCfNames[i], cf);
+  }
+  for (uint32_t shard = 1; shard < shards; ++shard) {
+    d.emplace_back(PostingsShardName(shard), d[kPostings].options);
+  }
+  if (with_verify) {
+    // Point reads of one value per candidate (2 bytes per word of the document); grams
+    // are keyed hashes, which no compressor shrinks.
+    rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
+    cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 32u << 20);
+    cf.compression = rocksdb::kNoCompression;
+    rocksdb::BlockBasedTableOptions t = SmallTableOptions(cache);
+    t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+    d.emplace_back(kVerifyCf, cf);
+  }
+  return d;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& options) {
+  COPS_RETURN_IF_ERROR(ValidateOptions(options));
+  std::unique_ptr<IndexDb> opened(new IndexDb());
+  opened->options_ = options;
+  opened->cache_ = options.block_cache == "hyper-clock"
+                       ? rocksdb::HyperClockCacheOptions(options.block_cache_bytes,
+                                                         size_t{options.postings_block_kb} << 10)
+                             .MakeSharedCache()
+                       : rocksdb::NewLRUCache(options.block_cache_bytes);
+
+  rocksdb::DBOptions db_options;
+  db_options.create_if_missing = options.create_if_missing;
+  db_options.create_missing_column_families = true;
+  db_options.max_background_jobs = std::max(1, options.background_jobs);
+  db_options.max_subcompactions = static_cast<uint32_t>(std::max(1, options.max_subcompactions));
+  db_options.bytes_per_sync = 1 << 20;
+  db_options.max_open_files = -1;  // every SST stays open: its filter and index stay in memory
+  db_options.keep_log_file_num = 3;
+  // The WAL is kept until every memtable with data in it is flushed: room for each shard's
+  // full write buffer, the texts' and the small column families', beyond which RocksDB
+  // flushes early (small level-0 files).
+  db_options.max_total_wal_size = 8 * options.write_buffer_bytes;
+  db_options.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
+  db_options.allow_mmap_reads = options.mmap_reads;
+  // An incomplete last log record (a write a crash cut short, never acknowledged) is dropped;
+  // a record whose checksum fails is corruption and the open fails (DATA_LOSS). RocksDB's
+  // default, point-in-time recovery, would silently stop replaying there and drop every
+  // acknowledged write after it.
+  db_options.wal_recovery_mode = rocksdb::WALRecoveryMode::kTolerateCorruptedTailRecords;
+  db_options.paranoid_checks = true;
+  if (options.env != nullptr) db_options.env = options.env;
+
+  const bool exists = std::filesystem::exists(std::filesystem::path(options.path) / "CURRENT");
+  if (!exists && (options.read_only || !options.create_if_missing)) {
+    return absl::NotFoundError("index " + options.path + " does not exist");
+  }
+  // The shard count: the existing index's column families, or the option for a new one.
+  uint32_t shards = options.postings_shards;
+  bool with_verify = true;
+  if (exists) {
+    std::vector<std::string> names;
+    rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options, options.path, &names);
+    if (!listed.ok()) return FromRocks(listed, "opening index " + options.path);
+    shards = 1;
+    while (shards < kMaxPostingsShards &&
+           std::find(names.begin(), names.end(), PostingsShardName(shards)) != names.end()) {
+      ++shards;
+    }
+    if (!ValidShardCount(shards)) {
+      return absl::DataLossError("index " + options.path + " has " + std::to_string(shards) +
+                                 " postings shards; expected 1, 2 or 4");
+    }
+    // A writable open creates the family in an index made before it existed.
+    with_verify =
+        !options.read_only || std::find(names.begin(), names.end(), kVerifyCf) != names.end();
+  }
+  opened->descriptors_ = Descriptors(options, opened->cache_, shards, with_verify);
+  opened->db_options_ = db_options;
+  opened->postings_options_ = opened->descriptors_[kPostings].options;
+  if (!options.read_only) {
+    COPS_RETURN_IF_ERROR(CreateDirDurably(*db_options.env, options.path));
+  }
+  rocksdb::Status s = opened->OpenDb();
+  if (!s.ok()) return FromRocks(s, "opening index " + options.path);
+  return opened;
+}
+
+rocksdb::Status IndexDb::OpenDb() {
+  rocksdb::Status s;
+  if (options_.read_only) {
+    s = rocksdb::DB::OpenForReadOnly(db_options_, options_.path, descriptors_, &cfs_, &db_);
+  } else {
+    s = rocksdb::DB::Open(db_options_, options_.path, descriptors_, &cfs_, &db_);
+  }
+  if (!s.ok()) {
+    db_ = nullptr;
+    cfs_.clear();
+    return s;
+  }
+  // The postings shards follow the fixed families in descriptors_, the verification
+  // grams' family (when present) comes last.
+  const bool with_verify = descriptors_.back().name == kVerifyCf;
+  const size_t shard_count = descriptors_.size() - kNumCfs - (with_verify ? 1 : 0) + 1;
+  shards_.assign(1, cfs_[kPostings]);
+  for (size_t shard = 1; shard < shard_count; ++shard) shards_.push_back(cfs_[kNumCfs + shard - 1]);
+  verify_ = with_verify ? cfs_.back() : nullptr;
+  return s;
+}
+
+absl::Status IndexDb::Reopen() {
+  return FromRocks(OpenDb(), "reopening index " + options_.path + " after a write error");
+}
+
+void IndexDb::Close() {
+  if (db_ == nullptr) return;
+  for (auto* h : cfs_) {
+    if (h != nullptr) db_->DestroyColumnFamilyHandle(h);
+  }
+  cfs_.clear();
+  shards_.clear();
+  verify_ = nullptr;
+  db_->Close();  // status ignored: the database is reopened or the index destroyed
+  delete db_;
+  db_ = nullptr;
+}
+
+IndexDb::~IndexDb() { Close(); }
+
+rocksdb::Status IndexDb::Write(rocksdb::WriteBatch* b) const {
+  rocksdb::Status s = db_->Write(WriteOpts(), b);
+  NoteWriteError(s);
+  return s;
+}
+
+void IndexDb::NoteWriteError(const rocksdb::Status& s) const {
+  if (s.IsIOError()) write_failed_.store(true);
+}
+
+absl::Status IndexDb::FlushAll() const {
+  rocksdb::FlushOptions f;
+  f.wait = true;
+  rocksdb::Status s = db_->Flush(f, cfs_);
+  NoteWriteError(s);
+  return FromRocks(s, "flushing index " + options_.path);
+}
+
+absl::Status IndexDb::ProbeSpace() const {
+  // Room for what a reopen writes (a new log and manifest) and the next few writes.
+  constexpr size_t kProbeBytes = 1u << 20;
+  rocksdb::Env* env = db_options_.env;
+  const std::string probe = options_.path + "/SPACE_PROBE";
+  std::unique_ptr<rocksdb::WritableFile> file;
+  rocksdb::Status s = env->NewWritableFile(probe, &file, rocksdb::EnvOptions());
+  if (s.ok()) s = file->Append(std::string(kProbeBytes, '\0'));
+  if (s.ok()) s = file->Sync();
+  if (file != nullptr) file->Close().PermitUncheckedError();
+  env->DeleteFile(probe).PermitUncheckedError();
+  if (s.ok()) return absl::OkStatus();
+  return FromRocks(s, "index " + options_.path +
+                          ": an earlier write failed and the disk has no space yet; writes "
+                          "resume once space is freed");
+}
+
+rocksdb::WriteOptions IndexDb::WriteOpts() const {
+  rocksdb::WriteOptions w;
+  w.sync = options_.sync_writes;
+  return w;
+}
+
+absl::Status IndexDb::CheckWritable() const {
+  if (options_.read_only) {
+    return absl::FailedPreconditionError("index " + options_.path + " is open read-only");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<std::string>> IndexDb::Get(rocksdb::ColumnFamilyHandle* family,
+                                                        std::string_view key,
+                                                        std::string_view what) const {
+  std::string value;
+  rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), family, AsSlice(key), &value);
+  if (s.IsNotFound()) return std::optional<std::string>();
+  if (!s.ok()) return FromRocks(s, what);
+  return std::optional<std::string>(std::move(value));
+}
+
+absl::Status IndexDb::CompactSideBySide(const rocksdb::CompactRangeOptions& c,
+                                        std::span<rocksdb::ColumnFamilyHandle* const> families,
+                                        const std::string& what) const {
+  std::vector<rocksdb::Status> compacted(families.size());
+  {
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < families.size(); ++i) {
+      threads.emplace_back(
+          [&, i] { compacted[i] = db_->CompactRange(c, families[i], nullptr, nullptr); });
+    }
+    if (!families.empty()) compacted[0] = db_->CompactRange(c, families[0], nullptr, nullptr);
+    for (auto& t : threads) t.join();
+  }
+  for (const auto& st : compacted) {
+    if (st.IsManualCompactionPaused()) {
+      return absl::AbortedError(what +
+                                " was interrupted (the index is closing); automatic "
+                                "compaction finishes it after the index is opened again");
+    }
+    COPS_RETURN_IF_ERROR(FromRocks(st, what));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cops

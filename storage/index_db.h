@@ -1,0 +1,113 @@
+#ifndef COPS_STORAGE_INDEX_DB_H_
+#define COPS_STORAGE_INDEX_DB_H_
+
+// The RocksDB database under one Index: how it is opened (the options of every column
+// family, storage/index_db.cc), its column-family handles, and the few calls every part of
+// the Index shares. Internal to storage/; the parts that own a column family
+// (PostingsStore, DocumentStore, DuplicateMaps, ExpiryQueue, IndexMeta) hold a reference.
+//
+// Thread-safety: RocksDB's calls are thread-safe; the database and its handles change only
+// in Close and Reopen, which the Index calls with every other call shut out
+// (IndexRep::db_mu held exclusively; every other call holds it shared).
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "rocksdb/db.h"
+#include "storage/index.h"
+#include "storage/index_layout.h"
+
+namespace rocksdb {
+class Cache;
+}
+
+namespace cops {
+
+class IndexDb {
+ public:
+  // Validates `options` (INVALID_ARGUMENT naming the option) and opens or creates the
+  // database: NOT_FOUND when it does not exist and may not be created, DATA_LOSS for an
+  // impossible shard count, RocksDB's errors otherwise.
+  static absl::StatusOr<std::unique_ptr<IndexDb>> Open(const IndexOptions& options);
+  ~IndexDb();  // destroys the handles, then closes the database
+  IndexDb(const IndexDb&) = delete;
+  IndexDb& operator=(const IndexDb&) = delete;
+
+  // Closes the database, handles first. REQUIRES: no call uses it.
+  void Close();
+  // Opens the database again as Open did (after Close). On failure it stays closed.
+  absl::Status Reopen();
+  bool is_open() const { return db_ != nullptr; }
+
+  // Writes `b` (WriteOpts()), and flushes every family, noting an I/O error (a full disk):
+  // RocksDB then refuses every later write until the database is reopened.
+  rocksdb::Status Write(rocksdb::WriteBatch* b) const;
+  absl::Status FlushAll() const;
+  void NoteWriteError(const rocksdb::Status& s) const;
+  bool write_failed() const { return write_failed_.load(); }
+  void ClearWriteFailed() { write_failed_.store(false); }
+  // Writes and syncs a 1 MiB file beside the database, then removes it: whether a reopen
+  // and the next writes have room. RESOURCE_EXHAUSTED (or UNAVAILABLE) when not.
+  absl::Status ProbeSpace() const;
+
+  const IndexOptions& options() const { return options_; }
+  rocksdb::DB& db() const { return *db_; }
+  rocksdb::Cache& cache() const { return *cache_; }
+  rocksdb::ColumnFamilyHandle* cf(index_layout::CfIndex i) const { return cfs_[i]; }
+  // Every column family (the postings shards and the grams included).
+  std::span<rocksdb::ColumnFamilyHandle* const> all() const { return cfs_; }
+  // The postings shards in hash order (shard 0 is cf(kPostings)).
+  std::span<rocksdb::ColumnFamilyHandle* const> shards() const { return shards_; }
+  // The verification grams' family; nullptr in an older index opened read-only.
+  rocksdb::ColumnFamilyHandle* verify() const { return verify_; }
+  // The postings options the index was opened with (EndBulkLoad restores them).
+  const rocksdb::ColumnFamilyOptions& postings_options() const { return postings_options_; }
+
+  rocksdb::WriteOptions WriteOpts() const;
+  // FAILED_PRECONDITION on a read-only index.
+  absl::Status CheckWritable() const;
+  // One point read; NOT_FOUND as std::nullopt, other errors as a status naming `what`.
+  absl::StatusOr<std::optional<std::string>> Get(rocksdb::ColumnFamilyHandle* family,
+                                                 std::string_view key, std::string_view what) const;
+  absl::StatusOr<std::optional<std::string>> Get(index_layout::CfIndex c, std::string_view key,
+                                                 std::string_view what) const {
+    return Get(cf(c), key, what);
+  }
+  // Runs one CompactRange per column family, all at once (one thread each; RocksDB's
+  // background pool bounds how many compact together). A compaction interrupted by
+  // DisableManualCompaction gives ABORTED.
+  absl::Status CompactSideBySide(const rocksdb::CompactRangeOptions& c,
+                                 std::span<rocksdb::ColumnFamilyHandle* const> families,
+                                 const std::string& what) const;
+
+ private:
+  IndexDb() = default;
+  // Opens db_ and the handles from db_options_ and descriptors_. REQUIRES: db_ == nullptr.
+  rocksdb::Status OpenDb();
+
+  IndexOptions options_;
+  std::shared_ptr<rocksdb::Cache> cache_;
+  rocksdb::DB* db_ = nullptr;  // owned; closed in the destructor after the handles
+  // kNumCfs families in CfIndex order, then postings shards 1.., then the grams' family.
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
+  std::vector<rocksdb::ColumnFamilyHandle*> shards_;
+  rocksdb::ColumnFamilyHandle* verify_ = nullptr;
+  rocksdb::ColumnFamilyOptions postings_options_;
+  // What db_ was opened with, for Reopen.
+  rocksdb::DBOptions db_options_;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors_;
+  mutable std::atomic<bool> write_failed_{false};
+};
+
+inline rocksdb::Slice AsSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
+
+}  // namespace cops
+
+#endif  // COPS_STORAGE_INDEX_DB_H_

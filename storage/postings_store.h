@@ -1,0 +1,89 @@
+#ifndef COPS_STORAGE_POSTINGS_STORE_H_
+#define COPS_STORAGE_POSTINGS_STORE_H_
+
+// The inverted index proper: chunk hash (BE64 key) -> posting list, in 1, 2 or 4 column
+// families ("shards") split by the hash's top bits, appended to by merge operands
+// (storage/codec.h) and read by batched MultiGet. Also the postings' bulk-load mode.
+// Internal to storage/; docs/storage-format.md.
+//
+// Thread-safety: safe for concurrent use; BeginBulkLoad/EndBulkLoad serialize on their own
+// mutex.
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "core/match.h"
+#include "storage/index.h"
+#include "storage/index_db.h"
+#include "storage/parallel_parts.h"
+
+namespace rocksdb {
+class WriteBatch;
+}
+
+namespace cops {
+
+class PostingsStore {
+ public:
+  PostingsStore(const IndexDb& db, int lookup_threads);
+
+  // The postings of one new document: hashes[i] is the chunk hash of postings[i], both
+  // sorted by (hash, ordinal); every posting's doc_id is `doc`.
+  struct DocumentPostings {
+    DocId doc = 0;
+    std::span<const ChunkHash> hashes;
+    std::span<const Posting> postings;
+  };
+  // Adds one merge operand per (hash, document), all documents' in (hash, document) order:
+  // consecutive keys land next to each other in the memtable's skip list, whose insert then
+  // resumes from the previous position instead of descending from the top.
+  void Add(rocksdb::WriteBatch* b, std::span<const DocumentPostings> documents) const;
+  // Adds the removal of document `doc` from the lists of `chunk_list` (BE64 hashes).
+  void AddRemoval(rocksdb::WriteBatch* b, std::string_view chunk_list, DocId doc) const;
+
+  // Index::Lookup.
+  absl::Status Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const;
+
+  // Index::BeginBulkLoad, EndBulkLoad, bulk_loading.
+  absl::Status BeginBulkLoad();
+  absl::Status EndBulkLoad();
+  bool bulk_loading() const { return bulk_loading_.load(); }
+  // Applies the bulk-load options again to a reopened database, when a bulk load is on.
+  absl::Status ReapplyBulkLoad() const;
+
+  // Adds the postings' figures to `s` (chunk keys, disk bytes, files per level, shards).
+  void AddStats(IndexStats* s) const;
+
+ private:
+  uint32_t ShardOf(ChunkHash h) const {
+    return shard_shift_ >= 64 ? 0 : static_cast<uint32_t>(h >> shard_shift_);
+  }
+  rocksdb::ColumnFamilyHandle* Shard(ChunkHash h) const { return db_.shards()[ShardOf(h)]; }
+
+  const IndexDb& db_;
+  // Maps a hash to its shard (64 with one shard).
+  int shard_shift_ = 64;
+  // The shards' column-family ids increase with the shard (they are created in order), so
+  // keys sorted by hash are sorted by (column family, key) as a multi-family MultiGet wants.
+  bool shard_ids_ascending_ = true;
+  // Runs the parts of a large Lookup batch (IndexOptions::lookup_threads).
+  std::unique_ptr<ParallelParts> lookup_parts_;
+  // Lookup calls in progress. A batch is split only when it is the only one: with several
+  // checks running, the cores are busy already, and a part handed to a worker would wait
+  // for a core while its caller waits for the part.
+  mutable std::atomic<int> lookups_in_flight_{0};
+  // Serializes BeginBulkLoad/EndBulkLoad; bulk_loading_ mirrors the mode for readers.
+  absl::Mutex bulk_mu_;
+  std::atomic<bool> bulk_loading_{false};
+};
+
+}  // namespace cops
+
+#endif  // COPS_STORAGE_POSTINGS_STORE_H_
