@@ -786,7 +786,13 @@ struct HttpApi::Impl {
       paths.push_back(path);
     }
     CompareOptions compare;
-    compare.format = static_cast<DocumentFormat>(files[0].format);
+    // One format for every file: the files' own when they agree, else each detected from
+    // its bytes (a batch of a DOCX and a text file must not read both as DOCX).
+    const bool one_format = std::all_of(files.begin(), files.end(), [&](const Upload& f) {
+      return f.format == files[0].format;
+    });
+    compare.format = static_cast<DocumentFormat>(one_format ? files[0].format
+                                                            : v1::DOCUMENT_FORMAT_AUTO);
     COPS_ASSIGN_OR_RETURN(compare.params, ServerChunkingParams(client));
     if (options.options().has_min_passage_units()) {
       compare.min_passage_units = options.options().min_passage_units();
