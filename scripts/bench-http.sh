@@ -3,7 +3,8 @@
 # "Speed"): a fresh copsd with --http-listen in a temporary directory, DOCUMENTS (default
 # 2000) synthetic documents registered, then bench/http_check_bench: ~3 KB messages (half
 # with a copied passage) at concurrency 8, gRPC and HTTP interleaved twice, SECONDS (default
-# 4) each. Under a minute. Usage: scripts/bench-http.sh [DOCUMENTS] [SECONDS] [-- COPSD-FLAGS]
+# 4) each (COPS_BENCH_ROUNDS rounds, default 2). Under a minute at 2,000 documents; the import
+# of 100,000 takes a few minutes. Usage: scripts/bench-http.sh [DOCUMENTS] [SECONDS] [-- COPSD-FLAGS]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${COPS_BUILD_DIR:-$root/build}"
@@ -26,4 +27,4 @@ for _ in $(seq 100); do [ -s "$work/port" ] && [ -s "$work/http-port" ] && break
 [ -s "$work/port" ] || { cat "$work/copsd.log" >&2; exit 2; }
 "$build/bench/http_check_bench" --grpc "127.0.0.1:$(cat "$work/port")" \
   --http "127.0.0.1:$(cat "$work/http-port")" --documents "$documents" --seconds "$seconds" \
-  --concurrency 8 --check-bytes 3000 --rounds 2
+  --concurrency 8 --check-bytes 3000 --rounds "${COPS_BENCH_ROUNDS:-2}"
