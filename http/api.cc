@@ -1127,6 +1127,7 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(const HttpApiOptions& op
   COPS_ASSIGN_OR_RETURN(const auto host_port, SplitHostPort(options.listen));
   auto impl = std::make_unique<Impl>(options, std::move(channel));
   COPS_RETURN_IF_ERROR(impl->server.LoadTls());
+  COPS_RETURN_IF_ERROR(impl->webhooks.LoadRegistrations());
   impl->Route();
   if (host_port.second == 0) {
     impl->port = impl->server.bind_to_any_port(host_port.first);

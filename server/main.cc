@@ -513,6 +513,7 @@ int Run(int argc, char** argv) {
   std::unique_ptr<HttpApi> http;
   if (!config.http_listen.empty()) {
     HttpApiOptions http_options = HttpOptionsOf(config, auth);
+    http_options.webhooks.store = (*access)->store();  // registrations survive restarts
     if (auth) {
       // The service's own access control: a job's key is refused before the job is queued.
       AccessControl* access_control = access->get();

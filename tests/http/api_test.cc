@@ -884,3 +884,54 @@ TEST(HttpExampleTest, ThePythonWebhookExampleRunsAgainstARealCopsd) {
 
 }  // namespace
 }  // namespace cops
+
+namespace cops {
+namespace {
+
+// copsd keeps a principal's webhook (URL and secret) in its access store: after a restart
+// GET /v1/webhook still shows the URL, and the secret signs (WebhookStoreTest checks the
+// signature itself).
+TEST(HttpRestartTest, ARestartOfCopsdKeepsTheWebhook) {
+  testing::TempDir dir("http_restart");
+  const std::filesystem::path http_port = dir.path() / "http.port";
+  const std::vector<std::string> flags = {"--auth", "on", "--http-listen", "127.0.0.1:0",
+                                          "--http-port-file", http_port.string(),
+                                          "--webhook-allow", "127.0.0.1"};
+  auto port_of = [&]() {
+    int port = 0;
+    for (int i = 0; i < 1500 && port == 0; ++i) {
+      std::ifstream(http_port) >> port;
+      if (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return port;
+  };
+  const std::string url = "http://127.0.0.1:9/hook";
+  std::string key;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                         testing::CopsdProcess::Start(dir.path(), flags));
+    const int port = port_of();
+    ASSERT_GT(port, 0) << copsd->Log();
+    std::ifstream(dir.path() / "data" / "admin.key") >> key;
+    httplib::Client client("127.0.0.1", port);
+    client.set_default_headers({{"Authorization", "Bearer " + key}});
+    httplib::Result res = client.Put("/v1/webhook", json({{"url", url}}).dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    EXPECT_EQ(copsd->Stop(), 0);
+  }
+  std::filesystem::remove(http_port);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                       testing::CopsdProcess::Start(dir.path(), flags));
+  const int port = port_of();
+  ASSERT_GT(port, 0) << copsd->Log();
+  httplib::Client client("127.0.0.1", port);
+  client.set_default_headers({{"Authorization", "Bearer " + key}});
+  httplib::Result res = client.Get("/v1/webhook");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(json::parse(res->body).value("url", ""), url);
+}
+
+}  // namespace
+}  // namespace cops
