@@ -32,7 +32,7 @@ trap cleanup EXIT
   --http-listen 127.0.0.1:0 --http-port-file "$work/http-port" --warm-cache false "$@" \
   > "$work/copsd.log" 2>&1 &
 pid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && [ -s "$work/http-port" ] && break; sleep 0.1; done
+for _ in $(seq 600); do [ -s "$work/port" ] && [ -s "$work/http-port" ] && break; sleep 0.1; done
 [ -s "$work/port" ] || { cat "$work/copsd.log" >&2; exit 2; }
 "$build/bench/http_check_bench" --grpc "127.0.0.1:$(cat "$work/port")" \
   --http "127.0.0.1:$(cat "$work/http-port")" --documents "$documents" $registered \
