@@ -221,6 +221,9 @@ absl::StatusOr<Principal> AccessControl::Authenticate(const grpc::ServerContextB
     } else if (n == "x-cops-forwarded-peer" && IsInProcessPeer(context.peer()) &&
                IsForwardablePeer(v)) {
       creds.peer = std::string(v);
+    } else if (n == "x-cops-forwarded-certificate" && IsInProcessPeer(context.peer())) {
+      // The HTTP API's listener verified this client certificate (--tls-client-ca).
+      if (!Contains(creds.certificate_names, v)) creds.certificate_names.emplace_back(v);
     }
   }
   // Only a certificate the TLS handshake verified names a principal (copsd requires and

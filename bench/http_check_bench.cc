@@ -7,6 +7,7 @@
 //
 //   http_check_bench --grpc 127.0.0.1:7411 --http 127.0.0.1:7412 [--documents 2000]
 //                    [--concurrency 8] [--seconds 5] [--rounds 2] [--check-bytes 3000]
+//                    [--registered]  (the documents are there already: no import)
 
 #include <atomic>
 #include <chrono>
@@ -34,6 +35,7 @@ struct Args {
   uint32_t seconds = 5;
   uint32_t rounds = 2;
   uint32_t messages = 400;  // distinct messages, cycled
+  bool registered = false;  // the --documents are registered already (an earlier run's)
 };
 
 // Message m: a new text, half of them with a passage of document m copied in its middle.
@@ -82,6 +84,7 @@ int Main(int argc, char** argv) {
   app.add_option("--grpc", a.grpc);
   app.add_option("--http", a.http);
   app.add_option("--documents", a.documents);
+  app.add_flag("--registered", a.registered, "The documents are registered already");
   app.add_option("--check-bytes", a.check_bytes);
   app.add_option("--concurrency", a.concurrency);
   app.add_option("--seconds", a.seconds);
@@ -95,7 +98,7 @@ int Main(int argc, char** argv) {
     std::cerr << client.status() << "\n";
     return 2;
   }
-  if (a.documents > 0) {
+  if (a.documents > 0 && !a.registered) {
     std::vector<v1::Document> batch;
     for (uint32_t d = 0; d < a.documents; ++d) {
       v1::Document doc;

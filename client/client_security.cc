@@ -64,6 +64,9 @@ void AttachApiKey(const ClientSecurityOptions& options, grpc::ClientContext* con
   if (!options.forwarded_peer.empty()) {
     context->AddMetadata("x-cops-forwarded-peer", options.forwarded_peer);
   }
+  for (const std::string& name : options.forwarded_certificate_names) {
+    context->AddMetadata("x-cops-forwarded-certificate", name);
+  }
 }
 
 }  // namespace cops

@@ -17,6 +17,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -42,6 +43,10 @@ struct ClientSecurityOptions {
   // copsd counts failed authentications per HTTP client; copsd believes it only on its
   // in-process channel (access/access_control.cc). "" = not sent.
   std::string forwarded_peer;
+  // The names of the client certificate the HTTP API's TLS handshake verified (mutual TLS),
+  // sent as metadata x-cops-forwarded-certificate (one entry each), believed only on the
+  // in-process channel as forwarded_peer. Empty = not sent.
+  std::vector<std::string> forwarded_certificate_names;
 
   bool uses_tls() const { return tls || !tls_ca.empty() || !tls_cert.empty(); }
 };

@@ -430,7 +430,13 @@ absl::StatusOr<std::string> ApiKeyOf(const httplib::Request& req) {
 }
 
 // Who owns a job or an Idempotency-Key: a digest of the caller's key (never the key).
-std::string OwnerTag(const std::string& api_key) { return Sha256Hex("cops-http-owner\n" + api_key); }
+// Without a key, the caller is its verified client certificate (mutual TLS) or nobody.
+std::string OwnerTag(const std::string& api_key) {
+  if (!api_key.empty()) return Sha256Hex("cops-http-owner\n" + api_key);
+  std::string names;
+  for (const std::string& name : BoundedHttpServer::PeerCertificateNames()) names += "\n" + name;
+  return Sha256Hex("cops-http-certificate" + names);
+}
 
 // ---------------------------------------------------------------- replies
 
@@ -568,7 +574,8 @@ struct HttpApi::Impl {
       : options(o),
         channel(std::move(c)),
         server(HttpTransportOptions{o.threads, o.max_queued_connections, o.request_timeout,
-                                    o.idle_timeout, o.request_timeout, 100}),
+                                    o.idle_timeout, o.request_timeout, 100,
+                                    HttpTlsOptions{o.tls_cert, o.tls_key, o.tls_client_ca}}),
         webhooks(o.webhooks),
         jobs(o.jobs),
         idempotent(o.idempotency_keep) {}
@@ -577,7 +584,7 @@ struct HttpApi::Impl {
   absl::StatusOr<std::string> PrincipalOf(const httplib::Request& req) const {
     COPS_ASSIGN_OR_RETURN(std::string key, ApiKeyOf(req));
     if (!options.authenticate) return std::string();
-    return options.authenticate(key, PeerOf(req));
+    return options.authenticate(key, BoundedHttpServer::PeerCertificateNames(), PeerOf(req));
   }
 
   // A client of the service calling with `api_key` for the HTTP client at `peer` (PeerOf).
@@ -585,6 +592,8 @@ struct HttpApi::Impl {
     ClientOptions client;
     client.security.api_key = api_key;
     client.security.forwarded_peer = peer;
+    // Called on the request's thread: its connection's verified client certificate.
+    client.security.forwarded_certificate_names = BoundedHttpServer::PeerCertificateNames();
     client.timeout = options.call_timeout;
     return Client::OverChannel(channel, client);
   }
@@ -599,7 +608,8 @@ struct HttpApi::Impl {
       absl::StatusOr<std::string> key = ApiKeyOf(req);
       if (!key.ok()) {
         refusal = key.status();
-      } else if (key->empty() && options.auth_required) {
+      } else if (key->empty() && options.auth_required &&
+                 BoundedHttpServer::PeerCertificateNames().empty()) {
         refusal = absl::UnauthenticatedError(
             "no credentials: send 'Authorization: Bearer <API key>'");
       }
@@ -776,7 +786,13 @@ struct HttpApi::Impl {
       paths.push_back(path);
     }
     CompareOptions compare;
-    compare.format = static_cast<DocumentFormat>(files[0].format);
+    // One format for every file: the files' own when they agree, else each detected from
+    // its bytes (a batch of a DOCX and a text file must not read both as DOCX).
+    const bool one_format = std::all_of(files.begin(), files.end(), [&](const Upload& f) {
+      return f.format == files[0].format;
+    });
+    compare.format = static_cast<DocumentFormat>(one_format ? files[0].format
+                                                            : v1::DOCUMENT_FORMAT_AUTO);
     COPS_ASSIGN_OR_RETURN(compare.params, ServerChunkingParams(client));
     if (options.options().has_min_passage_units()) {
       compare.min_passage_units = options.options().min_passage_units();
@@ -1110,6 +1126,8 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(const HttpApiOptions& op
                                                         std::shared_ptr<grpc::Channel> channel) {
   COPS_ASSIGN_OR_RETURN(const auto host_port, SplitHostPort(options.listen));
   auto impl = std::make_unique<Impl>(options, std::move(channel));
+  COPS_RETURN_IF_ERROR(impl->server.LoadTls());
+  COPS_RETURN_IF_ERROR(impl->webhooks.LoadRegistrations());
   impl->Route();
   if (host_port.second == 0) {
     impl->port = impl->server.bind_to_any_port(host_port.first);

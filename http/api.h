@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -59,13 +60,22 @@ struct HttpApiOptions {
   std::chrono::milliseconds call_timeout{60000};
   JobQueueOptions jobs;
   WebhookOptions webhooks;
+  // HTTPS: PEM files as copsd's --tls-cert, --tls-key and --tls-client-ca (http/transport.h).
+  // With a client CA every connection must present a certificate that CA signed; a request
+  // without an API key is then the principal its certificate names (as over gRPC).
+  std::string tls_cert;  // "" = plain HTTP
+  std::string tls_key;
+  std::string tls_client_ca;
   // Authenticates a caller where the API must know it before it accepts work (POST /v1/jobs,
-  // /v1/webhook): the principal's name, or the service's UNAUTHENTICATED (401) or
+  // /v1/webhook) from its key or, without one, its verified client certificate's names:
+  // the principal's name, or the service's UNAUTHENTICATED (401) or
   // RESOURCE_EXHAUSTED (429). `peer` is the client's address as gRPC writes one
   // ("ipv4:ADDR:PORT"), for the failure limit. It must be the access control of the service
   // behind `channel` (copsd wires it); unset, every caller is one principal "" (as with
   // authentication off) and a wrong key shows when the job runs.
-  std::function<absl::StatusOr<std::string>(const std::string& api_key, const std::string& peer)>
+  std::function<absl::StatusOr<std::string>(const std::string& api_key,
+                                            const std::vector<std::string>& certificate_names,
+                                            const std::string& peer)>
       authenticate;
   // How long the reply of a request with an Idempotency-Key is replayed to its retries.
   std::chrono::seconds idempotency_keep{86400};

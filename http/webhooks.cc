@@ -13,7 +13,9 @@
 #include <memory>
 #include <utility>
 
+#include "core/status_macros.h"
 #include "httplib.h"
+#include "storage/principal_store.h"
 
 namespace cops {
 namespace {
@@ -346,9 +348,24 @@ absl::StatusOr<std::string> Webhooks::Register(const std::string& principal,
     return absl::InternalError("no randomness for a webhook secret");
   }
   std::string secret = "whsec_" + Hex(bytes, sizeof(bytes));
+  absl::MutexLock registering(&register_mu_);
+  if (options_.store != nullptr) {
+    COPS_RETURN_IF_ERROR(options_.store->PutWebhook(WebhookRecord{principal, url, secret}));
+  }
   absl::MutexLock lock(&mu_);
   registrations_[principal] = Registration{url, secret};
   return secret;
+}
+
+absl::Status Webhooks::LoadRegistrations() {
+  if (options_.store == nullptr) return absl::OkStatus();
+  COPS_ASSIGN_OR_RETURN(std::vector<WebhookRecord> records, options_.store->ListWebhooks());
+  absl::MutexLock registering(&register_mu_);
+  absl::MutexLock lock(&mu_);
+  for (WebhookRecord& r : records) {
+    registrations_[r.principal] = Registration{std::move(r.url), std::move(r.secret)};
+  }
+  return absl::OkStatus();
 }
 
 std::optional<std::string> Webhooks::RegisteredUrl(const std::string& principal) const {
@@ -359,10 +376,16 @@ std::optional<std::string> Webhooks::RegisteredUrl(const std::string& principal)
 }
 
 absl::Status Webhooks::Unregister(const std::string& principal) {
-  absl::MutexLock lock(&mu_);
-  if (registrations_.erase(principal) == 0) {
-    return absl::NotFoundError("no webhook is registered for this principal");
+  absl::MutexLock registering(&register_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (!registrations_.contains(principal)) {
+      return absl::NotFoundError("no webhook is registered for this principal");
+    }
   }
+  if (options_.store != nullptr) COPS_RETURN_IF_ERROR(options_.store->DeleteWebhook(principal));
+  absl::MutexLock lock(&mu_);
+  registrations_.erase(principal);
   return absl::OkStatus();
 }
 

@@ -17,7 +17,9 @@
 // again for each attempt, and the request goes to the address that was checked (a second
 // resolution cannot swap it); redirects are not followed.
 //
-// Registrations and deliveries live in memory: a restart forgets them (register again).
+// Registrations (URL and secret) are kept in the access store when WebhookOptions::store is
+// set (copsd sets it), so a restart keeps them; deliveries live in memory, and a restart
+// forgets them (and any attempt still due).
 //
 // Thread-safety: safe for concurrent use; `workers` threads make the attempts.
 
@@ -37,6 +39,8 @@
 
 namespace cops {
 
+class PrincipalStore;
+
 struct WebhookOptions {
   // HOST or HOST:PORT entries ("[v6]:PORT" for IPv6), "*" for any host with public
   // addresses; empty = no callbacks at all.
@@ -47,6 +51,8 @@ struct WebhookOptions {
   uint32_t workers = 2;                          // attempts made at once
   std::chrono::seconds keep{3600};               // a job's deliveries are listed this long
   size_t max_jobs = 10000;                       // jobs with deliveries kept at most
+  // Where registrations are kept across restarts (not owned; nullptr = memory only).
+  PrincipalStore* store = nullptr;
 };
 
 // The "X-COPS-Signature" value of `body` sent at `unix_seconds`.
@@ -87,6 +93,10 @@ class Webhooks {
   Webhooks(const Webhooks&) = delete;
   Webhooks& operator=(const Webhooks&) = delete;
 
+  // Reads the registrations of options.store (nothing without one); call once, before use.
+  // The store's error when it cannot be read.
+  absl::Status LoadRegistrations();
+
   // INVALID_ARGUMENT naming why when the allow-list has a malformed entry.
   static absl::Status CheckAllowList(const std::vector<std::string>& allow);
 
@@ -97,11 +107,12 @@ class Webhooks {
 
   // A new signing secret for `principal` (the only time it is shown), replacing any earlier
   // one, and its default callback URL ("" = none: jobs name theirs). INVALID_ARGUMENT as
-  // Resolve() for a URL that may not be called.
+  // Resolve() for a URL that may not be called; the store's error when it cannot be kept
+  // (nothing changed then).
   absl::StatusOr<std::string> Register(const std::string& principal, const std::string& url);
   // The default URL of `principal`; std::nullopt without a registration.
   std::optional<std::string> RegisteredUrl(const std::string& principal) const;
-  // NOT_FOUND without a registration.
+  // NOT_FOUND without a registration; the store's error when it cannot be deleted there.
   absl::Status Unregister(const std::string& principal);
 
   // Starts delivering `body` (a job's JSON) for job `job_id` to `url`, signed with the
@@ -136,6 +147,9 @@ class Webhooks {
   void ForgetOldLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const WebhookOptions options_;
+  // Serializes changes of registrations, so that the store and registrations_ agree; taken
+  // before mu_, and held over the store's (synced) write without blocking deliveries.
+  absl::Mutex register_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;
   absl::CondVar changed_;
   struct Registration {

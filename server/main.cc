@@ -170,6 +170,9 @@ HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
   HttpApiOptions o;
   o.listen = config.http_listen;
   o.auth_required = auth;
+  o.tls_cert = config.tls_cert;  // HTTPS with gRPC's TLS files
+  o.tls_key = config.tls_key;
+  o.tls_client_ca = config.tls_client_ca;
   o.max_body_bytes = config.http_max_body_bytes != 0 ? config.http_max_body_bytes
                                                      : config.max_document_bytes + (1u << 20);
   o.threads = config.http_threads;
@@ -389,9 +392,9 @@ int Run(int argc, char** argv) {
   absl::Status listener_ok =
       CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote);
   if (!listener_ok.ok()) return Fail(listener_ok);
-  if (!config.http_listen.empty()) {  // plain HTTP: the same rule, without TLS
-    absl::Status http_ok =
-        CheckListenerSecurity(config.http_listen, /*tls=*/false, auth, config.allow_insecure_remote);
+  if (!config.http_listen.empty()) {  // HTTP(S) with the same TLS files: the same rule
+    absl::Status http_ok = CheckListenerSecurity(config.http_listen, tls.enabled(), auth,
+                                                 config.allow_insecure_remote);
     if (!http_ok.ok()) return Fail(http_ok);
     absl::Status allow_ok = Webhooks::CheckAllowList(config.webhook_allow);
     if (!allow_ok.ok()) return Fail(allow_ok);
@@ -510,14 +513,16 @@ int Run(int argc, char** argv) {
   std::unique_ptr<HttpApi> http;
   if (!config.http_listen.empty()) {
     HttpApiOptions http_options = HttpOptionsOf(config, auth);
+    http_options.webhooks.store = (*access)->store();  // registrations survive restarts
     if (auth) {
       // The service's own access control: a job's key is refused before the job is queued.
       AccessControl* access_control = access->get();
       http_options.authenticate = [access_control](const std::string& api_key,
+                                                   const std::vector<std::string>& names,
                                                    const std::string& peer)
           -> absl::StatusOr<std::string> {
         absl::StatusOr<Principal> principal =
-            access_control->AuthenticateCredentials(CallCredentials{api_key, {}, peer});
+            access_control->AuthenticateCredentials(CallCredentials{api_key, names, peer});
         if (!principal.ok()) return principal.status();
         return principal->name;
       };

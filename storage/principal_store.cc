@@ -33,6 +33,8 @@ constexpr std::string_view kPrincipalPrefix = "p/";
 constexpr std::string_view kKeyPrefix = "k/";
 constexpr std::string_view kCollectionPrefix = "c/";
 constexpr std::string_view kUsagePrefix = "u/";
+// Webhooks: "w/<principal>" -> principal NUL url NUL secret.
+constexpr std::string_view kWebhookPrefix = "w/";
 // The audit trail, one record under three keys (docs/security.md): by document, by time
 // (for the retention sweep) and by the document's owner (for `cops matches`).
 constexpr std::string_view kAuditPrefix = "a/";
@@ -336,6 +338,41 @@ absl::StatusOr<std::vector<ApiKeyRecord>> PrincipalStore::ListKeys() const {
 
 absl::StatusOr<std::vector<CollectionRecord>> PrincipalStore::ListCollections() const {
   return DecodeAll<CollectionRecord>(ScanValues(kCollectionPrefix), DecodeCollection);
+}
+
+absl::Status PrincipalStore::PutWebhook(const WebhookRecord& record) {
+  // "" is the one caller of a copsd without authentication.
+  if (!record.principal.empty()) {
+    COPS_RETURN_IF_ERROR(ValidateAccessName("principal", record.principal));
+  }
+  if (record.url.find('\0') != std::string::npos ||
+      record.secret.find('\0') != std::string::npos) {
+    return absl::InvalidArgumentError("a webhook's URL and secret cannot hold a NUL byte");
+  }
+  return Put(StrCat(kWebhookPrefix, record.principal),
+             StrCat(record.principal, std::string_view("\0", 1), record.url,
+                    std::string_view("\0", 1), record.secret));
+}
+
+absl::Status PrincipalStore::DeleteWebhook(std::string_view principal) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;  // as Put: a deleted webhook must stay deleted
+  const std::string key = StrCat(kWebhookPrefix, principal);
+  return FromRocks(db_->Delete(wo, key), "delete");
+}
+
+absl::StatusOr<std::vector<WebhookRecord>> PrincipalStore::ListWebhooks() const {
+  return DecodeAll<WebhookRecord>(
+      ScanValues(kWebhookPrefix), [](std::string_view v) -> absl::StatusOr<WebhookRecord> {
+        const size_t first = v.find('\0');
+        const size_t second = first == std::string_view::npos ? first : v.find('\0', first + 1);
+        if (second == std::string_view::npos) {
+          return absl::DataLossError("a webhook record without its three fields");
+        }
+        return WebhookRecord{std::string(v.substr(0, first)),
+                             std::string(v.substr(first + 1, second - first - 1)),
+                             std::string(v.substr(second + 1))};
+      });
 }
 
 absl::StatusOr<UsageRecord> PrincipalStore::GetUsage(std::string_view principal) const {

@@ -96,6 +96,16 @@ struct UsageRecord {
   uint64_t bytes = 0;
 };
 
+// A principal's webhook of the HTTP API (PUT /v1/webhook, http/webhooks.h): its default
+// callback URL ("" = none) and its signing secret, kept so that a restart keeps both. The
+// secret is stored as is (every delivery is signed with it), in the access store that only
+// copsd's user may read, as the data directory's other secrets.
+struct WebhookRecord {
+  std::string principal;
+  std::string url;
+  std::string secret;
+};
+
 // OK when `name` is 1..128 characters of [A-Za-z0-9._@:-] (principal and collection
 // names, which appear in certificates, logs and file names); INVALID_ARGUMENT otherwise.
 absl::Status ValidateAccessName(std::string_view kind, std::string_view name);
@@ -126,6 +136,12 @@ class PrincipalStore {
   absl::StatusOr<std::vector<PrincipalRecord>> ListPrincipals() const;
   absl::StatusOr<std::vector<ApiKeyRecord>> ListKeys() const;
   absl::StatusOr<std::vector<CollectionRecord>> ListCollections() const;
+
+  // Webhooks, one per principal: create or replace (INVALID_ARGUMENT on a bad name, "" being
+  // the caller without authentication, or a URL or secret holding a NUL byte), delete (OK when there is none), all by principal.
+  absl::Status PutWebhook(const WebhookRecord& record);
+  absl::Status DeleteWebhook(std::string_view principal);
+  absl::StatusOr<std::vector<WebhookRecord>> ListWebhooks() const;
 
   // Usage counters (zero when never charged).
   absl::StatusOr<UsageRecord> GetUsage(std::string_view principal) const;

@@ -190,7 +190,8 @@ async function submitChecks(event) {
     $('check-files').focus();
     return;
   }
-  for (const file of files) checkFile(file, file.name);
+  if ($('check-batch').checked && files.length > 1) checkBatch(files);
+  else for (const file of files) checkFile(file, file.name);
   if (pasted.trim()) {
     const name = $('paste-title').value.trim() || 'pasted text';
     checkFile(new File([pasted], name, { type: 'text/plain' }), name, 'text');
@@ -235,10 +236,22 @@ async function checkFile(file, name, format) {
   } catch (error) {
     return fail(view, error.message);
   }
-  if (job.status !== 202) return fail(view, job.error);
+  const result = await jobResult(view, job);
+  if (!result) return;
+  view.set('done', result.violation ? 'done: VIOLATION' : 'done: no violation');
+  const report = await renderReport(view.n, name, await bytesPromise, result);
+  view.detail.replaceChildren(el('details', { open: true },
+                                 el('summary', {}, 'Report of ' + name), report));
+  say(name + ': checked, ' + (result.violation ? 'violation' : 'no violation') + '.');
+}
+
+// Follows the job of `submitted` (the reply to its POST) in `view` until it ends: its result,
+// or null once the failure is shown.
+async function jobResult(view, submitted) {
+  if (submitted.status !== 202) return fail(view, submitted.error);
   view.progress.removeAttribute('value');  // indeterminate while queued and running
   for (;;) {
-    const reply = await api('GET', '/v1/jobs/' + encodeURIComponent(job.body.id));
+    const reply = await api('GET', '/v1/jobs/' + encodeURIComponent(submitted.body.id));
     if (reply.status !== 200) return fail(view, reply.error);
     const state = reply.body.state;
     if (state === 'queued') view.set('queued', 'queued: waiting for a worker');
@@ -246,16 +259,91 @@ async function checkFile(file, name, format) {
     if (state === 'failed') return fail(view, errorText(reply.body.error, 500));
     if (state === 'done') {
       view.progress.value = 100;
-      const result = reply.body.result;
-      view.set('done', result.violation ? 'done: VIOLATION' : 'done: no violation');
-      const report = await renderReport(view.n, name, await bytesPromise, result);
-      view.detail.replaceChildren(el('details', { open: true },
-                                     el('summary', {}, 'Report of ' + name), report));
-      say(name + ': checked, ' + (result.violation ? 'violation' : 'no violation') + '.');
-      return;
+      return reply.body.result;
     }
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
+}
+
+// Several files as one batch job: the result of `cops compare` (the files compared with
+// each other, then each checked against the registered documents), shown in one item.
+async function checkBatch(files) {
+  const name = 'Batch of ' + files.length + ': ' + files.map((f) => f.name).join(', ');
+  const view = addDocumentItem(name);
+  const form = new FormData();
+  for (const file of files) form.append('file', file, file.name);
+  for (const c of collections()) form.append('collection', c);
+  const bytes = Promise.all(files.map((f) => f.arrayBuffer().then((b) => new Uint8Array(b))));
+  let job;
+  try {
+    job = await upload('/v1/jobs', form, (fraction) => {
+      view.progress.value = Math.round(100 * fraction);
+      view.set('uploading', 'uploading, ' + Math.round(100 * fraction) + '%');
+    });
+  } catch (error) {
+    return fail(view, error.message);
+  }
+  const result = await jobResult(view, job);
+  if (!result) return;
+  const shared = (result.pairs || []).length;
+  const violations = (result.corpus || []).filter((c) => c.violation).length;
+  view.set('done', 'done: ' + shared + ' pair(s) sharing text, ' + violations +
+           ' VIOLATION(s) against the registered documents');
+  const report = await renderBatch(view.n, files, await bytes, result);
+  view.detail.replaceChildren(el('details', { open: true },
+                                 el('summary', {}, 'Report of the batch'), report));
+  say('Batch checked: ' + shared + ' pair(s) share text.');
+}
+
+// The `cops --json compare` object: the documents, the pairs sharing passages, the groups,
+// then each document's report against the registered documents (folded).
+async function renderBatch(n, files, bytes, r) {
+  const section = el('section', { className: 'batch', id: 'doc-' + n + '-report',
+                                  'aria-label': 'Report of the batch' });
+  const docs = table('batch-documents', ['document', 'format', 'words']);
+  for (const d of r.documents || []) {
+    docs.tBodies[0].append(el('tr', {}, el('td', {}, d.path),
+        d.error ? el('td', { className: 'error', colSpan: 2 }, 'could not be read: ' + d.error)
+                : el('td', {}, d.format || ''),
+        ...(d.error ? [] : [el('td', { className: 'num' }, String(d.words))])));
+  }
+  section.append(el('h4', { textContent: 'Documents' }), docs,
+                 el('h4', { textContent: 'Shared passages between them' }));
+  const pairs = r.pairs || [];
+  if (pairs.length) {
+    const list = table('pairs', ['document', 'other document', 'share of the first in the other',
+                                 'share of the other in the first', 'passages']);
+    for (const p of pairs) {
+      list.tBodies[0].append(el('tr', {}, el('td', {}, p.a), el('td', {}, p.b),
+          el('td', { className: 'num' }, percent(p.a_in_b)),
+          el('td', { className: 'num' }, percent(p.b_in_a)),
+          el('td', { className: 'num' }, String((p.passages || []).length))));
+    }
+    section.append(list);
+  } else {
+    section.append(el('p', { className: 'muted' }, 'No two of these documents share a passage.'));
+  }
+  const clusters = (r.clusters || []).filter((c) => c.length > 1);
+  if (clusters.length) {
+    section.append(el('h4', { textContent: 'Groups sharing text' }),
+                   el('ul', { className: 'clusters' },
+                      ...clusters.map((c) => el('li', {}, c.join(', ')))));
+  }
+  section.append(el('h4', { textContent: 'Each document against the registered documents' }));
+  const corpus = r.corpus || [];
+  for (let i = 0; i < corpus.length; ++i) {
+    const c = corpus[i];
+    const docName = c.path || files[i].name;
+    if (c.error) {
+      section.append(el('p', { className: 'error' }, docName + ': could not be checked: ' +
+                        c.error));
+      continue;
+    }
+    const report = await renderReport(n + '-' + i, docName, bytes[i], c);
+    section.append(el('details', { className: 'batch-report' },
+        el('summary', {}, docName + ': ' + (c.violation ? 'VIOLATION' : 'no violation')), report));
+  }
+  return section;
 }
 
 function fail(view, message) {

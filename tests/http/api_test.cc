@@ -37,6 +37,7 @@
 #include "server/service.h"
 #include "storage/data_dir.h"
 #include "tests/server/test_corpus.h"
+#include "tests/server/test_certificates.h"
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -170,9 +171,10 @@ class HttpApiTest : public ::testing::Test {
     // As copsd wires it: the service's own access control, over the in-process channel.
     AccessControl* access = access_.get();
     options.authenticate = [access](const std::string& key,
+                                    const std::vector<std::string>& names,
                                     const std::string& peer) -> absl::StatusOr<std::string> {
       absl::StatusOr<Principal> principal =
-          access->AuthenticateCredentials(CallCredentials{key, {}, peer});
+          access->AuthenticateCredentials(CallCredentials{key, names, peer});
       if (!principal.ok()) return principal.status();
       return principal->name;
     };
@@ -756,6 +758,68 @@ TEST_F(HttpApiTest, AWrongKeyOnAJobIs401AtOnce) {
   EXPECT_TRUE(res->get_header_value("Location").empty());
 }
 
+// HTTPS with mutual TLS, as copsd serves it with --tls-cert, --tls-key and --tls-client-ca:
+// a request without a key is the principal its client certificate names (as over gRPC),
+// held to that principal's collections; a certificate naming nobody is 401, a connection
+// without a certificate is refused, and a key still wins over the certificate.
+TEST_F(HttpApiTest, MutualTlsMakesTheCertificatesPrincipalTheCaller) {
+  testing::TestPki pki;
+  std::filesystem::create_directories(dir_.path() / "pki");
+  ASSERT_TRUE(pki.Create(dir_.path() / "pki")) << "openssl could not make the test PKI";
+  ASSERT_TRUE(pki.MakeClient("acm", "acm-press"));
+  ASSERT_TRUE(pki.MakeClient("nobody", "no-such-principal"));
+  HttpApiOptions options;
+  options.tls_cert = pki.Path("server.pem");
+  options.tls_key = pki.Path("server.key");
+  options.tls_client_ca = pki.Path("ca.pem");
+  StartHttp(options);
+  auto https = [&](const std::string& client) {
+    auto c = client.empty() ? std::make_unique<httplib::SSLClient>("127.0.0.1", http_->port())
+                            : std::make_unique<httplib::SSLClient>(
+                                  "127.0.0.1", http_->port(), pki.Path(client + ".pem"),
+                                  pki.Path(client + ".key"));
+    c->set_ca_cert_path(pki.Path("ca.pem").c_str());
+    c->enable_server_certificate_verification(true);
+    c->set_read_timeout(30, 0);
+    return c;
+  };
+  const std::string text = Prose(35, 300);
+  httplib::Result res = https("acm")->Post("/v1/documents?title=Paper&collection=acm", text,
+                                           "text/plain");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 201) << res->body;
+  // acm-press owns acm only: its certificate does not make it an admin.
+  ExpectError(https("acm")->Post("/v1/documents?collection=ieee", text, "text/plain"), 403,
+              "PERMISSION_DENIED");
+  // A job is the certificate's: submitted and read back with it.
+  res = https("acm")->Post("/v1/jobs?collection=acm", text, "text/plain");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  ASSERT_EQ(res->status, 202) << res->body;
+  const std::string id = json::parse(res->body).value("id", "");
+  json job = json::object();
+  for (int i = 0; i < 3000 && job.value("state", "") != "done"; ++i) {
+    httplib::Result got = https("acm")->Get(("/v1/jobs/" + id).c_str());
+    ASSERT_TRUE(got);
+    ASSERT_EQ(got->status, 200) << got->body;
+    job = json::parse(got->body);
+    if (job.value("state", "") == "failed") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(job.value("state", ""), "done") << job.dump();
+  EXPECT_EQ(job["result"]["violation"], true) << job.dump();
+  // A key over the same connection wins: ieee-press may register into ieee.
+  auto with_key = https("acm");
+  with_key->set_default_headers({{"Authorization", "Bearer " + ieee_key_}});
+  res = with_key->Post("/v1/documents?collection=ieee", Prose(36, 300), "text/plain");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 201) << res->body;
+  ExpectError(https("nobody")->Post("/v1/jobs", text, "text/plain"), 401, "UNAUTHENTICATED");
+  EXPECT_FALSE(https("")->Get("/healthz"));
+  httplib::Result plain = Http("").Get("/healthz");  // plain HTTP: told to use https
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 400);
+}
+
 // The failure limit counts each HTTP client's address: one client flooding wrong keys gets
 // 429, another client's wrong key is still 401, and a valid key always works.
 TEST_F(HttpApiTest, TheFailureLimitCountsEachHttpClientApart) {
@@ -816,6 +880,57 @@ TEST(HttpExampleTest, ThePythonWebhookExampleRunsAgainstARealCopsd) {
   EXPECT_EQ(pclose(pipe), 0) << output << copsd->Log();
   EXPECT_NE(output.find("webhook verified"), std::string::npos) << output;
   EXPECT_NE(output.find("violation=true"), std::string::npos) << output;
+}
+
+}  // namespace
+}  // namespace cops
+
+namespace cops {
+namespace {
+
+// copsd keeps a principal's webhook (URL and secret) in its access store: after a restart
+// GET /v1/webhook still shows the URL, and the secret signs (WebhookStoreTest checks the
+// signature itself).
+TEST(HttpRestartTest, ARestartOfCopsdKeepsTheWebhook) {
+  testing::TempDir dir("http_restart");
+  const std::filesystem::path http_port = dir.path() / "http.port";
+  const std::vector<std::string> flags = {"--auth", "on", "--http-listen", "127.0.0.1:0",
+                                          "--http-port-file", http_port.string(),
+                                          "--webhook-allow", "127.0.0.1"};
+  auto port_of = [&]() {
+    int port = 0;
+    for (int i = 0; i < 1500 && port == 0; ++i) {
+      std::ifstream(http_port) >> port;
+      if (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return port;
+  };
+  const std::string url = "http://127.0.0.1:9/hook";
+  std::string key;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                         testing::CopsdProcess::Start(dir.path(), flags));
+    const int port = port_of();
+    ASSERT_GT(port, 0) << copsd->Log();
+    std::ifstream(dir.path() / "data" / "admin.key") >> key;
+    httplib::Client client("127.0.0.1", port);
+    client.set_default_headers({{"Authorization", "Bearer " + key}});
+    httplib::Result res = client.Put("/v1/webhook", json({{"url", url}}).dump(), "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    EXPECT_EQ(copsd->Stop(), 0);
+  }
+  std::filesystem::remove(http_port);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                       testing::CopsdProcess::Start(dir.path(), flags));
+  const int port = port_of();
+  ASSERT_GT(port, 0) << copsd->Log();
+  httplib::Client client("127.0.0.1", port);
+  client.set_default_headers({{"Authorization", "Bearer " + key}});
+  httplib::Result res = client.Get("/v1/webhook");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200) << res->body;
+  EXPECT_EQ(json::parse(res->body).value("url", ""), url);
 }
 
 }  // namespace

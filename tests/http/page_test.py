@@ -8,7 +8,8 @@ document writers), starts copsd with authentication on and passes:
       --screenshot FILE
 
 DIR holds source.txt (registered through the page), copy.docx (copies it), clean.docx,
-broken.pdf (not a PDF) and a text file named with HTML. Exits 0 when every check held; prints
+broken.pdf (not a PDF) and a text file named with HTML; copy.docx, clean.docx and source.txt
+are also checked as one batch job. Exits 0 when every check held; prints
 what failed otherwise.
 """
 
@@ -198,6 +199,34 @@ def run(driver, args):
     check("My own opening words" not in mark.text, "the mark covers the writer's own words")
     check(mark.get_attribute("title").startswith("#"), "the mark does not name its source")
 
+    # A programme committee's batch: three submissions as one job, compared with each other
+    # (the DOCX copy shares its text with source.txt) and each checked against the registered
+    # documents, as `cops compare` does; a DOCX and a text file in one batch.
+    batch_box = driver.find_element(By.ID, "check-batch")
+    batch_box.send_keys(Keys.SPACE)
+    check(batch_box.is_selected(), "the batch box is not ticked by the keyboard")
+    upload.send_keys("\n".join(args.dir + "/" + name
+                               for name in ("copy.docx", "clean.docx", "source.txt")))
+    driver.find_element(By.ID, "check-button").send_keys(Keys.ENTER)
+    batch = document_item(driver, "Batch of 3: copy.docx, clean.docx, source.txt")
+    check(batch.get_attribute("data-state") == "done", "the batch: " + batch.text[:500])
+    state = batch.find_element(By.CLASS_NAME, "state").text
+    check(state == "done: 1 pair(s) sharing text, 2 VIOLATION(s) against the registered "
+          "documents", "the batch's state: " + state)
+    formats = [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in
+               batch.find_elements(By.CSS_SELECTOR, "table.batch-documents tbody tr")]
+    check([f[:2] for f in formats] == [["copy.docx", "docx"], ["clean.docx", "docx"],
+                                       ["source.txt", "text"]], "the batch's documents: %s" % formats)
+    pairs = [[td.text for td in row.find_elements(By.TAG_NAME, "td")] for row in
+             batch.find_elements(By.CSS_SELECTOR, "table.pairs tbody tr")]
+    check(len(pairs) == 1 and {pairs[0][0], pairs[0][1]} == {"copy.docx", "source.txt"},
+          "the batch's pairs: %s" % pairs)
+    summaries = [s.text for s in
+                 batch.find_elements(By.CSS_SELECTOR, "details.batch-report > summary")]
+    check(summaries == ["copy.docx: VIOLATION", "clean.docx: no violation",
+                        "source.txt: VIOLATION"], "the batch's reports: %s" % summaries)
+    batch_box.send_keys(Keys.SPACE)
+
     # The owner sees who matched the registered document. The audit trail is written a
     # moment after a check's reply, so the owner asks again until it is there.
     since = driver.find_element(By.ID, "matches-since")
@@ -221,7 +250,7 @@ def run(driver, args):
 
     # The screenshot of docs/images/web-page.png: the list of documents, reports folded away
     # (with the keyboard) but the last one's, whose text shows the copied passage.
-    for item in (copy, clean, named, dropped):
+    for item in (copy, clean, named, dropped, batch):
         item.find_element(By.TAG_NAME, "summary").send_keys(Keys.ENTER)
         wait(driver, lambda d: item.find_element(By.TAG_NAME, "details").get_attribute("open")
              is None, "a report to fold")

@@ -1,6 +1,9 @@
 // The HTTP connection layer against abusive clients over real loopback sockets: a client
 // dripping its request (slowloris) and clients holding idle connections are cut off, and a
-// connection beyond the limit is refused at once instead of waiting forever.
+// connection beyond the limit is refused at once instead of waiting forever. Over TLS (a
+// throw-away PKI made with the openssl command): HTTPS with the CA, plain HTTP to the HTTPS
+// port told to use https, mutual TLS refusing a client without a certificate of its CA and
+// showing the names of one with, and a client that never finishes its handshake cut off.
 
 #include "http/transport.h"
 
@@ -10,11 +13,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/server/test_certificates.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -28,6 +34,14 @@ class HttpTransportTest : public ::testing::Test {
     server_->Get("/ping", [](const httplib::Request&, httplib::Response& res) {
       res.set_content("pong", "text/plain");
     });
+    server_->Get("/whoami", [](const httplib::Request&, httplib::Response& res) {
+      std::string names;
+      for (const std::string& name : BoundedHttpServer::PeerCertificateNames()) {
+        names += name + ";";
+      }
+      res.set_content(names, "text/plain");
+    });
+    ASSERT_TRUE(server_->LoadTls().ok());
     port_ = server_->bind_to_any_port("127.0.0.1");
     ASSERT_GT(port_, 0);
     listener_ = std::thread([this] { server_->listen_after_bind(); });
@@ -141,6 +155,88 @@ TEST_F(HttpTransportTest, ConnectionsBeyondTheLimitGet503AndIdleOnesAreClosed) {
   httplib::Result res = client.Get("/ping");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
+}
+
+class HttpsTransportTest : public HttpTransportTest {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(pki_.Create(dir_.path())) << "openssl could not make the test PKI";
+    ASSERT_TRUE(pki_.MakeClient("editor", "editor-01"));
+    ASSERT_TRUE(pki_.MakeClient("stranger", "editor-01", "other-ca"));
+  }
+  HttpTransportOptions TlsOptions(bool mutual) const {
+    HttpTransportOptions options;
+    options.tls.cert_path = pki_.Path("server.pem");
+    options.tls.key_path = pki_.Path("server.key");
+    if (mutual) options.tls.client_ca_path = pki_.Path("ca.pem");
+    return options;
+  }
+  // GET `path` over HTTPS trusting the test CA, presenting client certificate `client`
+  // ("" for none).
+  httplib::Result Get(const std::string& path, const std::string& client = "") const {
+    std::unique_ptr<httplib::SSLClient> https =
+        client.empty() ? std::make_unique<httplib::SSLClient>("127.0.0.1", port_)
+                       : std::make_unique<httplib::SSLClient>("127.0.0.1", port_,
+                                                              pki_.Path(client + ".pem"),
+                                                              pki_.Path(client + ".key"));
+    https->set_ca_cert_path(pki_.Path("ca.pem").c_str());
+    https->enable_server_certificate_verification(true);
+    https->set_read_timeout(10, 0);
+    return https->Get(path.c_str());
+  }
+
+  testing::TempDir dir_{"http_tls"};
+  testing::TestPki pki_;
+};
+
+TEST_F(HttpsTransportTest, ServesHttpsWithItsCaAndTellsPlainHttpToUseHttps) {
+  Start(TlsOptions(/*mutual=*/false));
+  httplib::Result res = Get("/ping");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, "pong");
+  // Without mutual TLS the handlers see no certificate names.
+  res = Get("/whoami");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->body, "");
+  // Plain HTTP to the HTTPS port: refused with a reply saying what to do, never served.
+  httplib::Client plain("127.0.0.1", port_);
+  plain.set_read_timeout(10, 0);
+  httplib::Result refused = plain.Get("/ping");
+  ASSERT_TRUE(refused) << httplib::to_string(refused.error());
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_NE(refused->body.find("use https://"), std::string::npos) << refused->body;
+}
+
+TEST_F(HttpsTransportTest, MutualTlsRefusesClientsWithoutACertificateOfItsCa) {
+  Start(TlsOptions(/*mutual=*/true));
+  // No certificate, or one of another CA (with the same name): no connection at all.
+  EXPECT_FALSE(Get("/ping"));
+  EXPECT_FALSE(Get("/ping", "stranger"));
+  // The CA's client: served, and its certificate's name reaches the handler.
+  httplib::Result res = Get("/whoami", "editor");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->body, "editor-01;");
+}
+
+TEST_F(HttpsTransportTest, AClientThatNeverFinishesItsHandshakeIsCutOff) {
+  HttpTransportOptions options = TlsOptions(/*mutual=*/false);
+  options.threads = 1;
+  options.request_timeout = milliseconds(500);
+  options.idle_timeout = milliseconds(60000);
+  Start(options);
+  // Half a ClientHello's record header, then nothing: the worker must not wait for more.
+  const int fd = Connect();
+  ASSERT_EQ(send(fd, "\\x16\\x03\\x01", 3, MSG_NOSIGNAL), 3);
+  bool closed = false;
+  ReadAll(fd, &closed);
+  close(fd);
+  EXPECT_TRUE(closed);
+  // The single worker is free again.
+  httplib::Result res = Get("/ping");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->body, "pong");
 }
 
 }  // namespace

@@ -1,12 +1,20 @@
 // The webhook rules that need no network: which addresses are special (never called unless
-// named), how callback URLs and allow-list entries are checked, and the signature format.
+// named), how callback URLs and allow-list entries are checked, and the signature format;
+// and that a registration (URL and secret) kept in the access store survives a restart.
 
 #include "http/webhooks.h"
 
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
+#include "storage/principal_store.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -96,6 +104,60 @@ TEST(WebhookResolveTest, OnlyAllowedHostsAndAddressesAreCalled) {
       << t.status();
   Webhooks none(WebhookOptions{});
   EXPECT_FALSE(none.Resolve("http://127.0.0.1:9000/").ok());
+}
+
+// A restart (the store closed and opened again, new Webhooks) keeps each principal's URL and
+// secret: a delivery after it is signed with the secret shown before it. A deletion is kept
+// too.
+TEST(WebhookStoreTest, ARestartKeepsTheWebhookAndItsSecret) {
+  testing::TempDir dir("webhook_store");
+  // The receiver: the signature header and body of what it is sent.
+  absl::Mutex mu;
+  std::string signature, body;
+  httplib::Server receiver;
+  receiver.Post("/hook", [&](const httplib::Request& req, httplib::Response& res) {
+    absl::MutexLock lock(&mu);
+    signature = req.get_header_value("X-COPS-Signature");
+    body = req.body;
+    res.status = 204;
+  });
+  const int port = receiver.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { receiver.listen_after_bind(); });
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+  WebhookOptions options;
+  options.allow = {"127.0.0.1"};
+  std::string secret;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrincipalStore> store,
+                         PrincipalStore::Open((dir.path() / "access").string()));
+    options.store = store.get();
+    Webhooks before(options);
+    ASSERT_OK(before.LoadRegistrations());
+    ASSERT_OK_AND_ASSIGN(secret, before.Register("acm-press", url));
+    ASSERT_OK(before.Register("ieee-press", "").status());
+    ASSERT_OK(before.Unregister("ieee-press"));
+  }
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrincipalStore> store,
+                       PrincipalStore::Open((dir.path() / "access").string()));
+  options.store = store.get();
+  Webhooks after(options);
+  ASSERT_OK(after.LoadRegistrations());
+  EXPECT_EQ(after.RegisteredUrl("acm-press"), url);
+  EXPECT_EQ(after.RegisteredUrl("ieee-press"), std::nullopt);
+  after.Deliver("job-1", "acm-press", url, R"({"id":"job-1","state":"done"})");
+  std::string sent, sent_body;
+  for (int i = 0; i < 3000 && sent.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    absl::MutexLock lock(&mu);
+    sent = signature;
+    sent_body = body;
+  }
+  receiver.stop();
+  serving.join();
+  ASSERT_TRUE(sent.starts_with("t=")) << sent;
+  const int64_t t = std::stoll(sent.substr(2, sent.find(',') - 2));
+  EXPECT_EQ(sent, WebhookSignature(secret, t, sent_body));
 }
 
 }  // namespace
