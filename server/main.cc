@@ -35,14 +35,15 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "http/api.h"
+#include "replication/cluster_presence.h"
 #include "replication/jetstream.h"
 #include "replication/log_applier.h"
 #include "replication/log_replica.h"
+#include "replication/log_role.h"
 #include "replication/partitioning.h"
 #include "replication/registration_log.h"
 #include "replication/static_replica_directory.h"
 #include "server/admin_service.h"
-#include "server/cluster_presence.h"
 #include "server/heap_trimmer.h"
 #include "server/metrics.h"
 #include "server/request_log.h"
@@ -197,77 +198,63 @@ grpc::ChannelArguments InProcessArgs(const ServerConfig& config) {
   return args;
 }
 
-// copsd --log / --follow: the registration log, its applier and the write path the service
-// uses (docs/scale-out.md). Empty in single-node mode, which never touches NATS. Members are
-// destroyed in reverse order: the applier stops before the log connection closes.
-struct LogRole {
-  std::unique_ptr<JetStream> jetstream;
-  std::unique_ptr<LogReplica> replica;
-  std::unique_ptr<RegistrationLog> log;
-  std::unique_ptr<DocumentWrites> writes;
-  std::unique_ptr<LogApplier> applier;
-  std::unique_ptr<LogPosition> position;
-};
-
-// The durable consumer's name when --log-consumer is not given: stable for one data
-// directory on one host, distinct between them (FNV-1a of both).
-std::string DefaultConsumerName(const std::string& data_dir) {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  std::error_code ec;
-  const std::string key = std::string(host) + ":" + fs::absolute(data_dir, ec).string();
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-  char name[32];
-  std::snprintf(name, sizeof(name), "copsd-%016llx", static_cast<unsigned long long>(h));
-  return name;
-}
-
-absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGenerations* generations) {
-  LogRole role;
-  const bool primary = !config.log_url.empty();
-  if (!primary && config.follow_url.empty()) return role;
+// The registration log's connection as copsd's flags describe it, at `url`.
+RegistrationStreamOptions RegistrationStreamOf(const ServerConfig& config, const std::string& url) {
   RegistrationStreamOptions stream;
-  stream.url = primary ? config.log_url : config.follow_url;
+  stream.url = url;
   stream.security = NatsSecurityOf(config);
   stream.signing_key = config.cluster_key;
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
-  const bool partitioned = config.partitions > 0;
-  role.replica = std::make_unique<LogReplica>(generations, /*ids_from_log_sequence=*/partitioned);
-  COPS_RETURN_IF_ERROR(role.replica->CheckIndexFollowsLog());
-  COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
-  if (primary) {
-    role.log = std::make_unique<RegistrationLog>(role.jetstream.get());
-    role.writes = std::make_unique<LoggedWrites>(role.log.get(), role.replica.get(),
-                                                 std::chrono::seconds(30));
+  return stream;
+}
+
+// copsd --log / --follow (replication/log_role.h); none of them: single node, no NATS.
+LogRoleOptions LogRoleOptionsOf(const ServerConfig& config) {
+  LogRoleOptions o;
+  o.primary = !config.log_url.empty();
+  if (o.primary || !config.follow_url.empty()) {
+    o.stream = RegistrationStreamOf(config, o.primary ? config.log_url : config.follow_url);
   } else {
-    role.writes = std::make_unique<ReadOnlyWrites>(
-        config.primary.empty() ? "the copsd started with --log " + config.follow_url
-                               : config.primary);
+    o.stream.url.clear();
   }
-  LogApplierOptions applier;
-  applier.durable = config.log_consumer.empty() ? DefaultConsumerName(config.data_dir)
-                                                : config.log_consumer;
-  // A partition's replica consumes its partition's subject; a gateway every partition's.
-  if (partitioned) {
-    applier.filter_subject =
-        config.partition >= 0
-            ? PartitionSubject(stream.subject, static_cast<uint32_t>(config.partition))
-            : stream.subject + ".*";
+  o.primary_address = config.primary;
+  o.partitions = config.partitions;
+  if (config.partition >= 0) o.partition = static_cast<uint32_t>(config.partition);
+  o.consumer = config.log_consumer;
+  o.data_dir = config.data_dir;
+  return o;
+}
+
+// The cluster map as copsd's flags describe it: its bucket, P, and a lease of
+// kClusterLeaseIntervals heartbeats (the members' own interval).
+ClusterMapOptions ClusterMapOptionsOf(const ServerConfig& config) {
+  ClusterMapOptions options;
+  options.bucket.bucket = config.cluster_bucket;
+  options.bucket.replicas = config.log_replicas;
+  options.bucket.signing_key = config.cluster_key;
+  options.partitions = config.partitions;
+  options.lease = absl::Milliseconds(kClusterLeaseIntervals * int64_t{config.heartbeat_ms});
+  return options;
+}
+
+// This node's record in the cluster map (--cluster-node-id): at --advertise, else `bound`
+// (the listener's HOST:PORT), serving --partition of --partitions (a node holding every
+// document, unpartitioned or a gateway, is partition 0 of 1: a router of P > 1 partitions
+// never picks it), heartbeating every --heartbeat-ms with `applied`.
+ClusterMemberOptions ClusterMemberOptionsOf(const ServerConfig& config, const std::string& bound,
+                                            std::function<uint64_t()> applied) {
+  ClusterMemberOptions options;
+  options.bucket = ClusterMapOptionsOf(config).bucket;
+  options.record.node_id = config.cluster_node_id;
+  options.record.address = config.advertise.empty() ? bound : config.advertise;
+  if (config.partitions > 0 && config.partition >= 0) {
+    options.record.partition = static_cast<uint32_t>(config.partition);
+    options.record.partitions = config.partitions;
   }
-  COPS_ASSIGN_OR_RETURN(role.applier,
-                        LogApplier::Start(role.jetstream.get(), role.replica.get(), applier));
-  role.position = std::make_unique<ReplicaPosition>(role.replica.get(), role.applier.get());
-  LogEvent(LogLevel::kInfo, primary ? "registration_log" : "following_log",
-           {{"url", stream.url},
-            {"stream", stream.stream},
-            {"partitions", std::to_string(config.partitions)},
-            {"partition", partitioned && config.partition >= 0 ? std::to_string(config.partition)
-                                                               : "all"},
-            {"consumer", applier.durable},
-            {"applied_sequence", std::to_string(role.replica->AppliedLogSequence())}});
-  return role;
+  options.heartbeat_interval = absl::Milliseconds(config.heartbeat_ms);
+  options.applied_sequence = std::move(applied);
+  return options;
 }
 
 // copsd --route: the router of a partitioned cluster (server/router.h). Its replicas come
@@ -287,12 +274,7 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
                                            AdmissionControl* admission) {
   RouterRole role;
   if (config.route_url.empty()) return role;
-  RegistrationStreamOptions stream;
-  stream.url = config.route_url;
-  stream.security = NatsSecurityOf(config);
-  stream.signing_key = config.cluster_key;
-  stream.stream = config.log_stream;
-  stream.replicas = config.log_replicas;
+  const RegistrationStreamOptions stream = RegistrationStreamOf(config, config.route_url);
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
   if (!config.replicas.empty()) {
     COPS_ASSIGN_OR_RETURN(StaticReplicaDirectory directory,
@@ -300,7 +282,7 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
     role.directory = std::make_unique<StaticReplicaDirectory>(std::move(directory));
   } else {
     COPS_ASSIGN_OR_RETURN(std::unique_ptr<ClusterMap> map,
-                          StartClusterMap(config, role.jetstream.get()));
+                          ClusterMap::Start(role.jetstream.get(), ClusterMapOptionsOf(config)));
     role.cluster_map = map.get();
     role.directory = std::move(map);
   }
@@ -353,7 +335,9 @@ int Run(int argc, char** argv) {
   }
   const ServerConfig& config = *parsed;
   if (!config.show_cluster_url.empty()) {  // copsd --show-cluster NATS_URL: print and exit
-    absl::Status shown = PrintClusterMap(config, std::cout);
+    absl::Status shown =
+        PrintClusterMap(RegistrationStreamOf(config, config.show_cluster_url),
+                        ClusterMapOptionsOf(config), std::cout);
     if (!shown.ok()) std::cerr << "copsd: " << shown << "\n";
     return shown.ok() ? 0 : 2;
   }
@@ -427,7 +411,7 @@ int Run(int argc, char** argv) {
   UsageLedger usage((*access)->store());
   AuditSink audit(AppendTo((*access)->store()), MatchesFrom((*access)->store()));
 
-  absl::StatusOr<LogRole> log_role = StartLogRole(config, generations->get());
+  absl::StatusOr<LogRole> log_role = StartLogRole(LogRoleOptionsOf(config), generations->get());
   if (!log_role.ok()) return Fail(log_role.status());
   // Checks and registrations at work at once, on this node or (a router) through it.
   AdmissionControl admission(admission_limits);
@@ -479,7 +463,7 @@ int Run(int argc, char** argv) {
         "let it catch up from the log, then retire this one");
   }
 
-  ClusterPresence cluster;  // --cluster-node-id: joined once serving (server/cluster_presence.h)
+  ClusterPresence cluster;  // --cluster-node-id: joined once serving (replication/)
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
@@ -555,8 +539,10 @@ int Run(int argc, char** argv) {
   // Joined before the port file is written: a node whose port file exists is in the map.
   if (!config.cluster_node_id.empty()) {
     absl::Status joined = cluster.Join(
-        config, log_role->jetstream.get(),
-        [replica = log_role->replica.get()] { return replica->AppliedLogSequence(); }, bound);
+        log_role->jetstream.get(),
+        ClusterMemberOptionsOf(config, bound, [replica = log_role->replica.get()] {
+          return replica->AppliedLogSequence();
+        }));
     if (!joined.ok()) {
       server->Shutdown();
       return Fail(joined);
