@@ -10,6 +10,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
+#include "access/call_policy.h"
 #include "access/forwarded_identity.h"
 #include "replication/partitioning.h"
 #include "server/request_log.h"
@@ -178,24 +179,12 @@ absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& do
   event.kind = RegistrationEventKind::kRegister;
   event.content = document.content();
   event.format = static_cast<uint32_t>(format);
-  DocumentRecord& meta = event.metadata;
-  const v1::DocumentMetadata& m = document.metadata();
-  meta.title = m.title();
-  meta.author = m.author();
-  // As on a single node: an owner registers as itself, whatever the request says.
-  meta.owner = principal.role == Role::kOwner ? principal.name : m.owner();
-  meta.collection = m.collection();
-  meta.external_id = m.external_id();
-  meta.expires_unix_micros = m.expires_unix_micros();
-  meta.not_before_unix_micros = m.not_before_unix_micros();
-  meta.registered_unix_micros = now_micros;
-  // As CopyDetectionService::AdmitRegistration: every node applies the expiry the event
+  // As on a single node (access/call_policy.h); every node applies the expiry the event
   // carries, so the collection's retention is decided here, once.
-  if (meta.expires_unix_micros == 0 && policy.retention_seconds > 0) {
-    meta.expires_unix_micros = now_micros + policy.retention_seconds * 1000000;
-  }
-  COPS_RETURN_IF_ERROR(ValidateMetadataSizes(meta));
-  COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now_micros));
+  COPS_ASSIGN_OR_RETURN(event.metadata, RegistrationRecord(policy, principal,
+                                                           MetadataFromProto(document.metadata()),
+                                                           now_micros));
+  event.metadata.registered_unix_micros = now_micros;
   return event;
 }
 
@@ -375,12 +364,8 @@ absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
   // The policy first, as on a single node: a refused call takes no room and no token. The
   // replicas apply the rest of it (the collections searched, floors, redaction, audit) to
   // the forwarded identity.
-  if (request.collections().empty()) {
-    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
-  }
-  for (const std::string& c : request.collections()) {
-    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, c));
-  }
+  COPS_RETURN_IF_ERROR(AuthorizeCheck(
+      *authorizer_, principal, {request.collections().begin(), request.collections().end()}));
   // Validated here so that a bad request fails alike whatever answers.
   COPS_ASSIGN_OR_RETURN(const CheckOptions options, CheckOptionsFromProto(request.options()));
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
@@ -488,9 +473,7 @@ absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const Principa
   std::optional<Reservation> usage;
   if (usage_ != nullptr) {
     COPS_ASSIGN_OR_RETURN(
-        usage, usage_->Reserve(principal, UsageCost{1, document.content().size() +
-                                                           meta.title.size() + meta.author.size() +
-                                                           meta.external_id.size()}));
+        usage, usage_->Reserve(principal, RegistrationCost(document.content().size(), meta)));
   }
   COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(collection));
   // What no node would register is refused before it reaches the log; the digest of the

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "access/call_policy.h"
 #include "access/report_privacy.h"
 #include "core/hash_key.h"
 #include "core/scratch.h"
@@ -40,39 +41,6 @@ void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
   out->set_chunks(r.total_chunks);
   out->set_stored_chunks(r.stored_chunks);
   out->set_size_bytes(r.size_bytes);
-}
-
-// Authorizes `action` on a collection a call names, then requires it to exist: recorded by
-// the authorizer, or holding documents in `index` (a follower's index holds collections
-// registered on the primary, whose access store it does not share). A caller without access
-// learns PERMISSION_DENIED whether or not it exists, one with access NOT_FOUND for a
-// collection that does not.
-absl::Status AuthorizeNamedCollection(const Authorizer& authorizer, const Principal& principal,
-                                      Action action, std::string_view collection,
-                                      const Index& index) {
-  COPS_RETURN_IF_ERROR(authorizer.Authorize(principal, action, collection));
-  absl::Status recorded = authorizer.RequireCollection(collection);
-  if (!absl::IsNotFound(recorded)) return recorded;
-  COPS_ASSIGN_OR_RETURN(const bool indexed, index.HasCollection(collection));
-  return indexed ? absl::OkStatus() : recorded;
-}
-
-// The collections a check searches: those asked for (each authorized and existing), narrowed
-// to those the caller may use; std::nullopt = all.
-absl::StatusOr<std::optional<std::vector<std::string>>> CheckCollections(
-    const Authorizer& authorizer, const Principal& principal,
-    const google::protobuf::RepeatedPtrField<std::string>& requested, const Index& index) {
-  std::optional<std::vector<std::string>> usable = authorizer.UsableCollections(principal);
-  if (requested.empty()) return usable;
-  std::vector<std::string> out;
-  for (const std::string& c : requested) {
-    COPS_RETURN_IF_ERROR(
-        AuthorizeNamedCollection(authorizer, principal, Action::kCheck, c, index));
-    if (!usable || std::find(usable->begin(), usable->end(), c) != usable->end()) {
-      out.push_back(c);
-    }
-  }
-  return std::optional<std::vector<std::string>>(std::move(out));
 }
 
 // The passage [start, end) of the extracted text, at most kMaxPassageBytes, cut before a
@@ -174,43 +142,6 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
   for (const std::string& c : info.template_collections) p->add_template_collections(c);
 }
 
-// The template collections a check searches: all of them, or those among `collections`.
-std::vector<std::string> SearchedTemplates(
-    const Authorizer& authorizer, const std::optional<std::vector<std::string>>& collections) {
-  std::vector<std::string> templates = authorizer.TemplateCollections();
-  if (collections.has_value()) {
-    std::erase_if(templates, [&](const std::string& t) {
-      return std::find(collections->begin(), collections->end(), t) == collections->end();
-    });
-  }
-  return templates;
-}
-
-// AuthorizeDocument, but a caller who may not see the document's collection at all learns
-// only NOT_FOUND, so ids of other tenants cannot be probed.
-absl::Status AuthorizeExisting(const Authorizer& authorizer, const Principal& principal,
-                               Action action, const DocumentRecord& record) {
-  absl::Status s =
-      authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
-  if (s.code() == absl::StatusCode::kPermissionDenied) {
-    const std::optional<std::vector<std::string>> usable =
-        authorizer.UsableCollections(principal);
-    if (usable && std::find(usable->begin(), usable->end(), record.collection) == usable->end()) {
-      return absl::NotFoundError("document " + std::to_string(record.id) + " not found");
-    }
-  }
-  return s;
-}
-
-// The hits of a check that go to the audit trail: those whose collection keeps audits.
-std::vector<AuditRecord> AuditedHits(const Authorizer& authorizer,
-                                     std::vector<AuditRecord> hits) {
-  std::erase_if(hits, [&](const AuditRecord& hit) {
-    return !authorizer.PolicyFor(hit.collection).keep_audit;
-  });
-  return hits;
-}
-
 }  // namespace
 
 void FillAuditEntry(const AuditRecord& r, v1::AuditEntry* e) {
@@ -230,6 +161,18 @@ absl::StatusOr<DocumentFormat> FormatFromProto(int format) {
     return absl::InvalidArgumentError("unknown document format " + std::to_string(format));
   }
   return static_cast<DocumentFormat>(format);
+}
+
+DocumentRecord MetadataFromProto(const v1::DocumentMetadata& m) {
+  DocumentRecord meta;
+  meta.title = m.title();
+  meta.author = m.author();
+  meta.owner = m.owner();
+  meta.collection = m.collection();
+  meta.external_id = m.external_id();
+  meta.expires_unix_micros = m.expires_unix_micros();
+  meta.not_before_unix_micros = m.not_before_unix_micros();
+  return meta;
 }
 
 std::string Hex(const std::array<uint8_t, 32>& bytes) {
@@ -416,29 +359,17 @@ absl::Status CopyDetectionService::TakeToken(const Principal& principal) {
 absl::StatusOr<CopyDetectionService::AdmittedRegistration>
 CopyDetectionService::AdmitRegistration(const Principal& principal, const v1::Document& doc) {
   AdmittedRegistration admitted;
-  DocumentRecord& meta = admitted.meta;
-  meta.title = doc.metadata().title();
-  meta.author = doc.metadata().author();
-  meta.owner = principal.role == Role::kOwner ? principal.name : doc.metadata().owner();
-  meta.collection = doc.metadata().collection();
-  meta.external_id = doc.metadata().external_id();
-  meta.expires_unix_micros = doc.metadata().expires_unix_micros();
-  meta.not_before_unix_micros = doc.metadata().not_before_unix_micros();
-  COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kRegister, meta.collection));
-  COPS_RETURN_IF_ERROR(ValidateMetadataSizes(meta));
-  const int64_t now = Detector()->NowMicros();
-  if (meta.expires_unix_micros == 0) {
-    // Bounded as PutCollection bounds it (a record stored before the bound may hold more).
-    const int64_t retention = std::min(authorizer_->PolicyFor(meta.collection).retention_seconds,
-                                       CollectionRecord::kMaxRetentionSeconds);
-    if (retention > 0) meta.expires_unix_micros = now + retention * 1000000;
-  }
-  COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now));
-  // The stored metadata is charged with the content: it is kept as long.
-  const uint64_t bytes = doc.content().size() + meta.title.size() + meta.author.size() +
-                         meta.external_id.size();
-  COPS_ASSIGN_OR_RETURN(admitted.usage, usage_->Reserve(principal, UsageCost{1, bytes}));
-  COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(meta.collection));
+  COPS_RETURN_IF_ERROR(
+      authorizer_->Authorize(principal, Action::kRegister, doc.metadata().collection()));
+  COPS_ASSIGN_OR_RETURN(admitted.meta,
+                        RegistrationRecord(authorizer_->PolicyFor(doc.metadata().collection()),
+                                           principal,
+                                           MetadataFromProto(doc.metadata()),
+                                           Detector()->NowMicros()));
+  COPS_ASSIGN_OR_RETURN(admitted.usage,
+                        usage_->Reserve(principal, RegistrationCost(doc.content().size(),
+                                                                    admitted.meta)));
+  COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(admitted.meta.collection));
   return admitted;
 }
 
@@ -664,13 +595,10 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
                                             const v1::CheckDocumentRequest& request,
                                             v1::CheckDocumentReply* reply) {
   reply->set_request_id(request.request_id());
+  const std::vector<std::string> collections(request.collections().begin(),
+                                             request.collections().end());
   // The policy first: a refused call takes no token and waits for nothing.
-  if (request.collections().empty()) {
-    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
-  }
-  for (const std::string& c : request.collections()) {
-    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, c));
-  }
+  COPS_RETURN_IF_ERROR(AuthorizeCheck(*authorizer_, principal, collections));
   CheckRequestInfo info;
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
@@ -690,8 +618,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   // it, since the awaited registration may have created one.
   COPS_RETURN_IF_ERROR(AwaitLogSequence(*context, request.min_log_sequence()));
   const std::shared_ptr<CopyDetector> detector = Detector();
-  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal,
-                                                           request.collections(),
+  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal, collections,
                                                            *detector->index()));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();

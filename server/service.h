@@ -155,6 +155,9 @@ void FillAuditEntry(const AuditRecord& record, v1::AuditEntry* out);
 // The request's document format; INVALID_ARGUMENT for an unknown one.
 absl::StatusOr<DocumentFormat> FormatFromProto(int format);
 
+// The metadata a request asks to record (RegistrationRecord decides what is recorded).
+DocumentRecord MetadataFromProto(const v1::DocumentMetadata& metadata);
+
 // Lower-case hex of a digest, as DocumentInfo.sha256 carries it.
 std::string Hex(const std::array<uint8_t, 32>& bytes);
 
