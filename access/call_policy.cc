@@ -5,6 +5,7 @@
 
 #include "core/status_macros.h"
 #include "engine/copy_detector.h"
+#include "logging/log_event.h"
 
 namespace cops {
 namespace {
@@ -96,6 +97,21 @@ absl::StatusOr<DocumentRecord> RegistrationRecord(const CollectionPolicy& policy
 UsageCost RegistrationCost(uint64_t content_bytes, const DocumentRecord& meta) {
   return UsageCost{1, content_bytes + meta.title.size() + meta.author.size() +
                           meta.external_id.size()};
+}
+
+void RecordIndexedCollections(const Index& index, AccessControl& access) {
+  absl::StatusOr<std::vector<std::string>> indexed = index.Collections();
+  if (!indexed.ok()) {
+    LogEvent(LogLevel::kWarn, "collections_not_recorded", {{"error", indexed.status().ToString()}});
+    return;
+  }
+  for (const std::string& collection : *indexed) {
+    absl::Status recorded = access.EnsureCollection(collection);
+    if (!recorded.ok()) {
+      LogEvent(LogLevel::kWarn, "collection_not_recorded",
+               {{"collection", collection}, {"error", recorded.ToString()}});
+    }
+  }
 }
 
 }  // namespace cops

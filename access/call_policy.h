@@ -17,6 +17,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "access/access_control.h"
 #include "access/authorizer.h"
 #include "access/usage_ledger.h"
 #include "storage/index.h"
@@ -66,6 +67,12 @@ absl::StatusOr<DocumentRecord> RegistrationRecord(const CollectionPolicy& policy
 // What registering `content_bytes` with `meta` costs: one document, and the content with
 // the stored metadata (kept as long as the content).
 UsageCost RegistrationCost(uint64_t content_bytes, const DocumentRecord& meta);
+
+// Gives every collection that holds documents in `index` a record in `access` (those
+// registered into with --auth=off by builds that did not record them), so that it is listed
+// and a check may name it. A failure is logged: such a collection is still searched by checks
+// that name no collection.
+void RecordIndexedCollections(const Index& index, AccessControl& access);
 
 }  // namespace cops
 

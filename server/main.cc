@@ -11,8 +11,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,6 +19,7 @@
 #include "access/access_control.h"
 #include "access/admission_control.h"
 #include "access/audit_sink.h"
+#include "access/call_policy.h"
 #include "access/forwarded_identity.h"
 #include "access/open_authorizer.h"
 #include "access/transport_security.h"
@@ -53,12 +52,11 @@
 #include "server/systemd_notifier.h"
 #include "spdlog/spdlog.h"
 #include "storage/data_dir.h"
+#include "storage/file_system.h"
 #include "storage/index.h"
 
 namespace cops {
 namespace {
-
-namespace fs = std::filesystem;
 
 int Fail(const absl::Status& status) {
   LogEvent(LogLevel::kError, "startup_failed", {{"error", status.ToString()}});
@@ -66,17 +64,9 @@ int Fail(const absl::Status& status) {
   return 2;
 }
 
+// Written whole or not at all: a reader never sees a half-written port.
 absl::Status WritePortFile(const std::string& path, int port) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << port << "\n";
-    if (!out.flush()) return absl::InternalError("cannot write port file " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);  // readers never see a half-written file
-  if (ec) return absl::InternalError("cannot write port file " + path + ": " + ec.message());
-  return absl::OkStatus();
+  return WriteFileDurably(*FileSystem::Default(), path, std::to_string(port) + "\n", 0644);
 }
 
 // The live index generation and its key; a rotation left unfinished by a crash is cleaned
@@ -96,26 +86,6 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerCo
   index_options.detector.max_document_bytes = config.max_document_bytes;
   index_options.detector.bulk_window_documents = config.bulk_window_documents;
   return IndexGenerations::Open(std::move(index_options));
-}
-
-// Gives every collection that holds documents a record in the access store (those
-// registered into with --auth=off by builds that did not record them), so that it is listed
-// and a check may name it. A failure is logged: such a collection is still searched by checks
-// that name no collection.
-void RecordIndexedCollections(const IndexGenerations& generations, AccessControl& access) {
-  absl::StatusOr<std::vector<std::string>> indexed =
-      generations.Current()->index()->Collections();
-  if (!indexed.ok()) {
-    LogEvent(LogLevel::kWarn, "collections_not_recorded", {{"error", indexed.status().ToString()}});
-    return;
-  }
-  for (const std::string& collection : *indexed) {
-    absl::Status recorded = access.EnsureCollection(collection);
-    if (!recorded.ok()) {
-      LogEvent(LogLevel::kWarn, "collection_not_recorded",
-               {{"collection", collection}, {"error", recorded.ToString()}});
-    }
-  }
 }
 
 // The gRPC server on config.listen with its limits, `services`, health and reflection, and
@@ -393,7 +363,7 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
       OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth, access_options);
   if (!access.ok()) return Fail(access.status());
-  RecordIndexedCollections(**generations, **access);
+  RecordIndexedCollections(*(*generations)->Current()->index(), **access);
   OpenAuthorizer open_authorizer(access->get());  // collections as with auth on
   // With auth on, a caller's identity forwarded by a router is believed from the nodes of
   // --trusted-nodes only, and refused from everyone else (access/forwarded_identity.h).

@@ -17,201 +17,14 @@
 namespace cops {
 namespace {
 
-// The call's cancellation as the check's steps ask it (server/cancellation_probe.h).
+// The call's cancellation as the check's steps ask it (engine/cancellation_probe.h).
 CancellationProbe ProbeOf(grpc::ServerContext& context) {
   return CancellationProbe(context.deadline(), [&context] { return context.IsCancelled(); });
 }
 
-constexpr uint32_t kDefaultMaxResults = 20;
 constexpr size_t kDefaultPageSize = 100;
 
-void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
-  out->set_doc_id(r.id);
-  v1::DocumentMetadata* m = out->mutable_metadata();
-  m->set_title(r.title);
-  m->set_author(r.author);
-  m->set_owner(r.owner);
-  m->set_collection(r.collection);
-  m->set_external_id(r.external_id);
-  m->set_expires_unix_micros(r.expires_unix_micros);
-  m->set_not_before_unix_micros(r.not_before_unix_micros);
-  out->set_format(r.format);
-  out->set_registered_unix_micros(r.registered_unix_micros);
-  out->set_sha256(Hex(r.sha256));
-  out->set_chunks(r.total_chunks);
-  out->set_stored_chunks(r.stored_chunks);
-  out->set_size_bytes(r.size_bytes);
-}
-
-// The passage [start, end) of the extracted text, at most kMaxPassageBytes, cut before a
-// UTF-8 continuation byte so the proto string stays valid UTF-8.
-constexpr size_t kMaxPassageBytes = 2048;
-std::string_view PassageText(std::string_view text, uint32_t start, uint32_t end) {
-  if (start >= text.size() || end <= start) return {};
-  size_t stop = std::min<size_t>({end, text.size(), size_t{start} + kMaxPassageBytes});
-  auto continuation = [&](size_t i) {
-    return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80;
-  };
-  while (stop > start && stop < text.size() && continuation(stop)) --stop;
-  return text.substr(start, stop - start);
-}
-
-void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
-                    const v1::CheckOptions& asked, const ChunkingParams& params,
-                    v1::CheckDocumentReply* reply) {
-  const CheckOptions& options = info.options;
-  const Report& report = result.report;
-  reply->set_violation(report.violation);
-  reply->set_total_chunks(report.total_chunks);
-  reply->set_selected_chunks(report.selected_chunks);
-  reply->set_considered_chunks(report.considered_chunks);
-  reply->set_common_chunks_ignored(report.common_chunks_ignored);
-  reply->set_sampled(report.sampled);
-  reply->set_sampling_error(report.sampling_error);
-  reply->set_format(std::string(DocumentFormatName(result.format)));
-  reply->set_charset(result.charset);
-  const bool in_text = SpansIndexExtractedText(result.format);
-  reply->set_offsets_in_extracted_text(in_text);
-  reply->set_verified(report.verified);
-  for (size_t i = 0; i < report.matches.size(); ++i) {
-    const DocumentMatch& m = report.matches[i];
-    const DocumentRecord& r = result.records[i];
-    v1::Match* out = reply->add_matches();
-    out->set_doc_id(m.doc_id);
-    out->set_title(r.title);
-    out->set_owner(r.owner);
-    out->set_collection(r.collection);
-    out->set_ratio(m.ratio);
-    out->set_containment(m.containment);
-    out->set_matched_chunks(m.matched_chunks);
-    out->set_ordered_matches(m.ordered_matches);
-    out->set_stored_chunks(m.stored_chunks);
-    out->set_violation(m.violation);
-    out->set_from_template(m.template_source);
-    for (const Span& s : m.spans) {
-      v1::Span* span = out->add_spans();
-      span->set_test_start(s.test_start);
-      span->set_test_end(s.test_end);
-      span->set_has_registered(s.has_registered);
-      if (s.has_registered) {
-        span->set_registered_start(s.registered_start);
-        span->set_registered_end(s.registered_end);
-      }
-      span->set_chunks(s.chunks);
-      span->set_units(s.units);
-      span->set_test_first_page(s.test_first_page);
-      span->set_test_last_page(s.test_last_page);
-      span->set_excluded(static_cast<v1::Exclusion>(s.excluded));
-      if (in_text) {
-        const std::string_view passage = PassageText(result.extracted_text, s.test_start, s.test_end);
-        span->set_test_text(passage.data(), passage.size());
-      }
-    }
-  }
-  for (const ExcludedRange& r : report.excluded) {
-    v1::ExcludedPassage* out = reply->add_excluded();
-    out->set_test_start(r.start);
-    out->set_test_end(r.end);
-    out->set_reason(static_cast<v1::Exclusion>(r.reason));
-  }
-  for (const Manipulation& m : result.manipulations) {
-    v1::Manipulation* out = reply->add_manipulations();
-    out->set_kind(static_cast<v1::ManipulationKind>(m.kind));
-    out->set_count(m.count);
-    for (const TextRange& r : m.ranges) {
-      v1::ExcludedPassage* range = out->add_ranges();
-      range->set_test_start(r.start);
-      range->set_test_end(r.end);
-    }
-  }
-  v1::CheckParams* p = reply->mutable_params();
-  p->set_chunking(params.Describe());
-  p->set_function(std::string(DecisionFunctionName(options.function)));
-  p->set_threshold(options.threshold);
-  p->set_min_count(options.min_count);
-  p->set_max_results(options.max_results);
-  p->set_max_doc_frequency(options.max_doc_frequency);
-  p->set_min_passage_units(options.min_passage_units);
-  p->set_sample_size(asked.sample_size());
-  p->set_sample_seed(asked.sample_seed());
-  p->set_verify_k(params.verify_k);
-  p->set_want_spans(options.want_spans);
-  p->set_exclude_quotes(info.exclusions.quotes);
-  p->set_exclude_references(info.exclusions.references);
-  p->set_min_match_units(options.min_match_units);
-  for (const std::string& c : info.template_collections) p->add_template_collections(c);
-}
-
 }  // namespace
-
-void FillAuditEntry(const AuditRecord& r, v1::AuditEntry* e) {
-  e->set_doc_id(r.doc_id);
-  e->set_collection(r.collection);
-  e->set_unix_micros(r.unix_micros);
-  e->set_checker(r.checker);
-  e->set_ratio(r.ratio);
-  e->set_containment(r.containment);
-  e->set_matched_chunks(r.matched_chunks);
-  e->set_violation(r.violation);
-  e->set_test_sha256(r.test_sha256);
-}
-
-absl::StatusOr<DocumentFormat> FormatFromProto(int format) {
-  if (!IsDocumentFormat(format)) {
-    return absl::InvalidArgumentError("unknown document format " + std::to_string(format));
-  }
-  return static_cast<DocumentFormat>(format);
-}
-
-DocumentRecord MetadataFromProto(const v1::DocumentMetadata& m) {
-  DocumentRecord meta;
-  meta.title = m.title();
-  meta.author = m.author();
-  meta.owner = m.owner();
-  meta.collection = m.collection();
-  meta.external_id = m.external_id();
-  meta.expires_unix_micros = m.expires_unix_micros();
-  meta.not_before_unix_micros = m.not_before_unix_micros();
-  return meta;
-}
-
-std::string Hex(const std::array<uint8_t, 32>& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(64);
-  for (uint8_t b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
-
-absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
-  CheckOptions o;
-  if (in.function() != v1::DECISION_FUNCTION_UNSPECIFIED) {
-    const int f = static_cast<int>(in.function());
-    if (!IsDecisionFunction(f)) {
-      return absl::InvalidArgumentError("unknown decision function " + std::to_string(f));
-    }
-    o.function = static_cast<DecisionFunction>(f);
-  }
-  if (in.has_threshold()) {
-    // NaN and out-of-range values are refused here with the bound in the message.
-    if (!(in.threshold() > 0 && in.threshold() <= 1)) {
-      return absl::InvalidArgumentError("threshold " + std::to_string(in.threshold()) +
-                                        " is out of range: it must be in (0, 1]");
-    }
-    o.threshold = in.threshold();
-  }
-  if (in.has_min_count()) o.min_count = in.min_count();
-  o.max_results = in.has_max_results() ? in.max_results() : kDefaultMaxResults;
-  o.want_spans = in.has_want_spans() ? in.want_spans() : true;
-  o.max_doc_frequency = in.max_doc_frequency();
-  if (in.has_min_passage_units()) o.min_passage_units = in.min_passage_units();
-  o.min_match_units = in.min_match_units();
-  COPS_RETURN_IF_ERROR(o.Validate());
-  return o;
-}
 
 CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
                                            Authorizer* authorizer, UsageLedger* usage,
@@ -279,39 +92,13 @@ namespace {
 // CopyDetectorOptions::bulk_window_documents).
 constexpr uint64_t kBulkWindowBytes = 16u << 20;
 
-// What a receipt states about the document `result` names, registered under `params`.
-ReceiptFields ReceiptFieldsOf(const RegisterResultInfo& result, const ChunkingParams& params) {
-  const DocumentRecord& r = result.record;
-  ReceiptFields f;
-  f.doc_id = r.id;
-  if (result.content_sha256.has_value()) f.content_sha256 = Hex(*result.content_sha256);
-  f.text_sha256 = Hex(r.sha256);
-  f.size_bytes = r.size_bytes;
-  f.format = r.format;
-  f.chunking = params.Describe();
-  f.hash_key_id = params.key_id;
-  f.owner = r.owner;
-  f.collection = r.collection;
-  f.external_id = r.external_id;
-  f.registered_unix_micros = r.registered_unix_micros;
-  return f;
-}
-
 }  // namespace
 
 void CopyDetectionService::FillRegisterReply(const Principal& principal,
                                              const RegisterResultInfo& result,
                                              const ChunkingParams& params,
                                              v1::RegisterDocumentReply* reply) const {
-  reply->set_doc_id(result.outcome.id);
-  reply->set_created(result.outcome.created);
-  if (result.outcome.duplicate_of.has_value()) {
-    reply->set_duplicate_of(*result.outcome.duplicate_of);
-  }
-  reply->set_chunks(result.total_chunks);
-  reply->set_stored_chunks(result.stored_chunks);
-  reply->set_format(std::string(DocumentFormatName(result.format)));
-  reply->set_charset(result.charset);
+  FillRegisterOutcome(result, reply);
   if (receipts_ == nullptr) return;
   // An existing document's receipt names its owner and collection: only for callers who
   // may read its record anyway.
@@ -325,10 +112,7 @@ void CopyDetectionService::FillRegisterReply(const Principal& principal,
              {{"doc_id", std::to_string(result.outcome.id)}, {"error", receipt.status().ToString()}});
     return;
   }
-  v1::Receipt* out = reply->mutable_receipt();
-  out->set_payload(std::move(receipt->payload));
-  out->set_signature(std::move(receipt->signature));
-  out->set_key_id(std::move(receipt->key_id));
+  FillReceipt(*std::move(receipt), reply->mutable_receipt());
 }
 
 namespace {
@@ -557,7 +341,7 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
       if (!content.ok()) return content.status();
       reply->mutable_document()->set_content(*std::move(content));
     }
-    FillInfo(*record, reply->mutable_document());
+    FillDocumentInfo(*record, reply->mutable_document());
     log.add_out_bytes(reply->document().content().size());
     return absl::OkStatus();
   });
@@ -582,7 +366,7 @@ grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
       if (usable && std::find(usable->begin(), usable->end(), r.collection) == usable->end()) {
         continue;
       }
-      FillInfo(r, reply->add_documents());
+      FillDocumentInfo(r, reply->add_documents());
     }
     reply->set_next_page_token(page->next_page_token);
     return absl::OkStatus();
@@ -706,27 +490,10 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
     if (status.ok()) status = TakeToken(principal);
     if (!status.ok()) return status;
     const std::shared_ptr<CopyDetector> detector = Detector();
-    const IndexStats stats = detector->Stats();
-    reply->set_documents(stats.documents);
-    reply->set_postings(stats.postings);
-    reply->set_chunk_keys(stats.chunk_keys);
-    reply->set_disk_bytes(stats.disk_bytes);
-    reply->set_text_bytes(stats.text_bytes);
-    reply->set_chunking(detector->params().Describe());
-    reply->set_key_id(detector->params().key_id);
+    FillStats(detector->Stats(), *detector, reply);
     reply->set_uptime_seconds(std::chrono::duration_cast<std::chrono::seconds>(
                                   std::chrono::steady_clock::now() - started_)
                                   .count());
-    reply->set_max_document_bytes(detector->options().max_document_bytes);
-    for (uint32_t files : stats.postings_files_per_level)
-      reply->add_postings_files_per_level(files);
-    reply->set_pending_compaction_bytes(stats.pending_compaction_bytes);
-    reply->set_postings_disk_bytes(stats.postings_disk_bytes);
-    reply->set_verify_disk_bytes(stats.verify_disk_bytes);
-    reply->set_running_compactions(stats.running_compactions);
-    reply->set_block_cache_bytes(stats.block_cache_bytes);
-    reply->set_block_cache_warming(stats.block_cache_warming);
-    reply->set_bulk_loading(detector->index()->bulk_loading());
     return absl::OkStatus();
   });
 }
