@@ -114,4 +114,14 @@ void RecordIndexedCollections(const Index& index, AccessControl& access) {
   }
 }
 
+std::function<absl::StatusOr<std::string>(const std::string& api_key, const std::string& peer)>
+ApiKeyAuthenticator(AccessControl* access) {
+  return [access](const std::string& api_key,
+                  const std::string& peer) -> absl::StatusOr<std::string> {
+    COPS_ASSIGN_OR_RETURN(const Principal principal,
+                          access->AuthenticateCredentials(CallCredentials{api_key, {}, peer}));
+    return principal.name;
+  };
+}
+
 }  // namespace cops

@@ -10,6 +10,7 @@
 // Thread-safety: plain functions over thread-safe arguments.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -73,6 +74,12 @@ UsageCost RegistrationCost(uint64_t content_bytes, const DocumentRecord& meta);
 // and a check may name it. A failure is logged: such a collection is still searched by checks
 // that name no collection.
 void RecordIndexedCollections(const Index& index, AccessControl& access);
+
+// The principal's name of an API key presented from `peer` ("ipv4:ADDR:PORT", for the
+// failure limit), by `access` (AccessControl::AuthenticateCredentials): for the HTTP API,
+// which must know a caller before it queues a job. `access` must outlive the function.
+std::function<absl::StatusOr<std::string>(const std::string& api_key, const std::string& peer)>
+ApiKeyAuthenticator(AccessControl* access);
 
 }  // namespace cops
 

@@ -170,6 +170,14 @@ const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges() {
   return *rules;
 }
 
+void FillCheckError(const absl::Status& status, const std::string& request_id,
+                    v1::CheckDocumentReply* reply) {
+  reply->Clear();
+  reply->set_request_id(request_id);
+  reply->set_error_code(static_cast<int32_t>(status.code()));
+  reply->set_error_message(std::string(status.message()));
+}
+
 v1::CheckDocumentReply MergeCheckReplies(
     const std::vector<std::optional<v1::CheckDocumentReply>>& replies, uint32_t max_results) {
   const google::protobuf::Descriptor* descriptor = v1::CheckDocumentReply::descriptor();

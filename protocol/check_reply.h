@@ -36,6 +36,11 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
                     const v1::CheckOptions& asked, const ChunkingParams& params,
                     v1::CheckDocumentReply* reply);
 
+// A CheckStream message's reply to a check that failed with `status`: only its request id
+// and the error.
+void FillCheckError(const absl::Status& status, const std::string& request_id,
+                    v1::CheckDocumentReply* reply);
+
 // How MergeCheckReplies makes each field of the merged CheckDocumentReply from the
 // partitions' replies. Every field of the message has a rule: a field without one is left
 // out of the merged reply (tests/protocol/check_reply_test.cc fails on it), never passed on by

@@ -95,6 +95,12 @@ void FillRegisterOutcome(const RegisterResultInfo& result, v1::RegisterDocumentR
   reply->set_charset(result.charset);
 }
 
+void FillRegisterError(const absl::Status& status, v1::RegisterResult* result) {
+  result->clear_reply();
+  result->set_error_code(static_cast<int32_t>(status.code()));
+  result->set_error_message(std::string(status.message()));
+}
+
 void FillReceipt(SignedReceipt receipt, v1::Receipt* out) {
   out->set_payload(std::move(receipt.payload));
   out->set_signature(std::move(receipt.signature));

@@ -40,6 +40,9 @@ ReceiptFields ReceiptFieldsOf(const RegisterResultInfo& result, const ChunkingPa
 // A registration's outcome as RegisterDocumentReply carries it (its receipt aside).
 void FillRegisterOutcome(const RegisterResultInfo& result, v1::RegisterDocumentReply* reply);
 
+// A document of a RegisterDocuments stream that failed with `status`: the error, no reply.
+void FillRegisterError(const absl::Status& status, v1::RegisterResult* result);
+
 // A signed receipt as the protocol carries it (see Receipt in cops.proto).
 void FillReceipt(SignedReceipt receipt, v1::Receipt* out);
 

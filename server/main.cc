@@ -88,6 +88,12 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerCo
   return IndexGenerations::Open(std::move(index_options));
 }
 
+// --max-message-bytes as gRPC takes it (an int).
+int MessageLimit(const ServerConfig& config) {
+  return static_cast<int>(
+      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max()));
+}
+
 // The gRPC server on config.listen with its limits, `services`, health and reflection, and
 // the metrics interceptor when `metrics` is not null. Null (or *port == 0) when it cannot
 // listen.
@@ -101,10 +107,8 @@ std::unique_ptr<grpc::Server> BuildServer(
   // Without SO_REUSEPORT: port 0 would bind one ephemeral port per completion queue (all
   // serving the API), and a second server on a taken port would start and share it silently.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(
-      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
-  builder.SetMaxSendMessageSize(static_cast<int>(
-      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
+  builder.SetMaxReceiveMessageSize(MessageLimit(config));
+  builder.SetMaxSendMessageSize(MessageLimit(config));
   // gRPC's defaults are open: unbounded streams per connection, pings every 2 hours, 120 s
   // for a handshake (docs/operations.md, "Limits").
   auto millis = [](uint32_t seconds) {
@@ -161,10 +165,8 @@ HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
 // The in-process channel's limits: those of the listener.
 grpc::ChannelArguments InProcessArgs(const ServerConfig& config) {
   grpc::ChannelArguments args;
-  const int bytes = static_cast<int>(
-      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max()));
-  args.SetMaxReceiveMessageSize(bytes);
-  args.SetMaxSendMessageSize(bytes);
+  args.SetMaxReceiveMessageSize(MessageLimit(config));
+  args.SetMaxSendMessageSize(MessageLimit(config));
   return args;
 }
 
@@ -284,14 +286,9 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   return role;
 }
 
-int Run(int argc, char** argv) {
-  // Signals are taken by a sigwait thread; every thread created from here on inherits the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
+// Parses copsd's configuration into `config`; the exit code when the command is answered
+// without serving (--help, --show-cluster, a bad flag), else nullopt.
+std::optional<int> ParseOrAnswer(int argc, char** argv, ServerConfig* config) {
   bool help = false;
   std::string help_text;
   absl::StatusOr<ServerConfig> parsed = ParseServerConfig(argc, argv, &help, &help_text);
@@ -303,14 +300,83 @@ int Run(int argc, char** argv) {
     std::cerr << "copsd: " << parsed.status().message() << "\n";
     return 2;
   }
-  const ServerConfig& config = *parsed;
-  if (!config.show_cluster_url.empty()) {  // copsd --show-cluster NATS_URL: print and exit
-    absl::Status shown =
-        PrintClusterMap(RegistrationStreamOf(config, config.show_cluster_url),
-                        ClusterMapOptionsOf(config), std::cout);
-    if (!shown.ok()) std::cerr << "copsd: " << shown << "\n";
-    return shown.ok() ? 0 : 2;
+  *config = *std::move(parsed);
+  if (config->show_cluster_url.empty()) return std::nullopt;
+  absl::Status shown = PrintClusterMap(RegistrationStreamOf(*config, config->show_cluster_url),
+                                       ClusterMapOptionsOf(*config), std::cout);
+  if (!shown.ok()) std::cerr << "copsd: " << shown << "\n";
+  return shown.ok() ? 0 : 2;
+}
+
+// Whether callers must authenticate (--auth, the listener, TLS), once every listener is
+// known to be allowed (CheckListenerSecurity: plain HTTP under the same rule without TLS)
+// and the webhook allow-list is valid; a remote listener without TLS or authentication is
+// logged.
+absl::StatusOr<bool> ResolveAuth(const ServerConfig& config, const TlsFiles& tls) {
+  COPS_ASSIGN_OR_RETURN(const AuthMode mode, ParseAuthMode(config.auth));
+  COPS_ASSIGN_OR_RETURN(const bool auth, AuthRequired(mode, config.listen, tls));
+  COPS_RETURN_IF_ERROR(
+      CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote));
+  if (!config.http_listen.empty()) {
+    COPS_RETURN_IF_ERROR(CheckListenerSecurity(config.http_listen, /*tls=*/false, auth,
+                                               config.allow_insecure_remote));
+    COPS_RETURN_IF_ERROR(Webhooks::CheckAllowList(config.webhook_allow));
   }
+  if (!IsLoopbackAddress(config.listen) && (!tls.enabled() || !auth)) {
+    LogEvent(LogLevel::kWarn, "insecure_remote_listener",
+             {{"listen", config.listen}, {"tls", tls.enabled() ? "on" : "off"},
+              {"auth", auth ? "on" : "off"}});
+  }
+  return auth;
+}
+
+// The sweeper of expired documents and old audit entries (every --sweep-interval): a --log
+// node unregisters them through the log (`log_writes`), a --follow node leaves them to the
+// primary (docs/scale-out.md).
+std::unique_ptr<RetentionSweeper> MakeSweeper(const ServerConfig& config,
+                                              IndexGenerations* generations,
+                                              PrincipalStore* store, DocumentWrites* log_writes) {
+  RetentionSweeperOptions options;
+  options.interval = std::chrono::seconds(std::max<int64_t>(config.sweep_interval_seconds, 1));
+  options.audit_retention_seconds = config.audit_retention_seconds;
+  if (!config.log_url.empty()) {
+    options.documents = ExpiredDocuments::kUnregisterInLog;
+    options.log_writes = log_writes;
+  } else if (!config.follow_url.empty()) {
+    options.documents = ExpiredDocuments::kLeaveToPrimary;
+  }
+  return std::make_unique<RetentionSweeper>(generations, store, options);
+}
+
+// Makes a serving node known: joins the cluster map (--cluster-node-id) before the port files
+// are written, so that a node whose port file exists is in the map, then writes the HTTP
+// port file and the gRPC one (the readiness tests and scripts wait for).
+absl::Status Announce(const ServerConfig& config, const std::string& bound, int port,
+                      const HttpApi* http, const LogRole& log_role, ClusterPresence& cluster) {
+  if (!config.cluster_node_id.empty()) {
+    COPS_RETURN_IF_ERROR(cluster.Join(
+        log_role.jetstream.get(),
+        ClusterMemberOptionsOf(config, bound, [replica = log_role.replica.get()] {
+          return replica->AppliedLogSequence();
+        })));
+  }
+  if (http != nullptr && !config.http_port_file.empty()) {
+    COPS_RETURN_IF_ERROR(WritePortFile(config.http_port_file, http->port()));
+  }
+  if (!config.port_file.empty()) COPS_RETURN_IF_ERROR(WritePortFile(config.port_file, port));
+  return absl::OkStatus();
+}
+
+int Run(int argc, char** argv) {
+  // Signals are taken by a sigwait thread; every thread created from here on inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  ServerConfig config;
+  if (std::optional<int> answered = ParseOrAnswer(argc, argv, &config)) return *answered;
 
   // One malloc arena per check or registration at work, set before any thread starts: glibc's
   // default (8 per core) keeps a burst's memory in a dozen arenas whose free tops
@@ -334,27 +400,10 @@ int Run(int argc, char** argv) {
   if (!generations.ok()) return Fail(generations.status());
 
   // Access control: open loopback mode or API keys / client certificates.
-  absl::StatusOr<AuthMode> auth_mode = ParseAuthMode(config.auth);
-  if (!auth_mode.ok()) return Fail(auth_mode.status());
-  TlsFiles tls{config.tls_cert, config.tls_key, config.tls_client_ca};
-  absl::StatusOr<bool> auth_required = AuthRequired(*auth_mode, config.listen, tls);
+  const TlsFiles tls{config.tls_cert, config.tls_key, config.tls_client_ca};
+  absl::StatusOr<bool> auth_required = ResolveAuth(config, tls);
   if (!auth_required.ok()) return Fail(auth_required.status());
   const bool auth = *auth_required;
-  absl::Status listener_ok =
-      CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote);
-  if (!listener_ok.ok()) return Fail(listener_ok);
-  if (!config.http_listen.empty()) {  // plain HTTP: the same rule, without TLS
-    absl::Status http_ok =
-        CheckListenerSecurity(config.http_listen, /*tls=*/false, auth, config.allow_insecure_remote);
-    if (!http_ok.ok()) return Fail(http_ok);
-    absl::Status allow_ok = Webhooks::CheckAllowList(config.webhook_allow);
-    if (!allow_ok.ok()) return Fail(allow_ok);
-  }
-  if (!IsLoopbackAddress(config.listen) && (!tls.enabled() || !auth)) {
-    LogEvent(LogLevel::kWarn, "insecure_remote_listener",
-             {{"listen", config.listen}, {"tls", tls.enabled() ? "on" : "off"},
-              {"auth", auth ? "on" : "off"}});
-  }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(tls);
   if (!credentials.ok()) return Fail(credentials.status());
@@ -395,18 +444,8 @@ int Run(int argc, char** argv) {
 
   // Expired documents and old audit entries: swept now (resuming a sweep a crash cut
   // short) and then every --sweep-interval; stopped before the generations close.
-  RetentionSweeperOptions sweep_options;
-  sweep_options.interval =
-      std::chrono::seconds(std::max<int64_t>(config.sweep_interval_seconds, 1));
-  sweep_options.audit_retention_seconds = config.audit_retention_seconds;
-  if (!config.log_url.empty()) {  // removals are logged writes (docs/scale-out.md)
-    sweep_options.documents = ExpiredDocuments::kUnregisterInLog;
-    sweep_options.log_writes = log_role->writes.get();
-  } else if (!config.follow_url.empty()) {
-    sweep_options.documents = ExpiredDocuments::kLeaveToPrimary;
-  }
-  auto sweeper =
-      std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
+  std::unique_ptr<RetentionSweeper> sweeper =
+      MakeSweeper(config, generations->get(), (*access)->store(), log_role->writes.get());
   sweeper->Start();
 
   // Once the calls at work are over, the heap's freed pages go back to the system
@@ -464,18 +503,8 @@ int Run(int argc, char** argv) {
   std::unique_ptr<HttpApi> http;
   if (!config.http_listen.empty()) {
     HttpApiOptions http_options = HttpOptionsOf(config, auth);
-    if (auth) {
-      // The service's own access control: a job's key is refused before the job is queued.
-      AccessControl* access_control = access->get();
-      http_options.authenticate = [access_control](const std::string& api_key,
-                                                   const std::string& peer)
-          -> absl::StatusOr<std::string> {
-        absl::StatusOr<Principal> principal =
-            access_control->AuthenticateCredentials(CallCredentials{api_key, {}, peer});
-        if (!principal.ok()) return principal.status();
-        return principal->name;
-      };
-    }
+    // The service's own access control: a job's key is refused before the job is queued.
+    if (auth) http_options.authenticate = ApiKeyAuthenticator(access->get());
     absl::StatusOr<std::unique_ptr<HttpApi>> started =
         HttpApi::Start(http_options, server->InProcessChannel(InProcessArgs(config)));
     if (!started.ok()) {
@@ -506,32 +535,10 @@ int Run(int argc, char** argv) {
               {"max_waiting_calls", std::to_string(admission.limits().max_waiting)},
               {"metrics_port", metrics ? std::to_string(metrics->port()) : "off"}});
   }
-  // Joined before the port file is written: a node whose port file exists is in the map.
-  if (!config.cluster_node_id.empty()) {
-    absl::Status joined = cluster.Join(
-        log_role->jetstream.get(),
-        ClusterMemberOptionsOf(config, bound, [replica = log_role->replica.get()] {
-          return replica->AppliedLogSequence();
-        }));
-    if (!joined.ok()) {
-      server->Shutdown();
-      return Fail(joined);
-    }
-  }
-
-  if (http != nullptr && !config.http_port_file.empty()) {
-    absl::Status s = WritePortFile(config.http_port_file, http->port());
-    if (!s.ok()) {
-      server->Shutdown();
-      return Fail(s);
-    }
-  }
-  if (!config.port_file.empty()) {
-    absl::Status s = WritePortFile(config.port_file, port);
-    if (!s.ok()) {
-      server->Shutdown();
-      return Fail(s);
-    }
+  absl::Status ready = Announce(config, bound, port, http.get(), *log_role, cluster);
+  if (!ready.ok()) {
+    server->Shutdown();
+    return Fail(ready);
   }
 
   SystemdNotifier notifier;  // Type=notify units (deploy/systemd/copsd.service)

@@ -325,9 +325,7 @@ grpc::Status RouterService::CheckStream(
     if (merged.ok()) {
       reply = *std::move(merged);
     } else {
-      reply.set_request_id(request.request_id());
-      reply.set_error_code(static_cast<int32_t>(merged.status().code()));
-      reply.set_error_message(std::string(merged.status().message()));
+      FillCheckError(merged.status(), request.request_id(), &reply);
     }
     if (!stream->Write(reply)) break;
   }
@@ -430,12 +428,29 @@ grpc::Status RouterService::RegisterDocuments(
       *result->mutable_reply() = *std::move(registered);
       reply->set_registered(reply->registered() + 1);
     } else {
-      result->set_error_code(static_cast<int32_t>(registered.status().code()));
-      result->set_error_message(std::string(registered.status().message()));
+      FillRegisterError(registered.status(), result);
       reply->set_failed(reply->failed() + 1);
     }
   }
   return log.Finish(absl::OkStatus());
+}
+
+absl::StatusOr<RouterService::FoundDocument> RouterService::FindDocument(
+    const v1::GetDocumentRequest& request, Deadline deadline, const Forwarded& caller) {
+  std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
+      deadline, caller, [&request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
+        return stub.GetDocument(&ctx, request, out);
+      });
+  absl::Status status =
+      absl::NotFoundError("document " + std::to_string(request.doc_id()) + " not found");
+  for (uint32_t p = 0; p < replies.size(); ++p) {
+    if (replies[p].ok()) return FoundDocument{p, *std::move(replies[p])};
+    // A partition that could hold it did not answer: "not found" would be a guess.
+    if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
+      status = replies[p].status();
+    }
+  }
+  return status;
 }
 
 grpc::Status RouterService::GetDocument(grpc::ServerContext* context,
@@ -445,24 +460,12 @@ grpc::Status RouterService::GetDocument(grpc::ServerContext* context,
       "GetDocument", *context, *authorizer_,
       [&](const Principal& principal, RequestLog& /*log*/) -> absl::Status {
         // The replica holding the document authorizes the read (owner, collection, text).
-        if (absl::Status token = TakeToken(principal); !token.ok()) return token;
-        const Forwarded caller = ForwardedIdentityMetadata(principal);
-        std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
-            DeadlineOf(*context), caller,
-            [request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
-              return stub.GetDocument(&ctx, *request, out);
-            });
-        absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
-                                                  " not found");
-        for (absl::StatusOr<v1::GetDocumentReply>& r : replies) {
-          if (r.ok()) {
-            *reply = *std::move(r);
-            return absl::OkStatus();
-          }
-          // A partition that could hold it did not answer: "not found" would be a guess.
-          if (!absl::IsNotFound(r.status()) && !absl::IsUnavailable(status)) status = r.status();
-        }
-        return status;
+        COPS_RETURN_IF_ERROR(TakeToken(principal));
+        COPS_ASSIGN_OR_RETURN(
+            FoundDocument found,
+            FindDocument(*request, DeadlineOf(*context), ForwardedIdentityMetadata(principal)));
+        *reply = std::move(found.reply);
+        return absl::OkStatus();
       });
 }
 
@@ -475,32 +478,19 @@ grpc::Status RouterService::UnregisterDocument(grpc::ServerContext* context,
         log.add_field("doc_id", std::to_string(request->doc_id()));
         v1::GetDocumentRequest get;
         get.set_doc_id(request->doc_id());
-        const Forwarded caller = ForwardedIdentityMetadata(principal);
-        std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
-            DeadlineOf(*context), caller,
-            [&get](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
-              return stub.GetDocument(&ctx, get, out);
-            });
-        absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
-                                                  " not found");
-        for (uint32_t p = 0; p < replies.size(); ++p) {
-          if (replies[p].ok()) {
-            // As on a single node: an owner unregisters only its own documents.
-            const v1::DocumentMetadata& m = replies[p]->document().metadata();
-            absl::Status allowed = authorizer_->AuthorizeDocument(
-                principal, Action::kUnregister, m.collection(), m.owner());
-            if (allowed.ok()) allowed = TakeToken(principal);
-            if (!allowed.ok()) return allowed;
-            RegistrationEvent event;
-            event.kind = RegistrationEventKind::kUnregister;
-            event.doc_id = request->doc_id();
-            return log_->PublishTo(PartitionSubject(options_.base_subject, p), event).status();
-          }
-          if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
-            status = replies[p].status();
-          }
-        }
-        return status;
+        COPS_ASSIGN_OR_RETURN(
+            const FoundDocument found,
+            FindDocument(get, DeadlineOf(*context), ForwardedIdentityMetadata(principal)));
+        // As on a single node: an owner unregisters only its own documents.
+        const v1::DocumentMetadata& m = found.reply.document().metadata();
+        COPS_RETURN_IF_ERROR(authorizer_->AuthorizeDocument(principal, Action::kUnregister,
+                                                            m.collection(), m.owner()));
+        COPS_RETURN_IF_ERROR(TakeToken(principal));
+        RegistrationEvent event;
+        event.kind = RegistrationEventKind::kUnregister;
+        event.doc_id = request->doc_id();
+        return log_->PublishTo(PartitionSubject(options_.base_subject, found.partition), event)
+            .status();
       });
 }
 

@@ -168,6 +168,15 @@ class RouterService final : public v1::CopyDetection::Service {
                                              const ReplicaCall<Reply>& call);
 
   Deadline DeadlineOf(const grpc::ServerContext& context) const;
+  // The document `request` names, from the partition that holds it, and that partition.
+  // NOT_FOUND when every partition says so; a partition that could hold it but did not
+  // answer makes the error its own (UNAVAILABLE), never a guessed NOT_FOUND.
+  struct FoundDocument {
+    uint32_t partition = 0;
+    v1::GetDocumentReply reply;
+  };
+  absl::StatusOr<FoundDocument> FindDocument(const v1::GetDocumentRequest& request,
+                                             Deadline deadline, const Forwarded& caller);
   // A permit of the admission control for a call of `bytes` document bytes until `deadline`.
   absl::StatusOr<AdmissionControl::Permit> Admit(uint64_t bytes, Deadline deadline);
   // One rate token of `principal` (UsageLedger::Reserve without a cost).

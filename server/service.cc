@@ -117,19 +117,13 @@ void CopyDetectionService::FillRegisterReply(const Principal& principal,
 
 namespace {
 
-void SetRegisterError(const absl::Status& status, v1::RegisterResult* result) {
-  result->clear_reply();
-  result->set_error_code(static_cast<int>(status.code()));
-  result->set_error_message(std::string(status.message()));
-}
-
 // Fails the `count` documents of a bulk window (indexes first_index...) with `status`.
 void FailWindow(const absl::Status& status, size_t count, uint32_t first_index,
                 v1::RegisterDocumentsReply* reply) {
   for (size_t i = 0; i < count; ++i) {
     v1::RegisterResult* result = reply->add_results();
     result->set_index(first_index + static_cast<uint32_t>(i));
-    SetRegisterError(status, result);
+    FillRegisterError(status, result);
   }
   reply->set_failed(reply->failed() + static_cast<uint32_t>(count));
 }
@@ -186,7 +180,7 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
     absl::StatusOr<AdmittedRegistration> admission =
         format.ok() ? AdmitRegistration(principal, doc) : format.status();
     if (!admission.ok()) {
-      SetRegisterError(admission.status(), results[i]);
+      FillRegisterError(admission.status(), results[i]);
       continue;
     }
     admitted[i] = *std::move(admission);
@@ -203,7 +197,7 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
       if (outcomes[j]->outcome.created) admitted[input_of[j]].usage.Commit();
       FillRegisterReply(principal, *outcomes[j], outcomes[j]->params, result->mutable_reply());
     } else {
-      SetRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
+      FillRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
     }
   }
   for (v1::RegisterResult* result : results) {
@@ -466,12 +460,7 @@ grpc::Status CopyDetectionService::CheckStream(
       log.add_in_bytes(request.content().size());
       reply.Clear();
       absl::Status status = CheckOne(context, probe, *principal, request, &reply);
-      if (!status.ok()) {
-        reply.Clear();
-        reply.set_request_id(request.request_id());
-        reply.set_error_code(static_cast<int>(status.code()));
-        reply.set_error_message(std::string(status.message()));
-      }
+      if (!status.ok()) FillCheckError(status, request.request_id(), &reply);
       if (!stream->Write(reply)) break;
       // One large document does not stay resident for the rest of a long stream.
       if (request.content().capacity() > kScratchKeepBytes) request = v1::CheckDocumentRequest();
