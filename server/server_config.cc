@@ -96,7 +96,7 @@ Bind Switch(IndexOptions ServerConfig::*index, bool IndexOptions::*field) {
                         ServerConfig& c) { return app.add_flag(flag, c.*index.*field, help); };
 }
 // A size given in MiB, kept in bytes.
-Bind MibInto(std::function<uint64_t&(ServerConfig&)> bytes) {
+Bind MibInto(const std::function<uint64_t&(ServerConfig&)>& bytes) {
   return [bytes](CLI::App& app, const std::string& flag, const std::string& help, ServerConfig& c) {
     uint64_t* field = &bytes(c);
     return app
@@ -122,7 +122,7 @@ Bind BlockCacheMib() {
   };
 }
 // A duration ("90d", "12h", "30s"), kept in seconds.
-Bind Duration(int64_t ServerConfig::*seconds, std::string default_text) {
+Bind Duration(int64_t ServerConfig::*seconds, const std::string& default_text) {
   return [seconds, default_text](CLI::App& app, const std::string& flag, const std::string& help,
                                  ServerConfig& c) {
     int64_t* field = &(c.*seconds);
@@ -141,7 +141,7 @@ Bind Duration(int64_t ServerConfig::*seconds, std::string default_text) {
   };
 }
 
-Tune Checked(CLI::Validator validator) {
+Tune Checked(const CLI::Validator& validator) {
   return [validator](CLI::Option* o) { o->check(validator); };
 }
 Tune Delimited(char delimiter) {
@@ -461,14 +461,18 @@ absl::Status ApplyConfigFile(CLI::App& app, const std::string& path) {
     std::replace(key.begin(), key.end(), '_', '-');
     CLI::Option* opt = app.get_option_no_throw("--" + key);
     if (opt == nullptr || key == "config") {
-      return absl::InvalidArgumentError("config file " + path + ": unknown key '" + raw_key + "'");
+      std::string message = "config file " + path;
+      message.append(": unknown key '").append(raw_key).append("'");
+      return absl::InvalidArgumentError(message);
     }
     if (opt->count() > 0) continue;  // a flag or the environment wins
     try {
       opt->add_result(value);
       opt->run_callback();
     } catch (const CLI::Error& e) {
-      return absl::InvalidArgumentError("config file " + path + ": " + raw_key + ": " + e.what());
+      std::string message = "config file " + path;
+      message.append(": ").append(raw_key).append(": ").append(e.what());
+      return absl::InvalidArgumentError(message);
     }
   }
   return absl::OkStatus();
