@@ -11,8 +11,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -21,6 +19,7 @@
 #include "access/access_control.h"
 #include "access/admission_control.h"
 #include "access/audit_sink.h"
+#include "access/call_policy.h"
 #include "access/forwarded_identity.h"
 #include "access/open_authorizer.h"
 #include "access/transport_security.h"
@@ -35,14 +34,15 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "http/api.h"
+#include "replication/cluster_presence.h"
 #include "replication/jetstream.h"
 #include "replication/log_applier.h"
 #include "replication/log_replica.h"
+#include "replication/log_role.h"
 #include "replication/partitioning.h"
 #include "replication/registration_log.h"
 #include "replication/static_replica_directory.h"
 #include "server/admin_service.h"
-#include "server/cluster_presence.h"
 #include "server/heap_trimmer.h"
 #include "server/metrics.h"
 #include "server/request_log.h"
@@ -52,12 +52,11 @@
 #include "server/systemd_notifier.h"
 #include "spdlog/spdlog.h"
 #include "storage/data_dir.h"
+#include "storage/file_system.h"
 #include "storage/index.h"
 
 namespace cops {
 namespace {
-
-namespace fs = std::filesystem;
 
 int Fail(const absl::Status& status) {
   LogEvent(LogLevel::kError, "startup_failed", {{"error", status.ToString()}});
@@ -65,17 +64,9 @@ int Fail(const absl::Status& status) {
   return 2;
 }
 
+// Written whole or not at all: a reader never sees a half-written port.
 absl::Status WritePortFile(const std::string& path, int port) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << port << "\n";
-    if (!out.flush()) return absl::InternalError("cannot write port file " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);  // readers never see a half-written file
-  if (ec) return absl::InternalError("cannot write port file " + path + ": " + ec.message());
-  return absl::OkStatus();
+  return WriteFileDurably(*FileSystem::Default(), path, std::to_string(port) + "\n", 0644);
 }
 
 // The live index generation and its key; a rotation left unfinished by a crash is cleaned
@@ -97,24 +88,10 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerCo
   return IndexGenerations::Open(std::move(index_options));
 }
 
-// Gives every collection that holds documents a record in the access store (those
-// registered into with --auth=off by builds that did not record them), so that it is listed
-// and a check may name it. A failure is logged: such a collection is still searched by checks
-// that name no collection.
-void RecordIndexedCollections(const IndexGenerations& generations, AccessControl& access) {
-  absl::StatusOr<std::vector<std::string>> indexed =
-      generations.Current()->index()->Collections();
-  if (!indexed.ok()) {
-    LogEvent(LogLevel::kWarn, "collections_not_recorded", {{"error", indexed.status().ToString()}});
-    return;
-  }
-  for (const std::string& collection : *indexed) {
-    absl::Status recorded = access.EnsureCollection(collection);
-    if (!recorded.ok()) {
-      LogEvent(LogLevel::kWarn, "collection_not_recorded",
-               {{"collection", collection}, {"error", recorded.ToString()}});
-    }
-  }
+// --max-message-bytes as gRPC takes it (an int).
+int MessageLimit(const ServerConfig& config) {
+  return static_cast<int>(
+      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max()));
 }
 
 // The gRPC server on config.listen with its limits, `services`, health and reflection, and
@@ -130,10 +107,8 @@ std::unique_ptr<grpc::Server> BuildServer(
   // Without SO_REUSEPORT: port 0 would bind one ephemeral port per completion queue (all
   // serving the API), and a second server on a taken port would start and share it silently.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(static_cast<int>(
-      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
-  builder.SetMaxSendMessageSize(static_cast<int>(
-      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max())));
+  builder.SetMaxReceiveMessageSize(MessageLimit(config));
+  builder.SetMaxSendMessageSize(MessageLimit(config));
   // gRPC's defaults are open: unbounded streams per connection, pings every 2 hours, 120 s
   // for a handshake (docs/operations.md, "Limits").
   auto millis = [](uint32_t seconds) {
@@ -193,84 +168,68 @@ HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
 // The in-process channel's limits: those of the listener.
 grpc::ChannelArguments InProcessArgs(const ServerConfig& config) {
   grpc::ChannelArguments args;
-  const int bytes = static_cast<int>(
-      std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max()));
-  args.SetMaxReceiveMessageSize(bytes);
-  args.SetMaxSendMessageSize(bytes);
+  args.SetMaxReceiveMessageSize(MessageLimit(config));
+  args.SetMaxSendMessageSize(MessageLimit(config));
   return args;
 }
 
-// copsd --log / --follow: the registration log, its applier and the write path the service
-// uses (docs/scale-out.md). Empty in single-node mode, which never touches NATS. Members are
-// destroyed in reverse order: the applier stops before the log connection closes.
-struct LogRole {
-  std::unique_ptr<JetStream> jetstream;
-  std::unique_ptr<LogReplica> replica;
-  std::unique_ptr<RegistrationLog> log;
-  std::unique_ptr<DocumentWrites> writes;
-  std::unique_ptr<LogApplier> applier;
-  std::unique_ptr<LogPosition> position;
-};
-
-// The durable consumer's name when --log-consumer is not given: stable for one data
-// directory on one host, distinct between them (FNV-1a of both).
-std::string DefaultConsumerName(const std::string& data_dir) {
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
-  std::error_code ec;
-  const std::string key = std::string(host) + ":" + fs::absolute(data_dir, ec).string();
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : key) h = (h ^ c) * 1099511628211ull;
-  char name[32];
-  std::snprintf(name, sizeof(name), "copsd-%016llx", static_cast<unsigned long long>(h));
-  return name;
-}
-
-absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGenerations* generations) {
-  LogRole role;
-  const bool primary = !config.log_url.empty();
-  if (!primary && config.follow_url.empty()) return role;
+// The registration log's connection as copsd's flags describe it, at `url`.
+RegistrationStreamOptions RegistrationStreamOf(const ServerConfig& config, const std::string& url) {
   RegistrationStreamOptions stream;
-  stream.url = primary ? config.log_url : config.follow_url;
+  stream.url = url;
   stream.security = NatsSecurityOf(config);
   stream.signing_key = config.cluster_key;
   stream.stream = config.log_stream;
   stream.replicas = config.log_replicas;
-  const bool partitioned = config.partitions > 0;
-  role.replica = std::make_unique<LogReplica>(generations, /*ids_from_log_sequence=*/partitioned);
-  COPS_RETURN_IF_ERROR(role.replica->CheckIndexFollowsLog());
-  COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
-  if (primary) {
-    role.log = std::make_unique<RegistrationLog>(role.jetstream.get());
-    role.writes = std::make_unique<LoggedWrites>(role.log.get(), role.replica.get(),
-                                                 std::chrono::seconds(30));
+  return stream;
+}
+
+// copsd --log / --follow (replication/log_role.h); none of them: single node, no NATS.
+LogRoleOptions LogRoleOptionsOf(const ServerConfig& config) {
+  LogRoleOptions o;
+  o.primary = !config.log_url.empty();
+  if (o.primary || !config.follow_url.empty()) {
+    o.stream = RegistrationStreamOf(config, o.primary ? config.log_url : config.follow_url);
   } else {
-    role.writes = std::make_unique<ReadOnlyWrites>(
-        config.primary.empty() ? "the copsd started with --log " + config.follow_url
-                               : config.primary);
+    o.stream.url.clear();
   }
-  LogApplierOptions applier;
-  applier.durable = config.log_consumer.empty() ? DefaultConsumerName(config.data_dir)
-                                                : config.log_consumer;
-  // A partition's replica consumes its partition's subject; a gateway every partition's.
-  if (partitioned) {
-    applier.filter_subject =
-        config.partition >= 0
-            ? PartitionSubject(stream.subject, static_cast<uint32_t>(config.partition))
-            : stream.subject + ".*";
+  o.primary_address = config.primary;
+  o.partitions = config.partitions;
+  if (config.partition >= 0) o.partition = static_cast<uint32_t>(config.partition);
+  o.consumer = config.log_consumer;
+  o.data_dir = config.data_dir;
+  return o;
+}
+
+// The cluster map as copsd's flags describe it: its bucket, P, and a lease of
+// kClusterLeaseIntervals heartbeats (the members' own interval).
+ClusterMapOptions ClusterMapOptionsOf(const ServerConfig& config) {
+  ClusterMapOptions options;
+  options.bucket.bucket = config.cluster_bucket;
+  options.bucket.replicas = config.log_replicas;
+  options.bucket.signing_key = config.cluster_key;
+  options.partitions = config.partitions;
+  options.lease = absl::Milliseconds(kClusterLeaseIntervals * int64_t{config.heartbeat_ms});
+  return options;
+}
+
+// This node's record in the cluster map (--cluster-node-id): at --advertise, else `bound`
+// (the listener's HOST:PORT), serving --partition of --partitions (a node holding every
+// document, unpartitioned or a gateway, is partition 0 of 1: a router of P > 1 partitions
+// never picks it), heartbeating every --heartbeat-ms with `applied`.
+ClusterMemberOptions ClusterMemberOptionsOf(const ServerConfig& config, const std::string& bound,
+                                            std::function<uint64_t()> applied) {
+  ClusterMemberOptions options;
+  options.bucket = ClusterMapOptionsOf(config).bucket;
+  options.record.node_id = config.cluster_node_id;
+  options.record.address = config.advertise.empty() ? bound : config.advertise;
+  if (config.partitions > 0 && config.partition >= 0) {
+    options.record.partition = static_cast<uint32_t>(config.partition);
+    options.record.partitions = config.partitions;
   }
-  COPS_ASSIGN_OR_RETURN(role.applier,
-                        LogApplier::Start(role.jetstream.get(), role.replica.get(), applier));
-  role.position = std::make_unique<ReplicaPosition>(role.replica.get(), role.applier.get());
-  LogEvent(LogLevel::kInfo, primary ? "registration_log" : "following_log",
-           {{"url", stream.url},
-            {"stream", stream.stream},
-            {"partitions", std::to_string(config.partitions)},
-            {"partition", partitioned && config.partition >= 0 ? std::to_string(config.partition)
-                                                               : "all"},
-            {"consumer", applier.durable},
-            {"applied_sequence", std::to_string(role.replica->AppliedLogSequence())}});
-  return role;
+  options.heartbeat_interval = absl::Milliseconds(config.heartbeat_ms);
+  options.applied_sequence = std::move(applied);
+  return options;
 }
 
 // copsd --route: the router of a partitioned cluster (server/router.h). Its replicas come
@@ -290,12 +249,7 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
                                            AdmissionControl* admission) {
   RouterRole role;
   if (config.route_url.empty()) return role;
-  RegistrationStreamOptions stream;
-  stream.url = config.route_url;
-  stream.security = NatsSecurityOf(config);
-  stream.signing_key = config.cluster_key;
-  stream.stream = config.log_stream;
-  stream.replicas = config.log_replicas;
+  const RegistrationStreamOptions stream = RegistrationStreamOf(config, config.route_url);
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
   if (!config.replicas.empty()) {
     COPS_ASSIGN_OR_RETURN(StaticReplicaDirectory directory,
@@ -303,7 +257,7 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
     role.directory = std::make_unique<StaticReplicaDirectory>(std::move(directory));
   } else {
     COPS_ASSIGN_OR_RETURN(std::unique_ptr<ClusterMap> map,
-                          StartClusterMap(config, role.jetstream.get()));
+                          ClusterMap::Start(role.jetstream.get(), ClusterMapOptionsOf(config)));
     role.cluster_map = map.get();
     role.directory = std::move(map);
   }
@@ -335,14 +289,9 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   return role;
 }
 
-int Run(int argc, char** argv) {
-  // Signals are taken by a sigwait thread; every thread created from here on inherits the mask.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
+// Parses copsd's configuration into `config`; the exit code when the command is answered
+// without serving (--help, --show-cluster, a bad flag), else nullopt.
+std::optional<int> ParseOrAnswer(int argc, char** argv, ServerConfig* config) {
   bool help = false;
   std::string help_text;
   absl::StatusOr<ServerConfig> parsed = ParseServerConfig(argc, argv, &help, &help_text);
@@ -354,12 +303,83 @@ int Run(int argc, char** argv) {
     std::cerr << "copsd: " << parsed.status().message() << "\n";
     return 2;
   }
-  const ServerConfig& config = *parsed;
-  if (!config.show_cluster_url.empty()) {  // copsd --show-cluster NATS_URL: print and exit
-    absl::Status shown = PrintClusterMap(config, std::cout);
-    if (!shown.ok()) std::cerr << "copsd: " << shown << "\n";
-    return shown.ok() ? 0 : 2;
+  *config = *std::move(parsed);
+  if (config->show_cluster_url.empty()) return std::nullopt;
+  absl::Status shown = PrintClusterMap(RegistrationStreamOf(*config, config->show_cluster_url),
+                                       ClusterMapOptionsOf(*config), std::cout);
+  if (!shown.ok()) std::cerr << "copsd: " << shown << "\n";
+  return shown.ok() ? 0 : 2;
+}
+
+// Whether callers must authenticate (--auth, the listener, TLS), once every listener is
+// known to be allowed (CheckListenerSecurity: HTTP(S) with the same TLS files, the same rule)
+// and the webhook allow-list is valid; a remote listener without TLS or authentication is
+// logged.
+absl::StatusOr<bool> ResolveAuth(const ServerConfig& config, const TlsFiles& tls) {
+  COPS_ASSIGN_OR_RETURN(const AuthMode mode, ParseAuthMode(config.auth));
+  COPS_ASSIGN_OR_RETURN(const bool auth, AuthRequired(mode, config.listen, tls));
+  COPS_RETURN_IF_ERROR(
+      CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote));
+  if (!config.http_listen.empty()) {
+    COPS_RETURN_IF_ERROR(CheckListenerSecurity(config.http_listen, tls.enabled(), auth,
+                                               config.allow_insecure_remote));
+    COPS_RETURN_IF_ERROR(Webhooks::CheckAllowList(config.webhook_allow));
   }
+  if (!IsLoopbackAddress(config.listen) && (!tls.enabled() || !auth)) {
+    LogEvent(LogLevel::kWarn, "insecure_remote_listener",
+             {{"listen", config.listen}, {"tls", tls.enabled() ? "on" : "off"},
+              {"auth", auth ? "on" : "off"}});
+  }
+  return auth;
+}
+
+// The sweeper of expired documents and old audit entries (every --sweep-interval): a --log
+// node unregisters them through the log (`log_writes`), a --follow node leaves them to the
+// primary (docs/scale-out.md).
+std::unique_ptr<RetentionSweeper> MakeSweeper(const ServerConfig& config,
+                                              IndexGenerations* generations,
+                                              PrincipalStore* store, DocumentWrites* log_writes) {
+  RetentionSweeperOptions options;
+  options.interval = std::chrono::seconds(std::max<int64_t>(config.sweep_interval_seconds, 1));
+  options.audit_retention_seconds = config.audit_retention_seconds;
+  if (!config.log_url.empty()) {
+    options.documents = ExpiredDocuments::kUnregisterInLog;
+    options.log_writes = log_writes;
+  } else if (!config.follow_url.empty()) {
+    options.documents = ExpiredDocuments::kLeaveToPrimary;
+  }
+  return std::make_unique<RetentionSweeper>(generations, store, options);
+}
+
+// Makes a serving node known: joins the cluster map (--cluster-node-id) before the port files
+// are written, so that a node whose port file exists is in the map, then writes the HTTP
+// port file and the gRPC one (the readiness tests and scripts wait for).
+absl::Status Announce(const ServerConfig& config, const std::string& bound, int port,
+                      const HttpApi* http, const LogRole& log_role, ClusterPresence& cluster) {
+  if (!config.cluster_node_id.empty()) {
+    COPS_RETURN_IF_ERROR(cluster.Join(
+        log_role.jetstream.get(),
+        ClusterMemberOptionsOf(config, bound, [replica = log_role.replica.get()] {
+          return replica->AppliedLogSequence();
+        })));
+  }
+  if (http != nullptr && !config.http_port_file.empty()) {
+    COPS_RETURN_IF_ERROR(WritePortFile(config.http_port_file, http->port()));
+  }
+  if (!config.port_file.empty()) COPS_RETURN_IF_ERROR(WritePortFile(config.port_file, port));
+  return absl::OkStatus();
+}
+
+int Run(int argc, char** argv) {
+  // Signals are taken by a sigwait thread; every thread created from here on inherits the mask.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  ServerConfig config;
+  if (std::optional<int> answered = ParseOrAnswer(argc, argv, &config)) return *answered;
 
   // One malloc arena per check or registration at work, set before any thread starts: glibc's
   // default (8 per core) keeps a burst's memory in a dozen arenas whose free tops
@@ -383,27 +403,10 @@ int Run(int argc, char** argv) {
   if (!generations.ok()) return Fail(generations.status());
 
   // Access control: open loopback mode or API keys / client certificates.
-  absl::StatusOr<AuthMode> auth_mode = ParseAuthMode(config.auth);
-  if (!auth_mode.ok()) return Fail(auth_mode.status());
-  TlsFiles tls{config.tls_cert, config.tls_key, config.tls_client_ca};
-  absl::StatusOr<bool> auth_required = AuthRequired(*auth_mode, config.listen, tls);
+  const TlsFiles tls{config.tls_cert, config.tls_key, config.tls_client_ca};
+  absl::StatusOr<bool> auth_required = ResolveAuth(config, tls);
   if (!auth_required.ok()) return Fail(auth_required.status());
   const bool auth = *auth_required;
-  absl::Status listener_ok =
-      CheckListenerSecurity(config.listen, tls.enabled(), auth, config.allow_insecure_remote);
-  if (!listener_ok.ok()) return Fail(listener_ok);
-  if (!config.http_listen.empty()) {  // HTTP(S) with the same TLS files: the same rule
-    absl::Status http_ok = CheckListenerSecurity(config.http_listen, tls.enabled(), auth,
-                                                 config.allow_insecure_remote);
-    if (!http_ok.ok()) return Fail(http_ok);
-    absl::Status allow_ok = Webhooks::CheckAllowList(config.webhook_allow);
-    if (!allow_ok.ok()) return Fail(allow_ok);
-  }
-  if (!IsLoopbackAddress(config.listen) && (!tls.enabled() || !auth)) {
-    LogEvent(LogLevel::kWarn, "insecure_remote_listener",
-             {{"listen", config.listen}, {"tls", tls.enabled() ? "on" : "off"},
-              {"auth", auth ? "on" : "off"}});
-  }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
       MakeServerCredentials(tls);
   if (!credentials.ok()) return Fail(credentials.status());
@@ -412,7 +415,7 @@ int Run(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
       OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth, access_options);
   if (!access.ok()) return Fail(access.status());
-  RecordIndexedCollections(**generations, **access);
+  RecordIndexedCollections(*(*generations)->Current()->index(), **access);
   OpenAuthorizer open_authorizer(access->get());  // collections as with auth on
   // With auth on, a caller's identity forwarded by a router is believed from the nodes of
   // --trusted-nodes only, and refused from everyone else (access/forwarded_identity.h).
@@ -430,7 +433,7 @@ int Run(int argc, char** argv) {
   UsageLedger usage((*access)->store());
   AuditSink audit(AppendTo((*access)->store()), MatchesFrom((*access)->store()));
 
-  absl::StatusOr<LogRole> log_role = StartLogRole(config, generations->get());
+  absl::StatusOr<LogRole> log_role = StartLogRole(LogRoleOptionsOf(config), generations->get());
   if (!log_role.ok()) return Fail(log_role.status());
   // Checks and registrations at work at once, on this node or (a router) through it.
   AdmissionControl admission(admission_limits);
@@ -444,18 +447,8 @@ int Run(int argc, char** argv) {
 
   // Expired documents and old audit entries: swept now (resuming a sweep a crash cut
   // short) and then every --sweep-interval; stopped before the generations close.
-  RetentionSweeperOptions sweep_options;
-  sweep_options.interval =
-      std::chrono::seconds(std::max<int64_t>(config.sweep_interval_seconds, 1));
-  sweep_options.audit_retention_seconds = config.audit_retention_seconds;
-  if (!config.log_url.empty()) {  // removals are logged writes (docs/scale-out.md)
-    sweep_options.documents = ExpiredDocuments::kUnregisterInLog;
-    sweep_options.log_writes = log_role->writes.get();
-  } else if (!config.follow_url.empty()) {
-    sweep_options.documents = ExpiredDocuments::kLeaveToPrimary;
-  }
-  auto sweeper =
-      std::make_unique<RetentionSweeper>(generations->get(), (*access)->store(), sweep_options);
+  std::unique_ptr<RetentionSweeper> sweeper =
+      MakeSweeper(config, generations->get(), (*access)->store(), log_role->writes.get());
   sweeper->Start();
 
   // Once the calls at work are over, the heap's freed pages go back to the system
@@ -482,7 +475,7 @@ int Run(int argc, char** argv) {
         "let it catch up from the log, then retire this one");
   }
 
-  ClusterPresence cluster;  // --cluster-node-id: joined once serving (server/cluster_presence.h)
+  ClusterPresence cluster;  // --cluster-node-id: joined once serving (replication/)
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
     absl::StatusOr<std::unique_ptr<MetricsServer>> started =
@@ -514,19 +507,8 @@ int Run(int argc, char** argv) {
   if (!config.http_listen.empty()) {
     HttpApiOptions http_options = HttpOptionsOf(config, auth);
     http_options.webhooks.store = (*access)->store();  // registrations survive restarts
-    if (auth) {
-      // The service's own access control: a job's key is refused before the job is queued.
-      AccessControl* access_control = access->get();
-      http_options.authenticate = [access_control](const std::string& api_key,
-                                                   const std::vector<std::string>& names,
-                                                   const std::string& peer)
-          -> absl::StatusOr<std::string> {
-        absl::StatusOr<Principal> principal =
-            access_control->AuthenticateCredentials(CallCredentials{api_key, names, peer});
-        if (!principal.ok()) return principal.status();
-        return principal->name;
-      };
-    }
+    // The service's own access control: a job's key is refused before the job is queued.
+    if (auth) http_options.authenticate = ApiKeyAuthenticator(access->get());
     absl::StatusOr<std::unique_ptr<HttpApi>> started =
         HttpApi::Start(http_options, server->InProcessChannel(InProcessArgs(config)));
     if (!started.ok()) {
@@ -557,30 +539,10 @@ int Run(int argc, char** argv) {
               {"max_waiting_calls", std::to_string(admission.limits().max_waiting)},
               {"metrics_port", metrics ? std::to_string(metrics->port()) : "off"}});
   }
-  // Joined before the port file is written: a node whose port file exists is in the map.
-  if (!config.cluster_node_id.empty()) {
-    absl::Status joined = cluster.Join(
-        config, log_role->jetstream.get(),
-        [replica = log_role->replica.get()] { return replica->AppliedLogSequence(); }, bound);
-    if (!joined.ok()) {
-      server->Shutdown();
-      return Fail(joined);
-    }
-  }
-
-  if (http != nullptr && !config.http_port_file.empty()) {
-    absl::Status s = WritePortFile(config.http_port_file, http->port());
-    if (!s.ok()) {
-      server->Shutdown();
-      return Fail(s);
-    }
-  }
-  if (!config.port_file.empty()) {
-    absl::Status s = WritePortFile(config.port_file, port);
-    if (!s.ok()) {
-      server->Shutdown();
-      return Fail(s);
-    }
+  absl::Status ready = Announce(config, bound, port, http.get(), *log_role, cluster);
+  if (!ready.ok()) {
+    server->Shutdown();
+    return Fail(ready);
   }
 
   SystemdNotifier notifier;  // Type=notify units (deploy/systemd/copsd.service)

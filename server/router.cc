@@ -10,6 +10,7 @@
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
 #include "grpcpp/grpcpp.h"
+#include "access/call_policy.h"
 #include "access/forwarded_identity.h"
 #include "replication/partitioning.h"
 #include "server/request_log.h"
@@ -47,128 +48,6 @@ std::string PartitionList(const std::vector<uint32_t>& partitions) {
 
 }  // namespace
 
-const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges() {
-  using M = ReplyFieldMerge;
-  static const auto* const rules = new std::map<std::string, ReplyFieldMerge>{
-      {"request_id", M::kSetByRouter},
-      {"violation", M::kAny},  // also when a partition's max_results cut the match off
-      {"total_chunks", M::kFromFirst},
-      {"selected_chunks", M::kFromFirst},
-      // Each partition ignores the chunks common in its own documents; the first's stand
-      // for all (docs/scale-out.md, "Where one router differs from one node").
-      {"considered_chunks", M::kFromFirst},
-      {"common_chunks_ignored", M::kFromFirst},
-      {"sampled", M::kFromFirst},  // the same sample (size, seed) on every partition
-      // The error of the best match's sampled decision, which may be any partition's.
-      {"sampling_error", M::kMax},
-      {"matches", M::kMatches},
-      {"params", M::kFromFirst},
-      {"format", M::kFromFirst},
-      {"charset", M::kFromFirst},
-      {"error_code", M::kSetByRouter},
-      {"error_message", M::kSetByRouter},
-      {"offsets_in_extracted_text", M::kFromFirst},
-      {"verified", M::kAll},
-      {"excluded", M::kExcluded},
-      {"partial", M::kSetByRouter},
-      {"missing_partitions", M::kSetByRouter},
-      {"manipulations", M::kFromFirst},  // found in the test document, by every partition
-  };
-  return *rules;
-}
-
-v1::CheckDocumentReply MergeCheckReplies(
-    const std::vector<std::optional<v1::CheckDocumentReply>>& replies, uint32_t max_results) {
-  const google::protobuf::Descriptor* descriptor = v1::CheckDocumentReply::descriptor();
-  const google::protobuf::Reflection* reflection = v1::CheckDocumentReply::GetReflection();
-  const std::map<std::string, ReplyFieldMerge>& rules = CheckReplyFieldMerges();
-  v1::CheckDocumentReply merged;
-  bool first = true;
-  std::vector<v1::Match> matches;
-  std::set<std::tuple<uint32_t, uint32_t, int>> excluded;
-  std::vector<uint32_t> missing;
-  for (uint32_t p = 0; p < replies.size(); ++p) {
-    if (!replies[p].has_value()) {
-      missing.push_back(p);
-      continue;
-    }
-    const v1::CheckDocumentReply& reply = *replies[p];
-    if (first) {
-      // The fields taken from the first reply; every other one starts empty (and one
-      // without a rule stays so).
-      merged = reply;
-      for (int i = 0; i < descriptor->field_count(); ++i) {
-        const auto rule = rules.find(descriptor->field(i)->name());
-        if (rule == rules.end() || rule->second != ReplyFieldMerge::kFromFirst) {
-          reflection->ClearField(&merged, descriptor->field(i));
-        }
-      }
-    }
-    for (int i = 0; i < descriptor->field_count(); ++i) {
-      const google::protobuf::FieldDescriptor* field = descriptor->field(i);
-      const auto rule = rules.find(field->name());
-      if (rule == rules.end()) continue;  // no rule: left out
-      using Type = google::protobuf::FieldDescriptor::CppType;
-      switch (rule->second) {
-        case ReplyFieldMerge::kFromFirst:  // copied with the first reply
-          break;
-        case ReplyFieldMerge::kAny:
-          reflection->SetBool(&merged, field,
-                              (!first && reflection->GetBool(merged, field)) ||
-                                  reflection->GetBool(reply, field));
-          break;
-        case ReplyFieldMerge::kAll:
-          reflection->SetBool(&merged, field,
-                              (first || reflection->GetBool(merged, field)) &&
-                                  reflection->GetBool(reply, field));
-          break;
-        case ReplyFieldMerge::kMax:
-          if (field->cpp_type() == Type::CPPTYPE_DOUBLE) {
-            const double v = reflection->GetDouble(reply, field);
-            if (first || v > reflection->GetDouble(merged, field)) {
-              reflection->SetDouble(&merged, field, v);
-            }
-          } else if (field->cpp_type() == Type::CPPTYPE_UINT32) {
-            const uint32_t v = reflection->GetUInt32(reply, field);
-            if (first || v > reflection->GetUInt32(merged, field)) {
-              reflection->SetUInt32(&merged, field, v);
-            }
-          }
-          break;
-        case ReplyFieldMerge::kMatches:
-          for (const v1::Match& m : reply.matches()) matches.push_back(m);
-          break;
-        case ReplyFieldMerge::kExcluded:
-          for (const v1::ExcludedPassage& e : reply.excluded()) {
-            excluded.emplace(e.test_start(), e.test_end(), static_cast<int>(e.reason()));
-          }
-          break;
-        case ReplyFieldMerge::kSetByRouter:
-          break;
-      }
-    }
-    first = false;
-  }
-  // As core/detect.cc's Finish: templates after the sources that count, then ratio
-  // descending, then id.
-  std::sort(matches.begin(), matches.end(), [](const v1::Match& a, const v1::Match& b) {
-    if (a.from_template() != b.from_template()) return b.from_template();
-    if (a.ratio() != b.ratio()) return a.ratio() > b.ratio();
-    return a.doc_id() < b.doc_id();
-  });
-  if (max_results > 0 && matches.size() > max_results) matches.resize(max_results);
-  for (v1::Match& m : matches) *merged.add_matches() = std::move(m);
-  for (const auto& [start, end, reason] : excluded) {
-    v1::ExcludedPassage* e = merged.add_excluded();
-    e->set_test_start(start);
-    e->set_test_end(end);
-    e->set_reason(static_cast<v1::Exclusion>(reason));
-  }
-  for (uint32_t p : missing) merged.add_missing_partitions(p);
-  merged.set_partial(!missing.empty());
-  return merged;
-}
-
 absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& document,
                                                           const Principal& principal,
                                                           const CollectionPolicy& policy,
@@ -178,24 +57,12 @@ absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& do
   event.kind = RegistrationEventKind::kRegister;
   event.content = document.content();
   event.format = static_cast<uint32_t>(format);
-  DocumentRecord& meta = event.metadata;
-  const v1::DocumentMetadata& m = document.metadata();
-  meta.title = m.title();
-  meta.author = m.author();
-  // As on a single node: an owner registers as itself, whatever the request says.
-  meta.owner = principal.role == Role::kOwner ? principal.name : m.owner();
-  meta.collection = m.collection();
-  meta.external_id = m.external_id();
-  meta.expires_unix_micros = m.expires_unix_micros();
-  meta.not_before_unix_micros = m.not_before_unix_micros();
-  meta.registered_unix_micros = now_micros;
-  // As CopyDetectionService::AdmitRegistration: every node applies the expiry the event
+  // As on a single node (access/call_policy.h); every node applies the expiry the event
   // carries, so the collection's retention is decided here, once.
-  if (meta.expires_unix_micros == 0 && policy.retention_seconds > 0) {
-    meta.expires_unix_micros = now_micros + policy.retention_seconds * 1000000;
-  }
-  COPS_RETURN_IF_ERROR(ValidateMetadataSizes(meta));
-  COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now_micros));
+  COPS_ASSIGN_OR_RETURN(event.metadata, RegistrationRecord(policy, principal,
+                                                           MetadataFromProto(document.metadata()),
+                                                           now_micros));
+  event.metadata.registered_unix_micros = now_micros;
   return event;
 }
 
@@ -375,12 +242,8 @@ absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
   // The policy first, as on a single node: a refused call takes no room and no token. The
   // replicas apply the rest of it (the collections searched, floors, redaction, audit) to
   // the forwarded identity.
-  if (request.collections().empty()) {
-    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
-  }
-  for (const std::string& c : request.collections()) {
-    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, c));
-  }
+  COPS_RETURN_IF_ERROR(AuthorizeCheck(
+      *authorizer_, principal, {request.collections().begin(), request.collections().end()}));
   // Validated here so that a bad request fails alike whatever answers.
   COPS_ASSIGN_OR_RETURN(const CheckOptions options, CheckOptionsFromProto(request.options()));
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
@@ -462,9 +325,7 @@ grpc::Status RouterService::CheckStream(
     if (merged.ok()) {
       reply = *std::move(merged);
     } else {
-      reply.set_request_id(request.request_id());
-      reply.set_error_code(static_cast<int32_t>(merged.status().code()));
-      reply.set_error_message(std::string(merged.status().message()));
+      FillCheckError(merged.status(), request.request_id(), &reply);
     }
     if (!stream->Write(reply)) break;
   }
@@ -488,9 +349,7 @@ absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const Principa
   std::optional<Reservation> usage;
   if (usage_ != nullptr) {
     COPS_ASSIGN_OR_RETURN(
-        usage, usage_->Reserve(principal, UsageCost{1, document.content().size() +
-                                                           meta.title.size() + meta.author.size() +
-                                                           meta.external_id.size()}));
+        usage, usage_->Reserve(principal, RegistrationCost(document.content().size(), meta)));
   }
   COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(collection));
   // What no node would register is refused before it reaches the log; the digest of the
@@ -569,12 +428,29 @@ grpc::Status RouterService::RegisterDocuments(
       *result->mutable_reply() = *std::move(registered);
       reply->set_registered(reply->registered() + 1);
     } else {
-      result->set_error_code(static_cast<int32_t>(registered.status().code()));
-      result->set_error_message(std::string(registered.status().message()));
+      FillRegisterError(registered.status(), result);
       reply->set_failed(reply->failed() + 1);
     }
   }
   return log.Finish(absl::OkStatus());
+}
+
+absl::StatusOr<RouterService::FoundDocument> RouterService::FindDocument(
+    const v1::GetDocumentRequest& request, Deadline deadline, const Forwarded& caller) {
+  std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
+      deadline, caller, [&request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
+        return stub.GetDocument(&ctx, request, out);
+      });
+  absl::Status status =
+      absl::NotFoundError("document " + std::to_string(request.doc_id()) + " not found");
+  for (uint32_t p = 0; p < replies.size(); ++p) {
+    if (replies[p].ok()) return FoundDocument{p, *std::move(replies[p])};
+    // A partition that could hold it did not answer: "not found" would be a guess.
+    if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
+      status = replies[p].status();
+    }
+  }
+  return status;
 }
 
 grpc::Status RouterService::GetDocument(grpc::ServerContext* context,
@@ -584,24 +460,12 @@ grpc::Status RouterService::GetDocument(grpc::ServerContext* context,
       "GetDocument", *context, *authorizer_,
       [&](const Principal& principal, RequestLog& /*log*/) -> absl::Status {
         // The replica holding the document authorizes the read (owner, collection, text).
-        if (absl::Status token = TakeToken(principal); !token.ok()) return token;
-        const Forwarded caller = ForwardedIdentityMetadata(principal);
-        std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
-            DeadlineOf(*context), caller,
-            [request](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
-              return stub.GetDocument(&ctx, *request, out);
-            });
-        absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
-                                                  " not found");
-        for (absl::StatusOr<v1::GetDocumentReply>& r : replies) {
-          if (r.ok()) {
-            *reply = *std::move(r);
-            return absl::OkStatus();
-          }
-          // A partition that could hold it did not answer: "not found" would be a guess.
-          if (!absl::IsNotFound(r.status()) && !absl::IsUnavailable(status)) status = r.status();
-        }
-        return status;
+        COPS_RETURN_IF_ERROR(TakeToken(principal));
+        COPS_ASSIGN_OR_RETURN(
+            FoundDocument found,
+            FindDocument(*request, DeadlineOf(*context), ForwardedIdentityMetadata(principal)));
+        *reply = std::move(found.reply);
+        return absl::OkStatus();
       });
 }
 
@@ -614,32 +478,19 @@ grpc::Status RouterService::UnregisterDocument(grpc::ServerContext* context,
         log.add_field("doc_id", std::to_string(request->doc_id()));
         v1::GetDocumentRequest get;
         get.set_doc_id(request->doc_id());
-        const Forwarded caller = ForwardedIdentityMetadata(principal);
-        std::vector<absl::StatusOr<v1::GetDocumentReply>> replies = CallAll<v1::GetDocumentReply>(
-            DeadlineOf(*context), caller,
-            [&get](Stub& stub, grpc::ClientContext& ctx, v1::GetDocumentReply* out) {
-              return stub.GetDocument(&ctx, get, out);
-            });
-        absl::Status status = absl::NotFoundError("document " + std::to_string(request->doc_id()) +
-                                                  " not found");
-        for (uint32_t p = 0; p < replies.size(); ++p) {
-          if (replies[p].ok()) {
-            // As on a single node: an owner unregisters only its own documents.
-            const v1::DocumentMetadata& m = replies[p]->document().metadata();
-            absl::Status allowed = authorizer_->AuthorizeDocument(
-                principal, Action::kUnregister, m.collection(), m.owner());
-            if (allowed.ok()) allowed = TakeToken(principal);
-            if (!allowed.ok()) return allowed;
-            RegistrationEvent event;
-            event.kind = RegistrationEventKind::kUnregister;
-            event.doc_id = request->doc_id();
-            return log_->PublishTo(PartitionSubject(options_.base_subject, p), event).status();
-          }
-          if (!absl::IsNotFound(replies[p].status()) && !absl::IsUnavailable(status)) {
-            status = replies[p].status();
-          }
-        }
-        return status;
+        COPS_ASSIGN_OR_RETURN(
+            const FoundDocument found,
+            FindDocument(get, DeadlineOf(*context), ForwardedIdentityMetadata(principal)));
+        // As on a single node: an owner unregisters only its own documents.
+        const v1::DocumentMetadata& m = found.reply.document().metadata();
+        COPS_RETURN_IF_ERROR(authorizer_->AuthorizeDocument(principal, Action::kUnregister,
+                                                            m.collection(), m.owner()));
+        COPS_RETURN_IF_ERROR(TakeToken(principal));
+        RegistrationEvent event;
+        event.kind = RegistrationEventKind::kUnregister;
+        event.doc_id = request->doc_id();
+        return log_->PublishTo(PartitionSubject(options_.base_subject, found.partition), event)
+            .status();
       });
 }
 

@@ -168,6 +168,15 @@ class RouterService final : public v1::CopyDetection::Service {
                                              const ReplicaCall<Reply>& call);
 
   Deadline DeadlineOf(const grpc::ServerContext& context) const;
+  // The document `request` names, from the partition that holds it, and that partition.
+  // NOT_FOUND when every partition says so; a partition that could hold it but did not
+  // answer makes the error its own (UNAVAILABLE), never a guessed NOT_FOUND.
+  struct FoundDocument {
+    uint32_t partition = 0;
+    v1::GetDocumentReply reply;
+  };
+  absl::StatusOr<FoundDocument> FindDocument(const v1::GetDocumentRequest& request,
+                                             Deadline deadline, const Forwarded& caller);
   // A permit of the admission control for a call of `bytes` document bytes until `deadline`.
   absl::StatusOr<AdmissionControl::Permit> Admit(uint64_t bytes, Deadline deadline);
   // One rate token of `principal` (UsageLedger::Reserve without a cost).
@@ -209,33 +218,6 @@ absl::StatusOr<RegistrationEvent> RoutedRegistrationEvent(const v1::Document& do
                                                           const Principal& principal,
                                                           const CollectionPolicy& policy,
                                                           int64_t now_micros);
-
-// How MergeCheckReplies makes each field of the merged CheckDocumentReply from the
-// partitions' replies. Every field of the message has a rule: a field without one is left
-// out of the merged reply (tests/server/router_test.cc fails on it), never passed on by
-// accident.
-enum class ReplyFieldMerge {
-  kFromFirst,    // a figure of the test document or the check's parameters: the same on
-                 // every partition; the first reply's
-  kAny,          // bool: true when any partition's is
-  kAll,          // bool: true when every partition's is
-  kMax,          // number: the largest (an error bound: the most cautious)
-  kMatches,      // united, ordered as one node orders them, cut at max_results
-  kExcluded,     // passages united, each once, in text order
-  kSetByRouter,  // not a replica's: request_id, partial, missing_partitions, the stream's
-                 // per-message error
-};
-// The rule of each field of v1::CheckDocumentReply, by field name.
-const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges();
-
-// The reply of a check over all partitions, from `replies[p]`, partition p's reply
-// (std::nullopt: no replica of p answered), as one node holding every partition's documents
-// answers: matches ordered as the detector orders them (templates last, ratio descending,
-// then id) and cut at `max_results` (0 = all); violation when any partition found one;
-// excluded passages united. partial and missing_partitions name the partitions without a
-// reply. REQUIRES: at least one reply.
-v1::CheckDocumentReply MergeCheckReplies(
-    const std::vector<std::optional<v1::CheckDocumentReply>>& replies, uint32_t max_results);
 
 }  // namespace cops
 

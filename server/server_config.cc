@@ -18,11 +18,6 @@
 namespace cops {
 namespace {
 
-const char* const kChunkingFlags[] = {"unit",           "strategy",       "k",
-                                      "selection",      "p",              "w",
-                                      "drop-numbers",   "min-word-chars", "min-sentence-words",
-                                      "drop-stop-words", "verify-k"};
-
 std::string Trim(std::string s) {
   size_t b = 0, e = s.size();
   while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
@@ -70,258 +65,433 @@ std::string EnvName(const std::string& flag) {
   return env;
 }
 
+// How a flag reaches its field: adds the option `--name` to `app`, bound to a field of `c`.
+using Bind = std::function<CLI::Option*(CLI::App& app, const std::string& flag,
+                                        const std::string& help, ServerConfig& c)>;
+// What else the option checks or how it splits its values.
+using Tune = std::function<void(CLI::Option*)>;
+
+// A value of any type CLI11 reads, shown with its default in --help.
+template <typename T>
+Bind Value(T ServerConfig::*field) {
+  return [field](CLI::App& app, const std::string& flag, const std::string& help, ServerConfig& c) {
+    return app.add_option(flag, c.*field, help)->capture_default_str();
+  };
+}
+template <typename T>
+Bind Value(IndexOptions ServerConfig::*index, T IndexOptions::*field) {
+  return [index, field](CLI::App& app, const std::string& flag, const std::string& help,
+                        ServerConfig& c) {
+    return app.add_option(flag, c.*index.*field, help)->capture_default_str();
+  };
+}
+// A flag without a value: on when given.
+Bind Switch(bool ServerConfig::*field) {
+  return [field](CLI::App& app, const std::string& flag, const std::string& help, ServerConfig& c) {
+    return app.add_flag(flag, c.*field, help);
+  };
+}
+Bind Switch(IndexOptions ServerConfig::*index, bool IndexOptions::*field) {
+  return [index, field](CLI::App& app, const std::string& flag, const std::string& help,
+                        ServerConfig& c) { return app.add_flag(flag, c.*index.*field, help); };
+}
+// A size given in MiB, kept in bytes.
+Bind MibInto(const std::function<uint64_t&(ServerConfig&)>& bytes) {
+  return [bytes](CLI::App& app, const std::string& flag, const std::string& help, ServerConfig& c) {
+    uint64_t* field = &bytes(c);
+    return app
+        .add_option_function<uint64_t>(
+            flag, [field](uint64_t mib) { *field = mib << 20; }, help)
+        ->default_str(std::to_string(*field >> 20));
+  };
+}
+Bind Mib(uint64_t ServerConfig::*field) {
+  return MibInto([field](ServerConfig& c) -> uint64_t& { return c.*field; });
+}
+Bind Mib(IndexOptions ServerConfig::*index, uint64_t IndexOptions::*field) {
+  return MibInto([index, field](ServerConfig& c) -> uint64_t& { return c.*index.*field; });
+}
+// --block-cache-mb: 0 sizes the cache from the machine (BlockCacheBytes).
+Bind BlockCacheMib() {
+  return [](CLI::App& app, const std::string& flag, const std::string& help, ServerConfig& c) {
+    c.index.block_cache_bytes = BlockCacheBytes(0);
+    return app
+        .add_option_function<uint64_t>(
+            flag, [&c](uint64_t mib) { c.index.block_cache_bytes = BlockCacheBytes(mib); }, help)
+        ->default_str("0");
+  };
+}
+// A duration ("90d", "12h", "30s"), kept in seconds.
+Bind Duration(int64_t ServerConfig::*seconds, const std::string& default_text) {
+  return [seconds, default_text](CLI::App& app, const std::string& flag, const std::string& help,
+                                 ServerConfig& c) {
+    int64_t* field = &(c.*seconds);
+    return app
+        .add_option_function<std::string>(
+            flag,
+            [flag, field](const std::string& text) {
+              absl::StatusOr<int64_t> parsed = ParseDurationSeconds(text);
+              if (!parsed.ok()) {
+                throw CLI::ValidationError(flag, std::string(parsed.status().message()));
+              }
+              *field = *parsed;
+            },
+            help)
+        ->default_str(default_text);
+  };
+}
+
+Tune Checked(const CLI::Validator& validator) {
+  return [validator](CLI::Option* o) { o->check(validator); };
+}
+Tune Delimited(char delimiter) {
+  return [delimiter](CLI::Option* o) { o->delimiter(delimiter); };
+}
+// A repeatable option that takes one value per occurrence.
+Tune OneValueEach() {
+  return [](CLI::Option* o) { o->allow_extra_args(false); };
+}
+
+constexpr bool kChunking = true;  // a chunking parameter: recorded by a new index
+
+// One flag: its name (also its config-file key and, as COPS_<NAME>, its environment
+// variable), its help, its field and checks. Parsing, --help and the config file's keys all
+// come from this one table; a new flag is one row.
+struct Flag {
+  std::string name;
+  std::string help;
+  Bind bind;
+  Tune tune = nullptr;
+  bool chunking = false;
+};
+
+// In the order of --help.
+const std::vector<Flag>& Flags() {
+  static const std::vector<Flag>* const kFlags = new std::vector<Flag>{
+      {"data-dir", "Data directory (index, hashing key, access store)",
+       Value(&ServerConfig::data_dir)},
+      {"listen", "Listen address HOST:PORT (port 0: any free port)", Value(&ServerConfig::listen)},
+      {"port-file", "Write the bound port to this file once serving",
+       Value(&ServerConfig::port_file)},
+      {"metrics-listen", "Serve Prometheus metrics at http://HOST:PORT/metrics (empty: off)",
+       Value(&ServerConfig::metrics_listen)},
+      {"unit", "New index: unit word|sentence|paragraph", Value(&ServerConfig::unit), nullptr,
+       kChunking},
+      {"strategy", "New index: chunking one_unit|non_overlapping|overlapping|hashed_breakpoints",
+       Value(&ServerConfig::strategy), nullptr, kChunking},
+      {"k", "New index: units per chunk (breakpoint modulus for hashed_breakpoints)",
+       Value(&ServerConfig::k), nullptr, kChunking},
+      {"selection", "New index: chunk selection all|mod_p|winnowing",
+       Value(&ServerConfig::selection), nullptr, kChunking},
+      {"p", "New index: modulus of mod_p selection", Value(&ServerConfig::p), nullptr, kChunking},
+      {"w", "New index: winnowing window in chunks", Value(&ServerConfig::w), nullptr, kChunking},
+      {"drop-numbers", "New index: drop number words", Switch(&ServerConfig::drop_numbers), nullptr,
+       kChunking},
+      {"min-word-chars", "New index: drop shorter words (0 = keep)",
+       Value(&ServerConfig::min_word_chars), nullptr, kChunking},
+      {"min-sentence-words", "New index: drop sentences with fewer words (0 = keep)",
+       Value(&ServerConfig::min_sentence_words), nullptr, kChunking},
+      {"drop-stop-words", "New index: drop English stop words",
+       Switch(&ServerConfig::drop_stop_words), nullptr, kChunking},
+      {"verify-k",
+       "New index: words per verification gram (complete fingerprint of each document, 2 bytes per "
+       "word; 0 = none, decide on the sampled chunks alone)",
+       Value(&ServerConfig::verify_k), nullptr, kChunking},
+      {"max-document-bytes", "Largest document accepted, bytes",
+       Value(&ServerConfig::max_document_bytes)},
+      {"max-message-bytes", "Largest gRPC message, bytes", Value(&ServerConfig::max_message_bytes)},
+      {"bulk-window-documents",
+       "Documents of a bulk stream written to the index together (1-65536; 16 MiB at most)",
+       Value(&ServerConfig::bulk_window_documents), Checked(CLI::Range(1u, 65536u))},
+      {"sync-writes", "fsync every registration",
+       Switch(&ServerConfig::index, &IndexOptions::sync_writes)},
+      {"store-texts", "Keep registered documents' bytes (true|false)",
+       Value(&ServerConfig::index, &IndexOptions::store_texts)},
+      {"block-cache-mb",
+       "RocksDB block cache for data blocks, MiB (0 = a quarter of physical memory, 256 MiB to 16 "
+       "GiB)",
+       BlockCacheMib()},
+      {"block-cache",
+       "Block cache implementation: lru|hyper-clock (RocksDB's HyperClockCache, experimental in "
+       "RocksDB 7.8)",
+       Value(&ServerConfig::index, &IndexOptions::block_cache),
+       Checked(CLI::IsMember({"lru", "hyper-clock"}))},
+      {"write-buffer-mb",
+       "RocksDB write buffer of each postings shard (and at most of the others), MiB",
+       Mib(&ServerConfig::index, &IndexOptions::write_buffer_bytes)},
+      {"postings-memtables",
+       "Memtables each postings shard's write buffer is cut into, flushed together (1-64)",
+       Value(&ServerConfig::index, &IndexOptions::postings_memtables),
+       Checked(CLI::Range(1u, 64u))},
+      {"bloom-bits", "Bloom filter bits per chunk key, 0-30 (0 = none)",
+       Value(&ServerConfig::index, &IndexOptions::bloom_bits_per_key)},
+      {"background-jobs", "RocksDB flush and compaction threads",
+       Value(&ServerConfig::index, &IndexOptions::background_jobs)},
+      {"lookup-threads", "Threads one check's index lookup may use, the handler's included (1-16)",
+       Value(&ServerConfig::index, &IndexOptions::lookup_threads), Checked(CLI::Range(1, 16))},
+      {"postings-shards",
+       "New index: postings column families, 1, 2 or 4 (an existing index keeps its own)",
+       Value(&ServerConfig::index, &IndexOptions::postings_shards),
+       Checked(CLI::IsMember({1u, 2u, 4u}))},
+      {"compression", "Compression of the postings: lz4|zstd|snappy|none",
+       Value(&ServerConfig::index, &IndexOptions::postings_compression)},
+      {"postings-block-kb", "Data block size of the postings' files, KiB (new files; 1-256)",
+       Value(&ServerConfig::index, &IndexOptions::postings_block_kb)},
+      {"sweep-interval",
+       "Time between sweeps removing expired documents and old audit entries (e.g. 1m); expired "
+       "documents are never reported whatever it is",
+       Duration(&ServerConfig::sweep_interval_seconds, "1m")},
+      {"audit-retention",
+       "How long audit entries (who matched which document) are kept, e.g. 90d (0s = forever)",
+       Duration(&ServerConfig::audit_retention_seconds, "90d")},
+      {"mmap-reads", "Read the index files through mmap (uncompressed blocks are read in place)",
+       Switch(&ServerConfig::index, &IndexOptions::mmap_reads)},
+      {"threads", "Most handler threads", Value(&ServerConfig::threads)},
+      {"drain-seconds", "Graceful shutdown: time for calls in flight",
+       Value(&ServerConfig::drain_seconds)},
+      {"warm-cache",
+       "Read the index into the block cache after starting, at low priority (true|false)",
+       Value(&ServerConfig::warm_cache)},
+      {"max-concurrent-calls",
+       "Checks and registrations at work at once (0 = the CPU cores, 2 to threads - 2); more wait, "
+       "then get RESOURCE_EXHAUSTED",
+       Value(&ServerConfig::max_concurrent_calls)},
+      {"max-inflight-bytes",
+       "Document bytes of the checks and registrations at work at once (a larger document runs "
+       "alone)",
+       Value(&ServerConfig::max_inflight_bytes), Checked(CLI::PositiveNumber)},
+      {"admission-wait-ms",
+       "Longest wait of a check or registration for room before RESOURCE_EXHAUSTED",
+       Value(&ServerConfig::admission_wait_ms)},
+      {"stream-idle-timeout",
+       "A CheckStream or RegisterDocuments stream without a message this long is ended (0s = "
+       "never)",
+       Duration(&ServerConfig::stream_idle_seconds, "5m")},
+      {"stream-max-age", "A stream open this long is ended, busy or not (0s = never)",
+       Duration(&ServerConfig::stream_max_age_seconds, "1h")},
+      {"checker-min-passage-units",
+       "Checkers' checks use min_passage_units of at least this (spans of fewer words would "
+       "rebuild registered text)",
+       Value(&ServerConfig::checker_min_passage_units)},
+      {"checker-min-count", "Checkers' checks use min_count of at least this",
+       Value(&ServerConfig::checker_min_count)},
+      {"max-streams-per-connection", "Calls open at once on one client connection (HTTP/2 streams)",
+       Value(&ServerConfig::max_streams_per_connection), Checked(CLI::PositiveNumber)},
+      {"transport-memory-mb",
+       "Memory quota of gRPC's buffers (received requests not yet handled), MiB",
+       Mib(&ServerConfig::transport_memory_bytes), Checked(CLI::PositiveNumber)},
+      {"keepalive-seconds", "Ping a connection after this long without traffic",
+       Value(&ServerConfig::keepalive_seconds), Checked(CLI::PositiveNumber)},
+      {"keepalive-timeout-seconds",
+       "Close a connection whose ping is not answered within this time",
+       Value(&ServerConfig::keepalive_timeout_seconds), Checked(CLI::PositiveNumber)},
+      {"handshake-timeout-seconds",
+       "Close a new connection that has not finished its handshake (TLS, HTTP/2) in this time",
+       Value(&ServerConfig::handshake_timeout_seconds), Checked(CLI::PositiveNumber)},
+      {"key-file", "Hashing key file, 32 hex digits (default <data-dir>/hash.key)",
+       Value(&ServerConfig::key_file)},
+      {"hash-key", "Hashing key as 32 hex digits (prefer COPS_HASH_KEY)",
+       Value(&ServerConfig::hash_key)},
+      {"tls-cert", "Serve TLS with this certificate chain (PEM)", Value(&ServerConfig::tls_cert)},
+      {"tls-key", "Private key of --tls-cert (PEM)", Value(&ServerConfig::tls_key)},
+      {"tls-client-ca", "Require client certificates signed by this CA",
+       Value(&ServerConfig::tls_client_ca)},
+      {"auth", "Authentication auto|on|off (auto: off on loopback without --tls-client-ca only)",
+       Value(&ServerConfig::auth)},
+      {"allow-insecure-remote", "Allow a non-loopback listener without TLS or authentication",
+       Switch(&ServerConfig::allow_insecure_remote)},
+      {"log",
+       "Scale-out primary: registrations go through the registration log on NATS JetStream at this "
+       "URL (docs/scale-out.md); empty: single node",
+       Value(&ServerConfig::log_url)},
+      {"follow", "Read-only replica kept current from the registration log at this NATS URL",
+       Value(&ServerConfig::follow_url)},
+      {"primary", "With --follow: the primary's address, named when a write is refused",
+       Value(&ServerConfig::primary)},
+      {"log-stream", "JetStream stream of the registration log", Value(&ServerConfig::log_stream)},
+      {"log-replicas",
+       "Copies JetStream keeps of the log, when this copsd creates the stream (1, 3, 5)",
+       Value(&ServerConfig::log_replicas), Checked(CLI::Range(1, 5))},
+      {"log-consumer",
+       "This node's durable consumer of the log (default: from the host and data directory)",
+       Value(&ServerConfig::log_consumer)},
+      {"nats-user", "NATS user name (with --nats-password)", Value(&ServerConfig::nats_user)},
+      {"nats-password", "NATS password (prefer COPS_NATS_PASSWORD)",
+       Value(&ServerConfig::nats_password)},
+      {"nats-creds", "NATS credentials file (.creds: user JWT and NKey seed)",
+       Value(&ServerConfig::nats_creds)},
+      {"nats-nkey", "NATS user's public NKey (with --nats-nkey-seed)",
+       Value(&ServerConfig::nats_nkey)},
+      {"nats-nkey-seed", "File holding the seed of --nats-nkey",
+       Value(&ServerConfig::nats_nkey_seed)},
+      {"nats-tls-ca", "Connect to NATS over TLS, trusting this CA bundle (PEM)",
+       Value(&ServerConfig::nats_tls_ca)},
+      {"nats-tls-cert", "Client certificate (PEM) for NATS's TLS",
+       Value(&ServerConfig::nats_tls_cert)},
+      {"nats-tls-key", "Private key of --nats-tls-cert (PEM)", Value(&ServerConfig::nats_tls_key)},
+      {"cluster-key-file",
+       "Sign registration events and cluster-map records with this cluster key (hex, 32+ bytes; "
+       "every node the same) and believe only those signed with it",
+       Value(&ServerConfig::cluster_key_file)},
+      {"partitions", "Partitions of the cluster (docs/scale-out.md); 0 = the single-partition log",
+       Value(&ServerConfig::partitions)},
+      {"partition",
+       "With --follow and --partitions: the partition this replica serves (default: all)",
+       Value(&ServerConfig::partition)},
+      {"route",
+       "Router of a partitioned cluster whose registration log is at this NATS URL: checks fan out "
+       "to one replica per partition, registrations go to the log",
+       Value(&ServerConfig::route_url)},
+      {"replica",
+       "With --route: a replica, PARTITION=HOST:PORT (repeat for each replica); none: the replicas "
+       "live in the cluster map (--cluster-bucket)",
+       Value(&ServerConfig::replicas)},
+      {"route-timeout-ms", "With --route: deadline of a fanned-out call when the caller gives none",
+       Value(&ServerConfig::route_timeout_ms), Checked(CLI::PositiveNumber)},
+      {"node-cert", "With --route: client certificate (PEM) presented to the replicas (mutual TLS)",
+       Value(&ServerConfig::node_cert)},
+      {"node-key", "Private key of --node-cert (PEM)", Value(&ServerConfig::node_key)},
+      {"node-ca", "With --route: call the replicas over TLS, trusting this CA bundle (PEM)",
+       Value(&ServerConfig::node_ca)},
+      {"trusted-nodes",
+       "Nodes whose forwarded caller identities this copsd believes: certificate names (CN/SAN) or "
+       "sha256:<fingerprint> (repeat or comma-separate; needs --tls-client-ca)",
+       Value(&ServerConfig::trusted_nodes), Delimited(',')},
+      {"cluster-node-id",
+       "With --log or --follow: join the cluster map under this name (A-Z a-z 0-9 _ -)",
+       Value(&ServerConfig::cluster_node_id)},
+      {"advertise",
+       "With --cluster-node-id: the HOST:PORT routers reach this node at (default: the listener)",
+       Value(&ServerConfig::advertise)},
+      {"cluster-bucket", "JetStream key-value bucket of the cluster map",
+       Value(&ServerConfig::cluster_bucket)},
+      {"heartbeat-ms",
+       "Cluster map heartbeat interval; a member is live for 3 intervals after its last",
+       Value(&ServerConfig::heartbeat_ms), Checked(CLI::Range(10u, 60000u))},
+      {"show-cluster", "Print the members of the cluster map at this NATS URL and exit",
+       Value(&ServerConfig::show_cluster_url)},
+      {"http-listen", "Serve the HTTP/JSON API at HOST:PORT (docs/api.md; empty: off)",
+       Value(&ServerConfig::http_listen)},
+      {"http-port-file", "Write the bound HTTP port to this file once serving",
+       Value(&ServerConfig::http_port_file)},
+      {"http-threads", "HTTP connections served at once", Value(&ServerConfig::http_threads),
+       Checked(CLI::Range(1u, 1024u))},
+      {"http-max-queued-connections", "HTTP connections waiting for a thread; beyond, 503",
+       Value(&ServerConfig::http_max_queued_connections)},
+      {"http-request-timeout-ms",
+       "Time an HTTP request's headers and body have to arrive after its first byte",
+       Value(&ServerConfig::http_request_timeout_ms), Checked(CLI::PositiveNumber)},
+      {"http-idle-timeout-ms", "Time an HTTP connection waits for its next request",
+       Value(&ServerConfig::http_idle_timeout_ms), Checked(CLI::PositiveNumber)},
+      {"http-max-body-bytes",
+       "Largest HTTP request body (0: --max-document-bytes + 1 MiB); larger: 413",
+       Value(&ServerConfig::http_max_body_bytes)},
+      {"http-job-workers", "HTTP API jobs running at once", Value(&ServerConfig::http_job_workers),
+       Checked(CLI::Range(1u, 256u))},
+      {"http-max-queued-jobs", "HTTP API jobs waiting to run; beyond, 429",
+       Value(&ServerConfig::http_max_queued_jobs)},
+      {"http-job-retention", "How long a finished HTTP API job's result is kept, e.g. 1h",
+       Duration(&ServerConfig::http_job_retention_seconds, "1h")},
+      {"webhook-allow",
+       "A host HTTP API jobs may call back, HOST[:PORT] (repeat for each; '*' = any host with "
+       "public addresses); loopback, private and link-local addresses only when named",
+       Value(&ServerConfig::webhook_allow), OneValueEach()},
+      {"webhook-max-attempts", "Attempts of a webhook delivery, the first included",
+       Value(&ServerConfig::webhook_max_attempts), Checked(CLI::Range(1u, 30u))},
+      {"webhook-first-backoff-ms",
+       "Wait before a webhook delivery's second attempt; it doubles after each",
+       Value(&ServerConfig::webhook_first_backoff_ms), Checked(CLI::Range(1u, 3600000u))},
+      {"webhook-timeout-ms",
+       "Time a webhook receiver has to accept the connection, take the body and answer",
+       Value(&ServerConfig::webhook_timeout_ms), Checked(CLI::Range(1u, 600000u))},
+      {"log-level", "debug|info|warn|error", Value(&ServerConfig::log_level)},
+      {"log-json", "Log JSON lines instead of key=value", Switch(&ServerConfig::log_json)},
+  };
+  return *kFlags;
+}
+
+// Rules between flags, checked after parsing: each names what is wrong when `broken`.
+struct FlagRule {
+  bool (*broken)(const ServerConfig& c);
+  const char* message;
+};
+
+int Roles(const ServerConfig& c) {
+  return !c.log_url.empty() + !c.follow_url.empty() + !c.route_url.empty();
+}
+
+const FlagRule kFlagRules[] = {
+    {[](const ServerConfig& c) { return Roles(c) > 1; },
+     "--log, --follow and --route exclude each other"},
+    {[](const ServerConfig& c) { return c.partitions > 0 && !c.log_url.empty(); },
+     "--log takes no --partitions: with partitions, register through a copsd --route"},
+    {[](const ServerConfig& c) { return c.partitions > 0 && Roles(c) == 0; },
+     "--partitions needs --follow or --route"},
+    {[](const ServerConfig& c) { return !c.route_url.empty() && c.partitions == 0; },
+     "--route needs --partitions"},
+    {[](const ServerConfig& c) {
+       return c.partition >= 0 &&
+              (c.follow_url.empty() || c.partition >= static_cast<int>(c.partitions));
+     },
+     "--partition needs --follow and --partitions greater than it"},
+    {[](const ServerConfig& c) { return !c.replicas.empty() && c.route_url.empty(); },
+     "--replica needs --route"},
+    {[](const ServerConfig& c) {
+       return (!c.node_cert.empty() || !c.node_key.empty() || !c.node_ca.empty()) &&
+              c.route_url.empty();
+     },
+     "--node-cert, --node-key and --node-ca need --route"},
+    {[](const ServerConfig& c) { return c.node_cert.empty() != c.node_key.empty(); },
+     "--node-cert and --node-key go together"},
+    {[](const ServerConfig& c) { return !c.node_cert.empty() && c.node_ca.empty(); },
+     "--node-cert needs --node-ca (the replicas' CA)"},
+    {[](const ServerConfig& c) { return !c.trusted_nodes.empty() && c.tls_client_ca.empty(); },
+     "--trusted-nodes needs --tls-client-ca: nodes are known by verified client certificates"},
+    {[](const ServerConfig& c) {
+       return !c.cluster_node_id.empty() && c.log_url.empty() && c.follow_url.empty();
+     },
+     "--cluster-node-id needs --log or --follow"},
+};
+
+// Sets the options of the config file that neither a flag nor the environment set.
+absl::Status ApplyConfigFile(CLI::App& app, const std::string& path) {
+  COPS_ASSIGN_OR_RETURN(auto file, ReadConfigFile(path));
+  for (auto& [raw_key, value] : file) {
+    std::string key = raw_key;
+    std::replace(key.begin(), key.end(), '_', '-');
+    CLI::Option* opt = app.get_option_no_throw("--" + key);
+    if (opt == nullptr || key == "config") {
+      std::string message = "config file " + path;
+      message.append(": unknown key '").append(raw_key).append("'");
+      return absl::InvalidArgumentError(message);
+    }
+    if (opt->count() > 0) continue;  // a flag or the environment wins
+    try {
+      opt->add_result(value);
+      opt->run_callback();
+    } catch (const CLI::Error& e) {
+      std::string message = "config file " + path;
+      message.append(": ").append(raw_key).append(": ").append(e.what());
+      return absl::InvalidArgumentError(message);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv, bool* help,
                                                std::string* help_text) {
   ServerConfig c;
   CLI::App app("copsd: the COPS copy-detection server", "copsd");
-  std::vector<std::string> names;
-  auto option = [&](const std::string& name, auto& var, const std::string& desc) {
-    names.push_back(name);
-    return app.add_option("--" + name, var, desc)->envname(EnvName(name))->capture_default_str();
-  };
-  auto flag = [&](const std::string& name, bool& var, const std::string& desc) {
-    names.push_back(name);
-    return app.add_flag("--" + name, var, desc)->envname(EnvName(name));
-  };
-  // A size given in MiB, kept in bytes by `to_bytes`.
-  auto mib_option = [&](const std::string& name, uint64_t default_mib,
-                        std::function<void(uint64_t)> to_bytes, const std::string& desc) {
-    names.push_back(name);
-    return app.add_option_function<uint64_t>("--" + name, std::move(to_bytes), desc)
-        ->envname(EnvName(name))
-        ->default_str(std::to_string(default_mib));
-  };
-  // A duration ("90d", "12h", "30s"), kept in seconds.
-  auto duration_option = [&](const std::string& name, int64_t* seconds,
-                             const std::string& default_text, const std::string& desc) {
-    names.push_back(name);
-    return app
-        .add_option_function<std::string>(
-            "--" + name,
-            [name, seconds](const std::string& text) {
-              absl::StatusOr<int64_t> parsed = ParseDurationSeconds(text);
-              if (!parsed.ok()) {
-                throw CLI::ValidationError("--" + name, std::string(parsed.status().message()));
-              }
-              *seconds = *parsed;
-            },
-            desc)
-        ->envname(EnvName(name))
-        ->default_str(default_text);
-  };
-  c.index.block_cache_bytes = BlockCacheBytes(0);
   app.add_option("--config", c.config_file,
                  "Config file: key = value lines or a JSON object (flags and COPS_* win)")
       ->envname("COPS_CONFIG");
-  option("data-dir", c.data_dir, "Data directory (index, hashing key, access store)");
-  option("listen", c.listen, "Listen address HOST:PORT (port 0: any free port)");
-  option("port-file", c.port_file, "Write the bound port to this file once serving");
-  option("metrics-listen", c.metrics_listen,
-         "Serve Prometheus metrics at http://HOST:PORT/metrics (empty: off)");
-  option("unit", c.unit, "New index: unit word|sentence|paragraph");
-  option("strategy", c.strategy,
-         "New index: chunking one_unit|non_overlapping|overlapping|hashed_breakpoints");
-  option("k", c.k, "New index: units per chunk (breakpoint modulus for hashed_breakpoints)");
-  option("selection", c.selection, "New index: chunk selection all|mod_p|winnowing");
-  option("p", c.p, "New index: modulus of mod_p selection");
-  option("w", c.w, "New index: winnowing window in chunks");
-  flag("drop-numbers", c.drop_numbers, "New index: drop number words");
-  option("min-word-chars", c.min_word_chars, "New index: drop shorter words (0 = keep)");
-  option("min-sentence-words", c.min_sentence_words,
-         "New index: drop sentences with fewer words (0 = keep)");
-  flag("drop-stop-words", c.drop_stop_words, "New index: drop English stop words");
-  option("verify-k", c.verify_k,
-         "New index: words per verification gram (complete fingerprint of each document, "
-         "2 bytes per word; 0 = none, decide on the sampled chunks alone)");
-  option("max-document-bytes", c.max_document_bytes, "Largest document accepted, bytes");
-  option("max-message-bytes", c.max_message_bytes, "Largest gRPC message, bytes");
-  option("bulk-window-documents", c.bulk_window_documents,
-         "Documents of a bulk stream written to the index together (1-65536; 16 MiB at most)")
-      ->check(CLI::Range(1u, 65536u));
-  flag("sync-writes", c.index.sync_writes, "fsync every registration");
-  option("store-texts", c.index.store_texts, "Keep registered documents' bytes (true|false)");
-  mib_option(
-      "block-cache-mb", 0, [&c](uint64_t mib) { c.index.block_cache_bytes = BlockCacheBytes(mib); },
-      "RocksDB block cache for data blocks, MiB (0 = a quarter of physical memory, "
-      "256 MiB to 16 GiB)");
-  option("block-cache", c.index.block_cache,
-         "Block cache implementation: lru|hyper-clock (RocksDB's HyperClockCache, "
-         "experimental in RocksDB 7.8)")
-      ->check(CLI::IsMember({"lru", "hyper-clock"}));
-  mib_option(
-      "write-buffer-mb", c.index.write_buffer_bytes >> 20,
-      [&c](uint64_t mib) { c.index.write_buffer_bytes = mib << 20; },
-      "RocksDB write buffer of each postings shard (and at most of the others), MiB");
-  option("postings-memtables", c.index.postings_memtables,
-         "Memtables each postings shard's write buffer is cut into, flushed together (1-64)")
-      ->check(CLI::Range(1u, 64u));
-  option("bloom-bits", c.index.bloom_bits_per_key,
-         "Bloom filter bits per chunk key, 0-30 (0 = none)");
-  option("background-jobs", c.index.background_jobs, "RocksDB flush and compaction threads");
-  option("lookup-threads", c.index.lookup_threads,
-         "Threads one check's index lookup may use, the handler's included (1-16)")
-      ->check(CLI::Range(1, 16));
-  option("postings-shards", c.index.postings_shards,
-         "New index: postings column families, 1, 2 or 4 (an existing index keeps its own)")
-      ->check(CLI::IsMember({1u, 2u, 4u}));
-  option("compression", c.index.postings_compression,
-         "Compression of the postings: lz4|zstd|snappy|none");
-  option("postings-block-kb", c.index.postings_block_kb,
-         "Data block size of the postings' files, KiB (new files; 1-256)");
-  duration_option("sweep-interval", &c.sweep_interval_seconds, "1m",
-                  "Time between sweeps removing expired documents and old audit entries "
-                  "(e.g. 1m); expired documents are never reported whatever it is");
-  duration_option("audit-retention", &c.audit_retention_seconds, "90d",
-                  "How long audit entries (who matched which document) are kept, e.g. 90d "
-                  "(0s = forever)");
-  flag("mmap-reads", c.index.mmap_reads,
-         "Read the index files through mmap (uncompressed blocks are read in place)");
-  option("threads", c.threads, "Most handler threads");
-  option("drain-seconds", c.drain_seconds, "Graceful shutdown: time for calls in flight");
-  option("warm-cache", c.warm_cache,
-         "Read the index into the block cache after starting, at low priority (true|false)");
-  option("max-concurrent-calls", c.max_concurrent_calls,
-         "Checks and registrations at work at once (0 = the CPU cores, 2 to threads - 2); "
-         "more wait, then get RESOURCE_EXHAUSTED");
-  option("max-inflight-bytes", c.max_inflight_bytes,
-         "Document bytes of the checks and registrations at work at once (a larger document "
-         "runs alone)")
-      ->check(CLI::PositiveNumber);
-  option("admission-wait-ms", c.admission_wait_ms,
-         "Longest wait of a check or registration for room before RESOURCE_EXHAUSTED");
-  duration_option("stream-idle-timeout", &c.stream_idle_seconds, "5m",
-                  "A CheckStream or RegisterDocuments stream without a message this long is "
-                  "ended (0s = never)");
-  duration_option("stream-max-age", &c.stream_max_age_seconds, "1h",
-                  "A stream open this long is ended, busy or not (0s = never)");
-  option("checker-min-passage-units", c.checker_min_passage_units,
-         "Checkers' checks use min_passage_units of at least this (spans of fewer words "
-         "would rebuild registered text)");
-  option("checker-min-count", c.checker_min_count,
-         "Checkers' checks use min_count of at least this");
-  option("max-streams-per-connection", c.max_streams_per_connection,
-         "Calls open at once on one client connection (HTTP/2 streams)")
-      ->check(CLI::PositiveNumber);
-  mib_option(
-      "transport-memory-mb", c.transport_memory_bytes >> 20,
-      [&c](uint64_t mib) { c.transport_memory_bytes = mib << 20; },
-      "Memory quota of gRPC's buffers (received requests not yet handled), MiB")
-      ->check(CLI::PositiveNumber);
-  option("keepalive-seconds", c.keepalive_seconds,
-         "Ping a connection after this long without traffic")
-      ->check(CLI::PositiveNumber);
-  option("keepalive-timeout-seconds", c.keepalive_timeout_seconds,
-         "Close a connection whose ping is not answered within this time")
-      ->check(CLI::PositiveNumber);
-  option("handshake-timeout-seconds", c.handshake_timeout_seconds,
-         "Close a new connection that has not finished its handshake (TLS, HTTP/2) in this "
-         "time")
-      ->check(CLI::PositiveNumber);
-  option("key-file", c.key_file, "Hashing key file, 32 hex digits (default <data-dir>/hash.key)");
-  option("hash-key", c.hash_key, "Hashing key as 32 hex digits (prefer COPS_HASH_KEY)");
-  option("tls-cert", c.tls_cert, "Serve TLS with this certificate chain (PEM)");
-  option("tls-key", c.tls_key, "Private key of --tls-cert (PEM)");
-  option("tls-client-ca", c.tls_client_ca, "Require client certificates signed by this CA");
-  option("auth", c.auth,
-         "Authentication auto|on|off (auto: off on loopback without --tls-client-ca only)");
-  flag("allow-insecure-remote", c.allow_insecure_remote,
-       "Allow a non-loopback listener without TLS or authentication");
-  option("log", c.log_url,
-         "Scale-out primary: registrations go through the registration log on NATS JetStream "
-         "at this URL (docs/scale-out.md); empty: single node");
-  option("follow", c.follow_url,
-         "Read-only replica kept current from the registration log at this NATS URL");
-  option("primary", c.primary, "With --follow: the primary's address, named when a write is refused");
-  option("log-stream", c.log_stream, "JetStream stream of the registration log");
-  option("log-replicas", c.log_replicas,
-         "Copies JetStream keeps of the log, when this copsd creates the stream (1, 3, 5)")
-      ->check(CLI::Range(1, 5));
-  option("log-consumer", c.log_consumer,
-         "This node's durable consumer of the log (default: from the host and data directory)");
-  option("nats-user", c.nats_user, "NATS user name (with --nats-password)");
-  option("nats-password", c.nats_password, "NATS password (prefer COPS_NATS_PASSWORD)");
-  option("nats-creds", c.nats_creds, "NATS credentials file (.creds: user JWT and NKey seed)");
-  option("nats-nkey", c.nats_nkey, "NATS user's public NKey (with --nats-nkey-seed)");
-  option("nats-nkey-seed", c.nats_nkey_seed, "File holding the seed of --nats-nkey");
-  option("nats-tls-ca", c.nats_tls_ca, "Connect to NATS over TLS, trusting this CA bundle (PEM)");
-  option("nats-tls-cert", c.nats_tls_cert, "Client certificate (PEM) for NATS's TLS");
-  option("nats-tls-key", c.nats_tls_key, "Private key of --nats-tls-cert (PEM)");
-  option("cluster-key-file", c.cluster_key_file,
-         "Sign registration events and cluster-map records with this cluster key (hex, 32+ "
-         "bytes; every node the same) and believe only those signed with it");
-  option("partitions", c.partitions,
-         "Partitions of the cluster (docs/scale-out.md); 0 = the single-partition log");
-  option("partition", c.partition,
-         "With --follow and --partitions: the partition this replica serves (default: all)");
-  option("route", c.route_url,
-         "Router of a partitioned cluster whose registration log is at this NATS URL: checks "
-         "fan out to one replica per partition, registrations go to the log");
-  option("replica", c.replicas,
-         "With --route: a replica, PARTITION=HOST:PORT (repeat for each replica); none: the "
-         "replicas live in the cluster map (--cluster-bucket)");
-  option("route-timeout-ms", c.route_timeout_ms,
-         "With --route: deadline of a fanned-out call when the caller gives none")
-      ->check(CLI::PositiveNumber);
-  option("node-cert", c.node_cert,
-         "With --route: client certificate (PEM) presented to the replicas (mutual TLS)");
-  option("node-key", c.node_key, "Private key of --node-cert (PEM)");
-  option("node-ca", c.node_ca,
-         "With --route: call the replicas over TLS, trusting this CA bundle (PEM)");
-  option("trusted-nodes", c.trusted_nodes,
-         "Nodes whose forwarded caller identities this copsd believes: certificate names "
-         "(CN/SAN) or sha256:<fingerprint> (repeat or comma-separate; needs --tls-client-ca)")
-      ->delimiter(',');
-  option("cluster-node-id", c.cluster_node_id,
-         "With --log or --follow: join the cluster map under this name (A-Z a-z 0-9 _ -)");
-  option("advertise", c.advertise,
-         "With --cluster-node-id: the HOST:PORT routers reach this node at (default: the "
-         "listener)");
-  option("cluster-bucket", c.cluster_bucket, "JetStream key-value bucket of the cluster map");
-  option("heartbeat-ms", c.heartbeat_ms,
-         "Cluster map heartbeat interval; a member is live for 3 intervals after its last")
-      ->check(CLI::Range(10u, 60000u));
-  option("show-cluster", c.show_cluster_url,
-         "Print the members of the cluster map at this NATS URL and exit");
-  option("http-listen", c.http_listen,
-         "Serve the HTTP/JSON API at HOST:PORT (docs/api.md; empty: off)");
-  option("http-port-file", c.http_port_file,
-         "Write the bound HTTP port to this file once serving");
-  option("http-threads", c.http_threads, "HTTP connections served at once")
-      ->check(CLI::Range(1u, 1024u));
-  option("http-max-queued-connections", c.http_max_queued_connections,
-         "HTTP connections waiting for a thread; beyond, 503");
-  option("http-request-timeout-ms", c.http_request_timeout_ms,
-         "Time an HTTP request's headers and body have to arrive after its first byte")
-      ->check(CLI::PositiveNumber);
-  option("http-idle-timeout-ms", c.http_idle_timeout_ms,
-         "Time an HTTP connection waits for its next request")
-      ->check(CLI::PositiveNumber);
-  option("http-max-body-bytes", c.http_max_body_bytes,
-         "Largest HTTP request body (0: --max-document-bytes + 1 MiB); larger: 413");
-  option("http-job-workers", c.http_job_workers, "HTTP API jobs running at once")
-      ->check(CLI::Range(1u, 256u));
-  option("http-max-queued-jobs", c.http_max_queued_jobs,
-         "HTTP API jobs waiting to run; beyond, 429");
-  duration_option("http-job-retention", &c.http_job_retention_seconds, "1h",
-                  "How long a finished HTTP API job's result is kept, e.g. 1h");
-  option("webhook-allow", c.webhook_allow,
-         "A host HTTP API jobs may call back, HOST[:PORT] (repeat for each; '*' = any host with "
-         "public addresses); loopback, private and link-local addresses only when named")
-      ->allow_extra_args(false);
-  option("webhook-max-attempts", c.webhook_max_attempts,
-         "Attempts of a webhook delivery, the first included")
-      ->check(CLI::Range(1u, 30u));
-  option("webhook-first-backoff-ms", c.webhook_first_backoff_ms,
-         "Wait before a webhook delivery's second attempt; it doubles after each")
-      ->check(CLI::Range(1u, 3600000u));
-  option("webhook-timeout-ms", c.webhook_timeout_ms,
-         "Time a webhook receiver has to accept the connection, take the body and answer")
-      ->check(CLI::Range(1u, 600000u));
-  option("log-level", c.log_level, "debug|info|warn|error");
-  flag("log-json", c.log_json, "Log JSON lines instead of key=value");
-
+  for (const Flag& flag : Flags()) {
+    CLI::Option* option = flag.bind(app, "--" + flag.name, flag.help, c);
+    option->envname(EnvName(flag.name));
+    if (flag.tune != nullptr) flag.tune(option);
+  }
   std::vector<std::string> args(argv + 1, argv + argc);
   std::reverse(args.begin(), args.end());  // CLI11 wants them reversed
   try {
@@ -333,71 +503,19 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   } catch (const CLI::ParseError& e) {
     return absl::InvalidArgumentError(e.what());
   }
-  if (!c.config_file.empty()) {
-    COPS_ASSIGN_OR_RETURN(auto file, ReadConfigFile(c.config_file));
-    for (auto& [raw_key, value] : file) {
-      std::string key = raw_key;
-      std::replace(key.begin(), key.end(), '_', '-');
-      CLI::Option* opt = app.get_option_no_throw("--" + key);
-      if (opt == nullptr || key == "config") {
-        return absl::InvalidArgumentError("config file " + c.config_file + ": unknown key '" +
-                                          raw_key + "'");
-      }
-      if (opt->count() > 0) continue;  // a flag or the environment wins
-      try {
-        opt->add_result(value);
-        opt->run_callback();
-      } catch (const CLI::Error& e) {
-        return absl::InvalidArgumentError("config file " + c.config_file + ": " + raw_key +
-                                          ": " + e.what());
-      }
+  if (!c.config_file.empty()) COPS_RETURN_IF_ERROR(ApplyConfigFile(app, c.config_file));
+  for (const Flag& flag : Flags()) {
+    if (flag.chunking && app.get_option("--" + flag.name)->count() > 0) {
+      c.explicit_chunking.insert(flag.name);
     }
   }
-  for (const char* name : kChunkingFlags) {
-    if (app.get_option("--" + std::string(name))->count() > 0) c.explicit_chunking.insert(name);
-  }
-  const int roles = !c.log_url.empty() + !c.follow_url.empty() + !c.route_url.empty();
-  if (roles > 1) return absl::InvalidArgumentError("--log, --follow and --route exclude each other");
-  if (c.partitions > 0 && !c.log_url.empty()) {
-    return absl::InvalidArgumentError(
-        "--log takes no --partitions: with partitions, register through a copsd --route");
-  }
-  if (c.partitions > 0 && roles == 0) {
-    return absl::InvalidArgumentError("--partitions needs --follow or --route");
-  }
-  if (!c.route_url.empty() && c.partitions == 0) {
-    return absl::InvalidArgumentError("--route needs --partitions");
-  }
-  if (c.partition >= 0 && (c.follow_url.empty() || c.partition >= static_cast<int>(c.partitions))) {
-    return absl::InvalidArgumentError("--partition needs --follow and --partitions greater than it");
-  }
-  if (!c.replicas.empty() && c.route_url.empty()) {
-    return absl::InvalidArgumentError("--replica needs --route");
-  }
-  if ((!c.node_cert.empty() || !c.node_key.empty() || !c.node_ca.empty()) &&
-      c.route_url.empty()) {
-    return absl::InvalidArgumentError("--node-cert, --node-key and --node-ca need --route");
-  }
-  if (c.node_cert.empty() != c.node_key.empty()) {
-    return absl::InvalidArgumentError("--node-cert and --node-key go together");
-  }
-  if (!c.node_cert.empty() && c.node_ca.empty()) {
-    return absl::InvalidArgumentError("--node-cert needs --node-ca (the replicas' CA)");
-  }
-  if (!c.trusted_nodes.empty() && c.tls_client_ca.empty()) {
-    return absl::InvalidArgumentError(
-        "--trusted-nodes needs --tls-client-ca: nodes are known by verified client "
-        "certificates");
+  for (const FlagRule& rule : kFlagRules) {
+    if (rule.broken(c)) return absl::InvalidArgumentError(rule.message);
   }
   if (!c.cluster_key_file.empty()) {
     COPS_ASSIGN_OR_RETURN(c.cluster_key, ReadClusterKey(c.cluster_key_file));
   }
-  if (!c.cluster_node_id.empty()) {
-    if (c.log_url.empty() && c.follow_url.empty()) {
-      return absl::InvalidArgumentError("--cluster-node-id needs --log or --follow");
-    }
-    COPS_RETURN_IF_ERROR(ValidateNodeId(c.cluster_node_id));
-  }
+  if (!c.cluster_node_id.empty()) COPS_RETURN_IF_ERROR(ValidateNodeId(c.cluster_node_id));
   return c;
 }
 
@@ -447,8 +565,7 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
   if (!is_new && !(p == base)) {
     return absl::FailedPreconditionError(
         "the index in " + config.data_dir + " was created with other chunking parameters (" +
-        p.DiffWith(base) + "); drop the conflicting flags to use it as it is: " +
-        base.Describe());
+        p.DiffWith(base) + "); drop the conflicting flags to use it as it is: " + base.Describe());
   }
   COPS_RETURN_IF_ERROR(p.Validate());
   return p;

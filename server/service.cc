@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "access/call_policy.h"
 #include "access/report_privacy.h"
 #include "core/hash_key.h"
 #include "core/scratch.h"
@@ -16,259 +17,14 @@
 namespace cops {
 namespace {
 
-// The call's cancellation as the check's steps ask it (server/cancellation_probe.h).
+// The call's cancellation as the check's steps ask it (engine/cancellation_probe.h).
 CancellationProbe ProbeOf(grpc::ServerContext& context) {
   return CancellationProbe(context.deadline(), [&context] { return context.IsCancelled(); });
 }
 
-constexpr uint32_t kDefaultMaxResults = 20;
 constexpr size_t kDefaultPageSize = 100;
 
-void FillInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
-  out->set_doc_id(r.id);
-  v1::DocumentMetadata* m = out->mutable_metadata();
-  m->set_title(r.title);
-  m->set_author(r.author);
-  m->set_owner(r.owner);
-  m->set_collection(r.collection);
-  m->set_external_id(r.external_id);
-  m->set_expires_unix_micros(r.expires_unix_micros);
-  m->set_not_before_unix_micros(r.not_before_unix_micros);
-  out->set_format(r.format);
-  out->set_registered_unix_micros(r.registered_unix_micros);
-  out->set_sha256(Hex(r.sha256));
-  out->set_chunks(r.total_chunks);
-  out->set_stored_chunks(r.stored_chunks);
-  out->set_size_bytes(r.size_bytes);
-}
-
-// Authorizes `action` on a collection a call names, then requires it to exist: recorded by
-// the authorizer, or holding documents in `index` (a follower's index holds collections
-// registered on the primary, whose access store it does not share). A caller without access
-// learns PERMISSION_DENIED whether or not it exists, one with access NOT_FOUND for a
-// collection that does not.
-absl::Status AuthorizeNamedCollection(const Authorizer& authorizer, const Principal& principal,
-                                      Action action, std::string_view collection,
-                                      const Index& index) {
-  COPS_RETURN_IF_ERROR(authorizer.Authorize(principal, action, collection));
-  absl::Status recorded = authorizer.RequireCollection(collection);
-  if (!absl::IsNotFound(recorded)) return recorded;
-  COPS_ASSIGN_OR_RETURN(const bool indexed, index.HasCollection(collection));
-  return indexed ? absl::OkStatus() : recorded;
-}
-
-// The collections a check searches: those asked for (each authorized and existing), narrowed
-// to those the caller may use; std::nullopt = all.
-absl::StatusOr<std::optional<std::vector<std::string>>> CheckCollections(
-    const Authorizer& authorizer, const Principal& principal,
-    const google::protobuf::RepeatedPtrField<std::string>& requested, const Index& index) {
-  std::optional<std::vector<std::string>> usable = authorizer.UsableCollections(principal);
-  if (requested.empty()) return usable;
-  std::vector<std::string> out;
-  for (const std::string& c : requested) {
-    COPS_RETURN_IF_ERROR(
-        AuthorizeNamedCollection(authorizer, principal, Action::kCheck, c, index));
-    if (!usable || std::find(usable->begin(), usable->end(), c) != usable->end()) {
-      out.push_back(c);
-    }
-  }
-  return std::optional<std::vector<std::string>>(std::move(out));
-}
-
-// The passage [start, end) of the extracted text, at most kMaxPassageBytes, cut before a
-// UTF-8 continuation byte so the proto string stays valid UTF-8.
-constexpr size_t kMaxPassageBytes = 2048;
-std::string_view PassageText(std::string_view text, uint32_t start, uint32_t end) {
-  if (start >= text.size() || end <= start) return {};
-  size_t stop = std::min<size_t>({end, text.size(), size_t{start} + kMaxPassageBytes});
-  auto continuation = [&](size_t i) {
-    return (static_cast<unsigned char>(text[i]) & 0xC0) == 0x80;
-  };
-  while (stop > start && stop < text.size() && continuation(stop)) --stop;
-  return text.substr(start, stop - start);
-}
-
-void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
-                    const v1::CheckOptions& asked, const ChunkingParams& params,
-                    v1::CheckDocumentReply* reply) {
-  const CheckOptions& options = info.options;
-  const Report& report = result.report;
-  reply->set_violation(report.violation);
-  reply->set_total_chunks(report.total_chunks);
-  reply->set_selected_chunks(report.selected_chunks);
-  reply->set_considered_chunks(report.considered_chunks);
-  reply->set_common_chunks_ignored(report.common_chunks_ignored);
-  reply->set_sampled(report.sampled);
-  reply->set_sampling_error(report.sampling_error);
-  reply->set_format(std::string(DocumentFormatName(result.format)));
-  reply->set_charset(result.charset);
-  const bool in_text = SpansIndexExtractedText(result.format);
-  reply->set_offsets_in_extracted_text(in_text);
-  reply->set_verified(report.verified);
-  for (size_t i = 0; i < report.matches.size(); ++i) {
-    const DocumentMatch& m = report.matches[i];
-    const DocumentRecord& r = result.records[i];
-    v1::Match* out = reply->add_matches();
-    out->set_doc_id(m.doc_id);
-    out->set_title(r.title);
-    out->set_owner(r.owner);
-    out->set_collection(r.collection);
-    out->set_ratio(m.ratio);
-    out->set_containment(m.containment);
-    out->set_matched_chunks(m.matched_chunks);
-    out->set_ordered_matches(m.ordered_matches);
-    out->set_stored_chunks(m.stored_chunks);
-    out->set_violation(m.violation);
-    out->set_from_template(m.template_source);
-    for (const Span& s : m.spans) {
-      v1::Span* span = out->add_spans();
-      span->set_test_start(s.test_start);
-      span->set_test_end(s.test_end);
-      span->set_has_registered(s.has_registered);
-      if (s.has_registered) {
-        span->set_registered_start(s.registered_start);
-        span->set_registered_end(s.registered_end);
-      }
-      span->set_chunks(s.chunks);
-      span->set_units(s.units);
-      span->set_test_first_page(s.test_first_page);
-      span->set_test_last_page(s.test_last_page);
-      span->set_excluded(static_cast<v1::Exclusion>(s.excluded));
-      if (in_text) {
-        const std::string_view passage = PassageText(result.extracted_text, s.test_start, s.test_end);
-        span->set_test_text(passage.data(), passage.size());
-      }
-    }
-  }
-  for (const ExcludedRange& r : report.excluded) {
-    v1::ExcludedPassage* out = reply->add_excluded();
-    out->set_test_start(r.start);
-    out->set_test_end(r.end);
-    out->set_reason(static_cast<v1::Exclusion>(r.reason));
-  }
-  for (const Manipulation& m : result.manipulations) {
-    v1::Manipulation* out = reply->add_manipulations();
-    out->set_kind(static_cast<v1::ManipulationKind>(m.kind));
-    out->set_count(m.count);
-    for (const TextRange& r : m.ranges) {
-      v1::ExcludedPassage* range = out->add_ranges();
-      range->set_test_start(r.start);
-      range->set_test_end(r.end);
-    }
-  }
-  v1::CheckParams* p = reply->mutable_params();
-  p->set_chunking(params.Describe());
-  p->set_function(std::string(DecisionFunctionName(options.function)));
-  p->set_threshold(options.threshold);
-  p->set_min_count(options.min_count);
-  p->set_max_results(options.max_results);
-  p->set_max_doc_frequency(options.max_doc_frequency);
-  p->set_min_passage_units(options.min_passage_units);
-  p->set_sample_size(asked.sample_size());
-  p->set_sample_seed(asked.sample_seed());
-  p->set_verify_k(params.verify_k);
-  p->set_want_spans(options.want_spans);
-  p->set_exclude_quotes(info.exclusions.quotes);
-  p->set_exclude_references(info.exclusions.references);
-  p->set_min_match_units(options.min_match_units);
-  for (const std::string& c : info.template_collections) p->add_template_collections(c);
-}
-
-// The template collections a check searches: all of them, or those among `collections`.
-std::vector<std::string> SearchedTemplates(
-    const Authorizer& authorizer, const std::optional<std::vector<std::string>>& collections) {
-  std::vector<std::string> templates = authorizer.TemplateCollections();
-  if (collections.has_value()) {
-    std::erase_if(templates, [&](const std::string& t) {
-      return std::find(collections->begin(), collections->end(), t) == collections->end();
-    });
-  }
-  return templates;
-}
-
-// AuthorizeDocument, but a caller who may not see the document's collection at all learns
-// only NOT_FOUND, so ids of other tenants cannot be probed.
-absl::Status AuthorizeExisting(const Authorizer& authorizer, const Principal& principal,
-                               Action action, const DocumentRecord& record) {
-  absl::Status s =
-      authorizer.AuthorizeDocument(principal, action, record.collection, record.owner);
-  if (s.code() == absl::StatusCode::kPermissionDenied) {
-    const std::optional<std::vector<std::string>> usable =
-        authorizer.UsableCollections(principal);
-    if (usable && std::find(usable->begin(), usable->end(), record.collection) == usable->end()) {
-      return absl::NotFoundError("document " + std::to_string(record.id) + " not found");
-    }
-  }
-  return s;
-}
-
-// The hits of a check that go to the audit trail: those whose collection keeps audits.
-std::vector<AuditRecord> AuditedHits(const Authorizer& authorizer,
-                                     std::vector<AuditRecord> hits) {
-  std::erase_if(hits, [&](const AuditRecord& hit) {
-    return !authorizer.PolicyFor(hit.collection).keep_audit;
-  });
-  return hits;
-}
-
 }  // namespace
-
-void FillAuditEntry(const AuditRecord& r, v1::AuditEntry* e) {
-  e->set_doc_id(r.doc_id);
-  e->set_collection(r.collection);
-  e->set_unix_micros(r.unix_micros);
-  e->set_checker(r.checker);
-  e->set_ratio(r.ratio);
-  e->set_containment(r.containment);
-  e->set_matched_chunks(r.matched_chunks);
-  e->set_violation(r.violation);
-  e->set_test_sha256(r.test_sha256);
-}
-
-absl::StatusOr<DocumentFormat> FormatFromProto(int format) {
-  if (!IsDocumentFormat(format)) {
-    return absl::InvalidArgumentError("unknown document format " + std::to_string(format));
-  }
-  return static_cast<DocumentFormat>(format);
-}
-
-std::string Hex(const std::array<uint8_t, 32>& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(64);
-  for (uint8_t b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
-
-absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
-  CheckOptions o;
-  if (in.function() != v1::DECISION_FUNCTION_UNSPECIFIED) {
-    const int f = static_cast<int>(in.function());
-    if (!IsDecisionFunction(f)) {
-      return absl::InvalidArgumentError("unknown decision function " + std::to_string(f));
-    }
-    o.function = static_cast<DecisionFunction>(f);
-  }
-  if (in.has_threshold()) {
-    // NaN and out-of-range values are refused here with the bound in the message.
-    if (!(in.threshold() > 0 && in.threshold() <= 1)) {
-      return absl::InvalidArgumentError("threshold " + std::to_string(in.threshold()) +
-                                        " is out of range: it must be in (0, 1]");
-    }
-    o.threshold = in.threshold();
-  }
-  if (in.has_min_count()) o.min_count = in.min_count();
-  o.max_results = in.has_max_results() ? in.max_results() : kDefaultMaxResults;
-  o.want_spans = in.has_want_spans() ? in.want_spans() : true;
-  o.max_doc_frequency = in.max_doc_frequency();
-  if (in.has_min_passage_units()) o.min_passage_units = in.min_passage_units();
-  o.min_match_units = in.min_match_units();
-  COPS_RETURN_IF_ERROR(o.Validate());
-  return o;
-}
 
 CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
                                            Authorizer* authorizer, UsageLedger* usage,
@@ -336,39 +92,13 @@ namespace {
 // CopyDetectorOptions::bulk_window_documents).
 constexpr uint64_t kBulkWindowBytes = 16u << 20;
 
-// What a receipt states about the document `result` names, registered under `params`.
-ReceiptFields ReceiptFieldsOf(const RegisterResultInfo& result, const ChunkingParams& params) {
-  const DocumentRecord& r = result.record;
-  ReceiptFields f;
-  f.doc_id = r.id;
-  if (result.content_sha256.has_value()) f.content_sha256 = Hex(*result.content_sha256);
-  f.text_sha256 = Hex(r.sha256);
-  f.size_bytes = r.size_bytes;
-  f.format = r.format;
-  f.chunking = params.Describe();
-  f.hash_key_id = params.key_id;
-  f.owner = r.owner;
-  f.collection = r.collection;
-  f.external_id = r.external_id;
-  f.registered_unix_micros = r.registered_unix_micros;
-  return f;
-}
-
 }  // namespace
 
 void CopyDetectionService::FillRegisterReply(const Principal& principal,
                                              const RegisterResultInfo& result,
                                              const ChunkingParams& params,
                                              v1::RegisterDocumentReply* reply) const {
-  reply->set_doc_id(result.outcome.id);
-  reply->set_created(result.outcome.created);
-  if (result.outcome.duplicate_of.has_value()) {
-    reply->set_duplicate_of(*result.outcome.duplicate_of);
-  }
-  reply->set_chunks(result.total_chunks);
-  reply->set_stored_chunks(result.stored_chunks);
-  reply->set_format(std::string(DocumentFormatName(result.format)));
-  reply->set_charset(result.charset);
+  FillRegisterOutcome(result, reply);
   if (receipts_ == nullptr) return;
   // An existing document's receipt names its owner and collection: only for callers who
   // may read its record anyway.
@@ -382,19 +112,10 @@ void CopyDetectionService::FillRegisterReply(const Principal& principal,
              {{"doc_id", std::to_string(result.outcome.id)}, {"error", receipt.status().ToString()}});
     return;
   }
-  v1::Receipt* out = reply->mutable_receipt();
-  out->set_payload(std::move(receipt->payload));
-  out->set_signature(std::move(receipt->signature));
-  out->set_key_id(std::move(receipt->key_id));
+  FillReceipt(*std::move(receipt), reply->mutable_receipt());
 }
 
 namespace {
-
-void SetRegisterError(const absl::Status& status, v1::RegisterResult* result) {
-  result->clear_reply();
-  result->set_error_code(static_cast<int>(status.code()));
-  result->set_error_message(std::string(status.message()));
-}
 
 // Fails the `count` documents of a bulk window (indexes first_index...) with `status`.
 void FailWindow(const absl::Status& status, size_t count, uint32_t first_index,
@@ -402,7 +123,7 @@ void FailWindow(const absl::Status& status, size_t count, uint32_t first_index,
   for (size_t i = 0; i < count; ++i) {
     v1::RegisterResult* result = reply->add_results();
     result->set_index(first_index + static_cast<uint32_t>(i));
-    SetRegisterError(status, result);
+    FillRegisterError(status, result);
   }
   reply->set_failed(reply->failed() + static_cast<uint32_t>(count));
 }
@@ -416,29 +137,17 @@ absl::Status CopyDetectionService::TakeToken(const Principal& principal) {
 absl::StatusOr<CopyDetectionService::AdmittedRegistration>
 CopyDetectionService::AdmitRegistration(const Principal& principal, const v1::Document& doc) {
   AdmittedRegistration admitted;
-  DocumentRecord& meta = admitted.meta;
-  meta.title = doc.metadata().title();
-  meta.author = doc.metadata().author();
-  meta.owner = principal.role == Role::kOwner ? principal.name : doc.metadata().owner();
-  meta.collection = doc.metadata().collection();
-  meta.external_id = doc.metadata().external_id();
-  meta.expires_unix_micros = doc.metadata().expires_unix_micros();
-  meta.not_before_unix_micros = doc.metadata().not_before_unix_micros();
-  COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kRegister, meta.collection));
-  COPS_RETURN_IF_ERROR(ValidateMetadataSizes(meta));
-  const int64_t now = Detector()->NowMicros();
-  if (meta.expires_unix_micros == 0) {
-    // Bounded as PutCollection bounds it (a record stored before the bound may hold more).
-    const int64_t retention = std::min(authorizer_->PolicyFor(meta.collection).retention_seconds,
-                                       CollectionRecord::kMaxRetentionSeconds);
-    if (retention > 0) meta.expires_unix_micros = now + retention * 1000000;
-  }
-  COPS_RETURN_IF_ERROR(ValidateLifetime(meta, now));
-  // The stored metadata is charged with the content: it is kept as long.
-  const uint64_t bytes = doc.content().size() + meta.title.size() + meta.author.size() +
-                         meta.external_id.size();
-  COPS_ASSIGN_OR_RETURN(admitted.usage, usage_->Reserve(principal, UsageCost{1, bytes}));
-  COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(meta.collection));
+  COPS_RETURN_IF_ERROR(
+      authorizer_->Authorize(principal, Action::kRegister, doc.metadata().collection()));
+  COPS_ASSIGN_OR_RETURN(admitted.meta,
+                        RegistrationRecord(authorizer_->PolicyFor(doc.metadata().collection()),
+                                           principal,
+                                           MetadataFromProto(doc.metadata()),
+                                           Detector()->NowMicros()));
+  COPS_ASSIGN_OR_RETURN(admitted.usage,
+                        usage_->Reserve(principal, RegistrationCost(doc.content().size(),
+                                                                    admitted.meta)));
+  COPS_RETURN_IF_ERROR(authorizer_->EnsureCollection(admitted.meta.collection));
   return admitted;
 }
 
@@ -471,7 +180,7 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
     absl::StatusOr<AdmittedRegistration> admission =
         format.ok() ? AdmitRegistration(principal, doc) : format.status();
     if (!admission.ok()) {
-      SetRegisterError(admission.status(), results[i]);
+      FillRegisterError(admission.status(), results[i]);
       continue;
     }
     admitted[i] = *std::move(admission);
@@ -488,7 +197,7 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
       if (outcomes[j]->outcome.created) admitted[input_of[j]].usage.Commit();
       FillRegisterReply(principal, *outcomes[j], outcomes[j]->params, result->mutable_reply());
     } else {
-      SetRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
+      FillRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
     }
   }
   for (v1::RegisterResult* result : results) {
@@ -626,7 +335,7 @@ grpc::Status CopyDetectionService::GetDocument(grpc::ServerContext* context,
       if (!content.ok()) return content.status();
       reply->mutable_document()->set_content(*std::move(content));
     }
-    FillInfo(*record, reply->mutable_document());
+    FillDocumentInfo(*record, reply->mutable_document());
     log.add_out_bytes(reply->document().content().size());
     return absl::OkStatus();
   });
@@ -651,7 +360,7 @@ grpc::Status CopyDetectionService::ListDocuments(grpc::ServerContext* context,
       if (usable && std::find(usable->begin(), usable->end(), r.collection) == usable->end()) {
         continue;
       }
-      FillInfo(r, reply->add_documents());
+      FillDocumentInfo(r, reply->add_documents());
     }
     reply->set_next_page_token(page->next_page_token);
     return absl::OkStatus();
@@ -664,13 +373,10 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
                                             const v1::CheckDocumentRequest& request,
                                             v1::CheckDocumentReply* reply) {
   reply->set_request_id(request.request_id());
+  const std::vector<std::string> collections(request.collections().begin(),
+                                             request.collections().end());
   // The policy first: a refused call takes no token and waits for nothing.
-  if (request.collections().empty()) {
-    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, ""));
-  }
-  for (const std::string& c : request.collections()) {
-    COPS_RETURN_IF_ERROR(authorizer_->Authorize(principal, Action::kCheck, c));
-  }
+  COPS_RETURN_IF_ERROR(AuthorizeCheck(*authorizer_, principal, collections));
   CheckRequestInfo info;
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
@@ -690,8 +396,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   // it, since the awaited registration may have created one.
   COPS_RETURN_IF_ERROR(AwaitLogSequence(*context, request.min_log_sequence()));
   const std::shared_ptr<CopyDetector> detector = Detector();
-  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal,
-                                                           request.collections(),
+  COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal, collections,
                                                            *detector->index()));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();
@@ -755,12 +460,7 @@ grpc::Status CopyDetectionService::CheckStream(
       log.add_in_bytes(request.content().size());
       reply.Clear();
       absl::Status status = CheckOne(context, probe, *principal, request, &reply);
-      if (!status.ok()) {
-        reply.Clear();
-        reply.set_request_id(request.request_id());
-        reply.set_error_code(static_cast<int>(status.code()));
-        reply.set_error_message(std::string(status.message()));
-      }
+      if (!status.ok()) FillCheckError(status, request.request_id(), &reply);
       if (!stream->Write(reply)) break;
       // One large document does not stay resident for the rest of a long stream.
       if (request.content().capacity() > kScratchKeepBytes) request = v1::CheckDocumentRequest();
@@ -779,27 +479,10 @@ grpc::Status CopyDetectionService::GetStats(grpc::ServerContext* context,
     if (status.ok()) status = TakeToken(principal);
     if (!status.ok()) return status;
     const std::shared_ptr<CopyDetector> detector = Detector();
-    const IndexStats stats = detector->Stats();
-    reply->set_documents(stats.documents);
-    reply->set_postings(stats.postings);
-    reply->set_chunk_keys(stats.chunk_keys);
-    reply->set_disk_bytes(stats.disk_bytes);
-    reply->set_text_bytes(stats.text_bytes);
-    reply->set_chunking(detector->params().Describe());
-    reply->set_key_id(detector->params().key_id);
+    FillStats(detector->Stats(), *detector, reply);
     reply->set_uptime_seconds(std::chrono::duration_cast<std::chrono::seconds>(
                                   std::chrono::steady_clock::now() - started_)
                                   .count());
-    reply->set_max_document_bytes(detector->options().max_document_bytes);
-    for (uint32_t files : stats.postings_files_per_level)
-      reply->add_postings_files_per_level(files);
-    reply->set_pending_compaction_bytes(stats.pending_compaction_bytes);
-    reply->set_postings_disk_bytes(stats.postings_disk_bytes);
-    reply->set_verify_disk_bytes(stats.verify_disk_bytes);
-    reply->set_running_compactions(stats.running_compactions);
-    reply->set_block_cache_bytes(stats.block_cache_bytes);
-    reply->set_block_cache_warming(stats.block_cache_warming);
-    reply->set_bulk_loading(detector->index()->bulk_loading());
     return absl::OkStatus();
   });
 }

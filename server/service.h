@@ -25,8 +25,10 @@
 #include "engine/index_generations.h"
 #include "engine/receipt_signer.h"
 #include "proto/cops.grpc.pb.h"
+#include "protocol/check_reply.h"
+#include "protocol/documents.h"
 #include "replication/log_replica.h"
-#include "server/cancellation_probe.h"
+#include "engine/cancellation_probe.h"
 #include "server/request_log.h"
 
 namespace cops {
@@ -143,20 +145,6 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   StreamWatchdog* const streams_;  // null: streams without time limits
   const std::chrono::steady_clock::time_point started_;
 };
-
-// The request's decision options with defaults applied (see CheckOptions in cops.proto).
-// INVALID_ARGUMENT for an unknown decision function; ranges are checked by
-// CheckOptions::Validate().
-absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& options);
-
-// An audit record as the protocol shows it (ListMatches, Admin.QueryAudit).
-void FillAuditEntry(const AuditRecord& record, v1::AuditEntry* out);
-
-// The request's document format; INVALID_ARGUMENT for an unknown one.
-absl::StatusOr<DocumentFormat> FormatFromProto(int format);
-
-// Lower-case hex of a digest, as DocumentInfo.sha256 carries it.
-std::string Hex(const std::array<uint8_t, 32>& bytes);
 
 }  // namespace cops
 

@@ -6,6 +6,7 @@
 // Needs root (the Postfix master starts as root and drops to the postfix user), and the
 // postfix and swaks packages (scripts/install-deps.sh); skips, saying which, without them.
 
+#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -128,23 +129,36 @@ std::string MessageWithPdf(const std::string& subject, const std::string& text) 
 
 class PostfixMilterTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (getuid() != 0) {
-      skip_ = "needs root: the Postfix master starts as root";
-      return;
-    }
+  // What this machine lacks for the test, said exactly; "" when it has everything.
+  static std::string Missing() {
+    if (getuid() != 0) return "needs root: the Postfix master starts as root";
     for (const char* program : {"postfix", "swaks"}) {
       if (!OnPath(program)) {
-        skip_ = std::string(program) + " is not installed (scripts/install-deps.sh)";
-        return;
+        return std::string(program) + " is not installed (scripts/install-deps.sh)";
       }
     }
+    if (getpwnam("postfix") == nullptr) {
+      return "no postfix user: Postfix's daemons run as it (install the postfix package, "
+             "whose postinst creates it)";
+    }
+    if (getgrnam("postdrop") == nullptr) {
+      return "no postdrop group: Postfix's setgid_group (install the postfix package)";
+    }
+    return "";
+  }
+
+  // Set-up failures are kept, not asserted: a failure inside SetUpTestSuite makes GoogleTest
+  // skip every test of the suite without a word (and ctest counts them as skipped).
+  static void SetUpTestSuite() {
+    skip_ = Missing();
+    if (!skip_.empty()) return;
     temp_dir_ = new testing::TempDir("cops_postfix");
     dir_ = &temp_dir_->path();
     // Postfix's daemons run as the postfix user: they must reach into the directory.
     chmod(dir_->c_str(), 0755);
-    StartCopsd(/*port=*/0);
-    RegisterSecrets();
+    setup_error_ = StartCopsd(/*port=*/0);
+    if (setup_error_.empty()) setup_error_ = RegisterSecrets();
+    if (!setup_error_.empty()) return;
     // The milter Postfix normally uses, on a unix socket as the README advises: fail closed;
     // the collections and recipient domains choose the action.
     WriteFile(*dir_ / "live.json",
@@ -164,7 +178,7 @@ class PostfixMilterTest : public ::testing::Test {
     open_milter_port_ = FreePort();
     WriteFile(*dir_ / "open.json", R"({"on_failure": "accept", "timeout_ms": 500})");
     open_milter_ = StartMilter(InetAddress(open_milter_port_), dead_copsd, "open");
-    StartPostfix();
+    if (setup_error_.empty()) setup_error_ = StartPostfix();
   }
 
   static void TearDownTestSuite() {
@@ -193,24 +207,28 @@ class PostfixMilterTest : public ::testing::Test {
   void SetUp() override {
     if (!skip_.empty()) GTEST_SKIP() << skip_;
     ASSERT_NE(dir_, nullptr);
+    ASSERT_EQ(setup_error_, "") << "the suite's set-up failed";
   }
 
-  static void StartCopsd(int port) {
+  // "" once copsd serves; else what went wrong.
+  static std::string StartCopsd(int port) {
     fs::remove(*dir_ / "copsd.port");
     copsd_ = Spawn({BuildDir() + "/server/copsd", "--data-dir", (*dir_ / "cops").string(),
                     "--listen", "127.0.0.1:" + std::to_string(port), "--port-file",
                     (*dir_ / "copsd.port").string(), "--log-level", "warn"},
                    {}, *dir_ / "copsd.log", *dir_ / "copsd.log");
-    ASSERT_TRUE(WaitFor([] { return fs::exists(*dir_ / "copsd.port"); }, std::chrono::seconds(30)))
-        << ReadFileOrEmpty(*dir_ / "copsd.log");
+    if (!WaitFor([] { return fs::exists(*dir_ / "copsd.port"); }, std::chrono::seconds(30))) {
+      return "copsd wrote no port file within 30 s: " + ReadFileOrEmpty(*dir_ / "copsd.log");
+    }
     copsd_port_ = std::stoi(ReadFileOrEmpty(*dir_ / "copsd.port"));
+    return "";
   }
 
-  static void RegisterSecrets() {
+  static std::string RegisterSecrets() {
     ClientOptions options;
     options.target = "127.0.0.1:" + std::to_string(copsd_port_);
     auto client = Client::Connect(options);
-    ASSERT_OK(client);
+    if (!client.ok()) return "cannot connect to copsd: " + client.status().ToString();
     const char* collections[] = {"public", "held", "secret"};
     for (int i = 0; i < 3; ++i) {
       v1::Document doc;
@@ -218,9 +236,10 @@ class PostfixMilterTest : public ::testing::Test {
       doc.set_format(v1::DOCUMENT_FORMAT_TEXT);
       doc.mutable_metadata()->set_collection(collections[i]);
       auto reply = (*client)->Register(doc);
-      ASSERT_OK(reply);
+      if (!reply.ok()) return "cannot register the secrets: " + reply.status().ToString();
       doc_ids_[i] = reply->doc_id();
     }
+    return "";
   }
 
   static fs::path LiveSocket() { return *dir_ / "milter.sock"; }
@@ -236,21 +255,27 @@ class PostfixMilterTest : public ::testing::Test {
     argv.insert(argv.end(), flags.begin(), flags.end());
     const pid_t pid = Spawn(argv, {}, *dir_ / (name + ".log"), *dir_ / (name + ".log"));
     // The issue's promise: listening within seconds of starting.
-    EXPECT_TRUE(WaitFor(
-        [&listen] {
-          return listen.starts_with("unix:") ? AcceptsUnix(listen.substr(5))
-                                             : Accepts(std::stoi(listen.substr(5)));
-        },
-        std::chrono::seconds(5)))
-        << ReadFileOrEmpty(*dir_ / (name + ".log"));
+    if (!WaitFor(
+            [&listen] {
+              return listen.starts_with("unix:") ? AcceptsUnix(listen.substr(5))
+                                                 : Accepts(std::stoi(listen.substr(5)));
+            },
+            std::chrono::seconds(5)) &&
+        setup_error_.empty()) {
+      setup_error_ = "cops-milter " + name + " does not listen on " + listen +
+                     " within 5 s: " + ReadFileOrEmpty(*dir_ / (name + ".log"));
+    }
     return pid;
   }
 
-  static void StartPostfix() {
+  // "" once Postfix accepts on its ports; else what went wrong, with its log.
+  static std::string StartPostfix() {
     const fs::path& d = *dir_;
     for (const char* sub : {"etc", "spool", "data", "mail"}) fs::create_directories(d / sub);
     chmod((d / "mail").c_str(), 01777);  // local(8) creates the mailbox as the recipient
-    ASSERT_EQ(chown((d / "data").c_str(), PostfixUid(), -1), 0);
+    if (chown((d / "data").c_str(), PostfixUid(), -1) != 0) {
+      return "cannot give " + (d / "data").string() + " to the postfix user";
+    }
     smtp_port_ = FreePort();
     closed_smtp_port_ = FreePort();
     open_smtp_port_ = FreePort();
@@ -317,13 +342,17 @@ class PostfixMilterTest : public ::testing::Test {
                                            "scache unix - - n - 1 scache\n"
                                            "postlog unix-dgram n - n - 1 postlogd\n");
     std::string out;
-    ASSERT_EQ(RunCommand({"postfix", "-c", (d / "etc").string(), "start"}, d / "start.out", &out),
-              0)
-        << out << ReadFileOrEmpty(d / "maillog");
-    for (int port : {smtp_port_, closed_smtp_port_, open_smtp_port_}) {
-      ASSERT_TRUE(WaitFor([port] { return Accepts(port); }, std::chrono::seconds(10)))
-          << ReadFileOrEmpty(d / "maillog");
+    if (RunCommand({"postfix", "-c", (d / "etc").string(), "start"}, d / "start.out", &out) !=
+        0) {
+      return "postfix start failed: " + out + ReadFileOrEmpty(d / "maillog");
     }
+    for (int port : {smtp_port_, closed_smtp_port_, open_smtp_port_}) {
+      if (!WaitFor([port] { return Accepts(port); }, std::chrono::seconds(10))) {
+        return "Postfix does not accept on 127.0.0.1:" + std::to_string(port) +
+               " within 10 s: " + ReadFileOrEmpty(d / "maillog");
+      }
+    }
+    return "";
   }
 
   static uid_t PostfixUid() {
@@ -378,7 +407,8 @@ class PostfixMilterTest : public ::testing::Test {
 
   static std::string MilterLog() { return ReadFileOrEmpty(*dir_ / "live.log"); }
 
-  static inline std::string skip_;
+  static inline std::string skip_;         // what the machine lacks: the tests skip
+  static inline std::string setup_error_;  // what failed in set-up: the tests fail
   static inline testing::TempDir* temp_dir_ = nullptr;  // one per test program (ctest runs
                                                         // each test in its own)
   static inline const fs::path* dir_ = nullptr;
@@ -494,7 +524,7 @@ TEST_F(PostfixMilterTest, CopsdRestartIsPickedUp) {
   copsd_ = -1;
   const Sent during = Send(Message("restart-down", UnrelatedText()));
   EXPECT_NE(during.transcript.find("451 4.7.1"), std::string::npos) << during.transcript;
-  StartCopsd(copsd_port_);
+  ASSERT_EQ(StartCopsd(copsd_port_), "");
   // The milter's channel reconnects within about a second.
   Sent after;
   for (int i = 0; i < 20; ++i) {

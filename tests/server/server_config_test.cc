@@ -223,5 +223,18 @@ TEST_F(ServerConfigTest, LifetimeFlagsTakeDurations) {
       << c.status();
 }
 
+TEST_F(ServerConfigTest, AClusterNodeIdNeedsTheLogAndAValidName) {
+  const char* alone[] = {"copsd", "--cluster-node-id", "n1"};
+  bool help = false;
+  std::string text;
+  EXPECT_FALSE(ParseServerConfig(3, alone, &help, &text).ok());
+  const char* dotted[] = {"copsd", "--follow", "nats://127.0.0.1:1", "--cluster-node-id", "a.b"};
+  EXPECT_FALSE(ParseServerConfig(5, dotted, &help, &text).ok());
+  const char* good[] = {"copsd", "--follow", "nats://127.0.0.1:1", "--cluster-node-id", "gw-1"};
+  ASSERT_OK_AND_ASSIGN(ServerConfig config, ParseServerConfig(5, good, &help, &text));
+  EXPECT_EQ(config.cluster_node_id, "gw-1");
+  EXPECT_EQ(config.heartbeat_ms, 1000u);
+}
+
 }  // namespace
 }  // namespace cops

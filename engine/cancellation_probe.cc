@@ -1,4 +1,4 @@
-#include "server/cancellation_probe.h"
+#include "engine/cancellation_probe.h"
 
 #include <utility>
 

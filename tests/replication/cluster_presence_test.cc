@@ -2,7 +2,7 @@
 // --cluster-node-id heartbeat their records into a real nats-server's bucket; a ClusterMap
 // and `copsd --show-cluster` read them; a clean stop leaves the map, a kill -9 expires.
 
-#include "server/cluster_presence.h"
+#include "replication/cluster_presence.h"
 
 #include <signal.h>
 
@@ -157,19 +157,6 @@ TEST_F(ClusterPresenceTest, ARouterFindsItsReplicasInTheClusterMap) {
     absl::StatusOr<v1::CheckDocumentReply> reply = client->Check(check);
     return reply.ok() && !reply->partial() && reply->violation();
   }));
-}
-
-TEST(ClusterPresenceConfigTest, ANodeIdNeedsTheLogAndAValidName) {
-  const char* alone[] = {"copsd", "--cluster-node-id", "n1"};
-  bool help = false;
-  std::string text;
-  EXPECT_FALSE(ParseServerConfig(3, alone, &help, &text).ok());
-  const char* dotted[] = {"copsd", "--follow", "nats://127.0.0.1:1", "--cluster-node-id", "a.b"};
-  EXPECT_FALSE(ParseServerConfig(5, dotted, &help, &text).ok());
-  const char* good[] = {"copsd", "--follow", "nats://127.0.0.1:1", "--cluster-node-id", "gw-1"};
-  ASSERT_OK_AND_ASSIGN(ServerConfig config, ParseServerConfig(5, good, &help, &text));
-  EXPECT_EQ(config.cluster_node_id, "gw-1");
-  EXPECT_EQ(config.heartbeat_ms, 1000u);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-#ifndef COPS_SERVER_CANCELLATION_PROBE_H_
-#define COPS_SERVER_CANCELLATION_PROBE_H_
+#ifndef COPS_ENGINE_CANCELLATION_PROBE_H_
+#define COPS_ENGINE_CANCELLATION_PROBE_H_
 
 // Whether a call's client gave up or its deadline passed, cheap enough to ask between the
 // steps of every check.
@@ -47,4 +47,4 @@ class CancellationProbe {
 
 }  // namespace cops
 
-#endif  // COPS_SERVER_CANCELLATION_PROBE_H_
+#endif  // COPS_ENGINE_CANCELLATION_PROBE_H_

@@ -1,0 +1,129 @@
+#include "protocol/documents.h"
+
+#include <string>
+#include <utility>
+
+namespace cops {
+
+void FillDocumentInfo(const DocumentRecord& r, v1::DocumentInfo* out) {
+  out->set_doc_id(r.id);
+  v1::DocumentMetadata* m = out->mutable_metadata();
+  m->set_title(r.title);
+  m->set_author(r.author);
+  m->set_owner(r.owner);
+  m->set_collection(r.collection);
+  m->set_external_id(r.external_id);
+  m->set_expires_unix_micros(r.expires_unix_micros);
+  m->set_not_before_unix_micros(r.not_before_unix_micros);
+  out->set_format(r.format);
+  out->set_registered_unix_micros(r.registered_unix_micros);
+  out->set_sha256(Hex(r.sha256));
+  out->set_chunks(r.total_chunks);
+  out->set_stored_chunks(r.stored_chunks);
+  out->set_size_bytes(r.size_bytes);
+}
+void FillAuditEntry(const AuditRecord& r, v1::AuditEntry* e) {
+  e->set_doc_id(r.doc_id);
+  e->set_collection(r.collection);
+  e->set_unix_micros(r.unix_micros);
+  e->set_checker(r.checker);
+  e->set_ratio(r.ratio);
+  e->set_containment(r.containment);
+  e->set_matched_chunks(r.matched_chunks);
+  e->set_violation(r.violation);
+  e->set_test_sha256(r.test_sha256);
+}
+
+absl::StatusOr<DocumentFormat> FormatFromProto(int format) {
+  if (!IsDocumentFormat(format)) {
+    return absl::InvalidArgumentError("unknown document format " + std::to_string(format));
+  }
+  return static_cast<DocumentFormat>(format);
+}
+
+DocumentRecord MetadataFromProto(const v1::DocumentMetadata& m) {
+  DocumentRecord meta;
+  meta.title = m.title();
+  meta.author = m.author();
+  meta.owner = m.owner();
+  meta.collection = m.collection();
+  meta.external_id = m.external_id();
+  meta.expires_unix_micros = m.expires_unix_micros();
+  meta.not_before_unix_micros = m.not_before_unix_micros();
+  return meta;
+}
+
+std::string Hex(const std::array<uint8_t, 32>& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(64);
+  for (uint8_t b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
+
+// What a receipt states about the document `result` names, registered under `params`.
+ReceiptFields ReceiptFieldsOf(const RegisterResultInfo& result, const ChunkingParams& params) {
+  const DocumentRecord& r = result.record;
+  ReceiptFields f;
+  f.doc_id = r.id;
+  if (result.content_sha256.has_value()) f.content_sha256 = Hex(*result.content_sha256);
+  f.text_sha256 = Hex(r.sha256);
+  f.size_bytes = r.size_bytes;
+  f.format = r.format;
+  f.chunking = params.Describe();
+  f.hash_key_id = params.key_id;
+  f.owner = r.owner;
+  f.collection = r.collection;
+  f.external_id = r.external_id;
+  f.registered_unix_micros = r.registered_unix_micros;
+  return f;
+}
+
+
+void FillRegisterOutcome(const RegisterResultInfo& result, v1::RegisterDocumentReply* reply) {
+  reply->set_doc_id(result.outcome.id);
+  reply->set_created(result.outcome.created);
+  if (result.outcome.duplicate_of.has_value()) {
+    reply->set_duplicate_of(*result.outcome.duplicate_of);
+  }
+  reply->set_chunks(result.total_chunks);
+  reply->set_stored_chunks(result.stored_chunks);
+  reply->set_format(std::string(DocumentFormatName(result.format)));
+  reply->set_charset(result.charset);
+}
+
+void FillRegisterError(const absl::Status& status, v1::RegisterResult* result) {
+  result->clear_reply();
+  result->set_error_code(static_cast<int32_t>(status.code()));
+  result->set_error_message(std::string(status.message()));
+}
+
+void FillReceipt(SignedReceipt receipt, v1::Receipt* out) {
+  out->set_payload(std::move(receipt.payload));
+  out->set_signature(std::move(receipt.signature));
+  out->set_key_id(std::move(receipt.key_id));
+}
+
+void FillStats(const IndexStats& stats, const CopyDetector& detector, v1::GetStatsReply* reply) {
+  reply->set_documents(stats.documents);
+  reply->set_postings(stats.postings);
+  reply->set_chunk_keys(stats.chunk_keys);
+  reply->set_disk_bytes(stats.disk_bytes);
+  reply->set_text_bytes(stats.text_bytes);
+  reply->set_chunking(detector.params().Describe());
+  reply->set_key_id(detector.params().key_id);
+  reply->set_max_document_bytes(detector.options().max_document_bytes);
+  for (uint32_t files : stats.postings_files_per_level) reply->add_postings_files_per_level(files);
+  reply->set_pending_compaction_bytes(stats.pending_compaction_bytes);
+  reply->set_postings_disk_bytes(stats.postings_disk_bytes);
+  reply->set_verify_disk_bytes(stats.verify_disk_bytes);
+  reply->set_running_compactions(stats.running_compactions);
+  reply->set_block_cache_bytes(stats.block_cache_bytes);
+  reply->set_block_cache_warming(stats.block_cache_warming);
+  reply->set_bulk_loading(detector.index()->bulk_loading());
+}
+
+}  // namespace cops
