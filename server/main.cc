@@ -223,6 +223,22 @@ std::string DefaultConsumerName(const std::string& data_dir) {
   return name;
 }
 
+// A log (or cluster map) kept by fewer than 3 NATS servers loses acknowledged registrations
+// with one server's store: said explicitly or refused.
+absl::Status CheckLogReplicas(const ServerConfig& config) {
+  const bool clustered =
+      !config.log_url.empty() || !config.follow_url.empty() || !config.route_url.empty();
+  if (!clustered || config.log_replicas >= ServerConfig::kSafeLogReplicas ||
+      config.allow_unreplicated_log) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      "--log-replicas " + std::to_string(config.log_replicas) + " keeps fewer than " +
+      std::to_string(ServerConfig::kSafeLogReplicas) +
+      " copies of the registration log: a registration acknowledged by one NATS server is lost "
+      "with its store; run 3 NATS servers, or pass --allow-unreplicated-log to accept it");
+}
+
 absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGenerations* generations) {
   LogRole role;
   const bool primary = !config.log_url.empty();
@@ -236,6 +252,10 @@ absl::StatusOr<LogRole> StartLogRole(const ServerConfig& config, IndexGeneration
   const bool partitioned = config.partitions > 0;
   role.replica = std::make_unique<LogReplica>(generations, /*ids_from_log_sequence=*/partitioned);
   COPS_RETURN_IF_ERROR(role.replica->CheckIndexFollowsLog());
+  // A node that applied events from the stream never creates it anew: the applier refuses
+  // the missing stream instead (replication/log_applier.h).
+  COPS_ASSIGN_OR_RETURN(const std::string stream_identity, role.replica->LogStreamIdentity());
+  stream.create_if_missing = role.replica->AppliedLogSequence() == 0 && stream_identity.empty();
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
   if (primary) {
     role.log = std::make_unique<RegistrationLog>(role.jetstream.get());
@@ -352,6 +372,10 @@ int Run(int argc, char** argv) {
     return 2;
   }
   const ServerConfig& config = *parsed;
+  if (absl::Status replicated = CheckLogReplicas(config); !replicated.ok()) {
+    std::cerr << "copsd: " << replicated.message() << "\n";
+    return 2;
+  }
   if (!config.show_cluster_url.empty()) {  // copsd --show-cluster NATS_URL: print and exit
     absl::Status shown = PrintClusterMap(config, std::cout);
     if (!shown.ok()) std::cerr << "copsd: " << shown << "\n";

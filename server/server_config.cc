@@ -238,6 +238,8 @@ absl::StatusOr<ServerConfig> ParseServerConfig(int argc, const char* const* argv
   option("log-replicas", c.log_replicas,
          "Copies JetStream keeps of the log, when this copsd creates the stream (1, 3, 5)")
       ->check(CLI::Range(1, 5));
+  flag("allow-unreplicated-log", c.allow_unreplicated_log,
+       "Accept --log-replicas below 3 (one NATS server: acknowledged events die with its store)");
   option("log-consumer", c.log_consumer,
          "This node's durable consumer of the log (default: from the host and data directory)");
   option("nats-user", c.nats_user, "NATS user name (with --nats-password)");

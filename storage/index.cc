@@ -79,6 +79,8 @@ constexpr char kNextDocIdKey[] = "next_doc_id";         // varint
 constexpr char kCountersKey[] = "counters";  // varint documents, postings, text_bytes
 // Registration-log sequence of the last applied event (replication/); absent = 0.
 constexpr char kAppliedLogSequenceKey[] = "applied_log_sequence";  // varint
+// The identity of the log stream those events came from (replication/); absent = none yet.
+constexpr char kLogStreamKey[] = "log_stream";  // text, e.g. "COPS_REGISTRATIONS@<ns>"
 // Expiry order: kExpiryPrefix + BE64 expiry (micros) + BE64 document id -> empty, one per
 // document with an expiry, written and deleted in the batches that write and delete it.
 constexpr char kExpiryPrefix[] = "expiry/";
@@ -827,6 +829,23 @@ absl::Status Index::SkipLogSequence(uint64_t log_sequence) {
                                  "recording log event " + std::to_string(log_sequence)));
   r.applied_log_sequence.store(log_sequence);
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> Index::LogStreamIdentity() const {
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> identity,
+                        rep_->Get(kMeta, kLogStreamKey, "reading the log stream's identity"));
+  return identity.value_or("");
+}
+
+absl::Status Index::RecordLogStreamIdentity(std::string_view identity) {
+  Rep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.CheckWritable());
+  absl::MutexLock lock(&r.write_mu);
+  rocksdb::WriteBatch b;
+  b.Put(r.cf(kMeta), kLogStreamKey, AsSlice(identity));
+  rocksdb::WriteOptions w = r.WriteOpts();
+  w.sync = true;  // rare, and what every later apply is checked against
+  return FromRocks(r.db->Write(w, &b), "recording the log stream's identity");
 }
 
 absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence) {
