@@ -254,8 +254,22 @@ void LogApplier::CheckStream() {
 }
 
 absl::StatusOr<bool> LogApplier::CaughtUp() const {
-  jsConsumerInfo* info = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const std::string& filter = options_.filter_subject;
+  if (!filter.empty() && filter.find_first_of("*>") == std::string::npos) {
+    // One partition's subject: caught up once its last event in the stream is applied. Exact,
+    // unlike the consumer's pending count, which a consumer just recreated may not yet have.
+    natsMsg* last = nullptr;
+    const natsStatus s = js_GetLastMsg(&last, jetstream_->context(),
+                                       jetstream_->options().stream.c_str(), filter.c_str(),
+                                       nullptr, &err);
+    if (s == NATS_NOT_FOUND || err == JSNoMessageFoundErr) return true;  // none on the subject
+    if (s != NATS_OK) return NatsError(s, "looking up the last event of " + filter);
+    const uint64_t sequence = natsMsg_GetSequence(last);
+    natsMsg_Destroy(last);
+    return sink_->AppliedLogSequence() >= sequence;
+  }
+  jsConsumerInfo* info = nullptr;
   const natsStatus s =
       js_GetConsumerInfo(&info, jetstream_->context(), jetstream_->options().stream.c_str(),
                          options_.durable.c_str(), nullptr, &err);

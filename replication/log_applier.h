@@ -137,10 +137,11 @@ class LogApplier {
   absl::Status Refusal() const;
 
   // Whether every event of this consumer's subject that is in the stream now has been
-  // applied and acknowledged (nothing pending or awaiting an ack): asks JetStream. With
-  // partitions, a node's applied sequence stops at its partition's last event, so this is
-  // how it tells that it has seen "every event up to sequence N". Errors as for
-  // JetStream::Connect.
+  // applied: for one partition's subject, whether the sink has applied the subject's last
+  // event in the stream; otherwise, whether the consumer has nothing pending or awaiting an
+  // ack. Asks JetStream. With partitions, a node's applied sequence stops at its partition's
+  // last event, so this is how it tells that it has seen "every event up to sequence N".
+  // Errors as for JetStream::Connect.
   absl::StatusOr<bool> CaughtUp() const;
 
   // How many times the consumer was recreated after it started (a skipped delivery or a
