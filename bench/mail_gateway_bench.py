@@ -86,6 +86,15 @@ def make(args):
         for i, m in enumerate(messages):
             with open(os.path.join(d, "%06d.eml" % i), "w", encoding="utf-8") as f:
                 f.write(m)
+    # The registered messages' texts as the email converter reads them (the subject, then the
+    # body), for registering as plain text: no converter process per message.
+    d = os.path.join(args.dir, "registered-text")
+    os.makedirs(d, exist_ok=True)
+    for i, m in enumerate(sets["registered"]):
+        head, _, body = m.partition("\r\n\r\n")
+        subject = re.search(r"^Subject: (.*)$", head, re.M).group(1).rstrip("\r")
+        with open(os.path.join(d, "%06d.txt" % i), "w", encoding="utf-8") as f:
+            f.write(subject + "\n\n" + body.replace("\r\n", "\n"))
     print(json.dumps({k: len(v) for k, v in sets.items()}))
 
 
@@ -241,7 +250,8 @@ def run_milter(args):
         code, headers = state["conn"].message(raw)
         return code in (b"r", b"y") or headers.get("X-COPS-Result", "").startswith("violation")
 
-    report("cops-milter", args.set, *drive(messages, args.inflight, one, args.rate), args.rate)
+    report(args.system or "cops-milter", args.set, *drive(messages, args.inflight, one, args.rate),
+           args.rate)
 
 
 def run_rspamd(args):
@@ -306,7 +316,7 @@ def main():
         s.add_argument("--rate", type=float, default=0.0, help="messages/s in all (0 = flat out)")
         s.add_argument("--symbol", default="LOCAL_FUZZY_DENIED")
         s.add_argument("--to", default="staff@bench.localdomain", help="smtp: the recipient")
-        s.add_argument("--system", default="", help="smtp: the name to report")
+        s.add_argument("--system", default="", help="the name to report")
     lat = sub.add_parser("latency")
     lat.add_argument("--system", default="cops-milter")
     args = p.parse_args()

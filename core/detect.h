@@ -14,7 +14,10 @@
 //      read again). An exact copy looks up about a quarter of its chunks; a document that
 //      shares only chunks well inside a passage of an already verified document, and none
 //      of the selection, is not found (the winnowing guarantee: a run of w + k - 1 shared
-//      units always shares a selected chunk).
+//      units always shares a selected chunk). CheckOptions::min_passage_units lets no other
+//      chunk go unlooked-up: a passage counts from that many words of matched grams, gaps
+//      left out, so it may hold no shared chunk, and the one chunk leading to its source may
+//      lie outside the selection and outside every passage that counts.
 //   2. Records: the candidates' records are read in one batch (CandidateSource::
 //      ReadCandidates); documents the caller may not see are dropped here, before any limit.
 //   3. Verification (indexes with ChunkingParams::verify_k > 0): the max_candidates best

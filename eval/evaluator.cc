@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
+#include "core/canonicalizer.h"
 #include "core/strings.h"
+#include "core/units.h"
 #include "engine/pipeline.h"
 
 namespace cops::eval {
@@ -536,6 +541,191 @@ absl::StatusOr<SecurityResult> MeasureSecurity(const EvalSet& set, const Setting
   result.without_key = without_key.Get();
   result.with_key = with_key.Get();
   return result;
+}
+
+// ---- Content-word stems -------------------------------------------------------------------
+
+namespace {
+
+bool EndsWith(std::string_view w, std::string_view suffix) {
+  return w.size() >= suffix.size() && w.substr(w.size() - suffix.size()) == suffix;
+}
+
+bool HasVowel(std::string_view w) { return w.find_first_of("aeiouy") != std::string_view::npos; }
+
+// Distinct hashed n-grams of `stems`, sorted.
+std::vector<uint64_t> StemGrams(const std::vector<std::string>& stems, int n) {
+  std::vector<uint64_t> grams;
+  if (stems.size() < static_cast<size_t>(n)) return grams;
+  std::vector<uint64_t> h(stems.size());
+  for (size_t i = 0; i < stems.size(); ++i) h[i] = std::hash<std::string>{}(stems[i]);
+  for (size_t i = 0; i + n <= stems.size(); ++i) {
+    uint64_t g = 0x9e3779b97f4a7c15ULL;
+    for (int j = 0; j < n; ++j) g = (g ^ h[i + j]) * 0x100000001b3ULL + static_cast<uint64_t>(j);
+    grams.push_back(g);
+  }
+  std::sort(grams.begin(), grams.end());
+  grams.erase(std::unique(grams.begin(), grams.end()), grams.end());
+  return grams;
+}
+
+// Share of `test` (sorted, distinct) also in `source` (sorted, distinct).
+double Containment(const std::vector<uint64_t>& test, const std::vector<uint64_t>& source) {
+  if (test.empty()) return 0;
+  size_t shared = 0;
+  for (auto a = test.begin(), b = source.begin(); a != test.end() && b != source.end();) {
+    if (*a < *b) {
+      ++a;
+    } else if (*b < *a) {
+      ++b;
+    } else {
+      ++shared, ++a, ++b;
+    }
+  }
+  return static_cast<double>(shared) / static_cast<double>(test.size());
+}
+
+}  // namespace
+
+std::string LightStem(std::string_view canonical_word) {
+  std::string w(canonical_word);
+  if (w.size() <= 3) return w;
+  if (EndsWith(w, "sses")) {
+    w.resize(w.size() - 2);
+  } else if (EndsWith(w, "ies")) {
+    w.resize(w.size() - 3);
+    w += 'y';
+  } else if (EndsWith(w, "s") && !EndsWith(w, "ss") && !EndsWith(w, "us") &&
+             !EndsWith(w, "is")) {
+    w.pop_back();
+  }
+  for (std::string_view suffix : {"ingly", "edly", "ing", "ed", "ly"}) {
+    if (EndsWith(w, suffix) && w.size() >= suffix.size() + 3 &&
+        HasVowel(std::string_view(w).substr(0, w.size() - suffix.size()))) {
+      w.resize(w.size() - suffix.size());
+      // "stopped" -> "stopp" -> "stop"; "fall" and "miss" keep their pair.
+      const size_t k = w.size();
+      if (k >= 2 && w[k - 1] == w[k - 2] && std::string_view("lsz").find(w[k - 1]) ==
+                                                std::string_view::npos) {
+        w.pop_back();
+      }
+      break;
+    }
+  }
+  if (w.size() > 3 && w.back() == 'e') w.pop_back();  // "move", "moved", "moving" -> "mov"
+  if (w.size() > 3 && w.back() == 'y') w.back() = 'i';  // "study", "studies" -> "studi"
+  return w;
+}
+
+std::vector<std::string> ContentStems(std::string_view text) {
+  CanonicalText canon;
+  Canonicalize(text, &canon);
+  std::vector<std::string> out;
+  out.reserve(canon.tokens.size());
+  for (const Token& t : canon.tokens) {
+    const std::string_view w = canon.Word(t);
+    if (IsStopWord(w)) continue;
+    out.push_back(LightStem(w));
+  }
+  return out;
+}
+
+namespace {
+
+// Hashed n-grams of `stems` in text order (not deduplicated).
+std::vector<uint64_t> StemGramSequence(const std::vector<std::string>& stems, int n) {
+  std::vector<uint64_t> seq;
+  if (stems.size() < static_cast<size_t>(n)) return seq;
+  std::vector<uint64_t> h(stems.size());
+  for (size_t i = 0; i < stems.size(); ++i) h[i] = std::hash<std::string>{}(stems[i]);
+  for (size_t i = 0; i + n <= stems.size(); ++i) {
+    uint64_t g = 0x9e3779b97f4a7c15ULL;
+    for (int j = 0; j < n; ++j) g = (g ^ h[i + j]) * 0x100000001b3ULL + static_cast<uint64_t>(j);
+    seq.push_back(g);
+  }
+  return seq;
+}
+
+// Share of the test's stem n-grams inside chains of at least `min_chain` matched grams that
+// advance in both texts (gaps of at most 4 grams, advances differing by at most 2): the
+// verification stage's passage rule, on stems.
+double ChainedShare(const std::vector<uint64_t>& test,
+                    const std::unordered_map<uint64_t, std::vector<int>>& source_positions,
+                    int min_chain) {
+  if (test.empty()) return 0;
+  struct Chain {
+    int last_i, last_j;
+    std::vector<int> members;
+  };
+  std::vector<Chain> chains;
+  for (int i = 0; i < static_cast<int>(test.size()); ++i) {
+    auto it = source_positions.find(test[i]);
+    if (it == source_positions.end()) continue;
+    Chain* best = nullptr;
+    int best_j = -1;
+    for (int j : it->second) {
+      for (Chain& c : chains) {
+        const int di = i - c.last_i, dj = j - c.last_j;
+        if (di < 1 || dj < 1 || di > 5 || dj > 5 || std::abs(di - dj) > 2) continue;
+        if (!best || c.members.size() > best->members.size()) best = &c, best_j = j;
+      }
+    }
+    if (best) {
+      best->last_i = i, best->last_j = best_j;
+      best->members.push_back(i);
+    } else {
+      chains.push_back({i, it->second.front(), {i}});
+    }
+  }
+  std::vector<bool> covered(test.size(), false);
+  for (const Chain& c : chains) {
+    if (static_cast<int>(c.members.size()) < min_chain) continue;
+    for (int i : c.members) covered[i] = true;
+  }
+  return static_cast<double>(std::count(covered.begin(), covered.end(), true)) /
+         static_cast<double>(test.size());
+}
+
+}  // namespace
+
+SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain) {
+  const auto start = std::chrono::steady_clock::now();
+  n = std::max(n, 1);
+  std::vector<std::vector<uint64_t>> sources;
+  std::vector<std::unordered_map<uint64_t, std::vector<int>>> positions;
+  sources.reserve(set.sources.size());
+  for (const SourceDoc& s : set.sources) {
+    const std::vector<std::string> stems = ContentStems(s.text);
+    sources.push_back(StemGrams(stems, n));
+    if (min_chain > 0) {
+      std::unordered_map<uint64_t, std::vector<int>> pos;
+      const std::vector<uint64_t> seq = StemGramSequence(stems, n);
+      for (int j = 0; j < static_cast<int>(seq.size()); ++j) pos[seq[j]].push_back(j);
+      positions.push_back(std::move(pos));
+    }
+  }
+  SettingRun run;
+  run.scores.resize(set.tests.size());
+  for (size_t i = 0; i < set.tests.size(); ++i) {
+    const TestDoc& t = set.tests[i];
+    const std::vector<std::string> stems = ContentStems(t.text);
+    const std::vector<uint64_t> grams = StemGrams(stems, n);
+    const std::vector<uint64_t> seq = min_chain > 0 ? StemGramSequence(stems, n)
+                                                    : std::vector<uint64_t>{};
+    TestScore& score = run.scores[i];
+    for (size_t j = 0; j < sources.size(); ++j) {
+      const double c = min_chain > 0 ? ChainedShare(seq, positions[j], min_chain)
+                                     : Containment(grams, sources[j]);
+      if (static_cast<int>(j) == t.source) {
+        score.source_ratio = c;
+      } else {
+        score.other_ratio = std::max(score.other_ratio, c);
+      }
+    }
+    score.source_candidate = true;  // every source is read
+  }
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
 }
 
 }  // namespace cops::eval

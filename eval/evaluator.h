@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -122,6 +123,29 @@ bool MeetsTargets(const Metrics& m);
 // how many of the 95 thresholds meet the targets (0 when none does): a wider band means the
 // setting keeps meeting them when another corpus shifts its ratios.
 double ChooseThreshold(const EvalSet& set, const SettingRun& run, int* band = nullptr);
+
+// ---- Content-word stems (an evaluation-side scorer of heavy revisions, issue 35) -----------
+//
+// A reviser who rewords a passage keeps its content words, their order and much of their
+// grammar-free core ("recognize a tangible object" -> "any recognised original"), while the
+// word 3-grams the pipeline verifies on break at every inserted or replaced function word.
+// This scorer drops stop words (core's list), strips common English suffixes (plural, -ed,
+// -ing, -ly, a final e) and compares the remaining stems as n-grams: the share of the test's
+// distinct stem n-grams that a source also has. It reads every source (no index): an
+// experiment to decide whether this evidence separates revisions from same-topic texts
+// before anything of it goes into core/.
+
+// Lower-case content-word stems of `text` in order (canonicalized as core does, version 3).
+std::vector<std::string> ContentStems(std::string_view text);
+// The light stemmer on one canonical word: "reached"/"reaching"/"reaches" -> "reach".
+std::string LightStem(std::string_view canonical_word);
+
+// Scores every test against every source by stem n-gram containment: source_ratio is the
+// containment in the expected source, other_ratio the best over the others (the run's
+// setting is default-constructed; only scores are filled). `n` is at least 1. With
+// `min_chain` > 0 only the test's n-grams in chains of that many matches advancing in both
+// texts count (gaps of at most 4 n-grams, advances differing by at most 2).
+SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain = 0);
 
 // ---- Affinity and noise (the paper's enhancement table) -------------------------------
 

@@ -22,6 +22,10 @@ Areas:
                [--quick] [-- BENCHMARK-FLAGS]
   service    scripts/bench-service.sh: registration, bytes per document, settled checks
                [--documents N] [--checks N] [--bulk-load] [--data DIR] [-- COPSD-FLAGS]
+  versus     `service` for two builds side by side in one run, alternating (baseline
+             first) for R rounds; each run's JSON lines tagged with its build, then the
+             median of each figure per build and the change
+               --baseline DIR [--rounds R] (default 3) [SERVICE-OPTIONS] [-- COPSD-FLAGS]
   cached     the same copied checks sent three times to one copsd on an index `service`
              left (pass 2 and 3 find their postings blocks cached)
                --data DIR [--documents N] [--checks N] [--profile] [-- COPSD-FLAGS]
@@ -176,6 +180,77 @@ area_service() {
   need "$build/server/copsd"
   need "$build/client/cops"
   COPS_BUILD_DIR="$build" "$root/scripts/bench-service.sh" "$@"
+}
+
+# versus: `service` from the baseline build and from this one, alternately.
+area_versus() {
+  local baseline="" rounds=3
+  local args=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --baseline) baseline="$(cd "$2" && pwd)"; shift 2 ;;
+      --rounds) rounds="$2"; shift 2 ;;
+      *) args+=("$1"); shift ;;
+    esac
+  done
+  [ -n "$baseline" ] || die "versus: --baseline DIR (the other build directory) is required"
+  need "$baseline/server/copsd"
+  need "$baseline/client/cops"
+  need "$build/server/copsd"
+  need "$build/client/cops"
+  local out
+  out="$(mktemp /tmp/cops-versus-XXXXXX)"
+  for round in $(seq "$rounds"); do
+    for side in baseline this; do
+      local dir="$build"
+      [ "$side" = baseline ] && dir="$baseline"
+      echo "== round $round: $side ($dir)" >&2
+      COPS_BUILD_DIR="$dir" "$root/scripts/bench-service.sh" "${args[@]}" |
+        python3 -c 'import json,sys
+for line in sys.stdin:
+    try: j = json.loads(line)
+    except ValueError: continue
+    j["build"] = sys.argv[1]; j["round"] = int(sys.argv[2]); print(json.dumps(j), flush=True)' \
+          "$side" "$round" | tee -a "$out"
+    done
+  done
+  python3 - "$out" <<'PY'
+import json, statistics, sys
+runs = {}  # (build, figure) -> values
+for line in open(sys.argv[1]):
+    j = json.loads(line)
+    b = j["build"]
+    if "documents_per_second" in j:
+        runs.setdefault((b, "registration, documents/s"), []).append(j["documents_per_second"])
+    elif "copsd_cpu_seconds" in j:
+        runs.setdefault((b, "copsd CPU for the registration, s"), []).append(j["copsd_cpu_seconds"])
+    elif j.get("phase") == "check":
+        # The three check runs of bench-service.sh, in order: clean x1, copied x1, mix x4.
+        seen = runs.setdefault((b, "_check_count", j["round"]), [])
+        label = ["checks/s, clean, 1 client", "checks/s, copied, 1 client",
+                 "checks/s, half copied, 4 clients"][len(seen) % 3]
+        seen.append(1)
+        runs.setdefault((b, label), []).append(j["calls_per_second"])
+    elif "copsd_cpu_ms_per_check" in j:
+        seen = runs.setdefault((b, "_cpu_count", j["round"]), [])
+        label = ["copsd CPU ms/check, clean", "copsd CPU ms/check, copied",
+                 "copsd CPU ms/check, half copied"][len(seen) % 3]
+        seen.append(1)
+        runs.setdefault((b, label), []).append(j["copsd_cpu_ms_per_check"])
+figures = []
+for (b, f, *rest) in runs:
+    if not f.startswith("_") and f not in figures:
+        figures.append(f)
+print("| figure | baseline (median) | this build (median) | change |")
+print("| --- | --- | --- | --- |")
+for f in figures:
+    a, t = runs.get(("baseline", f)), runs.get(("this", f))
+    if not a or not t:
+        continue
+    ma, mt = statistics.median(a), statistics.median(t)
+    print("| %s | %.2f | %.2f | %+.1f%% |" % (f, ma, mt, 100.0 * (mt - ma) / ma if ma else 0.0))
+PY
+  rm -f "$out"
 }
 
 work=""
@@ -360,6 +435,7 @@ case "$area" in
   import) area_import "$@" ;;
   lookup) area_lookup "$@" ;;
   service) area_service "$@" ;;
+  versus) area_versus "$@" ;;
   cached) area_cached "$@" ;;
   register) area_register "$@" ;;
   partition) area_partition "$@" ;;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One command: regenerates every accuracy figure of docs/accuracy.md. Builds cops-eval,
 # generates the main set (Python documentation) and the held-out set (Debian Administrator's
-# Handbook), runs the study, and, when copsd and cops are built, the same check through the
-# real server. Tables go to $COPS_EVAL_DIR/tables.md (default build/eval-data);
-# --update-docs also rewrites the generated part of docs/accuracy.md.
+# Handbook), fetches P4P (human paraphrases, eval/fetch_p4p.sh), runs the study, and, when
+# copsd and cops are built, the same check through the real server. Tables go to
+# $COPS_EVAL_DIR/tables.md (default build/eval-data); --update-docs also rewrites the
+# generated part of docs/accuracy.md.
 # Takes a few minutes on 2 cores.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -31,9 +32,19 @@ python3 "$root/eval/make_short_set.py" --corpus debian-handbook --seed 3 --sourc
 python3 "$root/eval/make_short_set.py" --corpus python-doc --seed 4 --sources 150 \
   --per-category 40 --unrelated 300 --out "$out/short-python"
 
+# Human-made revisions (P4P): fetched once into a cache outside the repository; skipped, and
+# said so, when it cannot be fetched.
+p4p=()
+rm -rf "$out/p4p"
+if p4p_data="$("$root/eval/fetch_p4p.sh")"; then
+  python3 "$root/eval/make_p4p_set.py" --data "$p4p_data" --out "$out/p4p"
+  p4p=(--p4p "$out/p4p")
+fi
+
 tables="$out/tables.md"
 "$build/eval/cops-eval" report --set "$out/main" --heldout "$out/heldout" \
-  --short "$out/short-handbook" --short "$out/short-python" --out "$tables"
+  --short "$out/short-handbook" --short "$out/short-python" "${p4p[@]}" --out "$tables"
+[ ${#p4p[@]} -gt 0 ] || printf '\n(P4P could not be fetched: its tables were skipped.)\n' >> "$tables"
 
 if [ -x "$build/server/copsd" ] && [ -x "$build/client/cops" ]; then
   "$build/eval/cops-eval" check --sources "$out/main/sources" --tests "$out/main/tests" \
@@ -42,8 +53,10 @@ if [ -x "$build/server/copsd" ] && [ -x "$build/client/cops" ]; then
     echo
     echo "### Through the real server (main set, project defaults)"
     echo
+    # Per category it repeats the in-process table above: keep its overall row.
     python3 "$root/eval/run_server_eval.py" --build "$build" --set "$out/main" \
-      --decisions "$out/main-decisions.tsv"
+      --decisions "$out/main-decisions.tsv" |
+      awk '!/^\| / || /^\| (category|\*\*overall)/ || /^\|---/'
   } >> "$tables"
 else
   printf '\n(copsd/cops not built: the server run was skipped.)\n' >> "$tables"

@@ -176,9 +176,28 @@ std::string EncodeCounters(const Counters& c) {
 struct Index::Rep {
   IndexOptions options;
   std::shared_ptr<rocksdb::Cache> cache;
-  // Owned; closed in ~Rep after the handles.
+  // Owned; closed in ~Rep after the handles. nullptr only after a failed reopen (Recover).
   rocksdb::DB* db = nullptr;
   std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+  // What `db` was opened with, for reopening it.
+  rocksdb::DBOptions db_options;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descriptors;
+
+  // Held shared by every call for as long as it uses `db`, the handles or an iterator of
+  // them; exclusive while Recover closes and reopens the database. (`db` and the handles
+  // are not annotated ABSL_GUARDED_BY(db_mu): every helper of Rep reads them, and the
+  // entry points, which hold the lock, are the place to see it.) Taken before write_mu.
+  mutable absl::Mutex db_mu;
+  // Set when a write or flush failed on an I/O error (a full disk): RocksDB then refuses
+  // every later write. RocksDB 7.8's DB::Resume keeps the failed log writer when every
+  // memtable is empty (the next write then fails an assertion in Debian's build), so the
+  // next write probes for free space and reopens the database instead (Recover).
+  std::atomic<bool> write_failed{false};
+  // `db` is nullptr: a reopen failed; every call tries again.
+  std::atomic<bool> closed{false};
+  absl::Mutex recover_mu;  // serializes Recover
+  // AbortManualCompactions was called: applied again to a reopened database.
+  std::atomic<bool> manual_compactions_aborted{false};
 
   // Serializes writers (Register, Unregister): the external-id and duplicate checks and the
   // id assignment must not interleave. Readers never take it.
@@ -227,12 +246,7 @@ struct Index::Rep {
   ~Rep() {
     stop_warming.store(true, std::memory_order_release);
     if (warm_thread.joinable()) warm_thread.join();
-    if (db == nullptr) return;
-    for (auto* h : cfs) {
-      if (h != nullptr) db->DestroyColumnFamilyHandle(h);
-    }
-    db->Close();  // status ignored: nothing left to do about it on teardown
-    delete db;
+    CloseDb();
   }
 
   rocksdb::ColumnFamilyHandle* cf(CfIndex i) const { return cfs[i]; }
@@ -262,6 +276,42 @@ struct Index::Rep {
     w.sync = options.sync_writes;
     return w;
   }
+
+  // db->Write(WriteOpts(), b), noting an I/O error for Recover.
+  rocksdb::Status Write(rocksdb::WriteBatch* b) {
+    rocksdb::Status s = db->Write(WriteOpts(), b);
+    if (s.IsIOError()) write_failed.store(true);
+    return s;
+  }
+
+  // UNAVAILABLE while the database is closed after a failed reopen. REQUIRES: db_mu held.
+  absl::Status CheckOpen() const {
+    if (db != nullptr) return absl::OkStatus();
+    return absl::UnavailableError("index " + options.path +
+                                  " is closed after a write error; it is reopened once the "
+                                  "disk has space again");
+  }
+
+  // Before a call takes db_mu: when the database is closed, or when `writing` and an
+  // earlier write failed on an I/O error, checks that the disk has space again, then
+  // closes and reopens the database under db_mu held exclusively (calls in flight finish
+  // first, later ones wait). RESOURCE_EXHAUSTED while the disk is still full; nothing
+  // acknowledged is lost either way (every acknowledged write is in the log).
+  absl::Status Recover(bool writing);
+  // Flushes every memtable, noting an I/O error for Recover. REQUIRES: db_mu held.
+  absl::Status FlushAll() {
+    rocksdb::FlushOptions f;
+    f.wait = true;
+    rocksdb::Status s = db->Flush(f, cfs);
+    if (s.IsIOError()) write_failed.store(true);
+    return FromRocks(s, "flushing index " + options.path);
+  }
+  // Writes and syncs a small file beside the database, then removes it.
+  absl::Status ProbeSpace() const;
+  // Opens `db` and the handles from db_options and descriptors. REQUIRES: db == nullptr.
+  rocksdb::Status OpenDb();
+  // Closes `db` (handles first). REQUIRES: no call uses it.
+  void CloseDb();
 
   // NOT_FOUND as std::nullopt; other errors as status.
   absl::StatusOr<std::optional<std::string>> Get(CfIndex c, std::string_view key,
@@ -505,6 +555,21 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
 
 }  // namespace
 
+namespace {
+
+// The postings options a bulk load changes and their values while it runs (RocksDB's
+// SetOptions takes strings); EndBulkLoad restores the values the index was opened with.
+const std::unordered_map<std::string, std::string>& BulkLoadOptions() {
+  static const auto* options = new std::unordered_map<std::string, std::string>{
+      {"disable_auto_compactions", "true"},
+      {"level0_slowdown_writes_trigger", "1000000"},
+      {"level0_stop_writes_trigger", "1000000"},
+  };
+  return *options;
+}
+
+}  // namespace
+
 absl::Status Index::Rep::LoadOrInitMeta() {
   const std::string& path = options.path;
   COPS_ASSIGN_OR_RETURN(auto version, Get(kMeta, kSchemaVersionKey, "reading schema version"));
@@ -612,6 +677,94 @@ absl::Status Index::Rep::UpgradeDuplicateMap() {
   return FromRocks(db->Write(w, &b), what);
 }
 
+rocksdb::Status Index::Rep::OpenDb() {
+  rocksdb::Status s;
+  if (options.read_only) {
+    s = rocksdb::DB::OpenForReadOnly(db_options, options.path, descriptors, &cfs, &db);
+  } else {
+    s = rocksdb::DB::Open(db_options, options.path, descriptors, &cfs, &db);
+  }
+  if (!s.ok()) {
+    db = nullptr;
+    cfs.clear();
+    return s;
+  }
+  // The postings shards follow the fixed families in `descriptors`, the verification
+  // grams' family (when present) comes last.
+  const bool with_verify = descriptors.back().name == kVerifyCf;
+  const size_t shard_count = descriptors.size() - kNumCfs - (with_verify ? 1 : 0) + 1;
+  shards.assign(1, cfs[kPostings]);
+  for (size_t shard = 1; shard < shard_count; ++shard) shards.push_back(cfs[kNumCfs + shard - 1]);
+  verify = with_verify ? cfs.back() : nullptr;
+  shard_shift = shard_count == 1 ? 64 : 64 - std::countr_zero(shard_count);
+  shard_ids_ascending = true;
+  for (size_t i = 1; i < shards.size(); ++i) {
+    shard_ids_ascending &= shards[i - 1]->GetID() < shards[i]->GetID();
+  }
+  return s;
+}
+
+void Index::Rep::CloseDb() {
+  if (db == nullptr) return;
+  for (auto* h : cfs) {
+    if (h != nullptr) db->DestroyColumnFamilyHandle(h);
+  }
+  cfs.clear();
+  shards.clear();
+  verify = nullptr;
+  db->Close();  // status ignored: the database is reopened or the index destroyed
+  delete db;
+  db = nullptr;
+}
+
+absl::Status Index::Rep::ProbeSpace() const {
+  // Room for what a reopen writes (a new log and manifest) and the next few writes.
+  constexpr size_t kProbeBytes = 1u << 20;
+  rocksdb::Env* env = db_options.env;
+  const std::string probe = options.path + "/SPACE_PROBE";
+  std::unique_ptr<rocksdb::WritableFile> file;
+  rocksdb::Status s = env->NewWritableFile(probe, &file, rocksdb::EnvOptions());
+  if (s.ok()) s = file->Append(std::string(kProbeBytes, '\0'));
+  if (s.ok()) s = file->Sync();
+  if (file != nullptr) file->Close().PermitUncheckedError();
+  env->DeleteFile(probe).PermitUncheckedError();
+  if (s.ok()) return absl::OkStatus();
+  return FromRocks(s, "index " + options.path +
+                          ": an earlier write failed and the disk has no space yet; writes "
+                          "resume once space is freed");
+}
+
+absl::Status Index::Rep::Recover(bool writing) {
+  if (!closed.load() && (!writing || !write_failed.load())) return absl::OkStatus();
+  if (options.read_only) return absl::OkStatus();
+  absl::MutexLock serial(&recover_mu);
+  if (!closed.load() && !write_failed.load()) return absl::OkStatus();  // recovered meanwhile
+  COPS_RETURN_IF_ERROR(ProbeSpace());
+  stop_warming.store(true, std::memory_order_release);  // a warm-up gives way
+  absl::MutexLock exclusive(&db_mu);
+  absl::MutexLock writer(&write_mu);
+  CloseDb();
+  closed.store(true);
+  rocksdb::Status s = OpenDb();
+  if (!s.ok()) return FromRocks(s, "reopening index " + options.path + " after a write error");
+  closed.store(false);
+  stop_warming.store(false, std::memory_order_release);
+  // The counters and the next id as the database has them; ids handed to writes that
+  // failed stay unused.
+  const DocId next_before = next_doc_id;
+  COPS_RETURN_IF_ERROR(LoadOrInitMeta());
+  next_doc_id = std::max(next_doc_id, next_before);
+  if (bulk_loading.load()) {
+    for (auto* shard : shards) {
+      COPS_RETURN_IF_ERROR(FromRocks(db->SetOptions(shard, BulkLoadOptions()),
+                                     "restarting a bulk load after a reopen"));
+    }
+  }
+  if (manual_compactions_aborted.load()) db->DisableManualCompaction();
+  write_failed.store(false);
+  return absl::OkStatus();
+}
+
 Index::Index(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 Index::~Index() = default;
 
@@ -671,24 +824,13 @@ absl::StatusOr<std::unique_ptr<Index>> Index::Open(const IndexOptions& options) 
     with_verify = !options.read_only ||
                   std::find(names.begin(), names.end(), kVerifyCf) != names.end();
   }
-  auto descriptors = Descriptors(options, rep->cache, shards, with_verify);
+  rep->descriptors = Descriptors(options, rep->cache, shards, with_verify);
+  rep->db_options = db_options;
   if (!options.read_only) {
     COPS_RETURN_IF_ERROR(CreateDirDurably(*db_options.env, options.path));
   }
-  rocksdb::Status s;
-  if (options.read_only) {
-    s = rocksdb::DB::OpenForReadOnly(db_options, options.path, descriptors, &rep->cfs, &rep->db);
-  } else {
-    s = rocksdb::DB::Open(db_options, options.path, descriptors, &rep->cfs, &rep->db);
-  }
+  rocksdb::Status s = rep->OpenDb();
   if (!s.ok()) return FromRocks(s, "opening index " + options.path);
-  rep->shards.push_back(rep->cfs[kPostings]);
-  for (uint32_t shard = 1; shard < shards; ++shard) rep->shards.push_back(rep->cfs[kNumCfs + shard - 1]);
-  if (with_verify) rep->verify = rep->cfs.back();
-  rep->shard_shift = shards == 1 ? 64 : 64 - std::countr_zero(shards);
-  for (size_t i = 1; i < rep->shards.size(); ++i) {
-    rep->shard_ids_ascending &= rep->shards[i - 1]->GetID() < rep->shards[i]->GetID();
-  }
   rep->lookup_parts = std::make_unique<ParallelParts>(options.lookup_threads - 1);
   COPS_RETURN_IF_ERROR(rep->LoadOrInitMeta());
   return std::unique_ptr<Index>(new Index(std::move(rep)));
@@ -742,6 +884,9 @@ absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
                                                 const DocumentFingerprint& fp,
                                                 std::string_view text,
                                                 uint64_t log_sequence) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->CheckWritable());
   Prepared p(record, fp, text, /*id=*/0);
   if (!p.ready) return p.outcome.status();
@@ -752,6 +897,9 @@ absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
 
 absl::Status Index::RegisterBatch(std::span<const RegisterItem> items,
                                   std::vector<absl::StatusOr<RegisterOutcome>>* out) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   out->clear();
   COPS_RETURN_IF_ERROR(rep_->CheckWritable());
   std::vector<Prepared> prepared;
@@ -770,6 +918,9 @@ absl::Status Index::RegisterBatch(std::span<const RegisterItem> items,
 
 absl::Status Index::RegisterAs(const DocumentRecord& record, const DocumentFingerprint& fp,
                                std::string_view text) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   if (record.id == 0) return absl::InvalidArgumentError("RegisterAs needs a document id");
   COPS_RETURN_IF_ERROR(rep_->CheckWritable());
   Prepared p(record, fp, text, record.id);
@@ -791,13 +942,16 @@ DocId Index::NextDocId() const {
 }
 
 absl::Status Index::RaiseNextDocId(DocId next) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
   absl::MutexLock lock(&r.write_mu);
   if (next <= r.next_doc_id) return absl::OkStatus();
   rocksdb::WriteBatch b;
   b.Put(r.cf(kMeta), kNextDocIdKey, VarintValue(next));
-  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), "raising the next document id"));
+  COPS_RETURN_IF_ERROR(FromRocks(r.Write(&b), "raising the next document id"));
   r.next_doc_id = next;
   return absl::OkStatus();
 }
@@ -818,6 +972,9 @@ absl::Status CheckLogSequence(uint64_t log_sequence, uint64_t applied) {
 uint64_t Index::AppliedLogSequence() const { return rep_->applied_log_sequence.load(); }
 
 absl::Status Index::SkipLogSequence(uint64_t log_sequence) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
   if (log_sequence == 0) return absl::InvalidArgumentError("log sequence 0");
@@ -825,7 +982,7 @@ absl::Status Index::SkipLogSequence(uint64_t log_sequence) {
   COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, r.applied_log_sequence.load()));
   rocksdb::WriteBatch b;
   b.Put(r.cf(kMeta), kAppliedLogSequenceKey, VarintValue(log_sequence));
-  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b),
+  COPS_RETURN_IF_ERROR(FromRocks(r.Write(&b),
                                  "recording log event " + std::to_string(log_sequence)));
   r.applied_log_sequence.store(log_sequence);
   return absl::OkStatus();
@@ -1019,7 +1176,7 @@ absl::Status Index::WriteGroup(std::span<Prepared*> group, uint64_t log_sequence
   const std::string what =
       created.size() == 1 ? "registering document " + std::to_string(created[0]->outcome->id)
                           : "registering " + std::to_string(created.size()) + " documents";
-  absl::Status written = FromRocks(r.db->Write(r.WriteOpts(), &b), what);
+  absl::Status written = FromRocks(r.Write(&b), what);
   if (!written.ok()) {
     if (log_sequence != 0) r.next_doc_id = previous_next_id;
     for (Prepared* p : created) p->outcome = written;
@@ -1070,6 +1227,9 @@ absl::Status Index::Rep::AddRemoval(DocId id, const DocumentRecord& record,
 }
 
 absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
   const std::string what = "unregistering document " + std::to_string(id);
@@ -1080,7 +1240,7 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   COPS_ASSIGN_OR_RETURN(auto value, r.Get(kDocuments, codec::DocKey(id), what));
   if (!value.has_value()) {
     if (log_sequence != 0) {
-      COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), what));
+      COPS_RETURN_IF_ERROR(FromRocks(r.Write(&b), what));
       r.applied_log_sequence.store(log_sequence);
     }
     return absl::NotFoundError("document " + std::to_string(id) + " is not registered");
@@ -1090,7 +1250,7 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   Counters next = r.counters;
   COPS_RETURN_IF_ERROR(r.AddRemoval(id, record, &b, &next));
   b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
-  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b), what));
+  COPS_RETURN_IF_ERROR(FromRocks(r.Write(&b), what));
   r.counters = next;
   if (log_sequence != 0) r.applied_log_sequence.store(log_sequence);
   r.PublishCounters();
@@ -1098,6 +1258,9 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
 }
 
 absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_documents) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
   if (max_documents == 0) return absl::InvalidArgumentError("RemoveExpired needs a batch size");
@@ -1139,7 +1302,7 @@ absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_
       ++removed;
     }
     b.Put(r.cf(kMeta), kCountersKey, EncodeCounters(next));
-    COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(r.WriteOpts(), &b),
+    COPS_RETURN_IF_ERROR(FromRocks(r.Write(&b),
                                    "removing " + std::to_string(removed) + " expired documents"));
     r.counters = next;
     r.PublishCounters();
@@ -1150,6 +1313,9 @@ absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_
 
 absl::StatusOr<std::vector<DocId>> Index::ExpiredDocuments(int64_t now_unix_micros,
                                                            size_t limit) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   const Rep& r = *rep_;
   const std::string prefix = kExpiryPrefix;
   std::vector<DocId> due;
@@ -1175,6 +1341,9 @@ absl::StatusOr<std::vector<DocId>> Index::ExpiredDocuments(int64_t now_unix_micr
 }
 
 absl::StatusOr<DocumentRecord> Index::GetDocument(DocId id) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_ASSIGN_OR_RETURN(auto value, rep_->Get(kDocuments, codec::DocKey(id),
                                               "reading document " + std::to_string(id)));
   if (!value.has_value()) {
@@ -1205,6 +1374,9 @@ void MultiGetByDocId(rocksdb::DB& db, rocksdb::ColumnFamilyHandle* cf,
 
 absl::Status Index::GetDocuments(std::span<const DocId> ids,
                                  std::vector<std::optional<DocumentRecord>>* out) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   out->assign(ids.size(), std::nullopt);
   if (ids.empty()) return absl::OkStatus();
   std::vector<rocksdb::PinnableSlice> values;
@@ -1222,6 +1394,9 @@ absl::Status Index::GetDocuments(std::span<const DocId> ids,
 
 absl::Status Index::GetGrams(std::span<const DocId> ids,
                              std::vector<std::vector<uint32_t>>* out) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   out->resize(ids.size());
   for (auto& g : *out) g.clear();
   if (ids.empty() || rep_->verify == nullptr) return absl::OkStatus();
@@ -1237,6 +1412,9 @@ absl::Status Index::GetGrams(std::span<const DocId> ids,
 }
 
 absl::StatusOr<std::string> Index::GetText(DocId id) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_ASSIGN_OR_RETURN(auto value, rep_->Get(kTexts, codec::DocKey(id),
                                               "reading text of document " + std::to_string(id)));
   if (!value.has_value()) {
@@ -1247,6 +1425,9 @@ absl::StatusOr<std::string> Index::GetText(DocId id) const {
 
 absl::StatusOr<DocumentPage> Index::ListDocuments(std::string_view page_token, size_t page_size,
                                                   std::string_view collection) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   page_size = std::clamp<size_t>(page_size, 1, 1000);
   DocId after = 0;
   if (!page_token.empty()) {
@@ -1291,6 +1472,9 @@ absl::Status Index::Rep::CheckListsCollections() const {
 }
 
 absl::StatusOr<bool> Index::HasCollection(std::string_view collection) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   const Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckListsCollections());
   std::string prefix;
@@ -1304,6 +1488,9 @@ absl::StatusOr<bool> Index::HasCollection(std::string_view collection) const {
 }
 
 absl::StatusOr<std::vector<std::string>> Index::Collections() const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   const Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckListsCollections());
   std::vector<std::string> out;
@@ -1327,6 +1514,9 @@ absl::StatusOr<std::vector<std::string>> Index::Collections() const {
 }
 
 absl::Status Index::Lookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   // Reused between calls on the same thread (a check is the hot path): no allocation once
   // the buffers and the caller's lists have grown to the batch size.
   struct Scratch {
@@ -1417,6 +1607,9 @@ IndexStats Index::Stats() const {
   s.documents = r.documents.load(std::memory_order_relaxed);
   s.postings = r.postings.load(std::memory_order_relaxed);
   s.text_bytes = r.text_bytes.load(std::memory_order_relaxed);
+  s.block_cache_bytes = r.cache->GetUsage();
+  absl::ReaderMutexLock open(&r.db_mu);
+  if (r.db == nullptr) return s;  // closed after a write error: the counters only
   uint64_t v = 0;
   for (auto* shard : r.shards) {
     if (r.db->GetIntProperty(shard, "rocksdb.estimate-num-keys", &v)) s.chunk_keys += v;
@@ -1435,7 +1628,6 @@ IndexStats Index::Stats() const {
     s.verify_disk_bytes = v;
   }
   s.postings_shards = static_cast<uint32_t>(r.shards.size());
-  s.block_cache_bytes = r.cache->GetUsage();
   s.block_cache_warming = r.warming.load(std::memory_order_acquire);
   s.postings_files_per_level.assign(r.db->NumberLevels(r.shards[0]), 0);
   for (auto* shard : r.shards) {
@@ -1458,6 +1650,8 @@ IndexStats Index::Stats() const {
 
 absl::StatusOr<uint64_t> Index::WarmBlockCache(double fill,
                                                 const std::function<bool()>& stop) const {
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return rep_->WarmBlockCache(fill, stop);
 }
 
@@ -1470,59 +1664,65 @@ void Index::StartWarmingBlockCache(double fill) {
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
     // A failed read ends the warm-up early (Stats() shows what it cached); the checks then
     // read the files, as without one.
-    (void)r.WarmBlockCache(fill, [&r] { return r.stop_warming.load(std::memory_order_acquire); });
+    {
+      absl::ReaderMutexLock open(&r.db_mu);
+      if (r.db != nullptr) {
+        (void)r.WarmBlockCache(fill,
+                               [&r] { return r.stop_warming.load(std::memory_order_acquire); });
+      }
+    }
     r.warming.store(false, std::memory_order_release);
   });
 }
 
 absl::Status Index::Flush() {
-  rocksdb::FlushOptions f;
-  f.wait = true;
-  return FromRocks(rep_->db->Flush(f, rep_->cfs), "flushing index " + rep_->options.path);
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+  return rep_->FlushAll();
 }
 
 absl::Status Index::Compact() {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->CheckWritable());
-  COPS_RETURN_IF_ERROR(Flush());
+  COPS_RETURN_IF_ERROR(rep_->FlushAll());
   rocksdb::CompactRangeOptions c;
   c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForceOptimized;
   c.exclusive_manual_compaction = false;  // the column families side by side
   return rep_->CompactSideBySide(c, rep_->cfs, "compacting index " + rep_->options.path);
 }
 
-namespace {
-
-// The postings options a bulk load changes and their values while it runs (RocksDB's
-// SetOptions takes strings); EndBulkLoad restores the values the index was opened with.
-const std::unordered_map<std::string, std::string> kBulkLoadOptions = {
-    {"disable_auto_compactions", "true"},
-    {"level0_slowdown_writes_trigger", "1000000"},
-    {"level0_stop_writes_trigger", "1000000"},
-};
-
-}  // namespace
-
 absl::Status Index::BeginBulkLoad() {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
   absl::MutexLock lock(&r.bulk_mu);
   if (r.bulk_loading.load()) return absl::OkStatus();
   for (auto* shard : r.shards) {
     COPS_RETURN_IF_ERROR(
-        FromRocks(r.db->SetOptions(shard, kBulkLoadOptions), "starting a bulk load"));
+        FromRocks(r.db->SetOptions(shard, BulkLoadOptions()), "starting a bulk load"));
   }
   r.bulk_loading.store(true);
   return absl::OkStatus();
 }
 
 absl::Status Index::EndBulkLoad() {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   Rep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.CheckWritable());
   absl::MutexLock lock(&r.bulk_mu);
   if (!r.bulk_loading.load()) return absl::OkStatus();
   rocksdb::FlushOptions f;
   f.wait = true;
-  COPS_RETURN_IF_ERROR(FromRocks(r.db->Flush(f, r.shards), "flushing a bulk load"));
+  rocksdb::Status flushed = r.db->Flush(f, r.shards);
+  if (flushed.IsIOError()) r.write_failed.store(true);
+  COPS_RETURN_IF_ERROR(FromRocks(flushed, "flushing a bulk load"));
   // One manual compaction of everything loaded per shard, all shards at once (one thread
   // each), while automatic compaction is still off: it would otherwise start on the
   // level-0 pile in pieces. Writes go on meanwhile.
@@ -1548,19 +1748,28 @@ absl::Status Index::EndBulkLoad() {
 bool Index::bulk_loading() const { return rep_->bulk_loading.load(); }
 
 void Index::AbortManualCompactions() {
-  if (!rep_->options.read_only) rep_->db->DisableManualCompaction();
+  if (rep_->options.read_only) return;
+  rep_->manual_compactions_aborted.store(true);
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  if (rep_->db != nullptr) rep_->db->DisableManualCompaction();
 }
 
 absl::Status Index::WaitForCompactions(std::chrono::milliseconds poll) {
   for (;;) {
+    COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
     uint64_t pending = 0, running = 0;
-    if (!rep_->db->GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &running)) {
-      return absl::InternalError("RocksDB does not report running compactions");
-    }
-    for (auto* h : rep_->cfs) {
-      uint64_t p = 0;
-      if (rep_->db->GetIntProperty(h, rocksdb::DB::Properties::kCompactionPending, &p)) {
-        pending += p;
+    {
+      // Not held while sleeping: a reopen after a write error may come in between.
+      absl::ReaderMutexLock open(&rep_->db_mu);
+      COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+      if (!rep_->db->GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &running)) {
+        return absl::InternalError("RocksDB does not report running compactions");
+      }
+      for (auto* h : rep_->cfs) {
+        uint64_t p = 0;
+        if (rep_->db->GetIntProperty(h, rocksdb::DB::Properties::kCompactionPending, &p)) {
+          pending += p;
+        }
       }
     }
     // During a bulk load RocksDB reports compactions pending that it will not run until
@@ -1571,6 +1780,9 @@ absl::Status Index::WaitForCompactions(std::chrono::milliseconds poll) {
 }
 
 absl::Status Index::CreateSnapshot(const std::string& dir) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return CreateRocksCheckpoint(*rep_->db, dir);
 }
 

@@ -8,6 +8,10 @@
 //
 // Thread-safety: an Index is safe for concurrent use from many threads; registrations and
 // unregistrations are atomic (one WriteBatch each) and checks never see half of one.
+//
+// A write that fails on a full disk gives RESOURCE_EXHAUSTED and stores nothing; the next
+// write, once a probe file fits on the disk again, reopens the database in place (calls wait
+// meanwhile) and goes on: no restart (docs/storage-format.md).
 
 #include <array>
 #include <chrono>

@@ -2,10 +2,13 @@
 
 #include <atomic>
 #include <memory>
+#include <sstream>
 #include <string>
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -71,7 +74,14 @@ TEST(AuditSinkTest, FailingWriterIsCounted) {
   EXPECT_GE(calls.load(), 1);
 }
 
-TEST(AuditSinkTest, FullQueueDropsAndCounts) {
+// A full queue drops records, never silently: they are counted (exported as
+// cops_audit_records_dropped_total, tests/server/metrics_test.cc) and logged as an error.
+TEST(AuditSinkTest, FullQueueDropsCountsAndLogs) {
+  std::ostringstream lines;
+  auto previous = spdlog::default_logger();
+  auto log = std::make_shared<spdlog::sinks::ostream_sink_mt>(lines);
+  log->set_pattern("%l %v");
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("audit-test", log));
   absl::Notification writing, go_on;
   std::atomic<size_t> written{0};
   AuditSink sink(
@@ -88,8 +98,12 @@ TEST(AuditSinkTest, FullQueueDropsAndCounts) {
   EXPECT_EQ(sink.counters().dropped, 1u);
   go_on.Notify();
   sink.Flush();
+  spdlog::set_default_logger(previous);
   EXPECT_EQ(written.load(), 3u);
   EXPECT_EQ(sink.counters().written, 3u);
+  EXPECT_NE(lines.str().find("error audit queue full"), std::string::npos) << lines.str();
+  EXPECT_NE(lines.str().find("1 audit records of a check by 'pc' dropped"), std::string::npos)
+      << lines.str();
 }
 
 TEST(AuditSinkTest, DestructorWritesWhatIsQueued) {

@@ -438,6 +438,48 @@ std::string ReadShipped(const std::string& path) {
   return in ? s.str() : std::string();
 }
 
+// Why a short test looks up every chunk outside its verified passages, however long a passage
+// must be to count: the winnowing guarantee covers runs of w + k - 1 = 12 shared words, but a
+// passage counts from min_passage_units (8) words of matched grams, gaps left out, so it may
+// hold no shared chunk at all; the one chunk a source shares can then lie outside the test's
+// selection and outside every passage that counts, and still be the only way to the source.
+TEST_F(DetectTest, TheOnlyChunkLeadingToAReportedSourceMayLieOutsideItsPassages) {
+  Build(3, 5);
+  // Three shared 3-word runs, one own word apart: a 9-word passage without a shared chunk.
+  auto gapped = [](const std::string& a, const std::string& b) {
+    return Words(400, 3) + " " + a + " " + Words(403, 3) + " " + b + " " + Words(406, 3);
+  };
+  // 5 shared words far before it: one shared chunk, a 5-word passage that does not count;
+  // chosen so that the test does not select that chunk.
+  std::string link, text;
+  bool link_selected = true;
+  for (int seed = 0; seed < 100 && link_selected; ++seed) {
+    link = Words(300 + 10 * seed, 5);
+    text = Words(40000, 30) + " " + link + " " + Words(40100, 30) + " " +
+           gapped("w40200", "w40201") + " " + Words(40300, 30) + ".";
+    DocumentFingerprint fp;
+    ASSERT_OK(fingerprinter_->Fingerprint(text, &fp, CheckFingerprintOptions(params_)));
+    link_selected = std::any_of(fp.selection.begin(), fp.selection.end(),
+                                [&fp](uint32_t i) { return fp.chunks[i].unit_begin == 30; });
+  }
+  ASSERT_FALSE(link_selected);
+  Add(3, Words(30000, 30) + " " + link + " " + Words(30100, 30) + " " +
+             gapped("w30200", "w30201") + " " + Words(30300, 30) + ".");
+  std::pair<size_t, size_t> looked_up;
+  const auto [two_phases, at_once] = CheckBothWays(text, &looked_up);
+  ExpectSameMatches(two_phases, at_once);
+  ASSERT_EQ(two_phases.matches.size(), 1u);
+  const DocumentMatch& m = two_phases.matches[0];
+  EXPECT_EQ(m.doc_id, 3u);
+  ASSERT_EQ(m.spans.size(), 1u);  // the gapped passage; the linking chunk's 5 words do not count
+  EXPECT_EQ(m.spans[0].units, 11u);  // 9 shared words and the 2 edited between them
+  EXPECT_GT(m.spans[0].test_start, text.find(link) + link.size());
+  // Without the linking chunk the source is not found at all.
+  std::string unlinked = text;
+  unlinked.replace(unlinked.find(link), link.size(), Words(60000, 5));
+  EXPECT_TRUE(Check(unlinked).matches.empty());
+}
+
 TEST_F(DetectTest, ALicenceIsNoCopyOfAnotherLicence) {
   // Apache 2.0 and GPL 3 share only legal stock phrases ("the terms and conditions",
   // "including but not limited to", "conditions of this License"), each a few words long.

@@ -162,5 +162,45 @@ TEST(ParseSettingTest, OverridesDefaultsAndRejectsUnknownKeys) {
   EXPECT_FALSE(ParseSetting("k=many", Setting{}).ok());
 }
 
+TEST(ContentStemsTest, StemsInflectionsAndDropsStopWords) {
+  EXPECT_EQ(LightStem("reached"), LightStem("reaching"));
+  EXPECT_EQ(LightStem("reaches"), LightStem("reach"));
+  EXPECT_EQ(LightStem("studies"), LightStem("study"));
+  EXPECT_EQ(LightStem("stopped"), LightStem("stop"));
+  EXPECT_EQ(LightStem("moved"), LightStem("move"));
+  EXPECT_NE(LightStem("fall"), LightStem("fail"));
+  EXPECT_EQ(LightStem("is"), "is");  // short words stay as they are
+  EXPECT_EQ(ContentStems("The results of the studies were reached quickly."),
+            (std::vector<std::string>{"result", "studi", "reach", "quick"}));
+}
+
+// A paraphrase written by a person (P4P pair 12) changes most function words but keeps
+// content words in order; a text on another subject shares none of its stem pairs.
+TEST(ContentStemsTest, ScorerRanksTheParaphrasedSourceAboveAnUnrelatedOne) {
+  EvalSet set;
+  set.sources.push_back(
+      {"s0.txt",
+       "Bonaparte repaired to Lausanne to prepare the expedition of Mount St. Bernard; the old "
+       "Austrian general could not believe in the possibility of so bold an enterprise, and in "
+       "consequence made inadequate preparations to oppose it."});
+  set.sources.push_back(
+      {"s1.txt",
+       "Stew a quarter of a pound of rice in a pint of milk till tender; when cool, add half a "
+       "pint of whipped cream and a teaspoonful of vanilla."});
+  set.tests.push_back({"t0.txt", "paraphrase", 0, true,
+                       "Bonaparte retreated to Lausanne to prepare to go to Mount St. Bernard. "
+                       "The veteran Austrian general did not sufficiently prepare to fight "
+                       "Bonaparte's arrival, as he did not think such an expedition likely."});
+  const SettingRun run = RunStemScorer(set, 2);
+  ASSERT_EQ(run.scores.size(), 1u);
+  EXPECT_GT(run.scores[0].source_ratio, 0.1);  // "mount st", "austrian general", ...
+  EXPECT_EQ(run.scores[0].other_ratio, 0.0);
+  EXPECT_GT(Score(set, run, 0.05).overall.tp, 0);
+  // The four shared pairs advance together in both texts: one chain of 4, which a rule of
+  // 4 keeps and a rule of 5 drops.
+  EXPECT_DOUBLE_EQ(RunStemScorer(set, 2, 4).scores[0].source_ratio, run.scores[0].source_ratio);
+  EXPECT_EQ(RunStemScorer(set, 2, 5).scores[0].source_ratio, 0.0);
+}
+
 }  // namespace
 }  // namespace cops::eval
