@@ -171,10 +171,13 @@ fi
 setup="cluster-${partitions}x${replicas_per_partition}"
 start_nats
 replicas=()
-route=(--route "$nats_url" --partitions "$partitions")
+# One nats-server keeps one copy of the log: said explicitly (copsd refuses it otherwise).
+one_copy=(--log-replicas 1 --allow-unreplicated-log)
+route=(--route "$nats_url" --partitions "$partitions" "${one_copy[@]}")
 for p in $(seq 0 $((partitions - 1))); do
   for r in $(seq 0 $((replicas_per_partition - 1))); do
-    start_copsd "p${p}r${r}" --follow "$nats_url" --partitions "$partitions" --partition "$p"
+    start_copsd "p${p}r${r}" --follow "$nats_url" --partitions "$partitions" --partition "$p" \
+      "${one_copy[@]}"
     replicas+=("p${p}r${r}")
     route+=(--replica "$p=${addr[p${p}r${r}]}")
   done

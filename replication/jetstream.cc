@@ -105,6 +105,18 @@ absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
   jsErrCode err = static_cast<jsErrCode>(0);
   s = js_GetStreamInfo(&info, context, options.stream.c_str(), nullptr, &err);
   if (s == NATS_OK) {
+    if (info->Config->Replicas < options.replicas) {
+      const int kept = static_cast<int>(info->Config->Replicas);
+      jsStreamInfo_Destroy(info);
+      return absl::FailedPreconditionError(
+          "stream " + options.stream + " keeps " + std::to_string(kept) +
+          (kept == 1 ? " copy" : " copies") + " of each event, fewer than the " +
+          std::to_string(options.replicas) +
+          " wanted: an acknowledged event is lost with one NATS server's store (raise it with "
+          "`nats stream edit " + options.stream + " --replicas " +
+          std::to_string(options.replicas) + "`, or accept it: copsd --log-replicas " +
+          std::to_string(kept) + " --allow-unreplicated-log)");
+    }
     // A stream created before partitions existed lacks their subject: add it.
     jsStreamConfig* existing = info->Config;
     bool has_partitions = false;
@@ -130,6 +142,7 @@ absl::StatusOr<std::unique_ptr<JetStream>> JetStream::Connect(
   if (err != JSStreamNotFoundErr && s != NATS_NOT_FOUND) {
     return NatsError(s, "looking up stream " + options.stream);
   }
+  if (!options.create_if_missing) return js;
   jsStreamConfig config;
   jsStreamConfig_Init(&config);
   config.Name = options.stream.c_str();

@@ -40,11 +40,16 @@ struct RegistrationStreamOptions {
   // (replication/partitioning.h). The stream takes both.
   std::string subject = "cops.registrations";
   // Copies JetStream keeps of each event (RAFT quorum); 1 for a single server, 3 in a
-  // cluster of 3. Applied when the stream is created; an existing stream keeps its own.
+  // cluster of 3. Applied when the stream is created; an existing stream keeping fewer is
+  // refused (FAILED_PRECONDITION): an event acknowledged by one server is lost with its disk.
   int replicas = 1;
-  // Look the stream up and create it when missing; false connects only (a tool reading the
-  // cluster map must not create the log with its own settings).
+  // Look the stream up (checking its replicas) and create it when missing; false connects
+  // only (a tool reading the cluster map must not create the log with its own settings).
   bool create_stream = true;
+  // With create_stream: false leaves a missing stream missing. A node that has applied
+  // events from the stream must never create it anew (its sequences would start again at
+  // 1): LogApplier::Start then refuses the missing stream, naming what the node applied.
+  bool create_if_missing = true;
   // How long a publish waits for JetStream's acknowledgement, in milliseconds.
   int64_t publish_timeout_ms = 5000;
   // The cluster key (replication/cluster_signature.h; raw bytes, copsd --cluster-key-file):

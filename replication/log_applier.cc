@@ -7,6 +7,9 @@
 #include <string>
 #include <string_view>
 
+#include "absl/time/time.h"
+#include "core/status_macros.h"
+#include "logging/log_event.h"
 #include "replication/cluster_signature.h"
 
 namespace cops {
@@ -23,34 +26,53 @@ absl::Status CheckSignature(const std::string& key, natsMsg* msg, std::string_vi
                                 signature != nullptr ? signature : "");
 }
 
-// Binds `durable` so that its next delivery is the first event the sink lacks. A consumer
-// whose acknowledged floor is above the sink's applied sequence has acknowledged events this
-// index does not hold (the index was wiped or restored from an older snapshot): it is
-// recreated, or those events would never come again.
-// `recreate`: the consumer is recreated at applied + 1 whatever its state (deliveries were
-// lost: waiting for JetStream's ack wait to redeliver them would hold the node back).
-absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, uint64_t applied,
-                             bool recreate = false) {
+// "NAME created at <UTC time>" for an identity of LogStreamIdentityOf.
+std::string DescribeIdentity(const std::string& identity) {
+  const size_t at = identity.rfind('@');
+  if (at == std::string::npos) return identity;
+  int64_t nanos = 0;
+  for (char c : identity.substr(at + 1)) nanos = nanos * 10 + (c - '0');
+  return identity.substr(0, at) + " created at " +
+         absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixNanos(nanos), absl::UTCTimeZone());
+}
+
+// Whether the stream is the one whose events `sink` applied and still holds every event
+// after them (LogApplier::Start); records the stream's identity when the sink has applied
+// nothing or has none recorded (an index from before identities were recorded).
+absl::Status CheckStreamFor(JetStream* js, LogSink* sink) {
   const std::string& stream = js->options().stream;
+  const uint64_t applied = sink->AppliedLogSequence();
+  COPS_ASSIGN_OR_RETURN(const std::string recorded, sink->LogStreamIdentity());
+  const std::string recover =
+      "; restore the stream, or start this node on an empty data directory to rebuild its index "
+      "from the stream as it is (docs/scale-out.md, \"When the log is lost\")";
   jsErrCode err = static_cast<jsErrCode>(0);
-  // A stream trimmed (purged) above the index's position no longer holds events this index
-  // lacks: starting there would leave it silently incomplete.
-  jsStreamInfo* stream_info = nullptr;
-  natsStatus s = js_GetStreamInfo(&stream_info, js->context(), stream.c_str(), nullptr, &err);
-  if (s != NATS_OK) return NatsError(s, "looking up stream " + stream);
-  const uint64_t first = stream_info->State.FirstSeq;
-  const uint64_t last = stream_info->State.LastSeq;
-  jsStreamInfo_Destroy(stream_info);
-  // A stream that ends before what this index applied lost its tail (a NATS store lost) or
-  // was deleted and created anew: its next events would carry sequences this index takes
-  // for applied ones, and be skipped.
+  jsStreamInfo* info = nullptr;
+  natsStatus s = js_GetStreamInfo(&info, js->context(), stream.c_str(), nullptr, &err);
+  if (s != NATS_OK) {
+    if ((s == NATS_NOT_FOUND || err == JSStreamNotFoundErr) && applied > 0) {
+      return absl::FailedPreconditionError(
+          "stream " + stream + " does not exist, but this index has applied the log up to event " +
+          std::to_string(applied) +
+          (recorded.empty() ? "" : " of stream " + DescribeIdentity(recorded)) +
+          ": it was deleted, and a stream created anew would reuse those sequences" + recover);
+    }
+    return NatsError(s, "looking up stream " + stream);
+  }
+  const uint64_t first = info->State.FirstSeq;
+  const uint64_t last = info->State.LastSeq;
+  const std::string identity = LogStreamIdentityOf(stream, info->Created);
+  jsStreamInfo_Destroy(info);
+  // A stream that ends before what this index applied lost its tail (a NATS store lost):
+  // its next events would carry sequences this index takes for applied ones, and be skipped.
   if (last < applied) {
     return absl::FailedPreconditionError(
         "stream " + stream + " ends at event " + std::to_string(last) +
         " but this index has applied the log up to event " + std::to_string(applied) +
-        ": the stream lost its tail or was recreated; restore the stream, or start this node "
-        "on an empty data directory to rebuild its index from the stream as it is");
+        ": the stream lost its tail or was recreated" + recover);
   }
+  // A stream trimmed (purged) above the index's position no longer holds events this index
+  // lacks: starting there would leave it silently incomplete.
   if (first > applied + 1) {
     return absl::FailedPreconditionError(
         "stream " + stream + " no longer holds events " + std::to_string(applied + 1) + " to " +
@@ -58,9 +80,35 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
         "node on a snapshot of a replica taken at or after event " + std::to_string(first - 1) +
         " (docs/scale-out.md, \"Seeding a node from a snapshot\")");
   }
+  if (applied > 0 && !recorded.empty() && recorded != identity) {
+    return absl::FailedPreconditionError(
+        "stream " + DescribeIdentity(identity) + " is not the stream this index applied events 1 to " +
+        std::to_string(applied) + " from (" + DescribeIdentity(recorded) +
+        "): it was deleted and created anew, its events are others under the same sequences" +
+        recover);
+  }
+  if (recorded != identity) {
+    COPS_RETURN_IF_ERROR(sink->RecordLogStreamIdentity(identity));
+  }
+  return absl::OkStatus();
+}
+
+// Binds `durable` so that its next delivery is the first event the sink lacks, after
+// CheckStreamFor. A consumer whose acknowledged floor is above the sink's applied sequence
+// has acknowledged events this index does not hold (the index was wiped or restored from an
+// older snapshot): it is recreated, or those events would never come again.
+// `recreate`: the consumer is recreated at applied + 1 whatever its state (deliveries were
+// lost: waiting for JetStream's ack wait to redeliver them would hold the node back).
+absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, LogSink* sink,
+                             bool recreate = false) {
+  COPS_RETURN_IF_ERROR(CheckStreamFor(js, sink));
+  const uint64_t applied = sink->AppliedLogSequence();
+  const std::string& stream = js->options().stream;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  natsStatus s = NATS_OK;
   jsConsumerInfo* info = nullptr;
-  s = js_GetConsumerInfo(&info, js->context(), stream.c_str(),
-                                    options.durable.c_str(), nullptr, &err);
+  s = js_GetConsumerInfo(&info, js->context(), stream.c_str(), options.durable.c_str(), nullptr,
+                         &err);
   if (s == NATS_OK) {
     const bool behind_index = info->AckFloor.Stream <= applied;
     const char* filter = info->Config != nullptr ? info->Config->FilterSubject : nullptr;
@@ -88,7 +136,9 @@ absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, ui
   s = js_AddConsumer(&info, js->context(), stream.c_str(), &config, nullptr, &err);
   if (s != NATS_OK) return NatsError(s, "creating consumer " + options.durable);
   jsConsumerInfo_Destroy(info);
-  return absl::OkStatus();
+  // The stream deleted and created anew between the check and the consumer's creation
+  // would hand this consumer another stream's events: look once more.
+  return CheckStreamFor(js, sink);
 }
 
 // Binds a pull subscription to `options.durable` (prepared by PrepareConsumer).
@@ -109,6 +159,10 @@ absl::StatusOr<natsSubscription*> Subscribe(JetStream* js, const LogApplierOptio
 }
 
 }  // namespace
+
+std::string LogStreamIdentityOf(const std::string& stream, int64_t created_unix_nanos) {
+  return stream + "@" + std::to_string(created_unix_nanos);
+}
 
 DeliveryAction ClassifyDelivery(bool filtered, uint64_t applied, uint64_t last_delivery,
                                 uint64_t stream_sequence, uint64_t delivery) {
@@ -135,7 +189,7 @@ LogApplier::LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions op
 absl::StatusOr<std::unique_ptr<LogApplier>> LogApplier::Start(JetStream* jetstream,
                                                               LogSink* sink,
                                                               LogApplierOptions options) {
-  absl::Status prepared = PrepareConsumer(jetstream, options, sink->AppliedLogSequence());
+  absl::Status prepared = PrepareConsumer(jetstream, options, sink);
   if (!prepared.ok()) return prepared;
   absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream, options);
   if (!subscription.ok()) return subscription.status();
@@ -149,8 +203,8 @@ absl::Status LogApplier::Restart() {
   if (subscription_ != nullptr) natsSubscription_Destroy(subscription_);
   subscription_ = nullptr;
   last_delivery_ = 0;
-  absl::Status prepared =
-      PrepareConsumer(jetstream_, options_, sink_->AppliedLogSequence(), /*recreate=*/true);
+  absl::Status prepared = PrepareConsumer(jetstream_, options_, sink_, /*recreate=*/true);
+  if (absl::IsFailedPrecondition(prepared)) Refuse(prepared);
   if (!prepared.ok()) return prepared;
   absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream_, options_);
   if (!subscription.ok()) return subscription.status();
@@ -175,9 +229,47 @@ absl::Status LogApplier::LastError() const {
   return last_error_;
 }
 
+absl::Status LogApplier::Refusal() const {
+  absl::MutexLock lock(&mu_);
+  return refusal_;
+}
+
+void LogApplier::Refuse(const absl::Status& why) {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!refusal_.ok()) return;
+    refusal_ = why;
+    last_error_ = why;
+  }
+  refused_.store(true);
+  LogEvent(LogLevel::kError, "log_stream_refused",
+           {{"stream", jetstream_->options().stream},
+            {"error", why.ToString()},
+            {"action", "nothing more is applied from the log until this node is restarted"}});
+}
+
+void LogApplier::CheckStream() {
+  const absl::Status checked = CheckStreamFor(jetstream_, sink_);
+  if (absl::IsFailedPrecondition(checked)) Refuse(checked);
+}
+
 absl::StatusOr<bool> LogApplier::CaughtUp() const {
-  jsConsumerInfo* info = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
+  const std::string& filter = options_.filter_subject;
+  if (!filter.empty() && filter.find_first_of("*>") == std::string::npos) {
+    // One partition's subject: caught up once its last event in the stream is applied. Exact,
+    // unlike the consumer's pending count, which a consumer just recreated may not yet have.
+    natsMsg* last = nullptr;
+    const natsStatus s = js_GetLastMsg(&last, jetstream_->context(),
+                                       jetstream_->options().stream.c_str(), filter.c_str(),
+                                       nullptr, &err);
+    if (s == NATS_NOT_FOUND || err == JSNoMessageFoundErr) return true;  // none on the subject
+    if (s != NATS_OK) return NatsError(s, "looking up the last event of " + filter);
+    const uint64_t sequence = natsMsg_GetSequence(last);
+    natsMsg_Destroy(last);
+    return sink_->AppliedLogSequence() >= sequence;
+  }
+  jsConsumerInfo* info = nullptr;
   const natsStatus s =
       js_GetConsumerInfo(&info, jetstream_->context(), jetstream_->options().stream.c_str(),
                          options_.durable.c_str(), nullptr, &err);
@@ -284,6 +376,10 @@ void LogApplier::Run() {
   bool restart = false;
   int64_t idle_ms = 0;  // fetching found nothing for this long
   while (!stop_.load()) {
+    if (refused_.load()) {  // the stream is not this node's any more: apply nothing
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      continue;
+    }
     if (restart || subscription_ == nullptr) {
       absl::Status s = Restart();
       restart = !s.ok();
@@ -304,6 +400,7 @@ void LogApplier::Run() {
       idle_ms += options_.fetch_wait_ms;
       if (idle_ms >= kLostDeliveryCheckMs) {
         idle_ms = 0;
+        CheckStream();
         restart = DeliveriesLost();
       }
       continue;
@@ -311,8 +408,11 @@ void LogApplier::Run() {
     idle_ms = 0;
     Outcome outcome = s == NATS_OK ? Outcome::kNext : Outcome::kRetry;
     if (s != NATS_OK) {
-      absl::MutexLock lock(&mu_);
-      last_error_ = NatsError(s, "fetching from consumer " + options_.durable);
+      {
+        absl::MutexLock lock(&mu_);
+        last_error_ = NatsError(s, "fetching from consumer " + options_.durable);
+      }
+      CheckStream();  // a consumer gone with its stream
     }
     for (int i = 0; i < list.Count; ++i) {
       if (outcome == Outcome::kNext && !stop_.load()) {

@@ -57,7 +57,15 @@ class LogSink {
   // bytes are no event that any node can apply (`why`: the decoder's DATA_LOSS). An error (a
   // failed write) leaves it unapplied; it is tried again.
   virtual absl::Status SetAside(uint64_t sequence, const absl::Status& why) = 0;
+  // The identity of the stream the applied events came from (LogStreamIdentityOf), "" when
+  // none is recorded; and recording it, durably, before the first event is applied.
+  virtual absl::StatusOr<std::string> LogStreamIdentity() const = 0;
+  virtual absl::Status RecordLogStreamIdentity(const std::string& identity) = 0;
 };
+
+// A stream's identity: its name and the time JetStream created it, "<name>@<unix ns>". A
+// stream deleted and created anew under the same name has another.
+std::string LogStreamIdentityOf(const std::string& stream, int64_t created_unix_nanos);
 
 struct LogApplierOptions {
   // Name of this node's durable consumer; each index node needs its own.
@@ -101,10 +109,18 @@ class LogApplier {
  public:
   // Binds this node's durable consumer, starting after sink->AppliedLogSequence() when it is
   // new or when it has acknowledged events the sink has not applied (a wiped or restored
-  // index); then applies events on a background thread until Stop. FAILED_PRECONDITION when
-  // the stream was trimmed above the sink's applied sequence (events it lacks are gone), or
-  // ends below it (it lost its tail or was recreated: its new events would be skipped);
-  // otherwise errors as for JetStream::Connect. `jetstream` and `sink` are not owned and must outlive the applier.
+  // index); then applies events on a background thread until Stop. FAILED_PRECONDITION,
+  // naming the stream and what differs, when the sink has applied events and the stream is
+  // missing (deleted), is another stream than the one they came from (deleted and created
+  // anew: another creation time than the sink's LogStreamIdentity), was trimmed above the
+  // sink's applied sequence (events it lacks are gone), or ends below it (it lost its tail:
+  // its new events would be skipped). A sink with no identity recorded records the
+  // stream's. Otherwise errors as for JetStream::Connect. `jetstream` and `sink` are not
+  // owned and must outlive the applier.
+  //
+  // The same checks run again whenever the consumer is recreated and after every second
+  // without events; once one fails the applier applies nothing more and Refusal() says why
+  // (the stream will not become the right one again: the node needs an operator).
   static absl::StatusOr<std::unique_ptr<LogApplier>> Start(JetStream* jetstream, LogSink* sink,
                                                            LogApplierOptions options);
   // Stops (as Stop) and unsubscribes; the durable consumer stays for the next Start.
@@ -116,12 +132,16 @@ class LogApplier {
   void Stop();
   // The status of the last failed apply or fetch (OK when the last round succeeded).
   absl::Status LastError() const;
+  // FAILED_PRECONDITION once the stream was found missing, recreated or truncated while
+  // running (see Start): nothing is applied after; OK otherwise.
+  absl::Status Refusal() const;
 
   // Whether every event of this consumer's subject that is in the stream now has been
-  // applied and acknowledged (nothing pending or awaiting an ack): asks JetStream. With
-  // partitions, a node's applied sequence stops at its partition's last event, so this is
-  // how it tells that it has seen "every event up to sequence N". Errors as for
-  // JetStream::Connect.
+  // applied: for one partition's subject, whether the sink has applied the subject's last
+  // event in the stream; otherwise, whether the consumer has nothing pending or awaiting an
+  // ack. Asks JetStream. With partitions, a node's applied sequence stops at its partition's
+  // last event, so this is how it tells that it has seen "every event up to sequence N".
+  // Errors as for JetStream::Connect.
   absl::StatusOr<bool> CaughtUp() const;
 
   // How many times the consumer was recreated after it started (a skipped delivery or a
@@ -148,6 +168,11 @@ class LogApplier {
   // lost with its NATS server or connection), asked after kLostDeliveryCheckMs of empty
   // fetches: the consumer is then recreated instead of waiting out the ack wait.
   bool DeliveriesLost();
+  // Whether the stream is still the one the sink's events came from (see Start); a failure
+  // other than UNAVAILABLE (NATS not answering) becomes the Refusal.
+  void CheckStream();
+  // Makes `why` the Refusal (the first one stays), logged ("log_stream_refused").
+  void Refuse(const absl::Status& why);
   static constexpr int64_t kLostDeliveryCheckMs = 1000;
 
   JetStream* const jetstream_;
@@ -165,6 +190,8 @@ class LogApplier {
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
+  absl::Status refusal_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> refused_{false};
   std::thread thread_;
 };
 

@@ -80,6 +80,16 @@ absl::Status LogReplica::SetAside(uint64_t sequence, const absl::Status& why) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> LogReplica::LogStreamIdentity() const {
+  return generations_->Current()->index()->LogStreamIdentity();
+}
+
+absl::Status LogReplica::RecordLogStreamIdentity(const std::string& identity) {
+  COPS_RETURN_IF_ERROR(generations_->Current()->index()->RecordLogStreamIdentity(identity));
+  LogEvent(LogLevel::kInfo, "log_stream_recorded", {{"stream", identity}});
+  return absl::OkStatus();
+}
+
 absl::StatusOr<DocumentRecord> LogReplica::Prepare(std::string_view content,
                                                    DocumentFormat format,
                                                    const DocumentRecord& metadata) const {
@@ -161,6 +171,7 @@ absl::Status LogReplica::AwaitApplied(uint64_t sequence,
 
 absl::Status ReplicaPosition::AwaitApplied(uint64_t sequence,
                                            std::chrono::steady_clock::time_point deadline) {
+  COPS_RETURN_IF_ERROR(applier_->Refusal());
   return replica_->AwaitApplied(sequence, deadline, [this] { return applier_->CaughtUp(); });
 }
 
@@ -170,7 +181,18 @@ absl::StatusOr<RegisterResultInfo> ReplicaPosition::OutcomeOf(
 }
 
 absl::StatusOr<RegisterResultInfo> LoggedWrites::PublishAndWait(const RegistrationEvent& event) {
+  // Read before publishing: the event may be applied here before its acknowledgement comes.
+  const uint64_t applied = replica_->AppliedLogSequence();
   COPS_ASSIGN_OR_RETURN(uint64_t sequence, log_->Publish(event));
+  // JetStream numbered the event at or below what this node had applied: the stream lost its
+  // tail or was created anew, and this node would take the event for one it applied.
+  if (sequence <= applied) {
+    return absl::FailedPreconditionError(
+        "stream " + log_->stream() + " acknowledged this write as event " +
+        std::to_string(sequence) + ", but this node has applied the log up to event " +
+        std::to_string(applied) + ": the stream lost its tail or was recreated (it is in that "
+        "stream, not applied here)");
+  }
   return replica_->WaitForOutcome(sequence, std::chrono::steady_clock::now() + apply_timeout_);
 }
 

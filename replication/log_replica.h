@@ -72,6 +72,9 @@ class LogReplica : public LogSink {
   // Records the malformed event `sequence` as applied without effect, logged
   // ("log_event_set_aside"). Its outcome is `why`.
   absl::Status SetAside(uint64_t sequence, const absl::Status& why) override;
+  // Index::LogStreamIdentity of the live index, and recording it there.
+  absl::StatusOr<std::string> LogStreamIdentity() const override;
+  absl::Status RecordLogStreamIdentity(const std::string& identity) override;
 
   // What the live detector makes of a registration (CopyDetector::Prepare), without
   // writing it: what the log's writer refuses before publishing.
@@ -120,6 +123,8 @@ class ReplicaPosition : public LogPosition {
  public:
   ReplicaPosition(LogReplica* replica, const LogApplier* applier)
       : replica_(replica), applier_(applier) {}
+  // The applier's Refusal (FAILED_PRECONDITION) when it refused the stream, else as
+  // LogReplica::AwaitApplied.
   absl::Status AwaitApplied(uint64_t sequence,
                             std::chrono::steady_clock::time_point deadline) override;
   absl::StatusOr<RegisterResultInfo> OutcomeOf(

@@ -35,6 +35,10 @@ absl::StatusOr<LogRole> StartLogRole(const LogRoleOptions& options,
   role.replica = std::make_unique<LogReplica>(generations,
                                               /*ids_from_log_sequence=*/partitioned);
   COPS_RETURN_IF_ERROR(role.replica->CheckIndexFollowsLog());
+  // A node that applied events from the stream never creates it anew: the applier refuses
+  // the missing stream instead (replication/log_applier.h).
+  COPS_ASSIGN_OR_RETURN(const std::string stream_identity, role.replica->LogStreamIdentity());
+  stream.create_if_missing = role.replica->AppliedLogSequence() == 0 && stream_identity.empty();
   COPS_ASSIGN_OR_RETURN(role.jetstream, JetStream::Connect(stream));
   if (options.primary) {
     role.log = std::make_unique<RegistrationLog>(role.jetstream.get());

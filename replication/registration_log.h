@@ -29,6 +29,8 @@ class RegistrationLog {
   absl::StatusOr<uint64_t> Publish(const RegistrationEvent& event);
   // As Publish, to `subject` of the stream (a partition's, replication/partitioning.h).
   absl::StatusOr<uint64_t> PublishTo(const std::string& subject, const RegistrationEvent& event);
+  // The stream's name, for messages.
+  const std::string& stream() const { return jetstream_->options().stream; }
 
  private:
   JetStream* const jetstream_;

@@ -92,6 +92,19 @@ wait_for() {
 
 log_has() { grep -q "$2" "$dir/$1.log" 2>/dev/null; }
 
+# Ports are picked free at `up` and bound later: another process may take one in between.
+# Whether member NAME's log, from byte OFFSET on, says its port was taken.
+port_taken() {  # NAME [OFFSET]
+  tail -c +"$((${2:-0} + 1))" "$dir/$1.log" 2>/dev/null |
+    grep -qiE "address already in use|cannot listen on"
+}
+
+# Sets KEY to VALUE in DIR/cluster.env (a port taken before it was bound) and reloads it.
+set_env() {  # KEY VALUE
+  sed -i "s|^$1=.*|$1='$2'|" "$dir/cluster.env"
+  source "$dir/cluster.env"
+}
+
 nats_url() {
   local url="" port
   for port in $NATS_PORTS; do url+="${url:+,}nats://127.0.0.1:$port"; done
@@ -236,8 +249,9 @@ start_copsd() {  # primary | index-p<P>r<R> | router
   # Like systemd's Restart=on-failure: right after the NATS servers restart, JetStream's
   # streams answer only once their RAFT groups have leaders, and copsd exits UNAVAILABLE
   # until then. Up to 60 s of attempts.
-  local attempt pid
+  local attempt pid offset
   for ((attempt = 0; attempt < 30; attempt++)); do
+    offset="$(stat -c %s "$dir/$name.log" 2>/dev/null || echo 0)"
     # The password reaches copsd through its environment, never its command line.
     COPS_NATS_PASSWORD="$(if ((SECURE)); then nats_password "$name"; fi)" \
       "$copsd" "${args[@]}" >> "$dir/$name.log" 2>&1 &
@@ -254,6 +268,17 @@ start_copsd() {  # primary | index-p<P>r<R> | router
       return 0
     fi
     if kill -0 "$pid" 2>/dev/null; then break; fi  # running but not serving in 30 s
+    if port_taken "$name" "$offset"; then  # another port for it, kept in cluster.env
+      local ports names k
+      read -r -a ports <<< "$COPSD_PORTS"
+      names=($(copsd_members))
+      for k in "${!names[@]}"; do
+        if [[ "${names[$k]}" == "$name" ]]; then ports[$k]="$(free_ports 1)"; fi
+      done
+      set_env COPSD_PORTS "${ports[*]}"
+      args[3]="127.0.0.1:$(copsd_port "$name")"  # --listen's value
+      continue
+    fi
     sleep 2
   done
   echo "local-cluster: $name did not start; its log:" >&2
@@ -308,9 +333,26 @@ cmd_up() {
   fi
   source "$dir/cluster.env"
   if ((SECURE)); then make_secrets; fi
-  local name i
-  for ((i = 1; i <= NATS_SERVERS; i++)); do
-    running "nats-$i" || start_nats "nats-$i"
+  local name i attempt taken
+  for ((attempt = 1; ; attempt++)); do
+    for ((i = 1; i <= NATS_SERVERS; i++)); do
+      running "nats-$i" || start_nats "nats-$i"
+    done
+    # Ready, or exited: a server whose port was taken meanwhile exits at once (nats-server
+    # does not retry); all of them start again on new ports.
+    taken=0
+    for ((i = 1; i <= NATS_SERVERS; i++)); do
+      wait_for bash -c "grep -q 'Server is ready' '$dir/nats-$i.log' ||
+                        ! kill -0 $(cat "$dir/nats-$i.pid") 2>/dev/null" || true
+      if ! running "nats-$i" && port_taken "nats-$i"; then taken=1; fi
+    done
+    ((taken && attempt < 5)) || break
+    echo "local-cluster: a NATS port was taken before it was bound; new ports" >&2
+    stop_members $(members | grep '^nats-')
+    local ports
+    read -r -a ports <<< "$(free_ports $((2 * NATS_SERVERS)))"
+    set_env NATS_PORTS "${ports[*]:0:NATS_SERVERS}"
+    set_env ROUTE_PORTS "${ports[*]:NATS_SERVERS:NATS_SERVERS}"
   done
   # JetStream answers once the servers have elected their meta leader.
   for ((i = 1; i <= NATS_SERVERS; i++)); do

@@ -173,6 +173,22 @@ grpc::ChannelArguments InProcessArgs(const ServerConfig& config) {
   return args;
 }
 
+// A log (or cluster map) kept by fewer than 3 NATS servers loses acknowledged registrations
+// with one server's store: said explicitly or refused.
+absl::Status CheckLogReplicas(const ServerConfig& config) {
+  const bool clustered =
+      !config.log_url.empty() || !config.follow_url.empty() || !config.route_url.empty();
+  if (!clustered || config.log_replicas >= ServerConfig::kSafeLogReplicas ||
+      config.allow_unreplicated_log) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      "--log-replicas " + std::to_string(config.log_replicas) + " keeps fewer than " +
+      std::to_string(ServerConfig::kSafeLogReplicas) +
+      " copies of the registration log: a registration acknowledged by one NATS server is lost "
+      "with its store; run 3 NATS servers, or pass --allow-unreplicated-log to accept it");
+}
+
 // The registration log's connection as copsd's flags describe it, at `url`.
 RegistrationStreamOptions RegistrationStreamOf(const ServerConfig& config, const std::string& url) {
   RegistrationStreamOptions stream;
@@ -304,6 +320,10 @@ std::optional<int> ParseOrAnswer(int argc, char** argv, ServerConfig* config) {
     return 2;
   }
   *config = *std::move(parsed);
+  if (absl::Status replicated = CheckLogReplicas(*config); !replicated.ok()) {
+    std::cerr << "copsd: " << replicated.message() << "\n";
+    return 2;
+  }
   if (config->show_cluster_url.empty()) return std::nullopt;
   absl::Status shown = PrintClusterMap(RegistrationStreamOf(*config, config->show_cluster_url),
                                        ClusterMapOptionsOf(*config), std::cout);

@@ -113,7 +113,13 @@ struct ServerConfig {
   std::string follow_url;
   std::string primary;  // --follow: where writes go, named in the refusal
   std::string log_stream = "COPS_REGISTRATIONS";
-  int log_replicas = 1;       // JetStream copies of the log when this copsd creates it
+  // JetStream copies of the log (and of the cluster map) when this copsd creates them; an
+  // existing stream keeping fewer is refused. Fewer than kSafeLogReplicas only with
+  // allow_unreplicated_log (--allow-unreplicated-log): one NATS server's lost store then
+  // loses acknowledged registrations.
+  int log_replicas = 3;
+  bool allow_unreplicated_log = false;
+  static constexpr int kSafeLogReplicas = 3;
   std::string log_consumer;   // durable consumer name; empty = derived from host and data dir
   // NATS's own security (replication/jetstream.h, NatsSecurity): --nats-user,
   // --nats-password (better COPS_NATS_PASSWORD), --nats-creds, --nats-nkey, --nats-nkey-seed,

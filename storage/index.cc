@@ -132,6 +132,16 @@ absl::Status Index::GetGrams(std::span<const DocId> ids,
   return rep_->documents.GetGrams(ids, out);
 }
 
+absl::StatusOr<std::string> Index::LogStreamIdentity() const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+  COPS_ASSIGN_OR_RETURN(std::optional<std::string> identity,
+                        rep_->db->Get(index_layout::kMeta, index_layout::kLogStreamKey,
+                                      "reading the log stream's identity"));
+  return identity.value_or("");
+}
+
 absl::StatusOr<std::string> Index::GetText(DocId id) const {
   COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
   absl::ReaderMutexLock open(&rep_->db_mu);

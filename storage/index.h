@@ -216,6 +216,12 @@ class Index {
   // Records `log_sequence` as applied without changing any document: an event of the log
   // that is a no-op here (e.g. a document that fails to convert). ABORTED as for Register.
   absl::Status SkipLogSequence(uint64_t log_sequence);
+  // The identity of the log stream whose events this index applied (replication/: the
+  // stream's name and creation time), "" when none is recorded; recorded by the applier
+  // before it applies the stream's first event, so that a stream deleted and created anew
+  // under the same name is told apart.
+  absl::StatusOr<std::string> LogStreamIdentity() const;
+  absl::Status RecordLogStreamIdentity(std::string_view identity);
 
   // Removes, in one atomic write, up to `max_documents` (>= 1) of the documents whose
   // expiry is at or before `now_unix_micros`, earliest expiry first, each as Unregister()

@@ -333,7 +333,13 @@ void IndexDb::Close() {
 IndexDb::~IndexDb() { Close(); }
 
 rocksdb::Status IndexDb::Write(rocksdb::WriteBatch* b) const {
-  rocksdb::Status s = db_->Write(WriteOpts(), b);
+  return Write(b, WriteOpts().sync);
+}
+
+rocksdb::Status IndexDb::Write(rocksdb::WriteBatch* b, bool sync) const {
+  rocksdb::WriteOptions w = WriteOpts();
+  w.sync = sync;
+  rocksdb::Status s = db_->Write(w, b);
   NoteWriteError(s);
   return s;
 }

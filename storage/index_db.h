@@ -49,6 +49,7 @@ class IndexDb {
   // Writes `b` (WriteOpts()), and flushes every family, noting an I/O error (a full disk):
   // RocksDB then refuses every later write until the database is reopened.
   rocksdb::Status Write(rocksdb::WriteBatch* b) const;
+  rocksdb::Status Write(rocksdb::WriteBatch* b, bool sync) const;
   absl::Status FlushAll() const;
   void NoteWriteError(const rocksdb::Status& s) const;
   bool write_failed() const { return write_failed_.load(); }

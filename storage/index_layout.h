@@ -60,6 +60,8 @@ inline constexpr char kNextDocIdKey[] = "next_doc_id";  // varint
 inline constexpr char kCountersKey[] = "counters";      // varint documents, postings, text_bytes
 // Registration-log sequence of the last applied event (replication/); absent = 0.
 inline constexpr char kAppliedLogSequenceKey[] = "applied_log_sequence";  // varint
+// The identity of the log stream those events came from (replication/); absent = none yet.
+inline constexpr char kLogStreamKey[] = "log_stream";  // text, e.g. "COPS_REGISTRATIONS@<ns>"
 // Expiry order: kExpiryPrefix + BE64 expiry (micros) + BE64 document id -> empty, one per
 // document with an expiry, written and deleted in the batches that write and delete it
 // (storage/expiry_queue.h).

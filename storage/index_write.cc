@@ -376,6 +376,20 @@ absl::Status Index::SkipLogSequence(uint64_t log_sequence) {
   return absl::OkStatus();
 }
 
+absl::Status Index::RecordLogStreamIdentity(std::string_view identity) {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+  IndexRep& r = *rep_;
+  COPS_RETURN_IF_ERROR(r.db->CheckWritable());
+  absl::MutexLock lock(&r.write_mu);
+  rocksdb::WriteBatch b;
+  b.Put(r.db->cf(index_layout::kMeta), index_layout::kLogStreamKey,
+        rocksdb::Slice(identity.data(), identity.size()));
+  // Synced: rare, and what every later apply is checked against.
+  return FromRocks(r.db->Write(&b, /*sync=*/true), "recording the log stream's identity");
+}
+
 absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
   absl::ReaderMutexLock open(&rep_->db_mu);

@@ -42,7 +42,8 @@ class ClusterPresenceTest : public ::testing::Test {
   absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> StartCopsd(
       const std::string& node, const std::string& role, std::vector<std::string> flags = {}) {
     flags.insert(flags.begin(), {"--hash-key", "000102030405060708090a0b0c0d0e0f", role,
-                                 nats_->url(), "--cluster-node-id", node, "--heartbeat-ms", "100"});
+                                 nats_->url(), "--cluster-node-id", node, "--heartbeat-ms", "100",
+                                 "--log-replicas", "1", "--allow-unreplicated-log"});
     return testing::CopsdProcess::Start(dir_.path() / node, flags);
   }
 
@@ -121,7 +122,8 @@ TEST_F(ClusterPresenceTest, ARouterFindsItsReplicasInTheClusterMap) {
                                         dir_.path() / "router",
                                         {"--hash-key", "000102030405060708090a0b0c0d0e0f",
                                          "--route", nats_->url(), "--partitions", "2",
-                                         "--heartbeat-ms", "100", "--route-timeout-ms", "3000"}));
+                                         "--heartbeat-ms", "100", "--route-timeout-ms", "3000",
+                                         "--log-replicas", "1", "--allow-unreplicated-log"}));
   ClientOptions options;
   options.target = router->address();
   ASSERT_OK_AND_ASSIGN(auto client, Client::Connect(options));

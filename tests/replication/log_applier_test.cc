@@ -20,6 +20,7 @@
 #include "replication/registration_log.h"
 #include "storage/index.h"
 #include "tests/replication/jetstream_test.h"
+#include "tests/testing/eventually.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -50,6 +51,12 @@ class IndexSink : public LogSink {
   absl::Status SetAside(uint64_t sequence, const absl::Status& /*why*/) override {
     ++set_aside_;
     return index_->SkipLogSequence(sequence);
+  }
+  absl::StatusOr<std::string> LogStreamIdentity() const override {
+    return index_->LogStreamIdentity();
+  }
+  absl::Status RecordLogStreamIdentity(const std::string& identity) override {
+    return index_->RecordLogStreamIdentity(identity);
   }
   int set_aside() const { return set_aside_.load(); }
   int applies() const { return applies_.load(); }
@@ -357,6 +364,50 @@ TEST_F(LogApplierTest, AStreamThatEndsBeforeTheAppliedSequenceIsRefused) {
                                             "this index has applied the log up to event 3"),
             std::string::npos)
       << refused.status();
+}
+
+// The stream deleted and created anew under a running node (an operator's `nats stream rm`, a
+// NATS store lost and the next copsd creating it again), then written to beyond the node's
+// applied sequence: its events 1..3 are others than those the node applied, and the node
+// would skip them as redeliveries and apply 4 and 5 on top. The running applier refuses the
+// stream (FAILED_PRECONDITION naming it and both creation times) and applies nothing from
+// it, and so does a node started on it later.
+TEST_F(LogApplierTest, AStreamRecreatedUnderARunningNodeIsRefused) {
+  RegistrationLog log(js_.get());
+  std::unique_ptr<Index> index = OpenIndex("index");
+  IndexSink sink(index.get(), fingerprinter_.get());
+  for (int i = 0; i < 3; ++i) ASSERT_OK(log.Publish(Registration(i)));
+  ASSERT_OK_AND_ASSIGN(auto running, LogApplier::Start(js_.get(), &sink, {}));
+  ASSERT_TRUE(WaitApplied(*index, 3));
+  ASSERT_EQ(js_DeleteStream(js_->context(), js_->options().stream.c_str(), nullptr, nullptr),
+            NATS_OK);
+  RegistrationStreamOptions stream;
+  stream.url = nats_->url();
+  ASSERT_OK_AND_ASSIGN(auto recreated, JetStream::Connect(stream));  // an empty stream
+  RegistrationLog new_log(recreated.get());
+  for (int i = 10; i < 15; ++i) ASSERT_OK(new_log.Publish(Registration(i)));
+  EXPECT_TRUE(testing::Eventually([&] { return !running->Refusal().ok(); }))
+      << running->LastError();
+  const absl::Status refusal = running->Refusal();
+  EXPECT_TRUE(absl::IsFailedPrecondition(refusal)) << refusal;
+  // Seen missing or seen recreated, depending on when the applier looked.
+  EXPECT_NE(refusal.message().find("stream COPS_REGISTRATIONS "), std::string::npos) << refusal;
+  running.reset();
+  EXPECT_EQ(index->AppliedLogSequence(), 3u);
+  EXPECT_EQ(index->Stats().documents, 3u);
+
+  absl::StatusOr<std::unique_ptr<LogApplier>> restarted =
+      LogApplier::Start(recreated.get(), &sink, {});
+  EXPECT_TRUE(absl::IsFailedPrecondition(restarted.status())) << restarted.status();
+  EXPECT_NE(restarted.status().message().find("stream COPS_REGISTRATIONS created at "),
+            std::string::npos)
+      << restarted.status();
+  EXPECT_NE(restarted.status().message().find("deleted and created anew"), std::string::npos)
+      << restarted.status();
+  if (restarted.ok()) std::this_thread::sleep_for(std::chrono::seconds(1));  // let it diverge
+  restarted = absl::CancelledError("stopped");
+  EXPECT_EQ(index->AppliedLogSequence(), 3u);
+  EXPECT_EQ(index->Stats().documents, 3u);
 }
 
 // Bytes on the stream that are no registration event (a client that publishes to the

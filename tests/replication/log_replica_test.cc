@@ -181,7 +181,8 @@ class LogReplicaTest : public ::testing::Test {
         BuildDir() + "/server/copsd", "--data-dir", (dir / "data").string(), "--listen",
         "127.0.0.1:0", "--port-file", (dir / "port").string(), "--hash-key",
         "000102030405060708090a0b0c0d0e0f", "--log-level", "warn", "--primary",
-        "primary.example:7411", role, nats_->url()};
+        "primary.example:7411", role, nats_->url(), "--log-replicas", "1",
+        "--allow-unreplicated-log"};
     argv.insert(argv.end(), extra.begin(), extra.end());
     out->pid = testing::Spawn(argv, {}, dir / "copsd.out", dir / "copsd.log");
     ASSERT_TRUE(Eventually([&] {
@@ -327,6 +328,97 @@ TEST_F(LogReplicaTest, KilledFollowerCatchesUpWithNoLossAndNoDuplicate) {
   EXPECT_EQ(stats.postings(), primary_stats.postings());
 }
 
+// The exit code of copsd started with `args` (it is expected to refuse to start), -1 when it
+// still runs after 30 s (then killed); its output in `out`.
+int RefusedStart(const std::vector<std::string>& args, const fs::path& out) {
+  std::vector<std::string> argv = {BuildDir() + "/server/copsd", "--listen", "127.0.0.1:0",
+                                   "--hash-key", "000102030405060708090a0b0c0d0e0f"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const pid_t pid = testing::Spawn(argv, {}, out, out);
+  int status = 0;
+  if (!Eventually([&] { return waitpid(pid, &status, WNOHANG) == pid; },
+                  std::chrono::seconds(30))) {
+    kill(pid, SIGKILL);
+    testing::WaitExit(pid);
+    return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// A node that has applied events from the log never creates the stream anew when it is gone
+// (deleted, a NATS store lost): the new stream would number its events 1, 2, ... again, and
+// this node would skip as applied the ones up to its applied sequence. It refuses to start,
+// naming the stream and what it applied, and the stream stays missing for the operator to
+// restore.
+TEST_F(LogReplicaTest, ANodeThatAppliedTheLogNeverRecreatesItsMissingStream) {
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndFollower());
+  std::vector<uint64_t> ids;
+  ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(0, 3, &ids));
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 3; }));
+  Stop(&follower_, SIGTERM);
+  Stop(&primary_, SIGTERM);
+  RegistrationStreamOptions stream;
+  stream.url = nats_->url();
+  stream.create_stream = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<JetStream> js, JetStream::Connect(stream));
+  ASSERT_EQ(js_DeleteStream(js->context(), stream.stream.c_str(), nullptr, nullptr), NATS_OK);
+
+  for (const char* node : {"primary", "follower"}) {
+    SCOPED_TRACE(node);
+    const fs::path out = dir_.path() / (std::string(node) + "-restart.log");
+    const int code = RefusedStart(
+        {"--data-dir", (dir_.path() / node / "data").string(),
+         node == std::string("primary") ? "--log" : "--follow", nats_->url(), "--log-replicas",
+         "1", "--allow-unreplicated-log"},
+        out);
+    EXPECT_EQ(code, 2) << testing::ReadFileOrEmpty(out);
+    EXPECT_NE(testing::ReadFileOrEmpty(out).find(
+                  "FAILED_PRECONDITION: stream COPS_REGISTRATIONS does not exist, but this index "
+                  "has applied the log up to event 3 of stream COPS_REGISTRATIONS created at "),
+              std::string::npos)
+        << testing::ReadFileOrEmpty(out);
+    jsStreamInfo* info = nullptr;
+    EXPECT_EQ(js_GetStreamInfo(&info, js->context(), stream.stream.c_str(), nullptr, nullptr),
+              NATS_NOT_FOUND)
+        << "the stream was created anew";
+    if (info != nullptr) jsStreamInfo_Destroy(info);
+  }
+}
+
+// One NATS server's store holds the only copy of an event kept once: copsd asks for 3 copies
+// unless told otherwise, and refuses a stream that keeps fewer.
+TEST_F(LogReplicaTest, ALogKeptByFewerThanThreeServersIsRefusedUnlessAllowed) {
+  const fs::path out = dir_.path() / "refused.log";
+  EXPECT_EQ(RefusedStart({"--data-dir", dir_.Join("a"), "--log", nats_->url(), "--log-replicas",
+                          "1"},
+                         out),
+            2);
+  EXPECT_NE(testing::ReadFileOrEmpty(out).find("--log-replicas 1 keeps fewer than 3 copies of "
+                                               "the registration log"),
+            std::string::npos)
+      << testing::ReadFileOrEmpty(out);
+  EXPECT_NE(testing::ReadFileOrEmpty(out).find("--allow-unreplicated-log"), std::string::npos);
+
+  RegistrationStreamOptions stream;  // a stream of one copy, made by an older copsd
+  stream.url = nats_->url();
+  stream.replicas = 1;
+  ASSERT_OK(JetStream::Connect(stream).status());
+  for (const char* role : {"--log", "--follow", "--route"}) {
+    SCOPED_TRACE(role);
+    std::vector<std::string> args = {"--data-dir", dir_.Join(std::string("b") + (role + 2)), role,
+                                     nats_->url()};
+    if (role == std::string("--route")) {
+      args.insert(args.end(), {"--partitions", "1", "--replica", "0=127.0.0.1:1"});
+    }
+    EXPECT_EQ(RefusedStart(args, out), 2) << testing::ReadFileOrEmpty(out);
+    EXPECT_NE(testing::ReadFileOrEmpty(out).find(
+                  "FAILED_PRECONDITION: stream COPS_REGISTRATIONS keeps 1 copy of each event, "
+                  "fewer than the 3 wanted"),
+              std::string::npos)
+        << testing::ReadFileOrEmpty(out);
+  }
+}
+
 // A new replica seeded from another's snapshot (`cops admin snapshot`, a complete data
 // directory whose index holds its applied log sequence) consumes the log from that sequence
 // on: the stream may have been trimmed below it. A replica that lacks trimmed events refuses
@@ -373,7 +465,7 @@ TEST_F(LogReplicaTest, AReplicaSeededFromASnapshotCatchesUpFromTheTrimmedLog) {
   const int code = testing::WaitExit(testing::Spawn(
       {BuildDir() + "/server/copsd", "--data-dir", (empty / "data").string(), "--listen",
        "127.0.0.1:0", "--hash-key", "000102030405060708090a0b0c0d0e0f", "--follow",
-       nats_->url()},
+       nats_->url(), "--log-replicas", "1", "--allow-unreplicated-log"},
       {}, empty / "copsd.out", empty / "copsd.log"));
   EXPECT_EQ(code, 2);
   const std::string log = testing::ReadFileOrEmpty(empty / "copsd.log");
@@ -423,7 +515,8 @@ TEST_F(LogReplicaTest, KeyRotationIsRefusedOnAReplicatedNode) {
     SCOPED_TRACE(role);
     // Without --hash-key: a key kept in the data directory, which a single node may rotate.
     ASSERT_OK_AND_ASSIGN(auto copsd, testing::CopsdProcess::Start(dir_.path() / (role + 2),
-                                                                   {role, nats_->url()}));
+                                                                   {role, nats_->url(), "--log-replicas", "1",
+                                                                    "--allow-unreplicated-log"}));
     auto admin = v1::Admin::NewStub(
         grpc::CreateChannel(copsd->address(), grpc::InsecureChannelCredentials()));
     grpc::ClientContext context;

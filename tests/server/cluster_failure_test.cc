@@ -263,7 +263,9 @@ class ClusterFailureTest : public ::testing::Test {
           ++counts->complete;
         } else {
           ++counts->wrong;
-          counts->first_wrong = "document " + std::to_string(doc.second) + " not found";
+          // The whole reply (matches, ratios, partial, missing partitions): why it missed.
+          counts->first_wrong = "document " + std::to_string(doc.second) +
+                                " not found: " + reply->ShortDebugString();
         }
       });
     }

@@ -172,6 +172,9 @@ class PartitionedClusterTest : public ::testing::Test {
 
   void Start(const std::string& name, std::vector<std::string> flags, Copsd* out) {
     flags.insert(flags.begin(), {"--hash-key", "000102030405060708090a0b0c0d0e0f"});
+    if (flags.size() > 2) {  // a cluster node on one NATS server: one copy of the log
+      flags.insert(flags.end(), {"--log-replicas", "1", "--allow-unreplicated-log"});
+    }
     ASSERT_OK_AND_ASSIGN(out->process, testing::CopsdProcess::Start(dir_.path() / name, flags));
     ClientOptions options;
     options.target = out->process->address();
@@ -586,7 +589,8 @@ TEST(RouterAdmissionTest, ACheckOverTheRoutersLimitsIsRefusedWithResourceExhaust
   std::unique_ptr<grpc::Server> servers[2];
   std::vector<std::string> flags = {"--route", nats->url(), "--partitions", "2",
                                     "--max-concurrent-calls", "1", "--threads", "3",
-                                    "--hash-key", "000102030405060708090a0b0c0d0e0f"};
+                                    "--hash-key", "000102030405060708090a0b0c0d0e0f",
+                                    "--log-replicas", "1", "--allow-unreplicated-log"};
   for (int p = 0; p < 2; ++p) {
     int port = 0;
     grpc::ServerBuilder builder;
@@ -644,6 +648,7 @@ class AuthenticatedClusterTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(nats_, testing::NatsServer::Start(dir_.Join("nats")));
     std::vector<std::string> router = {"--route", nats_->url(), "--partitions", "2",
                                        "--route-timeout-ms", "5000", "--auth", "on",
+                                       "--log-replicas", "1", "--allow-unreplicated-log",
                                        "--node-ca", pki_.Path("ca.pem"),
                                        "--node-cert", pki_.Path("node.pem"),
                                        "--node-key", pki_.Path("node.key")};
@@ -655,7 +660,8 @@ class AuthenticatedClusterTest : public ::testing::Test {
               {"--hash-key", kKey, "--follow", nats_->url(), "--partitions", "2", "--partition",
                std::to_string(p), "--tls-cert", pki_.Path("server.pem"), "--tls-key",
                pki_.Path("server.key"), "--tls-client-ca", pki_.Path("ca.pem"),
-               "--trusted-nodes", "router-node"}));
+               "--trusted-nodes", "router-node", "--log-replicas", "1",
+               "--allow-unreplicated-log"}));
       router.push_back("--replica");
       router.push_back(std::to_string(p) + "=" + replicas_[p]->address());
     }

@@ -47,6 +47,7 @@ class NatsServer {
   // SIGKILL (no clean shutdown), then waits for the exit.
   void Kill();
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }  // -1 once stopped
   std::string url() const { return "nats://127.0.0.1:" + std::to_string(port_); }
   // What the server has logged so far.
   std::string Log() const;
