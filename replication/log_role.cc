@@ -29,7 +29,7 @@ std::string DefaultConsumerName(const std::string& data_dir) {
 absl::StatusOr<LogRole> StartLogRole(const LogRoleOptions& options,
                                      IndexGenerations* generations) {
   LogRole role;
-  const RegistrationStreamOptions& stream = options.stream;
+  RegistrationStreamOptions stream = options.stream;
   if (stream.url.empty()) return role;
   const bool partitioned = options.partitions > 0;
   role.replica = std::make_unique<LogReplica>(generations,
