@@ -358,7 +358,10 @@ absl::Status PrincipalStore::DeleteWebhook(std::string_view principal) {
   rocksdb::WriteOptions wo;
   wo.sync = true;  // as Put: a deleted webhook must stay deleted
   const std::string key = StrCat(kWebhookPrefix, principal);
-  return FromRocks(db_->Delete(wo, key), "delete");
+  COPS_RETURN_IF_ERROR(Recover());
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
+  return FromRocks(Noted(db_->Delete(wo, key)), "delete");
 }
 
 absl::StatusOr<std::vector<WebhookRecord>> PrincipalStore::ListWebhooks() const {
