@@ -205,6 +205,10 @@ const std::vector<Flag>& Flags() {
        Value(&ServerConfig::bulk_window_documents), Checked(CLI::Range(1u, 65536u))},
       {"sync-writes", "fsync every registration",
        Switch(&ServerConfig::index, &IndexOptions::sync_writes)},
+      {"min-free-disk-mb",
+       "Free space, MiB, writes leave on the data directory's file system: below it writes are "
+       "refused (RESOURCE_EXHAUSTED) and resume once space is freed; reads go on (0 = none)",
+       Value(&ServerConfig::index, &IndexOptions::min_free_disk_mb)},
       {"store-texts", "Keep registered documents' bytes (true|false)",
        Value(&ServerConfig::index, &IndexOptions::store_texts)},
       {"block-cache-mb",

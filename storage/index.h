@@ -58,6 +58,14 @@ struct IndexOptions {
   // fsync the WAL on every registration (power-loss durability); the WAL alone already
   // makes every acknowledged write survive a process crash.
   bool sync_writes = false;
+  // Free space, MiB, that writes leave on the index's file system: below it every write is
+  // refused with RESOURCE_EXHAUSTED (reads and checks go on) and writes resume by themselves
+  // once space is freed. RocksDB 7.8 can abort the process on a write that meets a full
+  // disk, so the index never lets its own writes get there; the reserve also leaves room for
+  // the flushes and compactions of what was acknowledged. 0 = no reserve.
+  uint64_t min_free_disk_mb = 256;
+  // Free bytes of the file system holding `path` (statvfs when empty); for tests.
+  std::function<absl::StatusOr<uint64_t>(const std::string& path)> free_disk_bytes;
   bool store_texts = true;                       // keep each document's original text
   // Shared LRU block cache for data blocks. The postings' bloom filters and indexes are held
   // outside it by the open SST files (about 1.25 bytes per distinct chunk key with 10 bloom

@@ -1,6 +1,11 @@
 #include "storage/index_db.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -341,6 +346,7 @@ rocksdb::Status IndexDb::Write(rocksdb::WriteBatch* b, bool sync) const {
   w.sync = sync;
   rocksdb::Status s = db_->Write(w, b);
   NoteWriteError(s);
+  written_since_read_.fetch_add(b->GetDataSize(), std::memory_order_relaxed);
   return s;
 }
 
@@ -383,7 +389,48 @@ absl::Status IndexDb::CheckWritable() const {
   if (options_.read_only) {
     return absl::FailedPreconditionError("index " + options_.path + " is open read-only");
   }
-  return absl::OkStatus();
+  return CheckSpace();
+}
+
+namespace {
+
+absl::StatusOr<uint64_t> FreeDiskBytes(const std::string& path) {
+  struct statvfs fs {};
+  if (statvfs(path.c_str(), &fs) != 0) {
+    return absl::UnavailableError("statvfs " + path + ": " + std::strerror(errno));
+  }
+  // f_bavail: the blocks an unprivileged process may use (copsd need not run as root).
+  return static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
+}  // namespace
+
+absl::Status IndexDb::CheckSpace() const {
+  constexpr int64_t kRereadNs = 100'000'000;
+  constexpr uint64_t kRereadBytes = 1u << 20;
+  const uint64_t reserve = options_.min_free_disk_mb << 20;
+  if (reserve == 0) return absl::OkStatus();
+  const int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                          std::chrono::steady_clock::now().time_since_epoch())
+                          .count();
+  const int64_t read_at = free_read_ns_.load(std::memory_order_relaxed);
+  const bool stale = read_at == 0 || now - read_at >= kRereadNs ||
+                     written_since_read_.load(std::memory_order_relaxed) >= kRereadBytes ||
+                     free_bytes_.load(std::memory_order_relaxed) < reserve;
+  if (stale) {
+    absl::StatusOr<uint64_t> free = options_.free_disk_bytes ? options_.free_disk_bytes(options_.path)
+                                                             : FreeDiskBytes(options_.path);
+    // Unknown free space does not stop writes: RocksDB's own errors remain.
+    if (!free.ok()) return absl::OkStatus();
+    free_bytes_.store(*free, std::memory_order_relaxed);
+    written_since_read_.store(0, std::memory_order_relaxed);
+    free_read_ns_.store(now, std::memory_order_relaxed);
+  }
+  if (free_bytes_.load(std::memory_order_relaxed) >= reserve) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      "index " + options_.path + ": the data directory's file system has less than " +
+      std::to_string(options_.min_free_disk_mb) +
+      " MiB free (copsd --min-free-disk-mb); writes resume once space is freed");
 }
 
 absl::StatusOr<std::optional<std::string>> IndexDb::Get(rocksdb::ColumnFamilyHandle* family,

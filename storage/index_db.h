@@ -72,8 +72,14 @@ class IndexDb {
   const rocksdb::ColumnFamilyOptions& postings_options() const { return postings_options_; }
 
   rocksdb::WriteOptions WriteOpts() const;
-  // FAILED_PRECONDITION on a read-only index.
+  // FAILED_PRECONDITION on a read-only index; RESOURCE_EXHAUSTED while the file system has
+  // less free space than options().min_free_disk_mb (CheckSpace).
   absl::Status CheckWritable() const;
+  // RESOURCE_EXHAUSTED when the file system holding the index has less free space than the
+  // reserve. The free space is read (statvfs) at most every 100 ms or 1 MiB written while it
+  // is above the reserve, on every call while it is below: a write costs an atomic load or
+  // two, and writes resume on the first call after space is freed.
+  absl::Status CheckSpace() const;
   // One point read; NOT_FOUND as std::nullopt, other errors as a status naming `what`.
   absl::StatusOr<std::optional<std::string>> Get(rocksdb::ColumnFamilyHandle* family,
                                                  std::string_view key, std::string_view what) const;
@@ -105,6 +111,11 @@ class IndexDb {
   rocksdb::DBOptions db_options_;
   std::vector<rocksdb::ColumnFamilyDescriptor> descriptors_;
   mutable std::atomic<bool> write_failed_{false};
+  // CheckSpace's cache: the free bytes last read, when (steady clock, ns), and the bytes
+  // written since.
+  mutable std::atomic<uint64_t> free_bytes_{0};
+  mutable std::atomic<int64_t> free_read_ns_{0};
+  mutable std::atomic<uint64_t> written_since_read_{0};
 };
 
 inline rocksdb::Slice AsSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }

@@ -225,9 +225,11 @@ class ClusterNemesisTest : public ::testing::Test {
     // On the small disk, a small write buffer: RocksDB preallocates each write-ahead log
     // (about 1.1 write buffers), which a full tmpfs would otherwise leave writable for a
     // long while; with 1 MiB in one memtable, logs roll and memtables flush often enough to
-    // meet the full disk.
+    // meet the full disk. The free-space reserve is cut to 16 MiB of the 256 MiB tmpfs (the
+    // default 256 would refuse every write); the ballast then takes the reserve too.
     if (p == 1 && r == 1 && !small_disk_.empty()) {
-      flags.insert(flags.end(), {"--write-buffer-mb", "1", "--postings-memtables", "1"});
+      flags.insert(flags.end(), {"--write-buffer-mb", "1", "--postings-memtables", "1",
+                                 "--min-free-disk-mb", "16"});
     }
     absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> started;
     ASSERT_TRUE(testing::Eventually(
