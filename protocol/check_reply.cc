@@ -10,6 +10,7 @@
 #include "core/status_macros.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/message.h"
+#include "protocol/documents.h"
 
 namespace cops {
 namespace {
@@ -55,6 +56,19 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   COPS_RETURN_IF_ERROR(o.Validate());
   return o;
 }
+
+absl::StatusOr<CheckRequestInfo> CheckRequestFromProto(const v1::CheckDocumentRequest& request) {
+  CheckRequestInfo info;
+  info.content = request.content();
+  COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
+  COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
+  info.sample_size = request.options().sample_size();
+  info.sample_seed = request.options().sample_seed();
+  info.exclusions.quotes = request.options().exclude_quotes();
+  info.exclusions.references = request.options().exclude_references();
+  return info;
+}
+
 void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
                     const v1::CheckOptions& asked, const ChunkingParams& params,
                     v1::CheckDocumentReply* reply) {

@@ -30,6 +30,12 @@ inline constexpr uint32_t kDefaultMaxResults = 20;
 // CheckOptions::Validate().
 absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& options);
 
+// The check `request` asks for, as sent: its content (a view into `request`, which must
+// outlive the result), format, decision options, sampling and exclusions. The collections
+// searched, the policy's floors and the cancellation are the caller's to add.
+// INVALID_ARGUMENT for an unknown format or decision function.
+absl::StatusOr<CheckRequestInfo> CheckRequestFromProto(const v1::CheckDocumentRequest& request);
+
 // The reply of the check `info` (the request's options `asked`) whose result is `result`,
 // under the index's `params`.
 void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,

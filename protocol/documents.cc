@@ -1,6 +1,7 @@
 #include "protocol/documents.h"
 
 #include <string>
+#include <algorithm>
 #include <utility>
 
 namespace cops {
@@ -51,6 +52,79 @@ DocumentRecord MetadataFromProto(const v1::DocumentMetadata& m) {
   meta.expires_unix_micros = m.expires_unix_micros();
   meta.not_before_unix_micros = m.not_before_unix_micros();
   return meta;
+}
+
+void FillRegisterErrors(const absl::Status& status, size_t count, uint32_t first_index,
+                        v1::RegisterDocumentsReply* reply) {
+  for (size_t i = 0; i < count; ++i) {
+    v1::RegisterResult* result = reply->add_results();
+    result->set_index(first_index + static_cast<uint32_t>(i));
+    FillRegisterError(status, result);
+  }
+  reply->set_failed(reply->failed() + static_cast<uint32_t>(count));
+}
+
+void CountRegisterResults(const std::vector<v1::RegisterResult*>& results,
+                          v1::RegisterDocumentsReply* reply) {
+  for (const v1::RegisterResult* result : results) {
+    if (result->has_reply()) {
+      reply->set_registered(reply->registered() + 1);
+    } else {
+      reply->set_failed(reply->failed() + 1);
+    }
+  }
+}
+
+void AddStats(const v1::GetStatsReply& r, v1::GetStatsReply* total) {
+  total->set_documents(total->documents() + r.documents());
+  total->set_postings(total->postings() + r.postings());
+  total->set_chunk_keys(total->chunk_keys() + r.chunk_keys());
+  total->set_disk_bytes(total->disk_bytes() + r.disk_bytes());
+  total->set_text_bytes(total->text_bytes() + r.text_bytes());
+  total->set_postings_disk_bytes(total->postings_disk_bytes() + r.postings_disk_bytes());
+  total->set_verify_disk_bytes(total->verify_disk_bytes() + r.verify_disk_bytes());
+  total->set_pending_compaction_bytes(total->pending_compaction_bytes() +
+                                      r.pending_compaction_bytes());
+  total->set_running_compactions(total->running_compactions() + r.running_compactions());
+  total->set_block_cache_bytes(total->block_cache_bytes() + r.block_cache_bytes());
+  total->set_block_cache_warming(total->block_cache_warming() || r.block_cache_warming());
+}
+
+v1::ListDocumentsReply MergeDocumentPages(std::vector<v1::ListDocumentsReply> pages,
+                                          uint32_t page_size) {
+  std::vector<v1::DocumentInfo> documents;
+  bool more = false;
+  for (v1::ListDocumentsReply& page : pages) {
+    more = more || !page.next_page_token().empty();
+    for (v1::DocumentInfo& d : *page.mutable_documents()) documents.push_back(std::move(d));
+  }
+  std::sort(documents.begin(), documents.end(),
+            [](const v1::DocumentInfo& a, const v1::DocumentInfo& b) {
+              return a.doc_id() < b.doc_id();
+            });
+  const size_t size = std::clamp<size_t>(page_size == 0 ? 100 : page_size, 1, 1000);
+  if (documents.size() > size) {
+    documents.resize(size);
+    more = true;
+  }
+  v1::ListDocumentsReply merged;
+  for (v1::DocumentInfo& d : documents) *merged.add_documents() = std::move(d);
+  if (more && !documents.empty()) {
+    merged.set_next_page_token(std::to_string(merged.documents().rbegin()->doc_id()));
+  }
+  return merged;
+}
+
+v1::RegisterDocumentReply RoutedRegisterReply(const v1::DocumentInfo& info, uint64_t sequence,
+                                              const std::array<uint8_t, 32>& sha256) {
+  v1::RegisterDocumentReply reply;
+  reply.set_doc_id(info.doc_id());
+  reply.set_created(info.doc_id() == sequence);
+  if (!reply.created() && info.sha256() == Hex(sha256)) reply.set_duplicate_of(info.doc_id());
+  reply.set_chunks(info.chunks());
+  reply.set_stored_chunks(info.stored_chunks());
+  reply.set_format(info.format());
+  return reply;
 }
 
 std::string Hex(const std::array<uint8_t, 32>& bytes) {

@@ -55,27 +55,8 @@ bool AdminService::Administers(const Principal& caller, const PrincipalRecord& r
   return authorizer_->AuthorizeAdministration(caller, record.collections).ok();
 }
 
-void AdminService::FillPrincipal(const PrincipalRecord& r, v1::PrincipalInfo* out) const {
-  out->set_name(r.name);
-  out->set_role(static_cast<v1::PrincipalRole>(r.role));
-  for (const std::string& c : r.collections) out->add_collections(c);
-  v1::PrincipalLimits* limits = out->mutable_limits();
-  limits->set_requests_per_second(r.requests_per_second);
-  limits->set_burst(r.burst);
-  limits->set_max_documents(r.max_documents);
-  limits->set_max_bytes(r.max_bytes);
-  out->set_created_unix_micros(r.created_unix_micros);
-  if (auto usage = access_->Usage(r.name); usage.ok()) {
-    out->set_used_documents(usage->documents);
-    out->set_used_bytes(usage->bytes);
-  }
-  for (const ApiKeyRecord& k : access_->ListKeys()) {
-    if (k.principal != r.name) continue;
-    v1::ApiKeyInfo* key = out->add_keys();
-    key->set_key_id(k.key_id);
-    key->set_created_unix_micros(k.created_unix_micros);
-    key->set_revoked_unix_micros(k.revoked_unix_micros);
-  }
+void AdminService::ShowPrincipal(const PrincipalRecord& r, v1::PrincipalInfo* out) const {
+  FillPrincipal(r, access_->Usage(r.name), access_->ListKeys(), out);
 }
 
 grpc::Status AdminService::CreatePrincipal(grpc::ServerContext* context,
@@ -85,20 +66,13 @@ grpc::Status AdminService::CreatePrincipal(grpc::ServerContext* context,
       "CreatePrincipal", context,
       [&](const Principal&) { return ToVector(request->collections()); },
       [&](const Principal& caller) {
-        PrincipalRecord record;
-        record.name = request->name();
-        record.role = static_cast<uint8_t>(request->role());
-        record.collections = ToVector(request->collections());
-        record.requests_per_second = request->limits().requests_per_second();
-        record.burst = request->limits().burst();
-        record.max_documents = request->limits().max_documents();
-        record.max_bytes = request->limits().max_bytes();
+        const PrincipalRecord record = PrincipalFromProto(*request);
         auto issued = access_->CreatePrincipal(record);
         if (!issued.ok()) return issued.status();
         spdlog::info("admin '{}' created principal '{}' with key id {}", caller.name, record.name,
                      issued->key_id);
         for (const PrincipalRecord& r : access_->ListPrincipals()) {
-          if (r.name == record.name) FillPrincipal(r, response->mutable_principal());
+          if (r.name == record.name) ShowPrincipal(r, response->mutable_principal());
         }
         response->set_key_id(issued->key_id);
         response->set_api_key(issued->api_key);
@@ -112,7 +86,7 @@ grpc::Status AdminService::ListPrincipals(grpc::ServerContext* context,
   return Administer("ListPrincipals", context, ItsOwnScope(*authorizer_),
                     [&](const Principal& caller) {
                       for (const PrincipalRecord& r : access_->ListPrincipals()) {
-                        if (Administers(caller, r)) FillPrincipal(r, response->add_principals());
+                        if (Administers(caller, r)) ShowPrincipal(r, response->add_principals());
                       }
                       return absl::OkStatus();
                     });
@@ -136,7 +110,7 @@ grpc::Status AdminService::SetPrincipalCollections(
         if (!s.ok()) return s;
         spdlog::info("admin '{}' set the collections of '{}'", caller.name, request->principal());
         for (const PrincipalRecord& r : access_->ListPrincipals()) {
-          if (r.name == request->principal()) FillPrincipal(r, response->mutable_principal());
+          if (r.name == request->principal()) ShowPrincipal(r, response->mutable_principal());
         }
         return absl::OkStatus();
       });
@@ -179,18 +153,9 @@ grpc::Status AdminService::CreateCollection(grpc::ServerContext* context,
       "CreateCollection", context,
       [&](const Principal&) { return std::vector<std::string>{request->collection().name()}; },
       [&](const Principal& /*caller*/) {
-        CollectionRecord record;
-        record.name = request->collection().name();
-        record.show_titles_to_checkers = request->collection().show_titles_to_checkers();
-        record.keep_audit = request->collection().keep_audit();
-        record.template_source = request->collection().template_();
-        record.retention_seconds = request->collection().retention_seconds();
-        if (record.retention_seconds < 0) {
-          return absl::InvalidArgumentError("retention of collection '" + record.name +
-                                            "' is negative");
-        }
-        absl::Status s = access_->PutCollection(record);
-        if (!s.ok()) return s;
+        COPS_ASSIGN_OR_RETURN(const CollectionRecord record,
+                              CollectionFromProto(request->collection()));
+        COPS_RETURN_IF_ERROR(access_->PutCollection(record));
         for (const CollectionRecord& c : access_->ListCollections()) {
           if (c.name == record.name) FillCollection(c, response->mutable_collection());
         }

@@ -110,7 +110,8 @@ class AdminService final : public v1::Admin::Service {
   std::vector<std::string> ScopeOfPrincipal(std::string_view name) const;
   // Whether `caller` may see `record` in listings (AuthorizeAdministration of its scope).
   bool Administers(const Principal& caller, const PrincipalRecord& record) const;
-  void FillPrincipal(const PrincipalRecord& record, v1::PrincipalInfo* out) const;
+  // The principal with its usage and keys (protocol/admin_records.h).
+  void ShowPrincipal(const PrincipalRecord& record, v1::PrincipalInfo* out) const;
 
   Authorizer* const authorizer_;
   AccessControl* const access_;

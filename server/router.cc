@@ -377,18 +377,10 @@ absl::StatusOr<v1::RegisterDocumentReply> RouterService::Register(const Principa
         std::string(applied.status().message()));
   }
   if (!applied.ok()) return applied.status();
-  const v1::DocumentInfo& info = applied->document();
-  v1::RegisterDocumentReply reply;
-  reply.set_doc_id(info.doc_id());
-  reply.set_created(info.doc_id() == sequence);
+  v1::RegisterDocumentReply reply =
+      RoutedRegisterReply(applied->document(), sequence, prepared.sha256);
   // A duplicate (or a retry) creates nothing and uses no quota.
   if (reply.created() && usage.has_value()) usage->Commit();
-  if (!reply.created() && info.sha256() == Hex(prepared.sha256)) {
-    reply.set_duplicate_of(info.doc_id());
-  }
-  reply.set_chunks(info.chunks());
-  reply.set_stored_chunks(info.stored_chunks());
-  reply.set_format(info.format());
   return reply;
 }
 
@@ -509,29 +501,12 @@ grpc::Status RouterService::ListDocuments(grpc::ServerContext* context,
             [request](Stub& stub, grpc::ClientContext& ctx, v1::ListDocumentsReply* out) {
               return stub.ListDocuments(&ctx, *request, out);
             });
-        // Each partition's page starts after the same id; the merged page is the first page_size
-        // documents of their union, in id order.
-        std::vector<v1::DocumentInfo> documents;
-        bool more = false;
+        std::vector<v1::ListDocumentsReply> pages;
         for (absl::StatusOr<v1::ListDocumentsReply>& r : replies) {
           if (!r.ok()) return r.status();
-          more = more || !r->next_page_token().empty();
-          for (v1::DocumentInfo& d : *r->mutable_documents()) documents.push_back(std::move(d));
+          pages.push_back(*std::move(r));
         }
-        std::sort(documents.begin(), documents.end(),
-                  [](const v1::DocumentInfo& a, const v1::DocumentInfo& b) {
-                    return a.doc_id() < b.doc_id();
-                  });
-        const size_t page_size =
-            std::clamp<size_t>(request->page_size() == 0 ? 100 : request->page_size(), 1, 1000);
-        if (documents.size() > page_size) {
-          documents.resize(page_size);
-          more = true;
-        }
-        for (v1::DocumentInfo& d : documents) *reply->add_documents() = std::move(d);
-        if (more && !documents.empty()) {
-          reply->set_next_page_token(std::to_string(reply->documents().rbegin()->doc_id()));
-        }
+        *reply = MergeDocumentPages(std::move(pages), request->page_size());
         return absl::OkStatus();
       });
 }
@@ -554,23 +529,11 @@ grpc::Status RouterService::GetStats(grpc::ServerContext* context,
         // Sums over the partitions (one replica each); the rest from the first.
         for (size_t p = 0; p < replies.size(); ++p) {
           if (!replies[p].ok()) return replies[p].status();
-          const v1::GetStatsReply& r = *replies[p];
           if (p == 0) {
-            *reply = r;
-            continue;
+            *reply = *replies[p];
+          } else {
+            AddStats(*replies[p], reply);
           }
-          reply->set_documents(reply->documents() + r.documents());
-          reply->set_postings(reply->postings() + r.postings());
-          reply->set_chunk_keys(reply->chunk_keys() + r.chunk_keys());
-          reply->set_disk_bytes(reply->disk_bytes() + r.disk_bytes());
-          reply->set_text_bytes(reply->text_bytes() + r.text_bytes());
-          reply->set_postings_disk_bytes(reply->postings_disk_bytes() + r.postings_disk_bytes());
-          reply->set_verify_disk_bytes(reply->verify_disk_bytes() + r.verify_disk_bytes());
-          reply->set_pending_compaction_bytes(reply->pending_compaction_bytes() +
-                                              r.pending_compaction_bytes());
-          reply->set_running_compactions(reply->running_compactions() + r.running_compactions());
-          reply->set_block_cache_bytes(reply->block_cache_bytes() + r.block_cache_bytes());
-          reply->set_block_cache_warming(reply->block_cache_warming() || r.block_cache_warming());
         }
         return absl::OkStatus();
       });

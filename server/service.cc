@@ -115,21 +115,6 @@ void CopyDetectionService::FillRegisterReply(const Principal& principal,
   FillReceipt(*std::move(receipt), reply->mutable_receipt());
 }
 
-namespace {
-
-// Fails the `count` documents of a bulk window (indexes first_index...) with `status`.
-void FailWindow(const absl::Status& status, size_t count, uint32_t first_index,
-                v1::RegisterDocumentsReply* reply) {
-  for (size_t i = 0; i < count; ++i) {
-    v1::RegisterResult* result = reply->add_results();
-    result->set_index(first_index + static_cast<uint32_t>(i));
-    FillRegisterError(status, result);
-  }
-  reply->set_failed(reply->failed() + static_cast<uint32_t>(count));
-}
-
-}  // namespace
-
 absl::Status CopyDetectionService::TakeToken(const Principal& principal) {
   return usage_->Reserve(principal, UsageCost{}).status();
 }
@@ -200,13 +185,7 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
       FillRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
     }
   }
-  for (v1::RegisterResult* result : results) {
-    if (result->has_reply()) {
-      reply->set_registered(reply->registered() + 1);
-    } else {
-      reply->set_failed(reply->failed() + 1);
-    }
-  }
+  CountRegisterResults(results, reply);
 }
 
 grpc::Status CopyDetectionService::RegisterDocument(grpc::ServerContext* context,
@@ -243,7 +222,7 @@ grpc::Status CopyDetectionService::RegisterDocuments(
           permit.ok()) {
         RegisterWindow(*principal, window, first_index, reply);
       } else {
-        FailWindow(permit.status(), window.size(), first_index, reply);
+        FillRegisterErrors(permit.status(), window.size(), first_index, reply);
       }
       window.clear();
       window_bytes = 0;
@@ -265,7 +244,7 @@ grpc::Status CopyDetectionService::RegisterDocuments(
         // The reply must stay under gRPC's message limit: end the stream here, keeping the
         // results of everything registered so far.
         if (!window.empty()) flush();
-        FailWindow(absl::ResourceExhaustedError("a RegisterDocuments stream carries at most " +
+        FillRegisterErrors(absl::ResourceExhaustedError("a RegisterDocuments stream carries at most " +
                                                 std::to_string(max_documents) +
                                                 " documents: this one and any after it "
                                                 "were not registered; send them in another stream"),
@@ -377,10 +356,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
                                              request.collections().end());
   // The policy first: a refused call takes no token and waits for nothing.
   COPS_RETURN_IF_ERROR(AuthorizeCheck(*authorizer_, principal, collections));
-  CheckRequestInfo info;
-  info.content = request.content();
-  COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
-  COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
+  COPS_ASSIGN_OR_RETURN(CheckRequestInfo info, CheckRequestFromProto(request));
   // Floors the policy sets (checkers: no passages or counts of a few words); the reply's
   // params show the values used.
   const CheckFloors floors = authorizer_->CheckFloorsFor(principal);
@@ -398,10 +374,6 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   const std::shared_ptr<CopyDetector> detector = Detector();
   COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal, collections,
                                                            *detector->index()));
-  info.sample_size = request.options().sample_size();
-  info.sample_seed = request.options().sample_seed();
-  info.exclusions.quotes = request.options().exclude_quotes();
-  info.exclusions.references = request.options().exclude_references();
   info.template_collections = SearchedTemplates(*authorizer_, info.collections);
   info.cancelled = [&probe] { return probe.Cancelled(); };
   // The detector searches only info.collections and finalizes the report (order, max_results,
