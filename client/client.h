@@ -84,8 +84,8 @@ absl::Status FromGrpc(const grpc::Status& status);
 // One document's result of a bulk registration: its reply, or its error as a status.
 absl::StatusOr<v1::RegisterDocumentReply> ResultOf(const v1::RegisterResult& result);
 
-// "auto", "text", "html", "email", "pdf", "docx", "odt", "latex", "markdown" (any case);
-// INVALID_ARGUMENT otherwise.
+// A name or alias of the format table (convert/document_format.h: "auto", "text", "pdf",
+// ..., any case); INVALID_ARGUMENT otherwise.
 absl::StatusOr<v1::DocumentFormat> ParseFormatName(const std::string& name);
 // "match_ratio" (or "ratio"), "containment", "match_count" (or "count"), "ordered_matches"
 // (or "ordered"); INVALID_ARGUMENT otherwise.

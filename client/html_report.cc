@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "client/check_report.h"
+#include "convert/document_format.h"
 #include "core/exclusions.h"
 #include "core/manipulation.h"
 #include "core/strings.h"
@@ -267,9 +268,11 @@ RegisteredTextFn RegisteredTextFrom(Client* client) {
     if (it != cache->end()) return it->second;
     std::optional<std::string> text;
     absl::StatusOr<v1::DocumentInfo> info = client->Get(doc_id, /*include_content=*/true);
-    // Registered offsets are bytes of the document as registered: readable for text formats.
-    if (info.ok() && (info->format() == "text" || info->format() == "html" ||
-                      info->format() == "latex" || info->format() == "markdown")) {
+    // Registered offsets are bytes of the document as registered: readable for the formats
+    // whose offsets index their input (the text formats).
+    absl::StatusOr<DocumentFormat> format =
+        info.ok() ? ParseDocumentFormat(info->format()) : info.status();
+    if (format.ok() && *format != DocumentFormat::kAuto && !SpansIndexExtractedText(*format)) {
       text = info->content();
     }
     if (cache->size() >= 256) cache->clear();

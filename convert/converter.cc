@@ -2,17 +2,23 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 
 #include "convert/formats.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace cops {
-bool IsDocumentFormat(int value) {
+const DocumentFormatInfo* FindDocumentFormat(DocumentFormat format) {
   for (const DocumentFormatInfo& f : kDocumentFormats) {
-    if (static_cast<int>(f.format) == value) return true;
+    if (f.format == format) return &f;
   }
-  return false;
+  return nullptr;
+}
+
+bool IsDocumentFormat(int value) {
+  return value >= 0 && value <= UINT8_MAX &&
+         FindDocumentFormat(static_cast<DocumentFormat>(value)) != nullptr;
 }
 
 std::string DocumentFormatNames(std::string_view separator) {
@@ -22,6 +28,32 @@ std::string DocumentFormatNames(std::string_view separator) {
     out += f.name;
   }
   return out;
+}
+
+std::optional<DocumentFormat> DocumentFormatOfMimeType(std::string_view media_type) {
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    for (std::string_view m : f.mime_types) {
+      if (!m.empty() && m == media_type) return f.format;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string DocumentMimeTypes(std::string_view separator) {
+  std::string out;
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    for (std::string_view m : f.mime_types) {
+      if (m.empty()) continue;
+      if (!out.empty()) out += separator;
+      out += m;
+    }
+  }
+  return out;
+}
+
+bool SpansIndexExtractedText(DocumentFormat format) {
+  const DocumentFormatInfo* f = FindDocumentFormat(format);
+  return f != nullptr && f->offsets == ReportOffsets::kExtractedText;
 }
 
 ConvertContext MakeConvertContext(const ConvertLimits& limits, const ConvertOptions& options) {
@@ -48,10 +80,8 @@ absl::Status CheckConvertInput(std::string_view input, DocumentFormat format,
 }
 
 std::string_view DocumentFormatName(DocumentFormat f) {
-  for (const DocumentFormatInfo& info : kDocumentFormats) {
-    if (info.format == f) return info.name;
-  }
-  return "unknown";
+  const DocumentFormatInfo* info = FindDocumentFormat(f);
+  return info == nullptr ? "unknown" : info->name;
 }
 
 absl::StatusOr<DocumentFormat> ParseDocumentFormat(std::string_view name) {
@@ -126,25 +156,8 @@ ConvertLimits ConvertContext::LimitsLeft() const {
 
 absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, DocumentFormat format,
                                                 const ConvertContext& ctx) {
-  switch (format) {
-    case DocumentFormat::kText:
-      return ConvertText(input, ctx);
-    case DocumentFormat::kHtml:
-      return ConvertHtml(input, ctx);
-    case DocumentFormat::kEmail:
-      return ConvertEmail(input, ctx);
-    case DocumentFormat::kPdf:
-      return ConvertPdf(input, ctx);
-    case DocumentFormat::kDocx:
-    case DocumentFormat::kOdt:
-      return ConvertOffice(input, format, ctx);
-    case DocumentFormat::kLatex:
-      return ConvertLatex(input, ctx);
-    case DocumentFormat::kMarkdown:
-      return ConvertMarkdown(input, ctx);
-    case DocumentFormat::kAuto:
-      break;
-  }
+  const DocumentFormatInfo* f = FindDocumentFormat(format);
+  if (f != nullptr && f->convert != nullptr) return f->convert(input, ctx);
   return absl::InvalidArgumentError(StrCat("unknown document format ", static_cast<int>(format)));
 }
 

@@ -2,8 +2,9 @@
 #define COPS_CONVERT_CONVERTER_H_
 
 // Converters: the formats users send (plain text in any common charset, HTML, MIME email,
-// PDF, DOCX, ODT, LaTeX, Markdown) turned into UTF-8 text with paragraph breaks, plus a map
-// from text offsets back to positions in the original bytes.
+// PDF, DOCX, ODT, LaTeX, Markdown: the table of convert/document_format.h) turned into UTF-8
+// text with paragraph breaks, plus a map from text offsets back to positions in the original
+// bytes.
 //
 // Thread-safety: Convert() is safe to call from many threads.
 
@@ -15,49 +16,9 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "convert/document_format.h"
 
 namespace cops {
-
-// on-wire (proto DocumentFormat mirrors these values): do not change.
-enum class DocumentFormat : uint8_t {
-  kAuto = 0,  // detect from content
-  kText = 1,
-  kHtml = 2,
-  kEmail = 3,
-  kPdf = 4,
-  kDocx = 5,
-  kOdt = 6,
-  kLatex = 7,
-  kMarkdown = 8,
-};
-
-// Everything said of each format, in one place: its name (requests, records, the command
-// line), the aliases a client may send, and its help text. Converters, the proto mapping and
-// the CLI read this table; an input format adds a row here and its converter.
-struct DocumentFormatInfo {
-  DocumentFormat format;
-  std::string_view name;
-  std::array<std::string_view, 3> aliases;  // empty entries: none
-  std::string_view help;
-};
-inline constexpr DocumentFormatInfo kDocumentFormats[] = {
-    {DocumentFormat::kAuto, "auto", {}, "detect from the content"},
-    {DocumentFormat::kText, "text", {"txt", "plain"}, "plain text in any charset"},
-    {DocumentFormat::kHtml, "html", {"htm"}, "HTML"},
-    {DocumentFormat::kEmail, "email", {"eml", "mail", "rfc822"}, "a MIME message and its attachments"},
-    {DocumentFormat::kPdf, "pdf", {}, "PDF"},
-    {DocumentFormat::kDocx, "docx", {}, "Word (Office Open XML)"},
-    {DocumentFormat::kOdt, "odt", {}, "OpenDocument text"},
-    {DocumentFormat::kLatex, "latex", {"tex"}, "LaTeX source"},
-    {DocumentFormat::kMarkdown, "markdown", {"md"}, "Markdown"},
-};
-
-// Whether `value` is a DocumentFormat of the table (the range check of every boundary).
-bool IsDocumentFormat(int value);
-// The names joined by `separator`, for help texts and error messages.
-std::string DocumentFormatNames(std::string_view separator = ", ");
-std::string_view DocumentFormatName(DocumentFormat f);               // "text", "pdf", ...
-absl::StatusOr<DocumentFormat> ParseDocumentFormat(std::string_view name);  // "auto" too
 
 struct ConvertLimits {
   uint64_t max_input_bytes = 64ull << 20;        // larger input: RESOURCE_EXHAUSTED

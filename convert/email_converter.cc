@@ -47,33 +47,24 @@ std::string PartBytes(GMimePart* part) {
   return bytes == nullptr ? "" : std::string(reinterpret_cast<const char*>(bytes->data), bytes->len);
 }
 
-// Document formats an attachment may be in, from its MIME type or file name; kAuto when
-// it is not a document we read (images, archives, ...).
+// The format an attachment is in, from its MIME type or file name (the table's
+// mime_types and suffixes); kAuto when it is not a document we read (images, archives, ...).
+// A binary format named either way wins over a textual one, and any other over plain text
+// (a "notes.md" sent as text/plain is Markdown).
 DocumentFormat AttachmentFormat(GMimeContentType* type, const std::string& filename) {
   const std::string mime = Lower(g_mime_content_type_get_mime_type(type));
   const std::string name = AsciiLower(filename);
-  auto ends = [&](std::string_view ext) { return name.ends_with(ext); };
-  if (mime == "application/pdf" || ends(".pdf")) return DocumentFormat::kPdf;
-  if (mime == "application/vnd.openxmlformats-officedocument.wordprocessingml.document" ||
-      ends(".docx")) {
-    return DocumentFormat::kDocx;
+  DocumentFormat found = DocumentFormat::kAuto;
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    if (!f.attachment) continue;
+    bool named = false;
+    for (std::string_view m : f.mime_types) named |= !m.empty() && mime == m;
+    for (std::string_view suffix : f.suffixes) named |= !suffix.empty() && name.ends_with(suffix);
+    if (!named) continue;
+    if (!f.textual) return f.format;
+    if (found == DocumentFormat::kAuto || found == DocumentFormat::kText) found = f.format;
   }
-  if (mime == "application/vnd.oasis.opendocument.text" || ends(".odt")) {
-    return DocumentFormat::kOdt;
-  }
-  if (mime == "text/html" || ends(".html") || ends(".htm")) return DocumentFormat::kHtml;
-  if (mime == "text/markdown" || ends(".md")) return DocumentFormat::kMarkdown;
-  if (mime == "text/x-tex" || mime == "application/x-tex" || ends(".tex")) {
-    return DocumentFormat::kLatex;
-  }
-  if (mime == "text/plain" || ends(".txt")) return DocumentFormat::kText;
-  return DocumentFormat::kAuto;
-}
-
-// Formats read by C libraries from binary input: what ConvertEmailInProcess sandboxes.
-bool IsBinaryDocument(DocumentFormat format) {
-  return format == DocumentFormat::kPdf || format == DocumentFormat::kDocx ||
-         format == DocumentFormat::kOdt;
+  return found;
 }
 
 class EmailWalker {
@@ -193,11 +184,11 @@ class EmailWalker {
     const DocumentFormat format = AttachmentFormat(type, filename);
     if (format == DocumentFormat::kAuto) return absl::OkStatus();
     std::string bytes = PartBytes(part);
-    if (format == DocumentFormat::kText || format == DocumentFormat::kMarkdown ||
-        format == DocumentFormat::kLatex) {
-      if (!charset.empty()) bytes = ToUtf8(bytes, charset);
-    }
-    auto converted = ctx_.sandbox != nullptr && IsBinaryDocument(format)
+    const DocumentFormatInfo& info = *FindDocumentFormat(format);
+    // Our own parsers take UTF-8; C libraries (HTML, PDF, DOCX, ODT) find the charset.
+    if (!info.sandboxed && !charset.empty()) bytes = ToUtf8(bytes, charset);
+    // Formats read by C libraries from binary input go to the sandbox.
+    auto converted = ctx_.sandbox != nullptr && info.sandboxed && !info.textual
                          ? (*ctx_.sandbox)(bytes, format, ctx_.LimitsLeft(), ctx_.options)
                          : ConvertFormat(bytes, format, ctx_);
     if (!converted.ok()) {
@@ -253,6 +244,45 @@ absl::StatusOr<ConvertedDocument> ConvertEmail(std::string_view input, const Con
     p.text_end = std::min(p.text_end, size);
   }
   return doc;
+}
+
+namespace {
+
+bool EqualsIgnoreCase(std::string_view s, std::string_view lower) {
+  return s.size() == lower.size() && AsciiLower(s) == lower;
+}
+
+// RFC 5322 header block: several "Name: value" lines at the top including From or Received
+// and one of Subject/Date/Message-ID/MIME-Version.
+bool LooksLikeEmail(std::string_view head) {
+  int fields = 0;
+  bool from = false, other = false;
+  size_t pos = 0;
+  for (int line = 0; line < 40 && pos < head.size(); ++line) {
+    size_t end = head.find('\n', pos);
+    std::string_view l = head.substr(pos, end == std::string_view::npos ? head.npos : end - pos);
+    pos = end == std::string_view::npos ? head.size() : end + 1;
+    if (l.empty() || l == "\r") break;
+    if (l[0] == ' ' || l[0] == '\t') continue;  // folded
+    size_t colon = l.find(':');
+    if (colon == std::string_view::npos || colon == 0) return false;
+    if (l.substr(0, colon).find(' ') != std::string_view::npos) {
+      return line == 0 && l.starts_with("From ");  // mbox "From " line
+    }
+    ++fields;
+    std::string_view name = l.substr(0, colon);
+    from |= EqualsIgnoreCase(name, "from") || EqualsIgnoreCase(name, "received");
+    other |= EqualsIgnoreCase(name, "subject") || EqualsIgnoreCase(name, "date") ||
+             EqualsIgnoreCase(name, "message-id") ||
+             EqualsIgnoreCase(name, "mime-version");
+  }
+  return fields >= 2 && from && other;
+}
+
+}  // namespace
+
+Sniff SniffEmail(const SniffedInput& in) {
+  return in.mime_matches || LooksLikeEmail(in.head) ? Sniff::kLikely : Sniff::kNo;
 }
 
 }  // namespace cops

@@ -1,6 +1,6 @@
-// DetectFormat: a few exact content checks first (cheap and unambiguous), then libmagic's
-// MIME type, then light text heuristics for LaTeX and Markdown that libmagic calls
-// text/plain. Clean UTF-8 skips libmagic: its text rules cost ~2 ms per call (regular
+// DetectFormat: the sniffing hooks of the format table (convert/document_format.h), given
+// libmagic's MIME type: exact content signatures first (cheap and unambiguous), then MIME types
+// and light text heuristics (for LaTeX and Markdown, which libmagic calls text/plain). Clean UTF-8 skips libmagic: its text rules cost ~2 ms per call (regular
 // expressions compiled per match) and name only HTML, mail and TeX, which the structural
 // checks here find themselves. DetectFormatWithoutMagic (copsd): the same without libmagic,
 // which parses untrusted bytes, for input that is text; the rest goes to the worker to be
@@ -21,14 +21,6 @@
 namespace cops {
 namespace {
 
-bool StartsWith(std::string_view s, std::string_view prefix) { return s.starts_with(prefix); }
-bool StartsWithIgnoreCase(std::string_view s, std::string_view lower_prefix) {
-  return AsciiLower(s.substr(0, lower_prefix.size())) == lower_prefix;
-}
-bool EqualsIgnoreCase(std::string_view s, std::string_view lower) {
-  return s.size() == lower.size() && AsciiLower(s) == lower;
-}
-
 struct MagicCloser {
   void operator()(magic_set* m) const { magic_close(m); }
 };
@@ -48,79 +40,12 @@ std::string MagicMime(std::string_view input) {
   return mime == nullptr ? "" : mime;
 }
 
-bool LooksLikeZipOf(std::string_view input, std::string_view mimetype_or_entry) {
-  if (!StartsWith(input, "PK\x03\x04")) return false;
-  return input.substr(0, 64 << 10).find(mimetype_or_entry) != std::string_view::npos;
-}
-
-bool LooksLikeEmail(std::string_view head) {
-  // RFC 5322 header block: several "Name: value" lines at the top including From or
-  // Received and one of Subject/Date/Message-ID/MIME-Version.
-  int fields = 0;
-  bool from = false, other = false;
-  size_t pos = 0;
-  for (int line = 0; line < 40 && pos < head.size(); ++line) {
-    size_t end = head.find('\n', pos);
-    std::string_view l = head.substr(pos, end == std::string_view::npos ? head.npos : end - pos);
-    pos = end == std::string_view::npos ? head.size() : end + 1;
-    if (l.empty() || l == "\r") break;
-    if (l[0] == ' ' || l[0] == '\t') continue;  // folded
-    size_t colon = l.find(':');
-    if (colon == std::string_view::npos || colon == 0) return false;
-    if (l.substr(0, colon).find(' ') != std::string_view::npos) {
-      return line == 0 && StartsWith(l, "From ");  // mbox "From " line
-    }
-    ++fields;
-    std::string_view name = l.substr(0, colon);
-    from |= EqualsIgnoreCase(name, "from") || EqualsIgnoreCase(name, "received");
-    other |= EqualsIgnoreCase(name, "subject") || EqualsIgnoreCase(name, "date") ||
-             EqualsIgnoreCase(name, "message-id") ||
-             EqualsIgnoreCase(name, "mime-version");
-  }
-  return fields >= 2 && from && other;
-}
-
-// libmagic's rule for HTML: one of these tags in the first 4 KiB, any case.
-bool LooksLikeHtml(std::string_view head) {
-  static constexpr std::array<std::string_view, 9> kTags = {
-      "<!doctype html", "<html", "<head", "<body", "<title", "<script", "<style", "<table",
-      "<a href="};
-  const std::string lower = AsciiLower(head.substr(0, 4096));
-  for (std::string_view tag : kTags) {
-    if (lower.find(tag) != std::string::npos) return true;
-  }
-  return false;
-}
-
-bool LooksLikeLatex(std::string_view head) {
-  return head.find("\\documentclass") != std::string_view::npos ||
-         head.find("\\begin{document}") != std::string_view::npos ||
-         (head.find("\\section{") != std::string_view::npos &&
-          head.find("\\end{") != std::string_view::npos);
-}
-
-bool LooksLikeMarkdown(std::string_view head) {
-  int signals = 0;
-  size_t pos = 0;
-  while (pos < head.size()) {
-    size_t end = head.find('\n', pos);
-    std::string_view l = head.substr(pos, end == std::string_view::npos ? head.npos : end - pos);
-    pos = end == std::string_view::npos ? head.size() : end + 1;
-    if (StartsWith(l, "# ") || StartsWith(l, "## ") ||
-        StartsWith(l, "```") || StartsWith(l, "- [") ||
-        l.find("](") != std::string_view::npos || l.find("**") != std::string_view::npos) {
-      ++signals;
-    }
-  }
-  return signals >= 2;
-}
-
 // MIME types libmagic gives binary files that no textual format can hold.
 bool IsBinaryMime(std::string_view mime) {
   static constexpr std::array<std::string_view, 5> kBinaryTopTypes = {
       "image/", "audio/", "video/", "font/", "model/"};
   for (std::string_view top : kBinaryTopTypes) {
-    if (StartsWith(mime, top)) return true;
+    if (mime.starts_with(top)) return true;
   }
   static constexpr std::array<std::string_view, 26> kBinaryTypes = {
       "application/x-executable", "application/x-sharedlib", "application/x-pie-executable",
@@ -135,8 +60,8 @@ bool IsBinaryMime(std::string_view mime) {
   for (std::string_view type : kBinaryTypes) {
     if (mime == type) return true;
   }
-  return StartsWith(mime, "application/vnd.openxmlformats") ||
-         StartsWith(mime, "application/vnd.oasis.opendocument");
+  return mime.starts_with("application/vnd.openxmlformats") ||
+         mime.starts_with("application/vnd.oasis.opendocument");
 }
 
 // Bytes no text file holds: C0 controls other than tab, line breaks, form feed and ESC
@@ -171,10 +96,8 @@ std::string_view TextHead(std::string_view input) {
 namespace {
 
 absl::Status CheckText(std::string_view input, DocumentFormat format, bool use_magic) {
-  if (format != DocumentFormat::kText && format != DocumentFormat::kMarkdown &&
-      format != DocumentFormat::kLatex && format != DocumentFormat::kHtml) {
-    return absl::OkStatus();
-  }
+  const DocumentFormatInfo* info = FindDocumentFormat(format);
+  if (info == nullptr || !info->textual) return absl::OkStatus();
   std::string_view head = TextHead(input);
   const size_t controls = CountControlBytes(head);
   // Clean UTF-8 without control bytes is text: no charset detection, no libmagic (each costs
@@ -228,29 +151,23 @@ bool IsCleanUtf8(std::string_view head) {
 // `clean_text`: IsCleanUtf8(TextHead(input)), which callers may know already.
 // REQUIRES for !use_magic: `input` is clean UTF-8 text or passes CheckText (kText).
 DocumentFormat Detect(std::string_view input, bool use_magic, bool clean_text) {
-  std::string_view head = TextHead(input);
-  size_t start = head.find_first_not_of(" \t\r\n");
-  std::string_view trimmed = start == std::string_view::npos ? "" : head.substr(start);
-  if (StartsWith(input, "%PDF-")) return DocumentFormat::kPdf;
-  if (LooksLikeZipOf(input, "word/document.xml")) return DocumentFormat::kDocx;
-  if (LooksLikeZipOf(input, "application/vnd.oasis.opendocument.text")) {
-    return DocumentFormat::kOdt;
+  SniffedInput in;
+  in.input = input;
+  in.head = TextHead(input);
+  const size_t start = in.head.find_first_not_of(" \t\r\n");
+  in.trimmed = start == std::string_view::npos ? "" : in.head.substr(start);
+  in.text_heuristics = clean_text || !use_magic;
+  const std::string mime = in.text_heuristics ? "" : MagicMime(input);
+  DocumentFormat likely = DocumentFormat::kText;  // the fallback
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    if (f.sniff == nullptr) continue;
+    in.mime_matches = false;
+    for (std::string_view m : f.mime_types) in.mime_matches |= !mime.empty() && mime == m;
+    const Sniff sniffed = f.sniff(in);
+    if (sniffed == Sniff::kCertain) return f.format;
+    if (sniffed == Sniff::kLikely && likely == DocumentFormat::kText) likely = f.format;
   }
-  const std::string mime = clean_text || !use_magic ? "" : MagicMime(input);
-  if (mime == "application/pdf") return DocumentFormat::kPdf;
-  if (mime == "application/vnd.openxmlformats-officedocument.wordprocessingml.document") {
-    return DocumentFormat::kDocx;
-  }
-  if (mime == "application/vnd.oasis.opendocument.text") return DocumentFormat::kOdt;
-  if (mime == "text/html" || StartsWithIgnoreCase(trimmed, "<!doctype html") ||
-      StartsWithIgnoreCase(trimmed, "<html") ||
-      ((clean_text || !use_magic) && LooksLikeHtml(head))) {
-    return DocumentFormat::kHtml;
-  }
-  if (mime == "message/rfc822" || LooksLikeEmail(head)) return DocumentFormat::kEmail;
-  if (mime == "text/x-tex" || LooksLikeLatex(head)) return DocumentFormat::kLatex;
-  if (LooksLikeMarkdown(head)) return DocumentFormat::kMarkdown;
-  return DocumentFormat::kText;
+  return likely;
 }
 
 }  // namespace
@@ -261,7 +178,7 @@ DocumentFormat DetectFormat(std::string_view input) {
 
 DocumentFormat DetectFormatWithoutMagic(std::string_view input) {
   const bool clean_text = IsCleanUtf8(TextHead(input));
-  if (!clean_text && !StartsWith(input, "%PDF-") && !StartsWith(input, "PK\x03\x04") &&
+  if (!clean_text && !input.starts_with("%PDF-") && !input.starts_with("PK\x03\x04") &&
       !CheckText(input, DocumentFormat::kText, /*use_magic=*/false).ok()) {
     return DocumentFormat::kAuto;
   }

@@ -1,10 +1,10 @@
 #ifndef COPS_CONVERT_FORMATS_H_
 #define COPS_CONVERT_FORMATS_H_
 
-// Internal: one in-process converter per format, all with the same shape. Convert() and
-// ConvertInProcess() (converter.h) dispatch here after checking the input size. Each
-// returns a document with `format`, `text`, `segments` and `parts` filled, or an error
-// whose message starts with the format name ("pdf: document is encrypted").
+// Internal: what the in-process converters share (their context, the input checks) and the
+// dispatch to them. The converters themselves are named by the format table
+// (convert/document_format.h); Convert() and ConvertInProcess() (converter.h) dispatch to
+// them after checking the input size.
 //
 // Thread-safety: every converter is safe to call from many threads.
 
@@ -33,19 +33,6 @@ struct ConvertContext {
   ConvertLimits LimitsLeft() const;
 };
 
-absl::StatusOr<ConvertedDocument> ConvertText(std::string_view input, const ConvertContext& ctx);
-absl::StatusOr<ConvertedDocument> ConvertHtml(std::string_view input, const ConvertContext& ctx);
-absl::StatusOr<ConvertedDocument> ConvertEmail(std::string_view input,
-                                               const ConvertContext& ctx);
-absl::StatusOr<ConvertedDocument> ConvertPdf(std::string_view input, const ConvertContext& ctx);
-// DOCX and ODT share the zip reader: `format` is kDocx or kOdt.
-absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, DocumentFormat format,
-                                                const ConvertContext& ctx);
-absl::StatusOr<ConvertedDocument> ConvertLatex(std::string_view input,
-                                               const ConvertContext& ctx);
-absl::StatusOr<ConvertedDocument> ConvertMarkdown(std::string_view input,
-                                                  const ConvertContext& ctx);
-
 ConvertContext MakeConvertContext(const ConvertLimits& limits, const ConvertOptions& options);
 // RESOURCE_EXHAUSTED when `input` exceeds limits.max_input_bytes (or 4 GiB: offsets are
 // 32-bit); INVALID_ARGUMENT for a format value outside the enum.
@@ -61,7 +48,7 @@ DocumentFormat DetectFormatWithoutMagic(std::string_view input);
 // decoding statistics, not a MIME type, and binary MIME types are not looked for.
 absl::Status CheckLooksLikeTextWithoutMagic(std::string_view input, DocumentFormat format);
 
-// Dispatches on a concrete format (not kAuto) in this process.
+// Dispatches on a concrete format (not kAuto) in this process: the row's converter.
 absl::StatusOr<ConvertedDocument> ConvertFormat(std::string_view input, DocumentFormat format,
                                                 const ConvertContext& ctx);
 

@@ -7,6 +7,7 @@
 #include <libxml/parserInternals.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -273,6 +274,35 @@ absl::StatusOr<ConvertedDocument> ConvertHtml(std::string_view input, const Conv
   COPS_RETURN_IF_ERROR(st.status);
   out.Finish(&doc);
   return doc;
+}
+
+namespace {
+
+// libmagic's rule for HTML: one of these tags in the first 4 KiB, any case.
+bool LooksLikeHtml(std::string_view head) {
+  static constexpr std::array<std::string_view, 9> kTags = {
+      "<!doctype html", "<html", "<head", "<body", "<title", "<script", "<style", "<table",
+      "<a href="};
+  const std::string lower = AsciiLower(head.substr(0, 4096));
+  for (std::string_view tag : kTags) {
+    if (lower.find(tag) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool StartsWithIgnoreCase(std::string_view s, std::string_view lower_prefix) {
+  return AsciiLower(s.substr(0, lower_prefix.size())) == lower_prefix;
+}
+
+}  // namespace
+
+Sniff SniffHtml(const SniffedInput& in) {
+  if (in.mime_matches || StartsWithIgnoreCase(in.trimmed, "<!doctype html") ||
+      StartsWithIgnoreCase(in.trimmed, "<html") ||
+      (in.text_heuristics && LooksLikeHtml(in.head))) {
+    return Sniff::kLikely;
+  }
+  return Sniff::kNo;
 }
 
 }  // namespace cops

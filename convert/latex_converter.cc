@@ -368,4 +368,13 @@ absl::StatusOr<ConvertedDocument> ConvertLatex(std::string_view input, const Con
   return doc;
 }
 
+Sniff SniffLatex(const SniffedInput& in) {
+  const std::string_view head = in.head;
+  const bool latex = head.find("\\documentclass") != std::string_view::npos ||
+                     head.find("\\begin{document}") != std::string_view::npos ||
+                     (head.find("\\section{") != std::string_view::npos &&
+                      head.find("\\end{") != std::string_view::npos);
+  return in.mime_matches || latex ? Sniff::kLikely : Sniff::kNo;
+}
+
 }  // namespace cops

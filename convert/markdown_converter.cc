@@ -290,4 +290,22 @@ absl::StatusOr<ConvertedDocument> ConvertMarkdown(std::string_view input,
   return doc;
 }
 
+Sniff SniffMarkdown(const SniffedInput& in) {
+  // Two lines with Markdown's marks: headings, fences, task lists, links, emphasis.
+  int signals = 0;
+  std::string_view head = in.head;
+  size_t pos = 0;
+  while (pos < head.size()) {
+    size_t end = head.find('\n', pos);
+    std::string_view l = head.substr(pos, end == std::string_view::npos ? head.npos : end - pos);
+    pos = end == std::string_view::npos ? head.size() : end + 1;
+    if (l.starts_with("# ") || l.starts_with("## ") || l.starts_with("```") ||
+        l.starts_with("- [") || l.find("](") != std::string_view::npos ||
+        l.find("**") != std::string_view::npos) {
+      ++signals;
+    }
+  }
+  return signals >= 2 ? Sniff::kLikely : Sniff::kNo;
+}
+
 }  // namespace cops

@@ -261,8 +261,7 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
   return absl::OkStatus();
 }
 
-}  // namespace
-
+// DOCX and ODT share the zip reader: `format` is kDocx or kOdt.
 absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, DocumentFormat format,
                                                 const ConvertContext& ctx) {
   OfficeReader zip(format, ctx);
@@ -304,6 +303,34 @@ absl::StatusOr<ConvertedDocument> ConvertOffice(std::string_view input, Document
   doc.charset = "UTF-8";
   out.Finish(&doc);
   return doc;
+}
+
+// A zip container holding `entry` (an entry name, or the content of ODF's mimetype file) in
+// its first 64 KiB.
+bool LooksLikeZipOf(std::string_view input, std::string_view entry) {
+  if (!input.starts_with("PK\x03\x04")) return false;
+  return input.substr(0, 64 << 10).find(entry) != std::string_view::npos;
+}
+
+}  // namespace
+
+absl::StatusOr<ConvertedDocument> ConvertDocx(std::string_view input, const ConvertContext& ctx) {
+  return ConvertOffice(input, DocumentFormat::kDocx, ctx);
+}
+
+absl::StatusOr<ConvertedDocument> ConvertOdt(std::string_view input, const ConvertContext& ctx) {
+  return ConvertOffice(input, DocumentFormat::kOdt, ctx);
+}
+
+Sniff SniffDocx(const SniffedInput& in) {
+  return in.mime_matches || LooksLikeZipOf(in.input, "word/document.xml") ? Sniff::kCertain
+                                                                          : Sniff::kNo;
+}
+
+Sniff SniffOdt(const SniffedInput& in) {
+  return in.mime_matches || LooksLikeZipOf(in.input, "application/vnd.oasis.opendocument.text")
+             ? Sniff::kCertain
+             : Sniff::kNo;
 }
 
 }  // namespace cops

@@ -212,4 +212,8 @@ absl::StatusOr<ConvertedDocument> ConvertPdf(std::string_view input, const Conve
   return doc;
 }
 
+Sniff SniffPdf(const SniffedInput& in) {
+  return in.mime_matches || in.input.starts_with("%PDF-") ? Sniff::kCertain : Sniff::kNo;
+}
+
 }  // namespace cops

@@ -63,16 +63,6 @@ absl::StatusOr<ConvertedDocument> ConvertInWorker(std::string_view input, Docume
   return DecodeResponse(worker->response());
 }
 
-namespace {
-
-// Formats parsed by our own code only; everything else goes to the worker.
-bool IsTrusted(DocumentFormat f) {
-  return f == DocumentFormat::kText || f == DocumentFormat::kLatex ||
-         f == DocumentFormat::kMarkdown;
-}
-
-}  // namespace
-
 absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat format,
                                           const ConvertLimits& limits,
                                           const ConvertOptions& options) {
@@ -83,7 +73,9 @@ absl::StatusOr<ConvertedDocument> Convert(std::string_view input, DocumentFormat
   // (Detection has checked that text is text already.)
   const bool detected = format == DocumentFormat::kAuto;
   if (detected) format = DetectFormatWithoutMagic(input);
-  if (IsTrusted(format)) {
+  // Formats parsed by our own code only (the table's sandboxed flag); the rest goes to the
+  // worker, and so does input detection could not name (kAuto).
+  if (const DocumentFormatInfo* f = FindDocumentFormat(format); f != nullptr && !f->sandboxed) {
     if (!detected) COPS_RETURN_IF_ERROR(CheckLooksLikeTextWithoutMagic(input, format));
     return ConvertFormat(input, format, MakeConvertContext(limits, options));
   }

@@ -77,11 +77,6 @@ absl::Status Cancelled(const CheckRequestInfo& request, const char* phase) {
 
 }  // namespace
 
-bool SpansIndexExtractedText(DocumentFormat format) {
-  return format == DocumentFormat::kPdf || format == DocumentFormat::kDocx ||
-         format == DocumentFormat::kOdt || format == DocumentFormat::kEmail;
-}
-
 CopyDetector::CopyDetector(Index* index, std::unique_ptr<Fingerprinter> fingerprinter,
                            CopyDetectorOptions options)
     : index_(index), fingerprinter_(std::move(fingerprinter)), options_(std::move(options)) {}

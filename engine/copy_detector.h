@@ -108,17 +108,14 @@ struct CheckResult {
   std::vector<DocumentRecord> records;  // records[i] is the document of report.matches[i]
   DocumentFormat format = DocumentFormat::kText;
   std::string charset;
-  // Set for formats without a byte map to the input (SpansIndexExtractedText()): the text the
-  // spans index. Empty otherwise.
+  // Set for formats without a byte map to the input (SpansIndexExtractedText(),
+  // convert/document_format.h): the text the spans index. Empty otherwise.
   std::string extracted_text;
   // Text manipulation found in the checked document (core/manipulation.h), ranges in the
   // byte space of the spans.
   std::vector<Manipulation> manipulations;
 };
 
-// True for formats whose converted text has no byte map back to the input (PDF, DOCX, ODT,
-// email), so that report spans index the extracted text.
-bool SpansIndexExtractedText(DocumentFormat format);
 
 class CopyDetector {
  public:

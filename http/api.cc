@@ -17,6 +17,7 @@
 #include "client/client.h"
 #include "client/compare.h"
 #include "client/document_json.h"
+#include "convert/document_format.h"
 #include "core/time_format.h"
 #include "client/html_report.h"
 #include "core/hash_key.h"
@@ -40,27 +41,6 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 // ---------------------------------------------------------------- content types
 
-// The raw document content types the API takes, and the format each one means.
-struct MediaType {
-  const char* type;
-  v1::DocumentFormat format;
-};
-constexpr MediaType kDocumentTypes[] = {
-    {"text/plain", v1::DOCUMENT_FORMAT_TEXT},
-    {"text/html", v1::DOCUMENT_FORMAT_HTML},
-    {"application/xhtml+xml", v1::DOCUMENT_FORMAT_HTML},
-    {"text/markdown", v1::DOCUMENT_FORMAT_MARKDOWN},
-    {"text/x-tex", v1::DOCUMENT_FORMAT_LATEX},
-    {"application/x-tex", v1::DOCUMENT_FORMAT_LATEX},
-    {"application/x-latex", v1::DOCUMENT_FORMAT_LATEX},
-    {"message/rfc822", v1::DOCUMENT_FORMAT_EMAIL},
-    {"application/pdf", v1::DOCUMENT_FORMAT_PDF},
-    {"application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-     v1::DOCUMENT_FORMAT_DOCX},
-    {"application/vnd.oasis.opendocument.text", v1::DOCUMENT_FORMAT_ODT},
-    {"application/octet-stream", v1::DOCUMENT_FORMAT_AUTO},
-};
-
 // The media type of a Content-Type value, lower case, without parameters.
 std::string MediaTypeOf(std::string_view content_type) {
   std::string_view t = content_type.substr(0, content_type.find(';'));
@@ -71,11 +51,12 @@ std::string MediaTypeOf(std::string_view content_type) {
   return out;
 }
 
+// The raw document content types the API takes are those of the format table
+// (convert/document_format.h); the values are the proto's.
 std::optional<v1::DocumentFormat> FormatOfMediaType(std::string_view media_type) {
-  for (const MediaType& m : kDocumentTypes) {
-    if (media_type == m.type) return m.format;
-  }
-  return std::nullopt;
+  const std::optional<DocumentFormat> format = DocumentFormatOfMimeType(media_type);
+  if (!format.has_value()) return std::nullopt;
+  return static_cast<v1::DocumentFormat>(*format);
 }
 
 // How a POST body is to be read: a document as is, multipart form data, or a JSON object.
@@ -86,8 +67,7 @@ absl::StatusOr<BodyKind> BodyKindOf(const std::string& content_type) {
   if (media == "multipart/form-data") return BodyKind::kMultipart;
   if (media == kJson) return BodyKind::kJson;
   if (FormatOfMediaType(media).has_value()) return BodyKind::kRaw;
-  std::string accepted = "multipart/form-data, application/json";
-  for (const MediaType& m : kDocumentTypes) accepted += std::string(", ") + m.type;
+  const std::string accepted = "multipart/form-data, application/json, " + DocumentMimeTypes();
   return absl::InvalidArgumentError(
       (media.empty() ? std::string("no Content-Type") : "unsupported Content-Type '" + media + "'") +
       ": send one of " + accepted);

@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "tests/testing/documents.h"
@@ -158,6 +159,22 @@ TEST(DocumentFormatTableTest, NamesParseBackAndTheRangeIsTheTable) {
   }
   EXPECT_FALSE(IsDocumentFormat(-1));
   EXPECT_FALSE(IsDocumentFormat(static_cast<int>(std::size(kDocumentFormats))));
+  // Its media types name it back (the HTTP API's Content-Type), and every format but
+  // kAuto has a converter.
+  for (const DocumentFormatInfo& f : kDocumentFormats) {
+    EXPECT_EQ(f.convert == nullptr, f.format == DocumentFormat::kAuto) << f.name;
+    EXPECT_FALSE(f.mime_types[0].empty()) << f.name;
+    for (std::string_view m : f.mime_types) {
+      if (m.empty()) continue;
+      EXPECT_EQ(DocumentFormatOfMimeType(m), f.format) << m;
+    }
+    EXPECT_EQ(SpansIndexExtractedText(f.format), f.offsets == ReportOffsets::kExtractedText);
+  }
+  EXPECT_EQ(DocumentFormatOfMimeType("application/octet-stream"), DocumentFormat::kAuto);
+  EXPECT_EQ(DocumentFormatOfMimeType("image/png"), std::nullopt);
+  EXPECT_NE(DocumentMimeTypes().find("application/pdf"), std::string::npos);
+  EXPECT_TRUE(SpansIndexExtractedText(DocumentFormat::kPdf));
+  EXPECT_FALSE(SpansIndexExtractedText(DocumentFormat::kMarkdown));
   absl::StatusOr<DocumentFormat> unknown = ParseDocumentFormat("rtf");
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(unknown.status().message().find("markdown"), std::string_view::npos);
