@@ -635,98 +635,178 @@ int RunHealth(const Globals& g) {
   return kExitOk;
 }
 
+// The global flags: the server, output, deadline and credentials.
+void AddGlobalFlags(CLI::App* app, Globals* g) {
+  app->add_option("--server", g->client.target, "copsd address HOST:PORT")
+      ->envname("COPS_SERVER")
+      ->capture_default_str();
+  app->add_flag("--json", g->json, "Machine-readable output (JSON)");
+  app->add_option("--timeout", g->timeout_seconds, "Deadline of each call, seconds")
+      ->capture_default_str();
+  AddClientSecurityFlags(app, &g->client.security);
+}
+
+CLI::App* AddCheckCommand(CLI::App* app, CheckArgs* chk) {
+  CLI::App* cmd =
+      app->add_subcommand("check", "Check documents: a file (- for stdin), or files and directories");
+  cmd->add_option("paths", chk->paths, "Files or directories (recursive), or - for stdin")
+      ->required();
+  cmd->add_option("--streams", chk->streams, "Batch: CheckStream calls in flight")
+      ->capture_default_str();
+  cmd->add_option("--threshold", chk->threshold, "Decision threshold in (0, 1] (default 0.08, measured in docs/accuracy.md)");
+  cmd->add_option("--function", chk->function, DecisionFunctionNames("|"));
+  cmd->add_option("--min-count", chk->min_count, "For count functions (default 10)");
+  cmd->add_option("--max-results", chk->max_results, "Matches shown, 0 = all (default 20)");
+  cmd->add_option("--min-passage-units", chk->min_passage_units,
+                  "Shortest shared passage reported, in units (default 8)");
+  cmd->add_option("--collection", chk->collections, "Search only these collections");
+  cmd->add_option("--format", chk->format, "Format of the document: " + DocumentFormatNames("|"))
+      ->capture_default_str();
+  cmd->add_option("--sample-size", chk->sample_size, "Test-time sampling: chunks looked up");
+  cmd->add_option("--sample-seed", chk->sample_seed, "Seed of the sample");
+  cmd->add_option("--max-doc-frequency", chk->max_doc_frequency,
+                  "Ignore chunks found in more documents (0 = no limit)");
+  cmd->add_flag("--no-spans", chk->no_spans, "Do not return matched spans");
+  cmd->add_option("--html", chk->html, "Also write a self-contained HTML report here");
+  cmd->add_flag("--exclude-quotes", chk->exclude_quotes,
+                "Quoted passages (straight, curly and angle quotes, > lines) do not count");
+  cmd->add_flag("--exclude-references", chk->exclude_references,
+                "The references section (from its heading to the end) does not count");
+  cmd->add_option("--min-match-words", chk->min_match_words,
+                  "Matched passages shorter than this many words do not count (0 = all)");
+  return cmd;
+}
+
+CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* cmp) {
+  CLI::App* cmd = app->add_subcommand(
+      "compare", "Compare documents with each other and with the registered corpus");
+  cmd->add_option("paths", cmp->paths, "Files or directories (recursive)")->required();
+  cmd->add_option("--format", cmp->format, "Format of the documents: " + DocumentFormatNames("|"))
+      ->capture_default_str();
+  cmd->add_option("--min-passage-units", cmp->min_passage_units,
+                  "Shortest shared passage that lists a pair, in words")
+      ->capture_default_str();
+  cmd->add_option("--threads", cmp->threads, "Documents converted at once")
+      ->capture_default_str();
+  cmd->add_flag("--no-corpus", cmp->no_corpus,
+                "Do not check against the registered corpus (no server needed)");
+  cmd->add_option("--register-into", cmp->register_into,
+                  "Afterwards register the batch into this collection");
+  cmd->add_option("--collection", cmp->collections, "Check against these collections only");
+  cmd->add_option("--streams", cmp->streams, "CheckStream calls in flight")
+      ->capture_default_str();
+  cmd->add_option("--html", cmp->html, "Also write a self-contained HTML report here");
+  return cmd;
+}
+
+// The commands on registered documents and the server's state, with their arguments.
+struct RecordCommands {
+  uint64_t id = 0;
+  bool content = false;
+  std::string collection;
+  uint32_t limit = 0;
+  MatchesArgs matches;
+  CLI::App* unregister = nullptr;
+  CLI::App* get = nullptr;
+  CLI::App* list = nullptr;
+  CLI::App* stats = nullptr;
+  CLI::App* matches_cmd = nullptr;
+  CLI::App* health = nullptr;
+};
+
+// REQUIRES: `r` outlives the parse (CLI11 writes into it).
+void AddRecordCommands(CLI::App* app, RecordCommands* r) {
+  r->unregister = app->add_subcommand("unregister", "Remove a registered document");
+  r->unregister->add_option("id", r->id, "Document id")->required();
+  r->get = app->add_subcommand("get", "Show a registered document's record");
+  r->get->add_option("id", r->id, "Document id")->required();
+  r->get->add_flag("--content", r->content, "Write the registered bytes to stdout");
+  r->list = app->add_subcommand("list", "List registered documents");
+  r->list->add_option("--collection", r->collection, "Only this collection");
+  r->list->add_option("--limit", r->limit, "At most this many (0 = all)");
+  r->stats = app->add_subcommand("stats", "Index statistics");
+  r->matches_cmd =
+      app->add_subcommand("matches", "Checks that reported your documents (the audit trail)");
+  r->matches_cmd->add_option("--since", r->matches.since,
+                             "Only checks since this time, date, or duration ago (7d)");
+  r->matches_cmd->add_option("--doc", r->matches.doc_id,
+                             "Only checks that reported this document");
+  r->matches_cmd->add_option("--limit", r->matches.limit, "At most this many (default 1000)");
+  r->matches_cmd->add_option("--owner", r->matches.owner, "Admins: another owner's documents");
+  r->health = app->add_subcommand(
+      "health", "gRPC health check: exit 0 when the server is SERVING (container probes)");
+}
+
+// The admin commands' connection (none under COPS_CLI_DRY_RUN: they run while parsing) and
+// call settings, from the global flags `g`; their exit code goes to `exit_code`.
+AdminCommandEnv AdminEnvOf(Globals* g, bool dry_run, int* exit_code) {
+  AdminCommandEnv env;
+  env.connect = [g, dry_run]() -> std::shared_ptr<grpc::Channel> {
+    if (dry_run) {  // the admin commands run while parsing: let their calls reach nothing
+      return grpc::CreateChannel("unix:/nonexistent/cops-dry-run",
+                                 grpc::InsecureChannelCredentials());
+    }
+    grpc::ChannelArguments args;
+    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+        OpenSecureChannel(g->client.target, g->client.security, args);
+    if (!channel.ok()) {
+      std::cerr << "cops admin: " << StatusText(channel.status()) << "\n";
+      return nullptr;
+    }
+    return *channel;
+  };
+  env.prepare = [g](grpc::ClientContext* context) {
+    AttachApiKey(g->client.security, context);
+    context->set_deadline(std::chrono::system_clock::now() +
+                          std::chrono::milliseconds(static_cast<int64_t>(g->timeout_seconds * 1000)));
+  };
+  env.json = &g->json;
+  env.exit_code = exit_code;
+  return env;
+}
+
+// cops bench: the load generator over load.connections connections.
+int RunBench(const Globals& g, const LoadOptions& load) {
+  std::vector<std::unique_ptr<Client>> clients;
+  std::vector<Client*> calling;
+  for (uint32_t c = 0; c < load.connections; ++c) {
+    Globals own = g;
+    own.client.own_connection = load.connections > 1;
+    absl::StatusOr<std::unique_ptr<Client>> client = Connect(own);
+    if (!client.ok()) return Fail("bench", client.status());
+    clients.push_back(*std::move(client));
+    calling.push_back(clients.back().get());
+  }
+  return RunLoad(calling, load, std::cout) ? kExitOk : kExitError;
+}
+
+// Runs the command a record command names; nullopt when none was parsed.
+std::optional<int> RunRecordCommand(const Globals& g, RecordCommands& r) {
+  if (r.unregister->parsed()) return RunUnregister(g, r.id);
+  if (r.get->parsed()) return RunGet(g, r.id, r.content);
+  if (r.list->parsed()) return RunList(g, r.collection, r.limit);
+  if (r.stats->parsed()) return RunStats(g);
+  if (r.matches_cmd->parsed()) return RunMatches(g, r.matches);
+  if (r.health->parsed()) return RunHealth(g);
+  return std::nullopt;
+}
+
 int Main(int argc, char** argv) {
   CLI::App app("cops: register documents with a COPS server and check new ones against them",
                "cops");
   app.require_subcommand(1);
   Globals g;
-  app.add_option("--server", g.client.target, "copsd address HOST:PORT")
-      ->envname("COPS_SERVER")
-      ->capture_default_str();
-  app.add_flag("--json", g.json, "Machine-readable output (JSON)");
-  app.add_option("--timeout", g.timeout_seconds, "Deadline of each call, seconds")
-      ->capture_default_str();
-  AddClientSecurityFlags(&app, &g.client.security);
-
+  AddGlobalFlags(&app, &g);
   RegisterArgs reg;
   CLI::App* register_cmd = AddRegisterCommand(&app, &reg);
-
   CheckArgs chk;
-  CLI::App* check_cmd =
-      app.add_subcommand("check", "Check documents: a file (- for stdin), or files and directories");
-  check_cmd->add_option("paths", chk.paths, "Files or directories (recursive), or - for stdin")
-      ->required();
-  check_cmd->add_option("--streams", chk.streams, "Batch: CheckStream calls in flight")
-      ->capture_default_str();
-  check_cmd->add_option("--threshold", chk.threshold, "Decision threshold in (0, 1] (default 0.08, measured in docs/accuracy.md)");
-  check_cmd->add_option("--function", chk.function, DecisionFunctionNames("|"));
-  check_cmd->add_option("--min-count", chk.min_count, "For count functions (default 10)");
-  check_cmd->add_option("--max-results", chk.max_results, "Matches shown, 0 = all (default 20)");
-  check_cmd->add_option("--min-passage-units", chk.min_passage_units,
-                        "Shortest shared passage reported, in units (default 8)");
-  check_cmd->add_option("--collection", chk.collections, "Search only these collections");
-  check_cmd->add_option("--format", chk.format, "Format of the document")->capture_default_str();
-  check_cmd->add_option("--sample-size", chk.sample_size, "Test-time sampling: chunks looked up");
-  check_cmd->add_option("--sample-seed", chk.sample_seed, "Seed of the sample");
-  check_cmd->add_option("--max-doc-frequency", chk.max_doc_frequency,
-                        "Ignore chunks found in more documents (0 = no limit)");
-  check_cmd->add_flag("--no-spans", chk.no_spans, "Do not return matched spans");
-  check_cmd->add_option("--html", chk.html, "Also write a self-contained HTML report here");
-  check_cmd->add_flag("--exclude-quotes", chk.exclude_quotes,
-                      "Quoted passages (straight, curly and angle quotes, > lines) do not count");
-  check_cmd->add_flag("--exclude-references", chk.exclude_references,
-                      "The references section (from its heading to the end) does not count");
-  check_cmd->add_option("--min-match-words", chk.min_match_words,
-                        "Matched passages shorter than this many words do not count (0 = all)");
-
+  CLI::App* check_cmd = AddCheckCommand(&app, &chk);
   CompareArgs cmp;
-  CLI::App* compare_cmd = app.add_subcommand(
-      "compare", "Compare documents with each other and with the registered corpus");
-  compare_cmd->add_option("paths", cmp.paths, "Files or directories (recursive)")->required();
-  compare_cmd->add_option("--format", cmp.format, "Format of the documents")
-      ->capture_default_str();
-  compare_cmd->add_option("--min-passage-units", cmp.min_passage_units,
-                          "Shortest shared passage that lists a pair, in words")
-      ->capture_default_str();
-  compare_cmd->add_option("--threads", cmp.threads, "Documents converted at once")
-      ->capture_default_str();
-  compare_cmd->add_flag("--no-corpus", cmp.no_corpus,
-                        "Do not check against the registered corpus (no server needed)");
-  compare_cmd->add_option("--register-into", cmp.register_into,
-                          "Afterwards register the batch into this collection");
-  compare_cmd->add_option("--collection", cmp.collections,
-                          "Check against these collections only");
-  compare_cmd->add_option("--streams", cmp.streams, "CheckStream calls in flight")
-      ->capture_default_str();
-  compare_cmd->add_option("--html", cmp.html, "Also write a self-contained HTML report here");
-
-  uint64_t id = 0;
-  CLI::App* unregister_cmd = app.add_subcommand("unregister", "Remove a registered document");
-  unregister_cmd->add_option("id", id, "Document id")->required();
-  bool content = false;
-  CLI::App* get_cmd = app.add_subcommand("get", "Show a registered document's record");
-  get_cmd->add_option("id", id, "Document id")->required();
-  get_cmd->add_flag("--content", content, "Write the registered bytes to stdout");
-  std::string collection;
-  uint32_t limit = 0;
-  CLI::App* list_cmd = app.add_subcommand("list", "List registered documents");
-  list_cmd->add_option("--collection", collection, "Only this collection");
-  list_cmd->add_option("--limit", limit, "At most this many (0 = all)");
-  CLI::App* stats_cmd = app.add_subcommand("stats", "Index statistics");
-  MatchesArgs matches;
-  CLI::App* matches_cmd =
-      app.add_subcommand("matches", "Checks that reported your documents (the audit trail)");
-  matches_cmd->add_option("--since", matches.since,
-                          "Only checks since this time, date, or duration ago (7d)");
-  matches_cmd->add_option("--doc", matches.doc_id, "Only checks that reported this document");
-  matches_cmd->add_option("--limit", matches.limit, "At most this many (default 1000)");
-  matches_cmd->add_option("--owner", matches.owner, "Admins: another owner's documents");
-  CLI::App* health_cmd = app.add_subcommand(
-      "health", "gRPC health check: exit 0 when the server is SERVING (container probes)");
-
+  CLI::App* compare_cmd = AddCompareCommand(&app, &cmp);
+  RecordCommands records;
+  AddRecordCommands(&app, &records);
   VerifyReceiptArgs verify;
   CLI::App* verify_cmd = AddVerifyReceiptCommand(&app, &verify);
-
   LoadOptions load;
   CLI::App* bench_cmd = app.add_subcommand("bench", "Load generator: concurrent register and check");
   AddLoadFlags(bench_cmd, &load);
@@ -734,31 +814,8 @@ int Main(int argc, char** argv) {
   // For tests: print what the words became and run nothing (client/cli_options.h).
   const char* dry_run_env = std::getenv("COPS_CLI_DRY_RUN");
   const bool dry_run = dry_run_env != nullptr && *dry_run_env != 0;
-
   int admin_exit = kExitOk;
-  AdminCommandEnv admin_env;
-  admin_env.connect = [&g, dry_run]() -> std::shared_ptr<grpc::Channel> {
-    if (dry_run) {  // the admin commands run while parsing: let their calls reach nothing
-      return grpc::CreateChannel("unix:/nonexistent/cops-dry-run",
-                                 grpc::InsecureChannelCredentials());
-    }
-    grpc::ChannelArguments args;
-    absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
-        OpenSecureChannel(g.client.target, g.client.security, args);
-    if (!channel.ok()) {
-      std::cerr << "cops admin: " << StatusText(channel.status()) << "\n";
-      return nullptr;
-    }
-    return *channel;
-  };
-  admin_env.prepare = [&g](grpc::ClientContext* context) {
-    AttachApiKey(g.client.security, context);
-    context->set_deadline(std::chrono::system_clock::now() +
-                          std::chrono::milliseconds(static_cast<int64_t>(g.timeout_seconds * 1000)));
-  };
-  admin_env.json = &g.json;
-  admin_env.exit_code = &admin_exit;
-  AddAdminCommands(&app, admin_env);
+  AddAdminCommands(&app, AdminEnvOf(&g, dry_run, &admin_exit));
   OneValuePerOccurrence(&app);
   if (dry_run) PrepareDryRun(&app);
 
@@ -775,29 +832,12 @@ int Main(int argc, char** argv) {
   if (register_cmd->parsed()) return RunRegister(g, reg);
   if (check_cmd->parsed()) return RunCheck(g, chk);
   if (compare_cmd->parsed()) return RunCompare(g, cmp);
-  if (unregister_cmd->parsed()) return RunUnregister(g, id);
-  if (get_cmd->parsed()) return RunGet(g, id, content);
-  if (list_cmd->parsed()) return RunList(g, collection, limit);
-  if (stats_cmd->parsed()) return RunStats(g);
-  if (matches_cmd->parsed()) return RunMatches(g, matches);
-  if (health_cmd->parsed()) return RunHealth(g);
+  if (std::optional<int> code = RunRecordCommand(g, records)) return *code;
   if (verify_cmd->parsed()) {
     verify.json = g.json;
     return RunVerifyReceipt(verify, std::cout, std::cerr);
   }
-  if (bench_cmd->parsed()) {
-    std::vector<std::unique_ptr<Client>> clients;
-    std::vector<Client*> calling;
-    for (uint32_t c = 0; c < load.connections; ++c) {
-      Globals own = g;
-      own.client.own_connection = load.connections > 1;
-      absl::StatusOr<std::unique_ptr<Client>> client = Connect(own);
-      if (!client.ok()) return Fail("bench", client.status());
-      clients.push_back(*std::move(client));
-      calling.push_back(clients.back().get());
-    }
-    return RunLoad(calling, load, std::cout) ? kExitOk : kExitError;
-  }
+  if (bench_cmd->parsed()) return RunBench(g, load);
   return admin_exit;
 }
 

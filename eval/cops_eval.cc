@@ -426,49 +426,47 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
   return absl::OkStatus();
 }
 
-int RunReport(const std::string& main_dir, const std::string& heldout_dir,
-              const std::vector<std::string>& short_dirs, const std::string& p4p_dir,
-              const std::string& out_path, bool quick) {
-  auto main_set = LoadEvalSetDir(main_dir);
-  if (!main_set.ok()) return Fail(main_set.status());
-  auto held = LoadEvalSetDir(heldout_dir);
-  if (!held.ok()) return Fail(held.status());
-  std::ostringstream o;
-  auto describe_set = [](const EvalSet& s) {
-    int neg = 0;
-    for (const TestDoc& t : s.tests) neg += !t.expected_violation;
-    return StrCat(s.sources.size(), " sources, ", s.tests.size(), " tests (", neg, " unrelated)");
-  };
-  o << "Main set: " << describe_set(*main_set) << ". Held-out set: " << describe_set(*held)
-    << ".\n\n";
+std::string DescribeSet(const EvalSet& s) {
+  int neg = 0;
+  for (const TestDoc& t : s.tests) neg += !t.expected_violation;
+  return StrCat(s.sources.size(), " sources, ", s.tests.size(), " tests (", neg, " unrelated)");
+}
 
-  // 0. Short revised texts: the pipeline's reason to verify.
+// 0. Short revised texts (the pipeline's reason to verify), human-made revisions (P4P, when
+// `p4p_dir` is set) and the defaults beside the baseline on the main and held-out sets.
+absl::Status ReportComparisons(const EvalSet& main_set, const EvalSet& held,
+                               const std::vector<std::string>& short_dirs,
+                               const std::string& p4p_dir, bool quick, std::ostream& o) {
   for (const std::string& dir : short_dirs) {
-    auto set = LoadEvalSetDir(dir);
-    if (!set.ok()) return Fail(set.status());
+    COPS_ASSIGN_OR_RETURN(EvalSet set, LoadEvalSetDir(dir));
     std::string corpus;
     std::ifstream(dir + "/corpus.txt") >> corpus;
     if (corpus.rfind("corpus=", 0) == 0) corpus = corpus.substr(7);
-    o << "### Short revised texts: " << corpus << "\n\n" << describe_set(*set) << ".\n\n";
-    if (absl::Status st = ComparisonTable(*set, o); !st.ok()) return Fail(st);
+    o << "### Short revised texts: " << corpus << "\n\n" << DescribeSet(set) << ".\n\n";
+    COPS_RETURN_IF_ERROR(ComparisonTable(set, o));
     o << "\n";
-    if (absl::Status st = KeySpreadTable(*set, quick ? 2 : 5, o); !st.ok()) return Fail(st);
+    COPS_RETURN_IF_ERROR(KeySpreadTable(set, quick ? 2 : 5, o));
     o << "\n";
     std::cerr << "cops-eval: short set " << dir << " done\n";
   }
   if (!p4p_dir.empty()) {
     o << "### Human-made revisions: P4P (dev and held-out)\n\n";
-    if (absl::Status st = HumanTables(p4p_dir, o); !st.ok()) return Fail(st);
+    COPS_RETURN_IF_ERROR(HumanTables(p4p_dir, o));
     std::cerr << "cops-eval: P4P sets done\n";
   }
   o << "### Defaults beside the baseline (main and held-out sets)\n\nMain set:\n\n";
-  if (absl::Status st = ComparisonTable(*main_set, o); !st.ok()) return Fail(st);
+  COPS_RETURN_IF_ERROR(ComparisonTable(main_set, o));
   o << "\nHeld-out set:\n\n";
-  if (absl::Status st = ComparisonTable(*held, o); !st.ok()) return Fail(st);
+  COPS_RETURN_IF_ERROR(ComparisonTable(held, o));
   o << "\n";
+  return absl::OkStatus();
+}
 
-  // 1. The sweep of the sampled index alone (the paper's study: verification off), without
-  // enhancements; each setting at its own best threshold.
+// 1. The sweep of the sampled index alone (the paper's study: verification off), without
+// enhancements; each setting at its own best threshold. 2. Its best setting: meets the
+// targets, then highest overall F1, then the widest band of thresholds meeting the targets
+// (robustness on other corpora), then least storage.
+absl::StatusOr<Setting> ReportSweep(const EvalSet& main_set, bool quick, std::ostream& o) {
   std::vector<Scored> sweep;
   o << "### Sweep of the sampled index alone (main set, no verification, no enhancements, each "
        "setting at its best threshold)\n\n"
@@ -476,16 +474,12 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
   for (Setting s : SweepGrid(quick)) {
     s.params.verify_k = 0;
     s.params.dense_chunks = 0;
-    auto run = RunSetting(*main_set, s);
-    if (!run.ok()) return Fail(run.status());
-    sweep.push_back(Evaluate(*main_set, *std::move(run)));
+    COPS_ASSIGN_OR_RETURN(SettingRun run, RunSetting(main_set, s));
+    sweep.push_back(Evaluate(main_set, std::move(run)));
     o << SweepRow(sweep.back());
     std::cerr << "cops-eval: " << sweep.back().run.setting.Describe() << " done in "
               << absl::StrFormat("%.1f", sweep.back().run.seconds) << " s\n";
   }
-
-  // 2. The best setting: meets the targets, then highest overall F1, then the widest band of
-  // thresholds meeting the targets (robustness on other corpora), then least storage.
   const Scored* best = nullptr;
   for (const Scored& s : sweep) {
     auto key = [](const Scored& x) {
@@ -500,19 +494,22 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
     << best->metrics.threshold
     << (best->feasible ? " (meets every target)" : " (no setting meets every target)")
     << ".\n\n";
+  return best->run.setting;
+}
 
-  // 3. Enhancements on the best setting: accuracy and the affinity/noise table.
+// 3. Enhancements on the `best` setting: accuracy and the affinity/noise table, and the same
+// table for the paper's own setting. Returns the chosen variant's setting.
+absl::StatusOr<Setting> ReportEnhancements(const EvalSet& main_set, const Setting& best,
+                                           std::ostream& o) {
   o << "### Enhancements on the best setting (main set)\n\n" << kSweepHeader;
   std::vector<Scored> variants;
   std::vector<AffinityRow> affinity;
-  for (auto& [name, s] : EnhancementVariants(best->run.setting)) {
-    auto run = RunSetting(*main_set, s);
-    if (!run.ok()) return Fail(run.status());
-    variants.push_back(Evaluate(*main_set, *std::move(run)));
+  for (auto& [name, s] : EnhancementVariants(best)) {
+    COPS_ASSIGN_OR_RETURN(SettingRun run, RunSetting(main_set, s));
+    variants.push_back(Evaluate(main_set, std::move(run)));
     o << SweepRow(variants.back());
-    auto row = MeasureAffinity(*main_set, s, name);
-    if (!row.ok()) return Fail(row.status());
-    affinity.push_back(*row);
+    COPS_ASSIGN_OR_RETURN(AffinityRow row, MeasureAffinity(main_set, s, name));
+    affinity.push_back(row);
   }
   const Scored* chosen = &variants.front();
   for (const Scored& v : variants) {
@@ -536,54 +533,58 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
   paper.options.min_passage_units = 1;
   std::vector<AffinityRow> paper_rows;
   for (auto& [name, s] : EnhancementVariants(paper)) {
-    auto row = MeasureAffinity(*main_set, s, name);
-    if (!row.ok()) return Fail(row.status());
-    paper_rows.push_back(*row);
+    COPS_ASSIGN_OR_RETURN(AffinityRow row, MeasureAffinity(main_set, s, name));
+    paper_rows.push_back(row);
   }
   o << "\nThe same for the paper's own setting (one sentence per chunk, all chunks):\n\n"
     << AffinityTable(paper_rows);
+  return chosen->run.setting;
+}
 
-  // 4. The project defaults on both sets: the chosen sampled index, verified, at the
-  // project's default threshold.
-  Setting def = chosen->run.setting;
+// 4. The project defaults on both sets: the `chosen` sampled index, verified, at the
+// project's default threshold. Returns that setting.
+absl::StatusOr<Setting> ReportDefaults(const EvalSet& main_set, const EvalSet& held,
+                                       const Setting& chosen, std::ostream& o) {
+  Setting def = chosen;
   def.params.verify_k = Setting{}.params.verify_k;
   def.params.dense_chunks = Setting{}.params.dense_chunks;
   def.options.threshold = Setting{}.options.threshold;
-  auto def_run = RunSetting(*main_set, def);
-  if (!def_run.ok()) return Fail(def_run.status());
-  const Metrics def_metrics = Score(*main_set, *def_run, def.options.threshold);
+  COPS_ASSIGN_OR_RETURN(const SettingRun def_run, RunSetting(main_set, def));
+  const Metrics def_metrics = Score(main_set, def_run, def.options.threshold);
   o << "\n### Project defaults: " << def.Describe() << ", threshold " << def.options.threshold
-    << "\n\nStored chunks: " << Pct(def_run->StoredRatio()) << " of all chunks.\n\n"
+    << "\n\nStored chunks: " << Pct(def_run.StoredRatio()) << " of all chunks.\n\n"
     << "Main set:\n\n"
     << CategoryTable(def_metrics);
   int total = 0;
-  int agree = DecisionAgreement(*main_set, *def_run, &total);
+  int agree = DecisionAgreement(main_set, def_run, &total);
   o << "MatchSet::Decide() at this threshold agrees with the scored decision on " << agree
     << "/" << total << " tests.\n\n";
-  auto held_run = RunSetting(*held, def);
-  if (!held_run.ok()) return Fail(held_run.status());
-  Metrics held_metrics = Score(*held, *held_run, def.options.threshold);
+  COPS_ASSIGN_OR_RETURN(const SettingRun held_run, RunSetting(held, def));
+  Metrics held_metrics = Score(held, held_run, def.options.threshold);
   o << "Held-out set (same setting and threshold, not tuned on it); stored chunks "
-    << Pct(held_run->StoredRatio()) << ":\n\n"
+    << Pct(held_run.StoredRatio()) << ":\n\n"
     << CategoryTable(held_metrics) << "\n";
+  return def;
+}
 
-  // 5. Test-time sampling.
+// 5. Test-time sampling and 6. security, of the default setting `def`.
+absl::Status ReportSamplingAndSecurity(const EvalSet& main_set, const Setting& def, bool quick,
+                                       std::ostream& o) {
   std::vector<uint32_t> ns = {10, 20, 50, 100, 200};
-  auto sampling = MeasureSampling(*main_set, def, ns, quick ? 1 : 3);
-  if (!sampling.ok()) return Fail(sampling.status());
+  COPS_ASSIGN_OR_RETURN(const std::vector<SamplingRow> sampling,
+                        MeasureSampling(main_set, def, ns, quick ? 1 : 3));
   o << "### Test-time sampling (main set, chosen default)\n\n"
     << "| n | full-decision violations | measured miss | predicted miss | no-violation "
        "decisions | measured false alarm | predicted false alarm |\n"
        "|---:|---:|---:|---:|---:|---:|---:|\n";
-  for (const SamplingRow& r : *sampling) {
+  for (const SamplingRow& r : sampling) {
     o << "| " << r.n << " | " << r.positives << " | " << Pct(r.measured_miss) << " | "
       << Pct(r.predicted_miss) << " | " << r.negatives << " | "
       << Pct(r.measured_false_alarm) << " | " << Pct(r.predicted_false_alarm) << " |\n";
   }
 
-  // 6. Security.
-  auto sec = MeasureSecurity(*main_set, def, quick ? 5 : 20);
-  if (!sec.ok()) return Fail(sec.status());
+  auto sec = MeasureSecurity(main_set, def, quick ? 5 : 20);
+  if (!sec.ok()) return sec.status();
   o << "\n### Security (chosen default, exact copies of " << sec->documents
     << " sources)\n\n"
     << absl::StrFormat(
@@ -595,7 +596,33 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
            sec->mean_words, sec->mean_chars, sec->without_key.mean, sec->without_key.sd,
            Pct(sec->without_key.mean / sec->mean_words), sec->with_key.mean, sec->with_key.sd,
            Pct(sec->with_key.mean / sec->mean_words));
+  return absl::OkStatus();
+}
 
+// The whole report (docs/accuracy.md's tables), in the order of the steps above.
+absl::Status WriteReport(const EvalSet& main_set, const EvalSet& held,
+                         const std::vector<std::string>& short_dirs, const std::string& p4p_dir,
+                         bool quick, std::ostream& o) {
+  o << "Main set: " << DescribeSet(main_set) << ". Held-out set: " << DescribeSet(held)
+    << ".\n\n";
+  COPS_RETURN_IF_ERROR(ReportComparisons(main_set, held, short_dirs, p4p_dir, quick, o));
+  COPS_ASSIGN_OR_RETURN(const Setting best, ReportSweep(main_set, quick, o));
+  COPS_ASSIGN_OR_RETURN(const Setting chosen, ReportEnhancements(main_set, best, o));
+  COPS_ASSIGN_OR_RETURN(const Setting def, ReportDefaults(main_set, held, chosen, o));
+  return ReportSamplingAndSecurity(main_set, def, quick, o);
+}
+
+int RunReport(const std::string& main_dir, const std::string& heldout_dir,
+              const std::vector<std::string>& short_dirs, const std::string& p4p_dir,
+              const std::string& out_path, bool quick) {
+  auto main_set = LoadEvalSetDir(main_dir);
+  if (!main_set.ok()) return Fail(main_set.status());
+  auto held = LoadEvalSetDir(heldout_dir);
+  if (!held.ok()) return Fail(held.status());
+  std::ostringstream o;
+  if (absl::Status st = WriteReport(*main_set, *held, short_dirs, p4p_dir, quick, o); !st.ok()) {
+    return Fail(st);
+  }
   if (out_path.empty()) {
     std::cout << o.str();
   } else {
