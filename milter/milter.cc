@@ -45,7 +45,8 @@ constexpr absl::Duration kStopDrain = absl::Milliseconds(500);
 // the atomic counters and the in-flight count.
 struct MilterState {
   MilterOptions options;
-  std::unique_ptr<Client> client;
+  std::unique_ptr<Client> client;     // gRPC mode
+  std::unique_ptr<LocalIndex> local;  // local mode (options.local.data_dir)
   std::unique_ptr<ConvertWorkerPool> pool;  // unless policy.convert_in_process
   SandboxConverter sandbox;                 // PDF, DOCX and ODT attachments
   MilterCounters counters;
@@ -66,10 +67,16 @@ class StreamPartChecker : public PartChecker {
   CheckStream stream_;
 };
 
-// One SMTP connection (libmilter's private data): its check stream and the message being
+// The checker of a new connection: its own check stream to copsd, or the local index.
+std::unique_ptr<PartChecker> NewChecker() {
+  if (g_state->local != nullptr) return std::make_unique<LocalPartChecker>(g_state->local.get());
+  return std::make_unique<StreamPartChecker>(g_state->client.get());
+}
+
+// One SMTP connection (libmilter's private data): its checker and the message being
 // received, rebuilt as RFC 5322 bytes from the header and body callbacks.
 struct Connection {
-  explicit Connection(Client* client) : checker(client) {}
+  Connection() : checker(NewChecker()) {}
   void Reset() {
     message.clear();
     recipients.clear();
@@ -93,7 +100,7 @@ struct Connection {
     return (no_reply & step) != 0 ? SMFIS_NOREPLY : SMFIS_CONTINUE;
   }
 
-  StreamPartChecker checker;
+  std::unique_ptr<PartChecker> checker;
   unsigned long no_reply = 0;  // SMFIP_NR_* bits negotiated with the MTA
   std::string message;
   std::vector<std::string> recipients;  // envelope recipients (RCPT TO) of the message
@@ -107,7 +114,7 @@ Connection* Conn(SMFICTX* ctx) {
   auto* conn = static_cast<Connection*>(smfi_getpriv(ctx));
   if (conn == nullptr) {
     g_state->counters.connections.fetch_add(1, std::memory_order_relaxed);
-    conn = new Connection(g_state->client.get());
+    conn = new Connection();
     smfi_setpriv(ctx, conn);
   }
   return conn;
@@ -266,7 +273,7 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
         absl::StrCat("message exceeds max_message_bytes ", policy.max_message_bytes));
   } else {
     verdict = CheckMessage(conn->message, policy, conn->recipients, g_state->sandbox,
-                           &conn->checker);
+                           conn->checker.get());
   }
   RemoveForgedHeaders(ctx, *conn);
 
@@ -439,9 +446,15 @@ absl::Status RunMilter(const MilterOptions& options) {
   // Never freed: connection threads libmilter has not joined may still read it at exit.
   auto* state = new MilterState();
   state->options = options;
-  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options.client);
-  if (!client.ok()) return client.status();
-  state->client = *std::move(client);
+  if (options.local.data_dir.empty()) {
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options.client);
+    if (!client.ok()) return client.status();
+    state->client = *std::move(client);
+  } else {
+    absl::StatusOr<std::unique_ptr<LocalIndex>> local = LocalIndex::Open(options.local);
+    if (!local.ok()) return local.status();
+    state->local = *std::move(local);
+  }
   state->sandbox = MakeSandbox(state);
   g_state = state;
 
@@ -485,23 +498,40 @@ absl::Status RunMilter(const MilterOptions& options) {
     LogEvent(LogLevel::kInfo, "milter_metrics",
              {{"listen", options.metrics_listen}, {"port", std::to_string(metrics->port())}});
   }
-  LogEvent(LogLevel::kInfo, "milter_listening",
-           {{"listen", listen},
-            {"server", options.client.target},
-            {"action", std::string(MilterActionName(options.policy.action))},
-            {"on_failure", std::string(FailureActionName(options.policy.on_failure))}});
+  std::vector<LogField> listening = {{"listen", listen}};
+  if (state->local != nullptr) {
+    listening.emplace_back("index", options.local.data_dir);
+    listening.emplace_back("documents", std::to_string(state->local->documents()));
+    listening.emplace_back("key_id", state->local->params().key_id);
+  } else {
+    listening.emplace_back("server", options.client.target);
+  }
+  listening.emplace_back("action", std::string(MilterActionName(options.policy.action)));
+  listening.emplace_back("on_failure", std::string(FailureActionName(options.policy.on_failure)));
+  LogEvent(LogLevel::kInfo, "milter_listening", listening);
 
-  // Logs the counters every stats_interval_s and, once libmilter has been asked to stop
-  // (SIGTERM, SIGINT, SIGHUP), wakes its listener until smfi_main returns.
+  // Logs the counters every stats_interval_s, reopens the local index every reopen_s and,
+  // once libmilter has been asked to stop (SIGTERM, SIGINT, SIGHUP), wakes its listener
+  // until smfi_main returns.
   absl::Notification stopped;
-  std::thread watcher([&stopped, &listeners, interval = options.policy.stats_interval_s] {
+  std::thread watcher([&stopped, &listeners, state, interval = options.policy.stats_interval_s,
+                       reopen = state->local != nullptr ? options.reopen_s : 0] {
     absl::Time next_stats = absl::Now() + absl::Seconds(interval);
+    absl::Time next_reopen = absl::Now() + absl::Seconds(reopen);
     while (!stopped.WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
       if (mi_stop() != 0) {
         for (const Listener& l : listeners) WakeListener(l);
-      } else if (interval > 0 && absl::Now() >= next_stats) {
+        continue;
+      }
+      if (interval > 0 && absl::Now() >= next_stats) {
         LogStats("milter_stats");
         next_stats += absl::Seconds(interval);
+      }
+      if (reopen > 0 && absl::Now() >= next_reopen) {
+        if (absl::Status s = state->local->Reopen(); !s.ok()) {
+          LogEvent(LogLevel::kWarn, "milter_reopen_failed", {{"error", s.ToString()}});
+        }
+        next_reopen = absl::Now() + absl::Seconds(reopen);
       }
     }
   });
