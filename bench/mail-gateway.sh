@@ -18,6 +18,10 @@
 # cops-milter or named by COPS_CONVERT_WORKER), a second copsd + cops-milter from it runs
 # beside the first and each set goes through both, baseline first, in the same run.
 # COPS_SKIP_POSTFIX=1 stops after the paced run; COPS_REGISTER_FORMAT=text: see start_cops.
+# A third milter of this build, "cops-milter(local)", checks in process (--data-dir, no gRPC
+# hop) against a snapshot of copsd's data directory taken once the messages are registered
+# (`cops admin snapshot`, which flushes copsd's memtables first: both then read SST files);
+# COPS_LOCAL_MILTER=0 leaves it out.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${COPS_BUILD_DIR:-$root/build}"
@@ -81,6 +85,16 @@ if [ -n "${COPS_BASELINE_BUILD_DIR:-}" ]; then
 fi
 start_cops "$build" cops 41891
 milters+=("cops-milter 41891 $copsd_pid $milter_pid")
+if [ "${COPS_LOCAL_MILTER:-1}" != 0 ]; then
+  # The gateway's copy of the index, as an operator makes one.
+  "$build/client/cops" --server "$cops_addr" admin snapshot gateway >/dev/null
+  "$build/milter/cops-milter" --listen "inet:41893@127.0.0.1" \
+    --data-dir "$out/cops/snapshots/gateway" \
+    --action headers --config "$out/milter.json" --log-level warn 2>"$out/cops-local-milter.log" &
+  pids+=($!)
+  milters+=("cops-milter(local) 41893 - $!")  # no copsd in its path
+  wait_port 127.0.0.1 41893 30
+fi
 
 # --- rspamd: fuzzy storage (sqlite) and a scanner with only fuzzy_check, its own config dir.
 r="$out/rspamd"
@@ -137,7 +151,9 @@ for m in "${milters[@]}"; do
   python3 "$py" milter "127.0.0.1:$port" "$out/mail" unrelated >/dev/null
 done
 python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" unrelated >/dev/null
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in clock ticks
+cpu_ticks() {  # user + system, in clock ticks; 0 for "-"
+  if [ "$1" = - ]; then echo 0; else awk '{print $14 + $15}' "/proc/$1/stat"; fi
+}
 tick_ms=$((1000 / $(getconf CLK_TCK)))
 for set in copies excerpts unrelated; do
   for m in "${milters[@]}"; do
