@@ -10,8 +10,8 @@
 # installed, the copies at 100 messages/s through a loopback Postfix, one SMTP session each,
 # to an smtpd without a milter, one with cops-milter on a unix socket and one with it over
 # TCP: the differences are what the milter adds.
-# Prints one JSON line per run, and after each milter run the CPU copsd and cops-milter spent
-# per message. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
+# Prints one JSON line per run, and after each run the CPU copsd and cops-milter (or rspamd's
+# processes) spent per message: on a shared host a steadier comparison than messages/s. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
 # default build/) and the rspamd package (installed here if missing: it is only needed for
 # this comparison). With COPS_BASELINE_BUILD_DIR set (another build's directory, or one holding
 # server/copsd, client/cops and milter/cops-milter, with cops-convert-worker beside copsd and
@@ -122,6 +122,7 @@ fuzzy_check {
 }
 CONF
 rspamd -f -i -c "$r/rspamd.conf" >"$r/out.log" 2>&1 &
+rspamd_pid=$!
 pids+=($!)
 wait_port 127.0.0.1 41333 600  # the first start compiles its hyperscan databases
 wait_port 127.0.0.1 41334 60
@@ -155,6 +156,13 @@ cpu_ticks() {  # user + system, in clock ticks; 0 for "-"
   if [ "$1" = - ]; then echo 0; else awk '{print $14 + $15}' "/proc/$1/stat"; fi
 }
 tick_ms=$((1000 / $(getconf CLK_TCK)))
+rspamd_ticks() {  # rspamd's scanners and fuzzy storage (not its controller or hs_helper)
+  local t=0 p
+  for p in $(ps -o pid=,args= --ppid "$rspamd_pid" | awk '/normal|fuzzy/ {print $1}'); do
+    t=$((t + $(cpu_ticks "$p")))
+  done
+  echo "$t"
+}
 for set in copies excerpts unrelated; do
   for m in "${milters[@]}"; do
     read -r name port copsd_pid milter_pid <<<"$m"
@@ -166,7 +174,11 @@ for set in copies excerpts unrelated; do
       "\"copsd\": $(awk -v t=$((copsd1 - copsd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')," \
       "\"cops_milter\": $(awk -v t=$((milter1 - milter0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
   done
+  rspamd0=$(rspamd_ticks)
   python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" "$set"
+  rspamd1=$(rspamd_ticks)
+  echo "{\"system\": \"rspamd\", \"set\": \"$set\", \"measure\": \"cpu_ms_per_message\"," \
+    "\"rspamd\": $(awk -v t=$((rspamd1 - rspamd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
 done
 for m in "${milters[@]}"; do
   read -r name port _ _ <<<"$m"
