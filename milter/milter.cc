@@ -81,6 +81,7 @@ struct Connection {
     message.clear();
     recipients.clear();
     too_large = false;
+    in_body = false;
     forged_results = 0;
     forged_matches = 0;
   }
@@ -92,6 +93,13 @@ struct Connection {
       return;
     }
     message.append(bytes);
+  }
+  // The blank line between the header block and the body, once: at the end of the headers
+  // when the MTA sends that step, else before the first body chunk or at the end of data.
+  void EndHeaders() {
+    if (in_body) return;
+    in_body = true;
+    Append("\r\n");
   }
 
   // SMFIS_NOREPLY for the steps whose replies the MTA agreed to go without (`step`: an
@@ -105,6 +113,7 @@ struct Connection {
   std::string message;
   std::vector<std::string> recipients;  // envelope recipients (RCPT TO) of the message
   bool too_large = false;
+  bool in_body = false;  // the header block has been ended (EndHeaders)
   int forged_results = 0;  // X-COPS-* headers the message arrived with
   int forged_matches = 0;
 };
@@ -186,10 +195,14 @@ void LogStats(std::string_view event) {
 
 // Only the end of the message needs an answer: every earlier step, the MTA may send without
 // waiting for one (SMFIP_NR_*; Postfix and Sendmail 8.14+ offer them), which saves a round
-// trip per header and body chunk. Steps the milter has no use for are not sent at all.
+// trip per header and body chunk. Steps the milter has no use for are not sent at all, which
+// saves libmilter a poll and two reads per command: HELO, unknown commands, DATA, MAIL (a
+// message's state is reset at its end and on abort), the end of the headers (the body or the
+// end of data ends them), and RCPT unless the policy has rules per recipient domain.
 constexpr unsigned long kNoReplySteps = SMFIP_NR_CONN | SMFIP_NR_MAIL | SMFIP_NR_RCPT |
                                         SMFIP_NR_HDR | SMFIP_NR_EOH | SMFIP_NR_BODY;
-constexpr unsigned long kSkippedSteps = SMFIP_NOHELO | SMFIP_NOUNKNOWN | SMFIP_NODATA;
+constexpr unsigned long kSkippedSteps =
+    SMFIP_NOHELO | SMFIP_NOUNKNOWN | SMFIP_NODATA | SMFIP_NOMAIL | SMFIP_NOEOH;
 constexpr unsigned long kActions = SMFIF_ADDHDRS | SMFIF_CHGHDRS | SMFIF_QUARANTINE;
 
 extern "C" sfsistat OnNegotiate(SMFICTX* ctx, unsigned long actions, unsigned long steps,
@@ -199,7 +212,9 @@ extern "C" sfsistat OnNegotiate(SMFICTX* ctx, unsigned long actions, unsigned lo
   Connection* conn = Conn(ctx);
   *use_actions = actions & kActions;
   conn->no_reply = steps & kNoReplySteps;
-  *use_steps = conn->no_reply | (steps & kSkippedSteps);
+  unsigned long skipped = kSkippedSteps;
+  if (g_state->options.policy.domains.empty()) skipped |= SMFIP_NORCPT;
+  *use_steps = conn->no_reply | (steps & skipped);
   *f2 = 0;
   *f3 = 0;
   return SMFIS_CONTINUE;
@@ -234,12 +249,13 @@ extern "C" sfsistat OnHeader(SMFICTX* ctx, char* name, char* value) {
 
 extern "C" sfsistat OnEndOfHeaders(SMFICTX* ctx) {
   Connection* conn = Conn(ctx);
-  conn->Append("\r\n");
+  conn->EndHeaders();
   return conn->Continue(SMFIP_NR_EOH);
 }
 
 extern "C" sfsistat OnBody(SMFICTX* ctx, unsigned char* bytes, size_t size) {
   Connection* conn = Conn(ctx);
+  conn->EndHeaders();
   conn->Append(std::string_view(reinterpret_cast<const char*>(bytes), size));
   return conn->Continue(SMFIP_NR_BODY);
 }
@@ -272,6 +288,7 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
     verdict.error = absl::ResourceExhaustedError(
         absl::StrCat("message exceeds max_message_bytes ", policy.max_message_bytes));
   } else {
+    conn->EndHeaders();  // a message without a body
     verdict = CheckMessage(conn->message, policy, conn->recipients, g_state->sandbox,
                            conn->checker.get());
   }
