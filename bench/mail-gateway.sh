@@ -163,6 +163,23 @@ rspamd_ticks() {  # rspamd's scanners and fuzzy storage (not its controller or h
   done
   echo "$t"
 }
+# What each system spends with no mail (timers, background threads), over 3 s: the CPU per
+# message below includes it for the length of each run.
+idle() {  # NAME TICKS_COMMAND...
+  local name=$1 t0 t1
+  shift
+  t0=$("$@")
+  sleep 3
+  t1=$("$@")
+  echo "{\"system\": \"$name\", \"measure\": \"idle_cpu_ms_per_s\"," \
+    "\"cpu\": $(awk -v t=$((t1 - t0)) -v ms=$tick_ms 'BEGIN {printf "%.1f", t * ms / 3}')}"
+}
+cops_ticks() { echo $(($(cpu_ticks "$1") + $(cpu_ticks "$2"))); }
+for m in "${milters[@]}"; do
+  read -r name _ copsd_pid milter_pid <<<"$m"
+  idle "$name" cops_ticks "$copsd_pid" "$milter_pid"
+done
+idle rspamd rspamd_ticks
 for set in copies excerpts unrelated; do
   for m in "${milters[@]}"; do
     read -r name port copsd_pid milter_pid <<<"$m"
