@@ -840,8 +840,9 @@ struct HttpApi::Impl {
       }
       JobQueue::Finished finished;
       if (!callback->empty()) {
-        finished = [this, principal = *principal, url = *callback](const JobView& job) {
-          webhooks.Deliver(job.id, principal, url, JobJson(job));
+        finished = [this, owner = OwnerTag(key), principal = *principal,
+                    url = *callback](const JobView& job) {
+          webhooks.Deliver(job.id, owner, principal, url, JobJson(job));
         };
       }
       absl::StatusOr<JobView> job = jobs.Submit(OwnerTag(key), std::move(work), finished);
@@ -874,13 +875,16 @@ struct HttpApi::Impl {
     res.set_content(JobJson(*job), kJson);
   }
 
+  // A job's deliveries outlive the job itself in a restart (jobs are memory only; the
+  // deliveries are kept in the access store): the owner check is then the deliveries' own.
   void GetDeliveries(const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<JobView> job =
-        jobs.Get(OwnerTag(ApiKeyOf(req).value_or("")), req.matches[1]);
-    if (!job.ok()) return SendError(res, job.status());
+    const std::string owner = OwnerTag(ApiKeyOf(req).value_or(""));
+    absl::StatusOr<JobView> job = jobs.Get(owner, req.matches[1]);
+    absl::StatusOr<std::vector<WebhookDelivery>> deliveries =
+        webhooks.Deliveries(req.matches[1], owner);
+    if (!job.ok() && !deliveries.ok()) return SendError(res, job.status());
     json list = json::array();
     // None yet (the job runs, or names no callback): an empty list.
-    absl::StatusOr<std::vector<WebhookDelivery>> deliveries = webhooks.Deliveries(job->id);
     if (deliveries.ok()) {
       for (const WebhookDelivery& d : *deliveries) list.push_back(DeliveryJson(d));
     }
@@ -888,11 +892,11 @@ struct HttpApi::Impl {
   }
 
   void ResendDelivery(const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<JobView> job =
-        jobs.Get(OwnerTag(ApiKeyOf(req).value_or("")), req.matches[1]);
-    if (!job.ok()) return SendError(res, job.status());
-    absl::StatusOr<WebhookDelivery> delivery = webhooks.Resend(job->id);
+    const std::string owner = OwnerTag(ApiKeyOf(req).value_or(""));
+    absl::StatusOr<JobView> job = jobs.Get(owner, req.matches[1]);
+    absl::StatusOr<WebhookDelivery> delivery = webhooks.Resend(req.matches[1], owner);
     if (!delivery.ok()) {
+      if (!job.ok()) return SendError(res, job.status());
       return SendError(res, absl::FailedPreconditionError(delivery.status().message()));
     }
     res.status = 202;
@@ -1127,7 +1131,7 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(const HttpApiOptions& op
   COPS_ASSIGN_OR_RETURN(const auto host_port, SplitHostPort(options.listen));
   auto impl = std::make_unique<Impl>(options, std::move(channel));
   COPS_RETURN_IF_ERROR(impl->server.LoadTls());
-  COPS_RETURN_IF_ERROR(impl->webhooks.LoadRegistrations());
+  COPS_RETURN_IF_ERROR(impl->webhooks.Load());
   impl->Route();
   if (host_port.second == 0) {
     impl->port = impl->server.bind_to_any_port(host_port.first);

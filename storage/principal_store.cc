@@ -35,6 +35,8 @@ constexpr std::string_view kCollectionPrefix = "c/";
 constexpr std::string_view kUsagePrefix = "u/";
 // Webhooks: "w/<principal>" -> principal NUL url NUL secret.
 constexpr std::string_view kWebhookPrefix = "w/";
+// Webhook deliveries of a job: "d/<job id>" -> the value http/webhooks.cc encodes.
+constexpr std::string_view kDeliveriesPrefix = "d/";
 // The audit trail, one record under three keys (docs/security.md): by document, by time
 // (for the retention sweep) and by the document's owner (for `cops matches`).
 constexpr std::string_view kAuditPrefix = "a/";
@@ -254,6 +256,15 @@ absl::Status PrincipalStore::Put(std::string_view key, std::string_view value) {
                    "write");
 }
 
+absl::Status PrincipalStore::Delete(std::string_view key) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;  // as Put: a deleted record must stay deleted
+  COPS_RETURN_IF_ERROR(Recover());
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
+  return FromRocks(Noted(db_->Delete(wo, rocksdb::Slice(key.data(), key.size()))), "delete");
+}
+
 absl::StatusOr<std::string> PrincipalStore::Get(std::string_view key) const {
   std::string value;
   absl::ReaderMutexLock open(&db_mu_);
@@ -355,13 +366,34 @@ absl::Status PrincipalStore::PutWebhook(const WebhookRecord& record) {
 }
 
 absl::Status PrincipalStore::DeleteWebhook(std::string_view principal) {
-  rocksdb::WriteOptions wo;
-  wo.sync = true;  // as Put: a deleted webhook must stay deleted
-  const std::string key = StrCat(kWebhookPrefix, principal);
-  COPS_RETURN_IF_ERROR(Recover());
-  absl::ReaderMutexLock open(&db_mu_);
-  COPS_RETURN_IF_ERROR(CheckOpen());
-  return FromRocks(Noted(db_->Delete(wo, key)), "delete");
+  return Delete(StrCat(kWebhookPrefix, principal));
+}
+
+namespace {
+
+absl::Status CheckJobId(std::string_view job_id) {
+  if (job_id.empty() || job_id.size() > 256) {
+    return absl::InvalidArgumentError(
+        StrCat("a job id must be 1 to 256 bytes, got ", job_id.size()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PrincipalStore::PutWebhookDeliveries(std::string_view job_id,
+                                                  std::string_view value) {
+  COPS_RETURN_IF_ERROR(CheckJobId(job_id));
+  return Put(StrCat(kDeliveriesPrefix, job_id), value);
+}
+
+absl::Status PrincipalStore::DeleteWebhookDeliveries(std::string_view job_id) {
+  COPS_RETURN_IF_ERROR(CheckJobId(job_id));
+  return Delete(StrCat(kDeliveriesPrefix, job_id));
+}
+
+absl::StatusOr<std::vector<std::string>> PrincipalStore::ListWebhookDeliveries() const {
+  return ScanValues(kDeliveriesPrefix);
 }
 
 absl::StatusOr<std::vector<WebhookRecord>> PrincipalStore::ListWebhooks() const {

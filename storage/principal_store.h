@@ -143,6 +143,14 @@ class PrincipalStore {
   absl::Status DeleteWebhook(std::string_view principal);
   absl::StatusOr<std::vector<WebhookRecord>> ListWebhooks() const;
 
+  // The webhook deliveries of one HTTP API job (pending ones and their attempts, so that a
+  // restart resumes them), as http/webhooks.cc encodes them: opaque here, one value per job
+  // id (1..256 bytes). Put creates or replaces (synced), Delete is OK when there is none,
+  // List gives every value, ordered by job id.
+  absl::Status PutWebhookDeliveries(std::string_view job_id, std::string_view value);
+  absl::Status DeleteWebhookDeliveries(std::string_view job_id);
+  absl::StatusOr<std::vector<std::string>> ListWebhookDeliveries() const;
+
   // Usage counters (zero when never charged).
   absl::StatusOr<UsageRecord> GetUsage(std::string_view principal) const;
   // Adds the deltas when the result stays within the limits (0 = unlimited) and returns the
@@ -189,6 +197,7 @@ class PrincipalStore {
   // `s`, noting an I/O error for Recover.
   rocksdb::Status Noted(rocksdb::Status s);
   absl::Status Put(std::string_view key, std::string_view value);
+  absl::Status Delete(std::string_view key);  // synced, as Put
   absl::StatusOr<std::string> Get(std::string_view key) const;
   absl::StatusOr<std::vector<std::string>> ScanValues(std::string_view prefix) const;
   // Audit records under `prefix` + BE64 time, from `since_unix_micros` on, that `keep`

@@ -935,3 +935,106 @@ TEST(HttpRestartTest, ARestartOfCopsdKeepsTheWebhook) {
 
 }  // namespace
 }  // namespace cops
+
+namespace cops {
+namespace {
+
+// A delivery still pending when copsd stops resumes after the restart: the receiver failed
+// the first attempt (HTTP 500) before the stop, the retry comes after the restart, on the
+// schedule its backoff set, signed with the same secret; and the job's deliveries, listed by
+// the same key after the restart, keep the first attempt.
+TEST(HttpRestartTest, APendingDeliveryResumesAfterARestartWithItsAttempts) {
+  testing::TempDir dir("http_restart_delivery");
+  Receiver receiver({500, 200});
+  const std::filesystem::path http_port = dir.path() / "http.port";
+  const std::vector<std::string> flags = {
+      "--auth", "on", "--http-listen", "127.0.0.1:0", "--http-port-file", http_port.string(),
+      "--webhook-allow", "127.0.0.1:" + std::to_string(receiver.port()),
+      // Long enough that the retry cannot come before the stop below.
+      "--webhook-first-backoff-ms", "2000"};
+  auto port_of = [&]() {
+    int port = 0;
+    for (int i = 0; i < 1500 && port == 0; ++i) {
+      std::ifstream(http_port) >> port;
+      if (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return port;
+  };
+  auto deliveries_of = [](httplib::Client& client, const std::string& id) {
+    httplib::Result res = client.Get(("/v1/jobs/" + id + "/deliveries").c_str());
+    if (!res) return json();
+    if (res->status != 200) return json({{"status", res->status}, {"body", res->body}});
+    return json::parse(res->body)["deliveries"];
+  };
+  std::string key, secret, id;
+  int64_t first_attempt = 0;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                         testing::CopsdProcess::Start(dir.path(), flags));
+    const int port = port_of();
+    ASSERT_GT(port, 0) << copsd->Log();
+    std::ifstream(dir.path() / "data" / "admin.key") >> key;
+    httplib::Client client("127.0.0.1", port);
+    client.set_default_headers({{"Authorization", "Bearer " + key}});
+    httplib::Result res = client.Put("/v1/webhook", "{}", "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    secret = json::parse(res->body)["secret"];
+    res = client.Post(
+        "/v1/jobs",
+        json({{"content", Prose(33, 200)}, {"callback_url", receiver.Url("/hook")}}).dump(),
+        "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 202) << res->body;
+    id = json::parse(res->body)["id"];
+    json deliveries;
+    for (int i = 0; i < 3000; ++i) {
+      deliveries = deliveries_of(client, id);
+      if (deliveries.is_array() && deliveries.size() == 1 &&
+          deliveries[0]["attempts"].size() == 1 &&
+          deliveries[0].contains("next_attempt_unix_micros")) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(deliveries[0]["state"], "pending") << deliveries.dump();
+    ASSERT_EQ(deliveries[0]["attempts"].size(), 1u) << deliveries.dump();
+    first_attempt = deliveries[0]["attempts"][0]["unix_micros"];
+    EXPECT_EQ(copsd->Stop(), 0);
+  }
+  ASSERT_EQ(receiver.WaitFor(1).size(), 1u);  // the retry has not come yet
+  std::filesystem::remove(http_port);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                       testing::CopsdProcess::Start(dir.path(), flags));
+  const int port = port_of();
+  ASSERT_GT(port, 0) << copsd->Log();
+  const std::vector<Receiver::Received> got = receiver.WaitFor(2);
+  ASSERT_EQ(got.size(), 2u) << copsd->Log();
+  EXPECT_EQ(got[1].body, got[0].body);
+  EXPECT_TRUE(SignatureIsValid(secret, got[1])) << got[1].signature;
+  httplib::Client client("127.0.0.1", port);
+  client.set_default_headers({{"Authorization", "Bearer " + key}});
+  json deliveries;
+  for (int i = 0; i < 3000; ++i) {
+    deliveries = deliveries_of(client, id);
+    if (deliveries.is_array() && !deliveries.empty() && deliveries[0]["state"] != "pending") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(deliveries.is_array()) << deliveries.dump();
+  ASSERT_EQ(deliveries.size(), 1u) << deliveries.dump();
+  EXPECT_EQ(deliveries[0]["state"], "delivered") << deliveries.dump();
+  const json& attempts = deliveries[0]["attempts"];
+  ASSERT_EQ(attempts.size(), 2u) << deliveries.dump();
+  EXPECT_EQ(attempts[0]["http_status"], 500);
+  EXPECT_EQ(attempts[0]["unix_micros"], first_attempt);
+  EXPECT_EQ(attempts[1]["http_status"], 200);
+  EXPECT_GE(attempts[1]["unix_micros"].get<int64_t>() - first_attempt, 2000000);  // the backoff
+  // Another principal's key still sees none of it.
+  httplib::Client anonymous("127.0.0.1", port);
+  httplib::Result res = anonymous.Get(("/v1/jobs/" + id + "/deliveries").c_str());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
+}
+
+}  // namespace
+}  // namespace cops

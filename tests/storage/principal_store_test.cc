@@ -79,6 +79,27 @@ TEST_F(PrincipalStoreTest, MissingRecordsAreNotFound) {
   EXPECT_TRUE(absl::IsNotFound(store->GetCollection("none").status()));
 }
 
+// Webhook deliveries are kept per job id across a reopen, replaced by a later Put and gone
+// after a Delete; a job id out of bounds is refused.
+TEST_F(PrincipalStoreTest, WebhookDeliveriesArePerJobAndSurviveReopen) {
+  {
+    auto store = OpenStore();
+    ASSERT_OK(store->PutWebhookDeliveries("job_b", "first"));
+    ASSERT_OK(store->PutWebhookDeliveries("job_b", "second"));
+    ASSERT_OK(store->PutWebhookDeliveries("job_a", std::string("a\0b", 3)));
+    ASSERT_OK(store->PutWebhookDeliveries("job_c", "gone"));
+    ASSERT_OK(store->DeleteWebhookDeliveries("job_c"));
+    ASSERT_OK(store->DeleteWebhookDeliveries("job_never"));
+    EXPECT_EQ(store->PutWebhookDeliveries("", "x").code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(store->PutWebhookDeliveries(std::string(257, 'j'), "x").code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  auto store = OpenStore();
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> values, store->ListWebhookDeliveries());
+  EXPECT_EQ(values, (std::vector<std::string>{std::string("a\0b", 3), "second"}));
+  EXPECT_TRUE(store->ListWebhooks()->empty());  // another prefix
+}
+
 TEST_F(PrincipalStoreTest, RejectsBadNames) {
   auto store = OpenStore();
   PrincipalRecord p;
