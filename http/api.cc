@@ -957,9 +957,10 @@ struct HttpApi::Impl {
   // ---------------------------------------------------------------- for the web page
 
   // GET /v1/session: whether a key is needed (a request without one reaches this only when
-  // authentication is off) and whether the caller may register documents and list their
-  // matches (an owner or an admin: the ListMatches probe is allowed). The page asks it to
-  // know what to show; an unknown key is 401.
+  // authentication is off or a client certificate came with it), who the caller is and by
+  // which credential, and whether it may register documents and list their matches (an
+  // owner or an admin: the ListMatches probe is allowed). The page asks it first to know
+  // what to show; an unknown key or certificate is 401.
   void Session(const httplib::Request& req, httplib::Response& res) {
     v1::ListMatchesRequest probe;
     probe.set_limit(1);
@@ -968,8 +969,22 @@ struct HttpApi::Impl {
     if (!reply.ok() && !absl::IsPermissionDenied(reply.status())) {
       return SendError(res, reply.status());
     }
+    // Who the caller is, and by which credential: under mutual TLS a client certificate
+    // that names a principal signs the page in without a key.
+    const std::string key = ApiKeyOf(req).value_or("");
+    std::string principal;
+    if (options.authenticate) {
+      absl::StatusOr<std::string> name = PrincipalOf(req);
+      if (!name.ok()) return SendError(res, name.status());
+      principal = *name;
+    }
+    const char* credential = !key.empty() ? "api_key"
+                             : options.auth_required && !principal.empty() ? "certificate"
+                                                                           : "none";
     res.set_content(Dump({{"auth_required", options.auth_required},
-                          {"may_register", reply.ok()}}),
+                          {"may_register", reply.ok()},
+                          {"principal", principal},
+                          {"credential", credential}}),
                     kJson);
   }
 

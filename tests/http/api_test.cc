@@ -820,6 +820,52 @@ TEST_F(HttpApiTest, MutualTlsMakesTheCertificatesPrincipalTheCaller) {
   EXPECT_EQ(plain->status, 400);
 }
 
+// The web page's sign-in under mutual TLS: GET /v1/session, which the page asks first,
+// names the principal of the client certificate and says it came from the certificate, so
+// the page signs in without asking for a key (http/page/app.js); with a key it names the
+// key's principal, and without either credential it is 401 (the page then asks for a key).
+TEST_F(HttpApiTest, MutualTlsSignsThePageInWithoutAKey) {
+  testing::TestPki pki;
+  std::filesystem::create_directories(dir_.path() / "pki");
+  ASSERT_TRUE(pki.Create(dir_.path() / "pki")) << "openssl could not make the test PKI";
+  ASSERT_TRUE(pki.MakeClient("acm", "acm-press"));
+  ASSERT_TRUE(pki.MakeClient("pc", "sigmod-pc"));
+  ASSERT_TRUE(pki.MakeClient("nobody", "no-such-principal"));
+  HttpApiOptions options;
+  options.auth_required = true;
+  options.tls_cert = pki.Path("server.pem");
+  options.tls_key = pki.Path("server.key");
+  options.tls_client_ca = pki.Path("ca.pem");
+  StartHttp(options);
+  auto session = [&](const std::string& client, const std::string& key) {
+    httplib::SSLClient c("127.0.0.1", http_->port(), pki.Path(client + ".pem"),
+                         pki.Path(client + ".key"));
+    c.set_ca_cert_path(pki.Path("ca.pem").c_str());
+    c.enable_server_certificate_verification(true);
+    if (!key.empty()) c.set_default_headers({{"Authorization", "Bearer " + key}});
+    httplib::Result res = c.Get("/v1/session");
+    if (!res) return json({{"error", httplib::to_string(res.error())}});
+    json body = json::parse(res->body, nullptr, false);
+    body["http_status"] = res->status;
+    return body;
+  };
+  json s = session("acm", "");
+  EXPECT_EQ(s["http_status"], 200) << s.dump();
+  EXPECT_EQ(s["principal"], "acm-press") << s.dump();
+  EXPECT_EQ(s["credential"], "certificate") << s.dump();
+  EXPECT_EQ(s["auth_required"], true) << s.dump();
+  EXPECT_EQ(s["may_register"], true) << s.dump();
+  s = session("pc", "");
+  EXPECT_EQ(s["principal"], "sigmod-pc") << s.dump();
+  EXPECT_EQ(s["may_register"], false) << s.dump();
+  s = session("acm", ieee_key_);  // a key wins over the certificate
+  EXPECT_EQ(s["principal"], "ieee-press") << s.dump();
+  EXPECT_EQ(s["credential"], "api_key") << s.dump();
+  s = session("nobody", "");
+  EXPECT_EQ(s["http_status"], 401) << s.dump();
+  EXPECT_EQ(s["code"], "UNAUTHENTICATED") << s.dump();
+}
+
 // The failure limit counts each HTTP client's address: one client flooding wrong keys gets
 // 429, another client's wrong key is still 401, and a valid key always works.
 TEST_F(HttpApiTest, TheFailureLimitCountsEachHttpClientApart) {
