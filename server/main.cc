@@ -432,6 +432,7 @@ int Run(int argc, char** argv) {
   if (!credentials.ok()) return Fail(credentials.status());
   AccessControlOptions access_options;
   access_options.checker_floors = {config.checker_min_passage_units, config.checker_min_count};
+  access_options.min_free_disk_mb = config.index.min_free_disk_mb;
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
       OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth, access_options);
   if (!access.ok()) return Fail(access.status());

@@ -1,5 +1,7 @@
 #include "storage/principal_store.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -162,8 +164,30 @@ rocksdb::Options StoreOptions(rocksdb::Env* env) {
 }  // namespace
 
 PrincipalStore::PrincipalStore(std::unique_ptr<rocksdb::DB> db, std::string path,
-                               rocksdb::Env* env)
-    : path_(std::move(path)), env_(env), db_(std::move(db)) {}
+                               PrincipalStoreOptions options)
+    : path_(std::move(path)),
+      options_(std::move(options)),
+      env_(options_.env),
+      db_(std::move(db)) {}
+
+absl::Status PrincipalStore::CheckSpace() const {
+  if (options_.min_free_disk_mb == 0) return absl::OkStatus();
+  absl::StatusOr<uint64_t> free = uint64_t{0};
+  if (options_.free_disk_bytes) {
+    free = options_.free_disk_bytes(path_);
+  } else if (struct statvfs fs {}; statvfs(path_.c_str(), &fs) == 0) {
+    // f_bavail: the blocks an unprivileged process may use, as the index counts them.
+    free = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  } else {
+    free = absl::UnavailableError("statvfs failed");
+  }
+  // Unknown free space does not stop writes: RocksDB's own errors remain.
+  if (!free.ok() || *free >= options_.min_free_disk_mb << 20) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      StrCat("access store ", path_, ": the data directory's file system has less than ",
+             options_.min_free_disk_mb,
+             " MiB free (copsd --min-free-disk-mb); writes resume once space is freed"));
+}
 PrincipalStore::~PrincipalStore() = default;
 
 rocksdb::Status PrincipalStore::Noted(rocksdb::Status s) {
@@ -212,7 +236,14 @@ absl::Status PrincipalStore::Recover() {
 
 absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::string& path,
                                                                      rocksdb::Env* env) {
-  const rocksdb::Options options = StoreOptions(env);
+  PrincipalStoreOptions options;
+  options.env = env;
+  return Open(path, std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(
+    const std::string& path, PrincipalStoreOptions store_options) {
+  const rocksdb::Options options = StoreOptions(store_options.env);
   COPS_RETURN_IF_ERROR(CreateDirDurably(*options.env, path));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, path, &raw);
@@ -235,7 +266,8 @@ absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::
         "access store ", path, " has schema version ", version, ", this build reads ",
         kSchemaVersion));
   }
-  return std::unique_ptr<PrincipalStore>(new PrincipalStore(std::move(db), path, env));
+  return std::unique_ptr<PrincipalStore>(
+      new PrincipalStore(std::move(db), path, std::move(store_options)));
 }
 
 absl::Status PrincipalStore::CreateCheckpoint(const std::string& dir) const {
@@ -248,6 +280,7 @@ absl::Status PrincipalStore::Put(std::string_view key, std::string_view value) {
   // Access changes (a revoked key above all) must survive power loss: sync each one.
   rocksdb::WriteOptions wo;
   wo.sync = true;
+  COPS_RETURN_IF_ERROR(CheckSpace());
   COPS_RETURN_IF_ERROR(Recover());
   absl::ReaderMutexLock open(&db_mu_);
   COPS_RETURN_IF_ERROR(CheckOpen());
@@ -421,6 +454,7 @@ absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
                                                      uint64_t documents, uint64_t bytes,
                                                      uint64_t max_documents,
                                                      uint64_t max_bytes) {
+  COPS_RETURN_IF_ERROR(CheckSpace());
   COPS_RETURN_IF_ERROR(Recover());
   absl::MutexLock lock(&usage_mu_);
   absl::StatusOr<UsageRecord> usage = GetUsage(principal);
@@ -463,6 +497,7 @@ absl::Status PrincipalStore::AppendAudit(const std::vector<AuditRecord>& records
       if (!s.ok()) return FromRocks(s, "audit batch");
     }
   }
+  COPS_RETURN_IF_ERROR(CheckSpace());
   COPS_RETURN_IF_ERROR(Recover());
   absl::ReaderMutexLock open(&db_mu_);
   COPS_RETURN_IF_ERROR(CheckOpen());
