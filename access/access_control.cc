@@ -641,7 +641,9 @@ absl::StatusOr<std::unique_ptr<AccessControl>> OpenAccessControl(const std::stri
   DataDir dir(data_dir);
   absl::Status created = dir.Create();
   if (!created.ok()) return absl::FailedPreconditionError(created.message());
-  auto store = PrincipalStore::Open(dir.AccessStorePath());
+  PrincipalStoreOptions store_options;
+  store_options.min_free_disk_mb = options.min_free_disk_mb;
+  auto store = PrincipalStore::Open(dir.AccessStorePath(), std::move(store_options));
   if (!store.ok()) return store.status();
   auto access = AccessControl::Open(*std::move(store), std::move(options));
   if (!access.ok() || !bootstrap_admin) return access;

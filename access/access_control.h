@@ -68,6 +68,9 @@ struct AccessControlOptions {
   // a checker asking for less gets these. The defaults equal CheckOptions' defaults, so a
   // check at the default options is unchanged. Owners and admins have none.
   CheckFloors checker_floors{8, 10};
+  // The access store's free-space reserve, MiB (PrincipalStoreOptions::min_free_disk_mb;
+  // copsd passes --min-free-disk-mb, the index's). 0 = none.
+  uint64_t min_free_disk_mb = 0;
   // Injectable for tests: wall clock in microseconds since the epoch. Default: the system
   // clock.
   std::function<int64_t()> now_micros;

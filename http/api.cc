@@ -820,8 +820,9 @@ struct HttpApi::Impl {
       }
       JobQueue::Finished finished;
       if (!callback->empty()) {
-        finished = [this, principal = *principal, url = *callback](const JobView& job) {
-          webhooks.Deliver(job.id, principal, url, JobJson(job));
+        finished = [this, owner = OwnerTag(key), principal = *principal,
+                    url = *callback](const JobView& job) {
+          webhooks.Deliver(job.id, owner, principal, url, JobJson(job));
         };
       }
       absl::StatusOr<JobView> job = jobs.Submit(OwnerTag(key), std::move(work), finished);
@@ -854,13 +855,16 @@ struct HttpApi::Impl {
     res.set_content(JobJson(*job), kJson);
   }
 
+  // A job's deliveries outlive the job itself in a restart (jobs are memory only; the
+  // deliveries are kept in the access store): the owner check is then the deliveries' own.
   void GetDeliveries(const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<JobView> job =
-        jobs.Get(OwnerTag(ApiKeyOf(req).value_or("")), req.matches[1]);
-    if (!job.ok()) return SendError(res, job.status());
+    const std::string owner = OwnerTag(ApiKeyOf(req).value_or(""));
+    absl::StatusOr<JobView> job = jobs.Get(owner, req.matches[1]);
+    absl::StatusOr<std::vector<WebhookDelivery>> deliveries =
+        webhooks.Deliveries(req.matches[1], owner);
+    if (!job.ok() && !deliveries.ok()) return SendError(res, job.status());
     json list = json::array();
     // None yet (the job runs, or names no callback): an empty list.
-    absl::StatusOr<std::vector<WebhookDelivery>> deliveries = webhooks.Deliveries(job->id);
     if (deliveries.ok()) {
       for (const WebhookDelivery& d : *deliveries) list.push_back(DeliveryJson(d));
     }
@@ -868,11 +872,11 @@ struct HttpApi::Impl {
   }
 
   void ResendDelivery(const httplib::Request& req, httplib::Response& res) {
-    absl::StatusOr<JobView> job =
-        jobs.Get(OwnerTag(ApiKeyOf(req).value_or("")), req.matches[1]);
-    if (!job.ok()) return SendError(res, job.status());
-    absl::StatusOr<WebhookDelivery> delivery = webhooks.Resend(job->id);
+    const std::string owner = OwnerTag(ApiKeyOf(req).value_or(""));
+    absl::StatusOr<JobView> job = jobs.Get(owner, req.matches[1]);
+    absl::StatusOr<WebhookDelivery> delivery = webhooks.Resend(req.matches[1], owner);
     if (!delivery.ok()) {
+      if (!job.ok()) return SendError(res, job.status());
       return SendError(res, absl::FailedPreconditionError(delivery.status().message()));
     }
     res.status = 202;
@@ -933,9 +937,10 @@ struct HttpApi::Impl {
   // ---------------------------------------------------------------- for the web page
 
   // GET /v1/session: whether a key is needed (a request without one reaches this only when
-  // authentication is off) and whether the caller may register documents and list their
-  // matches (an owner or an admin: the ListMatches probe is allowed). The page asks it to
-  // know what to show; an unknown key is 401.
+  // authentication is off or a client certificate came with it), who the caller is and by
+  // which credential, and whether it may register documents and list their matches (an
+  // owner or an admin: the ListMatches probe is allowed). The page asks it first to know
+  // what to show; an unknown key or certificate is 401.
   void Session(const httplib::Request& req, httplib::Response& res) {
     v1::ListMatchesRequest probe;
     probe.set_limit(1);
@@ -944,8 +949,22 @@ struct HttpApi::Impl {
     if (!reply.ok() && !absl::IsPermissionDenied(reply.status())) {
       return SendError(res, reply.status());
     }
+    // Who the caller is, and by which credential: under mutual TLS a client certificate
+    // that names a principal signs the page in without a key.
+    const std::string key = ApiKeyOf(req).value_or("");
+    std::string principal;
+    if (options.authenticate) {
+      absl::StatusOr<std::string> name = PrincipalOf(req);
+      if (!name.ok()) return SendError(res, name.status());
+      principal = *name;
+    }
+    const char* credential = !key.empty() ? "api_key"
+                             : options.auth_required && !principal.empty() ? "certificate"
+                                                                           : "none";
     res.set_content(Dump({{"auth_required", options.auth_required},
-                          {"may_register", reply.ok()}}),
+                          {"may_register", reply.ok()},
+                          {"principal", principal},
+                          {"credential", credential}}),
                     kJson);
   }
 
@@ -1107,7 +1126,7 @@ absl::StatusOr<std::unique_ptr<HttpApi>> HttpApi::Start(const HttpApiOptions& op
   COPS_ASSIGN_OR_RETURN(const auto host_port, SplitHostPort(options.listen));
   auto impl = std::make_unique<Impl>(options, std::move(channel));
   COPS_RETURN_IF_ERROR(impl->server.LoadTls());
-  COPS_RETURN_IF_ERROR(impl->webhooks.LoadRegistrations());
+  COPS_RETURN_IF_ERROR(impl->webhooks.Load());
   impl->Route();
   if (host_port.second == 0) {
     impl->port = impl->server.bind_to_any_port(host_port.first);

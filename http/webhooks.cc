@@ -15,6 +15,8 @@
 
 #include "core/status_macros.h"
 #include "httplib.h"
+#include "logging/log_event.h"
+#include "nlohmann/json.hpp"
 #include "storage/principal_store.h"
 
 namespace cops {
@@ -357,14 +359,36 @@ absl::StatusOr<std::string> Webhooks::Register(const std::string& principal,
   return secret;
 }
 
-absl::Status Webhooks::LoadRegistrations() {
+absl::Status Webhooks::Load() {
   if (options_.store == nullptr) return absl::OkStatus();
   COPS_ASSIGN_OR_RETURN(std::vector<WebhookRecord> records, options_.store->ListWebhooks());
+  COPS_ASSIGN_OR_RETURN(std::vector<std::string> stored, options_.store->ListWebhookDeliveries());
   absl::MutexLock registering(&register_mu_);
-  absl::MutexLock lock(&mu_);
+  mu_.Lock();
   for (WebhookRecord& r : records) {
     registrations_[r.principal] = Registration{std::move(r.url), std::move(r.secret)};
   }
+  const int64_t now = NowMicros();
+  for (const std::string& value : stored) {
+    std::string job_id;
+    absl::StatusOr<JobDeliveries> job = DecodeJob(value, &job_id);
+    if (!job.ok()) {
+      LogEvent(LogLevel::kWarn, "webhook_deliveries_unreadable",
+               {{"job", job_id}, {"error", job.status().ToString()}});
+      continue;
+    }
+    JobDeliveries& loaded = jobs_[job_id] = *std::move(job);
+    for (size_t i = 0; i < loaded.deliveries.size(); ++i) {
+      WebhookDelivery& d = loaded.deliveries[i];
+      // 0: the attempt was in flight when copsd stopped.
+      if (d.state == "pending") {
+        ScheduleLocked(job_id, i, d.next_attempt_unix_micros == 0 ? now : d.next_attempt_unix_micros);
+      }
+    }
+  }
+  std::vector<StoreWrite> writes;
+  for (std::string& id : ForgetOldLocked()) writes.push_back(StoreWrite{std::move(id), std::nullopt});
+  StoreAndUnlock(writes);
   return absl::OkStatus();
 }
 
@@ -395,27 +419,121 @@ void Webhooks::ScheduleLocked(const std::string& job_id, size_t index, int64_t a
   changed_.Signal();
 }
 
-void Webhooks::ForgetOldLocked() {
+std::vector<std::string> Webhooks::ForgetOldLocked() {
   const int64_t horizon =
       NowMicros() - std::chrono::duration_cast<std::chrono::microseconds>(options_.keep).count();
   const auto pending = [](const JobDeliveries& j) {
     return std::any_of(j.deliveries.begin(), j.deliveries.end(),
                        [](const WebhookDelivery& d) { return d.state == "pending"; });
   };
-  std::erase_if(jobs_, [&](const auto& kv) {
-    return kv.second.last_change_unix_micros <= horizon && !pending(kv.second);
-  });
-  for (auto it = jobs_.begin(); jobs_.size() >= options_.max_jobs && it != jobs_.end();) {
-    it = pending(it->second) ? std::next(it) : jobs_.erase(it);
+  std::vector<std::string> forgotten;
+  // The old ones, then the first ones while there are too many.
+  for (const bool by_age : {true, false}) {
+    for (auto it = jobs_.begin(); it != jobs_.end();) {
+      if ((by_age ? it->second.last_change_unix_micros <= horizon
+                  : jobs_.size() >= options_.max_jobs) &&
+          !pending(it->second)) {
+        forgotten.push_back(it->first);
+        it = jobs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  return forgotten;
+}
+
+std::string Webhooks::EncodeJob(const std::string& job_id, const JobDeliveries& job) {
+  nlohmann::json deliveries = nlohmann::json::array();
+  for (const WebhookDelivery& d : job.deliveries) {
+    nlohmann::json attempts = nlohmann::json::array();
+    for (const WebhookAttempt& a : d.attempts) {
+      attempts.push_back({{"t", a.unix_micros}, {"status", a.http_status}, {"error", a.error}});
+    }
+    deliveries.push_back({{"number", d.number},
+                          {"url", d.url},
+                          {"state", d.state},
+                          {"next", d.next_attempt_unix_micros},
+                          {"attempts", std::move(attempts)}});
+  }
+  return nlohmann::json{{"job", job_id},
+                        {"owner", job.owner},
+                        {"principal", job.principal},
+                        {"body", job.body},
+                        {"changed", job.last_change_unix_micros},
+                        {"deliveries", std::move(deliveries)}}
+      .dump();
+}
+
+absl::StatusOr<Webhooks::JobDeliveries> Webhooks::DecodeJob(const std::string& value,
+                                                            std::string* job_id) {
+  const nlohmann::json j = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return absl::DataLossError("a webhook delivery record is not JSON");
+  try {
+    *job_id = j.at("job").get<std::string>();
+    JobDeliveries job;
+    job.owner = j.at("owner").get<std::string>();
+    job.principal = j.at("principal").get<std::string>();
+    job.body = j.at("body").get<std::string>();
+    job.last_change_unix_micros = j.at("changed").get<int64_t>();
+    for (const nlohmann::json& d : j.at("deliveries")) {
+      WebhookDelivery delivery;
+      delivery.number = d.at("number").get<uint32_t>();
+      delivery.url = d.at("url").get<std::string>();
+      delivery.state = d.at("state").get<std::string>();
+      delivery.next_attempt_unix_micros = d.at("next").get<int64_t>();
+      for (const nlohmann::json& a : d.at("attempts")) {
+        delivery.attempts.push_back(WebhookAttempt{a.at("t").get<int64_t>(),
+                                                   a.at("status").get<int>(),
+                                                   a.at("error").get<std::string>()});
+      }
+      job.deliveries.push_back(std::move(delivery));
+    }
+    return job;
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(std::string("a webhook delivery record lacks a field: ") +
+                               e.what());
   }
 }
 
-void Webhooks::Deliver(const std::string& job_id, const std::string& principal,
-                       const std::string& url, const std::string& body) {
-  absl::MutexLock lock(&mu_);
-  if (stopping_) return;
-  ForgetOldLocked();
+Webhooks::StoreWrite Webhooks::SnapshotLocked(const std::string& job_id) const {
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) return StoreWrite{job_id, std::nullopt};
+  return StoreWrite{job_id, EncodeJob(job_id, it->second)};
+}
+
+void Webhooks::StoreAndUnlock(const std::vector<StoreWrite>& writes) {
+  if (options_.store == nullptr || writes.empty()) {
+    mu_.Unlock();
+    return;
+  }
+  // Taken before mu_ is released: writes reach the store in the order of the changes.
+  store_mu_.Lock();
+  mu_.Unlock();
+  for (const StoreWrite& w : writes) {
+    const absl::Status s = w.value.has_value()
+                               ? options_.store->PutWebhookDeliveries(w.job_id, *w.value)
+                               : options_.store->DeleteWebhookDeliveries(w.job_id);
+    if (!s.ok()) {
+      LogEvent(LogLevel::kWarn, "webhook_deliveries_not_stored",
+               {{"job", w.job_id}, {"error", s.ToString()}});
+    }
+  }
+  store_mu_.Unlock();
+}
+
+void Webhooks::Deliver(const std::string& job_id, const std::string& owner,
+                       const std::string& principal, const std::string& url,
+                       const std::string& body) {
+  mu_.Lock();
+  if (stopping_) {
+    mu_.Unlock();
+    return;
+  }
+  std::vector<StoreWrite> writes;
+  for (std::string& id : ForgetOldLocked()) writes.push_back(StoreWrite{std::move(id), std::nullopt});
   JobDeliveries& job = jobs_[job_id];
+  job.owner = owner;
   job.principal = principal;
   job.body = body;
   job.last_change_unix_micros = NowMicros();
@@ -425,12 +543,15 @@ void Webhooks::Deliver(const std::string& job_id, const std::string& principal,
   d.state = "pending";
   job.deliveries.push_back(std::move(d));
   ScheduleLocked(job_id, job.deliveries.size() - 1, NowMicros());
+  writes.push_back(SnapshotLocked(job_id));
+  StoreAndUnlock(writes);
 }
 
-absl::StatusOr<std::vector<WebhookDelivery>> Webhooks::Deliveries(const std::string& job_id) const {
+absl::StatusOr<std::vector<WebhookDelivery>> Webhooks::Deliveries(const std::string& job_id,
+                                                                  const std::string& owner) const {
   absl::MutexLock lock(&mu_);
   auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) {
+  if (it == jobs_.end() || it->second.owner != owner) {
     return absl::NotFoundError("job " + job_id +
                                " has no webhook deliveries (no callback, not finished yet, or "
                                "expired)");
@@ -438,12 +559,13 @@ absl::StatusOr<std::vector<WebhookDelivery>> Webhooks::Deliveries(const std::str
   return it->second.deliveries;
 }
 
-absl::StatusOr<WebhookDelivery> Webhooks::Resend(const std::string& job_id) {
+absl::StatusOr<WebhookDelivery> Webhooks::Resend(const std::string& job_id,
+                                                 const std::string& owner) {
   std::string principal, url, body;
   {
     absl::MutexLock lock(&mu_);
     auto it = jobs_.find(job_id);
-    if (it == jobs_.end()) {
+    if (it == jobs_.end() || it->second.owner != owner) {
       return absl::NotFoundError("job " + job_id +
                                  " has no webhook delivery to resend (no callback, not finished "
                                  "yet, or expired)");
@@ -452,7 +574,7 @@ absl::StatusOr<WebhookDelivery> Webhooks::Resend(const std::string& job_id) {
     url = it->second.deliveries.back().url;
     body = it->second.body;
   }
-  Deliver(job_id, principal, url, body);
+  Deliver(job_id, owner, principal, url, body);
   absl::MutexLock lock(&mu_);
   return jobs_[job_id].deliveries.back();
 }
@@ -536,14 +658,17 @@ void Webhooks::Run() {
     done.attempts.push_back(std::move(attempt));
     if (delivered) {
       done.state = "delivered";
-    } else if (done.attempts.size() >= options_.max_attempts || stopping_) {
+    } else if (done.attempts.size() >= options_.max_attempts) {
       done.state = "failed";
     } else {
+      // Also while stopping: the stored delivery stays pending, and the next start resumes it.
       const int64_t backoff =
           std::chrono::duration_cast<std::chrono::microseconds>(options_.first_backoff).count()
           << std::min<size_t>(done.attempts.size() - 1, 30);
       ScheduleLocked(due.job_id, due.index, NowMicros() + backoff);
     }
+    StoreAndUnlock({SnapshotLocked(due.job_id)});
+    mu_.Lock();
   }
   mu_.Unlock();
 }

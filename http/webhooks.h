@@ -17,9 +17,11 @@
 // again for each attempt, and the request goes to the address that was checked (a second
 // resolution cannot swap it); redirects are not followed.
 //
-// Registrations (URL and secret) are kept in the access store when WebhookOptions::store is
-// set (copsd sets it), so a restart keeps them; deliveries live in memory, and a restart
-// forgets them (and any attempt still due).
+// With WebhookOptions::store set (copsd sets it), registrations (URL and secret) and each
+// job's deliveries (state, attempts, next attempt, body) are kept in the access store, the
+// deliveries rewritten (synced) at each change: after a restart the listing keeps its
+// attempts and a pending delivery resumes on the schedule its backoff set (one still in
+// flight at a crash is attempted at once). Without a store all of it is memory only.
 //
 // Thread-safety: safe for concurrent use; `workers` threads make the attempts.
 
@@ -93,9 +95,10 @@ class Webhooks {
   Webhooks(const Webhooks&) = delete;
   Webhooks& operator=(const Webhooks&) = delete;
 
-  // Reads the registrations of options.store (nothing without one); call once, before use.
-  // The store's error when it cannot be read.
-  absl::Status LoadRegistrations();
+  // Reads the registrations and deliveries of options.store (nothing without one) and
+  // schedules the pending deliveries; call once, before use. The store's error when it
+  // cannot be read (a delivery record that cannot be decoded is logged and skipped).
+  absl::Status Load();
 
   // INVALID_ARGUMENT naming why when the allow-list has a malformed entry.
   static absl::Status CheckAllowList(const std::vector<std::string>& allow);
@@ -115,25 +118,34 @@ class Webhooks {
   // NOT_FOUND without a registration; the store's error when it cannot be deleted there.
   absl::Status Unregister(const std::string& principal);
 
-  // Starts delivering `body` (a job's JSON) for job `job_id` to `url`, signed with the
-  // current secret of `principal` at each attempt.
-  void Deliver(const std::string& job_id, const std::string& principal, const std::string& url,
-               const std::string& body);
-  // The job's deliveries, first first; NOT_FOUND when it has none (yet).
-  absl::StatusOr<std::vector<WebhookDelivery>> Deliveries(const std::string& job_id) const;
+  // Starts delivering `body` (a job's JSON) for job `job_id` of `owner` (the job's owner
+  // tag, http/jobs.h) to `url`, signed with the current secret of `principal` at each
+  // attempt.
+  void Deliver(const std::string& job_id, const std::string& owner, const std::string& principal,
+               const std::string& url, const std::string& body);
+  // The job's deliveries, first first; NOT_FOUND when it has none (yet), or is another
+  // owner's.
+  absl::StatusOr<std::vector<WebhookDelivery>> Deliveries(const std::string& job_id,
+                                                          const std::string& owner) const;
   // A new delivery of the job's last body to its last URL; NOT_FOUND as Deliveries.
-  absl::StatusOr<WebhookDelivery> Resend(const std::string& job_id);
+  absl::StatusOr<WebhookDelivery> Resend(const std::string& job_id, const std::string& owner);
 
-  // Stops the workers; pending deliveries are dropped.
+  // Stops the workers (an attempt in flight ends first). Pending deliveries stay pending:
+  // in the store, the next Load resumes them.
   void Shutdown();
 
  private:
   struct JobDeliveries {
+    std::string owner;
     std::string principal;
     std::string body;
     int64_t last_change_unix_micros = 0;
     std::vector<WebhookDelivery> deliveries;
   };
+  // A job's deliveries as stored, and back (DATA_LOSS naming what is wrong); `job_id` is
+  // set as soon as it is read.
+  static std::string EncodeJob(const std::string& job_id, const JobDeliveries& job);
+  static absl::StatusOr<JobDeliveries> DecodeJob(const std::string& value, std::string* job_id);
   struct Due {
     std::string job_id;
     size_t index = 0;
@@ -144,7 +156,18 @@ class Webhooks {
                          const std::string& body) const;
   void ScheduleLocked(const std::string& job_id, size_t index, int64_t at)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ForgetOldLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets finished jobs past `keep` (and beyond max_jobs); their ids, for the store.
+  std::vector<std::string> ForgetOldLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A change for the store: the job's deliveries as they are now, or (nullopt) none.
+  struct StoreWrite {
+    std::string job_id;
+    std::optional<std::string> value;
+  };
+  StoreWrite SnapshotLocked(const std::string& job_id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Writes `writes` to the store (if any) with mu_ released, in the order the changes were
+  // made: store_mu_ is taken before mu_ is released. Logs a write that fails (the delivery
+  // goes on in memory).
+  void StoreAndUnlock(const std::vector<StoreWrite>& writes) ABSL_UNLOCK_FUNCTION(mu_);
 
   const WebhookOptions options_;
   // Serializes changes of registrations, so that the store and registrations_ agree; taken
@@ -160,6 +183,8 @@ class Webhooks {
   std::map<std::string, JobDeliveries> jobs_ ABSL_GUARDED_BY(mu_);
   std::multimap<int64_t, Due> schedule_ ABSL_GUARDED_BY(mu_);  // next attempts by time
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Serializes the store's writes of deliveries; taken with mu_ held (StoreAndUnlock).
+  absl::Mutex store_mu_ ABSL_ACQUIRED_AFTER(mu_);
   std::vector<std::thread> workers_;
 };
 

@@ -246,6 +246,14 @@ void LogApplier::Refuse(const absl::Status& why) {
            {{"stream", jetstream_->options().stream},
             {"error", why.ToString()},
             {"action", "nothing more is applied from the log until this node is restarted"}});
+  absl::MutexLock lock(&listener_mu_);
+  if (listener_) listener_(why);
+}
+
+void LogApplier::OnRefusal(std::function<void(const absl::Status&)> listener) {
+  absl::MutexLock lock(&listener_mu_);
+  listener_ = std::move(listener);
+  if (listener_ && refused_.load()) listener_(Refusal());
 }
 
 void LogApplier::CheckStream() {

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -88,6 +89,7 @@ struct LogApplierOptions {
 struct LogApplierHealth {
   uint64_t failed_applies = 0;  // applies that failed and are tried again (never skipped)
   uint64_t set_aside = 0;       // malformed events recorded as applied without effect
+  bool refused = false;         // the stream was refused (LogApplier::Refusal): nothing applies
 };
 
 // What the applier does with one delivered event (ClassifyDelivery).
@@ -149,8 +151,14 @@ class LogApplier {
   int Restarts() const { return restarts_.load(std::memory_order_relaxed); }
   LogApplierHealth Health() const {
     return {failed_applies_.load(std::memory_order_relaxed),
-            set_aside_.load(std::memory_order_relaxed)};
+            set_aside_.load(std::memory_order_relaxed), refused_.load()};
   }
+  // Calls `listener` with the Refusal once the stream is refused (at once when it already
+  // is; a refusal racing this call may be told twice), on the applier's thread or the
+  // caller's: copsd turns its health to NOT_SERVING
+  // there. Replaces an earlier listener; nullptr removes it, and once that returns the old
+  // listener is not running and is never called again.
+  void OnRefusal(std::function<void(const absl::Status&)> listener);
 
  private:
   LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
@@ -192,6 +200,9 @@ class LogApplier {
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   absl::Status refusal_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> refused_{false};
+  // Held while the listener runs, so that replacing it waits for a call in progress.
+  absl::Mutex listener_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::function<void(const absl::Status&)> listener_ ABSL_GUARDED_BY(listener_mu_);
   std::thread thread_;
 };
 

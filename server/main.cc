@@ -432,6 +432,7 @@ int Run(int argc, char** argv) {
   if (!credentials.ok()) return Fail(credentials.status());
   AccessControlOptions access_options;
   access_options.checker_floors = {config.checker_min_passage_units, config.checker_min_count};
+  access_options.min_free_disk_mb = config.index.min_free_disk_mb;
   absl::StatusOr<std::unique_ptr<AccessControl>> access =
       OpenAccessControl(config.data_dir, /*bootstrap_admin=*/auth, access_options);
   if (!access.ok()) return Fail(access.status());
@@ -522,6 +523,11 @@ int Run(int argc, char** argv) {
     return Fail(absl::UnavailableError("cannot listen on " + config.listen));
   }
   std::string bound = config.listen.substr(0, config.listen.rfind(':') + 1) + std::to_string(port);
+  // A node that refused the log's stream applies nothing more: its health says so.
+  if (grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService();
+      health != nullptr && log_role->applier != nullptr) {
+    log_role->applier->OnRefusal([health](const absl::Status&) { health->SetServingStatus(false); });
+  }
   // --http-listen: the HTTP/JSON API, calling this server's services in process.
   std::unique_ptr<HttpApi> http;
   if (!config.http_listen.empty()) {
@@ -585,6 +591,7 @@ int Run(int argc, char** argv) {
   server->Wait();
   signal_thread.join();
   http.reset();
+  if (log_role->applier != nullptr) log_role->applier->OnRefusal(nullptr);  // before the server
   server.reset();
   metrics.reset();  // its scrapes read the generations
   sweeper.reset();

@@ -200,6 +200,10 @@ class ServerStateCollector : public prometheus::Collectable {
               "Registration log messages that are no event (malformed): recorded as applied "
               "without effect.",
               static_cast<double>(s.log_applier->set_aside));
+      gauge("cops_log_stream_refused",
+            "1 once this node refused the registration log's stream (missing, recreated, "
+            "truncated): it applies nothing more, and its health is NOT_SERVING.",
+            s.log_applier->refused ? 1 : 0);
     }
     if (s.cluster_map) {
       const ClusterMapHealth& m = *s.cluster_map;

@@ -1,5 +1,7 @@
 #include "storage/principal_store.h"
 
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <utility>
@@ -35,6 +37,8 @@ constexpr std::string_view kCollectionPrefix = "c/";
 constexpr std::string_view kUsagePrefix = "u/";
 // Webhooks: "w/<principal>" -> principal NUL url NUL secret.
 constexpr std::string_view kWebhookPrefix = "w/";
+// Webhook deliveries of a job: "d/<job id>" -> the value http/webhooks.cc encodes.
+constexpr std::string_view kDeliveriesPrefix = "d/";
 // The audit trail, one record under three keys (docs/security.md): by document, by time
 // (for the retention sweep) and by the document's owner (for `cops matches`).
 constexpr std::string_view kAuditPrefix = "a/";
@@ -160,8 +164,30 @@ rocksdb::Options StoreOptions(rocksdb::Env* env) {
 }  // namespace
 
 PrincipalStore::PrincipalStore(std::unique_ptr<rocksdb::DB> db, std::string path,
-                               rocksdb::Env* env)
-    : path_(std::move(path)), env_(env), db_(std::move(db)) {}
+                               PrincipalStoreOptions options)
+    : path_(std::move(path)),
+      options_(std::move(options)),
+      env_(options_.env),
+      db_(std::move(db)) {}
+
+absl::Status PrincipalStore::CheckSpace() const {
+  if (options_.min_free_disk_mb == 0) return absl::OkStatus();
+  absl::StatusOr<uint64_t> free = uint64_t{0};
+  if (options_.free_disk_bytes) {
+    free = options_.free_disk_bytes(path_);
+  } else if (struct statvfs fs {}; statvfs(path_.c_str(), &fs) == 0) {
+    // f_bavail: the blocks an unprivileged process may use, as the index counts them.
+    free = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
+  } else {
+    free = absl::UnavailableError("statvfs failed");
+  }
+  // Unknown free space does not stop writes: RocksDB's own errors remain.
+  if (!free.ok() || *free >= options_.min_free_disk_mb << 20) return absl::OkStatus();
+  return absl::ResourceExhaustedError(
+      StrCat("access store ", path_, ": the data directory's file system has less than ",
+             options_.min_free_disk_mb,
+             " MiB free (copsd --min-free-disk-mb); writes resume once space is freed"));
+}
 PrincipalStore::~PrincipalStore() = default;
 
 rocksdb::Status PrincipalStore::Noted(rocksdb::Status s) {
@@ -210,7 +236,14 @@ absl::Status PrincipalStore::Recover() {
 
 absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::string& path,
                                                                      rocksdb::Env* env) {
-  const rocksdb::Options options = StoreOptions(env);
+  PrincipalStoreOptions options;
+  options.env = env;
+  return Open(path, std::move(options));
+}
+
+absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(
+    const std::string& path, PrincipalStoreOptions store_options) {
+  const rocksdb::Options options = StoreOptions(store_options.env);
   COPS_RETURN_IF_ERROR(CreateDirDurably(*options.env, path));
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, path, &raw);
@@ -233,7 +266,8 @@ absl::StatusOr<std::unique_ptr<PrincipalStore>> PrincipalStore::Open(const std::
         "access store ", path, " has schema version ", version, ", this build reads ",
         kSchemaVersion));
   }
-  return std::unique_ptr<PrincipalStore>(new PrincipalStore(std::move(db), path, env));
+  return std::unique_ptr<PrincipalStore>(
+      new PrincipalStore(std::move(db), path, std::move(store_options)));
 }
 
 absl::Status PrincipalStore::CreateCheckpoint(const std::string& dir) const {
@@ -246,12 +280,22 @@ absl::Status PrincipalStore::Put(std::string_view key, std::string_view value) {
   // Access changes (a revoked key above all) must survive power loss: sync each one.
   rocksdb::WriteOptions wo;
   wo.sync = true;
+  COPS_RETURN_IF_ERROR(CheckSpace());
   COPS_RETURN_IF_ERROR(Recover());
   absl::ReaderMutexLock open(&db_mu_);
   COPS_RETURN_IF_ERROR(CheckOpen());
   return FromRocks(Noted(db_->Put(wo, rocksdb::Slice(key.data(), key.size()),
                                   rocksdb::Slice(value.data(), value.size()))),
                    "write");
+}
+
+absl::Status PrincipalStore::Delete(std::string_view key) {
+  rocksdb::WriteOptions wo;
+  wo.sync = true;  // as Put: a deleted record must stay deleted
+  COPS_RETURN_IF_ERROR(Recover());
+  absl::ReaderMutexLock open(&db_mu_);
+  COPS_RETURN_IF_ERROR(CheckOpen());
+  return FromRocks(Noted(db_->Delete(wo, rocksdb::Slice(key.data(), key.size()))), "delete");
 }
 
 absl::StatusOr<std::string> PrincipalStore::Get(std::string_view key) const {
@@ -355,13 +399,34 @@ absl::Status PrincipalStore::PutWebhook(const WebhookRecord& record) {
 }
 
 absl::Status PrincipalStore::DeleteWebhook(std::string_view principal) {
-  rocksdb::WriteOptions wo;
-  wo.sync = true;  // as Put: a deleted webhook must stay deleted
-  const std::string key = StrCat(kWebhookPrefix, principal);
-  COPS_RETURN_IF_ERROR(Recover());
-  absl::ReaderMutexLock open(&db_mu_);
-  COPS_RETURN_IF_ERROR(CheckOpen());
-  return FromRocks(Noted(db_->Delete(wo, key)), "delete");
+  return Delete(StrCat(kWebhookPrefix, principal));
+}
+
+namespace {
+
+absl::Status CheckJobId(std::string_view job_id) {
+  if (job_id.empty() || job_id.size() > 256) {
+    return absl::InvalidArgumentError(
+        StrCat("a job id must be 1 to 256 bytes, got ", job_id.size()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status PrincipalStore::PutWebhookDeliveries(std::string_view job_id,
+                                                  std::string_view value) {
+  COPS_RETURN_IF_ERROR(CheckJobId(job_id));
+  return Put(StrCat(kDeliveriesPrefix, job_id), value);
+}
+
+absl::Status PrincipalStore::DeleteWebhookDeliveries(std::string_view job_id) {
+  COPS_RETURN_IF_ERROR(CheckJobId(job_id));
+  return Delete(StrCat(kDeliveriesPrefix, job_id));
+}
+
+absl::StatusOr<std::vector<std::string>> PrincipalStore::ListWebhookDeliveries() const {
+  return ScanValues(kDeliveriesPrefix);
 }
 
 absl::StatusOr<std::vector<WebhookRecord>> PrincipalStore::ListWebhooks() const {
@@ -389,6 +454,7 @@ absl::StatusOr<UsageRecord> PrincipalStore::AddUsage(std::string_view principal,
                                                      uint64_t documents, uint64_t bytes,
                                                      uint64_t max_documents,
                                                      uint64_t max_bytes) {
+  COPS_RETURN_IF_ERROR(CheckSpace());
   COPS_RETURN_IF_ERROR(Recover());
   absl::MutexLock lock(&usage_mu_);
   absl::StatusOr<UsageRecord> usage = GetUsage(principal);
@@ -431,6 +497,7 @@ absl::Status PrincipalStore::AppendAudit(const std::vector<AuditRecord>& records
       if (!s.ok()) return FromRocks(s, "audit batch");
     }
   }
+  COPS_RETURN_IF_ERROR(CheckSpace());
   COPS_RETURN_IF_ERROR(Recover());
   absl::ReaderMutexLock open(&db_mu_);
   COPS_RETURN_IF_ERROR(CheckOpen());

@@ -106,16 +106,31 @@ struct WebhookRecord {
   std::string secret;
 };
 
+struct PrincipalStoreOptions {
+  // RocksDB's access to files (not owned, must outlive the store; nullptr =
+  // rocksdb::Env::Default(); tests pass one that simulates power loss or a full disk).
+  rocksdb::Env* env = nullptr;
+  // Free space, MiB, that writes leave on the store's file system (copsd --min-free-disk-mb,
+  // as the index's IndexOptions::min_free_disk_mb): below it every write that adds data is
+  // refused with RESOURCE_EXHAUSTED naming the reserve, before RocksDB could meet a full disk
+  // (reads go on, and so do removals: the audit sweep is what frees room). Writes resume
+  // by themselves once space is freed. 0 = no reserve.
+  uint64_t min_free_disk_mb = 0;
+  // Free bytes of the file system holding the store (statvfs when empty); for tests.
+  std::function<absl::StatusOr<uint64_t>(const std::string& path)> free_disk_bytes;
+};
+
 // OK when `name` is 1..128 characters of [A-Za-z0-9._@:-] (principal and collection
 // names, which appear in certificates, logs and file names); INVALID_ARGUMENT otherwise.
 absl::Status ValidateAccessName(std::string_view kind, std::string_view name);
 
 class PrincipalStore {
  public:
-  // Opens (creating when missing) the store in directory `path`. `env` is RocksDB's access
-  // to files (not owned, must outlive the store; nullptr = rocksdb::Env::Default(); tests
-  // pass one that simulates power loss).
+  // Opens (creating when missing) the store in directory `path`.
   // INTERNAL/FAILED_PRECONDITION with RocksDB's message when the directory is unusable.
+  static absl::StatusOr<std::unique_ptr<PrincipalStore>> Open(const std::string& path,
+                                                              PrincipalStoreOptions options);
+  // As above with options.env = `env` and no free-space reserve.
   static absl::StatusOr<std::unique_ptr<PrincipalStore>> Open(const std::string& path,
                                                               rocksdb::Env* env = nullptr);
   ~PrincipalStore();
@@ -142,6 +157,14 @@ class PrincipalStore {
   absl::Status PutWebhook(const WebhookRecord& record);
   absl::Status DeleteWebhook(std::string_view principal);
   absl::StatusOr<std::vector<WebhookRecord>> ListWebhooks() const;
+
+  // The webhook deliveries of one HTTP API job (pending ones and their attempts, so that a
+  // restart resumes them), as http/webhooks.cc encodes them: opaque here, one value per job
+  // id (1..256 bytes). Put creates or replaces (synced), Delete is OK when there is none,
+  // List gives every value, ordered by job id.
+  absl::Status PutWebhookDeliveries(std::string_view job_id, std::string_view value);
+  absl::Status DeleteWebhookDeliveries(std::string_view job_id);
+  absl::StatusOr<std::vector<std::string>> ListWebhookDeliveries() const;
 
   // Usage counters (zero when never charged).
   absl::StatusOr<UsageRecord> GetUsage(std::string_view principal) const;
@@ -178,7 +201,11 @@ class PrincipalStore {
   absl::StatusOr<size_t> RemoveAuditBefore(int64_t before_unix_micros, size_t max_records);
 
  private:
-  PrincipalStore(std::unique_ptr<rocksdb::DB> db, std::string path, rocksdb::Env* env);
+  PrincipalStore(std::unique_ptr<rocksdb::DB> db, std::string path,
+                 PrincipalStoreOptions options);
+  // RESOURCE_EXHAUSTED naming the reserve when the store's file system has less free space
+  // than options_.min_free_disk_mb (read with statvfs at each write: they are few and small).
+  absl::Status CheckSpace() const;
   // Before a write: when an earlier write failed on an I/O error (a full disk; RocksDB then
   // refuses every write), checks with a small synced file that the disk has space again
   // (RESOURCE_EXHAUSTED while not), then reopens the database under db_mu_ held
@@ -189,6 +216,7 @@ class PrincipalStore {
   // `s`, noting an I/O error for Recover.
   rocksdb::Status Noted(rocksdb::Status s);
   absl::Status Put(std::string_view key, std::string_view value);
+  absl::Status Delete(std::string_view key);  // synced, as Put
   absl::StatusOr<std::string> Get(std::string_view key) const;
   absl::StatusOr<std::vector<std::string>> ScanValues(std::string_view prefix) const;
   // Audit records under `prefix` + BE64 time, from `since_unix_micros` on, that `keep`
@@ -198,7 +226,8 @@ class PrincipalStore {
       const std::function<bool(const AuditRecord&)>& keep) const;
 
   const std::string path_;
-  rocksdb::Env* const env_;  // as given to Open
+  const PrincipalStoreOptions options_;
+  rocksdb::Env* const env_;  // options_.env
   // Shared by every use of db_, exclusive while Recover reopens it. Taken after usage_mu_.
   mutable absl::Mutex db_mu_;
   std::unique_ptr<rocksdb::DB> db_ ABSL_GUARDED_BY(db_mu_);

@@ -24,7 +24,7 @@ const EXCLUSION_LABELS = {
 };
 
 const session = { key: sessionStorage.getItem(KEY_STORAGE) || '', authRequired: true,
-                  mayRegister: false };
+                  mayRegister: false, principal: '', byCertificate: false };
 let documentCount = 0;
 const registeredTexts = new Map();  // doc id -> Promise of Uint8Array or null
 
@@ -101,6 +101,9 @@ async function refreshSession() {
   if (reply.status === 200) {
     session.authRequired = reply.body.auth_required;
     session.mayRegister = reply.body.may_register;
+    session.principal = reply.body.principal || '';
+    // Under mutual TLS the client certificate may name the principal: no key is asked.
+    session.byCertificate = reply.body.credential === 'certificate';
     showWorkspace();
     return '';
   }
@@ -134,9 +137,13 @@ function showWorkspace() {
   $('workspace').hidden = false;
   $('owner').hidden = !session.mayRegister;
   $('account').hidden = false;
-  $('sign-out').hidden = !session.authRequired;
+  // A certificate cannot be signed out of from the page (the browser presents it).
+  $('sign-out').hidden = !session.authRequired || session.byCertificate;
+  const who = session.principal ? ' as ' + session.principal : '';
+  const how = session.byCertificate ? ' with a client certificate' : '';
   $('account-text').textContent = session.authRequired
-      ? (session.mayRegister ? 'Signed in (may register documents)' : 'Signed in (checks only)')
+      ? 'Signed in' + who + how +
+        (session.mayRegister ? ' (may register documents)' : ' (checks only)')
       : 'Authentication is off on this server';
   if (wasHidden && session.authRequired) $('check-files').focus();
 }
@@ -168,6 +175,8 @@ function signOut() {
   $('register-result').textContent = '';
   say('Signed out.');
   showSignIn('');
+  // Where a client certificate names a principal, the page is signed in with it again.
+  refreshSession();
 }
 
 // ------------------------------------------------------------------ checking

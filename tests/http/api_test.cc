@@ -66,7 +66,8 @@ class Receiver {
     server_.Post("/hook", [this](const httplib::Request& req, httplib::Response& res) {
       absl::MutexLock lock(&mu_);
       received_.push_back({req.body, req.get_header_value("X-COPS-Signature")});
-      res.status = statuses_[std::min(received_.size(), statuses_.size()) - 1];
+      res.status = from_now_on_ != 0 ? from_now_on_
+                                     : statuses_[std::min(received_.size(), statuses_.size()) - 1];
       res.set_content("{}", "application/json");
     });
     server_.Post("/redirect", [](const httplib::Request&, httplib::Response& res) {
@@ -101,6 +102,15 @@ class Receiver {
     absl::MutexLock lock(&mu_);
     return received_;
   }
+  // Answers `status` to every later request.
+  void AnswerFromNowOn(int status) {
+    absl::MutexLock lock(&mu_);
+    from_now_on_ = status;
+  }
+  size_t received() {
+    absl::MutexLock lock(&mu_);
+    return received_.size();
+  }
   size_t target_hits() {
     absl::MutexLock lock(&mu_);
     return target_hits_;
@@ -114,6 +124,7 @@ class Receiver {
   absl::Mutex mu_;
   std::vector<Received> received_ ABSL_GUARDED_BY(mu_);
   size_t target_hits_ ABSL_GUARDED_BY(mu_) = 0;
+  int from_now_on_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 // Verifies a delivery as a receiver must: the HMAC-SHA256 of "<t>.<body>" under the secret.
@@ -820,6 +831,52 @@ TEST_F(HttpApiTest, MutualTlsMakesTheCertificatesPrincipalTheCaller) {
   EXPECT_EQ(plain->status, 400);
 }
 
+// The web page's sign-in under mutual TLS: GET /v1/session, which the page asks first,
+// names the principal of the client certificate and says it came from the certificate, so
+// the page signs in without asking for a key (http/page/app.js); with a key it names the
+// key's principal, and without either credential it is 401 (the page then asks for a key).
+TEST_F(HttpApiTest, MutualTlsSignsThePageInWithoutAKey) {
+  testing::TestPki pki;
+  std::filesystem::create_directories(dir_.path() / "pki");
+  ASSERT_TRUE(pki.Create(dir_.path() / "pki")) << "openssl could not make the test PKI";
+  ASSERT_TRUE(pki.MakeClient("acm", "acm-press"));
+  ASSERT_TRUE(pki.MakeClient("pc", "sigmod-pc"));
+  ASSERT_TRUE(pki.MakeClient("nobody", "no-such-principal"));
+  HttpApiOptions options;
+  options.auth_required = true;
+  options.tls_cert = pki.Path("server.pem");
+  options.tls_key = pki.Path("server.key");
+  options.tls_client_ca = pki.Path("ca.pem");
+  StartHttp(options);
+  auto session = [&](const std::string& client, const std::string& key) {
+    httplib::SSLClient c("127.0.0.1", http_->port(), pki.Path(client + ".pem"),
+                         pki.Path(client + ".key"));
+    c.set_ca_cert_path(pki.Path("ca.pem").c_str());
+    c.enable_server_certificate_verification(true);
+    if (!key.empty()) c.set_default_headers({{"Authorization", "Bearer " + key}});
+    httplib::Result res = c.Get("/v1/session");
+    if (!res) return json({{"error", httplib::to_string(res.error())}});
+    json body = json::parse(res->body, nullptr, false);
+    body["http_status"] = res->status;
+    return body;
+  };
+  json s = session("acm", "");
+  EXPECT_EQ(s["http_status"], 200) << s.dump();
+  EXPECT_EQ(s["principal"], "acm-press") << s.dump();
+  EXPECT_EQ(s["credential"], "certificate") << s.dump();
+  EXPECT_EQ(s["auth_required"], true) << s.dump();
+  EXPECT_EQ(s["may_register"], true) << s.dump();
+  s = session("pc", "");
+  EXPECT_EQ(s["principal"], "sigmod-pc") << s.dump();
+  EXPECT_EQ(s["may_register"], false) << s.dump();
+  s = session("acm", ieee_key_);  // a key wins over the certificate
+  EXPECT_EQ(s["principal"], "ieee-press") << s.dump();
+  EXPECT_EQ(s["credential"], "api_key") << s.dump();
+  s = session("nobody", "");
+  EXPECT_EQ(s["http_status"], 401) << s.dump();
+  EXPECT_EQ(s["code"], "UNAUTHENTICATED") << s.dump();
+}
+
 // The failure limit counts each HTTP client's address: one client flooding wrong keys gets
 // 429, another client's wrong key is still 401, and a valid key always works.
 TEST_F(HttpApiTest, TheFailureLimitCountsEachHttpClientApart) {
@@ -931,6 +988,111 @@ TEST(HttpRestartTest, ARestartOfCopsdKeepsTheWebhook) {
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200) << res->body;
   EXPECT_EQ(json::parse(res->body).value("url", ""), url);
+}
+
+}  // namespace
+}  // namespace cops
+
+namespace cops {
+namespace {
+
+// A delivery still pending when copsd stops resumes after the restart: the receiver failed
+// the attempts before the stop (HTTP 500), the retry comes after the restart, on the
+// schedule its backoff set, signed with the same secret; and the job's deliveries, listed by
+// the same key after the restart, keep the earlier attempts.
+TEST(HttpRestartTest, APendingDeliveryResumesAfterARestartWithItsAttempts) {
+  testing::TempDir dir("http_restart_delivery");
+  Receiver receiver({500});
+  const std::filesystem::path http_port = dir.path() / "http.port";
+  const std::vector<std::string> flags = {
+      "--auth", "on", "--http-listen", "127.0.0.1:0", "--http-port-file", http_port.string(),
+      "--webhook-allow", "127.0.0.1:" + std::to_string(receiver.port()),
+      "--webhook-first-backoff-ms", "1500"};
+  auto port_of = [&]() {
+    int port = 0;
+    for (int i = 0; i < 1500 && port == 0; ++i) {
+      std::ifstream(http_port) >> port;
+      if (port == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return port;
+  };
+  auto deliveries_of = [](httplib::Client& client, const std::string& id) {
+    httplib::Result res = client.Get(("/v1/jobs/" + id + "/deliveries").c_str());
+    if (!res) return json();
+    if (res->status != 200) return json({{"status", res->status}, {"body", res->body}});
+    return json::parse(res->body)["deliveries"];
+  };
+  std::string key, secret, id;
+  {
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                         testing::CopsdProcess::Start(dir.path(), flags));
+    const int port = port_of();
+    ASSERT_GT(port, 0) << copsd->Log();
+    std::ifstream(dir.path() / "data" / "admin.key") >> key;
+    httplib::Client client("127.0.0.1", port);
+    client.set_default_headers({{"Authorization", "Bearer " + key}});
+    httplib::Result res = client.Put("/v1/webhook", "{}", "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200) << res->body;
+    secret = json::parse(res->body)["secret"];
+    res = client.Post(
+        "/v1/jobs",
+        json({{"content", Prose(33, 200)}, {"callback_url", receiver.Url("/hook")}}).dump(),
+        "application/json");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 202) << res->body;
+    id = json::parse(res->body)["id"];
+    json deliveries;
+    for (int i = 0; i < 3000; ++i) {
+      deliveries = deliveries_of(client, id);
+      if (deliveries.is_array() && deliveries.size() == 1 &&
+          !deliveries[0]["attempts"].empty() &&
+          deliveries[0].contains("next_attempt_unix_micros")) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(deliveries[0]["state"], "pending") << deliveries.dump();
+    EXPECT_EQ(copsd->Stop(), 0);  // an attempt in flight ends first, and is kept
+  }
+  // However many attempts came before the stop (1 unless the host is slow), the next one
+  // comes after the restart and succeeds.
+  const size_t before = receiver.received();
+  ASSERT_GE(before, 1u);
+  receiver.AnswerFromNowOn(200);
+  std::filesystem::remove(http_port);
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<testing::CopsdProcess> copsd,
+                       testing::CopsdProcess::Start(dir.path(), flags));
+  const int port = port_of();
+  ASSERT_GT(port, 0) << copsd->Log();
+  const std::vector<Receiver::Received> got = receiver.WaitFor(before + 1);
+  ASSERT_EQ(got.size(), before + 1) << copsd->Log();
+  EXPECT_EQ(got.back().body, got[0].body);
+  EXPECT_TRUE(SignatureIsValid(secret, got.back())) << got.back().signature;
+  httplib::Client client("127.0.0.1", port);
+  client.set_default_headers({{"Authorization", "Bearer " + key}});
+  json deliveries;
+  for (int i = 0; i < 3000; ++i) {
+    deliveries = deliveries_of(client, id);
+    if (deliveries.is_array() && !deliveries.empty() && deliveries[0]["state"] != "pending") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(deliveries.is_array()) << deliveries.dump();
+  ASSERT_EQ(deliveries.size(), 1u) << deliveries.dump();
+  EXPECT_EQ(deliveries[0]["state"], "delivered") << deliveries.dump();
+  const json& attempts = deliveries[0]["attempts"];
+  ASSERT_EQ(attempts.size(), before + 1) << deliveries.dump();
+  for (size_t i = 0; i < before; ++i) EXPECT_EQ(attempts[i]["http_status"], 500);
+  EXPECT_EQ(attempts[before]["http_status"], 200);
+  // The backoff the schedule set before the stop: 1.5 s, doubled after each failure.
+  EXPECT_GE(attempts[before]["unix_micros"].get<int64_t>() -
+                attempts[before - 1]["unix_micros"].get<int64_t>(),
+            int64_t{1500000} << (before - 1));
+  // Another principal's key still sees none of it.
+  httplib::Client anonymous("127.0.0.1", port);
+  httplib::Result res = anonymous.Get(("/v1/jobs/" + id + "/deliveries").c_str());
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 401);
 }
 
 }  // namespace

@@ -80,7 +80,8 @@ TEST(WebPageTest, WithoutAuthenticationThePageNeedsNoKey) {
   httplib::Client http("127.0.0.1", std::stoi(testing::ReadFileOrEmpty(http_port_file)));
   httplib::Result session = http.Get("/v1/session");
   ASSERT_TRUE(session);
-  EXPECT_EQ(session->body, R"({"auth_required":false,"may_register":true})");
+  EXPECT_EQ(session->body,
+            R"({"auth_required":false,"credential":"none","may_register":true,"principal":""})");
   httplib::Result page = http.Get("/");
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 200);
@@ -189,7 +190,8 @@ TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
       {"Authorization", "Bearer " + checker["api_key"].get<std::string>()}};
   httplib::Result session = http.Get("/v1/session", as_checker);
   ASSERT_TRUE(session);
-  EXPECT_EQ(session->body, R"({"auth_required":true,"may_register":false})");
+  EXPECT_EQ(session->body,
+            R"({"auth_required":true,"credential":"api_key","may_register":false,"principal":"pc"})");
   httplib::Result text = http.Get("/v1/documents/1/content", as_checker);
   ASSERT_TRUE(text);
   EXPECT_EQ(text->status, 403) << text->body;

@@ -119,6 +119,10 @@ def run(driver, args):
     check(driver.execute_script("return localStorage.length") == 0, "localStorage is used")
     check(driver.find_element(By.ID, "owner").is_displayed(),
           "an owner does not see the owner's part")
+    account = driver.find_element(By.ID, "account-text").text
+    check(account.startswith("Signed in as " + args.principal + " (") and
+          "certificate" not in account, "the account line: " + account)
+    check(driver.find_element(By.ID, "sign-out").is_displayed(), "no sign-out with a key")
 
     # An owner registers the source into a collection through the page.
     driver.find_element(By.ID, "register-file").send_keys(args.dir + "/source.txt")

@@ -133,7 +133,7 @@ TEST(WebhookStoreTest, ARestartKeepsTheWebhookAndItsSecret) {
                          PrincipalStore::Open((dir.path() / "access").string()));
     options.store = store.get();
     Webhooks before(options);
-    ASSERT_OK(before.LoadRegistrations());
+    ASSERT_OK(before.Load());
     ASSERT_OK_AND_ASSIGN(secret, before.Register("acm-press", url));
     ASSERT_OK(before.Register("ieee-press", "").status());
     ASSERT_OK(before.Unregister("ieee-press"));
@@ -142,10 +142,10 @@ TEST(WebhookStoreTest, ARestartKeepsTheWebhookAndItsSecret) {
                        PrincipalStore::Open((dir.path() / "access").string()));
   options.store = store.get();
   Webhooks after(options);
-  ASSERT_OK(after.LoadRegistrations());
+  ASSERT_OK(after.Load());
   EXPECT_EQ(after.RegisteredUrl("acm-press"), url);
   EXPECT_EQ(after.RegisteredUrl("ieee-press"), std::nullopt);
-  after.Deliver("job-1", "acm-press", url, R"({"id":"job-1","state":"done"})");
+  after.Deliver("job-1", "owner-tag", "acm-press", url, R"({"id":"job-1","state":"done"})");
   std::string sent, sent_body;
   for (int i = 0; i < 3000 && sent.empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

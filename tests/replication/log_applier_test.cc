@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 
+#include "absl/synchronization/mutex.h"
 #include "core/fingerprint.h"
 #include "core/detect.h"
 #include "core/hash_key.h"
@@ -366,6 +367,53 @@ TEST_F(LogApplierTest, AStreamThatEndsBeforeTheAppliedSequenceIsRefused) {
       << refused.status();
 }
 
+// An index from before stream identities were recorded (applied events, no identity) does
+// not adopt a stream that cannot be the one it applied: one that ends below its applied
+// sequence (recreated, or lost its tail) is refused, and no identity is recorded for it.
+TEST_F(LogApplierTest, AnIndexWithoutARecordedIdentityAdoptsNoStreamEndingBelowItsEvents) {
+  // The sink of such an index: it reports no identity until one is recorded.
+  class NoIdentitySink : public IndexSink {
+   public:
+    using IndexSink::IndexSink;
+    absl::StatusOr<std::string> LogStreamIdentity() const override { return recorded_; }
+    absl::Status RecordLogStreamIdentity(const std::string& identity) override {
+      recorded_ = identity;
+      return absl::OkStatus();
+    }
+    void Forget() { recorded_.clear(); }
+
+   private:
+    std::string recorded_;
+  };
+  RegistrationLog log(js_.get());
+  std::unique_ptr<Index> index = OpenIndex("index");
+  NoIdentitySink sink(index.get(), fingerprinter_.get());
+  for (int i = 0; i < 3; ++i) ASSERT_OK(log.Publish(Registration(i)));
+  {
+    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, {}));
+    ASSERT_TRUE(WaitApplied(*index, 3));
+  }
+  sink.Forget();  // as written by a build that recorded none
+  ASSERT_EQ(js_DeleteStream(js_->context(), js_->options().stream.c_str(), nullptr, nullptr),
+            NATS_OK);
+  RegistrationStreamOptions stream;
+  stream.url = nats_->url();
+  ASSERT_OK_AND_ASSIGN(auto recreated, JetStream::Connect(stream));  // an empty stream
+  RegistrationLog new_log(recreated.get());
+  for (int i = 10; i < 12; ++i) ASSERT_OK(new_log.Publish(Registration(i)));
+  absl::StatusOr<std::unique_ptr<LogApplier>> refused =
+      LogApplier::Start(recreated.get(), &sink, {});
+  EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
+  EXPECT_NE(refused.status().message().find("ends at event 2 but this index has applied the "
+                                            "log up to event 3"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_EQ(*sink.LogStreamIdentity(), "") << "the refused stream was adopted";
+  refused = absl::CancelledError("stopped");
+  EXPECT_EQ(index->AppliedLogSequence(), 3u);
+  EXPECT_EQ(index->Stats().documents, 3u);
+}
+
 // The stream deleted and created anew under a running node (an operator's `nats stream rm`, a
 // NATS store lost and the next copsd creating it again), then written to beyond the node's
 // applied sequence: its events 1..3 are others than those the node applied, and the node
@@ -379,6 +427,14 @@ TEST_F(LogApplierTest, AStreamRecreatedUnderARunningNodeIsRefused) {
   for (int i = 0; i < 3; ++i) ASSERT_OK(log.Publish(Registration(i)));
   ASSERT_OK_AND_ASSIGN(auto running, LogApplier::Start(js_.get(), &sink, {}));
   ASSERT_TRUE(WaitApplied(*index, 3));
+  // Health, as copsd wires it: the listener turns its gRPC health to NOT_SERVING.
+  absl::Mutex mu;
+  absl::Status told;
+  running->OnRefusal([&](const absl::Status& why) {
+    absl::MutexLock lock(&mu);
+    told = why;
+  });
+  EXPECT_FALSE(running->Health().refused);
   ASSERT_EQ(js_DeleteStream(js_->context(), js_->options().stream.c_str(), nullptr, nullptr),
             NATS_OK);
   RegistrationStreamOptions stream;
@@ -390,6 +446,16 @@ TEST_F(LogApplierTest, AStreamRecreatedUnderARunningNodeIsRefused) {
       << running->LastError();
   const absl::Status refusal = running->Refusal();
   EXPECT_TRUE(absl::IsFailedPrecondition(refusal)) << refusal;
+  EXPECT_TRUE(running->Health().refused);
+  {
+    absl::MutexLock lock(&mu);
+    EXPECT_EQ(told, refusal);
+  }
+  // A listener set after the refusal hears of it at once; one removed is not called again.
+  absl::Status late;
+  running->OnRefusal([&](const absl::Status& why) { late = why; });
+  EXPECT_EQ(late, refusal);
+  running->OnRefusal(nullptr);
   // Seen missing or seen recreated, depending on when the applier looked.
   EXPECT_NE(refusal.message().find("stream COPS_REGISTRATIONS "), std::string::npos) << refusal;
   running.reset();

@@ -385,6 +385,31 @@ TEST_F(LogReplicaTest, ANodeThatAppliedTheLogNeverRecreatesItsMissingStream) {
   }
 }
 
+// The stream deleted under running nodes: each refuses it (applies nothing more) and says so
+// in its health, which turns NOT_SERVING (GET /healthz asks the same service), instead of
+// looking healthy while it only logs.
+TEST_F(LogReplicaTest, ARunningNodeThatRefusesTheStreamIsNotServing) {
+  ASSERT_NO_FATAL_FAILURE(StartPrimaryAndFollower());
+  std::vector<uint64_t> ids;
+  ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(0, 3, &ids));
+  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 3; }));
+  EXPECT_OK(follower_.client->Health());
+  RegistrationStreamOptions stream;
+  stream.url = nats_->url();
+  stream.create_stream = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<JetStream> js, JetStream::Connect(stream));
+  ASSERT_EQ(js_DeleteStream(js->context(), stream.stream.c_str(), nullptr, nullptr), NATS_OK);
+  for (Copsd* node : {&follower_, &primary_}) {
+    absl::Status health;
+    EXPECT_TRUE(Eventually([&] {
+      health = node->client->Health();
+      return !health.ok();
+    })) << "still serving after refusing the stream";
+    EXPECT_NE(health.message().find("NOT_SERVING"), std::string::npos) << health;
+  }
+  EXPECT_EQ(Documents(&follower_), 3u);  // reads go on
+}
+
 // One NATS server's store holds the only copy of an event kept once: copsd asks for 3 copies
 // unless told otherwise, and refuses a stream that keeps fewer.
 TEST_F(LogReplicaTest, ALogKeptByFewerThanThreeServersIsRefusedUnlessAllowed) {

@@ -83,7 +83,8 @@ TEST(MetricsServerTest, ServesTheClusterMapsHealthOnlyOnNodesThatTakePart) {
                                                  .last_heartbeat = absl::Now() - absl::Seconds(2)};
       state.cluster_map = ClusterMapHealth{.members = 4, .live_members = 3,
                                            .partitions_without_replica = 1};
-      state.log_applier = LogApplierHealth{.failed_applies = 5, .set_aside = 1};
+      state.log_applier =
+          LogApplierHealth{.failed_applies = 5, .set_aside = 1, .refused = true};
     }
     return state;
   }));
@@ -99,6 +100,7 @@ TEST(MetricsServerTest, ServesTheClusterMapsHealthOnlyOnNodesThatTakePart) {
   EXPECT_NE(text.find("cops_cluster_partitions_without_replica 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_log_apply_failures_total 5\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_log_events_set_aside_total 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_log_stream_refused 1\n"), std::string::npos) << text;
 }
 
 TEST(MetricsServerTest, CountsEachRpcWithItsServiceMethodAndCode) {

@@ -1,6 +1,8 @@
 #include "storage/principal_store.h"
 
+#include <atomic>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "gtest/gtest.h"
@@ -77,6 +79,27 @@ TEST_F(PrincipalStoreTest, MissingRecordsAreNotFound) {
   EXPECT_TRUE(absl::IsNotFound(store->GetPrincipal("nobody").status()));
   EXPECT_TRUE(absl::IsNotFound(store->GetKey("ffffffffffffffff").status()));
   EXPECT_TRUE(absl::IsNotFound(store->GetCollection("none").status()));
+}
+
+// Webhook deliveries are kept per job id across a reopen, replaced by a later Put and gone
+// after a Delete; a job id out of bounds is refused.
+TEST_F(PrincipalStoreTest, WebhookDeliveriesArePerJobAndSurviveReopen) {
+  {
+    auto store = OpenStore();
+    ASSERT_OK(store->PutWebhookDeliveries("job_b", "first"));
+    ASSERT_OK(store->PutWebhookDeliveries("job_b", "second"));
+    ASSERT_OK(store->PutWebhookDeliveries("job_a", std::string("a\0b", 3)));
+    ASSERT_OK(store->PutWebhookDeliveries("job_c", "gone"));
+    ASSERT_OK(store->DeleteWebhookDeliveries("job_c"));
+    ASSERT_OK(store->DeleteWebhookDeliveries("job_never"));
+    EXPECT_EQ(store->PutWebhookDeliveries("", "x").code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(store->PutWebhookDeliveries(std::string(257, 'j'), "x").code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  auto store = OpenStore();
+  ASSERT_OK_AND_ASSIGN(std::vector<std::string> values, store->ListWebhookDeliveries());
+  EXPECT_EQ(values, (std::vector<std::string>{std::string("a\0b", 3), "second"}));
+  EXPECT_TRUE(store->ListWebhooks()->empty());  // another prefix
 }
 
 TEST_F(PrincipalStoreTest, RejectsBadNames) {
@@ -246,6 +269,72 @@ TEST_F(PrincipalStoreTest, ADiskFullIsAClearErrorAndWritesResumeInPlaceOnceSpace
   EXPECT_EQ(usage.documents, 1u);
   ASSERT_OK_AND_ASSIGN(auto audit, (*store)->QueryAudit(7, 0, 10));
   EXPECT_EQ(audit.size(), 1u);
+}
+
+// The index's free-space reserve (copsd --min-free-disk-mb) holds for the access store too:
+// below it every write that adds data is refused with RESOURCE_EXHAUSTED naming the reserve
+// and nothing is written; reads and the audit sweep go on; writes resume once space returns.
+TEST_F(PrincipalStoreTest, WritesAreRefusedBelowTheFreeSpaceReserveAndResumeWhenSpaceReturns) {
+  auto free_bytes = std::make_shared<std::atomic<uint64_t>>(uint64_t{1} << 30);
+  PrincipalStoreOptions options;
+  options.min_free_disk_mb = 100;
+  options.free_disk_bytes = [free_bytes](const std::string&) -> absl::StatusOr<uint64_t> {
+    return free_bytes->load();
+  };
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<PrincipalStore> store,
+                       PrincipalStore::Open(dir_.Join("access"), options));
+  PrincipalRecord p;
+  p.name = "acm-press";
+  p.role = 1;
+  ASSERT_OK(store->PutPrincipal(p));
+  ASSERT_OK(store->AppendAudit({Hit(7, 1000, "acm-press")}));
+
+  free_bytes->store(uint64_t{99} << 20);
+  PrincipalRecord q;
+  q.name = "ieee";
+  q.role = 1;
+  ApiKeyRecord k;
+  k.key_id = "0123456789abcdef";
+  k.principal = "ieee";
+  k.salt = "salt";
+  k.hash = std::string(32, 'h');
+  CollectionRecord c;
+  c.name = "ieee";
+  const std::vector<std::pair<std::string, absl::Status>> writes = {
+      {"PutPrincipal", store->PutPrincipal(q)},
+      {"PutKey", store->PutKey(k)},
+      {"PutCollection", store->PutCollection(c)},
+      {"PutWebhook", store->PutWebhook(WebhookRecord{"ieee", "", "whsec_x"})},
+      {"PutWebhookDeliveries", store->PutWebhookDeliveries("job_1", "{}")},
+      {"AddUsage", store->AddUsage("acm-press", 1, 100, 0, 0).status()},
+      {"AppendAudit", store->AppendAudit({Hit(8, 2000, "acm-press")})},
+  };
+  for (const auto& [what, status] : writes) {
+    EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << what << ": " << status;
+    EXPECT_NE(status.message().find("less than 100 MiB free (copsd --min-free-disk-mb)"),
+              std::string::npos)
+        << what << ": " << status;
+  }
+  EXPECT_TRUE(absl::IsNotFound(store->GetPrincipal("ieee").status()));
+  EXPECT_TRUE(absl::IsNotFound(store->GetKey("0123456789abcdef").status()));
+  ASSERT_OK_AND_ASSIGN(UsageRecord usage, store->GetUsage("acm-press"));
+  EXPECT_EQ(usage.documents, 0u);
+  EXPECT_TRUE(store->QueryAudit(8, 0, 10)->empty());
+  EXPECT_OK(store->GetPrincipal("acm-press").status());  // reads go on
+  ASSERT_OK_AND_ASSIGN(size_t swept, store->RemoveAuditBefore(5000, 10));  // and the sweep
+  EXPECT_EQ(swept, 1u);
+
+  free_bytes->store(uint64_t{101} << 20);
+  EXPECT_OK(store->PutPrincipal(q));
+  EXPECT_OK(store->AddUsage("acm-press", 1, 100, 0, 0).status());
+  EXPECT_OK(store->GetPrincipal("ieee").status());
+
+  // A reserve of 0 leaves writes alone on any free space.
+  store.reset();
+  options.min_free_disk_mb = 0;
+  free_bytes->store(0);
+  ASSERT_OK_AND_ASSIGN(store, PrincipalStore::Open(dir_.Join("access"), options));
+  EXPECT_OK(store->PutCollection(c));
 }
 
 TEST_F(PrincipalStoreTest, AuditOfAnOwnerSpansItsDocumentsInTimeOrderAndNoOtherOwners) {
