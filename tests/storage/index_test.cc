@@ -1261,6 +1261,120 @@ TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefusedUnderTheNewOne) {
   EXPECT_NE(OpenOrDie(as_recorded), nullptr);
 }
 
+uint64_t RecordedSchema(const std::string& path);  // below
+
+TEST(IndexTest, NewIndexHasBucketedPostingsWhoseLayoutIsRecordedAndChecked) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  {
+    auto index = OpenOrDie(Options(path));
+    ASSERT_OK(index->Register(MakeRecord("a"), MakeFingerprint(1, 10), ""));
+    EXPECT_EQ(index->Stats().bucket_bits, 20u);  // expected_documents 10^6
+    EXPECT_EQ(index->Stats().hash_bits, 64u);
+  }
+  EXPECT_EQ(RecordedSchema(path), 4u);
+  IndexOptions other = Options(path);
+  other.postings_bucket_bits = 16;
+  auto refused = Index::Open(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("bucket bits 20 vs 16"), absl::string_view::npos)
+      << refused.status();
+  // expected_documents only sizes a new index.
+  IndexOptions bigger = Options(path);
+  bigger.expected_documents = 10'000'000;
+  auto index = OpenOrDie(bigger);
+  EXPECT_EQ(index->Stats().bucket_bits, 20u);
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), 1));
+}
+
+// 16 buckets: every bucket holds postings of many documents and hashes.
+TEST(IndexTest, SharedBucketsLookUpExactlyAndNeverMatchAnUnregisteredDocument) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  IndexOptions o = Options(path);
+  o.postings_bucket_bits = 4;
+  o.max_postings_per_chunk = 5;
+  constexpr int kDocs = 20;
+  std::vector<DocId> ids;
+  auto check = [&](const Index& index, const char* when) {
+    SCOPED_TRACE(when);
+    for (int d = 0; d < kDocs; ++d) {
+      const DocumentFingerprint fp = MakeFingerprint(d + 1, 30, /*shared=*/true);
+      std::vector<ChunkHash> hashes;
+      for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
+      std::vector<PostingList> out;
+      ASSERT_OK(index.Lookup(hashes, &out));
+      const bool removed = d == 3 || d == 7;
+      for (size_t i = 0; i + 1 < hashes.size(); ++i) {  // the document's own chunks
+        if (removed) {
+          EXPECT_TRUE(out[i].postings.empty()) << d;
+          EXPECT_EQ(out[i].doc_frequency, 0u);
+        } else {
+          ASSERT_EQ(out[i].postings.size(), 1u) << d;
+          EXPECT_EQ(out[i].postings[0], (Posting{ids[d], fp.chunks[i].ordinal,
+                                                 fp.chunks[i].start, fp.chunks[i].end}));
+          EXPECT_EQ(out[i].doc_frequency, 1u);
+        }
+      }
+      // The shared chunk: counted in every live document, listed in at most 5.
+      EXPECT_EQ(out.back().doc_frequency, kDocs - 2u);
+      EXPECT_LE(out.back().postings.size(), 5u);
+      for (const Posting& p : out.back().postings) {
+        EXPECT_NE(p.doc_id, ids[3]);
+        EXPECT_NE(p.doc_id, ids[7]);
+      }
+    }
+  };
+  {
+    auto index = OpenOrDie(o);
+    for (int d = 0; d < kDocs; ++d) {
+      auto r = index->Register(MakeRecord("d" + std::to_string(d)),
+                               MakeFingerprint(d + 1, 30, /*shared=*/true), "");
+      ASSERT_OK(r);
+      ids.push_back(r->id);
+    }
+    ASSERT_OK(index->Unregister(ids[3]));
+    ASSERT_OK(index->Unregister(ids[7]));
+    check(*index, "in the memtable");
+    ASSERT_OK(index->Compact());
+    check(*index, "compacted");
+    EXPECT_LE(index->Stats().chunk_keys, 16u);
+  }
+  auto index = OpenOrDie(o);
+  check(*index, "reopened");
+}
+
+TEST(IndexTest, CorruptBucketIsDataLossNamingItsKey) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  const ChunkHash hash = HashOf(1, 0);
+  {
+    auto index = OpenOrDie(Options(path));
+    ASSERT_OK(index->Register(MakeRecord("a"), MakeFingerprint(1, 10), ""));
+    ASSERT_OK(index->Compact());
+  }
+  // Bucket bits 20, two shards by the top bit.
+  const std::string family = (hash >> 63) == 0 ? "buckets" : "buckets.1";
+  const auto bucket = static_cast<uint32_t>(hash >> 44);
+  std::string key(4, '\0');
+  for (int i = 0; i < 4; ++i) key[i] = static_cast<char>(bucket >> (24 - 8 * i));
+  EditClosedIndex(path, [&](rocksdb::DB& raw, const auto& handles) {
+    for (auto* h : handles) {
+      if (h->GetName() == family) {
+        EXPECT_TRUE(raw.Put(rocksdb::WriteOptions(), h, key, std::string("\x01\x03\x02", 3)).ok());
+      }
+    }
+  });
+  auto index = OpenOrDie(Options(path));
+  std::vector<PostingList> out;
+  const absl::Status s = index->Lookup(std::span<const ChunkHash>(&hash, 1), &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  char hex[9];
+  std::snprintf(hex, sizeof(hex), "%08x", bucket);
+  EXPECT_NE(s.message().find(hex), absl::string_view::npos) << s;
+}
+
 TEST(IndexTest, NewerSchemaIsRefused) {
   TempDir dir;
   const std::string path = dir.Join("db");
@@ -1783,14 +1897,19 @@ TEST(IndexTest, ExpiryAndEmbargoAreStoredAndSurviveReopen) {
 TEST(IndexTest, SchemaVersionRisesOnlyWithTheFirstDocumentThatHasALifetime) {
   TempDir dir;
   const std::string path = dir.Join("db");
+  // An index with per-hash postings, as builds before schema 4 made (a new bucketed one is of
+  // schema 4 from the start).
+  IndexOptions per_hash = Options(path);
+  per_hash.bucketed_postings = false;
   {
-    auto index = OpenOrDie(Options(path));
+    auto index = OpenOrDie(per_hash);
     ASSERT_OK(index->Register(MakeRecord("plain"), MakeFingerprint(1, 10), ""));
   }
   // Builds that know no expiry can still open it: nothing in it needs one.
   EXPECT_EQ(RecordedSchema(path), 2u);
   {
-    auto index = OpenOrDie(Options(path));
+    auto index = OpenOrDie(Options(path));  // bucketed_postings: not for an existing index
+    EXPECT_EQ(index->Stats().bucket_bits, 0u);
     ASSERT_OK(index->Register(ExpiringRecord("embargoed", 0, 1000), MakeFingerprint(2, 10), ""));
   }
   // Now they must refuse it rather than show an embargoed document to checkers.
