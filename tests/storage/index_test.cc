@@ -1262,6 +1262,8 @@ TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefusedUnderTheNewOne) {
 }
 
 uint64_t RecordedSchema(const std::string& path);  // below
+DocumentRecord ExpiringRecord(const std::string& external_id, int64_t expires,
+                              int64_t not_before);
 
 TEST(IndexTest, NewIndexHasBucketedPostingsWhoseLayoutIsRecordedAndChecked) {
   TempDir dir;
@@ -1343,6 +1345,86 @@ TEST(IndexTest, SharedBucketsLookUpExactlyAndNeverMatchAnUnregisteredDocument) {
   }
   auto index = OpenOrDie(o);
   check(*index, "reopened");
+}
+
+// Every hash's postings and document frequency, for comparing an index before and after.
+std::vector<PostingList> LookUpAll(const Index& index, const std::vector<ChunkHash>& hashes) {
+  std::vector<PostingList> out;
+  EXPECT_OK(index.Lookup(hashes, &out));
+  return out;
+}
+
+TEST(IndexTest, UpgradePostingsRewritesASchema3IndexLosingNothing) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  IndexOptions old_build = Options(path);
+  old_build.bucketed_postings = false;  // the per-hash writer, as builds before schema 4
+  old_build.max_postings_per_chunk = 5;
+  constexpr int kDocs = 24;
+  std::vector<DocId> ids;
+  std::vector<ChunkHash> hashes;
+  std::vector<PostingList> before;
+  {
+    auto index = OpenOrDie(old_build);
+    for (int d = 0; d < kDocs; ++d) {
+      // One with a lifetime (schema 3).
+      DocumentRecord r = d == 0 ? ExpiringRecord("d0", 0, 1000) : MakeRecord("d" + std::to_string(d));
+      auto reg = index->Register(r, MakeFingerprint(d + 1, 40, /*shared=*/true), "");
+      ASSERT_OK(reg);
+      ids.push_back(reg->id);
+      for (const Chunk& c : MakeFingerprint(d + 1, 40, true).chunks) hashes.push_back(c.hash);
+      if (d == kDocs / 2) {
+        ASSERT_OK(index->Flush());
+      }
+    }
+    ASSERT_OK(index->Unregister(ids[2]));
+    before = LookUpAll(*index, hashes);
+    // Two level-0 files of unmerged operands; flushed, so that the raw edit below (which
+    // has no merge operator) need not replay them from the log.
+    ASSERT_OK(index->Flush());
+  }
+  EXPECT_EQ(RecordedSchema(path), 3u);
+  // A run cut short before its switch left a bucket family behind: the index still opens as
+  // schema 3, and the upgrade starts over.
+  EditClosedIndex(path, [](rocksdb::DB& raw, const auto&) {
+    rocksdb::ColumnFamilyHandle* h = nullptr;
+    ASSERT_TRUE(raw.CreateColumnFamily(rocksdb::ColumnFamilyOptions(), "buckets", &h).ok());
+    EXPECT_TRUE(raw.Put(rocksdb::WriteOptions(), h, "junk", "\x07").ok());
+    raw.DestroyColumnFamilyHandle(h);
+  });
+  {
+    old_build.bucketed_postings = true;  // the default of this build: no effect on an old index
+    auto index = OpenOrDie(old_build);
+    EXPECT_EQ(index->Stats().bucket_bits, 0u);
+    EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(2, 40), ids[1]));
+  }
+  IndexOptions upgrade = old_build;
+  upgrade.postings_bucket_bits = 8;  // ~4 hashes per bucket here
+  auto upgraded = Index::UpgradePostings(upgrade);
+  ASSERT_OK(upgraded);
+  EXPECT_EQ(*upgraded, static_cast<uint64_t>(kDocs) * 40 + 1);  // every distinct hash
+  EXPECT_EQ(RecordedSchema(path), 4u);
+  // Again: nothing left to do.
+  ASSERT_OK(Index::UpgradePostings(upgrade));
+  auto index = OpenOrDie(old_build);
+  EXPECT_EQ(index->Stats().bucket_bits, 8u);
+  const std::vector<PostingList> after = LookUpAll(*index, hashes);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].doc_frequency, before[i].doc_frequency) << i;
+    EXPECT_EQ(after[i].postings, before[i].postings) << i;
+  }
+  for (int d = 0; d < kDocs; ++d) {
+    EXPECT_EQ(HasAllPostings(*index, MakeFingerprint(d + 1, 40), ids[d]), d != 2) << d;
+  }
+  EXPECT_EQ(index->GetDocument(ids[0])->not_before_unix_micros, 1000);
+  // It goes on as a bucketed index: registrations and removals.
+  ASSERT_OK(index->Unregister(ids[5]));
+  auto more = index->Register(MakeRecord("new"), MakeFingerprint(99, 40), "");
+  ASSERT_OK(more);
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(99, 40), more->id));
+  EXPECT_FALSE(HasAllPostings(*index, MakeFingerprint(6, 40), ids[5]));
+  EXPECT_TRUE(PostingsOf(*index, HashOf(6, 0), ids[5]).empty());
 }
 
 TEST(IndexTest, CorruptBucketIsDataLossNamingItsKey) {
