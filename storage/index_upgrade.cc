@@ -108,7 +108,8 @@ absl::StatusOr<uint64_t> Index::UpgradePostings(const IndexOptions& options) {
   COPS_ASSIGN_OR_RETURN(auto version, db->Get(index_layout::kMeta, index_layout::kSchemaVersionKey,
                                               "reading schema version"));
   uint64_t schema = 0;
-  std::string_view v = version.value_or("");
+  const std::string recorded = version.value_or("");
+  std::string_view v = recorded;
   if (!version.has_value() || !codec::GetVarint64(&v, &schema)) {
     return absl::FailedPreconditionError("index " + o.path + " has no COPS meta data");
   }

@@ -252,7 +252,7 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
     std::vector<absl::Status> part_results;
   };
   constexpr size_t kScratchBytesPerHash =
-      2 * sizeof(uint32_t) + sizeof(uint64_t) + sizeof(PostingList*) + 4 +
+      2 * sizeof(uint32_t) + sizeof(uint64_t) + sizeof(void*) + 4 +
       sizeof(rocksdb::Slice) + sizeof(rocksdb::ColumnFamilyHandle*) +
       sizeof(rocksdb::PinnableSlice) + sizeof(rocksdb::Status);
   constexpr size_t kMinLookupPartKeys = 256;
