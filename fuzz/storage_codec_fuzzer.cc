@@ -138,8 +138,11 @@ void BucketMerge(std::string_view in) {
     existing = pieces[0];
     operands = operands.subspan(1);
   }
-  std::string out;
-  if (!bc::MergeBucket(existing, operands, max_postings, &out)) return;
+  std::string out, reference;
+  const bool merged = bc::MergeBucket(existing, operands, max_postings, &out);
+  Require(merged == bc::MergeBucketReference(existing, operands, max_postings, &reference));
+  if (!merged) return;
+  Require(out == reference);
   std::vector<bc::BucketGroup> groups;
   Require(bc::DecodeBucket(out, "key", &groups).ok());
   RequireBucket(groups);

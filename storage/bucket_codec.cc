@@ -280,9 +280,144 @@ absl::Status LookupInBucket(std::string_view value, std::string_view key,
   return absl::OkStatus();
 }
 
+namespace {
+
+// One step of a merge under one rest: an add of a document's postings (pool[first, +count)),
+// documents counted beyond the cap (count), or a document's removal.
+struct MergeEvent {
+  enum Kind : uint8_t { kAdd, kBeyond, kRemove };
+  uint64_t rest;
+  uint32_t op;  // application order: 0 the existing value, then the operands
+  Kind kind;
+  DocId doc;
+  uint32_t first;
+  uint32_t count;
+};
+
+// Appends the events of a value or an add fragment; false on damage.
+bool AddEvents(std::string_view value, uint32_t op, std::vector<MergeEvent>* events,
+               std::vector<Posting>* pool) {
+  if (value.empty() || static_cast<uint8_t>(value[0]) != kBucketValue) return false;
+  GroupScanner scan(value.substr(1));
+  while (!scan.done()) {
+    uint64_t rest, listed;
+    uint32_t beyond;
+    if (IsError(scan.Header(&rest, &listed, &beyond))) return false;
+    if (beyond != 0) events->push_back({rest, op, MergeEvent::kBeyond, 0, 0, beyond});
+    const size_t start = pool->size();
+    if (IsError(scan.Documents(listed, pool))) return false;
+    if (pool->size() > UINT32_MAX) return false;
+    for (size_t i = start; i < pool->size();) {
+      size_t j = i + 1;
+      while (j < pool->size() && (*pool)[j].doc_id == (*pool)[i].doc_id) ++j;
+      events->push_back({rest, op, MergeEvent::kAdd, (*pool)[i].doc_id, static_cast<uint32_t>(i),
+                         static_cast<uint32_t>(j - i)});
+      i = j;
+    }
+  }
+  return true;
+}
+
+bool AddRemoveEvents(std::string_view op_value, uint32_t op, std::vector<MergeEvent>* events) {
+  op_value.remove_prefix(1);
+  uint64_t doc, count;
+  if (!GetVarint64(&op_value, &doc) || doc == 0 || doc > kMaxId ||
+      !GetVarint64(&op_value, &count) || count > op_value.size()) {
+    return false;
+  }
+  uint64_t rest = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t delta;
+    if (!GetVarint64(&op_value, &delta) || (k > 0 && delta == 0) || delta > kMaxId - rest) {
+      return false;
+    }
+    rest += delta;
+    events->push_back({rest, op, MergeEvent::kRemove, doc, 0, 0});
+  }
+  return op_value.empty();
+}
+
+}  // namespace
+
+// Flat: every operand's entries as events, sorted by (rest, operand) with each operand's
+// order kept, then applied rest by rest; no per-group allocation (a read of a bucket with
+// operands runs this, so it is on the lookup path until compaction).
 bool MergeBucket(const std::optional<std::string_view>& existing,
                  std::span<const std::string_view> operands, uint32_t max_postings,
                  std::string* out) {
+  thread_local std::vector<MergeEvent> events;
+  thread_local std::vector<Posting> pool;
+  thread_local std::vector<const MergeEvent*> listed;
+  thread_local std::vector<Posting> group;
+  events.clear();
+  pool.clear();
+  if (existing.has_value() && !AddEvents(*existing, 0, &events, &pool)) return false;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string_view op = operands[i];
+    if (op.empty()) return false;
+    const auto tag = static_cast<uint8_t>(op[0]);
+    const auto index = static_cast<uint32_t>(i + 1);
+    if (tag == kBucketValue) {
+      if (!AddEvents(op, index, &events, &pool)) return false;
+    } else if (tag == kBucketRemove) {
+      if (!AddRemoveEvents(op, index, &events)) return false;
+    } else {
+      return false;
+    }
+  }
+  std::stable_sort(events.begin(), events.end(), [](const MergeEvent& a, const MergeEvent& b) {
+    return a.rest != b.rest ? a.rest < b.rest : a.op < b.op;
+  });
+  out->assign(1, static_cast<char>(kBucketValue));
+  uint64_t prev_rest = 0;
+  bool first_group = true;
+  for (size_t i = 0; i < events.size();) {
+    const uint64_t rest = events[i].rest;
+    listed.clear();  // by doc
+    uint64_t total = 0;
+    uint32_t beyond = 0;
+    for (; i < events.size() && events[i].rest == rest; ++i) {
+      const MergeEvent& e = events[i];
+      auto at = std::lower_bound(listed.begin(), listed.end(), e.doc,
+                                 [](const MergeEvent* l, DocId d) { return l->doc < d; });
+      const bool is_listed = at != listed.end() && (*at)->doc == e.doc;
+      if (e.kind == MergeEvent::kAdd) {
+        if (is_listed) continue;  // a replayed add
+        // The existing value is kept whole (written under this cap or an earlier one).
+        if (e.op == 0 || max_postings == 0 || total + e.count <= max_postings) {
+          listed.insert(at, &e);
+          total += e.count;
+        } else {
+          beyond = SaturatingAdd(beyond, 1);
+        }
+      } else if (e.kind == MergeEvent::kBeyond) {
+        beyond = SaturatingAdd(beyond, e.count);
+      } else if (is_listed) {
+        total -= (*at)->count;
+        listed.erase(at);
+      } else if (beyond > 0) {
+        --beyond;  // counted, not listed
+      }
+    }
+    if (listed.empty() && beyond == 0) continue;
+    group.clear();
+    for (const MergeEvent* l : listed) {
+      group.insert(group.end(), pool.begin() + l->first, pool.begin() + l->first + l->count);
+    }
+    PutGroup(out, first_group ? rest : rest - prev_rest, beyond, group);
+    prev_rest = rest;
+    first_group = false;
+  }
+  if (pool.capacity() > (1u << 20)) {  // one huge bucket does not stay resident per thread
+    pool = {};
+    events = {};
+  }
+  return true;
+}
+
+bool MergeBucketReference(const std::optional<std::string_view>& existing,
+                          std::span<const std::string_view> operands, uint32_t max_postings,
+                          std::string* out) {
   std::map<uint64_t, BucketGroup> groups;
   std::vector<BucketGroup> decoded;
   if (existing.has_value()) {

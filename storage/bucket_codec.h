@@ -111,6 +111,12 @@ bool MergeBucket(const std::optional<std::string_view>& existing,
                  std::span<const std::string_view> operands, uint32_t max_postings,
                  std::string* out);
 
+// MergeBucket written the straightforward way (a map of groups), slower: what tests and
+// the fuzz target compare MergeBucket with.
+bool MergeBucketReference(const std::optional<std::string_view>& existing,
+                          std::span<const std::string_view> operands, uint32_t max_postings,
+                          std::string* out);
+
 // Combines consecutive add fragments into one (what a RocksDB partial merge may do); false
 // when an operand is not an add fragment or is malformed.
 bool CombineAddFragments(std::span<const std::string_view> operands, std::string* out);

@@ -382,5 +382,44 @@ TEST(BucketCodecTest, MergeAddsIgnoresReplaysCapsAndRemoves) {
   EXPECT_FALSE(bc::CombineAddFragments(removes, &after));
 }
 
+TEST(BucketCodecTest, MergeAgreesWithTheReferenceOnRandomOperands) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::string> ops;
+    std::optional<std::string> existing;
+    for (int k = 0; k < 1 + static_cast<int>(rng() % 8); ++k) {
+      if (rng() % 4 == 0) {
+        std::vector<uint64_t> rests;
+        for (uint64_t r = 0; r < 12; ++r) {
+          if (rng() % 3 == 0) rests.push_back(r);
+        }
+        ops.push_back(bc::EncodeRemoveOperand(1 + rng() % 6, rests));
+      } else {
+        std::vector<bc::BucketPosting> ps;
+        for (uint64_t r = 0; r < 12; ++r) {
+          for (DocId d = 1; d <= 6; ++d) {
+            if (rng() % 5 != 0) continue;
+            for (uint32_t o = 0; o < 1 + rng() % 3; ++o) ps.push_back({r, {d, 3 * o, o, o + 4}});
+          }
+        }
+        ops.push_back(bc::EncodeAddFragment(ps));
+      }
+    }
+    if (round % 2 == 0) {
+      existing = ops[0];
+      ops.erase(ops.begin());
+      if (existing->at(0) != static_cast<char>(bc::kBucketValue)) existing.reset();
+    }
+    const std::vector<std::string_view> views(ops.begin(), ops.end());
+    const uint32_t cap = round % 3 == 0 ? 0 : 1 + rng() % 6;
+    std::string fast, reference;
+    const std::optional<std::string_view> base =
+        existing ? std::optional<std::string_view>(*existing) : std::nullopt;
+    ASSERT_TRUE(bc::MergeBucket(base, views, cap, &fast));
+    ASSERT_TRUE(bc::MergeBucketReference(base, views, cap, &reference));
+    ASSERT_EQ(fast, reference) << round;
+  }
+}
+
 }  // namespace
 }  // namespace cops::storage_codec
