@@ -179,9 +179,11 @@ absl::Status BucketLayout::Validate() const {
 }
 
 uint32_t BucketBitsFor(uint64_t documents) {
-  // ~128 stored postings per 4 KB document (700 words, 1 in 5 chunks kept) and ~128
-  // postings per bucket: one bucket per expected document.
-  const uint32_t bits = documents <= 1 ? 0 : static_cast<uint32_t>(std::bit_width(documents - 1));
+  // ~140 stored postings per 4 KB document (700 words, 1 in 5 chunks kept) and ~32
+  // postings per bucket: four buckets per expected document. Against one bucket per
+  // document, 0.4 more bytes per posting and half the lookup CPU (docs/performance.md).
+  const uint32_t bits =
+      documents <= 1 ? 2 : static_cast<uint32_t>(std::bit_width(documents - 1)) + 2;
   return std::clamp<uint32_t>(bits, 12, kMaxBucketBits);
 }
 

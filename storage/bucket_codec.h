@@ -60,9 +60,10 @@ struct BucketLayout {
   bool operator==(const BucketLayout&) const = default;
 };
 
-// The bucket bits for an index expected to hold `documents` documents: about 128 stored
-// postings (one 4 KB document's) per bucket at that size, so that a bucket amortises its key
-// and a lookup decodes a few hundred bytes. Clamped to [12, 32] (docs/storage-format.md).
+// The bucket bits for an index expected to hold `documents` documents: about four buckets
+// per document, ~32 stored postings each at that size (a 4 KB document stores ~140), so that
+// a bucket amortises its key and a lookup decodes a few hundred bytes at most. Clamped to
+// [12, 32] (docs/storage-format.md).
 uint32_t BucketBitsFor(uint64_t documents);
 
 // The 4-byte big-endian key of a bucket (keys sort by bucket).

@@ -101,8 +101,8 @@ struct IndexOptions {
   // per hash (schema 3, what builds before schema 4 write; kept for tests of the upgrade). An
   // existing index keeps its layout until Index::UpgradePostings rewrites it.
   bool bucketed_postings = true;
-  // How many documents a new index is expected to hold: it picks the bucket bits (about one
-  // bucket per document, ~128 postings each at that size; storage/bucket_codec.h), so that a
+  // How many documents a new index is expected to hold: it picks the bucket bits (about four
+  // buckets per document, ~32 postings each at that size; storage/bucket_codec.h), so that a
   // bucket amortises its key and a lookup decodes little. An index that grows 10x beyond it
   // decodes ~10x larger buckets per lookup. Used only when the index is created.
   uint64_t expected_documents = 1'000'000;

@@ -263,8 +263,8 @@ TEST(BucketCodecTest, LayoutSplitsTheHashAndValidates) {
   EXPECT_FALSE((bc::BucketLayout{.bucket_bits = 33, .hash_bits = 64}).Validate().ok());
   EXPECT_FALSE((bc::BucketLayout{.bucket_bits = 20, .hash_bits = 24}).Validate().ok());
   EXPECT_EQ(bc::BucketBitsFor(100), 12u);  // small indexes: 4096 buckets
-  EXPECT_EQ(bc::BucketBitsFor(1000000), 20u);
-  EXPECT_EQ(bc::BucketBitsFor(10000000), 24u);
+  EXPECT_EQ(bc::BucketBitsFor(1000000), 22u);
+  EXPECT_EQ(bc::BucketBitsFor(10000000), 26u);
   EXPECT_LT(bc::BucketKey(255), bc::BucketKey(256));
 }
 

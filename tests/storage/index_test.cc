@@ -1271,7 +1271,7 @@ TEST(IndexTest, NewIndexHasBucketedPostingsWhoseLayoutIsRecordedAndChecked) {
   {
     auto index = OpenOrDie(Options(path));
     ASSERT_OK(index->Register(MakeRecord("a"), MakeFingerprint(1, 10), ""));
-    EXPECT_EQ(index->Stats().bucket_bits, 20u);  // expected_documents 10^6
+    EXPECT_EQ(index->Stats().bucket_bits, 22u);  // expected_documents 10^6
     EXPECT_EQ(index->Stats().hash_bits, 64u);
   }
   EXPECT_EQ(RecordedSchema(path), 4u);
@@ -1280,13 +1280,13 @@ TEST(IndexTest, NewIndexHasBucketedPostingsWhoseLayoutIsRecordedAndChecked) {
   auto refused = Index::Open(other);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(refused.status().message().find("bucket bits 20 vs 16"), absl::string_view::npos)
+  EXPECT_NE(refused.status().message().find("bucket bits 22 vs 16"), absl::string_view::npos)
       << refused.status();
   // expected_documents only sizes a new index.
   IndexOptions bigger = Options(path);
   bigger.expected_documents = 10'000'000;
   auto index = OpenOrDie(bigger);
-  EXPECT_EQ(index->Stats().bucket_bits, 20u);
+  EXPECT_EQ(index->Stats().bucket_bits, 22u);
   EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), 1));
 }
 
@@ -1436,9 +1436,9 @@ TEST(IndexTest, CorruptBucketIsDataLossNamingItsKey) {
     ASSERT_OK(index->Register(MakeRecord("a"), MakeFingerprint(1, 10), ""));
     ASSERT_OK(index->Compact());
   }
-  // Bucket bits 20, two shards by the top bit.
+  // Bucket bits 22, two shards by the top bit.
   const std::string family = (hash >> 63) == 0 ? "buckets" : "buckets.1";
-  const auto bucket = static_cast<uint32_t>(hash >> 44);
+  const auto bucket = static_cast<uint32_t>(hash >> 42);
   std::string key(4, '\0');
   for (int i = 0; i < 4; ++i) key[i] = static_cast<char>(bucket >> (24 - 8 * i));
   EditClosedIndex(path, [&](rocksdb::DB& raw, const auto& handles) {
