@@ -1,7 +1,8 @@
 // Whole-path throughput of cops_core: raw UTF-8 bytes -> canonical text -> units -> chunks
 // -> keyed hashes -> selection, on >= 50 MB of real English prose; and a check's
 // verification step (BM_Verify): a 20 KB test's grams indexed, then chained against those
-// of a 4 KB document copied into it.
+// of a 4 KB document copied into it; and a whole short check against 40 registered texts
+// sharing a boilerplate (BM_DetectCommonText).
 //
 // Corpus: every regular file under $COPS_BENCH_CORPUS (default: the reStructuredText
 // sources of the Python 3.11 manuals, Debian package python3.11-doc), concatenated in
@@ -19,9 +20,11 @@
 #include <string>
 #include <vector>
 
+#include "core/detect.h"
 #include "core/fingerprint.h"
 #include "core/hash_key.h"
 #include "core/manipulation.h"
+#include "core/memory_index.h"
 #include "core/params.h"
 #include "core/verify.h"
 
@@ -98,6 +101,66 @@ void BM_Fingerprint(benchmark::State& state, cops::UnitKind unit, cops::ChunkStr
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
   state.counters["kept_per_chunk"] = total ? static_cast<double>(kept) / total : 0;
 }
+
+// A short check against a registry of one genre (core/detect.h, in memory): 40 registered
+// texts of 150 words of their own around the same 150-word boilerplate; the test is 150 words
+// of its own, the boilerplate and 40 words copied from the first text. Every candidate shares
+// the boilerplate, so each check verifies 40 documents and judges each passage by the
+// document frequencies of its chunks (CheckOptions::common_phrase_documents).
+void BM_DetectCommonText(benchmark::State& state) {
+  std::vector<std::string> words;
+  {
+    std::istringstream in(Corpus().front());
+    std::string w;
+    while (in >> w && words.size() < 7000) words.push_back(w);
+  }
+  if (words.size() < 7000) {
+    state.SkipWithError("corpus too small");
+    return;
+  }
+  auto slice = [&](size_t from, size_t n) {
+    std::string out;
+    for (size_t i = from; i < from + n; ++i) out += words[i] + " ";
+    return out;
+  };
+  const std::string boilerplate = slice(6800, 150);
+  cops::HashKey key = cops::HashKey::FromHex("00112233445566778899aabbccddeeff").value();
+  cops::ChunkingParams p;
+  p.key_id = key.Id();
+  auto f = cops::Fingerprinter::Create(p, key).value();
+  cops::MemoryIndex index;
+  for (int d = 0; d < 40; ++d) {
+    cops::DocumentFingerprint fp;
+    const std::string text = slice(150 * d, 150) + "\n\n" + boilerplate;
+    if (!f->Fingerprint(text, &fp, cops::RegisterFingerprintOptions(p)).ok()) {
+      state.SkipWithError("fingerprint failed");
+      return;
+    }
+    index.Register(d + 1, fp);
+  }
+  cops::DocumentFingerprint test;
+  const std::string text = slice(6200, 150) + "\n\n" + boilerplate + "\n\n" + slice(100, 40);
+  if (!f->Fingerprint(text, &test, cops::CheckFingerprintOptions(p)).ok()) {
+    state.SkipWithError("fingerprint failed");
+    return;
+  }
+  cops::DetectOptions o;
+  size_t matches = 0;
+  bool violation = false;
+  for (auto _ : state) {
+    absl::StatusOr<cops::Report> r = cops::Detect(test, p, index, o);
+    if (!r.ok()) {
+      state.SkipWithError("detect failed");
+      return;
+    }
+    matches = r->matches.size();
+    violation = r->violation;
+    benchmark::DoNotOptimize(matches);
+  }
+  state.counters["matches"] = static_cast<double>(matches);
+  state.counters["violation"] = violation;
+}
+BENCHMARK(BM_DetectCommonText)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
 
 // One check's verification: TestGrams::Build over a 20 KB test of the corpus, then Verify
 // against the grams of 4 KB of it (a registered document copied into the test), as

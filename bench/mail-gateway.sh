@@ -10,14 +10,18 @@
 # installed, the copies at 100 messages/s through a loopback Postfix, one SMTP session each,
 # to an smtpd without a milter, one with cops-milter on a unix socket and one with it over
 # TCP: the differences are what the milter adds.
-# Prints one JSON line per run, and after each milter run the CPU copsd and cops-milter spent
-# per message. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
+# Prints one JSON line per run, and after each run the CPU copsd and cops-milter (or rspamd's
+# processes) spent per message: on a shared host a steadier comparison than messages/s. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
 # default build/) and the rspamd package (installed here if missing: it is only needed for
 # this comparison). With COPS_BASELINE_BUILD_DIR set (another build's directory, or one holding
 # server/copsd, client/cops and milter/cops-milter, with cops-convert-worker beside copsd and
 # cops-milter or named by COPS_CONVERT_WORKER), a second copsd + cops-milter from it runs
 # beside the first and each set goes through both, baseline first, in the same run.
 # COPS_SKIP_POSTFIX=1 stops after the paced run; COPS_REGISTER_FORMAT=text: see start_cops.
+# A third milter of this build, "cops-milter(local)", checks in process (--data-dir, no gRPC
+# hop) against a snapshot of copsd's data directory taken once the messages are registered
+# (`cops admin snapshot`, which flushes copsd's memtables first: both then read SST files);
+# COPS_LOCAL_MILTER=0 leaves it out.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 build="${COPS_BUILD_DIR:-$root/build}"
@@ -81,6 +85,16 @@ if [ -n "${COPS_BASELINE_BUILD_DIR:-}" ]; then
 fi
 start_cops "$build" cops 41891
 milters+=("cops-milter 41891 $copsd_pid $milter_pid")
+if [ "${COPS_LOCAL_MILTER:-1}" != 0 ]; then
+  # The gateway's copy of the index, as an operator makes one.
+  "$build/client/cops" --server "$cops_addr" admin snapshot gateway >/dev/null
+  "$build/milter/cops-milter" --listen "inet:41893@127.0.0.1" \
+    --data-dir "$out/cops/snapshots/gateway" \
+    --action headers --config "$out/milter.json" --log-level warn 2>"$out/cops-local-milter.log" &
+  pids+=($!)
+  milters+=("cops-milter(local) 41893 - $!")  # no copsd in its path
+  wait_port 127.0.0.1 41893 30
+fi
 
 # --- rspamd: fuzzy storage (sqlite) and a scanner with only fuzzy_check, its own config dir.
 r="$out/rspamd"
@@ -108,6 +122,7 @@ fuzzy_check {
 }
 CONF
 rspamd -f -i -c "$r/rspamd.conf" >"$r/out.log" 2>&1 &
+rspamd_pid=$!
 pids+=($!)
 wait_port 127.0.0.1 41333 600  # the first start compiles its hyperscan databases
 wait_port 127.0.0.1 41334 60
@@ -137,8 +152,34 @@ for m in "${milters[@]}"; do
   python3 "$py" milter "127.0.0.1:$port" "$out/mail" unrelated >/dev/null
 done
 python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" unrelated >/dev/null
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }  # user + system, in clock ticks
+cpu_ticks() {  # user + system, in clock ticks; 0 for "-"
+  if [ "$1" = - ]; then echo 0; else awk '{print $14 + $15}' "/proc/$1/stat"; fi
+}
 tick_ms=$((1000 / $(getconf CLK_TCK)))
+rspamd_ticks() {  # rspamd's scanners and fuzzy storage (not its controller or hs_helper)
+  local t=0 p
+  for p in $(ps -o pid=,args= --ppid "$rspamd_pid" | awk '/normal|fuzzy/ {print $1}'); do
+    t=$((t + $(cpu_ticks "$p")))
+  done
+  echo "$t"
+}
+# What each system spends with no mail (timers, background threads), over 3 s: the CPU per
+# message below includes it for the length of each run.
+idle() {  # NAME TICKS_COMMAND...
+  local name=$1 t0 t1
+  shift
+  t0=$("$@")
+  sleep 3
+  t1=$("$@")
+  echo "{\"system\": \"$name\", \"measure\": \"idle_cpu_ms_per_s\"," \
+    "\"cpu\": $(awk -v t=$((t1 - t0)) -v ms=$tick_ms 'BEGIN {printf "%.1f", t * ms / 3}')}"
+}
+cops_ticks() { echo $(($(cpu_ticks "$1") + $(cpu_ticks "$2"))); }
+for m in "${milters[@]}"; do
+  read -r name _ copsd_pid milter_pid <<<"$m"
+  idle "$name" cops_ticks "$copsd_pid" "$milter_pid"
+done
+idle rspamd rspamd_ticks
 for set in copies excerpts unrelated; do
   for m in "${milters[@]}"; do
     read -r name port copsd_pid milter_pid <<<"$m"
@@ -150,7 +191,11 @@ for set in copies excerpts unrelated; do
       "\"copsd\": $(awk -v t=$((copsd1 - copsd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')," \
       "\"cops_milter\": $(awk -v t=$((milter1 - milter0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
   done
+  rspamd0=$(rspamd_ticks)
   python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" "$set"
+  rspamd1=$(rspamd_ticks)
+  echo "{\"system\": \"rspamd\", \"set\": \"$set\", \"measure\": \"cpu_ms_per_message\"," \
+    "\"rspamd\": $(awk -v t=$((rspamd1 - rspamd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
 done
 for m in "${milters[@]}"; do
   read -r name port _ _ <<<"$m"

@@ -148,21 +148,47 @@ DocumentMatch MatchOf(DocId id, const Verification& v, const CheckOptions& check
   return m;
 }
 
-// Marks the passages of `v` that count and are made only of common chunks (`found`: the
-// looked-up chunks found in the index, by unit_begin) as Exclusion::kCommonPhrase, and
-// takes them off the matched counts.
+// How many test units a run of rare chunks (held by fewer than common_phrase_documents
+// registered documents) must span to show that a passage is not common text. Document
+// frequency undercounts a text held by many registered documents where winnowing stored a
+// chunk in only some of them, so a licence's grant shows scattered rare chunks; but of
+// every run of w + k - 1 words that they all hold, the window's minimum is stored by each
+// (the winnowing guarantee) and looked up by the test (its selection), so a run of rare
+// chunks that long, with no common one inside, is no such text. Without winnowing every
+// registered chunk is stored (all) or none is guaranteed (mod p): one rare chunk shows it.
+uint32_t RareRunUnits(const ChunkingParams& p) {
+  if (p.selection == SelectionKind::kWinnowing && p.strategy == ChunkStrategy::kOverlapping) {
+    return p.w + p.k - 1;
+  }
+  return 1;
+}
+
+// Marks the passages of `v` that count and are common text as Exclusion::kCommonPhrase, and
+// takes them off the matched counts. `found`: the looked-up chunks found in the index, by
+// unit_begin. A passage is common text when chunks fully inside it are held by at least
+// `common_documents` registered documents, and no run of the others (the rare ones, with no
+// common chunk between them) spans `rare_run_units` test units.
 void ExcludeCommonPassages(const std::vector<FoundChunk>& found, uint32_t k,
-                           uint32_t common_documents, Verification* v) {
+                           uint32_t common_documents, uint32_t rare_run_units,
+                           Verification* v) {
   bool changed = false;
   for (Passage& p : v->passages) {
     if (p.excluded != Exclusion::kNone) continue;
     const uint32_t ub = p.test_begin, ue = p.test_end - 1 + k;  // its test units
     auto it = std::lower_bound(found.begin(), found.end(), ub,
                                [](const FoundChunk& c, uint32_t u) { return c.unit_begin < u; });
-    bool common = false, rare = false;
+    bool common = false, rare = false, in_run = false;
+    uint32_t run_begin = 0;
     for (; it != found.end() && it->unit_begin < ue && !rare; ++it) {
       if (it->unit_end > ue) continue;
-      (it->doc_frequency >= common_documents ? common : rare) = true;
+      if (it->doc_frequency >= common_documents) {
+        common = true;
+        in_run = false;
+        continue;
+      }
+      if (!in_run) run_begin = it->unit_begin;
+      in_run = true;
+      rare = it->unit_end - run_begin >= rare_run_units;
     }
     if (!common || rare) continue;
     p.excluded = Exclusion::kCommonPhrase;
@@ -401,7 +427,9 @@ absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
       return std::nullopt;
     }
     Verify(s.test_grams, s.grams[i], verify, &v);
-    if (!s.found.empty()) ExcludeCommonPassages(s.found, k, check.common_phrase_documents, &v);
+    if (!s.found.empty()) {
+      ExcludeCommonPassages(s.found, k, check.common_phrase_documents, RareRunUnits(params), &v);
+    }
     DocumentMatch m = MatchOf(s.ids[i], v, check);
     std::sort(s.doc_postings[i].begin(), s.doc_postings[i].end(),
               [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });

@@ -108,14 +108,18 @@ struct CheckOptions {
   // decision (core/detect.h). 0 = every passage counts.
   uint32_t min_match_units = 0;
   // Verified checks: a passage is the registered corpus's common text, and is reported as
-  // excluded (Exclusion::kCommonPhrase) and counts for nothing, when every chunk inside it
-  // that the lookup found in some registered document (the chunks fully inside its test
-  // units) is held by at least this many registered documents (PostingList::
-  // doc_frequency, known from the lookup: no extra read). Boilerplate that a genre repeats
-  // (a licence's grant and disclaimer, "New upstream release") then never counts on its
-  // own, while a passage copied from one document holds chunks that few documents hold.
-  // The trade-off: a text copied into this many registered documents no longer counts
-  // against a new copy, unless the copy also holds rarer text in the same passage. Tests
+  // excluded (Exclusion::kCommonPhrase) and counts for nothing, when some chunks that the
+  // lookup found inside it (fully inside its test units) are held by at least this many
+  // registered documents (PostingList::doc_frequency, known from the lookup: no extra
+  // read) and the others, the rare ones, form no run free of common chunks that spans
+  // w + k - 1 test words (core/detect.cc, RareRunUnits: winnowing stores a licence's chunks
+  // in only some of its holders, so rare chunks are scattered through it, but the minimum
+  // of every such window in all of them; with other selections one rare chunk is enough).
+  // Boilerplate that a genre repeats (a licence's grant and disclaimer, in any of its
+  // variants; "New upstream release") then never counts on its own, while a passage copied
+  // from one document holds a long run of chunks that few documents hold. The trade-off: a
+  // text copied into this many registered documents no longer counts against a new copy,
+  // unless the copy also holds such a run of rarer text in the same passage. Tests
   // longer than kShortTestChunks look up their selection only: the rule reads those
   // chunks. 0 = off. Measured in docs/accuracy.md (same-genre sets).
   uint32_t common_phrase_documents = 10;

@@ -569,8 +569,11 @@ std::vector<uint64_t> StemGrams(const std::vector<std::string>& stems, int n) {
   return grams;
 }
 
-// Share of `test` (sorted, distinct) also in `source` (sorted, distinct).
-double Containment(const std::vector<uint64_t>& test, const std::vector<uint64_t>& source) {
+// Share of `test` (sorted, distinct) also in `source` (sorted, distinct), counting only the
+// grams `counts` accepts.
+template <typename Counts>
+double Containment(const std::vector<uint64_t>& test, const std::vector<uint64_t>& source,
+                   const Counts& counts) {
   if (test.empty()) return 0;
   size_t shared = 0;
   for (auto a = test.begin(), b = source.begin(); a != test.end() && b != source.end();) {
@@ -579,7 +582,8 @@ double Containment(const std::vector<uint64_t>& test, const std::vector<uint64_t
     } else if (*b < *a) {
       ++b;
     } else {
-      ++shared, ++a, ++b;
+      shared += counts(*a);
+      ++a, ++b;
     }
   }
   return static_cast<double>(shared) / static_cast<double>(test.size());
@@ -649,9 +653,10 @@ std::vector<uint64_t> StemGramSequence(const std::vector<std::string>& stems, in
 // Share of the test's stem n-grams inside chains of at least `min_chain` matched grams that
 // advance in both texts (gaps of at most 4 grams, advances differing by at most 2): the
 // verification stage's passage rule, on stems.
+template <typename Counts>
 double ChainedShare(const std::vector<uint64_t>& test,
                     const std::unordered_map<uint64_t, std::vector<int>>& source_positions,
-                    int min_chain) {
+                    int min_chain, const Counts& counts) {
   if (test.empty()) return 0;
   struct Chain {
     int last_i, last_j;
@@ -660,7 +665,7 @@ double ChainedShare(const std::vector<uint64_t>& test,
   std::vector<Chain> chains;
   for (int i = 0; i < static_cast<int>(test.size()); ++i) {
     auto it = source_positions.find(test[i]);
-    if (it == source_positions.end()) continue;
+    if (it == source_positions.end() || !counts(test[i])) continue;
     Chain* best = nullptr;
     int best_j = -1;
     for (int j : it->second) {
@@ -688,15 +693,19 @@ double ChainedShare(const std::vector<uint64_t>& test,
 
 }  // namespace
 
-SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain) {
+SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain, uint32_t max_documents) {
   const auto start = std::chrono::steady_clock::now();
   n = std::max(n, 1);
   std::vector<std::vector<uint64_t>> sources;
   std::vector<std::unordered_map<uint64_t, std::vector<int>>> positions;
+  std::unordered_map<uint64_t, uint32_t> documents;  // registered documents holding a gram
   sources.reserve(set.sources.size());
   for (const SourceDoc& s : set.sources) {
     const std::vector<std::string> stems = ContentStems(s.text);
     sources.push_back(StemGrams(stems, n));
+    if (max_documents > 0) {
+      for (uint64_t g : sources.back()) ++documents[g];
+    }
     if (min_chain > 0) {
       std::unordered_map<uint64_t, std::vector<int>> pos;
       const std::vector<uint64_t> seq = StemGramSequence(stems, n);
@@ -704,6 +713,11 @@ SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain) {
       positions.push_back(std::move(pos));
     }
   }
+  auto counts = [&](uint64_t gram) {
+    if (max_documents == 0) return true;
+    auto it = documents.find(gram);
+    return it == documents.end() || it->second < max_documents;
+  };
   SettingRun run;
   run.scores.resize(set.tests.size());
   for (size_t i = 0; i < set.tests.size(); ++i) {
@@ -714,8 +728,8 @@ SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain) {
                                                     : std::vector<uint64_t>{};
     TestScore& score = run.scores[i];
     for (size_t j = 0; j < sources.size(); ++j) {
-      const double c = min_chain > 0 ? ChainedShare(seq, positions[j], min_chain)
-                                     : Containment(grams, sources[j]);
+      const double c = min_chain > 0 ? ChainedShare(seq, positions[j], min_chain, counts)
+                                     : Containment(grams, sources[j], counts);
       if (static_cast<int>(j) == t.source) {
         score.source_ratio = c;
       } else {

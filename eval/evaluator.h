@@ -144,8 +144,11 @@ std::string LightStem(std::string_view canonical_word);
 // containment in the expected source, other_ratio the best over the others (the run's
 // setting is default-constructed; only scores are filled). `n` is at least 1. With
 // `min_chain` > 0 only the test's n-grams in chains of that many matches advancing in both
-// texts count (gaps of at most 4 n-grams, advances differing by at most 2).
-SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain = 0);
+// texts count (gaps of at most 4 n-grams, advances differing by at most 2). With
+// `max_documents` > 0 an n-gram held by that many registered documents or more counts for
+// nothing (the corpus's stock phrases: "new upstream", "public licens"); 0 = no limit.
+SettingRun RunStemScorer(const EvalSet& set, int n, int min_chain = 0,
+                         uint32_t max_documents = 0);
 
 // ---- Affinity and noise (the paper's enhancement table) -------------------------------
 

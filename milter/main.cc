@@ -1,6 +1,8 @@
-// cops-milter: checks mail passing through Postfix or Sendmail against copsd (milter/milter.h).
+// cops-milter: checks mail passing through Postfix or Sendmail against copsd (milter/milter.h),
+// or in process against a read-only copy of copsd's data directory (milter/local_checker.h).
 //
-//   cops-milter --listen inet:PORT@HOST|unix:PATH --server HOST:PORT
+//   cops-milter --listen inet:PORT@HOST|unix:PATH
+//               (--server HOST:PORT | --data-dir DIR [--key-file FILE] [--reopen-s N])
 //               --action headers|quarantine|reject [--threshold T] [--config FILE]
 //               [--metrics-listen HOST:PORT]
 //
@@ -31,8 +33,23 @@ int Main(int argc, char** argv) {
   bool log_json = false;
   app.add_option("--listen", options.listen, "inet:PORT@HOST, inet6:PORT@HOST or unix:PATH")
       ->required();
-  app.add_option("--server", options.client.target, "copsd address HOST:PORT")
-      ->capture_default_str();
+  CLI::Option* server =
+      app.add_option("--server", options.client.target, "copsd address HOST:PORT")
+          ->capture_default_str();
+  CLI::Option* data_dir =
+      app.add_option("--data-dir", options.local.data_dir,
+                     "Check in process against this copy of copsd's data directory (a "
+                     "snapshot, or copsd's own on this host), opened read-only, not copsd");
+  data_dir->excludes(server);
+  app.add_option("--key-file", options.local.key_file,
+                 "With --data-dir: the hashing key's file when the directory lacks it "
+                 "(as copsd's --key-file)")
+      ->needs(data_dir);
+  app.add_option("--reopen-s", options.reopen_s,
+                 "With --data-dir: reopen it every N seconds to see new registrations "
+                 "(0: never)")
+      ->needs(data_dir)
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--action", action, "What a violation leads to: headers, quarantine, reject");
   app.add_option("--threshold", threshold, "Match-ratio threshold in (0, 1] (default: copsd's)");
   app.add_option("--config", config_file, "Policy file (JSON object, see milter/policy.h)");
@@ -44,7 +61,12 @@ int Main(int argc, char** argv) {
   app.add_option("--log-level", log_level, "debug, info, warn, error")->capture_default_str();
   app.add_flag("--log-json", log_json, "One JSON object per log line");
   AddClientSecurityFlags(&app, &options.client.security);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);  // prints the error (or --help)
+    return rc == 0 ? 0 : 2;
+  }
 
   SetJsonLogs(log_json);
   spdlog::set_level(spdlog::level::from_str(log_level));

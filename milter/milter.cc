@@ -45,7 +45,8 @@ constexpr absl::Duration kStopDrain = absl::Milliseconds(500);
 // the atomic counters and the in-flight count.
 struct MilterState {
   MilterOptions options;
-  std::unique_ptr<Client> client;
+  std::unique_ptr<Client> client;     // gRPC mode
+  std::unique_ptr<LocalIndex> local;  // local mode (options.local.data_dir)
   std::unique_ptr<ConvertWorkerPool> pool;  // unless policy.convert_in_process
   SandboxConverter sandbox;                 // PDF, DOCX and ODT attachments
   MilterCounters counters;
@@ -66,14 +67,21 @@ class StreamPartChecker : public PartChecker {
   CheckStream stream_;
 };
 
-// One SMTP connection (libmilter's private data): its check stream and the message being
+// The checker of a new connection: its own check stream to copsd, or the local index.
+std::unique_ptr<PartChecker> NewChecker() {
+  if (g_state->local != nullptr) return std::make_unique<LocalPartChecker>(g_state->local.get());
+  return std::make_unique<StreamPartChecker>(g_state->client.get());
+}
+
+// One SMTP connection (libmilter's private data): its checker and the message being
 // received, rebuilt as RFC 5322 bytes from the header and body callbacks.
 struct Connection {
-  explicit Connection(Client* client) : checker(client) {}
+  Connection() : checker(NewChecker()) {}
   void Reset() {
     message.clear();
     recipients.clear();
     too_large = false;
+    in_body = false;
     forged_results = 0;
     forged_matches = 0;
   }
@@ -86,6 +94,13 @@ struct Connection {
     }
     message.append(bytes);
   }
+  // The blank line between the header block and the body, once: at the end of the headers
+  // when the MTA sends that step, else before the first body chunk or at the end of data.
+  void EndHeaders() {
+    if (in_body) return;
+    in_body = true;
+    Append("\r\n");
+  }
 
   // SMFIS_NOREPLY for the steps whose replies the MTA agreed to go without (`step`: an
   // SMFIP_NR_* bit), else SMFIS_CONTINUE.
@@ -93,11 +108,12 @@ struct Connection {
     return (no_reply & step) != 0 ? SMFIS_NOREPLY : SMFIS_CONTINUE;
   }
 
-  StreamPartChecker checker;
+  std::unique_ptr<PartChecker> checker;
   unsigned long no_reply = 0;  // SMFIP_NR_* bits negotiated with the MTA
   std::string message;
   std::vector<std::string> recipients;  // envelope recipients (RCPT TO) of the message
   bool too_large = false;
+  bool in_body = false;  // the header block has been ended (EndHeaders)
   int forged_results = 0;  // X-COPS-* headers the message arrived with
   int forged_matches = 0;
 };
@@ -107,7 +123,7 @@ Connection* Conn(SMFICTX* ctx) {
   auto* conn = static_cast<Connection*>(smfi_getpriv(ctx));
   if (conn == nullptr) {
     g_state->counters.connections.fetch_add(1, std::memory_order_relaxed);
-    conn = new Connection(g_state->client.get());
+    conn = new Connection();
     smfi_setpriv(ctx, conn);
   }
   return conn;
@@ -179,10 +195,14 @@ void LogStats(std::string_view event) {
 
 // Only the end of the message needs an answer: every earlier step, the MTA may send without
 // waiting for one (SMFIP_NR_*; Postfix and Sendmail 8.14+ offer them), which saves a round
-// trip per header and body chunk. Steps the milter has no use for are not sent at all.
+// trip per header and body chunk. Steps the milter has no use for are not sent at all, which
+// saves libmilter a poll and two reads per command: HELO, unknown commands, DATA, MAIL (a
+// message's state is reset at its end and on abort), the end of the headers (the body or the
+// end of data ends them), and RCPT unless the policy has rules per recipient domain.
 constexpr unsigned long kNoReplySteps = SMFIP_NR_CONN | SMFIP_NR_MAIL | SMFIP_NR_RCPT |
                                         SMFIP_NR_HDR | SMFIP_NR_EOH | SMFIP_NR_BODY;
-constexpr unsigned long kSkippedSteps = SMFIP_NOHELO | SMFIP_NOUNKNOWN | SMFIP_NODATA;
+constexpr unsigned long kSkippedSteps =
+    SMFIP_NOHELO | SMFIP_NOUNKNOWN | SMFIP_NODATA | SMFIP_NOMAIL | SMFIP_NOEOH;
 constexpr unsigned long kActions = SMFIF_ADDHDRS | SMFIF_CHGHDRS | SMFIF_QUARANTINE;
 
 extern "C" sfsistat OnNegotiate(SMFICTX* ctx, unsigned long actions, unsigned long steps,
@@ -192,7 +212,9 @@ extern "C" sfsistat OnNegotiate(SMFICTX* ctx, unsigned long actions, unsigned lo
   Connection* conn = Conn(ctx);
   *use_actions = actions & kActions;
   conn->no_reply = steps & kNoReplySteps;
-  *use_steps = conn->no_reply | (steps & kSkippedSteps);
+  unsigned long skipped = kSkippedSteps;
+  if (g_state->options.policy.domains.empty()) skipped |= SMFIP_NORCPT;
+  *use_steps = conn->no_reply | (steps & skipped);
   *f2 = 0;
   *f3 = 0;
   return SMFIS_CONTINUE;
@@ -227,12 +249,13 @@ extern "C" sfsistat OnHeader(SMFICTX* ctx, char* name, char* value) {
 
 extern "C" sfsistat OnEndOfHeaders(SMFICTX* ctx) {
   Connection* conn = Conn(ctx);
-  conn->Append("\r\n");
+  conn->EndHeaders();
   return conn->Continue(SMFIP_NR_EOH);
 }
 
 extern "C" sfsistat OnBody(SMFICTX* ctx, unsigned char* bytes, size_t size) {
   Connection* conn = Conn(ctx);
+  conn->EndHeaders();
   conn->Append(std::string_view(reinterpret_cast<const char*>(bytes), size));
   return conn->Continue(SMFIP_NR_BODY);
 }
@@ -265,8 +288,9 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
     verdict.error = absl::ResourceExhaustedError(
         absl::StrCat("message exceeds max_message_bytes ", policy.max_message_bytes));
   } else {
+    conn->EndHeaders();  // a message without a body
     verdict = CheckMessage(conn->message, policy, conn->recipients, g_state->sandbox,
-                           &conn->checker);
+                           conn->checker.get());
   }
   RemoveForgedHeaders(ctx, *conn);
 
@@ -439,9 +463,15 @@ absl::Status RunMilter(const MilterOptions& options) {
   // Never freed: connection threads libmilter has not joined may still read it at exit.
   auto* state = new MilterState();
   state->options = options;
-  absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options.client);
-  if (!client.ok()) return client.status();
-  state->client = *std::move(client);
+  if (options.local.data_dir.empty()) {
+    absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options.client);
+    if (!client.ok()) return client.status();
+    state->client = *std::move(client);
+  } else {
+    absl::StatusOr<std::unique_ptr<LocalIndex>> local = LocalIndex::Open(options.local);
+    if (!local.ok()) return local.status();
+    state->local = *std::move(local);
+  }
   state->sandbox = MakeSandbox(state);
   g_state = state;
 
@@ -485,23 +515,40 @@ absl::Status RunMilter(const MilterOptions& options) {
     LogEvent(LogLevel::kInfo, "milter_metrics",
              {{"listen", options.metrics_listen}, {"port", std::to_string(metrics->port())}});
   }
-  LogEvent(LogLevel::kInfo, "milter_listening",
-           {{"listen", listen},
-            {"server", options.client.target},
-            {"action", std::string(MilterActionName(options.policy.action))},
-            {"on_failure", std::string(FailureActionName(options.policy.on_failure))}});
+  std::vector<LogField> listening = {{"listen", listen}};
+  if (state->local != nullptr) {
+    listening.emplace_back("index", options.local.data_dir);
+    listening.emplace_back("documents", std::to_string(state->local->documents()));
+    listening.emplace_back("key_id", state->local->params().key_id);
+  } else {
+    listening.emplace_back("server", options.client.target);
+  }
+  listening.emplace_back("action", std::string(MilterActionName(options.policy.action)));
+  listening.emplace_back("on_failure", std::string(FailureActionName(options.policy.on_failure)));
+  LogEvent(LogLevel::kInfo, "milter_listening", listening);
 
-  // Logs the counters every stats_interval_s and, once libmilter has been asked to stop
-  // (SIGTERM, SIGINT, SIGHUP), wakes its listener until smfi_main returns.
+  // Logs the counters every stats_interval_s, reopens the local index every reopen_s and,
+  // once libmilter has been asked to stop (SIGTERM, SIGINT, SIGHUP), wakes its listener
+  // until smfi_main returns.
   absl::Notification stopped;
-  std::thread watcher([&stopped, &listeners, interval = options.policy.stats_interval_s] {
+  std::thread watcher([&stopped, &listeners, state, interval = options.policy.stats_interval_s,
+                       reopen = state->local != nullptr ? options.reopen_s : 0] {
     absl::Time next_stats = absl::Now() + absl::Seconds(interval);
+    absl::Time next_reopen = absl::Now() + absl::Seconds(reopen);
     while (!stopped.WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
       if (mi_stop() != 0) {
         for (const Listener& l : listeners) WakeListener(l);
-      } else if (interval > 0 && absl::Now() >= next_stats) {
+        continue;
+      }
+      if (interval > 0 && absl::Now() >= next_stats) {
         LogStats("milter_stats");
         next_stats += absl::Seconds(interval);
+      }
+      if (reopen > 0 && absl::Now() >= next_reopen) {
+        if (absl::Status s = state->local->Reopen(); !s.ok()) {
+          LogEvent(LogLevel::kWarn, "milter_reopen_failed", {{"error", s.ToString()}});
+        }
+        next_reopen = absl::Now() + absl::Seconds(reopen);
       }
     }
   });

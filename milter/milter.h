@@ -5,7 +5,9 @@
 // the message path of milter/message_check.h. libmilter serves the SMTP connections from a
 // pool of threads; each connection keeps one CheckStream call to copsd
 // (client/check_stream.h), opened at its first message and reopened after copsd restarts,
-// over one gRPC channel shared by all. Messages are parsed in process; their PDF, DOCX and
+// over one gRPC channel shared by all; or, with options.local.data_dir, every connection
+// checks in its own thread against a copy of copsd's data directory opened read-only
+// (milter/local_checker.h), reopened every options.reopen_s seconds. Messages are parsed in process; their PDF, DOCX and
 // ODT attachments go to a pool of policy.convert_workers converter worker processes
 // (convert/worker_pool.h) shared by all connections. Accepted TCP connections have
 // TCP_NODELAY set (the verdict's replies are several small writes).
@@ -33,6 +35,7 @@
 
 #include "absl/status/status.h"
 #include "client/client.h"
+#include "milter/local_checker.h"
 #include "milter/policy.h"
 
 namespace cops {
@@ -41,6 +44,11 @@ struct MilterOptions {
   // "inet:PORT@HOST", "inet6:PORT@HOST" or "unix:PATH" (libmilter's smfi_setconn syntax).
   std::string listen;
   ClientOptions client;  // copsd address and credentials; the timeout is policy.timeout_ms
+  // Set (local.data_dir not empty): checks in process against that directory, not copsd.
+  LocalIndexOptions local;
+  // Seconds between two reopenings of the local index (registrations since become
+  // visible); 0 = never. A failed reopening is logged and the open copy kept.
+  int reopen_s = 0;
   MilterPolicy policy;
   // Seconds libmilter waits on the MTA's socket before dropping a connection.
   int mta_timeout_s = 300;
@@ -80,7 +88,7 @@ struct MilterCounters {
 // within about 100 ms, plus up to 500 ms for the messages being checked to get their
 // verdicts; connections still open are dropped (the MTA applies milter_default_action).
 // INVALID_ARGUMENT for a bad listen address or policy, UNAVAILABLE when the socket cannot be
-// opened. Logs "milter_listening" once the socket accepts connections.
+// opened, LocalIndex::Open's errors for a local index that cannot be used. Logs "milter_listening" once the socket accepts connections.
 absl::Status RunMilter(const MilterOptions& options);
 
 }  // namespace cops

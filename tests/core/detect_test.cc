@@ -563,5 +563,37 @@ TEST_F(DetectTest, BoilerplateThatManyDocumentsHoldIsReportedAsCommonAndDoesNotC
   EXPECT_EQ(c.matches[0].spans[0].excluded, Exclusion::kNone);
 }
 
+// A variant of the boilerplate that a few registered documents hold (one word changed: a
+// licence's year or holder) is still the boilerplate: the chunks around the changed word are
+// rare, but they span fewer words than winnowing needs to guarantee that every holder of a
+// text stores one of its chunks (w + k - 1 = 12), so they cannot show that the passage is
+// not common text. Before, any one rare chunk made the passage count.
+TEST_F(DetectTest, ABoilerplateVariantThatFewDocumentsHoldIsStillCommonText) {
+  Build(3, 5);
+  const std::string head = Words(9000, 15), tail = Words(9016, 14);
+  for (DocId id = 10; id < 22; ++id) {
+    Add(id, Words(10000 + 100 * static_cast<int>(id), 60) + " " + head + " w9015 " + tail + ".");
+  }
+  for (DocId id = 30; id < 33; ++id) {  // the variant: w9500 for w9015
+    Add(id, Words(10000 + 100 * static_cast<int>(id), 60) + " " + head + " w9500 " + tail + ".");
+  }
+  const Report r = Check(Words(20000, 60) + " " + head + " w9500 " + tail + ".");
+  EXPECT_FALSE(r.violation);
+  ASSERT_FALSE(r.matches.empty());
+  for (const DocumentMatch& m : r.matches) {
+    EXPECT_EQ(m.matched_chunks, 0u) << "document " << m.doc_id;
+    ASSERT_EQ(m.spans.size(), 1u);
+    EXPECT_EQ(m.spans[0].excluded, Exclusion::kCommonPhrase);
+  }
+  // A rare run as long as that is the document's own text: 12 words of variant 30, next to
+  // the boilerplate, count against it.
+  const Report c = Check(Words(20000, 60) + " " + Words(13000 + 48, 12) + " " + head + " w9500 " +
+                         tail + ".");
+  ASSERT_FALSE(c.matches.empty());
+  EXPECT_TRUE(c.violation);
+  EXPECT_EQ(c.matches[0].doc_id, 30u);
+  EXPECT_EQ(c.matches[0].spans[0].excluded, Exclusion::kNone);
+}
+
 }  // namespace
 }  // namespace cops

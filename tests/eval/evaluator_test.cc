@@ -202,5 +202,26 @@ TEST(ContentStemsTest, ScorerRanksTheParaphrasedSourceAboveAnUnrelatedOne) {
   EXPECT_EQ(RunStemScorer(set, 2, 5).scores[0].source_ratio, 0.0);
 }
 
+// A stem pair that a second registered document holds too is the corpus's stock phrase under
+// --stem-max-df 2: it no longer counts, while a pair only the source holds still does.
+TEST(ContentStemsTest, PairsHeldByManyRegisteredDocumentsCountForNothing) {
+  EvalSet set;
+  set.sources.push_back({"s0.txt", "New upstream release. Rewrote the parser for nested tables."});
+  set.sources.push_back({"s1.txt", "New upstream release. Dropped the obsolete patches."});
+  set.tests.push_back({"t0.txt", "unrelated", -1, false, "New upstream release. Fixed typos."});
+  set.tests.push_back({"t1.txt", "paraphrase", 0, true,
+                       "New upstream release, whose parser for nested tables was rewritten."});
+  const SettingRun all = RunStemScorer(set, 2);
+  const SettingRun rare = RunStemScorer(set, 2, 0, 2);
+  ASSERT_EQ(rare.scores.size(), 2u);
+  EXPECT_GT(all.scores[0].other_ratio, 0.0);  // "new upstream", "upstream releas"
+  EXPECT_EQ(rare.scores[0].other_ratio, 0.0);
+  EXPECT_GT(rare.scores[1].source_ratio, 0.0);  // "nest tabl" is the source's own
+  EXPECT_LT(rare.scores[1].source_ratio, all.scores[1].source_ratio);
+  EXPECT_EQ(rare.scores[1].other_ratio, 0.0);
+  // Chains skip the common pairs too.
+  EXPECT_EQ(RunStemScorer(set, 2, 2, 2).scores[0].other_ratio, 0.0);
+}
+
 }  // namespace
 }  // namespace cops::eval

@@ -1,12 +1,23 @@
 #include "milter/message_check.h"
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "convert/worker_pool.h"
+#include "engine/index_generations.h"
 #include "gtest/gtest.h"
+#include "milter/local_checker.h"
+#include "storage/data_dir.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/status_matchers.h"
+#include "tests/testing/temp_dir.h"
 
 namespace cops {
 namespace {
@@ -391,6 +402,142 @@ TEST(CheckMessageTest, EmptyMessageIsCleanWithoutAsking) {
   EXPECT_TRUE(checker.requests_.empty());
   EXPECT_EQ(v.outcome, MessageVerdict::Outcome::kClean);
   EXPECT_EQ(v.parts, 0u);
+}
+
+// --- In-process checks against a copy of copsd's data directory (milter/local_checker.h).
+
+std::string Mail(const std::string& body) {
+  return "From: alice@example.org\r\nTo: bob@example.com\r\nSubject: Notes\r\n\r\n" + body +
+         "\r\n";
+}
+
+class LocalIndexTest : public ::testing::Test {
+ protected:
+  // A data directory as copsd makes it (key file, params, index), with `texts` registered
+  // in collection "mail", closed again.
+  void MakeDataDir(const std::vector<std::string>& texts) {
+    IndexGenerationsOptions o;
+    o.data_dir = data_dir_;
+    o.index.min_free_disk_mb = 0;
+    o.index.block_cache_bytes = 8 << 20;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> gens, IndexGenerations::Open(o));
+    for (const std::string& t : texts) Register(*gens, t);
+  }
+  static void Register(IndexGenerations& gens, const std::string& text) {
+    DocumentRecord record;
+    record.collection = "mail";
+    ASSERT_OK(gens.WithWriter([&](CopyDetector& d) {
+      return d.Register(text, DocumentFormat::kText, record).status();
+    }));
+  }
+  LocalIndexOptions Options() const {
+    LocalIndexOptions o;
+    o.data_dir = data_dir_;
+    o.block_cache_bytes = 8 << 20;
+    return o;
+  }
+  MessageVerdict CheckLocally(const LocalIndex& index, const std::string& message,
+                              const MilterPolicy& policy = MilterPolicy()) {
+    LocalPartChecker checker(&index);
+    return CheckMessage(message, policy, {}, kSandbox, &checker);
+  }
+
+  testing::TempDir dir_{"local_index"};
+  const std::string data_dir_ = dir_.Join("data");
+  const std::string registered_ = absl::StrJoin(testing::Prose(4, 11), "\n\n");
+  const std::string unrelated_ = absl::StrJoin(testing::Prose(4, 12), "\n\n");
+};
+
+TEST_F(LocalIndexTest, FindsACopiedMessageAndPassesACleanOne) {
+  MakeDataDir({registered_, absl::StrJoin(testing::Prose(4, 13), "\n\n")});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalIndex> index, LocalIndex::Open(Options()));
+  EXPECT_EQ(index->documents(), 2u);
+
+  const MessageVerdict copied = CheckLocally(*index, Mail(registered_));
+  ASSERT_EQ(copied.outcome, MessageVerdict::Outcome::kViolation) << copied.error;
+  ASSERT_EQ(copied.violations.size(), 1u);
+  EXPECT_EQ(copied.violations[0].doc_id, 1u);
+  EXPECT_EQ(copied.violations[0].collection, "mail");
+  EXPECT_GT(copied.violations[0].ratio, 0.9);
+
+  const MessageVerdict clean = CheckLocally(*index, Mail(unrelated_));
+  EXPECT_EQ(clean.outcome, MessageVerdict::Outcome::kClean) << clean.error;
+
+  // A collection the index does not hold is an error, as copsd answers it: not "clean".
+  MilterPolicy p;
+  p.collections = {"nosuch"};
+  const MessageVerdict unknown = CheckLocally(*index, Mail(registered_), p);
+  EXPECT_EQ(unknown.outcome, MessageVerdict::Outcome::kUnchecked);
+  EXPECT_EQ(unknown.error.code(), absl::StatusCode::kNotFound) << unknown.error;
+  EXPECT_NE(unknown.error.message().find("nosuch"), std::string::npos) << unknown.error;
+}
+
+TEST_F(LocalIndexTest, SeesLaterRegistrationsOnlyOnceReopened) {
+  MakeDataDir({unrelated_});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalIndex> index, LocalIndex::Open(Options()));
+  {
+    // copsd registers while the milter holds its read-only copy open.
+    IndexGenerationsOptions o;
+    o.data_dir = data_dir_;
+    o.index.min_free_disk_mb = 0;
+    o.index.block_cache_bytes = 8 << 20;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> gens, IndexGenerations::Open(o));
+    Register(*gens, registered_);
+  }
+  EXPECT_EQ(CheckLocally(*index, Mail(registered_)).outcome, MessageVerdict::Outcome::kClean);
+  ASSERT_OK(index->Reopen());
+  EXPECT_EQ(index->documents(), 2u);
+  EXPECT_EQ(CheckLocally(*index, Mail(registered_)).outcome,
+            MessageVerdict::Outcome::kViolation);
+}
+
+TEST_F(LocalIndexTest, RefusesAKeyOrParametersOtherThanTheIndexs) {
+  MakeDataDir({registered_});
+  const std::string wrong_key = dir_.Join("wrong.key");
+  std::ofstream(wrong_key) << "00112233445566778899aabbccddeeff\n";
+  LocalIndexOptions o = Options();
+  o.key_file = wrong_key;
+  absl::StatusOr<std::unique_ptr<LocalIndex>> opened = LocalIndex::Open(o);
+  EXPECT_EQ(opened.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(opened.status().message().find("not the one the index"), std::string::npos)
+      << opened.status();
+
+  // The key kept outside the data directory, as copsd's --key-file: given, it opens.
+  DataDir dir(data_dir_);
+  const std::string moved_key = dir_.Join("hash.key");
+  std::filesystem::rename(dir.KeyPath(0), moved_key);
+  opened = LocalIndex::Open(Options());
+  EXPECT_EQ(opened.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(opened.status().message().find("--key-file"), std::string::npos) << opened.status();
+  o.key_file = moved_key;
+  EXPECT_OK(LocalIndex::Open(o).status());
+
+  // Parameters recorded beside the index that are not the index's own.
+  ASSERT_OK_AND_ASSIGN(std::optional<ChunkingParams> params, dir.ReadParams());
+  ASSERT_TRUE(params.has_value());
+  params->k += 1;
+  ASSERT_OK(dir.WriteParams(*params));
+  opened = LocalIndex::Open(o);
+  EXPECT_EQ(opened.status().code(), absl::StatusCode::kFailedPrecondition);
+  const std::string differs =
+      "k: " + std::to_string(params->k - 1) + " vs " + std::to_string(params->k);
+  EXPECT_NE(opened.status().message().find(differs), std::string::npos) << opened.status();
+
+  // The executable says why and exits 2 before it listens.
+  const char* build = getenv("COPS_BUILD_DIR");
+  if (build == nullptr) GTEST_SKIP() << "COPS_BUILD_DIR unset (CTest sets it): no cops-milter";
+  const std::string command = std::string(build) +
+                              "/milter/cops-milter --listen inet:0@127.0.0.1 --data-dir '" +
+                              data_dir_ + "' --key-file '" + wrong_key + "' 2>&1";
+  FILE* out = popen(command.c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  std::string printed;
+  char buf[512];
+  while (fgets(buf, sizeof(buf), out) != nullptr) printed += buf;
+  const int status = pclose(out);
+  ASSERT_TRUE(WIFEXITED(status)) << printed;
+  EXPECT_EQ(WEXITSTATUS(status), 2) << printed;
+  EXPECT_NE(printed.find("not the one the index"), std::string::npos) << printed;
 }
 
 }  // namespace
