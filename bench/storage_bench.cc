@@ -13,7 +13,9 @@
 // --progress=1 prints the rate every 100 batches. --reuse=1 --dir=D opens the index an
 // earlier run left in D (give the same --docs and skip Register with --benchmark_filter).
 // --background_jobs=N --subcompactions=M --shards=S --lookup_threads=T --memtables=K
-// --block_kb=B override IndexOptions' defaults.
+// --block_kb=B override IndexOptions' defaults. --buckets=0 makes a per-hash index (schema 3,
+// as builds before schema 4); --bucket_bits=N --hash_bits=M set the bucketed layout
+// (default: from --docs as expected documents, and 64).
 // --layouts=1 first runs LayoutBytes: the bytes per stored posting of candidate postings
 // layouts, computed in memory over the same documents (issue 36; docs/performance.md).
 // --bulk_load=1 registers in bulk-load mode (Index::BeginBulkLoad); the EndBulkLoad stage
@@ -66,6 +68,9 @@ struct Flags {
   int lookup_threads = IndexOptions{}.lookup_threads;
   uint32_t memtables = IndexOptions{}.postings_memtables;
   uint32_t block_kb = IndexOptions{}.postings_block_kb;
+  bool buckets = true;
+  uint32_t bucket_bits = 0;
+  uint32_t hash_bits = 0;
 } g_flags;
 
 uint64_t Mix(uint64_t x) {
@@ -168,6 +173,10 @@ IndexOptions BenchOptions() {
   o.lookup_threads = g_flags.lookup_threads;
   o.postings_memtables = g_flags.memtables;
   o.postings_block_kb = g_flags.block_kb;
+  o.bucketed_postings = g_flags.buckets;
+  o.expected_documents = std::max<uint64_t>(1, g_flags.docs);
+  o.postings_bucket_bits = g_flags.bucket_bits;
+  o.postings_hash_bits = g_flags.hash_bits;
   return o;
 }
 
@@ -536,6 +545,9 @@ int main(int argc, char** argv) {
     else if (ParseFlag(argv[i], "--lookup_threads", &v)) g_flags.lookup_threads = std::stoi(v);
     else if (ParseFlag(argv[i], "--memtables", &v)) g_flags.memtables = static_cast<uint32_t>(std::stoul(v));
     else if (ParseFlag(argv[i], "--block_kb", &v)) g_flags.block_kb = static_cast<uint32_t>(std::stoul(v));
+    else if (ParseFlag(argv[i], "--buckets", &v)) g_flags.buckets = v == "1";
+    else if (ParseFlag(argv[i], "--bucket_bits", &v)) g_flags.bucket_bits = static_cast<uint32_t>(std::stoul(v));
+    else if (ParseFlag(argv[i], "--hash_bits", &v)) g_flags.hash_bits = static_cast<uint32_t>(std::stoul(v));
     else rest.push_back(argv[i]);
   }
   if (!g_vocab.Load("/usr/share/dict/words")) {

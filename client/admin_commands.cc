@@ -14,6 +14,8 @@
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
 #include "proto/cops_admin.grpc.pb.h"
+#include "storage/data_dir.h"
+#include "storage/index.h"
 
 namespace cops {
 namespace {
@@ -50,6 +52,8 @@ struct AdminArgs {
   bool wait = false;
   std::string bulk_action;
   std::string signing_key_id;
+  std::string data_dir;
+  uint64_t expected_documents = 0;
 };
 
 class Runner {
@@ -485,6 +489,39 @@ void AddSigningKeyCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& ar
   });
 }
 
+// Offline: rewrites the live generation's index of a data directory no copsd has open into
+// the bucketed postings of schema 4 (Index::UpgradePostings).
+void AddUpgradeIndexCommand(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
+                            const std::shared_ptr<Runner>& run) {
+  CLI::App* upgrade = admin->add_subcommand(
+      "upgrade-index",
+      "Offline, with copsd stopped: rewrite DATA_DIR's index into bucketed postings (schema 4)");
+  upgrade->add_option("data_dir", args->data_dir, "copsd's data directory (--data)")->required();
+  upgrade->add_option("--expected-documents", args->expected_documents,
+                      "Documents the index should grow to; sizes the buckets (default 10^6)");
+  upgrade->callback([args, run] {
+    absl::StatusOr<uint64_t> generation = DataDir(args->data_dir).ReadCurrent();
+    IndexOptions options;
+    if (generation.ok()) options.path = DataDir(args->data_dir).IndexPath(*generation);
+    if (args->expected_documents != 0) options.expected_documents = args->expected_documents;
+    absl::StatusOr<uint64_t> hashes =
+        generation.ok() ? Index::UpgradePostings(options) : generation.status();
+    if (!hashes.ok()) {
+      std::cerr << "cops admin: " << hashes.status().ToString() << "\n";
+      run->SetExit(2);
+      return;
+    }
+    run->SetExit(0);
+    if (run->json()) {
+      std::cout << json{{"index", options.path}, {"chunk_hashes", *hashes}}.dump() << "\n";
+    } else if (*hashes == 0) {
+      std::cout << options.path << ": postings already bucketed\n";
+    } else {
+      std::cout << options.path << ": " << *hashes << " chunk hashes rewritten into buckets\n";
+    }
+  });
+}
+
 }  // namespace
 
 void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
@@ -499,6 +536,7 @@ void AddAdminCommands(CLI::App* app, AdminCommandEnv env) {
   AddAuditCommand(admin, args, run);
   AddIndexCommands(admin, args, run);
   AddSigningKeyCommands(admin, args, run);
+  AddUpgradeIndexCommand(admin, args, run);
 }
 
 }  // namespace cops

@@ -17,6 +17,8 @@
 //   cops admin rotate-key --status [--wait]
 //   cops admin public-key [--key-id ID]     receipt signing keys, PEM (any principal)
 //   cops admin rotate-signing-key           a new live receipt signing key
+//   cops admin upgrade-index DATA_DIR [--expected-documents N]   offline, copsd stopped:
+//                                           the index's postings into buckets (schema 4)
 //
 // A new API key is printed once, on stdout; the server keeps only a salted hash of it.
 // With --json each command prints one JSON object. Exit codes: 0 done, 2 error (message on

@@ -12,6 +12,7 @@
 #include "core/receipt.h"
 #include "proto/cops.pb.h"
 #include "storage/access_records.h"
+#include "storage/bucket_codec.h"
 #include "storage/codec.h"
 #include "tests/testing/documents.h"
 
@@ -21,7 +22,8 @@ namespace {
 
 std::string Tagged(char selector, const std::string& value) { return selector + value; }
 
-// fuzz/storage_codec_fuzzer.cc: 0 posting list, 1 merge, 2 document record, 3 grams.
+// fuzz/storage_codec_fuzzer.cc: 0 posting list, 1 merge, 2 document record, 3 grams,
+// 5 postings bucket, 6 bucket merge.
 std::vector<std::string> StorageCodecSeeds() {
   namespace codec = cops::storage_codec;
   std::vector<std::string> seeds;
@@ -55,6 +57,17 @@ std::vector<std::string> StorageCodecSeeds() {
   seeds.push_back(Tagged(2, codec::EncodeDocumentRecord(r)));
   const std::vector<uint32_t> grams = {1, 2, 65535, 300};
   seeds.push_back(Tagged(3, codec::EncodeGrams(grams)));
+  namespace bc = cops::bucket_codec;
+  const std::vector<bc::BucketPosting> bucket = {
+      {3, {5, 2, 100, 130}}, {3, {5, 9, 90, 95}}, {3, {7, 0, 0, 10}}, {900, {6, 1, 40, 60}}};
+  const std::string fragment = bc::EncodeAddFragment(bucket);
+  seeds.push_back(Tagged(5, fragment));
+  const std::vector<uint64_t> rests = {3, 900};
+  const std::string bucket_remove = bc::EncodeRemoveOperand(5, rests);
+  const std::string other = bc::EncodeAddFragment(std::vector<bc::BucketPosting>{{4, {8, 0, 1, 9}}});
+  seeds.push_back(Tagged(6, std::string(1, '\x01') + piece(fragment) + piece(other) +
+                                piece(bucket_remove)));
+  seeds.push_back(Tagged(6, std::string(1, '\x04') + piece(fragment) + piece(other)));
   return seeds;
 }
 

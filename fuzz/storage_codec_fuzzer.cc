@@ -3,7 +3,10 @@
 // the decoder; the rest is the value. A decode error is a status (DATA_LOSS); anything that
 // decodes must hold the format's invariants and encode back to what decodes the same, so a
 // value the index could not write again (ids or ordinals out of order, wrapped counters) is a
-// bug too. Seeds: fuzz/fuzz_seeds.cc ("storage_codec"), values the encoders wrote.
+// bug too. Selectors 5 and 6 fuzz the bucketed postings of index schema 4
+// (storage/bucket_codec.h): a bucket value decoded, looked up and encoded back, and merges of
+// add fragments and remove operands. Seeds: fuzz/fuzz_seeds.cc ("storage_codec"), values the
+// encoders wrote.
 
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "core/fingerprint.h"
+#include "storage/bucket_codec.h"
 #include "storage/codec.h"
 
 namespace {
@@ -74,6 +78,82 @@ void Merge(std::string_view in) {
   RequireOrdered(list);
 }
 
+namespace bc = cops::bucket_codec;
+
+// Groups by ascending rest, each non-empty, its postings ordered as a posting list's.
+void RequireBucket(const std::vector<bc::BucketGroup>& groups) {
+  for (size_t i = 0; i < groups.size(); ++i) {
+    Require(i == 0 || groups[i - 1].rest < groups[i].rest);
+    Require(!groups[i].postings.empty() || groups[i].beyond_cap != 0);
+    cops::PostingList list;
+    list.postings = groups[i].postings;
+    RequireOrdered(list);
+  }
+}
+
+void Bucket(std::string_view value) {
+  std::vector<bc::BucketGroup> groups;
+  const absl::Status s = bc::DecodeBucket(value, "key", &groups);
+  // A lookup of every rest decoded (and of one more) agrees with the decode, or fails with it.
+  std::vector<uint64_t> rests;
+  for (const auto& g : groups) rests.push_back(g.rest);
+  rests.push_back(rests.empty() ? 0 : rests.back() + 1);
+  std::vector<cops::PostingList> lists(rests.size());
+  std::vector<cops::PostingList*> outs;
+  for (auto& l : lists) outs.push_back(&l);
+  const absl::Status looked = bc::LookupInBucket(value, "key", rests, outs);
+  if (!s.ok()) {
+    Require(s.code() == absl::StatusCode::kDataLoss);
+    Require(looked.ok() || looked.code() == absl::StatusCode::kDataLoss);
+    return;
+  }
+  Require(looked.ok());
+  RequireBucket(groups);
+  for (size_t i = 0; i < groups.size(); ++i) Require(lists[i].postings == groups[i].postings);
+  Require(lists.back().postings.empty());
+  // What decodes encodes back to what decodes the same, and that encoding is canonical.
+  const std::string encoded = bc::EncodeBucket(groups);
+  std::vector<bc::BucketGroup> again;
+  Require(bc::DecodeBucket(encoded, "key", &again).ok());
+  Require(bc::EncodeBucket(again) == encoded);
+}
+
+// As Merge, over the bucket codec; partial merges of add fragments agree with full merges.
+void BucketMerge(std::string_view in) {
+  if (in.empty()) return;
+  const bool has_existing = (in[0] & 1) != 0;
+  const uint32_t max_postings = static_cast<uint8_t>(in[0]) >> 1;
+  in.remove_prefix(1);
+  std::vector<std::string_view> pieces;
+  while (!in.empty() && pieces.size() < 16) {
+    const size_t n = static_cast<uint8_t>(in[0]);
+    in.remove_prefix(1);
+    const size_t take = n < in.size() ? n : in.size();
+    pieces.push_back(in.substr(0, take));
+    in.remove_prefix(take);
+  }
+  std::optional<std::string_view> existing;
+  std::span<const std::string_view> operands(pieces);
+  if (has_existing && !pieces.empty()) {
+    existing = pieces[0];
+    operands = operands.subspan(1);
+  }
+  std::string out, reference;
+  const bool merged = bc::MergeBucket(existing, operands, max_postings, &out);
+  Require(merged == bc::MergeBucketReference(existing, operands, max_postings, &reference));
+  if (!merged) return;
+  Require(out == reference);
+  std::vector<bc::BucketGroup> groups;
+  Require(bc::DecodeBucket(out, "key", &groups).ok());
+  RequireBucket(groups);
+  std::string combined;
+  if (existing.has_value() || !bc::CombineAddFragments(operands, &combined)) return;
+  std::string via_combined;
+  const std::vector<std::string_view> one = {combined};
+  Require(bc::MergeBucket(std::nullopt, one, max_postings, &via_combined));
+  if (max_postings == 0) Require(via_combined == out);
+}
+
 void DocumentRecord(std::string_view value) {
   cops::DocumentRecord r;
   if (!codec::DecodeDocumentRecord(42, value, &r).ok()) return;
@@ -108,11 +188,13 @@ void Varints(std::string_view in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view value(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 5) {
+  switch (data[0] % 7) {
     case 0: PostingList(value); break;
     case 1: Merge(value); break;
     case 2: DocumentRecord(value); break;
     case 3: Grams(value); break;
+    case 5: Bucket(value); break;
+    case 6: BucketMerge(value); break;
     default: Varints(value); break;
   }
   return 0;

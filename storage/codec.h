@@ -28,10 +28,15 @@ namespace cops::storage_codec {
 //      holds their `expiry/` entries. Recorded in the write batch of the first such document,
 //      not at open: builds of schema 2 keep opening an index that never used lifetimes, and
 //      refuse one they would misread (they would report expired and embargoed documents).
+//   4: the postings are bucketed by hash prefix (storage/bucket_codec.h) in the "buckets"
+//      families, their layout under the meta key "postings_buckets". Recorded when an index is
+//      created so, or by the upgrade that rewrites a schema-2/3 index's postings
+//      (Index::UpgradePostings); an index of schema 2 or 3 keeps its per-hash postings.
 // on-disk: do not change the numbers.
-inline constexpr uint32_t kSchemaVersion = 3;
+inline constexpr uint32_t kSchemaVersion = 4;
 inline constexpr uint32_t kSchemaVersionBase = 2;  // new indexes; writable opens upgrade to it
 inline constexpr uint32_t kSchemaVersionLifetimes = 3;
+inline constexpr uint32_t kSchemaVersionBuckets = 4;
 
 // Leading byte of a document record value. on-disk: do not change.
 inline constexpr uint8_t kDocumentRecordV1 = 1;

@@ -96,6 +96,21 @@ struct IndexOptions {
   // block index (searched by every probe); a lookup that hits reads and decompresses a whole
   // block. Each file records its own, so a change applies to files written afterwards.
   uint32_t postings_block_kb = 16;
+  // The postings layout of a new index: bucketed (schema 4: the postings of all hashes that
+  // share their top bits in one value, ~10-14 bytes per posting instead of ~23) or one key
+  // per hash (schema 3, what builds before schema 4 write; kept for tests of the upgrade). An
+  // existing index keeps its layout until Index::UpgradePostings rewrites it.
+  bool bucketed_postings = true;
+  // How many documents a new index is expected to hold: it picks the bucket bits (about four
+  // buckets per document, ~32 postings each at that size; storage/bucket_codec.h), so that a
+  // bucket amortises its key and a lookup decodes little. An index that grows 10x beyond it
+  // decodes ~10x larger buckets per lookup. Used only when the index is created.
+  uint64_t expected_documents = 1'000'000;
+  // Bucket bits and stored hash bits of a new bucketed index (0 = from expected_documents,
+  // and 64). When set, opening an existing bucketed index recorded with other values fails
+  // with FAILED_PRECONDITION naming both, as for the chunking parameters.
+  uint32_t postings_bucket_bits = 0;
+  uint32_t postings_hash_bits = 0;
   // Largest number of postings kept per chunk hash; beyond it, doc_frequency still counts
   // documents but the list is not extended (the chunk is "common"). 0 = no limit.
   uint32_t max_postings_per_chunk = 1000;
@@ -152,7 +167,9 @@ struct DocumentPage {
 struct IndexStats {
   uint64_t documents = 0;
   uint64_t postings = 0;
-  uint64_t chunk_keys = 0;  // estimated distinct chunk hashes
+  uint64_t chunk_keys = 0;  // estimated keys of the postings: distinct hashes, or buckets
+  uint32_t bucket_bits = 0;  // bucketed postings (schema 4): the layout's bucket bits; 0 = per hash
+  uint32_t hash_bits = 0;
   uint64_t disk_bytes = 0;  // all SST files and WAL files of the index
   uint64_t text_bytes = 0;  // stored texts, uncompressed
   uint64_t postings_disk_bytes = 0;  // SST files of the postings column families
@@ -320,6 +337,17 @@ class Index {
   // (RocksDB abandons the manual compaction; automatic compaction redoes it after the next
   // open), and later ones fail the same way.
   void AbortManualCompactions();
+
+  // Rewrites the per-hash postings of the index at options.path (schema 2 or 3, closed: no
+  // other process may have it open) into the bucketed layout of schema 4 (the layout from
+  // `options` as for a new index), in place: the buckets are written to new column
+  // families, then one synced write records schema 4 and the layout, then the old postings
+  // are dropped. A crash before that write leaves the old index as it was (the next run
+  // starts over), one after it a bucketed index (the next run drops what is left of the
+  // old postings). Every posting, document frequency and capped count is kept. Returns
+  // the number of chunk hashes rewritten (0 for an index already bucketed).
+  // FAILED_PRECONDITION for read_only options.
+  static absl::StatusOr<uint64_t> UpgradePostings(const IndexOptions& options);
 
   // Writes a consistent copy of the live index to `dir` (must not exist; its parent must), a
   // RocksDB checkpoint (storage/rocks_checkpoint.h) that opens as an index of its own, also

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <thread>
 
@@ -41,6 +42,39 @@ class PostingListMerge : public rocksdb::MergeOperator {
     return codec::MergePostings(existing, ops, max_postings_, &out->new_value);
   }
   const char* Name() const override { return kMergeOperatorName; }
+
+ private:
+  const uint32_t max_postings_;
+};
+
+// The bucketed postings' operator (schema 4): add fragments and removes applied in order by
+// a full merge (a read, a compaction reaching the bottom); consecutive add fragments combine
+// into one in a partial merge (a flush or an upper-level compaction), so that a bucket
+// written by many registrations is read as few operands.
+class PostingBucketMerge : public rocksdb::MergeOperator {
+ public:
+  explicit PostingBucketMerge(uint32_t max_postings) : max_postings_(max_postings) {}
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    std::optional<std::string_view> existing;
+    if (in.existing_value != nullptr) existing = in.existing_value->ToStringView();
+    std::vector<std::string_view> ops;
+    ops.reserve(in.operand_list.size());
+    for (const rocksdb::Slice& s : in.operand_list) ops.push_back(s.ToStringView());
+    return bucket_codec::MergeBucket(existing, ops, max_postings_, &out->new_value);
+  }
+  bool PartialMergeMulti(const rocksdb::Slice& /*key*/,
+                         const std::deque<rocksdb::Slice>& operand_list, std::string* new_value,
+                         rocksdb::Logger* /*logger*/) const override {
+    std::vector<std::string_view> ops;
+    ops.reserve(operand_list.size());
+    for (const rocksdb::Slice& s : operand_list) {
+      // A remove must meet the adds before it: left for the full merge.
+      if (s.empty() || static_cast<uint8_t>(s[0]) != bucket_codec::kBucketValue) return false;
+      ops.push_back(s.ToStringView());
+    }
+    return bucket_codec::CombineAddFragments(ops, new_value);
+  }
+  const char* Name() const override { return kBucketMergeOperatorName; }
 
  private:
   const uint32_t max_postings_;
@@ -110,6 +144,16 @@ absl::Status ValidateOptions(const IndexOptions& o) {
     return absl::InvalidArgumentError("postings block size must be in [1, 256] KiB, not " +
                                       std::to_string(o.postings_block_kb));
   }
+  if (o.expected_documents < 1) {
+    return absl::InvalidArgumentError("expected documents must be at least 1");
+  }
+  if (o.postings_bucket_bits != 0 || o.postings_hash_bits != 0) {
+    const bucket_codec::BucketLayout layout{
+        o.postings_bucket_bits != 0 ? o.postings_bucket_bits
+                                    : bucket_codec::BucketBitsFor(o.expected_documents),
+        o.postings_hash_bits != 0 ? o.postings_hash_bits : 64};
+    COPS_RETURN_IF_ERROR(layout.Validate());
+  }
   if (o.block_cache != "lru" && o.block_cache != "hyper-clock") {
     return absl::InvalidArgumentError("unknown block cache \"" + o.block_cache +
                                       "\" (lru or hyper-clock)");
@@ -146,7 +190,7 @@ rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
 
 std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     const IndexOptions& o, const std::shared_ptr<rocksdb::Cache>& cache, uint32_t shards,
-    bool with_verify) {
+    uint32_t bucket_shards, bool with_verify) {
   std::vector<rocksdb::ColumnFamilyDescriptor> d;
   for (int i = 0; i < kNumCfs; ++i) {
     rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
@@ -213,6 +257,11 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
   for (uint32_t shard = 1; shard < shards; ++shard) {
     d.emplace_back(PostingsShardName(shard), d[kPostings].options);
   }
+  for (uint32_t shard = 0; shard < bucket_shards; ++shard) {
+    rocksdb::ColumnFamilyOptions cf = d[kPostings].options;
+    cf.merge_operator = std::make_shared<PostingBucketMerge>(o.max_postings_per_chunk);
+    d.emplace_back(BucketShardName(shard), cf);
+  }
   if (with_verify) {
     // Point reads of one value per candidate (2 bytes per word of the document); grams
     // are keyed hashes, which no compressor shrinks.
@@ -267,7 +316,12 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
   }
   // The shard count: the existing index's column families, or the option for a new one.
   uint32_t shards = options.postings_shards;
+  uint32_t bucket_shards = 0;
   bool with_verify = true;
+  if (!exists && options.bucketed_postings) {
+    bucket_shards = shards;
+    shards = 1;
+  }
   if (exists) {
     std::vector<std::string> names;
     rocksdb::Status listed = rocksdb::DB::ListColumnFamilies(db_options, options.path, &names);
@@ -281,11 +335,22 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
       return absl::DataLossError("index " + options.path + " has " + std::to_string(shards) +
                                  " postings shards; expected 1, 2 or 4");
     }
+    while (bucket_shards < kMaxPostingsShards &&
+           std::find(names.begin(), names.end(), BucketShardName(bucket_shards)) != names.end()) {
+      ++bucket_shards;
+    }
+    if (bucket_shards != 0 && !ValidShardCount(bucket_shards)) {
+      return absl::DataLossError("index " + options.path + " has " +
+                                 std::to_string(bucket_shards) +
+                                 " postings bucket families; expected 1, 2 or 4");
+    }
     // A writable open creates the family in an index made before it existed.
     with_verify =
         !options.read_only || std::find(names.begin(), names.end(), kVerifyCf) != names.end();
   }
-  opened->descriptors_ = Descriptors(options, opened->cache_, shards, with_verify);
+  opened->descriptors_ = Descriptors(options, opened->cache_, shards, bucket_shards, with_verify);
+  opened->hash_shard_count_ = shards;
+  opened->bucket_shard_count_ = bucket_shards;
   opened->db_options_ = db_options;
   opened->postings_options_ = opened->descriptors_[kPostings].options;
   if (!options.read_only) {
@@ -293,7 +358,99 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
   }
   rocksdb::Status s = opened->OpenDb();
   if (!s.ok()) return FromRocks(s, "opening index " + options.path);
+  COPS_RETURN_IF_ERROR(opened->LoadBucketLayout());
   return opened;
+}
+
+absl::Status IndexDb::LoadBucketLayout() {
+  const IndexOptions& o = options_;
+  COPS_ASSIGN_OR_RETURN(auto recorded, Get(kMeta, kBucketLayoutKey, "reading the bucket layout"));
+  if (!recorded.has_value()) {
+    COPS_ASSIGN_OR_RETURN(auto schema, Get(kMeta, kSchemaVersionKey, "reading schema version"));
+    created_ = !schema.has_value();
+    // A new index gets buckets when asked for and its families were created with it (an
+    // index whose first open was cut short before its meta data was written may lack them).
+    if (created_ && !o.read_only && o.bucketed_postings && !bucket_shards_.empty()) {
+      bucket_layout_ = bucket_codec::BucketLayout{
+          o.postings_bucket_bits != 0 ? o.postings_bucket_bits
+                                      : bucket_codec::BucketBitsFor(o.expected_documents),
+          o.postings_hash_bits != 0 ? o.postings_hash_bits : 64};
+    }
+    return absl::OkStatus();
+  }
+  std::string_view v = *recorded;
+  uint64_t bucket_bits, hash_bits;
+  if (!codec::GetVarint64(&v, &bucket_bits) || !codec::GetVarint64(&v, &hash_bits) ||
+      bucket_bits > 64 || hash_bits > 64) {
+    return absl::DataLossError("index " + o.path + ": malformed postings bucket layout");
+  }
+  const bucket_codec::BucketLayout layout{static_cast<uint32_t>(bucket_bits),
+                                          static_cast<uint32_t>(hash_bits)};
+  if (!layout.Validate().ok() || bucket_shards_.empty()) {
+    return absl::DataLossError("index " + o.path + ": postings bucket layout " +
+                               std::to_string(bucket_bits) + "/" + std::to_string(hash_bits) +
+                               " impossible or its column families missing");
+  }
+  // Explicit options must agree with what the index was built with, as the chunking
+  // parameters must (expected_documents only picks the bits of a new index).
+  if ((o.postings_bucket_bits != 0 && o.postings_bucket_bits != layout.bucket_bits) ||
+      (o.postings_hash_bits != 0 && o.postings_hash_bits != layout.hash_bits)) {
+    return absl::FailedPreconditionError(
+        "index " + o.path + " was built with other postings buckets (index vs requested): "
+        "bucket bits " + std::to_string(layout.bucket_bits) + " vs " +
+        std::to_string(o.postings_bucket_bits) + ", hash bits " +
+        std::to_string(layout.hash_bits) + " vs " + std::to_string(o.postings_hash_bits));
+  }
+  bucket_layout_ = layout;
+  return absl::OkStatus();
+}
+
+absl::Status IndexDb::RecreateBucketShards(uint32_t shards) {
+  const auto first = static_cast<std::ptrdiff_t>(kNumCfs + hash_shard_count_ - 1);
+  for (rocksdb::ColumnFamilyHandle* h : bucket_shards_) {
+    COPS_RETURN_IF_ERROR(FromRocks(db_->DropColumnFamily(h), "dropping old postings buckets"));
+    db_->DestroyColumnFamilyHandle(h);
+  }
+  cfs_.erase(cfs_.begin() + first, cfs_.begin() + first + bucket_shard_count_);
+  descriptors_.erase(descriptors_.begin() + first,
+                     descriptors_.begin() + first + bucket_shard_count_);
+  bucket_shards_.clear();
+  bucket_shard_count_ = 0;
+  std::vector<rocksdb::ColumnFamilyDescriptor> added =
+      Descriptors(options_, cache_, 1, shards, /*with_verify=*/false);
+  added.erase(added.begin(), added.begin() + kNumCfs);
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  COPS_RETURN_IF_ERROR(
+      FromRocks(db_->CreateColumnFamilies(added, &handles), "creating postings buckets"));
+  cfs_.insert(cfs_.begin() + first, handles.begin(), handles.end());
+  descriptors_.insert(descriptors_.begin() + first, added.begin(), added.end());
+  bucket_shards_ = handles;
+  bucket_shard_count_ = shards;
+  return absl::OkStatus();
+}
+
+absl::Status IndexDb::DropHashPostings() {
+  for (size_t i = 1; i < shards_.size(); ++i) {
+    COPS_RETURN_IF_ERROR(
+        FromRocks(db_->DropColumnFamily(shards_[i]), "dropping the per-hash postings"));
+    db_->DestroyColumnFamilyHandle(shards_[i]);
+  }
+  const auto first = static_cast<std::ptrdiff_t>(kNumCfs);
+  cfs_.erase(cfs_.begin() + first, cfs_.begin() + first + hash_shard_count_ - 1);
+  descriptors_.erase(descriptors_.begin() + first,
+                     descriptors_.begin() + first + hash_shard_count_ - 1);
+  hash_shard_count_ = 1;
+  shards_.assign(1, cfs_[kPostings]);
+  // The first family is one of the fixed ones: emptied, not dropped. Chunk keys are 8 bytes.
+  const std::string end(9, '\xff');
+  rocksdb::WriteOptions w;
+  w.sync = true;
+  COPS_RETURN_IF_ERROR(FromRocks(db_->DeleteRange(w, cfs_[kPostings], "", end),
+                                 "deleting the per-hash postings"));
+  rocksdb::CompactRangeOptions c;
+  c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kForce;
+  return FromRocks(db_->CompactRange(c, cfs_[kPostings], nullptr, nullptr),
+                   "compacting the emptied per-hash postings");
 }
 
 rocksdb::Status IndexDb::OpenDb() {
@@ -308,12 +465,17 @@ rocksdb::Status IndexDb::OpenDb() {
     cfs_.clear();
     return s;
   }
-  // The postings shards follow the fixed families in descriptors_, the verification
-  // grams' family (when present) comes last.
+  // The per-hash postings shards follow the fixed families in descriptors_, then the bucket
+  // families; the verification grams' family (when present) comes last.
   const bool with_verify = descriptors_.back().name == kVerifyCf;
-  const size_t shard_count = descriptors_.size() - kNumCfs - (with_verify ? 1 : 0) + 1;
   shards_.assign(1, cfs_[kPostings]);
-  for (size_t shard = 1; shard < shard_count; ++shard) shards_.push_back(cfs_[kNumCfs + shard - 1]);
+  for (size_t shard = 1; shard < hash_shard_count_; ++shard) {
+    shards_.push_back(cfs_[kNumCfs + shard - 1]);
+  }
+  bucket_shards_.clear();
+  for (size_t shard = 0; shard < bucket_shard_count_; ++shard) {
+    bucket_shards_.push_back(cfs_[kNumCfs + hash_shard_count_ - 1 + shard]);
+  }
   verify_ = with_verify ? cfs_.back() : nullptr;
   return s;
 }
@@ -329,6 +491,7 @@ void IndexDb::Close() {
   }
   cfs_.clear();
   shards_.clear();
+  bucket_shards_.clear();
   verify_ = nullptr;
   db_->Close();  // status ignored: the database is reopened or the index destroyed
   delete db_;

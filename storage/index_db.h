@@ -21,6 +21,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "rocksdb/db.h"
+#include "storage/bucket_codec.h"
 #include "storage/index.h"
 #include "storage/index_layout.h"
 
@@ -64,8 +65,27 @@ class IndexDb {
   rocksdb::ColumnFamilyHandle* cf(index_layout::CfIndex i) const { return cfs_[i]; }
   // Every column family (the postings shards and the grams included).
   std::span<rocksdb::ColumnFamilyHandle* const> all() const { return cfs_; }
-  // The postings shards in hash order (shard 0 is cf(kPostings)).
-  std::span<rocksdb::ColumnFamilyHandle* const> shards() const { return shards_; }
+  // The shards of the postings in use, in hash order: the bucket families when the postings
+  // are bucketed (bucket_layout() set), else the per-hash ones (shard 0 is cf(kPostings)).
+  std::span<rocksdb::ColumnFamilyHandle* const> shards() const {
+    return bucket_layout_.has_value() ? bucket_shards_ : shards_;
+  }
+  // The per-hash postings' shards and the bucket families present (empty when none), in use
+  // or not.
+  std::span<rocksdb::ColumnFamilyHandle* const> hash_shards() const { return shards_; }
+  std::span<rocksdb::ColumnFamilyHandle* const> bucket_shards() const { return bucket_shards_; }
+  // The bucketed postings' layout (schema 4), read from the meta data at open (or chosen
+  // for a new index from the options); nullopt for per-hash postings.
+  const std::optional<bucket_codec::BucketLayout>& bucket_layout() const { return bucket_layout_; }
+  // Whether the index had no meta data when opened (IndexMeta initializes it).
+  bool created() const { return created_; }
+
+  // For Index::UpgradePostings (no other call may use the database meanwhile): drops the
+  // bucket families present and creates `shards` empty ones; drops the per-hash shards but
+  // the first and deletes every key of the first; switches shards() to the buckets.
+  absl::Status RecreateBucketShards(uint32_t shards);
+  absl::Status DropHashPostings();
+  void UseBuckets(const bucket_codec::BucketLayout& layout) { bucket_layout_ = layout; }
   // The verification grams' family; nullptr in an older index opened read-only.
   rocksdb::ColumnFamilyHandle* verify() const { return verify_; }
   // The postings options the index was opened with (EndBulkLoad restores them).
@@ -98,6 +118,8 @@ class IndexDb {
   IndexDb() = default;
   // Opens db_ and the handles from db_options_ and descriptors_. REQUIRES: db_ == nullptr.
   rocksdb::Status OpenDb();
+  // Reads the bucket layout from the meta data, or picks it for a new index.
+  absl::Status LoadBucketLayout();
 
   IndexOptions options_;
   std::shared_ptr<rocksdb::Cache> cache_;
@@ -105,6 +127,12 @@ class IndexDb {
   // kNumCfs families in CfIndex order, then postings shards 1.., then the grams' family.
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
   std::vector<rocksdb::ColumnFamilyHandle*> shards_;
+  std::vector<rocksdb::ColumnFamilyHandle*> bucket_shards_;
+  // Families in descriptors_ after the fixed ones: per-hash shards 1.., then bucket shards.
+  uint32_t hash_shard_count_ = 1;
+  uint32_t bucket_shard_count_ = 0;
+  std::optional<bucket_codec::BucketLayout> bucket_layout_;
+  bool created_ = false;
   rocksdb::ColumnFamilyHandle* verify_ = nullptr;
   rocksdb::ColumnFamilyOptions postings_options_;
   // What db_ was opened with, for Reopen.

@@ -52,12 +52,25 @@ inline std::string PostingsShardName(uint32_t shard) {
                     : std::string(kPostingsCf) + "." + std::to_string(shard);
 }
 
+// The bucketed postings (schema 4, storage/bucket_codec.h) live in families of their own,
+// split into shards as the per-hash postings are: shard 0 is kBucketsCf, shard i > 0 is
+// kBucketsCf + "." + i. An index of schema 4 keeps an empty kPostingsCf (it is one of the
+// fixed families). on-disk: do not change the naming.
+inline constexpr char kBucketsCf[] = "buckets";
+inline std::string BucketShardName(uint32_t shard) {
+  return shard == 0 ? std::string(kBucketsCf) : std::string(kBucketsCf) + "." + std::to_string(shard);
+}
+
 // Meta keys (column family kMetaCf). on-disk: do not change.
 inline constexpr char kSchemaVersionKey[] = "schema_version";  // varint
 inline constexpr char kParamsKey[] = "chunking_params";        // ChunkingParams::Encode()
 inline constexpr char kKeyIdKey[] = "key_id";           // params.key_id, for people and tools
 inline constexpr char kNextDocIdKey[] = "next_doc_id";  // varint
 inline constexpr char kCountersKey[] = "counters";      // varint documents, postings, text_bytes
+// The bucketed postings' layout: varint bucket_bits, varint hash_bits. Present exactly when the
+// postings are bucketed (schema 4); written with the schema when the index is created or when
+// storage/index_upgrade.cc switches it over.
+inline constexpr char kBucketLayoutKey[] = "postings_buckets";
 // Registration-log sequence of the last applied event (replication/); absent = 0.
 inline constexpr char kAppliedLogSequenceKey[] = "applied_log_sequence";  // varint
 // The identity of the log stream those events came from (replication/); absent = none yet.
@@ -70,6 +83,7 @@ inline constexpr char kExpiryPrefix[] = "expiry/";
 // Name of the postings' merge operator, recorded in the OPTIONS file: a reopen must use the
 // same operator. on-disk: do not change.
 inline constexpr char kMergeOperatorName[] = "cops.PostingListMerge";
+inline constexpr char kBucketMergeOperatorName[] = "cops.PostingBucketMerge";
 
 }  // namespace cops::index_layout
 

@@ -42,7 +42,13 @@ absl::StatusOr<IndexMetaState> IndexMeta::LoadOrInit() const {
     }
     COPS_RETURN_IF_ERROR(options.params.Validate());
     rocksdb::WriteBatch b;
-    PutSchemaVersion(&b, codec::kSchemaVersionBase);
+    // A new index with bucketed postings is of schema 4 from the start: builds before it
+    // would misread its postings.
+    const auto& layout = db_.bucket_layout();
+    const uint64_t schema = layout.has_value() ? codec::kSchemaVersionBuckets
+                                               : codec::kSchemaVersionBase;
+    PutSchemaVersion(&b, schema);
+    if (layout.has_value()) PutBucketLayout(&b, *layout);
     b.Put(db_.cf(kMeta), kParamsKey, options.params.Encode());
     b.Put(db_.cf(kMeta), kKeyIdKey, options.params.key_id);
     PutNextDocId(&b, 1);
@@ -50,7 +56,7 @@ absl::StatusOr<IndexMetaState> IndexMeta::LoadOrInit() const {
     rocksdb::WriteOptions w;
     w.sync = true;
     COPS_RETURN_IF_ERROR(FromRocks(db_.db().Write(w, &b), "initializing index " + path));
-    state.schema = codec::kSchemaVersionBase;
+    state.schema = schema;
     return state;
   }
   std::string_view v = *version;
@@ -98,6 +104,14 @@ absl::StatusOr<IndexMetaState> IndexMeta::LoadOrInit() const {
 
 void IndexMeta::PutSchemaVersion(rocksdb::WriteBatch* b, uint64_t schema) const {
   b->Put(db_.cf(kMeta), kSchemaVersionKey, VarintValue(schema));
+}
+
+void IndexMeta::PutBucketLayout(rocksdb::WriteBatch* b,
+                                const bucket_codec::BucketLayout& layout) const {
+  std::string v;
+  codec::PutVarint64(&v, layout.bucket_bits);
+  codec::PutVarint64(&v, layout.hash_bits);
+  b->Put(db_.cf(kMeta), kBucketLayoutKey, v);
 }
 
 void IndexMeta::PutNextDocId(rocksdb::WriteBatch* b, DocId next) const {

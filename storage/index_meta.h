@@ -41,12 +41,15 @@ class IndexMeta {
   explicit IndexMeta(const IndexDb& db) : db_(db) {}
 
   // Reads the meta data; a new writable index is initialized first (schema
-  // kSchemaVersionBase, the requested parameters). FAILED_PRECONDITION when a read-only
+  // kSchemaVersionBuckets and the bucket layout when IndexDb chose one, else
+  // kSchemaVersionBase; the requested parameters). FAILED_PRECONDITION when a read-only
   // index has no meta data, its schema is newer than this build's or its parameters differ
   // from IndexOptions::params (naming the fields); DATA_LOSS on a malformed value.
   absl::StatusOr<IndexMetaState> LoadOrInit() const;
 
   void PutSchemaVersion(rocksdb::WriteBatch* b, uint64_t schema) const;
+  // The bucketed postings' layout (kBucketLayoutKey); recorded with schema 4.
+  void PutBucketLayout(rocksdb::WriteBatch* b, const bucket_codec::BucketLayout& layout) const;
   void PutNextDocId(rocksdb::WriteBatch* b, DocId next) const;
   void PutCounters(rocksdb::WriteBatch* b, const IndexCounters& c) const;
   void PutAppliedLogSequence(rocksdb::WriteBatch* b, uint64_t sequence) const;

@@ -7,10 +7,12 @@
 #include <string>
 #include <unordered_map>
 
+#include "absl/strings/escaping.h"
 #include "core/scratch.h"
 #include "core/status_macros.h"
 #include "rocksdb/snapshot.h"
 #include "rocksdb/write_batch.h"
+#include "storage/bucket_codec.h"
 #include "storage/codec.h"
 #include "storage/rocks_status.h"
 
@@ -36,9 +38,12 @@ PostingsStore::PostingsStore(const IndexDb& db, int lookup_threads)
   for (size_t i = 1; i < db.shards().size(); ++i) {
     shard_ids_ascending_ &= db.shards()[i - 1]->GetID() < db.shards()[i]->GetID();
   }
+  layout_ = db.bucket_layout();
+  if (layout_.has_value()) bucket_bits_ = layout_->bucket_bits;
 }
 
 void PostingsStore::Add(rocksdb::WriteBatch* b, std::span<const DocumentPostings> documents) const {
+  if (layout_.has_value()) return AddToBuckets(b, documents);
   struct Run {
     ChunkHash hash;
     DocId doc;
@@ -73,6 +78,7 @@ void PostingsStore::Add(rocksdb::WriteBatch* b, std::span<const DocumentPostings
 
 void PostingsStore::AddRemoval(rocksdb::WriteBatch* b, std::string_view chunk_list,
                                DocId doc) const {
+  if (layout_.has_value()) return AddBucketRemoval(b, chunk_list, doc);
   const std::string remove = codec::EncodeRemoveOperand(doc);
   for (size_t off = 0; off + 8 <= chunk_list.size(); off += 8) {
     const char* key = chunk_list.data() + off;
@@ -82,6 +88,7 @@ void PostingsStore::AddRemoval(rocksdb::WriteBatch* b, std::string_view chunk_li
 
 absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
                                    std::vector<PostingList>* out) const {
+  if (layout_.has_value()) return LookupBuckets(hashes, out);
   // Reused between calls on the same thread (a check is the hot path): no allocation once
   // the buffers and the caller's lists have grown to the batch size.
   struct Scratch {
@@ -166,6 +173,171 @@ absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
   return result;
 }
 
+// One merge operand per bucket a batch touches (all its documents' postings there), in
+// bucket order: a batch of documents costs a memtable insert per bucket, not per posting.
+void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
+                                 std::span<const DocumentPostings> documents) const {
+  struct Entry {
+    uint32_t bucket;
+    bucket_codec::BucketPosting p;
+  };
+  std::vector<Entry> entries;
+  size_t total = 0;
+  for (const DocumentPostings& d : documents) total += d.hashes.size();
+  entries.reserve(total);
+  for (const DocumentPostings& d : documents) {
+    for (size_t i = 0; i < d.hashes.size(); ++i) {
+      entries.push_back(
+          Entry{layout_->Bucket(d.hashes[i]), {layout_->Rest(d.hashes[i]), d.postings[i]}});
+    }
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& c) {
+    if (a.bucket != c.bucket) return a.bucket < c.bucket;
+    if (a.p.rest != c.p.rest) return a.p.rest < c.p.rest;
+    if (a.p.posting.doc_id != c.p.posting.doc_id) return a.p.posting.doc_id < c.p.posting.doc_id;
+    return a.p.posting.ordinal < c.p.posting.ordinal;
+  });
+  std::vector<bucket_codec::BucketPosting> run;
+  char key[4];
+  for (size_t i = 0; i < entries.size();) {
+    size_t j = i;
+    run.clear();
+    for (; j < entries.size() && entries[j].bucket == entries[i].bucket; ++j) {
+      run.push_back(entries[j].p);
+    }
+    bucket_codec::EncodeBucketKey(key, entries[i].bucket);
+    b->Merge(BucketShard(entries[i].bucket), rocksdb::Slice(key, 4),
+             bucket_codec::EncodeAddFragment(run));
+    i = j;
+  }
+}
+
+void PostingsStore::AddBucketRemoval(rocksdb::WriteBatch* b, std::string_view chunk_list,
+                                     DocId doc) const {
+  std::vector<std::pair<uint32_t, uint64_t>> keys;  // (bucket, rest)
+  keys.reserve(chunk_list.size() / 8);
+  for (size_t off = 0; off + 8 <= chunk_list.size(); off += 8) {
+    const ChunkHash h = codec::DecodeFixed64BE(chunk_list.data() + off);
+    keys.emplace_back(layout_->Bucket(h), layout_->Rest(h));
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<uint64_t> rests;
+  char key[4];
+  for (size_t i = 0; i < keys.size();) {
+    size_t j = i;
+    rests.clear();
+    for (; j < keys.size() && keys[j].first == keys[i].first; ++j) rests.push_back(keys[j].second);
+    bucket_codec::EncodeBucketKey(key, keys[i].first);
+    b->Merge(BucketShard(keys[i].first), rocksdb::Slice(key, 4),
+             bucket_codec::EncodeRemoveOperand(doc, rests));
+    i = j;
+  }
+}
+
+// As the per-hash Lookup, over the distinct buckets of the hashes: one MultiGet key per
+// bucket, each bucket's value scanned once for the rests of all its hashes.
+absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
+                                          std::vector<PostingList>* out) const {
+  struct Scratch {
+    std::vector<uint32_t> order;
+    std::vector<uint64_t> rests;         // by sorted hash
+    std::vector<PostingList*> outs;      // by sorted hash
+    std::vector<uint32_t> first;         // per bucket: its first sorted hash; then n
+    std::vector<char> key_bytes;
+    std::vector<rocksdb::Slice> keys;
+    std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+    std::vector<rocksdb::PinnableSlice> values;
+    std::vector<rocksdb::Status> statuses;
+    std::vector<absl::Status> part_results;
+  };
+  constexpr size_t kScratchBytesPerHash =
+      2 * sizeof(uint32_t) + sizeof(uint64_t) + sizeof(void*) + 4 +
+      sizeof(rocksdb::Slice) + sizeof(rocksdb::ColumnFamilyHandle*) +
+      sizeof(rocksdb::PinnableSlice) + sizeof(rocksdb::Status);
+  constexpr size_t kMinLookupPartKeys = 256;
+  thread_local Scratch thread_scratch;
+  Scratch& scratch = thread_scratch;
+  const size_t n = hashes.size();
+  out->resize(n);
+  for (PostingList& l : *out) {
+    l.doc_frequency = 0;
+    l.postings.clear();
+  }
+  if (n == 0) return absl::OkStatus();
+  auto& order = scratch.order;
+  order.resize(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](uint32_t a, uint32_t b) { return hashes[a] < hashes[b]; });
+  // Sorted hashes are sorted by (bucket, rest): each bucket's hashes are consecutive.
+  scratch.rests.resize(n);
+  scratch.outs.resize(n);
+  scratch.first.clear();
+  uint32_t prev_bucket = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const ChunkHash h = hashes[order[i]];
+    const uint32_t bucket = layout_->Bucket(h);
+    if (i == 0 || bucket != prev_bucket) scratch.first.push_back(static_cast<uint32_t>(i));
+    prev_bucket = bucket;
+    scratch.rests[i] = layout_->Rest(h);
+    scratch.outs[i] = &(*out)[order[i]];
+  }
+  const size_t buckets = scratch.first.size();
+  scratch.first.push_back(static_cast<uint32_t>(n));
+  scratch.key_bytes.resize(buckets * 4);
+  scratch.keys.resize(buckets);
+  scratch.cfs.resize(buckets);
+  if (scratch.values.size() < buckets) scratch.values.resize(buckets);
+  scratch.statuses.resize(buckets);
+  for (size_t k = 0; k < buckets; ++k) {
+    char* p = scratch.key_bytes.data() + k * 4;
+    const uint32_t bucket = layout_->Bucket(hashes[order[scratch.first[k]]]);
+    bucket_codec::EncodeBucketKey(p, bucket);
+    scratch.keys[k] = rocksdb::Slice(p, 4);
+    scratch.cfs[k] = BucketShard(bucket);
+  }
+  struct InFlight {
+    std::atomic<int>& count;
+    const bool alone = count.fetch_add(1, std::memory_order_relaxed) == 0;
+    ~InFlight() { count.fetch_sub(1, std::memory_order_relaxed); }
+  } in_flight{lookups_in_flight_};
+  const size_t parts = in_flight.alone
+                           ? std::min<size_t>(static_cast<size_t>(lookup_parts_->workers()) + 1,
+                                              std::max<size_t>(1, buckets / kMinLookupPartKeys))
+                           : 1;
+  std::optional<rocksdb::ManagedSnapshot> snapshot;
+  rocksdb::ReadOptions read;
+  if (parts > 1) read.snapshot = snapshot.emplace(&db_.db()).snapshot();
+  scratch.part_results.assign(parts, absl::OkStatus());
+  lookup_parts_->Run(parts, [&](size_t part) {
+    const size_t begin = buckets * part / parts, end = buckets * (part + 1) / parts;
+    db_.db().MultiGet(read, end - begin, scratch.cfs.data() + begin, scratch.keys.data() + begin,
+                      scratch.values.data() + begin, scratch.statuses.data() + begin,
+                      /*sorted_input=*/shard_ids_ascending_);
+    absl::Status& result = scratch.part_results[part];
+    for (size_t k = begin; k < end; ++k) {
+      const rocksdb::Status& st = scratch.statuses[k];
+      if (result.ok() && !st.IsNotFound()) {
+        const std::string_view key = scratch.keys[k].ToStringView();
+        const size_t lo = scratch.first[k], count = scratch.first[k + 1] - lo;
+        result = st.ok() ? bucket_codec::LookupInBucket(
+                               scratch.values[k].ToStringView(), key,
+                               std::span<const uint64_t>(scratch.rests.data() + lo, count),
+                               std::span<PostingList* const>(scratch.outs.data() + lo, count))
+                         : FromRocks(st, "looking up postings bucket " +
+                                             absl::BytesToHexString(
+                                                 absl::string_view(key.data(), key.size())));
+      }
+      scratch.values[k].Reset();  // unpin the block before the next call
+    }
+  });
+  absl::Status result;
+  for (const absl::Status& s : scratch.part_results) result.Update(s);
+  if (n * kScratchBytesPerHash > kScratchKeepBytes) scratch = Scratch();
+  return result;
+}
+
 absl::Status PostingsStore::BeginBulkLoad() {
   absl::MutexLock lock(&bulk_mu_);
   if (bulk_loading_.load()) return absl::OkStatus();
@@ -226,6 +398,10 @@ void PostingsStore::AddStats(IndexStats* s) const {
     }
   }
   s->postings_shards = static_cast<uint32_t>(db_.shards().size());
+  if (layout_.has_value()) {
+    s->bucket_bits = layout_->bucket_bits;
+    s->hash_bits = layout_->hash_bits;
+  }
   s->postings_files_per_level.assign(db.NumberLevels(db_.shards()[0]), 0);
   for (auto* shard : db_.shards()) {
     for (size_t level = 0; level < s->postings_files_per_level.size(); ++level) {

@@ -1,9 +1,11 @@
 #ifndef COPS_STORAGE_POSTINGS_STORE_H_
 #define COPS_STORAGE_POSTINGS_STORE_H_
 
-// The inverted index proper: chunk hash (BE64 key) -> posting list, in 1, 2 or 4 column
-// families ("shards") split by the hash's top bits, appended to by merge operands
-// (storage/codec.h) and read by batched MultiGet. Also the postings' bulk-load mode.
+// The inverted index proper, in 1, 2 or 4 column families ("shards") split by the hash's top
+// bits, appended to by merge operands and read by batched MultiGet, in one of two layouts:
+// bucketed (schema 4: bucket of hashes (BE32 key) -> their postings, storage/bucket_codec.h)
+// or per hash (schema 2-3: chunk hash (BE64 key) -> posting list, storage/codec.h). Also
+// the postings' bulk-load mode.
 // Internal to storage/; docs/storage-format.md.
 //
 // Thread-safety: safe for concurrent use; BeginBulkLoad/EndBulkLoad serialize on their own
@@ -12,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -65,11 +68,24 @@ class PostingsStore {
   uint32_t ShardOf(ChunkHash h) const {
     return shard_shift_ >= 64 ? 0 : static_cast<uint32_t>(h >> shard_shift_);
   }
+  // The bucketed layout's Add, AddRemoval and Lookup.
+  void AddToBuckets(rocksdb::WriteBatch* b, std::span<const DocumentPostings> documents) const;
+  void AddBucketRemoval(rocksdb::WriteBatch* b, std::string_view chunk_list, DocId doc) const;
+  absl::Status LookupBuckets(std::span<const ChunkHash> hashes,
+                             std::vector<PostingList>* out) const;
+  // The shard of a bucket: the same top bits of the hash.
+  rocksdb::ColumnFamilyHandle* BucketShard(uint32_t bucket) const {
+    return shard_shift_ >= 64 ? db_.shards()[0]
+                              : db_.shards()[bucket >> (shard_shift_ - (64 - bucket_bits_))];
+  }
   rocksdb::ColumnFamilyHandle* Shard(ChunkHash h) const { return db_.shards()[ShardOf(h)]; }
 
   const IndexDb& db_;
   // Maps a hash to its shard (64 with one shard).
   int shard_shift_ = 64;
+  // The bucketed layout (bucket_bits_ != 0) or per-hash postings.
+  std::optional<bucket_codec::BucketLayout> layout_;
+  uint32_t bucket_bits_ = 0;
   // The shards' column-family ids increase with the shard (they are created in order), so
   // keys sorted by hash are sorted by (column family, key) as a multi-family MultiGet wants.
   bool shard_ids_ascending_ = true;

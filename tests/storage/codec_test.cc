@@ -1,6 +1,9 @@
 #include "storage/codec.h"
 
 #include <limits>
+#include <random>
+
+#include "storage/bucket_codec.h"
 
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -237,6 +240,185 @@ TEST(CodecTest, LifetimeIsAppendedOnlyWhenSetAndOldRecordsDecodeWithout) {
   absl::Status s = DecodeDocumentRecord(7, with_lifetime.substr(0, plain.size() + 2), &back);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
   EXPECT_NE(s.message().find("lifetime"), absl::string_view::npos) << s;
+}
+
+// The bucketed postings layout (index schema 4, storage/bucket_codec.h).
+namespace bc = bucket_codec;
+
+std::vector<bc::BucketPosting> SomeBucketPostings() {
+  // By (rest, doc, ordinal): rest 3 in two documents (one with two postings), rest 900 in
+  // one, rest 2^40 in one with a large id.
+  return {{3, {5, 2, 100, 130}},        {3, {5, 9, 90, 95}},
+          {3, {7, 0, 0, 10}},           {900, {6, 1, 40, 60}},
+          {uint64_t{1} << 40, {1000000, 1250, 31000, 31040}}};
+}
+
+TEST(BucketCodecTest, LayoutSplitsTheHashAndValidates) {
+  const bc::BucketLayout layout{.bucket_bits = 20, .hash_bits = 40};
+  const ChunkHash h = 0xABCDE12345678901;
+  EXPECT_EQ(layout.Bucket(h), 0xABCDEu);
+  EXPECT_EQ(layout.Rest(h), 0x12345u);  // the next 20 bits; the low 24 are not stored
+  EXPECT_EQ((bc::BucketLayout{.bucket_bits = 16, .hash_bits = 64}).Rest(h), 0xE12345678901u);
+  EXPECT_OK(layout.Validate());
+  EXPECT_FALSE((bc::BucketLayout{.bucket_bits = 33, .hash_bits = 64}).Validate().ok());
+  EXPECT_FALSE((bc::BucketLayout{.bucket_bits = 20, .hash_bits = 24}).Validate().ok());
+  EXPECT_EQ(bc::BucketBitsFor(100), 12u);  // small indexes: 4096 buckets
+  EXPECT_EQ(bc::BucketBitsFor(1000000), 22u);
+  EXPECT_EQ(bc::BucketBitsFor(10000000), 26u);
+  EXPECT_LT(bc::BucketKey(255), bc::BucketKey(256));
+}
+
+TEST(BucketCodecTest, FragmentRoundTripsAndLookupDecodesOnlyTheRestsAsked) {
+  const auto postings = SomeBucketPostings();
+  const std::string value = bc::EncodeAddFragment(postings);
+  std::vector<bc::BucketGroup> groups;
+  ASSERT_OK(bc::DecodeBucket(value, "k", &groups));
+  ASSERT_EQ(groups.size(), 3u);
+  EXPECT_EQ(groups[0].rest, 3u);
+  EXPECT_EQ(groups[0].postings.size(), 3u);
+  EXPECT_EQ(groups[2].postings[0], (Posting{1000000, 1250, 31000, 31040}));
+  EXPECT_EQ(bc::EncodeBucket(groups), value);
+  // A one-posting entry costs its rest, its document, ordinal, start and length, no count.
+  EXPECT_LE(bc::EncodeAddFragment(std::span(postings).subspan(3, 1)).size(), 1u + 2 + 1 + 1 + 1 + 1);
+
+  PostingList a, b, missing, again;
+  const std::vector<uint64_t> rests = {2, 3, 3, 900};
+  const std::vector<PostingList*> outs = {&missing, &a, &again, &b};
+  ASSERT_OK(bc::LookupInBucket(value, "k", rests, outs));
+  EXPECT_EQ(a.doc_frequency, 2u);
+  EXPECT_EQ(a.postings, groups[0].postings);
+  EXPECT_EQ(again.postings, a.postings);
+  EXPECT_EQ(b.doc_frequency, 1u);
+  EXPECT_EQ(b.postings, (std::vector<Posting>{{6, 1, 40, 60}}));
+  EXPECT_EQ(missing.doc_frequency, 0u);
+  EXPECT_TRUE(missing.postings.empty());
+}
+
+TEST(BucketCodecTest, TruncatedOrCorruptValuesAreDataLossNamingTheKey) {
+  const std::string value = bc::EncodeAddFragment(SomeBucketPostings());
+  const std::string key = bc::BucketKey(0x0102ABCD);
+  std::vector<bc::BucketGroup> groups;
+  // Every proper prefix that does not end on a group boundary fails.
+  int failed = 0;
+  for (size_t n = 0; n < value.size(); ++n) {
+    absl::Status s = bc::DecodeBucket(value.substr(0, n), key, &groups);
+    if (s.ok()) continue;
+    ++failed;
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
+    EXPECT_NE(s.message().find("0102abcd"), std::string_view::npos) << s;
+  }
+  EXPECT_GE(failed, static_cast<int>(value.size()) - 3);
+  PostingList out;
+  const std::vector<uint64_t> rests = {uint64_t{1} << 40};
+  const std::vector<PostingList*> outs = {&out};
+  EXPECT_EQ(bc::LookupInBucket(value.substr(0, value.size() - 1), key, rests, outs).code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(bc::LookupInBucket("", key, rests, outs).code(), absl::StatusCode::kDataLoss);
+  // A varint that never ends, rests out of order, an empty group.
+  for (const std::string& bad : {std::string("\x01\xff\xff\xff", 4), std::string("\x01\x02\x0a\x00\x00\x01\x0a\x00\x00", 9),
+                                std::string("\x01\x01\x00\x00", 4)}) {
+    EXPECT_EQ(bc::DecodeBucket(bad, key, &groups).code(), absl::StatusCode::kDataLoss);
+  }
+  // Random bytes never crash (the fuzz target goes further).
+  std::mt19937 rng(7);
+  for (int i = 0; i < 2000; ++i) {
+    std::string junk(rng() % 40, '\0');
+    for (char& c : junk) c = static_cast<char>(rng());
+    if (!junk.empty() && i % 2 == 0) junk[0] = 1;
+    (void)bc::DecodeBucket(junk, key, &groups);
+    (void)bc::LookupInBucket(junk, key, rests, outs);
+    std::string merged;
+    const std::vector<std::string_view> ops = {junk};
+    (void)bc::MergeBucket(std::nullopt, ops, 3, &merged);
+  }
+}
+
+TEST(BucketCodecTest, MergeAddsIgnoresReplaysCapsAndRemoves) {
+  const std::vector<bc::BucketPosting> first = {{3, {5, 0, 0, 10}}, {8, {5, 1, 10, 20}}};
+  const std::vector<bc::BucketPosting> second = {{3, {2, 4, 0, 10}}, {3, {2, 5, 3, 12}},
+                                                 {3, {9, 0, 0, 10}}};
+  const std::string a = bc::EncodeAddFragment(first), b = bc::EncodeAddFragment(second);
+  std::string merged;
+  // Cap 3: document 9 at rest 3 would make 4 postings, so it is only counted.
+  const std::vector<std::string_view> adds = {a, b, a};
+  ASSERT_TRUE(bc::MergeBucket(std::nullopt, adds, 3, &merged));
+  PostingList at3, at8;
+  const std::vector<uint64_t> rests = {3, 8};
+  const std::vector<PostingList*> outs = {&at3, &at8};
+  ASSERT_OK(bc::LookupInBucket(merged, "k", rests, outs));
+  EXPECT_EQ(at3.doc_frequency, 3u);
+  EXPECT_EQ(at3.postings, (std::vector<Posting>{{2, 4, 0, 10}, {2, 5, 3, 12}, {5, 0, 0, 10}}));
+  EXPECT_EQ(at8.postings.size(), 1u);
+  // Partial merges of adds give what one full merge of them gives.
+  std::string combined, via_combined;
+  ASSERT_TRUE(bc::CombineAddFragments(adds, &combined));
+  ASSERT_TRUE(bc::MergeBucket(std::nullopt, std::vector<std::string_view>{combined}, 3,
+                              &via_combined));
+  EXPECT_EQ(via_combined, merged);
+
+  // Removing document 5 (rests 3 and 8) empties rest 8; removing 9 (counted, not listed)
+  // lowers the count only; a remove of an unknown rest changes nothing.
+  const std::vector<uint64_t> rests5 = {3, 8}, rests9 = {3}, unknown = {77};
+  const std::string r5 = bc::EncodeRemoveOperand(5, rests5);
+  const std::string r9 = bc::EncodeRemoveOperand(9, rests9);
+  const std::string r1 = bc::EncodeRemoveOperand(1, unknown);
+  std::string after;
+  const std::vector<std::string_view> removes = {r5, r9, r1};
+  ASSERT_TRUE(bc::MergeBucket(std::string_view(merged), removes, 3, &after));
+  at3 = at8 = PostingList();  // LookupInBucket leaves the lists of rests it lacks alone
+  ASSERT_OK(bc::LookupInBucket(after, "k", rests, outs));
+  EXPECT_EQ(at3.doc_frequency, 1u);
+  EXPECT_EQ(at3.postings, (std::vector<Posting>{{2, 4, 0, 10}, {2, 5, 3, 12}}));
+  EXPECT_EQ(at8.doc_frequency, 0u);
+  EXPECT_TRUE(at8.postings.empty());
+  std::vector<bc::BucketGroup> groups;
+  ASSERT_OK(bc::DecodeBucket(after, "k", &groups));
+  EXPECT_EQ(groups.size(), 1u);
+
+  // A malformed operand or value fails the merge (RocksDB then reports corruption).
+  const std::vector<std::string_view> junk = {std::string_view("\x07", 1)};
+  EXPECT_FALSE(bc::MergeBucket(std::nullopt, junk, 0, &after));
+  EXPECT_FALSE(bc::MergeBucket(std::string_view("\x01\xff", 2), adds, 0, &after));
+  EXPECT_FALSE(bc::CombineAddFragments(removes, &after));
+}
+
+TEST(BucketCodecTest, MergeAgreesWithTheReferenceOnRandomOperands) {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::string> ops;
+    std::optional<std::string> existing;
+    for (int k = 0; k < 1 + static_cast<int>(rng() % 8); ++k) {
+      if (rng() % 4 == 0) {
+        std::vector<uint64_t> rests;
+        for (uint64_t r = 0; r < 12; ++r) {
+          if (rng() % 3 == 0) rests.push_back(r);
+        }
+        ops.push_back(bc::EncodeRemoveOperand(1 + rng() % 6, rests));
+      } else {
+        std::vector<bc::BucketPosting> ps;
+        for (uint64_t r = 0; r < 12; ++r) {
+          for (DocId d = 1; d <= 6; ++d) {
+            if (rng() % 5 != 0) continue;
+            for (uint32_t o = 0; o < 1 + rng() % 3; ++o) ps.push_back({r, {d, 3 * o, o, o + 4}});
+          }
+        }
+        ops.push_back(bc::EncodeAddFragment(ps));
+      }
+    }
+    if (round % 2 == 0) {
+      existing = ops[0];
+      ops.erase(ops.begin());
+      if (existing->at(0) != static_cast<char>(bc::kBucketValue)) existing.reset();
+    }
+    const std::vector<std::string_view> views(ops.begin(), ops.end());
+    const uint32_t cap = round % 3 == 0 ? 0 : 1 + rng() % 6;
+    std::string fast, reference;
+    const std::optional<std::string_view> base =
+        existing ? std::optional<std::string_view>(*existing) : std::nullopt;
+    ASSERT_TRUE(bc::MergeBucket(base, views, cap, &fast));
+    ASSERT_TRUE(bc::MergeBucketReference(base, views, cap, &reference));
+    ASSERT_EQ(fast, reference) << round;
+  }
 }
 
 }  // namespace

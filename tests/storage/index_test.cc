@@ -1261,6 +1261,202 @@ TEST(IndexTest, IndexOfAnOlderNormalizationVersionIsRefusedUnderTheNewOne) {
   EXPECT_NE(OpenOrDie(as_recorded), nullptr);
 }
 
+uint64_t RecordedSchema(const std::string& path);  // below
+DocumentRecord ExpiringRecord(const std::string& external_id, int64_t expires,
+                              int64_t not_before);
+
+TEST(IndexTest, NewIndexHasBucketedPostingsWhoseLayoutIsRecordedAndChecked) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  {
+    auto index = OpenOrDie(Options(path));
+    ASSERT_OK(index->Register(MakeRecord("a"), MakeFingerprint(1, 10), ""));
+    EXPECT_EQ(index->Stats().bucket_bits, 22u);  // expected_documents 10^6
+    EXPECT_EQ(index->Stats().hash_bits, 64u);
+  }
+  EXPECT_EQ(RecordedSchema(path), 4u);
+  IndexOptions other = Options(path);
+  other.postings_bucket_bits = 16;
+  auto refused = Index::Open(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("bucket bits 22 vs 16"), absl::string_view::npos)
+      << refused.status();
+  // expected_documents only sizes a new index.
+  IndexOptions bigger = Options(path);
+  bigger.expected_documents = 10'000'000;
+  auto index = OpenOrDie(bigger);
+  EXPECT_EQ(index->Stats().bucket_bits, 22u);
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), 1));
+}
+
+// 16 buckets: every bucket holds postings of many documents and hashes.
+TEST(IndexTest, SharedBucketsLookUpExactlyAndNeverMatchAnUnregisteredDocument) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  IndexOptions o = Options(path);
+  o.postings_bucket_bits = 4;
+  o.max_postings_per_chunk = 5;
+  constexpr int kDocs = 20;
+  std::vector<DocId> ids;
+  auto check = [&](const Index& index, const char* when) {
+    SCOPED_TRACE(when);
+    for (int d = 0; d < kDocs; ++d) {
+      const DocumentFingerprint fp = MakeFingerprint(d + 1, 30, /*shared=*/true);
+      std::vector<ChunkHash> hashes;
+      for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
+      std::vector<PostingList> out;
+      ASSERT_OK(index.Lookup(hashes, &out));
+      const bool removed = d == 3 || d == 7;
+      for (size_t i = 0; i + 1 < hashes.size(); ++i) {  // the document's own chunks
+        if (removed) {
+          EXPECT_TRUE(out[i].postings.empty()) << d;
+          EXPECT_EQ(out[i].doc_frequency, 0u);
+        } else {
+          ASSERT_EQ(out[i].postings.size(), 1u) << d;
+          EXPECT_EQ(out[i].postings[0], (Posting{ids[d], fp.chunks[i].ordinal,
+                                                 fp.chunks[i].start, fp.chunks[i].end}));
+          EXPECT_EQ(out[i].doc_frequency, 1u);
+        }
+      }
+      // The shared chunk: counted in every live document, listed in at most 5.
+      EXPECT_EQ(out.back().doc_frequency, kDocs - 2u);
+      EXPECT_LE(out.back().postings.size(), 5u);
+      for (const Posting& p : out.back().postings) {
+        EXPECT_NE(p.doc_id, ids[3]);
+        EXPECT_NE(p.doc_id, ids[7]);
+      }
+    }
+  };
+  {
+    auto index = OpenOrDie(o);
+    for (int d = 0; d < kDocs; ++d) {
+      auto r = index->Register(MakeRecord("d" + std::to_string(d)),
+                               MakeFingerprint(d + 1, 30, /*shared=*/true), "");
+      ASSERT_OK(r);
+      ids.push_back(r->id);
+    }
+    ASSERT_OK(index->Unregister(ids[3]));
+    ASSERT_OK(index->Unregister(ids[7]));
+    check(*index, "in the memtable");
+    ASSERT_OK(index->Compact());
+    check(*index, "compacted");
+    EXPECT_LE(index->Stats().chunk_keys, 16u);
+  }
+  auto index = OpenOrDie(o);
+  check(*index, "reopened");
+}
+
+// Every hash's postings and document frequency, for comparing an index before and after.
+std::vector<PostingList> LookUpAll(const Index& index, const std::vector<ChunkHash>& hashes) {
+  std::vector<PostingList> out;
+  EXPECT_OK(index.Lookup(hashes, &out));
+  return out;
+}
+
+TEST(IndexTest, UpgradePostingsRewritesASchema3IndexLosingNothing) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  IndexOptions old_build = Options(path);
+  old_build.bucketed_postings = false;  // the per-hash writer, as builds before schema 4
+  old_build.max_postings_per_chunk = 5;
+  constexpr int kDocs = 24;
+  std::vector<DocId> ids;
+  std::vector<ChunkHash> hashes;
+  std::vector<PostingList> before;
+  {
+    auto index = OpenOrDie(old_build);
+    for (int d = 0; d < kDocs; ++d) {
+      // One with a lifetime (schema 3).
+      DocumentRecord r = d == 0 ? ExpiringRecord("d0", 0, 1000) : MakeRecord("d" + std::to_string(d));
+      auto reg = index->Register(r, MakeFingerprint(d + 1, 40, /*shared=*/true), "");
+      ASSERT_OK(reg);
+      ids.push_back(reg->id);
+      for (const Chunk& c : MakeFingerprint(d + 1, 40, true).chunks) hashes.push_back(c.hash);
+      if (d == kDocs / 2) {
+        ASSERT_OK(index->Flush());
+      }
+    }
+    ASSERT_OK(index->Unregister(ids[2]));
+    before = LookUpAll(*index, hashes);
+    // Two level-0 files of unmerged operands; flushed, so that the raw edit below (which
+    // has no merge operator) need not replay them from the log.
+    ASSERT_OK(index->Flush());
+  }
+  EXPECT_EQ(RecordedSchema(path), 3u);
+  // A run cut short before its switch left a bucket family behind: the index still opens as
+  // schema 3, and the upgrade starts over.
+  EditClosedIndex(path, [](rocksdb::DB& raw, const auto&) {
+    rocksdb::ColumnFamilyHandle* h = nullptr;
+    ASSERT_TRUE(raw.CreateColumnFamily(rocksdb::ColumnFamilyOptions(), "buckets", &h).ok());
+    EXPECT_TRUE(raw.Put(rocksdb::WriteOptions(), h, "junk", "\x07").ok());
+    raw.DestroyColumnFamilyHandle(h);
+  });
+  {
+    old_build.bucketed_postings = true;  // the default of this build: no effect on an old index
+    auto index = OpenOrDie(old_build);
+    EXPECT_EQ(index->Stats().bucket_bits, 0u);
+    EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(2, 40), ids[1]));
+  }
+  IndexOptions upgrade = old_build;
+  upgrade.postings_bucket_bits = 8;  // ~4 hashes per bucket here
+  auto upgraded = Index::UpgradePostings(upgrade);
+  ASSERT_OK(upgraded);
+  EXPECT_EQ(*upgraded, static_cast<uint64_t>(kDocs) * 40 + 1);  // every distinct hash
+  EXPECT_EQ(RecordedSchema(path), 4u);
+  // Again: nothing left to do.
+  ASSERT_OK(Index::UpgradePostings(upgrade));
+  auto index = OpenOrDie(old_build);
+  EXPECT_EQ(index->Stats().bucket_bits, 8u);
+  const std::vector<PostingList> after = LookUpAll(*index, hashes);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].doc_frequency, before[i].doc_frequency) << i;
+    EXPECT_EQ(after[i].postings, before[i].postings) << i;
+  }
+  for (int d = 0; d < kDocs; ++d) {
+    EXPECT_EQ(HasAllPostings(*index, MakeFingerprint(d + 1, 40), ids[d]), d != 2) << d;
+  }
+  EXPECT_EQ(index->GetDocument(ids[0])->not_before_unix_micros, 1000);
+  // It goes on as a bucketed index: registrations and removals.
+  ASSERT_OK(index->Unregister(ids[5]));
+  auto more = index->Register(MakeRecord("new"), MakeFingerprint(99, 40), "");
+  ASSERT_OK(more);
+  EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(99, 40), more->id));
+  EXPECT_FALSE(HasAllPostings(*index, MakeFingerprint(6, 40), ids[5]));
+  EXPECT_TRUE(PostingsOf(*index, HashOf(6, 0), ids[5]).empty());
+}
+
+TEST(IndexTest, CorruptBucketIsDataLossNamingItsKey) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  const ChunkHash hash = HashOf(1, 0);
+  {
+    auto index = OpenOrDie(Options(path));
+    ASSERT_OK(index->Register(MakeRecord("a"), MakeFingerprint(1, 10), ""));
+    ASSERT_OK(index->Compact());
+  }
+  // Bucket bits 22, two shards by the top bit.
+  const std::string family = (hash >> 63) == 0 ? "buckets" : "buckets.1";
+  const auto bucket = static_cast<uint32_t>(hash >> 42);
+  std::string key(4, '\0');
+  for (int i = 0; i < 4; ++i) key[i] = static_cast<char>(bucket >> (24 - 8 * i));
+  EditClosedIndex(path, [&](rocksdb::DB& raw, const auto& handles) {
+    for (auto* h : handles) {
+      if (h->GetName() == family) {
+        EXPECT_TRUE(raw.Put(rocksdb::WriteOptions(), h, key, std::string("\x01\x03\x02", 3)).ok());
+      }
+    }
+  });
+  auto index = OpenOrDie(Options(path));
+  std::vector<PostingList> out;
+  const absl::Status s = index->Lookup(std::span<const ChunkHash>(&hash, 1), &out);
+  EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+  char hex[9];
+  std::snprintf(hex, sizeof(hex), "%08x", bucket);
+  EXPECT_NE(s.message().find(hex), absl::string_view::npos) << s;
+}
+
 TEST(IndexTest, NewerSchemaIsRefused) {
   TempDir dir;
   const std::string path = dir.Join("db");
@@ -1783,14 +1979,19 @@ TEST(IndexTest, ExpiryAndEmbargoAreStoredAndSurviveReopen) {
 TEST(IndexTest, SchemaVersionRisesOnlyWithTheFirstDocumentThatHasALifetime) {
   TempDir dir;
   const std::string path = dir.Join("db");
+  // An index with per-hash postings, as builds before schema 4 made (a new bucketed one is of
+  // schema 4 from the start).
+  IndexOptions per_hash = Options(path);
+  per_hash.bucketed_postings = false;
   {
-    auto index = OpenOrDie(Options(path));
+    auto index = OpenOrDie(per_hash);
     ASSERT_OK(index->Register(MakeRecord("plain"), MakeFingerprint(1, 10), ""));
   }
   // Builds that know no expiry can still open it: nothing in it needs one.
   EXPECT_EQ(RecordedSchema(path), 2u);
   {
-    auto index = OpenOrDie(Options(path));
+    auto index = OpenOrDie(Options(path));  // bucketed_postings: not for an existing index
+    EXPECT_EQ(index->Stats().bucket_bits, 0u);
     ASSERT_OK(index->Register(ExpiringRecord("embargoed", 0, 1000), MakeFingerprint(2, 10), ""));
   }
   // Now they must refuse it rather than show an embargoed document to checkers.

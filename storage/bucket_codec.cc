@@ -1,0 +1,535 @@
+#include "storage/bucket_codec.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+
+#include "absl/strings/escaping.h"
+#include "storage/codec.h"
+
+namespace cops::bucket_codec {
+namespace {
+
+using storage_codec::GetVarint64;
+using storage_codec::PutVarint64;
+
+// Rests and document ids stay below 2^63, so that every delta shifted left by one (the flag
+// bit) fits in 64 bits.
+constexpr uint64_t kMaxId = (uint64_t{1} << 63) - 1;
+
+uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+absl::Status Malformed(std::string_view key, const char* what) {
+  return absl::DataLossError("postings bucket " + absl::BytesToHexString(absl::string_view(key.data(), key.size())) +
+                             ": malformed value (" + what + ")");
+}
+
+// One group: `postings` sorted by (doc_id, ordinal).
+void PutGroup(std::string* dst, uint64_t rest_delta, uint32_t beyond_cap,
+              std::span<const Posting> postings) {
+  uint64_t listed = 0;
+  for (size_t i = 0; i < postings.size(); ++i) {
+    listed += i == 0 || postings[i].doc_id != postings[i - 1].doc_id;
+  }
+  const bool header = listed != 1 || beyond_cap != 0;
+  PutVarint64(dst, rest_delta << 1 | (header ? 1 : 0));
+  if (header) {
+    PutVarint64(dst, listed);
+    PutVarint64(dst, beyond_cap);
+  }
+  DocId prev_doc = 0;
+  for (size_t i = 0; i < postings.size();) {
+    size_t j = i + 1;
+    while (j < postings.size() && postings[j].doc_id == postings[i].doc_id) ++j;
+    const uint64_t n = j - i;
+    PutVarint64(dst, (postings[i].doc_id - prev_doc) << 1 | (n > 1 ? 1 : 0));
+    if (n > 1) PutVarint64(dst, n - 2);
+    uint32_t prev_ordinal = 0;
+    int64_t prev_start = 0;
+    for (size_t k = i; k < j; ++k) {
+      const Posting& p = postings[k];
+      PutVarint64(dst, p.ordinal - prev_ordinal);
+      PutVarint64(dst, ZigZag(static_cast<int64_t>(p.start) - prev_start));
+      PutVarint64(dst, p.end - p.start);
+      prev_ordinal = p.ordinal;
+      prev_start = p.start;
+    }
+    prev_doc = postings[i].doc_id;
+    i = j;
+  }
+}
+
+// Reads the groups of a value (after its tag) one at a time.
+class GroupScanner {
+ public:
+  explicit GroupScanner(std::string_view body) : in_(body) {}
+  bool done() const { return in_.empty(); }
+
+  // A group's rest and counts; nullptr on damage, else the reason is "".
+  const char* Header(uint64_t* rest, uint64_t* listed, uint32_t* beyond_cap) {
+    uint64_t v;
+    if (!GetVarint64(&in_, &v)) return "truncated group";
+    const uint64_t delta = v >> 1;
+    if (first_) {
+      rest_ = delta;
+      first_ = false;
+    } else {
+      if (delta == 0 || delta > kMaxId - rest_) return "groups out of order";
+      rest_ += delta;
+    }
+    *listed = 1;
+    *beyond_cap = 0;
+    if ((v & 1) != 0) {
+      uint64_t beyond;
+      if (!GetVarint64(&in_, listed) || !GetVarint64(&in_, &beyond)) return "truncated header";
+      // Each listed document takes at least 4 bytes: a cheap bound before any allocation.
+      if (*listed > in_.size() || beyond > UINT32_MAX) return "counts out of range";
+      if (*listed == 0 && beyond == 0) return "empty group";
+      *beyond_cap = static_cast<uint32_t>(beyond);
+    }
+    *rest = rest_;
+    return "";
+  }
+
+  // Reads `listed` documents' postings, appending them to `out` unless it is nullptr.
+  const char* Documents(uint64_t listed, std::vector<Posting>* out) {
+    DocId doc = 0;
+    for (uint64_t d = 0; d < listed; ++d) {
+      uint64_t v;
+      if (!GetVarint64(&in_, &v)) return "truncated document";
+      const uint64_t delta = v >> 1;
+      if (delta == 0 || delta > kMaxId - doc) return "documents out of order";
+      doc += delta;
+      uint64_t n = 1;
+      if ((v & 1) != 0) {
+        if (!GetVarint64(&in_, &n) || n > in_.size()) return "bad posting count";
+        n += 2;
+      }
+      uint64_t ordinal = 0;
+      int64_t start = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        uint64_t d_ord, z_start, len;
+        if (!GetVarint64(&in_, &d_ord) || !GetVarint64(&in_, &z_start) ||
+            !GetVarint64(&in_, &len)) {
+          return "truncated posting";
+        }
+        // Ordinals and offsets stay in [0, UINT32_MAX]; a delta leaving it is damage.
+        const int64_t d_start = UnZigZag(z_start);
+        if (d_ord > UINT32_MAX - ordinal || d_start < -start ||
+            d_start > int64_t{UINT32_MAX} - start ||
+            len > UINT32_MAX - static_cast<uint64_t>(start + d_start)) {
+          return "posting out of range";
+        }
+        ordinal += d_ord;
+        start += d_start;
+        if (out != nullptr) {
+          out->push_back(Posting{doc, static_cast<uint32_t>(ordinal), static_cast<uint32_t>(start),
+                                 static_cast<uint32_t>(start + len)});
+        }
+      }
+    }
+    return "";
+  }
+
+ private:
+  std::string_view in_;
+  bool first_ = true;
+  uint64_t rest_ = 0;
+};
+
+bool IsError(const char* reason) { return reason[0] != '\0'; }
+
+// Decodes a value's or add fragment's groups; the reason on damage, else "".
+const char* DecodeGroups(std::string_view value, std::vector<BucketGroup>* out) {
+  out->clear();
+  if (value.empty() || static_cast<uint8_t>(value[0]) != kBucketValue) return "unknown tag";
+  GroupScanner scan(value.substr(1));
+  while (!scan.done()) {
+    BucketGroup g;
+    uint64_t listed;
+    const char* why = scan.Header(&g.rest, &listed, &g.beyond_cap);
+    if (IsError(why)) return why;
+    why = scan.Documents(listed, &g.postings);
+    if (IsError(why)) return why;
+    out->push_back(std::move(g));
+  }
+  return "";
+}
+
+uint32_t SaturatingAdd(uint32_t a, uint64_t b) {
+  return static_cast<uint32_t>(std::min<uint64_t>(uint64_t{a} + b, UINT32_MAX));
+}
+
+}  // namespace
+
+absl::Status BucketLayout::Validate() const {
+  if (bucket_bits < kMinBucketBits || bucket_bits > kMaxBucketBits) {
+    return absl::InvalidArgumentError("postings bucket bits must be in [" +
+                                      std::to_string(kMinBucketBits) + ", " +
+                                      std::to_string(kMaxBucketBits) + "], not " +
+                                      std::to_string(bucket_bits));
+  }
+  if (hash_bits < bucket_bits + 8 || hash_bits > 64) {
+    return absl::InvalidArgumentError("postings hash bits must be in [" +
+                                      std::to_string(bucket_bits + 8) + ", 64], not " +
+                                      std::to_string(hash_bits));
+  }
+  return absl::OkStatus();
+}
+
+uint32_t BucketBitsFor(uint64_t documents) {
+  // ~140 stored postings per 4 KB document (700 words, 1 in 5 chunks kept) and ~32
+  // postings per bucket: four buckets per expected document. Against one bucket per
+  // document, 0.4 more bytes per posting and half the lookup CPU (docs/performance.md).
+  const uint32_t bits =
+      documents <= 1 ? 2 : static_cast<uint32_t>(std::bit_width(documents - 1)) + 2;
+  return std::clamp<uint32_t>(bits, 12, kMaxBucketBits);
+}
+
+void EncodeBucketKey(char* dst, uint32_t bucket) {
+  for (int i = 3; i >= 0; --i) {
+    dst[i] = static_cast<char>(bucket & 0xff);
+    bucket >>= 8;
+  }
+}
+
+std::string BucketKey(uint32_t bucket) {
+  std::string k(4, '\0');
+  EncodeBucketKey(k.data(), bucket);
+  return k;
+}
+
+std::string EncodeAddFragment(std::span<const BucketPosting> postings) {
+  std::string out(1, static_cast<char>(kBucketValue));
+  std::vector<Posting> group;
+  uint64_t prev_rest = 0;
+  for (size_t i = 0; i < postings.size();) {
+    size_t j = i;
+    group.clear();
+    while (j < postings.size() && postings[j].rest == postings[i].rest) {
+      group.push_back(postings[j].posting);
+      ++j;
+    }
+    PutGroup(&out, postings[i].rest - prev_rest, 0, group);
+    prev_rest = postings[i].rest;
+    i = j;
+  }
+  return out;
+}
+
+std::string EncodeRemoveOperand(DocId doc, std::span<const uint64_t> rests) {
+  std::string out(1, static_cast<char>(kBucketRemove));
+  PutVarint64(&out, doc);
+  PutVarint64(&out, rests.size());
+  uint64_t prev = 0;
+  for (uint64_t r : rests) {
+    PutVarint64(&out, r - prev);
+    prev = r;
+  }
+  return out;
+}
+
+absl::Status DecodeBucket(std::string_view value, std::string_view key,
+                          std::vector<BucketGroup>* out) {
+  const char* why = DecodeGroups(value, out);
+  if (IsError(why)) {
+    out->clear();
+    return Malformed(key, why);
+  }
+  return absl::OkStatus();
+}
+
+std::string EncodeBucket(std::span<const BucketGroup> groups) {
+  std::string out(1, static_cast<char>(kBucketValue));
+  uint64_t prev_rest = 0;
+  bool first = true;
+  for (const BucketGroup& g : groups) {
+    if (g.postings.empty() && g.beyond_cap == 0) continue;
+    PutGroup(&out, first ? g.rest : g.rest - prev_rest, g.beyond_cap, g.postings);
+    prev_rest = g.rest;
+    first = false;
+  }
+  return out;
+}
+
+absl::Status LookupInBucket(std::string_view value, std::string_view key,
+                            std::span<const uint64_t> rests, std::span<PostingList* const> outs) {
+  if (value.empty() || static_cast<uint8_t>(value[0]) != kBucketValue) {
+    return Malformed(key, "unknown tag");
+  }
+  GroupScanner scan(value.substr(1));
+  size_t i = 0;
+  const size_t n = rests.size();
+  while (i < n && !scan.done()) {
+    uint64_t rest, listed;
+    uint32_t beyond_cap;
+    const char* why = scan.Header(&rest, &listed, &beyond_cap);
+    if (IsError(why)) return Malformed(key, why);
+    while (i < n && rests[i] < rest) ++i;
+    if (i < n && rests[i] == rest) {
+      PostingList* first = outs[i];
+      first->postings.clear();
+      why = scan.Documents(listed, &first->postings);
+      if (IsError(why)) return Malformed(key, why);
+      first->doc_frequency = SaturatingAdd(beyond_cap, listed);
+      for (++i; i < n && rests[i] == rest; ++i) *outs[i] = *first;
+    } else {
+      why = scan.Documents(listed, nullptr);
+      if (IsError(why)) return Malformed(key, why);
+    }
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+
+// One step of a merge under one rest: an add of a document's postings (pool[first, +count)),
+// documents counted beyond the cap (count), or a document's removal.
+struct MergeEvent {
+  enum Kind : uint8_t { kAdd, kBeyond, kRemove };
+  uint64_t rest;
+  uint32_t op;  // application order: 0 the existing value, then the operands
+  Kind kind;
+  DocId doc;
+  uint32_t first;
+  uint32_t count;
+};
+
+// Appends the events of a value or an add fragment; false on damage.
+bool AddEvents(std::string_view value, uint32_t op, std::vector<MergeEvent>* events,
+               std::vector<Posting>* pool) {
+  if (value.empty() || static_cast<uint8_t>(value[0]) != kBucketValue) return false;
+  GroupScanner scan(value.substr(1));
+  while (!scan.done()) {
+    uint64_t rest, listed;
+    uint32_t beyond;
+    if (IsError(scan.Header(&rest, &listed, &beyond))) return false;
+    if (beyond != 0) events->push_back({rest, op, MergeEvent::kBeyond, 0, 0, beyond});
+    const size_t start = pool->size();
+    if (IsError(scan.Documents(listed, pool))) return false;
+    if (pool->size() > UINT32_MAX) return false;
+    for (size_t i = start; i < pool->size();) {
+      size_t j = i + 1;
+      while (j < pool->size() && (*pool)[j].doc_id == (*pool)[i].doc_id) ++j;
+      events->push_back({rest, op, MergeEvent::kAdd, (*pool)[i].doc_id, static_cast<uint32_t>(i),
+                         static_cast<uint32_t>(j - i)});
+      i = j;
+    }
+  }
+  return true;
+}
+
+bool AddRemoveEvents(std::string_view op_value, uint32_t op, std::vector<MergeEvent>* events) {
+  op_value.remove_prefix(1);
+  uint64_t doc, count;
+  if (!GetVarint64(&op_value, &doc) || doc == 0 || doc > kMaxId ||
+      !GetVarint64(&op_value, &count) || count > op_value.size()) {
+    return false;
+  }
+  uint64_t rest = 0;
+  for (uint64_t k = 0; k < count; ++k) {
+    uint64_t delta;
+    if (!GetVarint64(&op_value, &delta) || (k > 0 && delta == 0) || delta > kMaxId - rest) {
+      return false;
+    }
+    rest += delta;
+    events->push_back({rest, op, MergeEvent::kRemove, doc, 0, 0});
+  }
+  return op_value.empty();
+}
+
+}  // namespace
+
+// Flat: every operand's entries as events, sorted by (rest, operand) with each operand's
+// order kept, then applied rest by rest; no per-group allocation (a read of a bucket with
+// operands runs this, so it is on the lookup path until compaction).
+bool MergeBucket(const std::optional<std::string_view>& existing,
+                 std::span<const std::string_view> operands, uint32_t max_postings,
+                 std::string* out) {
+  thread_local std::vector<MergeEvent> events;
+  thread_local std::vector<Posting> pool;
+  thread_local std::vector<const MergeEvent*> listed;
+  thread_local std::vector<Posting> group;
+  events.clear();
+  pool.clear();
+  if (existing.has_value() && !AddEvents(*existing, 0, &events, &pool)) return false;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    const std::string_view op = operands[i];
+    if (op.empty()) return false;
+    const auto tag = static_cast<uint8_t>(op[0]);
+    const auto index = static_cast<uint32_t>(i + 1);
+    if (tag == kBucketValue) {
+      if (!AddEvents(op, index, &events, &pool)) return false;
+    } else if (tag == kBucketRemove) {
+      if (!AddRemoveEvents(op, index, &events)) return false;
+    } else {
+      return false;
+    }
+  }
+  std::stable_sort(events.begin(), events.end(), [](const MergeEvent& a, const MergeEvent& b) {
+    return a.rest != b.rest ? a.rest < b.rest : a.op < b.op;
+  });
+  out->assign(1, static_cast<char>(kBucketValue));
+  uint64_t prev_rest = 0;
+  bool first_group = true;
+  for (size_t i = 0; i < events.size();) {
+    const uint64_t rest = events[i].rest;
+    listed.clear();  // by doc
+    uint64_t total = 0;
+    uint32_t beyond = 0;
+    for (; i < events.size() && events[i].rest == rest; ++i) {
+      const MergeEvent& e = events[i];
+      auto at = std::lower_bound(listed.begin(), listed.end(), e.doc,
+                                 [](const MergeEvent* l, DocId d) { return l->doc < d; });
+      const bool is_listed = at != listed.end() && (*at)->doc == e.doc;
+      if (e.kind == MergeEvent::kAdd) {
+        if (is_listed) continue;  // a replayed add
+        // The existing value is kept whole (written under this cap or an earlier one).
+        if (e.op == 0 || max_postings == 0 || total + e.count <= max_postings) {
+          listed.insert(at, &e);
+          total += e.count;
+        } else {
+          beyond = SaturatingAdd(beyond, 1);
+        }
+      } else if (e.kind == MergeEvent::kBeyond) {
+        beyond = SaturatingAdd(beyond, e.count);
+      } else if (is_listed) {
+        total -= (*at)->count;
+        listed.erase(at);
+      } else if (beyond > 0) {
+        --beyond;  // counted, not listed
+      }
+    }
+    if (listed.empty() && beyond == 0) continue;
+    group.clear();
+    for (const MergeEvent* l : listed) {
+      group.insert(group.end(), pool.begin() + l->first, pool.begin() + l->first + l->count);
+    }
+    PutGroup(out, first_group ? rest : rest - prev_rest, beyond, group);
+    prev_rest = rest;
+    first_group = false;
+  }
+  if (pool.capacity() > (1u << 20)) {  // one huge bucket does not stay resident per thread
+    pool = {};
+    events = {};
+  }
+  return true;
+}
+
+bool MergeBucketReference(const std::optional<std::string_view>& existing,
+                          std::span<const std::string_view> operands, uint32_t max_postings,
+                          std::string* out) {
+  std::map<uint64_t, BucketGroup> groups;
+  std::vector<BucketGroup> decoded;
+  if (existing.has_value()) {
+    if (IsError(DecodeGroups(*existing, &decoded))) return false;
+    for (BucketGroup& g : decoded) {
+      const uint64_t rest = g.rest;
+      groups.emplace_hint(groups.end(), rest, std::move(g));
+    }
+  }
+  for (std::string_view op : operands) {
+    if (op.empty()) return false;
+    const auto tag = static_cast<uint8_t>(op[0]);
+    if (tag == kBucketValue) {
+      if (IsError(DecodeGroups(op, &decoded))) return false;
+      for (BucketGroup& add : decoded) {
+        BucketGroup& g = groups[add.rest];
+        g.rest = add.rest;
+        g.beyond_cap = SaturatingAdd(g.beyond_cap, add.beyond_cap);
+        auto& ps = g.postings;
+        const auto& in = add.postings;
+        for (size_t i = 0; i < in.size();) {
+          size_t j = i + 1;
+          while (j < in.size() && in[j].doc_id == in[i].doc_id) ++j;
+          const DocId doc = in[i].doc_id;
+          auto lo = std::lower_bound(ps.begin(), ps.end(), doc,
+                                     [](const Posting& p, DocId d) { return p.doc_id < d; });
+          if (lo == ps.end() || lo->doc_id != doc) {  // else already listed: a replayed add
+            if (max_postings == 0 || ps.size() + (j - i) <= max_postings) {
+              ps.insert(lo, in.begin() + static_cast<std::ptrdiff_t>(i),
+                        in.begin() + static_cast<std::ptrdiff_t>(j));
+            } else {
+              g.beyond_cap = SaturatingAdd(g.beyond_cap, 1);
+            }
+          }
+          i = j;
+        }
+        if (g.postings.empty() && g.beyond_cap == 0) groups.erase(add.rest);
+      }
+    } else if (tag == kBucketRemove) {
+      op.remove_prefix(1);
+      uint64_t doc, count;
+      if (!GetVarint64(&op, &doc) || doc == 0 || doc > kMaxId || !GetVarint64(&op, &count) ||
+          count > op.size()) {
+        return false;
+      }
+      uint64_t rest = 0;
+      for (uint64_t k = 0; k < count; ++k) {
+        uint64_t delta;
+        if (!GetVarint64(&op, &delta) || (k > 0 && delta == 0) || delta > kMaxId - rest) {
+          return false;
+        }
+        rest += delta;
+        auto it = groups.find(rest);
+        if (it == groups.end()) continue;
+        auto& ps = it->second.postings;
+        auto lo = std::lower_bound(ps.begin(), ps.end(), doc,
+                                   [](const Posting& p, DocId d) { return p.doc_id < d; });
+        auto hi = lo;
+        while (hi != ps.end() && hi->doc_id == doc) ++hi;
+        if (lo != hi) {
+          ps.erase(lo, hi);
+        } else if (it->second.beyond_cap > 0) {
+          --it->second.beyond_cap;  // counted, not listed
+        }
+        if (ps.empty() && it->second.beyond_cap == 0) groups.erase(it);
+      }
+      if (!op.empty()) return false;
+    } else {
+      return false;
+    }
+  }
+  decoded.clear();
+  decoded.reserve(groups.size());
+  for (auto& [rest, g] : groups) decoded.push_back(std::move(g));
+  *out = EncodeBucket(decoded);
+  return true;
+}
+
+bool CombineAddFragments(std::span<const std::string_view> operands, std::string* out) {
+  std::map<uint64_t, BucketGroup> groups;
+  std::vector<BucketGroup> decoded;
+  for (std::string_view op : operands) {
+    if (IsError(DecodeGroups(op, &decoded))) return false;
+    for (BucketGroup& add : decoded) {
+      BucketGroup& g = groups[add.rest];
+      g.rest = add.rest;
+      g.beyond_cap = SaturatingAdd(g.beyond_cap, add.beyond_cap);
+      // Keeps the first add of each document, as MergeBucket would.
+      std::vector<Posting> merged;
+      merged.reserve(g.postings.size() + add.postings.size());
+      size_t a = 0, b = 0;
+      const auto& x = g.postings;
+      const auto& y = add.postings;
+      while (a < x.size() || b < y.size()) {
+        if (b == y.size() || (a < x.size() && x[a].doc_id <= y[b].doc_id)) {
+          const DocId doc = x[a].doc_id;
+          while (a < x.size() && x[a].doc_id == doc) merged.push_back(x[a++]);
+          while (b < y.size() && y[b].doc_id == doc) ++b;  // a replayed add
+        } else {
+          const DocId doc = y[b].doc_id;
+          while (b < y.size() && y[b].doc_id == doc) merged.push_back(y[b++]);
+        }
+      }
+      g.postings = std::move(merged);
+    }
+  }
+  decoded.clear();
+  for (auto& [rest, g] : groups) decoded.push_back(std::move(g));
+  *out = EncodeBucket(decoded);
+  return true;
+}
+
+}  // namespace cops::bucket_codec
