@@ -227,6 +227,12 @@ const std::vector<Flag>& Flags() {
        "Memtables each postings shard's write buffer is cut into, flushed together (1-64)",
        Value(&ServerConfig::index, &IndexOptions::postings_memtables),
        Checked(CLI::Range(1u, 64u))},
+      {"bucketed-postings",
+       "A new index keeps its postings in buckets by hash prefix (true|false): ~37% fewer bytes "
+       "per posting, but lookups cost more until compaction (docs/performance.md)",
+       Value(&ServerConfig::index, &IndexOptions::bucketed_postings)},
+      {"expected-documents", "Documents a new bucketed index is sized for (its bucket count)",
+       Value(&ServerConfig::index, &IndexOptions::expected_documents)},
       {"bloom-bits", "Bloom filter bits per chunk key, 0-30 (0 = none)",
        Value(&ServerConfig::index, &IndexOptions::bloom_bits_per_key)},
       {"background-jobs", "RocksDB flush and compaction threads",

@@ -58,7 +58,13 @@ struct ServerConfig {
   // memory, within [256 MiB, 16 GiB] (BlockCacheBytes()). Checks that find copies read a
   // postings block per matched chunk; the more of the index's hot blocks the cache holds,
   // the fewer are read and decompressed again (docs/performance.md).
-  IndexOptions index;
+  // copsd creates indexes with one key per hash unless --bucketed-postings: bucketed lookups
+  // read every merge fragment written since the last compaction (docs/performance.md).
+  IndexOptions index = [] {
+    IndexOptions options;
+    options.bucketed_postings = false;
+    return options;
+  }();
   // Lifetimes (server/retention_sweeper.h): the time between sweeps of expired documents
   // and old audit entries (--sweep-interval), and how long audit entries are kept
   // (--audit-retention; 0 = forever). Flags take durations such as 90d, 12h, 30s.
