@@ -317,35 +317,28 @@ absl::StatusOr<Report> DetectSampled(const DocumentFingerprint& test, const Cand
   return r;
 }
 
-// Steps 1-4 with verification, over the chunks `looked_up` (a view of the test's chunks)
-// and their postings. `full_lookup`: every chunk of the test is, or will be, looked up.
-// When `covered` is not null, the test units [begin, end) of each reported document's
-// passages are appended to it.
-absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
-                                      const DocumentFingerprint& looked_up,
-                                      std::span<const PostingList> postings, bool full_lookup,
-                                      const ChunkingParams& params, const CandidateSource& source,
-                                      const DetectOptions& options, Scratch& s,
-                                      std::vector<UnitRange>* covered) {
-  const CheckOptions& check = options.check;
-  // 1. Candidates: every document sharing a chunk with a short test text (all of whose
-  // chunks were looked up); for a longer one, whose lookups are a selection, the documents
-  // sharing a passage of min_passage_units, as without verification. Chance matches of
-  // single chunks with a long text are many in a large index, and each would cost a read.
-  CheckOptions tally = check;
+// Steps 1-2 of a verified check: every document sharing a chunk with a short test text (all
+// of whose chunks were looked up) is a candidate; for a longer one, whose lookups are a
+// selection, the documents sharing a passage of min_passage_units, as without verification
+// (chance matches of single chunks with a long text are many in a large index, and each would
+// cost a read). The records of the best candidates are read into s.ids / s.records; filtered
+// ones give their place to the next. Returns the chunks ignored as common by the tally.
+absl::StatusOr<uint32_t> ReadBestCandidates(const DocumentFingerprint& looked_up,
+                                            std::span<const PostingList> postings,
+                                            bool full_lookup, const CandidateSource& source,
+                                            const DetectOptions& options, Scratch& s) {
+  CheckOptions tally = options.check;
   tally.max_results = 0;
   tally.want_spans = false;
   tally.threshold = 1;  // candidates by passage, not by the sampled ratio
   if (full_lookup) tally.min_passage_units = 0;
   const MatchSet set = MatchSet::Tally(looked_up, postings, tally);
   s.stored.assign(set.CandidateIds().size(), 0);
-  Report sampled = set.Decide(s.stored);  // ordered by sampled matches
+  const Report sampled = set.Decide(s.stored);  // ordered by sampled matches
   if (options.candidates_out != nullptr) {
     options.candidates_out->clear();
     for (const DocumentMatch& m : sampled.matches) options.candidates_out->push_back(m.doc_id);
   }
-
-  // 2. Records of the best candidates; filtered ones give their place to the next.
   const size_t want = options.max_candidates == 0 ? sampled.matches.size()
                                                   : options.max_candidates;
   s.ids.clear();
@@ -363,125 +356,197 @@ absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
   }
   s.ids.resize(kept);
   s.records.resize(kept);
+  return sampled.common_chunks_ignored;
+}
 
+// Step 3 of a verified check: verifies the candidates read by ReadBestCandidates against
+// their complete grams, one at a time, with the test's grams that count.
+class CandidateVerifier {
+ public:
+  // Reads the candidates' grams and prepares what every verification shares.
+  static absl::StatusOr<CandidateVerifier> Prepare(const DocumentFingerprint& test,
+                                                  const DocumentFingerprint& looked_up,
+                                                  std::span<const PostingList> postings,
+                                                  const ChunkingParams& params,
+                                                  const CandidateSource& source,
+                                                  const CheckOptions& check,
+                                                  const VerifyOptions& verify_options,
+                                                  Scratch& s, std::vector<UnitRange>* covered) {
+    CandidateVerifier v(test, params, check, s, covered);
+    v.verify_ = verify_options;
+    v.verify_.gram_units = v.k_;
+    // A passage shorter than the length a report promises neither shows nor counts.
+    v.verify_.min_passage_units = check.min_passage_units;
+    if (check.min_match_units > v.k_ - 1) {
+      v.verify_.min_counted_passage_grams = check.min_match_units - (v.k_ - 1);
+    }
+    s.test_grams.Build(test.grams, s.gram_excluded);
+    COPS_RETURN_IF_ERROR(source.ReadGrams(s.ids, &s.grams));
+    v.CollectCandidatePostings(postings);
+    v.CollectFoundChunks(looked_up, postings);
+    return v;
+  }
+
+  // Verifies candidate i: its match, when it passes or shares a passage of
+  // min_passage_units (counted or not: an excluded passage is shown as excluded). Its
+  // passages are left in s.verification.
+  std::optional<DocumentMatch> Verify(size_t i) {
+    Verification& v = s_.verification;
+    if (i >= s_.grams.size() || s_.grams[i].empty()) {  // nothing stored to verify
+      v.passages.clear();
+      return std::nullopt;
+    }
+    cops::Verify(s_.test_grams, s_.grams[i], verify_, &v);
+    if (!s_.found.empty()) {
+      ExcludeCommonPassages(s_.found, k_, check_.common_phrase_documents, RareRunUnits(params_),
+                            &v);
+    }
+    DocumentMatch m = MatchOf(s_.ids[i], v, check_);
+    std::sort(s_.doc_postings[i].begin(), s_.doc_postings[i].end(),
+              [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
+    const uint32_t longest_units = AddSpans(test_, params_, v, s_.doc_postings[i], &m);
+    if (!m.violation && longest_units < check_.min_passage_units) return std::nullopt;
+    if (covered_ != nullptr) {
+      for (const Passage& p : v.passages) {
+        const uint32_t ub = std::min(p.test_begin, n_units_ ? n_units_ - 1 : 0);
+        const uint32_t ue = std::min(p.test_end - 1 + k_, n_units_);
+        if (ub < ue) covered_->push_back({ub, ue});
+      }
+    }
+    return m;
+  }
+
+  // Template documents first: their counted passages become excluded test text for every
+  // other candidate; their matches are reported as templates, never as violations.
+  void VerifyTemplates(Report* r) {
+    bool templates_excluded = false;
+    for (size_t i = 0; i < s_.ids.size(); ++i) {
+      if (!s_.records[i].template_source) continue;
+      std::optional<DocumentMatch> m = Verify(i);
+      for (const Passage& p : s_.verification.passages) {
+        if (p.excluded != Exclusion::kNone || n_units_ == 0) continue;
+        const uint32_t ub = std::min(p.test_begin, n_units_ - 1);
+        const uint32_t ue = std::min(p.test_end - 1 + k_, n_units_);
+        if (s_.unit_excluded.empty()) s_.unit_excluded.assign(n_units_, Exclusion::kNone);
+        for (uint32_t u = ub; u < ue; ++u) {
+          if (s_.unit_excluded[u] == Exclusion::kNone) s_.unit_excluded[u] = Exclusion::kTemplate;
+        }
+        if (ub < ue) {
+          r->excluded.push_back(
+              {test_.units[ub].start, test_.units[ue - 1].end, Exclusion::kTemplate});
+        }
+        templates_excluded = true;
+      }
+      if (!m) continue;
+      m->template_source = true;
+      m->violation = false;
+      for (Span& span : m->spans) {
+        if (span.excluded == Exclusion::kNone) span.excluded = Exclusion::kTemplate;
+      }
+      r->matches.push_back(*std::move(m));
+    }
+    if (templates_excluded) {
+      NormalizeRanges(&r->excluded);
+      GramExclusions(s_.unit_excluded, test_.grams.size(), k_, &s_.gram_excluded);
+      s_.test_grams.Build(test_.grams, s_.gram_excluded);
+      r->considered_chunks = s_.test_grams.counted();
+    }
+  }
+
+  // The other candidates, after the templates.
+  void VerifySources(Report* r) {
+    for (size_t i = 0; i < s_.ids.size(); ++i) {
+      if (s_.records[i].template_source) continue;
+      if (std::optional<DocumentMatch> m = Verify(i)) r->matches.push_back(*std::move(m));
+    }
+  }
+
+ private:
+  CandidateVerifier(const DocumentFingerprint& test, const ChunkingParams& params,
+                    const CheckOptions& check, Scratch& s, std::vector<UnitRange>* covered)
+      : test_(test),
+        params_(params),
+        check_(check),
+        s_(s),
+        covered_(covered),
+        k_(params.verify_k),
+        n_units_(static_cast<uint32_t>(test.units.size())) {}
+
+  // The candidates' postings hit by the lookup place passages in the registered bytes.
+  void CollectCandidatePostings(std::span<const PostingList> postings) {
+    const size_t kept = s_.ids.size();
+    std::unordered_map<DocId, size_t> slot;
+    slot.reserve(kept);
+    for (size_t i = 0; i < kept; ++i) slot.emplace(s_.ids[i], i);
+    if (s_.doc_postings.size() < kept) s_.doc_postings.resize(kept);
+    for (size_t i = 0; i < kept; ++i) s_.doc_postings[i].clear();
+    if (!check_.want_spans) return;
+    for (const PostingList& pl : postings) {
+      for (const Posting& p : pl.postings) {
+        auto it = slot.find(p.doc_id);
+        if (it != slot.end()) s_.doc_postings[it->second].push_back(p);
+      }
+    }
+  }
+
+  // The looked-up chunks found in some registered document, in unit order (the view is in
+  // document order), for the common-phrase rule.
+  void CollectFoundChunks(const DocumentFingerprint& looked_up,
+                          std::span<const PostingList> postings) {
+    s_.found.clear();
+    if (check_.common_phrase_documents == 0) return;
+    for (size_t c = 0; c < looked_up.chunks.size() && c < postings.size(); ++c) {
+      if (postings[c].doc_frequency == 0) continue;
+      const Chunk& chunk = looked_up.chunks[c];
+      s_.found.push_back({chunk.unit_begin, chunk.unit_end, postings[c].doc_frequency});
+    }
+  }
+
+  const DocumentFingerprint& test_;
+  const ChunkingParams& params_;
+  const CheckOptions& check_;
+  Scratch& s_;
+  std::vector<UnitRange>* covered_;
+  const uint32_t k_;
+  const uint32_t n_units_;
+  VerifyOptions verify_;
+};
+
+// Steps 1-4 with verification, over the chunks `looked_up` (a view of the test's chunks)
+// and their postings. `full_lookup`: every chunk of the test is, or will be, looked up.
+// When `covered` is not null, the test units [begin, end) of each reported document's
+// passages are appended to it.
+absl::StatusOr<Report> DetectVerified(const DocumentFingerprint& test,
+                                      const DocumentFingerprint& looked_up,
+                                      std::span<const PostingList> postings, bool full_lookup,
+                                      const ChunkingParams& params, const CandidateSource& source,
+                                      const DetectOptions& options, Scratch& s,
+                                      std::vector<UnitRange>* covered) {
+  COPS_ASSIGN_OR_RETURN(const uint32_t common_chunks_ignored,
+                        ReadBestCandidates(looked_up, postings, full_lookup, source, options, s));
   Report r;
   r.total_chunks = test.total_chunks;
   r.selected_chunks = static_cast<uint32_t>(looked_up.chunks.size());
-  r.common_chunks_ignored = sampled.common_chunks_ignored;
+  r.common_chunks_ignored = common_chunks_ignored;
   r.sampled = test.sampled;
   r.verified = true;
   r.excluded = options.excluded;
   // The test's units and grams that do not count.
-  const uint32_t k = params.verify_k;
   s.unit_excluded.clear();
   if (!options.excluded.empty()) ExcludedUnits(test.units, options.excluded, &s.unit_excluded);
-  GramExclusions(s.unit_excluded, test.grams.size(), k, &s.gram_excluded);
+  GramExclusions(s.unit_excluded, test.grams.size(), params.verify_k, &s.gram_excluded);
   r.considered_chunks = static_cast<uint32_t>(
       s.gram_excluded.empty()
           ? test.grams.size()
           : std::count(s.gram_excluded.begin(), s.gram_excluded.end(), Exclusion::kNone));
-  if (kept == 0) return r;  // a clean check ends here: nothing to read or verify
-  s.test_grams.Build(test.grams, s.gram_excluded);
+  if (s.ids.empty()) return r;  // a clean check ends here: nothing to read or verify
 
-  // 3. Verification against each candidate's complete grams.
-  COPS_RETURN_IF_ERROR(source.ReadGrams(s.ids, &s.grams));
-  // The candidates' postings hit by the lookup place passages in the registered bytes.
-  std::unordered_map<DocId, size_t> slot;
-  slot.reserve(kept);
-  for (size_t i = 0; i < kept; ++i) slot.emplace(s.ids[i], i);
-  if (s.doc_postings.size() < kept) s.doc_postings.resize(kept);
-  for (size_t i = 0; i < kept; ++i) s.doc_postings[i].clear();
-  if (check.want_spans) {
-    for (const PostingList& pl : postings) {
-      for (const Posting& p : pl.postings) {
-        auto it = slot.find(p.doc_id);
-        if (it != slot.end()) s.doc_postings[it->second].push_back(p);
-      }
-    }
-  }
-
-  VerifyOptions verify = options.verify;
-  verify.gram_units = k;
-  // A passage shorter than the length a report promises neither shows nor counts.
-  verify.min_passage_units = check.min_passage_units;
-  if (check.min_match_units > k - 1) {
-    verify.min_counted_passage_grams = check.min_match_units - (k - 1);
-  }
-  const uint32_t n_units = static_cast<uint32_t>(test.units.size());
-  // The looked-up chunks found in some registered document, in unit order (the view is in
-  // document order), for the common-phrase rule.
-  s.found.clear();
-  if (check.common_phrase_documents > 0) {
-    for (size_t c = 0; c < looked_up.chunks.size() && c < postings.size(); ++c) {
-      if (postings[c].doc_frequency == 0) continue;
-      const Chunk& chunk = looked_up.chunks[c];
-      s.found.push_back({chunk.unit_begin, chunk.unit_end, postings[c].doc_frequency});
-    }
-  }
-  // Verifies candidate i; its match, reported when it passes or shares a passage of
-  // min_passage_units (counted or not: an excluded passage is shown as excluded).
-  auto verify_candidate = [&](size_t i) -> std::optional<DocumentMatch> {
-    Verification& v = s.verification;
-    if (i >= s.grams.size() || s.grams[i].empty()) {  // nothing stored to verify
-      v.passages.clear();
-      return std::nullopt;
-    }
-    Verify(s.test_grams, s.grams[i], verify, &v);
-    if (!s.found.empty()) {
-      ExcludeCommonPassages(s.found, k, check.common_phrase_documents, RareRunUnits(params), &v);
-    }
-    DocumentMatch m = MatchOf(s.ids[i], v, check);
-    std::sort(s.doc_postings[i].begin(), s.doc_postings[i].end(),
-              [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
-    const uint32_t longest_units = AddSpans(test, params, v, s.doc_postings[i], &m);
-    if (!m.violation && longest_units < check.min_passage_units) return std::nullopt;
-    if (covered != nullptr) {
-      for (const Passage& p : v.passages) {
-        const uint32_t ub = std::min(p.test_begin, n_units ? n_units - 1 : 0);
-        const uint32_t ue = std::min(p.test_end - 1 + k, n_units);
-        if (ub < ue) covered->push_back({ub, ue});
-      }
-    }
-    return m;
-  };
-
-  // Template documents first: their counted passages become excluded test text for all.
-  bool templates_excluded = false;
-  for (size_t i = 0; i < kept; ++i) {
-    if (!s.records[i].template_source) continue;
-    std::optional<DocumentMatch> m = verify_candidate(i);
-    for (const Passage& p : s.verification.passages) {
-      if (p.excluded != Exclusion::kNone || n_units == 0) continue;
-      const uint32_t ub = std::min(p.test_begin, n_units - 1);
-      const uint32_t ue = std::min(p.test_end - 1 + k, n_units);
-      if (s.unit_excluded.empty()) s.unit_excluded.assign(n_units, Exclusion::kNone);
-      for (uint32_t u = ub; u < ue; ++u) {
-        if (s.unit_excluded[u] == Exclusion::kNone) s.unit_excluded[u] = Exclusion::kTemplate;
-      }
-      if (ub < ue) {
-        r.excluded.push_back({test.units[ub].start, test.units[ue - 1].end, Exclusion::kTemplate});
-      }
-      templates_excluded = true;
-    }
-    if (!m) continue;
-    m->template_source = true;
-    m->violation = false;
-    for (Span& span : m->spans) {
-      if (span.excluded == Exclusion::kNone) span.excluded = Exclusion::kTemplate;
-    }
-    r.matches.push_back(*std::move(m));
-  }
-  if (templates_excluded) {
-    NormalizeRanges(&r.excluded);
-    GramExclusions(s.unit_excluded, test.grams.size(), k, &s.gram_excluded);
-    s.test_grams.Build(test.grams, s.gram_excluded);
-    r.considered_chunks = s.test_grams.counted();
-  }
-  for (size_t i = 0; i < kept; ++i) {
-    if (s.records[i].template_source) continue;
-    if (std::optional<DocumentMatch> m = verify_candidate(i)) r.matches.push_back(*std::move(m));
-  }
-  Finish(check, &r);
+  COPS_ASSIGN_OR_RETURN(CandidateVerifier verifier,
+                        CandidateVerifier::Prepare(test, looked_up, postings, params, source,
+                                                   options.check, options.verify, s, covered));
+  verifier.VerifyTemplates(&r);
+  verifier.VerifySources(&r);
+  Finish(options.check, &r);
   return r;
 }
 

@@ -29,6 +29,47 @@ const std::unordered_map<std::string, std::string> kBulkLoadOptions = {
     {"level0_stop_writes_trigger", "1000000"},
 };
 
+// Below this many keys a part of a lookup costs less than handing it to another thread.
+constexpr size_t kMinLookupPartKeys = 256;
+
+// Reads scratch.keys[0, n) (families scratch.cfs, sorted) into scratch.values: in one MultiGet,
+// or, when this is the only lookup in flight and the batch is large, in parts run by `parts`
+// under one snapshot, so that a batch never sees half of a concurrent registration. Calls
+// decode(i, status) for each key not found missing, until one fails; unpins every value.
+template <typename LookupScratch, typename Decode>
+absl::Status MultiGetInParts(rocksdb::DB& db, ParallelParts& runner,
+                             std::atomic<int>& lookups_in_flight, bool sorted_input, size_t n,
+                             LookupScratch& scratch, Decode decode) {
+  struct InFlight {
+    std::atomic<int>& count;
+    const bool alone = count.fetch_add(1, std::memory_order_relaxed) == 0;
+    ~InFlight() { count.fetch_sub(1, std::memory_order_relaxed); }
+  } in_flight{lookups_in_flight};
+  const size_t parts = in_flight.alone
+                           ? std::min<size_t>(static_cast<size_t>(runner.workers()) + 1,
+                                              std::max<size_t>(1, n / kMinLookupPartKeys))
+                           : 1;
+  std::optional<rocksdb::ManagedSnapshot> snapshot;
+  rocksdb::ReadOptions read;
+  if (parts > 1) read.snapshot = snapshot.emplace(&db).snapshot();
+  scratch.part_results.assign(parts, absl::OkStatus());
+  runner.Run(parts, [&](size_t part) {
+    const size_t begin = n * part / parts, end = n * (part + 1) / parts;
+    db.MultiGet(read, end - begin, scratch.cfs.data() + begin, scratch.keys.data() + begin,
+                scratch.values.data() + begin, scratch.statuses.data() + begin, sorted_input);
+    absl::Status& result = scratch.part_results[part];
+    for (size_t i = begin; i < end; ++i) {
+      if (result.ok() && !scratch.statuses[i].IsNotFound()) {
+        result = decode(i, scratch.statuses[i]);
+      }
+      scratch.values[i].Reset();  // unpin the block before the next call
+    }
+  });
+  absl::Status result;
+  for (const absl::Status& s : scratch.part_results) result.Update(s);
+  return result;
+}
+
 }  // namespace
 
 PostingsStore::PostingsStore(const IndexDb& db, int lookup_threads)
@@ -105,8 +146,6 @@ absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
   constexpr size_t kScratchBytesPerHash = sizeof(uint32_t) + 8 + sizeof(rocksdb::Slice) +
                                           sizeof(rocksdb::ColumnFamilyHandle*) +
                                           sizeof(rocksdb::PinnableSlice) + sizeof(rocksdb::Status);
-  // Below this many hashes a part costs less than handing it to another thread.
-  constexpr size_t kMinLookupPartKeys = 256;
   thread_local Scratch thread_scratch;
   // A reference, so that the parts run by other threads use this thread's scratch (a lambda
   // naming a thread_local reaches the running thread's own).
@@ -137,38 +176,13 @@ absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
     scratch.keys[i] = rocksdb::Slice(p, 8);
     scratch.cfs[i] = Shard(h);
   }
-  // Parts of consecutive sorted keys, each one multi-family MultiGet, all under one
-  // snapshot so that a batch never sees half of a concurrent registration.
-  struct InFlight {
-    std::atomic<int>& count;
-    const bool alone = count.fetch_add(1, std::memory_order_relaxed) == 0;
-    ~InFlight() { count.fetch_sub(1, std::memory_order_relaxed); }
-  } in_flight{lookups_in_flight_};
-  const size_t parts = in_flight.alone
-                           ? std::min<size_t>(static_cast<size_t>(lookup_parts_->workers()) + 1,
-                                              std::max<size_t>(1, n / kMinLookupPartKeys))
-                           : 1;
-  std::optional<rocksdb::ManagedSnapshot> snapshot;
-  rocksdb::ReadOptions read;
-  if (parts > 1) read.snapshot = snapshot.emplace(&db_.db()).snapshot();
-  scratch.part_results.assign(parts, absl::OkStatus());
-  lookup_parts_->Run(parts, [&](size_t part) {
-    const size_t begin = n * part / parts, end = n * (part + 1) / parts;
-    db_.db().MultiGet(read, end - begin, scratch.cfs.data() + begin, scratch.keys.data() + begin,
-                      scratch.values.data() + begin, scratch.statuses.data() + begin,
-                      /*sorted_input=*/shard_ids_ascending_);
-    absl::Status& result = scratch.part_results[part];
-    for (size_t i = begin; i < end; ++i) {
-      if (result.ok() && !scratch.statuses[i].IsNotFound()) {
-        result = scratch.statuses[i].ok()
-                     ? codec::DecodePostingList(scratch.values[i].ToStringView(), &(*out)[order[i]])
-                     : FromRocks(scratch.statuses[i], "looking up chunk postings");
-      }
-      scratch.values[i].Reset();  // unpin the block before the next call
-    }
-  });
-  absl::Status result;
-  for (const absl::Status& s : scratch.part_results) result.Update(s);
+  absl::Status result = MultiGetInParts(
+      db_.db(), *lookup_parts_, lookups_in_flight_, shard_ids_ascending_, n, scratch,
+      [&](size_t i, const rocksdb::Status& st) {
+        return st.ok() ? codec::DecodePostingList(scratch.values[i].ToStringView(),
+                                                  &(*out)[order[i]])
+                       : FromRocks(st, "looking up chunk postings");
+      });
   if (n * kScratchBytesPerHash > kScratchKeepBytes) scratch = Scratch();
   return result;
 }
@@ -255,7 +269,6 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
       2 * sizeof(uint32_t) + sizeof(uint64_t) + sizeof(void*) + 4 +
       sizeof(rocksdb::Slice) + sizeof(rocksdb::ColumnFamilyHandle*) +
       sizeof(rocksdb::PinnableSlice) + sizeof(rocksdb::Status);
-  constexpr size_t kMinLookupPartKeys = 256;
   thread_local Scratch thread_scratch;
   Scratch& scratch = thread_scratch;
   const size_t n = hashes.size();
@@ -297,43 +310,19 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
     scratch.keys[k] = rocksdb::Slice(p, 4);
     scratch.cfs[k] = BucketShard(bucket);
   }
-  struct InFlight {
-    std::atomic<int>& count;
-    const bool alone = count.fetch_add(1, std::memory_order_relaxed) == 0;
-    ~InFlight() { count.fetch_sub(1, std::memory_order_relaxed); }
-  } in_flight{lookups_in_flight_};
-  const size_t parts = in_flight.alone
-                           ? std::min<size_t>(static_cast<size_t>(lookup_parts_->workers()) + 1,
-                                              std::max<size_t>(1, buckets / kMinLookupPartKeys))
-                           : 1;
-  std::optional<rocksdb::ManagedSnapshot> snapshot;
-  rocksdb::ReadOptions read;
-  if (parts > 1) read.snapshot = snapshot.emplace(&db_.db()).snapshot();
-  scratch.part_results.assign(parts, absl::OkStatus());
-  lookup_parts_->Run(parts, [&](size_t part) {
-    const size_t begin = buckets * part / parts, end = buckets * (part + 1) / parts;
-    db_.db().MultiGet(read, end - begin, scratch.cfs.data() + begin, scratch.keys.data() + begin,
-                      scratch.values.data() + begin, scratch.statuses.data() + begin,
-                      /*sorted_input=*/shard_ids_ascending_);
-    absl::Status& result = scratch.part_results[part];
-    for (size_t k = begin; k < end; ++k) {
-      const rocksdb::Status& st = scratch.statuses[k];
-      if (result.ok() && !st.IsNotFound()) {
+  absl::Status result = MultiGetInParts(
+      db_.db(), *lookup_parts_, lookups_in_flight_, shard_ids_ascending_, buckets, scratch,
+      [&](size_t k, const rocksdb::Status& st) {
         const std::string_view key = scratch.keys[k].ToStringView();
         const size_t lo = scratch.first[k], count = scratch.first[k + 1] - lo;
-        result = st.ok() ? bucket_codec::LookupInBucket(
-                               scratch.values[k].ToStringView(), key,
-                               std::span<const uint64_t>(scratch.rests.data() + lo, count),
-                               std::span<PostingList* const>(scratch.outs.data() + lo, count))
-                         : FromRocks(st, "looking up postings bucket " +
-                                             absl::BytesToHexString(
-                                                 absl::string_view(key.data(), key.size())));
-      }
-      scratch.values[k].Reset();  // unpin the block before the next call
-    }
-  });
-  absl::Status result;
-  for (const absl::Status& s : scratch.part_results) result.Update(s);
+        return st.ok() ? bucket_codec::LookupInBucket(
+                             scratch.values[k].ToStringView(), key,
+                             std::span<const uint64_t>(scratch.rests.data() + lo, count),
+                             std::span<PostingList* const>(scratch.outs.data() + lo, count))
+                       : FromRocks(st, "looking up postings bucket " +
+                                           absl::BytesToHexString(
+                                               absl::string_view(key.data(), key.size())));
+      });
   if (n * kScratchBytesPerHash > kScratchKeepBytes) scratch = Scratch();
   return result;
 }
