@@ -70,6 +70,21 @@ absl::Status MultiGetInParts(rocksdb::DB& db, ParallelParts& runner,
   return result;
 }
 
+// Empties out's lists (one per hash) and sets order to the hashes' positions in ascending
+// hash order: sorted keys let MultiGet walk each SST file once.
+void StartLookup(std::span<const ChunkHash> hashes, std::vector<PostingList>* out,
+                 std::vector<uint32_t>* order) {
+  out->resize(hashes.size());
+  for (PostingList& l : *out) {
+    l.doc_frequency = 0;
+    l.postings.clear();
+  }
+  order->resize(hashes.size());
+  for (uint32_t i = 0; i < hashes.size(); ++i) (*order)[i] = i;
+  std::sort(order->begin(), order->end(),
+            [&](uint32_t a, uint32_t b) { return hashes[a] < hashes[b]; });
+}
+
 }  // namespace
 
 PostingsStore::PostingsStore(const IndexDb& db, int lookup_threads)
@@ -151,19 +166,10 @@ absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
   // naming a thread_local reaches the running thread's own).
   Scratch& scratch = thread_scratch;
   const size_t n = hashes.size();
-  out->resize(n);
-  for (PostingList& l : *out) {
-    l.doc_frequency = 0;
-    l.postings.clear();
-  }
-  if (n == 0) return absl::OkStatus();
-  // Sorted keys let MultiGet walk each SST file once; shards hold consecutive hash ranges,
-  // so sorted keys are grouped by shard too.
+  // Shards hold consecutive hash ranges, so sorted keys are grouped by shard too.
   auto& order = scratch.order;
-  order.resize(n);
-  for (uint32_t i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return hashes[a] < hashes[b]; });
+  StartLookup(hashes, out, &order);
+  if (n == 0) return absl::OkStatus();
   scratch.key_bytes.resize(n * 8);
   scratch.keys.resize(n);
   scratch.cfs.resize(n);
@@ -272,17 +278,9 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
   thread_local Scratch thread_scratch;
   Scratch& scratch = thread_scratch;
   const size_t n = hashes.size();
-  out->resize(n);
-  for (PostingList& l : *out) {
-    l.doc_frequency = 0;
-    l.postings.clear();
-  }
-  if (n == 0) return absl::OkStatus();
   auto& order = scratch.order;
-  order.resize(n);
-  for (uint32_t i = 0; i < n; ++i) order[i] = i;
-  std::sort(order.begin(), order.end(),
-            [&](uint32_t a, uint32_t b) { return hashes[a] < hashes[b]; });
+  StartLookup(hashes, out, &order);
+  if (n == 0) return absl::OkStatus();
   // Sorted hashes are sorted by (bucket, rest): each bucket's hashes are consecutive.
   scratch.rests.resize(n);
   scratch.outs.resize(n);
