@@ -49,27 +49,41 @@ void PostingList(std::string_view value) {
   Require(again.doc_frequency == list.doc_frequency && again.postings == list.postings);
 }
 
+// A merge case read from the fuzzer's input (see Merge); views into the input.
+struct MergeInput {
+  uint32_t max_postings = 0;
+  std::vector<std::string_view> pieces;
+  std::optional<std::string_view> existing;  // pieces[0] when the input says so
+  std::span<const std::string_view> operands() const {
+    return std::span<const std::string_view>(pieces).subspan(existing ? 1 : 0);
+  }
+};
+
+// `in` is not empty.
+MergeInput ParseMergeInput(std::string_view in) {
+  MergeInput m;
+  const bool has_existing = (in[0] & 1) != 0;
+  m.max_postings = static_cast<uint8_t>(in[0]) >> 1;
+  in.remove_prefix(1);
+  while (!in.empty() && m.pieces.size() < 16) {
+    const size_t n = static_cast<uint8_t>(in[0]);
+    in.remove_prefix(1);
+    const size_t take = n < in.size() ? n : in.size();
+    m.pieces.push_back(in.substr(0, take));
+    in.remove_prefix(take);
+  }
+  if (has_existing && !m.pieces.empty()) m.existing = m.pieces[0];
+  return m;
+}
+
 // Input: an optional existing value and merge operands, each a one-byte length and its bytes
 // (the last one takes the rest); the first byte's low bit says whether a value exists.
 void Merge(std::string_view in) {
   if (in.empty()) return;
-  const bool has_existing = (in[0] & 1) != 0;
-  const uint32_t max_postings = static_cast<uint8_t>(in[0]) >> 1;
-  in.remove_prefix(1);
-  std::vector<std::string_view> pieces;
-  while (!in.empty() && pieces.size() < 16) {
-    const size_t n = static_cast<uint8_t>(in[0]);
-    in.remove_prefix(1);
-    const size_t take = n < in.size() ? n : in.size();
-    pieces.push_back(in.substr(0, take));
-    in.remove_prefix(take);
-  }
-  std::optional<std::string_view> existing;
-  std::span<const std::string_view> operands(pieces);
-  if (has_existing && !pieces.empty()) {
-    existing = pieces[0];
-    operands = operands.subspan(1);
-  }
+  const MergeInput m = ParseMergeInput(in);
+  const uint32_t max_postings = m.max_postings;
+  const std::optional<std::string_view> existing = m.existing;
+  const std::span<const std::string_view> operands = m.operands();
   std::string out;
   if (!codec::MergePostings(existing, operands, max_postings, &out)) return;
   // RocksDB stores what the merge returned: it must read back.
@@ -121,23 +135,10 @@ void Bucket(std::string_view value) {
 // As Merge, over the bucket codec; partial merges of add fragments agree with full merges.
 void BucketMerge(std::string_view in) {
   if (in.empty()) return;
-  const bool has_existing = (in[0] & 1) != 0;
-  const uint32_t max_postings = static_cast<uint8_t>(in[0]) >> 1;
-  in.remove_prefix(1);
-  std::vector<std::string_view> pieces;
-  while (!in.empty() && pieces.size() < 16) {
-    const size_t n = static_cast<uint8_t>(in[0]);
-    in.remove_prefix(1);
-    const size_t take = n < in.size() ? n : in.size();
-    pieces.push_back(in.substr(0, take));
-    in.remove_prefix(take);
-  }
-  std::optional<std::string_view> existing;
-  std::span<const std::string_view> operands(pieces);
-  if (has_existing && !pieces.empty()) {
-    existing = pieces[0];
-    operands = operands.subspan(1);
-  }
+  const MergeInput m = ParseMergeInput(in);
+  const uint32_t max_postings = m.max_postings;
+  const std::optional<std::string_view> existing = m.existing;
+  const std::span<const std::string_view> operands = m.operands();
   std::string out, reference;
   const bool merged = bc::MergeBucket(existing, operands, max_postings, &out);
   Require(merged == bc::MergeBucketReference(existing, operands, max_postings, &reference));

@@ -30,15 +30,21 @@ namespace {
 namespace codec = storage_codec;
 using namespace index_layout;  // the column families and keys this file names
 
+// A full merge's existing value (if any) and operands, as views.
+std::optional<std::string_view> Operands(const rocksdb::MergeOperator::MergeOperationInput& in,
+                                         std::vector<std::string_view>* ops) {
+  ops->reserve(in.operand_list.size());
+  for (const rocksdb::Slice& s : in.operand_list) ops->push_back(s.ToStringView());
+  if (in.existing_value == nullptr) return std::nullopt;
+  return in.existing_value->ToStringView();
+}
+
 class PostingListMerge : public rocksdb::MergeOperator {
  public:
   explicit PostingListMerge(uint32_t max_postings) : max_postings_(max_postings) {}
   bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
-    std::optional<std::string_view> existing;
-    if (in.existing_value != nullptr) existing = in.existing_value->ToStringView();
     std::vector<std::string_view> ops;
-    ops.reserve(in.operand_list.size());
-    for (const rocksdb::Slice& s : in.operand_list) ops.push_back(s.ToStringView());
+    const std::optional<std::string_view> existing = Operands(in, &ops);
     return codec::MergePostings(existing, ops, max_postings_, &out->new_value);
   }
   const char* Name() const override { return kMergeOperatorName; }
@@ -55,11 +61,8 @@ class PostingBucketMerge : public rocksdb::MergeOperator {
  public:
   explicit PostingBucketMerge(uint32_t max_postings) : max_postings_(max_postings) {}
   bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
-    std::optional<std::string_view> existing;
-    if (in.existing_value != nullptr) existing = in.existing_value->ToStringView();
     std::vector<std::string_view> ops;
-    ops.reserve(in.operand_list.size());
-    for (const rocksdb::Slice& s : in.operand_list) ops.push_back(s.ToStringView());
+    const std::optional<std::string_view> existing = Operands(in, &ops);
     return bucket_codec::MergeBucket(existing, ops, max_postings_, &out->new_value);
   }
   bool PartialMergeMulti(const rocksdb::Slice& /*key*/,
