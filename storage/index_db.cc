@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -39,6 +40,9 @@ std::optional<std::string_view> Operands(const rocksdb::MergeOperator::MergeOper
   return in.existing_value->ToStringView();
 }
 
+// The lookup whose reads this thread runs (BucketReadScope), if any.
+thread_local const BucketReadScope* tls_bucket_read = nullptr;
+
 class PostingListMerge : public rocksdb::MergeOperator {
  public:
   explicit PostingListMerge(uint32_t max_postings) : max_postings_(max_postings) {}
@@ -63,6 +67,12 @@ class PostingBucketMerge : public rocksdb::MergeOperator {
   bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
     std::vector<std::string_view> ops;
     const std::optional<std::string_view> existing = Operands(in, &ops);
+    const std::optional<std::span<const uint64_t>> wanted =
+        BucketReadScope::WantedRests(in.key.ToStringView());
+    if (wanted.has_value()) {
+      return bucket_codec::MergeBucketRests(existing, ops, *wanted, max_postings_,
+                                            &out->new_value);
+    }
     return bucket_codec::MergeBucket(existing, ops, max_postings_, &out->new_value);
   }
   bool PartialMergeMulti(const rocksdb::Slice& /*key*/,
@@ -280,6 +290,28 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
 }
 
 }  // namespace
+
+BucketReadScope::BucketReadScope(std::span<const rocksdb::Slice> keys,
+                                 std::span<const uint32_t> first, std::span<const uint64_t> rests)
+    : keys_(keys), first_(first), rests_(rests) {
+  assert(tls_bucket_read == nullptr && first.size() == keys.size() + 1);
+  tls_bucket_read = this;
+}
+
+BucketReadScope::~BucketReadScope() { tls_bucket_read = nullptr; }
+
+std::optional<std::span<const uint64_t>> BucketReadScope::WantedRests(std::string_view key) {
+  const BucketReadScope* scope = tls_bucket_read;
+  if (scope == nullptr) return std::nullopt;
+  const rocksdb::Slice k = AsSlice(key);
+  const auto at = std::lower_bound(scope->keys_.begin(), scope->keys_.end(), k,
+                                   [](const rocksdb::Slice& a, const rocksdb::Slice& b) {
+                                     return a.compare(b) < 0;
+                                   });
+  if (at == scope->keys_.end() || *at != k) return std::nullopt;
+  const auto i = static_cast<size_t>(at - scope->keys_.begin());
+  return scope->rests_.subspan(scope->first_[i], scope->first_[i + 1] - scope->first_[i]);
+}
 
 absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& options) {
   COPS_RETURN_IF_ERROR(ValidateOptions(options));
