@@ -79,9 +79,21 @@ bool ReadVarintSlow(const char** p, const char* end, uint64_t* v) {
 }
 
 inline bool ReadVarint(const char** p, const char* end, uint64_t* v) {
-  if (*p < end && static_cast<uint8_t>(**p) < 0x80) {
-    *v = static_cast<uint8_t>(**p);
-    ++*p;
+  const auto* q = reinterpret_cast<const uint8_t*>(*p);
+  if (end - *p >= 10) {  // room for the longest: no bounds checks (a rest delta takes ~6)
+    uint64_t result = 0;
+    for (int i = 0; i < 9; ++i) {
+      const uint64_t byte = q[i];
+      result |= (byte & 0x7f) << (7 * i);
+      if (byte < 0x80) {
+        *p += i + 1;
+        *v = result;
+        return true;
+      }
+    }
+    if (q[9] > 1) return false;
+    *p += 10;
+    *v = result | (uint64_t{q[9]} << 63);
     return true;
   }
   return ReadVarintSlow(p, end, v);
