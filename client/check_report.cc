@@ -22,6 +22,11 @@ std::string_view KindName(v1::ManipulationKind k) {
   return ManipulationKindName(static_cast<ManipulationKind>(k));
 }
 
+// A reply from a server before chunk_violation said only "violation": then by chunks.
+bool ChunkViolation(const v1::Match& m) {
+  return m.chunk_violation() || (m.violation() && !m.stem_pair_violation());
+}
+
 json CheckJson(const v1::CheckDocumentReply& r) {
   json matches = json::array();
   for (const v1::Match& m : r.matches()) {
@@ -53,6 +58,15 @@ json CheckJson(const v1::CheckDocumentReply& r) {
                   {"violation", m.violation()},
                   {"spans", std::move(spans)}};
     if (m.from_template()) match["template"] = true;
+    // With content-stem pairs only, so replies without them keep their pinned form.
+    if (r.stem_pairs_checked()) {
+      match["stem_pairs_shared"] = m.stem_pairs_shared();
+      match["stem_pair_share"] = m.stem_pair_share();
+      json decided_by = json::array();
+      if (m.violation() && ChunkViolation(m)) decided_by.push_back("chunks");
+      if (m.violation() && m.stem_pair_violation()) decided_by.push_back("stem_pairs");
+      match["decided_by"] = std::move(decided_by);
+    }
     matches.push_back(std::move(match));
   }
   json excluded = json::array();
@@ -103,6 +117,10 @@ json CheckJson(const v1::CheckDocumentReply& r) {
             {"template_collections", std::vector<std::string>(p.template_collections().begin(),
                                                               p.template_collections().end())}}}};
   if (!manipulation.empty()) out["manipulation"] = std::move(manipulation);
+  if (r.stem_pairs_checked() || r.stem_pairs() > 0) {
+    out["stem_pairs"] = r.stem_pairs();
+    out["stem_pairs_checked"] = r.stem_pairs_checked();
+  }
   return out;
 }
 
@@ -122,6 +140,12 @@ std::string ExclusionsText(const v1::CheckParams& p) {
     add("templates (" + names + ")");
   }
   return out.empty() ? "none" : out;
+}
+
+std::string DecidedByText(const v1::Match& m) {
+  if (!m.violation()) return "";
+  if (!m.stem_pair_violation()) return "chunks";
+  return ChunkViolation(m) ? "chunks and stem pairs" : "stem pairs";
 }
 
 std::string ExclusionLabel(v1::Exclusion e) {
@@ -225,6 +249,7 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
     out << "; verified on " << r.considered_chunks() << " word " << r.params().verify_k()
         << "-grams";
   }
+  if (r.stem_pairs_checked()) out << "; " << r.stem_pairs() << " content-stem pairs compared";
   out << "\n";
   const std::string manipulation = ManipulationText(r);
   if (!manipulation.empty()) out << manipulation << "\n";
@@ -244,9 +269,18 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
         << (m.title().empty() ? std::string("(untitled)") : "\"" + m.title() + "\"")
         << (m.owner().empty() ? "" : "  owner ") << m.owner() << figures
         << (m.from_template() ? "TEMPLATE (never counts)"
-            : m.violation()   ? "VIOLATION"
+            : m.violation() ? (r.stem_pairs_checked() ? "VIOLATION by " + DecidedByText(m)
+                                                        : std::string("VIOLATION"))
                               : "below the decision")
         << "\n";
+    if (r.stem_pairs_checked() && m.stem_pairs_shared() > 0) {
+      char pairs[120];
+      std::snprintf(pairs, sizeof(pairs), "  stem pairs %u/%u (%.3f)%s\n", m.stem_pairs_shared(),
+                    r.stem_pairs(), m.stem_pair_share(),
+                    m.spans_size() == 0 ? ": its content words, side by side, without a passage"
+                                        : "");
+      out << pairs;
+    }
     for (const v1::Span& s : m.spans()) {
       const std::string excluded = s.excluded() == v1::EXCLUSION_NONE
                                        ? ""

@@ -47,6 +47,11 @@ std::string ExclusionsText(const v1::CheckParams& params);
 // "shared with a template", "shorter than the minimum match"; "" for EXCLUSION_NONE.
 std::string ExclusionLabel(v1::Exclusion reason);
 
+// Which decision made a match a violation, for people: "chunks" (its shared passages passed
+// the decision function), "stem pairs" (its content-stem pairs did, docs/accuracy.md step
+// 4), "chunks and stem pairs", or "" when it is no violation.
+std::string DecidedByText(const v1::Match& match);
+
 // "look-alike letters folded", "invisible characters removed", "hidden text found".
 std::string ManipulationLabel(v1::ManipulationKind kind);
 // "text manipulation suspected: look-alike letters folded (3, at 10-16 40-52); ..." or ""

@@ -304,6 +304,20 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
   }
   const std::string verdict = reply.violation() ? "<span class=violation>VIOLATION</span>"
                                                 : "<span class=ok>no violation</span>";
+  // Which evidence flagged the sources: a violation by content-stem pairs alone may have
+  // a similarity near 0 and no marked passage, so the verdict line says why.
+  bool by_chunks = false, by_pairs = false;
+  for (const v1::Match& m : reply.matches()) {
+    const std::string why = DecidedByText(m);
+    by_chunks |= why.find("chunks") != std::string::npos;
+    by_pairs |= why.find("stem pairs") != std::string::npos;
+  }
+  const std::string decided_by =
+      !by_pairs ? ""
+                : std::string(" &middot; decided by ") +
+                      (by_chunks ? "matched passages and content-stem pairs"
+                                 : "content-stem pairs (the sources' content words, side by "
+                                   "side, without a shared passage)");
   summary_rows_ += "<tr><td><a href=\"#" + anchor + "\">" + EscapeHtml(path) + "</a></td><td>" +
                    verdict + "</td><td class=num>" + Percent(overall) + "</td><td class=num>" +
                    std::to_string(reply.matches_size()) + "</td></tr>\n";
@@ -315,7 +329,7 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
                   : "of the text is inside matched passages, each counted once") +
        (reply.excluded_size() > 0 ? " (of the text not excluded)" : "") + " &middot; " +
        std::to_string(reply.matches_size()) + " source(s) &middot; format " +
-       EscapeHtml(reply.format()) +
+       EscapeHtml(reply.format()) + decided_by +
        (reply.manipulations_size() > 0
             ? " &middot; <span class=violation>text manipulation suspected</span>"
             : "") +
@@ -332,8 +346,11 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
            Percent(match.ratio()) + "</td><td class=num>" + Percent(match.containment()) +
            "</td><td>" +
            (match.from_template() ? "<span class=muted>template: never counts</span>"
-            : match.violation()   ? "<span class=violation>violation</span>"
-                                  : "below") +
+            : match.violation() && match.stem_pair_violation()
+                ? "<span class=violation>violation</span> by " + DecidedByText(match) + " (" +
+                      Percent(match.stem_pair_share()) + " of the pairs)"
+            : match.violation() ? "<span class=violation>violation</span>"
+                                : "below") +
            "</td></tr>\n";
     }
     s += "</table>\n";

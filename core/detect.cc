@@ -802,6 +802,7 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   Scratch& s = ThreadScratch();
   absl::Cleanup trim = [&s] { s.Trim(); };
   COPS_ASSIGN_OR_RETURN(Report r, DetectChunks(test, params, source, options, s));
+  for (DocumentMatch& m : r.matches) m.chunk_violation = m.violation;
   if (params.stem_pairs > 0) COPS_RETURN_IF_ERROR(AddStemPairEvidence(test, source, options, s, &r));
   return r;
 }

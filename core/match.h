@@ -185,6 +185,9 @@ struct DocumentMatch {
   uint32_t stem_pairs_shared = 0;
   double stem_pair_share = 0;
   bool stem_pair_violation = false;
+  // Whether steps 1-4 (the chunks) made it a violation, set by Detect(): violation ==
+  // chunk_violation || stem_pair_violation. Tells a reader which evidence flagged it.
+  bool chunk_violation = false;
   std::vector<Span> spans;       // in test order; empty unless want_spans
 };
 

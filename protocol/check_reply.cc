@@ -86,6 +86,8 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
   const bool in_text = SpansIndexExtractedText(result.format);
   reply->set_offsets_in_extracted_text(in_text);
   reply->set_verified(report.verified);
+  reply->set_stem_pairs(report.stem_pairs);
+  reply->set_stem_pairs_checked(report.stem_pairs_checked);
   for (size_t i = 0; i < report.matches.size(); ++i) {
     const DocumentMatch& m = report.matches[i];
     const DocumentRecord& r = result.records[i];
@@ -101,6 +103,10 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
     out->set_stored_chunks(m.stored_chunks);
     out->set_violation(m.violation);
     out->set_from_template(m.template_source);
+    out->set_stem_pairs_shared(m.stem_pairs_shared);
+    out->set_stem_pair_share(m.stem_pair_share);
+    out->set_chunk_violation(m.chunk_violation);
+    out->set_stem_pair_violation(m.stem_pair_violation);
     for (const Span& s : m.spans) {
       v1::Span* span = out->add_spans();
       span->set_test_start(s.test_start);
@@ -180,6 +186,9 @@ const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges() {
       {"partial", M::kSetByRouter},
       {"missing_partitions", M::kSetByRouter},
       {"manipulations", M::kFromFirst},  // found in the test document, by every partition
+      {"stem_pairs", M::kFromFirst},       // the test document's, the same on every partition
+      // Every partition's documents were compared, or the evidence is incomplete.
+      {"stem_pairs_checked", M::kAll},
   };
   return *rules;
 }
@@ -264,14 +273,23 @@ v1::CheckDocumentReply MergeCheckReplies(
     }
     first = false;
   }
-  // As core/detect.cc's Finish: templates after the sources that count, then ratio
-  // descending, then id.
+  // As core/detect.cc orders: templates after the sources that count, then ratio
+  // descending, then stem-pair share descending, then id.
   std::sort(matches.begin(), matches.end(), [](const v1::Match& a, const v1::Match& b) {
     if (a.from_template() != b.from_template()) return b.from_template();
     if (a.ratio() != b.ratio()) return a.ratio() > b.ratio();
+    if (a.stem_pair_share() != b.stem_pair_share()) {
+      return a.stem_pair_share() > b.stem_pair_share();
+    }
     return a.doc_id() < b.doc_id();
   });
-  if (max_results > 0 && matches.size() > max_results) matches.resize(max_results);
+  if (max_results > 0 && matches.size() > max_results) {
+    // A violation by stem pairs has a ratio near 0: kept before the cut, as one node keeps
+    // it, so a merged "violation" names its documents.
+    std::stable_partition(matches.begin(), matches.end(),
+                          [](const v1::Match& m) { return m.violation(); });
+    matches.resize(max_results);
+  }
   for (v1::Match& m : matches) *merged.add_matches() = std::move(m);
   for (const auto& [start, end, reason] : excluded) {
     v1::ExcludedPassage* e = merged.add_excluded();

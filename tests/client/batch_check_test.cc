@@ -158,5 +158,43 @@ TEST(CheckReportTest, TextManipulationIsInTheJsonAndTheTerminalReport) {
   EXPECT_FALSE(json::parse(CheckJsonLine(v1::CheckDocumentReply())).contains("manipulation"));
 }
 
+TEST(CheckReportTest, StemPairEvidenceAndTheDecisionAreInTheJsonAndTheTerminalReport) {
+  v1::CheckDocumentReply reply;
+  reply.set_violation(true);
+  reply.set_stem_pairs(40);
+  reply.set_stem_pairs_checked(true);
+  v1::Match* revision = reply.add_matches();  // no passage: flagged by its pairs only
+  revision->set_doc_id(3);
+  revision->set_violation(true);
+  revision->set_stem_pair_violation(true);
+  revision->set_stem_pairs_shared(12);
+  revision->set_stem_pair_share(0.3);
+  v1::Match* copy = reply.add_matches();  // a copied passage
+  copy->set_doc_id(5);
+  copy->set_ratio(0.5);
+  copy->set_violation(true);
+  copy->set_chunk_violation(true);
+  const json line = json::parse(CheckJsonLine(reply));
+  EXPECT_EQ(line["stem_pairs"], 40);
+  EXPECT_EQ(line["stem_pairs_checked"], true);
+  EXPECT_EQ(line["matches"][0]["stem_pairs_shared"], 12);
+  EXPECT_EQ(line["matches"][0]["stem_pair_share"], 0.3);
+  EXPECT_EQ(line["matches"][0]["decided_by"], json({"stem_pairs"}));
+  EXPECT_EQ(line["matches"][1]["decided_by"], json({"chunks"}));
+  std::ostringstream human;
+  PrintCheckHuman(reply, "", false, human);
+  EXPECT_NE(human.str().find("40 content-stem pairs compared"), std::string::npos) << human.str();
+  EXPECT_NE(human.str().find("VIOLATION by stem pairs\n  stem pairs 12/40 (0.300)"),
+            std::string::npos)
+      << human.str();
+  EXPECT_NE(human.str().find("VIOLATION by chunks\n"), std::string::npos) << human.str();
+  // Without pairs in the index, the pinned form is unchanged.
+  reply.set_stem_pairs_checked(false);
+  reply.set_stem_pairs(0);
+  const json plain = json::parse(CheckJsonLine(reply));
+  EXPECT_FALSE(plain.contains("stem_pairs"));
+  EXPECT_FALSE(plain["matches"][0].contains("decided_by"));
+}
+
 }  // namespace
 }  // namespace cops

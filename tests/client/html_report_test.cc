@@ -303,6 +303,32 @@ TEST(CheckHtmlReportTest, RenderedInChromiumShowsHighlightedPassagesAndSources) 
   EXPECT_NE(dom.find("&lt;script&gt;document.title="), std::string::npos);
 }
 
+TEST(CheckHtmlReportTest, AViolationByStemPairsAloneSaysSoInTheVerdictAndTheSources) {
+  // A heavy revision: no shared passage, similarity 0, yet a violation by its source's
+  // content-stem pairs; the page says which evidence decided.
+  v1::CheckDocumentReply reply;
+  reply.set_violation(true);
+  reply.set_stem_pairs(50);
+  reply.set_stem_pairs_checked(true);
+  v1::Match* m = reply.add_matches();
+  m->set_doc_id(4);
+  m->set_violation(true);
+  m->set_stem_pair_violation(true);
+  m->set_stem_pairs_shared(15);
+  m->set_stem_pair_share(0.3);
+  CheckHtmlReport report(nullptr);
+  report.Add("essay.txt", "A rewritten essay.", reply);
+  const std::string page = report.Finish();
+  EXPECT_NE(page.find("decided by content-stem pairs"), std::string::npos) << page;
+  EXPECT_NE(page.find("violation</span> by stem pairs (30"), std::string::npos) << page;
+  // Flagged by its passages: the page says nothing of pairs.
+  m->set_stem_pair_violation(false);
+  m->set_chunk_violation(true);
+  CheckHtmlReport by_chunks(nullptr);
+  by_chunks.Add("essay.txt", "A copied essay.", reply);
+  EXPECT_EQ(by_chunks.Finish().find("stem pairs"), std::string::npos);
+}
+
 TEST(CheckHtmlReportTest, TextManipulationIsSaidWithKindCountAndPlace) {
   v1::CheckDocumentReply reply;
   v1::Manipulation* m = reply.add_manipulations();

@@ -675,8 +675,14 @@ TEST_F(DetectTest, AHeavyRewriteSharingNoFiveWordRunIsFoundByItsStemPairs) {
   ASSERT_FALSE(r.matches.empty());
   EXPECT_EQ(r.matches[0].doc_id, 3u);
   EXPECT_TRUE(r.matches[0].stem_pair_violation);
+  EXPECT_FALSE(r.matches[0].chunk_violation);  // the report says the pairs decided
   EXPECT_GE(r.matches[0].stem_pair_share, 0.2);
   EXPECT_LT(r.matches[0].ratio, 0.08);
+  // A verbatim copy is a violation by its chunks (and its pairs too).
+  const Report copy = Check(stem::kSource);
+  ASSERT_FALSE(copy.matches.empty());
+  EXPECT_TRUE(copy.matches[0].chunk_violation);
+  EXPECT_TRUE(copy.matches[0].stem_pair_violation);
 
   const Report unrelated = Check(stem::kSameSubject);
   EXPECT_TRUE(unrelated.stem_pairs_checked);

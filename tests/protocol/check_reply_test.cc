@@ -63,6 +63,34 @@ TEST(MergeCheckRepliesTest, ViolationCutOffOnAPartitionStillCounts) {
   EXPECT_TRUE(MergeCheckReplies(replies, 1).violation());
 }
 
+TEST(MergeCheckRepliesTest, StemPairViolationsSurviveTheCut) {
+  // Partition 1's document shares no passage (ratio 0) but is a violation by its content-stem
+  // pairs: the merged report that says "violation" names it, ahead of higher ratios below the
+  // decision, and equal ratios are ordered by stem-pair share as one node orders them.
+  v1::Match by_pairs = MatchOf(8, 0);
+  by_pairs.set_violation(true);
+  by_pairs.set_stem_pair_violation(true);
+  by_pairs.set_stem_pair_share(0.3);
+  v1::Match weaker = MatchOf(2, 0);
+  weaker.set_stem_pair_share(0.05);
+  v1::CheckDocumentReply a = ReplyOf({MatchOf(5, 0.04), weaker}, false);
+  v1::CheckDocumentReply b = ReplyOf({by_pairs}, true);
+  a.set_stem_pairs(60);
+  b.set_stem_pairs(60);
+  a.set_stem_pairs_checked(true);
+  b.set_stem_pairs_checked(true);
+  const v1::CheckDocumentReply merged = MergeCheckReplies({a, b}, 1);
+  EXPECT_TRUE(merged.violation());
+  EXPECT_EQ(Ids(merged), (std::vector<uint64_t>{8}));
+  EXPECT_TRUE(merged.matches(0).stem_pair_violation());
+  EXPECT_EQ(merged.stem_pairs(), 60u);
+  EXPECT_TRUE(merged.stem_pairs_checked());
+  EXPECT_EQ(Ids(MergeCheckReplies({a, b}, 0)), (std::vector<uint64_t>{5, 8, 2}));
+  // A partition whose index keeps no pairs: the evidence is not complete.
+  b.set_stem_pairs_checked(false);
+  EXPECT_FALSE(MergeCheckReplies({a, b}, 0).stem_pairs_checked());
+}
+
 TEST(MergeCheckRepliesTest, MissingPartitionsMakeThePartialFlag) {
   std::vector<std::optional<v1::CheckDocumentReply>> replies = {
       std::nullopt, ReplyOf({MatchOf(5, 0.3)}, false), std::nullopt};
