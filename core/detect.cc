@@ -722,19 +722,24 @@ absl::StatusOr<Report> DetectChunks(const DocumentFingerprint& test, const Chunk
 absl::Status AddStemPairEvidence(const DocumentFingerprint& test, const CandidateSource& source,
                                  const DetectOptions& options, Scratch& s, Report* r) {
   const CheckOptions& check = options.check;
-  r->stem_pairs = static_cast<uint32_t>(test.stem_pairs.size());
+  // Ascending keyed hashes: the first ones are an even sample of the rest.
+  std::span<const uint32_t> looked_up = test.stem_pairs;
+  if (check.stem_pair_max_lookups > 0 && looked_up.size() > check.stem_pair_max_lookups) {
+    looked_up = looked_up.first(check.stem_pair_max_lookups);
+  }
+  r->stem_pairs = static_cast<uint32_t>(looked_up.size());
   if (check.stem_pair_threshold <= 0 || !options.excluded.empty()) return absl::OkStatus();
   COPS_ASSIGN_OR_RETURN(const bool available,
-                        source.LookupStemPairs(test.stem_pairs, check.stem_pair_max_documents,
+                        source.LookupStemPairs(looked_up, check.stem_pair_max_documents,
                                                &s.pair_holders));
   if (!available) return absl::OkStatus();
   r->stem_pairs_checked = true;
-  if (test.stem_pairs.empty()) return absl::OkStatus();
+  if (looked_up.empty()) return absl::OkStatus();
   std::unordered_map<DocId, uint32_t> shared;
   for (const std::vector<DocId>& holders : s.pair_holders) {
     for (DocId id : holders) ++shared[id];
   }
-  const double pairs = static_cast<double>(test.stem_pairs.size());
+  const double pairs = static_cast<double>(looked_up.size());
   auto passes = [&](uint32_t n) {
     return n >= check.stem_pair_min_shared && n / pairs >= check.stem_pair_threshold;
   };

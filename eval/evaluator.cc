@@ -156,6 +156,9 @@ std::string Setting::Describe() const {
     StrAppend(&s, " stem_pairs=", p.stem_pairs, " stem_threshold=", options.stem_pair_threshold,
               " stem_max_df=", options.stem_pair_max_documents,
               " stem_min_shared=", options.stem_pair_min_shared);
+    if (options.stem_pair_max_lookups > 0) {
+      StrAppend(&s, " stem_max_pairs=", options.stem_pair_max_lookups);
+    }
   }
   return s;
 }
@@ -182,7 +185,8 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
                key == "min_passage_units" || key == "verify_k" || key == "max_gap_grams" ||
                key == "max_skew_grams" || key == "min_passage_grams" ||
                key == "dense_chunks" || key == "common_phrase_documents" ||
-               key == "stem_pairs" || key == "stem_max_df" || key == "stem_min_shared") {
+               key == "stem_pairs" || key == "stem_max_df" || key == "stem_min_shared" ||
+               key == "stem_max_pairs") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -202,6 +206,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       }
       if (key == "stem_max_df") s.options.stem_pair_max_documents = u;
       if (key == "stem_min_shared") s.options.stem_pair_min_shared = u;
+      if (key == "stem_max_pairs") s.options.stem_pair_max_lookups = u;
       if (key == "verify_k") {
         s.params.verify_k = u;
         verify_given = true;

@@ -690,6 +690,25 @@ TEST_F(DetectTest, AHeavyRewriteSharingNoFiveWordRunIsFoundByItsStemPairs) {
   for (const DocumentMatch& m : unrelated.matches) EXPECT_FALSE(m.stem_pair_violation);
 }
 
+TEST_F(DetectTest, StemPairLookupsAreCappedAndTheShareIsOfThoseLookedUp) {
+  Build(3, 5, /*stem_pairs=*/1);
+  Add(3, stem::kSource);
+  const Report all = Check(stem::kRewrite);
+  ASSERT_GT(all.stem_pairs, 16u);
+  CheckOptions capped;
+  capped.stem_pair_max_lookups = 16;
+  const Report r = Check(stem::kRewrite, capped);
+  EXPECT_EQ(r.stem_pairs, 16u);
+  ASSERT_FALSE(r.matches.empty());
+  EXPECT_LE(r.matches[0].stem_pairs_shared, all.matches[0].stem_pairs_shared);
+  EXPECT_DOUBLE_EQ(r.matches[0].stem_pair_share, r.matches[0].stem_pairs_shared / 16.0);
+  // A cap above the test's pairs changes nothing.
+  capped.stem_pair_max_lookups = all.stem_pairs;
+  const Report same = Check(stem::kRewrite, capped);
+  EXPECT_EQ(same.stem_pairs, all.stem_pairs);
+  EXPECT_EQ(same.matches[0].stem_pairs_shared, all.matches[0].stem_pairs_shared);
+}
+
 TEST_F(DetectTest, StemPairsThatSeveralDocumentsHoldCountForNothing) {
   Build(3, 5, /*stem_pairs=*/1);
   Add(3, stem::kSource);
