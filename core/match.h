@@ -218,7 +218,8 @@ struct Report {
   // in the document, stored_chunks = the document's grams); total_chunks and
   // selected_chunks still describe the candidate lookup.
   bool verified = false;
-  // Content-stem pairs (core/stem_pairs.h): the test's sampled pairs, and whether the index
+  // Content-stem pairs (core/stem_pairs.h): the test's sampled pairs looked up (at most
+  // CheckOptions::stem_pair_max_lookups: the shares are of these), and whether the index
   // keeps pairs to compare them with (false: the evidence is unavailable, as for indexes
   // created without ChunkingParams::stem_pairs, and the decision rests on the rest).
   uint32_t stem_pairs = 0;
