@@ -62,6 +62,7 @@
 #include "core/time_format.h"
 #include "grpcpp/grpcpp.h"
 #include "nlohmann/json.hpp"
+#include "proto/grpc_process.h"
 
 namespace cops {
 namespace {
@@ -845,6 +846,7 @@ int Main(int argc, char** argv) {
 }  // namespace cops
 
 int main(int argc, char** argv) {
+  cops::PrepareGrpcProcess();
   try {
     return cops::Main(argc, argv);
   } catch (const std::exception& e) {

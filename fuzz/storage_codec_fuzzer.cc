@@ -5,8 +5,8 @@
 // value the index could not write again (ids or ordinals out of order, wrapped counters) is a
 // bug too. Selectors 5 and 6 fuzz the bucketed postings of index schema 4
 // (storage/bucket_codec.h): a bucket value decoded, looked up and encoded back, and merges of
-// add fragments and remove operands. Seeds: fuzz/fuzz_seeds.cc ("storage_codec"), values the
-// encoders wrote.
+// add fragments and remove operands, whole and for some rests (a lookup's). Seeds:
+// fuzz/fuzz_seeds.cc ("storage_codec"), values the encoders wrote.
 
 #include <cstddef>
 #include <cstdint>
@@ -147,6 +147,18 @@ void BucketMerge(std::string_view in) {
   std::vector<bc::BucketGroup> groups;
   Require(bc::DecodeBucket(out, "key", &groups).ok());
   RequireBucket(groups);
+  // A merge for some rests (a lookup's) holds exactly their groups of the whole merge: every
+  // other rest merged, and one past the last.
+  std::vector<uint64_t> wanted;
+  std::vector<bc::BucketGroup> kept;
+  for (size_t i = 0; i < groups.size(); i += 2) {
+    wanted.push_back(groups[i].rest);
+    kept.push_back(groups[i]);
+  }
+  if (!groups.empty() && groups.back().rest < UINT64_MAX) wanted.push_back(groups.back().rest + 1);
+  std::string restricted;
+  Require(bc::MergeBucketRests(existing, operands, wanted, max_postings, &restricted));
+  Require(restricted == bc::EncodeBucket(kept));
   std::string combined;
   if (existing.has_value() || !bc::CombineAddFragments(operands, &combined)) return;
   std::string via_combined;

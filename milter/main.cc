@@ -17,6 +17,7 @@
 #include "client/client_security.h"
 #include "logging/log_event.h"
 #include "milter/milter.h"
+#include "proto/grpc_process.h"
 #include "spdlog/spdlog.h"
 
 namespace cops {
@@ -98,6 +99,7 @@ int Main(int argc, char** argv) {
 }  // namespace cops
 
 int main(int argc, char** argv) {
+  cops::PrepareGrpcProcess();
   try {
     return cops::Main(argc, argv);
   } catch (const std::exception& e) {

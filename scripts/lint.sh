@@ -21,7 +21,7 @@ python3 - "$db" "$root" "$@" > "$sources" <<'PY'
 import json, sys
 db, root, only = sys.argv[1], sys.argv[2], set(sys.argv[3:])
 own = ("core/", "storage/", "convert/", "engine/", "replication/", "logging/", "access/",
-       "protocol/", "server/", "http/", "client/", "eval/", "milter/")
+       "protocol/", "server/", "http/", "client/", "eval/", "milter/", "proto/")
 for e in json.load(open(db)):
     rel = e["file"][len(root) + 1:] if e["file"].startswith(root + "/") else None
     if rel is not None and rel.startswith(own) and (not only or rel in only):

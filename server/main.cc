@@ -34,6 +34,7 @@
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "http/api.h"
+#include "proto/grpc_process.h"
 #include "replication/cluster_presence.h"
 #include "replication/jetstream.h"
 #include "replication/log_applier.h"
@@ -606,6 +607,7 @@ int Run(int argc, char** argv) {
 }  // namespace cops
 
 int main(int argc, char** argv) {
+  cops::PrepareGrpcProcess();
   try {
     return cops::Run(argc, argv);
   } catch (const std::exception& e) {

@@ -60,16 +60,66 @@ void PutGroup(std::string* dst, uint64_t rest_delta, uint32_t beyond_cap,
   }
 }
 
+// Varints over [*p, end), as storage_codec::GetVarint64 reads them; the one-byte case, most
+// of a bucket's, inline (a lookup reads every group header of the buckets it touches).
+bool ReadVarintSlow(const char** p, const char* end, uint64_t* v) {
+  uint64_t result = 0;
+  const char* q = *p;
+  for (int shift = 0; shift <= 63 && q < end; shift += 7) {
+    const uint64_t byte = static_cast<uint8_t>(*q++);
+    if (shift == 63 && byte > 1) return false;
+    result |= (byte & 0x7f) << shift;
+    if ((byte & 0x80) == 0) {
+      *p = q;
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+inline bool ReadVarint(const char** p, const char* end, uint64_t* v) {
+  const auto* q = reinterpret_cast<const uint8_t*>(*p);
+  if (end - *p >= 10) {  // room for the longest: no bounds checks (a rest delta takes ~6)
+    uint64_t result = 0;
+    for (int i = 0; i < 9; ++i) {
+      const uint64_t byte = q[i];
+      result |= (byte & 0x7f) << (7 * i);
+      if (byte < 0x80) {
+        *p += i + 1;
+        *v = result;
+        return true;
+      }
+    }
+    if (q[9] > 1) return false;
+    *p += 10;
+    *v = result | (uint64_t{q[9]} << 63);
+    return true;
+  }
+  return ReadVarintSlow(p, end, v);
+}
+
+// Steps over `count` varints without decoding them: a varint ends at a byte below 0x80.
+inline bool SkipVarints(const char** p, const char* end, uint64_t count) {
+  const char* q = *p;
+  while (count > 0) {
+    if (q == end) return false;
+    count -= static_cast<uint8_t>(*q++) < 0x80 ? 1 : 0;
+  }
+  *p = q;
+  return true;
+}
+
 // Reads the groups of a value (after its tag) one at a time.
 class GroupScanner {
  public:
-  explicit GroupScanner(std::string_view body) : in_(body) {}
-  bool done() const { return in_.empty(); }
+  explicit GroupScanner(std::string_view body) : p_(body.data()), end_(body.data() + body.size()) {}
+  bool done() const { return p_ == end_; }
 
   // A group's rest and counts; nullptr on damage, else the reason is "".
   const char* Header(uint64_t* rest, uint64_t* listed, uint32_t* beyond_cap) {
     uint64_t v;
-    if (!GetVarint64(&in_, &v)) return "truncated group";
+    if (!ReadVarint(&p_, end_, &v)) return "truncated group";
     const uint64_t delta = v >> 1;
     if (first_) {
       rest_ = delta;
@@ -82,9 +132,11 @@ class GroupScanner {
     *beyond_cap = 0;
     if ((v & 1) != 0) {
       uint64_t beyond;
-      if (!GetVarint64(&in_, listed) || !GetVarint64(&in_, &beyond)) return "truncated header";
+      if (!ReadVarint(&p_, end_, listed) || !ReadVarint(&p_, end_, &beyond)) {
+        return "truncated header";
+      }
       // Each listed document takes at least 4 bytes: a cheap bound before any allocation.
-      if (*listed > in_.size() || beyond > UINT32_MAX) return "counts out of range";
+      if (*listed > remaining() || beyond > UINT32_MAX) return "counts out of range";
       if (*listed == 0 && beyond == 0) return "empty group";
       *beyond_cap = static_cast<uint32_t>(beyond);
     }
@@ -92,26 +144,26 @@ class GroupScanner {
     return "";
   }
 
-  // Reads `listed` documents' postings, appending them to `out` unless it is nullptr.
+  // Reads `listed` documents' postings, appending them to `out`.
   const char* Documents(uint64_t listed, std::vector<Posting>* out) {
     DocId doc = 0;
     for (uint64_t d = 0; d < listed; ++d) {
       uint64_t v;
-      if (!GetVarint64(&in_, &v)) return "truncated document";
+      if (!ReadVarint(&p_, end_, &v)) return "truncated document";
       const uint64_t delta = v >> 1;
       if (delta == 0 || delta > kMaxId - doc) return "documents out of order";
       doc += delta;
       uint64_t n = 1;
       if ((v & 1) != 0) {
-        if (!GetVarint64(&in_, &n) || n > in_.size()) return "bad posting count";
+        if (!ReadVarint(&p_, end_, &n) || n > remaining()) return "bad posting count";
         n += 2;
       }
       uint64_t ordinal = 0;
       int64_t start = 0;
       for (uint64_t i = 0; i < n; ++i) {
         uint64_t d_ord, z_start, len;
-        if (!GetVarint64(&in_, &d_ord) || !GetVarint64(&in_, &z_start) ||
-            !GetVarint64(&in_, &len)) {
+        if (!ReadVarint(&p_, end_, &d_ord) || !ReadVarint(&p_, end_, &z_start) ||
+            !ReadVarint(&p_, end_, &len)) {
           return "truncated posting";
         }
         // Ordinals and offsets stay in [0, UINT32_MAX]; a delta leaving it is damage.
@@ -123,17 +175,39 @@ class GroupScanner {
         }
         ordinal += d_ord;
         start += d_start;
-        if (out != nullptr) {
-          out->push_back(Posting{doc, static_cast<uint32_t>(ordinal), static_cast<uint32_t>(start),
-                                 static_cast<uint32_t>(start + len)});
-        }
+        out->push_back(Posting{doc, static_cast<uint32_t>(ordinal), static_cast<uint32_t>(start),
+                               static_cast<uint32_t>(start + len)});
       }
     }
     return "";
   }
 
+  // Steps over `listed` documents' postings, checking only that their varints are there
+  // (a lookup does not vouch for the groups it did not ask for).
+  const char* Skip(uint64_t listed) {
+    for (uint64_t d = 0; d < listed; ++d) {
+      // The document varint's low bit (`several`) is its first byte's.
+      if (p_ == end_) return "truncated document";
+      uint64_t postings = 1;
+      if ((static_cast<uint8_t>(*p_) & 1) != 0) {
+        uint64_t n;
+        if (!SkipVarints(&p_, end_, 1) || !ReadVarint(&p_, end_, &n) || n > remaining()) {
+          return "bad posting count";
+        }
+        postings = n + 2;
+      } else if (!SkipVarints(&p_, end_, 1)) {
+        return "truncated document";
+      }
+      if (!SkipVarints(&p_, end_, 3 * postings)) return "truncated posting";
+    }
+    return "";
+  }
+
  private:
-  std::string_view in_;
+  uint64_t remaining() const { return static_cast<uint64_t>(end_ - p_); }
+
+  const char* p_;
+  const char* end_;
   bool first_ = true;
   uint64_t rest_ = 0;
 };
@@ -275,7 +349,7 @@ absl::Status LookupInBucket(std::string_view value, std::string_view key,
       first->doc_frequency = SaturatingAdd(beyond_cap, listed);
       for (++i; i < n && rests[i] == rest; ++i) *outs[i] = *first;
     } else {
-      why = scan.Documents(listed, nullptr);
+      why = scan.Skip(listed);
       if (IsError(why)) return Malformed(key, why);
     }
   }
@@ -296,15 +370,40 @@ struct MergeEvent {
   uint32_t count;
 };
 
-// Appends the events of a value or an add fragment; false on damage.
-bool AddEvents(std::string_view value, uint32_t op, std::vector<MergeEvent>* events,
-               std::vector<Posting>* pool) {
+// The rests a merge keeps: all of them, or those of a sorted list. Each operand asks about
+// its rests in ascending order, from a fresh copy.
+class RestFilter {
+ public:
+  RestFilter() = default;
+  explicit RestFilter(std::span<const uint64_t> rests) : rests_(rests), all_(false) {}
+  bool Keeps(uint64_t rest) {
+    if (all_) return true;
+    while (next_ < rests_.size() && rests_[next_] < rest) ++next_;
+    return next_ < rests_.size() && rests_[next_] == rest;
+  }
+  // No rest from here on is kept.
+  bool Exhausted() const { return !all_ && next_ == rests_.size(); }
+
+ private:
+  std::span<const uint64_t> rests_;
+  size_t next_ = 0;
+  bool all_ = true;
+};
+
+// Appends the events of a value or an add fragment under the rests `filter` keeps (the
+// others' groups are stepped over); false on damage.
+bool AddEvents(std::string_view value, uint32_t op, RestFilter filter,
+               std::vector<MergeEvent>* events, std::vector<Posting>* pool) {
   if (value.empty() || static_cast<uint8_t>(value[0]) != kBucketValue) return false;
   GroupScanner scan(value.substr(1));
-  while (!scan.done()) {
+  while (!scan.done() && !filter.Exhausted()) {
     uint64_t rest, listed;
     uint32_t beyond;
     if (IsError(scan.Header(&rest, &listed, &beyond))) return false;
+    if (!filter.Keeps(rest)) {
+      if (IsError(scan.Skip(listed))) return false;
+      continue;
+    }
     if (beyond != 0) events->push_back({rest, op, MergeEvent::kBeyond, 0, 0, beyond});
     const size_t start = pool->size();
     if (IsError(scan.Documents(listed, pool))) return false;
@@ -320,7 +419,8 @@ bool AddEvents(std::string_view value, uint32_t op, std::vector<MergeEvent>* eve
   return true;
 }
 
-bool AddRemoveEvents(std::string_view op_value, uint32_t op, std::vector<MergeEvent>* events) {
+bool AddRemoveEvents(std::string_view op_value, uint32_t op, RestFilter filter,
+                     std::vector<MergeEvent>* events) {
   op_value.remove_prefix(1);
   uint64_t doc, count;
   if (!GetVarint64(&op_value, &doc) || doc == 0 || doc > kMaxId ||
@@ -334,35 +434,34 @@ bool AddRemoveEvents(std::string_view op_value, uint32_t op, std::vector<MergeEv
       return false;
     }
     rest += delta;
-    events->push_back({rest, op, MergeEvent::kRemove, doc, 0, 0});
+    if (filter.Keeps(rest)) events->push_back({rest, op, MergeEvent::kRemove, doc, 0, 0});
   }
   return op_value.empty();
 }
 
-}  // namespace
-
-// Flat: every operand's entries as events, sorted by (rest, operand) with each operand's
-// order kept, then applied rest by rest; no per-group allocation (a read of a bucket with
-// operands runs this, so it is on the lookup path until compaction).
-bool MergeBucket(const std::optional<std::string_view>& existing,
-                 std::span<const std::string_view> operands, uint32_t max_postings,
-                 std::string* out) {
+// Flat: every operand's entries (under the rests `filter` keeps) as events, sorted by
+// (rest, operand) with each operand's order kept, then applied rest by rest; no per-group
+// allocation (a read of a bucket with operands runs this, so it is on the lookup path
+// until compaction).
+bool MergeFiltered(const std::optional<std::string_view>& existing,
+                   std::span<const std::string_view> operands, RestFilter filter,
+                   uint32_t max_postings, std::string* out) {
   thread_local std::vector<MergeEvent> events;
   thread_local std::vector<Posting> pool;
   thread_local std::vector<const MergeEvent*> listed;
   thread_local std::vector<Posting> group;
   events.clear();
   pool.clear();
-  if (existing.has_value() && !AddEvents(*existing, 0, &events, &pool)) return false;
+  if (existing.has_value() && !AddEvents(*existing, 0, filter, &events, &pool)) return false;
   for (size_t i = 0; i < operands.size(); ++i) {
     const std::string_view op = operands[i];
     if (op.empty()) return false;
     const auto tag = static_cast<uint8_t>(op[0]);
     const auto index = static_cast<uint32_t>(i + 1);
     if (tag == kBucketValue) {
-      if (!AddEvents(op, index, &events, &pool)) return false;
+      if (!AddEvents(op, index, filter, &events, &pool)) return false;
     } else if (tag == kBucketRemove) {
-      if (!AddRemoveEvents(op, index, &events)) return false;
+      if (!AddRemoveEvents(op, index, filter, &events)) return false;
     } else {
       return false;
     }
@@ -415,6 +514,20 @@ bool MergeBucket(const std::optional<std::string_view>& existing,
     events = {};
   }
   return true;
+}
+
+}  // namespace
+
+bool MergeBucket(const std::optional<std::string_view>& existing,
+                 std::span<const std::string_view> operands, uint32_t max_postings,
+                 std::string* out) {
+  return MergeFiltered(existing, operands, RestFilter(), max_postings, out);
+}
+
+bool MergeBucketRests(const std::optional<std::string_view>& existing,
+                      std::span<const std::string_view> operands,
+                      std::span<const uint64_t> rests, uint32_t max_postings, std::string* out) {
+  return MergeFiltered(existing, operands, RestFilter(rests), max_postings, out);
 }
 
 bool MergeBucketReference(const std::optional<std::string_view>& existing,

@@ -97,8 +97,9 @@ std::string EncodeBucket(std::span<const BucketGroup> groups);
 
 // Finds the groups of `rests` (sorted ascending, duplicates allowed) in `value` and sets
 // (*outs[i]) to rests[i]'s postings (doc_frequency: the listed documents plus those beyond
-// the cap); the others are not touched. Decodes only the postings of the groups asked for.
-// DATA_LOSS naming `key` on a malformed value.
+// the cap); the others are not touched. Decodes only the postings of the groups asked for
+// and stops after the last: damage in the groups stepped over or beyond may pass unnoticed.
+// DATA_LOSS naming `key` on a malformed value met.
 absl::Status LookupInBucket(std::string_view value, std::string_view key,
                             std::span<const uint64_t> rests, std::span<PostingList* const> outs);
 
@@ -111,6 +112,16 @@ absl::Status LookupInBucket(std::string_view value, std::string_view key,
 bool MergeBucket(const std::optional<std::string_view>& existing,
                  std::span<const std::string_view> operands, uint32_t max_postings,
                  std::string* out);
+
+// MergeBucket restricted to `rests` (sorted ascending, duplicates allowed): exactly the
+// groups of those rests that MergeBucket's value would hold, and no others (each rest's
+// groups merge independently). Only their entries are decoded; the other groups of each
+// operand are stepped over, so damage there may pass unnoticed. What a read of a few hashes
+// of a bucket with merge operands runs (BucketReadScope, storage/index_db.h), so that it
+// costs about what a read of the merged bucket would. False on a malformed value or operand.
+bool MergeBucketRests(const std::optional<std::string_view>& existing,
+                      std::span<const std::string_view> operands,
+                      std::span<const uint64_t> rests, uint32_t max_postings, std::string* out);
 
 // MergeBucket written the straightforward way (a map of groups), slower: what tests and
 // the fuzz target compare MergeBucket with.

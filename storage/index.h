@@ -92,9 +92,10 @@ struct IndexOptions {
   // always use zstd when this RocksDB has it). INVALID_ARGUMENT at Open when this build of
   // RocksDB lacks it.
   std::string postings_compression = "lz4";
-  // Data block size of the postings' SST files, in KiB (1-256). Larger blocks make a smaller
-  // block index (searched by every probe); a lookup that hits reads and decompresses a whole
-  // block. Each file records its own, so a change applies to files written afterwards.
+  // Data block size of the per-hash postings' SST files, in KiB (1-256). Larger blocks make
+  // a smaller block index (searched by every probe); a lookup that hits reads and decompresses
+  // a whole block. Each file records its own, so a change applies to files written
+  // afterwards. The bucket families use 4 KiB blocks (storage/index_db.cc, BucketTableOptions).
   uint32_t postings_block_kb = 16;
   // The postings layout of a new index: bucketed (schema 4: the postings of all hashes that
   // share their top bits in one value, ~10-14 bytes per posting instead of ~23) or one key

@@ -148,6 +148,35 @@ class IndexDb {
 
 inline rocksdb::Slice AsSlice(std::string_view s) { return rocksdb::Slice(s.data(), s.size()); }
 
+// While alive, the full merges of bucket keys that RocksDB runs on this thread keep only
+// the rests a lookup asks for (bucket_codec::MergeBucketRests) instead of decoding and
+// encoding whole buckets: a read of a bucket with merge operands (level-0 files and
+// memtables before a compaction) then costs about what a read of a compacted one does, and
+// the values the read returns hold only those rests' groups. A read's merges run on the
+// reading thread; flushes and compactions run on RocksDB's own threads and merge whole.
+// Keys the scope does not name merge whole.
+// REQUIRES: created on the thread that reads, around its MultiGet of bucket keys only; not
+// nested; keys, first and rests outlive it.
+class BucketReadScope {
+ public:
+  // keys[k] (distinct BE32 bucket keys, ascending) wants rests[first[k], first[k + 1]),
+  // sorted ascending. REQUIRES: first.size() == keys.size() + 1.
+  BucketReadScope(std::span<const rocksdb::Slice> keys, std::span<const uint32_t> first,
+                  std::span<const uint64_t> rests);
+  ~BucketReadScope();
+  BucketReadScope(const BucketReadScope&) = delete;
+  BucketReadScope& operator=(const BucketReadScope&) = delete;
+
+  // The rests wanted from `key` by this thread's scope; nullopt without one or when the
+  // scope does not name the key.
+  static std::optional<std::span<const uint64_t>> WantedRests(std::string_view key);
+
+ private:
+  std::span<const rocksdb::Slice> keys_;
+  std::span<const uint32_t> first_;
+  std::span<const uint64_t> rests_;
+};
+
 }  // namespace cops
 
 #endif  // COPS_STORAGE_INDEX_DB_H_

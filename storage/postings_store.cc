@@ -36,10 +36,11 @@ constexpr size_t kMinLookupPartKeys = 256;
 // or, when this is the only lookup in flight and the batch is large, in parts run by `parts`
 // under one snapshot, so that a batch never sees half of a concurrent registration. Calls
 // decode(i, status) for each key not found missing, until one fails; unpins every value.
-template <typename LookupScratch, typename Decode>
+// Each MultiGet runs while an object read_scope() returns lives, on the thread that runs it.
+template <typename LookupScratch, typename Decode, typename ReadScope>
 absl::Status MultiGetInParts(rocksdb::DB& db, ParallelParts& runner,
                              std::atomic<int>& lookups_in_flight, bool sorted_input, size_t n,
-                             LookupScratch& scratch, Decode decode) {
+                             LookupScratch& scratch, Decode decode, ReadScope read_scope) {
   struct InFlight {
     std::atomic<int>& count;
     const bool alone = count.fetch_add(1, std::memory_order_relaxed) == 0;
@@ -55,8 +56,11 @@ absl::Status MultiGetInParts(rocksdb::DB& db, ParallelParts& runner,
   scratch.part_results.assign(parts, absl::OkStatus());
   runner.Run(parts, [&](size_t part) {
     const size_t begin = n * part / parts, end = n * (part + 1) / parts;
-    db.MultiGet(read, end - begin, scratch.cfs.data() + begin, scratch.keys.data() + begin,
-                scratch.values.data() + begin, scratch.statuses.data() + begin, sorted_input);
+    {
+      [[maybe_unused]] const auto scope = read_scope();
+      db.MultiGet(read, end - begin, scratch.cfs.data() + begin, scratch.keys.data() + begin,
+                  scratch.values.data() + begin, scratch.statuses.data() + begin, sorted_input);
+    }
     absl::Status& result = scratch.part_results[part];
     for (size_t i = begin; i < end; ++i) {
       if (result.ok() && !scratch.statuses[i].IsNotFound()) {
@@ -188,7 +192,8 @@ absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
         return st.ok() ? codec::DecodePostingList(scratch.values[i].ToStringView(),
                                                   &(*out)[order[i]])
                        : FromRocks(st, "looking up chunk postings");
-      });
+      },
+      [] { return 0; });
   if (n * kScratchBytesPerHash > kScratchKeepBytes) scratch = Scratch();
   return result;
 }
@@ -320,6 +325,11 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
                        : FromRocks(st, "looking up postings bucket " +
                                            absl::BytesToHexString(
                                                absl::string_view(key.data(), key.size())));
+      },
+      // Buckets with merge operands are merged for the rests asked only.
+      [&] {
+        return BucketReadScope(scratch.keys, std::span<const uint32_t>(scratch.first),
+                               scratch.rests);
       });
   if (n * kScratchBytesPerHash > kScratchKeepBytes) scratch = Scratch();
   return result;

@@ -382,7 +382,7 @@ TEST(BucketCodecTest, MergeAddsIgnoresReplaysCapsAndRemoves) {
   EXPECT_FALSE(bc::CombineAddFragments(removes, &after));
 }
 
-TEST(BucketCodecTest, MergeAgreesWithTheReferenceOnRandomOperands) {
+TEST(BucketCodecTest, WholeAndRestrictedMergesAgreeWithTheReferenceOnRandomOperands) {
   std::mt19937 rng(11);
   for (int round = 0; round < 300; ++round) {
     std::vector<std::string> ops;
@@ -418,6 +418,21 @@ TEST(BucketCodecTest, MergeAgreesWithTheReferenceOnRandomOperands) {
     ASSERT_TRUE(bc::MergeBucket(base, views, cap, &fast));
     ASSERT_TRUE(bc::MergeBucketReference(base, views, cap, &reference));
     ASSERT_EQ(fast, reference) << round;
+    // A merge for some rests (what a lookup runs) holds exactly their groups of the whole
+    // merge; rest 12 is never written.
+    std::vector<uint64_t> wanted;
+    for (uint64_t r = 0; r <= 12; ++r) {
+      if (rng() % 3 == 0) wanted.push_back(r);
+    }
+    if (!wanted.empty() && rng() % 2 == 0) wanted.push_back(wanted.back());  // asked twice
+    std::vector<bc::BucketGroup> groups;
+    ASSERT_OK(bc::DecodeBucket(reference, "k", &groups));
+    std::erase_if(groups, [&](const bc::BucketGroup& g) {
+      return !std::binary_search(wanted.begin(), wanted.end(), g.rest);
+    });
+    std::string restricted;
+    ASSERT_TRUE(bc::MergeBucketRests(base, views, wanted, cap, &restricted));
+    ASSERT_EQ(restricted, bc::EncodeBucket(groups)) << round;
   }
 }
 

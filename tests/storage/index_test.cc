@@ -1354,6 +1354,68 @@ std::vector<PostingList> LookUpAll(const Index& index, const std::vector<ChunkHa
   return out;
 }
 
+// A lookup of a bucket whose postings are still merge operands (level-0 files and the
+// memtable: adds and removes across flushes) merges only the hashes it asks for; it must
+// answer exactly as the compacted index does, for any set of hashes asked together.
+TEST(IndexTest, LookupsOverUncompactedOperandsAnswerAsTheCompactedIndex) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("db"));
+  o.postings_bucket_bits = 6;  // 64 buckets: each holds many hashes of many documents
+  o.max_postings_per_chunk = 4;
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  ASSERT_OK(index->BeginBulkLoad());  // no compaction until the end
+  std::vector<DocId> ids;
+  std::vector<ChunkHash> hashes;
+  for (int round = 0; round < 6; ++round) {
+    for (int d = 0; d < 5; ++d) {
+      const uint64_t seed = 100 + ids.size();
+      const DocumentFingerprint fp = MakeFingerprint(seed, 25, /*shared=*/true);
+      auto r = index->Register(MakeRecord("r" + std::to_string(seed)), fp, "");
+      ASSERT_OK(r);
+      ids.push_back(r->id);
+      for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
+    }
+    // Removals of documents added in this round and in earlier rounds' files.
+    ASSERT_OK(index->Unregister(ids[ids.size() - 2]));
+    if (round >= 2) {
+      ASSERT_OK(index->Unregister(ids[static_cast<size_t>(round) * 3 - 5]));
+    }
+    if (round < 5) {
+      ASSERT_OK(index->Flush());  // the last round stays in the memtable
+    }
+  }
+  ASSERT_GE(index->Stats().postings_files_per_level[0], 5u);
+  for (uint32_t j = 0; j < 40; ++j) hashes.push_back(HashOf(9999, j));  // never registered
+  std::mt19937_64 rng(36);
+  std::shuffle(hashes.begin(), hashes.end(), rng);
+  hashes.push_back(hashes[7]);  // asked twice
+
+  // One batch of every hash, and each hash alone (a bucket asked for one rest).
+  const std::vector<PostingList> together = LookUpAll(*index, hashes);
+  std::vector<PostingList> alone;
+  for (ChunkHash h : hashes) alone.push_back(LookUpAll(*index, {h}).at(0));
+  ASSERT_OK(index->EndBulkLoad());
+  ASSERT_EQ(index->Stats().postings_files_per_level[0], 0u);
+  const std::vector<PostingList> compacted = LookUpAll(*index, hashes);
+  ASSERT_EQ(compacted.size(), hashes.size());
+  size_t listed = 0;
+  for (size_t i = 0; i < hashes.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(together[i].postings, compacted[i].postings);
+    EXPECT_EQ(together[i].doc_frequency, compacted[i].doc_frequency);
+    EXPECT_EQ(alone[i].postings, compacted[i].postings);
+    EXPECT_EQ(alone[i].doc_frequency, compacted[i].doc_frequency);
+    listed += compacted[i].postings.size();
+  }
+  EXPECT_GT(listed, 500u);  // the documents still registered are found
+  // The shared chunk: counted in every live document (30 registered, 10 removed), listed up
+  // to the cap.
+  const std::vector<PostingList> shared = LookUpAll(*index, {kSharedHash});
+  EXPECT_EQ(shared[0].doc_frequency, 20u);
+  EXPECT_EQ(shared[0].postings.size(), 4u);
+}
+
 TEST(IndexTest, UpgradePostingsRewritesASchema3IndexLosingNothing) {
   TempDir dir;
   const std::string path = dir.Join("db");
