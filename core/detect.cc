@@ -51,6 +51,7 @@ struct Scratch {
   std::vector<UnitRange> covered;
   std::vector<uint32_t> reach;  // InteriorReach() of `covered`
   std::vector<FoundChunk> found;  // CheckOptions::common_phrase_documents, by unit_begin
+  std::vector<std::vector<DocId>> pair_holders;  // step 5: LookupStemPairs' answer
 
   // Called after each check.
   void Trim() {
@@ -69,6 +70,8 @@ struct Scratch {
       return p.capacity() * sizeof(Posting);
     });
     ReleaseIfLarge(&unit_excluded);
+    ReleaseNestedIfLarge(&pair_holders,
+                         [](const std::vector<DocId>& d) { return d.capacity() * sizeof(DocId); });
     ReleaseIfLarge(&gram_excluded);
     ReleaseIfLarge(&spans);
     ReleaseIfLarge(&view.chunks);
@@ -682,10 +685,12 @@ FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params) {
   return o;
 }
 
-absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingParams& params,
-                              const CandidateSource& source, const DetectOptions& options) {
-  Scratch& s = ThreadScratch();
-  absl::Cleanup trim = [&s] { s.Trim(); };
+namespace {
+
+// Steps 1-4 (core/detect.h).
+absl::StatusOr<Report> DetectChunks(const DocumentFingerprint& test, const ChunkingParams& params,
+                                    const CandidateSource& source, const DetectOptions& options,
+                                    Scratch& s) {
   const bool verifies = params.verify_k > 0 && !test.grams.empty();
   const DocumentFingerprint* looked_up = &test;
   if (!verifies && !options.excluded.empty()) {
@@ -711,6 +716,94 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   if (!verifies) return DetectSampled(*looked_up, source, options, s);
   return DetectVerified(test, test, s.postings, test.chunks.size() == test.total_chunks, params,
                         source, options, s, nullptr);
+}
+
+// Step 5: the documents holding enough of the test's rare content-stem pairs.
+absl::Status AddStemPairEvidence(const DocumentFingerprint& test, const CandidateSource& source,
+                                 const DetectOptions& options, Scratch& s, Report* r) {
+  const CheckOptions& check = options.check;
+  r->stem_pairs = static_cast<uint32_t>(test.stem_pairs.size());
+  if (check.stem_pair_threshold <= 0 || !options.excluded.empty()) return absl::OkStatus();
+  COPS_ASSIGN_OR_RETURN(const bool available,
+                        source.LookupStemPairs(test.stem_pairs, check.stem_pair_max_documents,
+                                               &s.pair_holders));
+  if (!available) return absl::OkStatus();
+  r->stem_pairs_checked = true;
+  if (test.stem_pairs.empty()) return absl::OkStatus();
+  std::unordered_map<DocId, uint32_t> shared;
+  for (const std::vector<DocId>& holders : s.pair_holders) {
+    for (DocId id : holders) ++shared[id];
+  }
+  const double pairs = static_cast<double>(test.stem_pairs.size());
+  auto passes = [&](uint32_t n) {
+    return n >= check.stem_pair_min_shared && n / pairs >= check.stem_pair_threshold;
+  };
+  bool changed = false;
+  for (DocumentMatch& m : r->matches) {
+    auto it = shared.find(m.doc_id);
+    if (it == shared.end()) continue;
+    m.stem_pairs_shared = it->second;
+    m.stem_pair_share = it->second / pairs;
+    if (!m.template_source && passes(it->second)) {
+      m.stem_pair_violation = true;
+      changed |= !m.violation;
+      m.violation = true;
+    }
+    shared.erase(it);
+  }
+  // Documents steps 1-4 did not report: their records say whether the caller may see them
+  // and whether they are templates.
+  s.ids.clear();
+  for (const auto& [id, n] : shared) {
+    if (passes(n)) s.ids.push_back(id);
+  }
+  std::sort(s.ids.begin(), s.ids.end());
+  if (!s.ids.empty()) {
+    COPS_RETURN_IF_ERROR(source.ReadCandidates(s.ids, &s.records));
+    for (size_t i = 0; i < s.ids.size(); ++i) {
+      const CandidateRecord& rec = s.records[i];
+      if (!rec.present || rec.template_source) continue;
+      DocumentMatch m;
+      m.doc_id = s.ids[i];
+      m.stored_chunks = rec.stored_chunks;
+      m.stem_pairs_shared = shared[s.ids[i]];
+      m.stem_pair_share = m.stem_pairs_shared / pairs;
+      m.stem_pair_violation = true;
+      m.violation = true;
+      r->matches.push_back(std::move(m));
+      changed = true;
+    }
+  }
+  if (!changed) return absl::OkStatus();
+  r->violation = true;
+  // Ordered as Finish() orders, violations by stem pairs before the rest at equal ratio.
+  std::sort(r->matches.begin(), r->matches.end(),
+            [](const DocumentMatch& a, const DocumentMatch& b) {
+              if (a.template_source != b.template_source) return b.template_source;
+              if (a.ratio != b.ratio) return a.ratio > b.ratio;
+              if (a.stem_pair_share != b.stem_pair_share) {
+                return a.stem_pair_share > b.stem_pair_share;
+              }
+              return a.doc_id < b.doc_id;
+            });
+  if (check.max_results > 0 && r->matches.size() > check.max_results) {
+    // Keep the stem-pair violations: a report that says "violation" names its documents.
+    std::stable_partition(r->matches.begin(), r->matches.end(),
+                          [](const DocumentMatch& m) { return m.violation; });
+    r->matches.resize(check.max_results);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingParams& params,
+                              const CandidateSource& source, const DetectOptions& options) {
+  Scratch& s = ThreadScratch();
+  absl::Cleanup trim = [&s] { s.Trim(); };
+  COPS_ASSIGN_OR_RETURN(Report r, DetectChunks(test, params, source, options, s));
+  if (params.stem_pairs > 0) COPS_RETURN_IF_ERROR(AddStemPairEvidence(test, source, options, s, &r));
+  return r;
 }
 
 }  // namespace cops

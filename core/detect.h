@@ -30,6 +30,14 @@
 //      Without verification the sampled ratios decide, as in the COPS paper.
 //   4. The report is ordered by ratio, cut at max_results, and its violation flag is set
 //      once, from what remains and what was cut.
+//   5. Content-stem pairs (indexes with ChunkingParams::stem_pairs, CheckOptions::
+//      stem_pair_threshold > 0, no DetectOptions::excluded): the test's sampled pairs are
+//      looked up in one batch (CandidateSource::LookupStemPairs); a document holding
+//      enough of the rare ones (CheckOptions) is a violation too, added to the report when
+//      steps 1-4 did not find it (a second candidate stage: a heavy revision may share no
+//      chunk with its source). Template documents are left out. Pairs carry no positions,
+//      so a check with excluded parts of its text skips this step (Report::
+//      stem_pairs_checked stays false).
 //
 // Exclusions (core/exclusions.h) are applied in step 3: the test's units inside
 // DetectOptions::excluded, and then those inside the passages of template documents (which
@@ -82,6 +90,16 @@ class CandidateSource {
   // registration), empty when none are stored; one batch.
   virtual absl::Status ReadGrams(std::span<const DocId> ids,
                                  std::vector<std::vector<uint32_t>>* out) const = 0;
+  // Content-stem pairs (ChunkingParams::stem_pairs): out->at(i) holds the registered
+  // documents that hold pairs[i], ascending, when fewer than `max_documents` do; empty when
+  // none or at least that many do (the pair is common). One batch. Returns false, with
+  // `out` untouched, when the source keeps no pairs (an index created without them): the
+  // evidence is then unavailable.
+  virtual absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> /*pairs*/,
+                                               uint32_t /*max_documents*/,
+                                               std::vector<std::vector<DocId>>* /*out*/) const {
+    return false;
+  }
 };
 
 struct DetectOptions {

@@ -2,6 +2,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "core/scratch.h"
 #include "core/siphash.h"
 #include "core/status_macros.h"
+#include "core/stem_pairs.h"
 #include "core/units.h"
 
 namespace cops {
@@ -26,6 +28,8 @@ struct Scratch {
   std::vector<uint64_t> unit_hashes;  // UnitHash() of every unit
   std::vector<uint64_t> keyed_unit_hashes;  // their keyed finalization (strategy D)
   std::vector<uint64_t> gram_hashes;  // verification grams before truncation
+  std::vector<uint64_t> stem_hashes;  // content stems' hashes, then their pairs' folds
+  std::string stem;                   // LightStem() output
   std::vector<Chunk> chunks;      // all chunks before selection
   std::vector<uint32_t> selected;  // indices of selected chunks, written without a branch
   std::vector<uint64_t> prefix_hash;  // winnowing: see Select()
@@ -38,7 +42,8 @@ struct Scratch {
     const size_t bytes =
         CapacityBytes(canon.text) + CapacityBytes(canon.tokens) + CapacityBytes(stream.storage) +
         CapacityBytes(stream.units) + CapacityBytes(unit_hashes) +
-        CapacityBytes(keyed_unit_hashes) + CapacityBytes(gram_hashes) + CapacityBytes(chunks) +
+        CapacityBytes(keyed_unit_hashes) + CapacityBytes(gram_hashes) +
+        CapacityBytes(stem_hashes) + CapacityBytes(chunks) +
         CapacityBytes(selected) + CapacityBytes(prefix_hash) + CapacityBytes(suffix_hash) +
         CapacityBytes(prefix_min) + CapacityBytes(suffix_min);
     if (bytes > kScratchSetKeepBytes) {
@@ -54,6 +59,7 @@ struct Scratch {
     ReleaseIfLarge(&unit_hashes);
     ReleaseIfLarge(&keyed_unit_hashes);
     ReleaseIfLarge(&gram_hashes);
+    ReleaseIfLarge(&stem_hashes);
     ReleaseIfLarge(&chunks);
     ReleaseIfLarge(&selected);
     ReleaseIfLarge(&prefix_hash);
@@ -74,6 +80,7 @@ void DocumentFingerprint::Clear() {
   chunks.clear();
   selection.clear();
   grams.clear();
+  stem_pairs.clear();
   units.clear();
   total_chunks = 0;
   total_units = 0;
@@ -105,6 +112,7 @@ struct Fingerprinter::Rep {
   uint64_t unit_seed;   // XXH3 seed of unit texts, derived from the key
   uint64_t chunk_seed;  // start of a chunk's fold, derived from the key
   uint64_t gram_seed;   // start of a verification gram's fold, derived from the key
+  uint64_t stem_seed;   // start of a stem pair's fold, derived from the key
 
   uint64_t UnitHash(std::string_view s) const {
     return XXH3_64bits_withSeed(s.data(), s.size(), unit_seed);
@@ -138,6 +146,8 @@ struct Fingerprinter::Rep {
   // same fold from another key-derived seed, finalized by SipHash, truncated.
   void MakeGrams(const UnitStream& stream, bool unit_spans, Scratch* scratch,
                  DocumentFingerprint* out) const;
+  // The sampled content-stem pairs of the word units (core/stem_pairs.h).
+  void MakeStemPairs(const UnitStream& stream, Scratch* scratch, DocumentFingerprint* out) const;
   // The indices of the chunks of `all` the selection keeps, ascending, in
   // scratch->selected; returns how many.
   size_t SelectIndices(const std::vector<Chunk>& all, Scratch* scratch) const;
@@ -235,6 +245,33 @@ void Fingerprinter::Rep::MakeGrams(const UnitStream& s, bool unit_spans, Scratch
   for (uint32_t i = 0; i < grams; ++i) {
     out->grams[i] = static_cast<uint32_t>(folded[i] >> (64 - kVerifyGramBits));
   }
+}
+
+void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, Scratch* scratch,
+                                      DocumentFingerprint* out) const {
+  std::vector<uint64_t>& h = scratch->stem_hashes;
+  h.clear();
+  for (const Unit& u : s.units) {
+    const std::string_view word = s.UnitText(u);
+    if (IsStopWord(word)) continue;
+    LightStem(word, &scratch->stem);
+    h.push_back(UnitHash(scratch->stem));
+  }
+  if (h.size() < 2) return;
+  // Each pair's fold replaces its first stem's hash (read before it is overwritten).
+  const uint32_t pairs = static_cast<uint32_t>(h.size() - 1);
+  for (uint32_t i = 0; i < pairs; ++i) h[i] = Fold(stem_seed, h.data(), i, i + 2);
+  h.resize(pairs);
+  Finalize(pairs, [&](size_t i) -> uint64_t& { return h[i]; });
+  // The low bits sample (test and registered texts keep the same pairs), the high bits are
+  // stored: independent bits of one keyed hash.
+  const uint64_t p = params.stem_pairs;
+  for (uint64_t v : h) {
+    if (v % p == 0) out->stem_pairs.push_back(static_cast<uint32_t>(v >> 32));
+  }
+  std::sort(out->stem_pairs.begin(), out->stem_pairs.end());
+  out->stem_pairs.erase(std::unique(out->stem_pairs.begin(), out->stem_pairs.end()),
+                        out->stem_pairs.end());
 }
 
 size_t Fingerprinter::Rep::SelectIndices(const std::vector<Chunk>& all, Scratch* scratch) const {
@@ -347,6 +384,8 @@ absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const Chunk
   rep->chunk_seed = internal::SipHash24(rep->k0, rep->k1, kChunkLabel.data(), kChunkLabel.size());
   constexpr std::string_view kGramLabel = "cops/v3/verify-gram-seed";
   rep->gram_seed = internal::SipHash24(rep->k0, rep->k1, kGramLabel.data(), kGramLabel.size());
+  constexpr std::string_view kStemLabel = "cops/v1/stem-pair-seed";
+  rep->stem_seed = internal::SipHash24(rep->k0, rep->k1, kStemLabel.data(), kStemLabel.size());
   return std::unique_ptr<Fingerprinter>(new Fingerprinter(std::move(rep)));
 }
 
@@ -376,6 +415,7 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
     rep_->Select(scratch.chunks, &out->chunks, &scratch);
   }
   if (rep_->params.verify_k > 0) rep_->MakeGrams(scratch.stream, options.unit_spans, &scratch, out);
+  if (rep_->params.stem_pairs > 0) rep_->MakeStemPairs(scratch.stream, &scratch, out);
   out->total_chunks = static_cast<uint32_t>(scratch.chunks.size());
   out->total_units = static_cast<uint32_t>(scratch.stream.units.size());
   out->sha256 = Sha256(scratch.canon.text);

@@ -61,6 +61,9 @@ struct DocumentFingerprint {
   // is the keyed hash, kVerifyGramBits wide, of units [i, i + verify_k); a document of
   // fewer units than verify_k has one gram of all of them.
   std::vector<uint32_t> grams;
+  // The sampled content-stem pairs when params.stem_pairs > 0 (core/stem_pairs.h), each the
+  // top 32 bits of its keyed hash, sorted and distinct; else empty.
+  std::vector<uint32_t> stem_pairs;
   // Byte span of every unit (after enhancements) in the input, filled with grams when
   // FingerprintOptions::unit_spans is set.
   std::vector<UnitSpan> units;

@@ -65,6 +65,14 @@ absl::Status CheckOptions::Validate() const {
                                       " is outside (0, 1]");
   }
   if (min_count < 1) return absl::InvalidArgumentError("min_count: must be >= 1");
+  if (!(stem_pair_threshold >= 0 && stem_pair_threshold <= 1)) {
+    return absl::InvalidArgumentError("stem_pair_threshold: " +
+                                      std::to_string(stem_pair_threshold) +
+                                      " is outside [0, 1]");
+  }
+  if (stem_pair_max_documents < 2) {
+    return absl::InvalidArgumentError("stem_pair_max_documents: must be >= 2");
+  }
   return absl::OkStatus();
 }
 

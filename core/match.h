@@ -123,6 +123,18 @@ struct CheckOptions {
   // longer than kShortTestChunks look up their selection only: the rule reads those
   // chunks. 0 = off. Measured in docs/accuracy.md (same-genre sets).
   uint32_t common_phrase_documents = 10;
+  // Indexes with content-stem pairs (ChunkingParams::stem_pairs, core/stem_pairs.h): a
+  // registered document is also a violation when the share of the test's sampled pairs it
+  // holds, counting only pairs held by fewer than stem_pair_max_documents registered
+  // documents, reaches stem_pair_threshold, and it holds at least stem_pair_min_shared of
+  // them. A heavy revision keeps its source's content words side by side after its word
+  // 3-grams are gone; a text of the same genre shares only pairs that many documents hold.
+  // This adds to the decision above, never replaces it. stem_pair_threshold 0 = off.
+  // Measured in docs/accuracy.md; REQUIRES: 0 <= stem_pair_threshold <= 1,
+  // stem_pair_max_documents >= 2 (the document itself holds each pair it shares).
+  double stem_pair_threshold = 0.10;
+  uint32_t stem_pair_max_documents = 2;
+  uint32_t stem_pair_min_shared = 2;
   uint32_t max_results = 20;  // 0 = no limit
   bool want_spans = true;
 
@@ -166,6 +178,13 @@ struct DocumentMatch {
   // The document belongs to a template collection (CandidateRecord::template_source): its
   // passages are excluded (Exclusion::kTemplate) and it is never a violation.
   bool template_source = false;
+  // Indexes with content-stem pairs: the test's sampled pairs this document holds that fewer
+  // than CheckOptions::stem_pair_max_documents registered documents hold, and their share of
+  // the test's sampled pairs; whether they pass on their own (stem_pair_threshold and
+  // stem_pair_min_shared), which makes the document a violation.
+  uint32_t stem_pairs_shared = 0;
+  double stem_pair_share = 0;
+  bool stem_pair_violation = false;
   std::vector<Span> spans;       // in test order; empty unless want_spans
 };
 
@@ -190,6 +209,11 @@ struct Report {
   // in the document, stored_chunks = the document's grams); total_chunks and
   // selected_chunks still describe the candidate lookup.
   bool verified = false;
+  // Content-stem pairs (core/stem_pairs.h): the test's sampled pairs, and whether the index
+  // keeps pairs to compare them with (false: the evidence is unavailable, as for indexes
+  // created without ChunkingParams::stem_pairs, and the decision rests on the rest).
+  uint32_t stem_pairs = 0;
+  bool stem_pairs_checked = false;
 };
 
 class MatchSet {

@@ -10,6 +10,8 @@ void MemoryIndex::Register(DocId id, const DocumentFingerprint& fp) {
   }
   stored_per_doc_[id] = static_cast<uint32_t>(fp.chunks.size());
   if (!fp.grams.empty()) grams_per_doc_[id] = fp.grams;
+  for (uint32_t pair : fp.stem_pairs) pair_holders_[pair].push_back(id);
+  stem_pairs_ |= !fp.stem_pairs.empty();
   stored_ += fp.chunks.size();
   total_ += fp.total_chunks;
   grams_ += fp.grams.size();
@@ -48,6 +50,19 @@ absl::Status MemoryIndex::ReadGrams(std::span<const DocId> ids,
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<bool> MemoryIndex::LookupStemPairs(std::span<const uint32_t> pairs,
+                                                  uint32_t max_documents,
+                                                  std::vector<std::vector<DocId>>* out) const {
+  if (!stem_pairs_) return false;
+  out->resize(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    (*out)[i].clear();
+    auto it = pair_holders_.find(pairs[i]);
+    if (it != pair_holders_.end() && it->second.size() < max_documents) (*out)[i] = it->second;
+  }
+  return true;
 }
 
 uint32_t MemoryIndex::StoredChunks(DocId id) const {

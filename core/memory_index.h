@@ -35,6 +35,9 @@ class MemoryIndex final : public CandidateSource {
   absl::Status ReadGrams(std::span<const DocId> ids,
                          std::vector<std::vector<uint32_t>>* out) const override;
 
+  absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> pairs, uint32_t max_documents,
+                                       std::vector<std::vector<DocId>>* out) const override;
+
   // Stored (selected) chunks of a registered document; 0 when unknown.
   uint32_t StoredChunks(DocId id) const;
 
@@ -46,6 +49,10 @@ class MemoryIndex final : public CandidateSource {
   std::unordered_map<ChunkHash, PostingList> postings_;
   std::unordered_map<DocId, uint32_t> stored_per_doc_;
   std::unordered_map<DocId, std::vector<uint32_t>> grams_per_doc_;
+  // Content-stem pair -> the documents holding it, ascending; `stem_pairs_` is set when a
+  // document registered with pairs (an index that keeps them).
+  std::unordered_map<uint32_t, std::vector<DocId>> pair_holders_;
+  bool stem_pairs_ = false;
   uint64_t stored_ = 0;
   uint64_t total_ = 0;
   uint64_t grams_ = 0;

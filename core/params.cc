@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/status_macros.h"
+#include "core/stem_pairs.h"
 #include "core/strings.h"
 
 namespace cops {
@@ -15,6 +16,7 @@ namespace {
 // Encoding version of ChunkingParams::Encode(). on-disk: do not change meaning.
 constexpr uint8_t kEncodingVersion = 1;
 constexpr uint8_t kEncodingVersionVerify = 2;
+constexpr uint8_t kEncodingVersionStemPairs = 3;
 
 void PutU8(std::string* out, uint8_t v) { out->push_back(static_cast<char>(v)); }
 void PutU32(std::string* out, uint32_t v) {
@@ -93,6 +95,20 @@ absl::Status ChunkingParams::Validate() const {
   if (dense_chunks != 0 && verify_k == 0) {
     return absl::InvalidArgumentError("dense_chunks: needs verification (verify_k > 0)");
   }
+  if (stem_pairs > 64) {
+    return absl::InvalidArgumentError(StrCat("stem_pairs: ", stem_pairs, " is above 64"));
+  }
+  if (stem_pairs != 0 && verify_k == 0) {
+    return absl::InvalidArgumentError("stem_pairs: needs verification (verify_k > 0)");
+  }
+  if (stem_pairs != 0 && stem_version != kStemPairsVersion) {
+    return absl::InvalidArgumentError(
+        StrCat("stem_version: ", stem_version, " is not supported (this build implements ",
+               kStemPairsVersion, ")"));
+  }
+  if (stem_pairs == 0 && stem_version != 0) {
+    return absl::InvalidArgumentError("stem_version: set without stem_pairs");
+  }
   if (key_id.size() > 256) return absl::InvalidArgumentError("key_id: longer than 256 bytes");
   return absl::OkStatus();
 }
@@ -102,11 +118,14 @@ absl::Status ChunkingParams::Validate() const {
 // u32 normalization_version, u32 key_id length, key_id bytes. Version 2 appends u32
 // verify_k and u32 dense_chunks; parameters without verification are written as version 1,
 // so the encoding (and Fingerprint()) of every index created before verification existed
-// is unchanged.
+// is unchanged. Version 3 appends u32 stem_pairs and u32 stem_version to version 2; written
+// only when stem_pairs != 0, for the same reason.
 std::string ChunkingParams::Encode() const {
   std::string out;
   out.reserve(44 + key_id.size());
-  PutU8(&out, verify_k == 0 ? kEncodingVersion : kEncodingVersionVerify);
+  PutU8(&out, stem_pairs != 0 ? kEncodingVersionStemPairs
+              : verify_k == 0 ? kEncodingVersion
+                              : kEncodingVersionVerify);
   PutU8(&out, static_cast<uint8_t>(unit));
   PutU8(&out, static_cast<uint8_t>(strategy));
   PutU32(&out, k);
@@ -120,9 +139,13 @@ std::string ChunkingParams::Encode() const {
   PutU32(&out, normalization_version);
   PutU32(&out, static_cast<uint32_t>(key_id.size()));
   out.append(key_id);
-  if (verify_k != 0) {
+  if (verify_k != 0 || stem_pairs != 0) {
     PutU32(&out, verify_k);
     PutU32(&out, dense_chunks);
+  }
+  if (stem_pairs != 0) {
+    PutU32(&out, stem_pairs);
+    PutU32(&out, stem_version);
   }
   return out;
 }
@@ -131,7 +154,8 @@ absl::StatusOr<ChunkingParams> ChunkingParams::Decode(std::string_view encoded) 
   Reader r(encoded);
   uint8_t version = 0;
   if (!r.U8(&version)) return absl::InvalidArgumentError("chunking params: empty encoding");
-  if (version != kEncodingVersion && version != kEncodingVersionVerify) {
+  if (version != kEncodingVersion && version != kEncodingVersionVerify &&
+      version != kEncodingVersionStemPairs) {
     return absl::InvalidArgumentError(
         StrCat("chunking params: unknown encoding version ", static_cast<int>(version)));
   }
@@ -145,8 +169,11 @@ absl::StatusOr<ChunkingParams> ChunkingParams::Decode(std::string_view encoded) 
             r.U32(&p.normalization_version) && r.U32(&key_len) && r.Bytes(key_len, &p.key_id);
   p.verify_k = 0;
   p.dense_chunks = 0;
-  if (ok && version == kEncodingVersionVerify) {
+  if (ok && version >= kEncodingVersionVerify) {
     ok = r.U32(&p.verify_k) && p.verify_k != 0 && r.U32(&p.dense_chunks);
+  }
+  if (ok && version == kEncodingVersionStemPairs) {
+    ok = r.U32(&p.stem_pairs) && p.stem_pairs != 0 && r.U32(&p.stem_version);
   }
   if (!ok) return absl::InvalidArgumentError("chunking params: truncated encoding");
   if (!r.done()) return absl::InvalidArgumentError("chunking params: trailing bytes");
@@ -186,6 +213,7 @@ std::string ChunkingParams::Describe() const {
                   " norm=", normalization_version, " key=", key_id);
   if (verify_k != 0) StrAppend(&s, " verify_k=", verify_k);
   if (dense_chunks != 0) StrAppend(&s, " dense_chunks=", dense_chunks);
+  if (stem_pairs != 0) StrAppend(&s, " stem_pairs=", stem_pairs, " stem_version=", stem_version);
   return s;
 }
 
@@ -250,6 +278,10 @@ absl::StatusOr<ChunkingParams> ChunkingParams::ParseDescription(std::string_view
       COPS_RETURN_IF_ERROR(number(&p.verify_k));
     } else if (key == "dense_chunks") {
       COPS_RETURN_IF_ERROR(number(&p.dense_chunks));
+    } else if (key == "stem_pairs") {
+      COPS_RETURN_IF_ERROR(number(&p.stem_pairs));
+    } else if (key == "stem_version") {
+      COPS_RETURN_IF_ERROR(number(&p.stem_version));
     } else {
       return absl::InvalidArgumentError(StrCat("chunking description: unknown field '", key, "'"));
     }
@@ -281,6 +313,8 @@ std::string ChunkingParams::DiffWith(const ChunkingParams& o) const {
   add("key_id", key_id, o.key_id);
   add("verify_k", verify_k, o.verify_k);
   add("dense_chunks", dense_chunks, o.dense_chunks);
+  add("stem_pairs", stem_pairs, o.stem_pairs);
+  add("stem_version", stem_version, o.stem_version);
   return s;
 }
 

@@ -97,6 +97,15 @@ struct ChunkingParams {
   // postings for short documents only (a 300-word one stores ~300 instead of ~70).
   // REQUIRES: verify_k > 0 when non-zero (checks look short texts up in full only then).
   uint32_t dense_chunks = kDefaultDenseChunks;
+  // Content-stem pairs (core/stem_pairs.h): every registered document's pairs whose keyed
+  // hash is 0 mod stem_pairs are kept with the documents that hold them, and a check counts
+  // the rare ones it shares with each document (core/detect.h). 0 = none kept (every index
+  // created before they existed, and new ones unless asked for); 1 = every pair.
+  // REQUIRES: 0 <= stem_pairs <= 64; verify_k > 0 when non-zero.
+  uint32_t stem_pairs = 0;
+  // The stemmer and pair-hash version the pairs were made with (kStemPairsVersion when
+  // stem_pairs != 0, else 0). REQUIRES: one this build implements.
+  uint32_t stem_version = 0;
   // Identifies the secret hashing key (HashKey::Id()); never the key itself.
   std::string key_id;
 

@@ -281,6 +281,12 @@ class IndexCandidates final : public CandidateSource {
                          std::vector<std::vector<uint32_t>>* out) const override {
     return index_.GetGrams(ids, out);
   }
+  // Counted over every registered document, whatever the caller may see: how rare a pair is
+  // does not depend on who asks (those it may not see are dropped by ReadCandidates).
+  absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> pairs, uint32_t max_documents,
+                                       std::vector<std::vector<DocId>>* out) const override {
+    return index_.LookupStemPairs(pairs, max_documents, out);
+  }
   // The record of a reported document (every one was read by ReadCandidates).
   const DocumentRecord* Record(DocId id) const {
     auto it = kept_.find(id);

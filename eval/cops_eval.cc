@@ -288,9 +288,12 @@ absl::Status ComparisonTable(const EvalSet& set, std::ostream& o) {
   Setting baseline = sampled;
   baseline.params.k = 3;
   baseline.params.selection = SelectionKind::kAll;
+  Setting stems = defaults;  // an index made with `copsd --stem-pairs 1`
+  stems.params.stem_pairs = 1;
+  stems.params.stem_version = kStemPairsVersion;
   // Each setting is run once; a row scores one run at one threshold.
   std::vector<SettingRun> runs;
-  for (const Setting* s : {&defaults, &sampled, &baseline}) {
+  for (const Setting* s : {&defaults, &sampled, &baseline, &stems}) {
     COPS_ASSIGN_OR_RETURN(SettingRun run, RunSetting(set, *s));
     runs.push_back(std::move(run));
   }
@@ -303,7 +306,8 @@ absl::Status ComparisonTable(const EvalSet& set, std::ostream& o) {
       {"defaults: candidates from the sampled index, verified on word 3-grams", &runs[0], false},
       {"sampled index alone (verification off)", &runs[1], false},
       {"baseline: unsampled word-3-gram containment, same threshold", &runs[2], false},
-      {"baseline: unsampled word-3-gram containment (own best threshold)", &runs[2], true}};
+      {"baseline: unsampled word-3-gram containment (own best threshold)", &runs[2], true},
+      {"defaults on an index with content-stem pairs (`stem_pairs=1`)", &runs[3], false}};
   o << "| setting | threshold |";
   for (const std::string& c : cats) o << " recall " << c << " |";
   o << " false alarms | overall F1 | candidate recall |\n|---|---:|";
@@ -348,16 +352,17 @@ absl::Status KeySpreadTable(const EvalSet& set, int keys, std::ostream& o) {
 }
 
 // Human-made revisions (P4P, eval/make_p4p_set.py): for each shape (pairs, docs), the
-// defaults, the plain baseline at the same fixed threshold, and the content-stem scorer, on
-// the dev and the held-out part. Every threshold not fixed in advance is chosen on dev (best
-// overall F1) and applied unchanged to held-out.
+// defaults, the plain baseline at the same fixed threshold, and the defaults on an index with
+// content-stem pairs, on the dev and the held-out part. Every threshold not fixed in advance
+// is chosen on dev (best overall F1) and applied unchanged to held-out.
 absl::Status HumanTables(const std::string& root, std::ostream& o) {
-  // The stem scorer counting only pairs no other registered document holds
-  // (`check --stem-ngrams 2 --stem-max-df 2`), at the lowest threshold raising no false
-  // alarm on the same-genre set (eval/make_same_genre_set.py), chosen before held-out was run.
-  constexpr uint32_t kRareStemDocuments = 2;
-  constexpr double kRareStemThreshold = 0.07;
   Setting defaults;
+  // Every content-stem pair kept (`--setting stem_pairs=1`); the pairs' own threshold and
+  // rarity are CheckOptions' defaults, chosen on dev and the same-genre set
+  // (eval/make_same_genre_set.py) before held-out was run.
+  Setting stems = defaults;
+  stems.params.stem_pairs = 1;
+  stems.params.stem_version = kStemPairsVersion;
   Setting baseline = defaults;
   baseline.params.verify_k = 0;
   baseline.params.dense_chunks = 0;
@@ -368,14 +373,13 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
     COPS_ASSIGN_OR_RETURN(EvalSet dev, LoadEvalSetDir(StrCat(root, "/dev/", shape)));
     COPS_ASSIGN_OR_RETURN(EvalSet held, LoadEvalSetDir(StrCat(root, "/heldout/", shape)));
     struct Runs {
-      SettingRun def, base, stem2, rare2;
+      SettingRun def, base, stems;
     };
     auto run_all = [&](const EvalSet& set) -> absl::StatusOr<Runs> {
       Runs r;
       COPS_ASSIGN_OR_RETURN(r.def, RunSetting(set, defaults));
       COPS_ASSIGN_OR_RETURN(r.base, RunSetting(set, baseline));
-      r.stem2 = RunStemScorer(set, 2);
-      r.rare2 = RunStemScorer(set, 2, 0, kRareStemDocuments);
+      COPS_ASSIGN_OR_RETURN(r.stems, RunSetting(set, stems));
       return r;
     };
     COPS_ASSIGN_OR_RETURN(Runs d, run_all(dev));
@@ -390,8 +394,6 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
     const double t_def = BestF1Threshold(dev, d.def);
     const double t_base = BestF1Threshold(dev, d.base);
     const double q_base = quiet(d.base);
-    const double q_stem2 = quiet(d.stem2);
-    const double t_stem2 = BestF1Threshold(dev, d.stem2);
     int positives = 0;
     for (const TestDoc& t : held.tests) positives += t.expected_violation;
     o << "**" << shape << "**: dev " << dev.sources.size() << " registered, "
@@ -412,12 +414,9 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
         {"baseline, threshold chosen on dev", F3(t_base), &d.base, &h.base, t_base},
         {"baseline, lowest dev threshold with <= 0.5% false alarms", F3(q_base), &d.base,
          &h.base, q_base},
-        {"content-stem 2-grams (eval-side)", F3(t_stem2), &d.stem2, &h.stem2, t_stem2},
-        {"content-stem 2-grams, lowest dev threshold with <= 0.5% false alarms", F3(q_stem2),
-         &d.stem2, &h.stem2, q_stem2},
-        {"content-stem 2-grams held by 1 registered document, threshold fixed on dev and "
-         "same-genre",
-         F3(kRareStemThreshold), &d.rare2, &h.rare2, kRareStemThreshold}};
+        {"defaults on an index with content-stem pairs (`stem_pairs=1`): also a violation at "
+         ">= 10% and >= 2 of the test's pairs that no other registered document holds",
+         F3(fixed), &d.stems, &h.stems, fixed}};
     for (const Row& r : rows) {
       o << "| " << r.name << " | " << r.threshold << " |";
       for (const auto& [set, run] : {std::pair<const EvalSet*, const SettingRun*>{&dev, r.dev},

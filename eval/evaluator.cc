@@ -152,6 +152,11 @@ std::string Setting::Describe() const {
   }
   if (p.verify_k) StrAppend(&s, " verify_k=", p.verify_k);
   if (p.dense_chunks) StrAppend(&s, " dense_chunks=", p.dense_chunks);
+  if (p.stem_pairs) {
+    StrAppend(&s, " stem_pairs=", p.stem_pairs, " stem_threshold=", options.stem_pair_threshold,
+              " stem_max_df=", options.stem_pair_max_documents,
+              " stem_min_shared=", options.stem_pair_min_shared);
+  }
   return s;
 }
 
@@ -176,7 +181,8 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
                key == "min_sentence_words" || key == "max_doc_frequency" ||
                key == "min_passage_units" || key == "verify_k" || key == "max_gap_grams" ||
                key == "max_skew_grams" || key == "min_passage_grams" ||
-               key == "dense_chunks" || key == "common_phrase_documents") {
+               key == "dense_chunks" || key == "common_phrase_documents" ||
+               key == "stem_pairs" || key == "stem_max_df" || key == "stem_min_shared") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -190,6 +196,12 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (key == "min_passage_grams") s.verify.min_passage_grams = u;
       if (key == "dense_chunks") s.params.dense_chunks = u;
       if (key == "common_phrase_documents") s.options.common_phrase_documents = u;
+      if (key == "stem_pairs") {
+        s.params.stem_pairs = u;
+        s.params.stem_version = u != 0 ? kStemPairsVersion : 0;
+      }
+      if (key == "stem_max_df") s.options.stem_pair_max_documents = u;
+      if (key == "stem_min_shared") s.options.stem_pair_min_shared = u;
       if (key == "verify_k") {
         s.params.verify_k = u;
         verify_given = true;
@@ -201,6 +213,9 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
     } else if (key == "threshold") {
       if (!absl::SimpleAtod(val, &d)) return bad();
       s.options.threshold = d;
+    } else if (key == "stem_threshold") {
+      if (!absl::SimpleAtod(val, &d)) return bad();
+      s.options.stem_pair_threshold = d;
     } else {
       return absl::InvalidArgumentError(StrCat("setting '", tok, "': unknown key"));
     }
@@ -266,10 +281,13 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
           (!every.verified && RatioWith(every, want) > 0);
     }
     for (const DocumentMatch& m : every.matches) {
+      // A document that content-stem pairs make a violation is one at any threshold: the
+      // pairs' own threshold (CheckOptions::stem_pair_threshold) is fixed, not scanned.
+      const double ratio = m.stem_pair_violation ? 1.0 : m.ratio;
       if (t.source >= 0 && m.doc_id == SourceId(t.source)) {
-        score.source_ratio = m.ratio;
+        score.source_ratio = ratio;
       } else {
-        score.other_ratio = std::max(score.other_ratio, m.ratio);
+        score.other_ratio = std::max(score.other_ratio, ratio);
       }
     }
     score.decided =
@@ -547,12 +565,6 @@ absl::StatusOr<SecurityResult> MeasureSecurity(const EvalSet& set, const Setting
 
 namespace {
 
-bool EndsWith(std::string_view w, std::string_view suffix) {
-  return w.size() >= suffix.size() && w.substr(w.size() - suffix.size()) == suffix;
-}
-
-bool HasVowel(std::string_view w) { return w.find_first_of("aeiouy") != std::string_view::npos; }
-
 // Distinct hashed n-grams of `stems`, sorted.
 std::vector<uint64_t> StemGrams(const std::vector<std::string>& stems, int n) {
   std::vector<uint64_t> grams;
@@ -590,36 +602,6 @@ double Containment(const std::vector<uint64_t>& test, const std::vector<uint64_t
 }
 
 }  // namespace
-
-std::string LightStem(std::string_view canonical_word) {
-  std::string w(canonical_word);
-  if (w.size() <= 3) return w;
-  if (EndsWith(w, "sses")) {
-    w.resize(w.size() - 2);
-  } else if (EndsWith(w, "ies")) {
-    w.resize(w.size() - 3);
-    w += 'y';
-  } else if (EndsWith(w, "s") && !EndsWith(w, "ss") && !EndsWith(w, "us") &&
-             !EndsWith(w, "is")) {
-    w.pop_back();
-  }
-  for (std::string_view suffix : {"ingly", "edly", "ing", "ed", "ly"}) {
-    if (EndsWith(w, suffix) && w.size() >= suffix.size() + 3 &&
-        HasVowel(std::string_view(w).substr(0, w.size() - suffix.size()))) {
-      w.resize(w.size() - suffix.size());
-      // "stopped" -> "stopp" -> "stop"; "fall" and "miss" keep their pair.
-      const size_t k = w.size();
-      if (k >= 2 && w[k - 1] == w[k - 2] && std::string_view("lsz").find(w[k - 1]) ==
-                                                std::string_view::npos) {
-        w.pop_back();
-      }
-      break;
-    }
-  }
-  if (w.size() > 3 && w.back() == 'e') w.pop_back();  // "move", "moved", "moving" -> "mov"
-  if (w.size() > 3 && w.back() == 'y') w.back() = 'i';  // "study", "studies" -> "studi"
-  return w;
-}
 
 std::vector<std::string> ContentStems(std::string_view text) {
   CanonicalText canon;

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "core/stem_pairs.h"
 #include "core/fingerprint.h"
 #include "core/hash_key.h"
 #include "core/detect.h"
@@ -137,8 +138,6 @@ double ChooseThreshold(const EvalSet& set, const SettingRun& run, int* band = nu
 
 // Lower-case content-word stems of `text` in order (canonicalized as core does, version 3).
 std::vector<std::string> ContentStems(std::string_view text);
-// The light stemmer on one canonical word: "reached"/"reaching"/"reaches" -> "reach".
-std::string LightStem(std::string_view canonical_word);
 
 // Scores every test against every source by stem n-gram containment: source_ratio is the
 // containment in the expected source, other_ratio the best over the others (the run's

@@ -9,6 +9,7 @@
 
 #include "CLI/CLI.hpp"
 #include "core/status_macros.h"
+#include "core/stem_pairs.h"
 #include "core/time_format.h"
 #include "nlohmann/json.hpp"
 #include "replication/cluster_map.h"
@@ -197,6 +198,11 @@ const std::vector<Flag>& Flags() {
        "New index: words per verification gram (complete fingerprint of each document, 2 bytes per "
        "word; 0 = none, decide on the sampled chunks alone)",
        Value(&ServerConfig::verify_k), nullptr, kChunking},
+      {"stem-pairs",
+       "New index: keep the content-stem pairs whose keyed hash is 0 mod N (1 = every pair; 0 = "
+       "none), so that checks find heavy revisions by the rare pairs they share "
+       "(docs/accuracy.md)",
+       Value(&ServerConfig::stem_pairs), Checked(CLI::Range(0u, 64u)), kChunking},
       {"max-document-bytes", "Largest document accepted, bytes",
        Value(&ServerConfig::max_document_bytes)},
       {"max-message-bytes", "Largest gRPC message, bytes", Value(&ServerConfig::max_message_bytes)},
@@ -569,6 +575,10 @@ absl::StatusOr<ChunkingParams> ResolveChunkingParams(const ServerConfig& config,
   }
   if (given("drop-stop-words")) p.enhancements.drop_stop_words = config.drop_stop_words;
   if (given("verify-k")) p.verify_k = config.verify_k;
+  if (given("stem-pairs")) {
+    p.stem_pairs = config.stem_pairs;
+    p.stem_version = p.stem_pairs != 0 ? kStemPairsVersion : 0;
+  }
   // Verification grams are word grams: an index of other units is created without them.
   if (is_new && p.unit != UnitKind::kWord && !config.explicit_chunking.count("verify-k")) {
     p.verify_k = 0;

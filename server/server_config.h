@@ -46,6 +46,7 @@ struct ServerConfig {
   uint32_t min_sentence_words = 0;
   bool drop_stop_words = false;
   uint32_t verify_k = kDefaultVerifyK;  // 0 = no verification grams
+  uint32_t stem_pairs = 0;  // content-stem pairs kept 1 in N (0 = none; core/stem_pairs.h)
 
   uint64_t max_document_bytes = 32ull << 20;  // larger documents: RESOURCE_EXHAUSTED
   uint64_t max_message_bytes = 64ull << 20;   // gRPC receive/send limit

@@ -16,7 +16,8 @@ IndexRep::IndexRep(std::unique_ptr<IndexDb> opened)
       postings(*db, db->options().lookup_threads),
       documents(*db),
       maps(*db),
-      expiries(*db) {}
+      expiries(*db),
+      stem_pairs(*db) {}
 
 IndexRep::~IndexRep() {
   stop_warming.store(true, std::memory_order_release);
@@ -130,6 +131,17 @@ absl::Status Index::GetGrams(std::span<const DocId> ids,
   absl::ReaderMutexLock open(&rep_->db_mu);
   COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   return rep_->documents.GetGrams(ids, out);
+}
+
+absl::StatusOr<bool> Index::LookupStemPairs(std::span<const uint32_t> pairs,
+                                            uint32_t max_documents,
+                                            std::vector<std::vector<DocId>>* out) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+  if (!rep_->stem_pairs.available()) return false;
+  COPS_RETURN_IF_ERROR(rep_->stem_pairs.Lookup(pairs, max_documents, out));
+  return true;
 }
 
 absl::StatusOr<std::string> Index::LogStreamIdentity() const {

@@ -175,6 +175,7 @@ struct IndexStats {
   uint64_t text_bytes = 0;  // stored texts, uncompressed
   uint64_t postings_disk_bytes = 0;  // SST files of the postings column families
   uint64_t verify_disk_bytes = 0;    // SST files of the verification grams
+  uint64_t stem_pairs_disk_bytes = 0;  // SST files of the content-stem pairs
   // Shape of the postings LSM trees: SST files at each level (0..6, summed over the
   // shards), and the compaction work RocksDB estimates it still has to do (bytes to
   // rewrite, compactions running). A lookup probes every level-0 file of its hash's shard
@@ -274,6 +275,13 @@ class Index {
   // out->at(i) is empty for an unknown document or an index without verification.
   absl::Status GetGrams(std::span<const DocId> ids,
                         std::vector<std::vector<uint32_t>>* out) const;
+
+  // Content-stem pairs (ChunkingParams::stem_pairs, storage/stem_pair_store.h): out->at(i)
+  // holds the documents holding pairs[i], ascending, when fewer than `max_documents` (>= 1)
+  // do, else nothing; one iterator, one snapshot. false, `out` untouched, when the index
+  // keeps no pairs (created without them).
+  absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> pairs, uint32_t max_documents,
+                                       std::vector<std::vector<DocId>>* out) const;
 
   // Documents in id order, starting after `page_token` ("" = from the start).
   // INVALID_ARGUMENT on a malformed token. page_size is clamped to [1, 1000].

@@ -24,6 +24,7 @@
 #include "storage/codec.h"
 #include "storage/rocks_dir.h"
 #include "storage/rocks_status.h"
+#include "storage/stem_pair_store.h"
 
 namespace cops {
 namespace {
@@ -219,7 +220,7 @@ rocksdb::BlockBasedTableOptions BucketTableOptions(const rocksdb::BlockBasedTabl
 
 std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     const IndexOptions& o, const std::shared_ptr<rocksdb::Cache>& cache, uint32_t shards,
-    uint32_t bucket_shards, bool with_verify) {
+    uint32_t bucket_shards, bool with_verify, bool with_stem_pairs = false) {
   std::vector<rocksdb::ColumnFamilyDescriptor> d;
   for (int i = 0; i < kNumCfs; ++i) {
     rocksdb::ColumnFamilyOptions cf = BaseCfOptions(o, cache);
@@ -304,6 +305,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
     d.emplace_back(kVerifyCf, cf);
   }
+  if (with_stem_pairs) d.emplace_back(kStemPairsCf, StemPairsCfOptions(o.write_buffer_bytes, cache));
   return d;
 }
 
@@ -371,6 +373,9 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
   uint32_t shards = options.postings_shards;
   uint32_t bucket_shards = 0;
   bool with_verify = true;
+  // The stem pairs' family is made with an index whose parameters ask for pairs, and opened
+  // whenever present (the parameters recorded in its meta data say the same).
+  bool with_stem_pairs = options.params.stem_pairs != 0;
   if (!exists && options.bucketed_postings) {
     bucket_shards = shards;
     shards = 1;
@@ -400,8 +405,10 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
     // A writable open creates the family in an index made before it existed.
     with_verify =
         !options.read_only || std::find(names.begin(), names.end(), kVerifyCf) != names.end();
+    with_stem_pairs = std::find(names.begin(), names.end(), kStemPairsCf) != names.end();
   }
-  opened->descriptors_ = Descriptors(options, opened->cache_, shards, bucket_shards, with_verify);
+  opened->descriptors_ =
+      Descriptors(options, opened->cache_, shards, bucket_shards, with_verify, with_stem_pairs);
   opened->hash_shard_count_ = shards;
   opened->bucket_shard_count_ = bucket_shards;
   opened->db_options_ = db_options;
@@ -519,8 +526,12 @@ rocksdb::Status IndexDb::OpenDb() {
     return s;
   }
   // The per-hash postings shards follow the fixed families in descriptors_, then the bucket
-  // families; the verification grams' family (when present) comes last.
-  const bool with_verify = descriptors_.back().name == kVerifyCf;
+  // families; the verification grams' family and the stem pairs' (when present) come last.
+  verify_ = stem_pairs_ = nullptr;
+  for (size_t i = kNumCfs; i < descriptors_.size(); ++i) {
+    if (descriptors_[i].name == kVerifyCf) verify_ = cfs_[i];
+    if (descriptors_[i].name == kStemPairsCf) stem_pairs_ = cfs_[i];
+  }
   shards_.assign(1, cfs_[kPostings]);
   for (size_t shard = 1; shard < hash_shard_count_; ++shard) {
     shards_.push_back(cfs_[kNumCfs + shard - 1]);
@@ -529,7 +540,6 @@ rocksdb::Status IndexDb::OpenDb() {
   for (size_t shard = 0; shard < bucket_shard_count_; ++shard) {
     bucket_shards_.push_back(cfs_[kNumCfs + hash_shard_count_ - 1 + shard]);
   }
-  verify_ = with_verify ? cfs_.back() : nullptr;
   return s;
 }
 
@@ -546,6 +556,7 @@ void IndexDb::Close() {
   shards_.clear();
   bucket_shards_.clear();
   verify_ = nullptr;
+  stem_pairs_ = nullptr;
   db_->Close();  // status ignored: the database is reopened or the index destroyed
   delete db_;
   db_ = nullptr;

@@ -88,6 +88,9 @@ class IndexDb {
   void UseBuckets(const bucket_codec::BucketLayout& layout) { bucket_layout_ = layout; }
   // The verification grams' family; nullptr in an older index opened read-only.
   rocksdb::ColumnFamilyHandle* verify() const { return verify_; }
+  // The content-stem pairs' family (storage/stem_pair_store.h); nullptr in an index created
+  // without ChunkingParams::stem_pairs.
+  rocksdb::ColumnFamilyHandle* stem_pairs() const { return stem_pairs_; }
   // The postings options the index was opened with (EndBulkLoad restores them).
   const rocksdb::ColumnFamilyOptions& postings_options() const { return postings_options_; }
 
@@ -124,7 +127,8 @@ class IndexDb {
   IndexOptions options_;
   std::shared_ptr<rocksdb::Cache> cache_;
   rocksdb::DB* db_ = nullptr;  // owned; closed in the destructor after the handles
-  // kNumCfs families in CfIndex order, then postings shards 1.., then the grams' family.
+  // kNumCfs families in CfIndex order, then postings shards 1.., then the grams' family,
+  // then the stem pairs' family.
   std::vector<rocksdb::ColumnFamilyHandle*> cfs_;
   std::vector<rocksdb::ColumnFamilyHandle*> shards_;
   std::vector<rocksdb::ColumnFamilyHandle*> bucket_shards_;
@@ -134,6 +138,7 @@ class IndexDb {
   std::optional<bucket_codec::BucketLayout> bucket_layout_;
   bool created_ = false;
   rocksdb::ColumnFamilyHandle* verify_ = nullptr;
+  rocksdb::ColumnFamilyHandle* stem_pairs_ = nullptr;
   rocksdb::ColumnFamilyOptions postings_options_;
   // What db_ was opened with, for Reopen.
   rocksdb::DBOptions db_options_;

@@ -41,6 +41,10 @@ IndexStats Index::Stats() const {
       db.GetIntProperty(r.db->verify(), rocksdb::DB::Properties::kTotalSstFilesSize, &v)) {
     s.verify_disk_bytes = v;
   }
+  if (r.db->stem_pairs() != nullptr &&
+      db.GetIntProperty(r.db->stem_pairs(), rocksdb::DB::Properties::kTotalSstFilesSize, &v)) {
+    s.stem_pairs_disk_bytes = v;
+  }
   s.block_cache_warming = r.warming.load(std::memory_order_acquire);
   if (db.GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &v)) {
     s.running_compactions = v;

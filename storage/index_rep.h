@@ -29,6 +29,7 @@
 #include "storage/index_db.h"
 #include "storage/index_meta.h"
 #include "storage/postings_store.h"
+#include "storage/stem_pair_store.h"
 
 namespace rocksdb {
 class WriteBatch;
@@ -72,6 +73,7 @@ class IndexRep {
   DocumentStore documents;
   DuplicateMaps maps;
   ExpiryQueue expiries;
+  StemPairStore stem_pairs;
 
   // Serializes writers (Register, Unregister, RemoveExpired, ...): the external-id and
   // duplicate checks and the id assignment must not interleave. Readers never take it.

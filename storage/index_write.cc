@@ -216,6 +216,7 @@ class GroupWrite {
     const bool keep_text = rep_.db->options().store_texts && !p->text.empty();
     rep_.documents.Add(&batch_, stored, p->hashes, keep_text ? p->text : std::string_view(),
                        p->fp->grams);
+    rep_.stem_pairs.Add(&batch_, id, p->fp->stem_pairs);
     rep_.maps.Add(&batch_, p->ext_key, p->sha_key, codec::DocKey(id));
     if (stored.expires_unix_micros != 0) {
       rep_.expiries.Add(&batch_, stored.expires_unix_micros, id);
@@ -293,6 +294,7 @@ absl::Status IndexRep::AddRemoval(const DocumentRecord& record, rocksdb::WriteBa
                                   IndexCounters* next) const {
   COPS_ASSIGN_OR_RETURN(DocumentStore::Removed removed, documents.AddRemoval(b, record.id));
   postings.AddRemoval(b, removed.chunk_list, record.id);
+  COPS_RETURN_IF_ERROR(stem_pairs.AddRemoval(b, record.id));
   if (record.expires_unix_micros != 0) {
     expiries.Remove(b, record.expires_unix_micros, record.id);
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stem_pairs.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -27,7 +28,9 @@ class MapSource final : public CandidateSource {
     }
     stored_[id] = static_cast<uint32_t>(fp.chunks.size());
     grams_[id] = fp.grams;
+    for (uint32_t pair : fp.stem_pairs) pairs_[pair].push_back(id);
   }
+  bool keeps_stem_pairs = false;  // an index created with ChunkingParams::stem_pairs
   std::set<DocId> hidden;     // e.g. another collection
   std::set<DocId> templates;  // in a template collection
 
@@ -63,8 +66,19 @@ class MapSource final : public CandidateSource {
     }
     return absl::OkStatus();
   }
+  absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> pairs, uint32_t max_documents,
+                                       std::vector<std::vector<DocId>>* out) const override {
+    if (!keeps_stem_pairs) return false;
+    out->assign(pairs.size(), {});
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      auto it = pairs_.find(pairs[i]);
+      if (it != pairs_.end() && it->second.size() < max_documents) (*out)[i] = it->second;
+    }
+    return true;
+  }
 
  private:
+  std::map<uint32_t, std::vector<DocId>> pairs_;
   std::map<ChunkHash, PostingList> postings_;
   std::map<DocId, uint32_t> stored_;
   std::map<DocId, std::vector<uint32_t>> grams_;
@@ -97,8 +111,11 @@ std::string Revised() {
 
 class DetectTest : public ::testing::Test {
  protected:
-  void Build(uint32_t verify_k, uint32_t k) {
+  void Build(uint32_t verify_k, uint32_t k, uint32_t stem_pairs = 0) {
     params_ = ChunkingParams{};
+    params_.stem_pairs = stem_pairs;
+    params_.stem_version = stem_pairs != 0 ? kStemPairsVersion : 0;
+    source_.keeps_stem_pairs = stem_pairs != 0;
     params_.verify_k = verify_k;
     if (verify_k == 0) params_.dense_chunks = 0;
     params_.k = k;
@@ -593,6 +610,108 @@ TEST_F(DetectTest, ABoilerplateVariantThatFewDocumentsHoldIsStillCommonText) {
   EXPECT_TRUE(c.violation);
   EXPECT_EQ(c.matches[0].doc_id, 30u);
   EXPECT_EQ(c.matches[0].spans[0].excluded, Exclusion::kNone);
+}
+
+}  // namespace
+}  // namespace cops
+
+namespace cops {
+namespace {
+
+namespace stem {
+
+// A source, a person's heavy rewrite of it and a text on the same subject by someone else
+// (written for this test). The rewrite keeps the content words side by side ("drip
+// irrigation", "pressure regulator", "mineral deposits") but shares no run of 5 words.
+constexpr char kSource[] =
+    "Drip irrigation delivers water directly to plant roots through a network of narrow tubes "
+    "and small emitters. Because the water never sprays into the air, evaporation losses stay "
+    "low and leaves remain dry, which reduces fungal disease. Gardeners usually run the system "
+    "early in the morning, when soil temperature is low and wind is calm. A pressure regulator "
+    "keeps the flow steady, and a fine mesh filter stops sand from clogging the emitters. Each "
+    "spring the lines should be flushed, the emitters checked for mineral deposits, and damaged "
+    "tubing replaced before the growing season begins.";
+constexpr char kRewrite[] =
+    "With drip irrigation, water goes straight to the plant roots by way of narrow tubes ending "
+    "in small emitters. Since nothing is sprayed through the air, evaporation losses are kept "
+    "low; dry leaves mean less fungal disease. Most gardeners start their system in the early "
+    "morning while soil temperature stays low and the wind is calm. Steady flow comes from a "
+    "pressure regulator, while sand that could clog emitters is caught by a fine mesh filter. "
+    "Every spring, flush the lines, check emitters for mineral deposits and replace any damaged "
+    "tubing before a new growing season.";
+constexpr char kSameSubject[] =
+    "Sprinklers are the cheapest way to water a lawn. An oscillating head covers a rectangle, "
+    "while a rotary head throws a jet in a circle. Set the timer for dawn so the grass dries "
+    "before noon, and move the sprinkler every few days to avoid puddles. Garden hoses left in "
+    "the sun crack quickly, so coil them in the shade after use, and drain them before frost.";
+
+}  // namespace stem
+
+TEST(StemPairsTest, LightStemFoldsInflections) {
+  EXPECT_EQ(LightStem("reached"), LightStem("reaching"));
+  EXPECT_EQ(LightStem("reaches"), "reach");
+  EXPECT_EQ(LightStem("studies"), LightStem("study"));
+  EXPECT_EQ(LightStem("stopped"), "stop");
+  EXPECT_EQ(LightStem("tubes"), LightStem("tubing"));
+  EXPECT_NE(LightStem("fall"), LightStem("fail"));
+  EXPECT_EQ(LightStem("is"), "is");
+}
+
+TEST_F(DetectTest, AHeavyRewriteSharingNoFiveWordRunIsFoundByItsStemPairs) {
+  Build(3, 5, /*stem_pairs=*/1);
+  Add(3, stem::kSource);
+  // Without the pairs the two-stage detector misses it: no 5-word chunk and no 8-word
+  // passage of 3-grams survive.
+  CheckOptions chunks_only;
+  chunks_only.stem_pair_threshold = 0;
+  const Report before = Check(stem::kRewrite, chunks_only);
+  EXPECT_FALSE(before.violation);
+  EXPECT_FALSE(before.stem_pairs_checked);
+
+  const Report r = Check(stem::kRewrite);
+  EXPECT_TRUE(r.stem_pairs_checked);
+  EXPECT_GT(r.stem_pairs, 30u);
+  EXPECT_TRUE(r.violation);
+  ASSERT_FALSE(r.matches.empty());
+  EXPECT_EQ(r.matches[0].doc_id, 3u);
+  EXPECT_TRUE(r.matches[0].stem_pair_violation);
+  EXPECT_GE(r.matches[0].stem_pair_share, 0.2);
+  EXPECT_LT(r.matches[0].ratio, 0.08);
+
+  const Report unrelated = Check(stem::kSameSubject);
+  EXPECT_TRUE(unrelated.stem_pairs_checked);
+  EXPECT_FALSE(unrelated.violation);
+  for (const DocumentMatch& m : unrelated.matches) EXPECT_FALSE(m.stem_pair_violation);
+}
+
+TEST_F(DetectTest, StemPairsThatSeveralDocumentsHoldCountForNothing) {
+  Build(3, 5, /*stem_pairs=*/1);
+  Add(3, stem::kSource);
+  Add(4, std::string(stem::kSource) + " Mulch keeps it cool.");  // a second holder of each pair
+  EXPECT_FALSE(Check(stem::kRewrite).violation);
+  CheckOptions three;
+  three.stem_pair_max_documents = 3;  // pairs held by two documents count again
+  const Report r = Check(stem::kRewrite, three);
+  EXPECT_TRUE(r.violation);
+  ASSERT_GE(r.matches.size(), 2u);
+  EXPECT_TRUE(r.matches[0].stem_pair_violation);
+  EXPECT_TRUE(r.matches[1].stem_pair_violation);
+}
+
+TEST_F(DetectTest, HiddenTemplateAndExcludedTextGetNoStemPairViolation) {
+  Build(3, 5, /*stem_pairs=*/1);
+  Add(3, stem::kSource);
+  source_.hidden.insert(3);
+  EXPECT_FALSE(Check(stem::kRewrite).violation);
+  source_.hidden.clear();
+  source_.templates.insert(3);
+  EXPECT_FALSE(Check(stem::kRewrite).violation);
+  source_.templates.clear();
+  // Pairs carry no positions: a check excluding part of its text does without them.
+  const std::string rewrite = stem::kRewrite;
+  const Report r = Check(rewrite, {}, {{0, 10, Exclusion::kQuote}});
+  EXPECT_FALSE(r.stem_pairs_checked);
+  EXPECT_FALSE(r.violation);
 }
 
 }  // namespace

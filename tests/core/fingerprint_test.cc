@@ -1,12 +1,15 @@
 #include "core/fingerprint.h"
 
+#include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/siphash.h"
+#include "core/stem_pairs.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -383,6 +386,70 @@ TEST(FingerprinterTest, LookalikeLettersOfEveryScriptAndCaseLeaveTheChunksUnchan
     EXPECT_EQ(a.chunks[i].hash, b.chunks[i].hash) << "chunk " << i;
   }
   EXPECT_EQ(a.grams, b.grams);
+}
+
+}  // namespace
+}  // namespace cops
+
+namespace cops {
+namespace {
+
+ChunkingParams StemParams(uint32_t sample) {
+  ChunkingParams p;
+  p.stem_pairs = sample;
+  p.stem_version = kStemPairsVersion;
+  p.key_id = Key().Id();
+  return p;
+}
+
+std::vector<uint32_t> Pairs(const Fingerprinter& f, std::string_view text) {
+  DocumentFingerprint fp;
+  EXPECT_OK(f.Fingerprint(text, &fp));
+  return fp.stem_pairs;
+}
+
+std::vector<uint32_t> Common(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b) {
+  std::vector<uint32_t> out;
+  std::set_intersection(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+TEST(StemPairsFingerprintTest, StopWordsAndInflectionsDoNotChangeThePairs) {
+  auto f = Make(StemParams(1));
+  const std::vector<uint32_t> a = Pairs(*f, "The gardeners flushed the lines and checked emitters.");
+  EXPECT_EQ(a.size(), 4u);  // gardener-flush, flush-line, line-check, check-emitter
+  EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
+  EXPECT_EQ(Pairs(*f, "A gardener is flushing all of its lines, then checks the EMITTER"), a);
+  EXPECT_NE(Pairs(*f, "The gardeners checked emitters and flushed the lines."), a);  // order
+  EXPECT_TRUE(Pairs(*f, "the and of it").empty());
+  EXPECT_TRUE(Pairs(*f, "gardeners").empty());
+  // Keyed: the same text under another key gives other pairs.
+  auto g = Make(StemParams(1), Key('1'));
+  EXPECT_TRUE(Common(Pairs(*g, "The gardeners flushed the lines and checked emitters."), a).empty());
+  // Without stem_pairs none are made.
+  EXPECT_TRUE(Pairs(*Make(ChunkingParams{}), "gardeners flushed lines").empty());
+}
+
+TEST(StemPairsFingerprintTest, SampledPairsAreTheSameInEveryTextThatHoldsThem) {
+  std::string a, b;
+  for (int i = 0; i < 400; ++i) a += "alpha" + std::to_string(i) + " ";
+  for (int i = 200; i < 600; ++i) b += "alpha" + std::to_string(i) + " ";  // half shared
+  auto all = Make(StemParams(1));
+  auto sampled = Make(StemParams(4));
+  const std::vector<uint32_t> a1 = Pairs(*all, a), b1 = Pairs(*all, b);
+  const std::vector<uint32_t> a4 = Pairs(*sampled, a), b4 = Pairs(*sampled, b);
+  EXPECT_EQ(a1.size(), 399u);
+  // A quarter kept (a binomial draw of 399: within 5 standard deviations of 100).
+  EXPECT_GT(a4.size(), 57u);
+  EXPECT_LT(a4.size(), 143u);
+  EXPECT_EQ(Common(a4, a1), a4);  // a sample of the same pairs
+  // A pair both texts hold is kept in both or in neither: the shared sample is the sample of
+  // the shared pairs.
+  const std::vector<uint32_t> shared = Common(a1, b1);
+  EXPECT_EQ(shared.size(), 199u);
+  EXPECT_EQ(Common(a4, b4), Common(a4, shared));
+  EXPECT_EQ(Common(a4, b4), Common(b4, shared));
+  EXPECT_FALSE(Common(a4, b4).empty());
 }
 
 }  // namespace

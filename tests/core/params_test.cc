@@ -1,5 +1,6 @@
 #include "core/params.h"
 
+#include "core/stem_pairs.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -76,6 +77,40 @@ TEST(ChunkingParamsTest, WithoutVerificationTheEncodingIsTheOneOlderIndexesRecor
   EXPECT_EQ(decoded->verify_k, 3u);
   EXPECT_NE(verified.Describe().find("verify_k=3"), std::string::npos);
   EXPECT_EQ(old.Describe().find("verify_k"), std::string::npos);
+}
+
+TEST(ChunkingParamsTest, StemPairsAreRecordedWithTheirVersionAndOffLeavesTheEncoding) {
+  ChunkingParams off;  // today's defaults: no stem pairs, encoding version 2 as before
+  const std::string enc = off.Encode();
+  EXPECT_EQ(enc[0], 2);
+  ChunkingParams on = off;
+  on.stem_pairs = 4;
+  on.stem_version = kStemPairsVersion;
+  EXPECT_OK(on.Validate());
+  EXPECT_EQ(on.Encode(), "\x03" + enc.substr(1) + std::string("\x04\0\0\0\x01\0\0\0", 8));
+  auto decoded = ChunkingParams::Decode(on.Encode());
+  ASSERT_OK(decoded);
+  EXPECT_EQ(*decoded, on);
+  EXPECT_NE(on.Fingerprint(), off.Fingerprint());
+  EXPECT_NE(on.DiffWith(off).find("stem_pairs: 4 vs 0"), std::string::npos);
+  EXPECT_NE(on.Describe().find("stem_pairs=4 stem_version=1"), std::string::npos);
+  auto parsed = ChunkingParams::ParseDescription(on.Describe());
+  ASSERT_OK(parsed);
+  EXPECT_EQ(*parsed, on);
+
+  ChunkingParams newer = on;  // made by a build with another stemmer
+  newer.stem_version = kStemPairsVersion + 1;
+  EXPECT_NE(newer.Validate().message().find("stem_version"), absl::string_view::npos);
+  EXPECT_NE(newer.DiffWith(on).find("stem_version"), std::string::npos);
+  ChunkingParams unverified = on;
+  unverified.verify_k = 0;
+  unverified.dense_chunks = 0;
+  EXPECT_NE(unverified.Validate().message().find("stem_pairs"), absl::string_view::npos);
+  ChunkingParams stray = off;
+  stray.stem_version = 1;
+  EXPECT_FALSE(stray.Validate().ok());
+  on.stem_pairs = 65;
+  EXPECT_FALSE(on.Validate().ok());
 }
 
 TEST(ChunkingParamsTest, VerificationNeedsWordUnitsAndASmallK) {

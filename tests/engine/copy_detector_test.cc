@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/scratch.h"
+#include "core/stem_pairs.h"
 #include "gtest/gtest.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/documents.h"
@@ -147,6 +148,75 @@ TEST_F(CopyDetectorTest, EditedCopyStillPointsAtItsSource) {
   EXPECT_EQ(r.report.matches.front().doc_id, ids_[3]);
   EXPECT_LT(r.report.matches.front().ratio, exact.report.matches.front().ratio);
   EXPECT_GT(r.report.matches.front().ratio, 0.1);
+}
+
+// A source, a person's heavy rewrite of it sharing no run of 5 words, and a text on the
+// same subject (written for these tests; core/detect_test.cc checks the same three through
+// the pipeline alone).
+constexpr char kIrrigation[] =
+    "Drip irrigation delivers water directly to plant roots through a network of narrow tubes "
+    "and small emitters. Because the water never sprays into the air, evaporation losses stay "
+    "low and leaves remain dry, which reduces fungal disease. Gardeners usually run the system "
+    "early in the morning, when soil temperature is low and wind is calm. A pressure regulator "
+    "keeps the flow steady, and a fine mesh filter stops sand from clogging the emitters. Each "
+    "spring the lines should be flushed, the emitters checked for mineral deposits, and damaged "
+    "tubing replaced before the growing season begins.";
+constexpr char kIrrigationRewritten[] =
+    "With drip irrigation, water goes straight to the plant roots by way of narrow tubes ending "
+    "in small emitters. Since nothing is sprayed through the air, evaporation losses are kept "
+    "low; dry leaves mean less fungal disease. Most gardeners start their system in the early "
+    "morning while soil temperature stays low and the wind is calm. Steady flow comes from a "
+    "pressure regulator, while sand that could clog emitters is caught by a fine mesh filter. "
+    "Every spring, flush the lines, check emitters for mineral deposits and replace any damaged "
+    "tubing before a new growing season.";
+constexpr char kSprinklers[] =
+    "Sprinklers are the cheapest way to water a lawn. An oscillating head covers a rectangle, "
+    "while a rotary head throws a jet in a circle. Set the timer for dawn so the grass dries "
+    "before noon, and move the sprinkler every few days to avoid puddles. Garden hoses left in "
+    "the sun crack quickly, so coil them in the shade after use, and drain them before frost.";
+
+// An index created with content-stem pairs finds the heavy rewrite through them and names
+// its source's record; the same check on an index without them finds nothing and says the
+// evidence was unavailable.
+TEST(CopyDetectorStemPairsTest, AHeavyRewriteIsFoundOnlyWhereTheIndexKeepsStemPairs) {
+  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromHex("00112233445566778899aabbccddeeff"));
+  testing::TempDir dir{"copy_detector_stem_pairs"};
+  for (const bool pairs : {true, false}) {
+    SCOPED_TRACE(pairs ? "with stem pairs" : "without");
+    IndexOptions options;
+    options.path = dir.Join(pairs ? "with" : "without");
+    options.params.key_id = key.Id();
+    options.params.stem_pairs = pairs ? 1 : 0;
+    options.params.stem_version = pairs ? kStemPairsVersion : 0;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Index> index, Index::Open(options));
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<CopyDetector> detector,
+                         CopyDetector::Create(index.get(), key, CopyDetectorOptions{}));
+    DocumentRecord meta;
+    meta.title = "Drip irrigation";
+    meta.owner = "alice";
+    ASSERT_OK_AND_ASSIGN(RegisterResultInfo source,
+                         detector->Register(kIrrigation, DocumentFormat::kText, meta));
+    for (const auto& text : Corpus()) {
+      DocumentRecord other;
+      other.title = text.title;
+      ASSERT_OK(detector->Register(text.body, DocumentFormat::kText, other));
+    }
+    CheckRequestInfo request;
+    request.content = kIrrigationRewritten;
+    ASSERT_OK_AND_ASSIGN(CheckResult r, detector->Check(request));
+    EXPECT_EQ(r.report.stem_pairs_checked, pairs);
+    EXPECT_EQ(r.report.violation, pairs);
+    if (pairs) {
+      ASSERT_EQ(r.report.matches.size(), 1u);
+      EXPECT_EQ(r.report.matches[0].doc_id, source.outcome.id);
+      EXPECT_TRUE(r.report.matches[0].stem_pair_violation);
+      ASSERT_EQ(r.records.size(), 1u);
+      EXPECT_EQ(r.records[0].title, "Drip irrigation");
+    }
+    request.content = kSprinklers;
+    ASSERT_OK_AND_ASSIGN(CheckResult unrelated, detector->Check(request));
+    EXPECT_FALSE(unrelated.report.violation);
+  }
 }
 
 TEST_F(CopyDetectorTest, UnrelatedTextMatchesNothing) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/stem_pairs.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -201,6 +202,25 @@ TEST_F(ServerConfigTest, RecordedParamsWinAndConflictingFlagsAreRefused) {
   plain.data_dir = dir_.string();
   EXPECT_EQ(ResolveChunkingParams(plain, recorded, *other).status().code(),
             absl::StatusCode::kFailedPrecondition);
+}
+
+TEST_F(ServerConfigTest, StemPairsAreForNewIndexesAndRecordedWithTheirVersion) {
+  absl::StatusOr<HashKey> key = HashKey::FromHex("00112233445566778899aabbccddeeff");
+  ASSERT_OK(key);
+  ASSERT_OK_AND_ASSIGN(ServerConfig plain, Parse({}));
+  ASSERT_OK_AND_ASSIGN(ChunkingParams off, ResolveChunkingParams(plain, std::nullopt, *key));
+  EXPECT_EQ(off.stem_pairs, 0u);
+  ASSERT_OK_AND_ASSIGN(ServerConfig asked, Parse({"--stem-pairs", "1"}));
+  ASSERT_OK_AND_ASSIGN(ChunkingParams on, ResolveChunkingParams(asked, std::nullopt, *key));
+  EXPECT_EQ(on.stem_pairs, 1u);
+  EXPECT_EQ(on.stem_version, kStemPairsVersion);
+  // An existing index keeps what it was created with; asking it for pairs it lacks is refused.
+  ASSERT_OK_AND_ASSIGN(ChunkingParams kept, ResolveChunkingParams(plain, on, *key));
+  EXPECT_EQ(kept, on);
+  absl::Status refused = ResolveChunkingParams(asked, off, *key).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("stem_pairs"), std::string::npos) << refused;
+  EXPECT_FALSE(Parse({"--stem-pairs", "65"}).ok());
 }
 
 TEST_F(ServerConfigTest, LifetimeFlagsTakeDurations) {

@@ -1,0 +1,44 @@
+#include "core/stem_pairs.h"
+
+namespace cops {
+namespace {
+
+bool EndsWith(std::string_view w, std::string_view suffix) {
+  return w.size() >= suffix.size() && w.substr(w.size() - suffix.size()) == suffix;
+}
+
+bool HasVowel(std::string_view w) { return w.find_first_of("aeiouy") != std::string_view::npos; }
+
+}  // namespace
+
+void LightStem(std::string_view canonical_word, std::string* out) {
+  std::string& w = *out;
+  w.assign(canonical_word);
+  if (w.size() <= 3) return;
+  if (EndsWith(w, "sses")) {
+    w.resize(w.size() - 2);
+  } else if (EndsWith(w, "ies")) {
+    w.resize(w.size() - 3);
+    w += 'y';
+  } else if (EndsWith(w, "s") && !EndsWith(w, "ss") && !EndsWith(w, "us") &&
+             !EndsWith(w, "is")) {
+    w.pop_back();
+  }
+  for (std::string_view suffix : {"ingly", "edly", "ing", "ed", "ly"}) {
+    if (EndsWith(w, suffix) && w.size() >= suffix.size() + 3 &&
+        HasVowel(std::string_view(w).substr(0, w.size() - suffix.size()))) {
+      w.resize(w.size() - suffix.size());
+      // "stopped" -> "stopp" -> "stop"; "fall" and "miss" keep their pair.
+      const size_t k = w.size();
+      if (k >= 2 && w[k - 1] == w[k - 2] &&
+          std::string_view("lsz").find(w[k - 1]) == std::string_view::npos) {
+        w.pop_back();
+      }
+      break;
+    }
+  }
+  if (w.size() > 3 && w.back() == 'e') w.pop_back();    // "move", "moved", "moving" -> "mov"
+  if (w.size() > 3 && w.back() == 'y') w.back() = 'i';  // "study", "studies" -> "studi"
+}
+
+}  // namespace cops
