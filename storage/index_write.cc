@@ -242,15 +242,16 @@ class GroupWrite {
   bool lifetimes_ = false;  // a created document has an expiry or an embargo
 };
 
-// Bytes the batch of `group` will hold, over-estimated: reserved at once, a window's batch
-// (~40 MB for 4,096 documents of 4 KB) is not copied each time its buffer doubles.
+// Bytes the batch of `group` will hold (texts, postings, grams, stem pairs), over-estimated:
+// reserved at once, a window's batch (~40 MB for 4,096 documents of 4 KB) is not copied
+// each time its buffer doubles.
 size_t BatchBytes(std::span<PreparedDocument* const> group) {
   constexpr size_t kPerPosting = 32;    // merge record: key, operand, headers; doc_chunks entry
   constexpr size_t kPerDocument = 512;  // record, maps, headers
   size_t bytes = 0;
   for (const PreparedDocument* p : group) {
     bytes += kPerDocument + p->text.size() + p->postings.size() * kPerPosting +
-             p->fp->grams.size() * sizeof(uint32_t);
+             (p->fp->grams.size() + p->fp->stem_pairs.size()) * sizeof(uint32_t);
   }
   return bytes;
 }
