@@ -10,6 +10,8 @@
 #include <magic.h>
 
 #include <array>
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -76,7 +78,21 @@ bool IsControlByte(unsigned char b) {
 // sequence).
 size_t CountControlBytes(std::string_view head) {
   size_t controls = 0;
-  for (char c : head) controls += IsControlByte(static_cast<unsigned char>(c));
+  size_t i = 0;
+  // Eight bytes at a time while none is below 0x20 or DEL (most words of a text).
+  constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  for (; i + 8 <= head.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, head.data() + i, 8);
+    const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHigh;
+    const uint64_t x = w ^ (kOnes * 0x7F);
+    const uint64_t del = (x - kOnes) & ~x & kHigh;
+    if ((below_space | del) == 0) continue;
+    for (size_t j = i; j < i + 8; ++j) {
+      controls += IsControlByte(static_cast<unsigned char>(head[j]));
+    }
+  }
+  for (; i < head.size(); ++i) controls += IsControlByte(static_cast<unsigned char>(head[i]));
   return controls;
 }
 

@@ -4,6 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+#include <sodium.h>
 
 #include <algorithm>
 #include <array>
@@ -27,6 +28,15 @@ struct VerifyingKey::Key {
   Key(const Key&) = delete;
   Key& operator=(const Key&) = delete;
   EVP_PKEY* const pkey;
+};
+
+// The private key as libsodium signs with it: the 32-byte seed, then the public key.
+struct SigningKey::Secret {
+  Secret() = default;
+  ~Secret() { sodium_memzero(bytes.data(), bytes.size()); }
+  Secret(const Secret&) = delete;
+  Secret& operator=(const Secret&) = delete;
+  std::array<unsigned char, crypto_sign_SECRETKEYBYTES> bytes{};
 };
 
 namespace {
@@ -210,17 +220,26 @@ bool VerifyingKey::Verify(std::string_view message, std::string_view signature) 
 
 absl::StatusOr<SigningKey> SigningKey::FromKey(std::shared_ptr<const VerifyingKey::Key> key) {
   COPS_RETURN_IF_ERROR(RequireEd25519(key->pkey, "the private key"));
-  // The public half as a key of its own, so a VerifyingKey never holds private material.
-  unsigned char raw[32];
-  size_t raw_size = sizeof raw;
-  if (EVP_PKEY_get_raw_public_key(key->pkey, raw, &raw_size) != 1) {
-    return absl::InternalError("reading an Ed25519 public key: " + OpenSslError());
+  static const bool sodium_ready = sodium_init() >= 0;  // once; thread-safe and idempotent
+  if (!sodium_ready) return absl::InternalError("libsodium failed to initialize");
+  auto secret = std::make_shared<Secret>();
+  unsigned char* raw_seed = secret->bytes.data();
+  unsigned char* raw = secret->bytes.data() + crypto_sign_SEEDBYTES;
+  size_t seed_size = crypto_sign_SEEDBYTES;
+  size_t raw_size = crypto_sign_PUBLICKEYBYTES;
+  if (EVP_PKEY_get_raw_private_key(key->pkey, raw_seed, &seed_size) != 1 ||
+      seed_size != crypto_sign_SEEDBYTES ||
+      EVP_PKEY_get_raw_public_key(key->pkey, raw, &raw_size) != 1 ||
+      raw_size != crypto_sign_PUBLICKEYBYTES) {
+    return absl::InternalError("reading an Ed25519 key: " + OpenSslError());
   }
+  // The public half as a key of its own, so a VerifyingKey never holds private material.
   EVP_PKEY* pub = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nullptr, raw, raw_size);
   if (pub == nullptr) return absl::InternalError("copying a public key: " + OpenSslError());
   auto pub_key = std::make_shared<const VerifyingKey::Key>(pub);
   COPS_ASSIGN_OR_RETURN(std::string id, KeyIdOf(pub));
-  return SigningKey(std::move(key), VerifyingKey(std::move(pub_key), std::move(id)));
+  return SigningKey(std::move(key), std::move(secret),
+                    VerifyingKey(std::move(pub_key), std::move(id)));
 }
 
 absl::StatusOr<SigningKey> SigningKey::Generate() {
@@ -249,17 +268,14 @@ std::string SigningKey::ToPem() const {
 }
 
 absl::StatusOr<std::string> SigningKey::Sign(std::string_view message) const {
-  MdCtx ctx(EVP_MD_CTX_new());
-  std::string signature(kSignatureBytes, '\0');
-  size_t size = signature.size();
-  if (ctx == nullptr ||
-      EVP_DigestSignInit(ctx.get(), nullptr, nullptr, nullptr, key_->pkey) != 1 ||
-      EVP_DigestSign(ctx.get(), reinterpret_cast<unsigned char*>(signature.data()), &size,
-                     reinterpret_cast<const unsigned char*>(message.data()),
-                     message.size()) != 1) {
-    return absl::InternalError("Ed25519 signing failed: " + OpenSslError());
+  std::string signature(crypto_sign_BYTES, '\0');
+  unsigned long long size = 0;  // NOLINT(google-runtime-int): libsodium's type
+  if (crypto_sign_detached(reinterpret_cast<unsigned char*>(signature.data()), &size,
+                           reinterpret_cast<const unsigned char*>(message.data()), message.size(),
+                           secret_->bytes.data()) != 0 ||
+      size != kSignatureBytes) {
+    return absl::InternalError("Ed25519 signing failed (libsodium)");
   }
-  signature.resize(size);
   return signature;
 }
 

@@ -336,7 +336,8 @@ area_register() {
   local datadir="$work/data"
   start_copsd "$datadir" "$@"
   if [ "$profile" = 1 ]; then
-    perf record -g -o "$work/perf.data" -p "$pid" 2>/dev/null &
+    # DWARF stacks: libcrypto, libsodium and parts of RocksDB have no frame pointers.
+    perf record -F 250 --call-graph dwarf,32768 -o "$work/perf.data" -p "$pid" 2>/dev/null &
     local perf_pid=$!
   fi
   if [ "$bulk_load" = 1 ]; then cops admin bulk-load begin; fi
@@ -345,7 +346,15 @@ area_register() {
   cpu_seconds "$pid"
   if [ "$profile" = 1 ]; then
     kill -INT "$perf_pid"; wait "$perf_pid" || true
-    perf report -i "$work/perf.data" --no-children --sort dso --stdio 2>/dev/null | head -40 || true
+    perf report -i "$work/perf.data" --no-children --sort dso --stdio -g none 2>/dev/null |
+      grep '%' | head -12 || true
+    # The registration's stages: the share of samples with the function on the stack
+    # (docs/performance.md, Registration).
+    perf script -i "$work/perf.data" -F ip,sym 2>/dev/null |
+      awk -v re='^(rocksdb::DBImpl::WriteImpl|rocksdb::MemTable::Add|rocksdb::DBImpl::WriteToWAL|cops::(SignReceipt|SigningKey::Sign|EncodeReceiptPayload|Fingerprinter::Fingerprint|Canonicalize|PostingsStore::Add|DocumentStore::Add|PreparedDocument::PreparedDocument|Convert|Sha256|CopyDetector::PrepareRegistration)|grpc::ServerReader<.*>::Read|asm_exc_page_fault|ZSTD_compress[A-Za-z_]*)$' '
+        /^[[:space:]]*$/ { if (frames) { samples++; for (n in seen) share[n]++ } delete seen; frames = 0; next }
+        { frames++; n = $2; sub(/\[abi:cxx11\]$/, "", n); if (n ~ re) seen[n] = 1 }
+        END { for (n in share) printf "%6.2f%%  %s\n", 100 * share[n] / samples, n }' | sort -rn || true
   fi
   if [ "$bulk_load" = 1 ]; then
     local t0; t0=$(date +%s%N)

@@ -15,6 +15,7 @@ PACKAGES=(
   libnats-dev  # copsd --log / --follow: the registration log on NATS JetStream (replication/)
   libcpp-httplib-dev  # copsd --http-listen: the HTTP/JSON API (docs/api.md)
   libseccomp-dev  # cops-convert-worker's system call filter (convert/worker_sandbox.h)
+  libsodium-dev  # Ed25519 signing of registration receipts (core/receipt.cc)
 )
 if [ "${1:-}" != "--build-only" ]; then PACKAGES+=(
   clang libclang-rt-14-dev clang-tidy  # fuzz targets; scripts/lint.sh

@@ -15,6 +15,20 @@ TEST(CharsetTest, RecognisesUtf8AndRejectsMalformedSequences) {
   EXPECT_FALSE(IsValidUtf8("\xE2\x82"));            // truncated
 }
 
+TEST(CharsetTest, FindsAMalformedByteWhereverItSitsInTheAsciiAroundIt) {
+  // IsValidUtf8 skips ASCII eight bytes at a time: a non-ASCII byte at any offset of those
+  // words, or in the tail after the last whole word, must still be decoded.
+  for (size_t at = 0; at < 27; ++at) {
+    std::string text(27, 'x');
+    text[at] = '\xE9';  // Latin-1
+    EXPECT_FALSE(IsValidUtf8(text)) << at;
+    if (at + 2 <= text.size()) {
+      text.replace(at, 2, "\xC3\xA9");  // the same letter in UTF-8
+      EXPECT_TRUE(IsValidUtf8(text)) << at;
+    }
+  }
+}
+
 TEST(CharsetTest, DetectsByBomThenValidityThenStatistics) {
   EXPECT_EQ(DetectCharset("\xEF\xBB\xBFhello"), "UTF-8");
   EXPECT_EQ(DetectCharset(std::string("\xFF\xFEh\0i\0", 6)), "UTF-16LE");

@@ -12,6 +12,7 @@
 
 #include "convert/charset.h"
 #include "convert/converter.h"
+#include "convert/formats.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
@@ -158,6 +159,22 @@ TEST(FormatDetectorTest, RandomPrintableAsciiIsAcceptedAsText) {
   for (char& c : gibberish) c = static_cast<char>(' ' + gen() % 95);
   ASSERT_OK(Convert(gibberish, DocumentFormat::kAuto));
   EXPECT_OK(CheckLooksLikeText(gibberish, DocumentFormat::kText));
+}
+
+TEST(FormatDetectorTest, EveryControlByteIsCountedWhereverItSits) {
+  // Control bytes are counted eight bytes at a time where a word holds none: one at any
+  // offset (or in the tail after the last whole word) still makes 60 bytes binary (> 1%),
+  // and tabs and line breaks are not control bytes.
+  for (const char control : {'\x01', '\x7F', '\x1F', '\0'}) {
+    for (size_t at = 0; at < 60; ++at) {
+      std::string text(60, 'a');
+      text[at] = control;
+      absl::Status s = CheckLooksLikeTextWithoutMagic(text, DocumentFormat::kText);
+      EXPECT_NE(s.message().find(" 1 control bytes in the first 60"), std::string::npos)
+          << int{control} << " at " << at << ": " << s;
+    }
+  }
+  EXPECT_OK(CheckLooksLikeTextWithoutMagic("tab\there\r\nand\fform feed\x1B[0m, ok", DocumentFormat::kText));
 }
 
 TEST(FormatDetectorTest, BinaryFilesAreNamedByWhatTheyLookLike) {

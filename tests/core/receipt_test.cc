@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
@@ -132,6 +133,38 @@ TEST_F(ReceiptTest, ParsesEveryPublicKeyOfAListingWithCommentLines) {
   absl::StatusOr<std::vector<VerifyingKey>> cut = ParseVerifyingKeys(pem.substr(0, pem.size() / 2));
   ASSERT_FALSE(cut.ok());
   EXPECT_THAT(cut.status().message(), HasSubstr("truncated"));
+}
+
+// The key of RFC 8032's test vectors as PKCS#8 PEM: its DER prefix, then the 32-byte seed.
+std::string Rfc8032Pem(const std::string& seed_hex) {
+  const std::string der = absl::HexStringToBytes("302e020100300506032b657004220420") +
+                          absl::HexStringToBytes(seed_hex);
+  return "-----BEGIN PRIVATE KEY-----\n" + absl::Base64Escape(der) +
+         "\n-----END PRIVATE KEY-----\n";
+}
+
+TEST(ReceiptSigningTest, SignaturesAreRfc8032s) {
+  // RFC 8032 section 7.1, tests 1 and 2: Ed25519 is deterministic, so whichever library
+  // signs (libsodium), the bytes are these and any Ed25519 verifier (OpenSSL) accepts them.
+  struct Vector {
+    const char* seed;
+    const char* message;
+    const char* signature;
+  } vectors[] = {
+      {"9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60", "",
+       "e5564300c360ac729086e2cc806e828a84877f1eb8e5d974d873e065224901555fb8821590a33bacc61e3970"
+       "1cf9b46bd25bf5f0595bbe24655141438e7a100b"},
+      {"4ccd089b28ff96da9db6c346ec114e0f5b8a319f35aba624da8cf6ed4fb8a6fb", "72",
+       "92a009a9f0d4cab8720e820b5f642540a2b27b5416503f8fb3762223ebdb69da085ac1e43e15996e458f3613"
+       "d0f11d8c387b2eaeb4302aeeb00d291612bb0c00"},
+  };
+  for (const Vector& v : vectors) {
+    ASSERT_OK_AND_ASSIGN(SigningKey key, SigningKey::FromPem(Rfc8032Pem(v.seed)));
+    const std::string message = absl::HexStringToBytes(v.message);
+    ASSERT_OK_AND_ASSIGN(std::string signature, key.Sign(message));
+    EXPECT_EQ(absl::BytesToHexString(signature), v.signature);
+    EXPECT_TRUE(key.verifying_key().Verify(message, signature));
+  }
 }
 
 TEST_F(ReceiptTest, AForgedSignatureIsInvalid) {
