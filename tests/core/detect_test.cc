@@ -10,6 +10,7 @@
 
 #include "core/stem_pairs.h"
 #include "gtest/gtest.h"
+#include "tests/testing/documents.h"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
@@ -620,30 +621,10 @@ namespace {
 
 namespace stem {
 
-// A source, a person's heavy rewrite of it and a text on the same subject by someone else
-// (written for this test). The rewrite keeps the content words side by side ("drip
-// irrigation", "pressure regulator", "mineral deposits") but shares no run of 5 words.
-constexpr char kSource[] =
-    "Drip irrigation delivers water directly to plant roots through a network of narrow tubes "
-    "and small emitters. Because the water never sprays into the air, evaporation losses stay "
-    "low and leaves remain dry, which reduces fungal disease. Gardeners usually run the system "
-    "early in the morning, when soil temperature is low and wind is calm. A pressure regulator "
-    "keeps the flow steady, and a fine mesh filter stops sand from clogging the emitters. Each "
-    "spring the lines should be flushed, the emitters checked for mineral deposits, and damaged "
-    "tubing replaced before the growing season begins.";
-constexpr char kRewrite[] =
-    "With drip irrigation, water goes straight to the plant roots by way of narrow tubes ending "
-    "in small emitters. Since nothing is sprayed through the air, evaporation losses are kept "
-    "low; dry leaves mean less fungal disease. Most gardeners start their system in the early "
-    "morning while soil temperature stays low and the wind is calm. Steady flow comes from a "
-    "pressure regulator, while sand that could clog emitters is caught by a fine mesh filter. "
-    "Every spring, flush the lines, check emitters for mineral deposits and replace any damaged "
-    "tubing before a new growing season.";
-constexpr char kSameSubject[] =
-    "Sprinklers are the cheapest way to water a lawn. An oscillating head covers a rectangle, "
-    "while a rotary head throws a jet in a circle. Set the timer for dawn so the grass dries "
-    "before noon, and move the sprinkler every few days to avoid puddles. Garden hoses left in "
-    "the sun crack quickly, so coil them in the shade after use, and drain them before frost.";
+// A source, a heavy rewrite sharing no run of 5 words, and a same-subject text.
+const char* const kSource = testing::kDripIrrigation.source;
+const char* const kRewrite = testing::kDripIrrigation.rewrite;
+const char* const kSameSubject = testing::kDripIrrigation.same_subject;
 
 }  // namespace stem
 

@@ -150,30 +150,11 @@ TEST_F(CopyDetectorTest, EditedCopyStillPointsAtItsSource) {
   EXPECT_GT(r.report.matches.front().ratio, 0.1);
 }
 
-// A source, a person's heavy rewrite of it sharing no run of 5 words, and a text on the
-// same subject (written for these tests; core/detect_test.cc checks the same three through
-// the pipeline alone).
-constexpr char kIrrigation[] =
-    "Drip irrigation delivers water directly to plant roots through a network of narrow tubes "
-    "and small emitters. Because the water never sprays into the air, evaporation losses stay "
-    "low and leaves remain dry, which reduces fungal disease. Gardeners usually run the system "
-    "early in the morning, when soil temperature is low and wind is calm. A pressure regulator "
-    "keeps the flow steady, and a fine mesh filter stops sand from clogging the emitters. Each "
-    "spring the lines should be flushed, the emitters checked for mineral deposits, and damaged "
-    "tubing replaced before the growing season begins.";
-constexpr char kIrrigationRewritten[] =
-    "With drip irrigation, water goes straight to the plant roots by way of narrow tubes ending "
-    "in small emitters. Since nothing is sprayed through the air, evaporation losses are kept "
-    "low; dry leaves mean less fungal disease. Most gardeners start their system in the early "
-    "morning while soil temperature stays low and the wind is calm. Steady flow comes from a "
-    "pressure regulator, while sand that could clog emitters is caught by a fine mesh filter. "
-    "Every spring, flush the lines, check emitters for mineral deposits and replace any damaged "
-    "tubing before a new growing season.";
-constexpr char kSprinklers[] =
-    "Sprinklers are the cheapest way to water a lawn. An oscillating head covers a rectangle, "
-    "while a rotary head throws a jet in a circle. Set the timer for dawn so the grass dries "
-    "before noon, and move the sprinkler every few days to avoid puddles. Garden hoses left in "
-    "the sun crack quickly, so coil them in the shade after use, and drain them before frost.";
+// A source, a heavy rewrite sharing no run of 5 words, and a same-subject text (also used by
+// core/detect_test.cc, through the pipeline alone).
+const char* const kIrrigation = testing::kDripIrrigation.source;
+const char* const kIrrigationRewritten = testing::kDripIrrigation.rewrite;
+const char* const kSprinklers = testing::kDripIrrigation.same_subject;
 
 // An index created with content-stem pairs finds the heavy rewrite through them and names
 // its source's record; the same check on an index without them finds nothing and says the

@@ -322,4 +322,29 @@ std::vector<std::string> Prose(size_t n, uint32_t seed) {
   return out;
 }
 
+const HeavyRewrite kDripIrrigation = {
+    .source =
+        "Drip irrigation delivers water directly to plant roots through a network of narrow "
+        "tubes and small emitters. Because the water never sprays into the air, evaporation "
+        "losses stay low and leaves remain dry, which reduces fungal disease. Gardeners usually "
+        "run the system early in the morning, when soil temperature is low and wind is calm. A "
+        "pressure regulator keeps the flow steady, and a fine mesh filter stops sand from "
+        "clogging the emitters. Each spring the lines should be flushed, the emitters checked "
+        "for mineral deposits, and damaged tubing replaced before the growing season begins.",
+    .rewrite =
+        "With drip irrigation, water goes straight to the plant roots by way of narrow tubes "
+        "ending in small emitters. Since nothing is sprayed through the air, evaporation losses "
+        "are kept low; dry leaves mean less fungal disease. Most gardeners start their system in "
+        "the early morning while soil temperature stays low and the wind is calm. Steady flow "
+        "comes from a pressure regulator, while sand that could clog emitters is caught by a "
+        "fine mesh filter. Every spring, flush the lines, check emitters for mineral deposits "
+        "and replace any damaged tubing before a new growing season.",
+    .same_subject =
+        "Sprinklers are the cheapest way to water a lawn. An oscillating head covers a "
+        "rectangle, while a rotary head throws a jet in a circle. Set the timer for dawn so the "
+        "grass dries before noon, and move the sprinkler every few days to avoid puddles. Garden "
+        "hoses left in the sun crack quickly, so coil them in the shade after use, and drain "
+        "them before frost.",
+};
+
 }  // namespace cops::testing

@@ -52,6 +52,16 @@ std::string MakeEmail(const std::vector<std::string>& paragraphs);
 // `n` paragraphs of pseudo-random English-like prose (deterministic in `seed`).
 std::vector<std::string> Prose(size_t n, uint32_t seed = 1);
 
+// A source, a person's heavy rewrite of it that keeps the content words side by side
+// ("drip irrigation", "pressure regulator") but shares no run of 5 words, and a text on
+// the same subject by someone else. Written for the content-stem pair tests.
+struct HeavyRewrite {
+  const char* source;
+  const char* rewrite;
+  const char* same_subject;
+};
+extern const HeavyRewrite kDripIrrigation;
+
 }  // namespace cops::testing
 
 #endif  // COPS_TESTS_TESTING_DOCUMENTS_H_
