@@ -251,7 +251,7 @@ const std::vector<Flag>& Flags() {
        Checked(CLI::IsMember({1u, 2u, 4u}))},
       {"compression", "Compression of the postings: lz4|zstd|snappy|none",
        Value(&ServerConfig::index, &IndexOptions::postings_compression)},
-      {"postings-block-kb", "Data block size of the postings' files, KiB (new files; 1-256)",
+      {"postings-block-kb", "Block size, KiB, of new per-hash postings files (1-256; buckets: 4)",
        Value(&ServerConfig::index, &IndexOptions::postings_block_kb)},
       {"sweep-interval",
        "Time between sweeps removing expired documents and old audit entries (e.g. 1m); expired "
