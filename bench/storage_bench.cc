@@ -18,6 +18,10 @@
 // (default: from --docs as expected documents, and 64).
 // --layouts=1 first runs LayoutBytes: the bytes per stored posting of candidate postings
 // layouts, computed in memory over the same documents (issue 36; docs/performance.md).
+// --texts_file=F stores F's documents (NUL-separated, taken in turn; give --docs at most
+// their number) as the texts instead of the generated words, and implies --texts=1; with
+// stored texts each disk stage reports the texts family's bytes per document, and
+// TextReads times GetText of random documents (docs/performance.md, "Index bytes").
 // --bulk_load=1 registers in bulk-load mode (Index::BeginBulkLoad); the EndBulkLoad stage
 // then runs its one compaction, and the two times add up to the whole import.
 // IndexOptions defaults unless a flag says otherwise.
@@ -41,6 +45,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "rocksdb/db.h"
 #include "storage/codec.h"
 #include "storage/index.h"
 
@@ -53,6 +58,7 @@ struct Flags {
   uint32_t keep = 4;
   std::string dir;
   bool texts = false;
+  std::string texts_file;  // stored texts from this file (NUL-separated) instead of the words
   bool keep_dir = false;
   size_t write_buffer_mb = 64;
   size_t cache_mb = 256;
@@ -127,6 +133,7 @@ class Vocabulary {
 };
 
 Vocabulary g_vocab;
+std::vector<std::string> g_texts;  // --texts_file's documents
 
 // Document `seed`: Zipf words, word 5-gram chunks, ~1/keep of them kept.
 void MakeDocument(uint64_t seed, DocumentFingerprint* fp, std::string* text) {
@@ -209,6 +216,7 @@ struct DocBatch {
     for (uint32_t i = 0; i < n; ++i) {
       const uint64_t d = first + i;
       MakeDocument(d, &fps[i], &texts[i]);
+      if (!g_texts.empty()) texts[i] = g_texts[d % g_texts.size()];
       records[i].title = "doc " + std::to_string(d);
       records[i].collection = "bench";
       records[i].external_id = std::to_string(d);
@@ -353,6 +361,58 @@ void ReportDisk(benchmark::State& state, const char* stage) {
       s.postings_files_per_level.empty() ? 0 : s.postings_files_per_level[0];
   state.counters["lower_levels"] = lower_levels;
   state.counters["pending_compaction_gb"] = s.pending_compaction_bytes / 1e9;
+  if (g_flags.texts) {
+    // The texts family's files, as the index's MANIFEST lists them now (a read-only open
+    // beside the writer).
+    rocksdb::DBOptions options;
+    std::vector<std::string> names;
+    std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+    if (rocksdb::DB::ListColumnFamilies(options, g_flags.dir, &names).ok()) {
+      for (const std::string& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+    }
+    std::vector<rocksdb::ColumnFamilyHandle*> handles;
+    rocksdb::DB* raw = nullptr;
+    if (!cfs.empty() &&
+        rocksdb::DB::OpenForReadOnly(options, g_flags.dir, cfs, &handles, &raw).ok()) {
+      for (rocksdb::ColumnFamilyHandle* h : handles) {
+        rocksdb::ColumnFamilyMetaData meta;
+        raw->GetColumnFamilyMetaData(h, &meta);
+        if (h->GetName() == "texts") {
+          state.counters["texts_bytes_per_doc"] =
+              static_cast<double>(meta.size) / static_cast<double>(std::max<uint64_t>(1, s.documents));
+          state.counters["texts_raw_bytes_per_doc"] =
+              static_cast<double>(s.text_bytes) / static_cast<double>(std::max<uint64_t>(1, s.documents));
+        }
+        raw->DestroyColumnFamilyHandle(h);
+      }
+      delete raw;
+    }
+  }
+}
+
+// GetText of random registered documents, right after a reopen (an empty block cache: the
+// first read of each block decompresses it) and then again (from the cache).
+void BM_TextReads(benchmark::State& state) {
+  if (!g_flags.texts) {
+    state.SkipWithError("no stored texts (--texts=1 or --texts_file)");
+    return;
+  }
+  for (auto _ : state) {
+    g_index.reset();
+    auto reopened = Index::Open(BenchOptions());
+    Check(reopened.status());
+    g_index = std::move(reopened).value();
+    std::mt19937_64 rng(11);
+    std::vector<DocId> ids(2000);
+    for (DocId& id : ids) id = 1 + rng() % g_flags.docs;
+    for (const char* pass : {"cold_us", "warm_us"}) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (DocId id : ids) Check(g_index->GetText(id).status());
+      state.counters[pass] =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+          static_cast<double>(ids.size());
+    }
+  }
 }
 
 // Bytes on disk as the load left them (memtables flushed, compactions as they happened).
@@ -531,6 +591,7 @@ int main(int argc, char** argv) {
     else if (ParseFlag(argv[i], "--keep", &v)) g_flags.keep = std::max(1ul, std::stoul(v));
     else if (ParseFlag(argv[i], "--dir", &v)) g_flags.dir = v, g_flags.keep_dir = true;
     else if (ParseFlag(argv[i], "--texts", &v)) g_flags.texts = v == "1";
+    else if (ParseFlag(argv[i], "--texts_file", &v)) g_flags.texts_file = v, g_flags.texts = true;
     else if (ParseFlag(argv[i], "--write_buffer_mb", &v)) g_flags.write_buffer_mb = std::stoul(v);
     else if (ParseFlag(argv[i], "--cache_mb", &v)) g_flags.cache_mb = std::stoul(v);
     else if (ParseFlag(argv[i], "--bloom_bits", &v)) g_flags.bloom_bits = std::stoi(v);
@@ -553,6 +614,17 @@ int main(int argc, char** argv) {
   if (!g_vocab.Load("/usr/share/dict/words")) {
     std::fprintf(stderr, "storage_bench: needs /usr/share/dict/words (apt-get install wamerican)\n");
     return 1;
+  }
+  if (!g_flags.texts_file.empty()) {
+    std::ifstream in(g_flags.texts_file, std::ios::binary);
+    std::string text;
+    while (std::getline(in, text, '\0')) {
+      if (!text.empty()) g_texts.push_back(text);
+    }
+    if (g_texts.empty()) {
+      std::fprintf(stderr, "storage_bench: no texts in %s\n", g_flags.texts_file.c_str());
+      return 2;
+    }
   }
   if (g_flags.dir.empty()) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "cops-storage-bench-XXXXXX").string();
@@ -582,6 +654,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("DiskAfterCompaction", BM_DiskAfterCompaction)->Iterations(1)->Unit(benchmark::kSecond);
   benchmark::RegisterBenchmark("LookupWarm1000Compacted", BM_LookupWarm)->Unit(benchmark::kMillisecond)->UseRealTime();
   benchmark::RegisterBenchmark("LookupCold1000Compacted", BM_LookupCold)->Iterations(20)->Unit(benchmark::kMillisecond)->UseRealTime();
+  benchmark::RegisterBenchmark("TextReads", BM_TextReads)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
   int bargc = static_cast<int>(rest.size());
   benchmark::Initialize(&bargc, rest.data());
