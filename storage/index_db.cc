@@ -222,14 +222,14 @@ rocksdb::BlockBasedTableOptions BucketTableOptions(const rocksdb::BlockBasedTabl
 // asked for with its content, a repeated registration, an unregistration, a key rotation
 // reading every text in id order), so its bytes matter more than its read's CPU. 4 KB
 // blocks held one document each and zstd saw no context; 32 KB blocks hold ~8 documents and
-// a 64 KiB dictionary per SST file, sampled from the file's own data (no zstd training,
-// which tripled the flushes' CPU for 4% fewer bytes), gives each block the common words.
-// Settled, without a compaction: 4 KB synthetic service documents 1,867 -> 1,349 bytes each,
-// prose (manual pages, /usr/share/doc, p4p) 1,538 -> 1,260; a cold read decompresses 32 KB
-// (docs/performance.md). The dictionary buffers at most 8 MiB of a file's blocks before
-// sampling, so a flush or compaction holds no more than that beside its output. Block size
-// and dictionary are per file: files written before keep their 4 KB blocks without a
-// dictionary and stay readable; compaction rewrites them.
+// a 64 KiB dictionary per SST file, sampled from the file's own data (zstd's training cost
+// 2-4x the flushes' CPU for 3% fewer bytes), gives each block the common words. Settled:
+// 4 KB synthetic service documents 1,867 -> 1,348 bytes each, prose (manual pages,
+// /usr/share/doc, p4p) 1,450 -> 1,171; a cold read decompresses 32 KB, 23 -> 48 us of CPU
+// (docs/storage-format.md, texts). The dictionary buffers at most 8 MiB of a file's blocks
+// before sampling, so a flush or compaction holds no more than that beside its output. Block
+// size and dictionary are recorded per file: files written before keep their 4 KB blocks
+// without a dictionary and stay readable until a compaction that takes them in rewrites them.
 void TextsCompression(const std::shared_ptr<rocksdb::Cache>& cache,
                       rocksdb::ColumnFamilyOptions* cf) {
   rocksdb::BlockBasedTableOptions t = SmallTableOptions(cache);
