@@ -8,6 +8,7 @@
 //                                    repeats, shuffle (fixed seed), write them NUL-separated
 //   texts_bench dump INDEX_DIR OUT   the texts family of an index (e.g. kept by
 //                                    `scripts/bench.sh service --data DIR`: DIR/index)
+//   texts_bench sizes INDEX_DIR      each column family's SST bytes (one JSON line)
 //   texts_bench run CORPUS DOCS BLOCK_KB LEVEL DICT_KB [TRAIN_KB] [BUFFER_KB] [COMPACT]
 //
 // `run` stores the first DOCS documents of CORPUS under zstd at LEVEL in BLOCK_KB blocks with
@@ -82,6 +83,27 @@ int Cut(const std::string& out_path, const std::vector<std::string>& files) {
   std::ofstream out(out_path, std::ios::binary);
   for (const std::string& d : docs) out << d << '\0';
   std::printf("{\"documents\": %zu}\n", docs.size());
+  return 0;
+}
+
+int Sizes(const std::string& dir) {
+  rocksdb::DBOptions options;
+  std::vector<std::string> names;
+  Check(rocksdb::DB::ListColumnFamilies(options, dir, &names), "listing column families");
+  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
+  for (const std::string& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* raw = nullptr;
+  Check(rocksdb::DB::OpenForReadOnly(options, dir, cfs, &handles, &raw), "opening the index");
+  std::unique_ptr<rocksdb::DB> db(raw);
+  std::string line = "{";
+  for (rocksdb::ColumnFamilyHandle* h : handles) {
+    rocksdb::ColumnFamilyMetaData meta;
+    db->GetColumnFamilyMetaData(h, &meta);
+    line += (line.size() > 1 ? ", \"" : "\"") + h->GetName() + "\": " + std::to_string(meta.size);
+    Check(db->DestroyColumnFamilyHandle(h), "closing");
+  }
+  std::printf("%s}\n", line.c_str());
   return 0;
 }
 
@@ -219,7 +241,7 @@ int Run(const std::string& corpus, size_t limit, const RunOptions& r) {
 
 int Usage() {
   std::fprintf(stderr,
-               "usage: texts_bench cut OUT FILE... | dump INDEX_DIR OUT |\n"
+               "usage: texts_bench cut OUT FILE... | dump INDEX_DIR OUT | sizes INDEX_DIR |\n"
                "       run CORPUS DOCS BLOCK_KB LEVEL DICT_KB [TRAIN_KB] [BUFFER_KB] [COMPACT]\n");
   return 2;
 }
@@ -233,6 +255,7 @@ int main(int argc, char** argv) {
       return Cut(args[1], std::vector<std::string>(args.begin() + 2, args.end()));
     }
     if (args.size() == 3 && args[0] == "dump") return Dump(args[1], args[2]);
+    if (args.size() == 2 && args[0] == "sizes") return Sizes(args[1]);
     if (args.size() >= 6 && args.size() <= 9 && args[0] == "run") {
       RunOptions r;
       r.block_kb = static_cast<uint32_t>(std::stoul(args[3]));
