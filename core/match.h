@@ -116,10 +116,10 @@ struct CheckOptions {
   // in only some of its holders, so rare chunks are scattered through it, but the minimum
   // of every such window in all of them; with other selections one rare chunk is enough).
   // Text that three unrelated documents hold word for word is the genre's (a licence's
-  // grant, the GNU all-permissive notice, "Team upload. New upstream release"), and it
-  // may be held by only a few in a registry of thousands: at 10, such notices made 48 of
-  // 2,018 same-genre checks violations. A passage copied from one or two documents holds
-  // chunks that only they hold. The trade-off: a text copied into three registered
+  // grant, the GNU all-permissive notice, "This manual page was written for Debian"), and
+  // a registry of thousands may hold it only a few times: at 10, such notices were most
+  // same-genre false alarms. A passage copied from one or two documents holds chunks that
+  // only they hold. The trade-off: a text copied into three registered
   // documents counts against a fourth copy only with such a run of rarer text in the same
   // passage (it is still shown, struck through). Tests longer than kShortTestChunks look
   // up their selection only: the rule reads those chunks. 0 = off. Measured in

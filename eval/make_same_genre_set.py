@@ -41,7 +41,7 @@ Each side is checked against the other (two folds, so every text is checked once
 make_set.py (docs/accuracy.md, "Ground-truth format"): sources/ tests/ truth.tsv corpus.txt.
 
 Deterministic (no random numbers: hashes of names); the output depends on the packages
-installed. Standard library only. Takes 2-4 minutes on 2 cores (rendering the manual pages).
+installed. Standard library only. Takes 2-6 minutes on 2 cores (rendering the manual pages).
 """
 
 import argparse
