@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/status_macros.h"
+#include "core/stem_pairs.h"
 #include "spdlog/spdlog.h"
 #include "storage/snapshot.h"
 
@@ -33,6 +34,8 @@ absl::StatusOr<HashKey> NewKey() {
 ChunkingParams RotatedParams(ChunkingParams p, const HashKey& key) {
   p.key_id = key.Id();
   p.normalization_version = kNormalizationVersion;
+  // Content-stem pairs are made again from the stored texts, by this build's stemmer.
+  if (p.stem_pairs != 0) p.stem_version = kStemPairsVersion;
   if (p.unit == UnitKind::kWord && p.verify_k == 0) {
     p.verify_k = kDefaultVerifyK;
     p.dense_chunks = kDefaultDenseChunks;

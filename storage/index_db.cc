@@ -350,6 +350,8 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
   db_options.max_subcompactions = static_cast<uint32_t>(std::max(1, options.max_subcompactions));
   db_options.bytes_per_sync = 1 << 20;
   db_options.max_open_files = -1;  // every SST stays open: its filter and index stay in memory
+  // Never a row cache: a bucket read under a BucketReadScope returns a value merged for the
+  // hashes it asked for only, which a row cache would keep and serve as the whole bucket.
   db_options.keep_log_file_num = 3;
   // The WAL is kept until every memtable with data in it is flushed: room for each shard's
   // full write buffer, the texts' and the small column families', beyond which RocksDB

@@ -16,6 +16,7 @@
 
 #include "access/access_control.h"
 #include "core/params.h"
+#include "core/stem_pairs.h"
 #include "engine/index_generations.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -27,6 +28,7 @@
 #include "storage/data_dir.h"
 #include "tests/server/test_corpus.h"
 #include "tests/storage/fault_file_system.h"
+#include "tests/testing/documents.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/test_server.h"
@@ -257,6 +259,45 @@ TEST_F(IndexGenerationsTest, RotationKeepsIdsChangesKeyAndForgetsTheOldOne) {
   EXPECT_FALSE(fs::exists(dir_ / "index.1"));
   EXPECT_EQ(testing::ReadFileOrEmpty(dir_ / "CURRENT"), "index.2 hash_key.2\n");
   EXPECT_EQ(MatchingIds(copy), std::vector<uint64_t>{ids[2]});
+}
+
+// An index made with content-stem pairs keeps them through a rotation: the new generation's
+// pairs are hashed under the new key from the stored texts, so a heavy rewrite (no run of 5
+// words shared, found by its pairs alone) is still found after the switch and a restart.
+TEST_F(IndexGenerationsTest, ARotationKeepsTheContentStemPairsOfAnIndexMadeWithThem) {
+  options_.index.params.stem_pairs = 1;
+  options_.index.params.stem_version = kStemPairsVersion;
+  Start();
+  const uint64_t source = Register(testing::kDripIrrigation.source, "drip irrigation");
+  for (uint32_t seed = 1; seed <= 3; ++seed) {
+    Register(Prose(seed, 300), "paper " + std::to_string(seed));
+  }
+  // The stem-pair evidence of a check of the rewrite, as a client sees it.
+  const auto rewrite_found_by_pairs = [&] {
+    grpc::ClientContext ctx;
+    Prepare(&ctx);
+    v1::CheckDocumentRequest req;
+    req.set_content(testing::kDripIrrigation.rewrite);
+    req.set_format(v1::DOCUMENT_FORMAT_TEXT);
+    v1::CheckDocumentReply reply;
+    grpc::Status s = stub_->CheckDocument(&ctx, req, &reply);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_TRUE(reply.stem_pairs_checked());
+    EXPECT_GT(reply.stem_pairs(), 0u);
+    return reply.matches_size() == 1 && reply.matches(0).doc_id() == source &&
+           reply.matches(0).stem_pair_violation() && !reply.matches(0).chunk_violation();
+  };
+  ASSERT_TRUE(rewrite_found_by_pairs());
+  const std::string old_key_id = Stats().key_id();
+
+  RotateAndWait();
+  EXPECT_NE(Stats().key_id(), old_key_id);
+  EXPECT_TRUE(rewrite_found_by_pairs());
+  EXPECT_EQ(generations_->Current()->index()->params().stem_pairs, 1u);
+
+  Stop();
+  Start();
+  EXPECT_TRUE(rewrite_found_by_pairs());
 }
 
 TEST_F(IndexGenerationsTest, TheLiveIndexIsReadIntoItsCacheWhenOpenedAndAfterASwitch) {
