@@ -1,7 +1,7 @@
 // cops-eval: measures COPS accuracy on evaluation sets (see docs/accuracy.md).
 //
 //   cops-eval check  --sources DIR --tests DIR --truth FILE [--setting SPEC] [--scan]
-//                    [--decisions FILE]
+//                    [--decisions FILE] [--explain FILE]
 //   cops-eval report --set DIR --heldout DIR [--out FILE] [--quick]
 //
 // `check` evaluates one setting (the project defaults unless --setting overrides them) and
@@ -76,7 +76,7 @@ int Fail(const absl::Status& s) {
 
 int RunCheck(const std::string& sources, const std::string& tests, const std::string& truth,
              const std::string& spec, bool scan, const std::string& decisions,
-             uint32_t key_index, int stem_ngrams, int stem_chain, uint32_t stem_max_df) {
+             const std::string& explain, uint32_t key_index, int stem_ngrams, int stem_chain, uint32_t stem_max_df) {
   auto set = LoadEvalSet(sources, tests, truth);
   if (!set.ok()) return Fail(set.status());
   auto setting = ParseSetting(spec, Setting{});
@@ -119,6 +119,16 @@ int RunCheck(const std::string& sources, const std::string& tests, const std::st
           << s.source_ratio << "\t" << s.other_ratio << "\t" << s.source_candidate << "\n";
     }
     if (!out) return Fail(absl::InternalError("cannot write " + decisions));
+  }
+  if (!explain.empty()) {
+    std::ofstream out(explain);
+    for (size_t i = 0; i < set->tests.size(); ++i) {
+      const TestScore& s = run->scores[i];
+      if (!s.decided) continue;
+      out << "== " << set->tests[i].name << " (" << set->tests[i].category << ")\n"
+          << s.evidence;
+    }
+    if (!out) return Fail(absl::InternalError("cannot write " + explain));
   }
   return 0;
 }
@@ -642,7 +652,7 @@ int RunReport(const std::string& main_dir, const std::string& heldout_dir,
 int Main(int argc, char** argv) {
   CLI::App app{"cops-eval: accuracy of COPS settings on evaluation sets (docs/accuracy.md)"};
   app.require_subcommand(1);
-  std::string sources, tests, truth, spec, decisions, set_dir, held_dir, out;
+  std::string sources, tests, truth, spec, decisions, explain, set_dir, held_dir, out;
   bool scan = false, quick = false;
   CLI::App* check = app.add_subcommand("check", "evaluate one setting on one set");
   check->add_option("--sources", sources, "folder of registered documents")->required();
@@ -652,6 +662,8 @@ int Main(int argc, char** argv) {
                     "overrides of the defaults, e.g. \"unit=word k=5 threshold=0.3\"");
   check->add_flag("--scan", scan, "also choose the best threshold on this set");
   check->add_option("--decisions", decisions, "write per-test decisions and ratios (TSV)");
+  check->add_option("--explain", explain,
+                    "write each flagged test's violating documents and their passages");
   uint32_t key_index = 0;
   check->add_option("--key-index", key_index,
                     "hashing key: 0 = the fixed evaluation key, n = the n-th other one");
@@ -686,7 +698,7 @@ int Main(int argc, char** argv) {
     return app.exit(e);
   }
   if (*check) {
-    return RunCheck(sources, tests, truth, spec, scan, decisions, key_index, stem_ngrams,
+    return RunCheck(sources, tests, truth, spec, scan, decisions, explain, key_index, stem_ngrams,
                     stem_chain, stem_max_df);
   }
   if (*human) {

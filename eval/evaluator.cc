@@ -11,10 +11,12 @@
 #include <unordered_map>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "core/status_macros.h"
 #include "core/canonicalizer.h"
+#include "core/exclusions.h"
 #include "core/strings.h"
 #include "core/units.h"
 #include "engine/pipeline.h"
@@ -260,6 +262,30 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   return RunSetting(set, setting, EvalKey());
 }
 
+namespace {
+
+// TestScore::evidence of a violation.
+std::string Evidence(const EvalSet& set, const TestDoc& t, const Report& r) {
+  std::string out;
+  for (const DocumentMatch& m : r.matches) {
+    if (!m.violation || m.doc_id == 0 || m.doc_id > set.sources.size()) continue;
+    StrAppend(&out, set.sources[m.doc_id - 1].name, " ratio ", m.ratio,
+                    m.stem_pair_violation ? " (content-stem pairs)" : "", "\n");
+    for (const Span& span : m.spans) {
+      std::string text = t.text.substr(span.test_start, span.test_end - span.test_start);
+      std::replace(text.begin(), text.end(), '\n', ' ');
+      StrAppend(&out, "  [", span.units, " words",
+                      span.excluded == Exclusion::kNone
+                          ? std::string()
+                          : StrCat(", ", ExclusionName(span.excluded)),
+                      "] ", text, "\n");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting,
                                       const HashKey& key) {
   auto t0 = std::chrono::steady_clock::now();
@@ -295,8 +321,10 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
         score.other_ratio = std::max(score.other_ratio, ratio);
       }
     }
-    score.decided =
-        Check(index, *fingerprinter, fp, setting.options, nullptr, setting.verify).violation;
+    const Report decided =
+        Check(index, *fingerprinter, fp, setting.options, nullptr, setting.verify);
+    score.decided = decided.violation;
+    if (score.decided) score.evidence = Evidence(set, t, decided);
     run.scores.push_back(score);
   }
   run.seconds =

@@ -56,6 +56,10 @@ struct TestScore {
   // The expected source was among the candidates of the pipeline's first stage (with
   // verification; else whether it was reported at all).
   bool source_candidate = false;
+  // When `decided`: per violating document, its name and ratio, then each of its passages
+  // (test text, words, and why it does not count when it does not), one per line; for
+  // looking at false alarms (cops-eval check --explain).
+  std::string evidence;
 };
 
 struct SettingRun {

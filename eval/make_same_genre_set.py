@@ -1,46 +1,63 @@
 #!/usr/bin/env python3
-"""Generates a set of unrelated documents of one genre each, to count false alarms.
+"""Generates sets of unrelated documents of one genre each, to count false alarms.
 
 The user story: an editor checks manuscripts full of their field's stock phrases, a lawyer
 checks contracts made of boilerplate. Documents of one kind written by different people
 share phrases ("the terms and conditions", "see the GNU General Public License for more
-details", "this manual page was written for the Debian project") without one copying the
-other. A check of such a document against a registry of its genre must not be a violation.
+details", "On error, -1 is returned") without one copying the other. A check of such a
+document against a registry of its genre must not be a violation.
 
-Genres, from texts this Debian machine ships (identical files are kept once; one licence and
-one changelog per Debian maintainer, named by the first changelog entry's signature, since a
-maintainer reuses their own notes across packages: that is their text, not the genre's):
-  licence    /usr/share/doc/PACKAGE/copyright (machine-readable or free-form copyright files:
-             notices, licence grants, warranty disclaimers)
-  manpage    one section-1 manual page per package (/usr/share/man/man1, rendered with
-             `man -P cat -l`, lines unbroken), from the package lists in /var/lib/dpkg/info
-  changelog  the first 400 words of /usr/share/doc/PACKAGE/changelog.Debian.gz (maintainers'
-             release notes: "New upstream release", "Bump Standards-Version")
+Genres, from texts that Debian ships (identical texts are kept once):
+  manpage    the English manual pages of every installed package (/usr/share/man/man1-8,
+             from dpkg's file lists; at most --pages-per-package per package, an even spread,
+             aliases (.so) left out, rendered by groff as man does, lines unbroken, cut
+             after --max-words words)
+  licence    /usr/share/doc/PACKAGE/copyright of every package (notices, licence grants,
+             warranty disclaimers) and the texts of /usr/share/common-licenses
+  changelog  the first 400 words of /usr/share/doc/PACKAGE/changelog.Debian.gz (the Debian
+             maintainer's release notes: "New upstream release", "Bump Standards-Version")
+             and of PACKAGE/changelog.gz (the upstream authors' release notes)
+  readme     /usr/share/doc/PACKAGE/README.Debian (how Debian's package differs, set up)
 
-Of each genre, a seeded half is registered (sources/) and the other half checked (tests/).
-A test that shares a run of --max-shared-run words (lower-cased words) with at most
---common-in registered documents is dropped: it holds a copy of one document (the same
-upstream manual, a sibling package's notes), not the genre's boilerplate. Runs found in more
-registered documents are the genre's common text (the GPL's notice, the MIT grant, "New
-upstream release"): a test sharing only those stays, and must not be a violation. Every
-remaining test expects no violation; its category is its genre.
+Every text belongs to a group: its package's Debian maintainer (a person or a team, from
+dpkg), who writes the changelogs, the copyright files and often the manual pages of all their
+packages and reuses their own notes (that is their text, not the genre's). A hash of the group
+puts all of its texts in one part, dev (to look at and tune on) or held-out (run once), and
+within it on one side, registered (sources/) or checked (tests/): no maintainer's texts are on
+both sides of anything. Each part is a set of its own (its tests are checked against its
+sources only).
 
-Output (under --out), in the format of make_set.py (docs/accuracy.md, "Ground-truth format"):
-  sources/ tests/ truth.tsv corpus.txt
+A test that shares a run of --max-shared-run (12) lower-cased words with the registered texts
+of at most --common-in (2) groups, or whose runs of --min-run (8, the words a passage needs to
+count) shared with such texts cover 12 of its words (an edited copy), is dropped: it holds a
+copy of a few groups' text (the same upstream manual, a page modelled on another's, a licence
+file quoting another package's notice), which a checker should report. Runs that more groups
+hold are the genre's common text (the GPL's notice, "New upstream release"): a test sharing only
+those stays, and must not be a violation. Every remaining test expects no violation; its
+category is its genre.
 
-Everything is seeded; the output depends on the packages installed. Standard library only.
+Each side is checked against the other (two folds, so every text is checked once): output
+--out/dev/a, --out/dev/b, --out/heldout/a and --out/heldout/b, each in the format of
+make_set.py (docs/accuracy.md, "Ground-truth format"): sources/ tests/ truth.tsv corpus.txt.
+
+Deterministic (no random numbers: hashes of names); the output depends on the packages
+installed. Standard library only. Takes 2-6 minutes on 2 cores (rendering the manual pages).
 """
 
 import argparse
 import glob
 import gzip
+import hashlib
+import multiprocessing
 import os
-import random
 import re
 import subprocess
 import sys
 
 WORD = re.compile(r"\w+", re.UNICODE)
+PARTS = ("dev", "heldout")
+SIDES = ("a", "b")
+FOLDS = ("a", "b")  # fold a registers side a and checks side b; fold b the reverse
 
 
 def words(text):
@@ -56,149 +73,219 @@ def read_text(path):
         return ""
 
 
-SIGNATURE = re.compile(r"^ -- (.+?) <", re.MULTILINE)
+def first_words(text, max_words):
+    """The text cut after max_words words, at a line end."""
+    n, out = 0, []
+    for line in text.splitlines():
+        out.append(line)
+        n += len(words(line))
+        if n >= max_words:
+            break
+    return "\n".join(out) + "\n"
 
 
-def maintainer(doc_dir):
-    m = SIGNATURE.search(read_text(os.path.join(doc_dir, "changelog.Debian.gz")))
-    return m.group(1).strip().lower() if m else None
+def digest(name):
+    return hashlib.sha256(name.encode()).digest()
 
 
-def one_per_maintainer(paths):
-    docs, seen = {}, set()
-    for path in paths:
+def packages():
+    """package -> maintainer (lower-cased, e-mail dropped), for installed packages."""
+    out = subprocess.run(["dpkg-query", "-W", "-f", "${Package}\t${Maintainer}\n"],
+                         capture_output=True, check=True).stdout.decode("utf-8", "replace")
+    owners = {}
+    for line in out.splitlines():
+        package, _, maintainer = line.partition("\t")
+        owners[package] = maintainer.split("<")[0].strip().lower() or package
+    return owners
+
+
+def doc_files(owners, filename):
+    """(group, name, path) of /usr/share/doc/PACKAGE/filename, not shared through a link."""
+    found = []
+    for path in sorted(glob.glob(f"/usr/share/doc/*/{filename}")):
         doc_dir = os.path.dirname(path)
         if os.path.islink(path) or os.path.islink(doc_dir):
-            continue  # shared with another package
-        who = maintainer(doc_dir)
-        if who is None or who in seen:
             continue
-        seen.add(who)
-        docs[os.path.basename(doc_dir)] = path
-    return docs
+        package = os.path.basename(doc_dir)
+        found.append((owners.get(package, package), package, path))
+    return found
 
 
-def licences():
-    paths = one_per_maintainer(sorted(glob.glob("/usr/share/doc/*/copyright")))
-    return {name: read_text(path) for name, path in paths.items()}
+def render(path, max_words):
+    source = read_text(path)
+    if source.lstrip().startswith(".so "):
+        return ""  # another page's alias
+    env = dict(os.environ, LC_ALL="C.UTF-8")
+    try:
+        # As man renders it (tables included), on one line per paragraph, without bold or
+        # underlining.
+        out = subprocess.run(["groff", "-t", "-man", "-Tutf8", "-P", "-cbou", "-rLL=4000n",
+                              "-rLT=4000n"], input=source.encode(), env=env,
+                             capture_output=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return first_words(out.decode("utf-8", "replace"), max_words)
 
 
-def changelogs(max_words=400):
-    docs = {}
-    paths = one_per_maintainer(sorted(glob.glob("/usr/share/doc/*/changelog.Debian.gz")))
-    for name, path in paths.items():
-        text = read_text(path)
-        # Cut after max_words words, at a line end.
-        n, out = 0, []
-        for line in text.splitlines():
-            out.append(line)
-            n += len(words(line))
-            if n >= max_words:
-                break
-        docs[name] = "\n".join(out) + "\n"
-    return docs
+def render_one(job):
+    path, max_words = job
+    return render(path, max_words)
 
 
-def manpages(rng, limit):
-    # One section-1 page per package, from dpkg's file lists.
-    pages = {}
+def manpages(owners, per_package, max_words):
+    jobs = []  # (group, name, path)
     for listing in sorted(glob.glob("/var/lib/dpkg/info/*.list")):
         package = os.path.basename(listing)[: -len(".list")].split(":")[0]
         try:
             with open(listing, encoding="utf-8", errors="replace") as f:
-                mine = [l.strip() for l in f if l.startswith("/usr/share/man/man1/")]
+                mine = sorted(l.strip() for l in f if re.match(r"/usr/share/man/man[1-8]/", l))
         except OSError:
             continue
         mine = [p for p in mine if os.path.isfile(p) and not os.path.islink(p)]
-        if mine:
-            pages[package] = sorted(mine)[0]
-    chosen = sorted(pages)
-    rng.shuffle(chosen)
-    docs = {}
-    env = dict(os.environ, MANWIDTH="4000", LC_ALL="C.UTF-8")
-    for package in chosen:
-        if len(docs) >= limit:
-            break
-        try:
-            out = subprocess.run(["man", "-P", "cat", "-l", pages[package]], env=env,
-                                 capture_output=True, timeout=20).stdout
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        text = out.decode("utf-8", "replace")
-        if len(words(text)) >= 80:
-            docs[package] = text
-    return docs
+        # An even spread of the package's pages, not the first ones alphabetically.
+        mine.sort(key=lambda p: hashlib.sha256(p.encode()).digest())
+        for path in mine[:per_package]:
+            name = package + "-" + os.path.basename(path).split(".gz")[0]
+            jobs.append((owners.get(package, package), name, path))
+    with multiprocessing.Pool(os.cpu_count()) as pool:
+        texts = pool.map(render_one, [(path, max_words) for _, _, path in jobs], chunksize=16)
+    return [(g, n, t) for (g, n, _), t in zip(jobs, texts)]
 
 
 def runs(ws, n):
-    return {" ".join(ws[i:i + n]) for i in range(len(ws) - n + 1)}
+    return {hash(tuple(ws[i:i + n])) for i in range(len(ws) - n + 1)}
+
+
+def is_copy(ws, holders, args):
+    """Whether the test copies the text of a few groups (see the module's docstring)."""
+    def few(n, i):
+        return 0 < len(holders.get((n, hash(tuple(ws[i:i + n]))), ())) <= args.common_in
+
+    n = args.max_shared_run
+    if any(few(n, i) for i in range(len(ws) - n + 1)):
+        return True
+    covered = [False] * len(ws)  # words inside runs of min_run that few groups hold
+    n = args.min_run
+    for i in range(len(ws) - n + 1):
+        if few(n, i):
+            covered[i:i + n] = [True] * n
+    return sum(covered) >= args.max_shared_run
+
+
+def safe(name):
+    return re.sub(r"[^A-Za-z0-9_.+-]", "_", name)[:80]
+
+
+def write_fold(out, genres, sources, tests, args):
+    """Writes one set: `sources` registered, `tests` checked, copies dropped; a summary."""
+    for sub in ("sources", "tests"):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+    truth = ["# test_file\tcategory\tsource_file\tviolation"]
+    lengths = (args.min_run, args.max_shared_run)
+    holders = {}  # (length, run) -> groups of the registered texts holding it (any genre)
+    registered = {genre: 0 for genre in genres}
+    for genre, group, name, text in sources:
+        with open(os.path.join(out, "sources", f"{genre}-{safe(name)}.txt"), "w",
+                  encoding="utf-8") as f:
+            f.write(text)
+        registered[genre] += 1
+        ws = words(text)
+        for n in lengths:
+            for run in runs(ws, n):
+                holders.setdefault((n, run), set()).add(group)
+    kept = {genre: 0 for genre in genres}
+    dropped = dict(kept)
+    for genre, group, name, text in tests:
+        if is_copy(words(text), holders, args):
+            dropped[genre] += 1
+            continue
+        file = f"{genre}-{safe(name)}.txt"
+        with open(os.path.join(out, "tests", file), "w", encoding="utf-8") as f:
+            f.write(text)
+        truth.append(f"{file}\t{genre}\t-\t0")
+        kept[genre] += 1
+    summary = "; ".join(f"{genre}: {registered[genre]} registered, {kept[genre]} tests "
+                        f"({dropped[genre]} dropped)" for genre in genres)
+    with open(os.path.join(out, "truth.tsv"), "w", encoding="utf-8") as f:
+        f.write("\n".join(truth) + "\n")
+    with open(os.path.join(out, "corpus.txt"), "w", encoding="utf-8") as f:
+        f.write(f"same-genre; {summary}; dropped: sharing a {args.max_shared_run}-word run "
+                f"with the registered texts of at most {args.common_in} groups\n")
+    return summary
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True, help="output directory (must not exist or be empty)")
-    ap.add_argument("--seed", type=int, default=5)
-    ap.add_argument("--genres", default="licence,manpage,changelog")
-    ap.add_argument("--manpages", type=int, default=1000, help="manual pages at most")
+    ap.add_argument("--genres", default="licence,manpage,changelog,readme")
+    ap.add_argument("--pages-per-package", type=int, default=250,
+                    help="manual pages per package at most")
+    ap.add_argument("--max-words", type=int, default=2000, help="manual pages cut after this")
     ap.add_argument("--min-words", type=int, default=60, help="shorter documents are left out")
     ap.add_argument("--max-shared-run", type=int, default=12,
                     help="tests sharing a run of this many words with a source are dropped")
+    ap.add_argument("--min-run", type=int, default=8,
+                    help="... or whose shared runs of this many words cover that many words")
     ap.add_argument("--common-in", type=int, default=2,
-                    help="unless more than this many sources hold the run")
+                    help="unless registered texts of more than this many groups hold the run")
     args = ap.parse_args()
     if os.path.isdir(args.out) and os.listdir(args.out):
         sys.exit(f"make_same_genre_set: {args.out} is not empty")
-    rng = random.Random(args.seed)
-    os.makedirs(os.path.join(args.out, "sources"), exist_ok=True)
-    os.makedirs(os.path.join(args.out, "tests"), exist_ok=True)
-    truth = ["# test_file\tcategory\tsource_file\tviolation"]
-    summary = []
-    for genre in args.genres.split(","):
+    owners = packages()
+    summary = {}
+    genres = args.genres.split(",")
+    texts = {}  # genre -> group -> [(name, text)]
+    for genre in genres:
         if genre == "licence":
-            docs = licences()
+            docs = [(g, n, read_text(p)) for g, n, p in doc_files(owners, "copyright")]
+            for path in sorted(glob.glob("/usr/share/common-licenses/*")):
+                if not os.path.islink(path):
+                    docs.append(("common-licenses", os.path.basename(path), read_text(path)))
         elif genre == "changelog":
-            docs = changelogs()
+            docs = [(g, n + suffix, first_words(read_text(p), 400))
+                    for name, suffix in (("changelog.Debian.gz", ""), ("changelog.gz", "-up"))
+                    for g, n, p in doc_files(owners, name)]
+        elif genre == "readme":
+            docs = [(g, n + "-" + os.path.basename(p), read_text(p))
+                    for g, n, p in doc_files(owners, "README.Debian*")]
         elif genre == "manpage":
-            docs = manpages(rng, args.manpages)
+            docs = manpages(owners, args.pages_per_package, args.max_words)
         else:
             sys.exit(f"make_same_genre_set: unknown genre {genre!r}")
-        seen, texts = set(), []
-        for name in sorted(docs):
-            text = docs[name]
+        seen = set()
+        for group, name, text in docs:
             key = " ".join(words(text))
             if len(key.split()) < args.min_words or key in seen:
                 continue
             seen.add(key)
-            texts.append(text)
-        rng.shuffle(texts)
-        half = len(texts) // 2
-        sources, tests = texts[:half], texts[half:]
-        registered = {}  # run -> registered documents holding it
-        for i, text in enumerate(sources):
-            with open(os.path.join(args.out, "sources", f"{genre}-s{i:04d}.txt"), "w",
-                      encoding="utf-8") as f:
-                f.write(text)
-            for run in runs(words(text), args.max_shared_run):
-                registered[run] = registered.get(run, 0) + 1
-        kept = dropped = 0
-        for text in tests:
-            if any(0 < registered.get(run, 0) <= args.common_in
-                   for run in runs(words(text), args.max_shared_run)):
-                dropped += 1
-                continue
-            name = f"{genre}-t{kept:04d}.txt"
-            with open(os.path.join(args.out, "tests", name), "w", encoding="utf-8") as f:
-                f.write(text)
-            truth.append(f"{name}\t{genre}\t-\t0")
-            kept += 1
-        summary.append(f"{genre}: {len(sources)} registered, {kept} tests "
-                       f"({dropped} dropped sharing a {args.max_shared_run}-word run with at most "
-                       f"{args.common_in} sources)")
-    with open(os.path.join(args.out, "truth.tsv"), "w", encoding="utf-8") as f:
-        f.write("\n".join(truth) + "\n")
-    with open(os.path.join(args.out, "corpus.txt"), "w", encoding="utf-8") as f:
-        f.write(f"same-genre seed={args.seed}; " + "; ".join(summary) + "\n")
-    print("; ".join(summary))
+            texts.setdefault(genre, {}).setdefault(group, []).append((name, text))
+    # Largest groups first, each to the part and then the side holding fewer texts so far
+    # (ties by hash): balanced halves, and no group's texts on both sides of either split.
+    size = {}
+    for by_group in texts.values():
+        for group, held in by_group.items():
+            size[group] = size.get(group, 0) + len(held)
+    part_of, held_by = {}, {p: 0 for p in PARTS}
+    for group in sorted(size, key=lambda g: (-size[g], digest(g))):
+        part_of[group] = min(PARTS, key=lambda p: (held_by[p], digest(p + group)))
+        held_by[part_of[group]] += size[group]
+    side_of, on_side = {}, {(p, s): 0 for p in PARTS for s in SIDES}
+    for group in sorted(size, key=lambda g: (-size[g], digest(g))):
+        part = part_of[group]
+        side_of[group] = min(SIDES, key=lambda s: (on_side[(part, s)], digest(s + group)))
+        on_side[(part, side_of[group])] += size[group]
+    sides = {(p, s): [] for p in PARTS for s in SIDES}  # [(genre, group, name, text)]
+    for genre in genres:
+        for group in sorted(texts.get(genre, {})):
+            for name, text in texts[genre][group]:
+                sides[(part_of[group], side_of[group])].append((genre, group, name, text))
+    for part in PARTS:
+        for fold, (registered_side, checked_side) in zip(FOLDS, (SIDES, SIDES[::-1])):
+            summary[(part, fold)] = write_fold(os.path.join(args.out, part, fold), genres,
+                                               sides[(part, registered_side)],
+                                               sides[(part, checked_side)], args)
+    for key in sorted(summary):
+        print(f"same-genre {key[0]}/{key[1]}: {summary[key]}")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <unistd.h>
 #include <cctype>
@@ -102,6 +103,19 @@ TEST_F(EvaluatorTest, DefaultsFindExactCopiesAndIgnoreUnrelatedDocuments) {
     EXPECT_TRUE(SharesWordRun(t.text, set->sources, 8)) << t.name << " flagged without a copy";
   }
   EXPECT_LE(m.false_alarms, 1);
+  // Each flagged test's evidence (cops-eval check --explain) names the documents and shows
+  // the copied text: an exact copy's own source with the copy's words.
+  for (size_t i = 0; i < set->tests.size(); ++i) {
+    const TestDoc& t = set->tests[i];
+    const std::string& evidence = run->scores[i].evidence;
+    EXPECT_EQ(evidence.empty(), !run->scores[i].decided) << t.name;
+    if (t.category != "exact") continue;
+    EXPECT_NE(evidence.find(set->sources[t.source].name + " ratio 1\n"), std::string::npos)
+        << evidence;
+    std::string opening = t.text.substr(0, t.text.find(Words(t.text)[3]));  // 3 words
+    std::replace(opening.begin(), opening.end(), '\n', ' ');
+    EXPECT_NE(evidence.find(" words] " + opening), std::string::npos) << evidence;
+  }
   // Decide() at the default threshold says the same as the scored ratios.
   for (size_t i = 0; i < set->tests.size(); ++i) {
     const TestScore& s = run->scores[i];
