@@ -445,7 +445,33 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
   rocksdb::Status s = opened->OpenDb();
   if (!s.ok()) return FromRocks(s, "opening index " + options.path);
   COPS_RETURN_IF_ERROR(opened->LoadBucketLayout());
+  COPS_RETURN_IF_ERROR(opened->LoadStemPairsLayout());
   return opened;
+}
+
+absl::Status IndexDb::LoadStemPairsLayout() {
+  stem_pairs_layout_ = 0;
+  if (stem_pairs_ == nullptr) return absl::OkStatus();
+  COPS_ASSIGN_OR_RETURN(auto recorded,
+                        Get(kMeta, kStemPairsLayoutKey, "reading the stem pairs' layout"));
+  if (!recorded.has_value()) {
+    // A new index gets the merged layout (IndexMeta records it); one made before the layout
+    // was recorded keeps its key per pair and holder, read and written as it is.
+    stem_pairs_layout_ = created_ ? kStemPairsLayoutMerged : kStemPairsLayoutKeys;
+    return absl::OkStatus();
+  }
+  std::string_view v = *recorded;
+  uint64_t layout;
+  if (!codec::GetVarint64(&v, &layout) || !v.empty()) {
+    return absl::DataLossError("index " + options_.path + ": malformed stem pairs layout");
+  }
+  if (layout != kStemPairsLayoutKeys && layout != kStemPairsLayoutMerged) {
+    return absl::FailedPreconditionError(
+        "index " + options_.path + " keeps its content-stem pairs in layout " +
+        std::to_string(layout) + ", unknown to this build (it reads 1 and 2)");
+  }
+  stem_pairs_layout_ = static_cast<uint32_t>(layout);
+  return absl::OkStatus();
 }
 
 absl::Status IndexDb::LoadBucketLayout() {

@@ -91,6 +91,9 @@ class IndexDb {
   // The content-stem pairs' family (storage/stem_pair_store.h); nullptr in an index created
   // without ChunkingParams::stem_pairs.
   rocksdb::ColumnFamilyHandle* stem_pairs() const { return stem_pairs_; }
+  // That family's layout (kStemPairsLayout...): recorded in the meta data, 2 for a new index;
+  // 0 without the family.
+  uint32_t stem_pairs_layout() const { return stem_pairs_layout_; }
   // The postings options the index was opened with (EndBulkLoad restores them).
   const rocksdb::ColumnFamilyOptions& postings_options() const { return postings_options_; }
 
@@ -123,6 +126,8 @@ class IndexDb {
   rocksdb::Status OpenDb();
   // Reads the bucket layout from the meta data, or picks it for a new index.
   absl::Status LoadBucketLayout();
+  // Reads the stem pairs' layout, or picks it for a new index. REQUIRES: LoadBucketLayout ran.
+  absl::Status LoadStemPairsLayout();
 
   IndexOptions options_;
   std::shared_ptr<rocksdb::Cache> cache_;
@@ -139,6 +144,7 @@ class IndexDb {
   bool created_ = false;
   rocksdb::ColumnFamilyHandle* verify_ = nullptr;
   rocksdb::ColumnFamilyHandle* stem_pairs_ = nullptr;
+  uint32_t stem_pairs_layout_ = 0;
   rocksdb::ColumnFamilyOptions postings_options_;
   // What db_ was opened with, for Reopen.
   rocksdb::DBOptions db_options_;

@@ -8,6 +8,7 @@
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
 #include "storage/rocks_status.h"
+#include "storage/stem_pair_store.h"
 
 namespace cops {
 namespace {
@@ -49,6 +50,9 @@ absl::StatusOr<IndexMetaState> IndexMeta::LoadOrInit() const {
                                                : codec::kSchemaVersionBase;
     PutSchemaVersion(&b, schema);
     if (layout.has_value()) PutBucketLayout(&b, *layout);
+    if (db_.stem_pairs() != nullptr) {
+      b.Put(db_.cf(kMeta), kStemPairsLayoutKey, VarintValue(db_.stem_pairs_layout()));
+    }
     b.Put(db_.cf(kMeta), kParamsKey, options.params.Encode());
     b.Put(db_.cf(kMeta), kKeyIdKey, options.params.key_id);
     PutNextDocId(&b, 1);

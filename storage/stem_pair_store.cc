@@ -1,7 +1,12 @@
 #include "storage/stem_pair_store.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <string>
+
+#include "rocksdb/merge_operator.h"
+#include "storage/codec.h"
 
 #include "core/status_macros.h"
 #include "rocksdb/db.h"
@@ -15,8 +20,15 @@
 namespace cops {
 namespace {
 
-constexpr char kPairTag = 'p';
+namespace codec = storage_codec;
+
+constexpr char kPairTag = 'p';    // layout 1
+constexpr char kMergedTag = 'P';  // layout 2
 constexpr char kDocTag = 'd';
+constexpr char kAddOp = '+';
+constexpr char kRemoveOp = '-';
+// What a merge of malformed input writes: a lone 0xFF is a truncated varint, never a value.
+constexpr char kPoison[] = "\xff";
 constexpr size_t kPrefixBytes = 5;  // tag + BE32 pair
 
 void PutBE32(std::string* out, uint32_t v) {
@@ -41,13 +53,104 @@ std::string PairKey(uint32_t pair, DocId id) {
   PutBE64(&k, id);
   return k;
 }
+std::string MergedKey(uint32_t pair) {
+  std::string k(1, kMergedTag);
+  PutBE32(&k, pair);
+  return k;
+}
 std::string DocListKey(DocId id) {
   std::string k(1, kDocTag);
   PutBE64(&k, id);
   return k;
 }
 
+std::string Operand(char op, DocId id) {
+  std::string s(1, op);
+  codec::PutVarint64(&s, id);
+  return s;
+}
+
+class HoldersMerge : public rocksdb::MergeOperator {
+ public:
+  bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
+    std::vector<std::string_view> ops;
+    ops.reserve(in.operand_list.size());
+    for (const rocksdb::Slice& s : in.operand_list) ops.push_back(s.ToStringView());
+    std::optional<std::string_view> existing;
+    if (in.existing_value != nullptr) existing = in.existing_value->ToStringView();
+    // A malformed input still merges (into the poison value) so that compactions go on; the
+    // lookup that reads it reports DATA_LOSS.
+    stem_pair_codec::Merge(existing, ops, &out->new_value);
+    return true;
+  }
+  const char* Name() const override { return "cops.StemPairHolders"; }  // on-disk
+};
+
 }  // namespace
+
+namespace stem_pair_codec {
+
+std::string Encode(const StemPairHolders& h) {
+  std::string s;
+  codec::PutVarint64(&s, h.count);
+  for (DocId id : h.ids) codec::PutVarint64(&s, id);
+  return s;
+}
+
+bool Decode(std::string_view value, StemPairHolders* h) {
+  h->ids.clear();
+  if (!codec::GetVarint64(&value, &h->count)) return false;
+  while (!value.empty()) {
+    uint64_t id;
+    if (!codec::GetVarint64(&value, &id)) return false;
+    if (h->ids.size() == kStemPairHolderCap || h->ids.size() == h->count ||
+        (!h->ids.empty() && id <= h->ids.back())) {
+      return false;
+    }
+    h->ids.push_back(id);
+  }
+  return true;
+}
+
+std::string AddOperand(DocId id) { return Operand(kAddOp, id); }
+std::string RemoveOperand(DocId id) { return Operand(kRemoveOp, id); }
+
+bool Merge(std::optional<std::string_view> existing, std::span<const std::string_view> operands,
+           std::string* out) {
+  StemPairHolders h;
+  if (existing.has_value() && !Decode(*existing, &h)) {
+    out->assign(kPoison);
+    return false;
+  }
+  for (std::string_view op : operands) {
+    uint64_t id;
+    std::string_view rest = op.substr(std::min<size_t>(1, op.size()));
+    if (op.empty() || !codec::GetVarint64(&rest, &id) || !rest.empty()) {
+      out->assign(kPoison);
+      return false;
+    }
+    auto at = std::lower_bound(h.ids.begin(), h.ids.end(), id);
+    const bool listed = at != h.ids.end() && *at == id;
+    if (op[0] == kAddOp) {
+      ++h.count;
+      // The first holders to arrive are listed; one listed already (a replayed write) is
+      // counted again, as the key-per-holder layout would not: ids are never reused.
+      if (!listed && h.ids.size() < kStemPairHolderCap) h.ids.insert(at, id);
+    } else if (op[0] == kRemoveOp) {
+      if (h.count > 0) --h.count;
+      if (listed) h.ids.erase(at);
+      // Never more listed than counted (a removal of an id never added).
+      if (h.ids.size() > h.count) h.ids.resize(h.count);
+    } else {
+      out->assign(kPoison);
+      return false;
+    }
+  }
+  *out = Encode(h);
+  return true;
+}
+
+}  // namespace stem_pair_codec
 
 rocksdb::ColumnFamilyOptions StemPairsCfOptions(size_t write_buffer_bytes,
                                                 const std::shared_ptr<rocksdb::Cache>& cache) {
@@ -55,6 +158,7 @@ rocksdb::ColumnFamilyOptions StemPairsCfOptions(size_t write_buffer_bytes,
   cf.write_buffer_size = std::min<size_t>(write_buffer_bytes, 32u << 20);
   cf.level_compaction_dynamic_level_bytes = true;
   cf.compression = rocksdb::kNoCompression;  // keyed hashes and ids: nothing to shrink
+  cf.merge_operator = std::make_shared<HoldersMerge>();
   cf.prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(kPrefixBytes));
   cf.memtable_prefix_bloom_size_ratio = 0.02;
   rocksdb::BlockBasedTableOptions t;
@@ -73,6 +177,36 @@ absl::Status StemPairStore::Lookup(std::span<const uint32_t> pairs, uint32_t max
   out->resize(pairs.size());
   for (std::vector<DocId>& holders : *out) holders.clear();
   if (pairs.empty()) return absl::OkStatus();
+  if (db_.stem_pairs_layout() == kStemPairsLayoutKeys) return LookupKeys(pairs, max_documents, out);
+  std::vector<std::string> keys;
+  keys.reserve(pairs.size());
+  for (uint32_t pair : pairs) keys.push_back(MergedKey(pair));
+  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+  std::vector<rocksdb::PinnableSlice> values(pairs.size());
+  std::vector<rocksdb::Status> statuses(pairs.size());
+  db_.db().MultiGet(rocksdb::ReadOptions(), db_.stem_pairs(), pairs.size(), slices.data(),
+                    values.data(), statuses.data());
+  StemPairHolders h;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (statuses[i].IsNotFound()) continue;
+    char pair_hex[9];
+    std::snprintf(pair_hex, sizeof pair_hex, "%08x", pairs[i]);
+    COPS_RETURN_IF_ERROR(
+        FromRocks(statuses[i], std::string("reading stem pairs key P") + pair_hex));
+    if (!stem_pair_codec::Decode(values[i].ToStringView(), &h)) {
+      return absl::DataLossError(std::string("stem pairs: malformed holders at key P") +
+                                 pair_hex + " (" + std::to_string(values[i].size()) + " bytes)");
+    }
+    // A pair held by max_documents or more is common. One with listed ids short of its count
+    // lost its holders outside the capped list to removals: no evidence rather than a guess.
+    if (h.count >= max_documents || h.ids.size() != h.count) continue;
+    (*out)[i] = h.ids;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StemPairStore::LookupKeys(std::span<const uint32_t> pairs, uint32_t max_documents,
+                                       std::vector<std::vector<DocId>>* out) const {
   rocksdb::ReadOptions r;
   r.prefix_same_as_start = true;  // each Seek stays in its pair's range (prefix bloom)
   std::unique_ptr<rocksdb::Iterator> it(db_.db().NewIterator(r, db_.stem_pairs()));
@@ -100,8 +234,14 @@ void StemPairStore::Add(rocksdb::WriteBatch* b, DocId id, std::span<const uint32
   if (pairs.empty() || !available()) return;
   std::string list;
   list.reserve(4 * pairs.size());
+  const bool merged = db_.stem_pairs_layout() != kStemPairsLayoutKeys;
+  const std::string add = stem_pair_codec::AddOperand(id);
   for (uint32_t pair : pairs) {
-    b->Put(db_.stem_pairs(), PairKey(pair, id), rocksdb::Slice());
+    if (merged) {
+      b->Merge(db_.stem_pairs(), MergedKey(pair), add);
+    } else {
+      b->Put(db_.stem_pairs(), PairKey(pair, id), rocksdb::Slice());
+    }
     PutBE32(&list, pair);
   }
   b->Put(db_.stem_pairs(), DocListKey(id), list);
@@ -116,9 +256,15 @@ absl::Status StemPairStore::AddRemoval(rocksdb::WriteBatch* b, DocId id) const {
     return absl::DataLossError("stem pairs of document " + std::to_string(id) + ": " +
                                std::to_string(list->size()) + " bytes, not whole pairs");
   }
+  const bool merged = db_.stem_pairs_layout() != kStemPairsLayoutKeys;
+  const std::string remove = stem_pair_codec::RemoveOperand(id);
   for (size_t i = 0; i < list->size(); i += 4) {
-    b->Delete(db_.stem_pairs(),
-              PairKey(static_cast<uint32_t>(GetBE(list->data() + i, 4)), id));
+    const auto pair = static_cast<uint32_t>(GetBE(list->data() + i, 4));
+    if (merged) {
+      b->Merge(db_.stem_pairs(), MergedKey(pair), remove);
+    } else {
+      b->Delete(db_.stem_pairs(), PairKey(pair, id));
+    }
   }
   b->Delete(db_.stem_pairs(), key);
   return absl::OkStatus();

@@ -3,21 +3,31 @@
 
 // The content-stem pairs of an index created with ChunkingParams::stem_pairs
 // (core/stem_pairs.h), in a column family of their own ("stem_pairs", created with the index
-// when its parameters ask for pairs; absent otherwise). Two key spaces:
-//   'p' + BE32 pair + BE64 document id -> empty: one key per pair a document holds, so a
-//       pair's holders are one short range, and their count (its document frequency) is the
-//       range's length: nothing to merge, blind writes, exact under removal;
-//   'd' + BE64 document id -> the document's pairs, BE32 each: what a removal deletes.
-// A lookup reads at most max_documents keys per pair (a pair held by that many is common,
-// whatever more hold it), through one iterator (one snapshot) with a prefix bloom filter on
-// 'p' + pair. Internal to storage/; docs/storage-format.md.
+// when its parameters ask for pairs; absent otherwise). Its layout is recorded in the meta
+// data (kStemPairsLayoutKey; IndexDb::stem_pairs_layout):
+// layout 2 (every index created since it):
+//   'P' + BE32 pair -> varint holder count, then up to kStemPairHolderCap holder ids
+//       (varint each, ascending): one point key per pair, kept by a merge operator whose
+//       operands are '+' or '-' + varint document id (a registration, a removal). The count
+//       is exact under removal; the list keeps the first holders that arrive and drops the
+//       ones removed, so after removals a pair may have fewer listed holders than its count
+//       (the rest were never listed). A lookup then reports no holder for that pair: its
+//       evidence is lost, never a wrong document. A lookup of n pairs is one MultiGet.
+// layout 1 (indexes made before; absent key), still read and written:
+//   'p' + BE32 pair + BE64 document id -> empty: one key per pair and holder, a lookup one
+//       iterator seek per pair.
+// Both keep 'd' + BE64 document id -> the document's pairs, BE32 each: what a removal undoes.
+// Internal to storage/; docs/storage-format.md.
 //
 // Thread-safety: const methods, safe from any thread; what a write batch adds is the
 // Index's writer's to keep consistent.
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,9 +48,35 @@ class IndexDb;
 
 // The family's name. on-disk: do not change.
 inline constexpr char kStemPairsCf[] = "stem_pairs";
+// Meta key (default family) of the family's layout: varint 2; absent = 1. on-disk.
+inline constexpr char kStemPairsLayoutKey[] = "stem_pairs_layout";
+inline constexpr uint32_t kStemPairsLayoutKeys = 1;   // one key per pair and holder
+inline constexpr uint32_t kStemPairsLayoutMerged = 2;  // one merged value per pair
+// How many holders a layout-2 value lists (at least stem_pair_max_documents, 2 by default:
+// a pair held by more is common and its holders are not needed). on-disk: do not lower.
+inline constexpr uint32_t kStemPairHolderCap = 4;
 
-// The family's options: point ranges by pair (prefix bloom filter), keyed hashes (no
-// compression helps).
+// A layout-2 value.
+struct StemPairHolders {
+  uint64_t count = 0;
+  std::vector<DocId> ids;  // ascending, at most kStemPairHolderCap and count
+  bool operator==(const StemPairHolders&) const = default;
+};
+namespace stem_pair_codec {
+std::string Encode(const StemPairHolders& h);
+// False on a malformed value (truncated, trailing bytes, too many ids, out of order).
+bool Decode(std::string_view value, StemPairHolders* h);
+std::string AddOperand(DocId id);
+std::string RemoveOperand(DocId id);
+// The merge operator's work: `existing` (if any) with `operands` applied in order. A
+// malformed input gives a value that Decode refuses (so a lookup reports DATA_LOSS and a
+// compaction does not fail); returns false only when that happened.
+bool Merge(std::optional<std::string_view> existing, std::span<const std::string_view> operands,
+           std::string* out);
+}  // namespace stem_pair_codec
+
+// The family's options: point keys and ranges by pair (prefix bloom filter on 'P'/'p' +
+// pair), the layout-2 merge operator, keyed hashes (no compression helps).
 rocksdb::ColumnFamilyOptions StemPairsCfOptions(size_t write_buffer_bytes,
                                                 const std::shared_ptr<rocksdb::Cache>& cache);
 
@@ -59,6 +95,10 @@ class StemPairStore {
   absl::Status AddRemoval(rocksdb::WriteBatch* b, DocId id) const;
 
  private:
+  // Layout 1's lookup: one seek per pair.
+  absl::Status LookupKeys(std::span<const uint32_t> pairs, uint32_t max_documents,
+                          std::vector<std::vector<DocId>>* out) const;
+
   const IndexDb& db_;
 };
 

@@ -1,7 +1,11 @@
 #include "storage/stem_pair_store.h"
 
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "rocksdb/db.h"
 
 #include "core/stem_pairs.h"
 #include "gtest/gtest.h"
@@ -124,6 +128,200 @@ TEST(StemPairStoreTest, AnIndexWithoutPairsSaysSoAndNeitherKindOpensAsTheOther) 
   auto opened = Index::Open(read_only);
   ASSERT_OK(opened);
   EXPECT_EQ(Holders(**opened, {1}, 2), (Docs{{}}));
+}
+
+// The layout-2 value's codec and merge, as the merge operator runs them.
+TEST(StemPairStoreTest, MergedHoldersCountExactlyAndListTheFirstFew) {
+  std::vector<std::string> ops;
+  for (DocId id : {5, 3, 9, 7, 11, 4}) ops.push_back(stem_pair_codec::AddOperand(id));
+  std::vector<std::string_view> views(ops.begin(), ops.end());
+  std::string value;
+  ASSERT_TRUE(stem_pair_codec::Merge(std::nullopt, views, &value));
+  StemPairHolders h;
+  ASSERT_TRUE(stem_pair_codec::Decode(value, &h));
+  EXPECT_EQ(h, (StemPairHolders{6, {3, 5, 7, 9}})) << "every holder counted, the first 4 listed";
+
+  const std::string remove_5 = stem_pair_codec::RemoveOperand(5);
+  const std::string remove_11 = stem_pair_codec::RemoveOperand(11);
+  const std::vector<std::string_view> removals = {remove_5, remove_11};
+  std::string after;
+  ASSERT_TRUE(stem_pair_codec::Merge(value, removals, &after));
+  ASSERT_TRUE(stem_pair_codec::Decode(after, &h));
+  EXPECT_EQ(h, (StemPairHolders{4, {3, 7, 9}})) << "11 was never listed; 4 never will be";
+  EXPECT_EQ(stem_pair_codec::Encode(h), after);
+
+  // Malformed values and operands: the merge still yields a value, one Decode refuses.
+  StemPairHolders bad;
+  for (std::string_view v : {std::string_view("\xff"), std::string_view("\x01\x05\x06"),
+                             std::string_view("\x05\x01\x02\x03\x04\x05"),
+                             std::string_view("\x05\x03\x02")}) {
+    EXPECT_FALSE(stem_pair_codec::Decode(v, &bad)) << "value of " << v.size() << " bytes";
+    std::string merged;
+    EXPECT_FALSE(stem_pair_codec::Merge(v, views, &merged));
+    EXPECT_FALSE(stem_pair_codec::Decode(merged, &bad));
+  }
+  for (std::string_view op : {std::string_view(""), std::string_view("*\x01"),
+                              std::string_view("+"), std::string_view("+\x01\x02")}) {
+    std::string merged;
+    const std::vector<std::string_view> one = {op};
+    EXPECT_FALSE(stem_pair_codec::Merge(value, one, &merged)) << op.size();
+    EXPECT_FALSE(stem_pair_codec::Decode(merged, &bad));
+  }
+}
+
+TEST(StemPairStoreTest, APairWhoseLastHolderWasNeverListedGivesNoEvidence) {
+  TempDir dir;
+  auto index = Index::Open(Options(dir.Join("db"), 1));
+  ASSERT_OK(index);
+  Index& ix = **index;
+  // Pair 9 held by six documents (four listed), pair 8 by two of them.
+  std::vector<DocId> ids;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    std::vector<uint32_t> pairs = {9};
+    if (seed == 2 || seed == 6) pairs.insert(pairs.begin(), 8);
+    ids.push_back(ix.Register(Record(std::to_string(seed)), Fingerprint(seed, pairs), "t")->id);
+  }
+  const std::vector<uint32_t> pairs = {8, 9};
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {}}));
+  EXPECT_EQ(Holders(ix, pairs, 3), (Docs{{ids[1], ids[5]}, {}}));
+  // Four removed: pair 9 has two holders left, ids[4] and ids[5], neither in the capped list
+  // (which held the four removed). It is reported as held by none (its evidence lost), never
+  // as held by a removed document.
+  for (int i : {0, 1, 2, 3}) ASSERT_OK(ix.Unregister(ids[i]));
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{ids[5]}, {}}));
+  EXPECT_EQ(Holders(ix, pairs, 3), (Docs{{ids[5]}, {}}));
+  // The same after a compaction (the operands merged into one value) and a reopen.
+  ASSERT_OK(ix.Flush());
+  ASSERT_OK(ix.Compact());
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{ids[5]}, {}}));
+  EXPECT_EQ(Holders(ix, pairs, 3), (Docs{{ids[5]}, {}}));
+  ASSERT_OK(ix.Unregister(ids[4]));  // one holder left, ids[5], still unlisted
+  index->reset();
+  index = Index::Open(Options(dir.Join("db"), 1));
+  ASSERT_OK(index);
+  EXPECT_EQ(Holders(**index, pairs, 2), (Docs{{ids[5]}, {}}));
+  const DocId g = (*index)->Register(Record("g"), Fingerprint(7, {9}), "t")->id;
+  EXPECT_EQ(Holders(**index, pairs, 3), (Docs{{ids[5]}, {}})) << "two holders, one unlisted";
+  ASSERT_OK((*index)->Unregister(ids[5]));
+  EXPECT_EQ(Holders(**index, pairs, 2), (Docs{{}, {g}})) << "g arrived after the cap freed up";
+}
+
+TEST(StemPairStoreTest, HoldersAfterAddsRemovalsCompactionAndReopen) {
+  TempDir dir;
+  const std::vector<uint32_t> pairs = {1, 2, 3};
+  DocId a, b, c;
+  {
+    auto index = Index::Open(Options(dir.Join("db"), 1));
+    ASSERT_OK(index);
+    Index& ix = **index;
+    a = ix.Register(Record("a"), Fingerprint(1, {1, 2}), "a")->id;
+    ASSERT_OK(ix.Flush());  // a's operands in a file, the next in the memtable
+    b = ix.Register(Record("b"), Fingerprint(2, {2, 3}), "b")->id;
+    c = ix.Register(Record("c"), Fingerprint(3, {3}), "c")->id;
+    EXPECT_EQ(Holders(ix, pairs, 3), (Docs{{a}, {a, b}, {b, c}}));
+    ASSERT_OK(ix.Unregister(a));
+    ASSERT_OK(ix.Compact());
+    EXPECT_EQ(Holders(ix, pairs, 3), (Docs{{}, {b}, {b, c}}));
+    EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {b}, {}}));
+  }
+  auto index = Index::Open(Options(dir.Join("db"), 1));
+  ASSERT_OK(index);
+  EXPECT_EQ(Holders(**index, pairs, 3), (Docs{{}, {b}, {b, c}}));
+}
+
+// Opens the index's RocksDB directly (all its families, default options but the stem pairs'
+// merge operator), for what no
+// Index call writes: an older layout, damage.
+struct RawDb {
+  explicit RawDb(const std::string& path) {
+    std::vector<std::string> names;
+    EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
+    std::vector<rocksdb::ColumnFamilyDescriptor> d;
+    for (const std::string& n : names) {
+      d.emplace_back(n, n == kStemPairsCf ? StemPairsCfOptions(1 << 20, nullptr)
+                                          : rocksdb::ColumnFamilyOptions());
+    }
+    rocksdb::DB* opened = nullptr;
+    EXPECT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, d, &handles, &opened).ok());
+    db.reset(opened);
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == kStemPairsCf) pairs = handles[i];
+    }
+  }
+  ~RawDb() {
+    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
+  }
+  std::vector<std::string> Keys() const {
+    std::vector<std::string> keys;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), pairs));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->key().ToString());
+    return keys;
+  }
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::ColumnFamilyHandle* pairs = nullptr;
+};
+
+TEST(StemPairStoreTest, AnIndexOfTheKeyPerHolderLayoutKeepsWorkingInIt) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  {
+    auto index = Index::Open(Options(path, 1));
+    ASSERT_OK(index);
+  }
+  {  // What last session's build left: the same index without the recorded layout.
+    RawDb raw(path);
+    ASSERT_TRUE(raw.db->Delete(rocksdb::WriteOptions(), kStemPairsLayoutKey).ok());
+  }
+  auto index = Index::Open(Options(path, 1));
+  ASSERT_OK(index);
+  Index& ix = **index;
+  const DocId a = ix.Register(Record("a"), Fingerprint(1, {1, 2}), "a")->id;
+  const DocId b = ix.Register(Record("b"), Fingerprint(2, {2, 3}), "b")->id;
+  const std::vector<uint32_t> pairs = {1, 2, 3};
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{a}, {}, {b}}));
+  ASSERT_OK(ix.Unregister(a));
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {b}, {b}}));
+  index->reset();
+  RawDb raw(path);
+  std::string value;
+  EXPECT_TRUE(raw.db->Get(rocksdb::ReadOptions(), kStemPairsLayoutKey, &value).IsNotFound());
+  for (const std::string& key : raw.Keys()) {
+    EXPECT_TRUE(key[0] == 'p' || key[0] == 'd') << "written in its own layout: " << key[0];
+  }
+}
+
+TEST(StemPairStoreTest, ADamagedValueOrAnUnknownLayoutIsAnErrorNamingIt) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  {
+    auto index = Index::Open(Options(path, 1));
+    ASSERT_OK(index);
+    ASSERT_OK((*index)->Register(Record("a"), Fingerprint(1, {0x0a0b0c0d}), "a"));
+  }
+  {
+    RawDb raw(path);
+    std::vector<std::string> keys = raw.Keys();
+    ASSERT_EQ(keys.size(), 2u) << "one key for the pair, one for the document's list";
+    ASSERT_EQ(keys[0], std::string("P\x0a\x0b\x0c\x0d"));
+    ASSERT_TRUE(raw.db->Put(rocksdb::WriteOptions(), raw.pairs, keys[0], "\x01\x05\x06").ok());
+  }
+  {
+    auto index = Index::Open(Options(path, 1));
+    ASSERT_OK(index);
+    std::vector<std::vector<DocId>> out;
+    const std::vector<uint32_t> pairs = {0x0a0b0c0d};
+    absl::Status damaged = (*index)->LookupStemPairs(pairs, 2, &out).status();
+    EXPECT_EQ(damaged.code(), absl::StatusCode::kDataLoss) << damaged;
+    EXPECT_NE(damaged.message().find("P0a0b0c0d"), std::string::npos) << damaged;
+  }
+  {
+    RawDb raw(path);
+    ASSERT_TRUE(raw.db->Put(rocksdb::WriteOptions(), kStemPairsLayoutKey, "\x03").ok());
+  }
+  absl::Status refused = Index::Open(Options(path, 1)).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_NE(refused.message().find("layout 3"), std::string::npos) << refused;
 }
 
 }  // namespace
