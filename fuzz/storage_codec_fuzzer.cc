@@ -5,7 +5,8 @@
 // value the index could not write again (ids or ordinals out of order, wrapped counters) is a
 // bug too. Selectors 5 and 6 fuzz the bucketed postings of index schema 4
 // (storage/bucket_codec.h): a bucket value decoded, looked up and encoded back, and merges of
-// add fragments and remove operands, whole and for some rests (a lookup's). Seeds:
+// add fragments and remove operands, whole and for some rests (a lookup's). Selector 7 fuzzes
+// the content-stem pairs' holder values and their merge (storage/stem_pair_store.h). Seeds:
 // fuzz/fuzz_seeds.cc ("storage_codec"), values the encoders wrote.
 
 #include <cstddef>
@@ -20,6 +21,7 @@
 #include "core/fingerprint.h"
 #include "storage/bucket_codec.h"
 #include "storage/codec.h"
+#include "storage/stem_pair_store.h"
 
 namespace {
 
@@ -167,6 +169,26 @@ void BucketMerge(std::string_view in) {
   if (max_postings == 0) Require(via_combined == out);
 }
 
+// A stem pair's holders: what decodes holds the value's invariants and reads back the same;
+// a merge (as MergeInput) yields a value that decodes exactly when it says it succeeded.
+void RequireHolders(const cops::StemPairHolders& h) {
+  Require(h.ids.size() <= cops::kStemPairHolderCap && h.ids.size() <= h.count);
+  for (size_t i = 1; i < h.ids.size(); ++i) Require(h.ids[i - 1] < h.ids[i]);
+  cops::StemPairHolders again;
+  Require(cops::stem_pair_codec::Decode(cops::stem_pair_codec::Encode(h), &again) && again == h);
+}
+
+void StemPairHolders(std::string_view in) {
+  if (in.empty()) return;
+  cops::StemPairHolders h;
+  if (cops::stem_pair_codec::Decode(in, &h)) RequireHolders(h);
+  const MergeInput m = ParseMergeInput(in);
+  std::string out;
+  const bool merged = cops::stem_pair_codec::Merge(m.existing, m.operands(), &out);
+  Require(cops::stem_pair_codec::Decode(out, &h) == merged);
+  if (merged) RequireHolders(h);
+}
+
 void DocumentRecord(std::string_view value) {
   cops::DocumentRecord r;
   if (!codec::DecodeDocumentRecord(42, value, &r).ok()) return;
@@ -201,13 +223,14 @@ void Varints(std::string_view in) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string_view value(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 7) {
+  switch (data[0] % 8) {
     case 0: PostingList(value); break;
     case 1: Merge(value); break;
     case 2: DocumentRecord(value); break;
     case 3: Grams(value); break;
     case 5: Bucket(value); break;
     case 6: BucketMerge(value); break;
+    case 7: StemPairHolders(value); break;
     default: Varints(value); break;
   }
   return 0;

@@ -125,7 +125,9 @@ bool Merge(std::optional<std::string_view> existing, std::span<const std::string
   for (std::string_view op : operands) {
     uint64_t id;
     std::string_view rest = op.substr(std::min<size_t>(1, op.size()));
-    if (op.empty() || !codec::GetVarint64(&rest, &id) || !rest.empty()) {
+    // (A count at the top of its range is damage: no index holds 2^64 documents.)
+    if (op.empty() || !codec::GetVarint64(&rest, &id) || !rest.empty() ||
+        h.count == UINT64_MAX) {
       out->assign(kPoison);
       return false;
     }

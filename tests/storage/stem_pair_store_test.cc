@@ -160,6 +160,9 @@ TEST(StemPairStoreTest, MergedHoldersCountExactlyAndListTheFirstFew) {
     EXPECT_FALSE(stem_pair_codec::Merge(v, views, &merged));
     EXPECT_FALSE(stem_pair_codec::Decode(merged, &bad));
   }
+  const std::string full = stem_pair_codec::Encode(StemPairHolders{UINT64_MAX, {}});
+  std::string merged_full;
+  EXPECT_FALSE(stem_pair_codec::Merge(full, views, &merged_full)) << "a count that would wrap";
   for (std::string_view op : {std::string_view(""), std::string_view("*\x01"),
                               std::string_view("+"), std::string_view("+\x01\x02")}) {
     std::string merged;
