@@ -170,7 +170,8 @@ void BucketMerge(std::string_view in) {
 }
 
 // A stem pair's holders: what decodes holds the value's invariants and reads back the same;
-// a merge (as MergeInput) yields a value that decodes exactly when it says it succeeded.
+// a merge (as MergeInput) yields a value that decodes exactly when it says it succeeded,
+// the same with its adds combined.
 void RequireHolders(const cops::StemPairHolders& h) {
   Require(h.ids.size() <= cops::kStemPairHolderCap && h.ids.size() <= h.count);
   for (size_t i = 1; i < h.ids.size(); ++i) Require(h.ids[i - 1] < h.ids[i]);
@@ -186,7 +187,13 @@ void StemPairHolders(std::string_view in) {
   std::string out;
   const bool merged = cops::stem_pair_codec::Merge(m.existing, m.operands(), &out);
   Require(cops::stem_pair_codec::Decode(out, &h) == merged);
-  if (merged) RequireHolders(h);
+  if (!merged) return;
+  RequireHolders(h);
+  // Adds combined (a partial merge) merge into the same value as one by one.
+  std::string combined, via_combined;
+  if (!cops::stem_pair_codec::CombineAdds(m.operands(), &combined)) return;
+  const std::vector<std::string_view> one = {combined};
+  Require(cops::stem_pair_codec::Merge(m.existing, one, &via_combined) && via_combined == out);
 }
 
 void DocumentRecord(std::string_view value) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <string>
 
@@ -64,9 +65,28 @@ std::string DocListKey(DocId id) {
   return k;
 }
 
-std::string Operand(char op, DocId id) {
-  std::string s(1, op);
-  codec::PutVarint64(&s, id);
+// An add operand: '+' + varint n (>= 1 registrations) + the first distinct ids of theirs in
+// arrival order, at most min(n, cap) (fewer only when an id repeats). False when malformed.
+bool ParseAdds(std::string_view op, uint64_t* n, std::vector<DocId>* ids) {
+  ids->clear();
+  if (op.empty() || op[0] != kAddOp) return false;
+  op.remove_prefix(1);
+  if (!codec::GetVarint64(&op, n) || *n == 0) return false;
+  while (!op.empty()) {
+    uint64_t id;
+    if (ids->size() == std::min<uint64_t>(*n, kStemPairHolderCap) ||
+        !codec::GetVarint64(&op, &id)) {
+      return false;
+    }
+    ids->push_back(id);
+  }
+  return true;
+}
+
+std::string EncodeAdds(uint64_t n, std::span<const DocId> ids) {
+  std::string s(1, kAddOp);
+  codec::PutVarint64(&s, n);
+  for (DocId id : ids) codec::PutVarint64(&s, id);
   return s;
 }
 
@@ -82,6 +102,17 @@ class HoldersMerge : public rocksdb::MergeOperator {
     // lookup that reads it reports DATA_LOSS.
     stem_pair_codec::Merge(existing, ops, &out->new_value);
     return true;
+  }
+  // Consecutive adds (a flush, an upper-level compaction) combine into one operand, so that
+  // a lookup merges one per file rather than one per registration; a removal must meet the
+  // adds before it: left for the full merge.
+  bool PartialMergeMulti(const rocksdb::Slice& /*key*/,
+                         const std::deque<rocksdb::Slice>& operand_list, std::string* new_value,
+                         rocksdb::Logger* /*logger*/) const override {
+    std::vector<std::string_view> ops;
+    ops.reserve(operand_list.size());
+    for (const rocksdb::Slice& s : operand_list) ops.push_back(s.ToStringView());
+    return stem_pair_codec::CombineAdds(ops, new_value);
   }
   const char* Name() const override { return "cops.StemPairHolders"; }  // on-disk
 };
@@ -112,43 +143,76 @@ bool Decode(std::string_view value, StemPairHolders* h) {
   return true;
 }
 
-std::string AddOperand(DocId id) { return Operand(kAddOp, id); }
-std::string RemoveOperand(DocId id) { return Operand(kRemoveOp, id); }
+std::string AddOperand(DocId id) {
+  const DocId ids[1] = {id};
+  return EncodeAdds(1, ids);
+}
+std::string RemoveOperand(DocId id) {
+  std::string s(1, kRemoveOp);
+  codec::PutVarint64(&s, id);
+  return s;
+}
+
 
 bool Merge(std::optional<std::string_view> existing, std::span<const std::string_view> operands,
            std::string* out) {
   StemPairHolders h;
-  if (existing.has_value() && !Decode(*existing, &h)) {
+  std::vector<DocId> added;
+  // Applies one operand; false when it is malformed.
+  auto apply = [&](std::string_view op) {
+    uint64_t n = 0;
+    if (ParseAdds(op, &n, &added)) {
+      // A count that would wrap is damage: no index holds 2^64 documents.
+      if (h.count > UINT64_MAX - n) return false;
+      h.count += n;
+      // The first holders to arrive are listed; one listed already (a replayed write) is
+      // counted again, as the key-per-holder layout would not: ids are never reused.
+      for (DocId id : added) {
+        auto at = std::lower_bound(h.ids.begin(), h.ids.end(), id);
+        if (h.ids.size() < kStemPairHolderCap && (at == h.ids.end() || *at != id)) {
+          h.ids.insert(at, id);
+        }
+      }
+      return true;
+    }
+    uint64_t id;
+    std::string_view rest = op.substr(std::min<size_t>(1, op.size()));
+    if (op.empty() || op[0] != kRemoveOp || !codec::GetVarint64(&rest, &id) || !rest.empty()) {
+      return false;
+    }
+    if (h.count > 0) --h.count;
+    auto at = std::lower_bound(h.ids.begin(), h.ids.end(), id);
+    if (at != h.ids.end() && *at == id) h.ids.erase(at);
+    // Never more listed than counted (a removal of an id never added).
+    if (h.ids.size() > h.count) h.ids.resize(h.count);
+    return true;
+  };
+  bool ok = !existing.has_value() || Decode(*existing, &h);
+  for (size_t i = 0; ok && i < operands.size(); ++i) ok = apply(operands[i]);
+  if (!ok) {
     out->assign(kPoison);
     return false;
   }
+  *out = Encode(h);
+  return true;
+}
+
+bool CombineAdds(std::span<const std::string_view> operands, std::string* out) {
+  uint64_t total = 0;
+  std::vector<DocId> ids, one;
   for (std::string_view op : operands) {
-    uint64_t id;
-    std::string_view rest = op.substr(std::min<size_t>(1, op.size()));
-    // (A count at the top of its range is damage: no index holds 2^64 documents.)
-    if (op.empty() || !codec::GetVarint64(&rest, &id) || !rest.empty() ||
-        h.count == UINT64_MAX) {
-      out->assign(kPoison);
-      return false;
-    }
-    auto at = std::lower_bound(h.ids.begin(), h.ids.end(), id);
-    const bool listed = at != h.ids.end() && *at == id;
-    if (op[0] == kAddOp) {
-      ++h.count;
-      // The first holders to arrive are listed; one listed already (a replayed write) is
-      // counted again, as the key-per-holder layout would not: ids are never reused.
-      if (!listed && h.ids.size() < kStemPairHolderCap) h.ids.insert(at, id);
-    } else if (op[0] == kRemoveOp) {
-      if (h.count > 0) --h.count;
-      if (listed) h.ids.erase(at);
-      // Never more listed than counted (a removal of an id never added).
-      if (h.ids.size() > h.count) h.ids.resize(h.count);
-    } else {
-      out->assign(kPoison);
-      return false;
+    uint64_t n;
+    if (!ParseAdds(op, &n, &one) || total > UINT64_MAX - n) return false;
+    total += n;
+    // The first distinct ids: the ones a full merge would list, whatever it starts from
+    // (it skips those listed already, which at most as many as the cap can be).
+    for (DocId id : one) {
+      if (ids.size() < kStemPairHolderCap && std::find(ids.begin(), ids.end(), id) == ids.end()) {
+        ids.push_back(id);
+      }
     }
   }
-  *out = Encode(h);
+  *out = EncodeAdds(total, ids);
   return true;
 }
 

@@ -8,7 +8,9 @@
 // layout 2 (every index created since it):
 //   'P' + BE32 pair -> varint holder count, then up to kStemPairHolderCap holder ids
 //       (varint each, ascending): one point key per pair, kept by a merge operator whose
-//       operands are '+' or '-' + varint document id (a registration, a removal). The count
+//       operands are '+' + varint n + the first min(n, cap) ids of n registrations (one when
+//       written; consecutive ones combine at flushes and compactions) and '-' + varint
+//       document id (a removal, applied in order by the full merge). The count
 //       is exact under removal; the list keeps the first holders that arrive and drops the
 //       ones removed, so after removals a pair may have fewer listed holders than its count
 //       (the rest were never listed). A lookup then reports no holder for that pair: its
@@ -73,6 +75,9 @@ std::string RemoveOperand(DocId id);
 // compaction does not fail); returns false only when that happened.
 bool Merge(std::optional<std::string_view> existing, std::span<const std::string_view> operands,
            std::string* out);
+// Consecutive add operands as one (their count, the first kStemPairHolderCap ids): what a
+// full merge of them and of it gives is the same. False when one is not a well-formed add.
+bool CombineAdds(std::span<const std::string_view> operands, std::string* out);
 }  // namespace stem_pair_codec
 
 // The family's options: point keys and ranges by pair (prefix bloom filter on 'P'/'p' +

@@ -150,6 +150,21 @@ TEST(StemPairStoreTest, MergedHoldersCountExactlyAndListTheFirstFew) {
   EXPECT_EQ(h, (StemPairHolders{4, {3, 7, 9}})) << "11 was never listed; 4 never will be";
   EXPECT_EQ(stem_pair_codec::Encode(h), after);
 
+  // Consecutive adds combined (as flushes do) merge as they would one by one, with or
+  // without a value before them.
+  std::string combined;
+  ASSERT_TRUE(stem_pair_codec::CombineAdds(views, &combined));
+  const std::vector<std::string_view> one = {combined};
+  std::string via_combined;
+  ASSERT_TRUE(stem_pair_codec::Merge(std::nullopt, one, &via_combined));
+  EXPECT_EQ(via_combined, value);
+  std::string whole, whole_combined;
+  ASSERT_TRUE(stem_pair_codec::Merge(after, views, &whole));
+  ASSERT_TRUE(stem_pair_codec::Merge(after, one, &whole_combined));
+  EXPECT_EQ(whole, whole_combined);
+  const std::vector<std::string_view> with_removal = {views[0], remove_5};
+  EXPECT_FALSE(stem_pair_codec::CombineAdds(with_removal, &combined)) << "left to a full merge";
+
   // Malformed values and operands: the merge still yields a value, one Decode refuses.
   StemPairHolders bad;
   for (std::string_view v : {std::string_view("\xff"), std::string_view("\x01\x05\x06"),
@@ -163,8 +178,10 @@ TEST(StemPairStoreTest, MergedHoldersCountExactlyAndListTheFirstFew) {
   const std::string full = stem_pair_codec::Encode(StemPairHolders{UINT64_MAX, {}});
   std::string merged_full;
   EXPECT_FALSE(stem_pair_codec::Merge(full, views, &merged_full)) << "a count that would wrap";
-  for (std::string_view op : {std::string_view(""), std::string_view("*\x01"),
-                              std::string_view("+"), std::string_view("+\x01\x02")}) {
+  for (std::string_view op :
+       {std::string_view(""), std::string_view("*\x01"), std::string_view("+"),
+        std::string_view("+\x00", 2), std::string_view("+\x01\x02\x03"), std::string_view("-"),
+        std::string_view("-\x01\x02")}) {
     std::string merged;
     const std::vector<std::string_view> one = {op};
     EXPECT_FALSE(stem_pair_codec::Merge(value, one, &merged)) << op.size();
