@@ -26,6 +26,7 @@
 #include "core/manipulation.h"
 #include "core/memory_index.h"
 #include "core/params.h"
+#include "core/stem_pairs.h"
 #include "core/verify.h"
 
 namespace {
@@ -190,6 +191,32 @@ void BM_Verify(benchmark::State& state) {
   state.counters["ratio"] = v.Ratio();
 }
 BENCHMARK(BM_Verify)->Unit(benchmark::kMicrosecond)->MinTime(1.0);
+
+// A check's fingerprint of 20 KB of the corpus under the default parameters (verification
+// grams on), without (arg 0) and with (arg 1, every pair kept) content-stem pairs: what the
+// pairs add to a check's CPU (core/stem_pairs.h).
+void BM_FingerprintCheck(benchmark::State& state) {
+  const std::string& doc = Corpus().front();
+  const std::string test = doc.substr(0, std::min<size_t>(doc.size(), 20000));
+  cops::HashKey key = cops::HashKey::FromHex("00112233445566778899aabbccddeeff").value();
+  cops::ChunkingParams p;
+  p.verify_k = 3;
+  p.stem_pairs = static_cast<uint32_t>(state.range(0));
+  p.stem_version = p.stem_pairs > 0 ? cops::kStemPairsVersion : 0;
+  p.key_id = key.Id();
+  auto f = cops::Fingerprinter::Create(p, key).value();
+  cops::DocumentFingerprint fp;
+  for (auto _ : state) {
+    if (!f->Fingerprint(test, &fp, cops::CheckFingerprintOptions(p)).ok()) {
+      state.SkipWithError("fingerprint failed");
+      return;
+    }
+    benchmark::DoNotOptimize(fp.stem_pairs.data());
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * test.size()));
+  state.counters["stem_pairs"] = static_cast<double>(fp.stem_pairs.size());
+}
+BENCHMARK(BM_FingerprintCheck)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond)->MinTime(0.5);
 
 // The text-manipulation scan a check runs over its converted text (core/manipulation.h):
 // 20 KB of the corpus as it is (arg 0), and with one Cyrillic letter near its start, which

@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -21,6 +22,15 @@
 namespace cops {
 namespace {
 
+// A slot of MakeStemPairs' open-addressing table of the distinct words of a text.
+struct StemSlot {
+  static constexpr uint32_t kEmpty = std::numeric_limits<uint32_t>::max();
+  static constexpr uint32_t kStopWord = kEmpty - 1;
+  uint64_t unit_hash = 0;  // the word's UnitHash()
+  uint32_t unit = kEmpty;  // a unit holding the word (its text compared on a hash match)
+  uint32_t stem = 0;       // index in Scratch::word_stems, or kStopWord
+};
+
 // Per-thread buffers reused across calls: the hot path allocates nothing per unit.
 struct Scratch {
   CanonicalText canon;
@@ -30,6 +40,8 @@ struct Scratch {
   std::vector<uint64_t> gram_hashes;  // verification grams before truncation
   std::vector<uint64_t> stem_hashes;  // content stems' hashes, then their pairs' folds
   std::string stem;                   // LightStem() output
+  std::vector<StemSlot> stem_memo;    // MakeStemPairs: each distinct word's stem, once
+  std::vector<uint64_t> word_stems;   // stem hashes of the words stem_memo points to
   std::vector<Chunk> chunks;      // all chunks before selection
   std::vector<uint32_t> selected;  // indices of selected chunks, written without a branch
   std::vector<uint64_t> prefix_hash;  // winnowing: see Select()
@@ -43,7 +55,8 @@ struct Scratch {
         CapacityBytes(canon.text) + CapacityBytes(canon.tokens) + CapacityBytes(stream.storage) +
         CapacityBytes(stream.units) + CapacityBytes(unit_hashes) +
         CapacityBytes(keyed_unit_hashes) + CapacityBytes(gram_hashes) +
-        CapacityBytes(stem_hashes) + CapacityBytes(chunks) +
+        CapacityBytes(stem_hashes) + CapacityBytes(stem_memo) + CapacityBytes(word_stems) +
+        CapacityBytes(chunks) +
         CapacityBytes(selected) + CapacityBytes(prefix_hash) + CapacityBytes(suffix_hash) +
         CapacityBytes(prefix_min) + CapacityBytes(suffix_min);
     if (bytes > kScratchSetKeepBytes) {
@@ -60,6 +73,8 @@ struct Scratch {
     ReleaseIfLarge(&keyed_unit_hashes);
     ReleaseIfLarge(&gram_hashes);
     ReleaseIfLarge(&stem_hashes);
+    ReleaseIfLarge(&stem_memo);
+    ReleaseIfLarge(&word_stems);
     ReleaseIfLarge(&chunks);
     ReleaseIfLarge(&selected);
     ReleaseIfLarge(&prefix_hash);
@@ -251,11 +266,39 @@ void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, Scratch* scratch,
                                       DocumentFingerprint* out) const {
   std::vector<uint64_t>& h = scratch->stem_hashes;
   h.clear();
-  for (const Unit& u : s.units) {
-    const std::string_view word = s.UnitText(u);
-    if (IsStopWord(word)) continue;
-    LightStem(word, &scratch->stem);
-    h.push_back(UnitHash(scratch->stem));
+  // Prose repeats its words: each distinct word is looked up in the stop words, stemmed and
+  // hashed once (in a 20 KB text about a third of the words are distinct), which made most
+  // of a check's cost of making its pairs (core_bench BM_FingerprintCheck). The table is
+  // keyed by the UnitHash() MakeChunks() left in scratch->unit_hashes and compares the
+  // words themselves, so the pairs are exactly those of stemming every word.
+  const uint32_t n = static_cast<uint32_t>(s.units.size());
+  const uint64_t* unit_hashes = scratch->unit_hashes.data();
+  std::vector<StemSlot>& memo = scratch->stem_memo;
+  const size_t mask = std::bit_ceil(size_t{n} + n / 4 + 1) - 1;  // at most 80% full
+  memo.assign(mask + 1, StemSlot{});
+  std::vector<uint64_t>& stems = scratch->word_stems;
+  stems.clear();
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t uh = unit_hashes[i];
+    const std::string_view word = s.UnitText(s.units[i]);
+    size_t j = uh & mask;
+    while (memo[j].unit != StemSlot::kEmpty &&
+           (memo[j].unit_hash != uh || s.UnitText(s.units[memo[j].unit]) != word)) {
+      j = (j + 1) & mask;
+    }
+    StemSlot& slot = memo[j];
+    if (slot.unit == StemSlot::kEmpty) {
+      slot.unit_hash = uh;
+      slot.unit = i;
+      if (IsStopWord(word)) {
+        slot.stem = StemSlot::kStopWord;
+      } else {
+        LightStem(word, &scratch->stem);
+        slot.stem = static_cast<uint32_t>(stems.size());
+        stems.push_back(UnitHash(scratch->stem));
+      }
+    }
+    if (slot.stem != StemSlot::kStopWord) h.push_back(stems[slot.stem]);
   }
   if (h.size() < 2) return;
   // Each pair's fold replaces its first stem's hash (read before it is overwritten).

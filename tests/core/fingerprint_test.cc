@@ -452,5 +452,37 @@ TEST(StemPairsFingerprintTest, SampledPairsAreTheSameInEveryTextThatHoldsThem) {
   EXPECT_FALSE(Common(a4, b4).empty());
 }
 
+
+// The pairs are stored in indexes: a change in which pairs a text yields is an index format
+// change (kStemPairsVersion). These values were taken from the first implementation; a
+// rewrite for speed must give them again. The text repeats words (as prose does), mixes
+// stop words, inflections, capitals, digits, long and non-ASCII words.
+TEST(StemPairsFingerprintTest, PairsOfAFixedTextAreThoseOfTheFirstImplementation) {
+  const char* const words[] = {
+      "The",      "gardeners", "flushed",   "lines",    "and",         "checked",
+      "emitters", "of",        "studies",   "running",  "STOPPED",     "reaches",
+      "it",       "public",    "licenses",  "source",   "code",        "internationalization",
+      "café",     "naïve",     "x",         "is",       "happily",     "moved",
+      "42",       "themselves", "classes",  "buses",    "analysis",    "falling"};
+  std::string text;
+  uint64_t state = 7;
+  for (int i = 0; i < 3000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    text += words[(state >> 33) % std::size(words)];
+    text += (state >> 20) % 11 == 0 ? ". " : " ";
+  }
+  auto checksum = [](const std::vector<uint32_t>& pairs) {
+    uint64_t h = 1469598103934665603ULL;
+    for (uint32_t v : pairs) h = (h ^ v) * 1099511628211ULL;
+    return h;
+  };
+  const std::vector<uint32_t> all = Pairs(*Make(StemParams(1)), text);
+  const std::vector<uint32_t> sampled = Pairs(*Make(StemParams(3)), text);
+  EXPECT_EQ(all.size(), 564u);
+  EXPECT_EQ(checksum(all), 1811066444525556800u);
+  EXPECT_EQ(sampled.size(), 170u);
+  EXPECT_EQ(checksum(sampled), 4519474821877665395u);
+}
+
 }  // namespace
 }  // namespace cops
