@@ -86,16 +86,23 @@ int Cut(const std::string& out_path, const std::vector<std::string>& files) {
   return 0;
 }
 
-int Sizes(const std::string& dir) {
+// The index in `dir` opened read-only with every column family (default options: values
+// are read raw, nothing merged), its handles in `handles`.
+std::unique_ptr<rocksdb::DB> OpenEveryFamily(const std::string& dir,
+                                             std::vector<rocksdb::ColumnFamilyHandle*>* handles) {
   rocksdb::DBOptions options;
   std::vector<std::string> names;
   Check(rocksdb::DB::ListColumnFamilies(options, dir, &names), "listing column families");
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
   for (const std::string& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
   rocksdb::DB* raw = nullptr;
-  Check(rocksdb::DB::OpenForReadOnly(options, dir, cfs, &handles, &raw), "opening the index");
-  std::unique_ptr<rocksdb::DB> db(raw);
+  Check(rocksdb::DB::OpenForReadOnly(options, dir, cfs, handles, &raw), "opening the index");
+  return std::unique_ptr<rocksdb::DB>(raw);
+}
+
+int Sizes(const std::string& dir) {
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  std::unique_ptr<rocksdb::DB> db = OpenEveryFamily(dir, &handles);
   std::string line = "{";
   for (rocksdb::ColumnFamilyHandle* h : handles) {
     rocksdb::ColumnFamilyMetaData meta;
@@ -108,15 +115,8 @@ int Sizes(const std::string& dir) {
 }
 
 int Dump(const std::string& dir, const std::string& out_path) {
-  rocksdb::DBOptions options;
-  std::vector<std::string> names;
-  Check(rocksdb::DB::ListColumnFamilies(options, dir, &names), "listing column families");
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-  for (const std::string& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
   std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  Check(rocksdb::DB::OpenForReadOnly(options, dir, cfs, &handles, &raw), "opening the index");
-  std::unique_ptr<rocksdb::DB> db(raw);
+  std::unique_ptr<rocksdb::DB> db = OpenEveryFamily(dir, &handles);
   size_t n = 0;
   for (rocksdb::ColumnFamilyHandle* h : handles) {
     if (h->GetName() == "texts") {

@@ -28,6 +28,7 @@
 #include "server/service.h"
 #include "storage/data_dir.h"
 #include "storage/stem_pair_store.h"
+#include "tests/storage/raw_stem_pairs.h"
 #include "tests/server/test_corpus.h"
 #include "tests/storage/fault_file_system.h"
 #include "tests/testing/documents.h"
@@ -302,38 +303,12 @@ TEST_F(IndexGenerationsTest, ARotationKeepsTheContentStemPairsOfAnIndexMadeWithT
   EXPECT_TRUE(rewrite_found_by_pairs());
 }
 
-// The column families of a closed index's RocksDB, opened raw to read or change its meta data
-// (the default family) and list its stem pairs' keys.
-struct RawIndex {
-  explicit RawIndex(const fs::path& path) {
-    std::vector<std::string> names;
-    EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> d;
-    for (const std::string& n : names) {
-      d.emplace_back(n, n == kStemPairsCf ? StemPairsCfOptions(1 << 20, nullptr)
-                                          : rocksdb::ColumnFamilyOptions());
-    }
-    rocksdb::DB* opened = nullptr;
-    EXPECT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, d, &handles, &opened).ok());
-    db.reset(opened);
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == kStemPairsCf) pairs = handles[i];
-    }
-  }
-  ~RawIndex() {
-    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
-  }
-  // The first byte of each stem-pairs key: 'p' and 'd' in layout 1, 'P' and 'd' in layout 2.
-  std::set<char> PairKeyTags() const {
-    std::set<char> tags;
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), pairs));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) tags.insert(it->key()[0]);
-    return tags;
-  }
-  std::unique_ptr<rocksdb::DB> db;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::ColumnFamilyHandle* pairs = nullptr;
-};
+// The first byte of each stem-pairs key: 'p' and 'd' in layout 1, 'P' and 'd' in layout 2.
+std::set<char> PairKeyTags(const fs::path& index) {
+  std::set<char> tags;
+  for (const std::string& key : testing::RawStemPairs(index.string()).Keys()) tags.insert(key[0]);
+  return tags;
+}
 
 // An index whose stem pairs are in the first layout (one key per pair and holder, what the
 // build before the merged layout wrote) keeps working, and a rotation, the documented way to
@@ -344,7 +319,7 @@ TEST_F(IndexGenerationsTest, ARotationMovesStemPairsOfTheFirstLayoutToTheCurrent
   Start();
   Stop();
   {  // What that build left: the same index without the recorded layout.
-    RawIndex raw(dir_ / "index");
+    testing::RawStemPairs raw((dir_ / "index").string());
     ASSERT_TRUE(raw.db->Delete(rocksdb::WriteOptions(), kStemPairsLayoutKey).ok());
   }
   Start();
@@ -352,14 +327,14 @@ TEST_F(IndexGenerationsTest, ARotationMovesStemPairsOfTheFirstLayoutToTheCurrent
   Register(Prose(1, 300), "paper 1");
   EXPECT_EQ(MatchingIds(testing::kDripIrrigation.rewrite), std::vector<uint64_t>{source});
   Stop();
-  EXPECT_EQ(RawIndex(dir_ / "index").PairKeyTags(), (std::set<char>{'d', 'p'}));
+  EXPECT_EQ(PairKeyTags(dir_ / "index"), (std::set<char>{'d', 'p'}));
 
   Start();
   RotateAndWait();
   EXPECT_EQ(MatchingIds(testing::kDripIrrigation.rewrite), std::vector<uint64_t>{source});
   Stop();
-  RawIndex rotated(dir_ / "index.1");
-  EXPECT_EQ(rotated.PairKeyTags(), (std::set<char>{'P', 'd'}));
+  EXPECT_EQ(PairKeyTags(dir_ / "index.1"), (std::set<char>{'P', 'd'}));
+  testing::RawStemPairs rotated((dir_ / "index.1").string());
   std::string layout;
   EXPECT_TRUE(rotated.db->Get(rocksdb::ReadOptions(), kStemPairsLayoutKey, &layout).ok());
 }

@@ -1,4 +1,5 @@
 #include "storage/stem_pair_store.h"
+#include "tests/storage/raw_stem_pairs.h"
 
 #include <memory>
 #include <string>
@@ -249,38 +250,8 @@ TEST(StemPairStoreTest, HoldersAfterAddsRemovalsCompactionAndReopen) {
   EXPECT_EQ(Holders(**index, pairs, 3), (Docs{{}, {b}, {b, c}}));
 }
 
-// Opens the index's RocksDB directly (all its families, default options but the stem pairs'
-// merge operator), for what no
-// Index call writes: an older layout, damage.
-struct RawDb {
-  explicit RawDb(const std::string& path) {
-    std::vector<std::string> names;
-    EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-    std::vector<rocksdb::ColumnFamilyDescriptor> d;
-    for (const std::string& n : names) {
-      d.emplace_back(n, n == kStemPairsCf ? StemPairsCfOptions(1 << 20, nullptr)
-                                          : rocksdb::ColumnFamilyOptions());
-    }
-    rocksdb::DB* opened = nullptr;
-    EXPECT_TRUE(rocksdb::DB::Open(rocksdb::DBOptions(), path, d, &handles, &opened).ok());
-    db.reset(opened);
-    for (size_t i = 0; i < names.size(); ++i) {
-      if (names[i] == kStemPairsCf) pairs = handles[i];
-    }
-  }
-  ~RawDb() {
-    for (auto* h : handles) db->DestroyColumnFamilyHandle(h);
-  }
-  std::vector<std::string> Keys() const {
-    std::vector<std::string> keys;
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), pairs));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->key().ToString());
-    return keys;
-  }
-  std::unique_ptr<rocksdb::DB> db;
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::ColumnFamilyHandle* pairs = nullptr;
-};
+// The index's RocksDB opened directly, for what no Index call writes: an older layout, damage.
+using RawDb = testing::RawStemPairs;
 
 TEST(StemPairStoreTest, AnIndexOfTheKeyPerHolderLayoutKeepsWorkingInIt) {
   TempDir dir;
