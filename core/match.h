@@ -115,16 +115,15 @@ struct CheckOptions {
   // w + k - 1 test words (core/detect.cc, RareRunUnits: winnowing stores a licence's chunks
   // in only some of its holders, so rare chunks are scattered through it, but the minimum
   // of every such window in all of them; with other selections one rare chunk is enough).
-  // Text that three unrelated documents hold word for word is the genre's (a licence's
-  // grant, the GNU all-permissive notice, "This manual page was written for Debian"), and
-  // a registry of thousands may hold it only a few times: at 10, such notices were most
-  // same-genre false alarms. A passage copied from one or two documents holds chunks that
-  // only they hold. The trade-off: a text copied into three registered
-  // documents counts against a fourth copy only with such a run of rarer text in the same
-  // passage (it is still shown, struck through). Tests longer than kShortTestChunks look
-  // up their selection only: the rule reads those chunks. 0 = off. Measured in
-  // docs/accuracy.md (same-genre sets).
-  uint32_t common_phrase_documents = 3;
+  // At 10, a genre's notices that 3-9 registered documents hold (a licence's grant, the GNU
+  // all-permissive notice) still count; at 3, fewer same-genre false alarms, but documents
+  // made from one template count as common text to each other: under some keys a copy of
+  // one of three such documents was no violation (its own words recur too often for a
+  // 12-word rare run). Measured in docs/accuracy.md (same-genre sets). A text copied into
+  // this many registered documents counts against a further copy only with such a run of
+  // rarer text (it is still shown, struck through). Tests longer than kShortTestChunks look
+  // up their selection only: the rule reads those chunks. 0 = off.
+  uint32_t common_phrase_documents = 10;
   // Indexes with content-stem pairs (ChunkingParams::stem_pairs, core/stem_pairs.h): a
   // registered document is also a violation when the share of the test's sampled pairs it
   // holds, counting only pairs held by fewer than stem_pair_max_documents registered

@@ -1,6 +1,7 @@
 #include "core/detect.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <set>
@@ -112,7 +113,9 @@ std::string Revised() {
 
 class DetectTest : public ::testing::Test {
  protected:
-  void Build(uint32_t verify_k, uint32_t k, uint32_t stem_pairs = 0) {
+  void Build(uint32_t verify_k, uint32_t k, uint32_t stem_pairs = 0,
+             const HashKey& key = Key()) {
+    source_ = MapSource{};
     params_ = ChunkingParams{};
     params_.stem_pairs = stem_pairs;
     params_.stem_version = stem_pairs != 0 ? kStemPairsVersion : 0;
@@ -120,8 +123,8 @@ class DetectTest : public ::testing::Test {
     params_.verify_k = verify_k;
     if (verify_k == 0) params_.dense_chunks = 0;
     params_.k = k;
-    params_.key_id = Key().Id();
-    fingerprinter_ = Fingerprinter::Create(params_, Key()).value();
+    params_.key_id = key.Id();
+    fingerprinter_ = Fingerprinter::Create(params_, key).value();
     DocumentFingerprint fp;
     ASSERT_OK(fingerprinter_->Fingerprint(Source(), &fp));
     source_.Add(1, fp);
@@ -618,8 +621,40 @@ TEST_F(DetectTest, ABoilerplateVariantThatFewDocumentsHoldIsStillCommonText) {
 // against every one of them: a short manual page of a GNU library was a violation against
 // the copyright files of four unrelated packages (eval/make_same_genre_set.py's dev part had
 // dozens of such false alarms).
+// Documents made from one template: a copy of one of them is a copy of it, although its
+// other holders share every sentence's fixed words. With common text from 3 documents (a
+// setting that lowers same-genre false alarms, docs/accuracy.md) the passage was common text
+// under some keys and the copy no violation: its own words (the document number) recur every
+// 10 words, so where winnowing picks the shared chunks no 12 words of them are free of a
+// common one. Found by deploy.backup in a fresh chroot; hence the default of 10.
+TEST_F(DetectTest, ACopyOfOneOfThreeDocumentsOfATemplateIsACopyOfItUnderEveryKey) {
+  const auto document = [](int i) {
+    std::string text;
+    for (int j = 0; j < 40; ++j) {
+      text += "document " + std::to_string(i) + " sentence " + std::to_string(j) +
+              " says something of its own. ";
+    }
+    return text;
+  };
+  for (int seed = 0; seed < 16; ++seed) {
+    SCOPED_TRACE("key " + std::to_string(seed));
+    char hex[33];
+    std::snprintf(hex, sizeof hex, "%016llx%016llx", 0x9e3779b97f4a7c15ULL * (seed + 1),
+                  0xc2b2ae3d27d4eb4fULL * (seed + 7));
+    Build(3, 5, 0, HashKey::FromHex(hex).value());
+    for (DocId id = 10; id < 13; ++id) Add(id, document(static_cast<int>(id)));
+    const Report r = Check(document(11));
+    EXPECT_TRUE(r.violation);
+    ASSERT_FALSE(r.matches.empty());
+    EXPECT_EQ(r.matches[0].doc_id, 11u);
+  }
+}
+
+// With common text from 3 documents (not the default: see the test above).
 TEST_F(DetectTest, ANoticeThatThreeDocumentsHoldIsCommonText) {
   Build(3, 5);
+  CheckOptions three;
+  three.common_phrase_documents = 3;
   const std::string notice =
       "Copying and distribution of this file, with or without modification, are permitted in "
       "any medium without royalty provided the copyright notice and this notice are preserved.";
@@ -643,7 +678,7 @@ TEST_F(DetectTest, ANoticeThatThreeDocumentsHoldIsCommonText) {
       "ARGUMENTS int error is an error returned by a libtasn1 function. DESCRIPTION Prints a "
       "string to stderr describing an error code. REPORTING BUGS Report bugs to the mailing "
       "list. COPYRIGHT Copyright 2006-2022 Free Software Foundation, Inc. " + notice;
-  const Report r = Check(page);
+  const Report r = Check(page, three);
   EXPECT_FALSE(r.violation);
   ASSERT_EQ(r.matches.size(), 4u);
   for (const DocumentMatch& m : r.matches) {
@@ -654,7 +689,7 @@ TEST_F(DetectTest, ANoticeThatThreeDocumentsHoldIsCommonText) {
   }
   // Text that only one of them holds still counts: a copy of one file's own words next to the
   // notice is a copy of that file.
-  const Report c = Check("asn1_perror - API function. SYNOPSIS. " + own[1] + " " + notice);
+  const Report c = Check("asn1_perror - API function. SYNOPSIS. " + own[1] + " " + notice, three);
   EXPECT_TRUE(c.violation);
   ASSERT_FALSE(c.matches.empty());
   EXPECT_EQ(c.matches[0].doc_id, 11u);
@@ -664,7 +699,7 @@ TEST_F(DetectTest, ANoticeThatThreeDocumentsHoldIsCommonText) {
       "copyright notice and this permission notice are preserved on all copies.";
   for (DocId id = 20; id < 22; ++id) Add(id, own[id - 18] + " " + verbatim);
   const size_t cut = page.find("COPYRIGHT");
-  const Report two = Check(page.substr(0, cut) + verbatim);
+  const Report two = Check(page.substr(0, cut) + verbatim, three);
   EXPECT_TRUE(two.violation);
   for (const DocumentMatch& m : two.matches) {
     // The four holders of the other notice share "provided the copyright notice and this
