@@ -252,16 +252,21 @@ absl::Status StemPairStore::Lookup(std::span<const uint32_t> pairs, uint32_t max
   std::vector<rocksdb::Status> statuses(pairs.size());
   db_.db().MultiGet(rocksdb::ReadOptions(), db_.stem_pairs(), pairs.size(), slices.data(),
                     values.data(), statuses.data());
+  // The key as errors name it (formatted only for one).
+  const auto key_name = [&](size_t i) {
+    char pair_hex[9];
+    std::snprintf(pair_hex, sizeof pair_hex, "%08x", pairs[i]);
+    return std::string("P") + pair_hex;
+  };
   StemPairHolders h;
   for (size_t i = 0; i < pairs.size(); ++i) {
     if (statuses[i].IsNotFound()) continue;
-    char pair_hex[9];
-    std::snprintf(pair_hex, sizeof pair_hex, "%08x", pairs[i]);
-    COPS_RETURN_IF_ERROR(
-        FromRocks(statuses[i], std::string("reading stem pairs key P") + pair_hex));
+    if (!statuses[i].ok()) {
+      return FromRocks(statuses[i], "reading stem pairs key " + key_name(i));
+    }
     if (!stem_pair_codec::Decode(values[i].ToStringView(), &h)) {
-      return absl::DataLossError(std::string("stem pairs: malformed holders at key P") +
-                                 pair_hex + " (" + std::to_string(values[i].size()) + " bytes)");
+      return absl::DataLossError("stem pairs: malformed holders at key " + key_name(i) + " (" +
+                                 std::to_string(values[i].size()) + " bytes)");
     }
     // A pair held by max_documents or more is common. One with listed ids short of its count
     // lost its holders outside the capped list to removals: no evidence rather than a guess.
