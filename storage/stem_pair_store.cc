@@ -198,6 +198,7 @@ bool Merge(std::optional<std::string_view> existing, std::span<const std::string
 }
 
 bool CombineAdds(std::span<const std::string_view> operands, std::string* out) {
+  if (operands.empty()) return false;  // an add of 0 holders is no operand
   uint64_t total = 0;
   std::vector<DocId> ids, one;
   for (std::string_view op : operands) {

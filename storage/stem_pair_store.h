@@ -76,7 +76,8 @@ std::string RemoveOperand(DocId id);
 bool Merge(std::optional<std::string_view> existing, std::span<const std::string_view> operands,
            std::string* out);
 // Consecutive add operands as one (their count, the first kStemPairHolderCap ids): what a
-// full merge of them and of it gives is the same. False when one is not a well-formed add.
+// full merge of them and of it gives is the same. False when there are none or one is not a
+// well-formed add.
 bool CombineAdds(std::span<const std::string_view> operands, std::string* out);
 }  // namespace stem_pair_codec
 

@@ -165,6 +165,9 @@ TEST(StemPairStoreTest, MergedHoldersCountExactlyAndListTheFirstFew) {
   EXPECT_EQ(whole, whole_combined);
   const std::vector<std::string_view> with_removal = {views[0], remove_5};
   EXPECT_FALSE(stem_pair_codec::CombineAdds(with_removal, &combined)) << "left to a full merge";
+  // No operands are no add: combined, they would be an operand every merge refuses (the
+  // storage codec fuzzer found "+\0" poisoning a merge that had nothing to apply).
+  EXPECT_FALSE(stem_pair_codec::CombineAdds({}, &combined)) << "nothing to combine";
 
   // Malformed values and operands: the merge still yields a value, one Decode refuses.
   StemPairHolders bad;
