@@ -63,6 +63,10 @@ std::vector<uint32_t>& ChainScratch() {
   thread_local std::vector<uint32_t> chained;
   return chained;
 }
+std::vector<uint32_t>& OpenPassageScratch() {
+  thread_local std::vector<uint32_t> tests;
+  return tests;
+}
 
 }  // namespace
 
@@ -83,6 +87,7 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
   absl::Cleanup trim = [&pairs] {
     ReleaseIfLarge(&pairs);
     ReleaseIfLarge(&ChainScratch());
+    ReleaseIfLarge(&OpenPassageScratch());
   };
   for (uint32_t p = 0; p < registered.size(); ++p) {
     const size_t before = pairs.size();
@@ -102,9 +107,40 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
   std::vector<uint32_t>& chained = ChainScratch();
   chained.clear();
   size_t open_from = 0;
+  // Test positions of the open passage's grams (its registered ones: chained[open_from...]).
+  std::vector<uint32_t>& tests = OpenPassageScratch();
+  // A gram is 16 bits: a gram of the new text next to a copied passage equals one of the
+  // source's, in step with the passage, now and then (seen about once in 500 copied
+  // paragraphs), and carried the passage's span into the new text. An end of a passage that
+  // is a lone gram, a gap away from a run of adjacent grams, is dropped: there the copy is
+  // verbatim and chance is the likelier cause. A heavily revised passage, lone grams only,
+  // keeps its ends; a real edit three words from a verbatim run's end loses those words.
+  const auto adjacent = [&](size_t a) {  // the open passage's grams a and a + 1
+    return tests[a] + 1 == tests[a + 1] && chained[open_from + a] + 1 == chained[open_from + a + 1];
+  };
+  auto trim_ends = [&] {
+    size_t n = tests.size();
+    if (n >= 3 && !adjacent(0) && adjacent(1)) {
+      cur.units -= std::min(tests[1] - tests[0], options.gram_units);
+      --cur.matched;
+      cur.test_begin = tests[1];
+      cur.registered_begin = chained[open_from + 1];
+      chained.erase(chained.begin() + static_cast<std::ptrdiff_t>(open_from));
+      tests.erase(tests.begin());
+      --n;
+    }
+    if (n >= 3 && !adjacent(n - 2) && adjacent(n - 3)) {
+      cur.units -= std::min(tests[n - 1] - tests[n - 2], options.gram_units);
+      --cur.matched;
+      cur.test_end = tests[n - 2] + 1;
+      cur.registered_end = chained[open_from + n - 2] + 1;
+      chained.pop_back();
+    }
+  };
   auto close = [&] {
     if (!open) return;
     open = false;
+    trim_ends();
     const bool long_enough =
         cur.matched >= options.min_passage_grams && cur.units >= options.min_passage_units;
     if (cur.excluded == Exclusion::kNone && long_enough &&
@@ -137,10 +173,11 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
         if (p > last_registered && dp <= step &&
             (dp > di ? dp - di : di - dp) <= options.max_skew_grams) {
           cur.test_end = i + 1;
-          cur.registered_end = std::max(cur.registered_end, p + 1);
+          cur.registered_end = p + 1;  // positions rise along a passage
           ++cur.matched;
           cur.units += std::min(i - last_test, options.gram_units);
           chained.push_back(p);
+          tests.push_back(i);
           last_test = i;
           last_registered = p;
           extended = true;
@@ -154,6 +191,7 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
       cur = Passage{i, i + 1, p, p + 1, 1, options.gram_units, excluded};
       open_from = chained.size();
       chained.push_back(p);
+      tests.assign(1, i);
       open = true;
       last_test = i;
       last_registered = p;

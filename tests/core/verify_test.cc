@@ -56,6 +56,35 @@ TEST(VerifyTest, ChangedWordsInsideAPassageDoNotSplitIt) {
   EXPECT_EQ(v.passages[0].registered_end, 50u);
 }
 
+TEST(VerifyTest, ALoneGramAGapAwayFromAVerbatimRunIsNoPartOfItsPassage) {
+  // Registered grams 1000..1059; the test copies 20..39 verbatim, with new text (grams
+  // 9000+) around it in which one gram on each side equals, by chance, a registered gram in
+  // step with the copy: 5 before its start, 4 after its end.
+  const auto reg = Seq(1000, 60);
+  std::vector<uint32_t> test = Seq(9000, 50);
+  for (uint32_t j = 0; j < 20; ++j) test[15 + j] = reg[20 + j];
+  test[10] = reg[15];
+  test[39] = reg[44];
+  Verification v = Check(test, reg);
+  ASSERT_EQ(v.passages.size(), 1u);
+  EXPECT_EQ(v.passages[0].test_begin, 15u);
+  EXPECT_EQ(v.passages[0].test_end, 35u);
+  EXPECT_EQ(v.passages[0].registered_begin, 20u);
+  EXPECT_EQ(v.passages[0].registered_end, 40u);
+  EXPECT_EQ(v.matched_test_grams, 20u);
+  EXPECT_EQ(v.matched_registered_grams, 20u);
+  EXPECT_EQ(v.passages[0].units, 22u) << "20 grams of 3 words, adjacent";
+
+  // A heavy revision: one word in four changed leaves lone grams, 4 apart. Its ends stay.
+  std::vector<uint32_t> revised = Seq(9000, 41);
+  for (uint32_t j = 0; j <= 40; j += 4) revised[j] = reg[j];
+  v = Check(revised, reg);
+  ASSERT_EQ(v.passages.size(), 1u);
+  EXPECT_EQ(v.passages[0].test_begin, 0u);
+  EXPECT_EQ(v.passages[0].test_end, 41u);
+  EXPECT_EQ(v.matched_test_grams, 11u);
+}
+
 TEST(VerifyTest, AGapWiderThanTheLimitSplitsThePassage) {
   const auto reg = Seq(1000, 40);
   std::vector<uint32_t> test = reg;
