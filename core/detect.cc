@@ -682,6 +682,7 @@ FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params) {
     o.mark_selection = true;
   }
   o.unit_spans = params.verify_k > 0;
+  o.content_digest = false;
   return o;
 }
 

@@ -461,7 +461,7 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
   if (rep_->params.stem_pairs > 0) rep_->MakeStemPairs(scratch.stream, &scratch, out);
   out->total_chunks = static_cast<uint32_t>(scratch.chunks.size());
   out->total_units = static_cast<uint32_t>(scratch.stream.units.size());
-  out->sha256 = Sha256(scratch.canon.text);
+  if (options.content_digest) out->sha256 = Sha256(scratch.canon.text);
   out->input_bytes = input.size();
   out->canonical_bytes = scratch.canon.text.size();
   scratch.Trim();

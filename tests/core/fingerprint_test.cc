@@ -1,6 +1,7 @@
 #include "core/fingerprint.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <iterator>
 #include <random>
@@ -228,6 +229,26 @@ TEST(FingerprinterTest, Sha256IdentifiesCanonicalText) {
   ASSERT_OK(f->Fingerprint("hello worlds", &c));
   EXPECT_EQ(a.sha256, b.sha256);
   EXPECT_NE(a.sha256, c.sha256);
+}
+
+TEST(FingerprinterTest, WithoutContentDigestOnlyTheDigestIsLeftOut) {
+  auto f = Make(ChunkingParams());
+  const std::string text = "the quick brown fox jumps over the lazy dog again and again";
+  DocumentFingerprint with, without;
+  ASSERT_OK(f->Fingerprint(text, &with));
+  FingerprintOptions o;
+  o.content_digest = false;
+  ASSERT_OK(f->Fingerprint(text, &without, o));
+  EXPECT_NE(with.sha256, (std::array<uint8_t, 32>{}));
+  EXPECT_EQ(without.sha256, (std::array<uint8_t, 32>{}));
+  ASSERT_EQ(with.chunks.size(), without.chunks.size());
+  for (size_t i = 0; i < with.chunks.size(); ++i) {
+    EXPECT_EQ(with.chunks[i].hash, without.chunks[i].hash);
+  }
+  EXPECT_EQ(with.grams, without.grams);
+  // A reused fingerprint keeps no digest of its previous text.
+  ASSERT_OK(f->Fingerprint(text, &with, o));
+  EXPECT_EQ(with.sha256, (std::array<uint8_t, 32>{}));
 }
 
 TEST(SelectionTest, ModPSelectsSameChunksInBothDocuments) {
