@@ -111,19 +111,20 @@ struct CheckOptions {
   // excluded (Exclusion::kCommonPhrase) and counts for nothing, when some chunks that the
   // lookup found inside it (fully inside its test units) are held by at least this many
   // registered documents (PostingList::doc_frequency, known from the lookup: no extra
-  // read) and the others, the rare ones, form no run free of common chunks that spans
+  // read), the others, the rare ones, form no run free of common chunks that spans
   // w + k - 1 test words (core/detect.cc, RareRunUnits: winnowing stores a licence's chunks
   // in only some of its holders, so rare chunks are scattered through it, but the minimum
-  // of every such window in all of them; with other selections one rare chunk is enough).
-  // At 10, a genre's notices that 3-9 registered documents hold (a licence's grant, the GNU
-  // all-permissive notice) still count; at 3, fewer same-genre false alarms, but documents
-  // made from one template count as common text to each other: under some keys a copy of
-  // one of three such documents was no violation (its own words recur too often for a
-  // 12-word rare run). Measured in docs/accuracy.md (same-genre sets). A text copied into
-  // this many registered documents counts against a further copy only with such a run of
-  // rarer text (it is still shown, struck through). Tests longer than kShortTestChunks look
-  // up their selection only: the rule reads those chunks. 0 = off.
-  uint32_t common_phrase_documents = 10;
+  // of every such window in all of them; with other selections one rare chunk is enough),
+  // and the chunks that only the candidate holds cover less than a fifth of it or fewer
+  // than w + k - 1 words: a copy of one of several documents made from one template is its own
+  // text, though the template's fixed words, held by all of them, break every rare run
+  // (kOwnTextPercent). At 3, a genre's notices that 3-9 registered documents hold (a
+  // licence's grant, the GNU all-permissive notice) are common text; at 10 they counted.
+  // Measured in docs/accuracy.md (same-genre sets). A text copied into this many registered
+  // documents counts against a further copy only with such rarer text (it is still shown,
+  // struck through). Tests longer than kShortTestChunks look up their selection only: the
+  // rule reads those chunks. 0 = off.
+  uint32_t common_phrase_documents = 3;
   // Indexes with content-stem pairs (ChunkingParams::stem_pairs, core/stem_pairs.h): a
   // registered document is also a violation when the share of the test's sampled pairs it
   // holds, counting only pairs held by fewer than stem_pair_max_documents registered

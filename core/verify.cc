@@ -111,30 +111,29 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
   std::vector<uint32_t>& tests = OpenPassageScratch();
   // A gram is 16 bits: a gram of the new text next to a copied passage equals one of the
   // source's, in step with the passage, now and then (seen about once in 500 copied
-  // paragraphs), and carried the passage's span into the new text. An end of a passage that
-  // is a lone gram, a gap away from a run of adjacent grams, is dropped: there the copy is
-  // verbatim and chance is the likelier cause. A heavily revised passage, lone grams only,
-  // keeps its ends; a real edit three words from a verbatim run's end loses those words.
+  // paragraphs), and carried the passage's span into the new text. Where a passage ends on
+  // a lone gram a gap away from a run of adjacent grams (a verbatim copy, where chance is the
+  // likelier cause), its bounds stop at the run; the gram still counts (dropping it cost
+  // heavy revisions near the threshold their decision). A heavily revised passage, lone
+  // grams only, keeps its bounds.
   const auto adjacent = [&](size_t a) {  // the open passage's grams a and a + 1
     return tests[a] + 1 == tests[a + 1] && chained[open_from + a] + 1 == chained[open_from + a + 1];
   };
+  // Words the bounds [b, e) of grams cover: a shown span is never shorter than a passage
+  // must be to count.
+  const auto long_bounds = [&](uint32_t b, uint32_t e) {
+    return e - 1 + options.gram_units - b >= options.min_passage_units;
+  };
   auto trim_ends = [&] {
-    size_t n = tests.size();
-    if (n >= 3 && !adjacent(0) && adjacent(1)) {
-      cur.units -= std::min(tests[1] - tests[0], options.gram_units);
-      --cur.matched;
+    const size_t n = tests.size();
+    if (n < 3) return;
+    if (!adjacent(0) && adjacent(1) && long_bounds(tests[1], cur.test_end)) {
       cur.test_begin = tests[1];
       cur.registered_begin = chained[open_from + 1];
-      chained.erase(chained.begin() + static_cast<std::ptrdiff_t>(open_from));
-      tests.erase(tests.begin());
-      --n;
     }
-    if (n >= 3 && !adjacent(n - 2) && adjacent(n - 3)) {
-      cur.units -= std::min(tests[n - 1] - tests[n - 2], options.gram_units);
-      --cur.matched;
+    if (!adjacent(n - 2) && adjacent(n - 3) && long_bounds(cur.test_begin, tests[n - 2] + 1)) {
       cur.test_end = tests[n - 2] + 1;
       cur.registered_end = chained[open_from + n - 2] + 1;
-      chained.pop_back();
     }
   };
   auto close = [&] {

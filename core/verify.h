@@ -9,7 +9,9 @@
 // are chains of matched grams that advance in both documents, each step skipping at most
 // max_gap_grams grams on either side and the two sides advancing alike within
 // max_skew_grams (a changed word breaks verify_k grams, so a passage bridges a few edited
-// words instead of falling apart into fragments).
+// words instead of falling apart into fragments). Grams are 16 bits, so a gram of new text
+// next to a copy equals one of the source's now and then: the bounds of a passage ending in
+// a verbatim run (adjacent grams) stop at the run, short of a lone matched gram a gap beyond.
 //
 // Thread-safety: a TestGrams is immutable after Build() and may be shared by threads; each
 // Verify() call uses per-thread scratch.

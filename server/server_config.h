@@ -71,7 +71,11 @@ struct ServerConfig {
   // (--audit-retention; 0 = forever). Flags take durations such as 90d, 12h, 30s.
   int64_t sweep_interval_seconds = 60;
   int64_t audit_retention_seconds = int64_t{90} * 86400;
-  uint32_t threads = 16;     // upper bound of the gRPC handler thread pool
+  // Upper bound of the gRPC handler thread pool (threads start as calls need them). A call
+  // finding every thread busy is refused by gRPC ("Server Threadpool Exhausted"), whoever
+  // makes it: at 16, 40 clients flooding wrong keys on a loaded machine got an admin's call
+  // refused. Each client has at most one call in a thread per stream it opens.
+  uint32_t threads = 64;
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
   // Read the index into the block cache after starting and after a key rotation
   // (Index::StartWarmingBlockCache), up to kWarmCacheFill of its capacity: a fresh copsd

@@ -93,9 +93,10 @@ struct WriterState {
 };
 
 // One group of registrations, written as one batch: Decide() settles each document's
-// outcome in order and adds the created documents' records; AddPostings() their postings;
-// AddMeta() the id counter, counters, log sequence and schema that go with them. Runs
-// under the writer lock (the caller holds it); reads the index, writes only `batch`.
+// outcome in order and adds the created documents' records; AddPostings() their postings
+// and stem pairs; AddMeta() the id counter, counters, log sequence and schema that go with
+// them. Runs under the writer lock (the caller holds it); reads the index, writes only
+// `batch`.
 class GroupWrite {
  public:
   GroupWrite(const IndexRep& rep, const WriterState& state, size_t reserve_bytes)
@@ -136,6 +137,10 @@ class GroupWrite {
       documents.push_back({p->outcome->id, p->hashes, p->postings});
     }
     rep_.postings.Add(&batch_, documents);
+    std::vector<StemPairStore::DocumentPairs> pairs;
+    pairs.reserve(created_.size());
+    for (const PreparedDocument* p : created_) pairs.push_back({p->outcome->id, p->fp->stem_pairs});
+    rep_.stem_pairs.Add(&batch_, pairs);
   }
 
   // False when the batch would change nothing (no document created, no log event).
@@ -216,7 +221,6 @@ class GroupWrite {
     const bool keep_text = rep_.db->options().store_texts && !p->text.empty();
     rep_.documents.Add(&batch_, stored, p->hashes, keep_text ? p->text : std::string_view(),
                        p->fp->grams);
-    rep_.stem_pairs.Add(&batch_, id, p->fp->stem_pairs);
     rep_.maps.Add(&batch_, p->ext_key, p->sha_key, codec::DocKey(id));
     if (stored.expires_unix_micros != 0) {
       rep_.expiries.Add(&batch_, stored.expires_unix_micros, id);

@@ -302,21 +302,41 @@ absl::Status StemPairStore::LookupKeys(std::span<const uint32_t> pairs, uint32_t
   return FromRocks(it->status(), "reading stem pairs");
 }
 
-void StemPairStore::Add(rocksdb::WriteBatch* b, DocId id, std::span<const uint32_t> pairs) const {
-  if (pairs.empty() || !available()) return;
+void StemPairStore::Add(rocksdb::WriteBatch* b, std::span<const DocumentPairs> documents) const {
+  if (!available()) return;
+  size_t total = 0;
   std::string list;
-  list.reserve(4 * pairs.size());
-  const bool merged = db_.stem_pairs_layout() != kStemPairsLayoutKeys;
-  const std::string add = stem_pair_codec::AddOperand(id);
-  for (uint32_t pair : pairs) {
-    if (merged) {
-      b->Merge(db_.stem_pairs(), MergedKey(pair), add);
-    } else {
-      b->Put(db_.stem_pairs(), PairKey(pair, id), rocksdb::Slice());
-    }
-    PutBE32(&list, pair);
+  for (const DocumentPairs& d : documents) {
+    if (d.pairs.empty()) continue;
+    total += d.pairs.size();
+    list.clear();
+    list.reserve(4 * d.pairs.size());
+    for (uint32_t pair : d.pairs) PutBE32(&list, pair);
+    b->Put(db_.stem_pairs(), DocListKey(d.id), list);
   }
-  b->Put(db_.stem_pairs(), DocListKey(id), list);
+  std::vector<std::pair<uint32_t, DocId>> all;
+  all.reserve(total);
+  for (const DocumentPairs& d : documents) {
+    for (uint32_t pair : d.pairs) all.emplace_back(pair, d.id);
+  }
+  std::sort(all.begin(), all.end());
+  const bool merged = db_.stem_pairs_layout() != kStemPairsLayoutKeys;
+  std::vector<DocId> first;
+  for (size_t i = 0; i < all.size();) {
+    const uint32_t pair = all[i].first;
+    size_t end = i;
+    first.clear();
+    for (; end < all.size() && all[end].first == pair; ++end) {
+      if (!merged) {
+        b->Put(db_.stem_pairs(), PairKey(pair, all[end].second), rocksdb::Slice());
+      } else if (first.size() < kStemPairHolderCap) {
+        first.push_back(all[end].second);
+      }
+    }
+    // One add of the window's holders merges as their adds one by one (CombineAdds).
+    if (merged) b->Merge(db_.stem_pairs(), MergedKey(pair), EncodeAdds(end - i, first));
+    i = end;
+  }
 }
 
 absl::Status StemPairStore::AddRemoval(rocksdb::WriteBatch* b, DocId id) const {

@@ -304,6 +304,7 @@ TEST_F(IndexGenerationsTest, ARotationKeepsTheContentStemPairsOfAnIndexMadeWithT
 }
 
 // The first byte of each stem-pairs key: 'p' and 'd' in layout 1, 'P' and 'd' in layout 2.
+// REQUIRES: the index was flushed before it closed (testing::RawStemPairs).
 std::set<char> PairKeyTags(const fs::path& index) {
   std::set<char> tags;
   for (const std::string& key : testing::RawStemPairs(index.string()).Keys()) tags.insert(key[0]);
@@ -326,12 +327,14 @@ TEST_F(IndexGenerationsTest, ARotationMovesStemPairsOfTheFirstLayoutToTheCurrent
   const uint64_t source = Register(testing::kDripIrrigation.source, "drip irrigation");
   Register(Prose(1, 300), "paper 1");
   EXPECT_EQ(MatchingIds(testing::kDripIrrigation.rewrite), std::vector<uint64_t>{source});
+  ASSERT_OK(generations_->Current()->index()->Flush());
   Stop();
   EXPECT_EQ(PairKeyTags(dir_ / "index"), (std::set<char>{'d', 'p'}));
 
   Start();
   RotateAndWait();
   EXPECT_EQ(MatchingIds(testing::kDripIrrigation.rewrite), std::vector<uint64_t>{source});
+  ASSERT_OK(generations_->Current()->index()->Flush());
   Stop();
   EXPECT_EQ(PairKeyTags(dir_ / "index.1"), (std::set<char>{'P', 'd'}));
   testing::RawStemPairs rotated((dir_ / "index.1").string());

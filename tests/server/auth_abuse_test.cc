@@ -46,7 +46,10 @@ std::string WrongKey(int i) {
 // 40 clients sending wrong keys in a loop (as in the report of issue 31) must not keep the
 // admin's own calls from a thread: each of its GetStats calls, made while the flood goes on
 // from the same address, succeeds. The flood's callers are answered, every one, with
-// UNAUTHENTICATED, or RESOURCE_EXHAUSTED once the address is past its failure limit.
+// UNAUTHENTICATED, or RESOURCE_EXHAUSTED once the address is past its failure limit. (With
+// 16 handler threads, the old default, the flood filled them all on a loaded machine and
+// gRPC refused an admin call, "Server Threadpool Exhausted"; 40 callers, one call in flight
+// each, cannot fill the default 64.)
 TEST(AuthAbuseTest, AWrongKeyFloodFromTheAdminsAddressLeavesTheAdminServed) {
   testing::TempDir dir("auth_flood");
   ASSERT_OK_AND_ASSIGN(auto copsd, testing::CopsdProcess::Start(dir.path(), {"--auth", "on"}));

@@ -153,7 +153,10 @@ TEST_F(ServerConfigTest, OverloadLimitsHaveExplicitDefaults) {
 }
 
 TEST_F(ServerConfigTest, AdmissionLimitsFollowTheCoresAndLeaveThreadsForCheapCalls) {
-  ASSERT_OK_AND_ASSIGN(ServerConfig c, Parse({"--admission-wait-ms", "250"}));
+  ASSERT_OK_AND_ASSIGN(ServerConfig c, Parse({}));
+  // The default 64 threads: 62 for checks and registrations, at work and waiting.
+  EXPECT_EQ(ResolveAdmissionLimits(c, /*cores=*/2).max_waiting, 60u);
+  ASSERT_OK_AND_ASSIGN(c, Parse({"--admission-wait-ms", "250", "--threads", "16"}));
   // 16 threads: 14 for checks and registrations, at work and waiting.
   AdmissionLimits limits = ResolveAdmissionLimits(c, /*cores=*/2);
   EXPECT_EQ(limits.max_calls, 2u);

@@ -15,6 +15,9 @@
 
 namespace cops::testing {
 
+// REQUIRES: the index was flushed before it closed. Its write-ahead log holds merges of
+// the other families, whose merge operators are not here: replaying it stops at the first,
+// and what a batch wrote after one (the stem pairs come after the postings) is not seen.
 struct RawStemPairs {
   explicit RawStemPairs(const std::string& path) {
     std::vector<std::string> names;

@@ -230,6 +230,45 @@ TEST(StemPairStoreTest, APairWhoseLastHolderWasNeverListedGivesNoEvidence) {
   EXPECT_EQ(Holders(**index, pairs, 2), (Docs{{}, {g}})) << "g arrived after the cap freed up";
 }
 
+// A registration window writes each pair once, its holders in the window in one operand:
+// counts stay exact past the listed cap, under removals, as one by one.
+TEST(StemPairStoreTest, AWindowOfRegistrationsCountsEachPairsHoldersExactly) {
+  TempDir dir;
+  auto index = Index::Open(Options(dir.Join("db"), 1));
+  ASSERT_OK(index);
+  Index& ix = **index;
+  // Six of seven documents hold pair 5, the first three pair 9, the fourth pair 11 too.
+  std::vector<DocumentRecord> records;
+  std::vector<DocumentFingerprint> fps;
+  for (uint32_t i = 0; i < 7; ++i) {
+    records.push_back(Record("w" + std::to_string(i)));
+    std::vector<uint32_t> pairs;
+    if (i < 6) pairs.push_back(5);
+    if (i < 3) pairs.push_back(9);
+    if (i == 3) pairs.push_back(11);
+    fps.push_back(Fingerprint(10 + i, pairs));
+  }
+  std::vector<RegisterItem> items;
+  for (size_t i = 0; i < records.size(); ++i) items.push_back({&records[i], &fps[i], "t"});
+  std::vector<absl::StatusOr<RegisterOutcome>> out;
+  ASSERT_OK(ix.RegisterBatch(items, &out));
+  std::vector<DocId> ids;
+  for (const auto& o : out) {
+    ASSERT_OK(o);
+    ids.push_back(o->id);
+  }
+  const std::vector<uint32_t> pairs = {5, 9, 11};
+  // Pair 5: six holders, four listed: no evidence until its count is back within the list.
+  EXPECT_EQ(Holders(ix, pairs, 8), (Docs{{}, {ids[0], ids[1], ids[2]}, {ids[3]}}));
+  EXPECT_EQ(Holders(ix, pairs, 3), (Docs{{}, {}, {ids[3]}})) << "three holders are common at 3";
+  ASSERT_OK(ix.Unregister(ids[1]));
+  ASSERT_OK(ix.Unregister(ids[4]));
+  EXPECT_EQ(Holders(ix, pairs, 8), (Docs{{}, {ids[0], ids[2]}, {ids[3]}})) << "4 counted, 3 listed";
+  ASSERT_OK(ix.Unregister(ids[5]));
+  ASSERT_OK(ix.Compact());
+  EXPECT_EQ(Holders(ix, pairs, 8), (Docs{{ids[0], ids[2], ids[3]}, {ids[0], ids[2]}, {ids[3]}}));
+}
+
 TEST(StemPairStoreTest, HoldersAfterAddsRemovalsCompactionAndReopen) {
   TempDir dir;
   const std::vector<uint32_t> pairs = {1, 2, 3};
@@ -276,6 +315,7 @@ TEST(StemPairStoreTest, AnIndexOfTheKeyPerHolderLayoutKeepsWorkingInIt) {
   EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{a}, {}, {b}}));
   ASSERT_OK(ix.Unregister(a));
   EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {b}, {b}}));
+  ASSERT_OK(ix.Flush());  // RawDb reads files (testing::RawStemPairs)
   index->reset();
   RawDb raw(path);
   std::string value;
@@ -292,6 +332,7 @@ TEST(StemPairStoreTest, ADamagedValueOrAnUnknownLayoutIsAnErrorNamingIt) {
     auto index = Index::Open(Options(path, 1));
     ASSERT_OK(index);
     ASSERT_OK((*index)->Register(Record("a"), Fingerprint(1, {0x0a0b0c0d}), "a"));
+    ASSERT_OK((*index)->Flush());  // RawDb reads files (testing::RawStemPairs)
   }
   {
     RawDb raw(path);
