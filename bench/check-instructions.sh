@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Instructions per check, counted by callgrind: copsd runs under valgrind with collection off
+# until the measured checks start, so start-up, compactions and cache warming are left out.
+# Unlike CPU time, the count does not move with the host's load: use it to compare two builds
+# on one index (each on its own copy: a check writes nothing, but copsd may compact).
+#   bench/check-instructions.sh BUILD DATA_DIR [COPY_FRACTION] [CONCURRENCY] [CHECKS]
+# DATA_DIR: a data directory made by `scripts/bench.sh service --documents 100000 --data DIR`
+# (10^5 documents, seed 7). Prints the bench's check line, then the instructions per check
+# (needs valgrind: `apt-get install valgrind`).
+set -euo pipefail
+build=$1 data=$2 fraction=${3:-0.5} concurrency=${4:-1} checks=${5:-200}
+command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
+work=$(mktemp -d)
+out="$work/callgrind.out"
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" "$build/server/copsd" \
+  --data-dir "$data" --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn \
+  2>"$work/valgrind.log" &
+pid=$!
+trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 3000); do [ -s "$work/port" ] && break; sleep 0.1; done
+server="127.0.0.1:$(cat "$work/port")"
+cops() { "$build/client/cops" --server "$server" "$@"; }
+# Until nothing is compacting or warming the cache.
+settle() {
+  for _ in $(seq 600); do
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 and not s.get("block_cache_warming") else 1)' \
+      "$(cops --json stats)" && return
+    sleep 1
+  done
+}
+documents=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["documents"])' "$(cops --json stats)")
+settle
+# Warm-up checks (other texts), then the measured ones.
+cops bench --seed 7 --documents 0 --existing "$documents" --checks 100 --first-check 900000 \
+  --check-bytes 20000 --copy-fraction "$fraction" --concurrency 1 >/dev/null
+settle
+callgrind_control -i on "$pid" >/dev/null 2>&1
+cops bench --seed 7 --documents 0 --existing "$documents" --checks "$checks" --check-bytes 20000 \
+  --copy-fraction "$fraction" --concurrency "$concurrency" --bench-json | grep '"check"' || true
+callgrind_control -i off "$pid" >/dev/null 2>&1
+callgrind_control -d "$pid" >/dev/null 2>&1
+kill "$pid"; wait "$pid" 2>/dev/null || true
+# The dump (-d) holds the measured checks; the file written at exit, nothing.
+total=$(callgrind_annotate "$out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
+python3 -c 'import sys; print("{\"instructions_per_check\": %d}" % (int(sys.argv[1]) // int(sys.argv[2])))' \
+  "$total" "$checks"
