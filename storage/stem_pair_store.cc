@@ -83,13 +83,6 @@ bool ParseAdds(std::string_view op, uint64_t* n, std::vector<DocId>* ids) {
   return true;
 }
 
-std::string EncodeAdds(uint64_t n, std::span<const DocId> ids) {
-  std::string s(1, kAddOp);
-  codec::PutVarint64(&s, n);
-  for (DocId id : ids) codec::PutVarint64(&s, id);
-  return s;
-}
-
 class HoldersMerge : public rocksdb::MergeOperator {
  public:
   bool FullMergeV2(const MergeOperationInput& in, MergeOperationOutput* out) const override {
@@ -143,9 +136,11 @@ bool Decode(std::string_view value, StemPairHolders* h) {
   return true;
 }
 
-std::string AddOperand(DocId id) {
-  const DocId ids[1] = {id};
-  return EncodeAdds(1, ids);
+std::string AddOperand(uint64_t holders, std::span<const DocId> first) {
+  std::string s(1, kAddOp);
+  codec::PutVarint64(&s, holders);
+  for (DocId id : first) codec::PutVarint64(&s, id);
+  return s;
 }
 std::string RemoveOperand(DocId id) {
   std::string s(1, kRemoveOp);
@@ -213,7 +208,7 @@ bool CombineAdds(std::span<const std::string_view> operands, std::string* out) {
       }
     }
   }
-  *out = EncodeAdds(total, ids);
+  *out = AddOperand(total, ids);
   return true;
 }
 
@@ -334,7 +329,9 @@ void StemPairStore::Add(rocksdb::WriteBatch* b, std::span<const DocumentPairs> d
       }
     }
     // One add of the window's holders merges as their adds one by one (CombineAdds).
-    if (merged) b->Merge(db_.stem_pairs(), MergedKey(pair), EncodeAdds(end - i, first));
+    if (merged) {
+      b->Merge(db_.stem_pairs(), MergedKey(pair), stem_pair_codec::AddOperand(end - i, first));
+    }
     i = end;
   }
 }

@@ -68,7 +68,9 @@ namespace stem_pair_codec {
 std::string Encode(const StemPairHolders& h);
 // False on a malformed value (truncated, trailing bytes, too many ids, out of order).
 bool Decode(std::string_view value, StemPairHolders* h);
-std::string AddOperand(DocId id);
+// An add of `holders` documents, `first` (ascending, at most kStemPairHolderCap and
+// `holders`) the first of them: a registration window's holders of one pair.
+std::string AddOperand(uint64_t holders, std::span<const DocId> first);
 std::string RemoveOperand(DocId id);
 // The merge operator's work: `existing` (if any) with `operands` applied in order. A
 // malformed input gives a value that Decode refuses (so a lookup reports DATA_LOSS and a

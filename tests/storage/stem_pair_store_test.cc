@@ -134,7 +134,9 @@ TEST(StemPairStoreTest, AnIndexWithoutPairsSaysSoAndNeitherKindOpensAsTheOther) 
 // The layout-2 value's codec and merge, as the merge operator runs them.
 TEST(StemPairStoreTest, MergedHoldersCountExactlyAndListTheFirstFew) {
   std::vector<std::string> ops;
-  for (DocId id : {5, 3, 9, 7, 11, 4}) ops.push_back(stem_pair_codec::AddOperand(id));
+  for (DocId id : {5, 3, 9, 7, 11, 4}) {
+    ops.push_back(stem_pair_codec::AddOperand(1, std::span<const DocId>(&id, 1)));
+  }
   std::vector<std::string_view> views(ops.begin(), ops.end());
   std::string value;
   ASSERT_TRUE(stem_pair_codec::Merge(std::nullopt, views, &value));
