@@ -137,6 +137,7 @@ class GroupWrite {
       documents.push_back({p->outcome->id, p->hashes, p->postings});
     }
     rep_.postings.Add(&batch_, documents);
+    if (!rep_.stem_pairs.available()) return;
     std::vector<StemPairStore::DocumentPairs> pairs;
     pairs.reserve(created_.size());
     for (const PreparedDocument* p : created_) pairs.push_back({p->outcome->id, p->fp->stem_pairs});
