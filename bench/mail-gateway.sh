@@ -72,6 +72,9 @@ start_cops() {  # BUILD NAME MILTER_PORT: sets copsd_pid, milter_pid, cops_addr
     "$1/client/cops" --server "$cops_addr" --timeout 3600 register --collection mail \
       --format email "$out/mail/registered" >/dev/null
   fi
+  # Checks then read SST files, as the local milter's snapshot does: `cops admin snapshot`
+  # flushes copsd's memtables first (a baseline's copsd as well, for the same footing).
+  "$1/client/cops" --server "$cops_addr" admin snapshot gateway >/dev/null
   "$1/milter/cops-milter" --listen "inet:$3@127.0.0.1" --server "$cops_addr" \
     --action headers --config "$out/milter.json" --log-level warn 2>"$out/$2-milter.log" &
   milter_pid=$!
@@ -86,8 +89,7 @@ fi
 start_cops "$build" cops 41891
 milters+=("cops-milter 41891 $copsd_pid $milter_pid")
 if [ "${COPS_LOCAL_MILTER:-1}" != 0 ]; then
-  # The gateway's copy of the index, as an operator makes one.
-  "$build/client/cops" --server "$cops_addr" admin snapshot gateway >/dev/null
+  # The gateway's copy of the index, as an operator makes one (start_cops took it).
   "$build/milter/cops-milter" --listen "inet:41893@127.0.0.1" \
     --data-dir "$out/cops/snapshots/gateway" \
     --action headers --config "$out/milter.json" --log-level warn 2>"$out/cops-local-milter.log" &
