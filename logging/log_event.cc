@@ -16,7 +16,23 @@ std::string KeyValueValue(const std::string& v) {
   return nlohmann::json(v).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+spdlog::level::level_enum SpdlogLevel(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      break;
+  }
+  return spdlog::level::err;
+}
+
 }  // namespace
+
+bool LogEnabled(LogLevel level) { return spdlog::should_log(SpdlogLevel(level)); }
 
 void SetJsonLogs(bool json) {
   json_logs = json;
@@ -29,6 +45,8 @@ void SetJsonLogs(bool json) {
 }
 
 void LogEvent(LogLevel level, std::string_view event, const std::vector<LogField>& fields) {
+  // A line below the level is not rendered (cops-milter logs every message at info).
+  if (!LogEnabled(level)) return;
   std::string line;
   if (json_logs) {
     nlohmann::json j;

@@ -23,7 +23,10 @@ using LogField = std::pair<std::string_view, std::string>;
 
 // Switches the default spdlog logger's pattern and the field rendering to JSON lines.
 void SetJsonLogs(bool json);
+// Renders and logs the line when `level` is enabled (LogEnabled); otherwise does nothing.
 void LogEvent(LogLevel level, std::string_view event, const std::vector<LogField>& fields);
+// Whether a line at `level` would be logged: callers skip building costly fields when not.
+bool LogEnabled(LogLevel level);
 
 }  // namespace cops
 

@@ -260,6 +260,32 @@ extern "C" sfsistat OnBody(SMFICTX* ctx, unsigned char* bytes, size_t size) {
   return conn->Continue(SMFIP_NR_BODY);
 }
 
+// The "milter_message" line of one message's verdict (built only when it is logged).
+void LogMessage(SMFICTX* ctx, const MessageVerdict& verdict, const std::string& action,
+                int64_t latency_us, LogLevel level) {
+  const char* queue_id = smfi_getsymval(ctx, const_cast<char*>("i"));
+  std::string docs;
+  for (const ViolatedDocument& d : verdict.violations) {
+    absl::StrAppend(&docs, docs.empty() ? "" : ",", d.doc_id);
+  }
+  char latency_ms[32];
+  std::snprintf(latency_ms, sizeof(latency_ms), "%.3f", latency_us / 1000.0);
+  const char* outcome = verdict.outcome == MessageVerdict::Outcome::kClean       ? "clean"
+                        : verdict.outcome == MessageVerdict::Outcome::kViolation ? "violation"
+                                                                                 : "unchecked";
+  std::vector<LogField> fields = {{"queue_id", queue_id == nullptr ? "-" : queue_id},
+                                  {"verdict", outcome},
+                                  {"action", action},
+                                  {"parts", std::to_string(verdict.parts)},
+                                  {"docs", docs.empty() ? "-" : docs},
+                                  {"latency_ms", latency_ms}};
+  if (!verdict.domains.empty()) {
+    fields.emplace_back("domains", absl::StrJoin(verdict.domains, ","));
+  }
+  if (!verdict.error.ok()) fields.emplace_back("error", verdict.error.ToString());
+  LogEvent(level, "milter_message", fields);
+}
+
 // Counts a message as being checked while it lives (the stop drain waits for none).
 class CheckingScope {
  public:
@@ -335,27 +361,8 @@ extern "C" sfsistat OnEndOfMessage(SMFICTX* ctx) {
   counters.parts.fetch_add(verdict.parts, std::memory_order_relaxed);
   counters.RecordLatency(static_cast<uint64_t>(latency_us));
 
-  const char* queue_id = smfi_getsymval(ctx, const_cast<char*>("i"));
-  std::string docs;
-  for (const ViolatedDocument& d : verdict.violations) {
-    absl::StrAppend(&docs, docs.empty() ? "" : ",", d.doc_id);
-  }
-  char latency_ms[32];
-  std::snprintf(latency_ms, sizeof(latency_ms), "%.3f", latency_us / 1000.0);
-  const char* outcome = verdict.outcome == MessageVerdict::Outcome::kClean       ? "clean"
-                        : verdict.outcome == MessageVerdict::Outcome::kViolation ? "violation"
-                                                                                 : "unchecked";
-  std::vector<LogField> fields = {{"queue_id", queue_id == nullptr ? "-" : queue_id},
-                                  {"verdict", outcome},
-                                  {"action", action},
-                                  {"parts", std::to_string(verdict.parts)},
-                                  {"docs", docs.empty() ? "-" : docs},
-                                  {"latency_ms", latency_ms}};
-  if (!verdict.domains.empty()) {
-    fields.emplace_back("domains", absl::StrJoin(verdict.domains, ","));
-  }
-  if (!verdict.error.ok()) fields.emplace_back("error", verdict.error.ToString());
-  LogEvent(verdict.error.ok() ? LogLevel::kInfo : LogLevel::kWarn, "milter_message", fields);
+  const LogLevel level = verdict.error.ok() ? LogLevel::kInfo : LogLevel::kWarn;
+  if (LogEnabled(level)) LogMessage(ctx, verdict, action, latency_us, level);
   conn->Reset();
   return result;
 }
