@@ -45,6 +45,27 @@ namespace cops {
 
 class IndexRep;
 
+// Finds again, at removal, the chunk hashes of a document the index keeps no chunk list for:
+// recomputed from its stored text under the index's key (the key is not storage's to hold;
+// engine/copy_detector.h, MakeChunkRecomputer, runs the registration pipeline). With one,
+// a registration that stores its text and is Reproducible keeps no list of its distinct
+// hashes (8 bytes each; docs/storage-format.md).
+//
+// Thread-safety: implementations are called from any thread at once.
+class ChunkRecomputer {
+ public:
+  virtual ~ChunkRecomputer() = default;
+  // Whether Recompute will give back exactly the chunk hashes registered for a document of
+  // `record` (as it will be stored) and stored `text`, in this build and in later ones.
+  // Asked once per registration that stores its text; false keeps its chunk list.
+  virtual bool Reproducible(const DocumentRecord& record, std::string_view text) const = 0;
+  // Sets `hashes` to the chunk hashes (any order, repeats allowed) of the document stored as
+  // `record` with `text`. DATA_LOSS naming the document when the text no longer yields what
+  // was registered (its digest or chunk counts differ); the removal then fails unchanged.
+  virtual absl::Status Recompute(const DocumentRecord& record, std::string_view text,
+                                 std::vector<ChunkHash>* hashes) const = 0;
+};
+
 struct IndexOptions {
   std::string path;  // RocksDB directory
   // The parameters the index is (or will be) built with. Opening an existing index under
@@ -67,6 +88,11 @@ struct IndexOptions {
   // Free bytes of the file system holding `path` (statvfs when empty); for tests.
   std::function<absl::StatusOr<uint64_t>(const std::string& path)> free_disk_bytes;
   bool store_texts = true;                       // keep each document's original text
+  // Recomputes the chunk hashes of a document registered without a chunk list, and decides
+  // which registrations keep none (ChunkRecomputer). nullptr: every document keeps its
+  // list, and removing one without a list is DATA_LOSS. Once a document without a list is
+  // written the index records schema 5, which builds before it refuse to open.
+  std::shared_ptr<const ChunkRecomputer> chunk_recomputer;
   // Shared LRU block cache for data blocks. The postings' bloom filters and indexes are held
   // outside it by the open SST files (about 1.25 bytes per distinct chunk key with 10 bloom
   // bits, plus ~0.15% of the postings' size with 16 KB blocks).

@@ -80,7 +80,8 @@ class IndexRep {
   absl::Mutex write_mu;
   DocId next_doc_id ABSL_GUARDED_BY(write_mu) = 1;
   IndexCounters counters ABSL_GUARDED_BY(write_mu);
-  // The schema the writer records (codec::kSchemaVersionBase or ...Lifetimes).
+  // The schema the writer records (raised to ...Lifetimes or ...RecomputedChunks by the
+  // first write that needs it).
   uint64_t schema_version ABSL_GUARDED_BY(write_mu) = storage_codec::kSchemaVersionBase;
   // Mirrors the meta key; written only under write_mu, read without it.
   std::atomic<uint64_t> applied_log_sequence{0};
