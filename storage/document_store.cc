@@ -92,6 +92,12 @@ absl::StatusOr<std::string> DocumentStore::GetText(DocId id) const {
   return std::move(*value);
 }
 
+absl::StatusOr<bool> DocumentStore::HasChunkList(DocId id) const {
+  COPS_ASSIGN_OR_RETURN(auto list, db_.Get(kDocChunks, codec::DocKey(id),
+                                           "reading chunk list of document " + std::to_string(id)));
+  return list.has_value();
+}
+
 absl::StatusOr<DocumentPage> DocumentStore::List(std::string_view page_token, size_t page_size,
                                                  std::string_view collection) const {
   page_size = std::clamp<size_t>(page_size, 1, 1000);

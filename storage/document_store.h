@@ -44,6 +44,8 @@ class DocumentStore {
                        std::vector<std::optional<DocumentRecord>>* out) const;
   absl::Status GetGrams(std::span<const DocId> ids, std::vector<std::vector<uint32_t>>* out) const;
   absl::StatusOr<std::string> GetText(DocId id) const;
+  // Whether `id` has a chunk list (a document kept without one has its hashes recomputed).
+  absl::StatusOr<bool> HasChunkList(DocId id) const;
   absl::StatusOr<DocumentPage> List(std::string_view page_token, size_t page_size,
                                     std::string_view collection) const;
   // Calls `visit` with every record in id order until it fails (its error is returned).

@@ -315,27 +315,50 @@ absl::Status IndexRep::WriteRegistrations(std::span<PreparedDocument*> group,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> IndexRep::RecomputeChunkList(const DocumentRecord& record,
+                                                         const std::string* text) const {
+  const ChunkRecomputer* recomputer = db->options().chunk_recomputer.get();
+  if (recomputer == nullptr || text == nullptr) {
+    return absl::DataLossError("document " + std::to_string(record.id) + ": no chunk list, and " +
+                               (text != nullptr
+                                    ? "the index was opened without a way to recompute it"
+                                    : "no stored text to recompute it from"));
+  }
+  std::vector<ChunkHash> hashes;
+  COPS_RETURN_IF_ERROR(recomputer->Recompute(record, *text, &hashes));
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  std::string list;
+  list.reserve(hashes.size() * 8);
+  for (ChunkHash h : hashes) codec::PutFixed64BE(&list, h);
+  return list;
+}
+
+std::optional<std::string> IndexRep::RecomputeBeforeRemoval(DocId id) const {
+  if (db->options().chunk_recomputer == nullptr) return std::nullopt;
+  absl::StatusOr<std::optional<DocumentRecord>> record = documents.Find(id, "reading document");
+  if (!record.ok() || !record->has_value()) return std::nullopt;
+  absl::StatusOr<bool> listed = documents.HasChunkList(id);
+  if (!listed.ok() || *listed) return std::nullopt;
+  absl::StatusOr<std::string> text = documents.GetText(id);
+  if (!text.ok()) return std::nullopt;
+  absl::StatusOr<std::string> list = RecomputeChunkList(**record, &*text);
+  if (!list.ok()) return std::nullopt;
+  return std::move(*list);
+}
+
 absl::Status IndexRep::AddRemoval(const DocumentRecord& record, rocksdb::WriteBatch* b,
-                                  IndexCounters* next) const {
+                                  IndexCounters* next, const std::string* recomputed) const {
   COPS_ASSIGN_OR_RETURN(DocumentStore::Removed removed, documents.AddRemoval(b, record.id));
   if (removed.chunk_list.has_value()) {
     postings.AddRemoval(b, *removed.chunk_list, record.id);
+  } else if (recomputed != nullptr) {
+    postings.AddRemoval(b, *recomputed, record.id);
   } else {
     // Registered without a list: the hashes come back from its stored text.
-    const ChunkRecomputer* recomputer = db->options().chunk_recomputer.get();
-    if (recomputer == nullptr || !removed.text.has_value()) {
-      return absl::DataLossError(
-          "document " + std::to_string(record.id) + ": no chunk list, and " +
-          (removed.text.has_value() ? "the index was opened without a way to recompute it"
-                                    : "no stored text to recompute it from"));
-    }
-    std::vector<ChunkHash> hashes;
-    COPS_RETURN_IF_ERROR(recomputer->Recompute(record, *removed.text, &hashes));
-    std::sort(hashes.begin(), hashes.end());
-    hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
-    std::string list;
-    list.reserve(hashes.size() * 8);
-    for (ChunkHash h : hashes) codec::PutFixed64BE(&list, h);
+    COPS_ASSIGN_OR_RETURN(
+        std::string list,
+        RecomputeChunkList(record, removed.text.has_value() ? &*removed.text : nullptr));
     postings.AddRemoval(b, list, record.id);
   }
   COPS_RETURN_IF_ERROR(stem_pairs.AddRemoval(b, record.id));
@@ -460,6 +483,9 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   IndexRep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.db->CheckWritable());
   const std::string what = "unregistering document " + std::to_string(id);
+  // Ids are never reused and a text never changes: what is recomputed here still holds for
+  // the document under the lock, if it is still there.
+  const std::optional<std::string> recomputed = r.RecomputeBeforeRemoval(id);
   absl::MutexLock lock(&r.write_mu);
   COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, r.applied_log_sequence.load()));
   rocksdb::WriteBatch b;
@@ -473,7 +499,8 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
     return absl::NotFoundError("document " + std::to_string(id) + " is not registered");
   }
   IndexCounters next = r.counters;
-  COPS_RETURN_IF_ERROR(r.AddRemoval(*record, &b, &next));
+  COPS_RETURN_IF_ERROR(
+      r.AddRemoval(*record, &b, &next, recomputed.has_value() ? &*recomputed : nullptr));
   r.meta.PutCounters(&b, next);
   COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(&b), what));
   r.counters = next;

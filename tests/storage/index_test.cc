@@ -2357,6 +2357,54 @@ TEST(IndexTest, WithoutAWayToRecomputeItARemovalOfADocumentWithoutChunkListChang
   EXPECT_EQ(PostingsOf(*index, fp.chunks[0].hash, id).size(), 0u);
 }
 
+// Recomputes as TableRecomputer does, but first waits until `release` is set, at most 20 s
+// (`timed_out`): a build that recomputes under the writer lock fails rather than hangs.
+class WaitingRecomputer final : public ChunkRecomputer {
+ public:
+  explicit WaitingRecomputer(DocumentFingerprint fp) : fp_(std::move(fp)) {}
+  bool Reproducible(const DocumentRecord&, std::string_view) const override { return true; }
+  absl::Status Recompute(const DocumentRecord&, std::string_view,
+                         std::vector<ChunkHash>* hashes) const override {
+    if (waiting.load()) {
+      entered.store(true);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!release.load()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          timed_out.store(true);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    hashes->clear();
+    for (const Chunk& c : fp_.chunks) hashes->push_back(c.hash);
+    return absl::OkStatus();
+  }
+  mutable std::atomic<bool> waiting{false}, entered{false}, release{false}, timed_out{false};
+
+ private:
+  const DocumentFingerprint fp_;
+};
+
+TEST(IndexTest, RegistrationsGoOnWhileAnUnregistrationRecomputesItsHashes) {
+  TempDir dir;
+  const DocumentFingerprint fp = MakeFingerprint(1, 20);
+  auto recomputer = std::make_shared<WaitingRecomputer>(fp);
+  IndexOptions o = Options(dir.Join("db"));
+  o.chunk_recomputer = recomputer;
+  auto index = OpenOrDie(o);
+  const DocId id = index->Register(MakeRecord("slow"), fp, "slow text").value().id;
+  recomputer->waiting.store(true);
+  std::thread unregister([&] { EXPECT_OK(index->Unregister(id)); });
+  while (!recomputer->entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The unregistration is inside its recomputation: a registration is not held up by it.
+  EXPECT_OK(index->Register(MakeRecord("meanwhile"), MakeFingerprint(2, 20), "other text"));
+  recomputer->release.store(true);
+  unregister.join();
+  EXPECT_FALSE(recomputer->timed_out.load()) << "the registration waited for the recomputation";
+  EXPECT_EQ(PostingsOf(*index, fp.chunks[0].hash, id).size(), 0u);
+}
+
 TEST(IndexTest, DocumentsWithChunkListsFromAnOlderBuildAreRemovedByTheirLists) {
   TempDir dir;
   const std::string path = dir.Join("db");
