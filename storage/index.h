@@ -260,7 +260,9 @@ class Index {
 
   // Atomically removes the document, its postings, text and duplicate-map entry.
   // NOT_FOUND when no such document. `log_sequence` != 0: as for Register (a NOT_FOUND
-  // still records the sequence).
+  // still records the sequence). A document kept without a chunk list has its hashes
+  // recomputed from its text (IndexOptions::chunk_recomputer) before the writer lock is
+  // taken; DATA_LOSS naming it, with nothing removed, when they cannot be.
   absl::Status Unregister(DocId id, uint64_t log_sequence = 0);
 
   // The registration-log sequence of the last event applied to this index (0 = none): every
@@ -278,7 +280,8 @@ class Index {
 
   // Removes, in one atomic write, up to `max_documents` (>= 1) of the documents whose
   // expiry is at or before `now_unix_micros`, earliest expiry first, each as Unregister()
-  // would; returns how many were removed, 0 when none is due (call again until then).
+  // would (hashes recomputed under the writer lock: a background sweep, not a request);
+  // returns how many were removed, 0 when none is due (call again until then).
   // Expiries are kept in expiry order next to the records (docs/storage-format.md), so a
   // call reads only the documents it removes. A process killed between two calls leaves
   // every document either whole or gone, and the next call resumes where the last one
