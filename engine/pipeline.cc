@@ -40,6 +40,13 @@ absl::Status CheckPrint(const Fingerprinter& fingerprinter, std::string_view tex
 
 void MapToOriginal(const ConvertedDocument& converted, size_t input_size, DocumentFingerprint* fp,
                    std::vector<ExcludedRange>* excluded) {
+  // The identity map (UTF-8 plain text as sent: no segment, or one from 0 to 0): every span
+  // is already in the input's bytes. A check of such a text skips a binary search per unit
+  // and chunk end.
+  const std::vector<OffsetSegment>& segs = converted.segments;
+  const bool identity = segs.empty() || (segs.size() == 1 && segs[0].text_offset == 0 &&
+                                         segs[0].original_offset == 0);
+  if (identity && converted.text.size() <= input_size) return;
   const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
   auto map = [&](uint32_t* start, uint32_t* end) {
     const uint32_t s = converted.OriginalOffset(*start);

@@ -40,6 +40,33 @@ TEST(MapToOriginalTest, ChunkSpansLandOnTheBytesAsSent) {
   for (const Chunk& c : fp.chunks) EXPECT_LE(c.end, html.size() - 8);  // before "</b></p>"
 }
 
+TEST(MapToOriginalTest, PlainTextSpansStayAndTheInputsEndStillBoundsThem) {
+  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromBytes(std::string(HashKey::kSize, 'k')));
+  ChunkingParams params;
+  params.key_id = key.Id();
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Fingerprinter> f, Fingerprinter::Create(params, key));
+  const std::string text = testing_corpus::Prose(5, 120);
+  ASSERT_OK_AND_ASSIGN(ConvertedDocument converted, Convert(text, DocumentFormat::kText));
+  for (uint32_t i = 0; i <= converted.text.size(); i += 7) {
+    ASSERT_EQ(converted.OriginalOffset(i), i);  // UTF-8 as sent: the identity map
+  }
+  DocumentFingerprint fp;
+  ASSERT_OK(RegisterPrint(*f, converted.text, &fp));
+  ASSERT_FALSE(fp.chunks.empty());
+  const DocumentFingerprint before = fp;
+  MapToOriginal(converted, text.size(), &fp);
+  ASSERT_EQ(fp.chunks.size(), before.chunks.size());
+  for (size_t i = 0; i < fp.chunks.size(); ++i) {
+    EXPECT_EQ(fp.chunks[i].start, before.chunks[i].start);
+    EXPECT_EQ(fp.chunks[i].end, before.chunks[i].end);
+  }
+  // Told the input was shorter than the text (never so from Convert), spans are clamped to it.
+  const uint32_t cut = before.chunks.back().start;
+  MapToOriginal(converted, cut, &fp);
+  for (const Chunk& c : fp.chunks) EXPECT_LE(c.end, cut);
+  for (const UnitSpan& u : fp.units) EXPECT_LE(u.end, cut);
+}
+
 TEST(CheckPrintTest, SamplesOnlyWhenAskedForFewerChunks) {
   ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromBytes(std::string(HashKey::kSize, 'k')));
   ChunkingParams params;
