@@ -6,7 +6,8 @@
 #   bench/check-instructions.sh BUILD DATA_DIR [COPY_FRACTION] [CONCURRENCY] [CHECKS]
 # DATA_DIR: a data directory made by `scripts/bench.sh service --documents 100000 --data DIR`
 # (10^5 documents, seed 7). Prints the bench's check line, then the instructions per check
-# (needs valgrind: `apt-get install valgrind`).
+# (needs valgrind: `apt-get install valgrind`). With COPS_CALLGRIND_OUT=FILE the measured checks'
+# profile is kept there (`callgrind_annotate --inclusive=yes FILE | head -60`).
 set -euo pipefail
 build=$1 data=$2 fraction=${3:-0.5} concurrency=${4:-1} checks=${5:-200}
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
@@ -44,3 +45,4 @@ kill "$pid"; wait "$pid" 2>/dev/null || true
 total=$(callgrind_annotate "$out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
 python3 -c 'import sys; print("{\"instructions_per_check\": %d}" % (int(sys.argv[1]) // int(sys.argv[2])))' \
   "$total" "$checks"
+if [ -n "${COPS_CALLGRIND_OUT:-}" ]; then cp "$out.1" "$COPS_CALLGRIND_OUT"; fi

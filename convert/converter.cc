@@ -111,11 +111,8 @@ const OffsetSegment* FindSegment(const std::vector<OffsetSegment>& segments,
   return &*(it - 1);
 }
 
-}  // namespace
-
-uint32_t ConvertedDocument::OriginalOffset(uint32_t text_offset) const {
-  const OffsetSegment* next;
-  const OffsetSegment* seg = FindSegment(segments, text_offset, &next);
+// text_offset's place in the original, given its segment and the one after (FindSegment).
+uint32_t MapInSegment(const OffsetSegment* seg, const OffsetSegment* next, uint32_t text_offset) {
   if (seg == nullptr) return text_offset;
   if (text_offset <= seg->text_offset) return seg->original_offset;
   uint64_t original = uint64_t{seg->original_offset} + (text_offset - seg->text_offset);
@@ -126,6 +123,44 @@ uint32_t ConvertedDocument::OriginalOffset(uint32_t text_offset) const {
     original = next->original_offset - 1;
   }
   return static_cast<uint32_t>(std::min<uint64_t>(original, UINT32_MAX));
+}
+
+}  // namespace
+
+uint32_t ConvertedDocument::OriginalOffset(uint32_t text_offset) const {
+  const OffsetSegment* next;
+  const OffsetSegment* seg = FindSegment(segments, text_offset, &next);
+  return MapInSegment(seg, next, text_offset);
+}
+
+uint32_t OriginalOffsetWalker::operator()(uint32_t text_offset) {
+  if (segments_.empty()) return text_offset;
+  const size_t n = segments_.size();
+  if (after_ > 0 && segments_[after_ - 1].text_offset > text_offset) {
+    // Backwards: search the segments before.
+    after_ = static_cast<size_t>(
+        std::upper_bound(segments_.begin(), segments_.begin() + static_cast<ptrdiff_t>(after_),
+                         text_offset,
+                         [](uint32_t t, const OffsetSegment& s) { return t < s.text_offset; }) -
+        segments_.begin());
+  } else {
+    // Forwards: a few steps, then a search of the rest.
+    for (int steps = 0; after_ < n && segments_[after_].text_offset <= text_offset; ++steps) {
+      if (steps == 8) {
+        after_ = static_cast<size_t>(
+            std::upper_bound(segments_.begin() + static_cast<ptrdiff_t>(after_), segments_.end(),
+                             text_offset,
+                             [](uint32_t t, const OffsetSegment& s) { return t < s.text_offset; }) -
+            segments_.begin());
+        break;
+      }
+      ++after_;
+    }
+  }
+  // As FindSegment: before the first segment, the first is both the segment and the next.
+  const OffsetSegment* next = after_ < n ? &segments_[after_] : nullptr;
+  const OffsetSegment* seg = after_ == 0 ? &segments_[0] : &segments_[after_ - 1];
+  return MapInSegment(seg, next, text_offset);
 }
 
 uint32_t ConvertedDocument::PageOf(uint32_t text_offset) const {

@@ -83,6 +83,20 @@ struct ConvertedDocument {
   uint32_t PageOf(uint32_t text_offset) const;
 };
 
+// ConvertedDocument::OriginalOffset for many offsets of one document: the same answers, but a
+// call whose offset is not below the previous one walks forward from the previous segment
+// instead of searching all of them (spans come in text order: a pass over a fingerprint's
+// units costs one walk over the map). Holds a reference to `doc`.
+class OriginalOffsetWalker {
+ public:
+  explicit OriginalOffsetWalker(const ConvertedDocument& doc) : segments_(doc.segments) {}
+  uint32_t operator()(uint32_t text_offset);
+
+ private:
+  const std::vector<OffsetSegment>& segments_;
+  size_t after_ = 0;  // the first segment starting after the last offset asked for
+};
+
 // Converts `input` declared as `format` (kAuto: detect). Errors name the format and the
 // problem: INVALID_ARGUMENT (malformed, truncated, encrypted, unknown format),
 // RESOURCE_EXHAUSTED (size, decompression or time limits). Untrusted binary formats are

@@ -48,10 +48,13 @@ void MapToOriginal(const ConvertedDocument& converted, size_t input_size, Docume
                                          segs[0].original_offset == 0);
   if (identity && converted.text.size() <= input_size) return;
   const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
+  // Starts and ends each come in text order within a list: a walker each.
+  OriginalOffsetWalker starts(converted);
+  OriginalOffsetWalker ends(converted);
   auto map = [&](uint32_t* start, uint32_t* end) {
-    const uint32_t s = converted.OriginalOffset(*start);
+    const uint32_t s = starts(*start);
     // The exclusive end maps through the span's last byte, which always lies in it.
-    const uint32_t e = *end > *start ? converted.OriginalOffset(*end - 1) + 1 : s;
+    const uint32_t e = *end > *start ? ends(*end - 1) + 1 : s;
     *start = std::min(s, limit);
     *end = std::clamp(e, *start, limit);
   };

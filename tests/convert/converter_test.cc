@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <optional>
+#include <random>
 #include <set>
 
 #include "tests/testing/documents.h"
@@ -140,6 +141,42 @@ TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
     // Paragraph structure survives too.
     EXPECT_NE(doc->text.find(paragraphs[3].substr(0, 40)), std::string::npos)
         << DocumentFormatName(format);
+  }
+}
+
+// The walker answers as OriginalOffset whatever the order of the offsets asked for: forwards
+// (a pass over spans), backwards, and jumping both ways, over maps of every converter.
+TEST(OriginalOffsetWalkerTest, AnswersAsOriginalOffsetInAnyOrder) {
+  std::vector<std::string> paragraphs = testing::Prose(12, 7);
+  const std::vector<std::pair<DocumentFormat, std::string>> inputs = {
+      {DocumentFormat::kPdf, testing::MakePdfFromParagraphs(paragraphs)},
+      {DocumentFormat::kDocx, testing::MakeDocx(paragraphs)},
+      {DocumentFormat::kHtml, testing::MakeHtml(paragraphs)},
+      {DocumentFormat::kLatex, testing::MakeLatex(paragraphs)},
+      {DocumentFormat::kMarkdown, testing::MakeMarkdown(paragraphs)},
+      {DocumentFormat::kEmail, testing::MakeEmail(paragraphs)},
+      {DocumentFormat::kText, testing::MakeText(paragraphs)},
+  };
+  std::mt19937 gen(11);
+  for (const auto& [format, bytes] : inputs) {
+    ASSERT_OK_AND_ASSIGN(ConvertedDocument doc, Convert(bytes, format));
+    if (format == DocumentFormat::kHtml || format == DocumentFormat::kLatex) {
+      EXPECT_GT(doc.segments.size(), 10u) << DocumentFormatName(format);  // a map to walk
+    }
+    const auto size = static_cast<uint32_t>(doc.text.size());
+    OriginalOffsetWalker forwards(doc);
+    for (uint32_t t = 0; t <= size + 2; ++t) {
+      ASSERT_EQ(forwards(t), doc.OriginalOffset(t)) << DocumentFormatName(format) << " " << t;
+    }
+    OriginalOffsetWalker backwards(doc);
+    for (uint32_t t = size + 2; t-- > 0;) {
+      ASSERT_EQ(backwards(t), doc.OriginalOffset(t)) << DocumentFormatName(format) << " " << t;
+    }
+    OriginalOffsetWalker jumping(doc);
+    for (int i = 0; i < 2000; ++i) {
+      const uint32_t t = gen() % (size + 3);
+      ASSERT_EQ(jumping(t), doc.OriginalOffset(t)) << DocumentFormatName(format) << " " << t;
+    }
   }
 }
 
