@@ -232,6 +232,8 @@ absl::StatusOr<std::string> DecodeToUtf8(std::string_view bytes, std::string_vie
                                          uint32_t base_offset, TextBuilder* out) {
   std::string name = charset.empty() ? DetectCharset(bytes) : std::string(charset);
   auto [bom, bom_len] = SniffBom(bytes);
+  // Without a BOM, DetectCharset says UTF-8 only of bytes it has validated whole.
+  const bool validated = charset.empty() && bom_len == 0 && name == "UTF-8";
   if (bom_len > 0 && (charset.empty() || AsciiLower(bom).find(
                                              AsciiLower(name).substr(0, 6)) == 0)) {
     name = std::string(bom);
@@ -241,7 +243,7 @@ absl::StatusOr<std::string> DecodeToUtf8(std::string_view bytes, std::string_vie
   bytes.remove_prefix(bom_len);
   base_offset += static_cast<uint32_t>(bom_len);
 
-  if (IsUtf8Name(name) && IsValidUtf8(bytes)) {
+  if (IsUtf8Name(name) && (validated || IsValidUtf8(bytes))) {
     out->Append(bytes, base_offset);  // identity map
     return std::string("UTF-8");
   }

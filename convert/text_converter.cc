@@ -13,16 +13,18 @@ namespace cops {
 
 absl::StatusOr<ConvertedDocument> ConvertText(std::string_view input,
                                               const ConvertContext& ctx) {
-  const std::string charset = DetectCharset(input);
-  const bool wide = charset.rfind("UTF-16", 0) == 0 || charset.rfind("UTF-32", 0) == 0;
-  if (!wide && std::memchr(input.data(), '\0', input.size()) != nullptr) {
-    return absl::InvalidArgumentError(
-        "text: input contains NUL bytes; it looks binary, not text (declare its format?)");
+  if (std::memchr(input.data(), '\0', input.size()) != nullptr) {
+    const std::string charset = DetectCharset(input);
+    if (charset.rfind("UTF-16", 0) != 0 && charset.rfind("UTF-32", 0) != 0) {
+      return absl::InvalidArgumentError(
+          "text: input contains NUL bytes; it looks binary, not text (declare its format?)");
+    }
   }
   ConvertedDocument doc;
   doc.format = DocumentFormat::kText;
   TextBuilder builder(ctx.limits.max_output_bytes);
-  COPS_ASSIGN_OR_RETURN(doc.charset, DecodeToUtf8(input, charset, 0, &builder));
+  // The charset is detected by the decoding: UTF-8 is validated once.
+  COPS_ASSIGN_OR_RETURN(doc.charset, DecodeToUtf8(input, "", 0, &builder));
   if (builder.overflowed()) return ctx.OutputTooLarge("text");
   // Plain text is passed through as decoded (no trimming) so the map stays the identity.
   builder.Finish(&doc, /*trim=*/false);

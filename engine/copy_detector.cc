@@ -11,6 +11,7 @@
 #include "core/scratch.h"
 #include "core/status_macros.h"
 #include "core/time_format.h"
+#include "convert/charset.h"
 #include "engine/pipeline.h"
 
 namespace cops {
@@ -226,6 +227,62 @@ absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
     }
   }
   return written;
+}
+
+namespace {
+
+class StoredTextChunks final : public ChunkRecomputer {
+ public:
+  explicit StoredTextChunks(std::unique_ptr<Fingerprinter> fingerprinter)
+      : fingerprinter_(std::move(fingerprinter)) {}
+
+  bool Reproducible(const DocumentRecord& record, std::string_view text) const override {
+    return record.format == DocumentFormatName(DocumentFormat::kText) &&
+           text.find('\0') == std::string_view::npos && !text.starts_with("\xEF\xBB\xBF") &&
+           IsValidUtf8(text);
+  }
+
+  absl::Status Recompute(const DocumentRecord& record, std::string_view text,
+                         std::vector<ChunkHash>* hashes) const override {
+    const std::string what = "document " + std::to_string(record.id);
+    ConvertLimits limits;  // the text was accepted once: no size limit now
+    limits.max_input_bytes = limits.max_output_bytes = std::max<uint64_t>(text.size(), 1);
+    absl::StatusOr<ConvertedDocument> converted =
+        ConvertInProcess(text, DocumentFormat::kText, limits);
+    if (!converted.ok()) {
+      return absl::DataLossError(what + ": its stored text no longer converts (" +
+                                 std::string(converted.status().message()) +
+                                 "); its postings cannot be found");
+    }
+    DocumentFingerprint fp;  // not the thread's scratch: a removal may run inside a write
+    COPS_RETURN_IF_ERROR(RegisterPrint(*fingerprinter_, converted->text, &fp));
+    if (fp.sha256 != record.sha256 || fp.total_chunks != record.total_chunks ||
+        fp.chunks.size() != record.stored_chunks) {
+      return absl::DataLossError(
+          what + ": its stored text yields " + std::to_string(fp.chunks.size()) + " of " +
+          std::to_string(fp.total_chunks) + " chunks (registered: " +
+          std::to_string(record.stored_chunks) + " of " + std::to_string(record.total_chunks) +
+          (fp.sha256 != record.sha256 ? ", and another canonical text" : "") +
+          "); its postings cannot be found");
+    }
+    hashes->clear();
+    hashes->reserve(fp.chunks.size());
+    for (const Chunk& c : fp.chunks) hashes->push_back(c.hash);
+    return absl::OkStatus();
+  }
+
+ private:
+  const std::unique_ptr<Fingerprinter> fingerprinter_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const ChunkRecomputer>> MakeChunkRecomputer(
+    const ChunkingParams& params, const HashKey& key) {
+  COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
+                        Fingerprinter::Create(params, key));
+  return std::shared_ptr<const ChunkRecomputer>(
+      std::make_shared<StoredTextChunks>(std::move(fingerprinter)));
 }
 
 absl::Status CopyDetector::RegisterAs(std::string_view content, const DocumentRecord& record) {

@@ -196,6 +196,19 @@ class CopyDetector {
   const CopyDetectorOptions options_;
 };
 
+// The ChunkRecomputer of an index built under `params` and `key`, for
+// IndexOptions::chunk_recomputer: the registration's steps (Convert, RegisterPrint) run again
+// over a stored text at removal. Reproducible: a document registered as plain text that is
+// valid UTF-8 without a byte-order mark or NUL byte, which the text converter passes through
+// unchanged, so that its chunks depend only on what the index records (parameters, key id,
+// normalization version). Other documents keep their chunk lists: their conversion depends
+// on converter code and libraries (libxml2, poppler, uchardet) that no index records.
+// Recompute compares the canonical text's SHA-256 and the chunk counts with the record
+// (DATA_LOSS naming the document when they differ). INVALID_ARGUMENT as
+// Fingerprinter::Create.
+absl::StatusOr<std::shared_ptr<const ChunkRecomputer>> MakeChunkRecomputer(
+    const ChunkingParams& params, const HashKey& key);
+
 // OK when a registration's expiry (if any) lies after `now` and its embargo (if any) ends
 // before its expiry; INVALID_ARGUMENT naming the times otherwise.
 absl::Status ValidateLifetime(const DocumentRecord& record, int64_t now);

@@ -252,6 +252,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   IndexOptions index_options = options.index;
   index_options.path = data_dir.IndexPath(live);
   index_options.params = params;
+  COPS_ASSIGN_OR_RETURN(index_options.chunk_recomputer, MakeChunkRecomputer(params, key));
   COPS_ASSIGN_OR_RETURN(gen->index, Index::Open(index_options));
   if (!recorded.has_value()) COPS_RETURN_IF_ERROR(data_dir.WriteParams(params));
   if (options.warm_cache_fill > 0) gen->index->StartWarmingBlockCache(options.warm_cache_fill);
@@ -365,6 +366,7 @@ absl::StatusOr<KeyRotationProgress> IndexGenerations::StartRotation(
   options.params = RotatedParams(old_gen->index->params(), key);
   absl::Status opened = [&]() -> absl::Status {
     COPS_RETURN_IF_ERROR(data_dir_.CreateKey(n, key));
+    COPS_ASSIGN_OR_RETURN(options.chunk_recomputer, MakeChunkRecomputer(options.params, key));
     COPS_ASSIGN_OR_RETURN(new_gen->index, Index::Open(options));
     COPS_ASSIGN_OR_RETURN(new_gen->detector,
                           CopyDetector::Create(new_gen->index.get(), key, options_.detector));

@@ -32,11 +32,17 @@ namespace cops::storage_codec {
 //      families, their layout under the meta key "postings_buckets". Recorded when an index is
 //      created so, or by the upgrade that rewrites a schema-2/3 index's postings
 //      (Index::UpgradePostings); an index of schema 2 or 3 keeps its per-hash postings.
+//   5: a document may have no chunk list ("doc_chunks"): its hashes are recomputed from its
+//      stored text at removal (IndexOptions::chunk_recomputer). Recorded in the write batch
+//      of the first such document, as 3 is: a build before it would fail every removal of
+//      one with DATA_LOSS. Says nothing of the postings' layout (the meta key
+//      "postings_buckets" does).
 // on-disk: do not change the numbers.
-inline constexpr uint32_t kSchemaVersion = 4;
+inline constexpr uint32_t kSchemaVersion = 5;
 inline constexpr uint32_t kSchemaVersionBase = 2;  // new indexes; writable opens upgrade to it
 inline constexpr uint32_t kSchemaVersionLifetimes = 3;
 inline constexpr uint32_t kSchemaVersionBuckets = 4;
+inline constexpr uint32_t kSchemaVersionRecomputedChunks = 5;
 
 // Leading byte of a document record value. on-disk: do not change.
 inline constexpr uint8_t kDocumentRecordV1 = 1;

@@ -92,6 +92,12 @@ absl::StatusOr<std::string> DocumentStore::GetText(DocId id) const {
   return std::move(*value);
 }
 
+absl::StatusOr<bool> DocumentStore::HasChunkList(DocId id) const {
+  COPS_ASSIGN_OR_RETURN(auto list, db_.Get(kDocChunks, codec::DocKey(id),
+                                           "reading chunk list of document " + std::to_string(id)));
+  return list.has_value();
+}
+
 absl::StatusOr<DocumentPage> DocumentStore::List(std::string_view page_token, size_t page_size,
                                                  std::string_view collection) const {
   page_size = std::clamp<size_t>(page_size, 1, 1000);
@@ -146,18 +152,20 @@ absl::Status DocumentStore::ForEachRecord(
 }
 
 void DocumentStore::Add(rocksdb::WriteBatch* b, const DocumentRecord& record,
-                        std::span<const ChunkHash> sorted_hashes, std::string_view text,
-                        std::span<const uint32_t> grams) const {
+                        std::span<const ChunkHash> sorted_hashes, bool chunk_list,
+                        std::string_view text, std::span<const uint32_t> grams) const {
   const std::string doc_key = codec::DocKey(record.id);
-  std::string chunk_list;  // the document's distinct hashes, for AddRemoval
-  chunk_list.reserve(sorted_hashes.size() * 8);
-  for (size_t i = 0; i < sorted_hashes.size(); ++i) {
-    if (i == 0 || sorted_hashes[i] != sorted_hashes[i - 1]) {
-      codec::PutFixed64BE(&chunk_list, sorted_hashes[i]);
-    }
-  }
   b->Put(db_.cf(kDocuments), doc_key, codec::EncodeDocumentRecord(record));
-  b->Put(db_.cf(kDocChunks), doc_key, chunk_list);
+  if (chunk_list) {
+    std::string list;  // the document's distinct hashes, for AddRemoval
+    list.reserve(sorted_hashes.size() * 8);
+    for (size_t i = 0; i < sorted_hashes.size(); ++i) {
+      if (i == 0 || sorted_hashes[i] != sorted_hashes[i - 1]) {
+        codec::PutFixed64BE(&list, sorted_hashes[i]);
+      }
+    }
+    b->Put(db_.cf(kDocChunks), doc_key, list);
+  }
   if (!text.empty()) b->Put(db_.cf(kTexts), doc_key, AsSlice(text));
   if (db_.verify() != nullptr && !grams.empty()) {
     b->Put(db_.verify(), doc_key, codec::EncodeGrams(grams));
@@ -169,15 +177,19 @@ absl::StatusOr<DocumentStore::Removed> DocumentStore::AddRemoval(rocksdb::WriteB
   const std::string doc_key = codec::DocKey(id);
   const std::string what = "unregistering document " + std::to_string(id);
   COPS_ASSIGN_OR_RETURN(auto chunk_list, db_.Get(kDocChunks, doc_key, what));
-  if (!chunk_list.has_value() || chunk_list->size() % 8 != 0) {
-    return absl::DataLossError("document " + std::to_string(id) + ": chunk list missing");
+  if (chunk_list.has_value() && chunk_list->size() % 8 != 0) {
+    return absl::DataLossError("document " + std::to_string(id) + ": malformed chunk list");
   }
   COPS_ASSIGN_OR_RETURN(auto text, db_.Get(kTexts, doc_key, what));
   b->Delete(db_.cf(kDocuments), doc_key);
-  b->Delete(db_.cf(kDocChunks), doc_key);
+  if (chunk_list.has_value()) b->Delete(db_.cf(kDocChunks), doc_key);
   b->Delete(db_.cf(kTexts), doc_key);
   if (db_.verify() != nullptr) b->Delete(db_.verify(), doc_key);
-  return Removed{std::move(*chunk_list), text.has_value() ? text->size() : 0};
+  Removed removed;
+  removed.text_bytes = text.has_value() ? text->size() : 0;
+  removed.chunk_list = std::move(chunk_list);
+  if (!removed.chunk_list.has_value()) removed.text = std::move(text);
+  return removed;
 }
 
 }  // namespace cops

@@ -45,6 +45,27 @@ namespace cops {
 
 class IndexRep;
 
+// Finds again, at removal, the chunk hashes of a document the index keeps no chunk list for:
+// recomputed from its stored text under the index's key (the key is not storage's to hold;
+// engine/copy_detector.h, MakeChunkRecomputer, runs the registration pipeline). With one,
+// a registration that stores its text and is Reproducible keeps no list of its distinct
+// hashes (8 bytes each; docs/storage-format.md).
+//
+// Thread-safety: implementations are called from any thread at once.
+class ChunkRecomputer {
+ public:
+  virtual ~ChunkRecomputer() = default;
+  // Whether Recompute will give back exactly the chunk hashes registered for a document of
+  // `record` (as it will be stored) and stored `text`, in this build and in later ones.
+  // Asked once per registration that stores its text; false keeps its chunk list.
+  virtual bool Reproducible(const DocumentRecord& record, std::string_view text) const = 0;
+  // Sets `hashes` to the chunk hashes (any order, repeats allowed) of the document stored as
+  // `record` with `text`. DATA_LOSS naming the document when the text no longer yields what
+  // was registered (its digest or chunk counts differ); the removal then fails unchanged.
+  virtual absl::Status Recompute(const DocumentRecord& record, std::string_view text,
+                                 std::vector<ChunkHash>* hashes) const = 0;
+};
+
 struct IndexOptions {
   std::string path;  // RocksDB directory
   // The parameters the index is (or will be) built with. Opening an existing index under
@@ -67,6 +88,11 @@ struct IndexOptions {
   // Free bytes of the file system holding `path` (statvfs when empty); for tests.
   std::function<absl::StatusOr<uint64_t>(const std::string& path)> free_disk_bytes;
   bool store_texts = true;                       // keep each document's original text
+  // Recomputes the chunk hashes of a document registered without a chunk list, and decides
+  // which registrations keep none (ChunkRecomputer). nullptr: every document keeps its
+  // list, and removing one without a list is DATA_LOSS. Once a document without a list is
+  // written the index records schema 5, which builds before it refuse to open.
+  std::shared_ptr<const ChunkRecomputer> chunk_recomputer;
   // Shared LRU block cache for data blocks. The postings' bloom filters and indexes are held
   // outside it by the open SST files (about 1.25 bytes per distinct chunk key with 10 bloom
   // bits, plus ~0.15% of the postings' size with 16 KB blocks).
@@ -234,7 +260,9 @@ class Index {
 
   // Atomically removes the document, its postings, text and duplicate-map entry.
   // NOT_FOUND when no such document. `log_sequence` != 0: as for Register (a NOT_FOUND
-  // still records the sequence).
+  // still records the sequence). A document kept without a chunk list has its hashes
+  // recomputed from its text (IndexOptions::chunk_recomputer) before the writer lock is
+  // taken; DATA_LOSS naming it, with nothing removed, when they cannot be.
   absl::Status Unregister(DocId id, uint64_t log_sequence = 0);
 
   // The registration-log sequence of the last event applied to this index (0 = none): every
@@ -252,7 +280,8 @@ class Index {
 
   // Removes, in one atomic write, up to `max_documents` (>= 1) of the documents whose
   // expiry is at or before `now_unix_micros`, earliest expiry first, each as Unregister()
-  // would; returns how many were removed, 0 when none is due (call again until then).
+  // would (hashes recomputed under the writer lock: a background sweep, not a request);
+  // returns how many were removed, 0 when none is due (call again until then).
   // Expiries are kept in expiry order next to the records (docs/storage-format.md), so a
   // call reads only the documents it removes. A process killed between two calls leaves
   // every document either whole or gone, and the next call resumes where the last one

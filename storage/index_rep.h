@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
@@ -80,7 +82,8 @@ class IndexRep {
   absl::Mutex write_mu;
   DocId next_doc_id ABSL_GUARDED_BY(write_mu) = 1;
   IndexCounters counters ABSL_GUARDED_BY(write_mu);
-  // The schema the writer records (codec::kSchemaVersionBase or ...Lifetimes).
+  // The schema the writer records (raised to ...Lifetimes or ...RecomputedChunks by the
+  // first write that needs it).
   uint64_t schema_version ABSL_GUARDED_BY(write_mu) = storage_codec::kSchemaVersionBase;
   // Mirrors the meta key; written only under write_mu, read without it.
   std::atomic<uint64_t> applied_log_sequence{0};
@@ -106,8 +109,20 @@ class IndexRep {
   // Adds to `b` the removal of `record` (as stored): its postings, record, chunk list,
   // text, grams, expiry entry, and the external-id and duplicate entries that point at it;
   // updates `next`.
+  // `recomputed`, when not null, is the document's chunk list as RecomputeBeforeRemoval
+  // made it; otherwise a document without a list has it recomputed here.
   absl::Status AddRemoval(const DocumentRecord& record, rocksdb::WriteBatch* b,
-                          IndexCounters* next) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu);
+                          IndexCounters* next, const std::string* recomputed = nullptr) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu);
+  // The BE64 distinct hashes of a document kept without a chunk list, from the index's
+  // ChunkRecomputer and its stored `text` (nullptr: none); DATA_LOSS naming the document
+  // when there is no recomputer or text, or the recomputer's error.
+  absl::StatusOr<std::string> RecomputeChunkList(const DocumentRecord& record,
+                                                 const std::string* text) const;
+  // Before Unregister takes the writer lock (fingerprinting a long text there would hold up
+  // every registration): the chunk list of document `id` recomputed, when it has none and
+  // that succeeds; std::nullopt otherwise, and AddRemoval decides under the lock.
+  std::optional<std::string> RecomputeBeforeRemoval(DocId id) const;
 
   // Index::WarmBlockCache, and StartWarmingBlockCache's thread (index_maintenance.cc).
   absl::StatusOr<uint64_t> WarmBlockCache(double fill, const std::function<bool()>& stop) const;

@@ -118,7 +118,9 @@ absl::StatusOr<uint64_t> Index::UpgradePostings(const IndexOptions& options) {
     COPS_RETURN_IF_ERROR(db->DropHashPostings());
     return uint64_t{0};
   }
-  if (schema < codec::kSchemaVersionBase || schema >= codec::kSchemaVersionBuckets) {
+  // Schema 5 (documents without chunk lists) may sit on per-hash postings; 4 may not.
+  if (schema < codec::kSchemaVersionBase || schema == codec::kSchemaVersionBuckets ||
+      schema > codec::kSchemaVersion) {
     return absl::FailedPreconditionError(
         "index " + o.path + " has schema version " + std::to_string(schema) +
         (schema < codec::kSchemaVersionBase ? "; open it writable once to upgrade it to 2 first"
@@ -141,7 +143,7 @@ absl::StatusOr<uint64_t> Index::UpgradePostings(const IndexOptions& options) {
   // The switch: one synced write (it makes the unsynced bucket writes before it durable too).
   IndexMeta meta(*db);
   rocksdb::WriteBatch b;
-  meta.PutSchemaVersion(&b, codec::kSchemaVersionBuckets);
+  meta.PutSchemaVersion(&b, std::max<uint64_t>(schema, codec::kSchemaVersionBuckets));
   meta.PutBucketLayout(&b, layout);
   COPS_RETURN_IF_ERROR(FromRocks(db->Write(&b, /*sync=*/true), "switching to postings buckets"));
   db->UseBuckets(layout);

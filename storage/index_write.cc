@@ -33,6 +33,9 @@ struct PreparedDocument {
   std::vector<Posting> postings;  // sorted by (hash, ordinal); doc_id set when written
   absl::StatusOr<RegisterOutcome> outcome = absl::UnknownError("not written");
   bool ready = false;  // input valid; WriteRegistrations decides the outcome
+  // Its hashes can be recomputed from its text (ChunkRecomputer::Reproducible): when the
+  // text is stored, no chunk list is. Decided before the writer lock is taken.
+  bool reproducible = false;
 
   PreparedDocument(const DocumentRecord& r, const DocumentFingerprint& f, std::string_view t,
                    DocId id)
@@ -65,6 +68,13 @@ struct PreparedDocument {
 };
 
 namespace {
+
+// Asks the index's ChunkRecomputer whether `p` needs no chunk list, outside the writer lock.
+void DecideChunkList(const IndexRep& rep, PreparedDocument* p) {
+  const IndexOptions& o = rep.db->options();
+  p->reproducible = p->ready && o.chunk_recomputer != nullptr && o.store_texts &&
+                    !p->text.empty() && o.chunk_recomputer->Reproducible(*p->record, p->text);
+}
 
 int64_t NowMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
@@ -150,9 +160,15 @@ class GroupWrite {
     if (created_.empty() && log_sequence == 0) return false;
     rep_.meta.PutNextDocId(&batch_, next_.next_id);
     rep_.meta.PutCounters(&batch_, next_.counters);
-    if (lifetimes_ && next_.schema_version < codec::kSchemaVersionLifetimes) {
-      rep_.meta.PutSchemaVersion(&batch_, codec::kSchemaVersionLifetimes);
-      next_.schema_version = codec::kSchemaVersionLifetimes;
+    // The schema a build needs to read what this batch writes, recorded with it.
+    uint64_t schema = next_.schema_version;
+    if (lifetimes_) schema = std::max<uint64_t>(schema, codec::kSchemaVersionLifetimes);
+    if (without_chunk_list_) {
+      schema = std::max<uint64_t>(schema, codec::kSchemaVersionRecomputedChunks);
+    }
+    if (schema != next_.schema_version) {
+      rep_.meta.PutSchemaVersion(&batch_, schema);
+      next_.schema_version = schema;
     }
     return true;
   }
@@ -220,8 +236,10 @@ class GroupWrite {
     stored.registered_unix_micros = registered;
     for (Posting& posting : p->postings) posting.doc_id = id;
     const bool keep_text = rep_.db->options().store_texts && !p->text.empty();
-    rep_.documents.Add(&batch_, stored, p->hashes, keep_text ? p->text : std::string_view(),
-                       p->fp->grams);
+    const bool chunk_list = !(keep_text && p->reproducible);
+    rep_.documents.Add(&batch_, stored, p->hashes, chunk_list,
+                       keep_text ? p->text : std::string_view(), p->fp->grams);
+    without_chunk_list_ |= !chunk_list;
     rep_.maps.Add(&batch_, p->ext_key, p->sha_key, codec::DocKey(id));
     if (stored.expires_unix_micros != 0) {
       rep_.expiries.Add(&batch_, stored.expires_unix_micros, id);
@@ -245,6 +263,7 @@ class GroupWrite {
   // External ids and texts created earlier in this group, for the ones repeated in it.
   std::unordered_map<std::string_view, DocId> new_ext_, new_sha_;
   bool lifetimes_ = false;  // a created document has an expiry or an embargo
+  bool without_chunk_list_ = false;  // a created document keeps no chunk list
 };
 
 // Bytes the batch of `group` will hold (texts, postings, grams, stem pairs), over-estimated:
@@ -296,10 +315,52 @@ absl::Status IndexRep::WriteRegistrations(std::span<PreparedDocument*> group,
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> IndexRep::RecomputeChunkList(const DocumentRecord& record,
+                                                         const std::string* text) const {
+  const ChunkRecomputer* recomputer = db->options().chunk_recomputer.get();
+  if (recomputer == nullptr || text == nullptr) {
+    return absl::DataLossError("document " + std::to_string(record.id) + ": no chunk list, and " +
+                               (text != nullptr
+                                    ? "the index was opened without a way to recompute it"
+                                    : "no stored text to recompute it from"));
+  }
+  std::vector<ChunkHash> hashes;
+  COPS_RETURN_IF_ERROR(recomputer->Recompute(record, *text, &hashes));
+  std::sort(hashes.begin(), hashes.end());
+  hashes.erase(std::unique(hashes.begin(), hashes.end()), hashes.end());
+  std::string list;
+  list.reserve(hashes.size() * 8);
+  for (ChunkHash h : hashes) codec::PutFixed64BE(&list, h);
+  return list;
+}
+
+std::optional<std::string> IndexRep::RecomputeBeforeRemoval(DocId id) const {
+  if (db->options().chunk_recomputer == nullptr) return std::nullopt;
+  absl::StatusOr<std::optional<DocumentRecord>> record = documents.Find(id, "reading document");
+  if (!record.ok() || !record->has_value()) return std::nullopt;
+  absl::StatusOr<bool> listed = documents.HasChunkList(id);
+  if (!listed.ok() || *listed) return std::nullopt;
+  absl::StatusOr<std::string> text = documents.GetText(id);
+  if (!text.ok()) return std::nullopt;
+  absl::StatusOr<std::string> list = RecomputeChunkList(**record, &*text);
+  if (!list.ok()) return std::nullopt;
+  return std::move(*list);
+}
+
 absl::Status IndexRep::AddRemoval(const DocumentRecord& record, rocksdb::WriteBatch* b,
-                                  IndexCounters* next) const {
+                                  IndexCounters* next, const std::string* recomputed) const {
   COPS_ASSIGN_OR_RETURN(DocumentStore::Removed removed, documents.AddRemoval(b, record.id));
-  postings.AddRemoval(b, removed.chunk_list, record.id);
+  if (removed.chunk_list.has_value()) {
+    postings.AddRemoval(b, *removed.chunk_list, record.id);
+  } else if (recomputed != nullptr) {
+    postings.AddRemoval(b, *recomputed, record.id);
+  } else {
+    // Registered without a list: the hashes come back from its stored text.
+    COPS_ASSIGN_OR_RETURN(
+        std::string list,
+        RecomputeChunkList(record, removed.text.has_value() ? &*removed.text : nullptr));
+    postings.AddRemoval(b, list, record.id);
+  }
   COPS_RETURN_IF_ERROR(stem_pairs.AddRemoval(b, record.id));
   if (record.expires_unix_micros != 0) {
     expiries.Remove(b, record.expires_unix_micros, record.id);
@@ -320,6 +381,7 @@ absl::StatusOr<RegisterOutcome> Index::Register(const DocumentRecord& record,
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
   PreparedDocument p(record, fp, text, /*id=*/0);
   if (!p.ready) return p.outcome.status();
+  DecideChunkList(*rep_, &p);
   PreparedDocument* group[] = {&p};
   COPS_RETURN_IF_ERROR(rep_->WriteRegistrations(group, log_sequence));
   return std::move(p.outcome);
@@ -338,6 +400,7 @@ absl::Status Index::RegisterBatch(std::span<const RegisterItem> items,
   group.reserve(items.size());
   for (const RegisterItem& item : items) {
     prepared.emplace_back(*item.record, *item.fp, item.text, /*id=*/0);
+    DecideChunkList(*rep_, &prepared.back());
     if (prepared.back().ready) group.push_back(&prepared.back());
   }
   absl::Status written = rep_->WriteRegistrations(group, /*log_sequence=*/0);
@@ -355,6 +418,7 @@ absl::Status Index::RegisterAs(const DocumentRecord& record, const DocumentFinge
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
   PreparedDocument p(record, fp, text, record.id);
   if (!p.ready) return p.outcome.status();
+  DecideChunkList(*rep_, &p);
   PreparedDocument* group[] = {&p};
   COPS_RETURN_IF_ERROR(rep_->WriteRegistrations(group, /*log_sequence=*/0));
   COPS_ASSIGN_OR_RETURN(RegisterOutcome outcome, std::move(p.outcome));
@@ -419,6 +483,9 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   IndexRep& r = *rep_;
   COPS_RETURN_IF_ERROR(r.db->CheckWritable());
   const std::string what = "unregistering document " + std::to_string(id);
+  // Ids are never reused and a text never changes: what is recomputed here still holds for
+  // the document under the lock, if it is still there.
+  const std::optional<std::string> recomputed = r.RecomputeBeforeRemoval(id);
   absl::MutexLock lock(&r.write_mu);
   COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, r.applied_log_sequence.load()));
   rocksdb::WriteBatch b;
@@ -432,7 +499,8 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
     return absl::NotFoundError("document " + std::to_string(id) + " is not registered");
   }
   IndexCounters next = r.counters;
-  COPS_RETURN_IF_ERROR(r.AddRemoval(*record, &b, &next));
+  COPS_RETURN_IF_ERROR(
+      r.AddRemoval(*record, &b, &next, recomputed.has_value() ? &*recomputed : nullptr));
   r.meta.PutCounters(&b, next);
   COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(&b), what));
   r.counters = next;

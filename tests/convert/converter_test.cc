@@ -116,13 +116,10 @@ double Overlap(const std::set<std::string>& a, const std::set<std::string>& b) {
   return a.empty() ? 0.0 : static_cast<double>(common) / static_cast<double>(a.size());
 }
 
-TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
-  std::vector<std::string> paragraphs = testing::Prose(12, 7);
-  paragraphs[0] = "Copy detection for digital documents";
-  const std::string reference_text = testing::MakeText(paragraphs);
-  const std::set<std::string> reference = Shingles(reference_text);
-  ASSERT_GT(reference.size(), 200u);
-  const std::vector<std::pair<DocumentFormat, std::string>> inputs = {
+// The same paragraphs written by each converter's format (plain text aside).
+std::vector<std::pair<DocumentFormat, std::string>> InEveryFormat(
+    const std::vector<std::string>& paragraphs) {
+  return {
       {DocumentFormat::kPdf, testing::MakePdfFromParagraphs(paragraphs)},
       {DocumentFormat::kDocx, testing::MakeDocx(paragraphs)},
       {DocumentFormat::kOdt, testing::MakeOdt(paragraphs)},
@@ -131,6 +128,15 @@ TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
       {DocumentFormat::kMarkdown, testing::MakeMarkdown(paragraphs)},
       {DocumentFormat::kEmail, testing::MakeEmail(paragraphs)},
   };
+}
+
+TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
+  std::vector<std::string> paragraphs = testing::Prose(12, 7);
+  paragraphs[0] = "Copy detection for digital documents";
+  const std::string reference_text = testing::MakeText(paragraphs);
+  const std::set<std::string> reference = Shingles(reference_text);
+  ASSERT_GT(reference.size(), 200u);
+  const std::vector<std::pair<DocumentFormat, std::string>> inputs = InEveryFormat(paragraphs);
   for (const auto& [format, bytes] : inputs) {
     auto doc = Convert(bytes, DocumentFormat::kAuto);
     ASSERT_OK(doc) << DocumentFormatName(format);
@@ -148,15 +154,8 @@ TEST(ConverterTest, SameContentInEveryFormatGivesNearlyTheSameText) {
 // (a pass over spans), backwards, and jumping both ways, over maps of every converter.
 TEST(OriginalOffsetWalkerTest, AnswersAsOriginalOffsetInAnyOrder) {
   std::vector<std::string> paragraphs = testing::Prose(12, 7);
-  const std::vector<std::pair<DocumentFormat, std::string>> inputs = {
-      {DocumentFormat::kPdf, testing::MakePdfFromParagraphs(paragraphs)},
-      {DocumentFormat::kDocx, testing::MakeDocx(paragraphs)},
-      {DocumentFormat::kHtml, testing::MakeHtml(paragraphs)},
-      {DocumentFormat::kLatex, testing::MakeLatex(paragraphs)},
-      {DocumentFormat::kMarkdown, testing::MakeMarkdown(paragraphs)},
-      {DocumentFormat::kEmail, testing::MakeEmail(paragraphs)},
-      {DocumentFormat::kText, testing::MakeText(paragraphs)},
-  };
+  std::vector<std::pair<DocumentFormat, std::string>> inputs = InEveryFormat(paragraphs);
+  inputs.emplace_back(DocumentFormat::kText, testing::MakeText(paragraphs));
   std::mt19937 gen(11);
   for (const auto& [format, bytes] : inputs) {
     ASSERT_OK_AND_ASSIGN(ConvertedDocument doc, Convert(bytes, format));

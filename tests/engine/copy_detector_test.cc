@@ -9,6 +9,7 @@
 
 #include "core/scratch.h"
 #include "core/stem_pairs.h"
+#include "engine/pipeline.h"
 #include "gtest/gtest.h"
 #include "tests/server/test_corpus.h"
 #include "tests/testing/documents.h"
@@ -621,6 +622,146 @@ TEST_F(CopyDetectorTest, ExpiredAndEmbargoedDocumentsAreReportedOnlyInTheirLifet
   EXPECT_TRUE(reported(embargoed, b.outcome.id));
   // Documents without a lifetime are unaffected by the clock.
   EXPECT_EQ(MustCheck(Corpus()[0].body).report.matches.front().doc_id, ids_[0]);
+}
+
+// Documents of several shapes, each with what its conversion yields: plain UTF-8 texts
+// (recomputed at removal, no chunk list) and others that keep their chunk lists.
+struct Shape {
+  const char* name;
+  DocumentFormat format;
+  std::string content;
+  bool recomputed;  // plain UTF-8 text: registered without a chunk list
+};
+
+std::vector<Shape> RemovalShapes() {
+  std::string long_text = Corpus()[0].body;  // far beyond dense_chunks: winnowed; holds the control
+  for (int round = 0; round < 3; ++round) {
+    for (const auto& t : Corpus()) long_text += testing_corpus::Reword(t.body, 3 + round);
+  }
+  return {
+      {"short, every chunk stored", DocumentFormat::kText,
+       "Forty words or so of a short note: the meeting moves to Thursday at nine, bring the "
+       "draft budget and the signed forms, and tell the others that parking behind the "
+       "library is closed until the end of the month for repairs.",
+       true},
+      {"long, winnowed", DocumentFormat::kText, long_text, true},
+      {"look-alike letters", DocumentFormat::kText,
+       // Cyrillic 'о' and 'е', Greek capital 'Τ', a fullwidth 'Ａ', a soft hyphen.
+       "Τhe cоmmittее rеviewed Ａll the submissions in detail and found that several "
+       "para\xc2\xadgraphs had been copied from an earlier report without any attribution "
+       "to its original authors or to the agency that had paid for the research.",
+       true},
+      {"html", DocumentFormat::kHtml,
+       std::string("<html><head><title>Notes</title></head><body><p>") + Corpus()[3].body +
+           "</p><p>Seen <b>twice</b> in the <i>archive</i>.</p></body></html>",
+       false},
+      {"windows-1252", DocumentFormat::kText,
+       "Caf\xe9 society met every Thursday in the back room, where the na\xefve poets read "
+       "their verses aloud and the r\xe9gisseur of the small theatre took notes for a play "
+       "that was never staged.",
+       false},
+      {"utf-8 with a byte-order mark", DocumentFormat::kText,
+       std::string("\xEF\xBB\xBF") + Corpus()[2].body, false},
+  };
+}
+
+// Every posting of every hash `fps` hold, for comparing two indexes.
+std::vector<PostingList> PostingsUnder(const Index& index,
+                                       const std::vector<DocumentFingerprint>& fps) {
+  std::vector<ChunkHash> hashes;
+  for (const DocumentFingerprint& fp : fps) {
+    for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
+  }
+  std::vector<PostingList> out;
+  EXPECT_OK(index.Lookup(hashes, &out));
+  return out;
+}
+
+TEST(CopyDetectorRemovalTest, UnregisteringLeavesNoPostingWithOrWithoutAChunkList) {
+  const std::vector<Shape> shapes = RemovalShapes();
+  for (const bool bucketed : {false, true}) {
+    for (const char* hex : {"00112233445566778899aabbccddeeff", "ffeeddccbbaa99887766554433221100",
+                            "0f1e2d3c4b5a69788796a5b4c3d2e1f0"}) {
+      SCOPED_TRACE(std::string(bucketed ? "bucketed" : "per hash") + ", key " + hex);
+      ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromHex(hex));
+      testing::TempDir dir("removal");
+      IndexOptions options;
+      options.params.key_id = key.Id();
+      options.bucketed_postings = bucketed;
+      options.block_cache_bytes = 8 << 20;
+      options.write_buffer_bytes = 4 << 20;
+      ASSERT_OK_AND_ASSIGN(options.chunk_recomputer,
+                           MakeChunkRecomputer(options.params, key));
+      // The index that never held the shapes: the control document alone.
+      IndexOptions never = options;
+      never.path = dir.Join("never");
+      options.path = dir.Join("index");
+      DocumentRecord meta;
+      meta.collection = "c";
+      const std::string control = Corpus()[0].body;
+      {
+        ASSERT_OK_AND_ASSIGN(auto index, Index::Open(never));
+        ASSERT_OK_AND_ASSIGN(auto detector, CopyDetector::Create(index.get(), key, {}));
+        ASSERT_OK(detector->Register(control, DocumentFormat::kText, meta));
+      }
+      // The hashes each shape registers, as the registration computes them.
+      std::vector<DocumentFingerprint> fps;
+      std::vector<DocId> ids;
+      {
+        ASSERT_OK_AND_ASSIGN(auto index, Index::Open(options));
+        ASSERT_OK_AND_ASSIGN(auto detector, CopyDetector::Create(index.get(), key, {}));
+        ASSERT_OK(detector->Register(control, DocumentFormat::kText, meta));
+        ASSERT_OK_AND_ASSIGN(auto fingerprinter, Fingerprinter::Create(options.params, key));
+        for (const Shape& shape : shapes) {
+          ASSERT_OK_AND_ASSIGN(RegisterResultInfo r,
+                               detector->Register(shape.content, shape.format, meta));
+          ASSERT_TRUE(r.outcome.created) << shape.name;
+          ids.push_back(r.outcome.id);
+          ASSERT_OK_AND_ASSIGN(ConvertedDocument converted,
+                               Convert(shape.content, shape.format));
+          DocumentFingerprint fp;
+          ASSERT_OK(RegisterPrint(*fingerprinter, converted.text, &fp));
+          ASSERT_EQ(fp.chunks.size(), r.stored_chunks) << shape.name;
+          fps.push_back(std::move(fp));
+        }
+        EXPECT_LE(fps[0].chunks.size(), kDefaultDenseChunks);
+        EXPECT_LT(fps[1].chunks.size(), fps[1].total_chunks);
+      }
+      {
+        // Opened without a way to recompute: only the documents with chunk lists go.
+        IndexOptions without = options;
+        without.chunk_recomputer = nullptr;
+        ASSERT_OK_AND_ASSIGN(auto index, Index::Open(without));
+        for (size_t i = 0; i < shapes.size(); ++i) {
+          absl::Status s = index->Unregister(ids[i]);
+          if (shapes[i].recomputed) {
+            EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << shapes[i].name << ": " << s;
+          } else {
+            EXPECT_OK(s) << shapes[i].name;
+          }
+        }
+      }
+      ASSERT_OK_AND_ASSIGN(auto index, Index::Open(options));
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        if (shapes[i].recomputed) {
+          EXPECT_OK(index->Unregister(ids[i])) << shapes[i].name;
+        }
+      }
+      ASSERT_OK(index->Compact());
+      ASSERT_OK_AND_ASSIGN(auto never_index, Index::Open(never));
+      ASSERT_OK(never_index->Compact());
+      const std::vector<PostingList> left = PostingsUnder(*index, fps);
+      const std::vector<PostingList> expected = PostingsUnder(*never_index, fps);
+      ASSERT_EQ(left.size(), expected.size());
+      size_t postings = 0;
+      for (size_t i = 0; i < left.size(); ++i) {
+        postings += left[i].postings.size();
+        EXPECT_EQ(left[i].postings, expected[i].postings) << "hash " << i;
+        EXPECT_EQ(left[i].doc_frequency, expected[i].doc_frequency) << "hash " << i;
+      }
+      EXPECT_GT(postings, 0u);  // the long shape holds the control's text
+    }
+  }
 }
 
 TEST(ValidateLifetimeTest, AnExpiryMustBeInTheFutureAndAfterTheEmbargo) {

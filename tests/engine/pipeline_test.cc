@@ -12,6 +12,15 @@
 namespace cops {
 namespace {
 
+// A fingerprinter of the default parameters under a fixed key (value() throws, failing the
+// test, if either cannot be made).
+std::unique_ptr<Fingerprinter> TestFingerprinter() {
+  const HashKey key = HashKey::FromBytes(std::string(HashKey::kSize, 'k')).value();
+  ChunkingParams params;
+  params.key_id = key.Id();
+  return Fingerprinter::Create(params, key).value();
+}
+
 TEST(ValidateInputTest, RefusesEmptyOversizedAndUnknownFormats) {
   EXPECT_OK(ValidateInput("text", DocumentFormat::kText, 4));
   EXPECT_EQ(ValidateInput("", DocumentFormat::kText, 4).code(),
@@ -27,10 +36,7 @@ TEST(MapToOriginalTest, ChunkSpansLandOnTheBytesAsSent) {
   // HTML markup is dropped by the converter: a chunk of the text maps past the tags.
   const std::string html = "<p><b>" + testing_corpus::Prose(7, 80) + "</b></p>";
   ASSERT_OK_AND_ASSIGN(ConvertedDocument converted, Convert(html, DocumentFormat::kHtml));
-  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromBytes(std::string(HashKey::kSize, 'k')));
-  ChunkingParams params;
-  params.key_id = key.Id();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Fingerprinter> f, Fingerprinter::Create(params, key));
+  const std::unique_ptr<Fingerprinter> f = TestFingerprinter();
   DocumentFingerprint fp;
   ASSERT_OK(RegisterPrint(*f, converted.text, &fp));
   ASSERT_FALSE(fp.chunks.empty());
@@ -41,10 +47,7 @@ TEST(MapToOriginalTest, ChunkSpansLandOnTheBytesAsSent) {
 }
 
 TEST(MapToOriginalTest, PlainTextSpansStayAndTheInputsEndStillBoundsThem) {
-  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromBytes(std::string(HashKey::kSize, 'k')));
-  ChunkingParams params;
-  params.key_id = key.Id();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Fingerprinter> f, Fingerprinter::Create(params, key));
+  const std::unique_ptr<Fingerprinter> f = TestFingerprinter();
   const std::string text = testing_corpus::Prose(5, 120);
   ASSERT_OK_AND_ASSIGN(ConvertedDocument converted, Convert(text, DocumentFormat::kText));
   for (uint32_t i = 0; i <= converted.text.size(); i += 7) {
@@ -68,10 +71,7 @@ TEST(MapToOriginalTest, PlainTextSpansStayAndTheInputsEndStillBoundsThem) {
 }
 
 TEST(CheckPrintTest, SamplesOnlyWhenAskedForFewerChunks) {
-  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromBytes(std::string(HashKey::kSize, 'k')));
-  ChunkingParams params;
-  params.key_id = key.Id();
-  ASSERT_OK_AND_ASSIGN(std::unique_ptr<Fingerprinter> f, Fingerprinter::Create(params, key));
+  const std::unique_ptr<Fingerprinter> f = TestFingerprinter();
   const std::string text = testing_corpus::Prose(3, 400);
   DocumentFingerprint all, sampled;
   ASSERT_OK(CheckPrint(*f, text, 0, 0, &all));

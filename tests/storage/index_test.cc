@@ -2207,6 +2207,270 @@ TEST(IndexTest, SchemaVersionRisesOnlyWithTheFirstDocumentThatHasALifetime) {
   EXPECT_NE(OpenOrDie(Options(path)), nullptr);
 }
 
+// A ChunkRecomputer that knows the fingerprints of the texts it was told, as the engine's
+// recomputes them from the stored text under the index's key: texts starting "kept:" are
+// not Reproducible; a text it was not told (or told with other hashes) fails as a changed
+// text would.
+class TableRecomputer final : public ChunkRecomputer {
+ public:
+  void Learn(const std::string& text, const DocumentFingerprint& fp) {
+    std::lock_guard<std::mutex> lock(mu_);
+    table_[text] = fp;
+  }
+  bool Reproducible(const DocumentRecord&, std::string_view text) const override {
+    return !text.starts_with("kept:");
+  }
+  absl::Status Recompute(const DocumentRecord& record, std::string_view text,
+                         std::vector<ChunkHash>* hashes) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++calls_;
+    auto it = table_.find(std::string(text));
+    if (it == table_.end()) {
+      return absl::DataLossError("document " + std::to_string(record.id) + ": text changed");
+    }
+    hashes->clear();
+    for (const Chunk& c : it->second.chunks) hashes->push_back(c.hash);
+    return absl::OkStatus();
+  }
+  int calls() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, DocumentFingerprint> table_;
+  mutable int calls_ = 0;
+};
+
+// The keys of the chunk lists ("doc_chunks") of a closed index.
+size_t ChunkListsOf(const std::string& path) {
+  size_t keys = 0;
+  EditClosedIndex(path, [&](rocksdb::DB& raw, const auto& handles) {
+    for (auto* h : handles) {
+      if (h->GetName() != "doc_chunks") continue;
+      std::unique_ptr<rocksdb::Iterator> it(raw.NewIterator(rocksdb::ReadOptions(), h));
+      for (it->SeekToFirst(); it->Valid(); it->Next()) ++keys;
+    }
+  });
+  return keys;
+}
+
+// Postings of `doc` under any hash of `fps`.
+size_t PostingsLeft(const Index& index, const std::vector<DocumentFingerprint>& fps, DocId doc) {
+  size_t left = 0;
+  for (const DocumentFingerprint& fp : fps) {
+    for (const Chunk& c : fp.chunks) left += PostingsOf(index, c.hash, doc).size();
+  }
+  return left;
+}
+
+TEST(IndexTest, ADocumentWithAReproducibleStoredTextKeepsNoChunkListAndIsRemovedWhole) {
+  for (const bool bucketed : {false, true}) {
+    SCOPED_TRACE(bucketed ? "bucketed postings" : "per-hash postings");
+    TempDir dir;
+    const std::string path = dir.Join("db");
+    auto recomputer = std::make_shared<TableRecomputer>();
+    IndexOptions o = Options(path);
+    o.bucketed_postings = bucketed;
+    o.chunk_recomputer = recomputer;
+    // Every document shares kSharedHash; "kept:" is not reproducible.
+    const std::vector<std::string> texts = {"alpha", "kept:beta", "gamma", "delta"};
+    std::vector<DocumentFingerprint> fps;
+    std::vector<DocId> ids;
+    {
+      auto index = OpenOrDie(o);
+      for (size_t i = 0; i < texts.size(); ++i) {
+        fps.push_back(MakeFingerprint(100 + i, 30, /*shared=*/true));
+        recomputer->Learn(texts[i], fps.back());
+        // The third expires (at 1000 us), to be removed by RemoveExpired.
+        const DocumentRecord record = i == 2 ? ExpiringRecord("e2", 1000)
+                                             : MakeRecord("e" + std::to_string(i));
+        auto r = index->Register(record, fps.back(), texts[i]);
+        ASSERT_OK(r);
+        ids.push_back(r->id);
+      }
+      ASSERT_OK(index->Flush());
+    }
+    EXPECT_EQ(ChunkListsOf(path), 1u);  // "kept:beta" only
+    EXPECT_EQ(RecordedSchema(path), 5u);
+    {
+      auto index = OpenOrDie(o);
+      ASSERT_OK(index->Unregister(ids[0]));  // recomputed
+      ASSERT_OK(index->Unregister(ids[1]));  // its chunk list
+      EXPECT_EQ(recomputer->calls(), 1);
+      auto expired = index->RemoveExpired(/*now_unix_micros=*/2000, 10);
+      ASSERT_OK(expired);
+      EXPECT_EQ(*expired, 1u);
+      EXPECT_EQ(recomputer->calls(), 2);
+      for (size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(PostingsLeft(*index, fps, ids[i]), 0u) << "document " << ids[i];
+      }
+      EXPECT_TRUE(HasAllPostings(*index, fps[3], ids[3]));
+      EXPECT_EQ(PostingsOf(*index, kSharedHash, ids[3]).size(), 1u);
+      ASSERT_OK(index->Compact());
+      std::vector<PostingList> shared;
+      ASSERT_OK(index->Lookup(std::span<const ChunkHash>(&kSharedHash, 1), &shared));
+      EXPECT_EQ(shared.at(0).postings.size(), 1u);
+      EXPECT_EQ(shared.at(0).doc_frequency, 1u);
+    }
+  }
+}
+
+TEST(IndexTest, WithoutAWayToRecomputeItARemovalOfADocumentWithoutChunkListChangesNothing) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  auto recomputer = std::make_shared<TableRecomputer>();
+  IndexOptions o = Options(path);
+  o.chunk_recomputer = recomputer;
+  const DocumentFingerprint fp = MakeFingerprint(7, 20);
+  recomputer->Learn("text", fp);
+  DocId id = 0;
+  {
+    auto index = OpenOrDie(o);
+    auto r = index->Register(MakeRecord("a"), fp, "text");
+    ASSERT_OK(r);
+    id = r->id;
+  }
+  {
+    IndexOptions without = o;
+    without.chunk_recomputer = nullptr;
+    auto index = OpenOrDie(without);
+    absl::Status s = index->Unregister(id);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+    EXPECT_NE(s.message().find("document " + std::to_string(id)), absl::string_view::npos) << s;
+    EXPECT_OK(index->GetDocument(id));
+    EXPECT_TRUE(HasAllPostings(*index, fp, id));
+  }
+  {
+    // A text that no longer yields its hashes fails the same way, as the recomputer says.
+    IndexOptions changed = o;
+    changed.chunk_recomputer = std::make_shared<TableRecomputer>();
+    auto index = OpenOrDie(changed);
+    absl::Status s = index->Unregister(id);
+    EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
+    EXPECT_OK(index->GetDocument(id));
+    EXPECT_TRUE(HasAllPostings(*index, fp, id));
+  }
+  auto index = OpenOrDie(o);
+  ASSERT_OK(index->Unregister(id));
+  EXPECT_EQ(PostingsOf(*index, fp.chunks[0].hash, id).size(), 0u);
+}
+
+// Recomputes as TableRecomputer does, but first waits until `release` is set, at most 20 s
+// (`timed_out`): a build that recomputes under the writer lock fails rather than hangs.
+class WaitingRecomputer final : public ChunkRecomputer {
+ public:
+  explicit WaitingRecomputer(DocumentFingerprint fp) : fp_(std::move(fp)) {}
+  bool Reproducible(const DocumentRecord&, std::string_view) const override { return true; }
+  absl::Status Recompute(const DocumentRecord&, std::string_view,
+                         std::vector<ChunkHash>* hashes) const override {
+    if (waiting.load()) {
+      entered.store(true);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (!release.load()) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          timed_out.store(true);
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    }
+    hashes->clear();
+    for (const Chunk& c : fp_.chunks) hashes->push_back(c.hash);
+    return absl::OkStatus();
+  }
+  mutable std::atomic<bool> waiting{false}, entered{false}, release{false}, timed_out{false};
+
+ private:
+  const DocumentFingerprint fp_;
+};
+
+TEST(IndexTest, RegistrationsGoOnWhileAnUnregistrationRecomputesItsHashes) {
+  TempDir dir;
+  const DocumentFingerprint fp = MakeFingerprint(1, 20);
+  auto recomputer = std::make_shared<WaitingRecomputer>(fp);
+  IndexOptions o = Options(dir.Join("db"));
+  o.chunk_recomputer = recomputer;
+  auto index = OpenOrDie(o);
+  const DocId id = index->Register(MakeRecord("slow"), fp, "slow text").value().id;
+  recomputer->waiting.store(true);
+  std::thread unregister([&] { EXPECT_OK(index->Unregister(id)); });
+  while (!recomputer->entered.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // The unregistration is inside its recomputation: a registration is not held up by it.
+  EXPECT_OK(index->Register(MakeRecord("meanwhile"), MakeFingerprint(2, 20), "other text"));
+  recomputer->release.store(true);
+  unregister.join();
+  EXPECT_FALSE(recomputer->timed_out.load()) << "the registration waited for the recomputation";
+  EXPECT_EQ(PostingsOf(*index, fp.chunks[0].hash, id).size(), 0u);
+}
+
+TEST(IndexTest, DocumentsWithChunkListsFromAnOlderBuildAreRemovedByTheirLists) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  IndexOptions old_build = Options(path);  // no recomputer: what builds of schema 4 write
+  const DocumentFingerprint old_fp = MakeFingerprint(1, 20, true);
+  const DocumentFingerprint new_fp = MakeFingerprint(2, 20, true);
+  DocId old_id = 0;
+  {
+    auto index = OpenOrDie(old_build);
+    auto r = index->Register(MakeRecord("old"), old_fp, "old text");
+    ASSERT_OK(r);
+    old_id = r->id;
+    ASSERT_OK(index->Flush());
+  }
+  EXPECT_EQ(ChunkListsOf(path), 1u);
+  EXPECT_EQ(RecordedSchema(path), 4u);
+  auto recomputer = std::make_shared<TableRecomputer>();  // knows neither text
+  IndexOptions o = old_build;
+  o.chunk_recomputer = recomputer;
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_OK(index->Unregister(old_id));
+    EXPECT_EQ(recomputer->calls(), 0);
+    EXPECT_EQ(PostingsLeft(*index, {old_fp}, old_id), 0u);
+    ASSERT_OK(index->Flush());
+  }
+  // Opening and removing wrote nothing a schema-4 build cannot read.
+  EXPECT_EQ(RecordedSchema(path), 4u);
+  // A text kept without its list, and a document without stored text (which keeps its list).
+  o.store_texts = false;
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_OK(index->Register(MakeRecord("no text"), new_fp, "new text"));
+    ASSERT_OK(index->Flush());
+  }
+  EXPECT_EQ(ChunkListsOf(path), 1u);
+  EXPECT_EQ(RecordedSchema(path), 4u);
+}
+
+TEST(IndexTest, APerHashIndexWithoutChunkListsUpgradesToBucketsAndKeepsItsSchema) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  auto recomputer = std::make_shared<TableRecomputer>();
+  IndexOptions o = Options(path);
+  o.bucketed_postings = false;
+  o.chunk_recomputer = recomputer;
+  const DocumentFingerprint a = MakeFingerprint(1, 20, true), b = MakeFingerprint(2, 20, true);
+  recomputer->Learn("a", a);
+  recomputer->Learn("b", b);
+  DocId id_a = 0, id_b = 0;
+  {
+    auto index = OpenOrDie(o);
+    id_a = index->Register(MakeRecord("a"), a, "a").value().id;
+    id_b = index->Register(MakeRecord("b"), b, "b").value().id;
+    ASSERT_OK(index->Flush());
+  }
+  EXPECT_EQ(RecordedSchema(path), 5u);
+  ASSERT_OK(Index::UpgradePostings(o));
+  EXPECT_EQ(RecordedSchema(path), 5u);
+  auto index = OpenOrDie(o);
+  EXPECT_NE(index->Stats().bucket_bits, 0u);
+  ASSERT_OK(index->Unregister(id_a));
+  EXPECT_EQ(PostingsLeft(*index, {a, b}, id_a), 0u);
+  EXPECT_TRUE(HasAllPostings(*index, b, id_b));
+}
+
 TEST(IndexTest, RemoveExpiredRemovesDueDocumentsEarliestFirstAndNothingElse) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Join("db")));
