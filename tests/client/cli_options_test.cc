@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/testing/files.h"
 
 namespace cops {
 namespace {
@@ -31,9 +32,7 @@ std::string Quote(const std::string& word) {
 }
 
 CopsRun DryRun(const std::vector<std::string>& args) {
-  const char* dir = std::getenv("COPS_BUILD_DIR");
-  std::string command = "COPS_CLI_DRY_RUN=1 " + std::string(dir != nullptr ? dir : ".") +
-                        "/client/cops";
+  std::string command = "COPS_CLI_DRY_RUN=1 " + testing::BuildDir() + "/client/cops";
   for (const std::string& a : args) command += " " + Quote(a);
   CopsRun run;
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");

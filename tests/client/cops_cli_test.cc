@@ -40,14 +40,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using testing::BuildDir;
 using testing::Spawn;
 using testing::WaitExit;
 using testing_corpus::Corpus;
-
-std::string BuildDir() {
-  const char* dir = getenv("COPS_BUILD_DIR");
-  return dir != nullptr ? dir : ".";
-}
 
 void WriteFile(const fs::path& path, const std::string& content) {
   fs::create_directories(path.parent_path());

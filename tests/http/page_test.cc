@@ -154,9 +154,7 @@ TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
   ASSERT_FALSE(admin_key.empty());
 
   // An owner of the collection 'journal', made as an administrator makes one.
-  const char* build_dir = std::getenv("COPS_BUILD_DIR");
-  const std::string cops =
-      (build_dir != nullptr ? fs::path(build_dir) : fs::path(".")) / "client" / "cops";
+  const std::string cops = fs::path(testing::BuildDir()) / "client" / "cops";
   const std::string as_admin =
       cops + " --server " + (*copsd)->address() + " --api-key " + admin_key + " --json admin ";
   std::string output = RunCommand(as_admin + "collection create journal", &code);

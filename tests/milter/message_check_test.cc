@@ -16,6 +16,7 @@
 #include "milter/local_checker.h"
 #include "storage/data_dir.h"
 #include "tests/testing/documents.h"
+#include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -524,9 +525,7 @@ TEST_F(LocalIndexTest, RefusesAKeyOrParametersOtherThanTheIndexs) {
   EXPECT_NE(opened.status().message().find(differs), std::string::npos) << opened.status();
 
   // The executable says why and exits 2 before it listens.
-  const char* build = getenv("COPS_BUILD_DIR");
-  if (build == nullptr) GTEST_SKIP() << "COPS_BUILD_DIR unset (CTest sets it): no cops-milter";
-  const std::string command = std::string(build) +
+  const std::string command = testing::BuildDir() +
                               "/milter/cops-milter --listen inet:0@127.0.0.1 --data-dir '" +
                               data_dir_ + "' --key-file '" + wrong_key + "' 2>&1";
   FILE* out = popen(command.c_str(), "r");

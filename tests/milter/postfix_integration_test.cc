@@ -41,6 +41,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::Accepts;
+using testing::BuildDir;
 using testing::FreePort;
 using testing::ReadFileOrEmpty;
 using testing::Spawn;
@@ -52,11 +53,6 @@ using testing_corpus::UnrelatedText;
 constexpr char kRecipient[] = "nobody@cops-test.localdomain";
 // A second local domain, under the live milter's per-domain policy.
 constexpr char kStrictRecipient[] = "nobody@strict.localdomain";
-
-std::string BuildDir() {
-  const char* dir = getenv("COPS_BUILD_DIR");
-  return dir != nullptr ? dir : ".";
-}
 
 void WriteFile(const fs::path& path, const std::string& content) {
   std::ofstream(path, std::ios::binary) << content;

@@ -50,7 +50,7 @@ class ClusterPresenceTest : public ::testing::Test {
   // What `copsd --show-cluster` prints.
   std::string ShowCluster() {
     const std::string out = dir_.Join("show.out");
-    const pid_t pid = testing::Spawn({std::string(std::getenv("COPS_BUILD_DIR")) + "/server/copsd",
+    const pid_t pid = testing::Spawn({testing::BuildDir() + "/server/copsd",
                                       "--show-cluster", nats_->url(), "--heartbeat-ms", "100"},
                                      {}, out, out);
     EXPECT_EQ(testing::WaitExit(pid), 0) << testing::ReadFileOrEmpty(out);

@@ -40,11 +40,7 @@ namespace {
 namespace fs = std::filesystem;
 using testing_corpus::Corpus;
 
-std::string BuildDir() {
-  const char* dir = std::getenv("COPS_BUILD_DIR");
-  return dir != nullptr ? dir : ".";
-}
-
+using testing::BuildDir;
 using testing::Eventually;
 
 // LogReplica::OutcomeOf between the index write of an event and the record of its outcome

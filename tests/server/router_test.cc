@@ -349,8 +349,7 @@ TEST_F(PartitionedClusterTest, TheCliFlagsAPartialAnswerAndExitsTwoUnlessItFound
   }
   Stop(&replicas_[0][0], SIGKILL);
   Stop(&replicas_[0][1], SIGKILL);
-  const char* build = std::getenv("COPS_BUILD_DIR");
-  ASSERT_NE(build, nullptr) << "run through ctest (COPS_BUILD_DIR)";
+  const std::string build = testing::BuildDir();
   // Runs `cops --json check` on document `i`'s text: exit code and output.
   auto cops_check = [&](size_t i) {
     const std::filesystem::path text = dir_.path() / ("check-" + std::to_string(i) + ".txt");

@@ -35,12 +35,11 @@ absl::StatusOr<ProcessMemory> ReadProcessMemory(pid_t pid) {
 
 absl::StatusOr<std::unique_ptr<CopsdProcess>> CopsdProcess::Start(
     const fs::path& dir, const std::vector<std::string>& flags) {
-  const char* build = getenv("COPS_BUILD_DIR");
   const fs::path port_file = dir / "copsd.port";
   const fs::path log = dir / "copsd.log";
   fs::remove(port_file);
   std::vector<std::string> argv = {
-      (build != nullptr ? fs::path(build) : fs::path(".")) / "server" / "copsd",
+      fs::path(BuildDir()) / "server" / "copsd",
       "--data-dir",
       (dir / "data").string(),
       "--port-file",

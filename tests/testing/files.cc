@@ -2,10 +2,16 @@
 
 #include <sys/stat.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 namespace cops::testing {
+
+std::string BuildDir() {
+  const char* dir = std::getenv("COPS_BUILD_DIR");
+  return dir != nullptr && *dir != '\0' ? dir : COPS_TESTING_BUILD_DIR;
+}
 
 std::string ReadFileOrEmpty(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
