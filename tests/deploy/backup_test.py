@@ -10,6 +10,7 @@ Each time copsd starts on the restored copy and every registered document is fou
 under its id, with the key file still owner-only.
 """
 
+import hashlib
 import json
 import os
 import stat
@@ -21,13 +22,15 @@ COPS = os.path.join(build_dir(), "client", "cops")
 
 
 def write_documents(tmp):
+    """Three unrelated texts: what a backup must keep is each document, not a detection edge
+    case (texts that differ by one word in eight are near-copies of each other)."""
     os.makedirs(os.path.join(tmp, "docs"))
     paths = []
     for i in range(3):
         path = os.path.join(tmp, "docs", f"{i}.txt")
+        words = [hashlib.sha256(f"{i}-{j}".encode()).hexdigest()[:8] for j in range(320)]
         with open(path, "w") as f:
-            f.write(" ".join(f"document {i} sentence {j} says something of its own."
-                             for j in range(40)))
+            f.write(" ".join(" ".join(words[j:j + 8]) + "." for j in range(0, 320, 8)))
         paths.append(path)
     return paths
 
