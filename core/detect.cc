@@ -52,6 +52,10 @@ struct Scratch {
   std::vector<UnitRange> covered;
   std::vector<uint32_t> reach;  // InteriorReach() of `covered`
   std::vector<FoundChunk> found;  // CheckOptions::common_phrase_documents, by unit_begin
+  // Per candidate (as ids): a bitmap of the verification grams it holds, built when the
+  // common-phrase rule first asks (CandidateVerifier::GramBits); empty until then.
+  std::vector<std::vector<uint64_t>> gram_bits;
+  std::vector<size_t> co_holders;  // CandidateVerifier::OwnGramUnits
   std::vector<std::vector<DocId>> pair_holders;  // step 5: LookupStemPairs' answer
 
   // Called after each check.
@@ -86,6 +90,10 @@ struct Scratch {
     ReleaseIfLarge(&covered);
     ReleaseIfLarge(&reach);
     ReleaseIfLarge(&found);
+    ReleaseNestedIfLarge(&gram_bits, [](const std::vector<uint64_t>& b) {
+      return b.capacity() * sizeof(uint64_t);
+    });
+    ReleaseIfLarge(&co_holders);
     if (CapacityBytes(unexcluded.chunks) + CapacityBytes(unexcluded.grams) +
             CapacityBytes(unexcluded.units) >
         kScratchKeepBytes) {
@@ -179,15 +187,24 @@ uint32_t RareRunUnits(const ChunkingParams& p) {
 // documents, 6% at most.
 constexpr uint32_t kOwnTextPercent = 20;
 
+// Whether `units` of a passage of `passage_units` test units are enough to make it the
+// candidate's own text (kOwnTextPercent, and at least `rare_run_units`).
+bool OwnText(uint32_t units, uint32_t passage_units, uint32_t rare_run_units) {
+  return units >= rare_run_units && units * 100 >= kOwnTextPercent * passage_units;
+}
+
 // Marks the passages of `v` that count and are common text as Exclusion::kCommonPhrase, and
 // takes them off the matched counts. `found`: the looked-up chunks found in the index, by
 // unit_begin. A passage is common text when chunks fully inside it are held by at least
 // `common_documents` registered documents, no run of the others (the rare ones, with no
-// common chunk between them) spans `rare_run_units` test units, and the chunks that only
-// `candidate` holds do not cover kOwnTextPercent of it.
+// common chunk between them) spans `rare_run_units` test units, and the candidate's own
+// text does not cover kOwnTextPercent of it: neither the chunks that only `candidate`
+// holds, nor `own_gram_units(passage)`, the test units covered by grams that the candidate
+// holds and the other candidates sharing the passage do not (0 when it cannot tell).
+template <typename OwnGramUnits>
 void ExcludeCommonPassages(const std::vector<FoundChunk>& found, uint32_t k,
                            uint32_t common_documents, uint32_t rare_run_units, DocId candidate,
-                           Verification* v) {
+                           Verification* v, OwnGramUnits&& own_gram_units) {
   bool changed = false;
   for (Passage& p : v->passages) {
     if (p.excluded != Exclusion::kNone) continue;
@@ -212,9 +229,12 @@ void ExcludeCommonPassages(const std::vector<FoundChunk>& found, uint32_t k,
       in_run = true;
       rare = it->unit_end - run_begin >= rare_run_units;
     }
-    if (own_units >= rare_run_units && own_units * 100 >= kOwnTextPercent * (ue - ub)) {
-      rare = true;
-    }
+    if (OwnText(own_units, ue - ub, rare_run_units)) rare = true;
+    // The chunks looked up are a selection (winnowing's, at registration and in the check),
+    // which can all but miss the candidate's own words: in a text made from a template whose
+    // shared words repeat, the same few shared chunks are the windows' minima in nearly every
+    // sentence under some keys. The grams are every 3-gram of both texts.
+    if (common && !rare && OwnText(own_gram_units(p), ue - ub, rare_run_units)) rare = true;
     if (!common || rare) continue;
     p.excluded = Exclusion::kCommonPhrase;
     v->matched_test_grams -= std::min(v->matched_test_grams, p.matched);
@@ -407,6 +427,8 @@ class CandidateVerifier {
     }
     s.test_grams.Build(test.grams, s.gram_excluded);
     COPS_RETURN_IF_ERROR(source.ReadGrams(s.ids, &s.grams));
+    if (s.gram_bits.size() < s.ids.size()) s.gram_bits.resize(s.ids.size());
+    for (size_t i = 0; i < s.ids.size(); ++i) s.gram_bits[i].clear();
     v.CollectCandidatePostings(postings);
     v.CollectFoundChunks(looked_up, postings);
     return v;
@@ -424,7 +446,7 @@ class CandidateVerifier {
     cops::Verify(s_.test_grams, s_.grams[i], verify_, &v);
     if (!s_.found.empty()) {
       ExcludeCommonPassages(s_.found, k_, check_.common_phrase_documents, RareRunUnits(params_),
-                            s_.ids[i], &v);
+                            s_.ids[i], &v, [&](const Passage& p) { return OwnGramUnits(i, p); });
     }
     DocumentMatch m = MatchOf(s_.ids[i], v, check_);
     std::sort(s_.doc_postings[i].begin(), s_.doc_postings[i].end(),
@@ -487,6 +509,60 @@ class CandidateVerifier {
   }
 
  private:
+  // The verification grams candidate i holds, as a bitmap over the gram space (8 KiB), built
+  // on first use.
+  const std::vector<uint64_t>& GramBits(size_t i) {
+    std::vector<uint64_t>& bits = s_.gram_bits[i];
+    if (bits.empty()) {
+      bits.assign((size_t{1} << kVerifyGramBits) / 64, 0);
+      for (const uint32_t g : s_.grams[i]) {
+        const uint32_t b = g & kVerifyGramMask;
+        bits[b / 64] |= uint64_t{1} << (b % 64);
+      }
+    }
+    return bits;
+  }
+  static bool Holds(const std::vector<uint64_t>& bits, uint32_t gram) {
+    const uint32_t b = gram & kVerifyGramMask;
+    return (bits[b / 64] >> (b % 64)) & 1;
+  }
+
+  // The test units of passage p (of candidate i) covered by test grams that candidate i
+  // holds and none of its co-holders does: the other candidates holding at least half of the
+  // passage's grams. Without common_phrase_documents - 1 co-holders among the candidates
+  // (the others holding the common text were not read), 0: the grams cannot tell.
+  uint32_t OwnGramUnits(size_t i, const Passage& p) {
+    const std::vector<uint32_t>& grams = test_.grams;
+    const uint32_t gb = std::min<uint32_t>(p.test_begin, grams.size());
+    const uint32_t ge = std::min<uint32_t>(p.test_end, grams.size());
+    if (gb >= ge) return 0;
+    s_.co_holders.clear();
+    for (size_t j = 0; j < s_.ids.size(); ++j) {
+      if (j == i || j >= s_.grams.size() || s_.grams[j].empty()) continue;
+      const std::vector<uint64_t>& bits = GramBits(j);
+      uint32_t held = 0;
+      for (uint32_t g = gb; g < ge; ++g) held += Holds(bits, grams[g]) ? 1 : 0;
+      if (2 * held >= ge - gb) s_.co_holders.push_back(j);
+    }
+    if (s_.co_holders.size() + 1 < check_.common_phrase_documents) return 0;
+    const std::vector<uint64_t>& mine = GramBits(i);
+    uint32_t own_units = 0, own_end = 0;
+    for (uint32_t g = gb; g < ge; ++g) {
+      if (!Holds(mine, grams[g])) continue;
+      bool shared = false;
+      for (const size_t j : s_.co_holders) {
+        if (Holds(s_.gram_bits[j], grams[g])) {
+          shared = true;
+          break;
+        }
+      }
+      if (shared) continue;
+      own_units += g + k_ - std::clamp(own_end, g, g + k_);
+      own_end = std::max(own_end, g + k_);
+    }
+    return own_units;
+  }
+
   CandidateVerifier(const DocumentFingerprint& test, const ChunkingParams& params,
                     const CheckOptions& check, Scratch& s, std::vector<UnitRange>* covered)
       : test_(test),
