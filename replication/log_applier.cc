@@ -299,6 +299,7 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
   jsMsgMetaData_Destroy(meta);
   const bool filtered = !options_.filter_subject.empty();
   absl::Status status;
+  bool gap = false;  // an earlier event did not arrive
   switch (ClassifyDelivery(filtered, sink_->AppliedLogSequence(), last_delivery_, sequence,
                            delivery)) {
     case DeliveryAction::kSkip:  // a redelivery of an applied event
@@ -314,6 +315,7 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
                                    "applied sequence");
       break;
     case DeliveryAction::kDecline:
+      gap = true;
       status = absl::FailedPreconditionError(
           "log event " + std::to_string(sequence) + " arrived before event " +
           std::to_string(sink_->AppliedLogSequence() + 1));
@@ -351,8 +353,10 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
   if (!status.ok()) {
     natsMsg_Nak(msg, nullptr);
     // A filtered consumer cannot tell a later event from one that overtook the failed one:
-    // it starts afresh at the applied sequence.
-    return filtered ? Outcome::kRestart : Outcome::kRetry;
+    // it starts afresh at the applied sequence. So does one of the whole stream past a gap:
+    // the declined event, redelivered at once, would keep it busy (never idle, so never
+    // checking for lost deliveries) until JetStream's ack wait sent the missing one again.
+    return filtered || gap ? Outcome::kRestart : Outcome::kRetry;
   }
   // Acknowledged only after the apply is durable in RocksDB; a crash in between redelivers
   // it, and ClassifyDelivery skips it.

@@ -278,35 +278,46 @@ uint64_t StealOneDelivery(JetStream* js, const std::string& subject, const std::
   return stolen;
 }
 
-// A lost delivery of a partition's consumer: the later events must not be applied over the
-// gap, or the lost one would be skipped as applied when JetStream redelivers it. The next
-// event's delivery number shows the gap; the consumer is recreated at the applied sequence
-// and delivers the lost event, then the new one, long before JetStream's 30 s ack wait.
-TEST_F(LogApplierTest, ADeliveryLostOnAPartitionsConsumerIsAppliedBeforeLaterEvents) {
+// A lost delivery: the later events must not be applied over the gap, or the lost one would
+// be skipped as applied when JetStream redelivers it. On a partition's consumer the next
+// event's delivery number shows the gap, on the whole stream its sequence; the consumer is
+// recreated at the applied sequence and delivers the lost event, then the new one, long
+// before JetStream's 30 s ack wait. (The whole stream's consumer declined the next event
+// and, JetStream redelivering it at once, waited out the ack wait.)
+TEST_F(LogApplierTest, ADeliveryLostOnAConsumerIsAppliedBeforeLaterEvents) {
   RegistrationLog log(js_.get());
-  std::unique_ptr<Index> index = OpenIndex("index");
-  IndexSink sink(index.get(), fingerprinter_.get());
-  const std::string subject = PartitionSubject(js_->options().subject, 0);
-  LogApplierOptions options;
-  options.durable = "partition-0";
-  options.filter_subject = subject;
-  options.fetch_wait_ms = 100;
-  ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
-  ASSERT_OK(log.PublishTo(subject, Registration(0)));
-  ASSERT_TRUE(WaitApplied(*index, 1));
-  int next = 1;
-  const uint64_t stolen = StealOneDelivery(js_.get(), subject, options.durable, [&] {
-    return log.PublishTo(subject, Registration(next++)).value_or(0);
-  });
-  ASSERT_NE(stolen, 0u) << "the applier won every race for the delivery";
-  EXPECT_LT(index->AppliedLogSequence(), stolen);
-  ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(subject, Registration(100)));
-  ASSERT_TRUE(WaitApplied(*index, last)) << applier->LastError();
-  applier->Stop();
-  EXPECT_GE(applier->Restarts(), 1);
-  EXPECT_EQ(index->Stats().documents, last);
-  ASSERT_OK_AND_ASSIGN(DocumentPage page, index->ListDocuments("", 100));
-  EXPECT_EQ(page.documents.size(), last);
+  for (const bool partitioned : {true, false}) {
+    SCOPED_TRACE(partitioned ? "partition's consumer" : "whole stream's consumer");
+    std::unique_ptr<Index> index = OpenIndex(partitioned ? "partitioned" : "whole");
+    IndexSink sink(index.get(), fingerprinter_.get());
+    const std::string subject =
+        partitioned ? PartitionSubject(js_->options().subject, 0) : js_->options().subject;
+    LogApplierOptions options;
+    options.durable = partitioned ? "partition-0" : "whole";
+    if (partitioned) options.filter_subject = subject;
+    options.fetch_wait_ms = 100;
+    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
+    int next = partitioned ? 0 : 400;
+    // Everything before (the whole stream holds the partition's events too) is applied
+    // first: the delivery stolen is a new event's.
+    ASSERT_OK_AND_ASSIGN(const uint64_t first, log.PublishTo(subject, Registration(next++)));
+    ASSERT_TRUE(WaitApplied(*index, first)) << applier->LastError();
+    const uint64_t stolen = StealOneDelivery(js_.get(), subject, options.durable, [&] {
+      return log.PublishTo(subject, Registration(next++)).value_or(0);
+    });
+    ASSERT_NE(stolen, 0u) << "the applier won every race for the delivery";
+    EXPECT_LT(index->AppliedLogSequence(), stolen);
+    ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(subject, Registration(next++)));
+    // WaitApplied gives up after 10 s, well before JetStream would redeliver (30 s).
+    ASSERT_TRUE(WaitApplied(*index, last)) << applier->LastError();
+    applier->Stop();
+    EXPECT_GE(applier->Restarts(), 1);
+    if (partitioned) {
+      EXPECT_EQ(index->Stats().documents, last);
+      ASSERT_OK_AND_ASSIGN(DocumentPage page, index->ListDocuments("", 100));
+      EXPECT_EQ(page.documents.size(), last);
+    }
+  }
 }
 
 // The lost delivery is the last event (nothing follows to show a gap): after a second of
@@ -327,6 +338,10 @@ TEST_F(LogApplierTest, ALostLastDeliveryIsAppliedWithoutWaitingOutTheAckWait) {
     options.fetch_wait_ms = 100;
     ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
     int next = partitioned ? 200 : 300;
+    // Everything before is applied first (the whole stream holds the partition's events:
+    // a thief could take one of those, with later ones after it, instead of the last).
+    ASSERT_OK_AND_ASSIGN(const uint64_t first, log.PublishTo(subject, Registration(next++)));
+    ASSERT_TRUE(WaitApplied(*index, first)) << applier->LastError();
     const uint64_t stolen = StealOneDelivery(js_.get(), subject, options.durable, [&] {
       return log.PublishTo(subject, Registration(next++)).value_or(0);
     });
