@@ -55,7 +55,10 @@ struct Scratch {
   // Per candidate (as ids): a bitmap of the verification grams it holds, built when the
   // common-phrase rule first asks (CandidateVerifier::GramBits); empty until then.
   std::vector<std::vector<uint64_t>> gram_bits;
-  std::vector<size_t> co_holders;  // CandidateVerifier::OwnGramUnits
+  // Per test gram, once the common-phrase rule asks (CandidateVerifier::GramHolders): how
+  // many candidates hold it (kUncounted until then), and which one when only one does.
+  std::vector<uint32_t> gram_holders;
+  std::vector<uint32_t> gram_sole_holder;
   std::vector<std::vector<DocId>> pair_holders;  // step 5: LookupStemPairs' answer
 
   // Called after each check.
@@ -93,7 +96,8 @@ struct Scratch {
     ReleaseNestedIfLarge(&gram_bits, [](const std::vector<uint64_t>& b) {
       return b.capacity() * sizeof(uint64_t);
     });
-    ReleaseIfLarge(&co_holders);
+    ReleaseIfLarge(&gram_holders);
+    ReleaseIfLarge(&gram_sole_holder);
     if (CapacityBytes(unexcluded.chunks) + CapacityBytes(unexcluded.grams) +
             CapacityBytes(unexcluded.units) >
         kScratchKeepBytes) {
@@ -199,8 +203,8 @@ bool OwnText(uint32_t units, uint32_t passage_units, uint32_t rare_run_units) {
 // `common_documents` registered documents, no run of the others (the rare ones, with no
 // common chunk between them) spans `rare_run_units` test units, and the candidate's own
 // text does not cover kOwnTextPercent of it: neither the chunks that only `candidate`
-// holds, nor `own_gram_units(passage)`, the test units covered by grams that the candidate
-// holds and the other candidates sharing the passage do not (0 when it cannot tell).
+// holds, nor `own_gram_units(passage)`, the test units covered by grams that it holds and
+// no other candidate does (0 when the grams cannot tell).
 template <typename OwnGramUnits>
 void ExcludeCommonPassages(const std::vector<FoundChunk>& found, uint32_t k,
                            uint32_t common_documents, uint32_t rare_run_units, DocId candidate,
@@ -429,6 +433,7 @@ class CandidateVerifier {
     COPS_RETURN_IF_ERROR(source.ReadGrams(s.ids, &s.grams));
     if (s.gram_bits.size() < s.ids.size()) s.gram_bits.resize(s.ids.size());
     for (size_t i = 0; i < s.ids.size(); ++i) s.gram_bits[i].clear();
+    s.gram_holders.clear();
     v.CollectCandidatePostings(postings);
     v.CollectFoundChunks(looked_up, postings);
     return v;
@@ -527,36 +532,42 @@ class CandidateVerifier {
     return (bits[b / 64] >> (b % 64)) & 1;
   }
 
-  // The test units of passage p (of candidate i) covered by test grams that candidate i
-  // holds and none of its co-holders does: the other candidates holding at least half of the
-  // passage's grams. Without common_phrase_documents - 1 co-holders among the candidates
-  // (the others holding the common text were not read), 0: the grams cannot tell.
-  uint32_t OwnGramUnits(size_t i, const Passage& p) {
-    const std::vector<uint32_t>& grams = test_.grams;
-    const uint32_t gb = std::min<uint32_t>(p.test_begin, grams.size());
-    const uint32_t ge = std::min<uint32_t>(p.test_end, grams.size());
-    if (gb >= ge) return 0;
-    s_.co_holders.clear();
-    for (size_t j = 0; j < s_.ids.size(); ++j) {
-      if (j == i || j >= s_.grams.size() || s_.grams[j].empty()) continue;
-      const std::vector<uint64_t>& bits = GramBits(j);
-      uint32_t held = 0;
-      for (uint32_t g = gb; g < ge; ++g) held += Holds(bits, grams[g]) ? 1 : 0;
-      if (2 * held >= ge - gb) s_.co_holders.push_back(j);
+  static constexpr uint32_t kUncounted = UINT32_MAX;
+  // How many candidates hold test gram g (and s_.gram_sole_holder[g], the one when only one
+  // does); counted once per check, on first use.
+  uint32_t GramHolders(uint32_t g) {
+    if (s_.gram_holders.empty()) {
+      s_.gram_holders.assign(test_.grams.size(), kUncounted);
+      s_.gram_sole_holder.resize(test_.grams.size());
     }
-    if (s_.co_holders.size() + 1 < check_.common_phrase_documents) return 0;
-    const std::vector<uint64_t>& mine = GramBits(i);
+    uint32_t& holders = s_.gram_holders[g];
+    if (holders == kUncounted) {
+      holders = 0;
+      for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
+        if (s_.grams[j].empty() || !Holds(GramBits(j), test_.grams[g])) continue;
+        ++holders;
+        s_.gram_sole_holder[g] = static_cast<uint32_t>(j);
+      }
+    }
+    return holders;
+  }
+
+  // The test units of passage p (of candidate i) covered by test grams that candidate i holds
+  // and no other candidate does. 0 when the grams cannot tell: unless half the passage's grams
+  // are held by common_phrase_documents candidates, the others holding its common text were
+  // not read (a 16-bit gram is held by chance by a candidate of n grams with odds n / 2^16,
+  // which only lowers what is counted as own).
+  uint32_t OwnGramUnits(size_t i, const Passage& p) {
+    const uint32_t gb = std::min<uint32_t>(p.test_begin, test_.grams.size());
+    const uint32_t ge = std::min<uint32_t>(p.test_end, test_.grams.size());
+    uint32_t common = 0;
+    for (uint32_t g = gb; g < ge; ++g) {
+      if (GramHolders(g) >= check_.common_phrase_documents) ++common;
+    }
+    if (gb >= ge || 2 * common < ge - gb) return 0;
     uint32_t own_units = 0, own_end = 0;
     for (uint32_t g = gb; g < ge; ++g) {
-      if (!Holds(mine, grams[g])) continue;
-      bool shared = false;
-      for (const size_t j : s_.co_holders) {
-        if (Holds(s_.gram_bits[j], grams[g])) {
-          shared = true;
-          break;
-        }
-      }
-      if (shared) continue;
+      if (s_.gram_holders[g] != 1 || s_.gram_sole_holder[g] != i) continue;
       own_units += g + k_ - std::clamp(own_end, g, g + k_);
       own_end = std::max(own_end, g + k_);
     }
