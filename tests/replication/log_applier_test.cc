@@ -278,45 +278,65 @@ uint64_t StealOneDelivery(JetStream* js, const std::string& subject, const std::
   return stolen;
 }
 
+// An applier on a fresh index (of one partition's subject, or of the whole stream) that has
+// applied everything published before, and one new event whose delivery a thief took from
+// its consumer (`stolen`: its sequence, 0 when the applier won every race).
+struct RobbedConsumer {
+  std::unique_ptr<Index> index;
+  std::unique_ptr<IndexSink> sink;
+  std::unique_ptr<LogApplier> applier;
+  std::string subject;
+  uint64_t stolen = 0;
+};
+
+class LostDeliveryTest : public LogApplierTest {
+ protected:
+  // `partition` < 0: the whole stream. Events published are Registration(*next), (*next)++.
+  void StartAndRob(RegistrationLog& log, int partition, int* next, RobbedConsumer* c) {
+    c->index = OpenIndex(partition < 0 ? "whole" : "partition-" + std::to_string(partition));
+    ASSERT_NE(c->index, nullptr);
+    c->sink = std::make_unique<IndexSink>(c->index.get(), fingerprinter_.get());
+    c->subject = partition < 0 ? js_->options().subject
+                               : PartitionSubject(js_->options().subject, partition);
+    LogApplierOptions options;
+    options.durable = partition < 0 ? "whole" : "partition-" + std::to_string(partition);
+    if (partition >= 0) options.filter_subject = c->subject;
+    options.fetch_wait_ms = 100;
+    ASSERT_OK_AND_ASSIGN(c->applier, LogApplier::Start(js_.get(), c->sink.get(), options));
+    // Everything before is applied first: the whole stream holds the partitions' events,
+    // and a thief could take one of those, with later ones after it, instead of a new one.
+    ASSERT_OK_AND_ASSIGN(const uint64_t first, log.PublishTo(c->subject, Registration((*next)++)));
+    ASSERT_TRUE(WaitApplied(*c->index, first)) << c->applier->LastError();
+    c->stolen = StealOneDelivery(js_.get(), c->subject, options.durable, [&] {
+      return log.PublishTo(c->subject, Registration((*next)++)).value_or(0);
+    });
+    ASSERT_NE(c->stolen, 0u) << "the applier won every race for the delivery";
+    EXPECT_LT(c->index->AppliedLogSequence(), c->stolen);
+  }
+};
+
 // A lost delivery: the later events must not be applied over the gap, or the lost one would
 // be skipped as applied when JetStream redelivers it. On a partition's consumer the next
 // event's delivery number shows the gap, on the whole stream its sequence; the consumer is
 // recreated at the applied sequence and delivers the lost event, then the new one, long
 // before JetStream's 30 s ack wait. (The whole stream's consumer declined the next event
 // and, JetStream redelivering it at once, waited out the ack wait.)
-TEST_F(LogApplierTest, ADeliveryLostOnAConsumerIsAppliedBeforeLaterEvents) {
+TEST_F(LostDeliveryTest, ADeliveryLostOnAConsumerIsAppliedBeforeLaterEvents) {
   RegistrationLog log(js_.get());
-  for (const bool partitioned : {true, false}) {
-    SCOPED_TRACE(partitioned ? "partition's consumer" : "whole stream's consumer");
-    std::unique_ptr<Index> index = OpenIndex(partitioned ? "partitioned" : "whole");
-    IndexSink sink(index.get(), fingerprinter_.get());
-    const std::string subject =
-        partitioned ? PartitionSubject(js_->options().subject, 0) : js_->options().subject;
-    LogApplierOptions options;
-    options.durable = partitioned ? "partition-0" : "whole";
-    if (partitioned) options.filter_subject = subject;
-    options.fetch_wait_ms = 100;
-    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
-    int next = partitioned ? 0 : 400;
-    // Everything before (the whole stream holds the partition's events too) is applied
-    // first: the delivery stolen is a new event's.
-    ASSERT_OK_AND_ASSIGN(const uint64_t first, log.PublishTo(subject, Registration(next++)));
-    ASSERT_TRUE(WaitApplied(*index, first)) << applier->LastError();
-    const uint64_t stolen = StealOneDelivery(js_.get(), subject, options.durable, [&] {
-      return log.PublishTo(subject, Registration(next++)).value_or(0);
-    });
-    ASSERT_NE(stolen, 0u) << "the applier won every race for the delivery";
-    EXPECT_LT(index->AppliedLogSequence(), stolen);
-    ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(subject, Registration(next++)));
+  int next = 0;
+  for (const int partition : {0, -1}) {
+    SCOPED_TRACE(partition < 0 ? "whole stream's consumer" : "partition's consumer");
+    RobbedConsumer c;
+    ASSERT_NO_FATAL_FAILURE(StartAndRob(log, partition, &next, &c));
+    ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(c.subject, Registration(next++)));
     // WaitApplied gives up after 10 s, well before JetStream would redeliver (30 s).
-    ASSERT_TRUE(WaitApplied(*index, last)) << applier->LastError();
-    applier->Stop();
-    EXPECT_GE(applier->Restarts(), 1);
-    if (partitioned) {
-      EXPECT_EQ(index->Stats().documents, last);
-      ASSERT_OK_AND_ASSIGN(DocumentPage page, index->ListDocuments("", 100));
-      EXPECT_EQ(page.documents.size(), last);
-    }
+    ASSERT_TRUE(WaitApplied(*c.index, last)) << c.applier->LastError();
+    c.applier->Stop();
+    EXPECT_GE(c.applier->Restarts(), 1);
+    // Every event of the stream so far is the partition's or the whole stream's own.
+    EXPECT_EQ(c.index->Stats().documents, last);
+    ASSERT_OK_AND_ASSIGN(DocumentPage page, c.index->ListDocuments("", 1000));
+    EXPECT_EQ(page.documents.size(), last);
   }
 }
 
@@ -324,32 +344,17 @@ TEST_F(LogApplierTest, ADeliveryLostOnAConsumerIsAppliedBeforeLaterEvents) {
 // empty fetches while JetStream awaits its ack, the consumer is recreated and the event
 // applied, well within JetStream's 30 s ack wait; on a partition's subject and on the whole
 // stream alike.
-TEST_F(LogApplierTest, ALostLastDeliveryIsAppliedWithoutWaitingOutTheAckWait) {
+TEST_F(LostDeliveryTest, ALostLastDeliveryIsAppliedWithoutWaitingOutTheAckWait) {
   RegistrationLog log(js_.get());
-  for (const bool partitioned : {true, false}) {
-    SCOPED_TRACE(partitioned ? "partition's consumer" : "whole stream's consumer");
-    std::unique_ptr<Index> index = OpenIndex(partitioned ? "partitioned" : "whole");
-    IndexSink sink(index.get(), fingerprinter_.get());
-    const std::string subject =
-        partitioned ? PartitionSubject(js_->options().subject, 1) : js_->options().subject;
-    LogApplierOptions options;
-    options.durable = partitioned ? "partition-1" : "whole";
-    if (partitioned) options.filter_subject = subject;
-    options.fetch_wait_ms = 100;
-    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
-    int next = partitioned ? 200 : 300;
-    // Everything before is applied first (the whole stream holds the partition's events:
-    // a thief could take one of those, with later ones after it, instead of the last).
-    ASSERT_OK_AND_ASSIGN(const uint64_t first, log.PublishTo(subject, Registration(next++)));
-    ASSERT_TRUE(WaitApplied(*index, first)) << applier->LastError();
-    const uint64_t stolen = StealOneDelivery(js_.get(), subject, options.durable, [&] {
-      return log.PublishTo(subject, Registration(next++)).value_or(0);
-    });
-    ASSERT_NE(stolen, 0u) << "the applier won every race for the delivery";
+  int next = 0;
+  for (const int partition : {1, -1}) {
+    SCOPED_TRACE(partition < 0 ? "whole stream's consumer" : "partition's consumer");
+    RobbedConsumer c;
+    ASSERT_NO_FATAL_FAILURE(StartAndRob(log, partition, &next, &c));
     // WaitApplied gives up after 10 s, well before JetStream would redeliver (30 s).
-    ASSERT_TRUE(WaitApplied(*index, stolen)) << applier->LastError();
-    applier->Stop();
-    EXPECT_GE(applier->Restarts(), 1);
+    ASSERT_TRUE(WaitApplied(*c.index, c.stolen)) << c.applier->LastError();
+    c.applier->Stop();
+    EXPECT_GE(c.applier->Restarts(), 1);
   }
 }
 
