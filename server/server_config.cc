@@ -239,6 +239,12 @@ const std::vector<Flag>& Flags() {
        Value(&ServerConfig::index, &IndexOptions::bucketed_postings)},
       {"expected-documents", "Documents a new bucketed index is sized for (its bucket count)",
        Value(&ServerConfig::index, &IndexOptions::expected_documents)},
+      {"postings-hash-bits",
+       "Top bits of each chunk hash a new bucketed index keeps (0 = all 64): 40 keeps ~3 bytes "
+       "fewer per posting, for a false candidate per ~2^40 / postings looked-up chunks; on an "
+       "existing index 0 or the bits it was built with (docs/storage-format.md)",
+       Value(&ServerConfig::index, &IndexOptions::postings_hash_bits),
+       Checked(CLI::Range(0u, 64u))},
       {"bloom-bits", "Bloom filter bits per chunk key, 0-30 (0 = none)",
        Value(&ServerConfig::index, &IndexOptions::bloom_bits_per_key)},
       {"background-jobs", "RocksDB flush and compaction threads",

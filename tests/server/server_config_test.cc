@@ -88,12 +88,13 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   EXPECT_EQ(c->index.postings_block_kb, 16u);
   EXPECT_FALSE(c->index.sync_writes);
   EXPECT_TRUE(c->index.store_texts);
+  EXPECT_EQ(c->index.postings_hash_bits, 0u);  // the whole hash
   const std::string file = (dir_ / "tunables.conf").string();
   std::ofstream(file) << "block-cache-mb = 32\ncompression = zstd\nstore_texts = false\n";
   setenv("COPS_BLOOM_BITS", "14", 1);
   c = Parse({"--config", file, "--write-buffer-mb", "16", "--background-jobs", "2",
              "--lookup-threads", "1", "--postings-shards", "4",
-             "--postings-memtables", "16"});
+             "--postings-memtables", "16", "--postings-hash-bits", "40"});
   unsetenv("COPS_BLOOM_BITS");
   ASSERT_OK(c);
   EXPECT_EQ(c->index.block_cache_bytes, 32ull << 20);
@@ -105,6 +106,9 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   EXPECT_EQ(c->index.lookup_threads, 1);
   EXPECT_EQ(c->index.postings_shards, 4u);
   EXPECT_EQ(c->index.postings_memtables, 16u);
+  EXPECT_EQ(c->index.postings_hash_bits, 40u);
+  EXPECT_EQ(Parse({"--postings-hash-bits", "65"}).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Parse({"--postings-shards", "3"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Parse({"--lookup-threads", "0"}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Parse({"--postings-memtables", "0"}).status().code(), absl::StatusCode::kInvalidArgument);
