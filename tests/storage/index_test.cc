@@ -1437,6 +1437,52 @@ TEST(IndexTest, NewIndexHasBucketedPostingsWhoseLayoutIsRecordedAndChecked) {
   EXPECT_TRUE(HasAllPostings(*index, MakeFingerprint(1, 10), 1));
 }
 
+// copsd --postings-hash-bits: a bucketed index that keeps the top 40 bits of each hash finds
+// every posting, answers a hash by its top 40 bits (a chance match of the dropped bits is
+// verified away by the check), removes a document whole, and records its bits: reopened
+// with 0 it keeps them, with others it is refused.
+TEST(IndexTest, AnIndexKeepingFortyHashBitsFindsItsPostingsByTheirTopBits) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  IndexOptions forty = Options(path);
+  forty.postings_hash_bits = 40;
+  const DocumentFingerprint fa = MakeFingerprint(1, 50);
+  const DocumentFingerprint fb = MakeFingerprint(2, 50);
+  DocId a = 0, b = 0;
+  {
+    auto index = OpenOrDie(forty);
+    a = index->Register(MakeRecord("a"), fa, "")->id;
+    b = index->Register(MakeRecord("b"), fb, "")->id;
+    EXPECT_EQ(index->Stats().hash_bits, 40u);
+    EXPECT_TRUE(HasAllPostings(*index, fa, a));
+    const ChunkHash same_top = fa.chunks[0].hash ^ 0xFFFFFF;  // the low 24 bits differ
+    const ChunkHash other_top = fa.chunks[0].hash ^ (uint64_t{1} << 63);
+    std::vector<PostingList> out;
+    ASSERT_OK(index->Lookup(std::vector<ChunkHash>{same_top, other_top}, &out));
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_EQ(out[0].postings.size(), 1u);
+    EXPECT_EQ(out[0].postings[0].doc_id, a);
+    EXPECT_EQ(out[1].doc_frequency, 0u);
+    ASSERT_OK(index->Unregister(a));
+    std::vector<ChunkHash> hashes;
+    for (const Chunk& c : fa.chunks) hashes.push_back(c.hash);
+    ASSERT_OK(index->Lookup(hashes, &out));
+    for (const PostingList& list : out) EXPECT_EQ(list.doc_frequency, 0u);
+  }
+  IndexOptions unset = Options(path);
+  auto index = OpenOrDie(unset);
+  EXPECT_EQ(index->Stats().hash_bits, 40u);
+  EXPECT_TRUE(HasAllPostings(*index, fb, b));
+  index.reset();
+  IndexOptions other = Options(path);
+  other.postings_hash_bits = 48;
+  auto refused = Index::Open(other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("hash bits 40 vs 48"), absl::string_view::npos)
+      << refused.status();
+}
+
 // 16 buckets: every bucket holds postings of many documents and hashes.
 TEST(IndexTest, SharedBucketsLookUpExactlyAndNeverMatchAnUnregisteredDocument) {
   TempDir dir;
