@@ -161,11 +161,15 @@ absl::Status DecodePostingList(std::string_view value, PostingList* out) {
   return absl::OkStatus();
 }
 
+void AppendAddOperand(std::string* dst, DocId doc, std::span<const Posting> postings) {
+  dst->push_back(static_cast<char>(PostingOp::kAdd));
+  PutVarint64(dst, doc);
+  PutDocPostings(dst, postings);
+}
+
 std::string EncodeAddOperand(DocId doc, std::span<const Posting> postings) {
   std::string out;
-  out.push_back(static_cast<char>(PostingOp::kAdd));
-  PutVarint64(&out, doc);
-  PutDocPostings(&out, postings);
+  AppendAddOperand(&out, doc, postings);
   return out;
 }
 
