@@ -82,9 +82,17 @@ uint64_t KeyedHash(const HashKey& key, std::string_view data) {
 }
 
 std::array<uint8_t, 32> Sha256(std::string_view data) {
+  // Fetched once: given EVP_sha256(), OpenSSL 3 looks the implementation up in its provider
+  // store on every call, ~2 us per call on the benchmark host (a 4 KB text: 11.7 us against
+  // 9.1-10.2 us fetched, loaded host); a registration hashes its bytes and its canonical
+  // text. The fetched method is immutable and thread-safe, kept for the process's life;
+  // nullptr only if the default provider cannot load, and then EVP_sha256() reports the same
+  // failure through EVP_Digest.
+  static EVP_MD* const kSha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   std::array<uint8_t, 32> out{};
   unsigned int len = 0;
-  EVP_Digest(data.data(), data.size(), out.data(), &len, EVP_sha256(), nullptr);
+  EVP_Digest(data.data(), data.size(), out.data(), &len,
+             kSha256 != nullptr ? kSha256 : EVP_sha256(), nullptr);
   return out;
 }
 

@@ -16,18 +16,41 @@ bool GetVarint32(std::string_view* in, uint32_t* v) {
   return true;
 }
 
-// Postings of one document, ordinal-delta and start-zigzag-delta coded.
-void PutDocPostings(std::string* dst, std::span<const Posting> postings) {
-  PutVarint64(dst, postings.size());
+// Writes `v` at `p` as PutVarint64 does; returns the end. REQUIRES: 10 bytes of room.
+char* WriteVarint64(char* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<char>(v);
+  return p;
+}
+
+// Room WriteDocPostings needs: a count, then three varints per posting of at most 33 bits
+// (uint32 differences, and the zigzag of a difference of two uint32 starts).
+size_t MaxDocPostingsBytes(size_t postings) { return 10 + 15 * postings; }
+
+// Postings of one document, ordinal-delta and start-zigzag-delta coded. Written in place,
+// not appended varint by varint: a registration encodes ~100 operands per document.
+char* WriteDocPostings(char* dst, std::span<const Posting> postings) {
+  dst = WriteVarint64(dst, postings.size());
   uint32_t prev_ordinal = 0;
   int64_t prev_start = 0;
   for (const Posting& p : postings) {
-    PutVarint64(dst, p.ordinal - prev_ordinal);
-    PutVarint64(dst, ZigZag(static_cast<int64_t>(p.start) - prev_start));
-    PutVarint64(dst, p.end - p.start);
+    dst = WriteVarint64(dst, p.ordinal - prev_ordinal);
+    dst = WriteVarint64(dst, ZigZag(static_cast<int64_t>(p.start) - prev_start));
+    dst = WriteVarint64(dst, p.end - p.start);
     prev_ordinal = p.ordinal;
     prev_start = p.start;
   }
+  return dst;
+}
+
+void PutDocPostings(std::string* dst, std::span<const Posting> postings) {
+  const size_t at = dst->size();
+  dst->resize(at + MaxDocPostingsBytes(postings.size()));
+  char* end = WriteDocPostings(dst->data() + at, postings);
+  dst->resize(static_cast<size_t>(end - dst->data()));
 }
 
 bool GetDocPostings(std::string_view* in, DocId doc, std::vector<Posting>* out) {
@@ -59,13 +82,7 @@ bool GetDocPostings(std::string_view* in, DocId doc, std::vector<Posting>* out) 
 
 void PutVarint64(std::string* dst, uint64_t v) {
   char buf[10];
-  int n = 0;
-  while (v >= 0x80) {
-    buf[n++] = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  buf[n++] = static_cast<char>(v);
-  dst->append(buf, n);
+  dst->append(buf, static_cast<size_t>(WriteVarint64(buf, v) - buf));
 }
 
 bool GetVarint64(std::string_view* in, uint64_t* v) {
@@ -161,11 +178,19 @@ absl::Status DecodePostingList(std::string_view value, PostingList* out) {
   return absl::OkStatus();
 }
 
+void AppendAddOperand(std::string* dst, DocId doc, std::span<const Posting> postings) {
+  const size_t at = dst->size();
+  dst->resize(at + 1 + 10 + MaxDocPostingsBytes(postings.size()));
+  char* p = dst->data() + at;
+  *p++ = static_cast<char>(PostingOp::kAdd);
+  p = WriteVarint64(p, doc);
+  p = WriteDocPostings(p, postings);
+  dst->resize(static_cast<size_t>(p - dst->data()));
+}
+
 std::string EncodeAddOperand(DocId doc, std::span<const Posting> postings) {
   std::string out;
-  out.push_back(static_cast<char>(PostingOp::kAdd));
-  PutVarint64(&out, doc);
-  PutDocPostings(&out, postings);
+  AppendAddOperand(&out, doc, postings);
   return out;
 }
 

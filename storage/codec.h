@@ -77,6 +77,8 @@ absl::Status DecodePostingList(std::string_view value, PostingList* out);
 // Merge operands for the postings column family.
 // REQUIRES: postings ordered by ordinal, all with doc_id == doc.
 std::string EncodeAddOperand(DocId doc, std::span<const Posting> postings);
+// EncodeAddOperand appended to `dst`: a caller writing many operands reuses one buffer.
+void AppendAddOperand(std::string* dst, DocId doc, std::span<const Posting> postings);
 std::string EncodeRemoveOperand(DocId doc);
 
 // Applies `operands` in order to `existing` (nullopt = no value yet) and writes the new

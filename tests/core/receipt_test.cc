@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
@@ -78,6 +79,39 @@ TEST_F(ReceiptTest, NonAsciiAndQuotesAreEscapedSoThePayloadIsPrintableAscii) {
   for (char c : payload) EXPECT_TRUE(c >= 0x20 && c < 0x7f) << static_cast<int>(c);
   ASSERT_OK_AND_ASSIGN(ReceiptFields back, DecodeReceiptPayload(payload));
   EXPECT_EQ(back.owner, f.owner);
+}
+
+// The payload is written field by field, copying strings that need no escape; it must be
+// byte for byte what nlohmann writes for the whole object (the canonical form receipts
+// signed before were checked against), whatever the strings hold.
+TEST_F(ReceiptTest, PayloadIsWhatNlohmannWritesForAnyStrings) {
+  const std::vector<std::string> strings = {
+      "", "plain ascii ~!", "quote\" and back\\slash", "tab\there", std::string("nul\0x", 5),
+      "\x1f unit separator", "\x7f delete", "caf\xc3\xa9", "\xf0\x9f\x93\x84 U+1F4C4",
+      "\xff invalid", "cut \xe2\x82", "\xc3", "~\x80 lone continuation"};
+  for (const std::string& s : strings) {
+    ReceiptFields f = Fields();
+    f.content_sha256 = f.text_sha256 = f.format = f.chunking = f.hash_key_id = f.owner =
+        f.collection = f.external_id = f.signing_key_id = s;
+    nlohmann::ordered_json j;
+    j["receipt"] = ReceiptFields::kFormat;
+    j["doc_id"] = f.doc_id;
+    j["content_sha256"] = f.content_sha256;
+    j["text_sha256"] = f.text_sha256;
+    j["size_bytes"] = f.size_bytes;
+    j["format"] = f.format;
+    j["chunking"] = f.chunking;
+    j["hash_key_id"] = f.hash_key_id;
+    j["owner"] = f.owner;
+    j["collection"] = f.collection;
+    j["external_id"] = f.external_id;
+    j["registered_at"] = FormatReceiptTime(f.registered_unix_micros);
+    j["issued_at"] = FormatReceiptTime(f.issued_unix_micros);
+    j["signing_key_id"] = f.signing_key_id;
+    EXPECT_EQ(EncodeReceiptPayload(f),
+              j.dump(-1, ' ', /*ensure_ascii=*/true, nlohmann::ordered_json::error_handler_t::replace))
+        << absl::CEscape(s);
+  }
 }
 
 TEST_F(ReceiptTest, TimesAreRfc3339UtcWithMicroseconds) {

@@ -139,6 +139,25 @@ TEST(CodecTest, MergeCapCountsButDoesNotListAndRemoveOfUnlistedDecrements) {
   EXPECT_EQ(none.doc_frequency, 1u);
 }
 
+// Add operands are encoded in place into room for the longest varints: postings at the
+// extremes of their 32-bit fields (each varint 5 bytes long) and many postings in one
+// operand, appended after other bytes, come back exactly.
+TEST(CodecTest, AddOperandsAtTheFieldsExtremesRoundTrip) {
+  const uint32_t kMax = UINT32_MAX;
+  std::vector<Posting> ps = {{7, 0, kMax - 1, kMax}, {7, kMax - 1, 0, kMax}, {7, kMax, kMax, kMax}};
+  for (uint32_t i = 0; i < 300; ++i) ps.insert(ps.begin() + 1 + i, Posting{7, 1 + i, kMax - i, kMax});
+  std::string appended = "prefix";
+  AppendAddOperand(&appended, UINT64_MAX >> 1, ps);
+  EXPECT_EQ(appended, "prefix" + EncodeAddOperand(UINT64_MAX >> 1, ps));
+  PostingList list = Merge(std::nullopt, {EncodeAddOperand(7, ps)}, 0);
+  ASSERT_EQ(list.postings.size(), ps.size());
+  for (size_t i = 0; i < ps.size(); ++i) {
+    EXPECT_EQ(list.postings[i].ordinal, ps[i].ordinal) << i;
+    EXPECT_EQ(list.postings[i].start, ps[i].start) << i;
+    EXPECT_EQ(list.postings[i].end, ps[i].end) << i;
+  }
+}
+
 TEST(CodecTest, MergeRejectsUnknownOperand) {
   std::string out;
   std::vector<std::string_view> ops = {std::string_view("\x07\x01", 2)};

@@ -768,6 +768,49 @@ TEST(IndexTest, RegisterBatchGivesTheOutcomesOfRegistrationsInOrder) {
   EXPECT_EQ(index->NextDocId(), out[6]->id + 1);
 }
 
+// A window's postings are ordered by (hash, document) before they reach the batch; past
+// 4,096 operands by a radix pass on the hashes' top bits, then per bucket. Documents whose
+// hashes crowd into one bucket, a hash every document shares and a hash repeated within a
+// document all come back whole from the per-hash layout copsd uses.
+TEST(IndexTest, ALargeBatchWritesEveryPostingOfEveryDocument) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("db"));
+  o.bucketed_postings = false;
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  std::vector<DocumentFingerprint> fps;
+  for (uint64_t seed = 1; seed <= 36; ++seed) {
+    fps.push_back(MakeFingerprint(seed, 150, /*shared=*/true));
+  }
+  for (uint64_t seed = 0; seed < 4; ++seed) {
+    DocumentFingerprint fp = MakeFingerprint(100 + seed, 150);
+    // Hashes differing in their low bits only: one radix bucket for all four documents.
+    for (uint32_t j = 0; j < fp.chunks.size(); ++j) {
+      fp.chunks[j].hash = 0x123456789a000000ull + (j * 7919 + seed * 13) % 4096;
+    }
+    fp.chunks[5].hash = fp.chunks[4].hash;  // a hash twice in one document
+    fps.push_back(std::move(fp));
+  }
+  std::vector<DocumentRecord> records;
+  for (size_t i = 0; i < fps.size(); ++i) records.push_back(MakeRecord("w" + std::to_string(i)));
+  std::vector<RegisterItem> items;
+  for (size_t i = 0; i < fps.size(); ++i) items.push_back(RegisterItem{&records[i], &fps[i], ""});
+  std::vector<absl::StatusOr<RegisterOutcome>> outcomes;
+  ASSERT_OK(index->RegisterBatch(items, &outcomes));
+  ASSERT_EQ(outcomes.size(), fps.size());
+  for (size_t i = 0; i < fps.size(); ++i) {
+    ASSERT_OK(outcomes[i]);
+    EXPECT_TRUE(HasAllPostings(*index, fps[i], outcomes[i]->id)) << i;
+  }
+  const ChunkHash twice = fps.back().chunks[4].hash;
+  EXPECT_EQ(PostingsOf(*index, twice, outcomes.back()->id).size(), 2u);
+  std::vector<PostingList> out;
+  ASSERT_OK(index->Lookup(std::vector<ChunkHash>{kSharedHash}, &out));
+  EXPECT_EQ(out[0].doc_frequency, 36u);
+  ASSERT_EQ(out[0].postings.size(), 36u);
+  for (size_t i = 0; i < 36; ++i) EXPECT_EQ(out[0].postings[i].doc_id, outcomes[i]->id) << i;
+}
+
 TEST(IndexTest, RegisterBatchOnAReadOnlyIndexFailsWholly) {
   TempDir dir;
   const std::string path = dir.Join("db");
