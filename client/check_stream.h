@@ -60,9 +60,9 @@ class CheckStream {
 // At most `size` CheckStreams, each lent to one batch at a time: for callers with more
 // threads than should each hold a call open (cops-milter's SMTP connections). copsd lets one
 // client connection open only so many streams (--max-streams-per-connection, 16 by default)
-// and serves each open stream with one of its handler threads (--threads, 64), so with a
-// stream per thread, the threads past the first 16 waited for a stream to close until their
-// checks timed out, and past ~60 open streams copsd refused calls ("Server Threadpool
+// and serves each open stream with one of its handler threads (--threads, 64): with a stream
+// per thread, the threads past the 16th would wait for another's stream to close until their
+// checks time out, and past ~60 open streams copsd refuses calls ("Server Threadpool
 // Exhausted"). A stream is opened when a batch finds none idle and fewer than `size` open,
 // and kept open for the next batch.
 //
