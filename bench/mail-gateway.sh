@@ -10,8 +10,10 @@
 # installed, the copies at 100 messages/s through a loopback Postfix, one SMTP session each,
 # to an smtpd without a milter, one with cops-milter on a unix socket and one with it over
 # TCP: the differences are what the milter adds.
-# Prints one JSON line per run, and after each run the CPU copsd and cops-milter (or rspamd's
-# processes) spent per message: on a shared host a steadier comparison than messages/s. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
+# Prints one JSON line per run, with the driver's own CPU per message and the host's idle cores
+# during the run (near 0: the run was CPU-bound, and its rate is the share of the host it got),
+# and after each run the CPU copsd and cops-milter (or rspamd's processes) spent per message:
+# on a shared host a steadier comparison than messages/s. Needs the build (copsd, cops, cops-milter in $COPS_BUILD_DIR,
 # default build/) and the rspamd package (installed here if missing: it is only needed for
 # this comparison). With COPS_BASELINE_BUILD_DIR set (another build's directory, or one holding
 # server/copsd, client/cops and milter/cops-milter, with cops-convert-worker beside copsd and

@@ -196,14 +196,24 @@ def percentile(sorted_values, p):
     return sorted_values[min(len(sorted_values) - 1, int(p / 100.0 * len(sorted_values)))]
 
 
+def host_ticks():
+    """CPU ticks of the whole host since boot: (all, idle or waiting for I/O)."""
+    with open("/proc/stat") as f:
+        ticks = [int(x) for x in f.readline().split()[1:]]
+    return sum(ticks[:8]), ticks[3] + ticks[4]
+
+
 def drive(messages, inflight, one_message, rate=0.0):
     """Sends every message over `inflight` workers; `rate` > 0 paces the total to that many
-    messages per second. Returns wall seconds, latencies (ms) and per-message verdicts."""
+    messages per second. Returns wall seconds, latencies (ms), per-message verdicts, errors,
+    this driver's CPU seconds and the host's idle cores (on average) over the run."""
     lock = threading.Lock()
     next_index = [0]
     latencies, flagged = [0.0] * len(messages), [False] * len(messages)
     errors = []
     start = time.perf_counter()
+    cpu_start = time.process_time()
+    host_start = host_ticks()
 
     def worker(state):
         while True:
@@ -228,15 +238,24 @@ def drive(messages, inflight, one_message, rate=0.0):
         t.start()
     for t in threads:
         t.join()
-    return time.perf_counter() - start, sorted(latencies), flagged, errors
+    host_end = host_ticks()
+    all_ticks = max(host_end[0] - host_start[0], 1)
+    idle_cores = (os.cpu_count() or 1) * (host_end[1] - host_start[1]) / all_ticks
+    return (time.perf_counter() - start, sorted(latencies), flagged, errors,
+            time.process_time() - cpu_start, idle_cores)
 
 
-def report(system, set_name, seconds, latencies, flagged, errors, rate):
+def report(system, set_name, seconds, latencies, flagged, errors, driver_cpu, idle_cores, rate):
+    # driver_cpu_ms: this process's CPU per message (sending and parsing replies), which
+    # shares the host with the systems measured; host_idle_cores: cores left idle on average
+    # during the run (near 0: the run was CPU-bound, its rate the share of the host it got).
     print(json.dumps({
         "system": system, "set": set_name, "messages": len(latencies),
         "rate_limit": rate, "per_second": round(len(latencies) / seconds, 1),
         "p50_ms": round(percentile(latencies, 50), 2), "p99_ms": round(percentile(latencies, 99), 2),
         "flagged": sum(flagged), "errors": len(errors), "first_error": errors[0] if errors else "",
+        "driver_cpu_ms": round(driver_cpu * 1000 / max(len(latencies), 1), 3),
+        "host_idle_cores": round(idle_cores, 2),
     }))
 
 

@@ -1,8 +1,11 @@
 #include "client/check_stream.h"
 
+#include <algorithm>
+#include <cassert>
 #include <string>
 #include <utility>
 
+#include "absl/time/time.h"
 #include "client/client.h"
 #include "grpcpp/grpcpp.h"
 
@@ -138,6 +141,40 @@ absl::StatusOr<std::vector<v1::CheckDocumentReply>> CheckStream::Check(
                         code == absl::StatusCode::kCancelled);
     if (!stale || attempt > 0) return replies.status();
   }
+}
+
+CheckStreamPool::CheckStreamPool(Client* client, size_t size) : client_(client), size_(size) {
+  assert(size > 0);
+}
+
+CheckStreamPool::~CheckStreamPool() = default;
+
+absl::StatusOr<std::vector<v1::CheckDocumentReply>> CheckStreamPool::Check(
+    std::vector<v1::CheckDocumentRequest> requests, std::chrono::milliseconds timeout) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<CheckStream> stream;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!mu_.AwaitWithTimeout(absl::Condition(this, &CheckStreamPool::HasFreeStream),
+                              absl::FromChrono(timeout))) {
+      return absl::DeadlineExceededError("no check stream to copsd came free in time (all " +
+                                         std::to_string(size_) + " busy)");
+    }
+    ++lent_;
+    if (!idle_.empty()) {
+      stream = std::move(idle_.back());
+      idle_.pop_back();
+    }
+  }
+  if (stream == nullptr) stream = std::make_unique<CheckStream>(client_);
+  const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
+  absl::StatusOr<std::vector<v1::CheckDocumentReply>> replies =
+      stream->Check(std::move(requests), std::max(timeout - waited, std::chrono::milliseconds(1)));
+  absl::MutexLock lock(&mu_);
+  --lent_;
+  idle_.push_back(std::move(stream));  // a failed stream reopens its call on its next batch
+  return replies;
 }
 
 }  // namespace cops

@@ -55,6 +55,12 @@ int Main(int argc, char** argv) {
   app.add_option("--threshold", threshold, "Match-ratio threshold in (0, 1] (default: copsd's)");
   app.add_option("--config", config_file, "Policy file (JSON object, see milter/policy.h)");
   app.add_option("--timeout-ms", timeout_ms, "Deadline of one message's check (default 2000)");
+  app.add_option("--check-streams", options.check_streams,
+                 "Checks in flight to copsd at most, over as many CheckStream calls (at most "
+                 "copsd's --max-streams-per-connection)")
+      ->capture_default_str()
+      ->excludes(data_dir)
+      ->check(CLI::PositiveNumber);
   app.add_option("--on-failure", on_failure,
                  "When a message cannot be checked: accept (fail open, default), tempfail, reject");
   app.add_option("--metrics-listen", options.metrics_listen,

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -46,6 +47,7 @@ constexpr absl::Duration kStopDrain = absl::Milliseconds(500);
 struct MilterState {
   MilterOptions options;
   std::unique_ptr<Client> client;     // gRPC mode
+  std::unique_ptr<CheckStreamPool> streams;  // gRPC mode, over `client`
   std::unique_ptr<LocalIndex> local;  // local mode (options.local.data_dir)
   std::unique_ptr<ConvertWorkerPool> pool;  // unless policy.convert_in_process
   SandboxConverter sandbox;                 // PDF, DOCX and ODT attachments
@@ -55,22 +57,24 @@ struct MilterState {
 };
 MilterState* g_state = nullptr;
 
+// Checks over a stream borrowed for the message: an SMTP connection holds none between
+// messages (see CheckStreamPool for why).
 class StreamPartChecker : public PartChecker {
  public:
-  explicit StreamPartChecker(Client* client) : stream_(client) {}
+  explicit StreamPartChecker(CheckStreamPool* streams) : streams_(streams) {}
   absl::StatusOr<std::vector<v1::CheckDocumentReply>> Check(
       std::vector<v1::CheckDocumentRequest> requests, std::chrono::milliseconds timeout) override {
-    return stream_.Check(std::move(requests), timeout);
+    return streams_->Check(std::move(requests), timeout);
   }
 
  private:
-  CheckStream stream_;
+  CheckStreamPool* const streams_;
 };
 
-// The checker of a new connection: its own check stream to copsd, or the local index.
+// The checker of a new connection: the check streams to copsd, or the local index.
 std::unique_ptr<PartChecker> NewChecker() {
   if (g_state->local != nullptr) return std::make_unique<LocalPartChecker>(g_state->local.get());
-  return std::make_unique<StreamPartChecker>(g_state->client.get());
+  return std::make_unique<StreamPartChecker>(g_state->streams.get());
 }
 
 // One SMTP connection (libmilter's private data): its checker and the message being
@@ -474,6 +478,8 @@ absl::Status RunMilter(const MilterOptions& options) {
     absl::StatusOr<std::unique_ptr<Client>> client = Client::Connect(options.client);
     if (!client.ok()) return client.status();
     state->client = *std::move(client);
+    state->streams = std::make_unique<CheckStreamPool>(
+        state->client.get(), std::max<size_t>(options.check_streams, 1));
   } else {
     absl::StatusOr<std::unique_ptr<LocalIndex>> local = LocalIndex::Open(options.local);
     if (!local.ok()) return local.status();

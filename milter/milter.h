@@ -3,11 +3,12 @@
 
 // cops-milter: the milter protocol (Debian's libmilter, spoken by Postfix and Sendmail) around
 // the message path of milter/message_check.h. libmilter serves the SMTP connections from a
-// pool of threads; each connection keeps one CheckStream call to copsd
-// (client/check_stream.h), opened at its first message and reopened after copsd restarts,
-// over one gRPC channel shared by all; or, with options.local.data_dir, every connection
-// checks in its own thread against a copy of copsd's data directory opened read-only
-// (milter/local_checker.h), reopened every options.reopen_s seconds. Messages are parsed in process; their PDF, DOCX and
+// pool of threads; each message's check borrows one of at most options.check_streams
+// CheckStream calls to copsd (CheckStreamPool, client/check_stream.h), opened as needed, kept
+// for the next message and reopened after copsd restarts, over one gRPC channel; or, with
+// options.local.data_dir, every connection checks in its own thread against a copy of copsd's
+// data directory opened read-only (milter/local_checker.h), reopened every options.reopen_s
+// seconds. Messages are parsed in process; their PDF, DOCX and
 // ODT attachments go to a pool of policy.convert_workers converter worker processes
 // (convert/worker_pool.h) shared by all connections. Accepted TCP connections have
 // TCP_NODELAY set (the verdict's replies are several small writes).
@@ -44,6 +45,9 @@ struct MilterOptions {
   // "inet:PORT@HOST", "inet6:PORT@HOST" or "unix:PATH" (libmilter's smfi_setconn syntax).
   std::string listen;
   ClientOptions client;  // copsd address and credentials; the timeout is policy.timeout_ms
+  // Checks in flight to copsd at most (CheckStream calls; the others' messages wait for one
+  // within their timeout). At most copsd's --max-streams-per-connection (16 by default).
+  size_t check_streams = 8;
   // Set (local.data_dir not empty): checks in process against that directory, not copsd.
   LocalIndexOptions local;
   // Seconds between two reopenings of the local index (registrations since become

@@ -1,6 +1,6 @@
 // CheckStream against the real service in process on a loopback port: batches answered in
-// order over one call, the call surviving a server restart, and deadlines when the server is
-// down or never answers.
+// order over one call, the call surviving a server restart, deadlines when the server is
+// down or never answers, and CheckStreamPool under the server's limit of streams.
 
 #include "client/check_stream.h"
 
@@ -9,9 +9,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client/client.h"
 #include "grpcpp/grpcpp.h"
@@ -61,8 +63,11 @@ class CheckStreamTest : public ::testing::Test {
 
   // On the same port after the first start, as a restarted copsd would be (which
   // testing::TestServer, always on a fresh port, cannot do).
-  void StartServer() {
+  // `max_streams` > 0: the streams one client connection may open at once (copsd
+  // --max-streams-per-connection).
+  void StartServer(int max_streams = 0) {
     grpc::ServerBuilder builder;
+    if (max_streams > 0) builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, max_streams);
     const std::string address = "127.0.0.1:" + std::to_string(port_);
     testing::AddTestListener(&builder, address, grpc::InsecureServerCredentials(), &port_);
     builder.RegisterService(stack_.service());
@@ -131,6 +136,41 @@ TEST_F(CheckStreamTest, ServerDownIsUnavailableAndARestartIsPickedUp) {
   }
   ASSERT_OK(up);
   EXPECT_TRUE((*up)[0].violation());
+}
+
+// A server lets a connection open only so many streams: a CheckStream per thread leaves the
+// threads past that limit waiting until their deadline; a pool of that many streams serves
+// every thread.
+TEST_F(CheckStreamTest, ThreadsPastTheServersStreamLimitShareThePoolsStreams) {
+  StopServer();
+  StartServer(/*max_streams=*/2);
+  {
+    CheckStream first(client_.get()), second(client_.get()), third(client_.get());
+    ASSERT_OK(first.Check({TextRequest(UnrelatedText())}, std::chrono::seconds(20)));
+    ASSERT_OK(second.Check({TextRequest(UnrelatedText())}, std::chrono::seconds(20)));
+    auto waiting = third.Check({TextRequest(UnrelatedText())}, std::chrono::milliseconds(500));
+    EXPECT_EQ(waiting.status().code(), absl::StatusCode::kDeadlineExceeded) << waiting.status();
+  }
+
+  CheckStreamPool pool(client_.get(), 2);
+  std::vector<std::thread> threads;
+  std::atomic<int> violations{0}, failures{0};
+  for (int t = 0; t < 6; ++t) {
+    threads.emplace_back([&] {
+      for (int round = 0; round < 2; ++round) {
+        auto replies = pool.Check({TextRequest(ParagraphInsideNewText(Corpus()[0].body))},
+                                  std::chrono::seconds(30));
+        if (!replies.ok()) {
+          ++failures;
+        } else if ((*replies)[0].violation()) {
+          ++violations;
+        }
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(violations.load(), 12);
 }
 
 TEST_F(CheckStreamTest, ServerThatNeverAnswersHitsTheDeadline) {
