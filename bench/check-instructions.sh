@@ -10,16 +10,8 @@
 # profile is kept there (`callgrind_annotate --inclusive=yes FILE | head -60`).
 set -euo pipefail
 build=$1 data=$2 fraction=${3:-0.5} concurrency=${4:-1} checks=${5:-200}
-command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-work=$(mktemp -d)
-out="$work/callgrind.out"
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" "$build/server/copsd" \
-  --data-dir "$data" --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn \
-  2>"$work/valgrind.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 3000); do [ -s "$work/port" ] && break; sleep 0.1; done
-server="127.0.0.1:$(cat "$work/port")"
+source "$(dirname "$0")/callgrind-copsd.sh"
+callgrind_start_copsd "$build" "$data"
 cops() { "$build/client/cops" --server "$server" "$@"; }
 # Until nothing is compacting or warming the cache.
 settle() {
@@ -38,11 +30,4 @@ settle
 callgrind_control -i on "$pid" >/dev/null 2>&1
 cops bench --seed 7 --documents 0 --existing "$documents" --checks "$checks" --check-bytes 20000 \
   --copy-fraction "$fraction" --concurrency "$concurrency" --bench-json | grep '"check"' || true
-callgrind_control -i off "$pid" >/dev/null 2>&1
-callgrind_control -d "$pid" >/dev/null 2>&1
-kill "$pid"; wait "$pid" 2>/dev/null || true
-# The dump (-d) holds the measured checks; the file written at exit, nothing.
-total=$(callgrind_annotate "$out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
-python3 -c 'import sys; print("{\"instructions_per_check\": %d}" % (int(sys.argv[1]) // int(sys.argv[2])))' \
-  "$total" "$checks"
-if [ -n "${COPS_CALLGRIND_OUT:-}" ]; then cp "$out.1" "$COPS_CALLGRIND_OUT"; fi
+callgrind_report instructions_per_check "$checks"

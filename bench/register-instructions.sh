@@ -12,16 +12,8 @@
 set -euo pipefail
 build=$1 documents=${2:-8192}
 shift $(( $# < 2 ? $# : 2 ))
-command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
-work=$(mktemp -d)
-out="$work/callgrind.out"
-valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" "$build/server/copsd" \
-  --data-dir "$work/data" --listen 127.0.0.1:0 --port-file "$work/port" --log-level warn "$@" \
-  2>"$work/valgrind.log" &
-pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 3000); do [ -s "$work/port" ] && break; sleep 0.1; done
-server="127.0.0.1:$(cat "$work/port")"
+source "$(dirname "$0")/callgrind-copsd.sh"
+callgrind_start_copsd "$build" "" "$@"
 callgrind_control -i on "$pid" >/dev/null 2>&1
 "$build/client/cops" --server "$server" --timeout 3600 bench --seed 7 --documents "$documents" \
   --document-bytes 4000 --checks 0 --concurrency 2 --bulk 4096 --bench-json | grep register || true
@@ -35,10 +27,4 @@ for _ in $(seq 600); do
   last=$now
   sleep 1
 done
-callgrind_control -i off "$pid" >/dev/null 2>&1
-callgrind_control -d "$pid" >/dev/null 2>&1
-kill "$pid"; wait "$pid" 2>/dev/null || true
-total=$(callgrind_annotate "$out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !n++ { gsub(",", "", $1); print $1 }')
-python3 -c 'import sys; print("{\"instructions_per_document\": %d}" % (int(sys.argv[1]) // int(sys.argv[2])))' \
-  "$total" "$documents"
-if [ -n "${COPS_CALLGRIND_OUT:-}" ]; then cp "$out.1" "$COPS_CALLGRIND_OUT"; fi
+callgrind_report instructions_per_document "$documents"
