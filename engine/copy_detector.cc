@@ -13,6 +13,7 @@
 #include "core/time_format.h"
 #include "convert/charset.h"
 #include "engine/pipeline.h"
+#include "spdlog/spdlog.h"
 
 namespace cops {
 namespace {
@@ -231,40 +232,60 @@ absl::Status CopyDetector::RegisterBatch(std::span<const RegisterInput> inputs,
 
 namespace {
 
+// Whether the index can fingerprint a document's stored text again to what was registered
+// (MakeChunkRecomputer): plain text that the text converter passes through unchanged.
+bool ReproducibleText(const DocumentRecord& record, std::string_view text) {
+  return record.format == DocumentFormatName(DocumentFormat::kText) &&
+         text.find('\0') == std::string_view::npos && !text.starts_with("\xEF\xBB\xBF") &&
+         IsValidUtf8(text);
+}
+
+// Runs a registration's steps again over the stored `text` of `record` (with its units'
+// byte spans when `units`). DATA_LOSS naming the document, saying `consequence`, when the
+// text no longer converts or yields what was registered (digest or chunk counts).
+absl::Status ReprintStoredText(const Fingerprinter& fingerprinter, const DocumentRecord& record,
+                               std::string_view text, bool units, std::string_view consequence,
+                               DocumentFingerprint* fp) {
+  const std::string what = "document " + std::to_string(record.id);
+  ConvertLimits limits;  // the text was accepted once: no size limit now
+  limits.max_input_bytes = limits.max_output_bytes = std::max<uint64_t>(text.size(), 1);
+  absl::StatusOr<ConvertedDocument> converted =
+      ConvertInProcess(text, DocumentFormat::kText, limits);
+  if (!converted.ok()) {
+    return absl::DataLossError(what + ": its stored text no longer converts (" +
+                               std::string(converted.status().message()) + "); " +
+                               std::string(consequence));
+  }
+  FingerprintOptions options = RegisterFingerprintOptions(fingerprinter.params());
+  options.unit_spans = units;
+  COPS_RETURN_IF_ERROR(fingerprinter.Fingerprint(converted->text, fp, options));
+  if (fp->sha256 != record.sha256 || fp->total_chunks != record.total_chunks ||
+      fp->chunks.size() != record.stored_chunks) {
+    return absl::DataLossError(
+        what + ": its stored text yields " + std::to_string(fp->chunks.size()) + " of " +
+        std::to_string(fp->total_chunks) + " chunks (registered: " +
+        std::to_string(record.stored_chunks) + " of " + std::to_string(record.total_chunks) +
+        (fp->sha256 != record.sha256 ? ", and another canonical text" : "") + "); " +
+        std::string(consequence));
+  }
+  if (units) MapToOriginal(*converted, text.size(), fp);
+  return absl::OkStatus();
+}
+
 class StoredTextChunks final : public ChunkRecomputer {
  public:
   explicit StoredTextChunks(std::unique_ptr<Fingerprinter> fingerprinter)
       : fingerprinter_(std::move(fingerprinter)) {}
 
   bool Reproducible(const DocumentRecord& record, std::string_view text) const override {
-    return record.format == DocumentFormatName(DocumentFormat::kText) &&
-           text.find('\0') == std::string_view::npos && !text.starts_with("\xEF\xBB\xBF") &&
-           IsValidUtf8(text);
+    return ReproducibleText(record, text);
   }
 
   absl::Status Recompute(const DocumentRecord& record, std::string_view text,
                          std::vector<ChunkHash>* hashes) const override {
-    const std::string what = "document " + std::to_string(record.id);
-    ConvertLimits limits;  // the text was accepted once: no size limit now
-    limits.max_input_bytes = limits.max_output_bytes = std::max<uint64_t>(text.size(), 1);
-    absl::StatusOr<ConvertedDocument> converted =
-        ConvertInProcess(text, DocumentFormat::kText, limits);
-    if (!converted.ok()) {
-      return absl::DataLossError(what + ": its stored text no longer converts (" +
-                                 std::string(converted.status().message()) +
-                                 "); its postings cannot be found");
-    }
     DocumentFingerprint fp;  // not the thread's scratch: a removal may run inside a write
-    COPS_RETURN_IF_ERROR(RegisterPrint(*fingerprinter_, converted->text, &fp));
-    if (fp.sha256 != record.sha256 || fp.total_chunks != record.total_chunks ||
-        fp.chunks.size() != record.stored_chunks) {
-      return absl::DataLossError(
-          what + ": its stored text yields " + std::to_string(fp.chunks.size()) + " of " +
-          std::to_string(fp.total_chunks) + " chunks (registered: " +
-          std::to_string(record.stored_chunks) + " of " + std::to_string(record.total_chunks) +
-          (fp.sha256 != record.sha256 ? ", and another canonical text" : "") +
-          "); its postings cannot be found");
-    }
+    COPS_RETURN_IF_ERROR(ReprintStoredText(*fingerprinter_, record, text, /*units=*/false,
+                                           "its postings cannot be found", &fp));
     hashes->clear();
     hashes->reserve(fp.chunks.size());
     for (const Chunk& c : fp.chunks) hashes->push_back(c.hash);
@@ -393,6 +414,7 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
     const DocumentRecord* record = source.Record(m.doc_id);
     result.records.push_back(record != nullptr ? *record : DocumentRecord{});
   }
+  PlaceRegisteredSpans(&result);
   if (SpansIndexExtractedText(converted.format)) {
     // A PDF maps text to itself and tags it with pages; the others have no map at all.
     for (DocumentMatch& m : result.report.matches) {
@@ -404,6 +426,37 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
     result.extracted_text = std::move(converted.text);
   }
   return result;
+}
+
+void CopyDetector::PlaceRegisteredSpans(CheckResult* result) const {
+  for (size_t i = 0; i < result->report.matches.size(); ++i) {
+    DocumentMatch& m = result->report.matches[i];
+    const auto unplaced = [](const Span& s) {
+      return !s.has_registered && s.registered_unit_begin < s.registered_unit_end;
+    };
+    if (std::none_of(m.spans.begin(), m.spans.end(), unplaced)) continue;
+    const DocumentRecord& record = result->records[i];
+    if (record.format != DocumentFormatName(DocumentFormat::kText)) continue;
+    absl::StatusOr<std::string> text = index_->GetText(m.doc_id);
+    if (!text.ok()) continue;  // not stored: the postings had no spans to lose
+    DocumentFingerprint fp;
+    absl::Status reprinted =
+        ReproducibleText(record, *text)
+            ? ReprintStoredText(*fingerprinter_, record, *text, /*units=*/true,
+                                "its passages are reported without registered bytes", &fp)
+            : absl::DataLossError("document " + std::to_string(m.doc_id) +
+                                  ": its stored text is not plain UTF-8");
+    if (!reprinted.ok()) {
+      spdlog::warn("check: {}", std::string(reprinted.message()));
+      continue;
+    }
+    for (Span& s : m.spans) {
+      if (!unplaced(s) || s.registered_unit_end > fp.units.size()) continue;
+      s.has_registered = true;
+      s.registered_start = fp.units[s.registered_unit_begin].start;
+      s.registered_end = fp.units[s.registered_unit_end - 1].end;
+    }
+  }
 }
 
 absl::Status CopyDetector::Unregister(DocId id, uint64_t log_sequence) {

@@ -187,6 +187,12 @@ class CopyDetector {
                                    const DocumentRecord& metadata, DocumentFingerprint* fp,
                                    DocumentRecord* record, RegisterResultInfo* result) const;
   // Fills result->record and result->content_sha256 once result->outcome is known;
+  // Spans the postings left without registered bytes (a verifying index keeps none for a
+  // stored plain text, docs/storage-format.md) take the bytes of their registered units
+  // [registered_unit_begin, registered_unit_end) in the stored text, fingerprinted again:
+  // one text read and fingerprint per reported document that needs it. A text that no longer
+  // yields what was registered leaves them unplaced (logged).
+  void PlaceRegisteredSpans(CheckResult* result) const;
   // `prepared` is the record PrepareRegistration made of `content`.
   absl::Status DescribeRegistered(std::string_view content, const DocumentRecord& prepared,
                                   RegisterResultInfo* result) const;

@@ -14,8 +14,9 @@ using storage_codec::GetVarint64;
 using storage_codec::PutVarint64;
 
 // Rests and document ids stay below 2^63, so that every delta shifted left by one (the flag
-// bit) fits in 64 bits.
+// bit) fits in 64 bits; in a kBucketValueSpanless value, documents below 2^62 (two flags).
 constexpr uint64_t kMaxId = (uint64_t{1} << 63) - 1;
+constexpr uint64_t kMaxSpanlessTagId = (uint64_t{1} << 62) - 1;
 
 uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
@@ -25,9 +26,36 @@ absl::Status Malformed(std::string_view key, const char* what) {
                              ": malformed value (" + what + ")");
 }
 
-// One group: `postings` sorted by (doc_id, ordinal).
-void PutGroup(std::string* dst, uint64_t rest_delta, uint32_t beyond_cap,
+// Whether a document's postings in a group, [first, last), carry no byte spans.
+bool Spanless(const Posting* first, const Posting* last) {
+  return std::all_of(first, last, [](const Posting& p) { return p.start == 0 && p.end == 0; });
+}
+
+// Decides a value's tag from the postings it will hold, group by group (each sorted by
+// (doc_id, ordinal)): kBucketValueSpanless when a document is spanless and every id fits
+// the tag's two flag bits, else kBucketValue (explicit zero spans, as before the tag).
+class TagChooser {
+ public:
+  void Add(std::span<const Posting> postings) {
+    for (size_t i = 0; i < postings.size();) {
+      size_t j = i + 1;
+      while (j < postings.size() && postings[j].doc_id == postings[i].doc_id) ++j;
+      spanless_ |= Spanless(&postings[i], &postings[i] + (j - i));
+      too_large_ |= postings[i].doc_id > kMaxSpanlessTagId;
+      i = j;
+    }
+  }
+  uint8_t tag() const { return spanless_ && !too_large_ ? kBucketValueSpanless : kBucketValue; }
+
+ private:
+  bool spanless_ = false;
+  bool too_large_ = false;
+};
+
+// One group: `postings` sorted by (doc_id, ordinal), in a value of tag `tag`.
+void PutGroup(std::string* dst, uint8_t tag, uint64_t rest_delta, uint32_t beyond_cap,
               std::span<const Posting> postings) {
+  const bool flagged = tag == kBucketValueSpanless;
   uint64_t listed = 0;
   for (size_t i = 0; i < postings.size(); ++i) {
     listed += i == 0 || postings[i].doc_id != postings[i - 1].doc_id;
@@ -43,16 +71,20 @@ void PutGroup(std::string* dst, uint64_t rest_delta, uint32_t beyond_cap,
     size_t j = i + 1;
     while (j < postings.size() && postings[j].doc_id == postings[i].doc_id) ++j;
     const uint64_t n = j - i;
-    PutVarint64(dst, (postings[i].doc_id - prev_doc) << 1 | (n > 1 ? 1 : 0));
+    const uint64_t delta = postings[i].doc_id - prev_doc;
+    const bool spanless = flagged && Spanless(&postings[i], &postings[i] + n);
+    PutVarint64(dst, flagged ? delta << 2 | (spanless ? 2 : 0) | (n > 1 ? 1 : 0)
+                             : delta << 1 | (n > 1 ? 1 : 0));
     if (n > 1) PutVarint64(dst, n - 2);
     uint32_t prev_ordinal = 0;
     int64_t prev_start = 0;
     for (size_t k = i; k < j; ++k) {
       const Posting& p = postings[k];
       PutVarint64(dst, p.ordinal - prev_ordinal);
+      prev_ordinal = p.ordinal;
+      if (spanless) continue;
       PutVarint64(dst, ZigZag(static_cast<int64_t>(p.start) - prev_start));
       PutVarint64(dst, p.end - p.start);
-      prev_ordinal = p.ordinal;
       prev_start = p.start;
     }
     prev_doc = postings[i].doc_id;
@@ -110,10 +142,13 @@ inline bool SkipVarints(const char** p, const char* end, uint64_t count) {
   return true;
 }
 
-// Reads the groups of a value (after its tag) one at a time.
+// Reads the groups of a value one at a time. REQUIRES: IsAddFragment(value).
 class GroupScanner {
  public:
-  explicit GroupScanner(std::string_view body) : p_(body.data()), end_(body.data() + body.size()) {}
+  explicit GroupScanner(std::string_view value)
+      : p_(value.data() + 1),
+        end_(value.data() + value.size()),
+        flagged_(static_cast<uint8_t>(value[0]) == kBucketValueSpanless) {}
   bool done() const { return p_ == end_; }
 
   // A group's rest and counts; nullptr on damage, else the reason is "".
@@ -150,9 +185,12 @@ class GroupScanner {
     for (uint64_t d = 0; d < listed; ++d) {
       uint64_t v;
       if (!ReadVarint(&p_, end_, &v)) return "truncated document";
-      const uint64_t delta = v >> 1;
-      if (delta == 0 || delta > kMaxId - doc) return "documents out of order";
+      const uint64_t delta = flagged_ ? v >> 2 : v >> 1;
+      if (delta == 0 || delta > (flagged_ ? kMaxSpanlessTagId : kMaxId) - doc) {
+        return "documents out of order";
+      }
       doc += delta;
+      const bool spanless = flagged_ && (v & 2) != 0;
       uint64_t n = 1;
       if ((v & 1) != 0) {
         if (!ReadVarint(&p_, end_, &n) || n > remaining()) return "bad posting count";
@@ -161,9 +199,9 @@ class GroupScanner {
       uint64_t ordinal = 0;
       int64_t start = 0;
       for (uint64_t i = 0; i < n; ++i) {
-        uint64_t d_ord, z_start, len;
-        if (!ReadVarint(&p_, end_, &d_ord) || !ReadVarint(&p_, end_, &z_start) ||
-            !ReadVarint(&p_, end_, &len)) {
+        uint64_t d_ord, z_start = 0, len = 0;
+        if (!ReadVarint(&p_, end_, &d_ord) ||
+            (!spanless && (!ReadVarint(&p_, end_, &z_start) || !ReadVarint(&p_, end_, &len)))) {
           return "truncated posting";
         }
         // Ordinals and offsets stay in [0, UINT32_MAX]; a delta leaving it is damage.
@@ -186,8 +224,9 @@ class GroupScanner {
   // (a lookup does not vouch for the groups it did not ask for).
   const char* Skip(uint64_t listed) {
     for (uint64_t d = 0; d < listed; ++d) {
-      // The document varint's low bit (`several`) is its first byte's.
+      // The document varint's low bits (`several`, `spanless`) are its first byte's.
       if (p_ == end_) return "truncated document";
+      const uint64_t per_posting = flagged_ && (static_cast<uint8_t>(*p_) & 2) != 0 ? 1 : 3;
       uint64_t postings = 1;
       if ((static_cast<uint8_t>(*p_) & 1) != 0) {
         uint64_t n;
@@ -198,7 +237,7 @@ class GroupScanner {
       } else if (!SkipVarints(&p_, end_, 1)) {
         return "truncated document";
       }
-      if (!SkipVarints(&p_, end_, 3 * postings)) return "truncated posting";
+      if (!SkipVarints(&p_, end_, per_posting * postings)) return "truncated posting";
     }
     return "";
   }
@@ -208,6 +247,7 @@ class GroupScanner {
 
   const char* p_;
   const char* end_;
+  const bool flagged_;  // kBucketValueSpanless: two flag bits per document
   bool first_ = true;
   uint64_t rest_ = 0;
 };
@@ -217,8 +257,8 @@ bool IsError(const char* reason) { return reason[0] != '\0'; }
 // Decodes a value's or add fragment's groups; the reason on damage, else "".
 const char* DecodeGroups(std::string_view value, std::vector<BucketGroup>* out) {
   out->clear();
-  if (value.empty() || static_cast<uint8_t>(value[0]) != kBucketValue) return "unknown tag";
-  GroupScanner scan(value.substr(1));
+  if (!IsAddFragment(value)) return "unknown tag";
+  GroupScanner scan(value);
   while (!scan.done()) {
     BucketGroup g;
     uint64_t listed;
@@ -275,8 +315,20 @@ std::string BucketKey(uint32_t bucket) {
 }
 
 std::string EncodeAddFragment(std::span<const BucketPosting> postings) {
-  std::string out(1, static_cast<char>(kBucketValue));
   std::vector<Posting> group;
+  TagChooser chooser;
+  for (size_t i = 0; i < postings.size();) {
+    size_t j = i;
+    group.clear();
+    while (j < postings.size() && postings[j].rest == postings[i].rest) {
+      group.push_back(postings[j].posting);
+      ++j;
+    }
+    chooser.Add(group);
+    i = j;
+  }
+  const uint8_t tag = chooser.tag();
+  std::string out(1, static_cast<char>(tag));
   uint64_t prev_rest = 0;
   for (size_t i = 0; i < postings.size();) {
     size_t j = i;
@@ -285,7 +337,7 @@ std::string EncodeAddFragment(std::span<const BucketPosting> postings) {
       group.push_back(postings[j].posting);
       ++j;
     }
-    PutGroup(&out, postings[i].rest - prev_rest, 0, group);
+    PutGroup(&out, tag, postings[i].rest - prev_rest, 0, group);
     prev_rest = postings[i].rest;
     i = j;
   }
@@ -315,12 +367,15 @@ absl::Status DecodeBucket(std::string_view value, std::string_view key,
 }
 
 std::string EncodeBucket(std::span<const BucketGroup> groups) {
-  std::string out(1, static_cast<char>(kBucketValue));
+  TagChooser chooser;
+  for (const BucketGroup& g : groups) chooser.Add(g.postings);
+  const uint8_t tag = chooser.tag();
+  std::string out(1, static_cast<char>(tag));
   uint64_t prev_rest = 0;
   bool first = true;
   for (const BucketGroup& g : groups) {
     if (g.postings.empty() && g.beyond_cap == 0) continue;
-    PutGroup(&out, first ? g.rest : g.rest - prev_rest, g.beyond_cap, g.postings);
+    PutGroup(&out, tag, first ? g.rest : g.rest - prev_rest, g.beyond_cap, g.postings);
     prev_rest = g.rest;
     first = false;
   }
@@ -329,10 +384,8 @@ std::string EncodeBucket(std::span<const BucketGroup> groups) {
 
 absl::Status LookupInBucket(std::string_view value, std::string_view key,
                             std::span<const uint64_t> rests, std::span<PostingList* const> outs) {
-  if (value.empty() || static_cast<uint8_t>(value[0]) != kBucketValue) {
-    return Malformed(key, "unknown tag");
-  }
-  GroupScanner scan(value.substr(1));
+  if (!IsAddFragment(value)) return Malformed(key, "unknown tag");
+  GroupScanner scan(value);
   size_t i = 0;
   const size_t n = rests.size();
   while (i < n && !scan.done()) {
@@ -394,8 +447,8 @@ class RestFilter {
 // others' groups are stepped over); false on damage.
 bool AddEvents(std::string_view value, uint32_t op, RestFilter filter,
                std::vector<MergeEvent>* events, std::vector<Posting>* pool) {
-  if (value.empty() || static_cast<uint8_t>(value[0]) != kBucketValue) return false;
-  GroupScanner scan(value.substr(1));
+  if (!IsAddFragment(value)) return false;
+  GroupScanner scan(value);
   while (!scan.done() && !filter.Exhausted()) {
     uint64_t rest, listed;
     uint32_t beyond;
@@ -449,16 +502,24 @@ bool MergeFiltered(const std::optional<std::string_view>& existing,
   thread_local std::vector<MergeEvent> events;
   thread_local std::vector<Posting> pool;
   thread_local std::vector<const MergeEvent*> listed;
-  thread_local std::vector<Posting> group;
+  thread_local std::vector<Posting> kept;  // the new value's postings, group after group
+  struct Kept {
+    uint64_t rest;
+    uint32_t beyond;
+    size_t end;  // in `kept`
+  };
+  thread_local std::vector<Kept> groups;
   events.clear();
   pool.clear();
+  kept.clear();
+  groups.clear();
   if (existing.has_value() && !AddEvents(*existing, 0, filter, &events, &pool)) return false;
   for (size_t i = 0; i < operands.size(); ++i) {
     const std::string_view op = operands[i];
     if (op.empty()) return false;
     const auto tag = static_cast<uint8_t>(op[0]);
     const auto index = static_cast<uint32_t>(i + 1);
-    if (tag == kBucketValue) {
+    if (IsAddFragment(op)) {
       if (!AddEvents(op, index, filter, &events, &pool)) return false;
     } else if (tag == kBucketRemove) {
       if (!AddRemoveEvents(op, index, filter, &events)) return false;
@@ -469,9 +530,7 @@ bool MergeFiltered(const std::optional<std::string_view>& existing,
   std::stable_sort(events.begin(), events.end(), [](const MergeEvent& a, const MergeEvent& b) {
     return a.rest != b.rest ? a.rest < b.rest : a.op < b.op;
   });
-  out->assign(1, static_cast<char>(kBucketValue));
-  uint64_t prev_rest = 0;
-  bool first_group = true;
+  TagChooser chooser;
   for (size_t i = 0; i < events.size();) {
     const uint64_t rest = events[i].rest;
     listed.clear();  // by doc
@@ -501,17 +560,28 @@ bool MergeFiltered(const std::optional<std::string_view>& existing,
       }
     }
     if (listed.empty() && beyond == 0) continue;
-    group.clear();
+    const size_t begin = kept.size();
     for (const MergeEvent* l : listed) {
-      group.insert(group.end(), pool.begin() + l->first, pool.begin() + l->first + l->count);
+      kept.insert(kept.end(), pool.begin() + l->first, pool.begin() + l->first + l->count);
     }
-    PutGroup(out, first_group ? rest : rest - prev_rest, beyond, group);
-    prev_rest = rest;
-    first_group = false;
+    chooser.Add(std::span(kept).subspan(begin));
+    groups.push_back({rest, beyond, kept.size()});
+  }
+  // The tag depends on every group kept, so they are written once all are known.
+  const uint8_t tag = chooser.tag();
+  out->assign(1, static_cast<char>(tag));
+  uint64_t prev_rest = 0;
+  size_t begin = 0;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    PutGroup(out, tag, g == 0 ? groups[g].rest : groups[g].rest - prev_rest, groups[g].beyond,
+             std::span(kept).subspan(begin, groups[g].end - begin));
+    prev_rest = groups[g].rest;
+    begin = groups[g].end;
   }
   if (pool.capacity() > (1u << 20)) {  // one huge bucket does not stay resident per thread
     pool = {};
     events = {};
+    kept = {};
   }
   return true;
 }
@@ -545,7 +615,7 @@ bool MergeBucketReference(const std::optional<std::string_view>& existing,
   for (std::string_view op : operands) {
     if (op.empty()) return false;
     const auto tag = static_cast<uint8_t>(op[0]);
-    if (tag == kBucketValue) {
+    if (IsAddFragment(op)) {
       if (IsError(DecodeGroups(op, &decoded))) return false;
       for (BucketGroup& add : decoded) {
         BucketGroup& g = groups[add.rest];

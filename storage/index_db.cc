@@ -83,7 +83,7 @@ class PostingBucketMerge : public rocksdb::MergeOperator {
     ops.reserve(operand_list.size());
     for (const rocksdb::Slice& s : operand_list) {
       // A remove must meet the adds before it: left for the full merge.
-      if (s.empty() || static_cast<uint8_t>(s[0]) != bucket_codec::kBucketValue) return false;
+      if (!bucket_codec::IsAddFragment(s.ToStringView())) return false;
       ops.push_back(s.ToStringView());
     }
     return bucket_codec::CombineAddFragments(ops, new_value);

@@ -166,6 +166,7 @@ class GroupWrite {
     if (without_chunk_list_) {
       schema = std::max<uint64_t>(schema, codec::kSchemaVersionRecomputedChunks);
     }
+    if (without_spans_) schema = std::max<uint64_t>(schema, codec::kSchemaVersionSpanlessPostings);
     if (schema != next_.schema_version) {
       rep_.meta.PutSchemaVersion(&batch_, schema);
       next_.schema_version = schema;
@@ -240,6 +241,13 @@ class GroupWrite {
     rep_.documents.Add(&batch_, stored, p->hashes, chunk_list,
                        keep_text ? p->text : std::string_view(), p->fp->grams);
     without_chunk_list_ |= !chunk_list;
+    // A verifying index reports a passage's registered bytes from the units of a text it
+    // can fingerprint again (CopyDetector places them), so its postings need no spans:
+    // 3-4 bytes of the ~11-15 a bucketed posting takes (docs/storage-format.md).
+    if (!chunk_list && rep_.db->options().params.verify_k > 0) {
+      for (Posting& posting : p->postings) posting.start = posting.end = 0;
+      without_spans_ = true;
+    }
     rep_.maps.Add(&batch_, p->ext_key, p->sha_key, codec::DocKey(id));
     if (stored.expires_unix_micros != 0) {
       rep_.expiries.Add(&batch_, stored.expires_unix_micros, id);
@@ -264,6 +272,7 @@ class GroupWrite {
   std::unordered_map<std::string_view, DocId> new_ext_, new_sha_;
   bool lifetimes_ = false;  // a created document has an expiry or an embargo
   bool without_chunk_list_ = false;  // a created document keeps no chunk list
+  bool without_spans_ = false;       // a created document's postings carry no byte spans
 };
 
 // Bytes the batch of `group` will hold (texts, postings, grams, stem pairs), over-estimated:

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cctype>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/scratch.h"
@@ -761,6 +762,88 @@ TEST(CopyDetectorRemovalTest, UnregisteringLeavesNoPostingWithOrWithoutAChunkLis
       }
       EXPECT_GT(postings, 0u);  // the long shape holds the control's text
     }
+  }
+}
+
+// A verifying index keeps no byte spans in the postings of a stored plain text (schema 6):
+// the check places each passage in the text's own units, so the registered bytes of an
+// exactly copied paragraph are that paragraph, byte for byte. An HTML document keeps its
+// postings' spans (its conversion depends on libxml2, which no index records).
+TEST(CopyDetectorSpansTest, AStoredPlainTextsPassagesArePlacedInItsUnitsWithoutPostingSpans) {
+  for (const bool bucketed : {false, true}) {
+    SCOPED_TRACE(bucketed ? "bucketed" : "per hash");
+    ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromHex("00112233445566778899aabbccddeeff"));
+    testing::TempDir dir("spans");
+    IndexOptions options;
+    options.path = dir.Join("index");
+    options.params.key_id = key.Id();
+    options.bucketed_postings = bucketed;
+    options.block_cache_bytes = 8 << 20;
+    options.write_buffer_bytes = 4 << 20;
+    ASSERT_OK_AND_ASSIGN(options.chunk_recomputer, MakeChunkRecomputer(options.params, key));
+    ASSERT_OK_AND_ASSIGN(auto index, Index::Open(options));
+    ASSERT_OK_AND_ASSIGN(auto detector, CopyDetector::Create(index.get(), key, {}));
+    ASSERT_OK_AND_ASSIGN(auto fingerprinter, Fingerprinter::Create(options.params, key));
+    DocumentRecord meta;
+    const std::string source = Corpus()[2].body;
+    const std::string other = Corpus()[3].body;
+    const std::string html = "<html><body><p>" + other + "</p></body></html>";
+    ASSERT_OK_AND_ASSIGN(RegisterResultInfo text_doc,
+                         detector->Register(source, DocumentFormat::kText, meta));
+    ASSERT_OK_AND_ASSIGN(RegisterResultInfo html_doc,
+                         detector->Register(html, DocumentFormat::kHtml, meta));
+    for (const auto& [content, format, id, spans] :
+         {std::tuple{source, DocumentFormat::kText, text_doc.outcome.id, false},
+          std::tuple{html, DocumentFormat::kHtml, html_doc.outcome.id, true}}) {
+      ASSERT_OK_AND_ASSIGN(ConvertedDocument converted, Convert(content, format));
+      DocumentFingerprint fp;
+      ASSERT_OK(RegisterPrint(*fingerprinter, converted.text, &fp));
+      std::vector<ChunkHash> hashes;
+      for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
+      std::vector<PostingList> lists;
+      ASSERT_OK(index->Lookup(hashes, &lists));
+      size_t with_spans = 0, found = 0;
+      for (const PostingList& list : lists) {
+        for (const Posting& p : list.postings) {
+          if (p.doc_id != id) continue;
+          ++found;
+          with_spans += p.end > p.start;
+        }
+      }
+      EXPECT_EQ(found, fp.chunks.size());
+      EXPECT_EQ(with_spans, spans ? found : 0u);
+    }
+
+    for (const std::string& body : {source, other}) {
+      const std::string test = testing_corpus::ParagraphInsideNewText(body);
+      CheckRequestInfo request;
+      request.content = test;
+      ASSERT_OK_AND_ASSIGN(CheckResult r, detector->Check(request));
+      ASSERT_EQ(r.report.matches.size(), 1u);
+      const DocumentMatch& m = r.report.matches.front();
+      ASSERT_EQ(m.spans.size(), 1u);
+      const Span& s = m.spans.front();
+      ASSERT_TRUE(s.has_registered);
+      const std::string copied = test.substr(s.test_start, s.test_end - s.test_start);
+      EXPECT_GT(copied.size(), 100u);
+      if (m.doc_id == text_doc.outcome.id) {
+        EXPECT_EQ(source.substr(s.registered_start, s.registered_end - s.registered_start),
+                  copied);
+      } else {
+        EXPECT_EQ(m.doc_id, html_doc.outcome.id);
+        EXPECT_NE(html.substr(s.registered_start, s.registered_end - s.registered_start)
+                      .find(copied.substr(40, 40)),
+                  std::string::npos);
+      }
+    }
+    // Spans not asked for are not placed (no text is read).
+    CheckRequestInfo request;
+    const std::string test = testing_corpus::ParagraphInsideNewText(source);
+    request.content = test;
+    request.options.want_spans = false;
+    ASSERT_OK_AND_ASSIGN(CheckResult r, detector->Check(request));
+    ASSERT_EQ(r.report.matches.size(), 1u);
+    EXPECT_TRUE(r.report.matches.front().spans.empty());
   }
 }
 

@@ -108,7 +108,10 @@ std::vector<Posting> PostingsOf(const Index& index, ChunkHash hash, DocId doc) {
 }
 
 // True when every chunk of `fp` lists `doc` with the right ordinal and span.
-bool HasAllPostings(const Index& index, const DocumentFingerprint& fp, DocId doc) {
+// `spans`: with the chunks' byte spans (else, as a verifying index keeps a stored plain
+// text's postings, with none: start == end == 0).
+bool HasAllPostings(const Index& index, const DocumentFingerprint& fp, DocId doc,
+                    bool spans = true) {
   std::vector<ChunkHash> hashes;
   for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
   std::vector<PostingList> out;
@@ -117,7 +120,8 @@ bool HasAllPostings(const Index& index, const DocumentFingerprint& fp, DocId doc
     bool found = false;
     for (const Posting& p : out[i].postings) {
       found |= p.doc_id == doc && p.ordinal == fp.chunks[i].ordinal &&
-               p.start == fp.chunks[i].start && p.end == fp.chunks[i].end;
+               p.start == (spans ? fp.chunks[i].start : 0) &&
+               p.end == (spans ? fp.chunks[i].end : 0);
     }
     if (!found) return false;
   }
@@ -2383,9 +2387,12 @@ TEST(IndexTest, ADocumentWithAReproducibleStoredTextKeepsNoChunkListAndIsRemoved
       ASSERT_OK(index->Flush());
     }
     EXPECT_EQ(ChunkListsOf(path), 1u);  // "kept:beta" only
-    EXPECT_EQ(RecordedSchema(path), 5u);
+    // The index verifies (verify_k > 0): the others' postings carry no spans either.
+    EXPECT_EQ(RecordedSchema(path), 6u);
     {
       auto index = OpenOrDie(o);
+      EXPECT_TRUE(HasAllPostings(*index, fps[1], ids[1]));
+      EXPECT_TRUE(HasAllPostings(*index, fps[0], ids[0], /*spans=*/false));
       ASSERT_OK(index->Unregister(ids[0]));  // recomputed
       ASSERT_OK(index->Unregister(ids[1]));  // its chunk list
       EXPECT_EQ(recomputer->calls(), 1);
@@ -2396,7 +2403,7 @@ TEST(IndexTest, ADocumentWithAReproducibleStoredTextKeepsNoChunkListAndIsRemoved
       for (size_t i = 0; i < 3; ++i) {
         EXPECT_EQ(PostingsLeft(*index, fps, ids[i]), 0u) << "document " << ids[i];
       }
-      EXPECT_TRUE(HasAllPostings(*index, fps[3], ids[3]));
+      EXPECT_TRUE(HasAllPostings(*index, fps[3], ids[3], /*spans=*/false));
       EXPECT_EQ(PostingsOf(*index, kSharedHash, ids[3]).size(), 1u);
       ASSERT_OK(index->Compact());
       std::vector<PostingList> shared;
@@ -2404,6 +2411,32 @@ TEST(IndexTest, ADocumentWithAReproducibleStoredTextKeepsNoChunkListAndIsRemoved
       EXPECT_EQ(shared.at(0).postings.size(), 1u);
       EXPECT_EQ(shared.at(0).doc_frequency, 1u);
     }
+  }
+}
+
+// Without verification a check's registered bytes come from the postings alone, so an index
+// without verification grams keeps them for every document (and records schema 5).
+TEST(IndexTest, AnIndexThatDoesNotVerifyKeepsTheSpansOfAReproducibleText) {
+  for (const bool bucketed : {false, true}) {
+    SCOPED_TRACE(bucketed ? "bucketed postings" : "per-hash postings");
+    TempDir dir;
+    const std::string path = dir.Join("db");
+    auto recomputer = std::make_shared<TableRecomputer>();
+    IndexOptions o = Options(path);
+    o.params.verify_k = 0;
+    o.params.dense_chunks = 0;
+    o.bucketed_postings = bucketed;
+    o.chunk_recomputer = recomputer;
+    const DocumentFingerprint fp = MakeFingerprint(5, 20, /*shared=*/true);
+    recomputer->Learn("text", fp);
+    {
+      auto index = OpenOrDie(o);
+      const DocId id = index->Register(MakeRecord("a"), fp, "text").value().id;
+      EXPECT_TRUE(HasAllPostings(*index, fp, id));
+      ASSERT_OK(index->Flush());
+    }
+    EXPECT_EQ(ChunkListsOf(path), 0u);
+    EXPECT_EQ(RecordedSchema(path), 5u);
   }
 }
 
@@ -2430,7 +2463,7 @@ TEST(IndexTest, WithoutAWayToRecomputeItARemovalOfADocumentWithoutChunkListChang
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
     EXPECT_NE(s.message().find("document " + std::to_string(id)), absl::string_view::npos) << s;
     EXPECT_OK(index->GetDocument(id));
-    EXPECT_TRUE(HasAllPostings(*index, fp, id));
+    EXPECT_TRUE(HasAllPostings(*index, fp, id, /*spans=*/false));
   }
   {
     // A text that no longer yields its hashes fails the same way, as the recomputer says.
@@ -2440,7 +2473,7 @@ TEST(IndexTest, WithoutAWayToRecomputeItARemovalOfADocumentWithoutChunkListChang
     absl::Status s = index->Unregister(id);
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
     EXPECT_OK(index->GetDocument(id));
-    EXPECT_TRUE(HasAllPostings(*index, fp, id));
+    EXPECT_TRUE(HasAllPostings(*index, fp, id, /*spans=*/false));
   }
   auto index = OpenOrDie(o);
   ASSERT_OK(index->Unregister(id));
@@ -2551,14 +2584,14 @@ TEST(IndexTest, APerHashIndexWithoutChunkListsUpgradesToBucketsAndKeepsItsSchema
     id_b = index->Register(MakeRecord("b"), b, "b").value().id;
     ASSERT_OK(index->Flush());
   }
-  EXPECT_EQ(RecordedSchema(path), 5u);
+  EXPECT_EQ(RecordedSchema(path), 6u);
   ASSERT_OK(Index::UpgradePostings(o));
-  EXPECT_EQ(RecordedSchema(path), 5u);
+  EXPECT_EQ(RecordedSchema(path), 6u);
   auto index = OpenOrDie(o);
   EXPECT_NE(index->Stats().bucket_bits, 0u);
   ASSERT_OK(index->Unregister(id_a));
   EXPECT_EQ(PostingsLeft(*index, {a, b}, id_a), 0u);
-  EXPECT_TRUE(HasAllPostings(*index, b, id_b));
+  EXPECT_TRUE(HasAllPostings(*index, b, id_b, /*spans=*/false));
 }
 
 TEST(IndexTest, RemoveExpiredRemovesDueDocumentsEarliestFirstAndNothingElse) {
