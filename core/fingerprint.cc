@@ -447,6 +447,18 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
   Scratch& scratch = ThreadScratch();
   Canonicalize(input, &scratch.canon, rep_->params.normalization_version);
   BuildUnits(scratch.canon, rep_->params.unit, rep_->params.enhancements, &scratch.stream);
+  if (options.units_only) {
+    out->units.resize(scratch.stream.units.size());
+    for (size_t i = 0; i < out->units.size(); ++i) {
+      out->units[i] = {scratch.stream.units[i].input_begin, scratch.stream.units[i].input_end};
+    }
+    out->total_units = static_cast<uint32_t>(scratch.stream.units.size());
+    if (options.content_digest) out->sha256 = Sha256(scratch.canon.text);
+    out->input_bytes = input.size();
+    out->canonical_bytes = scratch.canon.text.size();
+    scratch.Trim();
+    return absl::OkStatus();
+  }
   rep_->MakeChunks(scratch.stream, &scratch);
   if (scratch.chunks.size() <= options.keep_all_chunks_up_to) {
     out->chunks.assign(scratch.chunks.begin(), scratch.chunks.end());

@@ -240,9 +240,10 @@ bool ReproducibleText(const DocumentRecord& record, std::string_view text) {
          IsValidUtf8(text);
 }
 
-// Runs a registration's steps again over the stored `text` of `record` (with its units'
-// byte spans when `units`). DATA_LOSS naming the document, saying `consequence`, when the
-// text no longer converts or yields what was registered (digest or chunk counts).
+// Runs a registration's steps again over the stored `text` of `record`: the whole
+// fingerprint, or with `units` only its units' byte spans (and digest). DATA_LOSS naming the
+// document, saying `consequence`, when the text no longer converts or yields what was
+// registered (its canonical digest; the chunk counts too when they are computed).
 absl::Status ReprintStoredText(const Fingerprinter& fingerprinter, const DocumentRecord& record,
                                std::string_view text, bool units, std::string_view consequence,
                                DocumentFingerprint* fp) {
@@ -257,10 +258,14 @@ absl::Status ReprintStoredText(const Fingerprinter& fingerprinter, const Documen
                                std::string(consequence));
   }
   FingerprintOptions options = RegisterFingerprintOptions(fingerprinter.params());
-  options.unit_spans = units;
+  options.units_only = units;
   COPS_RETURN_IF_ERROR(fingerprinter.Fingerprint(converted->text, fp, options));
-  if (fp->sha256 != record.sha256 || fp->total_chunks != record.total_chunks ||
-      fp->chunks.size() != record.stored_chunks) {
+  if (units && fp->sha256 != record.sha256) {
+    return absl::DataLossError(what + ": its stored text is not the canonical text registered; " +
+                               std::string(consequence));
+  }
+  if (!units && (fp->sha256 != record.sha256 || fp->total_chunks != record.total_chunks ||
+                 fp->chunks.size() != record.stored_chunks)) {
     return absl::DataLossError(
         what + ": its stored text yields " + std::to_string(fp->chunks.size()) + " of " +
         std::to_string(fp->total_chunks) + " chunks (registered: " +

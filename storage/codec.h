@@ -37,11 +37,11 @@ namespace cops::storage_codec {
 //      of the first such document, as 3 is: a build before it would fail every removal of
 //      one with DATA_LOSS. Says nothing of the postings' layout (the meta key
 //      "postings_buckets" does).
-//   6: the postings of such a document carry no byte spans (start == end == 0) when the
-//      index verifies (ChunkingParams::verify_k > 0): a check places its reported passages
-//      in the stored text's units instead (engine/copy_detector.h). In bucketed postings
-//      they are written under the tag bucket_codec::kBucketValueSpanless, which a build
-//      before it fails to decode. Recorded in the write batch of the first such document.
+//   6: the bucketed postings of such a document carry no byte spans (start == end == 0)
+//      when the index verifies (ChunkingParams::verify_k > 0): a check places its reported
+//      passages in the stored text's units instead (engine/copy_detector.h). They are
+//      written under the tag bucket_codec::kBucketValueSpanless, which a build before it
+//      fails to decode. Recorded in the write batch of the first such document.
 // on-disk: do not change the numbers.
 inline constexpr uint32_t kSchemaVersion = 6;
 inline constexpr uint32_t kSchemaVersionBase = 2;  // new indexes; writable opens upgrade to it

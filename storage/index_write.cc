@@ -243,8 +243,11 @@ class GroupWrite {
     without_chunk_list_ |= !chunk_list;
     // A verifying index reports a passage's registered bytes from the units of a text it
     // can fingerprint again (CopyDetector places them), so its postings need no spans:
-    // 3-4 bytes of the ~11-15 a bucketed posting takes (docs/storage-format.md).
-    if (!chunk_list && rep_.db->options().params.verify_k > 0) {
+    // 3-4 bytes of the ~11-15 a bucketed posting takes (docs/storage-format.md). Only in
+    // the bucketed layout, chosen for its bytes: per hash they are ~2 of ~23 bytes, not
+    // worth a text read and fingerprint per reported document.
+    if (!chunk_list && rep_.db->options().params.verify_k > 0 &&
+        rep_.db->bucket_layout().has_value()) {
       for (Posting& posting : p->postings) posting.start = posting.end = 0;
       without_spans_ = true;
     }

@@ -89,6 +89,31 @@ TEST(FingerprinterTest, SameTextSameHashesOtherKeyOtherHashes) {
   for (ChunkHash h : hb) EXPECT_EQ(sa.count(h), 0u);
 }
 
+// What placing a passage in a registered text reads (engine/copy_detector.h): the same
+// units and digest as the whole fingerprint, nothing else.
+TEST(FingerprinterTest, UnitsOnlyGivesTheWholeFingerprintsUnitsAndDigest) {
+  auto f = Make(ChunkingParams{});
+  for (const std::string& text : {RandomText(700, 3), std::string("Caf\xC3\xA9  \xEF\xBC\xA1" "bc, d-e!"),
+                                  std::string()}) {
+    FingerprintOptions whole;
+    whole.unit_spans = true;
+    FingerprintOptions units;
+    units.units_only = true;
+    DocumentFingerprint a, b;
+    ASSERT_OK(f->Fingerprint(text, &a, whole));
+    ASSERT_OK(f->Fingerprint(text, &b, units));
+    ASSERT_EQ(a.units.size(), b.units.size());
+    for (size_t i = 0; i < a.units.size(); ++i) {
+      EXPECT_EQ(a.units[i].start, b.units[i].start);
+      EXPECT_EQ(a.units[i].end, b.units[i].end);
+    }
+    EXPECT_EQ(a.sha256, b.sha256);
+    EXPECT_EQ(a.total_units, b.total_units);
+    EXPECT_TRUE(b.chunks.empty());
+    EXPECT_TRUE(b.grams.empty());
+  }
+}
+
 TEST(SipHashTest, U64FormMatchesByteForm) {
   // The chunk-hash finalization must be plain SipHash-2-4 of 8 little-endian bytes.
   const uint64_t m = 0x0123456789abcdefULL;
