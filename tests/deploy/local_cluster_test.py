@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import signal
+import time
 
 from harness import TempDir, build_dir, check, run, run_ok, skip, source_dir
 
@@ -31,6 +32,18 @@ def map_lines(cluster_dir):
         if len(fields) == 6 and "/" in fields[2]:
             members[fields[0]] = (fields[1], int(fields[3]), fields[5])
     return members, out
+
+
+def eventually(probe, timeout=60):
+    """Polls probe() (returning (ok, detail)) until ok or `timeout` s: the second replica of a
+    partition applies a registration from the log after the call returns, and a loaded host
+    can take seconds to."""
+    deadline = time.monotonic() + timeout
+    while True:
+        ok, detail = probe()
+        if ok or time.monotonic() > deadline:
+            return ok, detail
+        time.sleep(0.2)
 
 
 def main():
@@ -65,10 +78,12 @@ def main():
             check(not checked.get("partial") and checked["matches"][0]["doc_id"] == doc_id,
                   f"the router's check is partial or misses the document: {checked}")
 
-            members, out = map_lines(cluster)
-            check(sorted(members) == ["index-p0r1", "index-p0r2", "index-p1r1", "index-p1r2"]
-                  and all(m[2] == "live" for m in members.values()),
-                  f"status does not list four live replicas:\n{out}")
+            def four_live():
+                members, out = map_lines(cluster)
+                return (sorted(members) == ["index-p0r1", "index-p0r2", "index-p1r1", "index-p1r2"]
+                        and all(m[2] == "live" for m in members.values())), (members, out)
+            ok, (members, out) = eventually(four_live)
+            check(ok, f"status does not list four live replicas:\n{out}")
             secrets = os.path.join(cluster, "secrets")
             tls = ["--tls-ca", os.path.join(secrets, "ca.pem"),
                    "--tls-cert", os.path.join(secrets, "client.pem"),
@@ -77,18 +92,23 @@ def main():
             def replica_key(name):
                 with open(os.path.join(cluster, name, "data", "admin.key")) as f:
                     return ["--api-key", f.read().strip()]
-            holders = [name for name, (replica, _, _) in members.items()
-                       if run([COPS, "--server", replica] + tls + replica_key(name) +
-                              ["get", str(doc_id)]).returncode == 0]
-            check(len(holders) == 2 and holders[0][:8] == holders[1][:8],
-                  f"the document is not on both replicas of one partition: {holders}")
+            def both_hold():
+                holders = [name for name, (replica, _, _) in members.items()
+                           if run([COPS, "--server", replica] + tls + replica_key(name) +
+                                  ["get", str(doc_id)]).returncode == 0]
+                return len(holders) == 2 and holders[0][:8] == holders[1][:8], holders
+            ok, holders = eventually(both_hold)
+            check(ok, f"the document is not on both replicas of one partition: {holders}")
 
             with open(os.path.join(cluster, "index-p0r1.pid")) as f:
                 os.kill(int(f.read()), signal.SIGKILL)
             run_ok([SCRIPT, "restart", cluster, "index-p0r1"], env=env)
-            members, out = map_lines(cluster)
-            check(members.get("index-p0r1", ("", 0, ""))[2] == "live",
-                  f"restarted index-p0r1 is not live in the map:\n{out}")
+
+            def restarted_live():
+                members, out = map_lines(cluster)
+                return members.get("index-p0r1", ("", 0, ""))[2] == "live", out
+            ok, out = eventually(restarted_live)
+            check(ok, f"restarted index-p0r1 is not live in the map:\n{out}")
         finally:
             run([SCRIPT, "down", cluster], env=env)
         for name in os.listdir(cluster):
