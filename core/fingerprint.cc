@@ -239,15 +239,22 @@ void Fingerprinter::Rep::MakeChunks(const UnitStream& s, Scratch* scratch) const
   Finalize(chunks.size(), [&](size_t i) -> uint64_t& { return chunks[i].hash; });
 }
 
+namespace {
+
+// DocumentFingerprint::units: the byte span of every unit in the input.
+void FillUnitSpans(const UnitStream& s, DocumentFingerprint* out) {
+  out->units.resize(s.units.size());
+  for (size_t i = 0; i < s.units.size(); ++i) {
+    out->units[i] = {s.units[i].input_begin, s.units[i].input_end};
+  }
+}
+
+}  // namespace
+
 void Fingerprinter::Rep::MakeGrams(const UnitStream& s, bool unit_spans, Scratch* scratch,
                                   DocumentFingerprint* out) const {
   const uint32_t n = static_cast<uint32_t>(s.units.size());
-  if (unit_spans) {
-    out->units.resize(n);
-    for (uint32_t i = 0; i < n; ++i) {
-      out->units[i] = {s.units[i].input_begin, s.units[i].input_end};
-    }
-  }
+  if (unit_spans) FillUnitSpans(s, out);
   if (n == 0) return;
   const uint32_t k = std::min(params.verify_k, n);
   const uint32_t grams = n - k + 1;
@@ -448,30 +455,24 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
   Canonicalize(input, &scratch.canon, rep_->params.normalization_version);
   BuildUnits(scratch.canon, rep_->params.unit, rep_->params.enhancements, &scratch.stream);
   if (options.units_only) {
-    out->units.resize(scratch.stream.units.size());
-    for (size_t i = 0; i < out->units.size(); ++i) {
-      out->units[i] = {scratch.stream.units[i].input_begin, scratch.stream.units[i].input_end};
-    }
-    out->total_units = static_cast<uint32_t>(scratch.stream.units.size());
-    if (options.content_digest) out->sha256 = Sha256(scratch.canon.text);
-    out->input_bytes = input.size();
-    out->canonical_bytes = scratch.canon.text.size();
-    scratch.Trim();
-    return absl::OkStatus();
-  }
-  rep_->MakeChunks(scratch.stream, &scratch);
-  if (scratch.chunks.size() <= options.keep_all_chunks_up_to) {
-    out->chunks.assign(scratch.chunks.begin(), scratch.chunks.end());
-    if (options.mark_selection) {
-      const size_t count = rep_->SelectIndices(scratch.chunks, &scratch);
-      out->selection.assign(scratch.selected.begin(), scratch.selected.begin() + count);
-    }
+    FillUnitSpans(scratch.stream, out);
   } else {
-    rep_->Select(scratch.chunks, &out->chunks, &scratch);
+    rep_->MakeChunks(scratch.stream, &scratch);
+    if (scratch.chunks.size() <= options.keep_all_chunks_up_to) {
+      out->chunks.assign(scratch.chunks.begin(), scratch.chunks.end());
+      if (options.mark_selection) {
+        const size_t count = rep_->SelectIndices(scratch.chunks, &scratch);
+        out->selection.assign(scratch.selected.begin(), scratch.selected.begin() + count);
+      }
+    } else {
+      rep_->Select(scratch.chunks, &out->chunks, &scratch);
+    }
+    if (rep_->params.verify_k > 0) {
+      rep_->MakeGrams(scratch.stream, options.unit_spans, &scratch, out);
+    }
+    if (rep_->params.stem_pairs > 0) rep_->MakeStemPairs(scratch.stream, &scratch, out);
+    out->total_chunks = static_cast<uint32_t>(scratch.chunks.size());
   }
-  if (rep_->params.verify_k > 0) rep_->MakeGrams(scratch.stream, options.unit_spans, &scratch, out);
-  if (rep_->params.stem_pairs > 0) rep_->MakeStemPairs(scratch.stream, &scratch, out);
-  out->total_chunks = static_cast<uint32_t>(scratch.chunks.size());
   out->total_units = static_cast<uint32_t>(scratch.stream.units.size());
   if (options.content_digest) out->sha256 = Sha256(scratch.canon.text);
   out->input_bytes = input.size();

@@ -315,32 +315,28 @@ std::string BucketKey(uint32_t bucket) {
 }
 
 std::string EncodeAddFragment(std::span<const BucketPosting> postings) {
+  // Calls fn(rest, its postings) for each run of one rest, in order.
   std::vector<Posting> group;
-  TagChooser chooser;
-  for (size_t i = 0; i < postings.size();) {
-    size_t j = i;
-    group.clear();
-    while (j < postings.size() && postings[j].rest == postings[i].rest) {
-      group.push_back(postings[j].posting);
-      ++j;
+  const auto for_each_group = [&](const auto& fn) {
+    for (size_t i = 0; i < postings.size();) {
+      size_t j = i;
+      group.clear();
+      for (; j < postings.size() && postings[j].rest == postings[i].rest; ++j) {
+        group.push_back(postings[j].posting);
+      }
+      fn(postings[i].rest, group);
+      i = j;
     }
-    chooser.Add(group);
-    i = j;
-  }
+  };
+  TagChooser chooser;
+  for_each_group([&](uint64_t, std::span<const Posting> g) { chooser.Add(g); });
   const uint8_t tag = chooser.tag();
   std::string out(1, static_cast<char>(tag));
   uint64_t prev_rest = 0;
-  for (size_t i = 0; i < postings.size();) {
-    size_t j = i;
-    group.clear();
-    while (j < postings.size() && postings[j].rest == postings[i].rest) {
-      group.push_back(postings[j].posting);
-      ++j;
-    }
-    PutGroup(&out, tag, postings[i].rest - prev_rest, 0, group);
-    prev_rest = postings[i].rest;
-    i = j;
-  }
+  for_each_group([&](uint64_t rest, std::span<const Posting> g) {
+    PutGroup(&out, tag, rest - prev_rest, 0, g);
+    prev_rest = rest;
+  });
   return out;
 }
 
