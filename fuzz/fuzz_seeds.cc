@@ -68,11 +68,11 @@ std::vector<std::string> StorageCodecSeeds() {
   seeds.push_back(Tagged(6, std::string(1, '\x01') + piece(fragment) + piece(other) +
                                 piece(bucket_remove)));
   seeds.push_back(Tagged(6, std::string(1, '\x04') + piece(fragment) + piece(other)));
-  // Tag 3 (schema 6): document 11 without spans beside one with them.
-  const std::string spanless = bc::EncodeAddFragment(
-      std::vector<bc::BucketPosting>{{3, {8, 4, 20, 30}}, {3, {11, 2, 0, 0}}, {3, {11, 7, 0, 0}}});
-  seeds.push_back(Tagged(5, spanless));
-  seeds.push_back(Tagged(6, std::string(1, '\x02') + piece(fragment) + piece(spanless) +
+  // Tag 3 (schema 6): document 11 without positions beside one with them.
+  const std::string positionless = bc::EncodeAddFragment(
+      std::vector<bc::BucketPosting>{{3, {8, 4, 20, 30}}, {3, {11, 0, 0, 0}}, {9, {11, 0, 0, 0}}});
+  seeds.push_back(Tagged(5, positionless));
+  seeds.push_back(Tagged(6, std::string(1, '\x02') + piece(fragment) + piece(positionless) +
                                 piece(bucket_remove)));
   return seeds;
 }

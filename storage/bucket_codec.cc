@@ -14,9 +14,9 @@ using storage_codec::GetVarint64;
 using storage_codec::PutVarint64;
 
 // Rests and document ids stay below 2^63, so that every delta shifted left by one (the flag
-// bit) fits in 64 bits; in a kBucketValueSpanless value, documents below 2^62 (two flags).
+// bit) fits in 64 bits; in a kBucketValuePositionless value, documents below 2^62 (two flags).
 constexpr uint64_t kMaxId = (uint64_t{1} << 63) - 1;
-constexpr uint64_t kMaxSpanlessTagId = (uint64_t{1} << 62) - 1;
+constexpr uint64_t kMaxPositionlessTagId = (uint64_t{1} << 62) - 1;
 
 uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
@@ -26,36 +26,39 @@ absl::Status Malformed(std::string_view key, const char* what) {
                              ": malformed value (" + what + ")");
 }
 
-// Whether a document's postings in a group, [first, last), carry no byte spans.
-bool Spanless(const Posting* first, const Posting* last) {
-  return std::all_of(first, last, [](const Posting& p) { return p.start == 0 && p.end == 0; });
+// Whether a document's postings in a group, [first, last), are one without a position
+// (ordinal, start and end 0), which kBucketValuePositionless writes as the document alone.
+bool Positionless(const Posting* first, const Posting* last) {
+  return last - first == 1 && first->ordinal == 0 && first->start == 0 && first->end == 0;
 }
 
 // Decides a value's tag from the postings it will hold, group by group (each sorted by
-// (doc_id, ordinal)): kBucketValueSpanless when a document is spanless and every id fits
-// the tag's two flag bits, else kBucketValue (explicit zero spans, as before the tag).
+// (doc_id, ordinal)): kBucketValuePositionless when a document is positionless and every
+// id fits the tag's two flag bits, else kBucketValue (explicit zeros, as before the tag).
 class TagChooser {
  public:
   void Add(std::span<const Posting> postings) {
     for (size_t i = 0; i < postings.size();) {
       size_t j = i + 1;
       while (j < postings.size() && postings[j].doc_id == postings[i].doc_id) ++j;
-      spanless_ |= Spanless(&postings[i], &postings[i] + (j - i));
-      too_large_ |= postings[i].doc_id > kMaxSpanlessTagId;
+      positionless_ |= Positionless(&postings[i], &postings[i] + (j - i));
+      too_large_ |= postings[i].doc_id > kMaxPositionlessTagId;
       i = j;
     }
   }
-  uint8_t tag() const { return spanless_ && !too_large_ ? kBucketValueSpanless : kBucketValue; }
+  uint8_t tag() const {
+    return positionless_ && !too_large_ ? kBucketValuePositionless : kBucketValue;
+  }
 
  private:
-  bool spanless_ = false;
+  bool positionless_ = false;
   bool too_large_ = false;
 };
 
 // One group: `postings` sorted by (doc_id, ordinal), in a value of tag `tag`.
 void PutGroup(std::string* dst, uint8_t tag, uint64_t rest_delta, uint32_t beyond_cap,
               std::span<const Posting> postings) {
-  const bool flagged = tag == kBucketValueSpanless;
+  const bool flagged = tag == kBucketValuePositionless;
   uint64_t listed = 0;
   for (size_t i = 0; i < postings.size(); ++i) {
     listed += i == 0 || postings[i].doc_id != postings[i - 1].doc_id;
@@ -72,22 +75,24 @@ void PutGroup(std::string* dst, uint8_t tag, uint64_t rest_delta, uint32_t beyon
     while (j < postings.size() && postings[j].doc_id == postings[i].doc_id) ++j;
     const uint64_t n = j - i;
     const uint64_t delta = postings[i].doc_id - prev_doc;
-    const bool spanless = flagged && Spanless(&postings[i], &postings[i] + n);
-    PutVarint64(dst, flagged ? delta << 2 | (spanless ? 2 : 0) | (n > 1 ? 1 : 0)
-                             : delta << 1 | (n > 1 ? 1 : 0));
+    prev_doc = postings[i].doc_id;
+    if (flagged && Positionless(&postings[i], &postings[j - 1] + 1)) {
+      PutVarint64(dst, delta << 2 | 2);  // the document alone
+      i = j;
+      continue;
+    }
+    PutVarint64(dst, flagged ? delta << 2 | (n > 1 ? 1 : 0) : delta << 1 | (n > 1 ? 1 : 0));
     if (n > 1) PutVarint64(dst, n - 2);
     uint32_t prev_ordinal = 0;
     int64_t prev_start = 0;
     for (size_t k = i; k < j; ++k) {
       const Posting& p = postings[k];
       PutVarint64(dst, p.ordinal - prev_ordinal);
-      prev_ordinal = p.ordinal;
-      if (spanless) continue;
       PutVarint64(dst, ZigZag(static_cast<int64_t>(p.start) - prev_start));
       PutVarint64(dst, p.end - p.start);
+      prev_ordinal = p.ordinal;
       prev_start = p.start;
     }
-    prev_doc = postings[i].doc_id;
     i = j;
   }
 }
@@ -148,7 +153,7 @@ class GroupScanner {
   explicit GroupScanner(std::string_view value)
       : p_(value.data() + 1),
         end_(value.data() + value.size()),
-        flagged_(static_cast<uint8_t>(value[0]) == kBucketValueSpanless) {}
+        flagged_(static_cast<uint8_t>(value[0]) == kBucketValuePositionless) {}
   bool done() const { return p_ == end_; }
 
   // A group's rest and counts; nullptr on damage, else the reason is "".
@@ -186,11 +191,15 @@ class GroupScanner {
       uint64_t v;
       if (!ReadVarint(&p_, end_, &v)) return "truncated document";
       const uint64_t delta = flagged_ ? v >> 2 : v >> 1;
-      if (delta == 0 || delta > (flagged_ ? kMaxSpanlessTagId : kMaxId) - doc) {
+      if (delta == 0 || delta > (flagged_ ? kMaxPositionlessTagId : kMaxId) - doc) {
         return "documents out of order";
       }
       doc += delta;
-      const bool spanless = flagged_ && (v & 2) != 0;
+      if (flagged_ && (v & 2) != 0) {  // positionless: the document alone
+        if ((v & 1) != 0) return "positionless document with several postings";
+        out->push_back(Posting{doc, 0, 0, 0});
+        continue;
+      }
       uint64_t n = 1;
       if ((v & 1) != 0) {
         if (!ReadVarint(&p_, end_, &n) || n > remaining()) return "bad posting count";
@@ -199,9 +208,9 @@ class GroupScanner {
       uint64_t ordinal = 0;
       int64_t start = 0;
       for (uint64_t i = 0; i < n; ++i) {
-        uint64_t d_ord, z_start = 0, len = 0;
-        if (!ReadVarint(&p_, end_, &d_ord) ||
-            (!spanless && (!ReadVarint(&p_, end_, &z_start) || !ReadVarint(&p_, end_, &len)))) {
+        uint64_t d_ord, z_start, len;
+        if (!ReadVarint(&p_, end_, &d_ord) || !ReadVarint(&p_, end_, &z_start) ||
+            !ReadVarint(&p_, end_, &len)) {
           return "truncated posting";
         }
         // Ordinals and offsets stay in [0, UINT32_MAX]; a delta leaving it is damage.
@@ -224,9 +233,12 @@ class GroupScanner {
   // (a lookup does not vouch for the groups it did not ask for).
   const char* Skip(uint64_t listed) {
     for (uint64_t d = 0; d < listed; ++d) {
-      // The document varint's low bits (`several`, `spanless`) are its first byte's.
+      // The document varint's low bits (`several`, `positionless`) are its first byte's.
       if (p_ == end_) return "truncated document";
-      const uint64_t per_posting = flagged_ && (static_cast<uint8_t>(*p_) & 2) != 0 ? 1 : 3;
+      if (flagged_ && (static_cast<uint8_t>(*p_) & 2) != 0) {  // the document alone
+        if (!SkipVarints(&p_, end_, 1)) return "truncated document";
+        continue;
+      }
       uint64_t postings = 1;
       if ((static_cast<uint8_t>(*p_) & 1) != 0) {
         uint64_t n;
@@ -237,7 +249,7 @@ class GroupScanner {
       } else if (!SkipVarints(&p_, end_, 1)) {
         return "truncated document";
       }
-      if (!SkipVarints(&p_, end_, per_posting * postings)) return "truncated posting";
+      if (!SkipVarints(&p_, end_, 3 * postings)) return "truncated posting";
     }
     return "";
   }
@@ -247,7 +259,7 @@ class GroupScanner {
 
   const char* p_;
   const char* end_;
-  const bool flagged_;  // kBucketValueSpanless: two flag bits per document
+  const bool flagged_;  // kBucketValuePositionless: two flag bits per document
   bool first_ = true;
   uint64_t rest_ = 0;
 };

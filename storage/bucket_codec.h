@@ -17,12 +17,12 @@
 //     [several: varint(postings - 2)]           (otherwise one posting)
 //     per posting, by ordinal: varint(ordinal delta), varint(zigzag start delta),
 //                              varint(end - start)   (deltas from the previous posting, or 0)
-// A value (or fragment) holding a document without byte spans (every posting of it in the
-// group has start == end == 0: an index that recomputes spans from stored texts keeps none,
-// docs/storage-format.md) has the tag kBucketValueSpanless instead, and there every listed
-// document is varint(document delta << 2 | spanless << 1 | several), a spanless one's
-// postings only varint(ordinal delta) each. Encoders choose the tag from the postings, so a
-// value without such a document is byte for byte what builds before the tag wrote.
+// A value (or fragment) holding a document without positions (its one posting in the group
+// has ordinal, start and end 0: a verifying index keeps none for a stored plain text,
+// docs/storage-format.md) has the tag kBucketValuePositionless instead, and there every
+// listed document is varint(document delta << 2 | positionless << 1 | several), a
+// positionless one nothing more. Encoders choose the tag from the postings, so a value
+// without such a document is byte for byte what builds before the tag wrote.
 // A remove operand: tag kBucketRemove, varint(document), varint(count), then the rests of
 // the document's hashes in this bucket, ascending, delta-coded (first absolute, then >= 1).
 //
@@ -43,12 +43,12 @@ namespace cops::bucket_codec {
 // Leading bytes. on-disk: do not change.
 inline constexpr uint8_t kBucketValue = 1;
 inline constexpr uint8_t kBucketRemove = 2;
-inline constexpr uint8_t kBucketValueSpanless = 3;  // index schema 6
+inline constexpr uint8_t kBucketValuePositionless = 3;  // index schema 6
 
 // Whether `operand` is a value or an add fragment (either tag), not a remove.
 inline bool IsAddFragment(std::string_view operand) {
   return !operand.empty() && (static_cast<uint8_t>(operand[0]) == kBucketValue ||
-                              static_cast<uint8_t>(operand[0]) == kBucketValueSpanless);
+                              static_cast<uint8_t>(operand[0]) == kBucketValuePositionless);
 }
 
 // Bucket bits an index may record: the key is 4 bytes, so at most 32.

@@ -37,18 +37,19 @@ namespace cops::storage_codec {
 //      of the first such document, as 3 is: a build before it would fail every removal of
 //      one with DATA_LOSS. Says nothing of the postings' layout (the meta key
 //      "postings_buckets" does).
-//   6: the bucketed postings of such a document carry no byte spans (start == end == 0)
-//      when the index verifies (ChunkingParams::verify_k > 0): a check places its reported
-//      passages in the stored text's units instead (engine/copy_detector.h). They are
-//      written under the tag bucket_codec::kBucketValueSpanless, which a build before it
-//      fails to decode. Recorded in the write batch of the first such document.
+//   6: the bucketed postings of such a document carry no positions (one per hash, ordinal,
+//      start and end 0) when the index verifies (ChunkingParams::verify_k > 0): a check
+//      places its reported passages in the stored text's units instead
+//      (engine/copy_detector.h). They are written under the tag
+//      bucket_codec::kBucketValuePositionless, which a build before it fails to decode.
+//      Recorded in the write batch of the first such document.
 // on-disk: do not change the numbers.
 inline constexpr uint32_t kSchemaVersion = 6;
 inline constexpr uint32_t kSchemaVersionBase = 2;  // new indexes; writable opens upgrade to it
 inline constexpr uint32_t kSchemaVersionLifetimes = 3;
 inline constexpr uint32_t kSchemaVersionBuckets = 4;
 inline constexpr uint32_t kSchemaVersionRecomputedChunks = 5;
-inline constexpr uint32_t kSchemaVersionSpanlessPostings = 6;
+inline constexpr uint32_t kSchemaVersionPositionlessPostings = 6;
 
 // Leading byte of a document record value. on-disk: do not change.
 inline constexpr uint8_t kDocumentRecordV1 = 1;

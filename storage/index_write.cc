@@ -69,6 +69,19 @@ struct PreparedDocument {
 
 namespace {
 
+// Leaves `p` one posting per distinct hash, without ordinal or span (schema 6).
+void DropPositions(PreparedDocument* p) {
+  size_t kept = 0;
+  for (size_t i = 0; i < p->hashes.size(); ++i) {
+    if (kept > 0 && p->hashes[kept - 1] == p->hashes[i]) continue;
+    p->hashes[kept] = p->hashes[i];
+    p->postings[kept] = Posting{p->postings[i].doc_id, 0, 0, 0};
+    ++kept;
+  }
+  p->hashes.resize(kept);
+  p->postings.resize(kept);
+}
+
 // Asks the index's ChunkRecomputer whether `p` needs no chunk list, outside the writer lock.
 void DecideChunkList(const IndexRep& rep, PreparedDocument* p) {
   const IndexOptions& o = rep.db->options();
@@ -166,7 +179,9 @@ class GroupWrite {
     if (without_chunk_list_) {
       schema = std::max<uint64_t>(schema, codec::kSchemaVersionRecomputedChunks);
     }
-    if (without_spans_) schema = std::max<uint64_t>(schema, codec::kSchemaVersionSpanlessPostings);
+    if (without_positions_) {
+      schema = std::max<uint64_t>(schema, codec::kSchemaVersionPositionlessPostings);
+    }
     if (schema != next_.schema_version) {
       rep_.meta.PutSchemaVersion(&batch_, schema);
       next_.schema_version = schema;
@@ -241,15 +256,16 @@ class GroupWrite {
     rep_.documents.Add(&batch_, stored, p->hashes, chunk_list,
                        keep_text ? p->text : std::string_view(), p->fp->grams);
     without_chunk_list_ |= !chunk_list;
-    // A verifying index reports a passage's registered bytes from the units of a text it
-    // can fingerprint again (CopyDetector places them), so its postings need no spans:
-    // 3-4 bytes of the ~11-15 a bucketed posting takes (docs/storage-format.md). Only in
-    // the bucketed layout, chosen for its bytes: per hash they are ~2 of ~23 bytes, not
-    // worth a text read and fingerprint per reported document.
+    // A verifying index decides on verification grams, not on where a chunk lies in the
+    // registered text, and places a reported passage in the units of a text it can
+    // fingerprint again (CopyDetector), so such a document's postings need no position:
+    // one per hash, the document alone (2-6 bytes of the ~11-15 a bucketed posting takes,
+    // docs/storage-format.md). Only in the bucketed layout, chosen for its bytes: per hash
+    // they are a few of ~23 bytes, not worth a text read per reported document.
     if (!chunk_list && rep_.db->options().params.verify_k > 0 &&
         rep_.db->bucket_layout().has_value()) {
-      for (Posting& posting : p->postings) posting.start = posting.end = 0;
-      without_spans_ = true;
+      DropPositions(p);
+      without_positions_ = true;
     }
     rep_.maps.Add(&batch_, p->ext_key, p->sha_key, codec::DocKey(id));
     if (stored.expires_unix_micros != 0) {
@@ -257,7 +273,7 @@ class GroupWrite {
     }
     lifetimes_ |= HasLifetime(stored);
     next_.counters.documents += 1;
-    next_.counters.postings += p->postings.size();
+    next_.counters.postings += p->fp->chunks.size();
     if (keep_text) next_.counters.text_bytes += p->text.size();
     p->outcome = RegisterOutcome{id, true, std::nullopt};
     created_.push_back(p);
@@ -275,7 +291,7 @@ class GroupWrite {
   std::unordered_map<std::string_view, DocId> new_ext_, new_sha_;
   bool lifetimes_ = false;  // a created document has an expiry or an embargo
   bool without_chunk_list_ = false;  // a created document keeps no chunk list
-  bool without_spans_ = false;       // a created document's postings carry no byte spans
+  bool without_positions_ = false;   // a created document's postings carry no positions
 };
 
 // Bytes the batch of `group` will hold (texts, postings, grams, stem pairs), over-estimated:

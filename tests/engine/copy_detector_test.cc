@@ -804,16 +804,24 @@ TEST(CopyDetectorSpansTest, AStoredPlainTextsPassagesArePlacedInItsUnitsWithoutP
       for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
       std::vector<PostingList> lists;
       ASSERT_OK(index->Lookup(hashes, &lists));
-      size_t with_spans = 0, found = 0;
+      // Per looked-up hash: the document is listed, with its positions or (one posting,
+      // ordinal, start and end 0) without.
+      const bool positions = spans || !bucketed;
+      size_t listed = 0;
       for (const PostingList& list : lists) {
+        size_t mine = 0, positioned = 0;
         for (const Posting& p : list.postings) {
           if (p.doc_id != id) continue;
-          ++found;
-          with_spans += p.end > p.start;
+          ++mine;
+          positioned += p.end > p.start;
+        }
+        listed += mine > 0;
+        EXPECT_EQ(positioned, positions ? mine : 0u);
+        if (!positions) {
+          EXPECT_EQ(mine, 1u);
         }
       }
-      EXPECT_EQ(found, fp.chunks.size());
-      EXPECT_EQ(with_spans, spans || !bucketed ? found : 0u);
+      EXPECT_EQ(listed, fp.chunks.size());
     }
 
     for (const std::string& body : {source, other}) {

@@ -313,63 +313,73 @@ TEST(BucketCodecTest, FragmentRoundTripsAndLookupDecodesOnlyTheRestsAsked) {
   EXPECT_TRUE(missing.postings.empty());
 }
 
-// A document whose postings carry no byte spans (a stored plain text's, in an index that
-// recomputes them: schema 6) costs its ordinals only, under the tag kBucketValueSpanless;
-// a value without one keeps the old tag and bytes.
-TEST(BucketCodecTest, SpanlessDocumentsCostTheirOrdinalsOnlyAndRoundTrip) {
-  const std::vector<bc::BucketPosting> with_spans = {{3, {5, 2, 100, 130}}, {3, {9, 4, 80, 95}}};
-  const std::vector<bc::BucketPosting> without = {{3, {5, 2, 100, 130}}, {3, {9, 4, 0, 0}},
-                                                  {3, {9, 700, 0, 0}}};
-  const std::string old_tag = bc::EncodeAddFragment(with_spans);
+// A document without positions (a stored plain text's in a verifying index: schema 6) is
+// listed alone under the tag kBucketValuePositionless, its one posting (ordinal, start and
+// end 0) costing nothing beyond its id; a value without one keeps the old tag and bytes.
+TEST(BucketCodecTest, PositionlessDocumentsCostTheirIdsOnlyAndRoundTrip) {
+  const std::vector<bc::BucketPosting> with_positions = {{3, {5, 2, 100, 130}},
+                                                         {3, {9, 4, 80, 95}}};
+  const std::vector<bc::BucketPosting> without = {{3, {5, 2, 100, 130}}, {3, {9, 0, 0, 0}}};
+  const std::string old_tag = bc::EncodeAddFragment(with_positions);
   const std::string value = bc::EncodeAddFragment(without);
   ASSERT_EQ(old_tag[0], static_cast<char>(bc::kBucketValue));
-  ASSERT_EQ(value[0], static_cast<char>(bc::kBucketValueSpanless));
-  // Tag, rest+header, listed, beyond; doc 5: id, ordinal, start (2), length; doc 9: delta,
-  // count, two ordinals (700 - 4 takes two bytes): no start, no length.
-  EXPECT_EQ(value.size(), 1u + 1 + 1 + 1 + (1 + 1 + 2 + 1) + (1 + 1 + 1 + 2));
+  ASSERT_EQ(value[0], static_cast<char>(bc::kBucketValuePositionless));
+  // Tag, rest+header, listed, beyond; doc 5: id, ordinal, start (2), length; doc 9: its delta.
+  EXPECT_EQ(value.size(), 1u + 1 + 1 + 1 + (1 + 1 + 2 + 1) + 1);
   std::vector<bc::BucketGroup> groups;
   ASSERT_OK(bc::DecodeBucket(value, "k", &groups));
   ASSERT_EQ(groups.size(), 1u);
-  EXPECT_EQ(groups[0].postings,
-            (std::vector<Posting>{{5, 2, 100, 130}, {9, 4, 0, 0}, {9, 700, 0, 0}}));
+  EXPECT_EQ(groups[0].postings, (std::vector<Posting>{{5, 2, 100, 130}, {9, 0, 0, 0}}));
   EXPECT_EQ(bc::EncodeBucket(groups), value);
   PostingList at3;
   const std::vector<uint64_t> rests = {3};
   const std::vector<PostingList*> outs = {&at3};
   ASSERT_OK(bc::LookupInBucket(value, "k", rests, outs));
   EXPECT_EQ(at3.postings, groups[0].postings);
+  EXPECT_EQ(at3.doc_frequency, 2u);
 
-  // Merged into an old-tag value the result takes the new tag; removing the spanless
+  // Merged into an old-tag value the result takes the new tag; removing the positionless
   // document gives back the old tag's bytes.
-  const std::string spanless_only = bc::EncodeAddFragment(std::span(without).subspan(1));
+  const std::string positionless_only = bc::EncodeAddFragment(std::span(without).subspan(1));
   std::string merged, after;
-  const std::vector<std::string_view> add = {spanless_only};
-  const std::string doc5 = bc::EncodeAddFragment(std::span(with_spans).subspan(0, 1));
+  const std::vector<std::string_view> add = {positionless_only};
+  const std::string doc5 = bc::EncodeAddFragment(std::span(with_positions).subspan(0, 1));
   ASSERT_TRUE(bc::MergeBucket(std::string_view(doc5), add, 0, &merged));
-  EXPECT_EQ(merged[0], static_cast<char>(bc::kBucketValueSpanless));
+  EXPECT_EQ(merged, value);
   const std::vector<uint64_t> rest3 = {3};
   const std::string remove9 = bc::EncodeRemoveOperand(9, rest3);
   const std::vector<std::string_view> remove = {remove9};
   ASSERT_TRUE(bc::MergeBucket(std::string_view(merged), remove, 0, &after));
   EXPECT_EQ(after, doc5);
   std::string combined;
-  const std::vector<std::string_view> both = {doc5, spanless_only};
+  const std::vector<std::string_view> both = {doc5, positionless_only};
   ASSERT_TRUE(bc::CombineAddFragments(both, &combined));
-  EXPECT_EQ(combined, merged);
+  EXPECT_EQ(combined, value);
 
-  // Every truncation of the new tag's value is DATA_LOSS or a shorter valid value.
+  // Every truncation of the new tag's value is DATA_LOSS or a shorter valid value; a
+  // positionless document flagged as holding several postings is DATA_LOSS.
   for (size_t n = 1; n < value.size(); ++n) {
     absl::Status s = bc::DecodeBucket(value.substr(0, n), "k", &groups);
     if (!s.ok()) {
       EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss);
     }
   }
-  // An id beyond the new tag's range keeps the old tag, with explicit zero spans.
-  const std::vector<bc::BucketPosting> huge = {{1, {uint64_t{1} << 62, 3, 0, 0}}};
-  const std::string huge_value = bc::EncodeAddFragment(huge);
-  EXPECT_EQ(huge_value[0], static_cast<char>(bc::kBucketValue));
-  ASSERT_OK(bc::DecodeBucket(huge_value, "k", &groups));
-  EXPECT_EQ(groups[0].postings, (std::vector<Posting>{{uint64_t{1} << 62, 3, 0, 0}}));
+  std::string several = value;
+  several.back() = static_cast<char>(several.back() | 1);
+  EXPECT_EQ(bc::DecodeBucket(several, "k", &groups).code(), absl::StatusCode::kDataLoss);
+  // Zero positions that are not a lone posting, or an id beyond the new tag's range, keep
+  // the old tag with explicit zeros: nothing is lost.
+  for (const std::vector<bc::BucketPosting>& kept :
+       {std::vector<bc::BucketPosting>{{1, {4, 0, 0, 0}}, {1, {4, 0, 0, 0}}},
+        std::vector<bc::BucketPosting>{{1, {4, 3, 0, 0}}},
+        std::vector<bc::BucketPosting>{{1, {uint64_t{1} << 62, 0, 0, 0}}}}) {
+    const std::string v = bc::EncodeAddFragment(kept);
+    EXPECT_EQ(v[0], static_cast<char>(bc::kBucketValue));
+    ASSERT_OK(bc::DecodeBucket(v, "k", &groups));
+    std::vector<Posting> expected;
+    for (const bc::BucketPosting& p : kept) expected.push_back(p.posting);
+    EXPECT_EQ(groups[0].postings, expected);
+  }
 }
 
 TEST(BucketCodecTest, TruncatedOrCorruptValuesAreDataLossNamingTheKey) {
@@ -477,11 +487,12 @@ TEST(BucketCodecTest, WholeAndRestrictedMergesAgreeWithTheReferenceOnRandomOpera
         for (uint64_t r = 0; r < 12; ++r) {
           for (DocId d = 1; d <= 6; ++d) {
             if (rng() % 5 != 0) continue;
-            // Documents 5 and 6 are spanless in some fragments (both tags meet in merges).
-            const bool spanless = d >= 5 && rng() % 2 == 0;
-            for (uint32_t o = 0; o < 1 + rng() % 3; ++o) {
-              ps.push_back({r, {d, 3 * o, spanless ? 0 : o, spanless ? 0 : o + 4}});
+            // Documents 5 and 6 are positionless in some fragments (both tags meet).
+            if (d >= 5 && rng() % 2 == 0) {
+              ps.push_back({r, {d, 0, 0, 0}});
+              continue;
             }
+            for (uint32_t o = 0; o < 1 + rng() % 3; ++o) ps.push_back({r, {d, 3 * o, o, o + 4}});
           }
         }
         ops.push_back(bc::EncodeAddFragment(ps));

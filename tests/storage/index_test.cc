@@ -108,22 +108,24 @@ std::vector<Posting> PostingsOf(const Index& index, ChunkHash hash, DocId doc) {
 }
 
 // True when every chunk of `fp` lists `doc` with the right ordinal and span.
-// `spans`: with the chunks' byte spans (else, as a verifying index keeps a stored plain
-// text's postings, with none: start == end == 0).
+// `positions`: with the chunks' ordinals and byte spans (else, as a verifying index keeps
+// a stored plain text's bucketed postings, one per hash without any: all 0).
 bool HasAllPostings(const Index& index, const DocumentFingerprint& fp, DocId doc,
-                    bool spans = true) {
+                    bool positions = true) {
   std::vector<ChunkHash> hashes;
   for (const Chunk& c : fp.chunks) hashes.push_back(c.hash);
   std::vector<PostingList> out;
   if (!index.Lookup(hashes, &out).ok()) return false;
   for (size_t i = 0; i < hashes.size(); ++i) {
-    bool found = false;
+    size_t found = 0, listed = 0;
     for (const Posting& p : out[i].postings) {
-      found |= p.doc_id == doc && p.ordinal == fp.chunks[i].ordinal &&
-               p.start == (spans ? fp.chunks[i].start : 0) &&
-               p.end == (spans ? fp.chunks[i].end : 0);
+      if (p.doc_id != doc) continue;
+      ++listed;
+      found += positions ? p.ordinal == fp.chunks[i].ordinal && p.start == fp.chunks[i].start &&
+                               p.end == fp.chunks[i].end
+                         : p.ordinal == 0 && p.start == 0 && p.end == 0;
     }
-    if (!found) return false;
+    if (found == 0 || (!positions && listed != 1)) return false;
   }
   return true;
 }
@@ -2392,7 +2394,7 @@ TEST(IndexTest, ADocumentWithAReproducibleStoredTextKeepsNoChunkListAndIsRemoved
     {
       auto index = OpenOrDie(o);
       EXPECT_TRUE(HasAllPostings(*index, fps[1], ids[1]));
-      EXPECT_TRUE(HasAllPostings(*index, fps[0], ids[0], /*spans=*/!bucketed));
+      EXPECT_TRUE(HasAllPostings(*index, fps[0], ids[0], /*positions=*/!bucketed));
       ASSERT_OK(index->Unregister(ids[0]));  // recomputed
       ASSERT_OK(index->Unregister(ids[1]));  // its chunk list
       EXPECT_EQ(recomputer->calls(), 1);
@@ -2403,7 +2405,7 @@ TEST(IndexTest, ADocumentWithAReproducibleStoredTextKeepsNoChunkListAndIsRemoved
       for (size_t i = 0; i < 3; ++i) {
         EXPECT_EQ(PostingsLeft(*index, fps, ids[i]), 0u) << "document " << ids[i];
       }
-      EXPECT_TRUE(HasAllPostings(*index, fps[3], ids[3], /*spans=*/!bucketed));
+      EXPECT_TRUE(HasAllPostings(*index, fps[3], ids[3], /*positions=*/!bucketed));
       EXPECT_EQ(PostingsOf(*index, kSharedHash, ids[3]).size(), 1u);
       ASSERT_OK(index->Compact());
       std::vector<PostingList> shared;
@@ -2463,7 +2465,7 @@ TEST(IndexTest, WithoutAWayToRecomputeItARemovalOfADocumentWithoutChunkListChang
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
     EXPECT_NE(s.message().find("document " + std::to_string(id)), absl::string_view::npos) << s;
     EXPECT_OK(index->GetDocument(id));
-    EXPECT_TRUE(HasAllPostings(*index, fp, id, /*spans=*/false));
+    EXPECT_TRUE(HasAllPostings(*index, fp, id, /*positions=*/false));
   }
   {
     // A text that no longer yields its hashes fails the same way, as the recomputer says.
@@ -2473,7 +2475,7 @@ TEST(IndexTest, WithoutAWayToRecomputeItARemovalOfADocumentWithoutChunkListChang
     absl::Status s = index->Unregister(id);
     EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
     EXPECT_OK(index->GetDocument(id));
-    EXPECT_TRUE(HasAllPostings(*index, fp, id, /*spans=*/false));
+    EXPECT_TRUE(HasAllPostings(*index, fp, id, /*positions=*/false));
   }
   auto index = OpenOrDie(o);
   ASSERT_OK(index->Unregister(id));
