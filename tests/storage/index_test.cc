@@ -2416,6 +2416,52 @@ TEST(IndexTest, ADocumentWithAReproducibleStoredTextKeepsNoChunkListAndIsRemoved
   }
 }
 
+// An index of schema 5 (what builds before schema 6 wrote: every posting with its position)
+// keeps working when documents without positions join its buckets: both kinds are found,
+// merged into the same values, and removed whole.
+TEST(IndexTest, ABucketedIndexOfSchemaFiveTakesDocumentsWithoutPositions) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  auto recomputer = std::make_shared<TableRecomputer>();
+  IndexOptions o = Options(path);
+  o.bucketed_postings = true;
+  o.postings_bucket_bits = 12;  // few buckets: the two documents share values
+  // Both hold kSharedHash; "kept:old" is registered as a build before schema 6 would.
+  const DocumentFingerprint old_fp = MakeFingerprint(11, 40, /*shared=*/true);
+  const DocumentFingerprint new_fp = MakeFingerprint(12, 40, /*shared=*/true);
+  recomputer->Learn("new", new_fp);
+  DocId old_id = 0, new_id = 0;
+  {
+    IndexOptions before = o;
+    before.chunk_recomputer = nullptr;
+    auto index = OpenOrDie(before);
+    old_id = index->Register(MakeRecord("old"), old_fp, "kept:old").value().id;
+    ASSERT_OK(index->Flush());
+  }
+  EXPECT_EQ(RecordedSchema(path), 4u);
+  {
+    o.chunk_recomputer = recomputer;
+    auto index = OpenOrDie(o);
+    new_id = index->Register(MakeRecord("new"), new_fp, "new").value().id;
+    EXPECT_TRUE(HasAllPostings(*index, old_fp, old_id));
+    EXPECT_TRUE(HasAllPostings(*index, new_fp, new_id, /*positions=*/false));
+    std::vector<PostingList> shared;
+    ASSERT_OK(index->Lookup(std::span<const ChunkHash>(&kSharedHash, 1), &shared));
+    EXPECT_EQ(shared.at(0).doc_frequency, 2u);
+    ASSERT_OK(index->Compact());
+    EXPECT_TRUE(HasAllPostings(*index, old_fp, old_id));
+    EXPECT_TRUE(HasAllPostings(*index, new_fp, new_id, /*positions=*/false));
+  }
+  EXPECT_EQ(RecordedSchema(path), 6u);
+  auto index = OpenOrDie(o);
+  ASSERT_OK(index->Unregister(new_id));
+  EXPECT_EQ(PostingsLeft(*index, {new_fp}, new_id), 0u);
+  EXPECT_TRUE(HasAllPostings(*index, old_fp, old_id));
+  ASSERT_OK(index->Unregister(old_id));
+  ASSERT_OK(index->Compact());
+  EXPECT_EQ(PostingsLeft(*index, {old_fp, new_fp}, old_id), 0u);
+}
+
 // Without verification a check's registered bytes come from the postings alone, so an index
 // without verification grams keeps them for every document (and records schema 5).
 TEST(IndexTest, AnIndexThatDoesNotVerifyKeepsTheSpansOfAReproducibleText) {
