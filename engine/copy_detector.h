@@ -8,7 +8,8 @@
 //   Check:    convert -> fingerprint -> optional sampling -> one batched Index lookup ->
 //             MatchSet::Tally -> document records of the candidates -> Decide -> collection
 //             and lifetime filter (expired and embargoed documents are never reported) ->
-//             spans mapped to byte offsets of the input as given.
+//             spans mapped to byte offsets of the input as given -> registered bytes the
+//             postings lack placed from stored texts (PlaceRegisteredSpans).
 //
 // Thread-safety: safe for concurrent use from many threads (the Fingerprinter is immutable,
 // the Index is thread-safe, scratch buffers are per thread).
