@@ -26,23 +26,27 @@ absl::Status Malformed(std::string_view key, const char* what) {
                              ": malformed value (" + what + ")");
 }
 
-// Whether a document's postings in a group, [first, last), are one without a position
-// (ordinal, start and end 0), which kBucketValuePositionless writes as the document alone.
-bool Positionless(const Posting* first, const Posting* last) {
-  return last - first == 1 && first->ordinal == 0 && first->start == 0 && first->end == 0;
+// Whether a document's `count` postings in a group, the first `first`, are one without a
+// position (ordinal, start and end 0), which kBucketValuePositionless writes as the document.
+bool Positionless(const Posting& first, size_t count) {
+  return count == 1 && first.ordinal == 0 && first.start == 0 && first.end == 0;
 }
 
-// Decides a value's tag from the postings it will hold, group by group (each sorted by
-// (doc_id, ordinal)): kBucketValuePositionless when a document is positionless and every
-// id fits the tag's two flag bits, else kBucketValue (explicit zeros, as before the tag).
+// Decides a value's tag from the documents it will hold: kBucketValuePositionless when one
+// is positionless and every id fits the tag's two flag bits, else kBucketValue (explicit
+// zeros, as before the tag).
 class TagChooser {
  public:
+  void AddDocument(const Posting& first, size_t count) {
+    positionless_ |= Positionless(first, count);
+    too_large_ |= first.doc_id > kMaxPositionlessTagId;
+  }
+  // A group's postings, sorted by (doc_id, ordinal).
   void Add(std::span<const Posting> postings) {
     for (size_t i = 0; i < postings.size();) {
       size_t j = i + 1;
       while (j < postings.size() && postings[j].doc_id == postings[i].doc_id) ++j;
-      positionless_ |= Positionless(&postings[i], &postings[i] + (j - i));
-      too_large_ |= postings[i].doc_id > kMaxPositionlessTagId;
+      AddDocument(postings[i], j - i);
       i = j;
     }
   }
@@ -76,7 +80,7 @@ void PutGroup(std::string* dst, uint8_t tag, uint64_t rest_delta, uint32_t beyon
     const uint64_t n = j - i;
     const uint64_t delta = postings[i].doc_id - prev_doc;
     prev_doc = postings[i].doc_id;
-    if (flagged && Positionless(&postings[i], &postings[j - 1] + 1)) {
+    if (flagged && Positionless(postings[i], n)) {
       PutVarint64(dst, delta << 2 | 2);  // the document alone
       i = j;
       continue;
@@ -327,28 +331,30 @@ std::string BucketKey(uint32_t bucket) {
 }
 
 std::string EncodeAddFragment(std::span<const BucketPosting> postings) {
-  // Calls fn(rest, its postings) for each run of one rest, in order.
-  std::vector<Posting> group;
-  const auto for_each_group = [&](const auto& fn) {
-    for (size_t i = 0; i < postings.size();) {
-      size_t j = i;
-      group.clear();
-      for (; j < postings.size() && postings[j].rest == postings[i].rest; ++j) {
-        group.push_back(postings[j].posting);
-      }
-      fn(postings[i].rest, group);
-      i = j;
+  TagChooser chooser;  // per (rest, document) run, without copying the postings
+  for (size_t i = 0; i < postings.size();) {
+    size_t j = i + 1;
+    while (j < postings.size() && postings[j].rest == postings[i].rest &&
+           postings[j].posting.doc_id == postings[i].posting.doc_id) {
+      ++j;
     }
-  };
-  TagChooser chooser;
-  for_each_group([&](uint64_t, std::span<const Posting> g) { chooser.Add(g); });
+    chooser.AddDocument(postings[i].posting, j - i);
+    i = j;
+  }
   const uint8_t tag = chooser.tag();
   std::string out(1, static_cast<char>(tag));
+  std::vector<Posting> group;
   uint64_t prev_rest = 0;
-  for_each_group([&](uint64_t rest, std::span<const Posting> g) {
-    PutGroup(&out, tag, rest - prev_rest, 0, g);
-    prev_rest = rest;
-  });
+  for (size_t i = 0; i < postings.size();) {
+    size_t j = i;
+    group.clear();
+    for (; j < postings.size() && postings[j].rest == postings[i].rest; ++j) {
+      group.push_back(postings[j].posting);
+    }
+    PutGroup(&out, tag, postings[i].rest - prev_rest, 0, group);
+    prev_rest = postings[i].rest;
+    i = j;
+  }
   return out;
 }
 
