@@ -59,6 +59,7 @@ struct Scratch {
   // many candidates hold it (kUncounted until then), and which one when only one does.
   std::vector<uint32_t> gram_holders;
   std::vector<uint32_t> gram_sole_holder;
+  std::vector<uint32_t> passage_grams;  // CandidateVerifier::PassageHolders
   std::vector<std::vector<DocId>> pair_holders;  // step 5: LookupStemPairs' answer
 
   // Called after each check.
@@ -197,61 +198,7 @@ bool OwnText(uint32_t units, uint32_t passage_units, uint32_t rare_run_units) {
   return units >= rare_run_units && units * 100 >= kOwnTextPercent * passage_units;
 }
 
-// Marks the passages of `v` that count and are common text as Exclusion::kCommonPhrase, and
-// takes them off the matched counts. `found`: the looked-up chunks found in the index, by
-// unit_begin. A passage is common text when chunks fully inside it are held by at least
-// `common_documents` registered documents, no run of the others (the rare ones, with no
-// common chunk between them) spans `rare_run_units` test units, and the candidate's own
-// text does not cover kOwnTextPercent of it: neither the chunks that only `candidate`
-// holds, nor `own_gram_units(passage)`, the test units covered by grams that it holds and
-// no other candidate does (0 when the grams cannot tell).
-template <typename OwnGramUnits>
-void ExcludeCommonPassages(const std::vector<FoundChunk>& found, uint32_t k,
-                           uint32_t common_documents, uint32_t rare_run_units, DocId candidate,
-                           Verification* v, OwnGramUnits&& own_gram_units) {
-  bool changed = false;
-  for (Passage& p : v->passages) {
-    if (p.excluded != Exclusion::kNone) continue;
-    const uint32_t ub = p.test_begin, ue = p.test_end - 1 + k;  // its test units
-    auto it = std::lower_bound(found.begin(), found.end(), ub,
-                               [](const FoundChunk& c, uint32_t u) { return c.unit_begin < u; });
-    bool common = false, rare = false, in_run = false;
-    uint32_t run_begin = 0;
-    uint32_t own_units = 0, own_end = 0;  // test units covered by chunks only `candidate` holds
-    for (; it != found.end() && it->unit_begin < ue && !rare; ++it) {
-      if (it->unit_end > ue) continue;
-      if (it->doc_frequency == 1 && it->holder == candidate) {
-        own_units += it->unit_end - std::clamp(own_end, it->unit_begin, it->unit_end);
-        own_end = std::max(own_end, it->unit_end);
-      }
-      if (it->doc_frequency >= common_documents) {
-        common = true;
-        in_run = false;
-        continue;
-      }
-      if (!in_run) run_begin = it->unit_begin;
-      in_run = true;
-      rare = it->unit_end - run_begin >= rare_run_units;
-    }
-    if (OwnText(own_units, ue - ub, rare_run_units)) rare = true;
-    // The chunks looked up are a selection (winnowing's, at registration and in the check),
-    // which can all but miss the candidate's own words: in a text made from a template whose
-    // shared words repeat, the same few shared chunks are the windows' minima in nearly every
-    // sentence under some keys. The grams are every 3-gram of both texts.
-    if (common && !rare && OwnText(own_gram_units(p), ue - ub, rare_run_units)) rare = true;
-    if (!common || rare) continue;
-    p.excluded = Exclusion::kCommonPhrase;
-    v->matched_test_grams -= std::min(v->matched_test_grams, p.matched);
-    // Registered grams are counted once per position; a passage chains each at most once.
-    v->matched_registered_grams -= std::min(v->matched_registered_grams, p.matched);
-    changed = true;
-  }
-  if (!changed) return;
-  v->longest_passage = 0;
-  for (const Passage& p : v->passages) {
-    if (p.excluded == Exclusion::kNone) v->longest_passage = std::max(v->longest_passage, p.matched);
-  }
-}
+constexpr uint32_t kNoGram = UINT32_MAX;
 
 // Appends the spans of v's passages to m (`posts`: the candidate's postings hit by the
 // lookup, by ordinal, to place them in the registered bytes); returns the longest in units.
@@ -449,10 +396,7 @@ class CandidateVerifier {
       return std::nullopt;
     }
     cops::Verify(s_.test_grams, s_.grams[i], verify_, &v);
-    if (!s_.found.empty()) {
-      ExcludeCommonPassages(s_.found, k_, check_.common_phrase_documents, RareRunUnits(params_),
-                            s_.ids[i], &v, [&](const Passage& p) { return OwnGramUnits(i, p); });
-    }
+    if (!s_.found.empty()) ExcludeCommonPassages(i, &v);
     DocumentMatch m = MatchOf(s_.ids[i], v, check_);
     std::sort(s_.doc_postings[i].begin(), s_.doc_postings[i].end(),
               [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
@@ -466,6 +410,86 @@ class CandidateVerifier {
       }
     }
     return m;
+  }
+
+  // Marks the passages of v (candidate i's) that count and are common text as
+  // Exclusion::kCommonPhrase, and takes them off the matched counts. A passage is common text
+  // when other registered documents hold it and it is not the candidate's own:
+  // - held: a looked-up chunk fully inside it is held by at least common_phrase_documents
+  //   registered documents, or so many candidates (i among them) hold 4 in 5 of the test
+  //   grams of it that i holds (PassageHolders: the chunks' document frequency misses a text
+  //   that winnowing stores in only some of its holders, as a template's fixed words between
+  //   each holder's own names);
+  // - not its own: no run of the other looked-up chunks (the rare ones, with no common chunk
+  //   between them) spans RareRunUnits() test words that i holds all of, and i's own text
+  //   covers under kOwnTextPercent of it: neither the chunks that the postings give to i
+  //   alone and no other candidate's grams hold entirely (winnowing stores a template's
+  //   chunk in one holder where it is a window's minimum), nor OwnGramUnits.
+  void ExcludeCommonPassages(size_t i, Verification* v) {
+    const uint32_t common_documents = check_.common_phrase_documents;
+    const uint32_t rare_run_units = RareRunUnits(params_);
+    const DocId candidate = s_.ids[i];
+    const std::vector<FoundChunk>& found = s_.found;
+    bool changed = false;
+    for (Passage& p : v->passages) {
+      if (p.excluded != Exclusion::kNone) continue;
+      const uint32_t ub = p.test_begin, ue = p.test_end - 1 + k_;  // its test units
+      const auto first = std::lower_bound(
+          found.begin(), found.end(), ub,
+          [](const FoundChunk& c, uint32_t u) { return c.unit_begin < u; });
+      bool common = false, rare = false, in_run = false;
+      uint32_t run_begin = 0;
+      for (auto it = first; it != found.end() && it->unit_begin < ue && !rare; ++it) {
+        if (it->unit_end > ue) continue;
+        if (it->doc_frequency >= common_documents) {
+          common = true;
+          in_run = false;
+          continue;
+        }
+        if (!in_run) run_begin = it->unit_begin;
+        in_run = true;
+        if (it->unit_end - run_begin < rare_run_units) continue;
+        // The winnowing guarantee is about words that every holder has: a run across test
+        // words that i lacks (a template's slot, filled with each holder's own name) shows
+        // nothing, and starts again after the last gram of them.
+        const uint32_t lacked = LastLackedGram(i, run_begin, it->unit_end);
+        if (lacked == kNoGram) {
+          rare = true;
+        } else if (it->unit_begin > lacked) {
+          run_begin = it->unit_begin;
+          rare = it->unit_end - run_begin >= rare_run_units;
+        } else {
+          in_run = false;
+        }
+      }
+      if (rare) continue;
+      if (!common && PassageHolders(i, p) < common_documents) continue;
+      uint32_t own_units = 0, own_end = 0;  // test units covered by chunks that are i's alone
+      for (auto it = first; it != found.end() && it->unit_begin < ue; ++it) {
+        if (it->unit_end > ue || it->doc_frequency != 1 || it->holder != candidate) continue;
+        if (HeldByAnother(i, it->unit_begin, it->unit_end)) continue;
+        own_units += it->unit_end - std::clamp(own_end, it->unit_begin, it->unit_end);
+        own_end = std::max(own_end, it->unit_end);
+      }
+      if (OwnText(own_units, ue - ub, rare_run_units)) continue;
+      // The chunks looked up are a selection (winnowing's, at registration and in the check),
+      // which can all but miss the candidate's own words: in a text made from a template
+      // whose shared words repeat, the same few shared chunks are the windows' minima in
+      // nearly every sentence under some keys. The grams are every 3-gram of both texts.
+      if (OwnText(OwnGramUnits(i, p), ue - ub, rare_run_units)) continue;
+      p.excluded = Exclusion::kCommonPhrase;
+      v->matched_test_grams -= std::min(v->matched_test_grams, p.matched);
+      // Registered grams are counted once per position; a passage chains each at most once.
+      v->matched_registered_grams -= std::min(v->matched_registered_grams, p.matched);
+      changed = true;
+    }
+    if (!changed) return;
+    v->longest_passage = 0;
+    for (const Passage& p : v->passages) {
+      if (p.excluded == Exclusion::kNone) {
+        v->longest_passage = std::max(v->longest_passage, p.matched);
+      }
+    }
   }
 
   // Template documents first: their counted passages become excluded test text for every
@@ -572,6 +596,59 @@ class CandidateVerifier {
       own_end = std::max(own_end, g + k_);
     }
     return own_units;
+  }
+
+  // How many candidates, i among them, hold 4 in 5 of the test grams of passage p that
+  // candidate i holds (counting stops at common_phrase_documents). By chance, a candidate
+  // of n grams holds each with odds n / 2^16: 4 in 5 of a passage's 6 or more, for a
+  // candidate of 5,000 words, with odds under 1e-4.
+  uint32_t PassageHolders(size_t i, const Passage& p) {
+    const uint32_t gb = std::min<uint32_t>(p.test_begin, test_.grams.size());
+    const uint32_t ge = std::min<uint32_t>(p.test_end, test_.grams.size());
+    const std::vector<uint64_t>& own = GramBits(i);
+    s_.passage_grams.clear();
+    for (uint32_t g = gb; g < ge; ++g) {
+      if (Holds(own, test_.grams[g])) s_.passage_grams.push_back(test_.grams[g]);
+    }
+    const size_t need = (s_.passage_grams.size() * 4 + 4) / 5;
+    uint32_t holders = 1;
+    for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
+      if (holders >= check_.common_phrase_documents) break;
+      if (j == i || s_.grams[j].empty()) continue;
+      const std::vector<uint64_t>& bits = GramBits(j);
+      size_t held = 0;
+      for (const uint32_t gram : s_.passage_grams) held += Holds(bits, gram);
+      if (held >= need) ++holders;
+    }
+    return holders;
+  }
+
+  // The last verification gram of test units [ub, ue) that candidate i does not hold, or
+  // kNoGram.
+  uint32_t LastLackedGram(size_t i, uint32_t ub, uint32_t ue) {
+    if (ue < ub + k_ || i >= s_.grams.size()) return kNoGram;
+    const std::vector<uint64_t>& bits = GramBits(i);
+    for (uint32_t g = std::min<uint32_t>(ue - k_ + 1, test_.grams.size()); g > ub; --g) {
+      if (!Holds(bits, test_.grams[g - 1])) return g - 1;
+    }
+    return kNoGram;
+  }
+
+  // Whether a candidate other than i holds every verification gram of test units [ub, ue).
+  // By chance, a candidate of n grams holds the 3 grams of a 5-word chunk with odds
+  // (n / 2^16)^3: 3e-5 at 2,000 grams, which only lowers what is counted as own.
+  bool HeldByAnother(size_t i, uint32_t ub, uint32_t ue) {
+    if (ue < ub + k_) return false;
+    const uint32_t ge = std::min<uint32_t>(ue - k_ + 1, test_.grams.size());
+    if (ub >= ge) return false;
+    for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
+      if (j == i || s_.grams[j].empty()) continue;
+      const std::vector<uint64_t>& bits = GramBits(j);
+      uint32_t g = ub;
+      while (g < ge && Holds(bits, test_.grams[g])) ++g;
+      if (g == ge) return true;
+    }
+    return false;
   }
 
   CandidateVerifier(const DocumentFingerprint& test, const ChunkingParams& params,

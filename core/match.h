@@ -111,14 +111,15 @@ struct CheckOptions {
   // excluded (Exclusion::kCommonPhrase) and counts for nothing, when some chunks that the
   // lookup found inside it (fully inside its test units) are held by at least this many
   // registered documents (PostingList::doc_frequency, known from the lookup: no extra
-  // read), the others, the rare ones, form no run free of common chunks that spans
-  // w + k - 1 test words (core/detect.cc, RareRunUnits: winnowing stores a licence's chunks
-  // in only some of its holders, so rare chunks are scattered through it, but the minimum
-  // of every such window in all of them; with other selections one rare chunk is enough),
-  // and the chunks that only the candidate holds cover less than a fifth of it or fewer
-  // than w + k - 1 words: a copy of one of several documents made from one template is its own
-  // text, though the template's fixed words, held by all of them, break every rare run
-  // (kOwnTextPercent). At 3, a genre's notices that 3-9 registered documents hold (a
+  // read) or this many candidates hold 4 in 5 of its grams, the others, the rare chunks,
+  // form no run free of common chunks that spans w + k - 1 test words the candidate holds
+  // (core/detect.cc, RareRunUnits: winnowing stores a licence's chunks in only some of its
+  // holders, so rare chunks are scattered through it, but the minimum of every such window
+  // in all of them; with other selections one rare chunk is enough), and the candidate's
+  // own text (chunks only it holds, 3-grams only it holds) covers less than a fifth of it or
+  // fewer than w + k - 1 words: a copy of one of several documents made from one template is
+  // its own text, though the template's fixed words, held by all of them, break every rare
+  // run (kOwnTextPercent). At 3, a genre's notices that 3-9 registered documents hold (a
   // licence's grant, the GNU all-permissive notice) are common text; at 10 they counted.
   // Measured in docs/accuracy.md (same-genre sets). A text copied into this many registered
   // documents counts against a further copy only with such rarer text (it is still shown,
