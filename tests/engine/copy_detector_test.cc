@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cctype>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -12,7 +14,13 @@
 #include "core/stem_pairs.h"
 #include "engine/pipeline.h"
 #include "gtest/gtest.h"
+#include "rocksdb/db.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
+#include "storage/codec.h"
+#include "storage/index_layout.h"
 #include "tests/server/test_corpus.h"
+#include "tests/storage/raw_stem_pairs.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -853,6 +861,62 @@ TEST(CopyDetectorSpansTest, AStoredPlainTextsPassagesArePlacedInItsUnitsWithoutP
     ASSERT_OK_AND_ASSIGN(CheckResult r, detector->Check(request));
     ASSERT_EQ(r.report.matches.size(), 1u);
     EXPECT_TRUE(r.report.matches.front().spans.empty());
+  }
+}
+
+// A stored text that is not the canonical text registered (changed underneath the index) is
+// never fingerprinted into wrong registered bytes: the match stands, as the grams decide it,
+// its passage is reported without registered bytes, and a warning names the document.
+TEST(CopyDetectorSpansTest, AStoredTextThatIsNotTheTextRegisteredLeavesItsPassageUnplaced) {
+  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromHex("00112233445566778899aabbccddeeff"));
+  testing::TempDir dir("spans");
+  IndexOptions options;
+  options.path = dir.Join("index");
+  options.params.key_id = key.Id();
+  options.bucketed_postings = true;  // a stored plain text's postings keep no positions
+  options.block_cache_bytes = 8 << 20;
+  options.write_buffer_bytes = 4 << 20;
+  ASSERT_OK_AND_ASSIGN(options.chunk_recomputer, MakeChunkRecomputer(options.params, key));
+  const std::string source = Corpus()[2].body;
+  const std::string test = testing_corpus::ParagraphInsideNewText(source);
+  DocId id = 0;
+  for (const bool changed : {false, true}) {
+    SCOPED_TRACE(changed ? "changed" : "as registered");
+    if (changed) {  // the same text with one more word: plain UTF-8, another canonical digest
+      testing::RawStemPairs raw(options.path);
+      for (rocksdb::ColumnFamilyHandle* h : raw.handles) {
+        if (h->GetName() != index_layout::kTextsCf) continue;
+        ASSERT_TRUE(
+            raw.db->Put(rocksdb::WriteOptions(), h, storage_codec::DocKey(id), source + " amen").ok());
+      }
+    }
+    ASSERT_OK_AND_ASSIGN(auto index, Index::Open(options));
+    ASSERT_OK_AND_ASSIGN(auto detector, CopyDetector::Create(index.get(), key, {}));
+    if (!changed) {
+      ASSERT_OK_AND_ASSIGN(RegisterResultInfo registered,
+                           detector->Register(source, DocumentFormat::kText, DocumentRecord{}));
+      id = registered.outcome.id;
+      ASSERT_OK(index->Flush());
+    }
+    std::ostringstream lines;
+    auto previous = spdlog::default_logger();
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(lines);
+    sink->set_pattern("%v");
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>("spans-test", sink));
+    CheckRequestInfo request;
+    request.content = test;
+    absl::StatusOr<CheckResult> r = detector->Check(request);
+    spdlog::set_default_logger(previous);
+    ASSERT_OK(r.status());
+    ASSERT_EQ(r->report.matches.size(), 1u);
+    const DocumentMatch& m = r->report.matches.front();
+    EXPECT_TRUE(m.violation);
+    ASSERT_EQ(m.spans.size(), 1u);
+    EXPECT_EQ(m.spans.front().has_registered, !changed);
+    const std::string warning = "document " + std::to_string(id) +
+                                ": its stored text is not the canonical text registered; its "
+                                "passages are reported without registered bytes";
+    EXPECT_EQ(lines.str().find(warning) != std::string::npos, changed) << lines.str();
   }
 }
 
