@@ -7,7 +7,9 @@
 # cache's size are printed), then the index's bytes
 # per document and three check runs of 20 KB messages: clean at concurrency 1, copied at
 # concurrency 1, the half-copied mix at concurrency 4, each followed by copsd's CPU per
-# check. After the registration it prints copsd's CPU time for it.
+# check. After the registration it prints copsd's CPU time for it, its peak memory, the data
+# directory's size (and, with --bulk-load, how long `bulk-load end` took); after the checks,
+# the serving copsd's peak and current memory.
 #
 #   scripts/bench-service.sh [--documents N] [--checks N] [--bulk-load] [--data DIR] [-- COPSD-FLAGS...]
 #
@@ -57,15 +59,28 @@ start() {
 }
 stop() { kill -TERM "$pid"; wait "$pid" || true; pid=""; }
 cops() { "$build/client/cops" --server "$server" "$@"; }
+# copsd's peak and current resident memory (VmHWM, VmRSS) in MiB.
+peak_rss() {
+  awk '/^VmHWM/ {h = $2} /^VmRSS/ {r = $2}
+       END {printf "{\"copsd_peak_rss_mib\": %d, \"copsd_rss_mib\": %d}\n", h / 1024, r / 1024}' \
+    "/proc/$pid/status"
+}
 
 if [ "$existing" = 0 ]; then
   start
   if [ "$bulk_load" = 1 ]; then cops admin bulk-load begin; fi
   cops bench --seed 7 --documents "$documents" --document-bytes 4000 --checks 0 \
     --concurrency 2 --bulk 4096 --bench-json
-  # copsd's CPU for the registration (user + system, from /proc/PID/stat).
+  # copsd's CPU for the registration (user + system, from /proc/PID/stat), its peak resident
+  # memory so far, and the data directory's bytes at the end of the load.
   awk '{printf "{\"copsd_cpu_seconds\": %.2f}\n", ($14 + $15) / 100}' "/proc/$pid/stat"
-  if [ "$bulk_load" = 1 ]; then cops admin bulk-load end; fi
+  peak_rss
+  echo "{\"data_dir_bytes\": $(du -sb "$datadir" | cut -f1)}"
+  if [ "$bulk_load" = 1 ]; then
+    ended=$(date +%s)
+    cops admin bulk-load end  # its full compaction
+    echo "{\"bulk_load_end_seconds\": $(($(date +%s) - ended))}"
+  fi
   stop
 fi
 start
@@ -109,3 +124,4 @@ for run in "0 1" "1 1" "0.5 4"; do
   awk -v t="$(($(cpu_ticks) - before))" -v hz="$(getconf CLK_TCK)" -v n="$checks" \
     'BEGIN {printf "{\"copsd_cpu_ms_per_check\": %.3f}\n", t * 1000 / hz / n}'
 done
+peak_rss  # serving: the restarted copsd's
