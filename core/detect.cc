@@ -610,6 +610,7 @@ class CandidateVerifier {
     for (uint32_t g = gb; g < ge; ++g) {
       if (Holds(own, test_.grams[g])) s_.passage_grams.push_back(test_.grams[g]);
     }
+    if (s_.passage_grams.empty()) return 1;
     const size_t need = (s_.passage_grams.size() * 4 + 4) / 5;
     uint32_t holders = 1;
     for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
