@@ -570,6 +570,8 @@ int RunStats(const Globals& g) {
             {"running_compactions", s->running_compactions()},
             {"block_cache_bytes", s->block_cache_bytes()},
             {"block_cache_warming", s->block_cache_warming()},
+            {"hash_filter_bytes", s->hash_filter_bytes()},
+            {"hash_filter_filling", s->hash_filter_filling()},
             {"bulk_loading", s->bulk_loading()}};
   if (g.json) {
     std::cout << Dump(j) << "\n";

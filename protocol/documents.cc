@@ -88,6 +88,8 @@ void AddStats(const v1::GetStatsReply& r, v1::GetStatsReply* total) {
   total->set_running_compactions(total->running_compactions() + r.running_compactions());
   total->set_block_cache_bytes(total->block_cache_bytes() + r.block_cache_bytes());
   total->set_block_cache_warming(total->block_cache_warming() || r.block_cache_warming());
+  total->set_hash_filter_bytes(total->hash_filter_bytes() + r.hash_filter_bytes());
+  total->set_hash_filter_filling(total->hash_filter_filling() || r.hash_filter_filling());
 }
 
 v1::ListDocumentsReply MergeDocumentPages(std::vector<v1::ListDocumentsReply> pages,
@@ -197,6 +199,8 @@ void FillStats(const IndexStats& stats, const CopyDetector& detector, v1::GetSta
   reply->set_running_compactions(stats.running_compactions);
   reply->set_block_cache_bytes(stats.block_cache_bytes);
   reply->set_block_cache_warming(stats.block_cache_warming);
+  reply->set_hash_filter_bytes(stats.hash_filter_bytes);
+  reply->set_hash_filter_filling(stats.hash_filter_filling);
   reply->set_bulk_loading(detector.index()->bulk_loading());
 }
 

@@ -152,6 +152,13 @@ class ServerStateCollector : public prometheus::Collectable {
     gauge("cops_block_cache_warming",
           "1 while copsd reads the index into its block cache after starting.",
           s.index.block_cache_warming ? 1 : 0);
+    gauge("cops_hash_filter_bytes",
+          "Memory of the bucketed postings' filter of stored hashes (mapped; pages are "
+          "resident once a hash reaches them).",
+          s.index.hash_filter_bytes);
+    gauge("cops_hash_filter_ready",
+          "1 once the filter of stored hashes holds every bucket's hashes and lookups ask it.",
+          s.index.hash_filter_ready ? 1 : 0);
     gauge("cops_bulk_loading", "1 while a bulk load is in progress.", s.bulk_loading ? 1 : 0);
     gauge("cops_index_generation", "Number of the live index generation (one per key).",
           s.rotation.generation);

@@ -16,6 +16,7 @@
 //   cops_disk_bytes{part="all"|"postings"|"verify"}  index files on disk
 //   cops_pending_compaction_bytes, cops_running_compactions, cops_block_cache_bytes,
 //   cops_block_cache_warming
+//   cops_hash_filter_bytes, cops_hash_filter_ready  bucketed postings' filter of stored hashes
 //   cops_bulk_loading                                1 during a bulk load
 //   cops_index_generation, cops_key_rotation_state (KeyRotationState's number),
 //   cops_key_rotation_documents_done, cops_key_rotation_documents (to re-key)

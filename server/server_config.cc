@@ -245,6 +245,11 @@ const std::vector<Flag>& Flags() {
        "existing index 0 or the bits it was built with (docs/storage-format.md)",
        Value(&ServerConfig::index, &IndexOptions::postings_hash_bits),
        Checked(CLI::Range(0u, 64u))},
+      {"hash-filter-bits",
+       "Bucketed postings: bits per stored hash of the in-memory filter a check asks before "
+       "reading a bucket, 0-32 (0 = none; 10: ~1% of hashes stored nowhere still read one)",
+       Value(&ServerConfig::index, &IndexOptions::hash_filter_bits),
+       Checked(CLI::Range(0u, 32u))},
       {"bloom-bits", "Bloom filter bits per chunk key, 0-30 (0 = none)",
        Value(&ServerConfig::index, &IndexOptions::bloom_bits_per_key)},
       {"background-jobs", "RocksDB flush and compaction threads",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <map>
 
 #include "absl/strings/escaping.h"
@@ -324,6 +325,12 @@ void EncodeBucketKey(char* dst, uint32_t bucket) {
   }
 }
 
+uint32_t DecodeBucketKey(const char* p) {
+  uint32_t bucket = 0;
+  for (int i = 0; i < 4; ++i) bucket = bucket << 8 | static_cast<uint8_t>(p[i]);
+  return bucket;
+}
+
 std::string BucketKey(uint32_t bucket) {
   std::string k(4, '\0');
   EncodeBucketKey(k.data(), bucket);
@@ -394,6 +401,22 @@ std::string EncodeBucket(std::span<const BucketGroup> groups) {
     first = false;
   }
   return out;
+}
+
+absl::Status ForEachRest(std::string_view value, std::string_view key,
+                         const std::function<void(uint64_t rest)>& fn) {
+  if (!IsAddFragment(value)) return Malformed(key, "unknown tag");
+  GroupScanner scan(value);
+  while (!scan.done()) {
+    uint64_t rest, listed;
+    uint32_t beyond_cap;
+    const char* why = scan.Header(&rest, &listed, &beyond_cap);
+    if (IsError(why)) return Malformed(key, why);
+    why = scan.Skip(listed);
+    if (IsError(why)) return Malformed(key, why);
+    fn(rest);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status LookupInBucket(std::string_view value, std::string_view key,

@@ -29,6 +29,7 @@
 // Thread-safety: stateless functions.
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,6 +83,7 @@ uint32_t BucketBitsFor(uint64_t documents);
 // The 4-byte big-endian key of a bucket (keys sort by bucket).
 void EncodeBucketKey(char* dst, uint32_t bucket);
 std::string BucketKey(uint32_t bucket);
+uint32_t DecodeBucketKey(const char* p);  // reads p[0..4)
 
 // One posting with its hash's rest, as a registration adds it.
 struct BucketPosting {
@@ -107,6 +109,11 @@ absl::Status DecodeBucket(std::string_view value, std::string_view key,
                           std::vector<BucketGroup>* out);
 // Encodes groups sorted by rest (empty groups are dropped).
 std::string EncodeBucket(std::span<const BucketGroup> groups);
+
+// Calls fn(rest) for each group of `value` (either tag), in ascending order, stepping over
+// the postings. DATA_LOSS naming `key` on a malformed value.
+absl::Status ForEachRest(std::string_view value, std::string_view key,
+                         const std::function<void(uint64_t rest)>& fn);
 
 // Finds the groups of `rests` (sorted ascending, duplicates allowed) in `value` and sets
 // (*outs[i]) to rests[i]'s postings (doc_frequency: the listed documents plus those beyond

@@ -1,6 +1,12 @@
 #include "storage/index.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <utility>
 
 #include "core/status_macros.h"
@@ -20,15 +26,46 @@ IndexRep::IndexRep(std::unique_ptr<IndexDb> opened)
       stem_pairs(*db) {}
 
 IndexRep::~IndexRep() {
+  closing.store(true, std::memory_order_release);
   stop_warming.store(true, std::memory_order_release);
   if (warm_thread.joinable()) warm_thread.join();
+  if (filter_thread.joinable()) filter_thread.join();
 }
 
 absl::StatusOr<std::unique_ptr<IndexRep>> IndexRep::Open(std::unique_ptr<IndexDb> opened) {
   std::unique_ptr<IndexRep> rep(new IndexRep(std::move(opened)));
-  absl::MutexLock lock(&rep->write_mu);
-  COPS_RETURN_IF_ERROR(rep->LoadMeta());
+  {
+    absl::MutexLock lock(&rep->write_mu);
+    COPS_RETURN_IF_ERROR(rep->LoadMeta());
+    rep->postings.CreateFilter(rep->counters.postings);
+  }
+  rep->StartFillingFilter();
   return rep;
+}
+
+void IndexRep::StartFillingFilter() {
+  filter_thread = std::thread([this] {
+    // Linux applies a nice value to the one thread its id names.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+    absl::Status s;
+    for (;;) {
+      {
+        absl::ReaderMutexLock open(&db_mu);
+        s = !db->is_open() ? absl::CancelledError("the database is closed")
+            : stop_warming.load(std::memory_order_acquire)
+                ? absl::CancelledError("stopped")
+                : postings.FillFilter(
+                      [this] { return stop_warming.load(std::memory_order_acquire); });
+      }
+      if (!absl::IsCancelled(s) || closing.load(std::memory_order_acquire)) break;
+      // Recover stopped it (or closed the database after a failed reopen): once it is
+      // open again, start over.
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    absl::MutexLock lock(&filter_mu);
+    filter_status = s;
+    filter_done = true;
+  });
 }
 
 absl::Status IndexRep::LoadMeta() {

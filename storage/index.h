@@ -138,6 +138,14 @@ struct IndexOptions {
   // with FAILED_PRECONDITION naming both, as for the chunking parameters.
   uint32_t postings_bucket_bits = 0;
   uint32_t postings_hash_bits = 0;
+  // Bucketed postings: bits per stored hash of the in-memory filter a lookup asks before it
+  // reads a bucket (storage/stored_hash_filter.h; 0 = none). Most looked-up hashes are stored
+  // nowhere, and without it each costs a bucket read; at 10 bits ~1% of them still do. Sized
+  // for the postings stored at open or for expected_documents, whichever is larger (10 bits:
+  // ~160 bytes per expected document, in memory touched only as hashes arrive); filled from
+  // the buckets on a thread of its own after every open, asked once full
+  // (Stats().hash_filter_ready).
+  uint32_t hash_filter_bits = 10;
   // Largest number of postings kept per chunk hash; beyond it, doc_frequency still counts
   // documents but the list is not extended (the chunk is "common"). 0 = no limit.
   uint32_t max_postings_per_chunk = 1000;
@@ -212,6 +220,11 @@ struct IndexStats {
   uint32_t postings_shards = 1;  // column families the postings are split over
   uint64_t block_cache_bytes = 0;  // what the block cache holds now
   bool block_cache_warming = false;  // StartWarmingBlockCache's reading is under way
+  // Bucketed postings: the filter of stored hashes (IndexOptions::hash_filter_bits), its
+  // memory (mapped; touched as hashes arrive) and whether lookups ask it yet (filled).
+  uint64_t hash_filter_bytes = 0;
+  bool hash_filter_ready = false;
+  bool hash_filter_filling = false;  // being filled after the open (not failed, not done)
 };
 
 class Index {
@@ -348,6 +361,11 @@ class Index {
   // true from this call until it ends. Does nothing while one is under way. A failure is
   // not an error of the index: the checks read the files as they would have.
   void StartWarmingBlockCache(double fill);
+  // Waits until the thread Open started to fill the bucketed postings' filter of stored
+  // hashes (IndexOptions::hash_filter_bits) has read every bucket; returns its outcome
+  // (OK at once without such a filter; DATA_LOSS on a malformed bucket: lookups then read
+  // every bucket). Tests and benchmarks; Stats().hash_filter_ready says the same.
+  absl::Status WaitForHashFilter() const;
   // Waits until RocksDB has no compaction pending or running (the tree has settled after
   // a large load), polling every `poll`; during a bulk load (BeginBulkLoad), until none is
   // running. Benchmarks and maintenance.

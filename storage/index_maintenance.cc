@@ -29,6 +29,10 @@ IndexStats Index::Stats() const {
   absl::ReaderMutexLock open(&r.db_mu);
   if (!r.db->is_open()) return s;  // closed after a write error: the counters only
   r.postings.AddStats(&s);
+  {
+    absl::MutexLock lock(&r.filter_mu);
+    s.hash_filter_filling = s.hash_filter_bytes > 0 && !r.filter_done;
+  }
   rocksdb::DB& db = r.db->db();
   uint64_t v = 0;
   for (auto* h : r.db->all()) {
@@ -80,6 +84,13 @@ absl::StatusOr<uint64_t> IndexRep::WarmBlockCache(double fill,
     COPS_RETURN_IF_ERROR(FromRocks(it->status(), "warming the block cache"));
   }
   return cache.GetUsage();
+}
+
+absl::Status Index::WaitForHashFilter() const {
+  IndexRep& r = *rep_;
+  absl::MutexLock lock(&r.filter_mu);
+  r.filter_mu.Await(absl::Condition(&r.filter_done));
+  return r.filter_status;
 }
 
 absl::StatusOr<uint64_t> Index::WarmBlockCache(double fill,

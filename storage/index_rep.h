@@ -127,8 +127,20 @@ class IndexRep {
   // Index::WarmBlockCache, and StartWarmingBlockCache's thread (index_maintenance.cc).
   absl::StatusOr<uint64_t> WarmBlockCache(double fill, const std::function<bool()>& stop) const;
   std::thread warm_thread;
+  // Stops the warm-up and the filter's filling: set while Recover closes and reopens the
+  // database, and for good when the index closes (then `closing` too).
   std::atomic<bool> stop_warming{false};
+  std::atomic<bool> closing{false};
   std::atomic<bool> warming{false};
+
+  // Fills the postings' filter of stored hashes (PostingsStore::FillFilter) on a thread of
+  // its own at low priority, started by Open; a fill stopped by Recover starts over once the
+  // database is open again. Index::WaitForHashFilter waits for `filter_done`.
+  void StartFillingFilter();
+  std::thread filter_thread;
+  mutable absl::Mutex filter_mu;
+  bool filter_done ABSL_GUARDED_BY(filter_mu) = false;
+  absl::Status filter_status ABSL_GUARDED_BY(filter_mu);
 
  private:
   explicit IndexRep(std::unique_ptr<IndexDb> opened);

@@ -248,6 +248,11 @@ void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
     for (size_t i = 0; i < d.hashes.size(); ++i) {
       entries.push_back(
           Entry{layout_->Bucket(d.hashes[i]), {layout_->Rest(d.hashes[i]), d.postings[i]}});
+      // Before the batch is written: a lookup that can see the postings finds their hash in
+      // the filter. (A batch that then fails leaves its hashes there: a wasted read.)
+      if (filter_ != nullptr && (i == 0 || d.hashes[i] != d.hashes[i - 1])) {
+        filter_->Add(d.hashes[i]);
+      }
     }
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& c) {
@@ -302,7 +307,8 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
     std::vector<uint32_t> order;
     std::vector<uint64_t> rests;         // by sorted hash
     std::vector<PostingList*> outs;      // by sorted hash
-    std::vector<uint32_t> first;         // per bucket: its first sorted hash; then n
+    std::vector<uint32_t> first;         // per bucket: its first kept hash; then the count
+    std::vector<uint32_t> bucket;        // per bucket: its number
     std::vector<char> key_bytes;
     std::vector<rocksdb::Slice> keys;
     std::vector<rocksdb::ColumnFamilyHandle*> cfs;
@@ -311,7 +317,7 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
     std::vector<absl::Status> part_results;
   };
   constexpr size_t kScratchBytesPerHash =
-      2 * sizeof(uint32_t) + sizeof(uint64_t) + sizeof(void*) + 4 +
+      3 * sizeof(uint32_t) + sizeof(uint64_t) + sizeof(void*) + 4 +
       sizeof(rocksdb::Slice) + sizeof(rocksdb::ColumnFamilyHandle*) +
       sizeof(rocksdb::PinnableSlice) + sizeof(rocksdb::Status);
   thread_local Scratch thread_scratch;
@@ -320,21 +326,35 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
   auto& order = scratch.order;
   StartLookup(hashes, out, &order);
   if (n == 0) return absl::OkStatus();
-  // Sorted hashes are sorted by (bucket, rest): each bucket's hashes are consecutive.
+  // Sorted hashes are sorted by (bucket, rest): each bucket's hashes are consecutive. The
+  // hashes the filter rules out are stored nowhere: their lists stay empty, and a bucket
+  // none of whose hashes is left is not read.
+  const StoredHashFilter* filter = filter_ready() ? filter_.get() : nullptr;
   scratch.rests.resize(n);
   scratch.outs.resize(n);
   scratch.first.clear();
+  scratch.bucket.clear();
   uint32_t prev_bucket = 0;
+  size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     const ChunkHash h = hashes[order[i]];
+    if (filter != nullptr && !filter->MayContain(h)) continue;
     const uint32_t bucket = layout_->Bucket(h);
-    if (i == 0 || bucket != prev_bucket) scratch.first.push_back(static_cast<uint32_t>(i));
+    if (kept == 0 || bucket != prev_bucket) {
+      scratch.first.push_back(static_cast<uint32_t>(kept));
+      scratch.bucket.push_back(bucket);
+    }
     prev_bucket = bucket;
-    scratch.rests[i] = layout_->Rest(h);
-    scratch.outs[i] = &(*out)[order[i]];
+    scratch.rests[kept] = layout_->Rest(h);
+    scratch.outs[kept] = &(*out)[order[i]];
+    ++kept;
   }
   const size_t buckets = scratch.first.size();
-  scratch.first.push_back(static_cast<uint32_t>(n));
+  if (buckets == 0) {
+    if (n * kScratchBytesPerHash > kScratchKeepBytes) scratch = Scratch();
+    return absl::OkStatus();
+  }
+  scratch.first.push_back(static_cast<uint32_t>(kept));
   scratch.key_bytes.resize(buckets * 4);
   scratch.keys.resize(buckets);
   scratch.cfs.resize(buckets);
@@ -342,7 +362,7 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
   scratch.statuses.resize(buckets);
   for (size_t k = 0; k < buckets; ++k) {
     char* p = scratch.key_bytes.data() + k * 4;
-    const uint32_t bucket = layout_->Bucket(hashes[order[scratch.first[k]]]);
+    const uint32_t bucket = scratch.bucket[k];
     bucket_codec::EncodeBucketKey(p, bucket);
     scratch.keys[k] = rocksdb::Slice(p, 4);
     scratch.cfs[k] = BucketShard(bucket);
@@ -419,7 +439,57 @@ absl::Status PostingsStore::ReapplyBulkLoad() const {
   return absl::OkStatus();
 }
 
+void PostingsStore::CreateFilter(uint64_t stored_postings) {
+  const IndexOptions& o = db_.options();
+  if (!layout_.has_value() || o.hash_filter_bits == 0) return;
+  // Room for what is stored and a quarter more, or for the documents the index is meant
+  // for (a 4 KB document stores ~100 postings), whichever is larger: pages no hash reaches
+  // cost no memory (storage/stored_hash_filter.h).
+  constexpr uint64_t kPostingsPerExpectedDocument = 128;
+  const uint64_t capacity = std::max(stored_postings + stored_postings / 4,
+                                     o.expected_documents * kPostingsPerExpectedDocument);
+  filter_ = std::make_unique<StoredHashFilter>(layout_->hash_bits, o.hash_filter_bits, capacity);
+}
+
+absl::Status PostingsStore::FillFilter(const std::function<bool()>& stop) {
+  if (filter_ == nullptr || filter_ready()) return absl::OkStatus();
+  rocksdb::ReadOptions read;
+  read.fill_cache = false;  // every bucket once: the block cache keeps what checks read
+  read.readahead_size = 2u << 20;
+  const uint32_t rest_bits = layout_->rest_bits();
+  const uint32_t shift = 64 - layout_->hash_bits;
+  // Asked every this many buckets: a few milliseconds of reading.
+  constexpr uint32_t kBucketsPerStep = 4096;
+  for (rocksdb::ColumnFamilyHandle* shard : db_.shards()) {
+    std::unique_ptr<rocksdb::Iterator> it(db_.db().NewIterator(read, shard));
+    uint32_t seen = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      if (++seen % kBucketsPerStep == 0 && stop()) {
+        return absl::CancelledError("filling the postings filter: stopped");
+      }
+      const rocksdb::Slice k = it->key();
+      if (k.size() != 4) {
+        return absl::DataLossError("index " + db_.options().path + ": postings bucket key " +
+                                   absl::BytesToHexString(absl::string_view(k.data(), k.size())) +
+                                   " is not 4 bytes");
+      }
+      const uint64_t bucket = bucket_codec::DecodeBucketKey(k.data());
+      COPS_RETURN_IF_ERROR(bucket_codec::ForEachRest(
+          it->value().ToStringView(), k.ToStringView(), [&](uint64_t rest) {
+            filter_->Add(((bucket << rest_bits) | rest) << shift);
+          }));
+    }
+    COPS_RETURN_IF_ERROR(FromRocks(it->status(), "filling the postings filter"));
+  }
+  filter_ready_.store(true, std::memory_order_release);
+  return absl::OkStatus();
+}
+
 void PostingsStore::AddStats(IndexStats* s) const {
+  if (filter_ != nullptr) {
+    s->hash_filter_bytes = filter_->bytes();
+    s->hash_filter_ready = filter_ready();
+  }
   rocksdb::DB& db = db_.db();
   uint64_t v = 0;
   for (auto* shard : db_.shards()) {

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -26,6 +27,7 @@
 #include "storage/index.h"
 #include "storage/index_db.h"
 #include "storage/parallel_parts.h"
+#include "storage/stored_hash_filter.h"
 
 namespace rocksdb {
 class WriteBatch;
@@ -61,8 +63,20 @@ class PostingsStore {
   // Applies the bulk-load options again to a reopened database, when a bulk load is on.
   absl::Status ReapplyBulkLoad() const;
 
-  // Adds the postings' figures to `s` (chunk keys, disk bytes, files per level, shards).
+  // Adds the postings' figures to `s` (chunk keys, disk bytes, files per level, shards,
+  // the hash filter).
   void AddStats(IndexStats* s) const;
+
+  // The bucketed layout's filter of stored hashes (IndexOptions::hash_filter_bits;
+  // storage/stored_hash_filter.h). CreateFilter makes it, sized for what is stored
+  // (`stored_postings`) or expected, and from then on every Add adds to it; FillFilter then
+  // adds every hash the buckets hold, and once it has read them all, lookups skip the hashes
+  // the filter rules out. Without a bucketed layout, or with no filter bits, both do nothing.
+  // FillFilter: CANCELLED when stop() said so (lookups then read every bucket, as before),
+  // DATA_LOSS on a malformed bucket. REQUIRES: CreateFilter ran, the database is open.
+  void CreateFilter(uint64_t stored_postings);
+  absl::Status FillFilter(const std::function<bool()>& stop);
+  bool filter_ready() const { return filter_ready_.load(std::memory_order_acquire); }
 
  private:
   uint32_t ShardOf(ChunkHash h) const {
@@ -95,6 +109,9 @@ class PostingsStore {
   // checks running, the cores are busy already, and a part handed to a worker would wait
   // for a core while its caller waits for the part.
   mutable std::atomic<int> lookups_in_flight_{0};
+  // CreateFilter's filter, or none; asked by lookups once filter_ready_.
+  std::unique_ptr<StoredHashFilter> filter_;
+  std::atomic<bool> filter_ready_{false};
   // Serializes BeginBulkLoad/EndBulkLoad; bulk_loading_ mirrors the mode for readers.
   absl::Mutex bulk_mu_;
   std::atomic<bool> bulk_loading_{false};

@@ -138,6 +138,7 @@ class CopsCliTest : public ::testing::Test {
     // copsd reads its index into the block cache after starting (--warm-cache).
     EXPECT_TRUE(j["block_cache_bytes"].is_number_unsigned()) << r.out;
     EXPECT_TRUE(j["block_cache_warming"].is_boolean()) << r.out;
+    EXPECT_TRUE(j["hash_filter_filling"].is_boolean()) << r.out;
     return j["documents"].get<uint64_t>();
   }
 

@@ -28,6 +28,8 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
     state.index.postings_disk_bytes = 7;
     state.index.block_cache_bytes = 4096;
     state.index.block_cache_warming = true;
+    state.index.hash_filter_bytes = 1 << 20;
+    state.index.hash_filter_ready = true;
     state.bulk_loading = true;
     state.rotation.state = KeyRotationState::kRebuilding;
     state.rotation.documents_done = 3;
@@ -48,6 +50,8 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
   EXPECT_NE(text.find("cops_bulk_loading 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_block_cache_bytes 4096\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_block_cache_warming 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_hash_filter_bytes 1048576\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_hash_filter_ready 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_state 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_documents_done 3\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_documents 5\n"), std::string::npos) << text;

@@ -26,6 +26,8 @@
 
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
+#include "rocksdb/perf_context.h"
+#include "rocksdb/perf_level.h"
 #include "tests/storage/fault_file_system.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -1724,6 +1726,81 @@ TEST(IndexTest, UpgradePostingsRewritesASchema3IndexLosingNothing) {
   EXPECT_TRUE(PostingsOf(*index, HashOf(6, 0), ids[5]).empty());
 }
 
+// Bytes of bucket values a lookup of `hashes` reads (RocksDB's per-thread count; the lookup
+// runs on this thread with lookup_threads 1).
+uint64_t BucketBytesRead(const Index& index, const std::vector<ChunkHash>& hashes) {
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kEnableCount);
+  rocksdb::get_perf_context()->Reset();
+  std::vector<PostingList> out;
+  EXPECT_OK(index.Lookup(hashes, &out));
+  const uint64_t bytes = rocksdb::get_perf_context()->multiget_read_bytes;
+  rocksdb::SetPerfLevel(rocksdb::PerfLevel::kDisable);
+  for (const PostingList& list : out) EXPECT_EQ(list.doc_frequency, 0u);
+  return bytes;
+}
+
+// Bucketed postings ask an in-memory filter of the stored hashes before they read a bucket
+// (IndexOptions::hash_filter_bits), filled from the buckets after an open and by every
+// registration: every stored hash is still found, under 64 and under 40 hash bits, and a
+// lookup of hashes stored nowhere reads few buckets, where without the filter it reads every
+// bucket they fall in (256 buckets here, all holding postings).
+TEST(IndexTest, TheHashFilterSkipsBucketsOfHashesStoredNowhereAndNeverAStoredOne) {
+  for (const uint32_t hash_bits : {64u, 40u}) {
+    SCOPED_TRACE(hash_bits);
+    TempDir dir;
+    IndexOptions o = Options(dir.Join("db"));
+    o.postings_bucket_bits = 8;
+    o.postings_hash_bits = hash_bits;
+    o.lookup_threads = 1;
+    std::vector<std::pair<DocId, DocumentFingerprint>> docs;
+    auto add = [&](Index& index, int from, int to) {
+      for (int d = from; d < to; ++d) {
+        const DocumentFingerprint fp = MakeFingerprint(d + 1, 50);
+        auto r = index.Register(MakeRecord("d" + std::to_string(d)), fp, "");
+        ASSERT_OK(r);
+        docs.emplace_back(r->id, fp);
+      }
+    };
+    {
+      auto index = OpenOrDie(o);
+      add(*index, 0, 40);
+      ASSERT_OK(index->Flush());
+    }
+    std::vector<ChunkHash> nowhere;
+    for (uint32_t j = 0; j < 2000; ++j) nowhere.push_back(HashOf(777, j));
+    std::sort(nowhere.begin(), nowhere.end());
+    IndexOptions unfiltered = o;
+    unfiltered.hash_filter_bits = 0;
+    uint64_t bytes_unfiltered = 0;
+    {
+      auto index = OpenOrDie(unfiltered);
+      ASSERT_OK(index->WaitForHashFilter());
+      EXPECT_EQ(index->Stats().hash_filter_bytes, 0u);
+      bytes_unfiltered = BucketBytesRead(*index, nowhere);
+    }
+    auto index = OpenOrDie(o);
+    ASSERT_OK(index->WaitForHashFilter());  // filled from the 40 documents' buckets
+    EXPECT_TRUE(index->Stats().hash_filter_ready);
+    EXPECT_GT(index->Stats().hash_filter_bytes, 0u);
+    add(*index, 40, 50);  // added to the filled filter by the registrations
+    for (const auto& [id, fp] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id)) << id;
+    const uint64_t bytes_filtered = BucketBytesRead(*index, nowhere);
+    EXPECT_GT(bytes_unfiltered, 0u);
+    EXPECT_LT(bytes_filtered * 4, bytes_unfiltered);
+  }
+}
+
+// A per-hash index has no such filter: RocksDB's bloom filters answer its misses.
+TEST(IndexTest, APerHashIndexHasNoHashFilter) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("db"));
+  o.bucketed_postings = false;
+  auto index = OpenOrDie(o);
+  ASSERT_OK(index->WaitForHashFilter());
+  EXPECT_EQ(index->Stats().hash_filter_bytes, 0u);
+  EXPECT_FALSE(index->Stats().hash_filter_ready);
+}
+
 TEST(IndexTest, CorruptBucketIsDataLossNamingItsKey) {
   TempDir dir;
   const std::string path = dir.Join("db");
@@ -1746,11 +1823,16 @@ TEST(IndexTest, CorruptBucketIsDataLossNamingItsKey) {
     }
   });
   auto index = OpenOrDie(Options(path));
+  char hex[9];
+  std::snprintf(hex, sizeof(hex), "%08x", bucket);
+  // Filling the hash filter meets the bucket first; the lookups then read every bucket.
+  const absl::Status filled = index->WaitForHashFilter();
+  EXPECT_EQ(filled.code(), absl::StatusCode::kDataLoss) << filled;
+  EXPECT_NE(filled.message().find(hex), absl::string_view::npos) << filled;
+  EXPECT_FALSE(index->Stats().hash_filter_ready);
   std::vector<PostingList> out;
   const absl::Status s = index->Lookup(std::span<const ChunkHash>(&hash, 1), &out);
   EXPECT_EQ(s.code(), absl::StatusCode::kDataLoss) << s;
-  char hex[9];
-  std::snprintf(hex, sizeof(hex), "%08x", bucket);
   EXPECT_NE(s.message().find(hex), absl::string_view::npos) << s;
 }
 
