@@ -234,15 +234,15 @@ const std::vector<Flag>& Flags() {
        Value(&ServerConfig::index, &IndexOptions::postings_memtables),
        Checked(CLI::Range(1u, 64u))},
       {"bucketed-postings",
-       "A new index keeps its postings in buckets by hash prefix (true|false): ~37% fewer bytes "
-       "per posting, but lookups cost more until compaction (docs/performance.md)",
+       "A new index keeps its postings in buckets by hash prefix (true|false; false: one key "
+       "per hash, ~1.5x the bytes per document; docs/performance.md)",
        Value(&ServerConfig::index, &IndexOptions::bucketed_postings)},
       {"expected-documents", "Documents a new bucketed index is sized for (its bucket count)",
        Value(&ServerConfig::index, &IndexOptions::expected_documents)},
       {"postings-hash-bits",
-       "Top bits of each chunk hash a new bucketed index keeps (0 = all 64): 40 keeps ~3 bytes "
-       "fewer per posting, for a false candidate per ~2^40 / postings looked-up chunks; on an "
-       "existing index 0 or the bits it was built with (docs/storage-format.md)",
+       "Top bits of each chunk hash a new bucketed index keeps (0 = 40; 64: all, ~3 bytes more "
+       "per posting): a false candidate, verified away, per ~2^bits / postings looked-up chunks; "
+       "on an existing index 0 or the bits it was built with (docs/storage-format.md)",
        Value(&ServerConfig::index, &IndexOptions::postings_hash_bits),
        Checked(CLI::Range(0u, 64u))},
       {"hash-filter-bits",

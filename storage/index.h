@@ -134,10 +134,13 @@ struct IndexOptions {
   // decodes ~10x larger buckets per lookup. Used only when the index is created.
   uint64_t expected_documents = 1'000'000;
   // Bucket bits and stored hash bits of a new bucketed index (0 = from expected_documents,
-  // and 64). When set, opening an existing bucketed index recorded with other values fails
-  // with FAILED_PRECONDITION naming both, as for the chunking parameters.
+  // and new_index_hash_bits). When set, opening an existing bucketed index recorded with
+  // other values fails with FAILED_PRECONDITION naming both, as for the chunking parameters.
   uint32_t postings_bucket_bits = 0;
   uint32_t postings_hash_bits = 0;
+  // The stored hash bits of a new bucketed index when postings_hash_bits is 0; an existing
+  // index keeps its own whatever this says (copsd: 40).
+  uint32_t new_index_hash_bits = 64;
   // Bucketed postings: bits per stored hash of the in-memory filter a lookup asks before it
   // reads a bucket (storage/stored_hash_filter.h; 0 = none). Most looked-up hashes are stored
   // nowhere, and without it each costs a bucket read; at 10 bits ~1% of them still do. Sized

@@ -161,11 +161,11 @@ absl::Status ValidateOptions(const IndexOptions& o) {
   if (o.expected_documents < 1) {
     return absl::InvalidArgumentError("expected documents must be at least 1");
   }
-  if (o.postings_bucket_bits != 0 || o.postings_hash_bits != 0) {
+  {
     const bucket_codec::BucketLayout layout{
         o.postings_bucket_bits != 0 ? o.postings_bucket_bits
                                     : bucket_codec::BucketBitsFor(o.expected_documents),
-        o.postings_hash_bits != 0 ? o.postings_hash_bits : 64};
+        o.postings_hash_bits != 0 ? o.postings_hash_bits : o.new_index_hash_bits};
     COPS_RETURN_IF_ERROR(layout.Validate());
   }
   if (o.block_cache != "lru" && o.block_cache != "hyper-clock") {
@@ -486,7 +486,7 @@ absl::Status IndexDb::LoadBucketLayout() {
       bucket_layout_ = bucket_codec::BucketLayout{
           o.postings_bucket_bits != 0 ? o.postings_bucket_bits
                                       : bucket_codec::BucketBitsFor(o.expected_documents),
-          o.postings_hash_bits != 0 ? o.postings_hash_bits : 64};
+          o.postings_hash_bits != 0 ? o.postings_hash_bits : o.new_index_hash_bits};
     }
     return absl::OkStatus();
   }

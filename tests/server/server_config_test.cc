@@ -88,7 +88,11 @@ TEST_F(ServerConfigTest, RocksDbTunablesComeFromFlagsEnvironmentAndFile) {
   EXPECT_EQ(c->index.postings_block_kb, 16u);
   EXPECT_FALSE(c->index.sync_writes);
   EXPECT_TRUE(c->index.store_texts);
-  EXPECT_EQ(c->index.postings_hash_bits, 0u);  // the whole hash
+  // A new index: bucketed, the top 40 bits of each hash; an existing one keeps its own.
+  EXPECT_TRUE(c->index.bucketed_postings);
+  EXPECT_EQ(c->index.postings_hash_bits, 0u);
+  EXPECT_EQ(c->index.new_index_hash_bits, 40u);
+  EXPECT_EQ(c->index.hash_filter_bits, 10u);
   const std::string file = (dir_ / "tunables.conf").string();
   std::ofstream(file) << "block-cache-mb = 32\ncompression = zstd\nstore_texts = false\n";
   setenv("COPS_BLOOM_BITS", "14", 1);

@@ -1527,6 +1527,35 @@ TEST(IndexTest, AnIndexKeepingFortyHashBitsFindsItsPostingsByTheirTopBits) {
   EXPECT_TRUE(RefusedNaming(other, "hash bits 40 vs 48"));
 }
 
+// copsd's default (new_index_hash_bits 40) applies to a new index only: an index built with
+// all 64 bits opens under it unchanged, and one built with 40 opens under the library's 64.
+TEST(IndexTest, TheHashBitsOfANewIndexNeverChangeAnExistingOne) {
+  TempDir dir;
+  IndexOptions copsd = Options(dir.Join("new"));
+  copsd.new_index_hash_bits = 40;
+  IndexOptions library = Options(dir.Join("old"));
+  const DocumentFingerprint fp = MakeFingerprint(3, 20);
+  DocId in_new = 0, in_old = 0;
+  {
+    auto created = OpenOrDie(copsd);
+    EXPECT_EQ(created->Stats().hash_bits, 40u);
+    in_new = created->Register(MakeRecord("n"), fp, "")->id;
+    auto old = OpenOrDie(library);
+    EXPECT_EQ(old->Stats().hash_bits, 64u);
+    in_old = old->Register(MakeRecord("o"), fp, "")->id;
+  }
+  IndexOptions old_under_copsd = copsd;
+  old_under_copsd.path = library.path;
+  IndexOptions new_under_library = library;
+  new_under_library.path = copsd.path;
+  auto old = OpenOrDie(old_under_copsd);
+  auto created = OpenOrDie(new_under_library);
+  EXPECT_EQ(old->Stats().hash_bits, 64u);
+  EXPECT_EQ(created->Stats().hash_bits, 40u);
+  EXPECT_TRUE(HasAllPostings(*old, fp, in_old));
+  EXPECT_TRUE(HasAllPostings(*created, fp, in_new));
+}
+
 // 16 buckets: every bucket holds postings of many documents and hashes.
 TEST(IndexTest, SharedBucketsLookUpExactlyAndNeverMatchAnUnregisteredDocument) {
   TempDir dir;
