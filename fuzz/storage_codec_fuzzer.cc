@@ -118,12 +118,20 @@ void Bucket(std::string_view value) {
   std::vector<cops::PostingList*> outs;
   for (auto& l : lists) outs.push_back(&l);
   const absl::Status looked = bc::LookupInBucket(value, "key", rests, outs);
+  // The rests a filling of the hash filter reads: those decoded, in order.
+  std::vector<uint64_t> stepped;
+  const absl::Status walked =
+      bc::ForEachRest(value, "key", [&](uint64_t rest) { stepped.push_back(rest); });
   if (!s.ok()) {
     Require(s.code() == absl::StatusCode::kDataLoss);
     Require(looked.ok() || looked.code() == absl::StatusCode::kDataLoss);
+    Require(walked.ok() || walked.code() == absl::StatusCode::kDataLoss);
     return;
   }
   Require(looked.ok());
+  Require(walked.ok());
+  rests.pop_back();
+  Require(stepped == rests);
   RequireBucket(groups);
   for (size_t i = 0; i < groups.size(); ++i) Require(lists[i].postings == groups[i].postings);
   Require(lists.back().postings.empty());

@@ -311,6 +311,11 @@ TEST(BucketCodecTest, FragmentRoundTripsAndLookupDecodesOnlyTheRestsAsked) {
   EXPECT_EQ(b.postings, (std::vector<Posting>{{6, 1, 40, 60}}));
   EXPECT_EQ(missing.doc_frequency, 0u);
   EXPECT_TRUE(missing.postings.empty());
+  // What filling the hash filter reads: every rest in order, and the bucket key back.
+  std::vector<uint64_t> walked;
+  ASSERT_OK(bc::ForEachRest(value, "k", [&](uint64_t rest) { walked.push_back(rest); }));
+  EXPECT_EQ(walked, (std::vector<uint64_t>{3, 900, groups[2].rest}));
+  EXPECT_EQ(bc::DecodeBucketKey(bc::BucketKey(0xFEDC0102).data()), 0xFEDC0102u);
 }
 
 // A document without positions (a stored plain text's in a verifying index: schema 6) is
@@ -402,6 +407,10 @@ TEST(BucketCodecTest, TruncatedOrCorruptValuesAreDataLossNamingTheKey) {
   EXPECT_EQ(bc::LookupInBucket(value.substr(0, value.size() - 1), key, rests, outs).code(),
             absl::StatusCode::kDataLoss);
   EXPECT_EQ(bc::LookupInBucket("", key, rests, outs).code(), absl::StatusCode::kDataLoss);
+  const absl::Status walked =
+      bc::ForEachRest(value.substr(0, value.size() - 1), key, [](uint64_t) {});
+  EXPECT_EQ(walked.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(walked.message().find("0102abcd"), std::string_view::npos) << walked;
   // A varint that never ends, rests out of order, an empty group.
   for (const std::string& bad : {std::string("\x01\xff\xff\xff", 4), std::string("\x01\x02\x0a\x00\x00\x01\x0a\x00\x00", 9),
                                 std::string("\x01\x01\x00\x00", 4)}) {
@@ -415,6 +424,7 @@ TEST(BucketCodecTest, TruncatedOrCorruptValuesAreDataLossNamingTheKey) {
     if (!junk.empty() && i % 2 == 0) junk[0] = 1;
     (void)bc::DecodeBucket(junk, key, &groups);
     (void)bc::LookupInBucket(junk, key, rests, outs);
+    (void)bc::ForEachRest(junk, key, [](uint64_t) {});
     std::string merged;
     const std::vector<std::string_view> ops = {junk};
     (void)bc::MergeBucket(std::nullopt, ops, 3, &merged);
