@@ -56,10 +56,14 @@ StoredHashFilter::StoredHashFilter(uint32_t hash_bits, uint32_t bits_per_hash,
       probes_(std::clamp<uint32_t>(
           static_cast<uint32_t>(std::lround(0.6 * std::max<uint32_t>(1, bits_per_hash))), 1,
           16)) {
-  absl::MutexLock lock(&grow_mu_);
-  segments_[0] = std::make_unique<Segment>(std::max(capacity, kMinCapacity), bits_per_hash_);
-  published_[0].store(segments_[0].get(), std::memory_order_release);
+  published_[0].store(new Segment(std::max(capacity, kMinCapacity), bits_per_hash_),
+                      std::memory_order_release);
   segment_count_.store(1, std::memory_order_release);
+}
+
+StoredHashFilter::~StoredHashFilter() {
+  const uint32_t n = segment_count_.load(std::memory_order_acquire);
+  for (uint32_t k = 0; k < n; ++k) delete published_[k].load(std::memory_order_relaxed);
 }
 
 StoredHashFilter::Segment& StoredHashFilter::SegmentForAdd() {
@@ -71,13 +75,12 @@ StoredHashFilter::Segment& StoredHashFilter::SegmentForAdd() {
   }
   absl::MutexLock lock(&grow_mu_);
   n = segment_count_.load(std::memory_order_acquire);
-  if (segments_[n - 1].get() == last) {  // no other add grew it meanwhile
-    segments_[n] = std::make_unique<Segment>(last->capacity * 2, bits_per_hash_);
-    published_[n].store(segments_[n].get(), std::memory_order_release);
-    segment_count_.store(n + 1, std::memory_order_release);
-    return *segments_[n];
-  }
-  return *segments_[n - 1];
+  Segment* newest = published_[n - 1].load(std::memory_order_acquire);
+  if (newest != last) return *newest;  // another add grew it meanwhile
+  newest = new Segment(last->capacity * 2, bits_per_hash_);
+  published_[n].store(newest, std::memory_order_release);
+  segment_count_.store(n + 1, std::memory_order_release);
+  return *newest;
 }
 
 void StoredHashFilter::Add(ChunkHash h) {

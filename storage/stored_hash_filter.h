@@ -26,9 +26,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <memory>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "core/match.h"
 
@@ -40,6 +38,7 @@ class StoredHashFilter {
   // that agree there share their postings); `bits_per_hash` >= 1 sizes the segments;
   // `capacity` hashes fit the first segment at that rate.
   StoredHashFilter(uint32_t hash_bits, uint32_t bits_per_hash, uint64_t capacity);
+  ~StoredHashFilter();
   StoredHashFilter(const StoredHashFilter&) = delete;
   StoredHashFilter& operator=(const StoredHashFilter&) = delete;
 
@@ -77,9 +76,8 @@ class StoredHashFilter {
   const uint32_t hash_bits_;
   const uint32_t bits_per_hash_;
   const uint32_t probes_;  // bits set per hash
-  absl::Mutex grow_mu_;
-  std::array<std::unique_ptr<Segment>, kMaxSegments> segments_ ABSL_GUARDED_BY(grow_mu_);
-  // Published segments: segments_[0, count) are set and never change again.
+  absl::Mutex grow_mu_;  // serializes adding a segment
+  // Owned segments: published_[0, count) are set and never change again until destruction.
   std::atomic<uint32_t> segment_count_{0};
   std::array<std::atomic<Segment*>, kMaxSegments> published_{};
 };
