@@ -68,6 +68,10 @@ struct BucketLayout {
   uint64_t Rest(ChunkHash h) const {
     return (h >> (64 - hash_bits)) & ((uint64_t{1} << rest_bits()) - 1);
   }
+  // The hash a bucket and rest stand for, its bits below hash_bits zero.
+  ChunkHash Join(uint64_t bucket, uint64_t rest) const {
+    return ((bucket << rest_bits()) | rest) << (64 - hash_bits);
+  }
   // INVALID_ARGUMENT unless kMinBucketBits <= bucket_bits <= kMaxBucketBits and
   // bucket_bits + 8 <= hash_bits <= 64.
   absl::Status Validate() const;

@@ -248,11 +248,6 @@ void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
     for (size_t i = 0; i < d.hashes.size(); ++i) {
       entries.push_back(
           Entry{layout_->Bucket(d.hashes[i]), {layout_->Rest(d.hashes[i]), d.postings[i]}});
-      // Before the batch is written: a lookup that can see the postings finds their hash in
-      // the filter. (A batch that then fails leaves its hashes there: a wasted read.)
-      if (filter_ != nullptr && (i == 0 || d.hashes[i] != d.hashes[i - 1])) {
-        filter_->Add(d.hashes[i]);
-      }
     }
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& c) {
@@ -261,6 +256,20 @@ void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
     if (a.p.posting.doc_id != c.p.posting.doc_id) return a.p.posting.doc_id < c.p.posting.doc_id;
     return a.p.posting.ordinal < c.p.posting.ordinal;
   });
+  if (filter_ != nullptr) {
+    // Before the batch is written: a lookup that can see the postings finds their hash in
+    // the filter. (A batch that then fails leaves its hashes there: a wasted read.) Sorted,
+    // so that the adds sweep the filter in order.
+    std::vector<ChunkHash> stored;
+    stored.reserve(entries.size());
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (i == 0 || entries[i].bucket != entries[i - 1].bucket ||
+          entries[i].p.rest != entries[i - 1].p.rest) {
+        stored.push_back(layout_->Join(entries[i].bucket, entries[i].p.rest));
+      }
+    }
+    filter_->Add(stored);
+  }
   std::vector<bucket_codec::BucketPosting> run;
   char key[4];
   for (size_t i = 0; i < entries.size();) {
@@ -336,8 +345,12 @@ absl::Status PostingsStore::LookupBuckets(std::span<const ChunkHash> hashes,
   scratch.bucket.clear();
   uint32_t prev_bucket = 0;
   size_t kept = 0;
+  constexpr size_t kPrefetchAhead = 8;  // filter questions whose cache misses overlap
   for (size_t i = 0; i < n; ++i) {
     const ChunkHash h = hashes[order[i]];
+    if (filter != nullptr && i + kPrefetchAhead < n) {
+      filter->Prefetch(hashes[order[i + kPrefetchAhead]]);
+    }
     if (filter != nullptr && !filter->MayContain(h)) continue;
     const uint32_t bucket = layout_->Bucket(h);
     if (kept == 0 || bucket != prev_bucket) {
@@ -456,10 +469,11 @@ absl::Status PostingsStore::FillFilter(const std::function<bool()>& stop) {
   rocksdb::ReadOptions read;
   read.fill_cache = false;  // every bucket once: the block cache keeps what checks read
   read.readahead_size = 2u << 20;
-  const uint32_t rest_bits = layout_->rest_bits();
-  const uint32_t shift = 64 - layout_->hash_bits;
   // Asked every this many buckets: a few milliseconds of reading.
   constexpr uint32_t kBucketsPerStep = 4096;
+  // Hashes handed to the filter at once, in bucket order (it prefetches ahead).
+  constexpr size_t kAddsPerCall = 4096;
+  std::vector<ChunkHash> pending;
   for (rocksdb::ColumnFamilyHandle* shard : db_.shards()) {
     std::unique_ptr<rocksdb::Iterator> it(db_.db().NewIterator(read, shard));
     uint32_t seen = 0;
@@ -476,9 +490,15 @@ absl::Status PostingsStore::FillFilter(const std::function<bool()>& stop) {
       const uint64_t bucket = bucket_codec::DecodeBucketKey(k.data());
       COPS_RETURN_IF_ERROR(bucket_codec::ForEachRest(
           it->value().ToStringView(), k.ToStringView(), [&](uint64_t rest) {
-            filter_->Add(((bucket << rest_bits) | rest) << shift);
+            pending.push_back(layout_->Join(bucket, rest));
           }));
+      if (pending.size() >= kAddsPerCall) {
+        filter_->Add(pending);
+        pending.clear();
+      }
     }
+    filter_->Add(pending);
+    pending.clear();
     COPS_RETURN_IF_ERROR(FromRocks(it->status(), "filling the postings filter"));
   }
   filter_ready_.store(true, std::memory_order_release);

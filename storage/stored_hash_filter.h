@@ -26,6 +26,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <span>
 
 #include "absl/synchronization/mutex.h"
 #include "core/match.h"
@@ -42,9 +43,15 @@ class StoredHashFilter {
   StoredHashFilter(const StoredHashFilter&) = delete;
   StoredHashFilter& operator=(const StoredHashFilter&) = delete;
 
-  void Add(ChunkHash h);
+  // Fastest with hashes sorted (a hash's block is its top bits, so sorted hashes sweep the
+  // blocks in order), as PostingsStore adds a batch's after sorting them by bucket.
+  void Add(std::span<const ChunkHash> hashes);
+  void Add(ChunkHash h) { Add(std::span<const ChunkHash>(&h, 1)); }
   // False only if `h` (its top hash_bits) was never added.
   bool MayContain(ChunkHash h) const;
+  // Starts loading h's blocks into the cache: a caller that asks about many hashes does so a
+  // few questions ahead, so that their cache misses overlap.
+  void Prefetch(ChunkHash h) const;
 
   uint64_t bytes() const;  // memory of all segments
   uint32_t segments() const { return segment_count_.load(std::memory_order_acquire); }
@@ -55,23 +62,29 @@ class StoredHashFilter {
     std::atomic<uint64_t> words[8];
   };
   // Mapped anonymous memory: its pages stay the kernel's shared zero page until a hash is
-  // added to them, so a filter sized for 10^6 documents costs a small index little memory.
+  // added to them, so a filter sized for 10^6 documents costs a small index little memory;
+  // once dense it asks for huge pages.
   struct Segment {
     Segment(uint64_t capacity, uint32_t bits_per_hash);
     ~Segment();
     Segment(const Segment&) = delete;
     Segment& operator=(const Segment&) = delete;
+    // Huge pages once enough hashes are added that every 4 KiB page is resident anyway.
+    void UseHugePagesOnceDense();
     const uint64_t capacity;  // hashes at bits_per_hash
     const uint64_t blocks;
     Block* block;
     std::atomic<uint64_t> added{0};
+    std::atomic<bool> huge{false};
   };
   // 2x growth from at least 2^16 hashes: 40 segments outgrow any index.
   static constexpr size_t kMaxSegments = 40;
 
-  // The segment an add goes to, adding one when the last is full.
-  Segment& SegmentForAdd();
+  // The segment the next `count` adds go to, adding one when the last is full.
+  Segment& SegmentForAdd(uint64_t count);
   uint64_t Key(ChunkHash h) const { return h >> (64 - hash_bits_); }
+  // The key's bits where the hash has them, the rest zero.
+  uint64_t Aligned(ChunkHash h) const { return Key(h) << (64 - hash_bits_); }
 
   const uint32_t hash_bits_;
   const uint32_t bits_per_hash_;

@@ -1,5 +1,6 @@
 #include "storage/stored_hash_filter.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -51,6 +52,33 @@ TEST(StoredHashFilterTest, GrowingPastItsCapacityUnderConcurrentAddsLosesNoHash)
   EXPECT_EQ(f.segments(), 4u);
   for (uint64_t i = 0; i < 2 * kPerThread; ++i) ASSERT_TRUE(f.MayContain(Mix(i))) << i;
   EXPECT_LT(FalsePositiveRate(f, uint64_t{1} << 40, 200'000), 0.04);
+}
+
+// Hashes added in sorted batches (as PostingsStore adds a window's, and larger than the part
+// an add reserves at once) are found like single adds, past the capacity too, and a filter
+// filled that way passes about as few others: a block follows the hash's top bits, which
+// sorted batches visit in order.
+TEST(StoredHashFilterTest, SortedBatchesAreFoundAndGrowTheFilterLikeSingleAdds) {
+  constexpr uint64_t kHashes = 1 << 17;
+  StoredHashFilter at_capacity(/*hash_bits=*/40, /*bits_per_hash=*/10, kHashes);
+  StoredHashFilter growing(/*hash_bits=*/40, /*bits_per_hash=*/10, /*capacity=*/1000);
+  auto add_sorted_batches = [](StoredHashFilter* f, uint64_t count) {
+    std::vector<uint64_t> batch;
+    for (uint64_t from = 0; from < count; from += 5000) {
+      batch.clear();
+      for (uint64_t i = from; i < std::min(from + 5000, count); ++i) batch.push_back(Mix(i));
+      std::sort(batch.begin(), batch.end());
+      f->Add(batch);
+    }
+  };
+  add_sorted_batches(&at_capacity, kHashes);
+  add_sorted_batches(&growing, 3 * kHashes);
+  for (uint64_t i = 0; i < kHashes; ++i) ASSERT_TRUE(at_capacity.MayContain(Mix(i))) << i;
+  for (uint64_t i = 0; i < 3 * kHashes; ++i) ASSERT_TRUE(growing.MayContain(Mix(i))) << i;
+  EXPECT_EQ(at_capacity.segments(), 1u);
+  EXPECT_EQ(growing.segments(), 3u);  // 2^16 + 2^17 + 2^18 hold 3 x 2^17
+  EXPECT_LT(FalsePositiveRate(at_capacity, uint64_t{1} << 40, 400'000), 0.02);
+  EXPECT_LT(FalsePositiveRate(growing, uint64_t{1} << 40, 200'000), 0.04);
 }
 
 // A filter of 40-bit hashes (an index keeping the top 40 bits) keys on those bits alone:
