@@ -338,6 +338,12 @@ std::string BucketKey(uint32_t bucket) {
 }
 
 std::string EncodeAddFragment(std::span<const BucketPosting> postings) {
+  std::string out;
+  EncodeAddFragment(postings, &out);
+  return out;
+}
+
+void EncodeAddFragment(std::span<const BucketPosting> postings, std::string* operand) {
   TagChooser chooser;  // per (rest, document) run, without copying the postings
   for (size_t i = 0; i < postings.size();) {
     size_t j = i + 1;
@@ -349,8 +355,9 @@ std::string EncodeAddFragment(std::span<const BucketPosting> postings) {
     i = j;
   }
   const uint8_t tag = chooser.tag();
-  std::string out(1, static_cast<char>(tag));
-  std::vector<Posting> group;
+  std::string& out = *operand;
+  out.assign(1, static_cast<char>(tag));
+  thread_local std::vector<Posting> group;  // kept between calls: a window encodes many
   uint64_t prev_rest = 0;
   for (size_t i = 0; i < postings.size();) {
     size_t j = i;
@@ -362,7 +369,6 @@ std::string EncodeAddFragment(std::span<const BucketPosting> postings) {
     prev_rest = postings[i].rest;
     i = j;
   }
-  return out;
 }
 
 std::string EncodeRemoveOperand(DocId doc, std::span<const uint64_t> rests) {

@@ -98,6 +98,8 @@ struct BucketPosting {
 // An add fragment. REQUIRES: `postings` sorted by (rest, doc_id, ordinal), every rest below
 // 2^layout.rest_bits(), doc ids >= 1 and below 2^63, start <= end.
 std::string EncodeAddFragment(std::span<const BucketPosting> postings);
+// The same into `operand` (its earlier contents replaced): a caller encoding many reuses it.
+void EncodeAddFragment(std::span<const BucketPosting> postings, std::string* operand);
 // REQUIRES: `rests` sorted ascending, distinct, doc >= 1.
 std::string EncodeRemoveOperand(DocId doc, std::span<const uint64_t> rests);
 

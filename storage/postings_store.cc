@@ -116,31 +116,37 @@ bool RunBefore(const Run& a, const Run& c) {
   return a.hash != c.hash ? a.hash < c.hash : a.doc < c.doc;
 }
 
-// Sorts `runs` by (hash, document). A window's runs are many (~4x10^5 for 4,096 documents
-// of 4 KB) and their hashes keyed, so spread evenly: one counting pass over the hashes' top
-// bits scatters them into buckets of ~4-8 runs, each then sorted on its own, instead of
-// std::sort's ~19 levels of comparisons over the whole array (its sort was 3% of copsd's
-// CPU in a registration, docs/performance.md).
-void SortRuns(std::vector<Run>* runs) {
-  const size_t n = runs->size();
+// Sorts `v` by `before`, whose first key is top64(element), an unsigned 64-bit number. A
+// window's runs or postings are many (~4x10^5 for 4,096 documents of 4 KB) and their hashes
+// keyed, so spread evenly: one counting pass over top64's top bits scatters them into
+// buckets of ~4-8, each then sorted on its own, instead of std::sort's ~19 levels of
+// comparisons over the whole array (its sort was 3% of copsd's CPU in a registration,
+// docs/performance.md).
+template <typename T, typename Top64, typename Before>
+void ScatterSort(std::vector<T>* v, Top64 top64, Before before) {
+  const size_t n = v->size();
   if (n < 4096) {
-    std::sort(runs->begin(), runs->end(), RunBefore);
+    std::sort(v->begin(), v->end(), before);
     return;
   }
   const int bits = std::min(20, static_cast<int>(std::bit_width(n)) - 3);
   const int shift = 64 - bits;
   std::vector<uint32_t> start((size_t{1} << bits) + 1, 0);
-  for (const Run& r : *runs) ++start[(r.hash >> shift) + 1];
+  for (const T& e : *v) ++start[(top64(e) >> shift) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   std::vector<uint32_t> next(start.begin(), start.end() - 1);
-  std::vector<Run> sorted(n);
-  for (const Run& r : *runs) sorted[next[r.hash >> shift]++] = r;
+  std::vector<T> sorted(n);
+  for (const T& e : *v) sorted[next[top64(e) >> shift]++] = e;
   for (size_t b = 0; b + 1 < start.size(); ++b) {
     if (start[b + 1] - start[b] > 1) {
-      std::sort(sorted.begin() + start[b], sorted.begin() + start[b + 1], RunBefore);
+      std::sort(sorted.begin() + start[b], sorted.begin() + start[b + 1], before);
     }
   }
-  runs->swap(sorted);
+  v->swap(sorted);
+}
+
+void SortRuns(std::vector<Run>* runs) {
+  ScatterSort(runs, [](const Run& r) { return r.hash; }, RunBefore);
 }
 
 }  // namespace
@@ -237,25 +243,27 @@ absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
 void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
                                  std::span<const DocumentPostings> documents) const {
   struct Entry {
-    uint32_t bucket;
-    bucket_codec::BucketPosting p;
+    ChunkHash kept;  // the hash's top hash_bits (bucket, then rest), the others zero
+    Posting posting;
   };
   std::vector<Entry> entries;
   size_t total = 0;
   for (const DocumentPostings& d : documents) total += d.hashes.size();
   entries.reserve(total);
+  const ChunkHash kept_mask = layout_->Join((uint64_t{1} << layout_->bucket_bits) - 1,
+                                            (uint64_t{1} << layout_->rest_bits()) - 1);
   for (const DocumentPostings& d : documents) {
     for (size_t i = 0; i < d.hashes.size(); ++i) {
-      entries.push_back(
-          Entry{layout_->Bucket(d.hashes[i]), {layout_->Rest(d.hashes[i]), d.postings[i]}});
+      entries.push_back(Entry{d.hashes[i] & kept_mask, d.postings[i]});
     }
   }
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& c) {
-    if (a.bucket != c.bucket) return a.bucket < c.bucket;
-    if (a.p.rest != c.p.rest) return a.p.rest < c.p.rest;
-    if (a.p.posting.doc_id != c.p.posting.doc_id) return a.p.posting.doc_id < c.p.posting.doc_id;
-    return a.p.posting.ordinal < c.p.posting.ordinal;
-  });
+  ScatterSort(
+      &entries, [](const Entry& e) { return e.kept; },
+      [](const Entry& a, const Entry& c) {
+        if (a.kept != c.kept) return a.kept < c.kept;
+        if (a.posting.doc_id != c.posting.doc_id) return a.posting.doc_id < c.posting.doc_id;
+        return a.posting.ordinal < c.posting.ordinal;
+      });
   if (filter_ != nullptr) {
     // Before the batch is written: a lookup that can see the postings finds their hash in
     // the filter. (A batch that then fails leaves its hashes there: a wasted read.) Sorted,
@@ -263,24 +271,23 @@ void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
     std::vector<ChunkHash> stored;
     stored.reserve(entries.size());
     for (size_t i = 0; i < entries.size(); ++i) {
-      if (i == 0 || entries[i].bucket != entries[i - 1].bucket ||
-          entries[i].p.rest != entries[i - 1].p.rest) {
-        stored.push_back(layout_->Join(entries[i].bucket, entries[i].p.rest));
-      }
+      if (i == 0 || entries[i].kept != entries[i - 1].kept) stored.push_back(entries[i].kept);
     }
     filter_->Add(stored);
   }
   std::vector<bucket_codec::BucketPosting> run;
+  std::string operand;  // one buffer for every operand: WriteBatch::Merge copies it
   char key[4];
   for (size_t i = 0; i < entries.size();) {
+    const uint32_t bucket = layout_->Bucket(entries[i].kept);
     size_t j = i;
     run.clear();
-    for (; j < entries.size() && entries[j].bucket == entries[i].bucket; ++j) {
-      run.push_back(entries[j].p);
+    for (; j < entries.size() && layout_->Bucket(entries[j].kept) == bucket; ++j) {
+      run.push_back({layout_->Rest(entries[j].kept), entries[j].posting});
     }
-    bucket_codec::EncodeBucketKey(key, entries[i].bucket);
-    b->Merge(BucketShard(entries[i].bucket), rocksdb::Slice(key, 4),
-             bucket_codec::EncodeAddFragment(run));
+    bucket_codec::EncodeBucketKey(key, bucket);
+    bucket_codec::EncodeAddFragment(run, &operand);
+    b->Merge(BucketShard(bucket), rocksdb::Slice(key, 4), operand);
     i = j;
   }
 }
