@@ -75,8 +75,9 @@ void Register() {
   for (int sorted : {0, 1}) {
     for (int log2 : {20, 27, 30}) {
       const int64_t batches = std::min<int64_t>((int64_t{1} << log2) / kBatch, 20000);
-      for (auto [name, fn] :
-           {std::pair{"BM_Add", BM_Add}, std::pair{"BM_MayContain", BM_MayContain}}) {
+      using Fn = void (*)(benchmark::State&);
+      for (const auto& [name, fn] : {std::pair<const char*, Fn>{"BM_Add", BM_Add},
+                                     std::pair<const char*, Fn>{"BM_MayContain", BM_MayContain}}) {
         benchmark::RegisterBenchmark(name, fn)
             ->Args({log2, sorted})
             ->ArgNames({"log2_capacity", "sorted"})
