@@ -397,6 +397,7 @@ class CandidateVerifier {
     }
     cops::Verify(s_.test_grams, s_.grams[i], verify_, &v);
     if (!s_.found.empty()) ExcludeCommonPassages(i, &v);
+    if (!test_.stock_runs.empty()) ExcludeStockPassages(&v);
     DocumentMatch m = MatchOf(s_.ids[i], v, check_);
     std::sort(s_.doc_postings[i].begin(), s_.doc_postings[i].end(),
               [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
@@ -477,13 +478,39 @@ class CandidateVerifier {
       // whose shared words repeat, the same few shared chunks are the windows' minima in
       // nearly every sentence under some keys. The grams are every 3-gram of both texts.
       if (OwnText(OwnGramUnits(i, p), ue - ub, rare_run_units)) continue;
-      p.excluded = Exclusion::kCommonPhrase;
-      v->matched_test_grams -= std::min(v->matched_test_grams, p.matched);
-      // Registered grams are counted once per position; a passage chains each at most once.
-      v->matched_registered_grams -= std::min(v->matched_registered_grams, p.matched);
+      ExcludeAsCommon(&p, v);
       changed = true;
     }
-    if (!changed) return;
+    if (changed) RecountLongest(v);
+  }
+
+  // Marks the passages of v that count and lie inside a run of phrases common in the
+  // language (DocumentFingerprint::stock_runs) as Exclusion::kCommonPhrase: "at the same
+  // time as the rest of the world" shared by two texts is no copy, whoever else holds it.
+  void ExcludeStockPassages(Verification* v) {
+    const std::vector<UnitRun>& runs = test_.stock_runs;
+    bool changed = false;
+    for (Passage& p : v->passages) {
+      if (p.excluded != Exclusion::kNone) continue;
+      const uint32_t ub = p.test_begin, ue = p.test_end - 1 + k_;  // its test units
+      // The last run starting at or before the passage: the only one that can hold it.
+      auto it = std::upper_bound(runs.begin(), runs.end(), ub,
+                                 [](uint32_t u, const UnitRun& r) { return u < r.begin; });
+      if (it == runs.begin() || std::prev(it)->end < ue) continue;
+      ExcludeAsCommon(&p, v);
+      changed = true;
+    }
+    if (changed) RecountLongest(v);
+  }
+
+  static void ExcludeAsCommon(Passage* p, Verification* v) {
+    p->excluded = Exclusion::kCommonPhrase;
+    v->matched_test_grams -= std::min(v->matched_test_grams, p->matched);
+    // Registered grams are counted once per position; a passage chains each at most once.
+    v->matched_registered_grams -= std::min(v->matched_registered_grams, p->matched);
+  }
+
+  static void RecountLongest(Verification* v) {
     v->longest_passage = 0;
     for (const Passage& p : v->passages) {
       if (p.excluded == Exclusion::kNone) {
@@ -872,6 +899,7 @@ FingerprintOptions CheckFingerprintOptions(const ChunkingParams& params) {
     o.mark_selection = true;
   }
   o.unit_spans = params.verify_k > 0;
+  o.stock_phrases = params.verify_k > 0;
   o.content_digest = false;
   return o;
 }

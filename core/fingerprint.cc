@@ -17,6 +17,7 @@
 #include "core/siphash.h"
 #include "core/status_macros.h"
 #include "core/stem_pairs.h"
+#include "core/stock_phrases.h"
 #include "core/units.h"
 
 namespace cops {
@@ -97,6 +98,7 @@ void DocumentFingerprint::Clear() {
   grams.clear();
   stem_pairs.clear();
   units.clear();
+  stock_runs.clear();
   total_chunks = 0;
   total_units = 0;
   sha256 = {};
@@ -128,6 +130,20 @@ struct Fingerprinter::Rep {
   uint64_t chunk_seed;  // start of a chunk's fold, derived from the key
   uint64_t gram_seed;   // start of a verification gram's fold, derived from the key
   uint64_t stem_seed;   // start of a stem pair's fold, derived from the key
+  uint64_t stock_seed;  // start of a stock phrase's fold, derived from the key
+  // The stock phrases' folds (core/stock_phrases.h), open addressing, at most half full, 0 =
+  // empty slot; empty when the params' units are not plain words.
+  std::vector<uint64_t> stock_table;
+
+  void BuildStockTable();
+  bool IsStockPhrase(uint64_t fold) const {
+    const size_t mask = stock_table.size() - 1;
+    for (size_t i = fold & mask;; i = (i + 1) & mask) {
+      if (stock_table[i] == fold) return true;
+      if (stock_table[i] == 0) return false;
+    }
+  }
+  void MarkStockRuns(uint32_t units, const uint64_t* unit_hashes, DocumentFingerprint* out) const;
 
   uint64_t UnitHash(std::string_view s) const {
     return XXH3_64bits_withSeed(s.data(), s.size(), unit_seed);
@@ -324,6 +340,43 @@ void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, Scratch* scratch,
                         out->stem_pairs.end());
 }
 
+void Fingerprinter::Rep::BuildStockTable() {
+  const Enhancements& e = params.enhancements;
+  if (params.unit != UnitKind::kWord || params.verify_k == 0 || e.drop_numbers ||
+      e.min_word_chars != 0 || e.drop_stop_words) {
+    return;
+  }
+  const auto& phrases = CanonicalStockPhrases(params.normalization_version);
+  if (phrases.empty()) return;
+  stock_table.assign(std::bit_ceil(phrases.size() * 2), 0);
+  for (const auto& words : phrases) {
+    std::array<uint64_t, kStockPhraseWords> h;
+    for (uint32_t i = 0; i < kStockPhraseWords; ++i) h[i] = UnitHash(words[i]);
+    uint64_t fold = Fold(stock_seed, h.data(), 0, kStockPhraseWords);
+    if (fold == 0) fold = 1;
+    const size_t mask = stock_table.size() - 1;
+    size_t i = fold & mask;
+    while (stock_table[i] != 0 && stock_table[i] != fold) i = (i + 1) & mask;
+    stock_table[i] = fold;
+  }
+}
+
+void Fingerprinter::Rep::MarkStockRuns(uint32_t units, const uint64_t* unit_hashes,
+                                       DocumentFingerprint* out) const {
+  if (stock_table.empty() || units < kStockPhraseWords) return;
+  std::vector<UnitRun>& runs = out->stock_runs;
+  for (uint32_t i = 0; i + kStockPhraseWords <= units; ++i) {
+    uint64_t fold = Fold(stock_seed, unit_hashes, i, i + kStockPhraseWords);
+    if (fold == 0) fold = 1;
+    if (!IsStockPhrase(fold)) continue;
+    if (!runs.empty() && runs.back().end >= i) {
+      runs.back().end = i + kStockPhraseWords;
+    } else {
+      runs.push_back({i, i + kStockPhraseWords});
+    }
+  }
+}
+
 size_t Fingerprinter::Rep::SelectIndices(const std::vector<Chunk>& all, Scratch* scratch) const {
   switch (params.selection) {
     case SelectionKind::kAll: {
@@ -436,6 +489,9 @@ absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const Chunk
   rep->gram_seed = internal::SipHash24(rep->k0, rep->k1, kGramLabel.data(), kGramLabel.size());
   constexpr std::string_view kStemLabel = "cops/v1/stem-pair-seed";
   rep->stem_seed = internal::SipHash24(rep->k0, rep->k1, kStemLabel.data(), kStemLabel.size());
+  constexpr std::string_view kStockLabel = "cops/v1/stock-phrase-seed";
+  rep->stock_seed = internal::SipHash24(rep->k0, rep->k1, kStockLabel.data(), kStockLabel.size());
+  rep->BuildStockTable();
   return std::unique_ptr<Fingerprinter>(new Fingerprinter(std::move(rep)));
 }
 
@@ -471,6 +527,10 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
       rep_->MakeGrams(scratch.stream, options.unit_spans, &scratch, out);
     }
     if (rep_->params.stem_pairs > 0) rep_->MakeStemPairs(scratch.stream, &scratch, out);
+    if (options.stock_phrases) {
+      rep_->MarkStockRuns(static_cast<uint32_t>(scratch.stream.units.size()),
+                          scratch.unit_hashes.data(), out);
+    }
     out->total_chunks = static_cast<uint32_t>(scratch.chunks.size());
   }
   out->total_units = static_cast<uint32_t>(scratch.stream.units.size());

@@ -50,6 +50,13 @@ struct UnitSpan {
   uint32_t end = 0;
 };
 
+// Units [begin, end) of a document.
+struct UnitRun {
+  uint32_t begin = 0;
+  uint32_t end = 0;
+  bool operator==(const UnitRun&) const = default;
+};
+
 struct DocumentFingerprint {
   std::vector<Chunk> chunks;  // selected chunks, in document order
   // When every chunk was kept (FingerprintOptions::keep_all_chunks_up_to) and
@@ -67,6 +74,10 @@ struct DocumentFingerprint {
   // Byte span of every unit (after enhancements) in the input, filled with grams when
   // FingerprintOptions::unit_spans is set.
   std::vector<UnitSpan> units;
+  // With FingerprintOptions::stock_phrases: the maximal runs of units that phrases common in
+  // the language cover (core/stock_phrases.h: each unit lies in one of the document's word
+  // 4-grams on the list), ascending and disjoint; else empty.
+  std::vector<UnitRun> stock_runs;
   uint32_t total_chunks = 0;  // chunks before selection
   uint32_t total_units = 0;   // units after enhancements
   // SHA-256 of the canonical text: identity for exact duplicates. All zero unless
@@ -90,6 +101,9 @@ struct FingerprintOptions {
   bool mark_selection = false;
   // Fill DocumentFingerprint::units (a check's passages need them; a registration does not).
   bool unit_spans = false;
+  // Fill DocumentFingerprint::stock_runs (a check's verified passages need them). Only for
+  // word units without enhancements (the list's words are such units); else left empty.
+  bool stock_phrases = false;
   // Fill DocumentFingerprint::sha256 (a registration's duplicate identity; a check never
   // reads it, and hashing its canonical text cost ~2% of copsd's CPU per 20 KB check).
   bool content_digest = true;

@@ -3,6 +3,7 @@
 //   cops-eval check  --sources DIR --tests DIR --truth FILE [--setting SPEC] [--scan]
 //                    [--decisions FILE] [--explain FILE]
 //   cops-eval report --set DIR --heldout DIR [--out FILE] [--quick]
+//   cops-eval stock-phrases --corpus DIR... [--out FILE] [--min-documents N] ...
 //
 // `check` evaluates one setting (the project defaults unless --setting overrides them) and
 // prints per-category precision, recall and F1; --scan also picks the best threshold.
@@ -22,6 +23,7 @@
 #include "core/strings.h"
 #include "eval/eval_set.h"
 #include "eval/evaluator.h"
+#include "eval/stock_phrases.h"
 
 namespace cops::eval {
 namespace {
@@ -103,6 +105,15 @@ int RunCheck(const std::string& sources, const std::string& tests, const std::st
               << F3(CandidateRecall(*set, *run)) << "\n";
   }
   std::cout << "\n" << CategoryTable(Score(*set, *run, t));
+  if (setting->params.verify_k > 0 && stem_ngrams == 0) {
+    uint32_t passages = 0, reports = 0;
+    for (const TestScore& s : run->scores) {
+      passages += s.stock_only_passages;
+      reports += s.stock_only_passages > 0;
+    }
+    std::cout << "Counted passages made only of phrases common in the language: " << passages
+              << " in " << reports << " reports.\n";
+  }
   if (scan) {
     double best = ChooseThreshold(*set, *run);
     Metrics m = Score(*set, *run, best);
@@ -692,6 +703,16 @@ int Main(int argc, char** argv) {
   CLI::App* human = app.add_subcommand(
       "human", "defaults, baseline and content-stem scorer on the P4P dev and held-out sets");
   human->add_option("--dir", p4p_dir, "eval/make_p4p_set.py --out folder")->required();
+  std::vector<std::string> corpora;
+  StockPhraseOptions stock;
+  CLI::App* stock_cmd = app.add_subcommand(
+      "stock-phrases", "phrases common in the language, from background corpora (core/stock_phrases.h)");
+  stock_cmd->add_option("--corpus", corpora, "a folder of documents (repeatable)")->required();
+  stock_cmd->add_option("--out", out, "output file (default: stdout)");
+  stock_cmd->add_option("--words", stock.words, "words per phrase");
+  stock_cmd->add_option("--min-documents", stock.min_documents, "documents using a phrase");
+  stock_cmd->add_option("--min-corpora", stock.min_corpora, "corpora using a phrase");
+  stock_cmd->add_option("--max-phrases", stock.max_phrases, "the most used ones kept");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -700,6 +721,18 @@ int Main(int argc, char** argv) {
   if (*check) {
     return RunCheck(sources, tests, truth, spec, scan, decisions, explain, key_index, stem_ngrams,
                     stem_chain, stem_max_df);
+  }
+  if (*stock_cmd) {
+    std::ostringstream o;
+    if (absl::Status st = WriteStockPhrases(corpora, stock, o); !st.ok()) return Fail(st);
+    if (out.empty()) {
+      std::cout << o.str();
+      return 0;
+    }
+    std::ofstream f(out);
+    f << o.str();
+    if (!f) return Fail(absl::InternalError("cannot write " + out));
+    return 0;
   }
   if (*human) {
     std::ostringstream o;

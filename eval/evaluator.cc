@@ -154,6 +154,7 @@ std::string Setting::Describe() const {
   }
   if (p.verify_k) StrAppend(&s, " verify_k=", p.verify_k);
   if (p.dense_chunks) StrAppend(&s, " dense_chunks=", p.dense_chunks);
+  if (!stock_phrases) StrAppend(&s, " stock_phrases=0");
   if (p.stem_pairs) {
     StrAppend(&s, " stem_pairs=", p.stem_pairs, " stem_threshold=", options.stem_pair_threshold,
               " stem_max_df=", options.stem_pair_max_documents,
@@ -213,8 +214,9 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
         s.params.verify_k = u;
         verify_given = true;
       }
-    } else if (key == "drop_numbers" || key == "stop_words") {
+    } else if (key == "drop_numbers" || key == "stop_words" || key == "stock_phrases") {
       if (!absl::SimpleAtob(val, &b)) return bad();
+      if (key == "stock_phrases") s.stock_phrases = b;
       if (key == "drop_numbers") s.params.enhancements.drop_numbers = b;
       if (key == "stop_words") s.params.enhancements.drop_stop_words = b;
     } else if (key == "threshold") {
@@ -264,6 +266,25 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
 
 namespace {
 
+// Counted passages of `r` inside one of `runs` (test units; DocumentFingerprint::stock_runs).
+uint32_t StockOnlyPassages(const Report& r, const DocumentFingerprint& fp,
+                           const std::vector<UnitRun>& runs) {
+  uint32_t n = 0;
+  auto unit_at = [&](uint32_t byte) {  // the unit starting at or before `byte`
+    auto it = std::upper_bound(fp.units.begin(), fp.units.end(), byte,
+                               [](uint32_t b, const UnitSpan& u) { return b < u.start; });
+    return static_cast<uint32_t>(it == fp.units.begin() ? 0 : it - fp.units.begin() - 1);
+  };
+  for (const DocumentMatch& m : r.matches) {
+    for (const Span& span : m.spans) {
+      if (span.excluded != Exclusion::kNone || span.test_end <= span.test_start) continue;
+      const uint32_t ub = unit_at(span.test_start), ue = unit_at(span.test_end - 1) + 1;
+      for (const UnitRun& run : runs) n += run.begin <= ub && ue <= run.end;
+    }
+  }
+  return n;
+}
+
 // TestScore::evidence of a violation.
 std::string Evidence(const EvalSet& set, const TestDoc& t, const Report& r) {
   std::string out;
@@ -302,6 +323,8 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   for (const TestDoc& t : set.tests) {
     absl::Status s = TestPrint(*fingerprinter, t.text, &fp);
     if (!s.ok()) return absl::Status(s.code(), StrCat("test ", t.name, ": ", s.message()));
+    const std::vector<UnitRun> stock_runs = fp.stock_runs;
+    if (!setting.stock_phrases) fp.stock_runs.clear();
     std::vector<DocId> candidates;
     Report every = Check(index, *fingerprinter, fp, all, &candidates, setting.verify);
     TestScore score;
@@ -324,6 +347,7 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
     const Report decided =
         Check(index, *fingerprinter, fp, setting.options, nullptr, setting.verify);
     score.decided = decided.violation;
+    score.stock_only_passages = StockOnlyPassages(decided, fp, stock_runs);
     if (score.decided) score.evidence = Evidence(set, t, decided);
     run.scores.push_back(score);
   }

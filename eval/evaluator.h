@@ -36,13 +36,17 @@ struct Setting {
   ChunkingParams params;  // key_id is overwritten with the evaluation key's
   CheckOptions options;   // options.threshold is what Decide() uses
   VerifyOptions verify;   // passage chaining of the verification stage
+  // Whether passages made only of phrases common in the language count for nothing
+  // (core/stock_phrases.h; `stock_phrases=0` turns it off, as before the list).
+  bool stock_phrases = true;
   std::string Describe() const;  // params (without key and norm) and threshold
 };
 
 // Parses "unit=word strategy=overlapping k=5 selection=winnowing w=8 threshold=0.3 ..."
 // (keys: unit strategy k selection p w drop_numbers min_word_chars min_sentence_words
 // stop_words threshold max_doc_frequency min_passage_units verify_k dense_chunks max_gap_grams
-// max_skew_grams min_passage_grams common_phrase_documents) over `base`.
+// max_skew_grams min_passage_grams common_phrase_documents stem_pairs stem_threshold
+// stem_max_df stem_min_shared stem_max_pairs stock_phrases) over `base`.
 // INVALID_ARGUMENT names an unknown key or a bad value.
 absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& base);
 
@@ -60,6 +64,10 @@ struct TestScore {
   // (test text, words, and why it does not count when it does not), one per line; for
   // looking at false alarms (cops-eval check --explain).
   std::string evidence;
+  // Passages of the decided report that count although every word of them lies in phrases
+  // common in the language (DocumentFingerprint::stock_runs); with stock_phrases on, a
+  // passage counted here is one the pipeline failed to exclude.
+  uint32_t stock_only_passages = 0;
 };
 
 struct SettingRun {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/stem_pairs.h"
+#include "core/stock_phrases.h"
 #include "gtest/gtest.h"
 #include "tests/testing/documents.h"
 #include "tests/server/test_corpus.h"
@@ -568,6 +569,55 @@ TEST_F(DetectTest, AShortTextSharingOneStockPhraseIsNoViolation) {
                          "one for free.");
   EXPECT_FALSE(r.violation);
   EXPECT_TRUE(r.matches.empty());
+}
+
+// 15 words that phrases common in the language cover (core/stock_phrases.txt: "on the other
+// hand", "it is important to", "important to note that", "at the end of", "the end of the").
+constexpr char kStockPassage[] = "on the other hand it is important to note that at the end of the";
+
+TEST_F(DetectTest, CheckFingerprintsMarkTheRunsThatStockPhrasesCover) {
+  Build(3, 5);
+  DocumentFingerprint fp;
+  ASSERT_OK(fingerprinter_->Fingerprint(Words(0, 20) + " " + kStockPassage + " " + Words(50, 20),
+                                        &fp, CheckFingerprintOptions(params_)));
+  EXPECT_EQ(fp.stock_runs, (std::vector<UnitRun>{{20, 35}}));
+  // Phrases are the list's words in order: the same words shuffled are no phrase.
+  ASSERT_OK(fingerprinter_->Fingerprint("hand other the on that note to important is it",
+                                        &fp, CheckFingerprintOptions(params_)));
+  EXPECT_TRUE(fp.stock_runs.empty());
+  // A registration does not need them.
+  ASSERT_OK(fingerprinter_->Fingerprint(kStockPassage, &fp, RegisterFingerprintOptions(params_)));
+  EXPECT_TRUE(fp.stock_runs.empty());
+  // Every line of the list is a phrase of kStockPhraseWords words.
+  size_t lines = 0;
+  std::istringstream text{std::string(StockPhrasesText())};
+  for (std::string line; std::getline(text, line);) lines += !line.empty() && line[0] != '#';
+  EXPECT_GT(lines, 1000u);
+  EXPECT_EQ(CanonicalStockPhrases(params_.normalization_version).size(), lines);
+}
+
+TEST_F(DetectTest, APassageMadeOnlyOfPhrasesCommonInTheLanguageDoesNotCount) {
+  Build(3, 5);
+  // One registered document holds the passage amid its own words; no other holds it, so it is
+  // not the corpus's common text, but it is the language's.
+  Add(10, Words(10000, 60) + " " + kStockPassage + " " + Words(10100, 60) + ".");
+  const Report r = Check(Words(20000, 60) + " " + kStockPassage + " " + Words(20100, 60) + ".");
+  EXPECT_FALSE(r.violation);
+  ASSERT_EQ(r.matches.size(), 1u);
+  EXPECT_EQ(r.matches[0].doc_id, 10u);
+  EXPECT_EQ(r.matches[0].matched_chunks, 0u);
+  ASSERT_EQ(r.matches[0].spans.size(), 1u);
+  EXPECT_EQ(r.matches[0].spans[0].excluded, Exclusion::kCommonPhrase);
+  EXPECT_EQ(r.matches[0].spans[0].units, 15u);
+  // The same passage with two words of the document's own around it is its text, not the
+  // language's: it counts (and 19 of 136 words make a violation).
+  const Report own = Check(Words(20000, 60) + " w10058 w10059 " + kStockPassage + " w10100 w10101 " +
+                           Words(20100, 60) + ".");
+  EXPECT_TRUE(own.violation);
+  ASSERT_EQ(own.matches.size(), 1u);
+  ASSERT_EQ(own.matches[0].spans.size(), 1u);
+  EXPECT_EQ(own.matches[0].spans[0].excluded, Exclusion::kNone);
+  EXPECT_EQ(own.matches[0].spans[0].units, 19u);
 }
 
 TEST_F(DetectTest, APassageCountsAndShowsFromMinPassageUnitsWords) {
