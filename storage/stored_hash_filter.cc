@@ -57,7 +57,10 @@ StoredHashFilter::Segment::Segment(uint64_t cap, uint32_t bits_per_hash)
   if (block == MAP_FAILED) throw std::bad_alloc();
 }
 
-StoredHashFilter::Segment::~Segment() { munmap(block, blocks * sizeof(Block)); }
+StoredHashFilter::Segment::~Segment() {
+  if (collapser.joinable()) collapser.join();
+  munmap(block, blocks * sizeof(Block));
+}
 
 void StoredHashFilter::Segment::UseHugePagesOnceDense() {
   // Dense: with 4 KiB pages every page is resident by now (~50 adds a page), so 2 MiB pages
@@ -72,10 +75,11 @@ void StoredHashFilter::Segment::UseHugePagesOnceDense() {
     return;
   }
   // New pages come huge where transparent huge pages are "madvise" or "always"; the resident
-  // ones are collapsed now (Linux >= 6.1; elsewhere khugepaged does it in time). Errors only
-  // mean 4 KiB pages: the filter is the same.
+  // ones are collapsed by a thread of their own (Linux >= 6.1; elsewhere khugepaged does it in
+  // time), while adds and questions go on: the kernel copies a range under its page-table lock
+  // and the words keep their values. Errors only mean 4 KiB pages: the filter is the same.
   madvise(block, blocks * sizeof(Block), MADV_HUGEPAGE);
-  madvise(block, blocks * sizeof(Block), MADV_COLLAPSE);
+  collapser = std::thread([this] { madvise(block, blocks * sizeof(Block), MADV_COLLAPSE); });
 }
 
 StoredHashFilter::StoredHashFilter(uint32_t hash_bits, uint32_t bits_per_hash,

@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 #include <span>
+#include <thread>
 
 #include "absl/synchronization/mutex.h"
 #include "core/match.h"
@@ -76,6 +77,9 @@ class StoredHashFilter {
     Block* block;
     std::atomic<uint64_t> added{0};
     std::atomic<bool> huge{false};
+    // Collapses the resident pages into huge ones (a second of kernel work for a filter of
+    // gigabytes) off the adding thread, the registration writer; joined before the unmap.
+    std::thread collapser;
   };
   // 2x growth from at least 2^16 hashes: 40 segments outgrow any index.
   static constexpr size_t kMaxSegments = 40;
