@@ -41,6 +41,11 @@ struct ConvertOptions {
   // PDF: lines repeated at the top or bottom of most pages (running headers, footers,
   // page numbers). Trade-off: a genuinely repeated first/last line is lost too.
   bool drop_headers_footers = false;
+  // Look for text hidden from a reader (ConvertedDocument::hidden). HTML and DOCX find it as
+  // they parse, whatever this says; PDF renders its pages with text for it, which makes its
+  // conversion several times slower (docs/performance.md): registration, which reports no
+  // manipulation, turns it off.
+  bool find_hidden_text = true;
 };
 
 // A stretch of `text` that maps linearly onto the original bytes.

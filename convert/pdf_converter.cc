@@ -488,7 +488,7 @@ absl::StatusOr<ConvertedDocument> ConvertPdf(std::string_view input, const Conve
     if (total > ctx.limits.max_output_bytes) return ctx.OutputTooLarge("pdf");
     page_lines.push_back(SplitLines(text));
     // Pages without text cost no rendering.
-    if (!page_lines.back().empty()) {
+    if (ctx.options.find_hidden_text && !page_lines.back().empty()) {
       COPS_RETURN_IF_ERROR(ctx.CheckDeadline("pdf"));
       hidden_runs[i] = FindHiddenRuns(*page);
     }

@@ -191,6 +191,18 @@ TEST(PdfConverterTest, HiddenTextOnALaterPageIsMarkedThere) {
   EXPECT_EQ(doc->PageOf(doc->hidden[0].text_start), 2u);
 }
 
+TEST(PdfConverterTest, HiddenTextIsNotLookedForOnRequest) {
+  const std::string pdf = MakePdf({{"Visible words.", PdfOperators("/F1 1 Tf"), "tiny words",
+                                    PdfOperators("/F1 11 Tf 1 1 1 rg"), "white words"}});
+  ConvertOptions options;
+  options.find_hidden_text = false;
+  auto doc = Convert(pdf, DocumentFormat::kPdf, ConvertLimits{}, options);
+  ASSERT_OK(doc);
+  EXPECT_NE(doc->text.find("tiny words"), std::string::npos);
+  EXPECT_NE(doc->text.find("white words"), std::string::npos);
+  EXPECT_TRUE(doc->hidden.empty());
+}
+
 TEST(PdfConverterTest, EncryptedPdfIsInvalidArgument) {
   auto doc = Convert(MakePdf({{"secret text"}}, /*encrypt=*/true), DocumentFormat::kPdf);
   ASSERT_FALSE(doc.ok());
