@@ -18,6 +18,7 @@
 #include <poppler-page.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -144,22 +145,24 @@ bool EndsSentence(const std::string& s) {
 // Byte ranges [begin, end) of one line, sorted.
 using LineRanges = std::vector<std::pair<size_t, size_t>>;
 
-// A word is tiny, and so hidden, at this font size or below (HTML and DOCX: 1px, 1pt).
-constexpr double kTinyFontPt = 1.0;
+// A word is tiny, and so hidden, when its box is at most this high (points): its font size is
+// then about 1 pt or below (HTML and DOCX: 1px, 1pt). The box spans the font's ascent and
+// descent, 0.9-1.2 times the size. (text_list's font sizes cost as much again as its words.)
+constexpr double kTinyBoxPt = 1.25;
 // Pixels whose channels differ by at most this (of 255) are one colour: near-white text on
 // white (at most ~6% darker) shows no ink, light grey at 90% still does (measured: 24).
 constexpr int kInkDifference = 16;
 // Pages are judged at screen resolution (a Letter page is ~0.5 Mpx), where anti-aliased
-// text leaves ink. Rendering there costs ~12 ms a page of dense text, 20 times the text
-// extraction, so each page is first screened at a quarter of it (~3 ms a page, most of it
-// the renderer's fixed cost): a word that shows ink there shows it at 72 dpi too (coarser
-// pixels only average more of it away), and only pages with a word that shows none are
-// rendered again.
-constexpr double kScreenDpi = 18;
+// text leaves ink. Rendering costs ~5-9 ms a page, several times the text extraction, most
+// of it fixed (loading the fonts for each page), but twice that at 72 dpi: so each page is
+// first screened at half of it. A word that shows ink there shows it at 72 dpi too (coarser
+// pixels only average more of it away); only pages with a word that shows none are rendered
+// again (none of the pages of three manuals of 17-87 pages; at 18 dpi half of them were).
+constexpr double kScreenDpi = 36;
 constexpr double kJudgeDpi = 72;
 // Larger pages are rendered at a lower resolution to bound the image (16 MB).
 constexpr double kMaxRenderPixels = 4e6;
-// Words whose glyphs would be smaller than this many pixels are not judged by colour: at
+// Words whose boxes would be lower than this many pixels are not judged by colour: at
 // 72 dpi, 4 pt and up (a lone period of 3 pt leaves ink of 21, barely above kInkDifference).
 constexpr double kMinGlyphPixels = 4;
 
@@ -259,15 +262,18 @@ bool SameLine(const poppler::text_box& a, const poppler::text_box& b) {
   return mid >= ra.left() && mid <= ra.right();
 }
 
+// The extent of a word's box across its line (points): about its font size.
+double LineHeight(const poppler::text_box& word) {
+  const poppler::rectf box = word.bbox();
+  return word.rotation() % 2 == 0 ? box.height() : box.width();
+}
+
 // The hidden words of one page, as runs in reading order.
 std::vector<HiddenRun> FindHiddenRuns(const poppler::page& page) {
-  const std::vector<poppler::text_box> words =
-      page.text_list(poppler::page::text_list_include_font);
+  const std::vector<poppler::text_box> words = page.text_list();
   if (words.empty()) return {};
   std::vector<bool> hidden(words.size(), false);
-  for (size_t i = 0; i < words.size(); ++i) {
-    hidden[i] = words[i].get_font_size() <= kTinyFontPt + 1e-3;
-  }
+  for (size_t i = 0; i < words.size(); ++i) hidden[i] = LineHeight(words[i]) <= kTinyBoxPt;
   // candidate[i]: word i showed no ink so far. A page that cannot be rendered keeps its text
   // unjudged rather than failing.
   std::vector<bool> candidate(words.size(), false);
@@ -290,7 +296,7 @@ std::vector<HiddenRun> FindHiddenRuns(const poppler::page& page) {
       const bool ink = ShowsInk(img, words[i].bbox(), scale, &judged);
       if (ink) candidate[i] = false;
       if (last) {
-        hidden[i] = judged && !ink && words[i].get_font_size() * scale >= kMinGlyphPixels;
+        hidden[i] = judged && !ink && LineHeight(words[i]) * scale >= kMinGlyphPixels;
       }
     }
   }
@@ -475,6 +481,8 @@ absl::StatusOr<ConvertedDocument> ConvertPdf(std::string_view input, const Conve
   std::vector<std::vector<std::string>> page_lines;
   page_lines.reserve(pages);
   std::vector<std::vector<HiddenRun>> hidden_runs(pages);
+  const auto search_hidden_until =
+      ctx.deadline - std::chrono::milliseconds(ctx.limits.time_budget_ms / 2);
   uint64_t total = 0;
   for (int i = 0; i < pages; ++i) {
     COPS_RETURN_IF_ERROR(ctx.CheckDeadline("pdf"));
@@ -487,9 +495,11 @@ absl::StatusOr<ConvertedDocument> ConvertPdf(std::string_view input, const Conve
     total += text.size();
     if (total > ctx.limits.max_output_bytes) return ctx.OutputTooLarge("pdf");
     page_lines.push_back(SplitLines(text));
-    // Pages without text cost no rendering.
-    if (ctx.options.find_hidden_text && !page_lines.back().empty()) {
-      COPS_RETURN_IF_ERROR(ctx.CheckDeadline("pdf"));
+    // Pages without text cost no rendering. Past half the time budget the rest of the pages
+    // are not searched: the text matters more than the flag, and a long document that
+    // converted within its budget before must still do so.
+    if (ctx.options.find_hidden_text && !page_lines.back().empty() &&
+        std::chrono::steady_clock::now() < search_hidden_until) {
       hidden_runs[i] = FindHiddenRuns(*page);
     }
   }
