@@ -3,7 +3,8 @@
 // so MB/s is input throughput. BM_Convert runs the converter in this process;
 // BM_ConvertSandboxed adds the worker process (spawn, transfer, limits) per document;
 // BM_ConvertPooled sends each document to a long-lived worker (ConvertWorkerPool, as
-// cops-milter does with attachments).
+// cops-milter does with attachments). BM_ConvertPdfWithoutHiddenText is BM_Convert/4 without
+// the search for hidden text (ConvertOptions::find_hidden_text), as registration converts.
 
 #include <benchmark/benchmark.h>
 
@@ -42,7 +43,8 @@ const std::string& Document(DocumentFormat format) {
 
 enum class Path { kInProcess, kSandboxed, kPooled };
 
-void Run(benchmark::State& state, DocumentFormat format, Path path) {
+void Run(benchmark::State& state, DocumentFormat format, Path path,
+         const cops::ConvertOptions& options = {}) {
   const std::string& input = Document(format);
   cops::ConvertLimits limits;
   limits.in_process = path == Path::kInProcess;
@@ -50,8 +52,8 @@ void Run(benchmark::State& state, DocumentFormat format, Path path) {
   static cops::ConvertWorkerPool pool({.max_workers = 1, .max_uses = 1000000});
   size_t text_bytes = 0;
   for (auto _ : state) {
-    auto doc = path == Path::kPooled ? pool.Convert(input, declared, limits, {})
-                                     : cops::Convert(input, declared, limits);
+    auto doc = path == Path::kPooled ? pool.Convert(input, declared, limits, options)
+                                     : cops::Convert(input, declared, limits, options);
     if (!doc.ok()) {
       state.SkipWithError(std::string(doc.status().message()).c_str());
       return;
@@ -71,6 +73,11 @@ void Run(benchmark::State& state, DocumentFormat format, Path path) {
 void BM_Convert(benchmark::State& state) {
   Run(state, static_cast<DocumentFormat>(state.range(0)), Path::kInProcess);
 }
+void BM_ConvertPdfWithoutHiddenText(benchmark::State& state) {
+  cops::ConvertOptions options;
+  options.find_hidden_text = false;
+  Run(state, DocumentFormat::kPdf, Path::kInProcess, options);
+}
 void BM_ConvertSandboxed(benchmark::State& state) {
   Run(state, static_cast<DocumentFormat>(state.range(0)), Path::kSandboxed);
 }
@@ -87,6 +94,7 @@ void BM_DetectFormat(benchmark::State& state) {
 
 // Arg: DocumentFormat value; 0 stands for Windows-1252 plain text.
 BENCHMARK(BM_Convert)->DenseRange(0, 8)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvertPdfWithoutHiddenText)->Unit(benchmark::kMillisecond);
 // Wall-clock time: the work happens in the worker process, not this one.
 BENCHMARK(BM_DetectFormat)->DenseRange(0, 8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ConvertSandboxed)->Arg(2)->Arg(4)->Arg(5)->UseRealTime()->Unit(benchmark::kMillisecond);
