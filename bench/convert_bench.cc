@@ -5,9 +5,15 @@
 // BM_ConvertPooled sends each document to a long-lived worker (ConvertWorkerPool, as
 // cops-milter does with attachments). BM_ConvertPdfWithoutHiddenText is BM_Convert/4 without
 // the search for hidden text (ConvertOptions::find_hidden_text), as registration converts.
+// BM_ConvertPdfFile/<path>/<0|1> converts, in process, each PDF named in $COPS_BENCH_PDFS
+// (colon-separated; none when unset) without (0) and with (1) the search, e.g.
+// COPS_BENCH_PDFS=/usr/share/doc/bash/bash.pdf convert_bench --benchmark_filter=PdfFile.
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -99,5 +105,42 @@ BENCHMARK(BM_ConvertPdfWithoutHiddenText)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DetectFormat)->DenseRange(0, 8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ConvertSandboxed)->Arg(2)->Arg(4)->Arg(5)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ConvertPooled)->Arg(2)->Arg(4)->Arg(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void ConvertPdfFile(benchmark::State& state, const std::string& input, bool find_hidden_text) {
+  cops::ConvertLimits limits;
+  limits.in_process = true;
+  limits.time_budget_ms = 600000;  // the figure wanted is the whole search, not its cut-off
+  cops::ConvertOptions options;
+  options.find_hidden_text = find_hidden_text;
+  size_t pages = 0;
+  for (auto _ : state) {
+    auto doc = cops::Convert(input, DocumentFormat::kPdf, limits, options);
+    if (!doc.ok()) {
+      state.SkipWithError(std::string(doc.status().message()).c_str());
+      return;
+    }
+    pages = doc->text.empty() ? 0 : doc->PageOf(static_cast<uint32_t>(doc->text.size() - 1));
+  }
+  state.counters["pages"] = static_cast<double>(pages);
+}
+
+const bool kPdfFilesRegistered = [] {
+  const char* list = std::getenv("COPS_BENCH_PDFS");
+  std::stringstream paths(list == nullptr ? "" : list);
+  for (std::string path; std::getline(paths, path, ':');) {
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << file.rdbuf();
+    for (const bool find : {false, true}) {
+      benchmark::RegisterBenchmark(
+          ("BM_ConvertPdfFile/" + path + (find ? "/1" : "/0")).c_str(),
+          [input = bytes.str(), find](benchmark::State& state) {
+            ConvertPdfFile(state, input, find);
+          })
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  return true;
+}();
 
 }  // namespace
