@@ -66,10 +66,10 @@ struct ConvertedPart {  // e.g. an email attachment
 
 // Text the document hides from a reader (HTML display:none, visibility:hidden, the hidden
 // attribute, font-size 0-1px, white text; DOCX w:vanish, white colour, size <= 1pt; PDF
-// words about 1 pt high or leaving no ink on the rendered page: white, render mode 3,
-// painted over): bytes
-// [text_start, text_end) of ConvertedDocument::text. The text stays in the extracted text
-// (it is what was sent); the check reports it as manipulation (core/manipulation.h).
+// words of 1 pt or below, or leaving no ink on the rendered page: white, render mode 3,
+// painted over): bytes [text_start, text_end) of ConvertedDocument::text. The text stays in
+// the extracted text (it is what was sent); the check reports it as manipulation
+// (core/manipulation.h).
 struct HiddenText {
   uint32_t text_start = 0;
   uint32_t text_end = 0;

@@ -145,10 +145,12 @@ bool EndsSentence(const std::string& s) {
 // Byte ranges [begin, end) of one line, sorted.
 using LineRanges = std::vector<std::pair<size_t, size_t>>;
 
-// A word is tiny, and so hidden, when its box is at most this high (points): its font size is
-// then about 1 pt or below (HTML and DOCX: 1px, 1pt). The box spans the font's ascent and
-// descent, 0.9-1.2 times the size. (text_list's font sizes cost as much again as its words.)
-constexpr double kTinyBoxPt = 1.25;
+// A word is tiny, and so hidden, at this font size or below (HTML and DOCX: 1px, 1pt).
+constexpr double kTinyFontPt = 1.0;
+// Font sizes cost text_list as much again as its words, so they are asked for only on a page
+// with a word box at most this high (points). A box spans the font's ascent and descent,
+// about 0.9-1.3 times the size (but a font may declare neither: its box is then no guide).
+constexpr double kTinyBoxPt = 2.0;
 // Pixels whose channels differ by at most this (of 255) are one colour: near-white text on
 // white (at most ~6% darker) shows no ink, light grey at 90% still does (measured: 24).
 constexpr int kInkDifference = 16;
@@ -202,7 +204,8 @@ bool ShowsInk(const poppler::image& img, const poppler::rectf& box, double scale
   const auto* data = reinterpret_cast<const unsigned char*>(img.const_data());
   int lo[3] = {255, 255, 255}, hi[3] = {0, 0, 0};
   for (int y = y0; y < y1; ++y) {
-    const unsigned char* px = data + static_cast<size_t>(y) * img.bytes_per_row() + x0 * 4;
+    const unsigned char* px =
+        data + static_cast<size_t>(y) * img.bytes_per_row() + static_cast<size_t>(x0) * 4;
     for (int x = x0; x < x1; ++x, px += 4) {
       for (int c = 0; c < 3; ++c) {  // ARGB32 in native order; alpha is opaque on paper
         lo[c] = std::min<int>(lo[c], px[c]);
@@ -274,6 +277,15 @@ std::vector<HiddenRun> FindHiddenRuns(const poppler::page& page) {
   if (words.empty()) return {};
   std::vector<bool> hidden(words.size(), false);
   for (size_t i = 0; i < words.size(); ++i) hidden[i] = LineHeight(words[i]) <= kTinyBoxPt;
+  if (std::find(hidden.begin(), hidden.end(), true) != hidden.end()) {
+    // The same words again, in the same order, with their font sizes.
+    const std::vector<poppler::text_box> sized =
+        page.text_list(poppler::page::text_list_include_font);
+    for (size_t i = 0; i < words.size(); ++i) {
+      hidden[i] = hidden[i] && sized.size() == words.size() &&
+                  sized[i].get_font_size() <= kTinyFontPt + 1e-3;
+    }
+  }
   // candidate[i]: word i showed no ink so far. A page that cannot be rendered keeps its text
   // unjudged rather than failing.
   std::vector<bool> candidate(words.size(), false);

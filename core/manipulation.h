@@ -25,7 +25,7 @@ enum class ManipulationKind : uint8_t {
                     // removed
   kHiddenText = 3,  // text the document hides from a reader (HTML display:none,
                     // visibility:hidden, font-size 0-1px, white on white; DOCX w:vanish,
-                    // white colour, size <= 1pt; PDF: about 1 pt high, or no ink on the
+                    // white colour, size <= 1pt; PDF: 1 pt or below, or no ink on the
                     // rendered page); found by the converter
 };
 
