@@ -170,6 +170,22 @@ TEST(PdfConverterTest, VisibleTextIsNotHidden) {
   EXPECT_TRUE(doc->hidden.empty()) << ::testing::PrintToString(HiddenTexts(*doc));
 }
 
+TEST(PdfConverterTest, InvisibleTextOverAScanIsNotHidden) {
+  // A scanned page and its OCR layer: invisible text (as OCR tools write it) over an image
+  // with detail under every word, as the scan's own letters are.
+  std::string hex;
+  for (int y = 0; y < 16; ++y) {
+    for (int x = 0; x < 120; ++x) hex += (x + y) % 2 == 0 ? "ff" : "00";
+  }
+  auto doc = ConvertRendering(MakePdf(
+      {{PdfOperators("ET q 300 0 0 40 60 730 cm BI /W 120 /H 16 /CS /G /BPC 8 /F /AHx ID " +
+                     hex + "> EI Q BT /F1 11 Tf 14 TL 72 760 Td 3 Tr"),
+        "scanned words read by OCR", "second line of the scan"}}));
+  ASSERT_OK(doc);
+  EXPECT_NE(doc->text.find("scanned words read by OCR"), std::string::npos) << doc->text;
+  EXPECT_TRUE(doc->hidden.empty()) << ::testing::PrintToString(HiddenTexts(*doc));
+}
+
 TEST(PdfConverterTest, HiddenWordsAreFoundWhereTheyAreInColumns) {
   // Two columns: poppler's text puts their lines side by side, its word list one column
   // after the other. The hidden "two beta" of the right column also appears, visible, in
