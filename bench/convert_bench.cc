@@ -3,10 +3,17 @@
 // so MB/s is input throughput. BM_Convert runs the converter in this process;
 // BM_ConvertSandboxed adds the worker process (spawn, transfer, limits) per document;
 // BM_ConvertPooled sends each document to a long-lived worker (ConvertWorkerPool, as
-// cops-milter does with attachments).
+// cops-milter does with attachments). BM_ConvertPdfWithoutHiddenText is BM_Convert/4 without
+// the search for hidden text (ConvertOptions::find_hidden_text), as registration converts.
+// BM_ConvertPdfFile/<path>/<0|1> converts, in process, each PDF named in $COPS_BENCH_PDFS
+// (colon-separated; none when unset) without (0) and with (1) the search, e.g.
+// COPS_BENCH_PDFS=/usr/share/doc/bash/bash.pdf convert_bench --benchmark_filter=PdfFile.
 
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -42,7 +49,8 @@ const std::string& Document(DocumentFormat format) {
 
 enum class Path { kInProcess, kSandboxed, kPooled };
 
-void Run(benchmark::State& state, DocumentFormat format, Path path) {
+void Run(benchmark::State& state, DocumentFormat format, Path path,
+         const cops::ConvertOptions& options = {}) {
   const std::string& input = Document(format);
   cops::ConvertLimits limits;
   limits.in_process = path == Path::kInProcess;
@@ -50,8 +58,8 @@ void Run(benchmark::State& state, DocumentFormat format, Path path) {
   static cops::ConvertWorkerPool pool({.max_workers = 1, .max_uses = 1000000});
   size_t text_bytes = 0;
   for (auto _ : state) {
-    auto doc = path == Path::kPooled ? pool.Convert(input, declared, limits, {})
-                                     : cops::Convert(input, declared, limits);
+    auto doc = path == Path::kPooled ? pool.Convert(input, declared, limits, options)
+                                     : cops::Convert(input, declared, limits, options);
     if (!doc.ok()) {
       state.SkipWithError(std::string(doc.status().message()).c_str());
       return;
@@ -71,6 +79,11 @@ void Run(benchmark::State& state, DocumentFormat format, Path path) {
 void BM_Convert(benchmark::State& state) {
   Run(state, static_cast<DocumentFormat>(state.range(0)), Path::kInProcess);
 }
+void BM_ConvertPdfWithoutHiddenText(benchmark::State& state) {
+  cops::ConvertOptions options;
+  options.find_hidden_text = false;
+  Run(state, DocumentFormat::kPdf, Path::kInProcess, options);
+}
 void BM_ConvertSandboxed(benchmark::State& state) {
   Run(state, static_cast<DocumentFormat>(state.range(0)), Path::kSandboxed);
 }
@@ -87,9 +100,47 @@ void BM_DetectFormat(benchmark::State& state) {
 
 // Arg: DocumentFormat value; 0 stands for Windows-1252 plain text.
 BENCHMARK(BM_Convert)->DenseRange(0, 8)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvertPdfWithoutHiddenText)->Unit(benchmark::kMillisecond);
 // Wall-clock time: the work happens in the worker process, not this one.
 BENCHMARK(BM_DetectFormat)->DenseRange(0, 8)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ConvertSandboxed)->Arg(2)->Arg(4)->Arg(5)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ConvertPooled)->Arg(2)->Arg(4)->Arg(5)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void ConvertPdfFile(benchmark::State& state, const std::string& input, bool find_hidden_text) {
+  cops::ConvertLimits limits;
+  limits.in_process = true;
+  limits.time_budget_ms = 600000;  // the figure wanted is the whole search, not its cut-off
+  cops::ConvertOptions options;
+  options.find_hidden_text = find_hidden_text;
+  size_t pages = 0;
+  for (auto _ : state) {
+    auto doc = cops::Convert(input, DocumentFormat::kPdf, limits, options);
+    if (!doc.ok()) {
+      state.SkipWithError(std::string(doc.status().message()).c_str());
+      return;
+    }
+    pages = doc->text.empty() ? 0 : doc->PageOf(static_cast<uint32_t>(doc->text.size() - 1));
+  }
+  state.counters["pages"] = static_cast<double>(pages);
+}
+
+const bool kPdfFilesRegistered = [] {
+  const char* list = std::getenv("COPS_BENCH_PDFS");
+  std::stringstream paths(list == nullptr ? "" : list);
+  for (std::string path; std::getline(paths, path, ':');) {
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream bytes;
+    bytes << file.rdbuf();
+    for (const bool find : {false, true}) {
+      benchmark::RegisterBenchmark(
+          ("BM_ConvertPdfFile/" + path + (find ? "/1" : "/0")).c_str(),
+          [input = bytes.str(), find](benchmark::State& state) {
+            ConvertPdfFile(state, input, find);
+          })
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
+  return true;
+}();
 
 }  // namespace

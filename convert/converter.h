@@ -41,6 +41,11 @@ struct ConvertOptions {
   // PDF: lines repeated at the top or bottom of most pages (running headers, footers,
   // page numbers). Trade-off: a genuinely repeated first/last line is lost too.
   bool drop_headers_footers = false;
+  // Look for text hidden from a reader (ConvertedDocument::hidden). HTML and DOCX find it as
+  // they parse, whatever this says; PDF renders its pages with text for it, which makes its
+  // conversion several times slower (docs/performance.md): registration, which reports no
+  // manipulation, turns it off.
+  bool find_hidden_text = true;
 };
 
 // A stretch of `text` that maps linearly onto the original bytes.
@@ -60,9 +65,11 @@ struct ConvertedPart {  // e.g. an email attachment
 };
 
 // Text the document hides from a reader (HTML display:none, visibility:hidden, the hidden
-// attribute, font-size 0-1px, white text; DOCX w:vanish, white colour, size <= 1pt): bytes
-// [text_start, text_end) of ConvertedDocument::text. The text stays in the extracted text
-// (it is what was sent); the check reports it as manipulation (core/manipulation.h).
+// attribute, font-size 0-1px, white text; DOCX w:vanish, white colour, size <= 1pt; PDF
+// words of 1 pt or below, or leaving no ink on the rendered page: white, render mode 3,
+// painted over): bytes [text_start, text_end) of ConvertedDocument::text. The text stays in
+// the extracted text (it is what was sent); the check reports it as manipulation
+// (core/manipulation.h).
 struct HiddenText {
   uint32_t text_start = 0;
   uint32_t text_end = 0;

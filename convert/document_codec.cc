@@ -66,7 +66,8 @@ std::string EncodeRequestHeader(DocumentFormat format, const ConvertLimits& limi
   Put<uint64_t>(&out, limits.max_memory_bytes);
   Put<uint32_t>(&out, limits.max_zip_entries);
   Put<uint8_t>(&out, (options.drop_quoted_lines ? 1 : 0) | (options.drop_signature ? 2 : 0) |
-                         (options.drop_headers_footers ? 4 : 0));
+                         (options.drop_headers_footers ? 4 : 0) |
+                         (options.find_hidden_text ? 0 : 8));
   return out;
 }
 
@@ -88,6 +89,7 @@ absl::StatusOr<ConvertRequest> DecodeRequest(std::string_view bytes) {
   req.options.drop_quoted_lines = bits & 1;
   req.options.drop_signature = bits & 2;
   req.options.drop_headers_footers = bits & 4;
+  req.options.find_hidden_text = (bits & 8) == 0;
   req.input = r.rest();
   return req;
 }

@@ -5,8 +5,8 @@
 // characters. Canonicalization (core/canonicalizer.h) already undoes look-alike letters and
 // invisible characters, so they do not hide a copy from COPS; a check reports them too,
 // since a reader should know the text was doctored ("text manipulation suspected").
-// Converters report hidden text (white, tiny or display:none text in HTML and DOCX) the
-// same way (convert/converter.h).
+// Converters report hidden text (white, tiny or display:none text in HTML and DOCX; white,
+// invisible or tiny text in PDF) the same way (convert/converter.h).
 //
 // Thread-safety: pure functions.
 
@@ -25,7 +25,8 @@ enum class ManipulationKind : uint8_t {
                     // removed
   kHiddenText = 3,  // text the document hides from a reader (HTML display:none,
                     // visibility:hidden, font-size 0-1px, white on white; DOCX w:vanish,
-                    // white colour, size <= 1pt); found by the converter
+                    // white colour, size <= 1pt; PDF: 1 pt or below, or no ink on the
+                    // rendered page); found by the converter
 };
 
 // "look_alike", "invisible", "hidden_text"; "" outside the enum.

@@ -100,16 +100,20 @@ absl::StatusOr<std::unique_ptr<CopyDetector>> CopyDetector::Create(Index* index,
 const ChunkingParams& CopyDetector::params() const { return fingerprinter_->params(); }
 
 absl::StatusOr<ConvertedDocument> CopyDetector::ConvertInput(std::string_view content,
-                                                             DocumentFormat format) const {
+                                                             DocumentFormat format,
+                                                             bool find_hidden_text) const {
   COPS_RETURN_IF_ERROR(ValidateInput(content, format, options_.max_document_bytes));
-  return Convert(content, format, options_.convert_limits);
+  ConvertOptions options;
+  options.find_hidden_text = find_hidden_text;
+  return Convert(content, format, options_.convert_limits, options);
 }
 
 absl::Status CopyDetector::PrepareRegistration(std::string_view content, DocumentFormat format,
                                                const DocumentRecord& metadata,
                                                DocumentFingerprint* fp, DocumentRecord* record,
                                                RegisterResultInfo* result) const {
-  COPS_ASSIGN_OR_RETURN(ConvertedDocument converted, ConvertInput(content, format));
+  COPS_ASSIGN_OR_RETURN(ConvertedDocument converted,
+                        ConvertInput(content, format, /*find_hidden_text=*/false));
   COPS_RETURN_IF_ERROR(RegisterPrint(*fingerprinter_, converted.text, fp));
   if (fp->chunks.empty()) {
     return absl::InvalidArgumentError(
@@ -391,7 +395,7 @@ class IndexCandidates final : public CandidateSource {
 absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request) const {
   COPS_RETURN_IF_ERROR(request.options.Validate());
   COPS_ASSIGN_OR_RETURN(ConvertedDocument converted,
-                        ConvertInput(request.content, request.format));
+                        ConvertInput(request.content, request.format, /*find_hidden_text=*/true));
   COPS_RETURN_IF_ERROR(Cancelled(request, "after conversion"));
 
   DocumentFingerprint& fp = ThreadScratch().fingerprint;

@@ -180,8 +180,10 @@ class CopyDetector {
  private:
   CopyDetector(Index* index, std::unique_ptr<Fingerprinter> fingerprinter,
                CopyDetectorOptions options);
-  absl::StatusOr<ConvertedDocument> ConvertInput(std::string_view content,
-                                                 DocumentFormat format) const;
+  // `find_hidden_text`: ConvertOptions::find_hidden_text (checks report hidden text,
+  // registrations do not).
+  absl::StatusOr<ConvertedDocument> ConvertInput(std::string_view content, DocumentFormat format,
+                                                 bool find_hidden_text) const;
   // Convert, fingerprint and map offsets: everything of a registration but the index write.
   // `record` gets the metadata, format, time, digest and chunk counts.
   absl::Status PrepareRegistration(std::string_view content, DocumentFormat format,

@@ -55,6 +55,7 @@ TEST(DocumentCodecTest, RequestCarriesLimitsOptionsAndInput) {
   limits.max_zip_entries = 7;
   ConvertOptions options;
   options.drop_signature = true;
+  options.find_hidden_text = false;
   const std::string bytes =
       EncodeRequestHeader(DocumentFormat::kOdt, limits, options) + "document bytes";
   auto req = DecodeRequest(bytes);
@@ -65,7 +66,11 @@ TEST(DocumentCodecTest, RequestCarriesLimitsOptionsAndInput) {
   EXPECT_TRUE(req->limits.in_process);
   EXPECT_TRUE(req->options.drop_signature);
   EXPECT_FALSE(req->options.drop_quoted_lines);
+  EXPECT_FALSE(req->options.find_hidden_text);
   EXPECT_EQ(req->input, "document bytes");
+  auto defaults = DecodeRequest(EncodeRequestHeader(DocumentFormat::kPdf, limits, {}));
+  ASSERT_OK(defaults);
+  EXPECT_TRUE(defaults->options.find_hidden_text);
   EXPECT_FALSE(DecodeRequest("GARBAGE!").ok());
 }
 

@@ -1,4 +1,7 @@
 #include <gtest/gtest.h>
+#include <linux/landlock.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "convert/converter.h"
 #include "tests/testing/documents.h"
@@ -8,6 +11,26 @@ namespace cops {
 namespace {
 
 using testing::MakePdf;
+using testing::PdfOperators;
+
+// Converts `pdf` the way a colour test needs: in the sandboxed worker where the kernel has
+// Landlock, otherwise in this process. Without Landlock the worker may open no file, so it
+// loads no font, renders no text and judges no colour (only size).
+absl::StatusOr<ConvertedDocument> ConvertRendering(const std::string& pdf) {
+  ConvertLimits limits;
+  limits.in_process =
+      syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION) < 1;
+  return Convert(pdf, DocumentFormat::kPdf, limits);
+}
+
+// The text of each hidden range.
+std::vector<std::string> HiddenTexts(const ConvertedDocument& doc) {
+  std::vector<std::string> out;
+  for (const HiddenText& h : doc.hidden) {
+    out.push_back(doc.text.substr(h.text_start, h.text_end - h.text_start));
+  }
+  return out;
+}
 
 TEST(PdfConverterTest, TextPerPageInOrderWithPageMap) {
   auto doc = Convert(MakePdf({{"First page opening line.", "", "Another paragraph here."},
@@ -96,6 +119,104 @@ TEST(PdfConverterTest, RepeatedHeadersAndFootersDroppedOnRequest) {
             "Body text of page 1 continues.\n\nBody text of page 2 continues.\n\n"
             "Body text of page 3 continues.\n\nBody text of page 4 continues.");
   EXPECT_EQ(dropped->PageOf(static_cast<uint32_t>(dropped->text.find("page 3"))), 3u);
+}
+
+TEST(PdfConverterTest, WhiteTextIsHiddenAndStaysInTheText) {
+  auto doc = ConvertRendering(
+      MakePdf({{"Visible opening words here.", PdfOperators("1 1 1 rg"), "white secret words",
+                PdfOperators("0 0 0 rg"), "Visible closing words."}}));
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "Visible opening words here. white secret words Visible closing words.");
+  EXPECT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"white secret words"}));
+}
+
+TEST(PdfConverterTest, InvisibleRenderModeIsHidden) {
+  auto doc = ConvertRendering(
+      MakePdf({{"Visible opening words here.", PdfOperators("3 Tr"), "render mode three",
+                PdfOperators("0 Tr"), "Visible closing words."}}));
+  ASSERT_OK(doc);
+  EXPECT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"render mode three"}));
+}
+
+TEST(PdfConverterTest, OnePointTextIsHidden) {
+  auto doc =
+      Convert(MakePdf({{"Visible opening words here.", PdfOperators("/F1 1 Tf"), "one point words",
+                        PdfOperators("/F1 11 Tf"), "Visible closing words."}}),
+              DocumentFormat::kPdf);
+  ASSERT_OK(doc);
+  EXPECT_NE(doc->text.find("one point words"), std::string::npos);
+  EXPECT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"one point words"}));
+}
+
+TEST(PdfConverterTest, TextPaintedOverIsHidden) {
+  // A white rectangle drawn after the first line covers it (the PDF's y axis points up).
+  auto doc =
+      ConvertRendering(MakePdf({{"covered words first", "", "", "", "", "", "Visible words below.",
+                                 PdfOperators("ET 1 1 1 rg 0 740 612 52 re f BT")}}));
+  ASSERT_OK(doc);
+  EXPECT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"covered words first"}));
+}
+
+TEST(PdfConverterTest, VisibleTextIsNotHidden) {
+  // Black, dark blue and light grey text, 6 pt text, thin glyphs, a rejoined hyphenation,
+  // on two pages.
+  auto doc = ConvertRendering(MakePdf(
+      {{"Plain black text of a report, with i l , . ! | alone.", "The sub-", "mission was late.",
+        PdfOperators("0 0 0.4 rg"), "Dark blue visible words.", PdfOperators("0.9 0.9 0.9 rg"),
+        "Light grey words.", PdfOperators("0 g /F1 6 Tf"), "Six point words i l."},
+       {"Second page text."}}));
+  ASSERT_OK(doc);
+  EXPECT_NE(doc->text.find("submission"), std::string::npos);
+  EXPECT_TRUE(doc->hidden.empty()) << ::testing::PrintToString(HiddenTexts(*doc));
+}
+
+TEST(PdfConverterTest, InvisibleTextOverAScanIsNotHidden) {
+  // A scanned page and its OCR layer: invisible text (as OCR tools write it) over an image
+  // with detail under every word, as the scan's own letters are.
+  std::string hex;
+  for (int y = 0; y < 16; ++y) {
+    for (int x = 0; x < 120; ++x) hex += (x + y) % 2 == 0 ? "ff" : "00";
+  }
+  auto doc = ConvertRendering(MakePdf(
+      {{PdfOperators("ET q 300 0 0 40 60 730 cm BI /W 120 /H 16 /CS /G /BPC 8 /F /AHx ID " +
+                     hex + "> EI Q BT /F1 11 Tf 14 TL 72 760 Td 3 Tr"),
+        "scanned words read by OCR", "second line of the scan"}}));
+  ASSERT_OK(doc);
+  EXPECT_NE(doc->text.find("scanned words read by OCR"), std::string::npos) << doc->text;
+  EXPECT_TRUE(doc->hidden.empty()) << ::testing::PrintToString(HiddenTexts(*doc));
+}
+
+TEST(PdfConverterTest, HiddenWordsAreFoundWhereTheyAreInColumns) {
+  // Two columns: poppler's text puts their lines side by side, its word list one column
+  // after the other. The hidden "two beta" of the right column also appears, visible, in
+  // the left one.
+  auto doc = ConvertRendering(
+      MakePdf({{"Left one alpha", "left two beta", PdfOperators("ET BT /F1 11 Tf 14 TL 320 760 Td"),
+                "Right one delta", PdfOperators("(gamma ) Tj 1 1 1 rg (two beta) Tj 0 g T*"),
+                "right three"}}));
+  ASSERT_OK(doc);
+  ASSERT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"two beta"}));
+  EXPECT_EQ(doc->hidden[0].text_start, doc->text.find("gamma two beta") + 6) << doc->text;
+}
+
+TEST(PdfConverterTest, HiddenTextOnALaterPageIsMarkedThere) {
+  auto doc = ConvertRendering(MakePdf(
+      {{"First page text."}, {"Second page text.", PdfOperators("1 1 1 rg"), "page two secret"}}));
+  ASSERT_OK(doc);
+  ASSERT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"page two secret"}));
+  EXPECT_EQ(doc->PageOf(doc->hidden[0].text_start), 2u);
+}
+
+TEST(PdfConverterTest, HiddenTextIsNotLookedForOnRequest) {
+  const std::string pdf = MakePdf({{"Visible words.", PdfOperators("/F1 1 Tf"), "tiny words",
+                                    PdfOperators("/F1 11 Tf 1 1 1 rg"), "white words"}});
+  ConvertOptions options;
+  options.find_hidden_text = false;
+  auto doc = Convert(pdf, DocumentFormat::kPdf, ConvertLimits{}, options);
+  ASSERT_OK(doc);
+  EXPECT_NE(doc->text.find("tiny words"), std::string::npos);
+  EXPECT_NE(doc->text.find("white words"), std::string::npos);
+  EXPECT_TRUE(doc->hidden.empty());
 }
 
 TEST(PdfConverterTest, EncryptedPdfIsInvalidArgument) {

@@ -1027,5 +1027,25 @@ TEST_F(CopyDetectorTest, HiddenTextOfHtmlAndDocxIsReportedWhereItIs) {
   EXPECT_EQ(r.extracted_text.substr(r.manipulations[0].ranges[0].start, 6), "secret");
 }
 
+TEST_F(CopyDetectorTest, HiddenTextOfPdfIsReportedWhereItIs) {
+  // 1 pt text, judged by its size in any sandbox (colour needs fonts, which the worker reads
+  // only under Landlock: tests/convert/pdf_converter_test.cc covers white text).
+  const std::string pdf = testing::MakePdf(
+      {{"Visible words of the report.", testing::PdfOperators("/F1 1 Tf"), "zq xv",
+        testing::PdfOperators("/F1 11 Tf"), "More visible words."}});
+  CheckRequestInfo request;
+  request.format = DocumentFormat::kPdf;
+  CheckResult r = MustCheck(pdf, request);
+  ASSERT_EQ(r.manipulations.size(), 1u);
+  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
+  EXPECT_EQ(r.manipulations[0].count, 1u);
+  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
+  // A PDF has no byte map: the ranges index the extracted text.
+  EXPECT_EQ(r.extracted_text.substr(r.manipulations[0].ranges[0].start,
+                                    r.manipulations[0].ranges[0].end -
+                                        r.manipulations[0].ranges[0].start),
+            "zq xv");
+}
+
 }  // namespace
 }  // namespace cops

@@ -5,9 +5,13 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string_view>
 
 namespace cops::testing {
 namespace {
+
+// Starts a PdfPage entry that holds operators, not a line (no text starts with a control byte).
+constexpr std::string_view kOperatorsMark = "\x01";
 
 // UTF-8 -> PDF literal string in WinAnsi (Latin-1 subset), escaped.
 std::string PdfString(const std::string& utf8) {
@@ -35,6 +39,10 @@ std::string PdfString(const std::string& utf8) {
 
 }  // namespace
 
+std::string PdfOperators(const std::string& operators) {
+  return std::string(kOperatorsMark) + operators;
+}
+
 std::string MakePdf(const std::vector<PdfPage>& pages, bool encrypt) {
   std::vector<std::string> objects;  // object i+1
   const size_t n = pages.size();
@@ -47,6 +55,10 @@ std::string MakePdf(const std::vector<PdfPage>& pages, bool encrypt) {
   for (size_t i = 0; i < n; ++i) {
     std::string content = "BT /F1 11 Tf 14 TL 72 760 Td\n";
     for (const std::string& line : pages[i]) {
+      if (line.starts_with(kOperatorsMark)) {
+        content += line.substr(kOperatorsMark.size()) + "\n";
+        continue;
+      }
       if (!line.empty()) content += PdfString(line) + " Tj ";
       content += "T*\n";
     }

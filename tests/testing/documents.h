@@ -16,8 +16,13 @@ namespace cops::testing {
 // A page is a list of lines; an empty line leaves a vertical gap.
 using PdfPage = std::vector<std::string>;
 
-// A PDF 1.4 file with one Helvetica text line per entry (UTF-8 input, Latin-1 subset).
-// `encrypt` adds a Standard security handler whose user password is not empty, so a
+// An entry of a PdfPage that is not a line: content-stream operators written as they are
+// before the lines after it, e.g. PdfOperators("1 1 1 rg") for white text, "3 Tr" for
+// invisible text, "/F1 1 Tf" for 1 pt text.
+std::string PdfOperators(const std::string& operators);
+
+// A PDF 1.4 file with one Helvetica text line per entry (UTF-8 input, Latin-1 subset),
+// 11 pt, black. `encrypt` adds a Standard security handler whose user password is not empty, so a
 // reader must ask for it.
 std::string MakePdf(const std::vector<PdfPage>& pages, bool encrypt = false);
 
