@@ -395,7 +395,7 @@ class IndexCandidates final : public CandidateSource {
 absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request) const {
   COPS_RETURN_IF_ERROR(request.options.Validate());
   COPS_ASSIGN_OR_RETURN(ConvertedDocument converted,
-                        ConvertInput(request.content, request.format, /*find_hidden_text=*/true));
+                        ConvertInput(request.content, request.format, options_.pdf_hidden_text));
   COPS_RETURN_IF_ERROR(Cancelled(request, "after conversion"));
 
   DocumentFingerprint& fp = ThreadScratch().fingerprint;

@@ -86,6 +86,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerCo
       config.warm_cache && config.route_url.empty() ? ServerConfig::kWarmCacheFill : 0;
   index_options.detector.max_document_bytes = config.max_document_bytes;
   index_options.detector.bulk_window_documents = config.bulk_window_documents;
+  index_options.detector.pdf_hidden_text = config.pdf_hidden_text;
   return IndexGenerations::Open(std::move(index_options));
 }
 

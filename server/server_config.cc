@@ -206,6 +206,11 @@ const std::vector<Flag>& Flags() {
       {"max-document-bytes", "Largest document accepted, bytes",
        Value(&ServerConfig::max_document_bytes)},
       {"max-message-bytes", "Largest gRPC message, bytes", Value(&ServerConfig::max_message_bytes)},
+      {"pdf-hidden-text",
+       "Checks render each PDF page to report hidden text (white, invisible, painted over, 1 pt): "
+       "several times the PDF's conversion cost; --pdf-hidden-text=false keeps only HTML and "
+       "DOCX's (docs/converters.md)",
+       Switch(&ServerConfig::pdf_hidden_text)},
       {"bulk-window-documents",
        "Documents of a bulk stream written to the index together (1-65536; 16 MiB at most)",
        Value(&ServerConfig::bulk_window_documents), Checked(CLI::Range(1u, 65536u))},

@@ -1045,6 +1045,17 @@ TEST_F(CopyDetectorTest, HiddenTextOfPdfIsReportedWhereItIs) {
                                     r.manipulations[0].ranges[0].end -
                                         r.manipulations[0].ranges[0].start),
             "zq xv");
+
+  // Where checks skip the search (copsd --pdf-hidden-text=false), the text is the same and
+  // no manipulation is reported.
+  CopyDetectorOptions off;
+  off.pdf_hidden_text = false;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<CopyDetector> quiet,
+                       CopyDetector::Create(index_.get(), *key_, off));
+  request.content = pdf;
+  ASSERT_OK_AND_ASSIGN(CheckResult q, quiet->Check(request));
+  EXPECT_TRUE(q.manipulations.empty());
+  EXPECT_EQ(q.extracted_text, r.extracted_text);
 }
 
 }  // namespace

@@ -132,6 +132,15 @@ TEST_F(ServerConfigTest, BulkWindowHasADefaultAndARange) {
   }
 }
 
+TEST_F(ServerConfigTest, PdfHiddenTextIsOnUnlessTurnedOff) {
+  absl::StatusOr<ServerConfig> c = Parse({});
+  ASSERT_OK(c);
+  EXPECT_TRUE(c->pdf_hidden_text);
+  c = Parse({"--pdf-hidden-text=false"});
+  ASSERT_OK(c);
+  EXPECT_FALSE(c->pdf_hidden_text);
+}
+
 TEST_F(ServerConfigTest, OverloadLimitsHaveExplicitDefaults) {
   absl::StatusOr<ServerConfig> c = Parse({});
   ASSERT_OK(c);
