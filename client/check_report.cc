@@ -173,6 +173,8 @@ std::string ManipulationLabel(v1::ManipulationKind k) {
       return "invisible characters removed";
     case v1::MANIPULATION_HIDDEN_TEXT:
       return "hidden text found";
+    case v1::MANIPULATION_IMAGE_IN_WORD:
+      return "letters replaced by images";
     default:
       return "";
   }

@@ -358,8 +358,9 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
   if (reply.manipulations_size() > 0) {
     s += "<h3 class=manipulation>Text manipulation suspected</h3>\n<p class=muted>The text was "
          "doctored in ways that hide a copy from a character-by-character comparison; COPS "
-         "compared it as a reader sees it.</p>\n<table class=manipulation><tr><th>what</th>"
-         "<th>how many</th><th>where</th></tr>\n";
+         "folds look-alike letters and drops invisible characters before it compares, and "
+         "compares hidden text and words cut by images as extracted.</p>\n"
+         "<table class=manipulation><tr><th>what</th><th>how many</th><th>where</th></tr>\n";
     for (const v1::Manipulation& m : reply.manipulations()) {
       std::string where;
       for (const v1::ExcludedPassage& e : m.ranges()) {

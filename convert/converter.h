@@ -75,6 +75,18 @@ struct HiddenText {
   uint32_t text_end = 0;
 };
 
+// An image placed inside a word, letters or digits right before and after it ("Pay<img>al"
+// in HTML, a picture run between two runs of one word in DOCX): writers replace letters by
+// pictures of them, so the extracted text reads "Payal" and its word hashes miss the copy.
+// Bytes [text_start, text_end) of ConvertedDocument::text are the word that held it, and
+// `images` how many it held (one entry per word keeps the list no longer than the text's
+// words, however many images a document piles up). Reported as manipulation too.
+struct ImageInWord {
+  uint32_t text_start = 0;
+  uint32_t text_end = 0;
+  uint32_t images = 0;
+};
+
 struct ConvertedDocument {
   DocumentFormat format = DocumentFormat::kText;  // the format actually parsed
   std::string text;                   // UTF-8; paragraphs separated by a blank line
@@ -82,6 +94,7 @@ struct ConvertedDocument {
   std::vector<OffsetSegment> segments;  // sorted by text_offset; may be empty (no map)
   std::vector<ConvertedPart> parts;
   std::vector<HiddenText> hidden;  // in text order, not overlapping
+  std::vector<ImageInWord> image_in_word;  // in text order, not overlapping
 
   // Maps a byte offset in `text` to the best known byte offset in the original input
   // (identity when the input was UTF-8 plain text). Returns text_offset when no map.

@@ -125,6 +125,12 @@ std::string EncodeResponse(const absl::StatusOr<ConvertedDocument>& result) {
     Put(&out, h.text_start);
     Put(&out, h.text_end);
   }
+  Put<uint64_t>(&out, doc.image_in_word.size());
+  for (const ImageInWord& w : doc.image_in_word) {
+    Put(&out, w.text_start);
+    Put(&out, w.text_end);
+    Put(&out, w.images);
+  }
   return out;
 }
 
@@ -166,6 +172,14 @@ absl::StatusOr<ConvertedDocument> DecodeResponse(std::string_view bytes) {
   for (HiddenText& h : doc.hidden) {
     if (!r.Get(&h.text_start) || !r.Get(&h.text_end) || h.text_end < h.text_start ||
         h.text_end > doc.text.size()) {
+      return Malformed();
+    }
+  }
+  if (!r.Get(&n) || n > r.rest().size() / 12) return Malformed();
+  doc.image_in_word.resize(n);
+  for (ImageInWord& w : doc.image_in_word) {
+    if (!r.Get(&w.text_start) || !r.Get(&w.text_end) || !r.Get(&w.images) ||
+        w.text_end < w.text_start || w.text_end > doc.text.size()) {
       return Malformed();
     }
   }

@@ -124,6 +124,12 @@ void OnStart(void* user, const xmlChar* name, const xmlChar** attrs) {
   st->Tick();
   ++st->depth;
   if (HidesText(attrs)) st->hiding.emplace_back(reinterpret_cast<const char*>(name), st->depth);
+  // A picture a reader sees in the flow of the text, possibly of letters cut out of a word
+  // ("Pay<img src=p.png>al"); the builder keeps those with a letter right on both sides.
+  if (st->skip_depth == 0 && st->hiding.empty() &&
+      (xmlStrcasecmp(name, BAD_CAST "img") == 0 || xmlStrcasecmp(name, BAD_CAST "svg") == 0)) {
+    st->out->MarkImage();
+  }
   switch (RoleOf(reinterpret_cast<const char*>(name))) {
     case Role::kSkip:
       ++st->skip_depth;

@@ -151,6 +151,20 @@ bool HidesRun(const char* local, xmlTextReader* reader) {
   return false;
 }
 
+// Whether the reader's current element has attribute `name` equal to `value`.
+bool AttributeIs(xmlTextReader* reader, const char* name, std::string_view value) {
+  xmlChar* v = xmlTextReaderGetAttribute(reader, BAD_CAST name);
+  const bool is = v != nullptr && value == reinterpret_cast<const char*>(v);
+  xmlFree(v);
+  return is;
+}
+
+// DOCX elements that put a picture in the flow of a run: DrawingML, VML, an embedded object.
+bool IsDocxPicture(const char* local) {
+  return std::strcmp(local, "drawing") == 0 || std::strcmp(local, "pict") == 0 ||
+         std::strcmp(local, "object") == 0;
+}
+
 Tag DocxTag(const char* local) {
   if (std::strcmp(local, "p") == 0) return Tag::kParagraph;
   if (std::strcmp(local, "t") == 0) return Tag::kText;
@@ -191,6 +205,16 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
   int in_run_props = 0;     // DOCX: inside <w:rPr> of a run
   int in_para = 0;     // ODT: inside <text:p>/<text:h>
   int skip_depth = -1; // depth of a skipped element, -1 when not skipping
+  // Pictures in the flow of the text, which may stand for letters cut out of a word: DOCX
+  // w:drawing holding a wp:inline (a wp:anchor floats beside the text wherever its run
+  // sits), w:pict, w:object; ODT draw:frame anchored as a character holding a draw:image
+  // (other anchors float too). The depth of the open container (-1: none), and whether its
+  // picture was counted, so that what it nests (VML shapes, an ODT frame's alternative
+  // images) counts once. A DOCX mc:Fallback repeats its mc:Choice's picture for older
+  // readers: not counted.
+  int image_depth = -1;
+  bool image_marked = false;
+  int fallback_depth = -1;
   uint64_t nodes = 0;
   int rc;
   while ((rc = xmlTextReaderRead(reader.get())) == 1) {
@@ -211,6 +235,24 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
       if (docx && std::strcmp(local, "r") == 0) run_hidden = false;  // a run starts or ends
       if (docx && std::strcmp(local, "rPr") == 0 && !empty) in_run_props += start ? 1 : -1;
       if (docx && start && in_run_props > 0 && HidesRun(local, reader.get())) run_hidden = true;
+      if (!start && depth == image_depth) image_depth = -1;
+      if (!start && depth == fallback_depth) fallback_depth = -1;
+      if (start && fallback_depth < 0) {
+        if (docx && std::strcmp(local, "Fallback") == 0) {
+          if (!empty) fallback_depth = depth;
+        } else if (image_depth < 0 && (docx ? IsDocxPicture(local)
+                                            : in_para > 0 && std::strcmp(local, "frame") == 0)) {
+          image_marked = docx && std::strcmp(local, "drawing") != 0;  // w:pict, w:object
+          if (image_marked) out->MarkImage();
+          // A floating ODT frame: taken as counted, so that its images are not.
+          if (!docx) image_marked = !AttributeIs(reader.get(), "text:anchor-type", "as-char");
+          if (!empty) image_depth = depth;
+        } else if (std::strcmp(local, docx ? "inline" : "image") == 0 && !image_marked &&
+                   (image_depth >= 0 || (!docx && in_para > 0))) {
+          out->MarkImage();
+          image_marked = image_depth >= 0;  // an ODT image outside a frame stands alone
+        }
+      }
       switch (tag) {
         case Tag::kSkip:
           if (start && !empty) skip_depth = depth;

@@ -1,5 +1,8 @@
 #include "convert/text_builder.h"
 
+#include <unicode/uchar.h>
+#include <unicode/utf8.h>
+
 #include <algorithm>
 
 namespace cops {
@@ -7,6 +10,26 @@ namespace {
 
 bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+// Whether the code point of `text` ending right before byte `at` (before) or starting at it
+// (!before) belongs in a word: a letter, a decimal digit, or a combining mark (a decomposed
+// accent); its byte length in *len. Invalid UTF-8 does not. `at` <= text.size() <= INT32_MAX.
+bool WordCharAt(const std::string& text, int32_t at, bool before, int32_t* len) {
+  const auto* s = reinterpret_cast<const uint8_t*>(text.data());
+  const int32_t n = static_cast<int32_t>(text.size());
+  UChar32 c;
+  int32_t i = at;
+  if (before) {
+    if (i <= 0) return false;
+    U8_PREV(s, 0, i, c);
+    *len = at - i;
+  } else {
+    if (i >= n) return false;
+    U8_NEXT(s, i, n, c);
+    *len = i - at;
+  }
+  return c >= 0 && (U_GET_GC_MASK(c) & (U_GC_L_MASK | U_GC_M_MASK | U_GC_ND_MASK)) != 0;
 }
 
 }  // namespace
@@ -69,6 +92,9 @@ void TextBuilder::AppendCollapsed(std::string_view text, uint32_t original_offse
 
 void TextBuilder::TrimTrailingSpaces() {
   while (!text_.empty() && (text_.back() == ' ' || text_.back() == '\t')) text_.pop_back();
+  // An image after the trimmed spaces had a space before it: it was not inside a word, and
+  // its offset would otherwise point into whatever text comes next.
+  while (!images_.empty() && images_.back() > text_.size()) images_.pop_back();
 }
 
 void TextBuilder::LineBreak() {
@@ -99,6 +125,11 @@ void TextBuilder::MarkHidden(uint32_t begin) {
   }
 }
 
+void TextBuilder::MarkImage() {
+  if (overflowed_ || text_.size() > INT32_MAX) return;
+  images_.push_back(static_cast<uint32_t>(text_.size()));
+}
+
 void TextBuilder::Finish(ConvertedDocument* doc, bool trim) {
   while (trim && !text_.empty() && IsAsciiSpace(text_.back())) text_.pop_back();
   const uint32_t size = static_cast<uint32_t>(text_.size());
@@ -106,12 +137,30 @@ void TextBuilder::Finish(ConvertedDocument* doc, bool trim) {
   if (size == 0) segments_.clear();
   while (!hidden_.empty() && hidden_.back().text_start >= size) hidden_.pop_back();
   if (!hidden_.empty()) hidden_.back().text_end = std::min(hidden_.back().text_end, size);
+  doc->image_in_word.clear();
+  for (const uint32_t at : images_) {  // ascending
+    if (size > INT32_MAX || at >= size) break;
+    const int32_t pos = static_cast<int32_t>(at);
+    int32_t len = 0;
+    if (!WordCharAt(text_, pos, true, &len) || !WordCharAt(text_, pos, false, &len)) continue;
+    if (!doc->image_in_word.empty() && at < doc->image_in_word.back().text_end) {
+      ++doc->image_in_word.back().images;  // another image in the same word
+      continue;
+    }
+    // The whole word around the image, as a reader of the report should find it; found
+    // once per word, so many images in one long word cost one walk over it.
+    int32_t start = pos, end = pos;
+    while (WordCharAt(text_, start, true, &len)) start -= len;
+    while (WordCharAt(text_, end, false, &len)) end += len;
+    doc->image_in_word.push_back({static_cast<uint32_t>(start), static_cast<uint32_t>(end), 1});
+  }
   doc->text = std::move(text_);
   doc->segments = std::move(segments_);
   doc->hidden = std::move(hidden_);
   text_.clear();
   segments_.clear();
   hidden_.clear();
+  images_.clear();
 }
 
 }  // namespace cops

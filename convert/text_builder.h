@@ -41,6 +41,10 @@ class TextBuilder {
   // Marks text()[begin, size()) as hidden from a reader (ConvertedDocument::hidden); a run
   // touching the previous one extends it.
   void MarkHidden(uint32_t begin);
+  // Notes an image at the end of the text so far. Finish() reports it in
+  // ConvertedDocument::image_in_word when the text on both sides of it, as finally built,
+  // is a letter or digit (nothing, not even a space or a line break, came in between).
+  void MarkImage();
 
   bool overflowed() const { return overflowed_; }
   const std::string& text() const { return text_; }
@@ -58,6 +62,7 @@ class TextBuilder {
   std::string text_;
   std::vector<OffsetSegment> segments_;
   std::vector<HiddenText> hidden_;
+  std::vector<uint32_t> images_;  // text offsets of MarkImage() calls, ascending
 };
 
 }  // namespace cops

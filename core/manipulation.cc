@@ -55,6 +55,8 @@ std::string_view ManipulationKindName(ManipulationKind k) {
       return "invisible";
     case ManipulationKind::kHiddenText:
       return "hidden_text";
+    case ManipulationKind::kImageInWord:
+      return "image_in_word";
   }
   return "";
 }

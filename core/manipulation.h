@@ -6,7 +6,8 @@
 // invisible characters, so they do not hide a copy from COPS; a check reports them too,
 // since a reader should know the text was doctored ("text manipulation suspected").
 // Converters report hidden text (white, tiny or display:none text in HTML and DOCX; white,
-// invisible or tiny text in PDF) the same way (convert/converter.h).
+// invisible or tiny text in PDF) and images placed inside words (letters replaced by
+// pictures) the same way (convert/converter.h).
 //
 // Thread-safety: pure functions.
 
@@ -18,18 +19,21 @@ namespace cops {
 
 // on-wire: values equal cops.v1.ManipulationKind (proto/cops.proto); do not change.
 enum class ManipulationKind : uint8_t {
-  kLookAlike = 1,   // letters of another script that look Latin (Cyrillic 'а'), fullwidth or
-                    // mathematical letters, inside a word of Latin letters; folded
-  kInvisible = 2,   // invisible characters (zero-width space and joiners, soft hyphen, BOM,
-                    // word joiner, U+2800 braille blank) next to Latin letters or spaces;
-                    // removed
-  kHiddenText = 3,  // text the document hides from a reader (HTML display:none,
-                    // visibility:hidden, font-size 0-1px, white on white; DOCX w:vanish,
-                    // white colour, size <= 1pt; PDF: 1 pt or below, or no ink on the
-                    // rendered page); found by the converter
+  kLookAlike = 1,    // letters of another script that look Latin (Cyrillic 'а'), fullwidth or
+                     // mathematical letters, inside a word of Latin letters; folded
+  kInvisible = 2,    // invisible characters (zero-width space and joiners, soft hyphen, BOM,
+                     // word joiner, U+2800 braille blank) next to Latin letters or spaces;
+                     // removed
+  kHiddenText = 3,   // text the document hides from a reader (HTML display:none,
+                     // visibility:hidden, font-size 0-1px, white on white; DOCX w:vanish,
+                     // white colour, size <= 1pt; PDF: 1 pt or below, or no ink on the
+                     // rendered page); found by the converter
+  kImageInWord = 4,  // an image inside a word, letters on both sides ("Pay<img>al": letters
+                     // replaced by pictures of them); found by the HTML and DOCX/ODT
+                     // converters
 };
 
-// "look_alike", "invisible", "hidden_text"; "" outside the enum.
+// "look_alike", "invisible", "hidden_text", "image_in_word"; "" outside the enum.
 std::string_view ManipulationKindName(ManipulationKind k);
 
 // Bytes [start, end) of the text.
@@ -41,10 +45,11 @@ struct TextRange {
 
 struct Manipulation {
   ManipulationKind kind = ManipulationKind::kLookAlike;
-  // Occurrences: look-alike letters, invisible characters, hidden runs.
+  // Occurrences: look-alike letters, invisible characters, hidden runs, images.
   uint32_t count = 0;
   // Where, in order, adjacent ones merged: words holding look-alikes, runs of invisible
-  // characters, hidden runs. At most kMaxManipulationRanges (count still counts all).
+  // characters, hidden runs, words holding images. At most kMaxManipulationRanges (count
+  // still counts all).
   std::vector<TextRange> ranges;
 };
 

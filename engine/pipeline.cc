@@ -75,6 +75,13 @@ std::vector<Manipulation> FindTextManipulation(const ConvertedDocument& converte
     }
     found.push_back(std::move(hidden));
   }
+  if (!converted.image_in_word.empty()) {
+    Manipulation images{ManipulationKind::kImageInWord, 0, {}};
+    for (const ImageInWord& w : converted.image_in_word) {
+      AddManipulationRange({w.text_start, w.text_end}, w.images, &images);
+    }
+    found.push_back(std::move(images));
+  }
   const uint32_t limit = static_cast<uint32_t>(std::min<size_t>(input_size, UINT32_MAX));
   for (Manipulation& m : found) {
     for (TextRange& r : m.ranges) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "convert/converter.h"
+#include "convert/document_codec.h"
 #include "convert/formats.h"
 #include "tests/testing/documents.h"
 
@@ -83,6 +84,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     for (size_t i = 1; i < doc->segments.size(); ++i) {
       if (doc->segments[i].text_offset < doc->segments[i - 1].text_offset) std::abort();
+    }
+    // Words holding images index the text, in order, apart: the check maps them.
+    uint32_t after = 0;
+    for (const cops::ImageInWord& w : doc->image_in_word) {
+      if (w.text_start < after || w.text_end <= w.text_start || w.text_end > doc->text.size() ||
+          w.images == 0) {
+        std::abort();
+      }
+      after = w.text_end;
+    }
+    // What the sandboxed worker sends back decodes to the same document.
+    auto back = cops::DecodeResponse(cops::EncodeResponse(*doc));
+    if (!back.ok() || back->text != doc->text || back->hidden.size() != doc->hidden.size() ||
+        back->image_in_word.size() != doc->image_in_word.size()) {
+      std::abort();
     }
   }
   return 0;

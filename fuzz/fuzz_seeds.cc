@@ -216,6 +216,12 @@ int main(int argc, char** argv) {
     if (all || format == "markdown") seeds.push_back(t::MakeMarkdown(paragraphs));
   }
   if (all || format == "text") seeds.push_back("caf\xE9 \x93quoted\x94 windows-1252");
+  // Images inside and beside words (ConvertedDocument::image_in_word).
+  if (all || format == "html") {
+    seeds.push_back("<p>Pay<img src=p.png>al P<b><img src=a.png></b>y<svg><text>x</text></svg>"
+                    "al <img src=x.png> logo caf<img>\xC3\xA9<br>end<img> <span hidden>"
+                    "a<img>b</span></p>");
+  }
   if (all || format == "email") {
     seeds.push_back(
         "From: a@b\r\nSubject: s\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; "
@@ -235,7 +241,11 @@ int main(int argc, char** argv) {
         "<?xml version=\"1.0\"?><!DOCTYPE w:document [<!ENTITY e \"entity text\">]><w:document " +
         w + "><w:body><w:p><w:r><w:t>one &e; &amp; &#x263A;</w:t><w:tab/><w:br/><w:cr/>"
         "<w:delText>deleted</w:delText><w:instrText>PAGE</w:instrText>"
-        "<w:t><![CDATA[cdata <text>]]></w:t></w:r></w:p><w:p/></w:body></w:document>" + nul +
+        "<w:t><![CDATA[cdata <text>]]></w:t></w:r></w:p><w:p/>"
+        "<w:p><w:r><w:t>Pay</w:t></w:r><w:r><w:drawing><wp:inline/></w:drawing></w:r><w:r>"
+        "<mc:AlternateContent><mc:Choice><w:drawing><wp:inline/></w:drawing></mc:Choice>"
+        "<mc:Fallback><w:pict/></mc:Fallback></mc:AlternateContent></w:r><w:r><w:t>al</w:t>"
+        "</w:r><w:r><w:object/></w:r></w:p></w:body></w:document>" + nul +
         "<w:footnotes " + w + "><w:footnote><w:p><w:r><w:t>a footnote</w:t></w:r></w:p>"
         "</w:footnote></w:footnotes>" + nul + "<w:endnotes " + w +
         "><w:endnote><w:p><w:r><w:t>an endnote</w:t></w:r></w:p></w:endnote></w:endnotes>");
@@ -248,7 +258,9 @@ int main(int argc, char** argv) {
         "text:1.0\"><office:body><office:text><text:h>Head</text:h><text:p>a<text:s text:c=\"3\"/>"
         "b<text:tab/>c<text:line-break/><text:span>d</text:span><office:annotation><text:p>"
         "note</text:p></office:annotation></text:p><text:tracked-changes><text:p>old</text:p>"
-        "</text:tracked-changes><text:p/></office:text></office:body></office:document-content>" +
+        "</text:tracked-changes><text:p/><text:p>Pay<draw:frame text:anchor-type=\"as-char\">"
+        "<draw:image/><draw:image/></draw:frame>al<draw:image/>s</text:p></office:text>"
+        "</office:body></office:document-content>" +
         nul + "<manifest:manifest xmlns:manifest=\"urn:oasis:names:tc:opendocument:xmlns:"
         "manifest:1.0\"><manifest:file-entry manifest:full-path=\"content.xml\"/>"
         "</manifest:manifest>");

@@ -154,6 +154,19 @@ TEST(CheckReportTest, TextManipulationIsInTheJsonAndTheTerminalReport) {
                              "10-16);"),
             std::string::npos)
       << human.str();
+  // Letters replaced by images, named like the other kinds.
+  v1::Manipulation* images = reply.add_manipulations();
+  images->set_kind(v1::MANIPULATION_IMAGE_IN_WORD);
+  images->set_count(2);
+  r = images->add_ranges();
+  r->set_test_start(30);
+  r->set_test_end(35);
+  EXPECT_EQ(json::parse(CheckJsonLine(reply))["manipulation"][1]["kind"], "image_in_word");
+  std::ostringstream with_images;
+  PrintCheckHuman(reply, "", false, with_images);
+  EXPECT_NE(with_images.str().find("; letters replaced by images (2, at 30-35);"),
+            std::string::npos)
+      << with_images.str();
   // A clean reply says nothing of it.
   EXPECT_FALSE(json::parse(CheckJsonLine(v1::CheckDocumentReply())).contains("manipulation"));
 }

@@ -340,6 +340,9 @@ TEST(CheckHtmlReportTest, TextManipulationIsSaidWithKindCountAndPlace) {
   v1::Manipulation* h = reply.add_manipulations();
   h->set_kind(v1::MANIPULATION_HIDDEN_TEXT);
   h->set_count(1);
+  v1::Manipulation* i = reply.add_manipulations();
+  i->set_kind(v1::MANIPULATION_IMAGE_IN_WORD);
+  i->set_count(2);
   CheckHtmlReport report(nullptr);
   report.Add("essay.txt", "An essay with look-alike letters.", reply);
   const std::string page = report.Finish();
@@ -349,6 +352,9 @@ TEST(CheckHtmlReportTest, TextManipulationIsSaidWithKindCountAndPlace) {
             std::string::npos)
       << page;
   EXPECT_NE(page.find("<tr data-manipulation=\"hidden_text\"><td>hidden text found</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("<tr data-manipulation=\"image_in_word\"><td>letters replaced by images"
+                      "</td><td class=num>2</td>"),
             std::string::npos);
   CheckHtmlReport clean(nullptr);
   clean.Add("essay.txt", "An essay.", v1::CheckDocumentReply());

@@ -14,6 +14,7 @@ TEST(DocumentCodecTest, DocumentRoundTrips) {
   doc.segments = {{0, 5, 1}, {7, 90, 2}};
   doc.parts = {{"a.pdf", DocumentFormat::kPdf, 0, 7}};
   doc.hidden = {{5, 9}};
+  doc.image_in_word = {{0, 4, 2}, {10, 14, 1}};
   auto back = DecodeResponse(EncodeResponse(doc));
   ASSERT_OK(back);
   EXPECT_EQ(back->format, doc.format);
@@ -28,6 +29,12 @@ TEST(DocumentCodecTest, DocumentRoundTrips) {
   ASSERT_EQ(back->hidden.size(), 1u);  // the sandboxed worker's hidden text reaches copsd
   EXPECT_EQ(back->hidden[0].text_start, 5u);
   EXPECT_EQ(back->hidden[0].text_end, 9u);
+  ASSERT_EQ(back->image_in_word.size(), 2u);  // and so do the images found inside words
+  EXPECT_EQ(back->image_in_word[0].text_end, 4u);
+  EXPECT_EQ(back->image_in_word[0].images, 2u);
+  EXPECT_EQ(back->image_in_word[1].text_start, 10u);
+  EXPECT_EQ(back->image_in_word[1].text_end, 14u);
+  EXPECT_EQ(back->image_in_word[1].images, 1u);
 }
 
 TEST(DocumentCodecTest, ErrorsRoundTripWithCodeAndMessage) {
@@ -41,10 +48,23 @@ TEST(DocumentCodecTest, TruncatedResponsesAreInternalErrors) {
   ConvertedDocument doc;
   doc.text = "some text";
   doc.segments = {{0, 0, 0}};
+  doc.image_in_word = {{0, 4, 1}};
   const std::string bytes = EncodeResponse(doc);
   for (size_t cut = 0; cut < bytes.size(); ++cut) {
     auto back = DecodeResponse(std::string_view(bytes).substr(0, cut));
     ASSERT_FALSE(back.ok()) << cut;
+    EXPECT_EQ(back.status().code(), absl::StatusCode::kInternal);
+  }
+}
+
+TEST(DocumentCodecTest, ImageWordsOutsideTheTextAreMalformed) {
+  // A damaged or hostile worker's ranges must not index past the text copsd reports from.
+  ConvertedDocument doc;
+  doc.text = "some text";
+  for (const ImageInWord& bad : {ImageInWord{5, 10, 1}, ImageInWord{4, 2, 1}}) {
+    doc.image_in_word = {bad};
+    auto back = DecodeResponse(EncodeResponse(doc));
+    ASSERT_FALSE(back.ok()) << bad.text_start << "-" << bad.text_end;
     EXPECT_EQ(back.status().code(), absl::StatusCode::kInternal);
   }
 }

@@ -119,5 +119,55 @@ TEST(HtmlConverterTest, HiddenElementsNestAndEnd) {
   EXPECT_EQ(HiddenRuns(*doc), (std::vector<std::string>{"one two three"}));
 }
 
+// The words of `doc` that held images, with how many: "Payal:1".
+std::vector<std::string> ImageWords(const ConvertedDocument& doc) {
+  std::vector<std::string> out;
+  for (const ImageInWord& w : doc.image_in_word) {
+    out.push_back(doc.text.substr(w.text_start, w.text_end - w.text_start) + ":" +
+                  std::to_string(w.images));
+  }
+  return out;
+}
+
+TEST(HtmlConverterTest, ImageReplacingLettersInsideAWordIsFound) {
+  auto doc = Html("<p>Log in to your Pay<img src=\"p.png\">al account</p>");
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "Log in to your Payal account");
+  ASSERT_EQ(doc->image_in_word.size(), 1u);
+  EXPECT_EQ(doc->image_in_word[0].text_start, 15u);
+  EXPECT_EQ(doc->image_in_word[0].text_end, 20u);
+  EXPECT_EQ(doc->image_in_word[0].images, 1u);
+
+  // Two in one word count twice on one word; inline markup around them and non-ASCII
+  // letters are still the word; an inline SVG is an image too.
+  doc = Html(
+      "<p>P<img src=a.png>y<b><IMG SRC=p.png></b>al and "
+      "caf<svg><text>e</text></svg>\xC3\xA9 4<img src=2.png>2</p>");
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "Pyal and caf\xC3\xA9 42");
+  EXPECT_EQ(ImageWords(*doc), (std::vector<std::string>{"Pyal:2", "caf\xC3\xA9:1", "42:1"}));
+}
+
+TEST(HtmlConverterTest, ImagesBesideWordsAreNotInsideThem) {
+  // A space, a line break, a paragraph or punctuation on either side: an ordinary picture.
+  for (const char* html :
+       {"<p>A logo <img src=\"x.png\"> here</p>", "<p>two <img src=x.png>words</p>",
+        "<p>two<img src=x.png> words</p>", "<p>line<img src=x.png><br>break</p>",
+        "<p>end</p><img src=x.png><p>start</p>",
+        "<p>quote<img src=x.png>\" and (<img src=x.png>paren)</p>",
+        "<p><img src=x.png>first and last<img src=x.png></p>",
+        "<p>one <span>  </span><img src=x.png><br> two</p>"}) {
+    auto doc = Html(html);
+    ASSERT_OK(doc);
+    EXPECT_EQ(ImageWords(*doc), std::vector<std::string>{}) << html;
+  }
+  // Images a reader does not see, or that are no part of the text, are not counted.
+  auto doc = Html(
+      "<p>Pay<span style=\"display:none\"><img src=p.png></span>al "
+      "Pay<img src=p.png hidden>al Pay<noscript><img src=p.png></noscript>al</p>");
+  ASSERT_OK(doc);
+  EXPECT_EQ(ImageWords(*doc), std::vector<std::string>{});
+}
+
 }  // namespace
 }  // namespace cops

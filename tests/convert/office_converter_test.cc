@@ -160,5 +160,99 @@ TEST(OfficeConverterTest, DocxRunsHiddenFromAReaderAreMarkedHidden) {
   EXPECT_EQ(hidden, (std::vector<std::string>{"vanished", "white", "tiny"}));
 }
 
+// The words of `doc` that held images, with how many: "Payal:1".
+std::vector<std::string> ImageWords(const ConvertedDocument& doc) {
+  std::vector<std::string> out;
+  for (const ImageInWord& w : doc.image_in_word) {
+    out.push_back(doc.text.substr(w.text_start, w.text_end - w.text_start) + ":" +
+                  std::to_string(w.images));
+  }
+  return out;
+}
+
+// A DOCX body of `paragraphs`, each of raw run XML.
+std::string DocxOfRuns(const std::vector<std::string>& paragraphs) {
+  std::string xml =
+      "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\" "
+      "xmlns:wp=\"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing\" "
+      "xmlns:mc=\"http://schemas.openxmlformats.org/markup-compatibility/2006\" "
+      "xmlns:v=\"urn:schemas-microsoft-com:vml\"><w:body>";
+  for (const std::string& p : paragraphs) xml += "<w:p>" + p + "</w:p>";
+  return MakeZip({{"word/document.xml", xml + "</w:body></w:document>"}});
+}
+
+std::string TextRun(const std::string& text) {
+  return "<w:r><w:t xml:space=\"preserve\">" + text + "</w:t></w:r>";
+}
+
+constexpr std::string_view kDrawingRun =
+    "<w:r><w:drawing><wp:inline><wp:extent cx=\"91440\" cy=\"91440\"/><wp:docPr id=\"1\" "
+    "name=\"p.png\"/></wp:inline></w:drawing></w:r>";
+
+TEST(OfficeConverterTest, DocxPictureRunInsideAWordIsFound) {
+  auto doc = Convert(DocxOfRuns({TextRun("Log in to your ") + TextRun("Pay") +
+                                 std::string(kDrawingRun) + TextRun("al account")}),
+                     DocumentFormat::kDocx);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "Log in to your Payal account");
+  ASSERT_EQ(doc->image_in_word.size(), 1u);
+  EXPECT_EQ(doc->image_in_word[0].text_start, 15u);
+  EXPECT_EQ(doc->image_in_word[0].text_end, 20u);
+  EXPECT_EQ(doc->image_in_word[0].images, 1u);
+
+  // VML pictures and embedded objects too; a DrawingML picture with its VML fallback for old
+  // readers (mc:AlternateContent) is one picture, and the shape it nests is part of it.
+  doc = Convert(
+      DocxOfRuns({TextRun("sec") +
+                  "<w:r><mc:AlternateContent><mc:Choice Requires=\"wps\"><w:drawing><wp:inline/>"
+                  "</w:drawing></mc:Choice><mc:Fallback><w:pict><v:shape><v:imagedata/>"
+                  "</v:shape></w:pict></mc:Fallback></mc:AlternateContent></w:r>" +
+                  TextRun("ure and cop") + "<w:r><w:object><v:shape/></w:object></w:r>" +
+                  TextRun("ied")}),
+      DocumentFormat::kDocx);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "secure and copied");
+  EXPECT_EQ(ImageWords(*doc), (std::vector<std::string>{"secure:1", "copied:1"}));
+}
+
+TEST(OfficeConverterTest, DocxPicturesBesideWordsAreNotInsideThem) {
+  auto doc = Convert(
+      DocxOfRuns(
+          {TextRun("A figure follows."), std::string(kDrawingRun),
+           TextRun("Figure ") + std::string(kDrawingRun) + TextRun(" shows") +
+               std::string(kDrawingRun) + TextRun(": the logo") + std::string(kDrawingRun),
+           TextRun("end") + std::string(kDrawingRun) + "<w:r><w:br/></w:r>" + TextRun("line"),
+           // A floating picture stands beside the text, wherever its anchor run is.
+           TextRun("Pay") +
+               "<w:r><w:drawing><wp:anchor><wp:docPr id=\"2\" name=\"logo.png\"/>"
+               "</wp:anchor></w:drawing></w:r>" +
+               TextRun("pal")}),
+      DocumentFormat::kDocx);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "A figure follows.\n\nFigure  shows: the logo\n\nend\nline\n\nPaypal");
+  EXPECT_EQ(ImageWords(*doc), std::vector<std::string>{});
+}
+
+TEST(OfficeConverterTest, OdtImageFrameInsideAWordIsFound) {
+  const std::string content =
+      "<office:document-content xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "
+      "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" "
+      "xmlns:draw=\"urn:oasis:names:tc:opendocument:xmlns:drawing:1.0\" "
+      "xmlns:xlink=\"http://www.w3.org/1999/xlink\"><office:body><office:text>"
+      // A frame's second image is an alternative format of the first: one picture.
+      "<text:p>Pay<draw:frame text:anchor-type=\"as-char\"><draw:image xlink:href=\"p.svg\"/>"
+      "<draw:image xlink:href=\"p.png\"/></draw:frame>al account</text:p>"
+      "<text:p>A logo <draw:frame text:anchor-type=\"as-char\"><draw:image xlink:href=\"x.png\"/>"
+      "</draw:frame> here</text:p>"
+      // A frame anchored to a character or paragraph floats beside the text.
+      "<text:p>Pay<draw:frame text:anchor-type=\"char\"><draw:image xlink:href=\"l.png\"/>"
+      "</draw:frame>pal</text:p>"
+      "</office:text></office:body></office:document-content>";
+  auto doc = Convert(MakeZip({{"content.xml", content}}), DocumentFormat::kOdt);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "Payal account\n\nA logo  here\n\nPaypal");
+  EXPECT_EQ(ImageWords(*doc), (std::vector<std::string>{"Payal:1"}));
+}
+
 }  // namespace
 }  // namespace cops

@@ -73,5 +73,39 @@ TEST(TextBuilderTest, SegmentsStaySortedWhenTrailingSpaceIsTrimmed) {
   EXPECT_EQ(doc.OriginalOffset(6), 300u);
 }
 
+TEST(TextBuilderTest, ImagesCountOnlyWithAWordCharacterRightOnBothSides) {
+  TextBuilder b(1000);
+  // After a space that the paragraph break trims (leaving no text): must not land inside
+  // the word that comes next.
+  b.AppendUnmapped(" ");
+  b.MarkImage();
+  b.ParagraphBreak();
+  b.Append("Pay", 0);
+  b.MarkImage();  // "Pay|al": inside
+  b.Append("al", 10);
+  b.AppendUnmapped(" ");
+  b.MarkImage();  // " |and": a space before
+  b.Append("and", 20);
+  b.AppendUnmapped(" ");
+  b.MarkImage();  // after a space the line break trims
+  b.LineBreak();
+  b.Append("n", 30);
+  b.MarkImage();  // "n|e|xt": two in one word, one range
+  b.Append("e", 40);
+  b.MarkImage();
+  b.Append("xt.", 50);
+  b.MarkImage();  // "xt.|": punctuation before, the end of the text after
+  ConvertedDocument doc;
+  b.Finish(&doc);
+  EXPECT_EQ(doc.text, "Payal and\nnext.");
+  ASSERT_EQ(doc.image_in_word.size(), 2u);
+  EXPECT_EQ(doc.image_in_word[0].text_start, 0u);
+  EXPECT_EQ(doc.image_in_word[0].text_end, 5u);
+  EXPECT_EQ(doc.image_in_word[0].images, 1u);
+  EXPECT_EQ(doc.image_in_word[1].text_start, 10u);
+  EXPECT_EQ(doc.image_in_word[1].text_end, 14u);
+  EXPECT_EQ(doc.image_in_word[1].images, 2u);
+}
+
 }  // namespace
 }  // namespace cops

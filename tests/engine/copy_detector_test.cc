@@ -1058,5 +1058,39 @@ TEST_F(CopyDetectorTest, HiddenTextOfPdfIsReportedWhereItIs) {
   EXPECT_EQ(q.extracted_text, r.extracted_text);
 }
 
+TEST_F(CopyDetectorTest, LettersReplacedByImagesInHtmlAndDocxAreReportedWhereTheyAre) {
+  const std::string html = "<html><body><p>" + std::string(Corpus()[0].body).substr(0, 200) +
+                           " Pay<img src=\"p.png\">al</p></body></html>";
+  CheckRequestInfo request;
+  request.format = DocumentFormat::kHtml;
+  CheckResult r = MustCheck(html, request);
+  ASSERT_EQ(r.manipulations.size(), 1u);
+  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kImageInWord);
+  EXPECT_EQ(r.manipulations[0].count, 1u);
+  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
+  // In bytes of the markup as sent: the word with the image in it.
+  EXPECT_EQ(html.substr(r.manipulations[0].ranges[0].start,
+                        r.manipulations[0].ranges[0].end - r.manipulations[0].ranges[0].start),
+            "Pay<img src=\"p.png\">al");
+
+  const std::string xml =
+      "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\" "
+      "xmlns:wp=\"http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing\">"
+      "<w:body><w:p><w:r><w:t xml:space=\"preserve\">Visible words Pay</w:t></w:r>"
+      "<w:r><w:drawing><wp:inline/></w:drawing></w:r><w:r><w:t>al</w:t></w:r></w:p></w:body>"
+      "</w:document>";
+  request.format = DocumentFormat::kDocx;
+  r = MustCheck(testing::MakeZip({{"word/document.xml", xml}}), request);
+  ASSERT_EQ(r.manipulations.size(), 1u);
+  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kImageInWord);
+  EXPECT_EQ(r.manipulations[0].count, 1u);
+  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
+  // DOCX spans index the extracted text: so do the ranges.
+  EXPECT_EQ(r.extracted_text.substr(
+                r.manipulations[0].ranges[0].start,
+                r.manipulations[0].ranges[0].end - r.manipulations[0].ranges[0].start),
+            "Payal");
+}
+
 }  // namespace
 }  // namespace cops
