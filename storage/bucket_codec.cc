@@ -725,37 +725,13 @@ bool MergeBucketReference(const std::optional<std::string_view>& existing,
 }
 
 bool CombineAddFragments(std::span<const std::string_view> operands, std::string* out) {
-  std::map<uint64_t, BucketGroup> groups;
-  std::vector<BucketGroup> decoded;
+  // Adds only, none capped: what MergeBucket makes of them without a value, through the
+  // same flat merge (a flush of several memtables runs this for nearly every bucket key it
+  // writes, so the map of groups the reference merge builds cost it an allocation a group).
   for (std::string_view op : operands) {
-    if (IsError(DecodeGroups(op, &decoded))) return false;
-    for (BucketGroup& add : decoded) {
-      BucketGroup& g = groups[add.rest];
-      g.rest = add.rest;
-      g.beyond_cap = SaturatingAdd(g.beyond_cap, add.beyond_cap);
-      // Keeps the first add of each document, as MergeBucket would.
-      std::vector<Posting> merged;
-      merged.reserve(g.postings.size() + add.postings.size());
-      size_t a = 0, b = 0;
-      const auto& x = g.postings;
-      const auto& y = add.postings;
-      while (a < x.size() || b < y.size()) {
-        if (b == y.size() || (a < x.size() && x[a].doc_id <= y[b].doc_id)) {
-          const DocId doc = x[a].doc_id;
-          while (a < x.size() && x[a].doc_id == doc) merged.push_back(x[a++]);
-          while (b < y.size() && y[b].doc_id == doc) ++b;  // a replayed add
-        } else {
-          const DocId doc = y[b].doc_id;
-          while (b < y.size() && y[b].doc_id == doc) merged.push_back(y[b++]);
-        }
-      }
-      g.postings = std::move(merged);
-    }
+    if (!IsAddFragment(op)) return false;
   }
-  decoded.clear();
-  for (auto& [rest, g] : groups) decoded.push_back(std::move(g));
-  *out = EncodeBucket(decoded);
-  return true;
+  return MergeFiltered(std::nullopt, operands, RestFilter(), /*max_postings=*/0, out);
 }
 
 }  // namespace cops::bucket_codec

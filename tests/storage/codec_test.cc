@@ -1,5 +1,6 @@
 #include "storage/codec.h"
 
+#include <algorithm>
 #include <limits>
 #include <random>
 
@@ -482,6 +483,7 @@ TEST(BucketCodecTest, MergeAddsIgnoresReplaysCapsAndRemoves) {
 
 TEST(BucketCodecTest, WholeAndRestrictedMergesAgreeWithTheReferenceOnRandomOperands) {
   std::mt19937 rng(11);
+  int combined_rounds = 0;
   for (int round = 0; round < 300; ++round) {
     std::vector<std::string> ops;
     std::optional<std::string> existing;
@@ -521,6 +523,14 @@ TEST(BucketCodecTest, WholeAndRestrictedMergesAgreeWithTheReferenceOnRandomOpera
     ASSERT_TRUE(bc::MergeBucket(base, views, cap, &fast));
     ASSERT_TRUE(bc::MergeBucketReference(base, views, cap, &reference));
     ASSERT_EQ(fast, reference) << round;
+    // Adds alone combine (a partial merge) into what the reference makes of them uncapped.
+    if (!base.has_value() && std::all_of(views.begin(), views.end(), bc::IsAddFragment)) {
+      std::string combined, uncapped;
+      ASSERT_TRUE(bc::CombineAddFragments(views, &combined));
+      ASSERT_TRUE(bc::MergeBucketReference(std::nullopt, views, 0, &uncapped));
+      ASSERT_EQ(combined, uncapped) << round;
+      ++combined_rounds;
+    }
     // A merge for some rests (what a lookup runs) holds exactly their groups of the whole
     // merge; rest 12 is never written.
     std::vector<uint64_t> wanted;
@@ -537,6 +547,7 @@ TEST(BucketCodecTest, WholeAndRestrictedMergesAgreeWithTheReferenceOnRandomOpera
     ASSERT_TRUE(bc::MergeBucketRests(base, views, wanted, cap, &restricted));
     ASSERT_EQ(restricted, bc::EncodeBucket(groups)) << round;
   }
+  EXPECT_GT(combined_rounds, 20);
 }
 
 }  // namespace
