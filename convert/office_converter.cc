@@ -14,6 +14,7 @@
 #include <string>
 
 #include "convert/formats.h"
+#include "convert/hidden_style.h"
 #include "convert/text_builder.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -137,16 +138,17 @@ std::string ValAttribute(xmlTextReader* reader) {
 
 // Whether a DOCX run property element (inside <w:rPr>) hides the run from a reader:
 // <w:vanish/> (unless w:val turns it off), white text (<w:color w:val="FFFFFF"/>), or a
-// size of at most 1pt (<w:sz w:val="2"/>, in half-points).
+// tiny size (<w:sz w:val="2"/>, in half-points: 1pt), judged as every format judges them
+// (convert/hidden_style.h).
 bool HidesRun(const char* local, xmlTextReader* reader) {
   if (std::strcmp(local, "vanish") == 0 || std::strcmp(local, "specVanish") == 0) {
     const std::string v = ValAttribute(reader);
     return v != "0" && v != "false" && v != "off";
   }
-  if (std::strcmp(local, "color") == 0) return ValAttribute(reader) == "ffffff";
+  if (std::strcmp(local, "color") == 0) return IsWhiteColor("#" + ValAttribute(reader));
   if (std::strcmp(local, "sz") == 0) {
     const std::string v = ValAttribute(reader);
-    return !v.empty() && std::atoi(v.c_str()) <= 2;
+    return !v.empty() && std::atoi(v.c_str()) / 2.0 <= kTinyFontPt;
   }
   return false;
 }
