@@ -260,6 +260,24 @@ TEST(OfficeConverterTest, OdtColouredSizedAndShownTextIsNotHidden) {
   EXPECT_EQ(HiddenRuns(*doc), std::vector<std::string>{});
 }
 
+TEST(OfficeConverterTest, OdtStylesAreReadWhateverPrefixesTheWriterChose) {
+  // docutils' rst2odt, for one, writes ns0:, ns2:, ...: namespaces count, not prefixes.
+  const std::string content =
+      "<o:document-content xmlns:o=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "
+      "xmlns:s=\"urn:oasis:names:tc:opendocument:xmlns:style:1.0\" "
+      "xmlns:t=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" "
+      "xmlns:f=\"urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0\">"
+      "<o:automatic-styles><s:style s:name=\"W\" s:family=\"text\"><s:text-properties "
+      "f:color=\"#ffffff\"/></s:style></o:automatic-styles><o:body><o:text><t:p>shown "
+      "<t:span t:style-name=\"W\">white</t:span></t:p></o:text></o:body></o:document-content>";
+  auto doc = Convert(
+      MakeZip({{"mimetype", "application/vnd.oasis.opendocument.text"}, {"content.xml", content}}),
+      DocumentFormat::kOdt);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "shown white");
+  EXPECT_EQ(HiddenRuns(*doc), std::vector<std::string>{"white"});
+}
+
 // The words of `doc` that held images, with how many: "Payal:1".
 std::vector<std::string> ImageWords(const ConvertedDocument& doc) {
   std::vector<std::string> out;
