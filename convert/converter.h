@@ -41,8 +41,10 @@ struct ConvertOptions {
   // PDF: lines repeated at the top or bottom of most pages (running headers, footers,
   // page numbers). Trade-off: a genuinely repeated first/last line is lost too.
   bool drop_headers_footers = false;
-  // Look for text hidden from a reader (ConvertedDocument::hidden). HTML and DOCX find it as
-  // they parse, whatever this says; PDF renders its pages with text for it, which makes its
+  // Look for text hidden from a reader (ConvertedDocument::hidden). HTML, DOCX, ODT and
+  // LaTeX find it as they parse, whatever this says, but ODT reads the common styles of its
+  // styles.xml for it only when this is true (a named style made white; direct formatting
+  // is in content.xml); PDF renders its pages with text for it, which makes its
   // conversion several times slower (docs/performance.md): registration, which reports no
   // manipulation, turns it off.
   bool find_hidden_text = true;
@@ -65,9 +67,12 @@ struct ConvertedPart {  // e.g. an email attachment
 };
 
 // Text the document hides from a reader (HTML display:none, visibility:hidden, the hidden
-// attribute, font-size 0-1px, white text; DOCX w:vanish, white colour, size <= 1pt; PDF
-// words of 1 pt or below, or leaving no ink on the rendered page: white, render mode 3,
-// painted over): bytes [text_start, text_end) of ConvertedDocument::text. The text stays in
+// attribute, font size <= 1pt, white text; DOCX w:vanish, white colour, size <= 1pt; ODT
+// styles of white, <= 1pt or text:display="none" text, hidden-text and hidden-paragraph
+// fields, hidden sections; LaTeX white text, \phantom, \fontsize <= 1pt; PDF words of 1 pt
+// or below, or leaving no ink on the rendered page: white, render mode 3, painted over;
+// thresholds in convert/hidden_style.h): bytes [text_start, text_end) of
+// ConvertedDocument::text. The text stays in
 // the extracted text (it is what was sent); the check reports it as manipulation
 // (core/manipulation.h).
 struct HiddenText {

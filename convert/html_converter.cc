@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "convert/charset.h"
 #include "convert/formats.h"
+#include "convert/hidden_style.h"
 #include "convert/text_builder.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -49,25 +50,9 @@ Role RoleOf(const char* name) {
   return Role::kInline;
 }
 
-// Whether a CSS length hides text: 0, or at most 1px / 1pt.
-bool TinySize(std::string_view v) {
-  size_t i = 0;
-  while (i < v.size() && (std::isdigit(static_cast<unsigned char>(v[i])) || v[i] == '.')) ++i;
-  if (i == 0) return false;
-  const double size = std::atof(std::string(v.substr(0, i)).c_str());
-  const std::string_view unit = v.substr(i);
-  if (size == 0) return true;
-  return size <= 1 && (unit.empty() || unit.starts_with("px") || unit.starts_with("pt"));
-}
-
-bool White(std::string_view v) {
-  return v == "#fff" || v == "#ffffff" || v == "white" || v.starts_with("rgb(255,255,255") ||
-         v.starts_with("#fff!") || v.starts_with("#ffffff!") || v.starts_with("white!");
-}
-
 // Whether an element's attributes hide its text from a reader: the hidden attribute, or an
-// inline style with display:none, visibility:hidden, a font size of 0-1px, or white text
-// (on the white page a reader sees; a style that also sets a background is not judged).
+// inline style with display:none, visibility:hidden, a tiny font size (0, or at most 1pt), or white
+// text (on the white page a reader sees; a style that also sets a background is not judged).
 bool HidesText(const xmlChar** attrs) {
   if (attrs == nullptr) return false;
   for (size_t i = 0; attrs[i] != nullptr; i += 2) {
@@ -86,8 +71,8 @@ bool HidesText(const xmlChar** attrs) {
       const std::string_view key = decl.substr(0, colon), value = decl.substr(colon + 1);
       if (key == "display" && value.starts_with("none")) return true;
       if (key == "visibility" && value.starts_with("hidden")) return true;
-      if (key == "font-size" && TinySize(value)) return true;
-      if (key == "color") white = White(value);
+      if (key == "font-size" && IsTinyFontSize(value)) return true;
+      if (key == "color") white = IsWhiteColor(value);
       if (key == "background" || key == "background-color") background = true;
     }
     if (white && !background) return true;

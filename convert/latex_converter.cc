@@ -5,14 +5,28 @@
 // than losing its text); reference-like commands (\cite, \ref, \label, ...) are dropped
 // with their arguments. Blank lines and sectioning end paragraphs. Every text run maps
 // back to its byte offset in the source.
+//
+// Hidden text (ConvertedDocument::hidden) is followed as TeX scopes it, to the end of the
+// group or environment: white text (\color, \textcolor; named, \definecolor'd, xcolor
+// mixes such as black!0, and the rgb, RGB, HTML, gray, cmyk models), \phantom and its
+// kin (typeset as blank space), and \fontsize of at most 1pt, judged as in HTML and DOCX
+// (convert/hidden_style.h). White on a \colorbox or \fcolorbox of another colour is
+// readable, as is any white in a document that sets a page colour or a beamer background
+// canvas (no white is judged there).
 
+#include <cctype>
+#include <cstdlib>
 #include <cstring>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "convert/charset.h"
 #include "convert/formats.h"
+#include "convert/hidden_style.h"
 #include "convert/text_builder.h"
+#include "core/strings.h"
 
 namespace cops {
 namespace {
@@ -38,12 +52,11 @@ bool DropsArguments(std::string_view name) {
   if (name.starts_with("cite") || name.ends_with("ref") || name.starts_with("bibliography")) {
     return true;
   }
-  return OneOf(name, {"label", "includegraphics", "input", "include", "url", "vspace",
-                      "hspace", "vspace*", "hspace*", "newcommand", "renewcommand",
-                      "providecommand", "setlength", "addtolength", "setcounter",
-                      "usepackage", "documentclass", "newenvironment", "renewenvironment",
-                      "pagestyle", "thispagestyle", "addcontentsline", "bibitem", "color",
-                      "definecolor", "hypersetup", "graphicspath", "index", "nocite",
+  return OneOf(name, {"label", "includegraphics", "input", "include", "url", "vspace", "hspace",
+                      "vspace*", "hspace*", "newcommand", "renewcommand", "providecommand",
+                      "setlength", "addtolength", "setcounter", "usepackage", "documentclass",
+                      "newenvironment", "renewenvironment", "pagestyle", "thispagestyle",
+                      "addcontentsline", "bibitem", "hypersetup", "graphicspath", "index", "nocite",
                       "newtheorem", "numberwithin", "DeclareMathOperator", "maketitle",
                       "tableofcontents", "label*", "footnotemark", "linewidth", "textwidth"});
 }
@@ -83,15 +96,50 @@ class LatexScanner {
 
   void Run() {
     size_t begin = s_.find("\\begin{document}");
-    pos_ = begin == std::string_view::npos ? 0 : begin + std::strlen("\\begin{document}");
+    const size_t body =
+        begin == std::string_view::npos ? 0 : begin + std::strlen("\\begin{document}");
+    // Colours defined, and a page colour set, in the preamble.
+    end_ = body;
+    for (std::string_view command : {"\\definecolor", "\\colorlet", "\\pagecolor"}) {
+      for (size_t at = s_.find(command); at < body; at = s_.find(command, at + 1)) {
+        pos_ = at;
+        Command();
+      }
+    }
+    // A dark beamer theme: white text on it is the ordinary case.
+    if (s_.find("background canvas") != std::string_view::npos) coloured_page_ = true;
+    pos_ = body;
     size_t end = s_.find("\\end{document}", pos_);
     end_ = end == std::string_view::npos ? s_.size() : end;
     while (pos_ < end_ && !out_->overflowed()) Step();
   }
 
  private:
+  // How the text being scanned looks, as far as that hides it from a reader. TeX restores
+  // it at the end of each group and environment.
+  struct Look {
+    bool white = false;       // \color{white}, \textcolor{white}{...}
+    bool background = false;  // inside a \colorbox of another colour than white
+    bool tiny = false;        // \fontsize of at most kTinyFontPt
+    bool phantom = false;     // \phantom{...}: typeset as blank space
+  };
+
+  // What to do at the close of an open brace.
+  struct Group {
+    char action;  // kPlain, kCloseParagraph
+    Look outer;   // the look to restore
+  };
+
+  bool Hidden() const {
+    return look_.phantom || look_.tiny || (look_.white && !look_.background && !coloured_page_);
+  }
+
   uint32_t Orig(size_t at) const { return src_.OriginalOffset(static_cast<uint32_t>(at)); }
-  void Emit(std::string_view text, size_t at) { out_->Append(text, Orig(at)); }
+  void Emit(std::string_view text, size_t at) {
+    const uint32_t before = static_cast<uint32_t>(out_->size());
+    out_->Append(text, Orig(at));
+    if (Hidden()) out_->MarkHidden(before);
+  }
   void Space() {
     const std::string& t = out_->text();
     if (!t.empty() && t.back() != ' ' && t.back() != '\n') out_->AppendUnmapped(" ");
@@ -114,6 +162,134 @@ class LatexScanner {
 
   void SkipSpaces() {
     while (pos_ < end_ && (s_[pos_] == ' ' || s_[pos_] == '\t')) ++pos_;
+  }
+
+  // The text of the {..} argument at pos_ (after spaces), moving past it; "" when there is
+  // none.
+  std::string_view ReadArgument() {
+    SkipSpaces();
+    if (pos_ >= end_ || s_[pos_] != '{') return "";
+    const size_t open = pos_;
+    SkipGroup('{', '}');
+    return s_.substr(open + 1, pos_ > open + 1 ? pos_ - open - 2 : 0);
+  }
+
+  // The text of an optional [..] argument at pos_ (after spaces), moving past it; "" when
+  // there is none.
+  std::string_view ReadOptional() {
+    const size_t save = pos_;
+    SkipSpaces();
+    if (pos_ >= end_ || s_[pos_] != '[') {
+      pos_ = save;
+      return "";
+    }
+    const size_t open = pos_;
+    SkipGroup('[', ']');
+    return s_.substr(open + 1, pos_ > open + 1 ? pos_ - open - 2 : 0);
+  }
+
+  // Opens the {..} argument at pos_ (after spaces) as a group whose text looks like `look`.
+  void OpenArgumentWith(const Look& look) {
+    SkipSpaces();
+    if (pos_ >= end_ || s_[pos_] != '{') return;
+    ++pos_;
+    groups_.push_back({kPlain, look_});
+    look_ = look;
+  }
+
+  // Whether xcolor's colour name `name` (no spaces) is white.
+  bool NamedWhite(std::string_view name) const {
+    return name == "white" || white_names_.count(std::string(name)) > 0;
+  }
+
+  // Whether the colour of a colour command's [model]{spec} arguments is white.
+  bool IsWhite(std::string_view model, std::string_view spec) const {
+    std::string value;
+    for (char c : spec) {
+      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') value += c;
+    }
+    if (model.empty()) {
+      // A name, or an xcolor mix "a!p" (p% of a, the rest white) or "a!p!b".
+      const std::vector<std::string> parts = absl::StrSplit(value, '!');
+      if (parts.size() == 1) return NamedWhite(value);
+      if (parts.size() > 3) return false;
+      const double percent = std::atof(std::string(parts[1]).c_str());
+      const bool rest_white = parts.size() == 2 || NamedWhite(parts[2]);
+      return (percent == 0 || NamedWhite(parts[0])) && (percent == 100 || rest_white);
+    }
+    if (model == "HTML") return IsWhiteColor(AsciiLower(StrCat("#", value)));
+    double target;
+    size_t components;
+    if (model == "rgb") {
+      target = 1, components = 3;
+    } else if (model == "RGB") {
+      target = 255, components = 3;
+    } else if (model == "gray") {
+      target = 1, components = 1;
+    } else if (model == "cmyk") {
+      target = 0, components = 4;
+    } else {
+      return false;
+    }
+    const std::vector<std::string> values = absl::StrSplit(value, ',');
+    if (values.size() != components) return false;
+    for (const std::string& v : values) {
+      if (v.empty() || std::atof(v.c_str()) != target) return false;
+    }
+    return true;
+  }
+
+  // Whether a colour command's [model]{spec} arguments at pos_ are white, moving past them.
+  bool ReadWhite() {
+    const std::string_view model = ReadOptional();
+    return IsWhite(model, ReadArgument());
+  }
+
+  // Handles the colour, phantom and font size commands that can hide text; false for any
+  // other command.
+  bool LookCommand(std::string_view name) {
+    if (name == "color") {
+      look_.white = ReadWhite();
+    } else if (name == "textcolor") {
+      Look look = look_;
+      look.white = ReadWhite();
+      OpenArgumentWith(look);
+    } else if (name == "colorbox" || name == "fcolorbox") {
+      if (name == "fcolorbox") {
+        ReadOptional();
+        ReadArgument();  // the frame's colour
+      }
+      Look look = look_;
+      if (!ReadWhite()) look.background = true;
+      OpenArgumentWith(look);
+    } else if (name == "phantom" || name == "hphantom" || name == "vphantom") {
+      Look look = look_;
+      look.phantom = true;
+      OpenArgumentWith(look);
+    } else if (name == "fontsize") {
+      std::string size;
+      for (char c : ReadArgument()) {
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') size += c;
+      }
+      if (!size.empty() &&
+          (std::isdigit(static_cast<unsigned char>(size.back())) || size.back() == '.')) {
+        size += "pt";  // TeX's unit
+      }
+      look_.tiny = IsTinyFontSize(AsciiLower(size));
+      ReadArgument();  // the baseline skip
+    } else if (name == "definecolor") {
+      const std::string colour(ReadArgument());
+      const std::string_view model = ReadArgument();
+      if (IsWhite(model, ReadArgument())) white_names_.insert(colour);
+    } else if (name == "colorlet") {
+      const std::string colour(ReadArgument());
+      if (ReadWhite()) white_names_.insert(colour);
+    } else if (name == "pagecolor") {
+      if (!ReadWhite()) coloured_page_ = true;
+    } else {
+      return false;
+    }
+    return true;
   }
 
   // Skips every [..] and {..} argument right after a command.
@@ -210,8 +386,10 @@ class LatexScanner {
         size_t letter = pos_;
         if (letter < end_ && s_[letter] == '{') ++letter;
         if (letter < end_ && IsLetter(s_[letter])) {
+          const uint32_t before = static_cast<uint32_t>(out_->size());
           Emit(s_.substr(letter, 1), start);
           out_->AppendUnmapped(mark);
+          if (Hidden()) out_->MarkHidden(before);
           pos_ = letter + 1;
           if (pos_ < end_ && s_[pos_] == '}' && s_[letter - 1] == '{') ++pos_;
         }
@@ -230,7 +408,13 @@ class LatexScanner {
         SkipPast(std::string("\\end{") + std::string(env) + "}");
         return;
       }
-      if (name == "begin") SkipArguments();  // e.g. \begin{tabular}{ll}
+      if (name == "begin") {
+        environments_.push_back(look_);
+        SkipArguments();  // e.g. \begin{tabular}{ll}
+      } else if (!environments_.empty()) {
+        look_ = environments_.back();
+        environments_.pop_back();
+      }
       if (env != "emph" && env != "center") out_->ParagraphBreak();
       return;
     }
@@ -248,6 +432,7 @@ class LatexScanner {
       if (pos_ < end_ && s_[pos_] == '{') SkipGroup('{', '}');
       return;
     }
+    if (LookCommand(name)) return;
     if (DropsArguments(name)) {
       SkipArguments();
       return;
@@ -258,7 +443,7 @@ class LatexScanner {
       SkipSpaces();
       if (pos_ < end_ && s_[pos_] == '{') {
         ++pos_;
-        groups_.push_back(kCloseParagraph);
+        groups_.push_back({kCloseParagraph, look_});
       }
       return;
     }
@@ -283,12 +468,13 @@ class LatexScanner {
         return;
       case '{':
         ++pos_;
-        groups_.push_back(kPlain);
+        groups_.push_back({kPlain, look_});
         return;
       case '}':
         ++pos_;
         if (!groups_.empty()) {
-          if (groups_.back() == kCloseParagraph) out_->ParagraphBreak();
+          if (groups_.back().action == kCloseParagraph) out_->ParagraphBreak();
+          look_ = groups_.back().outer;
           groups_.pop_back();
         }
         return;
@@ -351,7 +537,11 @@ class LatexScanner {
   TextBuilder* out_;
   size_t pos_ = 0;
   size_t end_ = 0;
-  std::vector<char> groups_;  // what to do at each open brace's close
+  std::vector<Group> groups_;       // the open braces, innermost last
+  std::vector<Look> environments_;  // the look at each open environment's \begin
+  Look look_;
+  std::set<std::string> white_names_;  // colours \definecolor'd or \colorlet as white
+  bool coloured_page_ = false;         // white is readable anywhere (\pagecolor, beamer canvas)
 };
 
 }  // namespace

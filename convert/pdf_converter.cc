@@ -6,10 +6,11 @@
 // byte map, so original offsets there are text offsets.
 //
 // Hidden text (ConvertedDocument::hidden): a word is hidden when its font size is at most
-// 1 pt, or when the page rendered at screen resolution shows no ink inside the word's box
-// (white text on a white page, render mode 3, text painted over by a shape). The page's
-// words come from poppler's word list, in reading order; they are found again in the page's
-// extracted text, which poppler lays out physically (columns side by side), and marked there.
+// kTinyFontPt (1 pt, as every format: hidden_style.h), or when the page rendered at screen
+// resolution shows no ink inside the word's box (white text on a white page, render mode 3,
+// text painted over by a shape). The page's words come from poppler's word list, in reading
+// order; they are found again in the page's extracted text, which poppler lays out
+// physically (columns side by side), and marked there.
 
 #include <poppler-document.h>
 #include <poppler-global.h>
@@ -30,6 +31,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "convert/formats.h"
+#include "convert/hidden_style.h"
 #include "convert/text_builder.h"
 #include "core/status_macros.h"
 
@@ -145,8 +147,6 @@ bool EndsSentence(const std::string& s) {
 // Byte ranges [begin, end) of one line, sorted.
 using LineRanges = std::vector<std::pair<size_t, size_t>>;
 
-// A word is tiny, and so hidden, at this font size or below (HTML and DOCX: 1px, 1pt).
-constexpr double kTinyFontPt = 1.0;
 // Font sizes cost text_list as much again as its words, so they are asked for only on a page
 // with a word box at most this high (points). A box spans the font's ascent and descent,
 // about 0.9-1.3 times the size (but a font may declare neither: its box is then no guide).

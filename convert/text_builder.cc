@@ -115,6 +115,8 @@ void TextBuilder::MarkHidden(uint32_t begin) {
   // Separators appended before the hidden text are not hidden.
   while (begin < end && IsAsciiSpace(text_[begin])) ++begin;
   if (begin >= end) return;
+  // Runs inside this one (hidden words of a paragraph hidden as a whole) become part of it.
+  while (!hidden_.empty() && hidden_.back().text_start >= begin) hidden_.pop_back();
   // Runs apart by spaces only are one run.
   if (!hidden_.empty() &&
       std::all_of(text_.begin() + std::min(hidden_.back().text_end, begin),

@@ -39,7 +39,7 @@ class TextBuilder {
   void ParagraphBreak();
 
   // Marks text()[begin, size()) as hidden from a reader (ConvertedDocument::hidden); a run
-  // touching the previous one extends it.
+  // touching the previous one extends it, runs marked before within it join it.
   void MarkHidden(uint32_t begin);
   // Notes an image at the end of the text so far. Finish() reports it in
   // ConvertedDocument::image_in_word when the text on both sides of it, as finally built,

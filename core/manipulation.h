@@ -5,9 +5,9 @@
 // characters. Canonicalization (core/canonicalizer.h) already undoes look-alike letters and
 // invisible characters, so they do not hide a copy from COPS; a check reports them too,
 // since a reader should know the text was doctored ("text manipulation suspected").
-// Converters report hidden text (white, tiny or display:none text in HTML and DOCX; white,
-// invisible or tiny text in PDF) and images placed inside words (letters replaced by
-// pictures) the same way (convert/converter.h).
+// Converters report hidden text (white, tiny or display:none text in HTML, DOCX and ODT;
+// white, \phantom or tiny text in LaTeX; white, invisible or tiny text in PDF) and images
+// placed inside words (letters replaced by pictures) the same way (convert/converter.h).
 //
 // Thread-safety: pure functions.
 
@@ -25,9 +25,10 @@ enum class ManipulationKind : uint8_t {
                      // word joiner, U+2800 braille blank) next to Latin letters or spaces;
                      // removed
   kHiddenText = 3,   // text the document hides from a reader (HTML display:none,
-                     // visibility:hidden, font-size 0-1px, white on white; DOCX w:vanish,
-                     // white colour, size <= 1pt; PDF: 1 pt or below, or no ink on the
-                     // rendered page); found by the converter
+                     // visibility:hidden, font size <= 1pt, white on white; DOCX w:vanish,
+                     // white colour, size <= 1pt; ODT the same by style, hidden fields and
+                     // sections; LaTeX white, \phantom, \fontsize <= 1pt; PDF: 1 pt or
+                     // below, or no ink on the rendered page); found by the converter
   kImageInWord = 4,  // an image inside a word, letters on both sides ("Pay<img>al": letters
                      // replaced by pictures of them); found by the HTML and DOCX/ODT
                      // converters

@@ -53,8 +53,9 @@ struct CopyDetectorOptions {
   // earlier result kept.
   uint32_t max_documents_per_stream = 50000;
   // Checks look for hidden text in PDFs (ConvertOptions::find_hidden_text: rendering their
-  // pages makes a PDF's conversion several times slower, docs/converters.md); HTML and DOCX
-  // report theirs either way. Registrations never look.
+  // pages makes a PDF's conversion several times slower, docs/converters.md); HTML, DOCX,
+  // LaTeX and ODT report theirs either way (ODT then without the named styles of its
+  // styles.xml). Registrations never look.
   bool pdf_hidden_text = true;
   // Wall clock in microseconds since the epoch (replaceable for tests): registration times,
   // and the "now" against which expiries and embargoes are checked.

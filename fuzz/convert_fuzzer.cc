@@ -7,7 +7,8 @@
 // document's XML parts, separated by NUL bytes, which the harness packs into a valid archive
 // (libzip, as the converter reads it), so that mutations reach the XML parsing instead of
 // breaking the archive. The parts, in order: DOCX word/document.xml, word/footnotes.xml,
-// word/endnotes.xml; ODT content.xml, META-INF/manifest.xml. scripts/fuzz-smoke.sh seeds
+// word/endnotes.xml; ODT content.xml, META-INF/manifest.xml, styles.xml (its named styles,
+// which can hide text). scripts/fuzz-smoke.sh seeds
 // both kinds (fuzz/fuzz_seeds.cc).
 
 #include <cstddef>
@@ -29,7 +30,8 @@ namespace {
 std::string PackOfficeParts(cops::DocumentFormat format, std::string_view input) {
   static const std::vector<std::string> kDocxParts = {"word/document.xml",
                                                       "word/footnotes.xml", "word/endnotes.xml"};
-  static const std::vector<std::string> kOdtParts = {"content.xml", "META-INF/manifest.xml"};
+  static const std::vector<std::string> kOdtParts = {"content.xml", "META-INF/manifest.xml",
+                                                     "styles.xml"};
   const bool docx = format == cops::DocumentFormat::kDocx;
   const std::vector<std::string>& names = docx ? kDocxParts : kOdtParts;
   std::vector<std::pair<std::string, std::string>> entries;

@@ -208,8 +208,8 @@ const std::vector<Flag>& Flags() {
       {"max-message-bytes", "Largest gRPC message, bytes", Value(&ServerConfig::max_message_bytes)},
       {"pdf-hidden-text",
        "Checks render each PDF page to report hidden text (white, invisible, painted over, 1 pt): "
-       "several times the PDF's conversion cost; --pdf-hidden-text=false keeps only HTML and "
-       "DOCX's (docs/converters.md)",
+       "several times the PDF's conversion cost; --pdf-hidden-text=false keeps only the other "
+       "formats' (HTML, DOCX, LaTeX, ODT but its named styles; docs/converters.md)",
        Switch(&ServerConfig::pdf_hidden_text)},
       {"bulk-window-documents",
        "Documents of a bulk stream written to the index together (1-65536; 16 MiB at most)",

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "convert/converter.h"
 #include "tests/testing/status_matchers.h"
 
@@ -64,6 +67,56 @@ TEST(LatexConverterTest, AccentCommandsBecomeCombiningMarks) {
   auto doc = Latex("caf\\'e and na\\\"{i}ve");
   ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "cafe\xCC\x81 and nai\xCC\x88ve");
+}
+
+// The hidden runs of `doc`, as text.
+std::vector<std::string> HiddenRuns(const ConvertedDocument& doc) {
+  std::vector<std::string> out;
+  for (const HiddenText& h : doc.hidden) {
+    out.push_back(doc.text.substr(h.text_start, h.text_end - h.text_start));
+  }
+  return out;
+}
+
+TEST(LatexConverterTest, TextHiddenFromAReaderIsMarkedHidden) {
+  auto doc = Latex(
+      "\\documentclass{article}\\usepackage{xcolor}\n"
+      "\\definecolor{paper}{RGB}{255, 255, 255}\n"
+      "\\begin{document}\n"
+      "Shown \\textcolor{white}{white words} then {\\color{white} grouped} back "
+      "\\phantom{ghost} and \\hphantom{wide} text {\\fontsize{1pt}{1pt}\\selectfont tiny} a "
+      "\\textcolor[rgb]{1,1,1}{rgb} x \\textcolor[HTML]{FfFfFf}{hex} y "
+      "{\\color{black!0} mixed {\\color{black} inner} again} z\n\n"
+      "\\begin{center}\\color{paper} defined \\end{center} caf\\textcolor{white}{\\'e}\n"
+      "\\end{document}\n");
+  ASSERT_OK(doc);
+  // The text stays (it is what was sent), without the colour arguments; each hidden run is
+  // marked, and a colour ends with its group or environment.
+  EXPECT_EQ(doc->text,
+            "Shown white words then grouped back ghost and wide text tiny a rgb x hex y mixed "
+            "inner again z\n\ndefined cafe\xCC\x81");
+  EXPECT_EQ(HiddenRuns(*doc),
+            (std::vector<std::string>{"white words", "grouped", "ghost", "wide", "tiny", "rgb",
+                                      "hex", "mixed", "again", "defined", "e\xCC\x81"}));
+}
+
+TEST(LatexConverterTest, ColouredBoxedAndSizedTextIsNotHidden) {
+  auto doc = Latex(
+      "\\begin{document}\n"
+      "\\textcolor{red}{red} {\\color{gray} grey} \\colorbox{black}{\\color{white} boxed} "
+      "\\fcolorbox{red}{blue}{\\textcolor{white}{framed}} {\\fontsize{8}{10}\\selectfont "
+      "small} \\textcolor{white!50!black}{half} \\textcolor[gray]{0.9}{light}\n"
+      "\\end{document}\n");
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "red grey boxed framed small half light");
+  EXPECT_EQ(HiddenRuns(*doc), std::vector<std::string>{});
+  // On a page of another colour white text is the ordinary case.
+  auto dark = Latex(
+      "\\pagecolor{black}\\begin{document}\\color{white} Light on dark."
+      "\\end{document}");
+  ASSERT_OK(dark);
+  EXPECT_EQ(dark->text, "Light on dark.");
+  EXPECT_EQ(HiddenRuns(*dark), std::vector<std::string>{});
 }
 
 }  // namespace

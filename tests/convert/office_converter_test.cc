@@ -160,6 +160,124 @@ TEST(OfficeConverterTest, DocxRunsHiddenFromAReaderAreMarkedHidden) {
   EXPECT_EQ(hidden, (std::vector<std::string>{"vanished", "white", "tiny"}));
 }
 
+// The hidden runs of `doc`, as text.
+std::vector<std::string> HiddenRuns(const ConvertedDocument& doc) {
+  std::vector<std::string> out;
+  for (const HiddenText& h : doc.hidden) {
+    out.push_back(doc.text.substr(h.text_start, h.text_end - h.text_start));
+  }
+  return out;
+}
+
+// An ODT of `styles` (the common styles of styles.xml), `automatic` (content.xml's automatic
+// styles) and `body` (raw XML of office:text).
+std::string OdtOf(const std::string& styles, const std::string& automatic,
+                  const std::string& body) {
+  const std::string ns =
+      "xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "
+      "xmlns:style=\"urn:oasis:names:tc:opendocument:xmlns:style:1.0\" "
+      "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" "
+      "xmlns:fo=\"urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0\"";
+  return MakeZip({
+      {"mimetype", "application/vnd.oasis.opendocument.text"},
+      {"styles.xml", "<office:document-styles " + ns + "><office:styles>" + styles +
+                         "</office:styles></office:document-styles>"},
+      {"content.xml", "<office:document-content " + ns + "><office:automatic-styles>" + automatic +
+                          "</office:automatic-styles><office:body><office:text>" + body +
+                          "</office:text></office:body></office:document-content>"},
+  });
+}
+
+// A <style:style> of `family` named `name` with text properties `props` (and `extra`
+// attributes on the style element).
+std::string OdtStyle(const std::string& family, const std::string& name, const std::string& props,
+                     const std::string& extra = "") {
+  return "<style:style style:name=\"" + name + "\" style:family=\"" + family + "\"" + extra +
+         "><style:text-properties " + props + "/></style:style>";
+}
+
+TEST(OfficeConverterTest, OdtTextHiddenByItsStyleIsMarkedHidden) {
+  const std::string styles =
+      "<style:default-style style:family=\"paragraph\"><style:text-properties "
+      "fo:font-size=\"12pt\"/></style:default-style>" +
+      OdtStyle("text", "Ghost", "fo:color=\"#FFFFFF\"");
+  const std::string automatic =
+      OdtStyle("text", "T1", "fo:font-weight=\"bold\"", " style:parent-style-name=\"Ghost\"") +
+      OdtStyle("text", "T2", "fo:font-size=\"1pt\"") +
+      OdtStyle("text", "T3", "fo:font-size=\"5%\"") +  // of 12pt: 0.6pt
+      OdtStyle("text", "T4", "text:display=\"none\"") +
+      OdtStyle("text", "T5", "fo:color=\"#000000\"") +
+      OdtStyle("paragraph", "P1", "fo:color=\"#ffffff\"");
+  const std::string body =
+      "<text:p>shown <text:span text:style-name=\"T1\">inherited</text:span> text "
+      "<text:span text:style-name=\"T2\">tiny</text:span> and "
+      "<text:span text:style-name=\"T3\">shrunk</text:span> "
+      "<text:span text:style-name=\"T4\">vanished</text:span> end</text:p>"
+      "<text:p text:style-name=\"P1\"><text:span text:style-name=\"T5\">black</text:span> "
+      "white paragraph</text:p>"
+      "<text:p>field <text:hidden-text text:condition=\"ooow:1\" text:string-value=\"secret\" "
+      "text:is-hidden=\"true\">secret</text:hidden-text> end</text:p>"
+      "<text:p>before <text:hidden-paragraph text:condition=\"ooow:1\" text:is-hidden=\"true\"/>"
+      "gone <text:span text:style-name=\"T2\">paragraph</text:span></text:p>"
+      "<text:p>between</text:p>"
+      "<text:section text:name=\"S\" text:display=\"none\"><text:p>section text</text:p>"
+      "</text:section><text:p>last</text:p>";
+  auto doc = Convert(OdtOf(styles, automatic, body), DocumentFormat::kOdt);
+  ASSERT_OK(doc);
+  // The text stays (it is what was sent); each hidden run is marked.
+  EXPECT_EQ(doc->text,
+            "shown inherited text tiny and shrunk vanished end\n\nblack white paragraph\n\n"
+            "field secret end\n\nbefore gone paragraph\n\nbetween\n\nsection text\n\nlast");
+  EXPECT_EQ(HiddenRuns(*doc),
+            (std::vector<std::string>{"inherited", "tiny", "shrunk vanished", "white paragraph",
+                                      "secret", "before gone paragraph", "section text"}));
+}
+
+TEST(OfficeConverterTest, OdtColouredSizedAndShownTextIsNotHidden) {
+  const std::string automatic =
+      OdtStyle("text", "Red", "fo:color=\"#ff0000\"") +
+      OdtStyle("text", "Small", "fo:font-size=\"8pt\"") +
+      OdtStyle("text", "Half", "fo:font-size=\"50%\"") +
+      OdtStyle("text", "Boxed", "fo:color=\"#ffffff\" fo:background-color=\"#000080\"") +
+      OdtStyle("text", "Shown", "text:display=\"true\"") +
+      OdtStyle("text", "White", "fo:color=\"#ffffff\"") +
+      "<style:style style:name=\"Dark\" style:family=\"paragraph\"><style:paragraph-properties "
+      "fo:background-color=\"#000000\"/></style:style>";
+  const std::string body =
+      "<text:p><text:span text:style-name=\"Red\">red</text:span> "
+      "<text:span text:style-name=\"Small\">small</text:span> "
+      "<text:span text:style-name=\"Half\">half</text:span> "
+      "<text:span text:style-name=\"Boxed\">boxed</text:span> "
+      "<text:span text:style-name=\"Shown\">shown</text:span> "
+      "<text:span text:style-name=\"Missing\">unknown style</text:span> "
+      "<text:hidden-text text:condition=\"ooow:0\" text:string-value=\"x\" "
+      "text:is-hidden=\"false\">condition false</text:hidden-text></text:p>"
+      "<text:p text:style-name=\"Dark\"><text:span text:style-name=\"White\">white on dark"
+      "</text:span></text:p>";
+  auto doc = Convert(OdtOf("", automatic, body), DocumentFormat::kOdt);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "red small half boxed shown unknown style condition false\n\nwhite on dark");
+  EXPECT_EQ(HiddenRuns(*doc), std::vector<std::string>{});
+}
+
+TEST(OfficeConverterTest, OdtStylesAreReadWhateverPrefixesTheWriterChose) {
+  // docutils' rst2odt, for one, writes ns0:, ns2:, ...: namespaces count, not prefixes.
+  const std::string content =
+      "<o:document-content xmlns:o=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "
+      "xmlns:s=\"urn:oasis:names:tc:opendocument:xmlns:style:1.0\" "
+      "xmlns:t=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" "
+      "xmlns:f=\"urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0\">"
+      "<o:automatic-styles><s:style s:name=\"W\" s:family=\"text\"><s:text-properties "
+      "f:color=\"#ffffff\"/></s:style></o:automatic-styles><o:body><o:text><t:p>shown "
+      "<t:span t:style-name=\"W\">white</t:span></t:p></o:text></o:body></o:document-content>";
+  auto doc = Convert(
+      MakeZip({{"mimetype", "application/vnd.oasis.opendocument.text"}, {"content.xml", content}}),
+      DocumentFormat::kOdt);
+  ASSERT_OK(doc);
+  EXPECT_EQ(doc->text, "shown white");
+  EXPECT_EQ(HiddenRuns(*doc), std::vector<std::string>{"white"});
+}
+
 // The words of `doc` that held images, with how many: "Payal:1".
 std::vector<std::string> ImageWords(const ConvertedDocument& doc) {
   std::vector<std::string> out;

@@ -73,6 +73,25 @@ TEST(TextBuilderTest, SegmentsStaySortedWhenTrailingSpaceIsTrimmed) {
   EXPECT_EQ(doc.OriginalOffset(6), 300u);
 }
 
+TEST(TextBuilderTest, HiddenRunMarkedAroundEarlierRunsSwallowsThem) {
+  TextBuilder b(1000);
+  b.Append("shown", 0);
+  b.ParagraphBreak();
+  const uint32_t paragraph = static_cast<uint32_t>(b.size());
+  b.Append("a ", 10);
+  const uint32_t word = static_cast<uint32_t>(b.size());
+  b.Append("white", 12);
+  b.MarkHidden(word);
+  b.Append(" word", 17);
+  b.MarkHidden(paragraph);  // the whole paragraph turns out hidden (ODT hidden-paragraph)
+  ConvertedDocument doc;
+  b.Finish(&doc);
+  ASSERT_EQ(doc.hidden.size(), 1u);
+  EXPECT_EQ(
+      doc.text.substr(doc.hidden[0].text_start, doc.hidden[0].text_end - doc.hidden[0].text_start),
+      "a white word");
+}
+
 TEST(TextBuilderTest, ImagesCountOnlyWithAWordCharacterRightOnBothSides) {
   TextBuilder b(1000);
   // After a space that the paragraph break trims (leaving no text): must not land inside

@@ -998,7 +998,7 @@ TEST_F(CopyDetectorTest, ManipulatedCopyIsFoundAndItsManipulationReportedWhereIt
   EXPECT_TRUE(MustCheck(Corpus()[0].body).manipulations.empty());
 }
 
-TEST_F(CopyDetectorTest, HiddenTextOfHtmlAndDocxIsReportedWhereItIs) {
+TEST_F(CopyDetectorTest, HiddenTextOfHtmlDocxOdtAndLatexIsReportedWhereItIs) {
   const std::string html =
       "<html><body><p>" + std::string(Corpus()[0].body).substr(0, 200) +
       "<span style=\"color:#ffffff\">zq xv</span></p></body></html>";
@@ -1025,6 +1025,38 @@ TEST_F(CopyDetectorTest, HiddenTextOfHtmlAndDocxIsReportedWhereItIs) {
   ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
   // DOCX spans index the extracted text: so do the ranges.
   EXPECT_EQ(r.extracted_text.substr(r.manipulations[0].ranges[0].start, 6), "secret");
+
+  // ODT hides text by style: here one of content.xml's automatic styles, 0.5pt.
+  const std::string content =
+      "<office:document-content xmlns:office=\"urn:oasis:names:tc:opendocument:xmlns:office:1.0\" "
+      "xmlns:style=\"urn:oasis:names:tc:opendocument:xmlns:style:1.0\" "
+      "xmlns:text=\"urn:oasis:names:tc:opendocument:xmlns:text:1.0\" "
+      "xmlns:fo=\"urn:oasis:names:tc:opendocument:xmlns:xsl-fo-compatible:1.0\">"
+      "<office:automatic-styles><style:style style:name=\"T1\" style:family=\"text\">"
+      "<style:text-properties fo:font-size=\"0.5pt\"/></style:style></office:automatic-styles>"
+      "<office:body><office:text><text:p>Visible words <text:span text:style-name=\"T1\">"
+      "secret</text:span></text:p></office:text></office:body></office:document-content>";
+  request.format = DocumentFormat::kOdt;
+  r = MustCheck(testing::MakeZip({{"mimetype", "application/vnd.oasis.opendocument.text"},
+                                  {"content.xml", content}}),
+                request);
+  ASSERT_EQ(r.manipulations.size(), 1u);
+  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
+  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
+  EXPECT_EQ(r.extracted_text.substr(r.manipulations[0].ranges[0].start, 6), "secret");
+
+  // LaTeX keeps a byte map, as HTML: the ranges are in bytes of the source as sent.
+  const std::string tex =
+      "\\begin{document}\nVisible words of the report \\textcolor{white}{zq xv}\n"
+      "\\end{document}\n";
+  request.format = DocumentFormat::kLatex;
+  r = MustCheck(tex, request);
+  ASSERT_EQ(r.manipulations.size(), 1u);
+  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
+  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
+  EXPECT_EQ(tex.substr(r.manipulations[0].ranges[0].start,
+                       r.manipulations[0].ranges[0].end - r.manipulations[0].ranges[0].start),
+            "zq xv");
 }
 
 TEST_F(CopyDetectorTest, HiddenTextOfPdfIsReportedWhereItIs) {
