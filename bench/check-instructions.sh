@@ -13,10 +13,11 @@ build=$1 data=$2 fraction=${3:-0.5} concurrency=${4:-1} checks=${5:-200}
 source "$(dirname "$0")/callgrind-copsd.sh"
 callgrind_start_copsd "$build" "$data"
 cops() { "$build/client/cops" --server "$server" "$@"; }
-# Until nothing is compacting or warming the cache.
+# Until nothing is compacting, warming the cache or filling the hash filter (its walk of every
+# bucket would be counted).
 settle() {
   for _ in $(seq 600); do
-    python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 and not s.get("block_cache_warming") else 1)' \
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 and not s.get("block_cache_warming") and not s.get("hash_filter_filling") else 1)' \
       "$(cops --json stats)" && return
     sleep 1
   done

@@ -351,7 +351,7 @@ area_register() {
     # The registration's stages: the share of samples with the function on the stack
     # (docs/performance.md, Registration).
     perf script -i "$work/perf.data" -F ip,sym 2>/dev/null |
-      awk -v re='^(rocksdb::DBImpl::WriteImpl|rocksdb::MemTable::Add|rocksdb::DBImpl::WriteToWAL|cops::(SignReceipt|SigningKey::Sign|EncodeReceiptPayload|Fingerprinter::Fingerprint|Canonicalize|PostingsStore::Add|PostingsStore::AddToBuckets|StoredHashFilter::Add|DocumentStore::Add|PreparedDocument::PreparedDocument|Convert|Sha256|CopyDetector::PrepareRegistration)|grpc::ServerReader<.*>::Read|asm_exc_page_fault|ZSTD_compress[A-Za-z_]*)$' '
+      awk -v re='^(rocksdb::DBImpl::WriteImpl|rocksdb::MemTable::Add|rocksdb::DBImpl::WriteToWAL|rocksdb::FlushJob::Run|rocksdb::CompactionJob::Run|rocksdb::MergeHelper::MergeUntil|cops::(SignReceipt|SigningKey::Sign|EncodeReceiptPayload|Fingerprinter::Fingerprint|Canonicalize|PostingsStore::Add|PostingsStore::AddToBuckets|StoredHashFilter::Add|DocumentStore::Add|PreparedDocument::PreparedDocument|Convert|Sha256|CopyDetector::PrepareRegistration)|grpc::ServerReader<.*>::Read|asm_exc_page_fault|ZSTD_compress[A-Za-z_]*)$' '
         /^[[:space:]]*$/ { if (frames) { samples++; for (n in seen) share[n]++ } delete seen; frames = 0; next }
         { frames++; n = $2; sub(/\[abi:cxx11\]$/, "", n); if (n ~ re) seen[n] = 1 }
         END { for (n in share) printf "%6.2f%%  %s\n", 100 * share[n] / samples, n }' | sort -rn || true
