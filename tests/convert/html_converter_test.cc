@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
 
 #include "convert/converter.h"
+#include "tests/convert/converted_text.h"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
+
+using testing::HiddenRuns;
+using testing::ImageWords;
 
 absl::StatusOr<ConvertedDocument> Html(std::string_view html) {
   return Convert(html, DocumentFormat::kHtml);
@@ -88,14 +92,6 @@ TEST(HtmlConverterTest, DetectedFromContentWithAuto) {
 }
 
 // The hidden runs of `doc` as text.
-std::vector<std::string> HiddenRuns(const ConvertedDocument& doc) {
-  std::vector<std::string> out;
-  for (const HiddenText& h : doc.hidden) {
-    out.push_back(doc.text.substr(h.text_start, h.text_end - h.text_start));
-  }
-  return out;
-}
-
 TEST(HtmlConverterTest, TextHiddenFromAReaderIsMarkedHidden) {
   auto doc = Html(
       "<p>Shown <span style=\"display: none\">gone</span> words<br>"
@@ -120,15 +116,6 @@ TEST(HtmlConverterTest, HiddenElementsNestAndEnd) {
 }
 
 // The words of `doc` that held images, with how many: "Payal:1".
-std::vector<std::string> ImageWords(const ConvertedDocument& doc) {
-  std::vector<std::string> out;
-  for (const ImageInWord& w : doc.image_in_word) {
-    out.push_back(doc.text.substr(w.text_start, w.text_end - w.text_start) + ":" +
-                  std::to_string(w.images));
-  }
-  return out;
-}
-
 TEST(HtmlConverterTest, ImageReplacingLettersInsideAWordIsFound) {
   auto doc = Html("<p>Log in to your Pay<img src=\"p.png\">al account</p>");
   ASSERT_OK(doc);

@@ -4,10 +4,13 @@
 #include <vector>
 
 #include "convert/converter.h"
+#include "tests/convert/converted_text.h"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
+
+using testing::HiddenRuns;
 
 absl::StatusOr<ConvertedDocument> Latex(std::string_view tex) {
   return Convert(tex, DocumentFormat::kLatex);
@@ -70,14 +73,6 @@ TEST(LatexConverterTest, AccentCommandsBecomeCombiningMarks) {
 }
 
 // The hidden runs of `doc`, as text.
-std::vector<std::string> HiddenRuns(const ConvertedDocument& doc) {
-  std::vector<std::string> out;
-  for (const HiddenText& h : doc.hidden) {
-    out.push_back(doc.text.substr(h.text_start, h.text_end - h.text_start));
-  }
-  return out;
-}
-
 TEST(LatexConverterTest, TextHiddenFromAReaderIsMarkedHidden) {
   auto doc = Latex(
       "\\documentclass{article}\\usepackage{xcolor}\n"

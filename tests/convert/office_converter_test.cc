@@ -1,12 +1,15 @@
 #include <gtest/gtest.h>
 
 #include "convert/converter.h"
+#include "tests/convert/converted_text.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
 
+using testing::HiddenRuns;
+using testing::ImageWords;
 using testing::MakeDocx;
 using testing::MakeOdt;
 using testing::MakeZip;
@@ -161,14 +164,6 @@ TEST(OfficeConverterTest, DocxRunsHiddenFromAReaderAreMarkedHidden) {
 }
 
 // The hidden runs of `doc`, as text.
-std::vector<std::string> HiddenRuns(const ConvertedDocument& doc) {
-  std::vector<std::string> out;
-  for (const HiddenText& h : doc.hidden) {
-    out.push_back(doc.text.substr(h.text_start, h.text_end - h.text_start));
-  }
-  return out;
-}
-
 // An ODT of `styles` (the common styles of styles.xml), `automatic` (content.xml's automatic
 // styles) and `body` (raw XML of office:text).
 std::string OdtOf(const std::string& styles, const std::string& automatic,
@@ -279,15 +274,6 @@ TEST(OfficeConverterTest, OdtStylesAreReadWhateverPrefixesTheWriterChose) {
 }
 
 // The words of `doc` that held images, with how many: "Payal:1".
-std::vector<std::string> ImageWords(const ConvertedDocument& doc) {
-  std::vector<std::string> out;
-  for (const ImageInWord& w : doc.image_in_word) {
-    out.push_back(doc.text.substr(w.text_start, w.text_end - w.text_start) + ":" +
-                  std::to_string(w.images));
-  }
-  return out;
-}
-
 // A DOCX body of `paragraphs`, each of raw run XML.
 std::string DocxOfRuns(const std::vector<std::string>& paragraphs) {
   std::string xml =

@@ -4,12 +4,14 @@
 #include <unistd.h>
 
 #include "convert/converter.h"
+#include "tests/convert/converted_text.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/status_matchers.h"
 
 namespace cops {
 namespace {
 
+using testing::HiddenRuns;
 using testing::MakePdf;
 using testing::PdfOperators;
 
@@ -24,14 +26,6 @@ absl::StatusOr<ConvertedDocument> ConvertRendering(const std::string& pdf) {
 }
 
 // The text of each hidden range.
-std::vector<std::string> HiddenTexts(const ConvertedDocument& doc) {
-  std::vector<std::string> out;
-  for (const HiddenText& h : doc.hidden) {
-    out.push_back(doc.text.substr(h.text_start, h.text_end - h.text_start));
-  }
-  return out;
-}
-
 TEST(PdfConverterTest, TextPerPageInOrderWithPageMap) {
   auto doc = Convert(MakePdf({{"First page opening line.", "", "Another paragraph here."},
                               {"Second page text."}}),
@@ -127,7 +121,7 @@ TEST(PdfConverterTest, WhiteTextIsHiddenAndStaysInTheText) {
                 PdfOperators("0 0 0 rg"), "Visible closing words."}}));
   ASSERT_OK(doc);
   EXPECT_EQ(doc->text, "Visible opening words here. white secret words Visible closing words.");
-  EXPECT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"white secret words"}));
+  EXPECT_EQ(HiddenRuns(*doc), (std::vector<std::string>{"white secret words"}));
 }
 
 TEST(PdfConverterTest, InvisibleRenderModeIsHidden) {
@@ -135,7 +129,7 @@ TEST(PdfConverterTest, InvisibleRenderModeIsHidden) {
       MakePdf({{"Visible opening words here.", PdfOperators("3 Tr"), "render mode three",
                 PdfOperators("0 Tr"), "Visible closing words."}}));
   ASSERT_OK(doc);
-  EXPECT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"render mode three"}));
+  EXPECT_EQ(HiddenRuns(*doc), (std::vector<std::string>{"render mode three"}));
 }
 
 TEST(PdfConverterTest, OnePointTextIsHidden) {
@@ -145,7 +139,7 @@ TEST(PdfConverterTest, OnePointTextIsHidden) {
               DocumentFormat::kPdf);
   ASSERT_OK(doc);
   EXPECT_NE(doc->text.find("one point words"), std::string::npos);
-  EXPECT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"one point words"}));
+  EXPECT_EQ(HiddenRuns(*doc), (std::vector<std::string>{"one point words"}));
 }
 
 TEST(PdfConverterTest, TextPaintedOverIsHidden) {
@@ -154,7 +148,7 @@ TEST(PdfConverterTest, TextPaintedOverIsHidden) {
       ConvertRendering(MakePdf({{"covered words first", "", "", "", "", "", "Visible words below.",
                                  PdfOperators("ET 1 1 1 rg 0 740 612 52 re f BT")}}));
   ASSERT_OK(doc);
-  EXPECT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"covered words first"}));
+  EXPECT_EQ(HiddenRuns(*doc), (std::vector<std::string>{"covered words first"}));
 }
 
 TEST(PdfConverterTest, VisibleTextIsNotHidden) {
@@ -167,7 +161,7 @@ TEST(PdfConverterTest, VisibleTextIsNotHidden) {
        {"Second page text."}}));
   ASSERT_OK(doc);
   EXPECT_NE(doc->text.find("submission"), std::string::npos);
-  EXPECT_TRUE(doc->hidden.empty()) << ::testing::PrintToString(HiddenTexts(*doc));
+  EXPECT_TRUE(doc->hidden.empty()) << ::testing::PrintToString(HiddenRuns(*doc));
 }
 
 TEST(PdfConverterTest, InvisibleTextOverAScanIsNotHidden) {
@@ -183,7 +177,7 @@ TEST(PdfConverterTest, InvisibleTextOverAScanIsNotHidden) {
         "scanned words read by OCR", "second line of the scan"}}));
   ASSERT_OK(doc);
   EXPECT_NE(doc->text.find("scanned words read by OCR"), std::string::npos) << doc->text;
-  EXPECT_TRUE(doc->hidden.empty()) << ::testing::PrintToString(HiddenTexts(*doc));
+  EXPECT_TRUE(doc->hidden.empty()) << ::testing::PrintToString(HiddenRuns(*doc));
 }
 
 TEST(PdfConverterTest, HiddenWordsAreFoundWhereTheyAreInColumns) {
@@ -195,7 +189,7 @@ TEST(PdfConverterTest, HiddenWordsAreFoundWhereTheyAreInColumns) {
                 "Right one delta", PdfOperators("(gamma ) Tj 1 1 1 rg (two beta) Tj 0 g T*"),
                 "right three"}}));
   ASSERT_OK(doc);
-  ASSERT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"two beta"}));
+  ASSERT_EQ(HiddenRuns(*doc), (std::vector<std::string>{"two beta"}));
   EXPECT_EQ(doc->hidden[0].text_start, doc->text.find("gamma two beta") + 6) << doc->text;
 }
 
@@ -203,7 +197,7 @@ TEST(PdfConverterTest, HiddenTextOnALaterPageIsMarkedThere) {
   auto doc = ConvertRendering(MakePdf(
       {{"First page text."}, {"Second page text.", PdfOperators("1 1 1 rg"), "page two secret"}}));
   ASSERT_OK(doc);
-  ASSERT_EQ(HiddenTexts(*doc), (std::vector<std::string>{"page two secret"}));
+  ASSERT_EQ(HiddenRuns(*doc), (std::vector<std::string>{"page two secret"}));
   EXPECT_EQ(doc->PageOf(doc->hidden[0].text_start), 2u);
 }
 

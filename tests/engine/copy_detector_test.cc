@@ -998,6 +998,20 @@ TEST_F(CopyDetectorTest, ManipulatedCopyIsFoundAndItsManipulationReportedWhereIt
   EXPECT_TRUE(MustCheck(Corpus()[0].body).manipulations.empty());
 }
 
+// The text a check's one manipulation of `kind`, with one place, covers in `space` (the
+// document as sent where the format maps bytes, else the extracted text); "" and a failure
+// when the check reports anything else.
+std::string OneManipulation(const CheckResult& r, ManipulationKind kind, std::string_view space) {
+  if (r.manipulations.size() != 1 || r.manipulations[0].kind != kind ||
+      r.manipulations[0].count != 1 || r.manipulations[0].ranges.size() != 1) {
+    ADD_FAILURE() << "expected one manipulation of kind " << static_cast<int>(kind) << ", got "
+                  << r.manipulations.size();
+    return "";
+  }
+  const auto& range = r.manipulations[0].ranges[0];
+  return std::string(space.substr(range.start, range.end - range.start));
+}
+
 TEST_F(CopyDetectorTest, HiddenTextOfHtmlDocxOdtAndLatexIsReportedWhereItIs) {
   const std::string html =
       "<html><body><p>" + std::string(Corpus()[0].body).substr(0, 200) +
@@ -1005,14 +1019,8 @@ TEST_F(CopyDetectorTest, HiddenTextOfHtmlDocxOdtAndLatexIsReportedWhereItIs) {
   CheckRequestInfo request;
   request.format = DocumentFormat::kHtml;
   CheckResult r = MustCheck(html, request);
-  ASSERT_EQ(r.manipulations.size(), 1u);
-  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
-  EXPECT_EQ(r.manipulations[0].count, 1u);
-  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
   // In bytes of the markup as sent, as the spans are.
-  EXPECT_EQ(html.substr(r.manipulations[0].ranges[0].start,
-                        r.manipulations[0].ranges[0].end - r.manipulations[0].ranges[0].start),
-            "zq xv");
+  EXPECT_EQ(OneManipulation(r, ManipulationKind::kHiddenText, html), "zq xv");
 
   const std::string xml =
       "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\">"
@@ -1020,11 +1028,8 @@ TEST_F(CopyDetectorTest, HiddenTextOfHtmlDocxOdtAndLatexIsReportedWhereItIs) {
       "<w:r><w:rPr><w:vanish/></w:rPr><w:t>secret</w:t></w:r></w:p></w:body></w:document>";
   request.format = DocumentFormat::kDocx;
   r = MustCheck(testing::MakeZip({{"word/document.xml", xml}}), request);
-  ASSERT_EQ(r.manipulations.size(), 1u);
-  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
-  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
   // DOCX spans index the extracted text: so do the ranges.
-  EXPECT_EQ(r.extracted_text.substr(r.manipulations[0].ranges[0].start, 6), "secret");
+  EXPECT_EQ(OneManipulation(r, ManipulationKind::kHiddenText, r.extracted_text), "secret");
 
   // ODT hides text by style: here one of content.xml's automatic styles, 0.5pt.
   const std::string content =
@@ -1040,10 +1045,7 @@ TEST_F(CopyDetectorTest, HiddenTextOfHtmlDocxOdtAndLatexIsReportedWhereItIs) {
   r = MustCheck(testing::MakeZip({{"mimetype", "application/vnd.oasis.opendocument.text"},
                                   {"content.xml", content}}),
                 request);
-  ASSERT_EQ(r.manipulations.size(), 1u);
-  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
-  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
-  EXPECT_EQ(r.extracted_text.substr(r.manipulations[0].ranges[0].start, 6), "secret");
+  EXPECT_EQ(OneManipulation(r, ManipulationKind::kHiddenText, r.extracted_text), "secret");
 
   // LaTeX keeps a byte map, as HTML: the ranges are in bytes of the source as sent.
   const std::string tex =
@@ -1051,12 +1053,7 @@ TEST_F(CopyDetectorTest, HiddenTextOfHtmlDocxOdtAndLatexIsReportedWhereItIs) {
       "\\end{document}\n";
   request.format = DocumentFormat::kLatex;
   r = MustCheck(tex, request);
-  ASSERT_EQ(r.manipulations.size(), 1u);
-  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
-  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
-  EXPECT_EQ(tex.substr(r.manipulations[0].ranges[0].start,
-                       r.manipulations[0].ranges[0].end - r.manipulations[0].ranges[0].start),
-            "zq xv");
+  EXPECT_EQ(OneManipulation(r, ManipulationKind::kHiddenText, tex), "zq xv");
 }
 
 TEST_F(CopyDetectorTest, HiddenTextOfPdfIsReportedWhereItIs) {
@@ -1068,15 +1065,8 @@ TEST_F(CopyDetectorTest, HiddenTextOfPdfIsReportedWhereItIs) {
   CheckRequestInfo request;
   request.format = DocumentFormat::kPdf;
   CheckResult r = MustCheck(pdf, request);
-  ASSERT_EQ(r.manipulations.size(), 1u);
-  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kHiddenText);
-  EXPECT_EQ(r.manipulations[0].count, 1u);
-  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
   // A PDF has no byte map: the ranges index the extracted text.
-  EXPECT_EQ(r.extracted_text.substr(r.manipulations[0].ranges[0].start,
-                                    r.manipulations[0].ranges[0].end -
-                                        r.manipulations[0].ranges[0].start),
-            "zq xv");
+  EXPECT_EQ(OneManipulation(r, ManipulationKind::kHiddenText, r.extracted_text), "zq xv");
 
   // Where checks skip the search (copsd --pdf-hidden-text=false), the text is the same and
   // no manipulation is reported.
@@ -1096,14 +1086,8 @@ TEST_F(CopyDetectorTest, LettersReplacedByImagesInHtmlAndDocxAreReportedWhereThe
   CheckRequestInfo request;
   request.format = DocumentFormat::kHtml;
   CheckResult r = MustCheck(html, request);
-  ASSERT_EQ(r.manipulations.size(), 1u);
-  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kImageInWord);
-  EXPECT_EQ(r.manipulations[0].count, 1u);
-  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
   // In bytes of the markup as sent: the word with the image in it.
-  EXPECT_EQ(html.substr(r.manipulations[0].ranges[0].start,
-                        r.manipulations[0].ranges[0].end - r.manipulations[0].ranges[0].start),
-            "Pay<img src=\"p.png\">al");
+  EXPECT_EQ(OneManipulation(r, ManipulationKind::kImageInWord, html), "Pay<img src=\"p.png\">al");
 
   const std::string xml =
       "<w:document xmlns:w=\"http://schemas.openxmlformats.org/wordprocessingml/2006/main\" "
@@ -1113,15 +1097,8 @@ TEST_F(CopyDetectorTest, LettersReplacedByImagesInHtmlAndDocxAreReportedWhereThe
       "</w:document>";
   request.format = DocumentFormat::kDocx;
   r = MustCheck(testing::MakeZip({{"word/document.xml", xml}}), request);
-  ASSERT_EQ(r.manipulations.size(), 1u);
-  EXPECT_EQ(r.manipulations[0].kind, ManipulationKind::kImageInWord);
-  EXPECT_EQ(r.manipulations[0].count, 1u);
-  ASSERT_EQ(r.manipulations[0].ranges.size(), 1u);
   // DOCX spans index the extracted text: so do the ranges.
-  EXPECT_EQ(r.extracted_text.substr(
-                r.manipulations[0].ranges[0].start,
-                r.manipulations[0].ranges[0].end - r.manipulations[0].ranges[0].start),
-            "Payal");
+  EXPECT_EQ(OneManipulation(r, ManipulationKind::kImageInWord, r.extracted_text), "Payal");
 }
 
 }  // namespace
