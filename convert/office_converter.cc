@@ -156,14 +156,6 @@ bool HidesRun(const char* local, xmlTextReader* reader) {
   return false;
 }
 
-// Whether the reader's current element has attribute `name` equal to `value`.
-bool AttributeIs(xmlTextReader* reader, const char* name, std::string_view value) {
-  xmlChar* v = xmlTextReaderGetAttribute(reader, BAD_CAST name);
-  const bool is = v != nullptr && value == reinterpret_cast<const char*>(v);
-  xmlFree(v);
-  return is;
-}
-
 // DOCX elements that put a picture in the flow of a run: DrawingML, VML, an embedded object.
 bool IsDocxPicture(const char* local) {
   return std::strcmp(local, "drawing") == 0 || std::strcmp(local, "pict") == 0 ||
@@ -397,16 +389,15 @@ absl::Status CollectOdtStyles(std::string_view xml, const ConvertContext& ctx, O
 // The look of the text inside an ODT body element that changes it, on top of `outer`:
 // a paragraph or heading (its paragraph style, else the default one), a span or link with a
 // text style, a section with text:display="none", a <text:hidden-text> field (hidden unless
-// text:is-hidden="false"). nullopt for any other element. `styles` may be null (no styles).
+// text:is-hidden="false"). nullopt for any other element.
 std::optional<OdtLook> OdtElementLook(const char* local, xmlTextReader* reader,
-                                      const OdtLook& outer, const OdtStyles* styles) {
+                                      const OdtLook& outer, const OdtStyles& styles) {
   const bool paragraph = std::strcmp(local, "p") == 0 || std::strcmp(local, "h") == 0;
   if (paragraph || std::strcmp(local, "span") == 0 || std::strcmp(local, "a") == 0) {
     const std::optional<std::string> style =
         OdfAttribute(reader, kOdfText, "style-name", /*lower=*/false);
     if (!style && !paragraph) return std::nullopt;
-    if (styles == nullptr) return outer;
-    return styles->Apply(outer, paragraph ? OdtStyles::kParagraph : OdtStyles::kText,
+    return styles.Apply(outer, paragraph ? OdtStyles::kParagraph : OdtStyles::kText,
                          style.value_or(""));
   }
   const bool hides = std::strcmp(local, "section") == 0
@@ -420,8 +411,8 @@ std::optional<OdtLook> OdtElementLook(const char* local, xmlTextReader* reader,
 }
 
 // Streams the body XML into `out`. In DOCX text lives only inside <w:t>; in ODT any text
-// inside a paragraph counts, and `styles` (ODT only) collects content.xml's automatic styles
-// on the way (ODF puts them before the body).
+// inside a paragraph counts, and `styles` (required for ODT, unused for DOCX) collects
+// content.xml's automatic styles on the way (ODF puts them before the body).
 absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char* part,
                          const ConvertContext& ctx, TextBuilder* out, OdtStyles* styles = nullptr) {
   const std::string_view name = DocumentFormatName(format);
@@ -473,13 +464,11 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
       if (docx && std::strcmp(local, "rPr") == 0 && !empty) in_run_props += start ? 1 : -1;
       if (docx && start && in_run_props > 0 && HidesRun(local, reader.get())) run_hidden = true;
       if (!docx) {
-        if (styles != nullptr) {
-          styles->Collect("automatic-styles", reader.get(), local, start, empty, depth);
-        }
+        styles->Collect("automatic-styles", reader.get(), local, start, empty, depth);
         if (!start && !looks.empty() && looks.back().first == depth) looks.pop_back();
         if (start && !empty) {
           if (std::optional<OdtLook> look = OdtElementLook(
-                  local, reader.get(), looks.empty() ? OdtLook{} : looks.back().second, styles)) {
+                  local, reader.get(), looks.empty() ? OdtLook{} : looks.back().second, *styles)) {
             looks.emplace_back(depth, *look);
           }
         }
@@ -498,7 +487,9 @@ absl::Status ExtractBody(std::string_view xml, DocumentFormat format, const char
           image_marked = docx && std::strcmp(local, "drawing") != 0;  // w:pict, w:object
           if (image_marked) out->MarkImage();
           // A floating ODT frame: taken as counted, so that its images are not.
-          if (!docx) image_marked = !AttributeIs(reader.get(), "text:anchor-type", "as-char");
+          if (!docx) {
+            image_marked = OdfAttribute(reader.get(), kOdfText, "anchor-type") != "as-char";
+          }
           if (!empty) image_depth = depth;
         } else if (std::strcmp(local, docx ? "inline" : "image") == 0 && !image_marked &&
                    (image_depth >= 0 || (!docx && !paras.empty()))) {
