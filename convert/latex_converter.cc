@@ -89,6 +89,15 @@ const char* CombiningMark(char accent) {
   }
 }
 
+// `arg` without the spaces and line breaks TeX ignores inside a colour or a size.
+std::string WithoutSpaces(std::string_view arg) {
+  std::string out;
+  for (char c : arg) {
+    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') out += c;
+  }
+  return out;
+}
+
 class LatexScanner {
  public:
   LatexScanner(const ConvertedDocument& src, TextBuilder* out)
@@ -204,10 +213,7 @@ class LatexScanner {
 
   // Whether the colour of a colour command's [model]{spec} arguments is white.
   bool IsWhite(std::string_view model, std::string_view spec) const {
-    std::string value;
-    for (char c : spec) {
-      if (c != ' ' && c != '\t' && c != '\n' && c != '\r') value += c;
-    }
+    const std::string value = WithoutSpaces(spec);
     if (model.empty()) {
       // A name, or an xcolor mix "a!p" (p% of a, the rest white) or "a!p!b".
       const std::vector<std::string> parts = absl::StrSplit(value, '!');
@@ -267,10 +273,7 @@ class LatexScanner {
       look.phantom = true;
       OpenArgumentWith(look);
     } else if (name == "fontsize") {
-      std::string size;
-      for (char c : ReadArgument()) {
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') size += c;
-      }
+      std::string size = WithoutSpaces(ReadArgument());
       if (!size.empty() &&
           (std::isdigit(static_cast<unsigned char>(size.back())) || size.back() == '.')) {
         size += "pt";  // TeX's unit
