@@ -61,6 +61,9 @@ struct Scratch {
   std::vector<uint32_t> gram_sole_holder;
   std::vector<uint32_t> passage_grams;  // CandidateVerifier::PassageHolders
   std::vector<std::vector<DocId>> pair_holders;  // step 5: LookupStemPairs' answer
+  std::vector<std::vector<uint32_t>> pair_orders;  // step 5: ReadStemPairOrder's answer
+  std::vector<uint64_t> pair_positions;            // SharedInOrder
+  std::vector<uint32_t> chain_tails;               // SharedInOrder
 
   // Called after each check.
   void Trim() {
@@ -81,6 +84,10 @@ struct Scratch {
     ReleaseIfLarge(&unit_excluded);
     ReleaseNestedIfLarge(&pair_holders,
                          [](const std::vector<DocId>& d) { return d.capacity() * sizeof(DocId); });
+    ReleaseNestedIfLarge(&pair_orders, [](const std::vector<uint32_t>& o) {
+      return o.capacity() * sizeof(uint32_t);
+    });
+    ReleaseIfLarge(&pair_positions);
     ReleaseIfLarge(&gram_excluded);
     ReleaseIfLarge(&spans);
     ReleaseIfLarge(&view.chunks);
@@ -792,6 +799,14 @@ class ReadOnce final : public CandidateSource {
       return source_.ReadGrams(missing, got);
     });
   }
+  absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> pairs, uint32_t max_documents,
+                                       std::vector<std::vector<DocId>>* out) const override {
+    return source_.LookupStemPairs(pairs, max_documents, out);
+  }
+  absl::Status ReadStemPairOrder(std::span<const DocId> ids,
+                                 std::vector<std::vector<uint32_t>>* out) const override {
+    return source_.ReadStemPairOrder(ids, out);
+  }
 
  private:
   template <typename T, typename ReadFn>
@@ -937,7 +952,38 @@ absl::StatusOr<Report> DetectChunks(const DocumentFingerprint& test, const Chunk
                         source, options, s, nullptr);
 }
 
-// Step 5: the documents holding enough of the test's rare content-stem pairs.
+// How many of the rare pairs `id` shares with the test (`s.pair_holders` lists it) lie on
+// one chain advancing in both texts: the longest strictly increasing run of their positions
+// in `order` (the document's pairs in its text order) taken in `test_order` (positions into
+// `looked_up`, in the test's text order).
+uint32_t SharedInOrder(DocId id, std::span<const uint32_t> order,
+                       std::span<const uint32_t> test_order,
+                       std::span<const uint32_t> looked_up, Scratch& s) {
+  // The document's pairs sorted, with their positions: a binary search per shared pair.
+  std::vector<uint64_t>& at = s.pair_positions;
+  at.clear();
+  for (uint32_t i = 0; i < order.size(); ++i) at.push_back(uint64_t{order[i]} << 32 | i);
+  std::sort(at.begin(), at.end());
+  // Patience sorting: tails[k] is the smallest last position of a chain of k + 1 pairs.
+  std::vector<uint32_t>& tails = s.chain_tails;
+  tails.clear();
+  for (uint32_t j : test_order) {
+    const std::vector<DocId>& holders = s.pair_holders[j];
+    if (!std::binary_search(holders.begin(), holders.end(), id)) continue;
+    auto it = std::lower_bound(at.begin(), at.end(), uint64_t{looked_up[j]} << 32);
+    if (it == at.end() || (*it >> 32) != looked_up[j]) continue;  // listed, not kept: skip
+    const auto position = static_cast<uint32_t>(*it);
+    auto t = std::lower_bound(tails.begin(), tails.end(), position);
+    if (t == tails.end()) {
+      tails.push_back(position);
+    } else {
+      *t = position;
+    }
+  }
+  return static_cast<uint32_t>(tails.size());
+}
+
+// Step 5: the documents holding enough of the test's rare content-stem pairs, in order.
 absl::Status AddStemPairEvidence(const DocumentFingerprint& test, const CandidateSource& source,
                                  const DetectOptions& options, Scratch& s, Report* r) {
   const CheckOptions& check = options.check;
@@ -959,16 +1005,44 @@ absl::Status AddStemPairEvidence(const DocumentFingerprint& test, const Candidat
     for (DocId id : holders) ++shared[id];
   }
   const double pairs = static_cast<double>(looked_up.size());
-  auto passes = [&](uint32_t n) {
-    return n >= check.stem_pair_min_shared && n / pairs >= check.stem_pair_threshold;
+  auto passes = [&](uint32_t n, double threshold) {
+    return n >= check.stem_pair_min_shared && n / pairs >= threshold;
   };
+  // The documents that hold enough rare pairs in any order: their order decides.
+  s.ids.clear();
+  for (const auto& [id, n] : shared) {
+    if (passes(n, check.stem_pair_threshold)) s.ids.push_back(id);
+  }
+  std::sort(s.ids.begin(), s.ids.end());
+  std::unordered_map<DocId, bool> violates;
+  if (!s.ids.empty()) {
+    COPS_RETURN_IF_ERROR(source.ReadStemPairOrder(s.ids, &s.pair_orders));
+    // The looked-up pairs in the test's order (positions into `looked_up`).
+    std::vector<uint32_t> test_order;
+    for (uint32_t pair : test.stem_pair_order) {
+      auto it = std::lower_bound(looked_up.begin(), looked_up.end(), pair);
+      if (it != looked_up.end() && *it == pair) test_order.push_back(it - looked_up.begin());
+    }
+    for (size_t i = 0; i < s.ids.size(); ++i) {
+      const DocId id = s.ids[i];
+      const std::vector<uint32_t>& order = s.pair_orders[i];
+      if (order.empty() || test_order.size() != looked_up.size()) {
+        violates[id] = passes(shared[id], std::max(check.stem_pair_threshold,
+                                                  kUnorderedStemPairThreshold));
+        continue;
+      }
+      const uint32_t n = SharedInOrder(id, order, test_order, looked_up, s);
+      shared[id] = n;
+      violates[id] = passes(n, check.stem_pair_threshold);
+    }
+  }
   bool changed = false;
   for (DocumentMatch& m : r->matches) {
     auto it = shared.find(m.doc_id);
     if (it == shared.end()) continue;
     m.stem_pairs_shared = it->second;
     m.stem_pair_share = it->second / pairs;
-    if (!m.template_source && passes(it->second)) {
+    if (!m.template_source && violates[m.doc_id]) {
       m.stem_pair_violation = true;
       changed |= !m.violation;
       m.violation = true;
@@ -979,7 +1053,7 @@ absl::Status AddStemPairEvidence(const DocumentFingerprint& test, const Candidat
   // and whether they are templates.
   s.ids.clear();
   for (const auto& [id, n] : shared) {
-    if (passes(n)) s.ids.push_back(id);
+    if (violates[id]) s.ids.push_back(id);
   }
   std::sort(s.ids.begin(), s.ids.end());
   if (!s.ids.empty()) {

@@ -33,11 +33,17 @@
 //   5. Content-stem pairs (indexes with ChunkingParams::stem_pairs, CheckOptions::
 //      stem_pair_threshold > 0, no DetectOptions::excluded): the test's sampled pairs are
 //      looked up in one batch (CandidateSource::LookupStemPairs); a document holding
-//      enough of the rare ones (CheckOptions) is a violation too, added to the report when
-//      steps 1-4 did not find it (a second candidate stage: a heavy revision may share no
-//      chunk with its source). Template documents are left out. Pairs carry no positions,
-//      so a check with excluded parts of its text skips this step (Report::
-//      stem_pairs_checked stays false).
+//      enough of the rare ones (CheckOptions) in the order of the test's text is a
+//      violation too, added to the report when steps 1-4 did not find it (a second
+//      candidate stage: a heavy revision may share no chunk with its source). The order:
+//      of the documents holding enough rare pairs, the pairs' order in their texts is read
+//      in one batch (CandidateSource::ReadStemPairOrder), and only the longest chain of
+//      shared pairs advancing in both texts counts (a rewrite keeps its source's order of
+//      ideas, a text on the same subject shares its pairs in any order); a document whose
+//      order is unknown counts all its rare pairs against kUnorderedStemPairThreshold.
+//      Template documents are left out. Pairs carry no positions in the test's bytes, so a
+//      check with excluded parts of its text skips this step (Report::stem_pairs_checked
+//      stays false).
 //
 // Exclusions (core/exclusions.h) are applied in step 3: the test's units inside
 // DetectOptions::excluded, and then those inside the passages of template documents (which
@@ -99,6 +105,15 @@ class CandidateSource {
                                                uint32_t /*max_documents*/,
                                                std::vector<std::vector<DocId>>* /*out*/) const {
     return false;
+  }
+  // Content-stem pairs: out->at(i) holds the pairs of ids[i] in the order of their first
+  // occurrence in its text (DocumentFingerprint::stem_pair_order at its registration), empty
+  // when the source does not know it (documents registered before the order was kept, or
+  // without pairs). One batch.
+  virtual absl::Status ReadStemPairOrder(std::span<const DocId> ids,
+                                         std::vector<std::vector<uint32_t>>* out) const {
+    out->assign(ids.size(), {});
+    return absl::OkStatus();
   }
 };
 

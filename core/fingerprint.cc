@@ -97,6 +97,7 @@ void DocumentFingerprint::Clear() {
   selection.clear();
   grams.clear();
   stem_pairs.clear();
+  stem_pair_order.clear();
   units.clear();
   stock_runs.clear();
   total_chunks = 0;
@@ -345,12 +346,27 @@ void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, Scratch* scratch,
   // The low bits sample (test and registered texts keep the same pairs), the high bits are
   // stored: independent bits of one keyed hash.
   const uint64_t p = params.stem_pairs;
+  std::vector<uint32_t>& raw = out->stem_pair_order;  // text order, repeats included
   for (uint64_t v : h) {
-    if (v % p == 0) out->stem_pairs.push_back(static_cast<uint32_t>(v >> 32));
+    if (v % p == 0) raw.push_back(static_cast<uint32_t>(v >> 32));
   }
-  std::sort(out->stem_pairs.begin(), out->stem_pairs.end());
-  out->stem_pairs.erase(std::unique(out->stem_pairs.begin(), out->stem_pairs.end()),
-                        out->stem_pairs.end());
+  // Sorted and distinct, and each pair at its first position: (pair, position) sorted
+  // gives both, then the kept (position, pair) sorted gives the text order back.
+  std::vector<uint64_t>& by_pair = h;  // the hashes are no longer needed
+  by_pair.clear();
+  for (uint32_t i = 0; i < raw.size(); ++i) by_pair.push_back(uint64_t{raw[i]} << 32 | i);
+  std::sort(by_pair.begin(), by_pair.end());
+  std::vector<uint64_t>& by_position = stems;
+  by_position.clear();
+  for (uint64_t v : by_pair) {
+    const auto pair = static_cast<uint32_t>(v >> 32);
+    if (!out->stem_pairs.empty() && out->stem_pairs.back() == pair) continue;
+    out->stem_pairs.push_back(pair);
+    by_position.push_back((v & 0xffffffffu) << 32 | pair);
+  }
+  std::sort(by_position.begin(), by_position.end());
+  raw.clear();
+  for (uint64_t v : by_position) raw.push_back(static_cast<uint32_t>(v));
 }
 
 void Fingerprinter::Rep::BuildStockTable() {

@@ -71,6 +71,10 @@ struct DocumentFingerprint {
   // The sampled content-stem pairs when params.stem_pairs > 0 (core/stem_pairs.h), each the
   // top 32 bits of its keyed hash, sorted and distinct; else empty.
   std::vector<uint32_t> stem_pairs;
+  // The same pairs in the order of their first occurrence in the text: where a registered
+  // document keeps them, a check counts only the shared pairs that advance in both texts
+  // (core/detect.h, step 5).
+  std::vector<uint32_t> stem_pair_order;
   // Byte span of every unit (after enhancements) in the input, filled with grams when
   // FingerprintOptions::unit_spans is set.
   std::vector<UnitSpan> units;

@@ -11,6 +11,7 @@ void MemoryIndex::Register(DocId id, const DocumentFingerprint& fp) {
   stored_per_doc_[id] = static_cast<uint32_t>(fp.chunks.size());
   if (!fp.grams.empty()) grams_per_doc_[id] = fp.grams;
   for (uint32_t pair : fp.stem_pairs) pair_holders_[pair].push_back(id);
+  if (!fp.stem_pair_order.empty()) pair_order_[id] = fp.stem_pair_order;
   stem_pairs_ |= !fp.stem_pairs.empty();
   stored_ += fp.chunks.size();
   total_ += fp.total_chunks;
@@ -63,6 +64,20 @@ absl::StatusOr<bool> MemoryIndex::LookupStemPairs(std::span<const uint32_t> pair
     if (it != pair_holders_.end() && it->second.size() < max_documents) (*out)[i] = it->second;
   }
   return true;
+}
+
+absl::Status MemoryIndex::ReadStemPairOrder(std::span<const DocId> ids,
+                                            std::vector<std::vector<uint32_t>>* out) const {
+  out->resize(ids.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = pair_order_.find(ids[i]);
+    if (it == pair_order_.end()) {
+      (*out)[i].clear();
+    } else {
+      (*out)[i] = it->second;
+    }
+  }
+  return absl::OkStatus();
 }
 
 uint32_t MemoryIndex::StoredChunks(DocId id) const {

@@ -37,6 +37,8 @@ class MemoryIndex final : public CandidateSource {
 
   absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> pairs, uint32_t max_documents,
                                        std::vector<std::vector<DocId>>* out) const override;
+  absl::Status ReadStemPairOrder(std::span<const DocId> ids,
+                                 std::vector<std::vector<uint32_t>>* out) const override;
 
   // Stored (selected) chunks of a registered document; 0 when unknown.
   uint32_t StoredChunks(DocId id) const;
@@ -52,6 +54,7 @@ class MemoryIndex final : public CandidateSource {
   // Content-stem pair -> the documents holding it, ascending; `stem_pairs_` is set when a
   // document registered with pairs (an index that keeps them).
   std::unordered_map<uint32_t, std::vector<DocId>> pair_holders_;
+  std::unordered_map<DocId, std::vector<uint32_t>> pair_order_;  // in each text's order
   bool stem_pairs_ = false;
   uint64_t stored_ = 0;
   uint64_t total_ = 0;

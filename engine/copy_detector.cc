@@ -374,6 +374,10 @@ class IndexCandidates final : public CandidateSource {
                                        std::vector<std::vector<DocId>>* out) const override {
     return index_.LookupStemPairs(pairs, max_documents, out);
   }
+  absl::Status ReadStemPairOrder(std::span<const DocId> ids,
+                                 std::vector<std::vector<uint32_t>>* out) const override {
+    return index_.GetStemPairOrder(ids, out);
+  }
   // The record of a reported document (every one was read by ReadCandidates).
   const DocumentRecord* Record(DocId id) const {
     auto it = kept_.find(id);

@@ -10,6 +10,7 @@
 // `report` runs the whole study (sweep, enhancements, sampling, security) and writes the
 // Markdown tables of docs/accuracy.md.
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -436,7 +437,10 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
         {"baseline, lowest dev threshold with <= 0.5% false alarms", F3(q_base), &d.base,
          &h.base, q_base},
         {"defaults on an index with content-stem pairs (`stem_pairs=1`): also a violation at "
-         ">= 10% and >= 2 of the test's pairs that no other registered document holds",
+         ">= " + std::to_string(std::lround(100 * CheckOptions{}.stem_pair_threshold)) +
+             "% and >= " + std::to_string(CheckOptions{}.stem_pair_min_shared) +
+             " of the test's pairs that no other registered document holds, in the order "
+             "of both texts",
          F3(fixed), &d.stems, &h.stems, fixed}};
     for (const Row& r : rows) {
       o << "| " << r.name << " | " << r.threshold << " |";

@@ -181,6 +181,18 @@ absl::StatusOr<bool> Index::LookupStemPairs(std::span<const uint32_t> pairs,
   return true;
 }
 
+absl::Status Index::GetStemPairOrder(std::span<const DocId> ids,
+                                     std::vector<std::vector<uint32_t>>* out) const {
+  COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
+  absl::ReaderMutexLock open(&rep_->db_mu);
+  COPS_RETURN_IF_ERROR(rep_->CheckOpen());
+  if (!rep_->stem_pairs.available()) {
+    out->assign(ids.size(), {});
+    return absl::OkStatus();
+  }
+  return rep_->stem_pairs.ReadOrder(ids, out);
+}
+
 absl::StatusOr<std::string> Index::LogStreamIdentity() const {
   COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/false));
   absl::ReaderMutexLock open(&rep_->db_mu);

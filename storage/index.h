@@ -327,6 +327,10 @@ class Index {
   // keeps no pairs (created without them).
   absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> pairs, uint32_t max_documents,
                                        std::vector<std::vector<DocId>>* out) const;
+  // out->at(i) holds the pairs of ids[i] in its text's order; empty when it keeps none, was
+  // registered before the order was kept, or the index keeps no pairs. One MultiGet.
+  absl::Status GetStemPairOrder(std::span<const DocId> ids,
+                                std::vector<std::vector<uint32_t>>* out) const;
 
   // Documents in id order, starting after `page_token` ("" = from the start).
   // INVALID_ARGUMENT on a malformed token. page_size is clamped to [1, 1000].

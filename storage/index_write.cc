@@ -163,7 +163,7 @@ class GroupWrite {
     if (!rep_.stem_pairs.available()) return;
     std::vector<StemPairStore::DocumentPairs> pairs;
     pairs.reserve(created_.size());
-    for (const PreparedDocument* p : created_) pairs.push_back({p->outcome->id, p->fp->stem_pairs});
+    for (const PreparedDocument* p : created_) pairs.push_back({p->outcome->id, p->fp->stem_pair_order});
     rep_.stem_pairs.Add(&batch_, pairs);
   }
 
@@ -303,7 +303,7 @@ size_t BatchBytes(std::span<PreparedDocument* const> group) {
   size_t bytes = 0;
   for (const PreparedDocument* p : group) {
     bytes += kPerDocument + p->text.size() + p->postings.size() * kPerPosting +
-             (p->fp->grams.size() + p->fp->stem_pairs.size()) * sizeof(uint32_t);
+             (p->fp->grams.size() + 2 * p->fp->stem_pairs.size()) * sizeof(uint32_t);
   }
   return bytes;
 }

@@ -26,6 +26,8 @@ namespace codec = storage_codec;
 constexpr char kPairTag = 'p';    // layout 1
 constexpr char kMergedTag = 'P';  // layout 2
 constexpr char kDocTag = 'd';
+// First byte of a document's list in its text's order (lists without it are ascending).
+constexpr char kOrderedList = '\x01';
 constexpr char kAddOp = '+';
 constexpr char kRemoveOp = '-';
 // What a merge of malformed input writes: a lone 0xFF is a truncated varint, never a value.
@@ -63,6 +65,19 @@ std::string DocListKey(DocId id) {
   std::string k(1, kDocTag);
   PutBE64(&k, id);
   return k;
+}
+
+// A 'd' value: its pairs (in either form) into `pairs`, whether in text order into
+// `ordered`. False when it is not whole pairs.
+bool ParseDocList(std::string_view v, std::vector<uint32_t>* pairs, bool* ordered) {
+  *ordered = v.size() % 4 == 1 && v[0] == kOrderedList;
+  if (*ordered) v.remove_prefix(1);
+  if (v.size() % 4 != 0) return false;
+  pairs->clear();
+  for (size_t i = 0; i < v.size(); i += 4) {
+    pairs->push_back(static_cast<uint32_t>(GetBE(v.data() + i, 4)));
+  }
+  return true;
 }
 
 // An add operand: '+' + varint n (>= 1 registrations) + the first distinct ids of theirs in
@@ -297,6 +312,35 @@ absl::Status StemPairStore::LookupKeys(std::span<const uint32_t> pairs, uint32_t
   return FromRocks(it->status(), "reading stem pairs");
 }
 
+absl::Status StemPairStore::ReadOrder(std::span<const DocId> ids,
+                                      std::vector<std::vector<uint32_t>>* out) const {
+  out->resize(ids.size());
+  if (ids.empty()) return absl::OkStatus();
+  std::vector<std::string> keys;
+  keys.reserve(ids.size());
+  for (DocId id : ids) keys.push_back(DocListKey(id));
+  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+  std::vector<rocksdb::PinnableSlice> values(ids.size());
+  std::vector<rocksdb::Status> statuses(ids.size());
+  db_.db().MultiGet(rocksdb::ReadOptions(), db_.stem_pairs(), ids.size(), slices.data(),
+                    values.data(), statuses.data());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    std::vector<uint32_t>& order = (*out)[i];
+    order.clear();
+    if (statuses[i].IsNotFound()) continue;
+    if (!statuses[i].ok()) {
+      return FromRocks(statuses[i], "reading the stem pairs of document " + std::to_string(ids[i]));
+    }
+    bool ordered = false;
+    if (!ParseDocList(values[i].ToStringView(), &order, &ordered)) {
+      return absl::DataLossError("stem pairs of document " + std::to_string(ids[i]) + ": " +
+                                 std::to_string(values[i].size()) + " bytes, not whole pairs");
+    }
+    if (!ordered) order.clear();  // ascending: the text's order is unknown
+  }
+  return absl::OkStatus();
+}
+
 void StemPairStore::Add(rocksdb::WriteBatch* b, std::span<const DocumentPairs> documents) const {
   if (!available()) return;
   size_t total = 0;
@@ -304,8 +348,8 @@ void StemPairStore::Add(rocksdb::WriteBatch* b, std::span<const DocumentPairs> d
   for (const DocumentPairs& d : documents) {
     if (d.pairs.empty()) continue;
     total += d.pairs.size();
-    list.clear();
-    list.reserve(4 * d.pairs.size());
+    list.assign(1, kOrderedList);
+    list.reserve(1 + 4 * d.pairs.size());
     for (uint32_t pair : d.pairs) PutBE32(&list, pair);
     b->Put(db_.stem_pairs(), DocListKey(d.id), list);
   }
@@ -341,14 +385,15 @@ absl::Status StemPairStore::AddRemoval(rocksdb::WriteBatch* b, DocId id) const {
   const std::string key = DocListKey(id);
   COPS_ASSIGN_OR_RETURN(auto list, db_.Get(db_.stem_pairs(), key, "reading a document's stem pairs"));
   if (!list.has_value()) return absl::OkStatus();
-  if (list->size() % 4 != 0) {
+  std::vector<uint32_t> pairs;
+  bool ordered = false;
+  if (!ParseDocList(*list, &pairs, &ordered)) {
     return absl::DataLossError("stem pairs of document " + std::to_string(id) + ": " +
                                std::to_string(list->size()) + " bytes, not whole pairs");
   }
   const bool merged = db_.stem_pairs_layout() != kStemPairsLayoutKeys;
   const std::string remove = stem_pair_codec::RemoveOperand(id);
-  for (size_t i = 0; i < list->size(); i += 4) {
-    const auto pair = static_cast<uint32_t>(GetBE(list->data() + i, 4));
+  for (uint32_t pair : pairs) {
     if (merged) {
       b->Merge(db_.stem_pairs(), MergedKey(pair), remove);
     } else {

@@ -18,7 +18,11 @@
 // layout 1 (indexes made before; absent key), still read and written:
 //   'p' + BE32 pair + BE64 document id -> empty: one key per pair and holder, a lookup one
 //       iterator seek per pair.
-// Both keep 'd' + BE64 document id -> the document's pairs, BE32 each: what a removal undoes.
+// Both keep 'd' + BE64 document id -> the document's pairs, BE32 each: what a removal undoes,
+//   and what a check reads of a document holding enough of its pairs (ReadOrder). Since
+//   the pairs' order counts, the value is 0x01 + the pairs in the order of their first
+//   occurrence in the text (its length is 1 mod 4); values written before (a multiple of 4
+//   bytes) list them ascending, their order unknown.
 // Internal to storage/; docs/storage-format.md.
 //
 // Thread-safety: const methods, safe from any thread; what a write batch adds is the
@@ -97,9 +101,14 @@ class StemPairStore {
   // Index::LookupStemPairs. REQUIRES: available().
   absl::Status Lookup(std::span<const uint32_t> pairs, uint32_t max_documents,
                       std::vector<std::vector<DocId>>* out) const;
+  // out->at(i) holds the pairs of ids[i] in their text's order; empty when the document
+  // keeps none or was registered before the order was kept. One MultiGet; a malformed list
+  // is DATA_LOSS naming its document.
+  absl::Status ReadOrder(std::span<const DocId> ids,
+                         std::vector<std::vector<uint32_t>>* out) const;
   struct DocumentPairs {
     DocId id = 0;
-    std::span<const uint32_t> pairs;  // sorted, distinct
+    std::span<const uint32_t> pairs;  // distinct, in the text's order (stem_pair_order)
   };
   // Adds the documents' pairs to `b`, in pair order, a pair's documents in one operand (its
   // holders among them, the first ones listed): a registration window's pairs land side by

@@ -41,8 +41,10 @@ class MapSource final : public CandidateSource {
     stored_[id] = static_cast<uint32_t>(fp.chunks.size());
     grams_[id] = fp.grams;
     for (uint32_t pair : fp.stem_pairs) pairs_[pair].push_back(id);
+    pair_order_[id] = fp.stem_pair_order;
   }
   bool keeps_stem_pairs = false;  // an index created with ChunkingParams::stem_pairs
+  std::set<DocId> order_unknown;  // registered before their pairs' order was kept
   std::set<DocId> hidden;     // e.g. another collection
   std::set<DocId> templates;  // in a template collection
 
@@ -88,9 +90,19 @@ class MapSource final : public CandidateSource {
     }
     return true;
   }
+  absl::Status ReadStemPairOrder(std::span<const DocId> ids,
+                                 std::vector<std::vector<uint32_t>>* out) const override {
+    out->assign(ids.size(), {});
+    for (size_t i = 0; i < ids.size(); ++i) {
+      auto it = pair_order_.find(ids[i]);
+      if (it != pair_order_.end() && !order_unknown.contains(ids[i])) (*out)[i] = it->second;
+    }
+    return absl::OkStatus();
+  }
 
  private:
   std::map<uint32_t, std::vector<DocId>> pairs_;
+  std::map<DocId, std::vector<uint32_t>> pair_order_;
   std::map<ChunkHash, PostingList> postings_;
   std::map<DocId, uint32_t> stored_;
   std::map<DocId, std::vector<uint32_t>> grams_;
@@ -954,6 +966,55 @@ TEST_F(DetectTest, AHeavyRewriteSharingNoFiveWordRunIsFoundByItsStemPairs) {
   EXPECT_TRUE(unrelated.stem_pairs_checked);
   EXPECT_FALSE(unrelated.violation);
   for (const DocumentMatch& m : unrelated.matches) EXPECT_FALSE(m.stem_pair_violation);
+}
+
+// A 120-word source's pairs (w5000 w5001), (w5002 w5003), ... in a test: all 20 of them in
+// the reverse order, each after a word of its own (a third of the test's pairs, in no
+// order); or 8 of them in the source's order, among 100 words of the test's own (7% of its
+// pairs, in order).
+std::string PairsReversed() {
+  std::string s;
+  for (int k = 19; k >= 0; --k) s += "x" + std::to_string(k) + " " + Words(5000 + 2 * k, 2) + " ";
+  return s;
+}
+std::string FewPairsInOrder() {
+  std::string s;
+  for (int i = 0; i < 8; ++i) s += Words(7000 + 12 * i, 12) + " " + Words(5000 + 10 * i, 2) + " ";
+  return s + Words(7096, 4);
+}
+
+TEST_F(DetectTest, StemPairsCountInTheOrderOfBothTexts) {
+  Build(3, 5, /*stem_pairs=*/1);
+  Add(3, Words(5000, 120));
+  // The same subject's pairs in another order are not a rewrite: one pair of a chain.
+  const Report reversed = Check(PairsReversed());
+  EXPECT_TRUE(reversed.stem_pairs_checked);
+  EXPECT_EQ(reversed.stem_pairs, 59u);
+  EXPECT_FALSE(reversed.violation);
+  for (const DocumentMatch& m : reversed.matches) {
+    EXPECT_FALSE(m.stem_pair_violation);
+    if (m.doc_id == 3) {
+      EXPECT_EQ(m.stem_pairs_shared, 1u);
+    }
+  }
+  // A few pairs in the source's order are: 8 of 115 = 7%.
+  const Report few = Check(FewPairsInOrder());
+  EXPECT_EQ(few.stem_pairs, 115u);
+  EXPECT_TRUE(few.violation);
+  ASSERT_FALSE(few.matches.empty());
+  EXPECT_EQ(few.matches[0].doc_id, 3u);
+  EXPECT_TRUE(few.matches[0].stem_pair_violation);
+  EXPECT_FALSE(few.matches[0].chunk_violation);
+  EXPECT_EQ(few.matches[0].stem_pairs_shared, 8u);
+
+  // A document whose order is unknown counts all its rare pairs, against the threshold
+  // measured without the order.
+  source_.order_unknown.insert(3);
+  const Report unordered = Check(PairsReversed());
+  EXPECT_TRUE(unordered.violation);
+  ASSERT_FALSE(unordered.matches.empty());
+  EXPECT_EQ(unordered.matches[0].stem_pairs_shared, 20u);
+  EXPECT_FALSE(Check(FewPairsInOrder()).violation);
 }
 
 TEST_F(DetectTest, StemPairLookupsAreCappedAndTheShareIsOfThoseLookedUp) {

@@ -476,6 +476,27 @@ TEST(StemPairsFingerprintTest, StopWordsAndInflectionsDoNotChangeThePairs) {
   EXPECT_TRUE(Pairs(*Make(ChunkingParams{}), "gardeners flushed lines").empty());
 }
 
+TEST(StemPairsFingerprintTest, PairsInTextOrderAreTheSamePairsAtTheirFirstOccurrence) {
+  auto f = Make(StemParams(1));
+  DocumentFingerprint one, pair_at_a_time;
+  // gardener-flush, flush-line, line-check, check-emitter, emitter-gardener, gardener-flush
+  // again (not listed twice), flush-pump.
+  ASSERT_OK(f->Fingerprint("Gardeners flushed lines, checked emitters; gardeners flushed pumps",
+                           &one));
+  ASSERT_EQ(one.stem_pairs.size(), 6u);
+  std::vector<uint32_t> sorted = one.stem_pair_order;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(sorted, one.stem_pairs);  // the same pairs, each once
+  // Each text's pairs, one at a time, give the order.
+  for (const char* text : {"gardeners flushed", "flushed lines", "lines checked",
+                           "checked emitters", "emitters gardeners", "flushed pumps"}) {
+    ASSERT_OK(f->Fingerprint(text, &pair_at_a_time));
+    ASSERT_EQ(pair_at_a_time.stem_pairs.size(), 1u) << text;
+    sorted.push_back(pair_at_a_time.stem_pairs[0]);
+  }
+  EXPECT_EQ(std::vector<uint32_t>(sorted.begin() + 6, sorted.end()), one.stem_pair_order);
+}
+
 TEST(StemPairsFingerprintTest, SampledPairsAreTheSameInEveryTextThatHoldsThem) {
   std::string a, b;
   for (int i = 0; i < 400; ++i) a += "alpha" + std::to_string(i) + " ";

@@ -1,6 +1,7 @@
 #include "storage/stem_pair_store.h"
 #include "tests/storage/raw_stem_pairs.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,7 +38,7 @@ IndexOptions Options(const std::string& path, uint32_t stem_pairs) {
 }
 
 // A fingerprint of `seed`'s chunks (distinct seeds share none: no exact duplicates) and the
-// given stem pairs.
+// given stem pairs, distinct, in its text's order.
 DocumentFingerprint Fingerprint(uint64_t seed, std::vector<uint32_t> pairs) {
   DocumentFingerprint fp;
   for (uint32_t j = 0; j < 4; ++j) {
@@ -46,6 +47,8 @@ DocumentFingerprint Fingerprint(uint64_t seed, std::vector<uint32_t> pairs) {
   fp.total_chunks = 4;
   fp.sha256[0] = static_cast<uint8_t>(seed);
   fp.input_bytes = 50;
+  fp.stem_pair_order = pairs;
+  std::sort(pairs.begin(), pairs.end());
   fp.stem_pairs = std::move(pairs);
   return fp;
 }
@@ -359,6 +362,74 @@ TEST(StemPairStoreTest, ADamagedValueOrAnUnknownLayoutIsAnErrorNamingIt) {
   absl::Status refused = Index::Open(Options(path, 1)).status();
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
   EXPECT_NE(refused.message().find("layout 3"), std::string::npos) << refused;
+}
+
+std::vector<std::vector<uint32_t>> Order(const Index& index, std::vector<DocId> ids) {
+  std::vector<std::vector<uint32_t>> out;
+  EXPECT_OK(index.GetStemPairOrder(ids, &out));
+  return out;
+}
+
+TEST(StemPairStoreTest, ADocumentsPairsAreReadInItsTextsOrderUnlessListedBeforeIt) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  DocId a = 0, b = 0, older = 0;
+  {
+    auto index = Index::Open(Options(path, 1));
+    ASSERT_OK(index);
+    a = (*index)->Register(Record("a"), Fingerprint(1, {0x30, 0x10, 0x20}), "a")->id;
+    b = (*index)->Register(Record("b"), Fingerprint(2, {0x20, 0x40}), "b")->id;
+    older = (*index)->Register(Record("c"), Fingerprint(3, {0x60, 0x50}), "c")->id;
+    EXPECT_EQ(Order(**index, {b, a, 99}), (std::vector<std::vector<uint32_t>>{
+                                              {0x20, 0x40}, {0x30, 0x10, 0x20}, {}}));
+    ASSERT_OK((*index)->Flush());  // RawDb reads files (testing::RawStemPairs)
+  }
+  {  // What an earlier build wrote: the list ascending, without its first byte.
+    RawDb raw(path);
+    std::string key = "d", list = {0, 0, 0, 0x50, 0, 0, 0, 0x60};
+    for (int i = 7; i >= 0; --i) key.push_back(static_cast<char>((older >> (8 * i)) & 0xff));
+    std::string value;
+    ASSERT_TRUE(raw.db->Get(rocksdb::ReadOptions(), raw.pairs, key, &value).ok());
+    EXPECT_EQ(value, std::string("\x01") + std::string({0, 0, 0, 0x60, 0, 0, 0, 0x50}));
+    ASSERT_TRUE(raw.db->Put(rocksdb::WriteOptions(), raw.pairs, key, list).ok());
+  }
+  auto index = Index::Open(Options(path, 1));
+  ASSERT_OK(index);
+  Index& ix = **index;
+  EXPECT_EQ(Order(ix, {older, a}),
+            (std::vector<std::vector<uint32_t>>{{}, {0x30, 0x10, 0x20}}));  // order unknown
+  // Either form is what a removal undoes.
+  ASSERT_OK(ix.Unregister(older));
+  ASSERT_OK(ix.Unregister(a));
+  EXPECT_EQ(Holders(ix, {0x10, 0x20, 0x40, 0x50, 0x60}, 2), (Docs{{}, {b}, {b}, {}, {}}));
+  EXPECT_EQ(Order(ix, {a, older, b}),
+            (std::vector<std::vector<uint32_t>>{{}, {}, {0x20, 0x40}}));
+}
+
+TEST(StemPairStoreTest, ADamagedListOfADocumentsPairsIsDataLossNamingIt) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  DocId a = 0;
+  {
+    auto index = Index::Open(Options(path, 1));
+    ASSERT_OK(index);
+    a = (*index)->Register(Record("a"), Fingerprint(1, {0x30, 0x10}), "a")->id;
+    ASSERT_OK((*index)->Flush());
+  }
+  {
+    RawDb raw(path);
+    std::string key = "d";
+    for (int i = 7; i >= 0; --i) key.push_back(static_cast<char>((a >> (8 * i)) & 0xff));
+    ASSERT_TRUE(raw.db->Put(rocksdb::WriteOptions(), raw.pairs, key, "\x02\x00\x00\x00\x30").ok());
+  }
+  auto index = Index::Open(Options(path, 1));
+  ASSERT_OK(index);
+  std::vector<std::vector<uint32_t>> out;
+  const std::vector<DocId> ids = {a};
+  absl::Status damaged = (*index)->GetStemPairOrder(ids, &out);
+  EXPECT_EQ(damaged.code(), absl::StatusCode::kDataLoss) << damaged;
+  EXPECT_NE(damaged.message().find("document " + std::to_string(a)), std::string::npos) << damaged;
+  EXPECT_EQ((*index)->Unregister(a).code(), absl::StatusCode::kDataLoss);
 }
 
 }  // namespace
