@@ -17,7 +17,7 @@ cops() { "$build/client/cops" --server "$server" "$@"; }
 # bucket would be counted).
 settle() {
   for _ in $(seq 600); do
-    python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 and not s.get("block_cache_warming") and not s.get("hash_filter_filling") else 1)' \
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 and not s.get("block_cache_warming") and not s.get("hash_filter_filling") and not s.get("idle_compaction_due") else 1)' \
       "$(cops --json stats)" && return
     sleep 1
   done

@@ -572,6 +572,7 @@ int RunStats(const Globals& g) {
             {"block_cache_warming", s->block_cache_warming()},
             {"hash_filter_bytes", s->hash_filter_bytes()},
             {"hash_filter_filling", s->hash_filter_filling()},
+            {"idle_compaction_due", s->idle_compaction_due()},
             {"bulk_loading", s->bulk_loading()}};
   if (g.json) {
     std::cout << Dump(j) << "\n";

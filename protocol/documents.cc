@@ -90,6 +90,7 @@ void AddStats(const v1::GetStatsReply& r, v1::GetStatsReply* total) {
   total->set_block_cache_warming(total->block_cache_warming() || r.block_cache_warming());
   total->set_hash_filter_bytes(total->hash_filter_bytes() + r.hash_filter_bytes());
   total->set_hash_filter_filling(total->hash_filter_filling() || r.hash_filter_filling());
+  total->set_idle_compaction_due(total->idle_compaction_due() || r.idle_compaction_due());
 }
 
 v1::ListDocumentsReply MergeDocumentPages(std::vector<v1::ListDocumentsReply> pages,
@@ -201,6 +202,7 @@ void FillStats(const IndexStats& stats, const CopyDetector& detector, v1::GetSta
   reply->set_block_cache_warming(stats.block_cache_warming);
   reply->set_hash_filter_bytes(stats.hash_filter_bytes);
   reply->set_hash_filter_filling(stats.hash_filter_filling);
+  reply->set_idle_compaction_due(stats.idle_compaction_due);
   reply->set_bulk_loading(detector.index()->bulk_loading());
 }
 

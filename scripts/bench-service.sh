@@ -85,12 +85,13 @@ if [ "$existing" = 0 ]; then
 fi
 start
 started=$(date +%s.%N)
-# Settled: no compaction pending or running, the block cache warmed, the hash filter filled
+# Settled: no compaction pending, running or due once idle (copsd --idle-compaction-seconds),
+# the block cache warmed, the hash filter filled
 # (at most 10 minutes).
 settle() {
   for _ in $(seq 600); do
     s="$(cops --json stats)"
-    python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 and not s.get("block_cache_warming") and not s.get("hash_filter_filling") else 1)' "$s" && break
+    python3 -c 'import json,sys; s=json.loads(sys.argv[1]); sys.exit(0 if s["pending_compaction_bytes"]==0 and s["running_compactions"]==0 and not s.get("block_cache_warming") and not s.get("hash_filter_filling") and not s.get("idle_compaction_due") else 1)' "$s" && break
     sleep 1
   done
 }

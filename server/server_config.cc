@@ -257,6 +257,11 @@ const std::vector<Flag>& Flags() {
        Checked(CLI::Range(0u, 32u))},
       {"bloom-bits", "Bloom filter bits per chunk key, 0-30 (0 = none)",
        Value(&ServerConfig::index, &IndexOptions::bloom_bits_per_key)},
+      {"idle-compaction-seconds",
+       "After this many seconds without a write, compact the postings into one sorted run per "
+       "shard if 1% or more of them lie above it (a copied check then costs a fifth less; "
+       "docs/performance.md); 0 = never",
+       Value(&ServerConfig::index, &IndexOptions::idle_compaction_seconds)},
       {"background-jobs", "RocksDB flush and compaction threads",
        Value(&ServerConfig::index, &IndexOptions::background_jobs)},
       {"lookup-threads", "Threads one check's index lookup may use, the handler's included (1-16)",

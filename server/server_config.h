@@ -66,6 +66,9 @@ struct ServerConfig {
   IndexOptions index = [] {
     IndexOptions options;
     options.new_index_hash_bits = 40;
+    // Checks right after a registration burst read each bucket from two levels and merge
+    // it; compacted once idle they cost a fifth less (IndexOptions::idle_compaction_seconds).
+    options.idle_compaction_seconds = 60;
     return options;
   }();
   // Lifetimes (server/retention_sweeper.h): the time between sweeps of expired documents

@@ -26,10 +26,16 @@ IndexRep::IndexRep(std::unique_ptr<IndexDb> opened)
       stem_pairs(*db) {}
 
 IndexRep::~IndexRep() {
-  closing.store(true, std::memory_order_release);
+  {
+    absl::MutexLock wake(&idle_mu);
+    closing.store(true, std::memory_order_release);
+  }
   stop_warming.store(true, std::memory_order_release);
+  // A running idle compaction returns ABORTED soon (nothing else uses the index now).
+  if (idle_compacting.load() && db->is_open()) db->db().DisableManualCompaction();
   if (warm_thread.joinable()) warm_thread.join();
   if (filter_thread.joinable()) filter_thread.join();
+  if (idle_thread.joinable()) idle_thread.join();
 }
 
 absl::StatusOr<std::unique_ptr<IndexRep>> IndexRep::Open(std::unique_ptr<IndexDb> opened) {
@@ -40,7 +46,56 @@ absl::StatusOr<std::unique_ptr<IndexRep>> IndexRep::Open(std::unique_ptr<IndexDb
     rep->postings.CreateFilter(rep->counters.postings);
   }
   rep->StartFillingFilter();
+  if (rep->db->options().idle_compaction_seconds > 0 && !rep->db->options().read_only) {
+    rep->StartIdleCompaction();
+  }
   return rep;
+}
+
+void IndexRep::StartIdleCompaction() {
+  idle_thread = std::thread([this] {
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+    const absl::Duration idle = absl::Seconds(db->options().idle_compaction_seconds);
+    const absl::Duration poll = std::min(idle, absl::Seconds(1));
+    uint64_t seen = 0;
+    absl::Time quiet_since = absl::Now();
+    for (;;) {
+      {
+        absl::MutexLock lock(&idle_mu);
+        const auto stop = [this] { return closing.load(std::memory_order_acquire); };
+        if (idle_mu.AwaitWithTimeout(absl::Condition(&stop), poll)) return;
+      }
+      absl::ReaderMutexLock open(&db_mu);
+      if (!db->is_open() || closed.load()) continue;
+      const uint64_t sequence = db->db().GetLatestSequenceNumber();
+      if (sequence != seen) {  // a write since the last look
+        seen = sequence;
+        quiet_since = absl::Now();
+        continue;
+      }
+      if (absl::Now() - quiet_since < idle || postings.bulk_loading() || !postings.Layered() ||
+          manual_compactions_aborted.load()) {
+        continue;
+      }
+      idle_compacting.store(true);
+      if (closing.load()) {  // the destructor did not see it compacting: do not start
+        idle_compacting.store(false);
+        return;
+      }
+      const absl::Status s = postings.CompactLayers();
+      idle_compacting.store(false);
+      if (!s.ok() && !closing.load()) {
+        // Tried again after the next idle spell: the error is the database's to report.
+        quiet_since = absl::Now();
+      }
+      seen = db->db().GetLatestSequenceNumber();  // a flush moves it too
+    }
+  });
+}
+
+bool IndexRep::IdleCompactionDue() const {
+  if (db->options().idle_compaction_seconds == 0 || db->options().read_only) return false;
+  return idle_compacting.load() || (!postings.bulk_loading() && postings.Layered());
 }
 
 void IndexRep::StartFillingFilter() {

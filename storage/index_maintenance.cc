@@ -50,6 +50,7 @@ IndexStats Index::Stats() const {
     s.stem_pairs_disk_bytes = v;
   }
   s.block_cache_warming = r.warming.load(std::memory_order_acquire);
+  s.idle_compaction_due = r.IdleCompactionDue();
   if (db.GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &v)) {
     s.running_compactions = v;
   }

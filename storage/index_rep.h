@@ -142,6 +142,15 @@ class IndexRep {
   bool filter_done ABSL_GUARDED_BY(filter_mu) = false;
   absl::Status filter_status ABSL_GUARDED_BY(filter_mu);
 
+  // IndexOptions::idle_compaction_seconds: a thread at low priority that compacts the
+  // postings (PostingsStore::CompactLayers) once the database's sequence number has not
+  // moved for that long and they are layered; started by Open, stopped by `closing`.
+  void StartIdleCompaction();
+  bool IdleCompactionDue() const;
+  std::thread idle_thread;
+  absl::Mutex idle_mu;  // for its waits, which `closing` ends
+  std::atomic<bool> idle_compacting{false};
+
  private:
   explicit IndexRep(std::unique_ptr<IndexDb> opened);
 };

@@ -450,6 +450,52 @@ absl::Status PostingsStore::EndBulkLoad() {
   return absl::OkStatus();
 }
 
+bool PostingsStore::Layered() const {
+  rocksdb::DB& db = db_.db();
+  for (auto* shard : db_.shards()) {
+    rocksdb::ColumnFamilyMetaData meta;
+    db.GetColumnFamilyMetaData(shard, &meta);
+    // Bytes outside the deepest sorted run (each level-0 file is one, each other non-empty
+    // level one), and what the memtables hold.
+    uint64_t upper = 0, last = 0;
+    for (const rocksdb::LevelMetaData& level : meta.levels) {
+      if (level.level == 0) {
+        for (const rocksdb::SstFileMetaData& file : level.files) {
+          upper += last;
+          last = file.size;
+        }
+      } else if (level.size > 0) {
+        upper += last;
+        last = level.size;
+      }
+    }
+    uint64_t entries = 0, v = 0;
+    for (const char* p : {"rocksdb.num-entries-active-mem-table", "rocksdb.num-entries-imm-mem-tables"}) {
+      if (db.GetIntProperty(shard, p, &v)) entries += v;
+    }
+    if (entries > 0 && db.GetIntProperty(shard, "rocksdb.cur-size-all-mem-tables", &v)) {
+      upper += v;
+    }
+    if (upper > 0 && upper * 100 >= (upper + last) * kIdleCompactionPercent) return true;
+  }
+  return false;
+}
+
+absl::Status PostingsStore::CompactLayers() {
+  rocksdb::FlushOptions f;
+  f.wait = true;
+  const std::vector<rocksdb::ColumnFamilyHandle*> shards(db_.shards().begin(), db_.shards().end());
+  rocksdb::Status flushed = db_.db().Flush(f, shards);
+  db_.NoteWriteError(flushed);
+  COPS_RETURN_IF_ERROR(FromRocks(flushed, "flushing the postings before an idle compaction"));
+  // Into the last level (level_compaction_dynamic_level_bytes), each run's operands merged
+  // with the values under them once instead of at every read.
+  rocksdb::CompactRangeOptions c;
+  c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kIfHaveCompactionFilter;
+  c.exclusive_manual_compaction = false;
+  return db_.CompactSideBySide(c, db_.shards(), "the postings' idle compaction");
+}
+
 absl::Status PostingsStore::ReapplyBulkLoad() const {
   if (!bulk_loading_.load()) return absl::OkStatus();
   for (auto* shard : db_.shards()) {

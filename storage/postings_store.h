@@ -60,6 +60,16 @@ class PostingsStore {
   absl::Status BeginBulkLoad();
   absl::Status EndBulkLoad();
   bool bulk_loading() const { return bulk_loading_.load(); }
+  // Whether some shard holds at least kIdleCompactionPercent of its bytes above its last
+  // non-empty level (level-0 files, other levels, the memtables): a lookup reads each such
+  // run and merges what it finds there. A few writes to a large index are not worth
+  // rewriting its last level for: they touch few buckets, whose runs the others' bloom
+  // filters skip.
+  static constexpr uint64_t kIdleCompactionPercent = 1;
+  bool Layered() const;
+  // Flushes the shards and compacts each into one sorted run, side by side (writes go on
+  // meanwhile): IndexOptions::idle_compaction_seconds.
+  absl::Status CompactLayers();
   // Applies the bulk-load options again to a reopened database, when a bulk load is on.
   absl::Status ReapplyBulkLoad() const;
 

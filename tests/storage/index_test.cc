@@ -918,6 +918,42 @@ TEST(IndexTest, LookupIntoAReusedVectorHoldsOnlyTheNewAnswers) {
   EXPECT_TRUE(lists.empty());
 }
 
+TEST(IndexTest, PostingsInSeveralRunsAreCompactedOnceWritesAreIdle) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("db"));
+  o.idle_compaction_seconds = 1;
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  std::vector<std::pair<DocumentFingerprint, DocId>> docs;
+  for (uint64_t seed = 500; seed < 502; ++seed) {  // two level-0 files a shard: below the
+    docs.emplace_back(MakeFingerprint(seed, 80), 0);  // trigger of RocksDB's compaction
+    auto out = index->Register(MakeRecord("idle" + std::to_string(seed)), docs.back().first, "t");
+    ASSERT_OK(out);
+    docs.back().second = out->id;
+    ASSERT_OK(index->Flush());
+  }
+  IndexStats s = index->Stats();
+  ASSERT_EQ(s.postings_files_per_level[0], 2u * s.postings_shards);
+  EXPECT_TRUE(s.idle_compaction_due);
+  // A second without writes, then the compaction: waited for up to a minute.
+  for (int i = 0; i < 600 && index->Stats().idle_compaction_due; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  s = index->Stats();
+  EXPECT_FALSE(s.idle_compaction_due);
+  EXPECT_EQ(s.postings_files_per_level[0], 0u);
+  int levels = 0;
+  for (uint32_t files : s.postings_files_per_level) levels += files > 0 ? 1 : 0;
+  EXPECT_EQ(levels, 1) << "one sorted run";
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+  // A read-only open never compacts, and says nothing is due.
+  index.reset();
+  o.read_only = true;
+  auto reader = OpenOrDie(o);
+  ASSERT_NE(reader, nullptr);
+  EXPECT_FALSE(reader->Stats().idle_compaction_due);
+}
+
 TEST(IndexTest, StatsShowTheTreeShapeAndWaitForCompactionsSettlesIt) {
   TempDir dir;
   auto index = OpenOrDie(Options(dir.Join("db")));
