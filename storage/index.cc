@@ -82,7 +82,7 @@ void IndexRep::StartIdleCompaction() {
         idle_compacting.store(false);
         return;
       }
-      const absl::Status s = postings.CompactLayers();
+      const absl::Status s = postings.CompactLayers("the postings' idle compaction");
       idle_compacting.store(false);
       if (!s.ok() && !closing.load()) {
         // Tried again after the next idle spell: the error is the database's to report.

@@ -423,19 +423,10 @@ absl::Status PostingsStore::BeginBulkLoad() {
 absl::Status PostingsStore::EndBulkLoad() {
   absl::MutexLock lock(&bulk_mu_);
   if (!bulk_loading_.load()) return absl::OkStatus();
-  rocksdb::FlushOptions f;
-  f.wait = true;
-  const std::vector<rocksdb::ColumnFamilyHandle*> shards(db_.shards().begin(), db_.shards().end());
-  rocksdb::Status flushed = db_.db().Flush(f, shards);
-  db_.NoteWriteError(flushed);
-  COPS_RETURN_IF_ERROR(FromRocks(flushed, "flushing a bulk load"));
   // One manual compaction of everything loaded per shard, all shards at once (one thread
   // each), while automatic compaction is still off: it would otherwise start on the
   // level-0 pile in pieces. Writes go on meanwhile.
-  rocksdb::CompactRangeOptions c;
-  c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kIfHaveCompactionFilter;
-  c.exclusive_manual_compaction = false;  // lets the shards' compactions run side by side
-  COPS_RETURN_IF_ERROR(db_.CompactSideBySide(c, db_.shards(), "the bulk load's compaction"));
+  COPS_RETURN_IF_ERROR(CompactLayers("the bulk load's compaction"));
   // Back to the options the index was opened with.
   const rocksdb::ColumnFamilyOptions& opened = db_.postings_options();
   const std::unordered_map<std::string, std::string> restore = {
@@ -481,19 +472,19 @@ bool PostingsStore::Layered() const {
   return false;
 }
 
-absl::Status PostingsStore::CompactLayers() {
+absl::Status PostingsStore::CompactLayers(std::string_view what) {
   rocksdb::FlushOptions f;
   f.wait = true;
   const std::vector<rocksdb::ColumnFamilyHandle*> shards(db_.shards().begin(), db_.shards().end());
   rocksdb::Status flushed = db_.db().Flush(f, shards);
   db_.NoteWriteError(flushed);
-  COPS_RETURN_IF_ERROR(FromRocks(flushed, "flushing the postings before an idle compaction"));
+  COPS_RETURN_IF_ERROR(FromRocks(flushed, "flushing the postings before " + std::string(what)));
   // Into the last level (level_compaction_dynamic_level_bytes), each run's operands merged
   // with the values under them once instead of at every read.
   rocksdb::CompactRangeOptions c;
   c.bottommost_level_compaction = rocksdb::BottommostLevelCompaction::kIfHaveCompactionFilter;
-  c.exclusive_manual_compaction = false;
-  return db_.CompactSideBySide(c, db_.shards(), "the postings' idle compaction");
+  c.exclusive_manual_compaction = false;  // lets the shards' compactions run side by side
+  return db_.CompactSideBySide(c, db_.shards(), std::string(what));
 }
 
 absl::Status PostingsStore::ReapplyBulkLoad() const {

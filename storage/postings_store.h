@@ -68,8 +68,9 @@ class PostingsStore {
   static constexpr uint64_t kIdleCompactionPercent = 1;
   bool Layered() const;
   // Flushes the shards and compacts each into one sorted run, side by side (writes go on
-  // meanwhile): IndexOptions::idle_compaction_seconds.
-  absl::Status CompactLayers();
+  // meanwhile): IndexOptions::idle_compaction_seconds and EndBulkLoad. `what` names it in
+  // errors.
+  absl::Status CompactLayers(std::string_view what);
   // Applies the bulk-load options again to a reopened database, when a bulk load is on.
   absl::Status ReapplyBulkLoad() const;
 
