@@ -163,7 +163,9 @@ class GroupWrite {
     if (!rep_.stem_pairs.available()) return;
     std::vector<StemPairStore::DocumentPairs> pairs;
     pairs.reserve(created_.size());
-    for (const PreparedDocument* p : created_) pairs.push_back({p->outcome->id, p->fp->stem_pair_order});
+    for (const PreparedDocument* p : created_) {
+      pairs.push_back({p->outcome->id, p->fp->stem_pair_order});
+    }
     rep_.stem_pairs.Add(&batch_, pairs);
   }
 

@@ -461,7 +461,8 @@ bool PostingsStore::Layered() const {
       }
     }
     uint64_t entries = 0, v = 0;
-    for (const char* p : {"rocksdb.num-entries-active-mem-table", "rocksdb.num-entries-imm-mem-tables"}) {
+    for (const char* p :
+         {"rocksdb.num-entries-active-mem-table", "rocksdb.num-entries-imm-mem-tables"}) {
       if (db.GetIntProperty(shard, p, &v)) entries += v;
     }
     if (entries > 0 && db.GetIntProperty(shard, "rocksdb.cur-size-all-mem-tables", &v)) {
