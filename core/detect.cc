@@ -799,14 +799,6 @@ class ReadOnce final : public CandidateSource {
       return source_.ReadGrams(missing, got);
     });
   }
-  absl::StatusOr<bool> LookupStemPairs(std::span<const uint32_t> pairs, uint32_t max_documents,
-                                       std::vector<std::vector<DocId>>* out) const override {
-    return source_.LookupStemPairs(pairs, max_documents, out);
-  }
-  absl::Status ReadStemPairOrder(std::span<const DocId> ids,
-                                 std::vector<std::vector<uint32_t>>* out) const override {
-    return source_.ReadStemPairOrder(ids, out);
-  }
 
  private:
   template <typename T, typename ReadFn>

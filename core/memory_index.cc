@@ -39,17 +39,27 @@ absl::Status MemoryIndex::ReadCandidates(std::span<const DocId> ids,
   return absl::OkStatus();
 }
 
-absl::Status MemoryIndex::ReadGrams(std::span<const DocId> ids,
-                                    std::vector<std::vector<uint32_t>>* out) const {
+namespace {
+
+// out->at(i) = what `per_doc` keeps for ids[i], empty when nothing.
+void CopyPerDocument(const std::unordered_map<DocId, std::vector<uint32_t>>& per_doc,
+                     std::span<const DocId> ids, std::vector<std::vector<uint32_t>>* out) {
   out->resize(ids.size());
   for (size_t i = 0; i < ids.size(); ++i) {
-    auto it = grams_per_doc_.find(ids[i]);
-    if (it == grams_per_doc_.end()) {
+    auto it = per_doc.find(ids[i]);
+    if (it == per_doc.end()) {
       (*out)[i].clear();
     } else {
       (*out)[i] = it->second;
     }
   }
+}
+
+}  // namespace
+
+absl::Status MemoryIndex::ReadGrams(std::span<const DocId> ids,
+                                    std::vector<std::vector<uint32_t>>* out) const {
+  CopyPerDocument(grams_per_doc_, ids, out);
   return absl::OkStatus();
 }
 
@@ -68,15 +78,7 @@ absl::StatusOr<bool> MemoryIndex::LookupStemPairs(std::span<const uint32_t> pair
 
 absl::Status MemoryIndex::ReadStemPairOrder(std::span<const DocId> ids,
                                             std::vector<std::vector<uint32_t>>* out) const {
-  out->resize(ids.size());
-  for (size_t i = 0; i < ids.size(); ++i) {
-    auto it = pair_order_.find(ids[i]);
-    if (it == pair_order_.end()) {
-      (*out)[i].clear();
-    } else {
-      (*out)[i] = it->second;
-    }
-  }
+  CopyPerDocument(pair_order_, ids, out);
   return absl::OkStatus();
 }
 

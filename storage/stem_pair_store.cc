@@ -67,6 +67,23 @@ std::string DocListKey(DocId id) {
   return k;
 }
 
+// One MultiGet of `keys` in the stem pairs family.
+void MultiGetPairs(const IndexDb& db, const std::vector<std::string>& keys,
+                   std::vector<rocksdb::PinnableSlice>* values,
+                   std::vector<rocksdb::Status>* statuses) {
+  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
+  values->clear();
+  values->resize(keys.size());
+  statuses->assign(keys.size(), rocksdb::Status());
+  db.db().MultiGet(rocksdb::ReadOptions(), db.stem_pairs(), keys.size(), slices.data(),
+                   values->data(), statuses->data());
+}
+
+absl::Status NotWholePairs(DocId id, size_t bytes) {
+  return absl::DataLossError("stem pairs of document " + std::to_string(id) + ": " +
+                             std::to_string(bytes) + " bytes, not whole pairs");
+}
+
 // A 'd' value: its pairs (in either form) into `pairs`, whether in text order into
 // `ordered`. False when it is not whole pairs.
 bool ParseDocList(std::string_view v, std::vector<uint32_t>* pairs, bool* ordered) {
@@ -258,11 +275,9 @@ absl::Status StemPairStore::Lookup(std::span<const uint32_t> pairs, uint32_t max
   std::vector<std::string> keys;
   keys.reserve(pairs.size());
   for (uint32_t pair : pairs) keys.push_back(MergedKey(pair));
-  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
-  std::vector<rocksdb::PinnableSlice> values(pairs.size());
-  std::vector<rocksdb::Status> statuses(pairs.size());
-  db_.db().MultiGet(rocksdb::ReadOptions(), db_.stem_pairs(), pairs.size(), slices.data(),
-                    values.data(), statuses.data());
+  std::vector<rocksdb::PinnableSlice> values;
+  std::vector<rocksdb::Status> statuses;
+  MultiGetPairs(db_, keys, &values, &statuses);
   // The key as errors name it (formatted only for one).
   const auto key_name = [&](size_t i) {
     char pair_hex[9];
@@ -319,11 +334,9 @@ absl::Status StemPairStore::ReadOrder(std::span<const DocId> ids,
   std::vector<std::string> keys;
   keys.reserve(ids.size());
   for (DocId id : ids) keys.push_back(DocListKey(id));
-  std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
-  std::vector<rocksdb::PinnableSlice> values(ids.size());
-  std::vector<rocksdb::Status> statuses(ids.size());
-  db_.db().MultiGet(rocksdb::ReadOptions(), db_.stem_pairs(), ids.size(), slices.data(),
-                    values.data(), statuses.data());
+  std::vector<rocksdb::PinnableSlice> values;
+  std::vector<rocksdb::Status> statuses;
+  MultiGetPairs(db_, keys, &values, &statuses);
   for (size_t i = 0; i < ids.size(); ++i) {
     std::vector<uint32_t>& order = (*out)[i];
     order.clear();
@@ -333,8 +346,7 @@ absl::Status StemPairStore::ReadOrder(std::span<const DocId> ids,
     }
     bool ordered = false;
     if (!ParseDocList(values[i].ToStringView(), &order, &ordered)) {
-      return absl::DataLossError("stem pairs of document " + std::to_string(ids[i]) + ": " +
-                                 std::to_string(values[i].size()) + " bytes, not whole pairs");
+      return NotWholePairs(ids[i], values[i].size());
     }
     if (!ordered) order.clear();  // ascending: the text's order is unknown
   }
@@ -387,10 +399,7 @@ absl::Status StemPairStore::AddRemoval(rocksdb::WriteBatch* b, DocId id) const {
   if (!list.has_value()) return absl::OkStatus();
   std::vector<uint32_t> pairs;
   bool ordered = false;
-  if (!ParseDocList(*list, &pairs, &ordered)) {
-    return absl::DataLossError("stem pairs of document " + std::to_string(id) + ": " +
-                               std::to_string(list->size()) + " bytes, not whole pairs");
-  }
+  if (!ParseDocList(*list, &pairs, &ordered)) return NotWholePairs(id, list->size());
   const bool merged = db_.stem_pairs_layout() != kStemPairsLayoutKeys;
   const std::string remove = stem_pair_codec::RemoveOperand(id);
   for (uint32_t pair : pairs) {
