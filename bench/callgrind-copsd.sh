@@ -11,7 +11,9 @@ callgrind_start_copsd() {
   command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 2; }
   work=$(mktemp -d)
   out="$work/callgrind.out"
-  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" "$build/server/copsd" \
+  # GLIBC_TUNABLES set (valgrind's malloc ignores it): copsd would otherwise execute itself
+  # again with its own (server/malloc_tuning.h), outside valgrind.
+  GLIBC_TUNABLES="${GLIBC_TUNABLES-}" valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" "$build/server/copsd" \
     --data-dir "${data:-$work/data}" --listen 127.0.0.1:0 --port-file "$work/port" \
     --log-level warn "$@" 2>"$work/valgrind.log" &
   pid=$!

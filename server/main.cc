@@ -45,6 +45,7 @@
 #include "replication/static_replica_directory.h"
 #include "server/admin_service.h"
 #include "server/heap_trimmer.h"
+#include "server/malloc_tuning.h"
 #include "server/metrics.h"
 #include "server/request_log.h"
 #include "server/router.h"
@@ -608,6 +609,7 @@ int Run(int argc, char** argv) {
 }  // namespace cops
 
 int main(int argc, char** argv) {
+  cops::ExecWithMallocTunables(argv);
   cops::PrepareGrpcProcess();
   try {
     return cops::Run(argc, argv);

@@ -1,14 +1,21 @@
 // The copsd binary as an operator runs it, outside any service manager: what it leaves on
 // disk. (Flags: server_config_test.cc; the whole server under load: overload_test.cc.)
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "client/client.h"
 #include "client/load_generator.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/malloc_tuning.h"
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
@@ -34,6 +41,60 @@ TEST(CopsdTest, EveryFileOfTheDataDirectoryIsTheOwnersAlone) {
   const std::filesystem::path data = dir.path() / "data";
   ASSERT_TRUE(std::filesystem::exists(data / "index"));
   EXPECT_EQ(testing::NotOwnerOnly(data), std::vector<std::string>{});
+}
+
+// The environment of a running process as /proc/PID/environ holds it: NUL-separated
+// "NAME=value" strings. (glibc 2.36 ends each tunable it parsed with a NUL there, so that
+// GLIBC_TUNABLES=a:b may read "GLIBC_TUNABLES=a", "b".)
+std::string EnvironOf(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Restores the test process's GLIBC_TUNABLES when it goes.
+class TunablesEnvironment {
+ public:
+  TunablesEnvironment() {
+    if (const char* v = std::getenv("GLIBC_TUNABLES")) saved_ = v;
+  }
+  ~TunablesEnvironment() {
+    if (saved_.has_value()) {
+      setenv("GLIBC_TUNABLES", saved_->c_str(), 1);
+    } else {
+      unsetenv("GLIBC_TUNABLES");
+    }
+  }
+
+ private:
+  std::optional<std::string> saved_;
+};
+
+TEST(CopsdTest, StartsWithItsMallocTunablesUnlessTheOperatorGaveSome) {
+  TunablesEnvironment restore;
+  const std::vector<std::string> own = absl::StrSplit(kCopsdMallocTunables, ':');
+  ASSERT_EQ(own.size(), 3u);
+  {
+    // Started without: copsd runs again with its own (the same process, so the same pid).
+    unsetenv("GLIBC_TUNABLES");
+    testing::TempDir dir("copsd_tunables");
+    ASSERT_OK_AND_ASSIGN(auto copsd, testing::CopsdProcess::Start(dir.path(), {}));
+    const std::string environ = EnvironOf(copsd->pid());
+    EXPECT_THAT(environ, ::testing::HasSubstr(std::string("GLIBC_TUNABLES=") + own[0]));
+    for (const std::string& tunable : own) {
+      EXPECT_THAT(environ, ::testing::HasSubstr(tunable));
+    }
+    EXPECT_EQ(copsd->Stop(), 0) << copsd->Log();
+  }
+  // The operator's, even none at all, are kept.
+  for (const std::string given : {"glibc.malloc.arena_max=3", ""}) {
+    setenv("GLIBC_TUNABLES", given.c_str(), 1);
+    testing::TempDir dir("copsd_tunables_given");
+    ASSERT_OK_AND_ASSIGN(auto copsd, testing::CopsdProcess::Start(dir.path(), {}));
+    const std::string environ = EnvironOf(copsd->pid());
+    EXPECT_THAT(environ, ::testing::HasSubstr("GLIBC_TUNABLES=" + given + '\0'));
+    EXPECT_THAT(environ, ::testing::Not(::testing::HasSubstr("hugetlb")));
+    EXPECT_EQ(copsd->Stop(), 0) << copsd->Log();
+  }
 }
 
 }  // namespace
