@@ -13,7 +13,8 @@ callgrind_start_copsd() {
   out="$work/callgrind.out"
   # GLIBC_TUNABLES set (valgrind's malloc ignores it): copsd would otherwise execute itself
   # again with its own (server/malloc_tuning.h), outside valgrind.
-  GLIBC_TUNABLES="${GLIBC_TUNABLES-}" valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" "$build/server/copsd" \
+  GLIBC_TUNABLES="${GLIBC_TUNABLES-}" valgrind --tool=callgrind --instr-atstart=no \
+    --callgrind-out-file="$out" "$build/server/copsd" \
     --data-dir "${data:-$work/data}" --listen 127.0.0.1:0 --port-file "$work/port" \
     --log-level warn "$@" 2>"$work/valgrind.log" &
   pid=$!

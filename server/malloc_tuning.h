@@ -8,8 +8,8 @@
 // machine (a fifth of copsd's CPU at registration). Backing the heap with transparent huge
 // pages (glibc.malloc.hugetlb=1, where the kernel's THP mode is "madvise" or "always"),
 // keeping buffers of up to 32 MiB in the heap instead of fresh mmap()s and trimming a heap's
-// top only beyond 16 MiB take copsd's faults for 10^5 documents from ~375,000 to ~115,000
-// and its CPU by a quarter (docs/performance.md, "Registration"). A larger trim threshold
+// top only beyond 16 MiB take copsd's faults for 10^5 documents from ~370,000 to ~100,000
+// and its CPU by ~15% (docs/performance.md, "Registration"). A larger trim threshold
 // saves more faults but keeps more of a burst's memory in the threads' heaps, which
 // malloc_trim() does not shrink (the heap trimmer: heap_trimmer.h).
 //
