@@ -134,6 +134,9 @@ std::unique_ptr<grpc::Server> BuildServer(
   quota.SetMaxThreads(static_cast<int>(std::max<uint32_t>(config.threads, 2)));
   quota.Resize(config.transport_memory_bytes);
   builder.SetResourceQuota(quota);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS,
+                              static_cast<int>(std::clamp<uint32_t>(
+                                  config.kept_threads, 1, std::max<uint32_t>(config.threads, 2))));
   for (grpc::Service* service : services) builder.RegisterService(service);
   if (metrics != nullptr) {
     std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;

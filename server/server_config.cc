@@ -284,6 +284,8 @@ const std::vector<Flag>& Flags() {
       {"mmap-reads", "Read the index files through mmap (uncompressed blocks are read in place)",
        Switch(&ServerConfig::index, &IndexOptions::mmap_reads)},
       {"threads", "Most handler threads", Value(&ServerConfig::threads)},
+      {"kept-threads", "Idle handler threads kept for the next calls (at most --threads)",
+       Value(&ServerConfig::kept_threads), Checked(CLI::Range(1u, 65536u))},
       {"drain-seconds", "Graceful shutdown: time for calls in flight",
        Value(&ServerConfig::drain_seconds)},
       {"warm-cache",

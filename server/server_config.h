@@ -81,6 +81,13 @@ struct ServerConfig {
   // makes it: at 16, 40 clients flooding wrong keys on a loaded machine got an admin's call
   // refused. Each client has at most one call in a thread per stream it opens.
   uint32_t threads = 64;
+  // Handler threads kept waiting for calls between calls (gRPC's MAX_POLLERS): beyond this
+  // many idle, a thread exits when its call ends and the next call starts a new one. At
+  // gRPC's default of 2, eight callers in flight made copsd start and end a thread for most
+  // calls (thread stacks mapped and unmapped, TLB shootdowns): 2.7 KB copied checks at
+  // concurrency 8 cost 0.96-1.24 ms of copsd CPU against 0.62-0.79 ms with 16
+  // (docs/performance.md, "Check decisions").
+  uint32_t kept_threads = 16;
   uint32_t drain_seconds = 10;  // graceful shutdown: time for calls in flight
   // Read the index into the block cache after starting and after a key rotation
   // (Index::StartWarmingBlockCache), up to kWarmCacheFill of its capacity: a fresh copsd

@@ -4,9 +4,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -95,6 +97,48 @@ TEST(CopsdTest, StartsWithItsMallocTunablesUnlessTheOperatorGaveSome) {
     EXPECT_THAT(environ, ::testing::Not(::testing::HasSubstr("hugetlb")));
     EXPECT_EQ(copsd->Stop(), 0) << copsd->Log();
   }
+}
+
+// Threads of a running process.
+size_t ThreadsOf(pid_t pid) {
+  return static_cast<size_t>(std::distance(
+      std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task"),
+      std::filesystem::directory_iterator()));
+}
+
+// copsd's threads a second after eight callers sent checks side by side, with --kept-threads.
+size_t ThreadsAfterABurst(uint32_t kept_threads) {
+  testing::TempDir dir("copsd_kept_threads");
+  auto copsd = testing::CopsdProcess::Start(
+      dir.path(), {"--kept-threads", std::to_string(kept_threads), "--threads", "32"});
+  EXPECT_TRUE(copsd.ok()) << copsd.status();
+  if (!copsd.ok()) return 0;
+  ClientOptions options;
+  options.target = (*copsd)->address();
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 8; ++c) {
+    callers.emplace_back([&options, c] {
+      auto client = Client::Connect(options);
+      ASSERT_OK(client.status());
+      v1::CheckDocumentRequest check;
+      check.set_content(SyntheticText(/*seed=*/3, c, 3000));
+      for (int i = 0; i < 40; ++i) EXPECT_OK((*client)->Check(check).status());
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const size_t threads = ThreadsOf((*copsd)->pid());
+  EXPECT_EQ((*copsd)->Stop(), 0) << (*copsd)->Log();
+  return threads;
+}
+
+// Handler threads that served a burst stay for the next one (--kept-threads), instead of
+// ending with their calls (gRPC keeps 2 unless told).
+TEST(CopsdTest, KeepsTheHandlerThreadsOfABurst) {
+  const size_t kept = ThreadsAfterABurst(16);
+  const size_t few = ThreadsAfterABurst(1);
+  std::cout << "threads after the burst: " << kept << " kept, " << few << " with --kept-threads 1\n";
+  EXPECT_GE(kept, few + 4) << "kept " << kept << ", with --kept-threads 1: " << few;
 }
 
 }  // namespace
