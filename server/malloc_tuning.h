@@ -6,12 +6,12 @@
 // writes some 10 KB a document into fresh memory (write batch, memtable arenas, the window's
 // postings), and with 4 KiB pages each page costs a fault, several microseconds on a virtual
 // machine (a fifth of copsd's CPU at registration). Backing the heap with transparent huge
-// pages (glibc.malloc.hugetlb=1, where the kernel's THP mode is "madvise" or "always"),
-// keeping buffers of up to 32 MiB in the heap instead of fresh mmap()s and trimming a heap's
-// top only beyond 16 MiB take copsd's faults for 10^5 documents from ~370,000 to ~100,000
-// and its CPU by ~15% (docs/performance.md, "Registration"). A larger trim threshold
-// saves more faults but keeps more of a burst's memory in the threads' heaps, which
-// malloc_trim() does not shrink (the heap trimmer: heap_trimmer.h).
+// pages (glibc.malloc.hugetlb=1, where the kernel's THP mode is "madvise" or "always") and
+// keeping buffers of up to 32 MiB in the heap instead of fresh mmap()s take copsd's faults
+// for 10^5 documents from ~370,000 to ~150,000 (docs/performance.md, "Registration"). The
+// trim threshold stays glibc's: a larger one saved more faults (~100,000 at 16 MiB) but kept
+// more of a burst's memory in the threads' heaps, whose tops malloc_trim() does not shrink
+// (the heap trimmer: heap_trimmer.h).
 //
 // Thread-safety: call first thing in main(), before any thread starts.
 
@@ -19,8 +19,7 @@ namespace cops {
 
 // What copsd sets when GLIBC_TUNABLES is absent.
 inline constexpr char kCopsdMallocTunables[] =
-    "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:"
-    "glibc.malloc.trim_threshold=16777216";
+    "glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432";
 
 // When the environment has no GLIBC_TUNABLES, sets it to kCopsdMallocTunables and executes
 // this program again with the same arguments (same process id); returns only when it does not
