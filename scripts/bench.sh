@@ -285,7 +285,11 @@ cops() { "$build/client/cops" --server "$server" "$@"; }
 seconds_since() {
   awk -v ns="$(( $(date +%s%N) - $1 ))" -v name="$2" 'BEGIN { printf "{\"%s\": %.1f}\n", name, ns / 1e9 }'
 }
-cpu_seconds() { awk '{printf "{\"copsd_cpu_seconds\": %.2f}\n", ($14 + $15) / 100}' "/proc/$1/stat"; }
+# copsd's CPU (user + system) and its minor page faults so far.
+cpu_seconds() {
+  awk '{printf "{\"copsd_cpu_seconds\": %.2f, \"copsd_minor_faults\": %d}\n", ($14 + $15) / 100, $10}' \
+    "/proc/$1/stat"
+}
 
 area_cached() {
   local data= documents=1000000 checks=3000 profile=0

@@ -3,7 +3,6 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
@@ -49,8 +48,7 @@ TEST(CopsdTest, EveryFileOfTheDataDirectoryIsTheOwnersAlone) {
 // "NAME=value" strings. (glibc 2.36 ends each tunable it parsed with a NUL there, so that
 // GLIBC_TUNABLES=a:b may read "GLIBC_TUNABLES=a", "b".)
 std::string EnvironOf(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return testing::ReadFileOrEmpty("/proc/" + std::to_string(pid) + "/environ");
 }
 
 // Restores the test process's GLIBC_TUNABLES when it goes.
