@@ -52,7 +52,8 @@ StoredHashFilter::Segment::Segment(uint64_t cap, uint32_t bits_per_hash)
     : capacity(cap),
       blocks(std::max<uint64_t>(1, (cap * bits_per_hash + kBlockBits - 1) / kBlockBits)),
       block(static_cast<Block*>(mmap(nullptr, blocks * sizeof(Block), PROT_READ | PROT_WRITE,
-                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0))) {
+                                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0))),
+      written(std::make_unique<std::atomic<uint64_t>[]>((blocks + (uint64_t{1} << 12) - 1) >> 12)) {
   // Out of address space: as new[] would, fail loudly rather than filter wrongly.
   if (block == MAP_FAILED) throw std::bad_alloc();
 }
@@ -137,7 +138,9 @@ void StoredHashFilter::Add(std::span<const ChunkHash> hashes) {
         const uint32_t bit = NextBit(&state);
         masks[bit >> 6] |= uint64_t{1} << (bit & 63);
       }
-      std::atomic<uint64_t>* words = s.block[BlockOf(Aligned(h), s.blocks)].words;
+      const uint64_t b = BlockOf(Aligned(h), s.blocks);
+      s.MarkWritten(b);
+      std::atomic<uint64_t>* words = s.block[b].words;
       for (int w = 0; w < 8; ++w) {
         if (masks[w] != 0 && (words[w].load(std::memory_order_relaxed) & masks[w]) != masks[w]) {
           words[w].fetch_or(masks[w], std::memory_order_relaxed);
@@ -151,7 +154,8 @@ void StoredHashFilter::Prefetch(ChunkHash h) const {
   const uint32_t n = segment_count_.load(std::memory_order_acquire);
   for (uint32_t k = 0; k < n; ++k) {
     const Segment& s = *published_[k].load(std::memory_order_acquire);
-    __builtin_prefetch(&s.block[BlockOf(Aligned(h), s.blocks)], 0);
+    const uint64_t b = BlockOf(Aligned(h), s.blocks);
+    if (s.Written(b)) __builtin_prefetch(&s.block[b], 0);
   }
 }
 
@@ -160,8 +164,10 @@ bool StoredHashFilter::MayContain(ChunkHash h) const {
   const uint32_t n = segment_count_.load(std::memory_order_acquire);
   for (uint32_t k = 0; k < n; ++k) {
     const Segment& s = *published_[k].load(std::memory_order_acquire);
+    const uint64_t b = BlockOf(Aligned(h), s.blocks);
+    if (!s.Written(b)) continue;  // all zero, and left unread
     uint64_t state = mixed;
-    const std::atomic<uint64_t>* words = s.block[BlockOf(Aligned(h), s.blocks)].words;
+    const std::atomic<uint64_t>* words = s.block[b].words;
     bool all = true;
     for (uint32_t i = 0; i < probes_ && all; ++i) {
       const uint32_t bit = NextBit(&state);

@@ -26,6 +26,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <thread>
 
@@ -62,9 +63,11 @@ class StoredHashFilter {
   struct alignas(64) Block {
     std::atomic<uint64_t> words[8];
   };
-  // Mapped anonymous memory: its pages stay the kernel's shared zero page until a hash is
-  // added to them, so a filter sized for 10^6 documents costs a small index little memory;
-  // once dense it asks for huge pages.
+  // Mapped anonymous memory, only its written pages resident, so that a filter sized for
+  // 10^6 documents costs a small index little memory; once dense it asks for huge pages.
+  // Questions read no page that no add wrote: reading one would make it resident too, since
+  // not every kernel maps the shared zero page there (a 6.18 paravirtualised guest gave a
+  // 4 MiB check's lookups the whole 150 MiB of a fresh index's filter).
   struct Segment {
     Segment(uint64_t capacity, uint32_t bits_per_hash);
     ~Segment();
@@ -72,9 +75,23 @@ class StoredHashFilter {
     Segment& operator=(const Segment&) = delete;
     // Huge pages once enough hashes are added that every 4 KiB page is resident anyway.
     void UseHugePagesOnceDense();
+    // Whether an add wrote to the 4 KiB page of block `b` (64 blocks a page), or may have:
+    // once dense, every page was written (~50 adds a page), and the map goes unread.
+    bool Written(uint64_t b) const {
+      return huge.load(std::memory_order_relaxed) ||
+             ((written[b >> 12].load(std::memory_order_relaxed) >> ((b >> 6) & 63)) & 1);
+    }
+    void MarkWritten(uint64_t b) {
+      const uint64_t bit = uint64_t{1} << ((b >> 6) & 63);
+      if ((written[b >> 12].load(std::memory_order_relaxed) & bit) == 0) {
+        written[b >> 12].fetch_or(bit, std::memory_order_relaxed);
+      }
+    }
     const uint64_t capacity;  // hashes at bits_per_hash
     const uint64_t blocks;
     Block* block;
+    // A bit per page of `block`, set before an add writes there: 4 KB for 10^8 hashes.
+    const std::unique_ptr<std::atomic<uint64_t>[]> written;
     std::atomic<uint64_t> added{0};
     std::atomic<bool> huge{false};
     // Collapses the resident pages into huge ones (a second of kernel work for a filter of

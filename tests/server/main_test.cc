@@ -83,6 +83,9 @@ TEST(CopsdTest, StartsWithItsMallocTunablesUnlessTheOperatorGaveSome) {
     for (const std::string& tunable : own) {
       EXPECT_THAT(environ, ::testing::HasSubstr(tunable));
     }
+    // Under its own name still (ps, top, pgrep and systemd show /proc/PID/comm).
+    EXPECT_EQ(testing::ReadFileOrEmpty("/proc/" + std::to_string(copsd->pid()) + "/comm"),
+              "copsd\n");
     EXPECT_EQ(copsd->Stop(), 0) << copsd->Log();
   }
   // The operator's, even none at all, are kept.

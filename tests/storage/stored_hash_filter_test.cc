@@ -1,7 +1,10 @@
 #include "storage/stored_hash_filter.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -52,6 +55,31 @@ TEST(StoredHashFilterTest, GrowingPastItsCapacityUnderConcurrentAddsLosesNoHash)
   EXPECT_EQ(f.segments(), 4u);
   for (uint64_t i = 0; i < 2 * kPerThread; ++i) ASSERT_TRUE(f.MayContain(Mix(i))) << i;
   EXPECT_LT(FalsePositiveRate(f, uint64_t{1} << 40, 200'000), 0.04);
+}
+
+// Resident memory of this process (/proc/self/statm's second field, in pages).
+uint64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  uint64_t size = 0;
+  uint64_t resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+// A filter sized for far more than it holds (a new index's, for 10^6 documents) keeps only
+// the pages its adds wrote: a million questions about hashes never added (a large clean
+// check's) leave its other pages unread, even where the kernel would back a read page with
+// memory of its own rather than the shared zero page.
+TEST(StoredHashFilterTest, QuestionsLeaveThePagesNoAddWroteUnmapped) {
+  constexpr uint64_t kCapacity = uint64_t{1} << 24;  // 20 MiB at 10 bits per hash
+  StoredHashFilter f(/*hash_bits=*/64, /*bits_per_hash=*/10, kCapacity);
+  for (uint64_t i = 0; i < 200; ++i) f.Add(Mix(i));
+  const uint64_t before = ResidentBytes();
+  for (uint64_t i = 0; i < 200; ++i) f.Prefetch(Mix(i));
+  for (uint64_t i = 0; i < 200; ++i) ASSERT_TRUE(f.MayContain(Mix(i))) << i;
+  EXPECT_LT(FalsePositiveRate(f, uint64_t{1} << 40, 1'000'000), 0.001);
+  EXPECT_LT(ResidentBytes() - before, uint64_t{1} << 20)
+      << "of a " << (f.bytes() >> 20) << " MiB filter";
 }
 
 // Hashes added in sorted batches (as PostingsStore adds a window's, and larger than the part
