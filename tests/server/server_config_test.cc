@@ -171,19 +171,23 @@ TEST_F(ServerConfigTest, OverloadLimitsHaveExplicitDefaults) {
 
 TEST_F(ServerConfigTest, AdmissionLimitsFollowTheCoresAndLeaveThreadsForCheapCalls) {
   ASSERT_OK_AND_ASSIGN(ServerConfig c, Parse({}));
-  // The default 64 threads: 62 for checks and registrations, at work and waiting.
-  EXPECT_EQ(ResolveAdmissionLimits(c, /*cores=*/2).max_waiting, 60u);
+  // The default 64 threads: 62 for checks and registrations, 8 at work and 54 waiting.
+  EXPECT_EQ(ResolveAdmissionLimits(c, /*cores=*/2).max_waiting, 54u);
   ASSERT_OK_AND_ASSIGN(c, Parse({"--admission-wait-ms", "250", "--threads", "16"}));
   // 16 threads: 14 for checks and registrations, at work and waiting.
+  // Four calls a core at work, the rest of the 14 waiting.
   AdmissionLimits limits = ResolveAdmissionLimits(c, /*cores=*/2);
-  EXPECT_EQ(limits.max_calls, 2u);
-  EXPECT_EQ(limits.max_waiting, 12u);
+  EXPECT_EQ(limits.max_calls, 8u);
+  EXPECT_EQ(limits.max_waiting, 6u);
   EXPECT_EQ(limits.max_bytes, 64u << 20);
   EXPECT_EQ(limits.max_wait, absl::Milliseconds(250));
-  EXPECT_EQ(ResolveAdmissionLimits(c, /*cores=*/1).max_calls, 2u);  // at least 2
-  limits = ResolveAdmissionLimits(c, /*cores=*/10);
-  EXPECT_EQ(limits.max_calls, 10u);
-  EXPECT_EQ(limits.max_waiting, 4u);
+  EXPECT_EQ(ResolveAdmissionLimits(c, /*cores=*/1).max_calls, 4u);
+  limits = ResolveAdmissionLimits(c, /*cores=*/3);
+  EXPECT_EQ(limits.max_calls, 12u);
+  EXPECT_EQ(limits.max_waiting, 2u);
+  limits = ResolveAdmissionLimits(c, /*cores=*/10);  // at most the 14
+  EXPECT_EQ(limits.max_calls, 14u);
+  EXPECT_EQ(limits.max_waiting, 0u);
   limits = ResolveAdmissionLimits(c, /*cores=*/64);
   EXPECT_EQ(limits.max_calls, 14u);
   EXPECT_EQ(limits.max_waiting, 0u);
