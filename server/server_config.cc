@@ -292,8 +292,8 @@ const std::vector<Flag>& Flags() {
        "Read the index into the block cache after starting, at low priority (true|false)",
        Value(&ServerConfig::warm_cache)},
       {"max-concurrent-calls",
-       "Checks and registrations at work at once (0 = 4 x the CPU cores, 2 to threads - 2); more wait, "
-       "then get RESOURCE_EXHAUSTED",
+       "Checks and registrations at work at once (0 = 4 x the CPU cores, 2 to threads - 2); "
+       "more wait, then get RESOURCE_EXHAUSTED",
        Value(&ServerConfig::max_concurrent_calls)},
       {"max-inflight-bytes",
        "Document bytes of the checks and registrations at work at once (a larger document runs "
@@ -624,7 +624,7 @@ AdmissionLimits ResolveAdmissionLimits(const ServerConfig& config, unsigned core
   AdmissionLimits limits;
   // Four calls a core: a check of a few KB is short, and with one a core the callers beyond
   // took turns through a futex hand-off each (a mail gateway's 8 streams on 2 cores: copsd
-  // 0.64-0.87 ms a copied message against 0.52-0.59 with 8 at work; docs/performance.md).
+  // 0.64-0.87 ms a copied message against 0.49-0.56 with 8 at work; docs/performance.md).
   // Memory stays bounded by the calls' document bytes (max_inflight_bytes).
   limits.max_calls = config.max_concurrent_calls != 0
                          ? config.max_concurrent_calls

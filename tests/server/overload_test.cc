@@ -1,6 +1,6 @@
 // Overload end to end: the real copsd (server/main.cc's limits: AdmissionControl, gRPC's
-// streams per connection, one malloc arena per core and call at work, the HeapTrimmer) under a burst
-// of large checks at 20 times the rate it can sustain. Every call must be answered OK or
+// streams per connection, one malloc arena per core and call at work, the HeapTrimmer) under a
+// burst of large checks at 20 times the rate it can sustain. Every call must be answered OK or
 // RESOURCE_EXHAUSTED well before its deadline, copsd's peak memory must stay under a bound
 // derived from its limits, its memory must go back down once the burst is over, and a normal
 // check must succeed right after.

@@ -174,8 +174,7 @@ TEST_F(ServerConfigTest, AdmissionLimitsFollowTheCoresAndLeaveThreadsForCheapCal
   // The default 64 threads: 62 for checks and registrations, 8 at work and 54 waiting.
   EXPECT_EQ(ResolveAdmissionLimits(c, /*cores=*/2).max_waiting, 54u);
   ASSERT_OK_AND_ASSIGN(c, Parse({"--admission-wait-ms", "250", "--threads", "16"}));
-  // 16 threads: 14 for checks and registrations, at work and waiting.
-  // Four calls a core at work, the rest of the 14 waiting.
+  // 16 threads: 14 for checks and registrations, four a core at work, the rest waiting.
   AdmissionLimits limits = ResolveAdmissionLimits(c, /*cores=*/2);
   EXPECT_EQ(limits.max_calls, 8u);
   EXPECT_EQ(limits.max_waiting, 6u);
