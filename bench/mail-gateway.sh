@@ -190,24 +190,24 @@ idle rspamd rspamd_ticks
 # it where the first left it, as a gateway does once it has run for a while with a corpus
 # that fits its memory. Every line says which ("pass").
 for pass in first second; do
-for set in copies excerpts unrelated; do
-  for m in "${milters[@]}"; do
-    read -r name port copsd_pid milter_pid <<<"$m"
-    copsd0=$(cpu_ticks "$copsd_pid") milter0=$(cpu_ticks "$milter_pid")
-    python3 "$py" milter "127.0.0.1:$port" "$out/mail" "$set" --system "$name" |
-      sed "s/^{/{\"pass\": \"$pass\", /"
-    copsd1=$(cpu_ticks "$copsd_pid") milter1=$(cpu_ticks "$milter_pid")
-    # The CPU each COPS process spent per message of the run just reported.
-    echo "{\"pass\": \"$pass\", \"system\": \"$name\", \"set\": \"$set\", \"measure\": \"cpu_ms_per_message\"," \
-      "\"copsd\": $(awk -v t=$((copsd1 - copsd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')," \
-      "\"cops_milter\": $(awk -v t=$((milter1 - milter0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
+  for set in copies excerpts unrelated; do
+    for m in "${milters[@]}"; do
+      read -r name port copsd_pid milter_pid <<<"$m"
+      copsd0=$(cpu_ticks "$copsd_pid") milter0=$(cpu_ticks "$milter_pid")
+      python3 "$py" milter "127.0.0.1:$port" "$out/mail" "$set" --system "$name" |
+        sed "s/^{/{\"pass\": \"$pass\", /"
+      copsd1=$(cpu_ticks "$copsd_pid") milter1=$(cpu_ticks "$milter_pid")
+      # The CPU each COPS process spent per message of the run just reported.
+      echo "{\"pass\": \"$pass\", \"system\": \"$name\", \"set\": \"$set\", \"measure\": \"cpu_ms_per_message\"," \
+        "\"copsd\": $(awk -v t=$((copsd1 - copsd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')," \
+        "\"cops_milter\": $(awk -v t=$((milter1 - milter0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
+    done
+    rspamd0=$(rspamd_ticks)
+    python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" "$set" | sed "s/^{/{\"pass\": \"$pass\", /"
+    rspamd1=$(rspamd_ticks)
+    echo "{\"pass\": \"$pass\", \"system\": \"rspamd\", \"set\": \"$set\", \"measure\": \"cpu_ms_per_message\"," \
+      "\"rspamd\": $(awk -v t=$((rspamd1 - rspamd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
   done
-  rspamd0=$(rspamd_ticks)
-  python3 "$py" rspamd 127.0.0.1:41333 "$out/mail" "$set" | sed "s/^{/{\"pass\": \"$pass\", /"
-  rspamd1=$(rspamd_ticks)
-  echo "{\"pass\": \"$pass\", \"system\": \"rspamd\", \"set\": \"$set\", \"measure\": \"cpu_ms_per_message\"," \
-    "\"rspamd\": $(awk -v t=$((rspamd1 - rspamd0)) -v ms=$tick_ms -v n="$checks" 'BEGIN {printf "%.2f", t * ms / n}')}"
-done
 done
 for m in "${milters[@]}"; do
   read -r name port _ _ <<<"$m"
