@@ -115,11 +115,16 @@ LocalIndex::~LocalIndex() = default;
 
 absl::StatusOr<std::unique_ptr<LocalIndex>> LocalIndex::Open(const LocalIndexOptions& options) {
   COPS_ASSIGN_OR_RETURN(std::shared_ptr<const Copy> copy, OpenCopy(options));
+  if (options.warm_cache_fill > 0) copy->index->StartWarmingBlockCache(options.warm_cache_fill);
   return std::unique_ptr<LocalIndex>(new LocalIndex(options, std::move(copy)));
 }
 
-absl::Status LocalIndex::Reopen() {
+absl::Status LocalIndex::Reopen(const std::function<bool()>& stop) {
   COPS_ASSIGN_OR_RETURN(std::shared_ptr<const Copy> copy, OpenCopy(options_));
+  if (options_.warm_cache_fill > 0) {
+    // A failed read leaves the rest cold: checks then read the files, as without a warm-up.
+    (void)copy->index->WarmBlockCache(options_.warm_cache_fill, stop);
+  }
   // The old copy closes when its last check in flight lets go of it, outside the lock.
   std::shared_ptr<const Copy> old;
   {
@@ -152,5 +157,7 @@ std::vector<v1::CheckDocumentReply> LocalIndex::Check(
 ChunkingParams LocalIndex::params() const { return Current()->detector->params(); }
 
 uint64_t LocalIndex::documents() const { return Current()->documents; }
+
+IndexStats LocalIndex::Stats() const { return Current()->index->Stats(); }
 
 }  // namespace cops

@@ -24,6 +24,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,7 @@
 #include "core/params.h"
 #include "milter/message_check.h"
 #include "proto/cops.pb.h"
+#include "storage/index.h"
 
 namespace cops {
 
@@ -45,6 +47,12 @@ struct LocalIndexOptions {
   std::string key_file;
   // The index's block cache, bytes (IndexOptions::block_cache_bytes).
   size_t block_cache_bytes = 256ull << 20;
+  // Share of the block cache read in from the index (postings first, then grams and
+  // records: Index::WarmBlockCache) once it is opened, so that the first messages do not
+  // pay for reading and decompressing blocks; 0: none. Open starts it on a low-priority
+  // thread and returns; Reopen reads into the new copy's cache before switching to it, while
+  // the old copy serves (both caches are held meanwhile).
+  double warm_cache_fill = 0.9;
 };
 
 class LocalIndex {
@@ -59,9 +67,10 @@ class LocalIndex {
   LocalIndex(const LocalIndex&) = delete;
   LocalIndex& operator=(const LocalIndex&) = delete;
 
-  // Opens the directory again (registrations since the last open become visible) and
+  // Opens the directory again (registrations since the last open become visible), warms
+  // its block cache (options.warm_cache_fill; `stop` returning true cuts that short) and
   // switches to it; checks in flight finish on the old copy. On error the old copy stays.
-  absl::Status Reopen();
+  absl::Status Reopen(const std::function<bool()>& stop = [] { return false; });
 
   // One reply per request, in order, as copsd's CheckStream answers them: a request that
   // fails carries its error in the reply (error_code, error_message). A request still
@@ -72,6 +81,8 @@ class LocalIndex {
   ChunkingParams params() const;
   // Documents of the open copy.
   uint64_t documents() const;
+  // The open copy's index: its block cache's bytes and whether a warm-up is reading.
+  IndexStats Stats() const;
 
   struct Copy;  // one open copy of the directory (local_checker.cc)
 

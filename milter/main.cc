@@ -51,6 +51,13 @@ int Main(int argc, char** argv) {
                  "(0: never)")
       ->needs(data_dir)
       ->check(CLI::NonNegativeNumber);
+  bool warm_cache = true;
+  app.add_option("--warm-cache", warm_cache,
+                 "With --data-dir: read the index into the block cache (up to 90%) after "
+                 "opening it, on a low-priority thread while serving, and after each reopen, "
+                 "before switching to it")
+      ->capture_default_str()
+      ->needs(data_dir);
   app.add_option("--action", action, "What a violation leads to: headers, quarantine, reject");
   app.add_option("--threshold", threshold, "Match-ratio threshold in (0, 1] (default: copsd's)");
   app.add_option("--config", config_file, "Policy file (JSON object, see milter/policy.h)");
@@ -75,6 +82,7 @@ int Main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
+  if (!warm_cache) options.local.warm_cache_fill = 0;
   SetJsonLogs(log_json);
   spdlog::set_level(spdlog::level::from_str(log_level));
   auto fail = [](const absl::Status& s) {

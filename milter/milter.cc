@@ -558,7 +558,7 @@ absl::Status RunMilter(const MilterOptions& options) {
         next_stats += absl::Seconds(interval);
       }
       if (reopen > 0 && absl::Now() >= next_reopen) {
-        if (absl::Status s = state->local->Reopen(); !s.ok()) {
+        if (absl::Status s = state->local->Reopen([] { return mi_stop() != 0; }); !s.ok()) {
           LogEvent(LogLevel::kWarn, "milter_reopen_failed", {{"error", s.ToString()}});
         }
         next_reopen = absl::Now() + absl::Seconds(reopen);

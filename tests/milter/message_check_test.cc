@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "convert/worker_pool.h"
 #include "engine/index_generations.h"
 #include "gtest/gtest.h"
@@ -424,6 +425,19 @@ class LocalIndexTest : public ::testing::Test {
     ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> gens, IndexGenerations::Open(o));
     for (const std::string& t : texts) Register(*gens, t);
   }
+  // Writes the live index's memtables to SST files.
+  void FlushIndex() {
+    DataDir dir(data_dir_);
+    ASSERT_OK_AND_ASSIGN(std::optional<ChunkingParams> params, dir.ReadParams());
+    ASSERT_TRUE(params.has_value());
+    IndexOptions o;
+    o.path = dir.IndexPath(0);
+    o.params = *params;
+    o.min_free_disk_mb = 0;
+    o.block_cache_bytes = 8 << 20;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Index> index, Index::Open(o));
+    ASSERT_OK(index->Flush());
+  }
   static void Register(IndexGenerations& gens, const std::string& text) {
     DocumentRecord record;
     record.collection = "mail";
@@ -490,6 +504,51 @@ TEST_F(LocalIndexTest, SeesLaterRegistrationsOnlyOnceReopened) {
   EXPECT_EQ(index->documents(), 2u);
   EXPECT_EQ(CheckLocally(*index, Mail(registered_)).outcome,
             MessageVerdict::Outcome::kViolation);
+}
+
+// The first messages after an open or a reopen find the index's blocks in the cache.
+TEST_F(LocalIndexTest, WarmsItsBlockCacheOnOpenAndBeforeAReopenSwitches) {
+  std::vector<std::string> texts;
+  for (uint32_t i = 0; i < 40; ++i) {
+    texts.push_back(absl::StrJoin(testing::Prose(6, 100 + i), "\n\n"));
+  }
+  MakeDataDir(texts);
+  FlushIndex();  // in SST files, as a snapshot holds them (not only in the WAL)
+  LocalIndexOptions cold_options = Options();
+  cold_options.warm_cache_fill = 0;
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalIndex> cold, LocalIndex::Open(cold_options));
+  const uint64_t cold_bytes = cold->Stats().block_cache_bytes;
+  EXPECT_FALSE(cold->Stats().block_cache_warming);
+
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalIndex> index, LocalIndex::Open(Options()));
+  // Open returns while a low-priority thread reads; it ends on its own.
+  for (int i = 0; i < 3000 && index->Stats().block_cache_warming; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_FALSE(index->Stats().block_cache_warming);
+  const uint64_t warm_bytes = index->Stats().block_cache_bytes;
+  EXPECT_GT(warm_bytes, 2 * cold_bytes + (64u << 10)) << "cold " << cold_bytes;
+
+  {
+    IndexGenerationsOptions o;
+    o.data_dir = data_dir_;
+    o.index.min_free_disk_mb = 0;
+    o.index.block_cache_bytes = 8 << 20;
+    ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> gens, IndexGenerations::Open(o));
+    Register(*gens, registered_);
+  }
+  FlushIndex();
+  // Reopen reads the new copy in before checks see it.
+  ASSERT_OK(index->Reopen());
+  EXPECT_FALSE(index->Stats().block_cache_warming);
+  EXPECT_GE(index->Stats().block_cache_bytes, warm_bytes);
+  EXPECT_EQ(CheckLocally(*index, Mail(registered_)).outcome, MessageVerdict::Outcome::kViolation);
+  ASSERT_OK(cold->Reopen());
+  EXPECT_LT(cold->Stats().block_cache_bytes, warm_bytes / 2);
+  // A stop asked for ends the reading early: the copy serves, its cache still cold.
+  ASSERT_OK(index->Reopen([] { return true; }));
+  EXPECT_LT(index->Stats().block_cache_bytes, warm_bytes);
+  EXPECT_EQ(CheckLocally(*index, Mail(registered_)).outcome, MessageVerdict::Outcome::kViolation);
 }
 
 TEST_F(LocalIndexTest, RefusesAKeyOrParametersOtherThanTheIndexs) {
