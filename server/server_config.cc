@@ -291,6 +291,10 @@ const std::vector<Flag>& Flags() {
       {"warm-cache",
        "Read the index into the block cache after starting, at low priority (true|false)",
        Value(&ServerConfig::warm_cache)},
+      {"cache-flushed-blocks",
+       "Put the postings, grams and records a memtable flush writes into the block cache, for "
+       "checks right after registrations (true|false)",
+       Value(&ServerConfig::index, &IndexOptions::cache_flushed_blocks)},
       {"max-concurrent-calls",
        "Checks and registrations at work at once (0 = 4 x the CPU cores, 2 to threads - 2); "
        "more wait, then get RESOURCE_EXHAUSTED",

@@ -102,6 +102,15 @@ struct IndexOptions {
   // hyper-clock spent 8-10% less CPU on checks that find a copy (docs/performance.md);
   // RocksDB 7.8 calls it experimental, so LRU stays the default.
   std::string block_cache = "lru";
+  // Put the blocks a memtable flush writes into the block cache (RocksDB's
+  // prepopulate_block_cache = kFlushOnly) for the families a check reads: postings, grams,
+  // document records; not stored texts, not compaction output. A check right after a
+  // registration burst then finds its blocks there instead of reading and decompressing
+  // them (a mail gateway checking messages against what was just registered): a copied
+  // 2.7 KB message against 10^4 freshly registered cost copsd ~20% less CPU on a first
+  // pass (docs/performance.md, "Mail gateway"). The price: flushes copy their blocks into
+  // the cache, which may push out older blocks that checks were reading.
+  bool cache_flushed_blocks = true;
   // Write buffer of each column family (each postings shard has its own).
   size_t write_buffer_bytes = 64ull << 20;
   // Memtables each postings shard's write buffer is cut into (1-64); they are flushed

@@ -181,6 +181,9 @@ absl::Status ValidateOptions(const IndexOptions& o) {
 // files written before keep CRC32c and stay readable.
 constexpr rocksdb::ChecksumType kBlockChecksum = rocksdb::kXXH3;
 
+// IndexOptions::cache_flushed_blocks.
+constexpr auto kCacheFlushed = rocksdb::BlockBasedTableOptions::PrepopulateBlockCache::kFlushOnly;
+
 // Table options of the small column families: index and filter blocks in the shared cache.
 rocksdb::BlockBasedTableOptions SmallTableOptions(const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::BlockBasedTableOptions t;
@@ -271,6 +274,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       // written with 4 KB blocks stay readable and are rewritten by compaction.
       t.block_size = size_t{o.postings_block_kb} << 10;
       t.partition_filters = false;
+      if (o.cache_flushed_blocks) t.prepopulate_block_cache = kCacheFlushed;
       if (o.bloom_bits_per_key > 0) {
         t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(o.bloom_bits_per_key));
         t.whole_key_filtering = true;
@@ -305,6 +309,11 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     } else {
       // Small column families: small memtables.
       cf.write_buffer_size = std::min<size_t>(o.write_buffer_bytes, 16u << 20);
+      if (i == kDocuments && o.cache_flushed_blocks) {
+        rocksdb::BlockBasedTableOptions t = SmallTableOptions(cache);
+        t.prepopulate_block_cache = kCacheFlushed;  // a candidate's record
+        cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
+      }
     }
     d.emplace_back(kCfNames[i], cf);
   }
@@ -326,6 +335,7 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
     cf.compression = rocksdb::kNoCompression;
     rocksdb::BlockBasedTableOptions t = SmallTableOptions(cache);
     t.filter_policy.reset(rocksdb::NewBloomFilterPolicy(10));
+    if (o.cache_flushed_blocks) t.prepopulate_block_cache = kCacheFlushed;
     cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(t));
     d.emplace_back(kVerifyCf, cf);
   }

@@ -23,10 +23,13 @@ namespace codec = storage_codec;
 
 // The postings options a bulk load changes and their values while it runs (RocksDB's
 // SetOptions takes strings); EndBulkLoad restores the values the index was opened with.
+// Flushed blocks stay out of the block cache (IndexOptions::cache_flushed_blocks): an import
+// is not checked as it runs, and copying its blocks there costs its flushes CPU.
 const std::unordered_map<std::string, std::string> kBulkLoadOptions = {
     {"disable_auto_compactions", "true"},
     {"level0_slowdown_writes_trigger", "1000000"},
     {"level0_stop_writes_trigger", "1000000"},
+    {"block_based_table_factory", "{prepopulate_block_cache=kDisable;}"},
 };
 
 // Below this many keys a part of a lookup costs less than handing it to another thread.
@@ -433,6 +436,9 @@ absl::Status PostingsStore::EndBulkLoad() {
       {"disable_auto_compactions", opened.disable_auto_compactions ? "true" : "false"},
       {"level0_slowdown_writes_trigger", std::to_string(opened.level0_slowdown_writes_trigger)},
       {"level0_stop_writes_trigger", std::to_string(opened.level0_stop_writes_trigger)},
+      {"block_based_table_factory", db_.options().cache_flushed_blocks
+                                        ? "{prepopulate_block_cache=kFlushOnly;}"
+                                        : "{prepopulate_block_cache=kDisable;}"},
   };
   for (auto* shard : db_.shards()) {
     COPS_RETURN_IF_ERROR(FromRocks(db_.db().SetOptions(shard, restore), "ending a bulk load"));

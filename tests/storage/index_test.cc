@@ -2991,6 +2991,50 @@ INSTANTIATE_TEST_SUITE_P(Kinds, BlockCacheTest, ::testing::Values("lru", "hyper-
                                                       : std::string("HyperClock");
                          });
 
+// IndexOptions::cache_flushed_blocks: what a flush writes is in the block cache before any
+// lookup reads it, except during a bulk load; lookups stay exact either way.
+TEST(IndexTest, FlushedBlocksGoToTheBlockCacheOutsideABulkLoad) {
+  TempDir dir;
+  IndexOptions o = Options(dir.Join("off"));
+  o.cache_flushed_blocks = false;
+  uint64_t uncached = 0;
+  {
+    auto index = OpenOrDie(o);
+    ASSERT_NE(index, nullptr);
+    const uint64_t before = index->Stats().block_cache_bytes;
+    RegisterFlushed(*index, 60);
+    uncached = index->Stats().block_cache_bytes - before;
+  }
+  o = Options(dir.Join("on"));
+  ASSERT_TRUE(o.cache_flushed_blocks);  // the default
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  uint64_t before = index->Stats().block_cache_bytes;
+  std::vector<std::pair<DocumentFingerprint, DocId>> docs = RegisterFlushed(*index, 60);
+  const uint64_t postings = index->Stats().postings_disk_bytes;
+  EXPECT_GE(index->Stats().block_cache_bytes - before, uncached + postings / 2)
+      << "uncached " << uncached;
+
+  auto register_flushed = [&](uint64_t first) {
+    for (uint64_t seed = first; seed < first + 60; ++seed) {
+      DocumentFingerprint fp = MakeFingerprint(seed, 500);
+      auto registered = index->Register(MakeRecord("more" + std::to_string(seed)), fp, "t");
+      ASSERT_OK(registered);
+      docs.emplace_back(std::move(fp), registered->id);
+    }
+    ASSERT_OK(index->Flush());
+  };
+  ASSERT_OK(index->BeginBulkLoad());
+  before = index->Stats().block_cache_bytes;
+  register_flushed(5000);
+  EXPECT_LT(index->Stats().block_cache_bytes - before, postings / 4);
+  ASSERT_OK(index->EndBulkLoad());  // its compaction's output is not cached either
+  before = index->Stats().block_cache_bytes;
+  register_flushed(6000);
+  EXPECT_GE(index->Stats().block_cache_bytes - before, postings / 2);
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+}
+
 TEST(IndexTest, AnUnknownBlockCacheIsInvalid) {
   TempDir dir;
   IndexOptions o = Options(dir.Join("db"));
