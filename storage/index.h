@@ -107,9 +107,9 @@ struct IndexOptions {
   // document records; not stored texts, not compaction output. A check right after a
   // registration burst then finds its blocks there instead of reading and decompressing
   // them (a mail gateway checking messages against what was just registered): a copied
-  // 2.7 KB message against 10^4 freshly registered cost copsd ~20% less CPU on a first
+  // 2.7 KB message against 10^4 freshly registered cost copsd ~25% less CPU on a first
   // pass (docs/performance.md, "Mail gateway"). The price: flushes copy their blocks into
-  // the cache, which may push out older blocks that checks were reading.
+  // the cache (~7% more registration CPU), which may push out older blocks checks read.
   bool cache_flushed_blocks = true;
   // Write buffer of each column family (each postings shard has its own).
   size_t write_buffer_bytes = 64ull << 20;
