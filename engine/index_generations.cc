@@ -250,6 +250,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> IndexGenerations::Open(
   gen->number = live;
   gen->key_id = key.Id();
   IndexOptions index_options = options.index;
+  index_options.warm_after_compaction_fill = options.warm_cache_fill;
   index_options.path = data_dir.IndexPath(live);
   index_options.params = params;
   COPS_ASSIGN_OR_RETURN(index_options.chunk_recomputer, MakeChunkRecomputer(params, key));
@@ -362,6 +363,7 @@ absl::StatusOr<KeyRotationProgress> IndexGenerations::StartRotation(
   new_gen->number = n;
   new_gen->key_id = key.Id();
   IndexOptions options = options_.index;
+  options.warm_after_compaction_fill = options_.warm_cache_fill;
   options.path = data_dir_.IndexPath(n);
   options.params = RotatedParams(old_gen->index->params(), key);
   absl::Status opened = [&]() -> absl::Status {

@@ -289,7 +289,8 @@ const std::vector<Flag>& Flags() {
       {"drain-seconds", "Graceful shutdown: time for calls in flight",
        Value(&ServerConfig::drain_seconds)},
       {"warm-cache",
-       "Read the index into the block cache after starting, at low priority (true|false)",
+       "Read the index into the block cache after starting and after compactions that rewrite "
+       "the postings, at low priority (true|false)",
        Value(&ServerConfig::warm_cache)},
       {"cache-flushed-blocks",
        "Put the postings, grams and records a memtable flush writes into the block cache, for "

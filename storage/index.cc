@@ -33,9 +33,10 @@ IndexRep::~IndexRep() {
   stop_warming.store(true, std::memory_order_release);
   // A running idle compaction returns ABORTED soon (nothing else uses the index now).
   if (idle_compacting.load() && db->is_open()) db->db().DisableManualCompaction();
+  // The idle thread first: it may start a warm-up after its compaction.
+  if (idle_thread.joinable()) idle_thread.join();
   if (warm_thread.joinable()) warm_thread.join();
   if (filter_thread.joinable()) filter_thread.join();
-  if (idle_thread.joinable()) idle_thread.join();
 }
 
 absl::StatusOr<std::unique_ptr<IndexRep>> IndexRep::Open(std::unique_ptr<IndexDb> opened) {
@@ -84,6 +85,8 @@ void IndexRep::StartIdleCompaction() {
       }
       const absl::Status s = postings.CompactLayers("the postings' idle compaction");
       idle_compacting.store(false);
+      const double fill = db->options().warm_after_compaction_fill;
+      if (s.ok() && fill > 0 && !closing.load()) StartWarming(fill);  // new files, cold
       if (!s.ok() && !closing.load()) {
         // Tried again after the next idle spell: the error is the database's to report.
         quiet_since = absl::Now();

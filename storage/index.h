@@ -111,6 +111,10 @@ struct IndexOptions {
   // pass (docs/performance.md, "Mail gateway"). The price: flushes copy their blocks into
   // the cache (~7% more registration CPU), which may push out older blocks checks read.
   bool cache_flushed_blocks = true;
+  // Above 0: once an idle compaction or a bulk load's end has rewritten the postings into
+  // new files (whose blocks are not in the cache), read them in again up to this share of
+  // the cache, as StartWarmingBlockCache does. copsd sets it with --warm-cache.
+  double warm_after_compaction_fill = 0;
   // Write buffer of each column family (each postings shard has its own).
   size_t write_buffer_bytes = 64ull << 20;
   // Memtables each postings shard's write buffer is cut into (1-64); they are flushed

@@ -99,8 +99,8 @@ absl::StatusOr<uint64_t> Index::WarmBlockCache(double fill,
   return rep_->WarmBlockCache(fill, stop);
 }
 
-void Index::StartWarmingBlockCache(double fill) {
-  IndexRep& r = *rep_;
+void IndexRep::StartWarming(double fill) {
+  IndexRep& r = *this;
   if (r.warming.exchange(true, std::memory_order_acq_rel)) return;
   if (r.warm_thread.joinable()) r.warm_thread.join();  // an earlier warm-up, finished
   r.warm_thread = std::thread([&r, fill] {
@@ -118,6 +118,8 @@ void Index::StartWarmingBlockCache(double fill) {
     r.warming.store(false, std::memory_order_release);
   });
 }
+
+void Index::StartWarmingBlockCache(double fill) { rep_->StartWarming(fill); }
 
 absl::Status Index::Flush() {
   COPS_RETURN_IF_ERROR(rep_->Recover(/*writing=*/true));
@@ -152,7 +154,11 @@ absl::Status Index::EndBulkLoad() {
   absl::ReaderMutexLock open(&rep_->db_mu);
   COPS_RETURN_IF_ERROR(rep_->CheckOpen());
   COPS_RETURN_IF_ERROR(rep_->db->CheckWritable());
-  return rep_->postings.EndBulkLoad();
+  COPS_RETURN_IF_ERROR(rep_->postings.EndBulkLoad());
+  // Its compaction wrote the postings into new files, none of their blocks cached.
+  const double fill = rep_->db->options().warm_after_compaction_fill;
+  if (fill > 0) rep_->StartWarming(fill);
+  return absl::OkStatus();
 }
 
 bool Index::bulk_loading() const { return rep_->postings.bulk_loading(); }

@@ -126,6 +126,8 @@ class IndexRep {
 
   // Index::WarmBlockCache, and StartWarmingBlockCache's thread (index_maintenance.cc).
   absl::StatusOr<uint64_t> WarmBlockCache(double fill, const std::function<bool()>& stop) const;
+  // Index::StartWarmingBlockCache.
+  void StartWarming(double fill);
   std::thread warm_thread;
   // Stops the warm-up and the filter's filling: set while Recover closes and reopens the
   // database, and for good when the index closes (then `closing` too).

@@ -61,10 +61,12 @@ class PostingsStore {
   absl::Status EndBulkLoad();
   bool bulk_loading() const { return bulk_loading_.load(); }
   // Whether some shard holds at least kIdleCompactionPercent of its bytes above its last
-  // non-empty level (level-0 files, other levels, the memtables): a lookup reads each such
-  // run and merges what it finds there. A few writes to a large index are not worth
-  // rewriting its last level for: they touch few buckets, whose runs the others' bloom
-  // filters skip.
+  // non-empty level other than level 0 (level-0 files, other levels, the memtables): a
+  // lookup reads each such run and merges what it finds there. Level-0 files always count
+  // as above, even with nothing under them: they hold a flush's merge operands, which every
+  // read merges again until a compaction into the last level merges them once. A few
+  // writes to a large index are not worth rewriting its last level for: they touch few
+  // buckets, whose runs the others' bloom filters skip.
   static constexpr uint64_t kIdleCompactionPercent = 1;
   bool Layered() const;
   // Flushes the shards and compacts each into one sorted run, side by side (writes go on
