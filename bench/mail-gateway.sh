@@ -75,8 +75,17 @@ start_cops() {  # BUILD NAME MILTER_PORT: sets copsd_pid, milter_pid, cops_addr
     "$1/client/cops" --server "$cops_addr" --timeout 3600 register --collection mail \
       --format email "$out/mail/registered" >/dev/null
   fi
-  # Checks then read SST files, as the local milter's snapshot does: `cops admin snapshot`
-  # flushes copsd's memtables first (a baseline's copsd as well, for the same footing).
+  # As an operator makes the gateway's copy (README, "Mail gateway"): once copsd's idle
+  # compaction has merged the postings and read them into its cache (`cops stats`:
+  # idle_compaction_due and block_cache_warming false; ~60 s after the last registration;
+  # at once for a build without them). Checks then read SST files, as the local milter's
+  # snapshot does: `cops admin snapshot` flushes copsd's memtables first.
+  for _ in $(seq 1 300); do
+    "$1/client/cops" --server "$cops_addr" --json stats | python3 -c \
+      'import json,sys; s=json.load(sys.stdin); sys.exit(1 if s.get("idle_compaction_due") or s.get("block_cache_warming") else 0)' \
+      && break
+    sleep 1
+  done
   "$1/client/cops" --server "$cops_addr" admin snapshot gateway >/dev/null
   "$1/milter/cops-milter" --listen "inet:$3@127.0.0.1" --server "$cops_addr" \
     --action headers --config "$out/milter.json" --log-level warn 2>"$out/$2-milter.log" &
