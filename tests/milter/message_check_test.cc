@@ -416,7 +416,7 @@ std::string Mail(const std::string& body) {
 class LocalIndexTest : public ::testing::Test {
  protected:
   // A data directory as copsd makes it (key file, params, index), with `texts` registered
-  // in collection "mail", closed again.
+  // in collection "mail" (beside what it holds already), closed again.
   void MakeDataDir(const std::vector<std::string>& texts) {
     IndexGenerationsOptions o;
     o.data_dir = data_dir_;
@@ -490,15 +490,7 @@ TEST_F(LocalIndexTest, FindsACopiedMessageAndPassesACleanOne) {
 TEST_F(LocalIndexTest, SeesLaterRegistrationsOnlyOnceReopened) {
   MakeDataDir({unrelated_});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalIndex> index, LocalIndex::Open(Options()));
-  {
-    // copsd registers while the milter holds its read-only copy open.
-    IndexGenerationsOptions o;
-    o.data_dir = data_dir_;
-    o.index.min_free_disk_mb = 0;
-    o.index.block_cache_bytes = 8 << 20;
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> gens, IndexGenerations::Open(o));
-    Register(*gens, registered_);
-  }
+  MakeDataDir({registered_});  // copsd registers while the milter holds its copy open
   EXPECT_EQ(CheckLocally(*index, Mail(registered_)).outcome, MessageVerdict::Outcome::kClean);
   ASSERT_OK(index->Reopen());
   EXPECT_EQ(index->documents(), 2u);
@@ -529,14 +521,7 @@ TEST_F(LocalIndexTest, WarmsItsBlockCacheOnOpenAndBeforeAReopenSwitches) {
   const uint64_t warm_bytes = index->Stats().block_cache_bytes;
   EXPECT_GT(warm_bytes, 2 * cold_bytes + (64u << 10)) << "cold " << cold_bytes;
 
-  {
-    IndexGenerationsOptions o;
-    o.data_dir = data_dir_;
-    o.index.min_free_disk_mb = 0;
-    o.index.block_cache_bytes = 8 << 20;
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<IndexGenerations> gens, IndexGenerations::Open(o));
-    Register(*gens, registered_);
-  }
+  MakeDataDir({registered_});
   FlushIndex();
   // Reopen reads the new copy in before checks see it.
   ASSERT_OK(index->Reopen());

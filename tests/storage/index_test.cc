@@ -1354,8 +1354,10 @@ std::string MakeText(uint64_t seed) {
   return text;
 }
 
-// The SST bytes of the texts column family of a closed index.
-uint64_t TextsFileBytes(const std::string& path) {
+// Opens the index at `path` read-only with RocksDB alone (beside an open Index too: a
+// read-only open takes no lock) and calls visit(db, family) for each column family.
+void VisitFamilies(const std::string& path,
+                   const std::function<void(rocksdb::DB&, rocksdb::ColumnFamilyHandle*)>& visit) {
   std::vector<std::string> names;
   EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
   std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
@@ -1364,110 +1366,23 @@ uint64_t TextsFileBytes(const std::string& path) {
   rocksdb::DB* raw = nullptr;
   EXPECT_TRUE(
       rocksdb::DB::OpenForReadOnly(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
-  if (raw == nullptr) return 0;
+  if (raw == nullptr) return;
+  for (auto* h : handles) {
+    visit(*raw, h);
+    raw->DestroyColumnFamilyHandle(h);
+  }
+  delete raw;
+}
+
+// The SST bytes of the texts column family of a closed index.
+uint64_t TextsFileBytes(const std::string& path) {
   uint64_t bytes = 0;
-  for (auto* h : handles) {
+  VisitFamilies(path, [&](rocksdb::DB& db, rocksdb::ColumnFamilyHandle* h) {
     rocksdb::ColumnFamilyMetaData meta;
-    raw->GetColumnFamilyMetaData(h, &meta);
+    db.GetColumnFamilyMetaData(h, &meta);
     if (h->GetName() == "texts") bytes = meta.size;
-    raw->DestroyColumnFamilyHandle(h);
-  }
-  delete raw;
+  });
   return bytes;
-}
-
-// What the bucket families' SST files of a closed index hold: entries, and how many of them
-// are merge operands (every read of one merges it again).
-std::pair<uint64_t, uint64_t> BucketEntriesAndOperands(const std::string& path) {
-  std::vector<std::string> names;
-  EXPECT_TRUE(rocksdb::DB::ListColumnFamilies(rocksdb::DBOptions(), path, &names).ok());
-  std::vector<rocksdb::ColumnFamilyDescriptor> cfs;
-  for (const auto& n : names) cfs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* raw = nullptr;
-  EXPECT_TRUE(rocksdb::DB::OpenForReadOnly(rocksdb::DBOptions(), path, cfs, &handles, &raw).ok());
-  if (raw == nullptr) return {0, 0};
-  uint64_t entries = 0, operands = 0;
-  for (auto* h : handles) {
-    if (h->GetName().rfind(index_layout::kBucketsCf, 0) == 0) {
-      rocksdb::TablePropertiesCollection tables;
-      EXPECT_TRUE(raw->GetPropertiesOfAllTables(h, &tables).ok());
-      for (const auto& [file, props] : tables) {
-        entries += props->num_entries;
-        operands += props->num_merge_operands;
-      }
-    }
-    raw->DestroyColumnFamilyHandle(h);
-  }
-  delete raw;
-  return {entries, operands};
-}
-
-// A flush writes a batch's postings as merge operands; the compaction that ends a bulk load
-// (and the idle one, the same call) leaves merged buckets, even when the last level was
-// empty and its input could have been moved there as it was.
-// A flush writes a batch's postings as merge operands; the compaction that ends a bulk load
-// (and the idle one, the same call) leaves merged buckets, even when the last level was
-// empty and its input could have been moved there as it was.
-TEST(IndexTest, CompactedPostingsHoldMergedBucketsNotOperands) {
-  TempDir dir;
-  const std::string path = dir.Join("db");
-  auto index = OpenOrDie(Options(path));
-  ASSERT_NE(index, nullptr);
-  ASSERT_OK(index->BeginBulkLoad());
-  std::vector<std::pair<DocumentFingerprint, DocId>> docs;
-  for (uint64_t seed = 0; seed < 20; ++seed) {
-    docs.emplace_back(MakeFingerprint(700 + seed, 200), 0);
-    auto out = index->Register(MakeRecord("m" + std::to_string(seed)), docs.back().first, "");
-    ASSERT_OK(out);
-    docs.back().second = out->id;
-  }
-  ASSERT_OK(index->Flush());
-  // Read beside the open index (a read-only open takes no lock).
-  const auto [flushed_entries, flushed_operands] = BucketEntriesAndOperands(path);
-  EXPECT_GT(flushed_operands, 0u);
-  ASSERT_OK(index->EndBulkLoad());
-  const auto [entries, operands] = BucketEntriesAndOperands(path);
-  EXPECT_GT(entries, 0u);
-  EXPECT_EQ(operands, 0u) << "of " << entries << " entries (flushed: " << flushed_operands << " of "
-                          << flushed_entries << ")";
-  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
-}
-
-// One flush into an empty index is one level-0 file a shard with nothing under it: still
-// due for the idle compaction, which leaves it merged in the last level.
-TEST(IndexTest, IdleCompactionMergesASingleFlushWithNothingUnderIt) {
-  TempDir dir;
-  const std::string path = dir.Join("db");
-  IndexOptions o = Options(path);
-  o.idle_compaction_seconds = 1;
-  o.cache_flushed_blocks = false;
-  o.warm_after_compaction_fill = 0.9;  // and reads the new files into the cache after
-  auto index = OpenOrDie(o);
-  ASSERT_NE(index, nullptr);
-  DocumentFingerprint fp = MakeFingerprint(800, 200);
-  auto out = index->Register(MakeRecord("single"), fp, "t");
-  ASSERT_OK(out);
-  ASSERT_OK(index->Flush());
-  IndexStats s = index->Stats();
-  ASSERT_EQ(s.postings_files_per_level[0], s.postings_shards);
-  EXPECT_TRUE(s.idle_compaction_due);
-  const uint64_t cached_before = s.block_cache_bytes;
-  // A second without writes, then the compaction and the warm-up: waited for up to a minute.
-  for (int i = 0; i < 600 && (index->Stats().idle_compaction_due ||
-                              index->Stats().block_cache_warming); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  s = index->Stats();
-  EXPECT_FALSE(s.idle_compaction_due);
-  EXPECT_FALSE(s.block_cache_warming);
-  EXPECT_EQ(s.postings_files_per_level[0], 0u);
-  EXPECT_GE(s.block_cache_bytes, cached_before + s.postings_disk_bytes / 2)
-      << "before " << cached_before << ", postings " << s.postings_disk_bytes;
-  const auto [entries, operands] = BucketEntriesAndOperands(path);
-  EXPECT_GT(entries, 0u);
-  EXPECT_EQ(operands, 0u) << "of " << entries;
-  EXPECT_TRUE(HasAllPostings(*index, fp, out->id));
 }
 
 TEST(IndexTest, StoredTextsReadBackByteIdenticalAfterCompactionAndSharedCompression) {
@@ -3054,6 +2969,78 @@ std::vector<std::pair<DocumentFingerprint, DocId>> RegisterFlushed(Index& index,
   }
   EXPECT_OK(index.Flush());
   return out;
+}
+
+// What the bucket families' SST files hold: entries, and how many of them are merge
+// operands (every read of one merges it again).
+std::pair<uint64_t, uint64_t> BucketEntriesAndOperands(const std::string& path) {
+  uint64_t entries = 0, operands = 0;
+  VisitFamilies(path, [&](rocksdb::DB& db, rocksdb::ColumnFamilyHandle* h) {
+    if (h->GetName().rfind(index_layout::kBucketsCf, 0) != 0) return;
+    rocksdb::TablePropertiesCollection tables;
+    EXPECT_TRUE(db.GetPropertiesOfAllTables(h, &tables).ok());
+    for (const auto& [file, props] : tables) {
+      entries += props->num_entries;
+      operands += props->num_merge_operands;
+    }
+  });
+  return {entries, operands};
+}
+
+// A flush writes a batch's postings as merge operands; the compaction that ends a bulk load
+// (and the idle one, the same call) leaves merged buckets, even when the last level was
+// empty and its input could have been moved there as it was.
+TEST(IndexTest, CompactedPostingsHoldMergedBucketsNotOperands) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  auto index = OpenOrDie(Options(path));
+  ASSERT_NE(index, nullptr);
+  ASSERT_OK(index->BeginBulkLoad());
+  const std::vector<std::pair<DocumentFingerprint, DocId>> docs = RegisterFlushed(*index, 20);
+  const auto [flushed_entries, flushed_operands] = BucketEntriesAndOperands(path);
+  EXPECT_GT(flushed_operands, 0u);
+  ASSERT_OK(index->EndBulkLoad());
+  const auto [entries, operands] = BucketEntriesAndOperands(path);
+  EXPECT_GT(entries, 0u);
+  EXPECT_EQ(operands, 0u) << "of " << entries << " entries (flushed: " << flushed_operands << " of "
+                          << flushed_entries << ")";
+  for (const auto& [fp, id] : docs) EXPECT_TRUE(HasAllPostings(*index, fp, id));
+}
+
+// One flush into an empty index is one level-0 file a shard with nothing under it: still
+// due for the idle compaction, which leaves it merged in the last level.
+TEST(IndexTest, IdleCompactionMergesASingleFlushWithNothingUnderIt) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  IndexOptions o = Options(path);
+  o.idle_compaction_seconds = 1;
+  o.cache_flushed_blocks = false;
+  o.warm_after_compaction_fill = 0.9;  // and reads the new files into the cache after
+  auto index = OpenOrDie(o);
+  ASSERT_NE(index, nullptr);
+  DocumentFingerprint fp = MakeFingerprint(800, 200);
+  auto out = index->Register(MakeRecord("single"), fp, "t");
+  ASSERT_OK(out);
+  ASSERT_OK(index->Flush());
+  IndexStats s = index->Stats();
+  ASSERT_EQ(s.postings_files_per_level[0], s.postings_shards);
+  EXPECT_TRUE(s.idle_compaction_due);
+  const uint64_t cached_before = s.block_cache_bytes;
+  // A second without writes, then the compaction and the warm-up: waited for up to a minute.
+  for (int i = 0;
+       i < 600 && (index->Stats().idle_compaction_due || index->Stats().block_cache_warming); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  s = index->Stats();
+  EXPECT_FALSE(s.idle_compaction_due);
+  EXPECT_FALSE(s.block_cache_warming);
+  EXPECT_EQ(s.postings_files_per_level[0], 0u);
+  EXPECT_GE(s.block_cache_bytes, cached_before + s.postings_disk_bytes / 2)
+      << "before " << cached_before << ", postings " << s.postings_disk_bytes;
+  const auto [entries, operands] = BucketEntriesAndOperands(path);
+  EXPECT_GT(entries, 0u);
+  EXPECT_EQ(operands, 0u) << "of " << entries;
+  EXPECT_TRUE(HasAllPostings(*index, fp, out->id));
 }
 
 class BlockCacheTest : public ::testing::TestWithParam<std::string> {};
