@@ -7,10 +7,12 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "rocksdb/db.h"
+#include "rocksdb/table_properties.h"
 #include "storage/stem_pair_store.h"
 
 namespace cops::testing {
@@ -46,6 +48,19 @@ struct RawStemPairs {
     std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), pairs));
     for (it->SeekToFirst(); it->Valid(); it->Next()) keys.push_back(it->key().ToString());
     return keys;
+  }
+
+  // How many entries of the stem pairs family's files are merge operands (a read merges
+  // each again), and how many entries they hold.
+  std::pair<uint64_t, uint64_t> OperandsAndEntries() const {
+    rocksdb::TablePropertiesCollection tables;
+    EXPECT_TRUE(db->GetPropertiesOfAllTables(pairs, &tables).ok());
+    uint64_t operands = 0, entries = 0;
+    for (const auto& [file, props] : tables) {
+      operands += props->num_merge_operands;
+      entries += props->num_entries;
+    }
+    return {operands, entries};
   }
 
   std::unique_ptr<rocksdb::DB> db;

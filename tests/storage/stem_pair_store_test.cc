@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/time/clock.h"
 #include "rocksdb/db.h"
 
 #include "core/stem_pairs.h"
@@ -295,6 +296,44 @@ TEST(StemPairStoreTest, HoldersAfterAddsRemovalsCompactionAndReopen) {
   auto index = Index::Open(Options(dir.Join("db"), 1));
   ASSERT_OK(index);
   EXPECT_EQ(Holders(**index, pairs, 3), (Docs{{}, {b}, {b, c}}));
+}
+
+// A flush leaves each pair's holders as merge operands, which every check's read merged
+// again; the postings' idle compaction merges the pairs too.
+TEST(StemPairStoreTest, TheIdleCompactionMergesThePairs) {
+  TempDir dir;
+  const std::string path = dir.Join("db");
+  std::vector<DocId> ids;
+  {
+    auto index = Index::Open(Options(path, 1));
+    ASSERT_OK(index);
+    for (uint32_t i = 0; i < 10; ++i) {
+      ids.push_back(
+          (*index)->Register(Record(std::to_string(i)), Fingerprint(i + 1, {i, 100}), "t")->id);
+    }
+    ASSERT_OK((*index)->Flush());
+  }
+  {
+    testing::RawStemPairs raw(path);
+    EXPECT_GT(raw.OperandsAndEntries().first, 0u);
+  }
+  {
+    IndexOptions o = Options(path, 1);
+    o.idle_compaction_seconds = 1;
+    auto index = Index::Open(o);
+    ASSERT_OK(index);
+    EXPECT_TRUE((*index)->Stats().idle_compaction_due);
+    // A second without writes, then the compaction: waited for up to a minute.
+    for (int i = 0; i < 600 && (*index)->Stats().idle_compaction_due; ++i) {
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    ASSERT_FALSE((*index)->Stats().idle_compaction_due);
+    EXPECT_EQ(Holders(**index, {0, 5, 9}, 20), (Docs{{ids[0]}, {ids[5]}, {ids[9]}}));
+  }
+  testing::RawStemPairs raw(path);
+  const auto [operands, entries] = raw.OperandsAndEntries();
+  EXPECT_GT(entries, 0u);
+  EXPECT_EQ(operands, 0u) << "of " << entries;
 }
 
 // The index's RocksDB opened directly, for what no Index call writes: an older layout, damage.
