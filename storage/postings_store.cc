@@ -487,8 +487,8 @@ absl::Status PostingsStore::CompactLayers(std::string_view what) {
   // with the values under them once instead of at every read. The last level is rewritten
   // too (not its files this compaction wrote): a level-0 file with nothing under it would
   // otherwise be moved there as it is, its merge operands kept, and every read of a bucket
-  // would merge them again (a copied 2.7 KB message against 10^4 freshly registered: 1.81 M
-  // instructions in copsd, 1.40 M once merged; docs/performance.md, "Mail gateway"). With
+  // would merge them again (a copied 2.7 KB message against 10^4 freshly registered: 1.79 M
+  // instructions in copsd, 1.41 M once merged; docs/performance.md, "Mail gateway"). With
   // anything under it, a level-0 file of hashes overlaps the whole last level, so this
   // rewrites no more than before.
   rocksdb::CompactRangeOptions c;
