@@ -139,8 +139,13 @@ struct Fingerprinter::Rep {
   // up only where four of them follow each other (about one position in six of prose), since
   // a probe of this smaller table costs less than a fold.
   std::vector<uint64_t> stock_words;
+  // The UnitHash() of every stop word (core/units.h), the same way, when the params keep
+  // stem pairs: MakeStemPairs() asks IsStopWord() only of a word whose hash is here, which
+  // spares the other words (nine in ten of a text's distinct ones) a string hash and set probe.
+  std::vector<uint64_t> stop_words;
 
   void BuildStockTable();
+  void BuildStopTable();
   // Open addressing over values != 0 (keyed hashes; 0 is stored as 1).
   static void Insert(uint64_t v, std::vector<uint64_t>* table) {
     if (v == 0) v = 1;
@@ -327,7 +332,7 @@ void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, Scratch* scratch,
     if (slot.unit == StemSlot::kEmpty) {
       slot.unit_hash = uh;
       slot.unit = i;
-      if (IsStopWord(word)) {
+      if (Contains(stop_words, uh) && IsStopWord(word)) {
         slot.stem = StemSlot::kStopWord;
       } else {
         LightStem(word, &scratch->stem);
@@ -367,6 +372,13 @@ void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, Scratch* scratch,
   std::sort(by_position.begin(), by_position.end());
   raw.clear();
   for (uint64_t v : by_position) raw.push_back(static_cast<uint32_t>(v));
+}
+
+void Fingerprinter::Rep::BuildStopTable() {
+  if (params.stem_pairs == 0) return;
+  const std::vector<std::string>& words = CanonicalStopWords();
+  stop_words.assign(std::bit_ceil(words.size() * 2), 0);
+  for (const std::string& w : words) Insert(UnitHash(w), &stop_words);
 }
 
 void Fingerprinter::Rep::BuildStockTable() {
@@ -523,6 +535,7 @@ absl::StatusOr<std::unique_ptr<Fingerprinter>> Fingerprinter::Create(const Chunk
   constexpr std::string_view kStockLabel = "cops/v1/stock-phrase-seed";
   rep->stock_seed = internal::SipHash24(rep->k0, rep->k1, kStockLabel.data(), kStockLabel.size());
   rep->BuildStockTable();
+  rep->BuildStopTable();
   return std::unique_ptr<Fingerprinter>(new Fingerprinter(std::move(rep)));
 }
 

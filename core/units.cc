@@ -82,6 +82,11 @@ bool KeepWord(const CanonicalText& canon, const Token& t, const Enhancements& en
 
 bool IsStopWord(std::string_view canonical_word) { return Contains(StopWords(), canonical_word); }
 
+const std::vector<std::string>& CanonicalStopWords() {
+  static const auto& list = *new std::vector<std::string>(StopWords().begin(), StopWords().end());
+  return list;
+}
+
 void BuildUnits(const CanonicalText& canon, UnitKind kind, const Enhancements& enh,
                 UnitStream* out) {
   out->storage.clear();

@@ -53,6 +53,8 @@ void BuildUnits(const CanonicalText& canon, UnitKind kind, const Enhancements& e
 
 // True when the canonical word is in the built-in English stop-word list.
 bool IsStopWord(std::string_view canonical_word);
+// That list, each word canonical (what IsStopWord() holds), in no particular order.
+const std::vector<std::string>& CanonicalStopWords();
 
 }  // namespace cops
 

@@ -67,8 +67,9 @@ std::string DocListKey(DocId id) {
   return k;
 }
 
-// One MultiGet of `keys` in the stem pairs family.
-void MultiGetPairs(const IndexDb& db, const std::vector<std::string>& keys,
+// One MultiGet of `keys` in the stem pairs family. `sorted`: the keys ascend (a check's pairs
+// and candidates do), which spares MultiGet its sort of them (a tenth of a lookup's cost).
+void MultiGetPairs(const IndexDb& db, const std::vector<std::string>& keys, bool sorted,
                    std::vector<rocksdb::PinnableSlice>* values,
                    std::vector<rocksdb::Status>* statuses) {
   std::vector<rocksdb::Slice> slices(keys.begin(), keys.end());
@@ -76,7 +77,7 @@ void MultiGetPairs(const IndexDb& db, const std::vector<std::string>& keys,
   values->resize(keys.size());
   statuses->assign(keys.size(), rocksdb::Status());
   db.db().MultiGet(rocksdb::ReadOptions(), db.stem_pairs(), keys.size(), slices.data(),
-                   values->data(), statuses->data());
+                   values->data(), statuses->data(), sorted);
 }
 
 absl::Status NotWholePairs(DocId id, size_t bytes) {
@@ -277,7 +278,8 @@ absl::Status StemPairStore::Lookup(std::span<const uint32_t> pairs, uint32_t max
   for (uint32_t pair : pairs) keys.push_back(MergedKey(pair));
   std::vector<rocksdb::PinnableSlice> values;
   std::vector<rocksdb::Status> statuses;
-  MultiGetPairs(db_, keys, &values, &statuses);
+  // Big-endian pairs after one tag byte: the keys sort as the pairs do.
+  MultiGetPairs(db_, keys, std::is_sorted(pairs.begin(), pairs.end()), &values, &statuses);
   // The key as errors name it (formatted only for one).
   const auto key_name = [&](size_t i) {
     char pair_hex[9];
@@ -336,7 +338,7 @@ absl::Status StemPairStore::ReadOrder(std::span<const DocId> ids,
   for (DocId id : ids) keys.push_back(DocListKey(id));
   std::vector<rocksdb::PinnableSlice> values;
   std::vector<rocksdb::Status> statuses;
-  MultiGetPairs(db_, keys, &values, &statuses);
+  MultiGetPairs(db_, keys, std::is_sorted(ids.begin(), ids.end()), &values, &statuses);
   for (size_t i = 0; i < ids.size(); ++i) {
     std::vector<uint32_t>& order = (*out)[i];
     order.clear();

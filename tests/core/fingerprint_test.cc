@@ -11,6 +11,7 @@
 
 #include "core/siphash.h"
 #include "core/stem_pairs.h"
+#include "core/units.h"
 #include "gtest/gtest.h"
 #include "tests/testing/status_matchers.h"
 
@@ -474,6 +475,24 @@ TEST(StemPairsFingerprintTest, StopWordsAndInflectionsDoNotChangeThePairs) {
   EXPECT_TRUE(Common(Pairs(*g, "The gardeners flushed the lines and checked emitters."), a).empty());
   // Without stem_pairs none are made.
   EXPECT_TRUE(Pairs(*Make(ChunkingParams{}), "gardeners flushed lines").empty());
+}
+
+TEST(StemPairsFingerprintTest, EveryStopWordIsLeftOutOfThePairsAndNoOtherWordIs) {
+  auto f = Make(StemParams(1));
+  const std::vector<uint32_t> two = Pairs(*f, "gardeners flushed");
+  ASSERT_EQ(two.size(), 1u);
+  for (const std::string& w : CanonicalStopWords()) {
+    EXPECT_EQ(Pairs(*f, "gardeners " + w + " flushed"), two) << w;
+    // In upper case too: canonicalization folds it to the listed word.
+    std::string upper = w;
+    for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    EXPECT_EQ(Pairs(*f, "gardeners " + upper + " flushed"), two) << upper;
+  }
+  // Content words next to stop words, or spelled like them with a letter more, stay.
+  for (const char* w : {"theme", "andes", "hers", "wills", "ours"}) {
+    EXPECT_EQ(Pairs(*f, std::string("gardeners ") + w + " flushed").size(), IsStopWord(w) ? 1u : 2u)
+        << w;
+  }
 }
 
 TEST(StemPairsFingerprintTest, PairsInTextOrderAreTheSamePairsAtTheirFirstOccurrence) {

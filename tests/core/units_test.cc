@@ -1,5 +1,6 @@
 #include "core/units.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,19 @@ TEST(EnhancementsTest, DropNumbersShortWordsAndStopWords) {
   e.drop_stop_words = true;
   EXPECT_EQ(Units("The cat sat on the mat", UnitKind::kWord, e),
             (Strings{"cat", "sat", "mat"}));
+}
+
+TEST(StopWordsTest, TheListHoldsExactlyTheWordsIsStopWordAnswers) {
+  const std::vector<std::string>& list = CanonicalStopWords();
+  ASSERT_GT(list.size(), 100u);
+  for (const std::string& w : list) EXPECT_TRUE(IsStopWord(w)) << w;
+  std::vector<std::string> sorted = list;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end());  // each once
+  for (const char* w : {"the", "and", "yourselves", "i"}) {
+    EXPECT_TRUE(std::binary_search(sorted.begin(), sorted.end(), w)) << w;
+  }
+  for (const char* w : {"gardener", "thee", "an d", ""}) EXPECT_FALSE(IsStopWord(w)) << w;
 }
 
 TEST(EnhancementsTest, DropShortSentences) {

@@ -87,6 +87,8 @@ TEST(StemPairStoreTest, HoldersAreCountedUnderRegisterAndUnregister) {
   EXPECT_EQ(Holders(ix, pairs, 3), (Docs{{a}, {a, b}, {}, {b}, {}, {c}}));
   EXPECT_EQ(Holders(ix, pairs, 4), (Docs{{a}, {a, b}, {a, b, c}, {b}, {}, {c}}));
   EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{a}, {}, {}, {b}, {}, {c}}));
+  // Pairs in any order (a check's come ascending, and MultiGet is then spared its sort).
+  EXPECT_EQ(Holders(ix, {0xFFFFFFFF, 5, 1, 4, 2}, 3), (Docs{{c}, {}, {a}, {b}, {a, b}}));
 
   ASSERT_OK(ix.Unregister(b));
   ASSERT_OK(ix.Unregister(d));
