@@ -234,6 +234,9 @@ struct IndexStats {
   uint64_t postings_disk_bytes = 0;  // SST files of the postings column families
   uint64_t verify_disk_bytes = 0;    // SST files of the verification grams
   uint64_t stem_pairs_disk_bytes = 0;  // SST files of the content-stem pairs
+  // Looked-up content-stem pairs that the cache of common pairs answered without a read
+  // (storage/stem_pair_store.h, CommonPairCache), since the index opened.
+  uint64_t stem_pairs_from_cache = 0;
   // Shape of the postings LSM trees: SST files at each level (0..6, summed over the
   // shards), and the compaction work RocksDB estimates it still has to do (bytes to
   // rewrite, compactions running). A lookup probes every level-0 file of its hash's shard

@@ -49,6 +49,7 @@ IndexStats Index::Stats() const {
       db.GetIntProperty(r.db->stem_pairs(), rocksdb::DB::Properties::kTotalSstFilesSize, &v)) {
     s.stem_pairs_disk_bytes = v;
   }
+  s.stem_pairs_from_cache = r.stem_pairs.common_pairs_skipped();
   s.block_cache_warming = r.warming.load(std::memory_order_acquire);
   s.idle_compaction_due = r.IdleCompactionDue();
   if (db.GetIntProperty(rocksdb::DB::Properties::kNumRunningCompactions, &v)) {

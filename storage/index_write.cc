@@ -532,7 +532,9 @@ absl::Status Index::Unregister(DocId id, uint64_t log_sequence) {
   COPS_RETURN_IF_ERROR(
       r.AddRemoval(*record, &b, &next, recomputed.has_value() ? &*recomputed : nullptr));
   r.meta.PutCounters(&b, next);
-  COPS_RETURN_IF_ERROR(FromRocks(r.db->Write(&b), what));
+  const absl::Status written = FromRocks(r.db->Write(&b), what);
+  r.stem_pairs.ForgetCommonPairs();  // the document's pairs may be rare now
+  COPS_RETURN_IF_ERROR(written);
   r.counters = next;
   if (log_sequence != 0) r.applied_log_sequence.store(log_sequence);
   r.PublishCounters();
@@ -569,8 +571,10 @@ absl::StatusOr<size_t> Index::RemoveExpired(int64_t now_unix_micros, size_t max_
       ++removed;
     }
     r.meta.PutCounters(&b, next);
-    COPS_RETURN_IF_ERROR(
-        FromRocks(r.db->Write(&b), "removing " + std::to_string(removed) + " expired documents"));
+    const absl::Status written =
+        FromRocks(r.db->Write(&b), "removing " + std::to_string(removed) + " expired documents");
+    if (removed > 0) r.stem_pairs.ForgetCommonPairs();  // their pairs may be rare now
+    COPS_RETURN_IF_ERROR(written);
     r.counters = next;
     r.PublishCounters();
     // A batch of stale entries only removes nothing: look at the next one.

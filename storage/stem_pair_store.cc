@@ -247,6 +247,64 @@ bool CombineAdds(std::span<const std::string_view> operands, std::string* out) {
 
 }  // namespace stem_pair_codec
 
+std::atomic<uint32_t>* CommonPairCache::Slots() const {
+  std::call_once(allocated_, [this] {
+    slots_ = std::make_unique<std::atomic<uint32_t>[]>(size_t{1} << kSlotBits);  // zeroed
+  });
+  return slots_.get();
+}
+
+bool CommonPairCache::Contains(uint32_t pair) const {
+  if (pair == 0 || size_.load(std::memory_order_relaxed) == 0) return false;
+  const std::atomic<uint32_t>* slots = Slots();
+  constexpr uint32_t kMask = (uint32_t{1} << kSlotBits) - 1;
+  // Keyed hashes: their low bits spread evenly. At most half full: probes end early.
+  for (uint32_t i = pair & kMask;; i = (i + 1) & kMask) {
+    const uint32_t v = slots[i].load(std::memory_order_relaxed);
+    if (v == pair) return true;
+    if (v == 0) return false;
+  }
+}
+
+void CommonPairCache::InsertAll(std::span<const uint32_t> pairs, uint64_t generation) {
+  if (pairs.empty()) return;
+  std::atomic<uint32_t>* slots = Slots();
+  constexpr uint32_t kMask = (uint32_t{1} << kSlotBits) - 1;
+  for (uint32_t pair : pairs) {
+    if (pair == 0 || size_.load(std::memory_order_relaxed) >= (size_t{1} << (kSlotBits - 1))) {
+      continue;
+    }
+    for (uint32_t i = pair & kMask;; i = (i + 1) & kMask) {
+      uint32_t v = slots[i].load(std::memory_order_relaxed);
+      if (v == pair) break;
+      if (v == 0) {
+        if (slots[i].compare_exchange_strong(v, pair)) {
+          size_.fetch_add(1, std::memory_order_relaxed);
+          break;
+        }
+        if (v == pair) break;  // another lookup added it; else the slot went to another pair
+      }
+    }
+  }
+  // A removal written while the pairs were read may have made some of them rare: forget
+  // everything (ForgetAll bumps the generation before it clears, so if it did not run
+  // after these adds, it ran after this check saw it move).
+  if (generation_.load() != generation) ForgetAll();
+}
+
+void CommonPairCache::ForgetAll() {
+  generation_.fetch_add(1);
+  // The clearing stores below come after every add that preceded the bump (an add is a
+  // sequentially consistent exchange, then its lookup reads the generation).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (size_.load() == 0) return;
+  std::atomic<uint32_t>* slots = Slots();
+  for (size_t i = 0; i < (size_t{1} << kSlotBits); ++i) {
+    slots[i].store(0, std::memory_order_relaxed);
+  }
+  size_.store(0);
+}
+
 rocksdb::ColumnFamilyOptions StemPairsCfOptions(size_t write_buffer_bytes,
                                                 const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::ColumnFamilyOptions cf;
@@ -273,9 +331,19 @@ absl::Status StemPairStore::Lookup(std::span<const uint32_t> pairs, uint32_t max
   for (std::vector<DocId>& holders : *out) holders.clear();
   if (pairs.empty()) return absl::OkStatus();
   if (db_.stem_pairs_layout() == kStemPairsLayoutKeys) return LookupKeys(pairs, max_documents, out);
+  // The cache knows which pairs 2 or more documents hold: common under the default.
+  const bool cached = max_documents == 2;
+  const uint64_t generation = common_.generation();
+  std::vector<size_t> read;  // positions in `pairs` read from the index
+  read.reserve(pairs.size());
   std::vector<std::string> keys;
   keys.reserve(pairs.size());
-  for (uint32_t pair : pairs) keys.push_back(MergedKey(pair));
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    if (cached && common_.Contains(pairs[i])) continue;
+    read.push_back(i);
+    keys.push_back(MergedKey(pairs[i]));
+  }
+  skipped_.fetch_add(pairs.size() - read.size(), std::memory_order_relaxed);
   std::vector<rocksdb::PinnableSlice> values;
   std::vector<rocksdb::Status> statuses;
   // Big-endian pairs after one tag byte: the keys sort as the pairs do.
@@ -287,20 +355,24 @@ absl::Status StemPairStore::Lookup(std::span<const uint32_t> pairs, uint32_t max
     return std::string("P") + pair_hex;
   };
   StemPairHolders h;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    if (statuses[i].IsNotFound()) continue;
-    if (!statuses[i].ok()) {
-      return FromRocks(statuses[i], "reading stem pairs key " + key_name(i));
+  std::vector<uint32_t> common;
+  for (size_t k = 0; k < read.size(); ++k) {
+    const size_t i = read[k];
+    if (statuses[k].IsNotFound()) continue;
+    if (!statuses[k].ok()) {
+      return FromRocks(statuses[k], "reading stem pairs key " + key_name(i));
     }
-    if (!stem_pair_codec::Decode(values[i].ToStringView(), &h)) {
+    if (!stem_pair_codec::Decode(values[k].ToStringView(), &h)) {
       return absl::DataLossError("stem pairs: malformed holders at key " + key_name(i) + " (" +
-                                 std::to_string(values[i].size()) + " bytes)");
+                                 std::to_string(values[k].size()) + " bytes)");
     }
+    if (h.count >= 2) common.push_back(pairs[i]);
     // A pair held by max_documents or more is common. One with listed ids short of its count
     // lost its holders outside the capped list to removals: no evidence rather than a guess.
     if (h.count >= max_documents || h.ids.size() != h.count) continue;
     (*out)[i] = h.ids;
   }
+  common_.InsertAll(common, generation);
   return absl::OkStatus();
 }
 

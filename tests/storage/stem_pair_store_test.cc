@@ -106,6 +106,68 @@ TEST(StemPairStoreTest, HoldersAreCountedUnderRegisterAndUnregister) {
   EXPECT_EQ(Holders(**index, pairs, 3), (Docs{{}, {}, {}, {}, {}, {}}));
 }
 
+TEST(StemPairStoreTest, ACommonPairIsNotReadAgainUntilADocumentIsRemoved) {
+  TempDir dir;
+  auto index = Index::Open(Options(dir.Join("db"), 1));
+  ASSERT_OK(index);
+  Index& ix = **index;
+  const DocId a = ix.Register(Record("a"), Fingerprint(1, {7, 8}), "a")->id;
+  const DocId b = ix.Register(Record("b"), Fingerprint(2, {7, 9}), "b")->id;
+  const std::vector<uint32_t> pairs = {7, 8, 9};
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {a}, {b}}));
+  EXPECT_EQ(ix.Stats().stem_pairs_from_cache, 0u);
+  // Pair 7 was read held by two: the next lookups answer it from the cache, alike.
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {a}, {b}}));
+  EXPECT_EQ(ix.Stats().stem_pairs_from_cache, 1u);
+  // A registration only adds holders: it stays common, and still answered so.
+  const DocId c = ix.Register(Record("c"), Fingerprint(3, {7, 8}), "c")->id;
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {}, {b}}));
+  EXPECT_EQ(ix.Stats().stem_pairs_from_cache, 2u);
+  // Under another max_documents the cache is not asked: three holders are listed.
+  EXPECT_EQ(Holders(ix, pairs, 4), (Docs{{a, b, c}, {a, c}, {b}}));
+  EXPECT_EQ(ix.Stats().stem_pairs_from_cache, 2u);
+
+  // Removals make pairs rare again: the cache forgets what it knew.
+  ASSERT_OK(ix.Unregister(b));
+  ASSERT_OK(ix.Unregister(c));
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{a}, {a}, {}}));
+  EXPECT_EQ(ix.Stats().stem_pairs_from_cache, 2u);
+  // And by expiry.
+  DocumentRecord expiring = Record("d");
+  expiring.expires_unix_micros = 1'000'000;
+  const DocId d = ix.Register(expiring, Fingerprint(4, {7, 9}), "d")->id;
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {a}, {d}}));
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{}, {a}, {d}}));
+  EXPECT_EQ(ix.Stats().stem_pairs_from_cache, 3u);
+  auto removed = ix.RemoveExpired(2'000'000, 100);
+  ASSERT_OK(removed);
+  EXPECT_EQ(*removed, 1u);
+  EXPECT_EQ(Holders(ix, pairs, 2), (Docs{{a}, {a}, {}}));
+}
+
+TEST(CommonPairCacheTest, PairsReadBeforeARemovalAreNotKept) {
+  CommonPairCache cache;
+  EXPECT_FALSE(cache.Contains(5));
+  uint64_t generation = cache.generation();
+  cache.InsertAll(std::vector<uint32_t>{5, 6, 0}, generation);
+  EXPECT_TRUE(cache.Contains(5));
+  EXPECT_TRUE(cache.Contains(6));
+  EXPECT_FALSE(cache.Contains(0));  // 0 marks an empty slot: never kept
+  EXPECT_FALSE(cache.Contains(7));
+  cache.ForgetAll();
+  EXPECT_FALSE(cache.Contains(5));
+  // A lookup that began before the removal was written: what it read is dropped.
+  generation = cache.generation();
+  cache.ForgetAll();
+  cache.InsertAll(std::vector<uint32_t>{8}, generation);
+  EXPECT_FALSE(cache.Contains(8));
+  // Colliding slots (the same low bits) are probed on.
+  generation = cache.generation();
+  cache.InsertAll(std::vector<uint32_t>{1u << 20 | 3, 2u << 20 | 3, 3}, generation);
+  for (uint32_t p : {1u << 20 | 3, 2u << 20 | 3, 3u}) EXPECT_TRUE(cache.Contains(p)) << p;
+  EXPECT_FALSE(cache.Contains(3u << 20 | 3));
+}
+
 TEST(StemPairStoreTest, AnIndexWithoutPairsSaysSoAndNeitherKindOpensAsTheOther) {
   TempDir dir;
   {
