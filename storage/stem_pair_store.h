@@ -101,7 +101,7 @@ rocksdb::ColumnFamilyOptions StemPairsCfOptions(size_t write_buffer_bytes,
 // them 25% common, 65% absent (which the bloom filter answers cheaply). A registration only
 // adds holders, so a common pair stays common; a removal may make it rare again, so the
 // index forgets them all after writing one (ForgetAll). Exact: a pair it holds was seen
-// common, and no removal was written since. Bounded: 2^20 slots of 4 bytes (allocated by
+// common, and no removal was written since. Bounded: 2^18 slots of 4 bytes (allocated by
 // the first InsertAll), at most half filled, then it adds no more until the next ForgetAll.
 //
 // Thread-safety: every method, from any thread. ForgetAll bumps the generation before it
@@ -117,7 +117,7 @@ class CommonPairCache {
   void ForgetAll();
 
  private:
-  static constexpr uint32_t kSlotBits = 20;
+  static constexpr uint32_t kSlotBits = 18;
   std::atomic<uint32_t>* Slots() const;
   mutable std::once_flag allocated_;
   mutable std::unique_ptr<std::atomic<uint32_t>[]> slots_;  // 0 = empty; pair 0 never held
