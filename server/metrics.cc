@@ -143,6 +143,7 @@ class ServerStateCollector : public prometheus::Collectable {
     gauge("cops_disk_bytes", disk, s.index.disk_bytes, {{"part", "all"}});
     gauge("cops_disk_bytes", disk, s.index.postings_disk_bytes, {{"part", "postings"}});
     gauge("cops_disk_bytes", disk, s.index.verify_disk_bytes, {{"part", "verify"}});
+    gauge("cops_disk_bytes", disk, s.index.stem_pairs_disk_bytes, {{"part", "stem_pairs"}});
     gauge("cops_pending_compaction_bytes",
           "Bytes RocksDB estimates its compactions of the postings still have to rewrite.",
           s.index.pending_compaction_bytes);
@@ -176,6 +177,10 @@ class ServerStateCollector : public prometheus::Collectable {
           static_cast<double>(s.admission.bytes));
     gauge("cops_admission_waiting", "Checks and registrations waiting for room.",
           s.admission.waiting);
+    counter("cops_stem_pairs_from_cache_total",
+            "Looked-up content-stem pairs that the cache of common pairs answered without a "
+            "read, since the live index opened.",
+            static_cast<double>(s.index.stem_pairs_from_cache));
     counter("cops_admission_refused_total",
             "Checks and registrations refused with RESOURCE_EXHAUSTED for lack of room.",
             static_cast<double>(s.admission.refused));

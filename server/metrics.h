@@ -13,7 +13,8 @@
 //   grpc_server_handling_seconds{grpc_type,grpc_service,grpc_method}  histogram
 // Server state, read when scraped:
 //   cops_documents, cops_postings                  the live index
-//   cops_disk_bytes{part="all"|"postings"|"verify"}  index files on disk
+//   cops_disk_bytes{part="all"|"postings"|"verify"|"stem_pairs"}  index files on disk
+//   cops_stem_pairs_from_cache_total                 content-stem pairs answered by the cache
 //   cops_pending_compaction_bytes, cops_running_compactions, cops_block_cache_bytes,
 //   cops_block_cache_warming
 //   cops_hash_filter_bytes, cops_hash_filter_ready  bucketed postings' filter of stored hashes

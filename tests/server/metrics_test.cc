@@ -30,6 +30,8 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
     state.index.block_cache_warming = true;
     state.index.hash_filter_bytes = 1 << 20;
     state.index.hash_filter_ready = true;
+    state.index.stem_pairs_disk_bytes = 9;
+    state.index.stem_pairs_from_cache = 12345;
     state.bulk_loading = true;
     state.rotation.state = KeyRotationState::kRebuilding;
     state.rotation.documents_done = 3;
@@ -52,6 +54,11 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
   EXPECT_NE(text.find("cops_block_cache_warming 1\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_hash_filter_bytes 1048576\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_hash_filter_ready 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("cops_disk_bytes{part=\"stem_pairs\"} 9\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE cops_stem_pairs_from_cache_total counter\n"
+                      "cops_stem_pairs_from_cache_total 12345\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("cops_key_rotation_state 2\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_documents_done 3\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_key_rotation_documents 5\n"), std::string::npos) << text;
