@@ -331,8 +331,8 @@ absl::Status StemPairStore::Lookup(std::span<const uint32_t> pairs, uint32_t max
   for (std::vector<DocId>& holders : *out) holders.clear();
   if (pairs.empty()) return absl::OkStatus();
   if (db_.stem_pairs_layout() == kStemPairsLayoutKeys) return LookupKeys(pairs, max_documents, out);
-  // The cache knows which pairs 2 or more documents hold: common under the default.
-  const bool cached = max_documents == 2;
+  // The cache knows which pairs kHolders or more documents hold: common under the default.
+  const bool cached = max_documents == CommonPairCache::kHolders;
   const uint64_t generation = common_.generation();
   std::vector<size_t> read;  // positions in `pairs` read from the index
   read.reserve(pairs.size());
@@ -366,7 +366,7 @@ absl::Status StemPairStore::Lookup(std::span<const uint32_t> pairs, uint32_t max
       return absl::DataLossError("stem pairs: malformed holders at key " + key_name(i) + " (" +
                                  std::to_string(values[k].size()) + " bytes)");
     }
-    if (h.count >= 2) common.push_back(pairs[i]);
+    if (h.count >= CommonPairCache::kHolders) common.push_back(pairs[i]);
     // A pair held by max_documents or more is common. One with listed ids short of its count
     // lost its holders outside the capped list to removals: no evidence rather than a guess.
     if (h.count >= max_documents || h.ids.size() != h.count) continue;

@@ -109,6 +109,8 @@ rocksdb::ColumnFamilyOptions StemPairsCfOptions(size_t write_buffer_bytes,
 // read before a removal was written stays.
 class CommonPairCache {
  public:
+  // Holders that make a pair common for the cache: the least stem_pair_max_documents allowed.
+  static constexpr uint64_t kHolders = 2;
   bool Contains(uint32_t pair) const;
   // Adds pairs found common by a lookup that began at `generation`, unless a removal was
   // written since (the generation moved).
@@ -131,9 +133,10 @@ class StemPairStore {
 
   // Whether the index keeps pairs (its family is open).
   bool available() const;
-  // Index::LookupStemPairs. REQUIRES: available(). With max_documents == 2, the pairs the
-  // common pairs' cache holds are not read (their lists stay empty, as a read would leave
-  // them), and those read and found common are added to it.
+  // Index::LookupStemPairs. REQUIRES: available(). With max_documents ==
+  // CommonPairCache::kHolders (the default), the pairs the common pairs' cache holds are not
+  // read (their lists stay empty, as a read would leave them), and those read and found
+  // common are added to it.
   absl::Status Lookup(std::span<const uint32_t> pairs, uint32_t max_documents,
                       std::vector<std::vector<DocId>>* out) const;
   // After a write that removed documents (whatever its outcome): their pairs may be rare now.

@@ -488,10 +488,9 @@ TEST(StemPairsFingerprintTest, EveryStopWordIsLeftOutOfThePairsAndNoOtherWordIs)
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     EXPECT_EQ(Pairs(*f, "gardeners " + upper + " flushed"), two) << upper;
   }
-  // Content words next to stop words, or spelled like them with a letter more, stay.
-  for (const char* w : {"theme", "andes", "hers", "wills", "ours"}) {
-    EXPECT_EQ(Pairs(*f, std::string("gardeners ") + w + " flushed").size(), IsStopWord(w) ? 1u : 2u)
-        << w;
+  // Content words spelled like stop words with a letter more or less stay: two pairs.
+  for (const char* w : {"theme", "andes", "wills", "thes", "ourselve"}) {
+    EXPECT_EQ(Pairs(*f, std::string("gardeners ") + w + " flushed").size(), 2u) << w;
   }
 }
 
