@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -203,6 +204,7 @@ absl::Status LogApplier::Restart() {
   if (subscription_ != nullptr) natsSubscription_Destroy(subscription_);
   subscription_ = nullptr;
   last_delivery_ = 0;
+  stalled_at_.reset();
   absl::Status prepared = PrepareConsumer(jetstream_, options_, sink_, /*recreate=*/true);
   if (absl::IsFailedPrecondition(prepared)) Refuse(prepared);
   if (!prepared.ok()) return prepared;
@@ -261,22 +263,38 @@ void LogApplier::CheckStream() {
   if (absl::IsFailedPrecondition(checked)) Refuse(checked);
 }
 
-absl::StatusOr<bool> LogApplier::CaughtUp() const {
-  jsErrCode err = static_cast<jsErrCode>(0);
+absl::StatusOr<std::optional<uint64_t>> LogApplier::LastEventToApply() const {
   const std::string& filter = options_.filter_subject;
-  if (!filter.empty() && filter.find_first_of("*>") == std::string::npos) {
+  if (filter.find_first_of("*>") != std::string::npos) return std::nullopt;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  if (filter.empty()) {
+    jsStreamInfo* info = nullptr;
+    const natsStatus s = js_GetStreamInfo(&info, jetstream_->context(),
+                                          jetstream_->options().stream.c_str(), nullptr, &err);
+    if (s != NATS_OK) return NatsError(s, "looking up stream " + jetstream_->options().stream);
+    const uint64_t last = info->State.LastSeq;
+    jsStreamInfo_Destroy(info);
+    return last;
+  }
+  natsMsg* last = nullptr;
+  const natsStatus s =
+      js_GetLastMsg(&last, jetstream_->context(), jetstream_->options().stream.c_str(),
+                    filter.c_str(), nullptr, &err);
+  if (s == NATS_NOT_FOUND || err == JSNoMessageFoundErr) return 0;  // none on the subject
+  if (s != NATS_OK) return NatsError(s, "looking up the last event of " + filter);
+  const uint64_t sequence = natsMsg_GetSequence(last);
+  natsMsg_Destroy(last);
+  return sequence;
+}
+
+absl::StatusOr<bool> LogApplier::CaughtUp() const {
+  if (!options_.filter_subject.empty()) {
     // One partition's subject: caught up once its last event in the stream is applied. Exact,
     // unlike the consumer's pending count, which a consumer just recreated may not yet have.
-    natsMsg* last = nullptr;
-    const natsStatus s = js_GetLastMsg(&last, jetstream_->context(),
-                                       jetstream_->options().stream.c_str(), filter.c_str(),
-                                       nullptr, &err);
-    if (s == NATS_NOT_FOUND || err == JSNoMessageFoundErr) return true;  // none on the subject
-    if (s != NATS_OK) return NatsError(s, "looking up the last event of " + filter);
-    const uint64_t sequence = natsMsg_GetSequence(last);
-    natsMsg_Destroy(last);
-    return sink_->AppliedLogSequence() >= sequence;
+    COPS_ASSIGN_OR_RETURN(const std::optional<uint64_t> last, LastEventToApply());
+    if (last.has_value()) return sink_->AppliedLogSequence() >= *last;
   }
+  jsErrCode err = static_cast<jsErrCode>(0);
   jsConsumerInfo* info = nullptr;
   const natsStatus s =
       js_GetConsumerInfo(&info, jetstream_->context(), jetstream_->options().stream.c_str(),
@@ -285,6 +303,28 @@ absl::StatusOr<bool> LogApplier::CaughtUp() const {
   const bool caught_up = info->NumPending == 0 && info->NumAckPending == 0;
   jsConsumerInfo_Destroy(info);
   return caught_up;
+}
+
+bool LogApplier::Stalled() {
+  const uint64_t applied = sink_->AppliedLogSequence();
+  const absl::StatusOr<std::optional<uint64_t>> last = LastEventToApply();
+  if (!last.ok() || !last->has_value() || **last <= applied) {
+    stalled_at_.reset();  // nothing left to deliver, or JetStream not answering
+    return false;
+  }
+  // Behind: an event published just before this look may still be on its way. Behind at
+  // the previous look too, with nothing applied since, is a consumer that stopped delivering.
+  const bool stalled = stalled_at_ == applied;
+  stalled_at_ = applied;
+  if (stalled) {
+    stalled_at_.reset();
+    SetLastError(absl::UnavailableError(
+        "consumer " + options_.durable + " delivered nothing for " +
+        std::to_string(2 * kLostDeliveryCheckMs) + " ms while the stream holds event " +
+        std::to_string(**last) + " beyond the applied " + std::to_string(applied) +
+        "; restarted at the applied sequence"));
+  }
+  return stalled;
 }
 
 LogApplier::Outcome LogApplier::Handle(void* raw) {
@@ -346,10 +386,7 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
       break;
     }
   }
-  {
-    absl::MutexLock lock(&mu_);
-    last_error_ = status;
-  }
+  SetLastError(status);
   if (!status.ok()) {
     natsMsg_Nak(msg, nullptr);
     // A filtered consumer cannot tell a later event from one that overtook the failed one:
@@ -364,6 +401,36 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
   return Outcome::kNext;
 }
 
+void LogApplier::SetLastError(const absl::Status& status) {
+  {
+    absl::MutexLock lock(&mu_);
+    last_error_ = status;
+  }
+  // A stalled applier is otherwise silent: each new error is logged, the same one again at
+  // most every kErrorLogIntervalMs, and the first success after errors.
+  const auto now = std::chrono::steady_clock::now();
+  if (status.ok()) {
+    if (!logged_error_.empty()) {
+      LogEvent(LogLevel::kInfo, "log_applier_recovered",
+               {{"consumer", options_.durable},
+                {"applied", std::to_string(sink_->AppliedLogSequence())},
+                {"after", logged_error_}});
+      logged_error_.clear();
+    }
+    return;
+  }
+  std::string text = status.ToString();
+  if (text == logged_error_ && now - logged_at_ < std::chrono::milliseconds(kErrorLogIntervalMs)) {
+    return;
+  }
+  LogEvent(LogLevel::kWarn, "log_applier_error",
+           {{"consumer", options_.durable},
+            {"applied", std::to_string(sink_->AppliedLogSequence())},
+            {"error", text}});
+  logged_error_ = std::move(text);
+  logged_at_ = now;
+}
+
 bool LogApplier::DeliveriesLost() {
   jsConsumerInfo* info = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
@@ -376,10 +443,9 @@ bool LogApplier::DeliveriesLost() {
   const bool lost = info->NumAckPending > 0;
   jsConsumerInfo_Destroy(info);
   if (lost) {
-    absl::MutexLock lock(&mu_);
-    last_error_ = absl::DataLossError("consumer " + options_.durable +
-                                      " has deliveries that never arrived; restarted at the "
-                                      "applied sequence");
+    SetLastError(absl::DataLossError("consumer " + options_.durable +
+                                     " has deliveries that never arrived; restarted at the "
+                                     "applied sequence"));
   }
   return lost;
 }
@@ -396,10 +462,7 @@ void LogApplier::Run() {
       absl::Status s = Restart();
       restart = !s.ok();
       if (restart) {
-        {
-          absl::MutexLock lock(&mu_);
-          last_error_ = s;
-        }
+        SetLastError(s);
         std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_wait_ms));
         continue;
       }
@@ -413,18 +476,24 @@ void LogApplier::Run() {
       if (idle_ms >= kLostDeliveryCheckMs) {
         idle_ms = 0;
         CheckStream();
-        restart = DeliveriesLost();
+        restart = DeliveriesLost() || Stalled();
       }
       continue;
     }
-    idle_ms = 0;
     Outcome outcome = s == NATS_OK ? Outcome::kNext : Outcome::kRetry;
-    if (s != NATS_OK) {
-      {
-        absl::MutexLock lock(&mu_);
-        last_error_ = NatsError(s, "fetching from consumer " + options_.durable);
-      }
+    if (s == NATS_OK) {
+      idle_ms = 0;
+      stalled_at_.reset();
+    } else {
+      SetLastError(NatsError(s, "fetching from consumer " + options_.durable));
       CheckStream();  // a consumer gone with its stream
+      // Fetches that keep failing count as idle: a consumer that no longer answers (lost
+      // with its servers' state) is recreated once events wait for it.
+      idle_ms += options_.retry_wait_ms;
+      if (idle_ms >= kLostDeliveryCheckMs) {
+        idle_ms = 0;
+        if (Stalled()) outcome = Outcome::kRestart;
+      }
     }
     for (int i = 0; i < list.Count; ++i) {
       if (outcome == Outcome::kNext && !stop_.load()) {

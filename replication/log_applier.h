@@ -28,9 +28,11 @@
 // Thread-safety: Start/Stop from one thread; the sink is called from the applier's thread.
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -176,12 +178,23 @@ class LogApplier {
   // lost with its NATS server or connection), asked after kLostDeliveryCheckMs of empty
   // fetches: the consumer is then recreated instead of waiting out the ack wait.
   bool DeliveriesLost();
+  // Whether the consumer stopped delivering: the stream holds an event of its subject beyond
+  // the applied sequence at two looks in a row (asked with DeliveriesLost, and after a
+  // second of failing fetches) with nothing applied in between; it is then recreated.
+  bool Stalled();
+  // The stream sequence of the last event this consumer reads (0: none); nullopt for a
+  // filter with wildcards (JetStream cannot say). Errors as for JetStream::Connect.
+  absl::StatusOr<std::optional<uint64_t>> LastEventToApply() const;
   // Whether the stream is still the one the sink's events came from (see Start); a failure
   // other than UNAVAILABLE (NATS not answering) becomes the Refusal.
   void CheckStream();
   // Makes `why` the Refusal (the first one stays), logged ("log_stream_refused").
   void Refuse(const absl::Status& why);
+  // Sets LastError (applier's thread); logs a new error ("log_applier_error"), the same one
+  // again after kErrorLogIntervalMs, and the first OK after errors ("log_applier_recovered").
+  void SetLastError(const absl::Status& status);
   static constexpr int64_t kLostDeliveryCheckMs = 1000;
+  static constexpr int64_t kErrorLogIntervalMs = 10000;
 
   JetStream* const jetstream_;
   LogSink* const sink_;
@@ -195,6 +208,11 @@ class LogApplier {
   std::atomic<uint64_t> set_aside_{0};
   // Failures in a row of the event being applied (applier's thread only): the backoff.
   int consecutive_failures_ = 0;
+  // The applied sequence at the last look of Stalled that found the consumer behind.
+  std::optional<uint64_t> stalled_at_;
+  // The error last logged by SetLastError and when ("": none since the last success).
+  std::string logged_error_;
+  std::chrono::steady_clock::time_point logged_at_;
   std::atomic<bool> stop_{false};
   mutable absl::Mutex mu_;
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);

@@ -358,6 +358,57 @@ TEST_F(LostDeliveryTest, ALostLastDeliveryIsAppliedWithoutWaitingOutTheAckWait) 
   }
 }
 
+// A consumer that stops delivering while events wait for it (its state lost or diverged when
+// JetStream moved it to another server: ClusterFailureTest's replica that applied nothing
+// after a NATS server was killed) is recreated at the applied sequence. Here the durable is
+// replaced under the running applier by one filtered to a subject no one publishes to, so
+// that it delivers nothing and awaits no ack; the applier, seeing the stream hold an event
+// beyond its applied one at two idle looks in a row, recreates it, on a partition's subject
+// and on the whole stream alike. (Before, it fetched from that consumer forever.)
+TEST_F(LogApplierTest, AConsumerThatStopsDeliveringIsRecreated) {
+  RegistrationLog log(js_.get());
+  int next = 0;
+  for (const int partition : {0, -1}) {
+    SCOPED_TRACE(partition < 0 ? "whole stream's consumer" : "partition's consumer");
+    const std::string name = partition < 0 ? "whole" : "partition-" + std::to_string(partition);
+    std::unique_ptr<Index> index = OpenIndex(name);
+    ASSERT_NE(index, nullptr);
+    IndexSink sink(index.get(), fingerprinter_.get());
+    const std::string subject = partition < 0 ? js_->options().subject
+                                              : PartitionSubject(js_->options().subject, partition);
+    LogApplierOptions options;
+    options.durable = name;
+    if (partition >= 0) options.filter_subject = subject;
+    options.fetch_wait_ms = 100;
+    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
+    ASSERT_OK_AND_ASSIGN(const uint64_t first, log.PublishTo(subject, Registration(next++)));
+    ASSERT_TRUE(WaitApplied(*index, first)) << applier->LastError();
+
+    const std::string& stream = js_->options().stream;
+    ASSERT_EQ(js_DeleteConsumer(js_->context(), stream.c_str(), name.c_str(), nullptr, nullptr),
+              NATS_OK);
+    jsConsumerConfig config;
+    jsConsumerConfig_Init(&config);
+    config.Durable = name.c_str();
+    config.AckPolicy = js_AckExplicit;
+    config.DeliverPolicy = js_DeliverNew;
+    const std::string nobodys = PartitionSubject(js_->options().subject, 99);
+    config.FilterSubject = nobodys.c_str();
+    jsConsumerInfo* info = nullptr;
+    ASSERT_EQ(js_AddConsumer(&info, js_->context(), stream.c_str(), &config, nullptr, nullptr),
+              NATS_OK);
+    jsConsumerInfo_Destroy(info);
+    const int restarts = applier->Restarts();
+
+    ASSERT_OK_AND_ASSIGN(const uint64_t waiting, log.PublishTo(subject, Registration(next++)));
+    // WaitApplied gives up after 10 s; the applier looks every second.
+    ASSERT_TRUE(WaitApplied(*index, waiting)) << applier->LastError();
+    applier->Stop();
+    EXPECT_GT(applier->Restarts(), restarts);
+    EXPECT_EQ(index->Stats().documents, partition < 0 ? waiting : 2u);
+  }
+}
+
 // The stream lost its tail or was recreated (a NATS store lost, the stream deleted and made
 // anew by the next copsd that connects): its new events get sequences this index already
 // applied, which the applier would acknowledge and skip as redeliveries. Start refuses,

@@ -25,6 +25,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "client/client.h"
@@ -184,10 +186,33 @@ class ClusterFailureTest : public ::testing::Test {
 
   void TearDown() override {
     StopClients();
+    if (HasFailure()) PrintLogs();
     if (router_ != nullptr) router_->Stop();
     for (auto& partition : replicas_) {
       for (auto& replica : partition) {
         if (replica != nullptr) replica->Stop();
+      }
+    }
+  }
+
+  // Each process's log but its per-call lines (rpc ...), the last 60 lines: what a failure
+  // needs to be understood once the test's directory is gone.
+  void PrintLogs() {
+    auto print = [](const std::string& name, const testing::CopsdProcess* process) {
+      if (process == nullptr) return;
+      std::vector<std::string> lines;
+      for (const absl::string_view line : absl::StrSplit(process->Log(), '\n')) {
+        if (!line.empty() && !absl::StrContains(line, " rpc method=")) lines.emplace_back(line);
+      }
+      const size_t from = lines.size() > 60 ? lines.size() - 60 : 0;
+      std::cout << "---- " << name << " (" << lines.size() - from << " of " << lines.size()
+                << " lines but rpc) ----\n";
+      for (size_t i = from; i < lines.size(); ++i) std::cout << lines[i] << "\n";
+    };
+    print("router", router_.get());
+    for (uint32_t p = 0; p < kPartitions; ++p) {
+      for (uint32_t r = 0; r < kReplicas; ++r) {
+        print("index-p" + std::to_string(p) + "r" + std::to_string(r), replicas_[p][r].get());
       }
     }
   }
