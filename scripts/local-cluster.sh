@@ -81,9 +81,10 @@ running() {  # member NAME is running
 }
 
 # Polls (every 0.1 s, up to 30 s) until command "$@" succeeds.
+# Polls "$@" every 0.1 s, up to WAIT_TENTHS times (default 300: 30 s).
 wait_for() {
   local i
-  for ((i = 0; i < 300; i++)); do
+  for ((i = 0; i < ${WAIT_TENTHS:-300}; i++)); do
     if "$@"; then return 0; fi
     sleep 0.1
   done
@@ -354,10 +355,14 @@ cmd_up() {
     set_env NATS_PORTS "${ports[*]:0:NATS_SERVERS}"
     set_env ROUTE_PORTS "${ports[*]:NATS_SERVERS:NATS_SERVERS}"
   done
-  # JetStream answers once the servers have elected their meta leader.
+  # JetStream answers once the servers have elected their meta leader (seconds; longer on a
+  # loaded host: up to 60 s each).
   for ((i = 1; i <= NATS_SERVERS; i++)); do
-    wait_for log_has "nats-$i" "metadata leader" ||
-      { echo "local-cluster: no JetStream meta leader; see $dir/nats-$i.log" >&2; exit 1; }
+    WAIT_TENTHS=600 wait_for log_has "nats-$i" "metadata leader" || {
+      echo "local-cluster: no JetStream meta leader; see $dir/nats-$i.log, which ends:" >&2
+      tail -n 15 "$dir/nats-$i.log" >&2
+      exit 1
+    }
   done
   # The first copsd creates the log's stream and the map's bucket, 3 replicas each.
   for name in $(copsd_members); do
