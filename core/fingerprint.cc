@@ -197,7 +197,9 @@ struct Fingerprinter::Rep {
   void MakeGrams(const UnitStream& stream, bool unit_spans, Scratch* scratch,
                  DocumentFingerprint* out) const;
   // The sampled content-stem pairs of the word units (core/stem_pairs.h).
-  void MakeStemPairs(const UnitStream& stream, Scratch* scratch, DocumentFingerprint* out) const;
+  // At most `max_pairs` of them with FingerprintOptions::max_stem_pairs (0 = all).
+  void MakeStemPairs(const UnitStream& stream, uint32_t max_pairs, Scratch* scratch,
+                     DocumentFingerprint* out) const;
   // The indices of the chunks of `all` the selection keeps, ascending, in
   // scratch->selected; returns how many.
   size_t SelectIndices(const std::vector<Chunk>& all, Scratch* scratch) const;
@@ -304,8 +306,8 @@ void Fingerprinter::Rep::MakeGrams(const UnitStream& s, bool unit_spans, Scratch
   }
 }
 
-void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, Scratch* scratch,
-                                      DocumentFingerprint* out) const {
+void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, uint32_t max_pairs, Scratch* scratch,
+                                       DocumentFingerprint* out) const {
   std::vector<uint64_t>& h = scratch->stem_hashes;
   h.clear();
   // Prose repeats its words: each distinct word is looked up in the stop words, stemmed and
@@ -347,10 +349,22 @@ void Fingerprinter::Rep::MakeStemPairs(const UnitStream& s, Scratch* scratch,
   const uint32_t pairs = static_cast<uint32_t>(h.size() - 1);
   for (uint32_t i = 0; i < pairs; ++i) h[i] = Fold(stem_seed, h.data(), i, i + 2);
   h.resize(pairs);
-  Finalize(pairs, [&](size_t i) -> uint64_t& { return h[i]; });
+  const uint64_t p = params.stem_pairs;
+  if (p == 1 && max_pairs > 0 && pairs > max_pairs) {
+    // The max_pairs distinct smallest folds, in text order (a fold's high bits are mixed
+    // from keyed stem hashes and a keyed seed), before the costly finalization.
+    std::vector<uint64_t>& sorted = stems;  // the words' stems are no longer needed
+    sorted.assign(h.begin(), h.end());
+    std::sort(sorted.begin(), sorted.end());
+    sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+    if (sorted.size() > max_pairs) {
+      const uint64_t last = sorted[max_pairs - 1];
+      h.erase(std::remove_if(h.begin(), h.end(), [last](uint64_t f) { return f > last; }), h.end());
+    }
+  }
+  Finalize(h.size(), [&](size_t i) -> uint64_t& { return h[i]; });
   // The low bits sample (test and registered texts keep the same pairs), the high bits are
   // stored: independent bits of one keyed hash.
-  const uint64_t p = params.stem_pairs;
   std::vector<uint32_t>& raw = out->stem_pair_order;  // text order, repeats included
   for (uint64_t v : h) {
     if (v % p == 0) raw.push_back(static_cast<uint32_t>(v >> 32));
@@ -570,7 +584,9 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
     if (rep_->params.verify_k > 0) {
       rep_->MakeGrams(scratch.stream, options.unit_spans, &scratch, out);
     }
-    if (rep_->params.stem_pairs > 0) rep_->MakeStemPairs(scratch.stream, &scratch, out);
+    if (rep_->params.stem_pairs > 0) {
+      rep_->MakeStemPairs(scratch.stream, options.max_stem_pairs, &scratch, out);
+    }
     if (options.stock_phrases) {
       rep_->MarkStockRuns(static_cast<uint32_t>(scratch.stream.units.size()),
                           scratch.unit_hashes.data(), out);

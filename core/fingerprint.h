@@ -115,6 +115,13 @@ struct FingerprintOptions {
   // grams or pairs. What placing a passage in a registered text needs, at about half the
   // cost of the whole fingerprint.
   bool units_only = false;
+  // With params.stem_pairs == 1 (every pair kept): at most this many distinct pairs are
+  // made, those of the smallest keyed folds (an even sample no one without the key can
+  // predict), and only they are hashed; 0 = all. A check looks up at most
+  // CheckOptions::stem_pair_max_lookups pairs, and every registered text keeps all of its
+  // pairs, so any keyed choice finds them: a 20 KB text has ~1,360 pairs, and hashing the
+  // ones it does not look up was a tenth of a check's cost of pairs.
+  uint32_t max_stem_pairs = 0;
 };
 
 class Fingerprinter {

@@ -146,7 +146,9 @@ struct CheckOptions {
   uint32_t stem_pair_max_documents = 2;
   uint32_t stem_pair_min_shared = 2;
   // At most this many of the test's sampled pairs are looked up, those with the smallest
-  // keyed hashes (an even, reproducible sample), and the share is of them: a seek per pair
+  // keyed hashes (an even, reproducible sample; a check of an index keeping every pair makes
+  // only these, chosen by keyed fold: FingerprintOptions::max_stem_pairs), and the share is
+  // of them: a seek per pair
   // looked up (~1,700 for 20 KB of prose uncapped) against a share estimated within about
   // 0.02 at 10%. Tests with fewer pairs (under ~450 words) are unaffected. 0 = all.
   // 256 kept every dev figure of docs/accuracy.md; 128 did not.

@@ -28,9 +28,11 @@ absl::Status RegisterPrint(const Fingerprinter& fingerprinter, std::string_view 
 }
 
 absl::Status CheckPrint(const Fingerprinter& fingerprinter, std::string_view text,
-                        uint32_t sample_size, uint64_t sample_seed, DocumentFingerprint* fp) {
-  absl::Status s =
-      fingerprinter.Fingerprint(text, fp, CheckFingerprintOptions(fingerprinter.params()));
+                        uint32_t sample_size, uint64_t sample_seed, uint32_t max_stem_pairs,
+                        DocumentFingerprint* fp) {
+  FingerprintOptions options = CheckFingerprintOptions(fingerprinter.params());
+  options.max_stem_pairs = max_stem_pairs;
+  absl::Status s = fingerprinter.Fingerprint(text, fp, options);
   if (!s.ok()) return s;
   if (sample_size > 0 && sample_size < fp->chunks.size()) {
     SampleChunks(sample_size, sample_seed, fp);

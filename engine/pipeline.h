@@ -37,9 +37,12 @@ absl::Status RegisterPrint(const Fingerprinter& fingerprinter, std::string_view 
 
 // What a check looks up of converted `text` (CheckFingerprintOptions: unit spans, short
 // texts in full), then, when 0 < sample_size < the chunks found, a sample of sample_size
-// chunks drawn with `sample_seed` (SampleChunks).
+// chunks drawn with `sample_seed` (SampleChunks). `max_stem_pairs`: the most content-stem
+// pairs the check looks up (CheckOptions::stem_pair_max_lookups; FingerprintOptions::
+// max_stem_pairs), 0 = all.
 absl::Status CheckPrint(const Fingerprinter& fingerprinter, std::string_view text,
-                        uint32_t sample_size, uint64_t sample_seed, DocumentFingerprint* fp);
+                        uint32_t sample_size, uint64_t sample_seed, uint32_t max_stem_pairs,
+                        DocumentFingerprint* fp);
 
 // Chunk offsets come out of the fingerprinter in bytes of the converted text; reports and
 // postings speak in bytes of the document as sent (`input_size` bytes). Maps the chunks and

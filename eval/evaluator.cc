@@ -63,9 +63,10 @@ Report Check(const MemoryIndex& index, const Fingerprinter& fingerprinter,
 }
 
 // A test document fingerprinted as the server fingerprints what it checks.
+// `max_stem_pairs` as CheckOptions::stem_pair_max_lookups (0 = all).
 absl::Status TestPrint(const Fingerprinter& fingerprinter, const std::string& text,
-                       DocumentFingerprint* fp) {
-  return CheckPrint(fingerprinter, text, /*sample_size=*/0, /*sample_seed=*/0, fp);
+                       DocumentFingerprint* fp, uint32_t max_stem_pairs = 0) {
+  return CheckPrint(fingerprinter, text, /*sample_size=*/0, /*sample_seed=*/0, max_stem_pairs, fp);
 }
 
 CheckOptions AllMatches(CheckOptions o) {
@@ -321,7 +322,7 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   const CheckOptions all = AllMatches(setting.options);
   DocumentFingerprint fp;
   for (const TestDoc& t : set.tests) {
-    absl::Status s = TestPrint(*fingerprinter, t.text, &fp);
+    absl::Status s = TestPrint(*fingerprinter, t.text, &fp, setting.options.stem_pair_max_lookups);
     if (!s.ok()) return absl::Status(s.code(), StrCat("test ", t.name, ": ", s.message()));
     const std::vector<UnitRun> stock_runs = fp.stock_runs;
     if (!setting.stock_phrases) fp.stock_runs.clear();

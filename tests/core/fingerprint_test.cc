@@ -537,6 +537,66 @@ TEST(StemPairsFingerprintTest, SampledPairsAreTheSameInEveryTextThatHoldsThem) {
   EXPECT_FALSE(Common(a4, b4).empty());
 }
 
+// A check makes only the pairs it looks up (FingerprintOptions::max_stem_pairs): a cap of
+// distinct pairs out of the text's own, the same ones each time, chosen by a keyed fold (under
+// another key another cap), in text order; a text with no more pairs than the cap, or an index
+// that samples its pairs, keeps them all.
+TEST(StemPairsFingerprintTest, ACappedTextMakesAnEvenKeyedSubsetOfItsPairs) {
+  std::string text;
+  for (int i = 0; i < 600; ++i) text += "alpha" + std::to_string(i % 450) + " ";  // repeats
+  auto f = Make(StemParams(1));
+  FingerprintOptions capped;
+  capped.max_stem_pairs = 100;
+  DocumentFingerprint all, some, again;
+  ASSERT_OK(f->Fingerprint(text, &all));
+  ASSERT_OK(f->Fingerprint(text, &some, capped));
+  ASSERT_OK(f->Fingerprint(text, &again, capped));
+  ASSERT_EQ(all.stem_pairs.size(), 450u);  // 449 + the pair closing the cycle
+  EXPECT_EQ(some.stem_pairs.size(), 100u);
+  EXPECT_TRUE(std::is_sorted(some.stem_pairs.begin(), some.stem_pairs.end()));
+  EXPECT_EQ(Common(some.stem_pairs, all.stem_pairs), some.stem_pairs);
+  EXPECT_EQ(again.stem_pairs, some.stem_pairs);
+  // Not the smallest stored hashes (the uncapped check's choice): another keyed order.
+  EXPECT_NE(some.stem_pairs,
+            std::vector<uint32_t>(all.stem_pairs.begin(), all.stem_pairs.begin() + 100));
+  // The order is the uncapped order with the others left out.
+  std::vector<uint32_t> order;
+  for (uint32_t pair : all.stem_pair_order) {
+    if (std::binary_search(some.stem_pairs.begin(), some.stem_pairs.end(), pair)) {
+      order.push_back(pair);
+    }
+  }
+  EXPECT_EQ(some.stem_pair_order, order);
+  // Keyed: another key keeps another share of the same text's pairs. Compared by position in
+  // the text (the pairs' values differ with the key): which of the 450 pairs are kept.
+  auto g = Make(StemParams(1), Key('1'));
+  DocumentFingerprint all_g, some_g;
+  ASSERT_OK(g->Fingerprint(text, &all_g));
+  ASSERT_OK(g->Fingerprint(text, &some_g, capped));
+  auto kept_positions = [](const DocumentFingerprint& whole, const DocumentFingerprint& part) {
+    std::vector<size_t> kept;
+    for (size_t i = 0; i < whole.stem_pair_order.size(); ++i) {
+      if (std::binary_search(part.stem_pairs.begin(), part.stem_pairs.end(),
+                             whole.stem_pair_order[i])) {
+        kept.push_back(i);
+      }
+    }
+    return kept;
+  };
+  EXPECT_EQ(kept_positions(all_g, some_g).size(), 100u);
+  EXPECT_NE(kept_positions(all_g, some_g), kept_positions(all, some));
+  // Under the cap, or with sampled pairs (stem_pairs = 4), the cap changes nothing.
+  capped.max_stem_pairs = 450;
+  ASSERT_OK(f->Fingerprint(text, &some, capped));
+  EXPECT_EQ(some.stem_pairs, all.stem_pairs);
+  EXPECT_EQ(some.stem_pair_order, all.stem_pair_order);
+  auto sampled = Make(StemParams(4));
+  capped.max_stem_pairs = 10;
+  ASSERT_OK(sampled->Fingerprint(text, &all));
+  ASSERT_OK(sampled->Fingerprint(text, &some, capped));
+  EXPECT_GT(all.stem_pairs.size(), 10u);
+  EXPECT_EQ(some.stem_pairs, all.stem_pairs);
+}
 
 // The pairs are stored in indexes: a change in which pairs a text yields is an index format
 // change (kStemPairsVersion). These values were taken from the first implementation; a

@@ -74,9 +74,9 @@ TEST(CheckPrintTest, SamplesOnlyWhenAskedForFewerChunks) {
   const std::unique_ptr<Fingerprinter> f = TestFingerprinter();
   const std::string text = testing_corpus::Prose(3, 400);
   DocumentFingerprint all, sampled;
-  ASSERT_OK(CheckPrint(*f, text, 0, 0, &all));
+  ASSERT_OK(CheckPrint(*f, text, 0, 0, 0, &all));
   ASSERT_GT(all.chunks.size(), 4u);
-  ASSERT_OK(CheckPrint(*f, text, 4, 1, &sampled));
+  ASSERT_OK(CheckPrint(*f, text, 4, 1, 0, &sampled));
   EXPECT_EQ(sampled.chunks.size(), 4u);
 }
 
