@@ -119,8 +119,9 @@ struct FingerprintOptions {
   // made, those of the smallest keyed folds (an even sample no one without the key can
   // predict), and only they are hashed; 0 = all. A check looks up at most
   // CheckOptions::stem_pair_max_lookups pairs, and every registered text keeps all of its
-  // pairs, so any keyed choice finds them: a 20 KB text has ~1,360 pairs, and hashing the
-  // ones it does not look up was a tenth of a check's cost of pairs.
+  // pairs, so any keyed choice finds them: a 20 KB text has ~1,360 pairs, and making the
+  // ones it does not look up was a sixth of what pairs added to a check (0.4 of 2.3 M
+  // instructions, bench/check-instructions.sh).
   uint32_t max_stem_pairs = 0;
 };
 
