@@ -62,11 +62,12 @@ Report Check(const MemoryIndex& index, const Fingerprinter& fingerprinter,
   return r.ok() ? *std::move(r) : Report{};
 }
 
-// A test document fingerprinted as the server fingerprints what it checks.
-// `max_stem_pairs` as CheckOptions::stem_pair_max_lookups (0 = all).
+// A test document fingerprinted as the server fingerprints what `options` check (only the
+// content-stem pairs they look up).
 absl::Status TestPrint(const Fingerprinter& fingerprinter, const std::string& text,
-                       DocumentFingerprint* fp, uint32_t max_stem_pairs = 0) {
-  return CheckPrint(fingerprinter, text, /*sample_size=*/0, /*sample_seed=*/0, max_stem_pairs, fp);
+                       const CheckOptions& options, DocumentFingerprint* fp) {
+  return CheckPrint(fingerprinter, text, /*sample_size=*/0, /*sample_seed=*/0,
+                    options.stem_pair_max_lookups, fp);
 }
 
 CheckOptions AllMatches(CheckOptions o) {
@@ -322,7 +323,7 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   const CheckOptions all = AllMatches(setting.options);
   DocumentFingerprint fp;
   for (const TestDoc& t : set.tests) {
-    absl::Status s = TestPrint(*fingerprinter, t.text, &fp, setting.options.stem_pair_max_lookups);
+    absl::Status s = TestPrint(*fingerprinter, t.text, setting.options, &fp);
     if (!s.ok()) return absl::Status(s.code(), StrCat("test ", t.name, ": ", s.message()));
     const std::vector<UnitRun> stock_runs = fp.stock_runs;
     if (!setting.stock_phrases) fp.stock_runs.clear();
@@ -448,11 +449,11 @@ absl::StatusOr<AffinityRow> MeasureAffinity(const EvalSet& set, const Setting& s
   Accumulator self, related, unrelated, unrelated_max;
   DocumentFingerprint fp;
   for (size_t i = 0; i < set.sources.size(); ++i) {
-    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, set.sources[i].text, &fp));
+    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, set.sources[i].text, setting.options, &fp));
     self.Add(RatioWith(Check(index, *fingerprinter, fp, all), SourceId(static_cast<int>(i))));
   }
   for (const TestDoc& t : set.tests) {
-    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, t.text, &fp));
+    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, t.text, setting.options, &fp));
     Report r = Check(index, *fingerprinter, fp, all);
     if (t.source >= 0) {
       related.Add(RatioWith(r, SourceId(t.source)));
@@ -482,7 +483,7 @@ absl::StatusOr<std::vector<SamplingRow>> MeasureSampling(const EvalSet& set,
   std::vector<bool> full_decision(set.tests.size());
   std::vector<double> full_ratio(set.tests.size());
   for (size_t i = 0; i < set.tests.size(); ++i) {
-    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, set.tests[i].text, &fps[i]));
+    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, set.tests[i].text, setting.options, &fps[i]));
     Report r = Check(index, *fingerprinter, fps[i], setting.options);
     full_decision[i] = r.violation;
     full_ratio[i] = r.matches.empty() ? 0 : r.matches.front().ratio;
@@ -531,7 +532,7 @@ absl::StatusOr<SecurityResult> MeasureSecurity(const EvalSet& set, const Setting
   COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
   DocumentFingerprint fp;
   auto flagged = [&](const std::string& text) -> absl::StatusOr<bool> {
-    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, text, &fp));
+    COPS_RETURN_IF_ERROR(TestPrint(*fingerprinter, text, setting.options, &fp));
     return Check(index, *fingerprinter, fp, setting.options).violation;
   };
   SecurityResult result;
