@@ -18,6 +18,11 @@ Genres, from texts that Debian ships (identical texts are kept once):
              maintainer's release notes: "New upstream release", "Bump Standards-Version")
              and of PACKAGE/changelog.gz (the upstream authors' release notes)
   readme     /usr/share/doc/PACKAGE/README.Debian (how Debian's package differs, set up)
+  npm-readme the READMEs of npm packages that eval/fetch_npm_readmes.py cached in --npm-dir
+             (what a JavaScript package does, install, usage, licence), as prose: code blocks,
+             HTML tags, images and link targets removed, cut after --max-words words; their
+             group is the package's owner (its repository's). Not among the default genres: a
+             set of its own (--genres npm-readme --npm-dir DIR)
 
 Every text belongs to a group: its package's Debian maintainer (a person or a team, from
 dpkg), who writes the changelogs, the copyright files and often the manual pages of all their
@@ -152,6 +157,30 @@ def manpages(owners, per_package, max_words):
     return [(g, n, t) for (g, n, _), t in zip(jobs, texts)]
 
 
+def markdown_prose(text, max_words):
+    """A README's prose: fenced and indented code, HTML, images and link targets removed."""
+    text = re.sub(r"(?ms)^\s*(```|~~~).*?^\s*\1[^\n]*$", "", text)
+    text = re.sub(r"(?s)<!--.*?-->", "", text)
+    text = re.sub(r"<[^>\n]*>", " ", text)
+    text = re.sub(r"!\[[^\]]*\](\([^)]*\)|\[[^\]]*\])", " ", text)  # images, badges
+    text = re.sub(r"\[([^\]]*)\](\([^)]*\)|\[[^\]]*\])", r"\1", text)  # [text](target), [text][ref]
+    text = re.sub(r"(?m)^\[[^\]]*\]:\s*\S+.*$", "", text)        # [ref]: target
+    text = re.sub(r"https?://\S+", " ", text)
+    lines = [l for l in text.splitlines() if not l.startswith(("    ", "\t"))]
+    return first_words("\n".join(lines), max_words)
+
+
+def npm_readmes(npm_dir, max_words):
+    """(group, name, text) of the READMEs in fetch_npm_readmes.py's cache."""
+    docs = []
+    with open(os.path.join(npm_dir, "index.tsv"), encoding="utf-8") as f:
+        for line in f:
+            name, _version, owner, file, _sha = line.rstrip("\n").split("\t")
+            text = read_text(os.path.join(npm_dir, "readmes", file))
+            docs.append((owner.lower() or name, name, markdown_prose(text, max_words)))
+    return docs
+
+
 def runs(ws, n):
     return {hash(tuple(ws[i:i + n])) for i in range(len(ws) - n + 1)}
 
@@ -220,7 +249,9 @@ def main():
     ap.add_argument("--genres", default="licence,manpage,changelog,readme")
     ap.add_argument("--pages-per-package", type=int, default=250,
                     help="manual pages per package at most")
-    ap.add_argument("--max-words", type=int, default=2000, help="manual pages cut after this")
+    ap.add_argument("--max-words", type=int, default=2000,
+                    help="manual pages and READMEs cut after this")
+    ap.add_argument("--npm-dir", help="eval/fetch_npm_readmes.py's cache (genre npm-readme)")
     ap.add_argument("--min-words", type=int, default=60, help="shorter documents are left out")
     ap.add_argument("--max-shared-run", type=int, default=12,
                     help="tests sharing a run of this many words with a source are dropped")
@@ -250,6 +281,10 @@ def main():
                     for g, n, p in doc_files(owners, "README.Debian*")]
         elif genre == "manpage":
             docs = manpages(owners, args.pages_per_package, args.max_words)
+        elif genre == "npm-readme":
+            if not args.npm_dir:
+                sys.exit("make_same_genre_set: genre npm-readme needs --npm-dir")
+            docs = npm_readmes(args.npm_dir, args.max_words)
         else:
             sys.exit(f"make_same_genre_set: unknown genre {genre!r}")
         seen = set()

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Tests of eval/make_same_genre_set.py's npm-readme genre: what of a README counts as prose."""
+
+import os
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "eval"))
+import make_same_genre_set as sg  # noqa: E402
+
+
+class MarkdownProseTest(unittest.TestCase):
+    def test_code_html_images_and_link_targets_are_removed(self):
+        readme = "\n".join([
+            "# left-pad",
+            "[![Build](https://ci.example/badge.svg)](https://ci.example/job)",
+            "[![npm][npm]][npm-url] [![node][node]][node-url]",
+            "<p align=\"center\"><img src=\"logo.png\"></p>",
+            "<!-- a comment the reader never sees -->",
+            "Pads a string on the left, see [the docs](https://example.org/docs).",
+            "For more, see the [homepage][] and the [guide][guide-url].",
+            "```js",
+            "const leftPad = require('left-pad')",
+            "```",
+            "    indented code line",
+            "[docs]: https://example.org/docs",
+            "Released under the MIT licence at https://example.org.",
+        ])
+        prose = sg.markdown_prose(readme, 2000)
+        self.assertIn("Pads a string on the left, see the docs.", prose)
+        self.assertIn("Released under the MIT licence at", prose)
+        self.assertIn("For more, see the homepage and the guide.", prose)
+        for gone in ("require", "badge", "ci.example", "img", "logo.png", "comment",
+                     "indented code", "example.org", "npm-url", "node"):
+            self.assertNotIn(gone, prose)
+
+    def test_an_unclosed_fence_keeps_the_text(self):
+        # Only a closed fence is code: a stray ``` must not swallow the rest of the README.
+        prose = sg.markdown_prose("Intro words here.\n```\nUsage words after it.\n", 2000)
+        self.assertIn("Usage words after it.", prose)
+
+    def test_cut_after_max_words_at_a_line_end(self):
+        prose = sg.markdown_prose("one two three\nfour five six\nseven eight\n", 4)
+        self.assertEqual(prose, "one two three\nfour five six\n")
+
+    def test_cache_index_gives_groups_by_owner(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.makedirs(os.path.join(d, "readmes"))
+            rows = [("a-pkg", "1.0.0", "alice", "a-pkg@1.0.0.md", "Alpha does things."),
+                    ("@s/b", "2.0.0", "", "_s_b@2.0.0.md", "Beta does other things.")]
+            with open(os.path.join(d, "index.tsv"), "w", encoding="utf-8") as index:
+                for name, version, maintainer, file, text in rows:
+                    with open(os.path.join(d, "readmes", file), "w", encoding="utf-8") as f:
+                        f.write(text)
+                    index.write(f"{name}\t{version}\t{maintainer}\t{file}\t-\n")
+            docs = sg.npm_readmes(d, 2000)
+        self.assertEqual([(g, n) for g, n, _ in docs], [("alice", "a-pkg"), ("@s/b", "@s/b")])
+        self.assertEqual(docs[0][2].strip(), "Alpha does things.")
+
+
+if __name__ == "__main__":
+    unittest.main()
