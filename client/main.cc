@@ -225,6 +225,7 @@ struct CheckArgs {
   std::string html;
   bool exclude_quotes = false, exclude_references = false;
   uint32_t min_match_words = 0;
+  std::optional<uint32_t> min_violation_words;
 };
 
 // The request every document of a check is sent with (all but its content).
@@ -250,6 +251,7 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequest(const CheckArgs& a) {
   o->set_exclude_quotes(a.exclude_quotes);
   o->set_exclude_references(a.exclude_references);
   o->set_min_match_units(a.min_match_words);
+  if (a.min_violation_words) o->set_min_violation_units(*a.min_violation_words);
   for (const std::string& c : a.collections) request.add_collections(c);
   return request;
 }
@@ -678,6 +680,9 @@ CLI::App* AddCheckCommand(CLI::App* app, CheckArgs* chk) {
                 "The references section (from its heading to the end) does not count");
   cmd->add_option("--min-match-words", chk->min_match_words,
                   "Matched passages shorter than this many words do not count (0 = all)");
+  cmd->add_option("--min-violation-words", chk->min_violation_words,
+                  "A violation needs matched passages of this many words in all, whatever "
+                  "the ratio (default 12; 0 = any)");
   return cmd;
 }
 

@@ -169,6 +169,13 @@ DocumentMatch MatchOf(DocId id, const Verification& v, const CheckOptions& check
   m.ratio = v.Ratio();
   m.containment = v.Containment();
   m.violation = Passes(check, m);
+  if (m.violation && check.min_violation_units > 0) {
+    uint32_t units = 0;
+    for (const Passage& p : v.passages) {
+      if (p.excluded == Exclusion::kNone) units += p.units;
+    }
+    m.violation = units >= check.min_violation_units;
+  }
   return m;
 }
 

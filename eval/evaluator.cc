@@ -188,10 +188,10 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
     } else if (key == "k" || key == "p" || key == "w" || key == "min_word_chars" ||
                key == "min_sentence_words" || key == "max_doc_frequency" ||
                key == "min_passage_units" || key == "verify_k" || key == "max_gap_grams" ||
-               key == "max_skew_grams" || key == "min_passage_grams" ||
-               key == "dense_chunks" || key == "common_phrase_documents" ||
-               key == "stem_pairs" || key == "stem_max_df" || key == "stem_min_shared" ||
-               key == "stem_max_pairs") {
+               key == "max_skew_grams" || key == "min_passage_grams" || key == "dense_chunks" ||
+               key == "common_phrase_documents" || key == "stem_pairs" || key == "stem_max_df" ||
+               key == "stem_min_shared" || key == "stem_max_pairs" ||
+               key == "min_violation_units") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -205,6 +205,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (key == "min_passage_grams") s.verify.min_passage_grams = u;
       if (key == "dense_chunks") s.params.dense_chunks = u;
       if (key == "common_phrase_documents") s.options.common_phrase_documents = u;
+      if (key == "min_violation_units") s.options.min_violation_units = u;
       if (key == "stem_pairs") {
         s.params.stem_pairs = u;
         s.params.stem_version = u != 0 ? kStemPairsVersion : 0;
@@ -339,7 +340,8 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
     for (const DocumentMatch& m : every.matches) {
       // A document that content-stem pairs make a violation is one at any threshold: the
       // pairs' own threshold (CheckOptions::stem_pair_threshold) is fixed, not scanned.
-      const double ratio = m.stem_pair_violation ? 1.0 : m.ratio;
+      double ratio = m.stem_pair_violation ? 1.0 : m.ratio;
+      if (all.min_violation_units > 0 && !m.violation) ratio = 0;  // too few words at any ratio
       if (t.source >= 0 && m.doc_id == SourceId(t.source)) {
         score.source_ratio = ratio;
       } else {

@@ -97,14 +97,16 @@ def file_name(name, version):
 
 
 def visit(job):
-    name, readmes = job
+    name, readmes, keep = job
     try:
         found = packument(name)
         if found is None:
             return name, None, []
         version, group, tarball, deps = found
         cached = os.path.join(readmes, file_name(name, version))
-        if os.path.exists(cached):
+        if not keep:
+            text = None  # walked through only
+        elif os.path.exists(cached):
             with open(cached, "rb") as f:
                 text = f.read()
         else:
@@ -122,22 +124,31 @@ def main():
     ap.add_argument("--out", default=default)
     ap.add_argument("--packages", type=int, default=8000, help="packages to visit at most")
     ap.add_argument("--connections", type=int, default=16)
+    ap.add_argument("--seeds", help="comma-separated packages to start from (default: SEEDS)")
+    ap.add_argument("--exclude", help="another walk's index.tsv: its packages are walked through "
+                    "but not kept (a second set that shares no README with the first)")
     args = ap.parse_args()
     readmes = os.path.join(args.out, "readmes")
     os.makedirs(readmes, exist_ok=True)
-    queue, seen, visited, kept = list(SEEDS), set(SEEDS), 0, 0
+    seeds = args.seeds.split(",") if args.seeds else list(SEEDS)
+    excluded = set()
+    if args.exclude:
+        with open(args.exclude, encoding="utf-8") as f:
+            excluded = {line.split("\t")[0] for line in f if line.strip()}
+    queue, seen, visited, kept = list(seeds), set(seeds), 0, 0
     index_path = os.path.join(args.out, "index.tsv")
     with open(index_path + ".new", "w", encoding="utf-8") as index, \
             concurrent.futures.ThreadPoolExecutor(args.connections) as pool:
         while queue and visited < args.packages:
             wave, queue = queue[:args.packages - visited], queue[args.packages - visited:]
             visited += len(wave)
-            for name, got, deps in pool.map(visit, [(n, readmes) for n in wave]):
+            jobs = [(n, readmes, n not in excluded) for n in wave]
+            for name, got, deps in pool.map(visit, jobs):
                 for d in deps:
                     if d not in seen:
                         seen.add(d)
                         queue.append(d)
-                if got is None or got[2] is None:
+                if got is None or got[2] is None or name in excluded:
                     continue
                 version, group, text = got
                 file = file_name(name, version)

@@ -306,12 +306,24 @@ absl::StatusOr<ParsedBody> ParseBody(const httplib::Request& req,
 const std::set<std::string> kDocumentFields = {"title",  "author",         "collection",
                                                "format", "external_id",    "content",
                                                "content_base64"};
-const std::set<std::string> kCheckFields = {
-    "collection",     "format",          "function",          "threshold",
-    "min_count",      "max_results",     "want_spans",        "max_doc_frequency",
-    "min_passage_units", "exclude_quotes", "exclude_references", "min_match_units",
-    "sample_size",    "sample_seed",     "title",             "content",
-    "content_base64"};
+const std::set<std::string> kCheckFields = {"collection",
+                                            "format",
+                                            "function",
+                                            "threshold",
+                                            "min_count",
+                                            "max_results",
+                                            "want_spans",
+                                            "max_doc_frequency",
+                                            "min_passage_units",
+                                            "exclude_quotes",
+                                            "exclude_references",
+                                            "min_match_units",
+                                            "min_violation_units",
+                                            "sample_size",
+                                            "sample_seed",
+                                            "title",
+                                            "content",
+                                            "content_base64"};
 const std::set<std::string> kJobFields = [] {
   std::set<std::string> fields = kCheckFields;
   fields.insert("callback_url");
@@ -367,6 +379,8 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequestOf(const Upload& u, const F
   o->set_exclude_references(references.value_or(false));
   COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> min_match, f.Unsigned32("min_match_units"));
   o->set_min_match_units(min_match.value_or(0));
+  COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> min_violation, f.Unsigned32("min_violation_units"));
+  if (min_violation.has_value()) o->set_min_violation_units(*min_violation);
   COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> sample_size, f.Unsigned32("sample_size"));
   o->set_sample_size(sample_size.value_or(0));
   COPS_ASSIGN_OR_RETURN(std::optional<uint64_t> sample_seed, f.Unsigned("sample_seed"));

@@ -53,6 +53,7 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   o.max_doc_frequency = in.max_doc_frequency();
   if (in.has_min_passage_units()) o.min_passage_units = in.min_passage_units();
   o.min_match_units = in.min_match_units();
+  if (in.has_min_violation_units()) o.min_violation_units = in.min_violation_units();
   COPS_RETURN_IF_ERROR(o.Validate());
   return o;
 }
@@ -158,6 +159,7 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
   p->set_exclude_quotes(info.exclusions.quotes);
   p->set_exclude_references(info.exclusions.references);
   p->set_min_match_units(options.min_match_units);
+  p->set_min_violation_units(options.min_violation_units);
   for (const std::string& c : info.template_collections) p->add_template_collections(c);
 }
 const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges() {

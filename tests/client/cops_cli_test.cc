@@ -360,6 +360,13 @@ TEST_F(CopsCliTest, ExclusionsAndTemplateCollectionsChangeTheVerdict) {
   j = CheckJson(quoted, 0, {"--min-match-words", "1000"});
   EXPECT_EQ(j["params"]["min_match_units"], 1000);
   EXPECT_EQ(j["matches"][0]["spans"][0]["excluded"], "short_match");
+  // A violation needs min_violation_units matched words (12 by default) whatever the ratio:
+  // the quoted paragraph, reported, is no violation when it needs 1000.
+  EXPECT_EQ(CheckJson(quoted, 1)["params"]["min_violation_units"], 12);
+  j = CheckJson(quoted, 0, {"--min-violation-words", "1000"});
+  EXPECT_EQ(j["params"]["min_violation_units"], 1000);
+  ASSERT_EQ(j["matches"].size(), 1u) << j;
+  EXPECT_EQ(j["matches"][0]["violation"], false) << j;
 
   const fs::path cited = dir_ / "cited.txt";
   WriteFile(cited, testing_corpus::Prose(9, 150) + "\n\nReferences\n\n" + paragraph + "\n");

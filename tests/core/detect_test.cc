@@ -655,6 +655,27 @@ TEST_F(DetectTest, APassageCountsAndShowsFromMinPassageUnitsWords) {
   EXPECT_EQ(six.matches[0].matched_chunks, 4u + 5 + 6);
 }
 
+TEST_F(DetectTest, AShortTextNeedsMinViolationUnitsMatchedWordsWhateverItsRatio) {
+  Build(3, 5);
+  // 50 words sharing one 10-word run of document 1: a ratio far above the threshold, from
+  // one short passage (a template's headings, a genre's stock sentence).
+  const std::string ten = Words(5000, 30) + " " + Words(0, 10) + " " + Words(6000, 10) + ".";
+  const Report r = Check(ten);
+  ASSERT_EQ(r.matches.size(), 1u);  // still reported: it shares an 8-word passage
+  EXPECT_EQ(r.matches[0].spans.size(), 1u);
+  EXPECT_GT(r.matches[0].ratio, CheckOptions{}.threshold);
+  EXPECT_FALSE(r.matches[0].violation);
+  EXPECT_FALSE(r.violation);
+
+  // 12 matched words make it one, as does a caller's 0 with the 10.
+  const Report twelve = Check(Words(5000, 30) + " " + Words(0, 12) + " " + Words(6000, 10) + ".");
+  ASSERT_EQ(twelve.matches.size(), 1u);
+  EXPECT_TRUE(twelve.matches[0].violation);
+  CheckOptions any;
+  any.min_violation_units = 0;
+  EXPECT_TRUE(Check(ten, any).violation);
+}
+
 TEST_F(DetectTest, BoilerplateThatManyDocumentsHoldIsReportedAsCommonAndDoesNotCount) {
   Build(3, 5);
   // Twelve registered notices, each its own 60 words around the same 30-word disclaimer.
