@@ -169,7 +169,9 @@ DocumentMatch MatchOf(DocId id, const Verification& v, const CheckOptions& check
   m.ratio = v.Ratio();
   m.containment = v.Containment();
   m.violation = Passes(check, m);
-  if (m.violation && check.min_violation_units > 0) {
+  if (m.violation && check.min_violation_units > 0 &&
+      (check.function == DecisionFunction::kMatchRatio ||
+       check.function == DecisionFunction::kContainment)) {
     uint32_t units = 0;
     for (const Passage& p : v.passages) {
       if (p.excluded == Exclusion::kNone) units += p.units;

@@ -114,8 +114,9 @@ struct CheckOptions {
   uint32_t min_match_units = 0;
   // Verified checks: a document is a violation by its ratio or containment only when its
   // passages that count cover at least this many test units in all (their bridged gaps left
-  // out), whatever the ratio. A text of under 100 words reaches the 0.08 threshold with one
-  // 8-word passage: a template's headings or a genre's stock sentence. At 12, same-genre
+  // out), whatever the ratio (the count functions have min_count). A text of under 100 words
+  // reaches the 0.08 threshold with one 8-word passage: a template's headings or a genre's
+  // stock sentence. At 12, same-genre
   // false alarms on npm READMEs' dev part fell from 18 to 3, no DURIAN, short-set or P4P
   // document was lost and P4P's 30-80-word snippets lost 21 of 81 (none with content-stem
   // pairs, which decide on their own). Measured in docs/accuracy.md. 0 = any.
