@@ -341,7 +341,10 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
       // A document that content-stem pairs make a violation is one at any threshold: the
       // pairs' own threshold (CheckOptions::stem_pair_threshold) is fixed, not scanned.
       double ratio = m.stem_pair_violation ? 1.0 : m.ratio;
-      if (all.min_violation_units > 0 && !m.violation) ratio = 0;  // too few words at any ratio
+      // Held back by min_violation_units (too few matched words) at any threshold.
+      const bool by_ratio = all.function == DecisionFunction::kMatchRatio ||
+                            all.function == DecisionFunction::kContainment;
+      if (by_ratio && all.min_violation_units > 0 && !m.violation) ratio = 0;
       if (t.source >= 0 && m.doc_id == SourceId(t.source)) {
         score.source_ratio = ratio;
       } else {
