@@ -135,7 +135,7 @@ struct CheckOptions {
   // its own text, though the template's fixed words, held by all of them, break every rare
   // run (kOwnTextPercent). At 3, a genre's notices that 3-9 registered documents hold (a
   // licence's grant, the GNU all-permissive notice) are common text; at 10 they counted.
-  // Measured in docs/accuracy.md (same-genre sets). A text copied into this many registered
+  // Measured in docs/same-genre.md. A text copied into this many registered
   // documents counts against a further copy only with such rarer text (it is still shown,
   // struck through). Tests longer than kShortTestChunks look up their selection only: the
   // rule reads those chunks. 0 = off.
