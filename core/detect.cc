@@ -268,7 +268,13 @@ void Finish(const CheckOptions& o, Report* r) {
             });
   r->violation = std::any_of(r->matches.begin(), r->matches.end(),
                              [](const DocumentMatch& m) { return m.violation; });
-  if (o.max_results > 0 && r->matches.size() > o.max_results) r->matches.resize(o.max_results);
+  if (o.max_results > 0 && r->matches.size() > o.max_results) {
+    // A report that says "violation" names its documents, a heavy revision's (ratio ~0)
+    // among them.
+    std::stable_partition(r->matches.begin(), r->matches.end(),
+                          [](const DocumentMatch& m) { return m.violation; });
+    r->matches.resize(o.max_results);
+  }
   if (!o.want_spans) {
     for (DocumentMatch& m : r->matches) m.spans.clear();
   }
@@ -415,6 +421,7 @@ class CandidateVerifier {
     if (!s_.found.empty()) ExcludeCommonPassages(i, &v);
     if (!test_.stock_runs.empty()) ExcludeStockPassages(&v);
     DocumentMatch m = MatchOf(s_.ids[i], v, check_);
+    if (!m.violation) AddRevisionEvidence(i, v, &m);
     std::sort(s_.doc_postings[i].begin(), s_.doc_postings[i].end(),
               [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
     const uint32_t longest_units = AddSpans(test_, params_, v, s_.doc_postings[i], &m);
@@ -427,6 +434,37 @@ class CandidateVerifier {
       }
     }
     return m;
+  }
+
+  // CheckOptions::revision_share: candidate i's longest chain of grams in the order of both
+  // texts, of the test grams that only i holds among the candidates and that lie in no stock
+  // phrase; a violation when it covers revision_share of both texts' grams.
+  void AddRevisionEvidence(size_t i, const Verification& v, DocumentMatch* m) {
+    const double share = check_.revision_share;
+    if (share <= 0 || v.test_grams == 0) return;
+    const auto passes = [&](uint32_t test_side, uint32_t registered_side) {
+      return test_side >= check_.revision_min_grams && test_side >= share * v.test_grams &&
+             registered_side >= share * v.registered_grams;
+    };
+    // A chain holds no more grams than either text shares: most candidates stop here.
+    if (!passes(v.shared_test_grams, v.shared_registered_grams)) return;
+    const SharedChain chain = LongestSharedChain(s_.test_grams, s_.grams[i], [&](uint32_t g) {
+      return GramHolders(g) <= 1 && !InStockRun(g);
+    });
+    m->revision_grams = chain.length;
+    if (passes(chain.length, chain.length)) {
+      m->revision_violation = true;
+      m->violation = true;
+    }
+  }
+
+  // Whether test gram g lies inside a run of phrases common in the language
+  // (DocumentFingerprint::stock_runs).
+  bool InStockRun(uint32_t g) const {
+    const std::vector<UnitRun>& runs = test_.stock_runs;
+    auto it = std::upper_bound(runs.begin(), runs.end(), g,
+                               [](uint32_t u, const UnitRun& r) { return u < r.begin; });
+    return it != runs.begin() && std::prev(it)->end >= g + k_;
   }
 
   // Marks the passages of v (candidate i's) that count and are common text as
@@ -559,6 +597,7 @@ class CandidateVerifier {
       if (!m) continue;
       m->template_source = true;
       m->violation = false;
+      m->revision_violation = false;
       for (Span& span : m->spans) {
         if (span.excluded == Exclusion::kNone) span.excluded = Exclusion::kTemplate;
       }
@@ -1101,7 +1140,7 @@ absl::StatusOr<Report> Detect(const DocumentFingerprint& test, const ChunkingPar
   Scratch& s = ThreadScratch();
   absl::Cleanup trim = [&s] { s.Trim(); };
   COPS_ASSIGN_OR_RETURN(Report r, DetectChunks(test, params, source, options, s));
-  for (DocumentMatch& m : r.matches) m.chunk_violation = m.violation;
+  for (DocumentMatch& m : r.matches) m.chunk_violation = m.violation && !m.revision_violation;
   if (params.stem_pairs > 0) COPS_RETURN_IF_ERROR(AddStemPairEvidence(test, source, options, s, &r));
   return r;
 }

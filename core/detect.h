@@ -25,11 +25,13 @@
 //      (CandidateSource::ReadGrams) and verified (core/verify.h). The verified ratio
 //      (share of the test's grams found in the document), containment (share of the
 //      document's grams found in the test) and passages replace the sampled figures and
-//      decide the violation; a document neither passing nor sharing a passage of
-//      min_passage_units units is dropped.
+//      decide the violation; a document that does not pass is one still as a heavy
+//      revision when its longest chain of rare grams in the order of both texts covers
+//      CheckOptions::revision_share of both (DocumentMatch::revision_violation); a document
+//      neither passing nor sharing a passage of min_passage_units units is dropped.
 //      Without verification the sampled ratios decide, as in the COPS paper.
-//   4. The report is ordered by ratio, cut at max_results, and its violation flag is set
-//      once, from what remains and what was cut.
+//   4. The report is ordered by ratio, cut at max_results (violations kept first), and its
+//      violation flag is set once, from what remains and what was cut.
 //   5. Content-stem pairs (indexes with ChunkingParams::stem_pairs, CheckOptions::
 //      stem_pair_threshold > 0, no DetectOptions::excluded): the test's sampled pairs are
 //      looked up in one batch (CandidateSource::LookupStemPairs); a document holding

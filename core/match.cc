@@ -70,6 +70,10 @@ absl::Status CheckOptions::Validate() const {
                                       std::to_string(stem_pair_threshold) +
                                       " is outside [0, 1]");
   }
+  if (!(revision_share >= 0 && revision_share <= 1)) {
+    return absl::InvalidArgumentError("revision_share: " + std::to_string(revision_share) +
+                                      " is outside [0, 1]");
+  }
   if (stem_pair_max_documents < 2) {
     return absl::InvalidArgumentError("stem_pair_max_documents: must be >= 2");
   }

@@ -140,6 +140,20 @@ struct CheckOptions {
   // struck through). Tests longer than kShortTestChunks look up their selection only: the
   // rule reads those chunks. 0 = off.
   uint32_t common_phrase_documents = 3;
+  // Verified checks: a registered document that is no violation by its passages is one as a
+  // heavy revision when the longest chain of 3-grams it shares with the test, advancing in
+  // both texts whatever the gaps (core/verify.h, LongestSharedChain), covers revision_share
+  // of the test's grams and of its own, and revision_min_grams of them; only grams that no
+  // other candidate holds and that lie in no phrase common in the language count. A
+  // person's rewrite keeps its source's order of ideas, and a few scattered 3-word runs in
+  // it, after every 8-word passage is gone. Off: at 0.06 (chosen on dev) it found every
+  // held-out P4P revision (F1 0.899 -> 1.000) but tripled the false alarms of a fresh
+  // same-genre set (npm READMEs, 1.07 -> 3.3 per 1,000): a genre's template of which the
+  // registry holds one instance (a Babel plugin's README) looks like a heavy revision of
+  // it to every other instance, and no count of holders can tell (docs/accuracy.md).
+  // 0 = off; REQUIRES: 0 <= revision_share <= 1.
+  double revision_share = 0;
+  uint32_t revision_min_grams = 6;
   // Indexes with content-stem pairs (ChunkingParams::stem_pairs, core/stem_pairs.h): a
   // registered document is also a violation when the share of the test's sampled pairs it
   // holds in order (the longest chain advancing in both texts), counting only pairs held by
@@ -214,8 +228,15 @@ struct DocumentMatch {
   uint32_t stem_pairs_shared = 0;
   double stem_pair_share = 0;
   bool stem_pair_violation = false;
-  // Whether steps 1-4 (the chunks) made it a violation, set by Detect(): violation ==
-  // chunk_violation || stem_pair_violation. Tells a reader which evidence flagged it.
+  // Verified checks (CheckOptions::revision_share): the 3-grams of the longest chain of
+  // this document's own grams in the order of both texts, computed for documents that are
+  // no violation by their passages and share enough grams (0 otherwise), and whether they
+  // make it a violation as a heavy revision.
+  uint32_t revision_grams = 0;
+  bool revision_violation = false;
+  // Whether steps 1-4 (the chunks and their passages) made it a violation, set by Detect():
+  // violation == chunk_violation || revision_violation || stem_pair_violation. Tells a
+  // reader which evidence flagged it.
   bool chunk_violation = false;
   std::vector<Span> spans;       // in test order; empty unless want_spans
 };

@@ -191,7 +191,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
                key == "max_skew_grams" || key == "min_passage_grams" || key == "dense_chunks" ||
                key == "common_phrase_documents" || key == "stem_pairs" || key == "stem_max_df" ||
                key == "stem_min_shared" || key == "stem_max_pairs" ||
-               key == "min_violation_units") {
+               key == "min_violation_units" || key == "revision_min_grams") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -206,6 +206,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (key == "dense_chunks") s.params.dense_chunks = u;
       if (key == "common_phrase_documents") s.options.common_phrase_documents = u;
       if (key == "min_violation_units") s.options.min_violation_units = u;
+      if (key == "revision_min_grams") s.options.revision_min_grams = u;
       if (key == "stem_pairs") {
         s.params.stem_pairs = u;
         s.params.stem_version = u != 0 ? kStemPairsVersion : 0;
@@ -225,6 +226,9 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
     } else if (key == "threshold") {
       if (!absl::SimpleAtod(val, &d)) return bad();
       s.options.threshold = d;
+    } else if (key == "revision_share") {
+      if (!absl::SimpleAtod(val, &d)) return bad();
+      s.options.revision_share = d;
     } else if (key == "stem_threshold") {
       if (!absl::SimpleAtod(val, &d)) return bad();
       s.options.stem_pair_threshold = d;
@@ -294,7 +298,8 @@ std::string Evidence(const EvalSet& set, const TestDoc& t, const Report& r) {
   for (const DocumentMatch& m : r.matches) {
     if (!m.violation || m.doc_id == 0 || m.doc_id > set.sources.size()) continue;
     StrAppend(&out, set.sources[m.doc_id - 1].name, " ratio ", m.ratio,
-                    m.stem_pair_violation ? " (content-stem pairs)" : "", "\n");
+              m.stem_pair_violation ? " (content-stem pairs)" : "",
+              m.revision_violation ? " (heavy revision)" : "", "\n");
     for (const Span& span : m.spans) {
       std::string text = t.text.substr(span.test_start, span.test_end - span.test_start);
       std::replace(text.begin(), text.end(), '\n', ' ');
@@ -353,6 +358,17 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
     }
     const Report decided =
         Check(index, *fingerprinter, fp, setting.options, nullptr, setting.verify);
+    // So is a heavy revision (DocumentMatch::revision_violation): its rule has a share of
+    // its own (CheckOptions::revision_share), and it applies only where the ratio at the
+    // setting's threshold does not, so it is read from the decided check.
+    for (const DocumentMatch& m : decided.matches) {
+      if (!m.revision_violation) continue;
+      if (t.source >= 0 && m.doc_id == SourceId(t.source)) {
+        score.source_ratio = 1.0;
+      } else {
+        score.other_ratio = 1.0;
+      }
+    }
     score.decided = decided.violation;
     score.stock_only_passages = StockOnlyPassages(decided, fp, stock_runs);
     if (score.decided) score.evidence = Evidence(set, t, decided);

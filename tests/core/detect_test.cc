@@ -676,6 +676,70 @@ TEST_F(DetectTest, AShortTextNeedsMinViolationUnitsMatchedWordsWhateverItsRatio)
   EXPECT_TRUE(Check(ten, any).violation);
 }
 
+// A heavy rewrite of Source(2000): its words 0-4, then 19 of its 3-word runs (words 10j to
+// 10j + 2), each followed by 13 new words (from `filler` on), so that no two matched grams
+// chain into a passage (their gap is wider than VerifyOptions::max_gap_grams) and no
+// passage of 8 words is left; `reversed` puts the 19 runs in the opposite order.
+std::string Rewrite(bool reversed, int filler = 30000) {
+  std::vector<std::string> runs;
+  for (int j = 1; j < 20; ++j) runs.push_back(Words(2000 + 10 * j, 3));
+  if (reversed) std::reverse(runs.begin(), runs.end());
+  std::string s = Words(2000, 5) + " " + Words(filler, 13);
+  for (size_t j = 0; j < runs.size(); ++j) {
+    s += " " + runs[j] + " " + Words(filler + 20 * static_cast<int>(j + 1), 13);
+  }
+  return s + ".";
+}
+
+TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteByItsGramsInTheSourcesOrder) {
+  Build(3, 5);
+  Add(5, Source(2000));
+  CheckOptions on;
+  on.revision_share = 0.06;
+  // 22 of the rewrite's 320 grams, in order: 6.9% of its grams, 11% of the source's.
+  const Report r = Check(Rewrite(false), on);
+  ASSERT_FALSE(r.matches.empty());
+  const DocumentMatch& m = r.matches[0];
+  EXPECT_EQ(m.doc_id, 5u);
+  EXPECT_TRUE(r.violation);
+  EXPECT_TRUE(m.revision_violation);
+  EXPECT_FALSE(m.chunk_violation);  // the report says which evidence decided
+  EXPECT_GE(m.revision_grams, 22u);
+  EXPECT_LT(m.ratio, on.threshold);  // no passage counts
+  // Off by default (docs/accuracy.md: it also flags a genre's templates).
+  EXPECT_FALSE(Check(Rewrite(false)).violation);
+  // The same runs out of the source's order: a text on the same subject.
+  const Report reversed = Check(Rewrite(true), on);
+  EXPECT_FALSE(reversed.violation);
+  for (const DocumentMatch& x : reversed.matches) EXPECT_LT(x.revision_grams, 22u);
+}
+
+TEST_F(DetectTest, RevisionShareCountsOnlyGramsNoOtherCandidateHolds) {
+  Build(3, 5);
+  Add(5, Source(2000));
+  CheckOptions on;
+  on.revision_share = 0.06;
+  // A registered rewrite of the same source words (its own filler): each run of the test is
+  // held by two candidates, a genre's shared text, and counts for neither.
+  Add(6, Rewrite(false, 60000));
+  DocumentFingerprint fp;
+  ASSERT_OK(fingerprinter_->Fingerprint(Rewrite(false), &fp, CheckFingerprintOptions(params_)));
+  DetectOptions o;
+  o.check = on;
+  std::vector<DocId> candidates;
+  o.candidates_out = &candidates;
+  const absl::StatusOr<Report> r = Detect(fp, params_, source_, o);
+  ASSERT_OK(r);
+  // Both were verified, and neither is a revision.
+  EXPECT_NE(std::find(candidates.begin(), candidates.end(), 5u), candidates.end());
+  EXPECT_NE(std::find(candidates.begin(), candidates.end(), 6u), candidates.end());
+  EXPECT_FALSE(r->violation);
+  for (const DocumentMatch& m : r->matches) {
+    EXPECT_FALSE(m.revision_violation);
+    EXPECT_LT(m.revision_grams, 6u);
+  }
+}
+
 TEST_F(DetectTest, BoilerplateThatManyDocumentsHoldIsReportedAsCommonAndDoesNotCount) {
   Build(3, 5);
   // Twelve registered notices, each its own 60 words around the same 30-word disclaimer.

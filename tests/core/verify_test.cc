@@ -225,5 +225,46 @@ TEST(VerifyTest, PassagesShorterThanTheCountedMinimumAreExcluded) {
   EXPECT_DOUBLE_EQ(v.Containment(), 20.0 / 100);
 }
 
+TEST(LongestSharedChainTest, TheChainAdvancesInBothTextsWhateverTheGaps) {
+  // Registered 0..99; the test holds 10, 30, 20, 40, 50, 90 among new grams: 10, 20 (or 30),
+  // 40, 50, 90 rise in both texts, 30 after 20 does not.
+  std::vector<uint32_t> test = Seq(5000, 60);
+  for (const auto& [at, gram] : std::vector<std::pair<int, uint32_t>>{
+           {2, 10}, {9, 30}, {15, 20}, {30, 40}, {41, 50}, {55, 90}}) {
+    test[at] = 1000 + gram;
+  }
+  TestGrams t;
+  t.Build(test);
+  const SharedChain c = LongestSharedChain(t, Seq(1000, 100), [](uint32_t) { return true; });
+  EXPECT_EQ(c.length, 5u);
+  EXPECT_EQ(c.test_first, 2u);
+  EXPECT_EQ(c.registered_first, 10u);
+  EXPECT_EQ(c.test_last, 55u);
+  EXPECT_EQ(c.registered_last, 90u);
+  // Only the grams `eligible` accepts (test positions), and none that does not count.
+  EXPECT_EQ(LongestSharedChain(t, Seq(1000, 100), [](uint32_t i) { return i != 30; }).length, 4u);
+  std::vector<Exclusion> excluded(test.size(), Exclusion::kNone);
+  excluded[41] = Exclusion::kQuote;
+  t.Build(test, excluded);
+  EXPECT_EQ(LongestSharedChain(t, Seq(1000, 100), [](uint32_t) { return true; }).length, 4u);
+}
+
+TEST(LongestSharedChainTest, EachGramOfEitherTextJoinsOnce) {
+  // A test gram repeated in the registered text, and a registered gram repeated in the test:
+  // each position is used once, so the chain is no longer than either side's distinct run.
+  TestGrams t;
+  t.Build(std::vector<uint32_t>{7, 7, 7, 8});
+  EXPECT_EQ(LongestSharedChain(t, std::vector<uint32_t>{7}, [](uint32_t) { return true; }).length,
+            1u);
+  t.Build(std::vector<uint32_t>{7});
+  EXPECT_EQ(
+      LongestSharedChain(t, std::vector<uint32_t>{7, 7, 7}, [](uint32_t) { return true; }).length,
+      1u);
+  t.Build(std::vector<uint32_t>{7, 8, 9});
+  const SharedChain none =
+      LongestSharedChain(t, std::vector<uint32_t>{1, 2, 3}, [](uint32_t) { return true; });
+  EXPECT_EQ(none.length, 0u);
+}
+
 }  // namespace
 }  // namespace cops
