@@ -449,13 +449,21 @@ class CandidateVerifier {
     // A chain holds no more grams than either text shares: most candidates stop here.
     if (!passes(v.shared_test_grams, v.shared_registered_grams)) return;
     const SharedChain chain = LongestSharedChain(s_.test_grams, s_.grams[i], [&](uint32_t g) {
-      return GramHolders(g) <= 1 && !InStockRun(g);
+      return GramHolders(g) <= 1 && !InStockRun(g) && !TouchesShortLine(g);
     });
     m->revision_grams = chain.length;
     if (passes(chain.length, chain.length)) {
       m->revision_violation = true;
       m->violation = true;
     }
+  }
+
+  // Whether a unit of test gram g lies on a short line (DocumentFingerprint::short_lines).
+  bool TouchesShortLine(uint32_t g) const {
+    const std::vector<UnitRun>& runs = test_.short_lines;
+    auto it = std::upper_bound(runs.begin(), runs.end(), g + k_ - 1,
+                               [](uint32_t u, const UnitRun& r) { return u < r.begin; });
+    return it != runs.begin() && std::prev(it)->end > g;
   }
 
   // Whether test gram g lies inside a run of phrases common in the language

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <utility>
@@ -100,6 +101,7 @@ void DocumentFingerprint::Clear() {
   stem_pair_order.clear();
   units.clear();
   stock_runs.clear();
+  short_lines.clear();
   total_chunks = 0;
   total_units = 0;
   sha256 = {};
@@ -558,6 +560,37 @@ Fingerprinter::~Fingerprinter() = default;
 
 const ChunkingParams& Fingerprinter::params() const { return rep_->params; }
 
+namespace {
+
+// DocumentFingerprint::short_lines from the units' spans in `input`: one pass over its
+// line breaks and the units (ascending spans).
+void MarkShortLines(std::string_view input, DocumentFingerprint* out) {
+  const std::vector<UnitSpan>& units = out->units;
+  std::vector<UnitRun>& runs = out->short_lines;
+  uint32_t line_begin = 0;
+  auto close_line = [&](uint32_t end) {  // the line of units [line_begin, end)
+    if (end > line_begin && end - line_begin < kShortLineUnits) {
+      if (!runs.empty() && runs.back().end == line_begin) {
+        runs.back().end = end;
+      } else {
+        runs.push_back({line_begin, end});
+      }
+    }
+    line_begin = end;
+  };
+  uint32_t u = 0;
+  for (size_t at = 0; at < input.size(); ++at) {
+    const void* found = std::memchr(input.data() + at, '\n', input.size() - at);
+    if (found == nullptr) break;
+    at = static_cast<const char*>(found) - input.data();
+    while (u < units.size() && units[u].start < at) ++u;
+    close_line(u);
+  }
+  close_line(static_cast<uint32_t>(units.size()));
+}
+
+}  // namespace
+
 absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerprint* out,
                                         const FingerprintOptions& options) const {
   out->Clear();
@@ -591,6 +624,7 @@ absl::Status Fingerprinter::Fingerprint(std::string_view input, DocumentFingerpr
       rep_->MarkStockRuns(static_cast<uint32_t>(scratch.stream.units.size()),
                           scratch.unit_hashes.data(), out);
     }
+    if (options.short_lines && options.unit_spans) MarkShortLines(input, out);
     out->total_chunks = static_cast<uint32_t>(scratch.chunks.size());
   }
   out->total_units = static_cast<uint32_t>(scratch.stream.units.size());

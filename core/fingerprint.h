@@ -82,6 +82,10 @@ struct DocumentFingerprint {
   // the language cover (core/stock_phrases.h: each unit lies in one of the document's word
   // 4-grams on the list), ascending and disjoint; else empty.
   std::vector<UnitRun> stock_runs;
+  // With FingerprintOptions::short_lines (and unit_spans): the units of the input's lines of
+  // fewer than kShortLineUnits units (headings, labels, list items: a document kind's
+  // skeleton), as maximal runs, ascending and disjoint; else empty.
+  std::vector<UnitRun> short_lines;
   uint32_t total_chunks = 0;  // chunks before selection
   uint32_t total_units = 0;   // units after enhancements
   // SHA-256 of the canonical text: identity for exact duplicates. All zero unless
@@ -96,6 +100,8 @@ struct DocumentFingerprint {
   void Clear();  // keeps vector capacity, for reuse on the hot path
 };
 
+inline constexpr uint32_t kShortLineUnits = 6;
+
 struct FingerprintOptions {
   // A document of at most this many chunks keeps every chunk, not the selection: a short
   // test text is then looked up in full, so a candidate is found when any one of its
@@ -108,6 +114,9 @@ struct FingerprintOptions {
   // Fill DocumentFingerprint::stock_runs (a check's verified passages need them). Only for
   // word units without enhancements (the list's words are such units); else left empty.
   bool stock_phrases = false;
+  // With unit_spans: fill DocumentFingerprint::short_lines (CheckOptions::revision_share
+  // needs them; it is off, and only the evaluation sets this).
+  bool short_lines = false;
   // Fill DocumentFingerprint::sha256 (a registration's duplicate identity; a check never
   // reads it, and hashing its canonical text cost ~2% of copsd's CPU per 20 KB check).
   bool content_digest = true;

@@ -144,14 +144,13 @@ struct CheckOptions {
   // heavy revision when the longest chain of 3-grams it shares with the test, advancing in
   // both texts whatever the gaps (core/verify.h, LongestSharedChain), covers revision_share
   // of the test's grams and of its own, and revision_min_grams of them; only grams that no
-  // other candidate holds and that lie in no phrase common in the language count. A
-  // person's rewrite keeps its source's order of ideas, and a few scattered 3-word runs in
-  // it, after every 8-word passage is gone. Off: at 0.06 (chosen on dev) it found every
-  // held-out P4P revision (F1 0.899 -> 1.000) but tripled the false alarms of a fresh
-  // same-genre set (npm READMEs, 1.07 -> 3.3 per 1,000): a genre's template of which the
-  // registry holds one instance (a Babel plugin's README) looks like a heavy revision of
-  // it to every other instance, and no count of holders can tell (docs/accuracy.md).
-  // 0 = off; REQUIRES: 0 <= revision_share <= 1.
+  // other candidate holds, in no phrase common in the language and on no short line
+  // (DocumentFingerprint::short_lines) count. A person's rewrite keeps its source's order of
+  // ideas, and a few scattered 3-word runs in it, after every 8-word passage is gone. Off: at
+  // 0.06 (chosen on dev) it found every held-out P4P revision (F1 0.899 -> 1.000) and raised
+  // the false alarms of npm READMEs from 0.86 to 1.4 per 1,000: a genre's template that the
+  // registry holds once looks like a heavy revision of it to every other instance, and no
+  // count of holders can tell (docs/accuracy.md). 0 = off; REQUIRES: 0 <= revision_share <= 1.
   double revision_share = 0;
   uint32_t revision_min_grams = 6;
   // Indexes with content-stem pairs (ChunkingParams::stem_pairs, core/stem_pairs.h): a

@@ -162,7 +162,9 @@ class DetectTest : public ::testing::Test {
   Report Check(const std::string& text, CheckOptions check = {},
                std::vector<ExcludedRange> excluded = {}) {
     DocumentFingerprint fp;
-    EXPECT_OK(fingerprinter_->Fingerprint(text, &fp, CheckFingerprintOptions(params_)));
+    FingerprintOptions options = CheckFingerprintOptions(params_);
+    options.short_lines = check.revision_share > 0;
+    EXPECT_OK(fingerprinter_->Fingerprint(text, &fp, options));
     DetectOptions o;
     o.check = check;
     o.excluded = std::move(excluded);
@@ -587,6 +589,28 @@ TEST_F(DetectTest, AShortTextSharingOneStockPhraseIsNoViolation) {
 // hand", "it is important to", "important to note that", "at the end of", "the end of the").
 constexpr char kStockPassage[] = "on the other hand it is important to note that at the end of the";
 
+TEST_F(DetectTest, CheckFingerprintsMarkTheUnitsOfShortLines) {
+  Build(3, 5);
+  DocumentFingerprint fp;
+  // A heading (1 word), a paragraph (8), two labels (2 and 5 words) and a 6-word line; the
+  // labels' runs join.
+  FingerprintOptions options = CheckFingerprintOptions(params_);
+  options.short_lines = true;
+  const std::string text =
+      "## Usage\n\n" + Words(0, 8) + "\n**Via CLI**\n" + Words(20, 5) + "\n" + Words(40, 6) + "\n";
+  ASSERT_OK(fingerprinter_->Fingerprint(text, &fp, options));
+  ASSERT_EQ(fp.units.size(), 22u);
+  EXPECT_EQ(fp.short_lines, (std::vector<UnitRun>{{0, 1}, {9, 16}}));
+  // One line of prose: none. A check that does not ask (the server's) and a registration do
+  // not make them.
+  ASSERT_OK(fingerprinter_->Fingerprint(Words(0, 30), &fp, options));
+  EXPECT_TRUE(fp.short_lines.empty());
+  ASSERT_OK(fingerprinter_->Fingerprint(text, &fp, CheckFingerprintOptions(params_)));
+  EXPECT_TRUE(fp.short_lines.empty());
+  ASSERT_OK(fingerprinter_->Fingerprint(text, &fp, RegisterFingerprintOptions(params_)));
+  EXPECT_TRUE(fp.short_lines.empty());
+}
+
 TEST_F(DetectTest, CheckFingerprintsMarkTheRunsThatStockPhrasesCover) {
   Build(3, 5);
   DocumentFingerprint fp;
@@ -680,13 +704,15 @@ TEST_F(DetectTest, AShortTextNeedsMinViolationUnitsMatchedWordsWhateverItsRatio)
 // 10j + 2), each followed by 13 new words (from `filler` on), so that no two matched grams
 // chain into a passage (their gap is wider than VerifyOptions::max_gap_grams) and no
 // passage of 8 words is left; `reversed` puts the 19 runs in the opposite order.
-std::string Rewrite(bool reversed, int filler = 30000) {
+// With `headings`, each run is a line of its own (a template's headings and labels).
+std::string Rewrite(bool reversed, int filler = 30000, bool headings = false) {
   std::vector<std::string> runs;
   for (int j = 1; j < 20; ++j) runs.push_back(Words(2000 + 10 * j, 3));
   if (reversed) std::reverse(runs.begin(), runs.end());
+  const std::string around = headings ? "\n" : " ";
   std::string s = Words(2000, 5) + " " + Words(filler, 13);
   for (size_t j = 0; j < runs.size(); ++j) {
-    s += " " + runs[j] + " " + Words(filler + 20 * static_cast<int>(j + 1), 13);
+    s += around + runs[j] + around + Words(filler + 20 * static_cast<int>(j + 1), 13);
   }
   return s + ".";
 }
@@ -712,6 +738,8 @@ TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteByItsGramsInTheSourcesOrder) {
   const Report reversed = Check(Rewrite(true), on);
   EXPECT_FALSE(reversed.violation);
   for (const DocumentMatch& x : reversed.matches) EXPECT_LT(x.revision_grams, 22u);
+  // The same runs as headings: a document kind's skeleton, no evidence of a revision.
+  EXPECT_FALSE(Check(Rewrite(false, 30000, true), on).violation);
 }
 
 TEST_F(DetectTest, RevisionShareCountsOnlyGramsNoOtherCandidateHolds) {
@@ -723,7 +751,9 @@ TEST_F(DetectTest, RevisionShareCountsOnlyGramsNoOtherCandidateHolds) {
   // held by two candidates, a genre's shared text, and counts for neither.
   Add(6, Rewrite(false, 60000));
   DocumentFingerprint fp;
-  ASSERT_OK(fingerprinter_->Fingerprint(Rewrite(false), &fp, CheckFingerprintOptions(params_)));
+  FingerprintOptions options = CheckFingerprintOptions(params_);
+  options.short_lines = true;
+  ASSERT_OK(fingerprinter_->Fingerprint(Rewrite(false), &fp, options));
   DetectOptions o;
   o.check = on;
   std::vector<DocId> candidates;
