@@ -740,6 +740,19 @@ TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteByItsGramsInTheSourcesOrder) {
   for (const DocumentMatch& x : reversed.matches) EXPECT_LT(x.revision_grams, 22u);
   // The same runs as headings: a document kind's skeleton, no evidence of a revision.
   EXPECT_FALSE(Check(Rewrite(false, 30000, true), on).violation);
+  // A report cut at max_results keeps the violation: a document sharing 10 words of the
+  // rewrite's own (a passage, no violation) has the higher ratio.
+  Add(7, Words(70000, 20) + " " + Words(30000, 10) + " " + Words(71000, 20) + ".");
+  on.max_results = 1;
+  const Report cut = Check(Rewrite(false), on);
+  ASSERT_EQ(cut.matches.size(), 1u);
+  EXPECT_EQ(cut.matches[0].doc_id, 5u);
+  EXPECT_TRUE(cut.matches[0].violation);
+  on.max_results = 0;
+  const Report all = Check(Rewrite(false), on);
+  ASSERT_EQ(all.matches.size(), 2u);
+  EXPECT_EQ(all.matches[0].doc_id, 7u);  // by ratio, uncut
+  EXPECT_FALSE(all.matches[0].violation);
 }
 
 TEST_F(DetectTest, RevisionShareCountsOnlyGramsNoOtherCandidateHolds) {
