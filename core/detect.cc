@@ -448,11 +448,11 @@ class CandidateVerifier {
     };
     // A chain holds no more grams than either text shares: most candidates stop here.
     if (!passes(v.shared_test_grams, v.shared_registered_grams)) return;
-    const SharedChain chain = LongestSharedChain(s_.test_grams, s_.grams[i], [&](uint32_t g) {
+    const uint32_t chain = LongestSharedChain(s_.test_grams, s_.grams[i], [&](uint32_t g) {
       return GramHolders(g) <= 1 && !InStockRun(g) && !TouchesShortLine(g);
     });
-    m->revision_grams = chain.length;
-    if (passes(chain.length, chain.length)) {
+    m->revision_grams = chain;
+    if (passes(chain, chain)) {
       m->revision_violation = true;
       m->violation = true;
     }
@@ -468,11 +468,14 @@ class CandidateVerifier {
 
   // Whether test gram g lies inside a run of phrases common in the language
   // (DocumentFingerprint::stock_runs).
-  bool InStockRun(uint32_t g) const {
-    const std::vector<UnitRun>& runs = test_.stock_runs;
-    auto it = std::upper_bound(runs.begin(), runs.end(), g,
+  bool InStockRun(uint32_t g) const { return RunHolds(test_.stock_runs, g, g + k_); }
+
+  // Whether one of `runs` (ascending, disjoint) holds all of units [ub, ue): the last one
+  // starting at or before ub, the only one that can.
+  static bool RunHolds(const std::vector<UnitRun>& runs, uint32_t ub, uint32_t ue) {
+    auto it = std::upper_bound(runs.begin(), runs.end(), ub,
                                [](uint32_t u, const UnitRun& r) { return u < r.begin; });
-    return it != runs.begin() && std::prev(it)->end >= g + k_;
+    return it != runs.begin() && std::prev(it)->end >= ue;
   }
 
   // Marks the passages of v (candidate i's) that count and are common text as
@@ -554,11 +557,7 @@ class CandidateVerifier {
     bool changed = false;
     for (Passage& p : v->passages) {
       if (p.excluded != Exclusion::kNone) continue;
-      const uint32_t ub = p.test_begin, ue = p.test_end - 1 + k_;  // its test units
-      // The last run starting at or before the passage: the only one that can hold it.
-      auto it = std::upper_bound(runs.begin(), runs.end(), ub,
-                                 [](uint32_t u, const UnitRun& r) { return u < r.begin; });
-      if (it == runs.begin() || std::prev(it)->end < ue) continue;
+      if (!RunHolds(runs, p.test_begin, p.test_end - 1 + k_)) continue;  // its test units
       ExcludeAsCommon(&p, v);
       changed = true;
     }

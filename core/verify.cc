@@ -207,21 +207,19 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
       static_cast<uint32_t>(std::unique(reg.begin(), reg.end()) - reg.begin());
 }
 
-SharedChain LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
-                               absl::FunctionRef<bool(uint32_t)> eligible) {
+uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
+                            absl::FunctionRef<bool(uint32_t)> eligible) {
   // Every (test position, registered position) of equal grams, by test position, and within
   // one by registered position descending: a chain strictly rising in both then takes at
   // most one registered position per test gram.
   std::vector<uint64_t>& pairs = PairScratch();
   pairs.clear();
-  thread_local std::vector<uint32_t> tails;     // per length: the chain's last element
-  thread_local std::vector<uint32_t> prev;      // per element: its chain's previous element
-  thread_local std::vector<uint32_t> elements;  // into `pairs`, the eligible ones
-  absl::Cleanup trim = [&pairs] {
+  // Patience sorting: tails[n] is the smallest last registered position of a chain of n + 1.
+  std::vector<uint32_t>& tails = ChainScratch();
+  tails.clear();
+  absl::Cleanup trim = [&pairs, &tails] {
     ReleaseIfLarge(&pairs);
     ReleaseIfLarge(&tails);
-    ReleaseIfLarge(&prev);
-    ReleaseIfLarge(&elements);
   };
   for (uint32_t p = 0; p < registered.size(); ++p) {
     test.ForEach(registered[p], [&](uint32_t i) {
@@ -229,45 +227,24 @@ SharedChain LongestSharedChain(const TestGrams& test, std::span<const uint32_t> 
     });
   }
   std::sort(pairs.begin(), pairs.end());
-  const auto test_at = [&](uint32_t e) { return static_cast<uint32_t>(pairs[elements[e]] >> 32); };
-  const auto registered_at = [&](uint32_t e) { return ~static_cast<uint32_t>(pairs[elements[e]]); };
-  // Patience sorting: tails[n] ends the chain of n + 1 with the smallest last registered
-  // position found so far.
-  tails.clear();
-  prev.clear();
-  elements.clear();
   uint32_t last_test = UINT32_MAX;
   bool last_eligible = false;
-  for (size_t j = 0; j < pairs.size(); ++j) {
-    const auto i = static_cast<uint32_t>(pairs[j] >> 32);
+  for (const uint64_t pair : pairs) {
+    const auto i = static_cast<uint32_t>(pair >> 32);
     if (i != last_test) {
       last_test = i;
       last_eligible = eligible(i);
     }
     if (!last_eligible) continue;
-    const auto e = static_cast<uint32_t>(elements.size());
-    elements.push_back(static_cast<uint32_t>(j));
-    const uint32_t p = registered_at(e);
-    auto t = std::lower_bound(tails.begin(), tails.end(), p, [&](uint32_t a, uint32_t position) {
-      return registered_at(a) < position;
-    });
-    prev.push_back(t == tails.begin() ? UINT32_MAX : *(t - 1));
+    const uint32_t p = ~static_cast<uint32_t>(pair);
+    auto t = std::lower_bound(tails.begin(), tails.end(), p);
     if (t == tails.end()) {
-      tails.push_back(e);
+      tails.push_back(p);
     } else {
-      *t = e;
+      *t = p;
     }
   }
-  SharedChain c;
-  if (tails.empty()) return c;
-  c.length = static_cast<uint32_t>(tails.size());
-  uint32_t e = tails.back();
-  c.test_last = test_at(e);
-  c.registered_last = registered_at(e);
-  while (prev[e] != UINT32_MAX) e = prev[e];
-  c.test_first = test_at(e);
-  c.registered_first = registered_at(e);
-  return c;
+  return static_cast<uint32_t>(tails.size());
 }
 
 }  // namespace cops

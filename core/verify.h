@@ -151,23 +151,15 @@ class TestGrams {
 void Verify(const TestGrams& test, std::span<const uint32_t> registered,
             const VerifyOptions& options, Verification* out);
 
-// The longest chain of matched grams that advances in both documents, whatever the gaps
-// (a passage's are bounded): the revision evidence of a check (CheckOptions::revision_share).
-// A person's heavy rewrite keeps few runs of 3 words, scattered, but in its source's order;
-// a text on the same subject shares as many in any order. Positions are gram indices.
-struct SharedChain {
-  uint32_t length = 0;  // matched grams in the chain, each test and registered gram once
-  uint32_t test_first = 0;
-  uint32_t test_last = 0;
-  uint32_t registered_first = 0;
-  uint32_t registered_last = 0;
-};
-
-// The longest chain of the test's grams that count (TestGrams::excluded is kNone) and that
-// `eligible` accepts (a test gram position), matched in `registered`. O(m log m) for m
-// matched (test, registered) position pairs (TestGrams::kMaxRepeats bounds them).
-SharedChain LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
-                               absl::FunctionRef<bool(uint32_t)> eligible);
+// The length of the longest chain of grams matched between the test and `registered` that
+// advances in both documents, whatever the gaps (a passage's are bounded), each test and
+// registered gram in it once, of the test grams that count (TestGrams::excluded is kNone) and
+// that `eligible` accepts (a test gram position): the evidence of CheckOptions::revision_share.
+// A person's heavy rewrite keeps few runs of 3 words, scattered, but in its source's order; a
+// text on the same subject shares as many in any order. O(m log m) for m matched position
+// pairs (TestGrams::kMaxRepeats bounds them).
+uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
+                            absl::FunctionRef<bool(uint32_t)> eligible);
 
 }  // namespace cops
 
