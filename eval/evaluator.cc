@@ -333,6 +333,10 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   run.source_total_chunks = index.total_chunks();
   run.source_stored_chunks = index.stored_chunks();
   const CheckOptions all = AllMatches(setting.options);
+  // min_violation_units holds back ratio and containment decisions only (core/detect.cc).
+  const bool held_back_by_words =
+      all.min_violation_units > 0 && (all.function == DecisionFunction::kMatchRatio ||
+                                      all.function == DecisionFunction::kContainment);
   DocumentFingerprint fp;
   for (const TestDoc& t : set.tests) {
     absl::Status s = TestPrint(*fingerprinter, t.text, setting.options, &fp);
@@ -353,9 +357,7 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
       // pairs' own threshold (CheckOptions::stem_pair_threshold) is fixed, not scanned.
       double ratio = m.stem_pair_violation ? 1.0 : m.ratio;
       // Held back by min_violation_units (too few matched words) at any threshold.
-      const bool by_ratio = all.function == DecisionFunction::kMatchRatio ||
-                            all.function == DecisionFunction::kContainment;
-      if (by_ratio && all.min_violation_units > 0 && !m.violation) ratio = 0;
+      if (held_back_by_words && !m.violation) ratio = 0;
       if (t.source >= 0 && m.doc_id == SourceId(t.source)) {
         score.source_ratio = ratio;
       } else {
