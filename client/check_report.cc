@@ -24,7 +24,8 @@ std::string_view KindName(v1::ManipulationKind k) {
 
 // A reply from a server before chunk_violation said only "violation": then by chunks.
 bool ChunkViolation(const v1::Match& m) {
-  return m.chunk_violation() || (m.violation() && !m.stem_pair_violation());
+  return m.chunk_violation() ||
+         (m.violation() && !m.stem_pair_violation() && !m.revision_violation());
 }
 
 json CheckJson(const v1::CheckDocumentReply& r) {
@@ -58,13 +59,18 @@ json CheckJson(const v1::CheckDocumentReply& r) {
                   {"violation", m.violation()},
                   {"spans", std::move(spans)}};
     if (m.from_template()) match["template"] = true;
-    // With content-stem pairs only, so replies without them keep their pinned form.
+    // With content-stem pairs or heavy revisions only, so that other replies keep their
+    // pinned form.
     if (r.stem_pairs_checked()) {
       match["stem_pairs_shared"] = m.stem_pairs_shared();
       match["stem_pair_share"] = m.stem_pair_share();
+    }
+    if (r.params().heavy_revisions()) match["revision_grams"] = m.revision_grams();
+    if (r.stem_pairs_checked() || r.params().heavy_revisions()) {
       json decided_by = json::array();
       if (m.violation() && ChunkViolation(m)) decided_by.push_back("chunks");
       if (m.violation() && m.stem_pair_violation()) decided_by.push_back("stem_pairs");
+      if (m.violation() && m.revision_violation()) decided_by.push_back("heavy_revision");
       match["decided_by"] = std::move(decided_by);
     }
     matches.push_back(std::move(match));
@@ -116,6 +122,7 @@ json CheckJson(const v1::CheckDocumentReply& r) {
         {"exclude_references", p.exclude_references()},
         {"min_match_units", p.min_match_units()},
         {"min_violation_units", p.min_violation_units()},
+        {"heavy_revisions", p.heavy_revisions()},
         {"template_collections", std::vector<std::string>(p.template_collections().begin(),
                                                           p.template_collections().end())}}}};
   if (!manipulation.empty()) out["manipulation"] = std::move(manipulation);
@@ -146,8 +153,12 @@ std::string ExclusionsText(const v1::CheckParams& p) {
 
 std::string DecidedByText(const v1::Match& m) {
   if (!m.violation()) return "";
-  if (!m.stem_pair_violation()) return "chunks";
-  return ChunkViolation(m) ? "chunks and stem pairs" : "stem pairs";
+  std::string out;
+  auto add = [&out](const char* what) { out += (out.empty() ? "" : " and ") + std::string(what); };
+  if (ChunkViolation(m)) add("chunks");
+  if (m.stem_pair_violation()) add("stem pairs");
+  if (m.revision_violation()) add("heavy revision");
+  return out;
 }
 
 std::string ExclusionLabel(v1::Exclusion e) {
@@ -273,8 +284,9 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
         << (m.title().empty() ? std::string("(untitled)") : "\"" + m.title() + "\"")
         << (m.owner().empty() ? "" : "  owner ") << m.owner() << figures
         << (m.from_template() ? "TEMPLATE (never counts)"
-            : m.violation() ? (r.stem_pairs_checked() ? "VIOLATION by " + DecidedByText(m)
-                                                        : std::string("VIOLATION"))
+            : m.violation()   ? (r.stem_pairs_checked() || r.params().heavy_revisions()
+                                     ? "VIOLATION by " + DecidedByText(m)
+                                     : std::string("VIOLATION"))
                               : "below the decision")
         << "\n";
     if (r.stem_pairs_checked() && m.stem_pairs_shared() > 0) {
@@ -284,6 +296,10 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
                     m.spans_size() == 0 ? ": its content words, side by side, without a passage"
                                         : "");
       out << pairs;
+    }
+    if (m.revision_violation()) {
+      out << "  heavy revision: " << m.revision_grams()
+          << " of its 3-word runs in the order of both texts, scattered (docs/accuracy.md)\n";
     }
     for (const v1::Span& s : m.spans()) {
       const std::string excluded = s.excluded() == v1::EXCLUSION_NONE

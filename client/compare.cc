@@ -50,8 +50,11 @@ Prepared Prepare(const std::string& path, const CompareOptions& options,
   }
   p.doc.format = std::string(DocumentFormatName(converted->format));
   p.doc.text_bytes = converted->text.size();
-  // Fingerprinted as copsd fingerprints what it checks and what it registers (no sampling).
-  absl::Status s = CheckPrint(fingerprinter, converted->text, 0, 0, 0, &p.check);
+  // Fingerprinted as copsd fingerprints what it checks and what it registers (no sampling,
+  // every content-stem pair).
+  CheckOptions every_pair;
+  every_pair.stem_pair_max_lookups = 0;
+  absl::Status s = CheckPrint(fingerprinter, converted->text, 0, 0, every_pair, &p.check);
   if (s.ok()) s = RegisterPrint(fingerprinter, converted->text, &p.register_);
   if (s.ok() && p.check.grams.empty()) {
     s = absl::InvalidArgumentError(path + ": no words to compare");

@@ -306,18 +306,28 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
                                                 : "<span class=ok>no violation</span>";
   // Which evidence flagged the sources: a violation by content-stem pairs alone may have
   // a similarity near 0 and no marked passage, so the verdict line says why.
-  bool by_chunks = false, by_pairs = false;
+  bool by_chunks = false, by_pairs = false, by_revision = false;
   for (const v1::Match& m : reply.matches()) {
     const std::string why = DecidedByText(m);
     by_chunks |= why.find("chunks") != std::string::npos;
     by_pairs |= why.find("stem pairs") != std::string::npos;
+    by_revision |= why.find("heavy revision") != std::string::npos;
   }
-  const std::string decided_by =
-      !by_pairs ? ""
-                : std::string(" &middot; decided by ") +
-                      (by_chunks ? "matched passages and content-stem pairs"
-                                 : "content-stem pairs (the sources' content words, side by "
-                                   "side, without a shared passage)");
+  std::string decided_by;
+  if (by_pairs || by_revision) {
+    std::string what;
+    auto add = [&what](const char* w) { what += (what.empty() ? "" : " and ") + std::string(w); };
+    if (by_chunks) add("matched passages");
+    if (by_pairs) add("content-stem pairs");
+    if (by_revision) add("heavy revision");
+    decided_by = " &middot; decided by " + what;
+    if (!by_chunks) {
+      decided_by += by_pairs ? " (the sources' content words, side by side, without a shared "
+                               "passage)"
+                             : " (the source's 3-word runs kept in its order, scattered, "
+                               "without a passage long enough to count)";
+    }
+  }
   summary_rows_ += "<tr><td><a href=\"#" + anchor + "\">" + EscapeHtml(path) + "</a></td><td>" +
                    verdict + "</td><td class=num>" + Percent(overall) + "</td><td class=num>" +
                    std::to_string(reply.matches_size()) + "</td></tr>\n";
@@ -349,6 +359,9 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
             : match.violation() && match.stem_pair_violation()
                 ? "<span class=violation>violation</span> by " + DecidedByText(match) + " (" +
                       Percent(match.stem_pair_share()) + " of the pairs)"
+            : match.violation() && match.revision_violation()
+                ? "<span class=violation>violation</span> by " + DecidedByText(match) + " (" +
+                      std::to_string(match.revision_grams()) + " 3-word runs in order)"
             : match.violation() ? "<span class=violation>violation</span>"
                                 : "below") +
            "</td></tr>\n";

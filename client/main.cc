@@ -226,6 +226,7 @@ struct CheckArgs {
   bool exclude_quotes = false, exclude_references = false;
   uint32_t min_match_words = 0;
   std::optional<uint32_t> min_violation_words;
+  bool heavy_revisions = false;
 };
 
 // The request every document of a check is sent with (all but its content).
@@ -252,6 +253,7 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequest(const CheckArgs& a) {
   o->set_exclude_references(a.exclude_references);
   o->set_min_match_units(a.min_match_words);
   if (a.min_violation_words) o->set_min_violation_units(*a.min_violation_words);
+  o->set_heavy_revisions(a.heavy_revisions);
   for (const std::string& c : a.collections) request.add_collections(c);
   return request;
 }
@@ -683,6 +685,9 @@ CLI::App* AddCheckCommand(CLI::App* app, CheckArgs* chk) {
   cmd->add_option("--min-violation-words", chk->min_violation_words,
                   "A violation needs matched passages of this many words in all, whatever "
                   "the ratio (default 12; 0 = any)");
+  cmd->add_flag("--heavy-revisions", chk->heavy_revisions,
+                "Also report heavy rewrites of a registered text: its 3-word runs kept in order "
+                "(docs/accuracy.md; may flag texts built from one template)");
   return cmd;
 }
 

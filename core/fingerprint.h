@@ -115,7 +115,8 @@ struct FingerprintOptions {
   // word units without enhancements (the list's words are such units); else left empty.
   bool stock_phrases = false;
   // With unit_spans: fill DocumentFingerprint::short_lines (CheckOptions::revision_share
-  // needs them; it is off, and only the evaluation sets this).
+  // needs them: engine/pipeline.h CheckPrint sets this for a check that asks for heavy
+  // revisions, and no other check pays for it).
   bool short_lines = false;
   // Fill DocumentFingerprint::sha256 (a registration's duplicate identity; a check never
   // reads it, and hashing its canonical text cost ~2% of copsd's CPU per 20 KB check).

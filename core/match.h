@@ -88,6 +88,10 @@ std::string DecisionFunctionNames(std::string_view separator = ", ");
 // threshold of pairs without their order (docs/accuracy.md), or stem_pair_threshold if higher.
 inline constexpr double kUnorderedStemPairThreshold = 0.10;
 
+// CheckOptions::revision_share of a check that asks for heavy revisions (chosen on the P4P
+// and same-genre dev sets, docs/accuracy.md).
+inline constexpr double kHeavyRevisionShare = 0.06;
+
 struct CheckOptions {
   DecisionFunction function = DecisionFunction::kMatchRatio;
   // For ratio and containment; REQUIRES: 0 < threshold <= 1. The default is measured in
@@ -150,7 +154,9 @@ struct CheckOptions {
   // 0.06 (chosen on dev) it found every held-out P4P revision (F1 0.899 -> 1.000) and raised
   // the false alarms of npm READMEs from 0.86 to 1.4 per 1,000: a genre's template that the
   // registry holds once looks like a heavy revision of it to every other instance, and no
-  // count of holders can tell (docs/accuracy.md). 0 = off; REQUIRES: 0 <= revision_share <= 1.
+  // count of holders can tell (docs/accuracy.md). Off by default; a check asks for it with
+  // kHeavyRevisionShare (v1.CheckOptions.heavy_revisions, `cops check --heavy-revisions`).
+  // 0 = off; REQUIRES: 0 <= revision_share <= 1.
   double revision_share = 0;
   uint32_t revision_min_grams = 6;
   // Indexes with content-stem pairs (ChunkingParams::stem_pairs, core/stem_pairs.h): a

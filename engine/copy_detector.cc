@@ -405,7 +405,7 @@ absl::StatusOr<CheckResult> CopyDetector::Check(const CheckRequestInfo& request)
   DocumentFingerprint& fp = ThreadScratch().fingerprint;
   absl::Cleanup trim = [] { ThreadScratch().Trim(); };
   COPS_RETURN_IF_ERROR(CheckPrint(*fingerprinter_, converted.text, request.sample_size,
-                                  request.sample_seed, request.options.stem_pair_max_lookups, &fp));
+                                  request.sample_seed, request.options, &fp));
   DetectOptions options;
   options.excluded = FindExclusions(converted.text, request.exclusions);
   MapToOriginal(converted, request.content.size(), &fp, &options.excluded);

@@ -28,10 +28,11 @@ absl::Status RegisterPrint(const Fingerprinter& fingerprinter, std::string_view 
 }
 
 absl::Status CheckPrint(const Fingerprinter& fingerprinter, std::string_view text,
-                        uint32_t sample_size, uint64_t sample_seed, uint32_t max_stem_pairs,
+                        uint32_t sample_size, uint64_t sample_seed, const CheckOptions& check,
                         DocumentFingerprint* fp) {
   FingerprintOptions options = CheckFingerprintOptions(fingerprinter.params());
-  options.max_stem_pairs = max_stem_pairs;
+  options.max_stem_pairs = check.stem_pair_max_lookups;
+  options.short_lines = check.revision_share > 0;
   absl::Status s = fingerprinter.Fingerprint(text, fp, options);
   if (!s.ok()) return s;
   if (sample_size > 0 && sample_size < fp->chunks.size()) {

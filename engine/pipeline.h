@@ -24,6 +24,7 @@
 #include "core/exclusions.h"
 #include "core/fingerprint.h"
 #include "core/manipulation.h"
+#include "core/match.h"
 
 namespace cops {
 
@@ -35,13 +36,13 @@ absl::Status ValidateInput(std::string_view content, DocumentFormat format, uint
 absl::Status RegisterPrint(const Fingerprinter& fingerprinter, std::string_view text,
                            DocumentFingerprint* fp);
 
-// What a check looks up of converted `text` (CheckFingerprintOptions: unit spans, short
-// texts in full), then, when 0 < sample_size < the chunks found, a sample of sample_size
-// chunks drawn with `sample_seed` (SampleChunks). `max_stem_pairs`: the most content-stem
-// pairs the check looks up (CheckOptions::stem_pair_max_lookups; FingerprintOptions::
-// max_stem_pairs), 0 = all.
+// What a check under `check` looks up of converted `text` (CheckFingerprintOptions: unit
+// spans, short texts in full; at most check.stem_pair_max_lookups content-stem pairs, 0 =
+// all; the short lines when check.revision_share asks for heavy revisions), then, when
+// 0 < sample_size < the chunks found, a sample of sample_size chunks drawn with
+// `sample_seed` (SampleChunks).
 absl::Status CheckPrint(const Fingerprinter& fingerprinter, std::string_view text,
-                        uint32_t sample_size, uint64_t sample_seed, uint32_t max_stem_pairs,
+                        uint32_t sample_size, uint64_t sample_seed, const CheckOptions& check,
                         DocumentFingerprint* fp);
 
 // Chunk offsets come out of the fingerprinter in bytes of the converted text; reports and

@@ -62,18 +62,10 @@ Report Check(const MemoryIndex& index, const Fingerprinter& fingerprinter,
   return r.ok() ? *std::move(r) : Report{};
 }
 
-// A test document fingerprinted as the server fingerprints what `options` check (only the
-// content-stem pairs they look up), with its short lines when they need them.
+// A test document fingerprinted as the server fingerprints what `options` check.
 absl::Status TestPrint(const Fingerprinter& fingerprinter, const std::string& text,
                        const CheckOptions& options, DocumentFingerprint* fp) {
-  if (options.revision_share <= 0) {
-    return CheckPrint(fingerprinter, text, /*sample_size=*/0, /*sample_seed=*/0,
-                      options.stem_pair_max_lookups, fp);
-  }
-  FingerprintOptions o = CheckFingerprintOptions(fingerprinter.params());
-  o.max_stem_pairs = options.stem_pair_max_lookups;
-  o.short_lines = true;
-  return fingerprinter.Fingerprint(text, fp, o);
+  return CheckPrint(fingerprinter, text, /*sample_size=*/0, /*sample_seed=*/0, options, fp);
 }
 
 CheckOptions AllMatches(CheckOptions o) {

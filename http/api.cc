@@ -319,6 +319,7 @@ const std::set<std::string> kCheckFields = {"collection",
                                             "exclude_references",
                                             "min_match_units",
                                             "min_violation_units",
+                                            "heavy_revisions",
                                             "sample_size",
                                             "sample_seed",
                                             "title",
@@ -381,6 +382,8 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequestOf(const Upload& u, const F
   o->set_min_match_units(min_match.value_or(0));
   COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> min_violation, f.Unsigned32("min_violation_units"));
   if (min_violation.has_value()) o->set_min_violation_units(*min_violation);
+  COPS_ASSIGN_OR_RETURN(std::optional<bool> heavy_revisions, f.Bool("heavy_revisions"));
+  o->set_heavy_revisions(heavy_revisions.value_or(false));
   COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> sample_size, f.Unsigned32("sample_size"));
   o->set_sample_size(sample_size.value_or(0));
   COPS_ASSIGN_OR_RETURN(std::optional<uint64_t> sample_seed, f.Unsigned("sample_seed"));

@@ -54,6 +54,7 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   if (in.has_min_passage_units()) o.min_passage_units = in.min_passage_units();
   o.min_match_units = in.min_match_units();
   if (in.has_min_violation_units()) o.min_violation_units = in.min_violation_units();
+  if (in.heavy_revisions()) o.revision_share = kHeavyRevisionShare;
   COPS_RETURN_IF_ERROR(o.Validate());
   return o;
 }
@@ -108,6 +109,8 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
     out->set_stem_pair_share(m.stem_pair_share);
     out->set_chunk_violation(m.chunk_violation);
     out->set_stem_pair_violation(m.stem_pair_violation);
+    out->set_revision_violation(m.revision_violation);
+    out->set_revision_grams(m.revision_grams);
     for (const Span& s : m.spans) {
       v1::Span* span = out->add_spans();
       span->set_test_start(s.test_start);
@@ -160,6 +163,7 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
   p->set_exclude_references(info.exclusions.references);
   p->set_min_match_units(options.min_match_units);
   p->set_min_violation_units(options.min_violation_units);
+  p->set_heavy_revisions(options.revision_share > 0);
   for (const std::string& c : info.template_collections) p->add_template_collections(c);
 }
 const std::map<std::string, ReplyFieldMerge>& CheckReplyFieldMerges() {

@@ -235,6 +235,7 @@ async function checkFile(file, name, format) {
   form.append('title', name);
   if (format) form.append('format', format);
   for (const c of collections()) form.append('collection', c);
+  if ($('check-heavy').checked) form.append('heavy_revisions', 'true');
   const bytesPromise = file.arrayBuffer().then((b) => new Uint8Array(b));
   let job;
   try {
@@ -282,6 +283,7 @@ async function checkBatch(files) {
   const form = new FormData();
   for (const file of files) form.append('file', file, file.name);
   for (const c of collections()) form.append('collection', c);
+  if ($('check-heavy').checked) form.append('heavy_revisions', 'true');
   const bytes = Promise.all(files.map((f) => f.arrayBuffer().then((b) => new Uint8Array(b))));
   let job;
   try {
@@ -512,6 +514,10 @@ async function renderReport(n, name, bytes, r) {
                                       'share of it found here', 'decision']);
     matches.forEach((m, i) => {
       const decision = m.template ? el('span', { className: 'muted' }, 'template: never counts')
+          : m.violation && (m.decided_by || []).includes('heavy_revision') &&
+                !(m.decided_by || []).includes('chunks')
+            ? el('span', { className: 'violation' },
+                 'violation: heavy revision (' + m.revision_grams + ' 3-word runs in order)')
           : m.violation ? el('span', { className: 'violation' }, 'violation') : 'below';
       sources.tBodies[0].append(el('tr', {},
           el('td', {}, swatch(i)),

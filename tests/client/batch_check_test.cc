@@ -209,5 +209,41 @@ TEST(CheckReportTest, StemPairEvidenceAndTheDecisionAreInTheJsonAndTheTerminalRe
   EXPECT_FALSE(plain["matches"][0].contains("decided_by"));
 }
 
+TEST(CheckReportTest, AHeavyRevisionIsSaidInTheJsonAndTheTerminalReportWhenAskedFor) {
+  v1::CheckDocumentReply reply;
+  reply.set_violation(true);
+  reply.mutable_params()->set_heavy_revisions(true);
+  v1::Match* revision = reply.add_matches();  // a passage too short to count, runs in order
+  revision->set_doc_id(3);
+  revision->set_ratio(0.04);
+  revision->set_violation(true);
+  revision->set_revision_violation(true);
+  revision->set_revision_grams(13);
+  v1::Match* below = reply.add_matches();
+  below->set_doc_id(5);
+  below->set_ratio(0.02);
+  below->set_revision_grams(2);
+  const json line = json::parse(CheckJsonLine(reply));
+  EXPECT_EQ(line["params"]["heavy_revisions"], true);
+  EXPECT_EQ(line["matches"][0]["decided_by"], json({"heavy_revision"}));
+  EXPECT_EQ(line["matches"][0]["revision_grams"], 13);
+  EXPECT_EQ(line["matches"][1]["decided_by"], json::array());
+  EXPECT_EQ(line["matches"][1]["revision_grams"], 2);
+  std::ostringstream human;
+  PrintCheckHuman(reply, "", false, human);
+  EXPECT_NE(human.str().find("VIOLATION by heavy revision\n  heavy revision: 13 of its 3-word "
+                             "runs in the order of both texts"),
+            std::string::npos)
+      << human.str();
+  // A check that did not ask keeps the pinned form.
+  reply.mutable_params()->set_heavy_revisions(false);
+  revision->set_revision_violation(false);
+  revision->set_chunk_violation(true);
+  const json plain = json::parse(CheckJsonLine(reply));
+  EXPECT_EQ(plain["params"]["heavy_revisions"], false);
+  EXPECT_FALSE(plain["matches"][0].contains("decided_by"));
+  EXPECT_FALSE(plain["matches"][0].contains("revision_grams"));
+}
+
 }  // namespace
 }  // namespace cops

@@ -8,7 +8,6 @@
 
 #include <atomic>
 #include <cctype>
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -29,6 +28,7 @@
 #include "tests/client/copy_detection_server.h"
 #include "tests/server/test_certificates.h"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/documents.h"
 #include "tests/testing/files.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/subprocess.h"
@@ -395,6 +395,27 @@ TEST_F(CopsCliTest, ExclusionsAndTemplateCollectionsChangeTheVerdict) {
 // `cops compare` fingerprints under the server's chunking parameters (asked through GetStats,
 // or a check for a caller not allowed statistics), so its pairs are those the server finds;
 // without a server it falls back to the defaults and says so.
+// `cops check --heavy-revisions`: a person's rewrite of a registered text, no violation by
+// its passages, is one as a heavy revision when asked for; the terminal report says why.
+TEST_F(CopsCliTest, HeavyRevisionsAreFoundWhenTheCheckAsksForThem) {
+  StartServer();
+  const fs::path source = dir_ / "irrigation.txt";
+  const fs::path reworded = dir_ / "reworded.txt";
+  WriteFile(source, testing::kDripIrrigation.source);
+  WriteFile(reworded, testing::kDripIrrigation.reworded);
+  ASSERT_EQ(Cops({"register", source.string()}).exit_code, 0);
+  json j = CheckJson(reworded, 0);
+  EXPECT_EQ(j["params"]["heavy_revisions"], false);
+  j = CheckJson(reworded, 1, {"--heavy-revisions"});
+  EXPECT_EQ(j["params"]["heavy_revisions"], true);
+  ASSERT_FALSE(j["matches"].empty()) << j;
+  EXPECT_EQ(j["matches"][0]["decided_by"], json({"heavy_revision"})) << j;
+  CliRun human = Cops({"check", "--heavy-revisions", reworded.string()});
+  EXPECT_EQ(human.exit_code, 1) << human.err;
+  EXPECT_NE(human.out.find("VIOLATION by heavy revision\n  heavy revision: "), std::string::npos)
+      << human.out;
+}
+
 TEST_F(CopsCliTest, CompareUsesTheServersChunkingParameters) {
   StartServer({"--verify-k", "6", "--auth", "on"});
   std::string admin_key = testing::ReadFileOrEmpty(dir_ / "data" / "admin.key");

@@ -329,6 +329,32 @@ TEST(CheckHtmlReportTest, AViolationByStemPairsAloneSaysSoInTheVerdictAndTheSour
   EXPECT_EQ(by_chunks.Finish().find("stem pairs"), std::string::npos);
 }
 
+TEST(CheckHtmlReportTest, AViolationAsAHeavyRevisionSaysSoInTheVerdictAndTheSources) {
+  v1::CheckDocumentReply reply;
+  reply.set_violation(true);
+  reply.mutable_params()->set_heavy_revisions(true);
+  v1::Match* m = reply.add_matches();
+  m->set_doc_id(4);
+  m->set_ratio(0.03);
+  m->set_violation(true);
+  m->set_revision_violation(true);
+  m->set_revision_grams(13);
+  CheckHtmlReport report(nullptr);
+  report.Add("essay.txt", "A rewritten essay.", reply);
+  const std::string page = report.Finish();
+  EXPECT_NE(page.find("decided by heavy revision (the source's 3-word runs kept in its order"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("violation</span> by heavy revision (13 3-word runs in order)"),
+            std::string::npos)
+      << page;
+  m->set_revision_violation(false);
+  m->set_chunk_violation(true);
+  CheckHtmlReport by_chunks(nullptr);
+  by_chunks.Add("essay.txt", "A copied essay.", reply);
+  EXPECT_EQ(by_chunks.Finish().find("heavy revision"), std::string::npos);
+}
+
 TEST(CheckHtmlReportTest, TextManipulationIsSaidWithKindCountAndPlace) {
   v1::CheckDocumentReply reply;
   v1::Manipulation* m = reply.add_manipulations();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/scratch.h"
+#include "core/status_macros.h"
 #include "core/stem_pairs.h"
 #include "engine/pipeline.h"
 #include "gtest/gtest.h"
@@ -165,49 +166,93 @@ TEST_F(CopyDetectorTest, EditedCopyStillPointsAtItsSource) {
 const char* const kIrrigation = testing::kDripIrrigation.source;
 const char* const kIrrigationRewritten = testing::kDripIrrigation.rewrite;
 const char* const kSprinklers = testing::kDripIrrigation.same_subject;
+const char* const kIrrigationReworded = testing::kDripIrrigation.reworded;
+
+// An index at `path` (with content-stem pairs or not) holding kIrrigation, titled "Drip
+// irrigation", owned by alice, and Corpus().
+struct IrrigationIndex {
+  std::unique_ptr<Index> index;
+  std::unique_ptr<CopyDetector> detector;
+  DocId source = 0;
+};
+absl::StatusOr<IrrigationIndex> OpenIrrigationIndex(const std::string& path, bool stem_pairs) {
+  COPS_ASSIGN_OR_RETURN(HashKey key, HashKey::FromHex("00112233445566778899aabbccddeeff"));
+  IndexOptions options;
+  options.path = path;
+  options.params.key_id = key.Id();
+  options.params.stem_pairs = stem_pairs ? 1 : 0;
+  options.params.stem_version = stem_pairs ? kStemPairsVersion : 0;
+  IrrigationIndex out;
+  COPS_ASSIGN_OR_RETURN(out.index, Index::Open(options));
+  COPS_ASSIGN_OR_RETURN(out.detector,
+                        CopyDetector::Create(out.index.get(), key, CopyDetectorOptions{}));
+  DocumentRecord meta;
+  meta.title = "Drip irrigation";
+  meta.owner = "alice";
+  COPS_ASSIGN_OR_RETURN(RegisterResultInfo source,
+                        out.detector->Register(kIrrigation, DocumentFormat::kText, meta));
+  out.source = source.outcome.id;
+  for (const auto& text : Corpus()) {
+    DocumentRecord other;
+    other.title = text.title;
+    COPS_RETURN_IF_ERROR(out.detector->Register(text.body, DocumentFormat::kText, other).status());
+  }
+  return out;
+}
 
 // An index created with content-stem pairs finds the heavy rewrite through them and names
 // its source's record; the same check on an index without them finds nothing and says the
 // evidence was unavailable.
 TEST(CopyDetectorStemPairsTest, AHeavyRewriteIsFoundOnlyWhereTheIndexKeepsStemPairs) {
-  ASSERT_OK_AND_ASSIGN(HashKey key, HashKey::FromHex("00112233445566778899aabbccddeeff"));
   testing::TempDir dir{"copy_detector_stem_pairs"};
   for (const bool pairs : {true, false}) {
     SCOPED_TRACE(pairs ? "with stem pairs" : "without");
-    IndexOptions options;
-    options.path = dir.Join(pairs ? "with" : "without");
-    options.params.key_id = key.Id();
-    options.params.stem_pairs = pairs ? 1 : 0;
-    options.params.stem_version = pairs ? kStemPairsVersion : 0;
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<Index> index, Index::Open(options));
-    ASSERT_OK_AND_ASSIGN(std::unique_ptr<CopyDetector> detector,
-                         CopyDetector::Create(index.get(), key, CopyDetectorOptions{}));
-    DocumentRecord meta;
-    meta.title = "Drip irrigation";
-    meta.owner = "alice";
-    ASSERT_OK_AND_ASSIGN(RegisterResultInfo source,
-                         detector->Register(kIrrigation, DocumentFormat::kText, meta));
-    for (const auto& text : Corpus()) {
-      DocumentRecord other;
-      other.title = text.title;
-      ASSERT_OK(detector->Register(text.body, DocumentFormat::kText, other));
-    }
+    ASSERT_OK_AND_ASSIGN(IrrigationIndex x,
+                         OpenIrrigationIndex(dir.Join(pairs ? "with" : "without"), pairs));
     CheckRequestInfo request;
     request.content = kIrrigationRewritten;
-    ASSERT_OK_AND_ASSIGN(CheckResult r, detector->Check(request));
+    ASSERT_OK_AND_ASSIGN(CheckResult r, x.detector->Check(request));
     EXPECT_EQ(r.report.stem_pairs_checked, pairs);
     EXPECT_EQ(r.report.violation, pairs);
     if (pairs) {
       ASSERT_EQ(r.report.matches.size(), 1u);
-      EXPECT_EQ(r.report.matches[0].doc_id, source.outcome.id);
+      EXPECT_EQ(r.report.matches[0].doc_id, x.source);
       EXPECT_TRUE(r.report.matches[0].stem_pair_violation);
       ASSERT_EQ(r.records.size(), 1u);
       EXPECT_EQ(r.records[0].title, "Drip irrigation");
     }
     request.content = kSprinklers;
-    ASSERT_OK_AND_ASSIGN(CheckResult unrelated, detector->Check(request));
+    ASSERT_OK_AND_ASSIGN(CheckResult unrelated, x.detector->Check(request));
     EXPECT_FALSE(unrelated.report.violation);
   }
+}
+
+// A person's rewrite of a registered text keeps few of its 8-word passages but many of its
+// 3-word runs in its order: a check that asks for heavy revisions finds its source (no
+// passage counts: a violation by the ordered runs alone); a check that does not, and a text
+// on the same subject, do not.
+TEST(CopyDetectorHeavyRevisionsTest, AHeavyRewriteIsFoundOnlyWhenTheCheckAsksForIt) {
+  testing::TempDir dir{"copy_detector_heavy_revisions"};
+  ASSERT_OK_AND_ASSIGN(IrrigationIndex x, OpenIrrigationIndex(dir.Join("index"), false));
+  CheckRequestInfo request;
+  request.content = kIrrigationReworded;
+  ASSERT_OK_AND_ASSIGN(CheckResult plain, x.detector->Check(request));
+  EXPECT_FALSE(plain.report.violation);
+  for (const DocumentMatch& m : plain.report.matches) EXPECT_EQ(m.revision_grams, 0u);
+
+  request.options.revision_share = kHeavyRevisionShare;
+  ASSERT_OK_AND_ASSIGN(CheckResult asked, x.detector->Check(request));
+  EXPECT_TRUE(asked.report.violation);
+  ASSERT_FALSE(asked.report.matches.empty());
+  const DocumentMatch& m = asked.report.matches[0];
+  EXPECT_EQ(m.doc_id, x.source);
+  EXPECT_TRUE(m.revision_violation);
+  EXPECT_FALSE(m.chunk_violation);
+  EXPECT_GE(m.revision_grams, request.options.revision_min_grams);
+
+  request.content = kSprinklers;
+  ASSERT_OK_AND_ASSIGN(CheckResult unrelated, x.detector->Check(request));
+  EXPECT_FALSE(unrelated.report.violation);
 }
 
 TEST_F(CopyDetectorTest, UnrelatedTextMatchesNothing) {

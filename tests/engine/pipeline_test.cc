@@ -74,10 +74,28 @@ TEST(CheckPrintTest, SamplesOnlyWhenAskedForFewerChunks) {
   const std::unique_ptr<Fingerprinter> f = TestFingerprinter();
   const std::string text = testing_corpus::Prose(3, 400);
   DocumentFingerprint all, sampled;
-  ASSERT_OK(CheckPrint(*f, text, 0, 0, 0, &all));
+  ASSERT_OK(CheckPrint(*f, text, 0, 0, CheckOptions{}, &all));
   ASSERT_GT(all.chunks.size(), 4u);
-  ASSERT_OK(CheckPrint(*f, text, 4, 1, 0, &sampled));
+  ASSERT_OK(CheckPrint(*f, text, 4, 1, CheckOptions{}, &sampled));
   EXPECT_EQ(sampled.chunks.size(), 4u);
+}
+
+// The heavy-revision rule skips a template's headings and labels (lines of under
+// kShortLineUnits words): a check that asks for it marks them; another check does no such work.
+TEST(CheckPrintTest, MarksShortLinesOnlyForAHeavyRevisionCheck) {
+  const std::unique_ptr<Fingerprinter> f = TestFingerprinter();
+  const std::string text = "Installation\n\n" + testing_corpus::Prose(3, 60) + "\n\nUsage\n";
+  DocumentFingerprint plain, heavy;
+  ASSERT_OK(CheckPrint(*f, text, 0, 0, CheckOptions{}, &plain));
+  EXPECT_TRUE(plain.short_lines.empty());
+  CheckOptions asked;
+  asked.revision_share = kHeavyRevisionShare;
+  ASSERT_OK(CheckPrint(*f, text, 0, 0, asked, &heavy));
+  ASSERT_EQ(heavy.short_lines.size(), 2u);
+  EXPECT_EQ(heavy.short_lines.front().begin, 0u);  // "Installation"
+  EXPECT_EQ(heavy.short_lines.front().end, 1u);
+  EXPECT_EQ(heavy.short_lines.back().end, heavy.total_units);  // "Usage"
+  EXPECT_EQ(heavy.chunks.size(), plain.chunks.size());
 }
 
 TEST(AddMarkupQuotesTest, MarkdownQuoteLinesAreExcludedOnlyWhenAsked) {

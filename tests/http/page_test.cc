@@ -138,6 +138,10 @@ TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
   std::ofstream(docs / "copy.docx", std::ios::binary) << testing::MakeDocx(copied);
   std::ofstream(docs / "clean.docx", std::ios::binary) << testing::MakeDocx(testing::Prose(3, 99));
   std::ofstream(docs / "broken.pdf", std::ios::binary) << "%PDF-1.4\nthis is no PDF at all\n";
+  std::ofstream(docs / "irrigation.txt") << testing::kDripIrrigation.source;
+  for (const char* name : {"reworded.txt", "reworded-again.txt"}) {
+    std::ofstream(docs / name) << testing::kDripIrrigation.reworded;
+  }
   std::ofstream(docs / "<img src=x onerror=alert(1)> name.txt")
       << testing::MakeText(testing::Prose(2, 1234));
 

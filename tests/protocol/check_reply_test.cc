@@ -41,6 +41,41 @@ std::vector<uint64_t> Ids(const v1::CheckDocumentReply& r) {
   return ids;
 }
 
+// CheckOptions.heavy_revisions asks for the heavy-revision rule at its measured share; the
+// reply says which document it decided, the chain it found, and that it was asked for.
+TEST(CheckReplyTest, HeavyRevisionsAreAskedForAndReported) {
+  v1::CheckOptions asked;
+  absl::StatusOr<CheckOptions> off = CheckOptionsFromProto(asked);
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->revision_share, 0);
+  asked.set_heavy_revisions(true);
+  absl::StatusOr<CheckOptions> on = CheckOptionsFromProto(asked);
+  ASSERT_TRUE(on.ok());
+  EXPECT_EQ(on->revision_share, kHeavyRevisionShare);
+
+  CheckResult result;
+  DocumentMatch revised;
+  revised.doc_id = 4;
+  revised.violation = true;
+  revised.revision_violation = true;
+  revised.revision_grams = 13;
+  result.report.matches.push_back(revised);
+  result.report.violation = true;
+  result.records.resize(1);
+  CheckRequestInfo info;
+  info.options = *on;
+  v1::CheckDocumentReply reply;
+  FillCheckReply(result, info, asked, ChunkingParams{}, &reply);
+  ASSERT_EQ(reply.matches_size(), 1);
+  EXPECT_TRUE(reply.matches(0).revision_violation());
+  EXPECT_FALSE(reply.matches(0).chunk_violation());
+  EXPECT_EQ(reply.matches(0).revision_grams(), 13u);
+  EXPECT_TRUE(reply.params().heavy_revisions());
+  info.options = *off;
+  FillCheckReply(CheckResult{}, info, v1::CheckOptions{}, ChunkingParams{}, &reply);
+  EXPECT_FALSE(reply.params().heavy_revisions());
+}
+
 TEST(MergeCheckRepliesTest, OrdersAsOneNodeAndCutsAtMaxResults) {
   std::vector<std::optional<v1::CheckDocumentReply>> replies = {
       ReplyOf({MatchOf(7, 0.5), MatchOf(3, 0.2), MatchOf(9, 0.9, /*from_template=*/true)}, true),

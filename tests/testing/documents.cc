@@ -357,6 +357,14 @@ const HeavyRewrite kDripIrrigation = {
         "grass dries before noon, and move the sprinkler every few days to avoid puddles. Garden "
         "hoses left in the sun crack quickly, so coil them in the shade after use, and drain "
         "them before frost.",
+    .reworded =
+        "Drip irrigation brings water to the roots of each plant by way of narrow tubes with "
+        "small emitters on them. No water is thrown into the air, so evaporation losses stay "
+        "low, the foliage stays dry and fungal disease is rarer. Most growers run the system "
+        "at dawn, while the soil is cool and the wind is calm. Flow is kept steady by a "
+        "pressure regulator, and grit is caught by a fine mesh filter before it can block "
+        "anything. Every spring, flush the lines and look at each emitter for mineral "
+        "deposits, and damaged tubing should go before the new season begins.",
 };
 
 }  // namespace cops::testing

@@ -59,11 +59,14 @@ std::vector<std::string> Prose(size_t n, uint32_t seed = 1);
 
 // A source, a person's heavy rewrite of it that keeps the content words side by side
 // ("drip irrigation", "pressure regulator") but shares no run of 5 words, and a text on
-// the same subject by someone else. Written for the content-stem pair tests.
+// the same subject by someone else. Written for the content-stem pair tests. `reworded`:
+// another rewrite, which keeps some of the source's 3-word runs in its order, one run of 6
+// words and no passage of 8 (CheckOptions::revision_share, the heavy-revision rule).
 struct HeavyRewrite {
   const char* source;
   const char* rewrite;
   const char* same_subject;
+  const char* reworded;
 };
 extern const HeavyRewrite kDripIrrigation;
 
