@@ -192,6 +192,8 @@ void AddLoadFlags(CLI::App* app, LoadOptions* o) {
   app->add_option("--copy-fraction", o->copy_fraction,
                   "Checked messages embedding a copied passage")
       ->capture_default_str();
+  app->add_flag("--heavy-revisions", o->heavy_revisions,
+                "Checks also look for heavy revisions (what they cost)");
   app->add_option("--seed", o->seed, "Text generator seed")->capture_default_str();
   app->add_option("--first-check", o->first_check,
                   "Number of the first check (runs from different numbers send different messages)")
@@ -282,6 +284,7 @@ bool RunLoad(const std::vector<Client*>& clients, const LoadOptions& o, std::ost
       v1::CheckDocumentRequest request;
       request.set_content(prepared.empty() ? message(n) : std::move(prepared[n]));  // sent once
       request.set_format(v1::DOCUMENT_FORMAT_TEXT);
+      request.mutable_options()->set_heavy_revisions(o.heavy_revisions);
       lat.bytes += request.content().size();
       absl::StatusOr<v1::CheckDocumentReply> reply = client.Check(request);
       if (reply.ok() && reply->violation()) ++lat.violations;
