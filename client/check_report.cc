@@ -323,6 +323,7 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
     }
   }
   out << "\nparams: " << r.params().function() << " threshold " << r.params().threshold()
+      << (r.params().heavy_revisions() ? "; heavy revisions looked for" : "")
       << "; exclusions: " << ExclusionsText(r.params()) << "; " << r.params().chunking() << "\n";
 }
 

@@ -208,6 +208,7 @@ std::string ParamsList(const v1::CheckParams& p) {
   row("sampling", p.sample_size() == 0 ? "none" : std::to_string(p.sample_size()) + " chunks");
   row("verification", p.verify_k() == 0 ? "none"
                                         : "word " + std::to_string(p.verify_k()) + "-grams");
+  row("heavy revisions", p.heavy_revisions() ? "looked for" : "not looked for");
   row("exclusions", ExclusionsText(p));
   row("chunking", p.chunking());
   return out + "</dl>\n";

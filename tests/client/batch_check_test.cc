@@ -235,6 +235,7 @@ TEST(CheckReportTest, AHeavyRevisionIsSaidInTheJsonAndTheTerminalReportWhenAsked
                              "runs in the order of both texts"),
             std::string::npos)
       << human.str();
+  EXPECT_NE(human.str().find("; heavy revisions looked for;"), std::string::npos) << human.str();
   // A check that did not ask keeps the pinned form.
   reply.mutable_params()->set_heavy_revisions(false);
   revision->set_revision_violation(false);

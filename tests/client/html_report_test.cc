@@ -348,11 +348,12 @@ TEST(CheckHtmlReportTest, AViolationAsAHeavyRevisionSaysSoInTheVerdictAndTheSour
   EXPECT_NE(page.find("violation</span> by heavy revision (13 3-word runs in order)"),
             std::string::npos)
       << page;
+  EXPECT_NE(page.find("<dt>heavy revisions</dt><dd>looked for</dd>"), std::string::npos) << page;
   m->set_revision_violation(false);
   m->set_chunk_violation(true);
   CheckHtmlReport by_chunks(nullptr);
   by_chunks.Add("essay.txt", "A copied essay.", reply);
-  EXPECT_EQ(by_chunks.Finish().find("heavy revision"), std::string::npos);
+  EXPECT_EQ(by_chunks.Finish().find("by heavy revision"), std::string::npos);
 }
 
 TEST(CheckHtmlReportTest, TextManipulationIsSaidWithKindCountAndPlace) {
