@@ -45,6 +45,7 @@ json CheckJson(const v1::CheckDocumentReply& r) {
       }
       if (r.offsets_in_extracted_text()) span["test_text"] = s.test_text();
       if (s.excluded() != v1::EXCLUSION_NONE) span["excluded"] = Reason(s.excluded());
+      if (s.revision_run()) span["revision_run"] = true;
       spans.push_back(std::move(span));
     }
     json match = {{"doc_id", m.doc_id()},
@@ -302,7 +303,8 @@ void PrintCheckHuman(const v1::CheckDocumentReply& r, const std::string& text, b
           << " of its 3-word runs in the order of both texts, scattered (docs/accuracy.md)\n";
     }
     for (const v1::Span& s : m.spans()) {
-      const std::string excluded = s.excluded() == v1::EXCLUSION_NONE
+      const std::string excluded = s.revision_run() ? "  [run kept in the same order]"
+                                   : s.excluded() == v1::EXCLUSION_NONE
                                        ? ""
                                        : "  [excluded: " + ExclusionLabel(s.excluded()) + "]";
       if (!r.offsets_in_extracted_text()) {

@@ -254,7 +254,7 @@ std::vector<AllocatedRange> AllocatePassages(const v1::CheckDocumentReply& reply
   Painter taken;
   for (int m = 0; m < reply.matches_size(); ++m) {
     for (const v1::Span& s : reply.matches(m).spans()) {
-      if (s.excluded() == v1::EXCLUSION_NONE) {
+      if (s.excluded() == v1::EXCLUSION_NONE && !s.revision_run()) {
         taken.Paint(s.test_start(), s.test_end(), m, text_bytes);
       }
     }
@@ -429,7 +429,10 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
       std::string where;
       if (span.test_first_page() != 0) where = StrCat("page ", span.test_first_page(), ", ");
       StrAppend(&where, extracted ? "text " : "bytes ", span.test_start(), "-", span.test_end());
-      if (span.excluded() == v1::EXCLUSION_NONE) {
+      if (span.revision_run()) {
+        StrAppend(&where, " &middot; a run kept in the same order (heavy revision)");
+        StrAppend(&s, "<tr data-revision-run><td class=passage>");
+      } else if (span.excluded() == v1::EXCLUSION_NONE) {
         StrAppend(&s, "<tr><td class=passage style=\"background:", SourceColour(m), "33\">");
       } else {
         StrAppend(&where, " &middot; excluded: ", ExclusionLabel(span.excluded()));

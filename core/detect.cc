@@ -425,6 +425,7 @@ class CandidateVerifier {
     std::sort(s_.doc_postings[i].begin(), s_.doc_postings[i].end(),
               [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
     const uint32_t longest_units = AddSpans(test_, params_, v, s_.doc_postings[i], &m);
+    if (m.revision_violation && check_.want_spans) AddRevisionRuns(i, &m);
     if (!m.violation && longest_units < check_.min_passage_units) return std::nullopt;
     if (covered_ != nullptr) {
       for (const Passage& p : v.passages) {
@@ -448,14 +449,54 @@ class CandidateVerifier {
     };
     // A chain holds no more grams than either text shares: most candidates stop here.
     if (!passes(v.shared_test_grams, v.shared_registered_grams)) return;
-    const uint32_t chain = LongestSharedChain(s_.test_grams, s_.grams[i], [&](uint32_t g) {
-      return GramHolders(g) <= 1 && !InStockRun(g) && !TouchesShortLine(g);
-    });
+    const uint32_t chain =
+        LongestSharedChain(s_.test_grams, s_.grams[i], [&](uint32_t g) { return RevisionGram(g); });
     m->revision_grams = chain;
     if (passes(chain, chain)) {
       m->revision_violation = true;
       m->violation = true;
     }
+  }
+
+  // Whether test gram g may be in a heavy revision's chain: only one candidate holds it, and
+  // it is in no stock phrase and on no short line.
+  bool RevisionGram(uint32_t g) {
+    return GramHolders(g) <= 1 && !InStockRun(g) && !TouchesShortLine(g);
+  }
+
+  // A heavy revision's chain as spans (Span::revision_run), after its passages: each run of
+  // consecutive chained grams that no passage holds, in both texts' units.
+  void AddRevisionRuns(size_t i, DocumentMatch* m) {
+    std::vector<std::pair<uint32_t, uint32_t>> chain;
+    LongestSharedChain(
+        s_.test_grams, s_.grams[i], [&](uint32_t g) { return RevisionGram(g); }, &chain);
+    const size_t passages = m->spans.size();
+    for (size_t a = 0; a < chain.size();) {
+      size_t b = a + 1;
+      while (b < chain.size() && chain[b].first == chain[b - 1].first + 1 &&
+             chain[b].second == chain[b - 1].second + 1) {
+        ++b;
+      }
+      const uint32_t ub = chain[a].first, ue = std::min(chain[b - 1].first + k_, n_units_);
+      const uint32_t rb = chain[a].second, re = chain[b - 1].second + k_;
+      a = b;
+      if (ub >= ue) continue;
+      Span run;
+      run.test_start = test_.units[ub].start;
+      run.test_end = test_.units[ue - 1].end;
+      run.units = ue - ub;
+      run.registered_unit_begin = rb;
+      run.registered_unit_end = re;
+      run.revision_run = true;
+      const bool in_passage =
+          std::any_of(m->spans.begin(), m->spans.begin() + static_cast<ptrdiff_t>(passages),
+                      [&](const Span& p) {
+                        return p.test_start <= run.test_start && run.test_end <= p.test_end;
+                      });
+      if (!in_passage) m->spans.push_back(run);
+    }
+    std::stable_sort(m->spans.begin(), m->spans.end(),
+                     [](const Span& x, const Span& y) { return x.test_start < y.test_start; });
   }
 
   // Whether a unit of test gram g lies on a short line (DocumentFingerprint::short_lines).

@@ -211,6 +211,10 @@ struct Span {
   uint32_t registered_unit_end = 0;
   // Why the passage does not count (core/exclusions.h); kNone when it counts.
   Exclusion excluded = Exclusion::kNone;
+  // A run of the chain that made the document a heavy revision (CheckOptions::revision_share):
+  // 3-word runs the two texts share in the same order, shown as evidence. Not a passage: it
+  // counts in no ratio (excluded stays kNone, chunks 0).
+  bool revision_run = false;
 };
 
 struct DocumentMatch {

@@ -207,8 +207,12 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
       static_cast<uint32_t>(std::unique(reg.begin(), reg.end()) - reg.begin());
 }
 
-uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
-                            absl::FunctionRef<bool(uint32_t)> eligible) {
+namespace {
+
+// LongestSharedChain, and with `members` that chain's (test, registered) positions.
+uint32_t SharedChain(const TestGrams& test, std::span<const uint32_t> registered,
+                     absl::FunctionRef<bool(uint32_t)> eligible,
+                     std::vector<std::pair<uint32_t, uint32_t>>* members) {
   // Every (test position, registered position) of equal grams, by test position, and within
   // one by registered position descending: a chain strictly rising in both then takes at
   // most one registered position per test gram.
@@ -217,9 +221,15 @@ uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> reg
   // Patience sorting: tails[n] is the smallest last registered position of a chain of n + 1.
   std::vector<uint32_t>& tails = ChainScratch();
   tails.clear();
+  // With `members`: the pair ending each tail, and each pair's predecessor in its chain.
+  thread_local std::vector<uint32_t> tail_pair, previous;
+  tail_pair.clear();
+  previous.clear();
   absl::Cleanup trim = [&pairs, &tails] {
     ReleaseIfLarge(&pairs);
     ReleaseIfLarge(&tails);
+    ReleaseIfLarge(&tail_pair);
+    ReleaseIfLarge(&previous);
   };
   for (uint32_t p = 0; p < registered.size(); ++p) {
     test.ForEach(registered[p], [&](uint32_t i) {
@@ -227,9 +237,11 @@ uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> reg
     });
   }
   std::sort(pairs.begin(), pairs.end());
+  if (members != nullptr) previous.assign(pairs.size(), UINT32_MAX);
   uint32_t last_test = UINT32_MAX;
   bool last_eligible = false;
-  for (const uint64_t pair : pairs) {
+  for (uint32_t k = 0; k < pairs.size(); ++k) {
+    const uint64_t pair = pairs[k];
     const auto i = static_cast<uint32_t>(pair >> 32);
     if (i != last_test) {
       last_test = i;
@@ -237,14 +249,42 @@ uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> reg
     }
     if (!last_eligible) continue;
     const uint32_t p = ~static_cast<uint32_t>(pair);
-    auto t = std::lower_bound(tails.begin(), tails.end(), p);
+    const auto t = std::lower_bound(tails.begin(), tails.end(), p);
+    const auto n = static_cast<size_t>(t - tails.begin());
     if (t == tails.end()) {
       tails.push_back(p);
     } else {
       *t = p;
     }
+    if (members != nullptr) {
+      if (n == tail_pair.size()) tail_pair.push_back(k);
+      tail_pair[n] = k;
+      previous[k] = n > 0 ? tail_pair[n - 1] : UINT32_MAX;
+    }
+  }
+  if (members != nullptr) {
+    members->clear();
+    for (uint32_t k = tail_pair.empty() ? UINT32_MAX : tail_pair.back(); k != UINT32_MAX;
+         k = previous[k]) {
+      members->emplace_back(static_cast<uint32_t>(pairs[k] >> 32),
+                            ~static_cast<uint32_t>(pairs[k]));
+    }
+    std::reverse(members->begin(), members->end());
   }
   return static_cast<uint32_t>(tails.size());
+}
+
+}  // namespace
+
+uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
+                            absl::FunctionRef<bool(uint32_t)> eligible) {
+  return SharedChain(test, registered, eligible, nullptr);
+}
+
+void LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
+                        absl::FunctionRef<bool(uint32_t)> eligible,
+                        std::vector<std::pair<uint32_t, uint32_t>>* members) {
+  SharedChain(test, registered, eligible, members);
 }
 
 }  // namespace cops

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/functional/function_ref.h"
@@ -160,6 +161,11 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
 // pairs (TestGrams::kMaxRepeats bounds them).
 uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
                             absl::FunctionRef<bool(uint32_t)> eligible);
+// The same chain's members: (test gram, registered gram) positions, both ascending (one such
+// chain when several are longest). What a report shows of a heavy revision.
+void LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
+                        absl::FunctionRef<bool(uint32_t)> eligible,
+                        std::vector<std::pair<uint32_t, uint32_t>>* members);
 
 }  // namespace cops
 

@@ -125,6 +125,7 @@ void FillCheckReply(const CheckResult& result, const CheckRequestInfo& info,
       span->set_test_first_page(s.test_first_page);
       span->set_test_last_page(s.test_last_page);
       span->set_excluded(static_cast<v1::Exclusion>(s.excluded));
+      span->set_revision_run(s.revision_run);
       if (in_text) {
         const std::string_view passage = PassageText(result.extracted_text, s.test_start, s.test_end);
         span->set_test_text(passage.data(), passage.size());

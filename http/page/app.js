@@ -483,7 +483,9 @@ async function renderReport(n, name, bytes, r) {
     const taken = new Painter();
     matches.forEach((m, i) => {
       for (const s of m.spans || []) {
-        if (!s.excluded) taken.paint(s.test_start, s.test_end, i, bytes.length);
+        // A heavy revision's 3-word runs are evidence, not passages: they count for nothing.
+        if (s.excluded || s.revision_run) continue;
+        taken.paint(s.test_start, s.test_end, i, bytes.length);
       }
     });
     ranges = taken.ranges();
@@ -559,6 +561,7 @@ async function renderReport(n, name, bytes, r) {
       let where = s.test_first_page ? 'page ' + s.test_first_page + ', ' : '';
       where += (extracted ? 'text ' : 'bytes ') + s.test_start + '-' + s.test_end;
       if (s.excluded) where += ' · excluded: ' + exclusionLabel(s.excluded);
+      if (s.revision_run) where += ' · a run kept in the same order (heavy revision)';
       const here = extracted ? [s.test_text || ''] : cellText(bytes, s.test_start, s.test_end);
       let there;
       if (!('registered_start' in s)) {
@@ -571,8 +574,11 @@ async function renderReport(n, name, bytes, r) {
                     s.registered_end + ' of the registered document (its text is not readable ' +
                     'here)')];
       }
-      const hereClass = s.excluded ? 'passage excluded' : 'passage tint-' + (i % COLOURS);
-      sbs.tBodies[0].append(el('tr', s.excluded ? { 'data-excluded': s.excluded } : {},
+      const hereClass = s.excluded ? 'passage excluded'
+          : s.revision_run ? 'passage' : 'passage tint-' + (i % COLOURS);
+      const rowAttributes = s.excluded ? { 'data-excluded': s.excluded }
+          : s.revision_run ? { 'data-revision-run': '' } : {};
+      sbs.tBodies[0].append(el('tr', rowAttributes,
           el('td', { className: hereClass }, el('span', { className: 'muted' }, where), '\n',
              ...here),
           el('td', { className: 'passage' }, ...there)));
@@ -591,6 +597,7 @@ async function renderReport(n, name, bytes, r) {
                                              ' documents' : 'all counted');
   row('sampling', p.sample_size ? p.sample_size + ' chunks' : 'none');
   row('verification', p.verify_k ? 'word ' + p.verify_k + '-grams' : 'none');
+  row('heavy revisions', p.heavy_revisions ? 'looked for' : 'not looked for');
   row('exclusions', exclusionsText(p));
   row('chunking', p.chunking);
   section.append(el('details', {}, el('summary', {}, 'Parameters'), params));

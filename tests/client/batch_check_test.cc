@@ -219,6 +219,11 @@ TEST(CheckReportTest, AHeavyRevisionIsSaidInTheJsonAndTheTerminalReportWhenAsked
   revision->set_violation(true);
   revision->set_revision_violation(true);
   revision->set_revision_grams(13);
+  v1::Span* run = revision->add_spans();
+  run->set_test_start(0);
+  run->set_test_end(13);
+  run->set_units(3);
+  run->set_revision_run(true);
   v1::Match* below = reply.add_matches();
   below->set_doc_id(5);
   below->set_ratio(0.02);
@@ -227,14 +232,17 @@ TEST(CheckReportTest, AHeavyRevisionIsSaidInTheJsonAndTheTerminalReportWhenAsked
   EXPECT_EQ(line["params"]["heavy_revisions"], true);
   EXPECT_EQ(line["matches"][0]["decided_by"], json({"heavy_revision"}));
   EXPECT_EQ(line["matches"][0]["revision_grams"], 13);
+  EXPECT_EQ(line["matches"][0]["spans"][0]["revision_run"], true);
   EXPECT_EQ(line["matches"][1]["decided_by"], json::array());
   EXPECT_EQ(line["matches"][1]["revision_grams"], 2);
   std::ostringstream human;
-  PrintCheckHuman(reply, "", false, human);
+  PrintCheckHuman(reply, "narrow tubes with small emitters", false, human);
   EXPECT_NE(human.str().find("VIOLATION by heavy revision\n  heavy revision: 13 of its 3-word "
                              "runs in the order of both texts"),
             std::string::npos)
       << human.str();
+  EXPECT_NE(human.str().find("bytes 0-13: [[narrow tubes ]]"), std::string::npos) << human.str();
+  EXPECT_NE(human.str().find("[run kept in the same order]"), std::string::npos) << human.str();
   EXPECT_NE(human.str().find("; heavy revisions looked for;"), std::string::npos) << human.str();
   // A check that did not ask keeps the pinned form.
   reply.mutable_params()->set_heavy_revisions(false);

@@ -414,6 +414,7 @@ TEST_F(CopsCliTest, HeavyRevisionsAreFoundWhenTheCheckAsksForThem) {
   EXPECT_EQ(human.exit_code, 1) << human.err;
   EXPECT_NE(human.out.find("VIOLATION by heavy revision\n  heavy revision: "), std::string::npos)
       << human.out;
+  EXPECT_NE(human.out.find("[run kept in the same order]"), std::string::npos) << human.out;
 }
 
 TEST_F(CopsCliTest, CompareUsesTheServersChunkingParameters) {

@@ -339,6 +339,11 @@ TEST(CheckHtmlReportTest, AViolationAsAHeavyRevisionSaysSoInTheVerdictAndTheSour
   m->set_violation(true);
   m->set_revision_violation(true);
   m->set_revision_grams(13);
+  v1::Span* run = m->add_spans();  // "rewritten essay", a run kept in order
+  run->set_test_start(2);
+  run->set_test_end(17);
+  run->set_units(2);
+  run->set_revision_run(true);
   CheckHtmlReport report(nullptr);
   report.Add("essay.txt", "A rewritten essay.", reply);
   const std::string page = report.Finish();
@@ -349,6 +354,15 @@ TEST(CheckHtmlReportTest, AViolationAsAHeavyRevisionSaysSoInTheVerdictAndTheSour
             std::string::npos)
       << page;
   EXPECT_NE(page.find("<dt>heavy revisions</dt><dd>looked for</dd>"), std::string::npos) << page;
+  // The run is shown side by side, marked, and counts for no share of the text.
+  EXPECT_NE(page.find("<tr data-revision-run><td class=passage><span class=muted>bytes 2-17 "
+                      "&middot; a run kept in the same order (heavy revision)</span>\n"
+                      "rewritten essay"),
+            std::string::npos)
+      << page;
+  EXPECT_NE(page.find("similarity <span class=figure>0.0%</span>"), std::string::npos) << page;
+  const std::vector<AllocatedRange> counted = AllocatePassages(reply, 18);
+  EXPECT_TRUE(counted.empty());
   m->set_revision_violation(false);
   m->set_chunk_violation(true);
   CheckHtmlReport by_chunks(nullptr);

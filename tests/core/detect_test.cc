@@ -732,6 +732,32 @@ TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteByItsGramsInTheSourcesOrder) {
   EXPECT_FALSE(m.chunk_violation);  // the report says which evidence decided
   EXPECT_GE(m.revision_grams, 22u);
   EXPECT_LT(m.ratio, on.threshold);  // no passage counts
+  // The report shows the chain: its runs, in test order, each the same words in both texts
+  // (registered unit u is word w(2000 + u)).
+  const std::string test = Rewrite(false);
+  std::vector<const Span*> runs;
+  for (const Span& span : m.spans) {
+    if (span.revision_run) runs.push_back(&span);
+  }
+  ASSERT_GE(runs.size(), 19u);
+  for (size_t j = 0; j < runs.size(); ++j) {
+    const Span& run = *runs[j];
+    if (j > 0) {
+      EXPECT_GT(run.test_start, runs[j - 1]->test_start);
+    }
+    EXPECT_EQ(run.chunks, 0u);
+    EXPECT_EQ(run.excluded, Exclusion::kNone);
+    ASSERT_EQ(run.registered_unit_end - run.registered_unit_begin, run.units);
+    EXPECT_EQ(
+        test.substr(run.test_start, run.test_end - run.test_start),
+        Words(2000 + static_cast<int>(run.registered_unit_begin), static_cast<int>(run.units)));
+  }
+  CheckOptions no_spans = on;
+  no_spans.want_spans = false;
+  const Report bare = Check(Rewrite(false), no_spans);
+  ASSERT_FALSE(bare.matches.empty());
+  EXPECT_TRUE(bare.matches[0].revision_violation);
+  EXPECT_TRUE(bare.matches[0].spans.empty());
   // Off by default (docs/accuracy.md: it also flags a genre's templates).
   EXPECT_FALSE(Check(Rewrite(false)).violation);
   // The same runs out of the source's order: a text on the same subject.

@@ -237,6 +237,13 @@ TEST(LongestSharedChainTest, TheChainAdvancesInBothTextsWhateverTheGaps) {
   TestGrams t;
   t.Build(test);
   EXPECT_EQ(LongestSharedChain(t, Seq(1000, 100), all), 5u);
+  // Its members: (test, registered) positions of one longest chain, both rising.
+  std::vector<std::pair<uint32_t, uint32_t>> members;
+  LongestSharedChain(t, Seq(1000, 100), all, &members);
+  using P = std::pair<uint32_t, uint32_t>;
+  EXPECT_TRUE(members == (std::vector<P>{{2, 10}, {9, 30}, {30, 40}, {41, 50}, {55, 90}}) ||
+              members == (std::vector<P>{{2, 10}, {15, 20}, {30, 40}, {41, 50}, {55, 90}}))
+      << ::testing::PrintToString(members);
   // Only the grams `eligible` accepts (test positions), and none that does not count.
   EXPECT_EQ(LongestSharedChain(t, Seq(1000, 100), [](uint32_t i) { return i != 30; }), 4u);
   std::vector<Exclusion> excluded(test.size(), Exclusion::kNone);
@@ -256,6 +263,12 @@ TEST(LongestSharedChainTest, EachGramOfEitherTextJoinsOnce) {
   EXPECT_EQ(LongestSharedChain(t, std::vector<uint32_t>{7, 7, 7}, all), 1u);
   t.Build(std::vector<uint32_t>{7, 8, 9});
   EXPECT_EQ(LongestSharedChain(t, std::vector<uint32_t>{1, 2, 3}, all), 0u);
+  std::vector<std::pair<uint32_t, uint32_t>> members = {{1, 1}};
+  LongestSharedChain(t, std::vector<uint32_t>{1, 2, 3}, all, &members);
+  EXPECT_TRUE(members.empty());
+  t.Build(std::vector<uint32_t>{7, 7, 8});
+  LongestSharedChain(t, std::vector<uint32_t>{7, 8}, all, &members);
+  EXPECT_EQ(members, (std::vector<std::pair<uint32_t, uint32_t>>{{1, 0}, {2, 1}}));
 }
 
 }  // namespace

@@ -249,6 +249,30 @@ TEST(CopyDetectorHeavyRevisionsTest, AHeavyRewriteIsFoundOnlyWhenTheCheckAsksFor
   EXPECT_TRUE(m.revision_violation);
   EXPECT_FALSE(m.chunk_violation);
   EXPECT_GE(m.revision_grams, request.options.revision_min_grams);
+  // Its runs are shown in both texts: the same words (placed in the stored text).
+  const auto words = [](std::string_view text) {
+    std::string out;
+    for (const char c : text) {
+      if (std::isalnum(static_cast<unsigned char>(c))) {
+        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      } else if (!out.empty() && out.back() != ' ') {
+        out += ' ';
+      }
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+  };
+  const std::string_view test = kIrrigationReworded, source = kIrrigation;
+  int runs = 0;
+  for (const Span& run : m.spans) {
+    if (!run.revision_run) continue;
+    ++runs;
+    ASSERT_TRUE(run.has_registered);
+    EXPECT_EQ(
+        words(test.substr(run.test_start, run.test_end - run.test_start)),
+        words(source.substr(run.registered_start, run.registered_end - run.registered_start)));
+  }
+  EXPECT_GE(runs, 3);
 
   request.content = kSprinklers;
   ASSERT_OK_AND_ASSIGN(CheckResult unrelated, x.detector->Check(request));

@@ -269,6 +269,12 @@ def run(driver, args):
     check("done: VIOLATION" in again.text, "reworded-again.txt: " + again.text[:300])
     decision = again.find_element(By.CSS_SELECTOR, "table.sources tbody tr td:last-child").text
     check(decision.startswith("violation: heavy revision ("), "the decision: " + decision)
+    # Its evidence: the runs kept in the same order, side by side with the registered text.
+    runs = again.find_elements(By.CSS_SELECTOR, "table.sbs tr[data-revision-run]")
+    check(runs and all("a run kept in the same order" in r.text for r in runs),
+          "the heavy revision's runs: %s" % [r.text for r in runs])
+    check(any("fine mesh" in r.text for r in runs), "no run holds 'fine mesh': %s"
+          % [r.text for r in runs])
     heavy_box.send_keys(Keys.SPACE)
 
     check(not unlabelled_controls(driver), "unlabelled: %s" % unlabelled_controls(driver))
