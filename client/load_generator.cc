@@ -284,7 +284,7 @@ bool RunLoad(const std::vector<Client*>& clients, const LoadOptions& o, std::ost
       v1::CheckDocumentRequest request;
       request.set_content(prepared.empty() ? message(n) : std::move(prepared[n]));  // sent once
       request.set_format(v1::DOCUMENT_FORMAT_TEXT);
-      request.mutable_options()->set_heavy_revisions(o.heavy_revisions);
+      if (o.heavy_revisions) request.mutable_options()->set_heavy_revisions(true);
       lat.bytes += request.content().size();
       absl::StatusOr<v1::CheckDocumentReply> reply = client.Check(request);
       if (reply.ok() && reply->violation()) ++lat.violations;

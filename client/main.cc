@@ -226,7 +226,8 @@ struct CheckArgs {
   bool exclude_quotes = false, exclude_references = false;
   uint32_t min_match_words = 0;
   std::optional<uint32_t> min_violation_words;
-  bool heavy_revisions = false;
+  // --heavy-revisions counts up, --no-heavy-revisions down; 0: neither (the server's default).
+  int heavy_revisions = 0;
 };
 
 // The request every document of a check is sent with (all but its content).
@@ -253,7 +254,7 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequest(const CheckArgs& a) {
   o->set_exclude_references(a.exclude_references);
   o->set_min_match_units(a.min_match_words);
   if (a.min_violation_words) o->set_min_violation_units(*a.min_violation_words);
-  o->set_heavy_revisions(a.heavy_revisions);
+  if (a.heavy_revisions != 0) o->set_heavy_revisions(a.heavy_revisions > 0);
   for (const std::string& c : a.collections) request.add_collections(c);
   return request;
 }
@@ -685,9 +686,10 @@ CLI::App* AddCheckCommand(CLI::App* app, CheckArgs* chk) {
   cmd->add_option("--min-violation-words", chk->min_violation_words,
                   "A violation needs matched passages of this many words in all, whatever "
                   "the ratio (default 12; 0 = any)");
-  cmd->add_flag("--heavy-revisions", chk->heavy_revisions,
-                "Also report heavy rewrites of a registered text: its 3-word runs kept in order "
-                "(docs/accuracy.md; may flag texts built from one template)");
+  cmd->add_flag("--heavy-revisions,!--no-heavy-revisions", chk->heavy_revisions,
+                "Also report (or not) heavy rewrites of a registered text: its 3-word runs kept "
+                "in order (docs/accuracy.md; may flag texts built from one template). Neither: "
+                "as the server decides (copsd --heavy-revisions)");
   return cmd;
 }
 

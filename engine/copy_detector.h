@@ -57,6 +57,10 @@ struct CopyDetectorOptions {
   // LaTeX and ODT report theirs either way (ODT then without the named styles of its
   // styles.xml). Registrations never look.
   bool pdf_hidden_text = true;
+  // Checks that do not say (v1.CheckOptions.heavy_revisions unset) look for heavy revisions
+  // (CheckOptions::revision_share = kHeavyRevisionShare; copsd --heavy-revisions): for a
+  // registry of prose whose owners want rewrites found, not of texts made from templates.
+  bool heavy_revisions = false;
   // Wall clock in microseconds since the epoch (replaceable for tests): registration times,
   // and the "now" against which expiries and embargoes are checked.
   std::function<int64_t()> now_micros = WallClockMicros;

@@ -383,7 +383,7 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequestOf(const Upload& u, const F
   COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> min_violation, f.Unsigned32("min_violation_units"));
   if (min_violation.has_value()) o->set_min_violation_units(*min_violation);
   COPS_ASSIGN_OR_RETURN(std::optional<bool> heavy_revisions, f.Bool("heavy_revisions"));
-  o->set_heavy_revisions(heavy_revisions.value_or(false));
+  if (heavy_revisions.has_value()) o->set_heavy_revisions(*heavy_revisions);
   COPS_ASSIGN_OR_RETURN(std::optional<uint32_t> sample_size, f.Unsigned32("sample_size"));
   o->set_sample_size(sample_size.value_or(0));
   COPS_ASSIGN_OR_RETURN(std::optional<uint64_t> sample_seed, f.Unsigned("sample_seed"));
@@ -956,8 +956,9 @@ struct HttpApi::Impl {
   // GET /v1/session: whether a key is needed (a request without one reaches this only when
   // authentication is off or a client certificate came with it), who the caller is and by
   // which credential, and whether it may register documents and list their matches (an
-  // owner or an admin: the ListMatches probe is allowed). The page asks it first to know
-  // what to show; an unknown key or certificate is 401.
+  // owner or an admin: the ListMatches probe is allowed), and the defaults of a check that
+  // does not say (its boxes start so). The page asks it first to know what to show; an
+  // unknown key or certificate is 401.
   void Session(const httplib::Request& req, httplib::Response& res) {
     v1::ListMatchesRequest probe;
     probe.set_limit(1);
@@ -981,7 +982,8 @@ struct HttpApi::Impl {
     res.set_content(Dump({{"auth_required", options.auth_required},
                           {"may_register", reply.ok()},
                           {"principal", principal},
-                          {"credential", credential}}),
+                          {"credential", credential},
+                          {"check_defaults", {{"heavy_revisions", options.heavy_revisions}}}}),
                     kJson);
   }
 

@@ -79,6 +79,9 @@ struct HttpApiOptions {
       authenticate;
   // How long the reply of a request with an Idempotency-Key is replayed to its retries.
   std::chrono::seconds idempotency_keep{86400};
+  // The service's default for checks that do not say (copsd --heavy-revisions), told to the
+  // web page by GET /v1/session so that its box starts as the server would decide.
+  bool heavy_revisions = false;
 };
 
 class HttpApi {

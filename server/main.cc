@@ -88,6 +88,7 @@ absl::StatusOr<std::unique_ptr<IndexGenerations>> OpenGenerations(const ServerCo
   index_options.detector.max_document_bytes = config.max_document_bytes;
   index_options.detector.bulk_window_documents = config.bulk_window_documents;
   index_options.detector.pdf_hidden_text = config.pdf_hidden_text;
+  index_options.detector.heavy_revisions = config.heavy_revisions;
   return IndexGenerations::Open(std::move(index_options));
 }
 
@@ -157,6 +158,7 @@ HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
   o.max_body_bytes = config.http_max_body_bytes != 0 ? config.http_max_body_bytes
                                                      : config.max_document_bytes + (1u << 20);
   o.threads = config.http_threads;
+  o.heavy_revisions = config.heavy_revisions;
   o.max_queued_connections = config.http_max_queued_connections;
   o.request_timeout = std::chrono::milliseconds(config.http_request_timeout_ms);
   o.idle_timeout = std::chrono::milliseconds(config.http_idle_timeout_ms);

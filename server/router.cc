@@ -249,11 +249,20 @@ absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
                         Admit(request.content().size(), deadline));
   COPS_RETURN_IF_ERROR(TakeToken(principal));
+  // The router's defaults decide for the whole cluster what the check left unsaid: every
+  // partition answers the same question, whatever its own flags.
+  std::optional<v1::CheckDocumentRequest> defaulted;
+  if (!request.options().has_heavy_revisions()) {
+    defaulted = request;
+    defaulted->mutable_options()->set_heavy_revisions(
+        generations_->Current()->options().heavy_revisions);
+  }
+  const v1::CheckDocumentRequest& forwarded = defaulted.has_value() ? *defaulted : request;
   const Forwarded caller = ForwardedIdentityMetadata(principal);
   std::vector<absl::StatusOr<v1::CheckDocumentReply>> replies = CallAll<v1::CheckDocumentReply>(
-      deadline, caller, [&request](Stub& stub, grpc::ClientContext& context,
-                           v1::CheckDocumentReply* reply) {
-        return stub.CheckDocument(&context, request, reply);
+      deadline, caller,
+      [&forwarded](Stub& stub, grpc::ClientContext& context, v1::CheckDocumentReply* reply) {
+        return stub.CheckDocument(&context, forwarded, reply);
       });
   std::vector<std::optional<v1::CheckDocumentReply>> answered(replies.size());
   std::vector<size_t> empty;  // partitions that know no document of a collection named

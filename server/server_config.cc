@@ -211,6 +211,11 @@ const std::vector<Flag>& Flags() {
        "several times the PDF's conversion cost; --pdf-hidden-text=false keeps only the other "
        "formats' (HTML, DOCX, LaTeX, ODT but its named styles; docs/converters.md)",
        Switch(&ServerConfig::pdf_hidden_text)},
+      {"heavy-revisions",
+       "Checks that do not say look for heavy revisions too: a registered text reworded "
+       "throughout, its order kept (docs/accuracy.md; texts made from one template may be "
+       "flagged as each other's)",
+       Switch(&ServerConfig::heavy_revisions)},
       {"bulk-window-documents",
        "Documents of a bulk stream written to the index together (1-65536; 16 MiB at most)",
        Value(&ServerConfig::bulk_window_documents), Checked(CLI::Range(1u, 65536u))},

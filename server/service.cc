@@ -363,6 +363,10 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   info.options.min_passage_units =
       std::max(info.options.min_passage_units, floors.min_passage_units);
   info.options.min_count = std::max(info.options.min_count, floors.min_count);
+  const std::shared_ptr<CopyDetector> detector = Detector();
+  if (!request.options().has_heavy_revisions() && detector->options().heavy_revisions) {
+    info.options.revision_share = kHeavyRevisionShare;  // the server's default
+  }
   // Refused for lack of room before any rate token is taken or memory is allocated for it.
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
                         Admit(*context, request.content().size()));
@@ -371,7 +375,6 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   // its rate, and at most kReadYourWritesWait. The collections' existence is asked after
   // it, since the awaited registration may have created one.
   COPS_RETURN_IF_ERROR(AwaitLogSequence(*context, request.min_log_sequence()));
-  const std::shared_ptr<CopyDetector> detector = Detector();
   COPS_ASSIGN_OR_RETURN(info.collections, CheckCollections(*authorizer_, principal, collections,
                                                            *detector->index()));
   info.template_collections = SearchedTemplates(*authorizer_, info.collections);

@@ -24,7 +24,8 @@ const EXCLUSION_LABELS = {
 };
 
 const session = { key: sessionStorage.getItem(KEY_STORAGE) || '', authRequired: true,
-                  mayRegister: false, principal: '', byCertificate: false };
+                  mayRegister: false, principal: '', byCertificate: false,
+                  defaultsShown: false };
 let documentCount = 0;
 const registeredTexts = new Map();  // doc id -> Promise of Uint8Array or null
 
@@ -104,6 +105,12 @@ async function refreshSession() {
     session.principal = reply.body.principal || '';
     // Under mutual TLS the client certificate may name the principal: no key is asked.
     session.byCertificate = reply.body.credential === 'certificate';
+    // The boxes start as the server decides a check that does not say; the page then sends
+    // what they show.
+    if (!session.defaultsShown) {
+      session.defaultsShown = true;
+      $('check-heavy').checked = Boolean((reply.body.check_defaults || {}).heavy_revisions);
+    }
     showWorkspace();
     return '';
   }
@@ -235,7 +242,7 @@ async function checkFile(file, name, format) {
   form.append('title', name);
   if (format) form.append('format', format);
   for (const c of collections()) form.append('collection', c);
-  if ($('check-heavy').checked) form.append('heavy_revisions', 'true');
+  form.append('heavy_revisions', String($('check-heavy').checked));
   const bytesPromise = file.arrayBuffer().then((b) => new Uint8Array(b));
   let job;
   try {
@@ -283,7 +290,7 @@ async function checkBatch(files) {
   const form = new FormData();
   for (const file of files) form.append('file', file, file.name);
   for (const c of collections()) form.append('collection', c);
-  if ($('check-heavy').checked) form.append('heavy_revisions', 'true');
+  form.append('heavy_revisions', String($('check-heavy').checked));
   const bytes = Promise.all(files.map((f) => f.arrayBuffer().then((b) => new Uint8Array(b))));
   let job;
   try {

@@ -417,6 +417,24 @@ TEST_F(CopsCliTest, HeavyRevisionsAreFoundWhenTheCheckAsksForThem) {
   EXPECT_NE(human.out.find("[run kept in the same order]"), std::string::npos) << human.out;
 }
 
+// copsd --heavy-revisions: a check that does not say looks for heavy revisions; one that
+// says --no-heavy-revisions does not.
+TEST_F(CopsCliTest, HeavyRevisionsAreTheServersDefaultWhenTheOperatorSaysSo) {
+  StartServer({"--heavy-revisions"});
+  const fs::path source = dir_ / "irrigation.txt";
+  const fs::path reworded = dir_ / "reworded.txt";
+  WriteFile(source, testing::kDripIrrigation.source);
+  WriteFile(reworded, testing::kDripIrrigation.reworded);
+  ASSERT_EQ(Cops({"register", source.string()}).exit_code, 0);
+  json j = CheckJson(reworded, 1);
+  EXPECT_EQ(j["params"]["heavy_revisions"], true);
+  ASSERT_FALSE(j["matches"].empty()) << j;
+  EXPECT_EQ(j["matches"][0]["decided_by"], json({"heavy_revision"})) << j;
+  j = CheckJson(reworded, 0, {"--no-heavy-revisions"});
+  EXPECT_EQ(j["params"]["heavy_revisions"], false);
+  EXPECT_EQ(j["violation"], false) << j;
+}
+
 TEST_F(CopsCliTest, CompareUsesTheServersChunkingParameters) {
   StartServer({"--verify-k", "6", "--auth", "on"});
   std::string admin_key = testing::ReadFileOrEmpty(dir_ / "data" / "admin.key");

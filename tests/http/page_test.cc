@@ -80,8 +80,8 @@ TEST(WebPageTest, WithoutAuthenticationThePageNeedsNoKey) {
   httplib::Client http("127.0.0.1", std::stoi(testing::ReadFileOrEmpty(http_port_file)));
   httplib::Result session = http.Get("/v1/session");
   ASSERT_TRUE(session);
-  EXPECT_EQ(session->body,
-            R"({"auth_required":false,"credential":"none","may_register":true,"principal":""})");
+  EXPECT_EQ(session->body, R"({"auth_required":false,"check_defaults":{"heavy_revisions":false},)"
+                           R"("credential":"none","may_register":true,"principal":""})");
   httplib::Result page = http.Get("/");
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 200);
@@ -89,6 +89,40 @@ TEST(WebPageTest, WithoutAuthenticationThePageNeedsNoKey) {
   EXPECT_EQ(page->get_header_value("X-Content-Type-Options"), "nosniff");
   EXPECT_EQ(page->get_header_value("Content-Type"), "text/html; charset=utf-8");
   EXPECT_NE(page->body.find("<input id=\"check-files\""), std::string::npos);
+  EXPECT_EQ((*copsd)->Stop(), 0);
+}
+
+// copsd --heavy-revisions: the session tells the page (whose box then starts ticked), and a
+// check over HTTP that does not say looks for heavy revisions; one that says false does not.
+TEST(WebPageTest, TheServersHeavyRevisionDefaultReachesThePageAndTheApi) {
+  testing::TempDir dir;
+  const fs::path http_port_file = dir.path() / "http.port";
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd = testing::CopsdProcess::Start(
+      dir.path(), {"--auth", "off", "--heavy-revisions", "--http-listen", "127.0.0.1:0",
+                   "--http-port-file", http_port_file.string()});
+  ASSERT_TRUE(copsd.ok()) << copsd.status();
+  httplib::Client http("127.0.0.1", std::stoi(testing::ReadFileOrEmpty(http_port_file)));
+  httplib::Result session = http.Get("/v1/session");
+  ASSERT_TRUE(session);
+  EXPECT_EQ(nlohmann::json::parse(session->body)["check_defaults"]["heavy_revisions"], true)
+      << session->body;
+  httplib::Result registered =
+      http.Post("/v1/documents?title=Irrigation", testing::kDripIrrigation.source, "text/plain");
+  ASSERT_TRUE(registered);
+  ASSERT_EQ(registered->status, 201) << registered->body;
+  httplib::Result unsaid = http.Post("/v1/checks", testing::kDripIrrigation.reworded, "text/plain");
+  ASSERT_TRUE(unsaid);
+  ASSERT_EQ(unsaid->status, 200) << unsaid->body;
+  const nlohmann::json by_default = nlohmann::json::parse(unsaid->body);
+  EXPECT_EQ(by_default["params"]["heavy_revisions"], true);
+  EXPECT_EQ(by_default["violation"], true) << unsaid->body;
+  httplib::Result refused = http.Post("/v1/checks?heavy_revisions=false",
+                                      testing::kDripIrrigation.reworded, "text/plain");
+  ASSERT_TRUE(refused);
+  ASSERT_EQ(refused->status, 200) << refused->body;
+  const nlohmann::json said = nlohmann::json::parse(refused->body);
+  EXPECT_EQ(said["params"]["heavy_revisions"], false);
+  EXPECT_EQ(said["violation"], false) << refused->body;
   EXPECT_EQ((*copsd)->Stop(), 0);
 }
 
@@ -109,22 +143,46 @@ std::string RunCommand(const std::string& command, int* exit_code) {
   return output;
 }
 
-// An owner signs in, registers a text through the page, uploads a DOCX copying it, a clean DOCX, a
-// file that is not the PDF it claims to be and a file named with HTML, pastes a copy, and reads the
-// reports, the error and the owner's matches (tests/http/page_test.py says what it asserts).
-// COPS_PAGE_SCREENSHOT=FILE keeps the screenshot it takes (docs/images/web-page.png).
-TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
+// Why the browser tests cannot run here, or "" when they can.
+std::string MissingBrowserTools() {
   for (const char* tool : {"/usr/bin/chromium", "/usr/bin/chromedriver", kPython}) {
     if (access(tool, X_OK) != 0) {
-      GTEST_SKIP() << tool << " is missing: scripts/install-deps.sh installs chromium, "
-                   << "chromium-driver and python3-selenium";
+      return std::string(tool) + " is missing: scripts/install-deps.sh installs chromium, " +
+             "chromium-driver and python3-selenium";
     }
   }
   int code = 0;
   RunCommand(std::string(kPython) + " -c 'import selenium'", &code);
-  if (code != 0) {
-    GTEST_SKIP() << "python3-selenium is missing: scripts/install-deps.sh installs it";
-  }
+  if (code != 0) return "python3-selenium is missing: scripts/install-deps.sh installs it";
+  return "";
+}
+
+// An owner signs in, registers a text through the page, uploads a DOCX copying it, a clean DOCX, a
+// file that is not the PDF it claims to be and a file named with HTML, pastes a copy, and reads the
+// reports, the error and the owner's matches (tests/http/page_test.py says what it asserts).
+// COPS_PAGE_SCREENSHOT=FILE keeps the screenshot it takes (docs/images/web-page.png).
+// The page of a copsd --heavy-revisions starts with its heavy-revision box ticked, in Chromium.
+TEST(WebPageTest, ThePagesHeavyRevisionBoxStartsAsTheServerDecides) {
+  if (const std::string missing = MissingBrowserTools(); !missing.empty()) GTEST_SKIP() << missing;
+  testing::TempDir dir;
+  const fs::path http_port_file = dir.path() / "http.port";
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd = testing::CopsdProcess::Start(
+      dir.path(), {"--auth", "off", "--heavy-revisions", "--http-listen", "127.0.0.1:0",
+                   "--http-port-file", http_port_file.string()});
+  ASSERT_TRUE(copsd.ok()) << copsd.status();
+  int code = 0;
+  const std::string output =
+      RunCommand(std::string(kPython) + " " + COPS_HTTP_TEST_SOURCE_DIR +
+                     "/tests/http/page_test.py --heavy-revisions-default --url http://127.0.0.1:" +
+                     std::to_string(std::stoi(testing::ReadFileOrEmpty(http_port_file))),
+                 &code);
+  EXPECT_EQ(code, 0) << output;
+  EXPECT_EQ((*copsd)->Stop(), 0);
+}
+
+TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
+  if (const std::string missing = MissingBrowserTools(); !missing.empty()) GTEST_SKIP() << missing;
+  int code = 0;
   // The source tree, from the build (ctest's ENVIRONMENT carries only COPS_BUILD_DIR).
   const std::string source_dir = COPS_HTTP_TEST_SOURCE_DIR;
 
@@ -192,8 +250,8 @@ TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
       {"Authorization", "Bearer " + checker["api_key"].get<std::string>()}};
   httplib::Result session = http.Get("/v1/session", as_checker);
   ASSERT_TRUE(session);
-  EXPECT_EQ(session->body,
-            R"({"auth_required":true,"credential":"api_key","may_register":false,"principal":"pc"})");
+  EXPECT_EQ(session->body, R"({"auth_required":true,"check_defaults":{"heavy_revisions":false},)"
+                           R"("credential":"api_key","may_register":false,"principal":"pc"})");
   httplib::Result text = http.Get("/v1/documents/1/content", as_checker);
   ASSERT_TRUE(text);
   EXPECT_EQ(text->status, 403) << text->body;

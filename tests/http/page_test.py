@@ -11,6 +11,11 @@ DIR holds source.txt (registered through the page), copy.docx (copies it), clean
 broken.pdf (not a PDF) and a text file named with HTML; copy.docx, clean.docx and source.txt
 are also checked as one batch job. Exits 0 when every check held; prints
 what failed otherwise.
+
+  page_test.py --url http://127.0.0.1:PORT --heavy-revisions-default
+
+checks only that the page of a copsd --heavy-revisions (authentication off) starts with its
+heavy-revision box ticked.
 """
 
 import argparse
@@ -70,11 +75,16 @@ def unlabelled_controls(driver):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
-    parser.add_argument("--key", required=True, help="an owner's API key")
-    parser.add_argument("--principal", required=True, help="the owner's name")
-    parser.add_argument("--dir", required=True)
-    parser.add_argument("--screenshot", required=True)
+    parser.add_argument("--key", help="an owner's API key")
+    parser.add_argument("--principal", help="the owner's name")
+    parser.add_argument("--dir")
+    parser.add_argument("--screenshot")
+    parser.add_argument("--heavy-revisions-default", action="store_true",
+                        help="only check that the heavy-revision box starts ticked")
     args = parser.parse_args()
+    if not args.heavy_revisions_default and not (args.key and args.principal and args.dir and
+                                                 args.screenshot):
+        parser.error("--key, --principal, --dir and --screenshot are required")
 
     # The page's responses carry the policy (and nosniff) the browser enforces below.
     for path in ("/", "/app.js", "/app.css"):
@@ -90,9 +100,23 @@ def main():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
     try:
-        run(driver, args)
+        if args.heavy_revisions_default:
+            run_with_heavy_revisions_default(driver, args)
+        else:
+            run(driver, args)
     finally:
         driver.quit()
+
+
+def run_with_heavy_revisions_default(driver, args):
+    """The server looks for heavy revisions unless told not to: the box starts ticked, once
+    the page has asked for its session (the workspace shows), and the keyboard unticks it."""
+    driver.get(args.url + "/")
+    wait(driver, lambda d: d.find_element(By.ID, "workspace").is_displayed(), "the workspace")
+    heavy_box = driver.find_element(By.ID, "check-heavy")
+    wait(driver, lambda d: heavy_box.is_selected(), "the heavy-revision box to start ticked")
+    heavy_box.send_keys(Keys.SPACE)
+    check(not heavy_box.is_selected(), "the heavy-revision box is not unticked by the keyboard")
 
 
 def run(driver, args):

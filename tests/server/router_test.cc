@@ -28,6 +28,7 @@
 #include "gtest/gtest.h"
 #include "proto/cops_admin.grpc.pb.h"
 #include "tests/testing/copsd_process.h"
+#include "tests/testing/documents.h"
 #include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
 #include "tests/testing/net.h"
@@ -150,6 +151,7 @@ class PartitionedClusterTest : public ::testing::Test {
     }
     std::vector<std::string> router = {"--route", nats_->url(), "--partitions", "2",
                                        "--route-timeout-ms", "5000"};
+    for (const std::string& flag : RouterFlags()) router.push_back(flag);
     for (uint32_t p = 0; p < 2; ++p) {
       for (uint32_t r = 0; r < 2; ++r) {
         router.push_back("--replica");
@@ -161,6 +163,8 @@ class PartitionedClusterTest : public ::testing::Test {
   }
   // Whether the replicas serve /metrics on metrics_ports_.
   virtual bool WithMetrics() const { return false; }
+  // The router's own flags beyond those of the cluster.
+  virtual std::vector<std::string> RouterFlags() const { return {}; }
 
   void TearDown() override {
     for (auto& partition : replicas_) {
@@ -439,6 +443,34 @@ TEST_F(PartitionedClusterMetricsTest, APartitionsReplicasTakeTurnsAnsweringCheck
     EXPECT_EQ(a, kChecks / 2) << "partition " << p;
     EXPECT_EQ(b, kChecks / 2) << "partition " << p;
   }
+}
+
+// The router's check defaults decide for the cluster: with copsd --heavy-revisions on the
+// router alone, a routed check that does not say looks for heavy revisions on every
+// partition, and one that says no does not.
+class RouterCheckDefaultsTest : public PartitionedClusterTest {
+ protected:
+  std::vector<std::string> RouterFlags() const override { return {"--heavy-revisions"}; }
+};
+
+TEST_F(RouterCheckDefaultsTest, TheRoutersHeavyRevisionDefaultReachesEveryPartition) {
+  v1::Document source;
+  source.set_content(testing::kDripIrrigation.source);
+  source.mutable_metadata()->set_title("drip irrigation");
+  ASSERT_OK_AND_ASSIGN(v1::RegisterDocumentReply registered, router_.client->Register(source));
+  v1::CheckDocumentRequest request;
+  request.set_content(testing::kDripIrrigation.reworded);
+  request.set_min_log_sequence(registered.doc_id());  // the source is there on its partition
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply unsaid, router_.client->Check(request));
+  EXPECT_TRUE(unsaid.params().heavy_revisions());
+  ASSERT_EQ(unsaid.matches_size(), 1) << unsaid.DebugString();
+  EXPECT_EQ(unsaid.matches(0).doc_id(), registered.doc_id());
+  EXPECT_TRUE(unsaid.matches(0).revision_violation()) << unsaid.DebugString();
+  EXPECT_TRUE(unsaid.violation());
+  request.mutable_options()->set_heavy_revisions(false);
+  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply said, router_.client->Check(request));
+  EXPECT_FALSE(said.params().heavy_revisions());
+  EXPECT_FALSE(said.violation()) << said.DebugString();
 }
 
 TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocumentsPartition) {

@@ -141,6 +141,17 @@ TEST_F(ServerConfigTest, PdfHiddenTextIsOnUnlessTurnedOff) {
   EXPECT_FALSE(c->pdf_hidden_text);
 }
 
+// Heavy revisions are off unless the operator asks for them (by flag, environment or the
+// config file), since they also flag texts made from one template.
+TEST_F(ServerConfigTest, HeavyRevisionsAreOffUnlessTheOperatorTurnsThemOn) {
+  absl::StatusOr<ServerConfig> c = Parse({});
+  ASSERT_OK(c);
+  EXPECT_FALSE(c->heavy_revisions);
+  c = Parse({"--heavy-revisions"});
+  ASSERT_OK(c);
+  EXPECT_TRUE(c->heavy_revisions);
+}
+
 TEST_F(ServerConfigTest, OverloadLimitsHaveExplicitDefaults) {
   absl::StatusOr<ServerConfig> c = Parse({});
   ASSERT_OK(c);
