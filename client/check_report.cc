@@ -22,12 +22,6 @@ std::string_view KindName(v1::ManipulationKind k) {
   return ManipulationKindName(static_cast<ManipulationKind>(k));
 }
 
-// A reply from a server before chunk_violation said only "violation": then by chunks.
-bool ChunkViolation(const v1::Match& m) {
-  return m.chunk_violation() ||
-         (m.violation() && !m.stem_pair_violation() && !m.revision_violation());
-}
-
 json CheckJson(const v1::CheckDocumentReply& r) {
   json matches = json::array();
   for (const v1::Match& m : r.matches()) {
@@ -150,6 +144,11 @@ std::string ExclusionsText(const v1::CheckParams& p) {
     add("templates (" + names + ")");
   }
   return out.empty() ? "none" : out;
+}
+
+bool ChunkViolation(const v1::Match& m) {
+  return m.chunk_violation() ||
+         (m.violation() && !m.stem_pair_violation() && !m.revision_violation());
 }
 
 std::string DecidedByText(const v1::Match& m) {

@@ -47,6 +47,10 @@ std::string ExclusionsText(const v1::CheckParams& params);
 // "shared with a template", "shorter than the minimum match"; "" for EXCLUSION_NONE.
 std::string ExclusionLabel(v1::Exclusion reason);
 
+// Whether the match's shared passages passed the decision function (Match.chunk_violation; a
+// reply from a server before that field said only "violation": then by chunks).
+bool ChunkViolation(const v1::Match& match);
+
 // Which decision made a match a violation, for people: "chunks" (its shared passages passed
 // the decision function), "stem pairs" (its content-stem pairs did, docs/accuracy.md step
 // 4), "chunks and stem pairs", or "" when it is no violation.

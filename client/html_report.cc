@@ -309,10 +309,10 @@ void CheckHtmlReport::Add(const std::string& path, const std::string& content,
   // a similarity near 0 and no marked passage, so the verdict line says why.
   bool by_chunks = false, by_pairs = false, by_revision = false;
   for (const v1::Match& m : reply.matches()) {
-    const std::string why = DecidedByText(m);
-    by_chunks |= why.find("chunks") != std::string::npos;
-    by_pairs |= why.find("stem pairs") != std::string::npos;
-    by_revision |= why.find("heavy revision") != std::string::npos;
+    if (!m.violation()) continue;
+    by_chunks |= ChunkViolation(m);
+    by_pairs |= m.stem_pair_violation();
+    by_revision |= m.revision_violation();
   }
   std::string decided_by;
   if (by_pairs || by_revision) {
