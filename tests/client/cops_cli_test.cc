@@ -122,6 +122,15 @@ class CopsCliTest : public ::testing::Test {
     return j;
   }
 
+  // Registers testing::kDripIrrigation's source; *reworded: a file of its heavy rewrite.
+  void RegisterHeavyRewriteSource(fs::path* reworded) {
+    const fs::path source = dir_ / "irrigation.txt";
+    *reworded = dir_ / "reworded.txt";
+    WriteFile(source, testing::kDripIrrigation.source);
+    WriteFile(*reworded, testing::kDripIrrigation.reworded);
+    ASSERT_EQ(Cops({"register", source.string()}).exit_code, 0);
+  }
+
   uint64_t Documents() {
     CliRun r = Cops({"--json", "stats"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -399,11 +408,8 @@ TEST_F(CopsCliTest, ExclusionsAndTemplateCollectionsChangeTheVerdict) {
 // its passages, is one as a heavy revision when asked for; the terminal report says why.
 TEST_F(CopsCliTest, HeavyRevisionsAreFoundWhenTheCheckAsksForThem) {
   StartServer();
-  const fs::path source = dir_ / "irrigation.txt";
-  const fs::path reworded = dir_ / "reworded.txt";
-  WriteFile(source, testing::kDripIrrigation.source);
-  WriteFile(reworded, testing::kDripIrrigation.reworded);
-  ASSERT_EQ(Cops({"register", source.string()}).exit_code, 0);
+  fs::path reworded;
+  ASSERT_NO_FATAL_FAILURE(RegisterHeavyRewriteSource(&reworded));
   json j = CheckJson(reworded, 0);
   EXPECT_EQ(j["params"]["heavy_revisions"], false);
   j = CheckJson(reworded, 1, {"--heavy-revisions"});
@@ -421,11 +427,8 @@ TEST_F(CopsCliTest, HeavyRevisionsAreFoundWhenTheCheckAsksForThem) {
 // says --no-heavy-revisions does not.
 TEST_F(CopsCliTest, HeavyRevisionsAreTheServersDefaultWhenTheOperatorSaysSo) {
   StartServer({"--heavy-revisions"});
-  const fs::path source = dir_ / "irrigation.txt";
-  const fs::path reworded = dir_ / "reworded.txt";
-  WriteFile(source, testing::kDripIrrigation.source);
-  WriteFile(reworded, testing::kDripIrrigation.reworded);
-  ASSERT_EQ(Cops({"register", source.string()}).exit_code, 0);
+  fs::path reworded;
+  ASSERT_NO_FATAL_FAILURE(RegisterHeavyRewriteSource(&reworded));
   json j = CheckJson(reworded, 1);
   EXPECT_EQ(j["params"]["heavy_revisions"], true);
   ASSERT_FALSE(j["matches"].empty()) << j;

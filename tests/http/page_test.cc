@@ -69,15 +69,28 @@ TEST(PageAssetsTest, TheSourceColoursAreThoseOfTheHtmlReport) {
   EXPECT_EQ(SourceColour(12), SourceColour(0)) << "app.js cycles through 12 colours";
 }
 
+// copsd in `dir` with authentication off and `flags`, serving HTTP on a free loopback port
+// (*http_port; copsd writes its file before the gRPC one, which Start() waits for).
+absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> StartWithoutAuthentication(
+    const fs::path& dir, const std::vector<std::string>& flags, int* http_port) {
+  const fs::path port_file = dir / "http.port";
+  std::vector<std::string> all = {
+      "--auth", "off", "--http-listen", "127.0.0.1:0", "--http-port-file", port_file.string()};
+  all.insert(all.end(), flags.begin(), flags.end());
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd =
+      testing::CopsdProcess::Start(dir, all);
+  if (copsd.ok()) *http_port = std::stoi(testing::ReadFileOrEmpty(port_file));
+  return copsd;
+}
+
 // Where authentication is off, the page needs no key: the session says so.
 TEST(WebPageTest, WithoutAuthenticationThePageNeedsNoKey) {
   testing::TempDir dir;
-  const fs::path http_port_file = dir.path() / "http.port";
+  int http_port = 0;
   absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd =
-      testing::CopsdProcess::Start(dir.path(), {"--auth", "off", "--http-listen", "127.0.0.1:0",
-                                                "--http-port-file", http_port_file.string()});
+      StartWithoutAuthentication(dir.path(), {}, &http_port);
   ASSERT_TRUE(copsd.ok()) << copsd.status();
-  httplib::Client http("127.0.0.1", std::stoi(testing::ReadFileOrEmpty(http_port_file)));
+  httplib::Client http("127.0.0.1", http_port);
   httplib::Result session = http.Get("/v1/session");
   ASSERT_TRUE(session);
   EXPECT_EQ(session->body, R"({"auth_required":false,"check_defaults":{"heavy_revisions":false},)"
@@ -96,12 +109,11 @@ TEST(WebPageTest, WithoutAuthenticationThePageNeedsNoKey) {
 // check over HTTP that does not say looks for heavy revisions; one that says false does not.
 TEST(WebPageTest, TheServersHeavyRevisionDefaultReachesThePageAndTheApi) {
   testing::TempDir dir;
-  const fs::path http_port_file = dir.path() / "http.port";
-  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd = testing::CopsdProcess::Start(
-      dir.path(), {"--auth", "off", "--heavy-revisions", "--http-listen", "127.0.0.1:0",
-                   "--http-port-file", http_port_file.string()});
+  int http_port = 0;
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd =
+      StartWithoutAuthentication(dir.path(), {"--heavy-revisions"}, &http_port);
   ASSERT_TRUE(copsd.ok()) << copsd.status();
-  httplib::Client http("127.0.0.1", std::stoi(testing::ReadFileOrEmpty(http_port_file)));
+  httplib::Client http("127.0.0.1", http_port);
   httplib::Result session = http.Get("/v1/session");
   ASSERT_TRUE(session);
   EXPECT_EQ(nlohmann::json::parse(session->body)["check_defaults"]["heavy_revisions"], true)
@@ -165,16 +177,15 @@ std::string MissingBrowserTools() {
 TEST(WebPageTest, ThePagesHeavyRevisionBoxStartsAsTheServerDecides) {
   if (const std::string missing = MissingBrowserTools(); !missing.empty()) GTEST_SKIP() << missing;
   testing::TempDir dir;
-  const fs::path http_port_file = dir.path() / "http.port";
-  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd = testing::CopsdProcess::Start(
-      dir.path(), {"--auth", "off", "--heavy-revisions", "--http-listen", "127.0.0.1:0",
-                   "--http-port-file", http_port_file.string()});
+  int http_port = 0;
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd =
+      StartWithoutAuthentication(dir.path(), {"--heavy-revisions"}, &http_port);
   ASSERT_TRUE(copsd.ok()) << copsd.status();
   int code = 0;
   const std::string output =
       RunCommand(std::string(kPython) + " " + COPS_HTTP_TEST_SOURCE_DIR +
                      "/tests/http/page_test.py --heavy-revisions-default --url http://127.0.0.1:" +
-                     std::to_string(std::stoi(testing::ReadFileOrEmpty(http_port_file))),
+                     std::to_string(http_port),
                  &code);
   EXPECT_EQ(code, 0) << output;
   EXPECT_EQ((*copsd)->Stop(), 0);
