@@ -268,9 +268,9 @@ struct RouterRole {
 };
 
 absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
-                                           IndexGenerations* generations,
-                                           Authorizer* authorizer, UsageLedger* usage,
-                                           AdmissionControl* admission) {
+                                           IndexGenerations* generations, Authorizer* authorizer,
+                                           UsageLedger* usage, AdmissionControl* admission,
+                                           CheckVerdictCounter* verdicts) {
   RouterRole role;
   if (config.route_url.empty()) return role;
   const RegistrationStreamOptions stream = RegistrationStreamOf(config, config.route_url);
@@ -300,6 +300,7 @@ absl::StatusOr<RouterRole> StartRouterRole(const ServerConfig& config,
   const uint32_t partitions = role.directory->partitions();
   options.fan_out_threads =
       partitions > 1 ? size_t{admission->limits().max_calls} * (partitions - 1) : 1;
+  options.verdicts = verdicts;
   role.service = std::make_unique<RouterService>(role.directory.get(), role.log.get(),
                                                  generations, authorizer, usage, admission,
                                                  options);
@@ -468,8 +469,9 @@ int Run(int argc, char** argv) {
   if (!log_role.ok()) return Fail(log_role.status());
   // Checks and registrations at work at once, on this node or (a router) through it.
   AdmissionControl admission(admission_limits);
+  CheckVerdictCounter check_verdicts;  // checks answered, for the metrics
   absl::StatusOr<RouterRole> router_role =
-      StartRouterRole(config, generations->get(), authorizer, &usage, &admission);
+      StartRouterRole(config, generations->get(), authorizer, &usage, &admission, &check_verdicts);
   if (!router_role.ok()) return Fail(router_role.status());
 
   // Receipt signing keys (docs/receipts.md), created at first start.
@@ -491,7 +493,7 @@ int Run(int argc, char** argv) {
                           .max_age = absl::Seconds(config.stream_max_age_seconds)});
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit, receipts->get(),
                                log_role->writes.get(), &admission, log_role->position.get(),
-                               &streams);
+                               &streams, &check_verdicts);
   // A router serves the API over the cluster's replicas instead of its own index.
   grpc::Service* api = router_role->service != nullptr
                            ? static_cast<grpc::Service*>(router_role->service.get())
@@ -509,12 +511,13 @@ int Run(int argc, char** argv) {
   ClusterPresence cluster;  // --cluster-node-id: joined once serving (replication/)
   std::unique_ptr<MetricsServer> metrics;  // --metrics-listen (server/metrics.h)
   if (!config.metrics_listen.empty()) {
-    absl::StatusOr<std::unique_ptr<MetricsServer>> started =
-        MetricsServer::Start(config.metrics_listen, [&generations, &admission, &cluster,
-                                                     &router_role, &log_role, &audit] {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> started = MetricsServer::Start(
+        config.metrics_listen,
+        [&generations, &admission, &cluster, &router_role, &log_role, &audit, &check_verdicts] {
           ServerState state = ReadServerState(**generations);
           state.admission = admission.load();
           state.audit = audit.counters();
+          state.checks = check_verdicts.Read();
           state.cluster_member = cluster.Health();
           if (log_role->applier != nullptr) state.log_applier = log_role->applier->Health();
           if (router_role->cluster_map != nullptr) {

@@ -131,11 +131,15 @@ class ServerStateCollector : public prometheus::Collectable {
       metric.gauge.value = value;
       out.back().metric.push_back(std::move(metric));
     };
-    auto counter = [&out](std::string name, std::string help, double value) {
+    auto counter = [&out](std::string name, std::string help, double value,
+                          std::vector<prometheus::ClientMetric::Label> labels = {}) {
+      if (out.empty() || out.back().name != name) {
+        out.push_back({std::move(name), std::move(help), prometheus::MetricType::Counter, {}});
+      }
       prometheus::ClientMetric metric;
+      metric.label = std::move(labels);
       metric.counter.value = value;
-      out.push_back({std::move(name), std::move(help), prometheus::MetricType::Counter,
-                     {std::move(metric)}});
+      out.back().metric.push_back(std::move(metric));
     };
     gauge("cops_documents", "Documents registered in the live index.", s.index.documents);
     gauge("cops_postings", "Postings (chunk occurrences) in the live index.", s.index.postings);
@@ -184,6 +188,20 @@ class ServerStateCollector : public prometheus::Collectable {
     counter("cops_admission_refused_total",
             "Checks and registrations refused with RESOURCE_EXHAUSTED for lack of room.",
             static_cast<double>(s.admission.refused));
+    const std::string checks = "Checks answered, by verdict.";
+    counter("cops_checks_total", checks, static_cast<double>(s.checks.clean),
+            {{"verdict", "clean"}});
+    counter("cops_checks_total", checks, static_cast<double>(s.checks.violation),
+            {{"verdict", "violation"}});
+    const std::string decided =
+        "Violating checks by the evidence that decided a violating match: shared passages "
+        "(chunks), content-stem pairs, ordered 3-grams (heavy revisions).";
+    counter("cops_check_violations_total", decided, static_cast<double>(s.checks.by_chunks),
+            {{"decided_by", "chunks"}});
+    counter("cops_check_violations_total", decided, static_cast<double>(s.checks.by_stem_pairs),
+            {{"decided_by", "stem_pairs"}});
+    counter("cops_check_violations_total", decided, static_cast<double>(s.checks.by_heavy_revision),
+            {{"decided_by", "heavy_revision"}});
     counter("cops_audit_records_written_total", "Audit records written to the access store.",
             static_cast<double>(s.audit.written));
     counter("cops_audit_records_failed_total",

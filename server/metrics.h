@@ -26,6 +26,10 @@
 //                                                    their document bytes
 //   cops_admission_waiting                           waiting for room
 //   cops_admission_refused_total                     refused with RESOURCE_EXHAUSTED
+//   cops_checks_total{verdict="clean"|"violation"}   checks answered
+//   cops_check_violations_total{decided_by="chunks"|"stem_pairs"|"heavy_revision"}
+//                                                    violating checks by the evidence that
+//                                                    decided a violating match
 //   cops_audit_records_{written,failed,dropped}_total  the audit trail (access/audit_sink.h):
 //                                                    written, lost to a store error, dropped
 //                                                    by a full queue
@@ -50,6 +54,7 @@
 #include "grpcpp/support/server_interceptor.h"
 #include "replication/cluster_map.h"
 #include "replication/log_applier.h"
+#include "server/check_verdicts.h"
 #include "storage/index.h"
 
 namespace prometheus {
@@ -67,6 +72,7 @@ struct ServerState {
   KeyRotationProgress rotation;
   AdmissionLoad admission;  // access/admission_control.h
   AuditSink::Counters audit;  // access/audit_sink.h: records written, lost, dropped
+  CheckVerdicts checks;       // server/check_verdicts.h: checks answered, by verdict and evidence
   // Scale-out (replication/cluster_map.h): this node's heartbeats into the cluster map, and
   // the map as this node sees it; nullopt when the node has no such part.
   std::optional<ClusterMemberHealth> cluster_member;

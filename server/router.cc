@@ -296,6 +296,7 @@ absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
   }
   v1::CheckDocumentReply merged = MergeCheckReplies(answered, options.max_results);
   merged.set_request_id(request.request_id());
+  if (options_.verdicts != nullptr) options_.verdicts->Count(merged);
   return merged;
 }
 

@@ -61,6 +61,7 @@
 #include "proto/cops.grpc.pb.h"
 #include "replication/registration_log.h"
 #include "replication/replica_directory.h"
+#include "server/check_verdicts.h"
 
 namespace cops {
 
@@ -85,6 +86,8 @@ struct RouterOptions {
     std::string cert;
     std::string key;
   } node_tls;
+  // Each answered check (the partitions' answers merged) is counted here; null: not counted.
+  CheckVerdictCounter* verdicts = nullptr;
 };
 
 // A fixed set of threads running queued tasks in order, for the router's fan-out: its

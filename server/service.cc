@@ -26,11 +26,11 @@ constexpr size_t kDefaultPageSize = 100;
 
 }  // namespace
 
-CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
-                                           Authorizer* authorizer, UsageLedger* usage,
-                                           AuditSink* audit, ReceiptSigner* receipts,
-                                           DocumentWrites* writes, AdmissionControl* admission,
-                                           LogPosition* position, StreamWatchdog* streams)
+CopyDetectionService::CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
+                                           UsageLedger* usage, AuditSink* audit,
+                                           ReceiptSigner* receipts, DocumentWrites* writes,
+                                           AdmissionControl* admission, LogPosition* position,
+                                           StreamWatchdog* streams, CheckVerdictCounter* verdicts)
     : generations_(generations),
       authorizer_(authorizer),
       usage_(usage),
@@ -41,6 +41,7 @@ CopyDetectionService::CopyDetectionService(IndexGenerations* generations,
       admission_(admission),
       position_(position),
       streams_(streams),
+      verdicts_(verdicts),
       started_(std::chrono::steady_clock::now()) {}
 
 StreamWatchdog::Stream CopyDetectionService::Watch(grpc::ServerContext* context) {
@@ -386,6 +387,7 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
   std::vector<AuditRecord> hits = AuditedHits(
       *authorizer_, RedactReport(*authorizer_, principal, &result.report, &result.records));
   FillCheckReply(result, info, request.options(), detector->params(), reply);
+  if (verdicts_ != nullptr) verdicts_->Count(*reply);
   if (!hits.empty()) {
     // The digest lets an owner recognize the checked document, which is never kept.
     const std::string digest = Hex(Sha256(request.content()));

@@ -20,6 +20,7 @@
 #include "access/authorizer.h"
 #include "access/stream_watchdog.h"
 #include "access/usage_ledger.h"
+#include "engine/cancellation_probe.h"
 #include "engine/copy_detector.h"
 #include "engine/document_writes.h"
 #include "engine/index_generations.h"
@@ -28,7 +29,7 @@
 #include "protocol/check_reply.h"
 #include "protocol/documents.h"
 #include "replication/log_replica.h"
-#include "engine/cancellation_probe.h"
+#include "server/check_verdicts.h"
 #include "server/request_log.h"
 
 namespace cops {
@@ -41,16 +42,18 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   // `receipts` (none when it is null). With `writes` (copsd --log / --follow,
   // replication/log_replica.h), registrations and unregistrations go through it instead of the
   // local index; checks and reads stay local, and `position` (the same nodes) lets a call
-  // wait for a log sequence (docs/scale-out.md, read-your-writes). Checks, registrations and bulk registration
-  // windows are admitted by `admission` (a check of a CheckStream per message, a refusal in
-  // its reply; a refused window fails its documents); null = no limit. Streams
+  // wait for a log sequence (docs/scale-out.md, read-your-writes). Checks, registrations and bulk
+  // registration windows are admitted by `admission` (a check of a CheckStream per message, a
+  // refusal in its reply; a refused window fails its documents); null = no limit. Streams
   // (CheckStream, RegisterDocuments) are ended by `streams` when idle or too old; null = no
   // limit. Each message of a stream authenticates the caller again, so a revoked key ends
-  // its streams at their next message. None is owned; all must outlive the service.
-  CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer,
-                       UsageLedger* usage, AuditSink* audit, ReceiptSigner* receipts = nullptr,
+  // its streams at their next message. Each answered check is counted in `verdicts` (null:
+  // not counted). None is owned; all must outlive the service.
+  CopyDetectionService(IndexGenerations* generations, Authorizer* authorizer, UsageLedger* usage,
+                       AuditSink* audit, ReceiptSigner* receipts = nullptr,
                        DocumentWrites* writes = nullptr, AdmissionControl* admission = nullptr,
-                       LogPosition* position = nullptr, StreamWatchdog* streams = nullptr);
+                       LogPosition* position = nullptr, StreamWatchdog* streams = nullptr,
+                       CheckVerdictCounter* verdicts = nullptr);
 
   // How long a call naming a log sequence (CheckDocumentRequest.min_log_sequence,
   // GetDocumentRequest.log_sequence) waits for this node to apply it, at most. The wait
@@ -143,6 +146,7 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   AdmissionControl* const admission_;
   LogPosition* const position_;  // null: no registration log
   StreamWatchdog* const streams_;  // null: streams without time limits
+  CheckVerdictCounter* const verdicts_;  // null: checks not counted
   const std::chrono::steady_clock::time_point started_;
 };
 

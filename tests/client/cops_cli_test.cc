@@ -30,6 +30,7 @@
 #include "tests/server/test_corpus.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/files.h"
+#include "tests/testing/net.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
@@ -426,7 +427,9 @@ TEST_F(CopsCliTest, HeavyRevisionsAreFoundWhenTheCheckAsksForThem) {
 // copsd --heavy-revisions: a check that does not say looks for heavy revisions; one that
 // says --no-heavy-revisions does not.
 TEST_F(CopsCliTest, HeavyRevisionsAreTheServersDefaultWhenTheOperatorSaysSo) {
-  StartServer({"--heavy-revisions"});
+  const int metrics_port = testing::FreePort();
+  StartServer(
+      {"--heavy-revisions", "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
   fs::path reworded;
   ASSERT_NO_FATAL_FAILURE(RegisterHeavyRewriteSource(&reworded));
   json j = CheckJson(reworded, 1);
@@ -436,6 +439,14 @@ TEST_F(CopsCliTest, HeavyRevisionsAreTheServersDefaultWhenTheOperatorSaysSo) {
   j = CheckJson(reworded, 0, {"--no-heavy-revisions"});
   EXPECT_EQ(j["params"]["heavy_revisions"], false);
   EXPECT_EQ(j["violation"], false) << j;
+  // The metrics count both checks, and the evidence of the violation.
+  const std::string metrics = testing::HttpGet(metrics_port, "/metrics");
+  EXPECT_NE(metrics.find("cops_checks_total{verdict=\"violation\"} 1\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cops_checks_total{verdict=\"clean\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cops_check_violations_total{decided_by=\"heavy_revision\"} 1\n"),
+            std::string::npos)
+      << metrics;
 }
 
 TEST_F(CopsCliTest, CompareUsesTheServersChunkingParameters) {

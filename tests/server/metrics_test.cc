@@ -41,6 +41,8 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
     state.audit.written = 90;
     state.audit.failed = 4;
     state.audit.dropped = 6;
+    state.checks = {
+        .clean = 70, .violation = 8, .by_chunks = 5, .by_stem_pairs = 1, .by_heavy_revision = 3};
     return state;
   }));
   ASSERT_GT(metrics->port(), 0);
@@ -78,6 +80,19 @@ TEST(MetricsServerTest, ServesTheServerStateReadAtEachScrape) {
       << text;
   EXPECT_NE(text.find("cops_audit_records_failed_total 4\n"), std::string::npos) << text;
   EXPECT_NE(text.find("cops_audit_records_written_total 90\n"), std::string::npos) << text;
+
+  // Checks by verdict, and violations by the evidence that decided them: one family each.
+  EXPECT_NE(text.find("# TYPE cops_checks_total counter\n"
+                      "cops_checks_total{verdict=\"clean\"} 70\n"
+                      "cops_checks_total{verdict=\"violation\"} 8\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# TYPE cops_check_violations_total counter\n"
+                      "cops_check_violations_total{decided_by=\"chunks\"} 5\n"
+                      "cops_check_violations_total{decided_by=\"stem_pairs\"} 1\n"
+                      "cops_check_violations_total{decided_by=\"heavy_revision\"} 3\n"),
+            std::string::npos)
+      << text;
 
   documents = 43;
   text = HttpGet(metrics->port(), "/metrics");

@@ -450,7 +450,11 @@ TEST_F(PartitionedClusterMetricsTest, APartitionsReplicasTakeTurnsAnsweringCheck
 // partition, and one that says no does not.
 class RouterCheckDefaultsTest : public PartitionedClusterTest {
  protected:
-  std::vector<std::string> RouterFlags() const override { return {"--heavy-revisions"}; }
+  std::vector<std::string> RouterFlags() const override {
+    return {"--heavy-revisions", "--metrics-listen",
+            "127.0.0.1:" + std::to_string(router_metrics_port_)};
+  }
+  const int router_metrics_port_ = testing::FreePort();
 };
 
 TEST_F(RouterCheckDefaultsTest, TheRoutersHeavyRevisionDefaultReachesEveryPartition) {
@@ -471,6 +475,17 @@ TEST_F(RouterCheckDefaultsTest, TheRoutersHeavyRevisionDefaultReachesEveryPartit
   ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply said, router_.client->Check(request));
   EXPECT_FALSE(said.params().heavy_revisions());
   EXPECT_FALSE(said.violation()) << said.DebugString();
+  // The router counts the answers it merged, and which evidence decided.
+  const std::string metrics = testing::HttpGet(router_metrics_port_, "/metrics");
+  EXPECT_NE(metrics.find("cops_checks_total{verdict=\"violation\"} 1\n"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cops_checks_total{verdict=\"clean\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("cops_check_violations_total{decided_by=\"heavy_revision\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("cops_check_violations_total{decided_by=\"chunks\"} 0\n"),
+            std::string::npos)
+      << metrics;
 }
 
 TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocumentsPartition) {
