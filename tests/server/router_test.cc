@@ -477,15 +477,13 @@ TEST_F(RouterCheckDefaultsTest, TheRoutersHeavyRevisionDefaultReachesEveryPartit
   EXPECT_FALSE(said.violation()) << said.DebugString();
   // The router counts the answers it merged, and which evidence decided.
   const std::string metrics = testing::HttpGet(router_metrics_port_, "/metrics");
-  EXPECT_NE(metrics.find("cops_checks_total{verdict=\"violation\"} 1\n"), std::string::npos)
-      << metrics;
-  EXPECT_NE(metrics.find("cops_checks_total{verdict=\"clean\"} 1\n"), std::string::npos) << metrics;
-  EXPECT_NE(metrics.find("cops_check_violations_total{decided_by=\"heavy_revision\"} 1\n"),
-            std::string::npos)
-      << metrics;
-  EXPECT_NE(metrics.find("cops_check_violations_total{decided_by=\"chunks\"} 0\n"),
-            std::string::npos)
-      << metrics;
+  for (const auto& [series, count] : std::map<std::string, double>{
+           {R"(cops_checks_total{verdict="violation"})", 1},
+           {R"(cops_checks_total{verdict="clean"})", 1},
+           {R"(cops_check_violations_total{decided_by="heavy_revision"})", 1},
+           {R"(cops_check_violations_total{decided_by="chunks"})", 0}}) {
+    EXPECT_EQ(testing::ExposedValue(metrics, series), count) << series << "\n" << metrics;
+  }
 }
 
 TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocumentsPartition) {

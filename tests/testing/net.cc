@@ -7,6 +7,7 @@
 
 #include <fstream>
 #include <random>
+#include <sstream>
 
 namespace cops::testing {
 namespace {
@@ -78,6 +79,17 @@ std::string HttpGet(int port, const std::string& path) {
   close(fd);
   const size_t body = response.find("\r\n\r\n");
   return body == std::string::npos ? response : response.substr(body + 4);
+}
+
+std::optional<double> ExposedValue(const std::string& exposition, const std::string& series) {
+  std::istringstream lines(exposition);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace cops::testing

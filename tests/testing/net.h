@@ -7,6 +7,7 @@
 //
 // Thread-safety: plain functions (one socket per call).
 
+#include <optional>
 #include <string>
 
 namespace cops::testing {
@@ -27,6 +28,11 @@ bool Accepts(int port);
 // The body of GET http://127.0.0.1:<port><path> (HTTP/1.0: the server closes when done);
 // "connect failed" or "send failed" when the server cannot be reached.
 std::string HttpGet(int port, const std::string& path);
+
+// The value of `series` (a metric's name and labels as exposed, e.g.
+// `cops_checks_total{verdict="clean"}`) in a Prometheus text exposition; nullopt when no line
+// holds it.
+std::optional<double> ExposedValue(const std::string& exposition, const std::string& series);
 
 }  // namespace cops::testing
 
