@@ -60,6 +60,10 @@ struct Scratch {
   std::vector<uint32_t> gram_holders;
   std::vector<uint32_t> gram_sole_holder;
   std::vector<uint32_t> passage_grams;  // CandidateVerifier::PassageHolders
+  // CandidateVerifier::RedundantCandidates, TextsHolding and PassageHolders.
+  std::vector<std::pair<DocId, uint64_t>> digests;
+  std::vector<uint64_t> texts;
+  std::vector<uint64_t> holder_digests;
   std::vector<std::vector<DocId>> pair_holders;  // step 5: LookupStemPairs' answer
   std::vector<std::vector<uint32_t>> pair_orders;  // step 5: ReadStemPairOrder's answer
   std::vector<uint64_t> pair_positions;            // SharedInOrder
@@ -403,6 +407,7 @@ class CandidateVerifier {
     if (s.gram_bits.size() < s.ids.size()) s.gram_bits.resize(s.ids.size());
     for (size_t i = 0; i < s.ids.size(); ++i) s.gram_bits[i].clear();
     s.gram_holders.clear();
+    v.redundant_ = v.RedundantCandidates();
     v.CollectCandidatePostings(postings);
     v.CollectFoundChunks(looked_up, postings);
     return v;
@@ -687,8 +692,9 @@ class CandidateVerifier {
   }
 
   static constexpr uint32_t kUncounted = UINT32_MAX;
-  // How many candidates hold test gram g (and s_.gram_sole_holder[g], the one when only one
-  // does); counted once per check, on first use.
+  // How many texts among the candidates hold test gram g (candidates with the same text
+  // count once), and s_.gram_sole_holder[g], the candidate when one does; counted once per
+  // check, on first use.
   uint32_t GramHolders(uint32_t g) {
     if (s_.gram_holders.empty()) {
       s_.gram_holders.assign(test_.grams.size(), kUncounted);
@@ -697,8 +703,17 @@ class CandidateVerifier {
     uint32_t& holders = s_.gram_holders[g];
     if (holders == kUncounted) {
       holders = 0;
+      std::vector<uint64_t>& counted = s_.holder_digests;
+      counted.clear();
       for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
         if (s_.grams[j].empty() || !Holds(GramBits(j), test_.grams[g])) continue;
+        if (redundant_ > 0) {  // a copy of a text counted already is no further holder
+          const uint64_t digest = Digest(j);
+          if (digest != 0 && std::find(counted.begin(), counted.end(), digest) != counted.end()) {
+            continue;
+          }
+          counted.push_back(digest);
+        }
         ++holders;
         s_.gram_sole_holder[g] = static_cast<uint32_t>(j);
       }
@@ -728,10 +743,11 @@ class CandidateVerifier {
     return own_units;
   }
 
-  // How many candidates, i among them, hold 4 in 5 of the test grams of passage p that
-  // candidate i holds (counting stops at common_phrase_documents). By chance, a candidate
-  // of n grams holds each with odds n / 2^16: 4 in 5 of a passage's 6 or more, for a
-  // candidate of 5,000 words, with odds under 1e-4.
+  // How many texts among the candidates, i's among them, hold 4 in 5 of the test grams of
+  // passage p that candidate i holds (candidates with the same CandidateRecord::text_digest
+  // count once; counting stops at common_phrase_documents). By chance, a candidate of n grams
+  // holds each with odds n / 2^16: 4 in 5 of a passage's 6 or more, for a candidate of 5,000
+  // words, with odds under 1e-4.
   uint32_t PassageHolders(size_t i, const Passage& p) {
     const uint32_t gb = std::min<uint32_t>(p.test_begin, test_.grams.size());
     const uint32_t ge = std::min<uint32_t>(p.test_end, test_.grams.size());
@@ -742,16 +758,65 @@ class CandidateVerifier {
     }
     if (s_.passage_grams.empty()) return 1;
     const size_t need = (s_.passage_grams.size() * 4 + 4) / 5;
+    std::vector<uint64_t>& counted = s_.holder_digests;  // the texts counted, i's first
+    counted.assign(1, Digest(i));
     uint32_t holders = 1;
     for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
       if (holders >= check_.common_phrase_documents) break;
       if (j == i || s_.grams[j].empty()) continue;
+      const uint64_t digest = Digest(j);
+      if (digest != 0 && std::find(counted.begin(), counted.end(), digest) != counted.end()) {
+        continue;
+      }
       const std::vector<uint64_t>& bits = GramBits(j);
       size_t held = 0;
       for (const uint32_t gram : s_.passage_grams) held += Holds(bits, gram);
-      if (held >= need) ++holders;
+      if (held < need) continue;
+      ++holders;
+      counted.push_back(digest);
     }
     return holders;
+  }
+
+  // Candidate i's CandidateRecord::text_digest (0 = unknown).
+  uint64_t Digest(size_t i) const { return i < s_.records.size() ? s_.records[i].text_digest : 0; }
+  // The candidates whose text another candidate holds too (the same text registered more
+  // than once, in other collections): the candidates less their distinct texts. Fills
+  // s_.digests with (id, digest) of the candidates, by id.
+  uint32_t RedundantCandidates() {
+    s_.digests.clear();
+    s_.texts.clear();
+    for (size_t i = 0; i < s_.ids.size(); ++i) {
+      s_.digests.push_back({s_.ids[i], Digest(i)});
+      if (Digest(i) != 0) s_.texts.push_back(Digest(i));
+    }
+    std::sort(s_.digests.begin(), s_.digests.end());
+    std::sort(s_.texts.begin(), s_.texts.end());
+    const size_t known = s_.texts.size();
+    s_.texts.erase(std::unique(s_.texts.begin(), s_.texts.end()), s_.texts.end());
+    return static_cast<uint32_t>(known - s_.texts.size());
+  }
+  // How many texts hold the chunk of `list`: its documents, those among the candidates that
+  // hold one text counted once (a document that is no candidate is a text of its own).
+  uint32_t TextsHolding(const PostingList& list) {
+    std::vector<uint64_t>& seen = s_.holder_digests;
+    seen.clear();
+    uint32_t texts = 0;
+    DocId previous = 0;
+    for (const Posting& posting : list.postings) {
+      if (posting.doc_id == previous) continue;  // a document's postings are consecutive
+      previous = posting.doc_id;
+      const auto it = std::lower_bound(s_.digests.begin(), s_.digests.end(),
+                                       std::pair<DocId, uint64_t>{posting.doc_id, 0});
+      const uint64_t digest =
+          it != s_.digests.end() && it->first == posting.doc_id ? it->second : 0;
+      if (digest != 0) {
+        if (std::find(seen.begin(), seen.end(), digest) != seen.end()) continue;
+        seen.push_back(digest);
+      }
+      ++texts;
+    }
+    return texts;
   }
 
   // The last verification gram of test units [ub, ue) that candidate i does not hold, or
@@ -814,14 +879,24 @@ class CandidateVerifier {
   void CollectFoundChunks(const DocumentFingerprint& looked_up,
                           std::span<const PostingList> postings) {
     s_.found.clear();
-    if (check_.common_phrase_documents == 0) return;
+    const uint32_t common_documents = check_.common_phrase_documents;
+    if (common_documents == 0) return;
+    // A text registered more than once (in other collections) is one holder of its chunks,
+    // not several: a text registered three times is no more the corpus's common text than one
+    // registered once. Only chunks that the candidates' copies can have raised to common
+    // are counted again, from their postings (fewer than common_documents + redundant).
+    const uint32_t redundant = redundant_;
     for (size_t c = 0; c < looked_up.chunks.size() && c < postings.size(); ++c) {
       if (postings[c].doc_frequency == 0) continue;
       const Chunk& chunk = looked_up.chunks[c];
       const PostingList& list = postings[c];
-      const DocId holder =
-          list.doc_frequency == 1 && !list.postings.empty() ? list.postings[0].doc_id : 0;
-      s_.found.push_back({chunk.unit_begin, chunk.unit_end, list.doc_frequency, holder});
+      uint32_t holders = list.doc_frequency;
+      if (redundant > 0 && holders >= common_documents && holders < common_documents + redundant &&
+          list.postings.size() >= holders) {
+        holders = TextsHolding(list);
+      }
+      const DocId holder = holders == 1 && !list.postings.empty() ? list.postings[0].doc_id : 0;
+      s_.found.push_back({chunk.unit_begin, chunk.unit_end, holders, holder});
     }
   }
 
@@ -833,6 +908,7 @@ class CandidateVerifier {
   const uint32_t k_;
   const uint32_t n_units_;
   VerifyOptions verify_;
+  uint32_t redundant_ = 0;  // RedundantCandidates(): candidates whose text another one holds
 };
 
 // Steps 1-4 with verification, over the chunks `looked_up` (a view of the test's chunks)
@@ -988,6 +1064,12 @@ absl::StatusOr<Report> DetectInTwoPhases(const DocumentFingerprint& test,
 }
 
 }  // namespace
+
+uint64_t TextDigest(const std::array<uint8_t, 32>& sha256) {
+  uint64_t digest = 0;
+  for (int b = 0; b < 8; ++b) digest = (digest << 8) | sha256[b];
+  return digest;
+}
 
 FingerprintOptions RegisterFingerprintOptions(const ChunkingParams& params) {
   FingerprintOptions o;

@@ -81,7 +81,15 @@ struct CandidateRecord {
   // template, an assignment's questions): its passages never count against the test, for
   // it or for any other document.
   bool template_source = false;
+  // The first 8 bytes of the SHA-256 of the document's canonical text (DocumentRecord::sha256,
+  // DocumentFingerprint::sha256); 0 = unknown. Candidates with the same digest are one text
+  // registered more than once (in other collections): the common-phrase rule counts them as
+  // one holder (CheckOptions::common_phrase_documents).
+  uint64_t text_digest = 0;
 };
+
+// CandidateRecord::text_digest of a SHA-256.
+uint64_t TextDigest(const std::array<uint8_t, 32>& sha256);
 
 // The index the pipeline reads. Implementations must be safe for concurrent calls when the
 // pipeline runs on several threads.

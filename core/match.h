@@ -128,8 +128,10 @@ struct CheckOptions {
   // Verified checks: a passage is the registered corpus's common text, and is reported as
   // excluded (Exclusion::kCommonPhrase) and counts for nothing, when some chunks that the
   // lookup found inside it (fully inside its test units) are held by at least this many
-  // registered documents (PostingList::doc_frequency, known from the lookup: no extra
-  // read) or this many candidates hold 4 in 5 of its grams, the others, the rare chunks,
+  // registered texts (PostingList::doc_frequency, known from the lookup: no extra read;
+  // candidates with the same canonical text, one text registered in several collections,
+  // count once: CandidateRecord::text_digest) or this many candidates' texts hold 4 in 5 of
+  // its grams, the others, the rare chunks,
   // form no run free of common chunks that spans w + k - 1 test words the candidate holds
   // (core/detect.cc, RareRunUnits: winnowing stores a licence's chunks in only some of its
   // holders, so rare chunks are scattered through it, but the minimum of every such window

@@ -9,6 +9,7 @@ void MemoryIndex::Register(DocId id, const DocumentFingerprint& fp) {
     list.postings.push_back({id, c.ordinal, c.start, c.end});
   }
   stored_per_doc_[id] = static_cast<uint32_t>(fp.chunks.size());
+  digest_per_doc_[id] = TextDigest(fp.sha256);
   if (!fp.grams.empty()) grams_per_doc_[id] = fp.grams;
   for (uint32_t pair : fp.stem_pairs) pair_holders_[pair].push_back(id);
   if (!fp.stem_pair_order.empty()) pair_order_[id] = fp.stem_pair_order;
@@ -34,7 +35,8 @@ absl::Status MemoryIndex::ReadCandidates(std::span<const DocId> ids,
   out->assign(ids.size(), CandidateRecord{});
   for (size_t i = 0; i < ids.size(); ++i) {
     auto it = stored_per_doc_.find(ids[i]);
-    if (it != stored_per_doc_.end()) (*out)[i] = CandidateRecord{true, it->second};
+    if (it == stored_per_doc_.end()) continue;
+    (*out)[i] = CandidateRecord{true, it->second, false, digest_per_doc_.at(ids[i])};
   }
   return absl::OkStatus();
 }

@@ -50,6 +50,7 @@ class MemoryIndex final : public CandidateSource {
  private:
   std::unordered_map<ChunkHash, PostingList> postings_;
   std::unordered_map<DocId, uint32_t> stored_per_doc_;
+  std::unordered_map<DocId, uint64_t> digest_per_doc_;  // CandidateRecord::text_digest
   std::unordered_map<DocId, std::vector<uint32_t>> grams_per_doc_;
   // Content-stem pair -> the documents holding it, ascending; `stem_pairs_` is set when a
   // document registered with pairs (an index that keeps them).

@@ -359,7 +359,8 @@ class IndexCandidates final : public CandidateSource {
           !r->MatchableAt(now_)) {
         continue;
       }
-      (*out)[i] = CandidateRecord{true, r->stored_chunks, templates_.contains(r->collection)};
+      (*out)[i] = CandidateRecord{true, r->stored_chunks, templates_.contains(r->collection),
+                                  TextDigest(r->sha256)};
       kept_.insert_or_assign(ids[i], std::move(*r));
     }
     return absl::OkStatus();

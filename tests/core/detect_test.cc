@@ -39,6 +39,7 @@ class MapSource final : public CandidateSource {
       l.postings.push_back({id, c.ordinal, c.start, c.end});
     }
     stored_[id] = static_cast<uint32_t>(fp.chunks.size());
+    digests_[id] = TextDigest(fp.sha256);
     grams_[id] = fp.grams;
     for (uint32_t pair : fp.stem_pairs) pairs_[pair].push_back(id);
     pair_order_[id] = fp.stem_pair_order;
@@ -67,7 +68,7 @@ class MapSource final : public CandidateSource {
     for (size_t i = 0; i < ids.size(); ++i) {
       auto it = stored_.find(ids[i]);
       if (it != stored_.end() && !hidden.contains(ids[i])) {
-        (*out)[i] = {true, it->second, templates.contains(ids[i])};
+        (*out)[i] = {true, it->second, templates.contains(ids[i]), digests_.at(ids[i])};
       }
     }
     return absl::OkStatus();
@@ -105,6 +106,7 @@ class MapSource final : public CandidateSource {
   std::map<DocId, std::vector<uint32_t>> pair_order_;
   std::map<ChunkHash, PostingList> postings_;
   std::map<DocId, uint32_t> stored_;
+  std::map<DocId, uint64_t> digests_;  // CandidateRecord::text_digest
   std::map<DocId, std::vector<uint32_t>> grams_;
 };
 
@@ -781,6 +783,24 @@ TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteByItsGramsInTheSourcesOrder) {
   EXPECT_FALSE(all.matches[0].violation);
 }
 
+// A heavy rewrite of a text registered twice (two collections) is found against both: the
+// grams that two candidates hold are one text's, not a genre's shared text.
+TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteOfATextRegisteredTwice) {
+  Build(3, 5);
+  Add(5, Source(2000));
+  Add(6, Source(2000));
+  CheckOptions on;
+  on.revision_share = 0.06;
+  const Report r = Check(Rewrite(false), on);
+  EXPECT_TRUE(r.violation);
+  std::vector<DocId> revised;
+  for (const DocumentMatch& m : r.matches) {
+    if (m.revision_violation) revised.push_back(m.doc_id);
+  }
+  std::sort(revised.begin(), revised.end());
+  EXPECT_EQ(revised, (std::vector<DocId>{5, 6}));
+}
+
 TEST_F(DetectTest, RevisionShareCountsOnlyGramsNoOtherCandidateHolds) {
   Build(3, 5);
   Add(5, Source(2000));
@@ -906,6 +926,39 @@ TEST_F(DetectTest, ACopyOfOneOfThreeDocumentsOfATemplateIsACopyOfItUnderEveryKey
       ASSERT_FALSE(r.matches[0].spans.empty());
       EXPECT_EQ(r.matches[0].spans[0].excluded, Exclusion::kNone);
     }
+  }
+}
+
+// One text registered three times (in two collections with the same words, and once more
+// under a header line of its own: the same article in a journal and in a repository) is not
+// the corpus's common text: a copy of it is a violation against each. Before, its passages
+// were held by 3 documents (CheckOptions::common_phrase_documents) and none had text of its
+// own, so the copy counted for nothing under every key. Three documents of three texts still
+// make the passage common (the licence and template tests here).
+TEST_F(DetectTest, ATextRegisteredThreeTimesIsStillCopiedFromUnderEveryKey) {
+  const std::string article = Words(7000, 300);
+  const std::string copy = Words(90000, 40) + " " + Words(7100, 120) + " " + Words(91000, 40);
+  for (int seed = 0; seed < 16; ++seed) {
+    SCOPED_TRACE("key " + std::to_string(seed));
+    Build(3, 5, 0, SeededKey(seed));
+    Add(1, article);
+    Add(2, article);  // the same text: another document
+    Add(3, "Accepted manuscript, repository copy. " + article);
+    Add(4, Words(20000, 300));  // unrelated
+    const Report r = Check(copy);
+    EXPECT_TRUE(r.violation);
+    std::vector<DocId> violating;
+    for (const DocumentMatch& m : r.matches) {
+      if (!m.violation) continue;
+      violating.push_back(m.doc_id);
+      ASSERT_FALSE(m.spans.empty());
+      EXPECT_EQ(m.spans[0].excluded, Exclusion::kNone) << "document " << m.doc_id;
+    }
+    std::sort(violating.begin(), violating.end());
+    EXPECT_EQ(violating, (std::vector<DocId>{1, 2, 3}));
+    // A fourth document holding the passage, another text, makes it common.
+    Add(5, "A review quotes it. " + Words(7100, 120) + " " + Words(30000, 100));
+    EXPECT_FALSE(Check(copy).violation);
   }
 }
 

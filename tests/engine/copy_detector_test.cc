@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <memory>
@@ -284,6 +285,35 @@ TEST_F(CopyDetectorTest, UnrelatedTextMatchesNothing) {
   EXPECT_TRUE(r.report.matches.empty());
   EXPECT_FALSE(r.report.violation);
   EXPECT_GT(r.report.total_chunks, 0u);
+}
+
+// One article registered in three collections (a journal, a repository, an archive: the
+// same text, three documents) is one text, not the corpus's common text: a copy of a part of
+// it is a violation against all three. Before, its passages were held by three documents
+// (CheckOptions::common_phrase_documents) and the copy counted for nothing.
+TEST_F(CopyDetectorTest, ATextRegisteredInThreeCollectionsIsStillCopiedFrom) {
+  const std::string article = Corpus()[0].body;
+  std::vector<DocId> copies = {ids_[0]};
+  for (const char* collection : {"repository", "archive"}) {
+    DocumentRecord meta;
+    meta.title = "again";
+    meta.collection = collection;
+    absl::StatusOr<RegisterResultInfo> r =
+        detector_->Register(article, DocumentFormat::kText, meta);
+    ASSERT_OK(r);
+    ASSERT_TRUE(r->outcome.created);  // another collection: another document
+    copies.push_back(r->outcome.id);
+  }
+  const size_t half = article.size() / 2;
+  const CheckResult r =
+      MustCheck(testing_corpus::UnrelatedText() + " " + article.substr(0, article.find(' ', half)));
+  EXPECT_TRUE(r.report.violation);
+  std::vector<DocId> violating;
+  for (const DocumentMatch& m : r.report.matches) {
+    if (m.violation) violating.push_back(m.doc_id);
+  }
+  std::sort(violating.begin(), violating.end());
+  EXPECT_EQ(violating, copies);
 }
 
 TEST_F(CopyDetectorTest, CollectionFilterHidesOtherCollections) {
