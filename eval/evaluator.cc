@@ -36,15 +36,19 @@ absl::StatusOr<std::unique_ptr<Fingerprinter>> MakeFingerprinter(const Setting& 
 
 DocId SourceId(int source_index) { return static_cast<DocId>(source_index) + 1; }
 
+// Source i is document SourceId(i); with `copies` > 1, its copy c (1 <= c < copies) is
+// document SourceId(i) + c x (number of sources).
 absl::Status RegisterSources(const EvalSet& set, const Fingerprinter& fingerprinter,
-                             MemoryIndex* index) {
+                             MemoryIndex* index, uint32_t copies = 1) {
   DocumentFingerprint fp;
   for (size_t i = 0; i < set.sources.size(); ++i) {
     absl::Status s = RegisterPrint(fingerprinter, set.sources[i].text, &fp);
     if (!s.ok()) {
       return absl::Status(s.code(), StrCat("source ", set.sources[i].name, ": ", s.message()));
     }
-    index->Register(SourceId(static_cast<int>(i)), fp);
+    for (uint32_t c = 0; c < std::max(copies, 1u); ++c) {
+      index->Register(SourceId(static_cast<int>(i)) + c * set.sources.size(), fp);
+    }
   }
   return absl::OkStatus();
 }
@@ -155,6 +159,7 @@ std::string Setting::Describe() const {
   if (p.verify_k) StrAppend(&s, " verify_k=", p.verify_k);
   if (p.dense_chunks) StrAppend(&s, " dense_chunks=", p.dense_chunks);
   if (!stock_phrases) StrAppend(&s, " stock_phrases=0");
+  if (source_copies > 1) StrAppend(&s, " source_copies=", source_copies);
   if (p.stem_pairs) {
     StrAppend(&s, " stem_pairs=", p.stem_pairs, " stem_threshold=", options.stem_pair_threshold,
               " stem_max_df=", options.stem_pair_max_documents,
@@ -189,7 +194,8 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
                key == "max_skew_grams" || key == "min_passage_grams" || key == "dense_chunks" ||
                key == "common_phrase_documents" || key == "stem_pairs" || key == "stem_max_df" ||
                key == "stem_min_shared" || key == "stem_max_pairs" ||
-               key == "min_violation_units" || key == "revision_min_grams") {
+               key == "min_violation_units" || key == "revision_min_grams" ||
+               key == "source_copies") {
       if (!absl::SimpleAtoi(val, &u)) return bad();
       if (key == "k") s.params.k = u;
       if (key == "p") s.params.p = u;
@@ -205,6 +211,7 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
       if (key == "common_phrase_documents") s.options.common_phrase_documents = u;
       if (key == "min_violation_units") s.options.min_violation_units = u;
       if (key == "revision_min_grams") s.options.revision_min_grams = u;
+      if (key == "source_copies") s.source_copies = u;
       if (key == "stem_pairs") {
         s.params.stem_pairs = u;
         s.params.stem_version = u != 0 ? kStemPairsVersion : 0;
@@ -294,9 +301,10 @@ uint32_t StockOnlyPassages(const Report& r, const DocumentFingerprint& fp,
 std::string Evidence(const EvalSet& set, const TestDoc& t, const Report& r) {
   std::string out;
   for (const DocumentMatch& m : r.matches) {
-    if (!m.violation || m.doc_id == 0 || m.doc_id > set.sources.size()) continue;
-    StrAppend(&out, set.sources[m.doc_id - 1].name, " ratio ", m.ratio,
-              m.stem_pair_violation ? " (content-stem pairs)" : "",
+    if (!m.violation || m.doc_id == 0 || set.sources.empty()) continue;
+    const size_t source = (m.doc_id - 1) % set.sources.size();
+    StrAppend(&out, set.sources[source].name, m.doc_id > set.sources.size() ? " (a copy)" : "",
+              " ratio ", m.ratio, m.stem_pair_violation ? " (content-stem pairs)" : "",
               m.revision_violation ? " (heavy revision)" : "", "\n");
     for (const Span& span : m.spans) {
       std::string text = t.text.substr(span.test_start, span.test_end - span.test_start);
@@ -319,7 +327,7 @@ absl::StatusOr<SettingRun> RunSetting(const EvalSet& set, const Setting& setting
   COPS_ASSIGN_OR_RETURN(std::unique_ptr<Fingerprinter> fingerprinter,
                         MakeFingerprinter(setting, key));
   MemoryIndex index;
-  COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index));
+  COPS_RETURN_IF_ERROR(RegisterSources(set, *fingerprinter, &index, setting.source_copies));
   SettingRun run;
   run.setting = setting;
   run.source_total_chunks = index.total_chunks();

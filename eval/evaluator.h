@@ -39,6 +39,9 @@ struct Setting {
   // Whether passages made only of phrases common in the language count for nothing
   // (core/stock_phrases.h; `stock_phrases=0` turns it off, as before the list).
   bool stock_phrases = true;
+  // Each source registered this many times (`source_copies=3`: one text in three
+  // collections); the copies are other documents of the same text.
+  uint32_t source_copies = 1;
   std::string Describe() const;  // params (without key and norm) and threshold
 };
 
@@ -46,7 +49,7 @@ struct Setting {
 // (keys: unit strategy k selection p w drop_numbers min_word_chars min_sentence_words
 // stop_words threshold max_doc_frequency min_passage_units verify_k dense_chunks max_gap_grams
 // max_skew_grams min_passage_grams common_phrase_documents stem_pairs stem_threshold
-// stem_max_df stem_min_shared stem_max_pairs stock_phrases) over `base`.
+// stem_max_df stem_min_shared stem_max_pairs stock_phrases source_copies) over `base`.
 // INVALID_ARGUMENT names an unknown key or a bad value.
 absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& base);
 

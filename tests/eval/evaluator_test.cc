@@ -124,6 +124,29 @@ TEST_F(EvaluatorTest, DefaultsFindExactCopiesAndIgnoreUnrelatedDocuments) {
   }
 }
 
+// `source_copies=3` registers every source three times (one text in three collections): an
+// exact copy is still flagged against its source, and the evidence names the copies too.
+// Before the common-phrase rule counted texts, none of these copies was flagged.
+TEST_F(EvaluatorTest, SourcesRegisteredThreeTimesAreStillCopiedFrom) {
+  auto set = LoadEvalSetDir(MakeSet("copies", "exact"));
+  ASSERT_OK(set);
+  ASSERT_OK_AND_ASSIGN(const Setting three, ParseSetting("source_copies=3", Setting{}));
+  EXPECT_EQ(three.source_copies, 3u);
+  EXPECT_NE(three.Describe().find("source_copies=3"), std::string::npos);
+  ASSERT_OK_AND_ASSIGN(const SettingRun run, RunSetting(*set, three));
+  const Metrics m = Score(*set, run, three.options.threshold);
+  const Counts* exact = m.Find("exact");
+  ASSERT_NE(exact, nullptr);
+  EXPECT_EQ(exact->tests, 3);
+  EXPECT_EQ(exact->tp, 3);
+  for (size_t i = 0; i < set->tests.size(); ++i) {
+    if (set->tests[i].category != "exact") continue;
+    EXPECT_NE(run.scores[i].evidence.find(set->sources[set->tests[i].source].name + " (a copy)"),
+              std::string::npos)
+        << run.scores[i].evidence;
+  }
+}
+
 TEST_F(EvaluatorTest, ChosenThresholdIsTheMiddleOfTheBandMeetingTheTargets) {
   auto set = LoadEvalSetDir(MakeSet("set", "exact,block_added"));
   ASSERT_OK(set);
