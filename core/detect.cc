@@ -703,17 +703,10 @@ class CandidateVerifier {
     uint32_t& holders = s_.gram_holders[g];
     if (holders == kUncounted) {
       holders = 0;
-      std::vector<uint64_t>& counted = s_.holder_digests;
-      counted.clear();
+      s_.holder_digests.clear();
       for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
         if (s_.grams[j].empty() || !Holds(GramBits(j), test_.grams[g])) continue;
-        if (redundant_ > 0) {  // a copy of a text counted already is no further holder
-          const uint64_t digest = Digest(j);
-          if (digest != 0 && std::find(counted.begin(), counted.end(), digest) != counted.end()) {
-            continue;
-          }
-          counted.push_back(digest);
-        }
+        if (redundant_ > 0 && !NewText(Digest(j))) continue;
         ++holders;
         s_.gram_sole_holder[g] = static_cast<uint32_t>(j);
       }
@@ -758,28 +751,35 @@ class CandidateVerifier {
     }
     if (s_.passage_grams.empty()) return 1;
     const size_t need = (s_.passage_grams.size() * 4 + 4) / 5;
-    std::vector<uint64_t>& counted = s_.holder_digests;  // the texts counted, i's first
-    counted.assign(1, Digest(i));
+    s_.holder_digests.assign(1, Digest(i));  // the texts counted, i's first
     uint32_t holders = 1;
     for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
       if (holders >= check_.common_phrase_documents) break;
-      if (j == i || s_.grams[j].empty()) continue;
-      const uint64_t digest = Digest(j);
-      if (digest != 0 && std::find(counted.begin(), counted.end(), digest) != counted.end()) {
-        continue;
-      }
+      if (j == i || s_.grams[j].empty() || Counted(Digest(j))) continue;
       const std::vector<uint64_t>& bits = GramBits(j);
       size_t held = 0;
       for (const uint32_t gram : s_.passage_grams) held += Holds(bits, gram);
       if (held < need) continue;
       ++holders;
-      counted.push_back(digest);
+      s_.holder_digests.push_back(Digest(j));
     }
     return holders;
   }
 
   // Candidate i's CandidateRecord::text_digest (0 = unknown).
   uint64_t Digest(size_t i) const { return i < s_.records.size() ? s_.records[i].text_digest : 0; }
+  // Whether the text of `digest` is among the holders counted so far (s_.holder_digests); an
+  // unknown text (0) never is.
+  bool Counted(uint64_t digest) const {
+    const std::vector<uint64_t>& counted = s_.holder_digests;
+    return digest != 0 && std::find(counted.begin(), counted.end(), digest) != counted.end();
+  }
+  // Counts the text of `digest` as a holder: false when it was counted already.
+  bool NewText(uint64_t digest) {
+    if (Counted(digest)) return false;
+    s_.holder_digests.push_back(digest);
+    return true;
+  }
   // The candidates whose text another candidate holds too (the same text registered more
   // than once, in other collections): the candidates less their distinct texts. Fills
   // s_.digests with (id, digest) of the candidates, by id.
@@ -799,8 +799,7 @@ class CandidateVerifier {
   // How many texts hold the chunk of `list`: its documents, those among the candidates that
   // hold one text counted once (a document that is no candidate is a text of its own).
   uint32_t TextsHolding(const PostingList& list) {
-    std::vector<uint64_t>& seen = s_.holder_digests;
-    seen.clear();
+    s_.holder_digests.clear();
     uint32_t texts = 0;
     DocId previous = 0;
     for (const Posting& posting : list.postings) {
@@ -810,11 +809,7 @@ class CandidateVerifier {
                                        std::pair<DocId, uint64_t>{posting.doc_id, 0});
       const uint64_t digest =
           it != s_.digests.end() && it->first == posting.doc_id ? it->second : 0;
-      if (digest != 0) {
-        if (std::find(seen.begin(), seen.end(), digest) != seen.end()) continue;
-        seen.push_back(digest);
-      }
-      ++texts;
+      if (NewText(digest)) ++texts;
     }
     return texts;
   }
