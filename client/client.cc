@@ -79,13 +79,14 @@ absl::StatusOr<v1::RegisterDocumentsReply> Client::RegisterMany(
   return reply;
 }
 
-absl::Status Client::Unregister(uint64_t doc_id) {
+absl::StatusOr<v1::UnregisterDocumentReply> Client::Unregister(uint64_t doc_id) {
   grpc::ClientContext context;
   Prepare(&context);
   v1::UnregisterDocumentRequest request;
   request.set_doc_id(doc_id);
   v1::UnregisterDocumentReply reply;
-  return FromGrpc(stub_->UnregisterDocument(&context, request, &reply));
+  COPS_RETURN_IF_ERROR(FromGrpc(stub_->UnregisterDocument(&context, request, &reply)));
+  return reply;
 }
 
 absl::StatusOr<v1::DocumentInfo> Client::Get(uint64_t doc_id, bool include_content) {

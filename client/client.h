@@ -50,7 +50,9 @@ class Client {
   // One client-streaming call for all documents; per-document errors are in the reply.
   absl::StatusOr<v1::RegisterDocumentsReply> RegisterMany(
       const std::vector<v1::Document>& documents);
-  absl::Status Unregister(uint64_t doc_id);
+  // The reply's log_sequence: through a cluster, the unregistration's log event, to pass as a
+  // check's min_log_sequence; 0 on a node without the log.
+  absl::StatusOr<v1::UnregisterDocumentReply> Unregister(uint64_t doc_id);
   absl::StatusOr<v1::DocumentInfo> Get(uint64_t doc_id, bool include_content = false);
   absl::StatusOr<v1::ListDocumentsReply> List(uint32_t page_size, const std::string& page_token,
                                               const std::string& collection = "");

@@ -219,6 +219,7 @@ struct CheckArgs {
   uint32_t sample_size = 0;
   uint64_t sample_seed = 0;
   uint32_t max_doc_frequency = 0;
+  uint64_t min_log_sequence = 0;
   std::vector<std::string> collections;
   std::string format = "auto";
   bool no_spans = false;
@@ -256,6 +257,7 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequest(const CheckArgs& a) {
   if (a.min_violation_words) o->set_min_violation_units(*a.min_violation_words);
   if (a.heavy_revisions != 0) o->set_heavy_revisions(a.heavy_revisions > 0);
   for (const std::string& c : a.collections) request.add_collections(c);
+  request.set_min_log_sequence(a.min_log_sequence);
   return request;
 }
 
@@ -501,12 +503,15 @@ int Fail(const char* command, const absl::Status& s) {
 int RunUnregister(const Globals& g, uint64_t id) {
   absl::StatusOr<std::unique_ptr<Client>> client = Connect(g);
   if (!client.ok()) return Fail("unregister", client.status());
-  absl::Status s = (*client)->Unregister(id);
-  if (!s.ok()) return Fail("unregister", s);
+  absl::StatusOr<v1::UnregisterDocumentReply> reply = (*client)->Unregister(id);
+  if (!reply.ok()) return Fail("unregister", reply.status());
+  const uint64_t sequence = reply->log_sequence();  // through a cluster: for --min-log-sequence
   if (g.json) {
-    std::cout << Dump({{"doc_id", id}, {"unregistered", true}}) << "\n";
+    std::cout << Dump({{"doc_id", id}, {"unregistered", true}, {"log_sequence", sequence}}) << "\n";
   } else {
-    std::cout << "unregistered #" << id << "\n";
+    std::cout << "unregistered #" << id;
+    if (sequence != 0) std::cout << " (log event " << sequence << ")";
+    std::cout << "\n";
   }
   return kExitOk;
 }
@@ -673,6 +678,9 @@ CLI::App* AddCheckCommand(CLI::App* app, CheckArgs* chk) {
       ->capture_default_str();
   cmd->add_option("--sample-size", chk->sample_size, "Test-time sampling: chunks looked up");
   cmd->add_option("--sample-seed", chk->sample_seed, "Seed of the sample");
+  cmd->add_option("--min-log-sequence", chk->min_log_sequence,
+                  "Cluster: answer as of this registration-log event or later (the id `cops "
+                  "register` printed, the event `cops unregister` printed)");
   cmd->add_option("--max-doc-frequency", chk->max_doc_frequency,
                   "Ignore chunks found in more documents (0 = no limit)");
   cmd->add_flag("--no-spans", chk->no_spans, "Do not return matched spans");

@@ -37,9 +37,10 @@ absl::Status LocalWrites::RegisterBatch(std::span<const RegisterInput> inputs,
       [&](CopyDetector& detector) { return detector.RegisterBatch(inputs, out); });
 }
 
-absl::Status LocalWrites::Unregister(DocId id) {
-  return generations_->WithWriter(
-      [&](CopyDetector& detector) { return detector.Unregister(id); });
+absl::StatusOr<uint64_t> LocalWrites::Unregister(DocId id) {
+  COPS_RETURN_IF_ERROR(
+      generations_->WithWriter([&](CopyDetector& detector) { return detector.Unregister(id); }));
+  return 0;
 }
 
 }  // namespace cops

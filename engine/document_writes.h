@@ -36,8 +36,9 @@ class DocumentWrites {
   // writes the batch in one atomic index write.
   virtual absl::Status RegisterBatch(std::span<const RegisterInput> inputs,
                                      std::vector<absl::StatusOr<RegisterResultInfo>>* out);
-  // As CopyDetector::Unregister.
-  virtual absl::Status Unregister(DocId id) = 0;
+  // As CopyDetector::Unregister. The value is the registration-log event that unregistered
+  // the document (for a check's min_log_sequence), 0 when the write does not go through a log.
+  virtual absl::StatusOr<uint64_t> Unregister(DocId id) = 0;
 };
 
 // Writes to the live generation of `generations` (not owned; must outlive this), under its
@@ -51,7 +52,7 @@ class LocalWrites : public DocumentWrites {
                                               const DocumentRecord& metadata) override;
   absl::Status RegisterBatch(std::span<const RegisterInput> inputs,
                              std::vector<absl::StatusOr<RegisterResultInfo>>* out) override;
-  absl::Status Unregister(DocId id) override;
+  absl::StatusOr<uint64_t> Unregister(DocId id) override;  // 0: no log
 
  private:
   IndexGenerations* const generations_;

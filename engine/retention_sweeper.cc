@@ -57,7 +57,7 @@ absl::StatusOr<uint64_t> RetentionSweeper::SweepDocuments(int64_t now) {
             return absl::InternalError("expired document " + std::to_string(id) +
                                        " is still registered after its unregistration");
           }
-          absl::Status s = options_.log_writes->Unregister(id);
+          absl::Status s = options_.log_writes->Unregister(id).status();
           if (!s.ok() && !absl::IsNotFound(s)) return s;  // NOT_FOUND: unregistered already
           ++total;
         }

@@ -700,7 +700,7 @@ struct HttpApi::Impl {
   void DeleteDocument(const httplib::Request& req, httplib::Response& res) {
     absl::StatusOr<uint64_t> id = DocIdOf(req.matches[1]);
     if (!id.ok()) return SendError(res, id.status());
-    absl::Status s = ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->Unregister(*id);
+    absl::Status s = ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->Unregister(*id).status();
     if (!s.ok()) return SendError(res, s);
     res.status = 204;
   }

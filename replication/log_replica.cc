@@ -180,10 +180,12 @@ absl::StatusOr<RegisterResultInfo> ReplicaPosition::OutcomeOf(
   return replica_->OutcomeOf(sequence, deadline);
 }
 
-absl::StatusOr<RegisterResultInfo> LoggedWrites::PublishAndWait(const RegistrationEvent& event) {
+absl::StatusOr<RegisterResultInfo> LoggedWrites::PublishAndWait(const RegistrationEvent& event,
+                                                                uint64_t* sequence_out) {
   // Read before publishing: the event may be applied here before its acknowledgement comes.
   const uint64_t applied = replica_->AppliedLogSequence();
   COPS_ASSIGN_OR_RETURN(uint64_t sequence, log_->Publish(event));
+  if (sequence_out != nullptr) *sequence_out = sequence;
   // JetStream numbered the event at or below what this node had applied: the stream lost its
   // tail or was created anew, and this node would take the event for one it applied.
   if (sequence <= applied) {
@@ -212,11 +214,13 @@ absl::StatusOr<RegisterResultInfo> LoggedWrites::Register(std::string_view conte
   return PublishAndWait(event);
 }
 
-absl::Status LoggedWrites::Unregister(DocId id) {
+absl::StatusOr<uint64_t> LoggedWrites::Unregister(DocId id) {
   RegistrationEvent event;
   event.kind = RegistrationEventKind::kUnregister;
   event.doc_id = id;
-  return PublishAndWait(event).status();
+  uint64_t sequence = 0;
+  COPS_RETURN_IF_ERROR(PublishAndWait(event, &sequence).status());
+  return sequence;
 }
 
 absl::Status ReadOnlyWrites::Refusal() const {
@@ -231,6 +235,6 @@ absl::StatusOr<RegisterResultInfo> ReadOnlyWrites::Register(std::string_view /*c
   return Refusal();
 }
 
-absl::Status ReadOnlyWrites::Unregister(DocId /*id*/) { return Refusal(); }
+absl::StatusOr<uint64_t> ReadOnlyWrites::Unregister(DocId /*id*/) { return Refusal(); }
 
 }  // namespace cops

@@ -149,10 +149,13 @@ class LoggedWrites : public DocumentWrites {
   // time (it will be).
   absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
                                               const DocumentRecord& metadata) override;
-  absl::Status Unregister(DocId id) override;
+  // The event's log sequence, once this node applied it.
+  absl::StatusOr<uint64_t> Unregister(DocId id) override;
 
  private:
-  absl::StatusOr<RegisterResultInfo> PublishAndWait(const RegistrationEvent& event);
+  // `sequence`, when not null, is set to the event's log sequence once JetStream numbered it.
+  absl::StatusOr<RegisterResultInfo> PublishAndWait(const RegistrationEvent& event,
+                                                    uint64_t* sequence = nullptr);
 
   RegistrationLog* const log_;
   LogReplica* const replica_;
@@ -165,7 +168,7 @@ class ReadOnlyWrites : public DocumentWrites {
   explicit ReadOnlyWrites(std::string where) : where_(std::move(where)) {}
   absl::StatusOr<RegisterResultInfo> Register(std::string_view content, DocumentFormat format,
                                               const DocumentRecord& metadata) override;
-  absl::Status Unregister(DocId id) override;
+  absl::StatusOr<uint64_t> Unregister(DocId id) override;
 
  private:
   absl::Status Refusal() const;

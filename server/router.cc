@@ -473,7 +473,7 @@ grpc::Status RouterService::GetDocument(grpc::ServerContext* context,
 
 grpc::Status RouterService::UnregisterDocument(grpc::ServerContext* context,
                                                const v1::UnregisterDocumentRequest* request,
-                                               v1::UnregisterDocumentReply* /*reply*/) {
+                                               v1::UnregisterDocumentReply* reply) {
   return ServeAuthenticated(
       "UnregisterDocument", *context, *authorizer_,
       [&](const Principal& principal, RequestLog& log) -> absl::Status {
@@ -491,8 +491,12 @@ grpc::Status RouterService::UnregisterDocument(grpc::ServerContext* context,
         RegistrationEvent event;
         event.kind = RegistrationEventKind::kUnregister;
         event.doc_id = request->doc_id();
-        return log_->PublishTo(PartitionSubject(options_.base_subject, found.partition), event)
-            .status();
+        COPS_ASSIGN_OR_RETURN(
+            const uint64_t sequence,
+            log_->PublishTo(PartitionSubject(options_.base_subject, found.partition), event));
+        reply->set_log_sequence(sequence);
+        log.add_field("log_sequence", std::to_string(sequence));
+        return absl::OkStatus();
       });
 }
 

@@ -267,9 +267,9 @@ grpc::Status CopyDetectionService::RegisterDocuments(
   });
 }
 
-grpc::Status CopyDetectionService::UnregisterDocument(
-    grpc::ServerContext* context, const v1::UnregisterDocumentRequest* request,
-    v1::UnregisterDocumentReply* /*reply*/) {
+grpc::Status CopyDetectionService::UnregisterDocument(grpc::ServerContext* context,
+                                                      const v1::UnregisterDocumentRequest* request,
+                                                      v1::UnregisterDocumentReply* reply) {
   return Serve("UnregisterDocument", context, [&](const Principal& principal, RequestLog& log) {
     log.add_field("doc_id", std::to_string(request->doc_id()));
     auto admit = [&](const CopyDetector& detector) -> absl::Status {
@@ -279,9 +279,11 @@ grpc::Status CopyDetectionService::UnregisterDocument(
     };
     // Asked outside the registration lock: the log's applier takes it to apply this very
     // event. Records do not change, so the answer holds until the write.
-    absl::Status status = admit(*Detector());
-    if (status.ok()) status = writes_->Unregister(request->doc_id());
-    return status;
+    COPS_RETURN_IF_ERROR(admit(*Detector()));
+    COPS_ASSIGN_OR_RETURN(const uint64_t sequence, writes_->Unregister(request->doc_id()));
+    reply->set_log_sequence(sequence);
+    if (sequence != 0) log.add_field("log_sequence", std::to_string(sequence));
+    return absl::OkStatus();
   });
 }
 

@@ -58,10 +58,11 @@ TEST_F(LocalWritesTest, BatchKeepsOrderAndRefusesBadInputsAlone) {
 TEST_F(LocalWritesTest, UnregisterRemovesAndAnUnknownIdIsNotFound) {
   ASSERT_OK_AND_ASSIGN(RegisterResultInfo r,
                        writes_->Register(Prose(4, 200), DocumentFormat::kText, {}));
-  ASSERT_OK(writes_->Unregister(r.outcome.id));
+  ASSERT_OK_AND_ASSIGN(const uint64_t sequence, writes_->Unregister(r.outcome.id));
+  EXPECT_EQ(sequence, 0u) << "no log, no log sequence";
   EXPECT_EQ(generations_->Current()->Get(r.outcome.id).status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_EQ(writes_->Unregister(r.outcome.id).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(writes_->Unregister(r.outcome.id).status().code(), absl::StatusCode::kNotFound);
 }
 
 // The default batch of an implementation without one (the log's): one Register per input,
@@ -75,7 +76,7 @@ class CountingWrites : public DocumentWrites {
     r.outcome.id = seen.size();
     return r;
   }
-  absl::Status Unregister(DocId) override { return absl::OkStatus(); }
+  absl::StatusOr<uint64_t> Unregister(DocId) override { return 0; }
   std::vector<std::string> seen;
 };
 

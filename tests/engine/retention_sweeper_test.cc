@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/status_macros.h"
 #include "engine/document_writes.h"
 #include "engine/index_generations.h"
 #include "gtest/gtest.h"
@@ -150,10 +151,11 @@ class RecordingLogWrites : public DocumentWrites {
                                               const DocumentRecord&) override {
     return absl::UnimplementedError("not in this test");
   }
-  absl::Status Unregister(DocId id) override {
+  absl::StatusOr<uint64_t> Unregister(DocId id) override {
     published.push_back(id);
-    return generations_->WithWriter(
-        [id](CopyDetector& detector) { return detector.Unregister(id); });
+    COPS_RETURN_IF_ERROR(
+        generations_->WithWriter([id](CopyDetector& detector) { return detector.Unregister(id); }));
+    return published.size();
   }
   std::vector<DocId> published;
 

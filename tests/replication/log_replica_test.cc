@@ -229,10 +229,11 @@ class LogReplicaTest : public ::testing::Test {
     return stats.ok() ? stats->documents() : UINT64_MAX;
   }
 
-  // The id of the best match of corpus text `i` on `copsd` (0 when none).
-  static uint64_t BestMatch(Copsd* copsd, size_t i) {
+  // The best match's id, 0 when none; as of log event `min_log_sequence` when it is not 0.
+  static uint64_t BestMatch(Copsd* copsd, size_t i, uint64_t min_log_sequence = 0) {
     v1::CheckDocumentRequest request;
     request.set_content(Corpus()[i].body);
+    request.set_min_log_sequence(min_log_sequence);
     absl::StatusOr<v1::CheckDocumentReply> reply = copsd->client->Check(request);
     EXPECT_OK(reply);
     return reply.ok() && reply->matches_size() > 0 ? reply->matches(0).doc_id() : 0;
@@ -258,7 +259,7 @@ TEST_F(LogReplicaTest, FollowerFindsDocumentsRegisteredOnThePrimaryAndRefusesWri
   EXPECT_TRUE(absl::IsFailedPrecondition(refused.status())) << refused.status();
   EXPECT_NE(refused.status().message().find("primary.example:7411"), std::string::npos)
       << refused.status();
-  EXPECT_TRUE(absl::IsFailedPrecondition(follower_.client->Unregister(ids[0])));
+  EXPECT_TRUE(absl::IsFailedPrecondition(follower_.client->Unregister(ids[0]).status()));
   EXPECT_EQ(Documents(&follower_), 3u);
 }
 
@@ -267,10 +268,12 @@ TEST_F(LogReplicaTest, UnregistrationPropagatesToTheFollower) {
   std::vector<uint64_t> ids;
   ASSERT_NO_FATAL_FAILURE(RegisterOnPrimary(0, 2, &ids));
   ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 2; }));
-  ASSERT_OK(primary_.client->Unregister(ids[0]));
+  ASSERT_OK_AND_ASSIGN(v1::UnregisterDocumentReply gone, primary_.client->Unregister(ids[0]));
+  EXPECT_EQ(gone.log_sequence(), 3u) << "the log's third event, after two registrations";
   EXPECT_EQ(BestMatch(&primary_, 0), 0u);
-  ASSERT_TRUE(Eventually([&] { return Documents(&follower_) == 1; }));
-  EXPECT_EQ(BestMatch(&follower_, 0), 0u);
+  // Read your writes: asked as of the unregistration, the follower answers without it at once.
+  EXPECT_EQ(BestMatch(&follower_, 0, gone.log_sequence()), 0u);
+  EXPECT_EQ(Documents(&follower_), 1u);
   EXPECT_EQ(BestMatch(&follower_, 1), ids[1]);
   EXPECT_TRUE(absl::IsNotFound(follower_.client->Get(ids[0]).status()));
 }

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "proto/cops_admin.grpc.pb.h"
+#include "tests/server/test_certificates.h"
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/documents.h"
 #include "tests/testing/files.h"
@@ -35,7 +37,6 @@
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/subprocess.h"
 #include "tests/testing/temp_dir.h"
-#include "tests/server/test_certificates.h"
 
 namespace cops {
 namespace {
@@ -385,9 +386,11 @@ TEST_F(PartitionedClusterTest, AGatewayFollowerOfEveryPartitionAnswersAsTheSingl
   ASSERT_NO_FATAL_FAILURE(
       Start("gateway", {"--follow", nats_->url(), "--partitions", "2"}, &gateway));
   ASSERT_NO_FATAL_FAILURE(RegisterAll());
-  ASSERT_OK(router_.client->Unregister(routed_ids_[5]));
+  ASSERT_OK_AND_ASSIGN(v1::UnregisterDocumentReply gone,
+                       router_.client->Unregister(routed_ids_[5]));
   for (size_t i = 0; i < kDocuments; ++i) {
-    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply local, Check(&gateway, i, LastSequence()));
+    // Every event up to the unregistration, the log's last.
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply local, Check(&gateway, i, gone.log_sequence()));
     ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply single, Check(&single_, i));
     EXPECT_FALSE(local.partial());
     if (i == 5) {  // unregistered through the router
@@ -486,16 +489,45 @@ TEST_F(RouterCheckDefaultsTest, TheRoutersHeavyRevisionDefaultReachesEveryPartit
   }
 }
 
+// An unregistration through the router answers with its log event, and a check that asks for
+// that event (read your writes) never finds the document, on whichever replica answers: no
+// waiting. `cops unregister` prints the event and `cops check --min-log-sequence` sends it.
 TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocumentsPartition) {
   ASSERT_NO_FATAL_FAILURE(RegisterAll());
-  ASSERT_OK(router_.client->Unregister(routed_ids_[1]));
-  ASSERT_TRUE(Eventually([&] {
-    absl::StatusOr<v1::GetStatsReply> stats = router_.client->Stats();
-    return stats.ok() && stats->documents() == kDocuments - 1;
-  }));
-  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, Check(&router_, 1));
-  for (const v1::Match& m : reply.matches()) EXPECT_NE(m.doc_id(), routed_ids_[1]);
-  EXPECT_TRUE(absl::IsNotFound(router_.client->Unregister(routed_ids_[1])));
+  const std::string cops = std::string(testing::BuildDir()) + "/client/cops";
+  const std::filesystem::path out = dir_.path() / "unregister.out";
+  ASSERT_EQ(
+      testing::WaitExit(testing::Spawn({cops, "--server", router_.process->address(), "--json",
+                                        "unregister", std::to_string(routed_ids_[1])},
+                                       {}, out, out)),
+      0);
+  const std::string printed = testing::ReadFileOrEmpty(out);
+  std::smatch event;
+  ASSERT_TRUE(std::regex_search(printed, event, std::regex("\"log_sequence\":([0-9]+)")))
+      << printed;
+  const uint64_t sequence = std::stoull(event[1]);
+  EXPECT_GT(sequence, LastSequence()) << "the unregistration is the log's latest event";
+  for (int round = 0; round < 4; ++round) {  // the router takes turns between replicas
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, Check(&router_, 1, sequence));
+    EXPECT_FALSE(reply.partial());
+    for (const v1::Match& m : reply.matches()) EXPECT_NE(m.doc_id(), routed_ids_[1]);
+  }
+  ASSERT_OK_AND_ASSIGN(v1::GetStatsReply stats, router_.client->Stats());
+  EXPECT_EQ(stats.documents(), kDocuments - 1);
+  EXPECT_TRUE(absl::IsNotFound(router_.client->Unregister(routed_ids_[1]).status()));
+
+  // The CLI sends the sequence: a node without the log refuses it (exit 2, a message).
+  const std::filesystem::path text = dir_.path() / "check.txt";
+  std::ofstream(text) << Text(1);
+  const std::filesystem::path refused = dir_.path() / "check.out";
+  EXPECT_EQ(testing::WaitExit(testing::Spawn(
+                {cops, "--server", single_.process->address(), "check", "--format", "text",
+                 "--min-log-sequence", std::to_string(sequence), text.string()},
+                {}, refused, refused)),
+            2);
+  EXPECT_NE(testing::ReadFileOrEmpty(refused).find("does not follow a registration log"),
+            std::string::npos)
+      << testing::ReadFileOrEmpty(refused);
 }
 
 // Every field of a registration request reaches the replicas: each field of the document's
