@@ -8,9 +8,8 @@
 namespace cops {
 
 void RegisterFiles(
-    Client* client, const std::vector<std::string>& files,
-    const std::function<v1::Document(const std::string& path, std::string content)>&
-        make_document,
+    Client* client, const std::vector<std::string>& files, bool receipts,
+    const std::function<v1::Document(const std::string& path, std::string content)>& make_document,
     const std::function<void(const std::string& path,
                              const absl::StatusOr<v1::RegisterDocumentReply>& reply)>& on_result,
     const std::function<void(size_t sent, const std::string& path)>& on_window) {
@@ -19,7 +18,7 @@ void RegisterFiles(
     if (!content.ok()) {
       on_result(files[0], content.status());
     } else {
-      on_result(files[0], client->Register(make_document(files[0], *std::move(content))));
+      on_result(files[0], client->Register(make_document(files[0], *std::move(content)), receipts));
     }
     return;
   }
@@ -44,7 +43,7 @@ void RegisterFiles(
     }
     if (on_window) on_window(next, files[next - 1]);
     if (!docs.empty()) {
-      absl::StatusOr<v1::RegisterDocumentsReply> bulk = client->RegisterMany(docs);
+      absl::StatusOr<v1::RegisterDocumentsReply> bulk = client->RegisterMany(docs, receipts);
       for (size_t k = 0; k < docs.size(); ++k) {
         absl::StatusOr<v1::RegisterDocumentReply>& reply = replies[reply_of[k]];
         if (!bulk.ok()) {

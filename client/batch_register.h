@@ -25,11 +25,10 @@ inline constexpr size_t kRegisterWindowBytes = 64u << 20;
 // `make_document(path, content)` and registers it; calls `on_result(path, reply or error)`
 // once per file in order. `on_window(files_sent_so_far, last_path)` is called before each
 // window is sent (progress). A file that cannot be read or is refused does not stop the
-// others.
+// others. Without `receipts` the server signs none (RegisterDocumentRequest.omit_receipt).
 void RegisterFiles(
-    Client* client, const std::vector<std::string>& files,
-    const std::function<v1::Document(const std::string& path, std::string content)>&
-        make_document,
+    Client* client, const std::vector<std::string>& files, bool receipts,
+    const std::function<v1::Document(const std::string& path, std::string content)>& make_document,
     const std::function<void(const std::string& path,
                              const absl::StatusOr<v1::RegisterDocumentReply>& reply)>& on_result,
     const std::function<void(size_t sent, const std::string& path)>& on_window = nullptr);

@@ -52,24 +52,27 @@ void Client::Prepare(grpc::ClientContext* context) const {
   context->set_deadline(std::chrono::system_clock::now() + options_.timeout);
 }
 
-absl::StatusOr<v1::RegisterDocumentReply> Client::Register(const v1::Document& document) {
+absl::StatusOr<v1::RegisterDocumentReply> Client::Register(const v1::Document& document,
+                                                           bool receipt) {
   grpc::ClientContext context;
   Prepare(&context);
   v1::RegisterDocumentRequest request;
   *request.mutable_document() = document;
+  request.set_omit_receipt(!receipt);
   v1::RegisterDocumentReply reply;
   COPS_RETURN_IF_ERROR(FromGrpc(stub_->RegisterDocument(&context, request, &reply)));
   return reply;
 }
 
 absl::StatusOr<v1::RegisterDocumentsReply> Client::RegisterMany(
-    const std::vector<v1::Document>& documents) {
+    const std::vector<v1::Document>& documents, bool receipts) {
   grpc::ClientContext context;
   Prepare(&context);
   v1::RegisterDocumentsReply reply;
   std::unique_ptr<grpc::ClientWriter<v1::RegisterDocumentRequest>> writer =
       stub_->RegisterDocuments(&context, &reply);
   v1::RegisterDocumentRequest request;
+  request.set_omit_receipt(!receipts);
   for (const v1::Document& d : documents) {
     *request.mutable_document() = d;
     if (!writer->Write(request)) break;  // the server ended the call; Finish() says why

@@ -46,10 +46,12 @@ class Client {
   static std::unique_ptr<Client> OverChannel(std::shared_ptr<grpc::Channel> channel,
                                              const ClientOptions& options);
 
-  absl::StatusOr<v1::RegisterDocumentReply> Register(const v1::Document& document);
+  // `receipt` false sets omit_receipt: the reply carries no receipt.
+  absl::StatusOr<v1::RegisterDocumentReply> Register(const v1::Document& document,
+                                                     bool receipt = true);
   // One client-streaming call for all documents; per-document errors are in the reply.
   absl::StatusOr<v1::RegisterDocumentsReply> RegisterMany(
-      const std::vector<v1::Document>& documents);
+      const std::vector<v1::Document>& documents, bool receipts = true);
   // The reply's log_sequence: through a cluster, the unregistration's log event, to pass as a
   // check's min_log_sequence; 0 on a node without the log.
   absl::StatusOr<v1::UnregisterDocumentReply> Unregister(uint64_t doc_id);

@@ -207,6 +207,9 @@ void AddLoadFlags(CLI::App* app, LoadOptions* o) {
                   "Register through RegisterDocuments streams of this many documents each "
                   "(0 = one RegisterDocument call per document)")
       ->capture_default_str();
+  app->add_flag("!--no-receipts", o->receipts,
+                "Registrations ask for no receipt (omit_receipt), as `cops register` without "
+                "--receipt-dir does");
   app->add_flag("--bench-json", o->json, "One JSON object per phase");
 }
 
@@ -240,7 +243,7 @@ bool RunLoad(const std::vector<Client*>& clients, const LoadOptions& o, std::ost
       if (o.bulk == 0) {
         v1::Document doc = make_document(o.existing + i);
         lat.bytes += doc.content().size();
-        return client.Register(doc).status();
+        return client.Register(doc, o.receipts).status();
       }
       // One RegisterDocuments stream of up to `bulk` documents.
       std::vector<v1::Document> docs;
@@ -248,7 +251,8 @@ bool RunLoad(const std::vector<Client*>& clients, const LoadOptions& o, std::ost
         docs.push_back(make_document(o.existing + d));
         lat.bytes += docs.back().content().size();
       }
-      COPS_ASSIGN_OR_RETURN(v1::RegisterDocumentsReply reply, client.RegisterMany(docs));
+      COPS_ASSIGN_OR_RETURN(v1::RegisterDocumentsReply reply,
+                            client.RegisterMany(docs, o.receipts));
       for (const v1::RegisterResult& r : reply.results()) {
         if (absl::Status s = ResultOf(r).status(); !s.ok()) {
           return absl::Status(s.code(), "document " + std::to_string(r.index()) + ": " +

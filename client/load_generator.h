@@ -43,6 +43,7 @@ struct LoadOptions {
   // > 0: register through RegisterDocuments streams of this many documents (the bulk path;
   // latency is then per stream); 0: one RegisterDocument call per document.
   uint32_t bulk = 0;
+  bool receipts = true;  // false: registrations set omit_receipt (an import keeping none)
   bool json = false;
 };
 

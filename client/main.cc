@@ -164,7 +164,8 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     m->set_not_before_unix_micros(*not_before);
     return doc;
   };
-  RegisterFiles(client->get(), files, make_document, report,
+  // Receipts are signed only when they are kept.
+  RegisterFiles(client->get(), files, /*receipts=*/!a.receipt_dir.empty(), make_document, report,
                 [&](size_t sent, const std::string& path) {
                   if (progress) {
                     std::cerr << "\r[" << sent << "/" << files.size() << "] " << path
@@ -435,7 +436,7 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
   std::vector<std::string> registered_lines, registered_text;
   if (!a.register_into.empty()) {
     RegisterFiles(
-        client.get(), files,
+        client.get(), files, /*receipts=*/false,
         [&](const std::string& path, std::string content) {
           v1::Document doc;
           doc.set_content(std::move(content));

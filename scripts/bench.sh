@@ -32,7 +32,7 @@ Areas:
   register   a fresh copsd: registration and copsd's CPU for it, then optionally checks
              right after it, or a kill -9 and the time to serve again
                [--documents N] [--seed S] [--window W] [--bulk-load] [--profile]
-               [--checks [--idle SECONDS]] [--kill] [-- COPSD-FLAGS]
+               [--no-receipts] [--checks [--idle SECONDS]] [--kill] [-- COPSD-FLAGS]
   storage    storage_bench on a fresh index in a temporary directory (batches of 1,024)
                [--docs N] [--stages REGEX] [-- STORAGE-BENCH-FLAGS]
   import     storage_bench bulk import kept in DIR: load, EndBulkLoad, lookups
@@ -322,9 +322,11 @@ area_cached() {
 
 area_register() {
   local documents=100000 seed=7 window=4096 bulk_load=0 profile=0 checks=0 idle=0 kill9=0
+  local receipts=()
   while [ $# -gt 0 ]; do
     case "$1" in
       --documents) documents="$2"; shift 2 ;;
+      --no-receipts) receipts=(--no-receipts); shift ;;
       --seed) seed="$2"; shift 2 ;;
       --window) window="$2"; shift 2 ;;
       --bulk-load) bulk_load=1; shift ;;
@@ -346,7 +348,7 @@ area_register() {
   fi
   if [ "$bulk_load" = 1 ]; then cops admin bulk-load begin; fi
   cops bench --seed "$seed" --documents "$documents" --document-bytes 4000 --checks 0 \
-    --concurrency 2 --bulk "$window" --bench-json
+    --concurrency 2 --bulk "$window" "${receipts[@]}" --bench-json
   cpu_seconds "$pid"
   if [ "$profile" = 1 ]; then
     kill -INT "$perf_pid"; wait "$perf_pid" || true

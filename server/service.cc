@@ -97,10 +97,10 @@ constexpr uint64_t kBulkWindowBytes = 16u << 20;
 
 void CopyDetectionService::FillRegisterReply(const Principal& principal,
                                              const RegisterResultInfo& result,
-                                             const ChunkingParams& params,
+                                             const ChunkingParams& params, bool with_receipt,
                                              v1::RegisterDocumentReply* reply) const {
   FillRegisterOutcome(result, reply);
-  if (receipts_ == nullptr) return;
+  if (receipts_ == nullptr || !with_receipt) return;
   // An existing document's receipt names its owner and collection: only for callers who
   // may read its record anyway.
   if (!result.outcome.created &&
@@ -147,7 +147,7 @@ absl::Status CopyDetectionService::RegisterOne(const Principal& principal,
                         writes_->Register(doc.content(), format, admitted.meta));
   // A duplicate (or a retry) creates nothing and uses no quota: the reservation is released.
   if (result.outcome.created) admitted.usage.Commit();
-  FillRegisterReply(principal, result, result.params, reply);
+  FillRegisterReply(principal, result, result.params, !request.omit_receipt(), reply);
   return absl::OkStatus();
 }
 
@@ -181,7 +181,8 @@ void CopyDetectionService::RegisterWindow(const Principal& principal,
     v1::RegisterResult* result = results[input_of[j]];
     if (j < outcomes.size() && outcomes[j].ok()) {
       if (outcomes[j]->outcome.created) admitted[input_of[j]].usage.Commit();
-      FillRegisterReply(principal, *outcomes[j], outcomes[j]->params, result->mutable_reply());
+      FillRegisterReply(principal, *outcomes[j], outcomes[j]->params,
+                        !requests[input_of[j]].omit_receipt(), result->mutable_reply());
     } else {
       FillRegisterError(j < outcomes.size() ? outcomes[j].status() : written, result);
     }

@@ -105,9 +105,11 @@ class CopyDetectionService final : public v1::CopyDetection::Service {
   absl::Status TakeToken(const Principal& principal);
   absl::Status RegisterOne(const Principal& principal, const v1::RegisterDocumentRequest& request,
                            v1::RegisterDocumentReply* reply);
-  // The reply of a registration under `params`, with its receipt (see Receipt in cops.proto).
+  // The reply of a registration under `params`, with its receipt when `with_receipt` (see
+  // Receipt in cops.proto; false: the request's omit_receipt).
   void FillRegisterReply(const Principal& principal, const RegisterResultInfo& result,
-                         const ChunkingParams& params, v1::RegisterDocumentReply* reply) const;
+                         const ChunkingParams& params, bool with_receipt,
+                         v1::RegisterDocumentReply* reply) const;
   // Registers a window of a bulk stream with one index write, appending one result per
   // request (indexes first_index...) to `reply` and counting them.
   void RegisterWindow(const Principal& principal,

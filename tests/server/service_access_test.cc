@@ -574,6 +574,51 @@ TEST_F(ServiceAccessTest, EachDocumentOfABulkRegistrationHasItsReceipt) {
   EXPECT_EQ(reply.results(2).reply().doc_id(), reply.results(0).reply().doc_id());
 }
 
+// A caller that keeps no receipt asks for none (omit_receipt): its registration is made, its
+// reply carries no receipt, and the others of the same stream still get theirs. The receipt
+// is had later by registering the text again.
+TEST_F(ServiceAccessTest, ARegistrationThatOmitsItsReceiptIsMadeWithoutOne) {
+  grpc::ClientContext ctx;
+  testing::PrepareCall(&ctx, acm_key_);
+  v1::RegisterDocumentsReply reply;
+  std::unique_ptr<grpc::ClientWriter<v1::RegisterDocumentRequest>> writer =
+      stub_->RegisterDocuments(&ctx, &reply);
+  const std::vector<std::string> texts = {Prose(75, 200), Prose(76, 200), Prose(77, 200)};
+  for (size_t i = 0; i < texts.size(); ++i) {
+    v1::RegisterDocumentRequest req;
+    req.mutable_document()->set_content(texts[i]);
+    req.mutable_document()->mutable_metadata()->set_collection("acm");
+    req.set_omit_receipt(i == 1);
+    ASSERT_TRUE(writer->Write(req));
+  }
+  ASSERT_TRUE(writer->WritesDone());
+  ASSERT_OK(writer->Finish());
+  ASSERT_EQ(reply.registered(), 3u);
+  const std::vector<VerifyingKey> keys = SigningKeys(acm_key_);
+  EXPECT_OK(VerifyReceipt(ReceiptOf(reply.results(0).reply()), keys));
+  EXPECT_TRUE(reply.results(1).reply().created());
+  EXPECT_FALSE(reply.results(1).reply().has_receipt());
+  EXPECT_OK(VerifyReceipt(ReceiptOf(reply.results(2).reply()), keys));
+
+  // One call alike; the same text again, asking for it, gets the document's receipt.
+  grpc::ClientContext one;
+  testing::PrepareCall(&one, acm_key_);
+  v1::RegisterDocumentRequest req;
+  req.mutable_document()->set_content(Prose(78, 200));
+  req.mutable_document()->mutable_metadata()->set_collection("acm");
+  req.set_omit_receipt(true);
+  v1::RegisterDocumentReply omitted;
+  ASSERT_OK(stub_->RegisterDocument(&one, req, &omitted));
+  EXPECT_TRUE(omitted.created());
+  EXPECT_FALSE(omitted.has_receipt());
+  v1::RegisterDocumentReply again;
+  ASSERT_OK(Register(acm_key_, Prose(78, 200), "acm", nullptr, v1::DOCUMENT_FORMAT_TEXT, &again));
+  EXPECT_EQ(again.doc_id(), omitted.doc_id());
+  ASSERT_OK_AND_ASSIGN(ReceiptFields f, VerifyReceipt(ReceiptOf(again), keys));
+  EXPECT_EQ(f.doc_id, omitted.doc_id());
+  EXPECT_EQ(f.content_sha256, Sha256Hex(Prose(78, 200)));
+}
+
 TEST_F(ServiceAccessTest, OnlyAdminsRotateTheSigningKeyAndOldReceiptsStillVerify) {
   v1::RegisterDocumentReply before, after;
   ASSERT_OK(Register(acm_key_, Prose(74, 200), "acm", nullptr, v1::DOCUMENT_FORMAT_TEXT, &before));
