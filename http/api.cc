@@ -303,9 +303,9 @@ absl::StatusOr<ParsedBody> ParseBody(const httplib::Request& req,
   return body;
 }
 
-const std::set<std::string> kDocumentFields = {"title",  "author",         "collection",
-                                               "format", "external_id",    "content",
-                                               "content_base64"};
+const std::set<std::string> kDocumentFields = {"title",          "author",      "collection",
+                                               "format",         "external_id", "content",
+                                               "content_base64", "receipt"};
 const std::set<std::string> kCheckFields = {"collection",
                                             "format",
                                             "function",
@@ -681,7 +681,11 @@ struct HttpApi::Impl {
     Idempotent(req, res, key, body->fingerprint, [&]() -> StoredReply {
       absl::StatusOr<v1::Document> doc = DocumentOf(body->files[0], body->fields);
       if (!doc.ok()) return ErrorReply(doc.status());
-      absl::StatusOr<v1::RegisterDocumentReply> reply = ClientFor(key, PeerOf(req))->Register(*doc);
+      // receipt=false: the caller keeps none, and none is signed (omit_receipt).
+      absl::StatusOr<std::optional<bool>> receipt = body->fields.Bool("receipt");
+      if (!receipt.ok()) return ErrorReply(receipt.status());
+      absl::StatusOr<v1::RegisterDocumentReply> reply =
+          ClientFor(key, PeerOf(req))->Register(*doc, receipt->value_or(true));
       if (!reply.ok()) return ErrorReply(reply.status());
       return StoredReply{reply->created() ? 201 : 200, kJson,
                          RegisterJson(body->files[0].name, *reply),

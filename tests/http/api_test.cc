@@ -318,6 +318,25 @@ TEST_F(HttpApiTest, RegisterAnswers201WithTheCliObjectAndASignedReceipt) {
   EXPECT_EQ(json::parse(again->body)["doc_id"], reply["doc_id"]);
 }
 
+// receipt=false registers the document without a receipt; asked again, it gets one.
+TEST_F(HttpApiTest, RegisterWithReceiptFalseAnswersWithoutAReceipt) {
+  const std::string text = Prose(5, 300);
+  httplib::Result res = PostText(acm_key_, "/v1/documents?collection=acm&receipt=false", text);
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 201) << res->body;
+  const json reply = json::parse(res->body);
+  EXPECT_FALSE(reply.contains("receipt")) << res->body;
+  httplib::Result again = PostText(acm_key_, "/v1/documents?collection=acm", text);
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->status, 200) << again->body;
+  const json repeated = json::parse(again->body);
+  EXPECT_EQ(repeated["doc_id"], reply["doc_id"]);
+  EXPECT_TRUE(repeated["receipt"].contains("signature")) << again->body;
+  httplib::Result bad = PostText(acm_key_, "/v1/documents?collection=acm&receipt=maybe", text);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400) << bad->body;
+}
+
 TEST_F(HttpApiTest, MultipartRegistrationTakesTheFileAndItsMetadata) {
   httplib::MultipartFormDataItems items = {
       {"file", Prose(2, 300), "essay.txt", "text/plain"},
