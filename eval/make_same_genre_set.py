@@ -161,6 +161,9 @@ def markdown_prose(text, max_words):
     """A README's prose: fenced and indented code, HTML, images and link targets removed."""
     text = re.sub(r"(?ms)^\s*(```|~~~).*?^\s*\1[^\n]*$", "", text)
     text = re.sub(r"(?s)<!--.*?-->", "", text)
+    # A tag whose attributes run over several lines (a logo's <img ...>), then one-line ones
+    # (autolinks too).
+    text = re.sub(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]{0,2000})?/?>", " ", text)
     text = re.sub(r"<[^>\n]*>", " ", text)
     text = re.sub(r"!\[[^\]]*\](\([^)]*\)|\[[^\]]*\])", " ", text)  # images, badges
     text = re.sub(r"\[([^\]]*)\](\([^)]*\)|\[[^\]]*\])", r"\1", text)  # [text](target), [text][ref]

@@ -35,6 +35,24 @@ class MarkdownProseTest(unittest.TestCase):
                      "indented code", "example.org", "npm-url", "node"):
             self.assertNotIn(gone, prose)
 
+    def test_a_tag_over_several_lines_is_removed_and_text_with_a_less_than_sign_kept(self):
+        # A logo's tag with its attributes on three lines left "img align right width 95
+        # height 95" in every README of a plugin family, shared prose no reader sees.
+        readme = "\n".join([
+            "# Plugin",
+            '<img align="right" width="95" height="95"',
+            '     alt="Logo of the project"',
+            '     src="https://example.org/logo.svg">',
+            "Transforms styles with plugins.",
+            "Versions <v4.8 differ in their output.",
+            "Arrow functions => work in both.",
+        ])
+        prose = sg.markdown_prose(readme, 2000)
+        self.assertIn("Transforms styles with plugins.", prose)
+        self.assertIn("Versions <v4.8 differ in their output.\nArrow functions => work", prose)
+        for gone in ("img", "align", "width", "Logo of the project", "example.org"):
+            self.assertNotIn(gone, prose)
+
     def test_an_unclosed_fence_keeps_the_text(self):
         # Only a closed fence is code: a stray ``` must not swallow the rest of the README.
         prose = sg.markdown_prose("Intro words here.\n```\nUsage words after it.\n", 2000)
