@@ -68,6 +68,7 @@ struct Scratch {
   std::vector<std::vector<uint32_t>> pair_orders;  // step 5: ReadStemPairOrder's answer
   std::vector<uint64_t> pair_positions;            // SharedInOrder
   std::vector<uint32_t> chain_tails;               // SharedInOrder
+  std::vector<std::pair<uint32_t, uint32_t>> revision_chain;  // AddRevisionEvidence
 
   // Called after each check.
   void Trim() {
@@ -92,6 +93,7 @@ struct Scratch {
       return o.capacity() * sizeof(uint32_t);
     });
     ReleaseIfLarge(&pair_positions);
+    ReleaseIfLarge(&revision_chain);
     ReleaseIfLarge(&gram_excluded);
     ReleaseIfLarge(&spans);
     ReleaseIfLarge(&view.chunks);
@@ -444,7 +446,8 @@ class CandidateVerifier {
 
   // CheckOptions::revision_share: candidate i's longest chain of grams in the order of both
   // texts, of the test grams that only i holds among the candidates and that lie in no stock
-  // phrase; a violation when it covers revision_share of both texts' grams.
+  // phrase; a violation when it covers revision_share of both texts' grams and spreads over
+  // revision_spread of each.
   void AddRevisionEvidence(size_t i, const Verification& v, DocumentMatch* m) {
     const double share = check_.revision_share;
     if (share <= 0 || v.test_grams == 0) return;
@@ -454,19 +457,28 @@ class CandidateVerifier {
     };
     // A chain holds no more grams than either text shares: most candidates stop here.
     if (!passes(v.shared_test_grams, v.shared_registered_grams)) return;
-    const uint32_t chain =
-        LongestSharedChain(s_.test_grams, s_.grams[i], [&](uint32_t g) { return RevisionGram(g); });
-    m->revision_grams = chain;
-    if (passes(chain, chain)) {
-      m->revision_violation = true;
-      m->violation = true;
+    std::vector<std::pair<uint32_t, uint32_t>>& chain = s_.revision_chain;
+    LongestSharedChain(
+        s_.test_grams, s_.grams[i], [&](uint32_t g) { return RevisionGram(g); }, &chain);
+    m->revision_grams = static_cast<uint32_t>(chain.size());
+    if (chain.empty() || !passes(m->revision_grams, m->revision_grams)) return;
+    // From its first gram to its last, in each text.
+    const double test_reach = chain.back().first - chain.front().first + 1.0;
+    const double registered_reach = chain.back().second - chain.front().second + 1.0;
+    if (test_reach < check_.revision_spread * v.test_grams ||
+        registered_reach < check_.revision_spread * v.registered_grams) {
+      return;
     }
+    m->revision_violation = true;
+    m->violation = true;
   }
 
-  // Whether test gram g may be in a heavy revision's chain: only one candidate holds it, and
-  // it is in no stock phrase and on no short line.
+  // Whether test gram g may be in a heavy revision's chain: only one candidate holds it, it
+  // occurs once in the test (a line the text repeats, a changelog's sign-off, would chain with
+  // each of its repeats in the other text), and it is in no stock phrase and on no short line.
   bool RevisionGram(uint32_t g) {
-    return GramHolders(g) <= 1 && !InStockRun(g) && !TouchesShortLine(g);
+    return GramHolders(g) <= 1 && s_.test_grams.Count(test_.grams[g]) == 1 && !InStockRun(g) &&
+           !TouchesShortLine(g);
   }
 
   // A heavy revision's chain as spans (Span::revision_run), after its passages: each run of

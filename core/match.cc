@@ -74,6 +74,10 @@ absl::Status CheckOptions::Validate() const {
     return absl::InvalidArgumentError("revision_share: " + std::to_string(revision_share) +
                                       " is outside [0, 1]");
   }
+  if (!(revision_spread >= 0 && revision_spread <= 1)) {
+    return absl::InvalidArgumentError("revision_spread: " + std::to_string(revision_spread) +
+                                      " is outside [0, 1]");
+  }
   if (stem_pair_max_documents < 2) {
     return absl::InvalidArgumentError("stem_pair_max_documents: must be >= 2");
   }

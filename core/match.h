@@ -90,7 +90,7 @@ inline constexpr double kUnorderedStemPairThreshold = 0.10;
 
 // CheckOptions::revision_share of a check that asks for heavy revisions (chosen on the P4P
 // and same-genre dev sets, docs/accuracy.md).
-inline constexpr double kHeavyRevisionShare = 0.06;
+inline constexpr double kHeavyRevisionShare = 0.04;
 
 struct CheckOptions {
   DecisionFunction function = DecisionFunction::kMatchRatio;
@@ -150,17 +150,23 @@ struct CheckOptions {
   // heavy revision when the longest chain of 3-grams it shares with the test, advancing in
   // both texts whatever the gaps (core/verify.h, LongestSharedChain), covers revision_share
   // of the test's grams and of its own, and revision_min_grams of them; only grams that no
-  // other candidate holds, in no phrase common in the language and on no short line
-  // (DocumentFingerprint::short_lines) count. A person's rewrite keeps its source's order of
-  // ideas, and a few scattered 3-word runs in it, after every 8-word passage is gone. Off: at
-  // 0.06 (chosen on dev) it found every held-out P4P revision (F1 0.899 -> 1.000) and raised
-  // the false alarms of npm READMEs from 0.86 to 1.4 per 1,000: a genre's template that the
-  // registry holds once looks like a heavy revision of it to every other instance, and no
-  // count of holders can tell (docs/accuracy.md). Off by default; a check asks for it with
-  // kHeavyRevisionShare (v1.CheckOptions.heavy_revisions, `cops check --heavy-revisions`).
+  // other candidate holds, that occur once in the test (a repeated line chains with itself), in
+  // no phrase common in the language and on no short line (DocumentFingerprint::short_lines)
+  // count. A person's rewrite keeps its source's order of ideas, and a few scattered 3-word
+  // runs in it, after every 8-word passage is gone. At 0.04 (chosen on dev) it found every
+  // held-out P4P revision (F1 0.899 -> 1.000) and added no npm README false alarm, but one
+  // in 1,728 Debian checks: two manual pages written to one template, section by section,
+  // look like a revision of each other, and no count of holders can tell (docs/accuracy.md).
+  // Off by default; a check asks for it with kHeavyRevisionShare
+  // (v1.CheckOptions.heavy_revisions, `cops check --heavy-revisions`).
   // 0 = off; REQUIRES: 0 <= revision_share <= 1.
   double revision_share = 0;
   uint32_t revision_min_grams = 6;
+  // The chain must also reach, from its first gram to its last, this share of each text's
+  // grams: a rewrite revises a whole text, in its order; a template's section that two texts
+  // share (a footer, installation steps) chains in one place of each (docs/accuracy.md).
+  // REQUIRES: 0 <= revision_spread <= 1.
+  double revision_spread = 0.5;
   // Indexes with content-stem pairs (ChunkingParams::stem_pairs, core/stem_pairs.h): a
   // registered document is also a violation when the share of the test's sampled pairs it
   // holds in order (the longest chain advancing in both texts), counting only pairs held by

@@ -117,6 +117,15 @@ class TestGrams {
   // they repeat ("a a a a ..." against "a a a ...").
   static constexpr uint32_t kMaxRepeats = 8;
   // Calls fn(test_position) for the test grams equal to `gram` (at most kMaxRepeats).
+  // How many test grams equal `gram` (all of them, not only the first kMaxRepeats).
+  uint32_t Count(uint32_t gram) const {
+    if (slots_.empty()) return 0;
+    for (size_t i = gram & mask_;; i = (i + 1) & mask_) {
+      const Entry& e = slots_[i];
+      if (e.first == kEmpty) return 0;
+      if (e.gram == gram) return e.count;
+    }
+  }
   template <typename Fn>
   void ForEach(uint32_t gram, Fn&& fn) const {
     if (slots_.empty()) return;

@@ -783,6 +783,54 @@ TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteByItsGramsInTheSourcesOrder) {
   EXPECT_FALSE(all.matches[0].violation);
 }
 
+// A rewrite revises a whole text: the chain must reach across half of each text's grams
+// (CheckOptions::revision_spread). Here the rewrite is the first part of a test that goes on
+// with as many words of its own (a shared section, as a template's installation steps are),
+// so its chain reaches 43% of the test's grams.
+TEST_F(DetectTest, RevisionShareWantsTheChainToReachAcrossBothTexts) {
+  Build(3, 5);
+  Add(5, Source(2000));
+  const std::string test = Rewrite(false) + " " + Words(85000, 400) + ".";
+  CheckOptions on;
+  on.revision_share = 0.02;  // 22 chained grams: 3% of the test's 720, 11% of the source's
+  EXPECT_FALSE(Check(test, on).violation);
+  // The chain is there, in one part of the test.
+  on.revision_spread = 0;
+  const Report anywhere = Check(test, on);
+  ASSERT_EQ(anywhere.matches.size(), 1u);
+  EXPECT_TRUE(anywhere.matches[0].revision_violation);
+  EXPECT_GE(anywhere.matches[0].revision_grams, 22u);
+  // The rewrite alone reaches across itself: a revision.
+  on.revision_spread = CheckOptions{}.revision_spread;
+  EXPECT_TRUE(Check(Rewrite(false), on).violation);
+}
+
+// A line two texts repeat (a changelog maintainer's sign-off under every entry) chains with
+// itself from entry to entry, in order, through both texts: a test gram that occurs more than
+// once in the test is no evidence of a revision.
+TEST_F(DetectTest, RevisionShareDoesNotChainALineTheTestRepeats) {
+  // Ten entries, each its own 20 words, then the sign-off: the maintainer's 5 words and a date
+  // of 4 words that differs from entry to entry and between the texts.
+  const auto changelog = [](int own, int dates) {
+    std::string s;
+    for (int e = 0; e < 10; ++e) {
+      s += "* " + Words(own + 30 * e, 20) + ".\n -- " + Words(7000, 5) + " " +
+           Words(dates + 10 * e, 4) + "\n\n";
+    }
+    return s;
+  };
+  Build(3, 5);
+  Add(5, changelog(40000, 50000));
+  CheckOptions on;
+  on.revision_share = kHeavyRevisionShare;
+  const Report r = Check(changelog(60000, 70000), on);
+  EXPECT_FALSE(r.violation);
+  for (const DocumentMatch& m : r.matches) {
+    EXPECT_FALSE(m.revision_violation);
+    EXPECT_EQ(m.revision_grams, 0u);
+  }
+}
+
 // A heavy rewrite of a text registered twice (two collections) is found against both: the
 // grams that two candidates hold are one text's, not a genre's shared text.
 TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteOfATextRegisteredTwice) {
