@@ -432,7 +432,7 @@ class CandidateVerifier {
     std::sort(s_.doc_postings[i].begin(), s_.doc_postings[i].end(),
               [](const Posting& a, const Posting& b) { return a.ordinal < b.ordinal; });
     const uint32_t longest_units = AddSpans(test_, params_, v, s_.doc_postings[i], &m);
-    if (m.revision_violation && check_.want_spans) AddRevisionRuns(i, &m);
+    if (m.revision_violation && check_.want_spans) AddRevisionRuns(&m);
     if (!m.violation && longest_units < check_.min_passage_units) return std::nullopt;
     if (covered_ != nullptr) {
       for (const Passage& p : v.passages) {
@@ -482,11 +482,10 @@ class CandidateVerifier {
   }
 
   // A heavy revision's chain as spans (Span::revision_run), after its passages: each run of
-  // consecutive chained grams that no passage holds, in both texts' units.
-  void AddRevisionRuns(size_t i, DocumentMatch* m) {
-    std::vector<std::pair<uint32_t, uint32_t>> chain;
-    LongestSharedChain(
-        s_.test_grams, s_.grams[i], [&](uint32_t g) { return RevisionGram(g); }, &chain);
+  // consecutive chained grams that no passage holds, in both texts' units. The chain is the
+  // one AddRevisionEvidence left in s_.revision_chain for this candidate.
+  void AddRevisionRuns(DocumentMatch* m) {
+    const std::vector<std::pair<uint32_t, uint32_t>>& chain = s_.revision_chain;
     const size_t passages = m->spans.size();
     for (size_t a = 0; a < chain.size();) {
       size_t b = a + 1;

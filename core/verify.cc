@@ -207,12 +207,9 @@ void Verify(const TestGrams& test, std::span<const uint32_t> registered,
       static_cast<uint32_t>(std::unique(reg.begin(), reg.end()) - reg.begin());
 }
 
-namespace {
-
-// LongestSharedChain, and with `members` that chain's (test, registered) positions.
-uint32_t SharedChain(const TestGrams& test, std::span<const uint32_t> registered,
-                     absl::FunctionRef<bool(uint32_t)> eligible,
-                     std::vector<std::pair<uint32_t, uint32_t>>* members) {
+void LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
+                        absl::FunctionRef<bool(uint32_t)> eligible,
+                        std::vector<std::pair<uint32_t, uint32_t>>* members) {
   // Every (test position, registered position) of equal grams, by test position, and within
   // one by registered position descending: a chain strictly rising in both then takes at
   // most one registered position per test gram.
@@ -221,10 +218,9 @@ uint32_t SharedChain(const TestGrams& test, std::span<const uint32_t> registered
   // Patience sorting: tails[n] is the smallest last registered position of a chain of n + 1.
   std::vector<uint32_t>& tails = ChainScratch();
   tails.clear();
-  // With `members`: the pair ending each tail, and each pair's predecessor in its chain.
+  // The pair ending each tail, and each pair's predecessor in its chain.
   thread_local std::vector<uint32_t> tail_pair, previous;
   tail_pair.clear();
-  previous.clear();
   absl::Cleanup trim = [&pairs, &tails] {
     ReleaseIfLarge(&pairs);
     ReleaseIfLarge(&tails);
@@ -237,7 +233,7 @@ uint32_t SharedChain(const TestGrams& test, std::span<const uint32_t> registered
     });
   }
   std::sort(pairs.begin(), pairs.end());
-  if (members != nullptr) previous.assign(pairs.size(), UINT32_MAX);
+  previous.assign(pairs.size(), UINT32_MAX);
   uint32_t last_test = UINT32_MAX;
   bool last_eligible = false;
   for (uint32_t k = 0; k < pairs.size(); ++k) {
@@ -256,35 +252,16 @@ uint32_t SharedChain(const TestGrams& test, std::span<const uint32_t> registered
     } else {
       *t = p;
     }
-    if (members != nullptr) {
-      if (n == tail_pair.size()) tail_pair.push_back(k);
-      tail_pair[n] = k;
-      previous[k] = n > 0 ? tail_pair[n - 1] : UINT32_MAX;
-    }
+    if (n == tail_pair.size()) tail_pair.push_back(k);
+    tail_pair[n] = k;
+    previous[k] = n > 0 ? tail_pair[n - 1] : UINT32_MAX;
   }
-  if (members != nullptr) {
-    members->clear();
-    for (uint32_t k = tail_pair.empty() ? UINT32_MAX : tail_pair.back(); k != UINT32_MAX;
-         k = previous[k]) {
-      members->emplace_back(static_cast<uint32_t>(pairs[k] >> 32),
-                            ~static_cast<uint32_t>(pairs[k]));
-    }
-    std::reverse(members->begin(), members->end());
+  members->clear();
+  for (uint32_t k = tail_pair.empty() ? UINT32_MAX : tail_pair.back(); k != UINT32_MAX;
+       k = previous[k]) {
+    members->emplace_back(static_cast<uint32_t>(pairs[k] >> 32), ~static_cast<uint32_t>(pairs[k]));
   }
-  return static_cast<uint32_t>(tails.size());
-}
-
-}  // namespace
-
-uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
-                            absl::FunctionRef<bool(uint32_t)> eligible) {
-  return SharedChain(test, registered, eligible, nullptr);
-}
-
-void LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
-                        absl::FunctionRef<bool(uint32_t)> eligible,
-                        std::vector<std::pair<uint32_t, uint32_t>>* members) {
-  SharedChain(test, registered, eligible, members);
+  std::reverse(members->begin(), members->end());
 }
 
 }  // namespace cops

@@ -161,17 +161,15 @@ class TestGrams {
 void Verify(const TestGrams& test, std::span<const uint32_t> registered,
             const VerifyOptions& options, Verification* out);
 
-// The length of the longest chain of grams matched between the test and `registered` that
-// advances in both documents, whatever the gaps (a passage's are bounded), each test and
-// registered gram in it once, of the test grams that count (TestGrams::excluded is kNone) and
-// that `eligible` accepts (a test gram position): the evidence of CheckOptions::revision_share.
-// A person's heavy rewrite keeps few runs of 3 words, scattered, but in its source's order; a
-// text on the same subject shares as many in any order. O(m log m) for m matched position
-// pairs (TestGrams::kMaxRepeats bounds them).
-uint32_t LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
-                            absl::FunctionRef<bool(uint32_t)> eligible);
-// The same chain's members: (test gram, registered gram) positions, both ascending (one such
-// chain when several are longest). What a report shows of a heavy revision.
+// The longest chain of grams matched between the test and `registered` that advances in both
+// documents, whatever the gaps (a passage's are bounded), each test and registered gram in it
+// once, of the test grams that count (TestGrams::excluded is kNone) and that `eligible`
+// accepts (a test gram position): the evidence of CheckOptions::revision_share, and what a
+// report shows of a heavy revision. `members` is overwritten with its (test gram, registered
+// gram) positions, both ascending (one such chain when several are longest). A person's heavy
+// rewrite keeps few runs of 3 words, scattered, but in its source's order; a text on the same
+// subject shares as many in any order. O(m log m) for m matched position pairs
+// (TestGrams::kMaxRepeats bounds them).
 void LongestSharedChain(const TestGrams& test, std::span<const uint32_t> registered,
                         absl::FunctionRef<bool(uint32_t)> eligible,
                         std::vector<std::pair<uint32_t, uint32_t>>* members);
