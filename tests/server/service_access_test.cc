@@ -8,13 +8,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "access/access_control.h"
-#include "core/hash_key.h"
 #include "core/hash_key.h"
 #include "core/receipt.h"
 #include "engine/index_generations.h"
@@ -95,6 +95,26 @@ class ServiceAccessTest : public ::testing::Test {
     if (id != nullptr) *id = reply.doc_id();
     if (reply_out != nullptr) *reply_out = reply;
     return s;
+  }
+
+  // One RegisterDocuments stream of `texts` into `collection`; text i asks for no receipt when
+  // omit_receipt(i).
+  grpc::Status RegisterStream(const std::string& key, const std::vector<std::string>& texts,
+                              const std::string& collection, v1::RegisterDocumentsReply* reply,
+                              const std::function<bool(size_t)>& omit_receipt = nullptr) {
+    grpc::ClientContext ctx;
+    testing::PrepareCall(&ctx, key);
+    std::unique_ptr<grpc::ClientWriter<v1::RegisterDocumentRequest>> writer =
+        stub_->RegisterDocuments(&ctx, reply);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      v1::RegisterDocumentRequest req;
+      req.mutable_document()->set_content(texts[i]);
+      req.mutable_document()->mutable_metadata()->set_collection(collection);
+      req.set_omit_receipt(omit_receipt != nullptr && omit_receipt(i));
+      if (!writer->Write(req)) break;  // the server ended the call: Finish() says why
+    }
+    writer->WritesDone();
+    return writer->Finish();
   }
 
   grpc::Status Check(const std::string& key, const std::string& text,
@@ -549,20 +569,9 @@ TEST_F(ServiceAccessTest, ARepeatedRegistrationGetsTheExistingDocumentsReceiptIf
 }
 
 TEST_F(ServiceAccessTest, EachDocumentOfABulkRegistrationHasItsReceipt) {
-  grpc::ClientContext ctx;
-  testing::PrepareCall(&ctx, acm_key_);
-  v1::RegisterDocumentsReply reply;
-  std::unique_ptr<grpc::ClientWriter<v1::RegisterDocumentRequest>> writer =
-      stub_->RegisterDocuments(&ctx, &reply);
   const std::vector<std::string> texts = {Prose(72, 200), Prose(73, 200), Prose(72, 200)};
-  for (const std::string& text : texts) {
-    v1::RegisterDocumentRequest req;
-    req.mutable_document()->set_content(text);
-    req.mutable_document()->mutable_metadata()->set_collection("acm");
-    ASSERT_TRUE(writer->Write(req));
-  }
-  ASSERT_TRUE(writer->WritesDone());
-  ASSERT_OK(writer->Finish());
+  v1::RegisterDocumentsReply reply;
+  ASSERT_OK(RegisterStream(acm_key_, texts, "acm", &reply));
   ASSERT_EQ(reply.results_size(), 3);
   const std::vector<VerifyingKey> keys = SigningKeys(acm_key_);
   for (int i = 0; i < 3; ++i) {
@@ -578,21 +587,9 @@ TEST_F(ServiceAccessTest, EachDocumentOfABulkRegistrationHasItsReceipt) {
 // reply carries no receipt, and the others of the same stream still get theirs. The receipt
 // is had later by registering the text again.
 TEST_F(ServiceAccessTest, ARegistrationThatOmitsItsReceiptIsMadeWithoutOne) {
-  grpc::ClientContext ctx;
-  testing::PrepareCall(&ctx, acm_key_);
-  v1::RegisterDocumentsReply reply;
-  std::unique_ptr<grpc::ClientWriter<v1::RegisterDocumentRequest>> writer =
-      stub_->RegisterDocuments(&ctx, &reply);
   const std::vector<std::string> texts = {Prose(75, 200), Prose(76, 200), Prose(77, 200)};
-  for (size_t i = 0; i < texts.size(); ++i) {
-    v1::RegisterDocumentRequest req;
-    req.mutable_document()->set_content(texts[i]);
-    req.mutable_document()->mutable_metadata()->set_collection("acm");
-    req.set_omit_receipt(i == 1);
-    ASSERT_TRUE(writer->Write(req));
-  }
-  ASSERT_TRUE(writer->WritesDone());
-  ASSERT_OK(writer->Finish());
+  v1::RegisterDocumentsReply reply;
+  ASSERT_OK(RegisterStream(acm_key_, texts, "acm", &reply, [](size_t i) { return i == 1; }));
   ASSERT_EQ(reply.registered(), 3u);
   const std::vector<VerifyingKey> keys = SigningKeys(acm_key_);
   EXPECT_OK(VerifyReceipt(ReceiptOf(reply.results(0).reply()), keys));
