@@ -46,6 +46,11 @@ constexpr uint32_t kReplicas = 2;
 // Acknowledged registrations and complete checks to wait for in each phase (before, during
 // and after the failures).
 constexpr size_t kPerPhase = 15;
+// How long the cluster may take to settle after a failure or restart (a copsd to start while
+// JetStream elects leaders, a replica to catch up, a complete answer): generous, since a
+// loaded CI machine runs several times slower than one alone; only a cluster that never
+// settles fails.
+constexpr std::chrono::seconds kSettle{60};
 
 // Document `i`: 120 pseudo-random words sharing no passage with any other document.
 std::string Text(size_t i) { return testing_corpus::Prose(static_cast<uint32_t>(5000 + i), 120); }
@@ -220,7 +225,7 @@ class ClusterFailureTest : public ::testing::Test {
   // Starts replica r of partition p on its data directory; a restart reuses the old data and
   // the old address (the router's --replica list names it). copsd exits when JetStream does
   // not answer at its start (a NATS server just restarted: the consumer's leader is being
-  // elected); it is started again, as its supervisor would, for up to 20 s.
+  // elected); it is started again, as its supervisor would, for up to kSettle.
   void StartReplica(uint32_t p, uint32_t r) {
     const std::string name = "index-p" + std::to_string(p) + "r" + std::to_string(r);
     std::vector<std::string> flags = {"--follow",       ServerUrl((p + 2 * r) % 3),
@@ -236,7 +241,7 @@ class ClusterFailureTest : public ::testing::Test {
           started = testing::CopsdProcess::Start(dir_.path() / name, flags);
           return started.ok();
         },
-        std::chrono::seconds(20)))
+        kSettle))
         << started.status();
     replicas_[p][r] = *std::move(started);
     replica_address_[p][r] = replicas_[p][r]->address();
@@ -302,11 +307,14 @@ class ClusterFailureTest : public ::testing::Test {
     clients_.clear();
   }
 
-  // Runs one phase: kPerPhase acknowledged registrations and complete checks, within 20 s.
+  // Runs one phase: kPerPhase acknowledged registrations and complete checks, within 90 s.
+  // A phase after a NATS server is killed waits for the router to reconnect and JetStream to
+  // elect the stream's leader: 1-7 s alone, 2.6-11.5 s with both cores busy, and more under
+  // ctest -j2 beside other cluster tests. Time is no part of what the test asserts.
   void RunPhase(const std::string& what) {
     const auto start = std::chrono::steady_clock::now();
     ledger_.NextPhase();
-    EXPECT_TRUE(ledger_.AwaitPhaseDone(absl::Seconds(20)))
+    EXPECT_TRUE(ledger_.AwaitPhaseDone(absl::Seconds(90)))
         << what << ": " << ledger_.AcknowledgedList().size() << " registrations acknowledged, "
         << ledger_.Checks(ledger_.phase()).complete << " complete checks in the phase";
     phases_.push_back(what);
@@ -371,7 +379,7 @@ TEST_F(ClusterFailureTest, KilledNatsServerAndReplicaLoseNoAcknowledgedRegistrat
     return stats.ok() ? static_cast<int64_t>(stats->documents()) : -1;
   };
   for (uint32_t p = 0; p < kPartitions; ++p) {
-    EXPECT_TRUE(testing::Eventually([&] { return documents(p, 0) == documents(p, 1); }))
+    EXPECT_TRUE(testing::Eventually([&] { return documents(p, 0) == documents(p, 1); }, kSettle))
         << "partition " << p << ": " << documents(p, 0) << " vs " << documents(p, 1);
   }
 
@@ -389,11 +397,14 @@ TEST_F(ClusterFailureTest, KilledNatsServerAndReplicaLoseNoAcknowledgedRegistrat
     // still electing leaders): a flagged partial answer or UNAVAILABLE is asked again; a
     // complete answer must hold the document.
     absl::StatusOr<v1::CheckDocumentReply> reply;
-    EXPECT_TRUE(testing::Eventually([&] {
-      reply = router->Check(request);
-      return reply.ok() && !reply->partial();
-    })) << "document " << id << ": no complete answer: "
-        << (reply.ok() ? "partial" : reply.status().ToString());
+    EXPECT_TRUE(testing::Eventually(
+        [&] {
+          reply = router->Check(request);
+          return reply.ok() && !reply->partial();
+        },
+        kSettle))
+        << "document " << id
+        << ": no complete answer: " << (reply.ok() ? "partial" : reply.status().ToString());
     const bool found = reply.ok() && !reply->partial() && reply->matches_size() > 0 &&
                        reply->matches(0).doc_id() == id;
     if (!found) ++lost;
@@ -408,7 +419,7 @@ TEST_F(ClusterFailureTest, KilledNatsServerAndReplicaLoseNoAcknowledgedRegistrat
   for (uint32_t p = 0; p < kPartitions; ++p) {
     for (uint32_t r = 0; r < kReplicas; ++r) {
       EXPECT_TRUE(testing::Eventually(
-          [&] { return absl::IsNotFound(replica[p][r]->Get(gone.second).status()); }))
+          [&] { return absl::IsNotFound(replica[p][r]->Get(gone.second).status()); }, kSettle))
           << "p" << p << "r" << r << " still holds unregistered document " << gone.second;
     }
   }
