@@ -4,7 +4,7 @@
 # Unlike CPU time, the count does not move with the host's load: use it to compare two builds
 # on one index (each on its own copy: a check writes nothing, but copsd may compact).
 #   bench/check-instructions.sh BUILD DATA_DIR [COPY_FRACTION] [CONCURRENCY] [CHECKS] [BENCH-FLAGS...]
-# BENCH-FLAGS go to the measured checks' `cops bench` (e.g. --heavy-revisions).
+# BENCH-FLAGS go to the measured checks' `cops bench` (e.g. --no-heavy-revisions).
 # DATA_DIR: a data directory made by `scripts/bench.sh service --documents 100000 --data DIR`
 # (10^5 documents, seed 7). Prints the bench's check line, then the instructions per check
 # (needs valgrind: `apt-get install valgrind`). With COPS_CALLGRIND_OUT=FILE the measured checks'

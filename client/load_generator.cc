@@ -192,8 +192,9 @@ void AddLoadFlags(CLI::App* app, LoadOptions* o) {
   app->add_option("--copy-fraction", o->copy_fraction,
                   "Checked messages embedding a copied passage")
       ->capture_default_str();
-  app->add_flag("--heavy-revisions", o->heavy_revisions,
-                "Checks also look for heavy revisions (what they cost)");
+  app->add_flag("--heavy-revisions,!--no-heavy-revisions", o->heavy_revisions,
+                "Checks ask (or not) for heavy revisions, to measure what they cost; neither: "
+                "as the server decides");
   app->add_option("--seed", o->seed, "Text generator seed")->capture_default_str();
   app->add_option("--first-check", o->first_check,
                   "Number of the first check (runs from different numbers send different messages)")
@@ -297,7 +298,9 @@ bool RunLoad(const std::vector<Client*>& clients, const LoadOptions& o, std::ost
       v1::CheckDocumentRequest request;
       request.set_content(prepared.empty() ? message(n) : std::move(prepared[n]));  // sent once
       request.set_format(v1::DOCUMENT_FORMAT_TEXT);
-      if (o.heavy_revisions) request.mutable_options()->set_heavy_revisions(true);
+      if (o.heavy_revisions != 0) {
+        request.mutable_options()->set_heavy_revisions(o.heavy_revisions > 0);
+      }
       lat.bytes += request.content().size();
       absl::StatusOr<v1::CheckDocumentReply> reply = client.Check(request);
       if (reply.ok() && reply->violation()) ++lat.violations;

@@ -34,7 +34,9 @@ struct LoadOptions {
   uint32_t concurrency = 4;      // client threads, each with its own calls in flight
   uint32_t connections = 1;      // TCP connections the threads take turns on
   double copy_fraction = 0.5;    // checked messages that embed a copied passage
-  bool heavy_revisions = false;  // checks ask for heavy revisions (CheckOptions.heavy_revisions)
+  // Checks ask for heavy revisions (> 0), not (< 0) or leave it to copsd (0; it looks for them
+  // unless --heavy-revisions=false): CheckOptions.heavy_revisions.
+  int heavy_revisions = 0;
   uint64_t seed = 1;
   std::string collection = "bench";
   // Documents already registered by an earlier run with the same seed (checks copy from

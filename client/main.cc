@@ -698,7 +698,7 @@ CLI::App* AddCheckCommand(CLI::App* app, CheckArgs* chk) {
   cmd->add_flag("--heavy-revisions,!--no-heavy-revisions", chk->heavy_revisions,
                 "Also report (or not) heavy rewrites of a registered text: its 3-word runs kept "
                 "in order (docs/accuracy.md; may flag texts built from one template). Neither: "
-                "as the server decides (copsd --heavy-revisions)");
+                "as the server decides (copsd looks for them unless --heavy-revisions=false)");
   return cmd;
 }
 

@@ -446,11 +446,12 @@ class CandidateVerifier {
 
   // CheckOptions::revision_share: candidate i's longest chain of grams in the order of both
   // texts, of the test grams that only i holds among the candidates and that lie in no stock
-  // phrase; a violation when it covers revision_share of both texts' grams and spreads over
-  // revision_spread of each.
+  // phrase; a violation when it covers revision_share of both texts' grams, spreads over
+  // revision_spread of each, and its runs hold min_violation_units words. Its runs are
+  // matches of k words: none counts where min_match_units says shorter matches do not.
   void AddRevisionEvidence(size_t i, const Verification& v, DocumentMatch* m) {
     const double share = check_.revision_share;
-    if (share <= 0 || v.test_grams == 0) return;
+    if (share <= 0 || v.test_grams == 0 || check_.min_match_units > k_) return;
     const auto passes = [&](uint32_t test_side, uint32_t registered_side) {
       return test_side >= check_.revision_min_grams && test_side >= share * v.test_grams &&
              registered_side >= share * v.registered_grams;
@@ -469,8 +470,30 @@ class CandidateVerifier {
         registered_reach < check_.revision_spread * v.registered_grams) {
       return;
     }
+    if (ChainUnits(chain) < check_.min_violation_units) return;
     m->revision_violation = true;
     m->violation = true;
+  }
+
+  // Calls run(a, b) for each run [a, b) of a chain's grams consecutive in both texts.
+  template <typename Run>
+  static void ForEachRun(const std::vector<std::pair<uint32_t, uint32_t>>& chain, Run run) {
+    for (size_t a = 0; a < chain.size();) {
+      size_t b = a + 1;
+      while (b < chain.size() && chain[b].first == chain[b - 1].first + 1 &&
+             chain[b].second == chain[b - 1].second + 1) {
+        ++b;
+      }
+      run(a, b);
+      a = b;
+    }
+  }
+
+  // The test words a chain's runs cover: a run of n grams covers n + k - 1.
+  uint32_t ChainUnits(const std::vector<std::pair<uint32_t, uint32_t>>& chain) const {
+    uint32_t units = 0;
+    ForEachRun(chain, [&](size_t a, size_t b) { units += static_cast<uint32_t>(b - a) + k_ - 1; });
+    return units;
   }
 
   // Whether test gram g may be in a heavy revision's chain: only one candidate holds it, it
@@ -487,16 +510,10 @@ class CandidateVerifier {
   void AddRevisionRuns(DocumentMatch* m) {
     const std::vector<std::pair<uint32_t, uint32_t>>& chain = s_.revision_chain;
     const size_t passages = m->spans.size();
-    for (size_t a = 0; a < chain.size();) {
-      size_t b = a + 1;
-      while (b < chain.size() && chain[b].first == chain[b - 1].first + 1 &&
-             chain[b].second == chain[b - 1].second + 1) {
-        ++b;
-      }
+    ForEachRun(chain, [&](size_t a, size_t b) {
       const uint32_t ub = chain[a].first, ue = std::min(chain[b - 1].first + k_, n_units_);
       const uint32_t rb = chain[a].second, re = chain[b - 1].second + k_;
-      a = b;
-      if (ub >= ue) continue;
+      if (ub >= ue) return;
       Span run;
       run.test_start = test_.units[ub].start;
       run.test_end = test_.units[ue - 1].end;
@@ -510,7 +527,7 @@ class CandidateVerifier {
                         return p.test_start <= run.test_start && run.test_end <= p.test_end;
                       });
       if (!in_passage) m->spans.push_back(run);
-    }
+    });
     std::stable_sort(m->spans.begin(), m->spans.end(),
                      [](const Span& x, const Span& y) { return x.test_start < y.test_start; });
   }

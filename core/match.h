@@ -157,8 +157,10 @@ struct CheckOptions {
   // held-out P4P revision (F1 0.899 -> 1.000) and added no npm README false alarm, but one
   // in 1,728 Debian checks: two manual pages written to one template, section by section,
   // look like a revision of each other, and no count of holders can tell (docs/accuracy.md).
-  // Off by default; a check asks for it with kHeavyRevisionShare
-  // (v1.CheckOptions.heavy_revisions, `cops check --heavy-revisions`).
+  // The chain's runs are matches: they must cover min_violation_units test words, and none
+  // counts where min_match_units exceeds a run's k words.
+  // Off in core; copsd's checks ask for kHeavyRevisionShare unless the check or the operator
+  // says not to (v1.CheckOptions.heavy_revisions, copsd --heavy-revisions=false).
   // 0 = off; REQUIRES: 0 <= revision_share <= 1.
   double revision_share = 0;
   uint32_t revision_min_grams = 6;

@@ -59,8 +59,9 @@ struct CopyDetectorOptions {
   bool pdf_hidden_text = true;
   // Checks that do not say (v1.CheckOptions.heavy_revisions unset) look for heavy revisions
   // (CheckOptions::revision_share = kHeavyRevisionShare; copsd --heavy-revisions): for a
-  // registry of prose whose owners want rewrites found, not of texts made from templates.
-  bool heavy_revisions = false;
+  // registry of prose whose owners want rewrites found; a registry of texts made from one
+  // template may turn it off (copsd --heavy-revisions=false).
+  bool heavy_revisions = true;
   // Wall clock in microseconds since the epoch (replaceable for tests): registration times,
   // and the "now" against which expiries and embargoes are checked.
   std::function<int64_t()> now_micros = WallClockMicros;

@@ -187,6 +187,7 @@ std::vector<Setting> SweepGrid(bool quick) {
       s.params.w = sel.w;
       s.params.enhancements = Enhancements{};
       s.options.max_doc_frequency = 0;
+      s.options.revision_share = 0;  // chunkings are compared by their chunks alone
       // A passage is measured in units: 8 words, or a single sentence.
       s.options.min_passage_units = sh.unit == U::kWord ? 8 : 1;
       grid.push_back(s);
@@ -298,8 +299,8 @@ std::vector<std::string> PositiveCategories(const EvalSet& set) {
   return out;
 }
 
-// The project defaults, the defaults without verification, and the plain baseline (every
-// word 3-gram, no sampling, no verification: the containment of the test's 3-grams in a
+// The project defaults, without heavy revisions, without verification, and the plain baseline
+// (every word 3-gram, no sampling, no verification: the containment of the test's 3-grams in a
 // source) on one set. The baseline is shown at its own best threshold.
 absl::Status ComparisonTable(const EvalSet& set, std::ostream& o) {
   const std::vector<std::string> cats = PositiveCategories(set);
@@ -310,12 +311,15 @@ absl::Status ComparisonTable(const EvalSet& set, std::ostream& o) {
   Setting baseline = sampled;
   baseline.params.k = 3;
   baseline.params.selection = SelectionKind::kAll;
+  baseline.options.revision_share = 0;
   Setting stems = defaults;  // an index made with `copsd --stem-pairs 1`
   stems.params.stem_pairs = 1;
   stems.params.stem_version = kStemPairsVersion;
+  Setting passages = defaults;  // copsd --heavy-revisions=false
+  passages.options.revision_share = 0;
   // Each setting is run once; a row scores one run at one threshold.
   std::vector<SettingRun> runs;
-  for (const Setting* s : {&defaults, &sampled, &baseline, &stems}) {
+  for (const Setting* s : {&defaults, &sampled, &baseline, &stems, &passages}) {
     COPS_ASSIGN_OR_RETURN(SettingRun run, RunSetting(set, *s));
     runs.push_back(std::move(run));
   }
@@ -326,6 +330,7 @@ absl::Status ComparisonTable(const EvalSet& set, std::ostream& o) {
   };
   const std::vector<Row> rows = {
       {"defaults: candidates from the sampled index, verified on word 3-grams", &runs[0], false},
+      {"defaults without heavy revisions (`revision_share=0`)", &runs[4], false},
       {"sampled index alone (verification off)", &runs[1], false},
       {"baseline: unsampled word-3-gram containment, same threshold", &runs[2], false},
       {"baseline: unsampled word-3-gram containment (own best threshold)", &runs[2], true},
@@ -390,18 +395,22 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
   baseline.params.dense_chunks = 0;
   baseline.params.k = 3;
   baseline.params.selection = SelectionKind::kAll;
+  baseline.options.revision_share = 0;
+  Setting passages = defaults;  // copsd --heavy-revisions=false
+  passages.options.revision_share = 0;
   const double fixed = defaults.options.threshold;
   for (const char* shape : {"pairs", "docs"}) {
     COPS_ASSIGN_OR_RETURN(EvalSet dev, LoadEvalSetDir(StrCat(root, "/dev/", shape)));
     COPS_ASSIGN_OR_RETURN(EvalSet held, LoadEvalSetDir(StrCat(root, "/heldout/", shape)));
     struct Runs {
-      SettingRun def, base, stems;
+      SettingRun def, base, stems, passages;
     };
     auto run_all = [&](const EvalSet& set) -> absl::StatusOr<Runs> {
       Runs r;
       COPS_ASSIGN_OR_RETURN(r.def, RunSetting(set, defaults));
       COPS_ASSIGN_OR_RETURN(r.base, RunSetting(set, baseline));
       COPS_ASSIGN_OR_RETURN(r.stems, RunSetting(set, stems));
+      COPS_ASSIGN_OR_RETURN(r.passages, RunSetting(set, passages));
       return r;
     };
     COPS_ASSIGN_OR_RETURN(Runs d, run_all(dev));
@@ -430,14 +439,18 @@ absl::Status HumanTables(const std::string& root, std::ostream& o) {
       double t;
     };
     const std::vector<Row> rows = {
-        {"defaults (3-gram passages of 8+ words)", F3(fixed), &d.def, &h.def, fixed},
+        {"defaults: 3-gram passages of 8+ words, or ordered 3-grams (a heavy revision)", F3(fixed),
+         &d.def, &h.def, fixed},
+        {"passages alone (`revision_share=0`: copsd --heavy-revisions=false)", F3(fixed),
+         &d.passages, &h.passages, fixed},
         {"defaults, threshold chosen on dev", F3(t_def), &d.def, &h.def, t_def},
         {"baseline: unsampled word-3-gram containment", F3(fixed), &d.base, &h.base, fixed},
         {"baseline, threshold chosen on dev", F3(t_base), &d.base, &h.base, t_base},
-        {"baseline, lowest dev threshold with <= 0.5% false alarms", F3(q_base), &d.base,
-         &h.base, q_base},
+        {"baseline, lowest dev threshold with <= 0.5% false alarms", F3(q_base), &d.base, &h.base,
+         q_base},
         {"defaults on an index with content-stem pairs (`stem_pairs=1`): also a violation at "
-         ">= " + std::to_string(std::lround(100 * CheckOptions{}.stem_pair_threshold)) +
+         ">= " +
+             std::to_string(std::lround(100 * CheckOptions{}.stem_pair_threshold)) +
              "% and >= " + std::to_string(CheckOptions{}.stem_pair_min_shared) +
              " of the test's pairs that no other registered document holds, in the order "
              "of both texts",
@@ -562,6 +575,7 @@ absl::StatusOr<Setting> ReportEnhancements(const EvalSet& main_set, const Settin
   paper.params.strategy = ChunkStrategy::kOneUnit;
   paper.params.selection = SelectionKind::kAll;
   paper.options.min_passage_units = 1;
+  paper.options.revision_share = 0;
   std::vector<AffinityRow> paper_rows;
   for (auto& [name, s] : EnhancementVariants(paper)) {
     COPS_ASSIGN_OR_RETURN(AffinityRow row, MeasureAffinity(main_set, s, name));
@@ -580,6 +594,7 @@ absl::StatusOr<Setting> ReportDefaults(const EvalSet& main_set, const EvalSet& h
   def.params.verify_k = Setting{}.params.verify_k;
   def.params.dense_chunks = Setting{}.params.dense_chunks;
   def.options.threshold = Setting{}.options.threshold;
+  def.options.revision_share = Setting{}.options.revision_share;
   COPS_ASSIGN_OR_RETURN(const SettingRun def_run, RunSetting(main_set, def));
   const Metrics def_metrics = Score(main_set, def_run, def.options.threshold);
   o << "\n### Project defaults: " << def.Describe() << ", threshold " << def.options.threshold

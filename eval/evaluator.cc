@@ -158,6 +158,7 @@ std::string Setting::Describe() const {
   }
   if (p.verify_k) StrAppend(&s, " verify_k=", p.verify_k);
   if (p.dense_chunks) StrAppend(&s, " dense_chunks=", p.dense_chunks);
+  if (options.revision_share > 0) StrAppend(&s, " revision_share=", options.revision_share);
   if (!stock_phrases) StrAppend(&s, " stock_phrases=0");
   if (source_copies > 1) StrAppend(&s, " source_copies=", source_copies);
   if (p.stem_pairs) {

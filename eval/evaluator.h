@@ -34,7 +34,14 @@ namespace cops::eval {
 
 struct Setting {
   ChunkingParams params;  // key_id is overwritten with the evaluation key's
-  CheckOptions options;   // options.threshold is what Decide() uses
+  // copsd's check defaults: CheckOptions' own, and heavy revisions looked for
+  // (revision_share = kHeavyRevisionShare, as copsd without --heavy-revisions=false;
+  // `revision_share=0` turns them off). options.threshold is what Decide() uses.
+  CheckOptions options = [] {
+    CheckOptions o;
+    o.revision_share = kHeavyRevisionShare;
+    return o;
+  }();
   VerifyOptions verify;   // passage chaining of the verification stage
   // Whether passages made only of phrases common in the language count for nothing
   // (core/stock_phrases.h; `stock_phrases=0` turns it off, as before the list).

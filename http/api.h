@@ -81,7 +81,7 @@ struct HttpApiOptions {
   std::chrono::seconds idempotency_keep{86400};
   // The service's default for checks that do not say (copsd --heavy-revisions), told to the
   // web page by GET /v1/session so that its box starts as the server would decide.
-  bool heavy_revisions = false;
+  bool heavy_revisions = true;
 };
 
 class HttpApi {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/hash_key.h"
+#include "core/match.h"
 #include "core/status_macros.h"
 #include "engine/copy_detector.h"
 #include "protocol/check_reply.h"
@@ -85,6 +86,9 @@ absl::Status CheckOne(const LocalIndex::Copy& copy, const v1::CheckDocumentReque
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
   COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
+  if (!request.options().has_heavy_revisions() && copy.detector->options().heavy_revisions) {
+    info.options.revision_share = kHeavyRevisionShare;  // copsd's default
+  }
   if (request.collections_size() > 0) {
     std::vector<std::string> collections;
     for (const std::string& c : request.collections()) {

@@ -213,8 +213,9 @@ const std::vector<Flag>& Flags() {
        Switch(&ServerConfig::pdf_hidden_text)},
       {"heavy-revisions",
        "Checks that do not say look for heavy revisions too: a registered text reworded "
-       "throughout, its order kept (docs/accuracy.md; texts made from one template may be "
-       "flagged as each other's)",
+       "throughout, its order kept (docs/accuracy.md). On by default; "
+       "--heavy-revisions=false for a registry of texts made from one template, which may "
+       "be flagged as each other's",
        Switch(&ServerConfig::heavy_revisions)},
       {"bulk-window-documents",
        "Documents of a bulk stream written to the index together (1-65536; 16 MiB at most)",
@@ -258,8 +259,7 @@ const std::vector<Flag>& Flags() {
       {"hash-filter-bits",
        "Bucketed postings: bits per stored hash of the in-memory filter a check asks before "
        "reading a bucket, 0-32 (0 = none; 10: ~1% of hashes stored nowhere still read one)",
-       Value(&ServerConfig::index, &IndexOptions::hash_filter_bits),
-       Checked(CLI::Range(0u, 32u))},
+       Value(&ServerConfig::index, &IndexOptions::hash_filter_bits), Checked(CLI::Range(0u, 32u))},
       {"bloom-bits", "Bloom filter bits per chunk key, 0-30 (0 = none)",
        Value(&ServerConfig::index, &IndexOptions::bloom_bits_per_key)},
       {"idle-compaction-seconds",

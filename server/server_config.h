@@ -52,7 +52,7 @@ struct ServerConfig {
   uint64_t max_message_bytes = 64ull << 20;   // gRPC receive/send limit
   uint32_t bulk_window_documents = 4096;  // documents per index write of a bulk stream
   bool pdf_hidden_text = true;  // checks render PDF pages to find hidden text
-  bool heavy_revisions = false;  // checks that do not say look for heavy revisions
+  bool heavy_revisions = true;  // checks that do not say look for heavy revisions
   // The index's options (storage/index.h), flags named after them: --sync-writes,
   // --store-texts, --block-cache-mb, --write-buffer-mb, --bloom-bits, --background-jobs,
   // --lookup-threads, --postings-shards, --postings-memtables, --compression,

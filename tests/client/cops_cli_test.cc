@@ -405,10 +405,11 @@ TEST_F(CopsCliTest, ExclusionsAndTemplateCollectionsChangeTheVerdict) {
 // `cops compare` fingerprints under the server's chunking parameters (asked through GetStats,
 // or a check for a caller not allowed statistics), so its pairs are those the server finds;
 // without a server it falls back to the defaults and says so.
-// `cops check --heavy-revisions`: a person's rewrite of a registered text, no violation by
-// its passages, is one as a heavy revision when asked for; the terminal report says why.
+// `cops check --heavy-revisions` on a copsd --heavy-revisions=false: a person's rewrite of a
+// registered text, no violation by its passages, is one as a heavy revision when asked for;
+// the terminal report says why.
 TEST_F(CopsCliTest, HeavyRevisionsAreFoundWhenTheCheckAsksForThem) {
-  StartServer();
+  StartServer({"--heavy-revisions=false"});
   fs::path reworded;
   ASSERT_NO_FATAL_FAILURE(RegisterHeavyRewriteSource(&reworded));
   json j = CheckJson(reworded, 0);
@@ -424,12 +425,11 @@ TEST_F(CopsCliTest, HeavyRevisionsAreFoundWhenTheCheckAsksForThem) {
   EXPECT_NE(human.out.find("[run kept in the same order]"), std::string::npos) << human.out;
 }
 
-// copsd --heavy-revisions: a check that does not say looks for heavy revisions; one that
-// says --no-heavy-revisions does not.
-TEST_F(CopsCliTest, HeavyRevisionsAreTheServersDefaultWhenTheOperatorSaysSo) {
+// copsd's default: a check that does not say looks for heavy revisions; one that says
+// --no-heavy-revisions does not.
+TEST_F(CopsCliTest, HeavyRevisionsAreTheServersDefault) {
   const int metrics_port = testing::FreePort();
-  StartServer(
-      {"--heavy-revisions", "--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
+  StartServer({"--metrics-listen", "127.0.0.1:" + std::to_string(metrics_port)});
   fs::path reworded;
   ASSERT_NO_FATAL_FAILURE(RegisterHeavyRewriteSource(&reworded));
   json j = CheckJson(reworded, 1);

@@ -760,7 +760,7 @@ TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteByItsGramsInTheSourcesOrder) {
   ASSERT_FALSE(bare.matches.empty());
   EXPECT_TRUE(bare.matches[0].revision_violation);
   EXPECT_TRUE(bare.matches[0].spans.empty());
-  // Off by default (docs/accuracy.md: it also flags a genre's templates).
+  // Off in core's own defaults (copsd's checks ask for it unless told not to).
   EXPECT_FALSE(Check(Rewrite(false)).violation);
   // The same runs out of the source's order: a text on the same subject.
   const Report reversed = Check(Rewrite(true), on);
@@ -781,6 +781,30 @@ TEST_F(DetectTest, RevisionShareFindsAHeavyRewriteByItsGramsInTheSourcesOrder) {
   ASSERT_EQ(all.matches.size(), 2u);
   EXPECT_EQ(all.matches[0].doc_id, 7u);  // by ratio, uncut
   EXPECT_FALSE(all.matches[0].violation);
+}
+
+// A heavy revision's runs are matches too: where a check says that matches shorter than 4
+// words do not count (min_match_units), or that a violation needs more matched words than the
+// chain's runs hold (min_violation_units), the rewrite is no violation.
+TEST_F(DetectTest, RevisionShareKeepsTheChecksMatchLimits) {
+  Build(3, 5);
+  Add(5, Source(2000));
+  CheckOptions on;
+  on.revision_share = 0.06;
+  ASSERT_TRUE(Check(Rewrite(false), on).violation);
+  CheckOptions longer_matches = on;
+  longer_matches.min_match_units = 4;
+  EXPECT_FALSE(Check(Rewrite(false), longer_matches).violation);
+  longer_matches.min_match_units = 3;  // a run's 3 words are long enough
+  EXPECT_TRUE(Check(Rewrite(false), longer_matches).violation);
+  // 19 runs of 3 words and the first 5 words: 62 words matched in the chain.
+  CheckOptions more_words = on;
+  more_words.min_violation_units = 63;
+  const Report r = Check(Rewrite(false), more_words);
+  EXPECT_FALSE(r.violation);
+  for (const DocumentMatch& m : r.matches) EXPECT_FALSE(m.revision_violation);
+  more_words.min_violation_units = 62;
+  EXPECT_TRUE(Check(Rewrite(false), more_words).violation);
 }
 
 // A rewrite revises a whole text: the chain must reach across half of each text's grams

@@ -407,14 +407,18 @@ TEST_F(HttpApiTest, CheckAnswersTheCliJsonObjectAndTheHtmlReport) {
   request.add_collections("acm");
   ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply reply, grpc_client->Check(request));
   EXPECT_EQ(report, json::parse(CheckJsonLine(reply)));
-  // Heavy revisions are looked for when asked, and the report says so.
-  EXPECT_EQ(report["params"]["heavy_revisions"], false);
-  httplib::Result heavy = PostText(pc_key_, "/v1/checks?collection=acm&heavy_revisions=true", text);
-  ASSERT_TRUE(heavy);
-  ASSERT_EQ(heavy->status, 200) << heavy->body;
-  const json asked = json::parse(heavy->body);
-  EXPECT_EQ(asked["params"]["heavy_revisions"], true);
-  EXPECT_EQ(asked["matches"][0]["decided_by"], json({"chunks"}));
+  // Heavy revisions are looked for unless the check says not to, and the report says which.
+  EXPECT_EQ(report["params"]["heavy_revisions"], true);
+  EXPECT_EQ(report["matches"][0]["decided_by"], json({"chunks"}));
+  httplib::Result plain =
+      PostText(pc_key_, "/v1/checks?collection=acm&heavy_revisions=false", text);
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(plain->status, 200) << plain->body;
+  const json unasked = json::parse(plain->body);
+  EXPECT_EQ(unasked["params"]["heavy_revisions"], false);
+  EXPECT_EQ(unasked["matches"][0]["doc_id"], id);
+  // Without heavy revisions (or stem pairs) only passages decide: no decided_by is given.
+  EXPECT_FALSE(unasked["matches"][0].contains("decided_by")) << unasked;
 
   httplib::Result html = PostText(pc_key_, "/v1/checks?collection=acm", text,
                                   {{"Accept", "text/html"}});

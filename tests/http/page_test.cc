@@ -93,7 +93,7 @@ TEST(WebPageTest, WithoutAuthenticationThePageNeedsNoKey) {
   httplib::Client http("127.0.0.1", http_port);
   httplib::Result session = http.Get("/v1/session");
   ASSERT_TRUE(session);
-  EXPECT_EQ(session->body, R"({"auth_required":false,"check_defaults":{"heavy_revisions":false},)"
+  EXPECT_EQ(session->body, R"({"auth_required":false,"check_defaults":{"heavy_revisions":true},)"
                            R"("credential":"none","may_register":true,"principal":""})");
   httplib::Result page = http.Get("/");
   ASSERT_TRUE(page);
@@ -105,13 +105,14 @@ TEST(WebPageTest, WithoutAuthenticationThePageNeedsNoKey) {
   EXPECT_EQ((*copsd)->Stop(), 0);
 }
 
-// copsd --heavy-revisions: the session tells the page (whose box then starts ticked), and a
-// check over HTTP that does not say looks for heavy revisions; one that says false does not.
+// copsd looks for heavy revisions by default: the session tells the page (whose box then
+// starts ticked), and a check over HTTP that does not say looks for them; one that says false
+// does not.
 TEST(WebPageTest, TheServersHeavyRevisionDefaultReachesThePageAndTheApi) {
   testing::TempDir dir;
   int http_port = 0;
   absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd =
-      StartWithoutAuthentication(dir.path(), {"--heavy-revisions"}, &http_port);
+      StartWithoutAuthentication(dir.path(), {}, &http_port);
   ASSERT_TRUE(copsd.ok()) << copsd.status();
   httplib::Client http("127.0.0.1", http_port);
   httplib::Result session = http.Get("/v1/session");
@@ -173,18 +174,19 @@ std::string MissingBrowserTools() {
 // file that is not the PDF it claims to be and a file named with HTML, pastes a copy, and reads the
 // reports, the error and the owner's matches (tests/http/page_test.py says what it asserts).
 // COPS_PAGE_SCREENSHOT=FILE keeps the screenshot it takes (docs/images/web-page.png).
-// The page of a copsd --heavy-revisions starts with its heavy-revision box ticked, in Chromium.
+// The page of a copsd --heavy-revisions=false starts with its heavy-revision box unticked
+// (the page's own default is ticked, as copsd's), in Chromium.
 TEST(WebPageTest, ThePagesHeavyRevisionBoxStartsAsTheServerDecides) {
   if (const std::string missing = MissingBrowserTools(); !missing.empty()) GTEST_SKIP() << missing;
   testing::TempDir dir;
   int http_port = 0;
   absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd =
-      StartWithoutAuthentication(dir.path(), {"--heavy-revisions"}, &http_port);
+      StartWithoutAuthentication(dir.path(), {"--heavy-revisions=false"}, &http_port);
   ASSERT_TRUE(copsd.ok()) << copsd.status();
   int code = 0;
   const std::string output =
       RunCommand(std::string(kPython) + " " + COPS_HTTP_TEST_SOURCE_DIR +
-                     "/tests/http/page_test.py --heavy-revisions-default --url http://127.0.0.1:" +
+                     "/tests/http/page_test.py --heavy-revisions-off --url http://127.0.0.1:" +
                      std::to_string(http_port),
                  &code);
   EXPECT_EQ(code, 0) << output;
@@ -261,7 +263,7 @@ TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
       {"Authorization", "Bearer " + checker["api_key"].get<std::string>()}};
   httplib::Result session = http.Get("/v1/session", as_checker);
   ASSERT_TRUE(session);
-  EXPECT_EQ(session->body, R"({"auth_required":true,"check_defaults":{"heavy_revisions":false},)"
+  EXPECT_EQ(session->body, R"({"auth_required":true,"check_defaults":{"heavy_revisions":true},)"
                            R"("credential":"api_key","may_register":false,"principal":"pc"})");
   httplib::Result text = http.Get("/v1/documents/1/content", as_checker);
   ASSERT_TRUE(text);

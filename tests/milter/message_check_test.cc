@@ -487,6 +487,20 @@ TEST_F(LocalIndexTest, FindsACopiedMessageAndPassesACleanOne) {
   EXPECT_NE(unknown.error.message().find("nosuch"), std::string::npos) << unknown.error;
 }
 
+// A local copy decides as copsd does by default: a person's heavy rewrite of a registered
+// text (no 8-word passage left, its 3-word runs in order) is a violation.
+TEST_F(LocalIndexTest, FindsAHeavyRevisionAsCopsdDoesByDefault) {
+  MakeDataDir({testing::kDripIrrigation.source, unrelated_});
+  ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalIndex> index, LocalIndex::Open(Options()));
+  const MessageVerdict reworded = CheckLocally(*index, Mail(testing::kDripIrrigation.reworded));
+  ASSERT_EQ(reworded.outcome, MessageVerdict::Outcome::kViolation) << reworded.error;
+  ASSERT_EQ(reworded.violations.size(), 1u);
+  EXPECT_EQ(reworded.violations[0].doc_id, 1u);
+  const MessageVerdict same_subject =
+      CheckLocally(*index, Mail(testing::kDripIrrigation.same_subject));
+  EXPECT_EQ(same_subject.outcome, MessageVerdict::Outcome::kClean) << same_subject.error;
+}
+
 TEST_F(LocalIndexTest, SeesLaterRegistrationsOnlyOnceReopened) {
   MakeDataDir({unrelated_});
   ASSERT_OK_AND_ASSIGN(std::unique_ptr<LocalIndex> index, LocalIndex::Open(Options()));

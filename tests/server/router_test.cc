@@ -448,13 +448,13 @@ TEST_F(PartitionedClusterMetricsTest, APartitionsReplicasTakeTurnsAnsweringCheck
   }
 }
 
-// The router's check defaults decide for the cluster: with copsd --heavy-revisions on the
-// router alone, a routed check that does not say looks for heavy revisions on every
-// partition, and one that says no does not.
+// The router's check defaults decide for the cluster: with copsd --heavy-revisions=false on
+// the router alone (the replicas keep the default, on), a routed check that does not say
+// looks for heavy revisions on no partition, and one that asks for them finds one.
 class RouterCheckDefaultsTest : public PartitionedClusterTest {
  protected:
   std::vector<std::string> RouterFlags() const override {
-    return {"--heavy-revisions", "--metrics-listen",
+    return {"--heavy-revisions=false", "--metrics-listen",
             "127.0.0.1:" + std::to_string(router_metrics_port_)};
   }
   const int router_metrics_port_ = testing::FreePort();
@@ -469,15 +469,15 @@ TEST_F(RouterCheckDefaultsTest, TheRoutersHeavyRevisionDefaultReachesEveryPartit
   request.set_content(testing::kDripIrrigation.reworded);
   request.set_min_log_sequence(registered.doc_id());  // the source is there on its partition
   ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply unsaid, router_.client->Check(request));
-  EXPECT_TRUE(unsaid.params().heavy_revisions());
-  ASSERT_EQ(unsaid.matches_size(), 1) << unsaid.DebugString();
-  EXPECT_EQ(unsaid.matches(0).doc_id(), registered.doc_id());
-  EXPECT_TRUE(unsaid.matches(0).revision_violation()) << unsaid.DebugString();
-  EXPECT_TRUE(unsaid.violation());
-  request.mutable_options()->set_heavy_revisions(false);
+  EXPECT_FALSE(unsaid.params().heavy_revisions());
+  EXPECT_FALSE(unsaid.violation()) << unsaid.DebugString();
+  request.mutable_options()->set_heavy_revisions(true);
   ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply said, router_.client->Check(request));
-  EXPECT_FALSE(said.params().heavy_revisions());
-  EXPECT_FALSE(said.violation()) << said.DebugString();
+  EXPECT_TRUE(said.params().heavy_revisions());
+  ASSERT_EQ(said.matches_size(), 1) << said.DebugString();
+  EXPECT_EQ(said.matches(0).doc_id(), registered.doc_id());
+  EXPECT_TRUE(said.matches(0).revision_violation()) << said.DebugString();
+  EXPECT_TRUE(said.violation());
   // The router counts the answers it merged, and which evidence decided.
   const std::string metrics = testing::HttpGet(router_metrics_port_, "/metrics");
   for (const auto& [series, count] : std::map<std::string, double>{

@@ -141,10 +141,13 @@ TEST_F(ServerConfigTest, PdfHiddenTextIsOnUnlessTurnedOff) {
   EXPECT_FALSE(c->pdf_hidden_text);
 }
 
-// Heavy revisions are off unless the operator asks for them (by flag, environment or the
-// config file), since they also flag texts made from one template.
-TEST_F(ServerConfigTest, HeavyRevisionsAreOffUnlessTheOperatorTurnsThemOn) {
+// Heavy revisions are looked for unless the operator turns them off (a registry of texts made
+// from one template, which they may flag as each other's).
+TEST_F(ServerConfigTest, HeavyRevisionsAreOnUnlessTheOperatorTurnsThemOff) {
   absl::StatusOr<ServerConfig> c = Parse({});
+  ASSERT_OK(c);
+  EXPECT_TRUE(c->heavy_revisions);
+  c = Parse({"--heavy-revisions=false"});
   ASSERT_OK(c);
   EXPECT_FALSE(c->heavy_revisions);
   c = Parse({"--heavy-revisions"});
