@@ -322,6 +322,7 @@ const std::set<std::string> kCheckFields = {"collection",
                                             "heavy_revisions",
                                             "sample_size",
                                             "sample_seed",
+                                            "min_log_sequence",
                                             "title",
                                             "content",
                                             "content_base64"};
@@ -388,6 +389,10 @@ absl::StatusOr<v1::CheckDocumentRequest> CheckRequestOf(const Upload& u, const F
   o->set_sample_size(sample_size.value_or(0));
   COPS_ASSIGN_OR_RETURN(std::optional<uint64_t> sample_seed, f.Unsigned("sample_seed"));
   o->set_sample_seed(sample_seed.value_or(0));
+  // Read your writes behind a router: the answer reflects the registration log up to this
+  // event (a registration's doc_id, an unregistration's Cops-Log-Sequence).
+  COPS_ASSIGN_OR_RETURN(std::optional<uint64_t> min_log_sequence, f.Unsigned("min_log_sequence"));
+  if (min_log_sequence.has_value()) r.set_min_log_sequence(*min_log_sequence);
   return r;
 }
 
@@ -704,8 +709,14 @@ struct HttpApi::Impl {
   void DeleteDocument(const httplib::Request& req, httplib::Response& res) {
     absl::StatusOr<uint64_t> id = DocIdOf(req.matches[1]);
     if (!id.ok()) return SendError(res, id.status());
-    absl::Status s = ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->Unregister(*id).status();
-    if (!s.ok()) return SendError(res, s);
+    absl::StatusOr<v1::UnregisterDocumentReply> reply =
+        ClientFor(ApiKeyOf(req).value_or(""), PeerOf(req))->Unregister(*id);
+    if (!reply.ok()) return SendError(res, reply.status());
+    // The unregistration's registration-log event, for a check's min_log_sequence (none
+    // where the service keeps no log).
+    if (reply->log_sequence() != 0) {
+      res.set_header(kLogSequenceHeader, std::to_string(reply->log_sequence()));
+    }
     res.status = 204;
   }
 

@@ -40,6 +40,10 @@ class Channel;
 
 namespace cops {
 
+// The header of a 204 to DELETE /v1/documents/{id} that names the unregistration's
+// registration-log event (where the service keeps a log): a check's min_log_sequence.
+inline constexpr char kLogSequenceHeader[] = "Cops-Log-Sequence";
+
 struct HttpApiOptions {
   std::string listen = "127.0.0.1:7412";  // HOST:PORT; port 0 picks a free port
   // Authentication is on in the service: a /v1 request without a key gets 401 at once

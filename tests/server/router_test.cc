@@ -27,6 +27,9 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "http/api.h"
+#include "httplib.h"
+#include "nlohmann/json.hpp"
 #include "proto/cops_admin.grpc.pb.h"
 #include "tests/server/test_certificates.h"
 #include "tests/testing/copsd_process.h"
@@ -528,6 +531,58 @@ TEST_F(PartitionedClusterTest, UnregistrationThroughTheRouterReachesTheDocuments
   EXPECT_NE(testing::ReadFileOrEmpty(refused).find("does not follow a registration log"),
             std::string::npos)
       << testing::ReadFileOrEmpty(refused);
+}
+
+// The HTTP API on a router reads its writes: a check with min_log_sequence (a registration's
+// doc_id, or an unregistration's Cops-Log-Sequence header) answers as of that event on
+// whichever replica it reaches, with no waiting; a value that is no number is a 400.
+class RouterHttpTest : public PartitionedClusterTest {
+ protected:
+  std::vector<std::string> RouterFlags() const override {
+    return {"--auth",           "off",
+            "--http-listen",    "127.0.0.1:0",
+            "--http-port-file", http_port_file_.string()};
+  }
+  const std::filesystem::path http_port_file_ = dir_.path() / "router-http.port";
+};
+
+TEST_F(RouterHttpTest, ChecksOverHttpAskAsOfARegistrationOrUnregistration) {
+  httplib::Client http("127.0.0.1", std::stoi(testing::ReadFileOrEmpty(http_port_file_)));
+  const std::string text = Text(60);
+  httplib::Result registered = http.Post("/v1/documents?title=sixty", text, "text/plain");
+  ASSERT_TRUE(registered);
+  ASSERT_EQ(registered->status, 201) << registered->body;
+  const uint64_t id = nlohmann::json::parse(registered->body)["doc_id"].get<uint64_t>();
+  const auto check = [&](uint64_t sequence) {
+    httplib::Result r =
+        http.Post("/v1/checks?min_log_sequence=" + std::to_string(sequence), text, "text/plain");
+    EXPECT_TRUE(r);
+    EXPECT_EQ(r ? r->status : 0, 200) << (r ? r->body : "");
+    return r && r->status == 200 ? nlohmann::json::parse(r->body) : nlohmann::json();
+  };
+  for (int round = 0; round < 4; ++round) {  // the router takes turns between replicas
+    const nlohmann::json found = check(id);
+    EXPECT_FALSE(found.value("partial", false)) << found;
+    ASSERT_FALSE(found["matches"].empty()) << found;
+    EXPECT_EQ(found["matches"][0]["doc_id"], id);
+  }
+
+  httplib::Result deleted = http.Delete("/v1/documents/" + std::to_string(id));
+  ASSERT_TRUE(deleted);
+  ASSERT_EQ(deleted->status, 204) << deleted->body;
+  ASSERT_TRUE(deleted->has_header(kLogSequenceHeader));
+  const uint64_t event = std::stoull(deleted->get_header_value(kLogSequenceHeader));
+  EXPECT_GT(event, id);
+  for (int round = 0; round < 4; ++round) {
+    const nlohmann::json gone = check(event);
+    EXPECT_FALSE(gone.value("partial", false)) << gone;
+    for (const nlohmann::json& m : gone["matches"]) EXPECT_NE(m["doc_id"], id) << gone;
+  }
+
+  httplib::Result bad = http.Post("/v1/checks?min_log_sequence=soon", text, "text/plain");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400) << bad->body;
+  EXPECT_NE(bad->body.find("min_log_sequence"), std::string::npos) << bad->body;
 }
 
 // Every field of a registration request reaches the replicas: each field of the document's
