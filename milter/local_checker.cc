@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "core/hash_key.h"
-#include "core/match.h"
 #include "core/status_macros.h"
 #include "engine/copy_detector.h"
 #include "protocol/check_reply.h"
@@ -82,13 +81,8 @@ absl::Status CheckOne(const LocalIndex::Copy& copy, const v1::CheckDocumentReque
                       std::chrono::steady_clock::time_point deadline,
                       v1::CheckDocumentReply* reply) {
   reply->set_request_id(request.request_id());
-  CheckRequestInfo info;
-  info.content = request.content();
-  COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
-  COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
-  if (!request.options().has_heavy_revisions() && copy.detector->options().heavy_revisions) {
-    info.options.revision_share = kHeavyRevisionShare;  // copsd's default
-  }
+  COPS_ASSIGN_OR_RETURN(CheckRequestInfo info,
+                        CheckRequestFromProto(request, copy.detector->options().heavy_revisions));
   if (request.collections_size() > 0) {
     std::vector<std::string> collections;
     for (const std::string& c : request.collections()) {
@@ -99,10 +93,6 @@ absl::Status CheckOne(const LocalIndex::Copy& copy, const v1::CheckDocumentReque
     }
     info.collections = std::move(collections);
   }
-  info.sample_size = request.options().sample_size();
-  info.sample_seed = request.options().sample_seed();
-  info.exclusions.quotes = request.options().exclude_quotes();
-  info.exclusions.references = request.options().exclude_references();
   info.cancelled = [deadline] { return std::chrono::steady_clock::now() >= deadline; };
   if (info.cancelled()) return absl::DeadlineExceededError("the check's deadline passed");
   COPS_ASSIGN_OR_RETURN(const CheckResult result, copy.detector->Check(info));

@@ -30,7 +30,8 @@ std::string_view PassageText(std::string_view text, uint32_t start, uint32_t end
 
 }  // namespace
 
-absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
+absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in,
+                                                   bool heavy_revisions) {
   CheckOptions o;
   if (in.function() != v1::DECISION_FUNCTION_UNSPECIFIED) {
     const int f = static_cast<int>(in.function());
@@ -54,16 +55,19 @@ absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& in) {
   if (in.has_min_passage_units()) o.min_passage_units = in.min_passage_units();
   o.min_match_units = in.min_match_units();
   if (in.has_min_violation_units()) o.min_violation_units = in.min_violation_units();
-  if (in.heavy_revisions()) o.revision_share = kHeavyRevisionShare;
+  if (in.has_heavy_revisions() ? in.heavy_revisions() : heavy_revisions) {
+    o.revision_share = kHeavyRevisionShare;
+  }
   COPS_RETURN_IF_ERROR(o.Validate());
   return o;
 }
 
-absl::StatusOr<CheckRequestInfo> CheckRequestFromProto(const v1::CheckDocumentRequest& request) {
+absl::StatusOr<CheckRequestInfo> CheckRequestFromProto(const v1::CheckDocumentRequest& request,
+                                                       bool heavy_revisions) {
   CheckRequestInfo info;
   info.content = request.content();
   COPS_ASSIGN_OR_RETURN(info.format, FormatFromProto(request.format()));
-  COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options()));
+  COPS_ASSIGN_OR_RETURN(info.options, CheckOptionsFromProto(request.options(), heavy_revisions));
   info.sample_size = request.options().sample_size();
   info.sample_seed = request.options().sample_seed();
   info.exclusions.quotes = request.options().exclude_quotes();

@@ -25,16 +25,19 @@ namespace cops {
 // Matches a check reports when the request sets no max_results.
 inline constexpr uint32_t kDefaultMaxResults = 20;
 
-// The request's decision options with defaults applied (see CheckOptions in cops.proto).
-// INVALID_ARGUMENT for an unknown decision function; ranges are checked by
-// CheckOptions::Validate().
-absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& options);
+// The request's decision options with defaults applied (see CheckOptions in cops.proto);
+// `heavy_revisions` is the server's default for a request that leaves heavy_revisions unset
+// (CopyDetectorOptions::heavy_revisions). INVALID_ARGUMENT for an unknown decision function;
+// ranges are checked by CheckOptions::Validate().
+absl::StatusOr<CheckOptions> CheckOptionsFromProto(const v1::CheckOptions& options,
+                                                   bool heavy_revisions);
 
 // The check `request` asks for, as sent: its content (a view into `request`, which must
-// outlive the result), format, decision options, sampling and exclusions. The collections
-// searched, the policy's floors and the cancellation are the caller's to add.
-// INVALID_ARGUMENT for an unknown format or decision function.
-absl::StatusOr<CheckRequestInfo> CheckRequestFromProto(const v1::CheckDocumentRequest& request);
+// outlive the result), format, decision options (`heavy_revisions` as above), sampling and
+// exclusions. The collections searched, the policy's floors and the cancellation are the
+// caller's to add. INVALID_ARGUMENT for an unknown format or decision function.
+absl::StatusOr<CheckRequestInfo> CheckRequestFromProto(const v1::CheckDocumentRequest& request,
+                                                       bool heavy_revisions);
 
 // The reply of the check `info` (the request's options `asked`) whose result is `result`,
 // under the index's `params`.

@@ -245,7 +245,9 @@ absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
   COPS_RETURN_IF_ERROR(AuthorizeCheck(
       *authorizer_, principal, {request.collections().begin(), request.collections().end()}));
   // Validated here so that a bad request fails alike whatever answers.
-  COPS_ASSIGN_OR_RETURN(const CheckOptions options, CheckOptionsFromProto(request.options()));
+  const bool heavy_revisions = generations_->Current()->options().heavy_revisions;
+  COPS_ASSIGN_OR_RETURN(const CheckOptions options,
+                        CheckOptionsFromProto(request.options(), heavy_revisions));
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
                         Admit(request.content().size(), deadline));
   COPS_RETURN_IF_ERROR(TakeToken(principal));
@@ -254,8 +256,7 @@ absl::StatusOr<v1::CheckDocumentReply> RouterService::Check(
   std::optional<v1::CheckDocumentRequest> defaulted;
   if (!request.options().has_heavy_revisions()) {
     defaulted = request;
-    defaulted->mutable_options()->set_heavy_revisions(
-        generations_->Current()->options().heavy_revisions);
+    defaulted->mutable_options()->set_heavy_revisions(heavy_revisions);
   }
   const v1::CheckDocumentRequest& forwarded = defaulted.has_value() ? *defaulted : request;
   const Forwarded caller = ForwardedIdentityMetadata(principal);

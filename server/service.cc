@@ -360,17 +360,15 @@ absl::Status CopyDetectionService::CheckOne(grpc::ServerContext* context,
                                              request.collections().end());
   // The policy first: a refused call takes no token and waits for nothing.
   COPS_RETURN_IF_ERROR(AuthorizeCheck(*authorizer_, principal, collections));
-  COPS_ASSIGN_OR_RETURN(CheckRequestInfo info, CheckRequestFromProto(request));
+  const std::shared_ptr<CopyDetector> detector = Detector();
+  COPS_ASSIGN_OR_RETURN(CheckRequestInfo info,
+                        CheckRequestFromProto(request, detector->options().heavy_revisions));
   // Floors the policy sets (checkers: no passages or counts of a few words); the reply's
   // params show the values used.
   const CheckFloors floors = authorizer_->CheckFloorsFor(principal);
   info.options.min_passage_units =
       std::max(info.options.min_passage_units, floors.min_passage_units);
   info.options.min_count = std::max(info.options.min_count, floors.min_count);
-  const std::shared_ptr<CopyDetector> detector = Detector();
-  if (!request.options().has_heavy_revisions() && detector->options().heavy_revisions) {
-    info.options.revision_share = kHeavyRevisionShare;  // the server's default
-  }
   // Refused for lack of room before any rate token is taken or memory is allocated for it.
   COPS_ASSIGN_OR_RETURN(const AdmissionControl::Permit permit,
                         Admit(*context, request.content().size()));

@@ -41,15 +41,22 @@ std::vector<uint64_t> Ids(const v1::CheckDocumentReply& r) {
   return ids;
 }
 
-// CheckOptions.heavy_revisions asks for the heavy-revision rule at its measured share; the
-// reply says which document it decided, the chain it found, and that it was asked for.
+// CheckOptions.heavy_revisions asks for the heavy-revision rule at its measured share, or
+// not; left unset, the server's default decides. The reply says which document it decided,
+// the chain it found, and that it was looked for.
 TEST(CheckReplyTest, HeavyRevisionsAreAskedForAndReported) {
   v1::CheckOptions asked;
-  absl::StatusOr<CheckOptions> off = CheckOptionsFromProto(asked);
+  for (const bool server_default : {false, true}) {
+    absl::StatusOr<CheckOptions> unsaid = CheckOptionsFromProto(asked, server_default);
+    ASSERT_TRUE(unsaid.ok());
+    EXPECT_EQ(unsaid->revision_share, server_default ? kHeavyRevisionShare : 0);
+  }
+  asked.set_heavy_revisions(false);
+  absl::StatusOr<CheckOptions> off = CheckOptionsFromProto(asked, /*heavy_revisions=*/true);
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(off->revision_share, 0);
   asked.set_heavy_revisions(true);
-  absl::StatusOr<CheckOptions> on = CheckOptionsFromProto(asked);
+  absl::StatusOr<CheckOptions> on = CheckOptionsFromProto(asked, /*heavy_revisions=*/false);
   ASSERT_TRUE(on.ok());
   EXPECT_EQ(on->revision_share, kHeavyRevisionShare);
 
