@@ -4,7 +4,8 @@
 # Unlike CPU time, the count does not move with the host's load: use it to compare two builds
 # on one index (each on its own copy: a check writes nothing, but copsd may compact).
 #   bench/check-instructions.sh BUILD DATA_DIR [COPY_FRACTION] [CONCURRENCY] [CHECKS] [BENCH-FLAGS...]
-# BENCH-FLAGS go to the measured checks' `cops bench` (e.g. --no-heavy-revisions).
+# BENCH-FLAGS go to the measured checks' `cops bench` (e.g. --no-heavy-revisions); CHECK_BYTES
+# sets the checked texts' size (default 20000; 2700 for a mail gateway's messages).
 # DATA_DIR: a data directory made by `scripts/bench.sh service --documents 100000 --data DIR`
 # (10^5 documents, seed 7). Prints the bench's check line, then the instructions per check
 # (needs valgrind: `apt-get install valgrind`). With COPS_CALLGRIND_OUT=FILE the measured checks'
@@ -28,11 +29,12 @@ settle() {
 documents=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["documents"])' "$(cops --json stats)")
 settle
 # Warm-up checks (other texts), then the measured ones.
+bytes=${CHECK_BYTES:-20000}
 cops bench --seed 7 --documents 0 --existing "$documents" --checks 100 --first-check 900000 \
-  --check-bytes 20000 --copy-fraction "$fraction" --concurrency 1 "${bench_flags[@]}" >/dev/null
+  --check-bytes "$bytes" --copy-fraction "$fraction" --concurrency 1 "${bench_flags[@]}" >/dev/null
 settle
 callgrind_control -i on "$pid" >/dev/null 2>&1
-cops bench --seed 7 --documents 0 --existing "$documents" --checks "$checks" --check-bytes 20000 \
+cops bench --seed 7 --documents 0 --existing "$documents" --checks "$checks" --check-bytes "$bytes" \
   --copy-fraction "$fraction" --concurrency "$concurrency" --bench-json "${bench_flags[@]}" |
   grep '"check"' || true
 callgrind_report instructions_per_check "$checks"
