@@ -447,8 +447,9 @@ class CandidateVerifier {
   // CheckOptions::revision_share: candidate i's longest chain of grams in the order of both
   // texts, of the test grams that only i holds among the candidates and that lie in no stock
   // phrase; a violation when it covers revision_share of both texts' grams, spreads over
-  // revision_spread of each, and its runs hold min_violation_units words. Its runs are
-  // matches of k words: none counts where min_match_units says shorter matches do not.
+  // revision_spread of each (but for its revision_trim ends), and its runs hold min_violation_units
+  // words. Its runs are matches of k words: none counts where min_match_units says shorter matches
+  // do not.
   void AddRevisionEvidence(size_t i, const Verification& v, DocumentMatch* m) {
     const double share = check_.revision_share;
     if (share <= 0 || v.test_grams == 0 || check_.min_match_units > k_) return;
@@ -463,9 +464,13 @@ class CandidateVerifier {
         s_.test_grams, s_.grams[i], [&](uint32_t g) { return RevisionGram(g); }, &chain);
     m->revision_grams = static_cast<uint32_t>(chain.size());
     if (chain.empty() || !passes(m->revision_grams, m->revision_grams)) return;
-    // From its first gram to its last, in each text.
-    const double test_reach = chain.back().first - chain.front().first + 1.0;
-    const double registered_reach = chain.back().second - chain.front().second + 1.0;
+    // From its gram at revision_trim of its length to the one at 1 - revision_trim, in each
+    // text.
+    const size_t trim = static_cast<size_t>(check_.revision_trim * chain.size());
+    const auto& first = chain[trim];
+    const auto& last = chain[chain.size() - 1 - trim];
+    const double test_reach = last.first - first.first + 1.0;
+    const double registered_reach = last.second - first.second + 1.0;
     if (test_reach < check_.revision_spread * v.test_grams ||
         registered_reach < check_.revision_spread * v.registered_grams) {
       return;

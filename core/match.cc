@@ -78,6 +78,10 @@ absl::Status CheckOptions::Validate() const {
     return absl::InvalidArgumentError("revision_spread: " + std::to_string(revision_spread) +
                                       " is outside [0, 1]");
   }
+  if (!(revision_trim >= 0 && revision_trim < 0.5)) {
+    return absl::InvalidArgumentError("revision_trim: " + std::to_string(revision_trim) +
+                                      " is outside [0, 0.5)");
+  }
   if (stem_pair_max_documents < 2) {
     return absl::InvalidArgumentError("stem_pair_max_documents: must be >= 2");
   }

@@ -238,6 +238,9 @@ absl::StatusOr<Setting> ParseSetting(const std::string& spec, const Setting& bas
     } else if (key == "revision_spread") {
       if (!absl::SimpleAtod(val, &d)) return bad();
       s.options.revision_spread = d;
+    } else if (key == "revision_trim") {
+      if (!absl::SimpleAtod(val, &d)) return bad();
+      s.options.revision_trim = d;
     } else if (key == "stem_threshold") {
       if (!absl::SimpleAtod(val, &d)) return bad();
       s.options.stem_pair_threshold = d;

@@ -809,14 +809,14 @@ TEST_F(DetectTest, RevisionShareKeepsTheChecksMatchLimits) {
 
 // A rewrite revises a whole text: the chain must reach across half of each text's grams
 // (CheckOptions::revision_spread). Here the rewrite is the first part of a test that goes on
-// with as many words of its own (a shared section, as a template's installation steps are),
-// so its chain reaches 43% of the test's grams.
+// with twice as many words of its own (a shared section, as a template's installation steps
+// are), so its chain reaches under a third of the test's grams.
 TEST_F(DetectTest, RevisionShareWantsTheChainToReachAcrossBothTexts) {
   Build(3, 5);
   Add(5, Source(2000));
-  const std::string test = Rewrite(false) + " " + Words(85000, 400) + ".";
+  const std::string test = Rewrite(false) + " " + Words(85000, 700) + ".";
   CheckOptions on;
-  on.revision_share = 0.02;  // 22 chained grams: 3% of the test's 720, 11% of the source's
+  on.revision_share = 0.02;  // 22 chained grams: 2.2% of the test's 1,020, 11% of the source's
   EXPECT_FALSE(Check(test, on).violation);
   // The chain is there, in one part of the test.
   on.revision_spread = 0;
@@ -827,6 +827,34 @@ TEST_F(DetectTest, RevisionShareWantsTheChainToReachAcrossBothTexts) {
   // The rewrite alone reaches across itself: a revision.
   on.revision_spread = CheckOptions{}.revision_spread;
   EXPECT_TRUE(Check(Rewrite(false), on).violation);
+}
+
+// Two texts that share a passage in one place of each, too little of them to count
+// (CheckOptions::threshold), and one 3-gram near each of their ends: the chain of shared grams
+// runs from the first stray gram to the last, across both texts, while the passage alone
+// reaches a twentieth of each. The reach leaves out the chain's first and last tenth
+// (CheckOptions::revision_trim), so a quoted paragraph and two stray grams are no revision.
+TEST_F(DetectTest, RevisionShareIsNotSpreadByAStrayGramNearEachEnd) {
+  Build(3, 5);
+  const std::string head = Words(60000, 3), tail = Words(60100, 3);
+  Add(5, head + ". " + Words(61000, 400) + ". " + Source(2000) + " " + Words(62000, 400) + ". " +
+             tail + ".");
+  const std::string test = head + ". " + Words(63000, 400) + ". " + Words(2050, 40) + ". " +
+                           Words(64000, 400) + ". " + tail + ".";
+  CheckOptions on;
+  on.revision_share = 0.02;  // 40 chained grams: 3.6% of the test's, 4% of the source's
+  const Report trimmed = Check(test, on);
+  ASSERT_EQ(trimmed.matches.size(), 1u);
+  EXPECT_FALSE(trimmed.violation);
+  EXPECT_FALSE(trimmed.matches[0].revision_violation);
+  EXPECT_GE(trimmed.matches[0].revision_grams, 40u);
+  EXPECT_LT(trimmed.matches[0].ratio, on.threshold);
+  // Measured from the first gram to the last, the strays make it reach across both texts.
+  on.revision_trim = 0;
+  on.revision_spread = 0.5;
+  const Report untrimmed = Check(test, on);
+  ASSERT_EQ(untrimmed.matches.size(), 1u);
+  EXPECT_TRUE(untrimmed.matches[0].revision_violation);
 }
 
 // A line two texts repeat (a changelog maintainer's sign-off under every entry) chains with
