@@ -134,8 +134,8 @@ def papers(a, work, rng, writer):
         subprocess.run([os.path.join(BUILD, "client", "cops"), "--server", address, "register",
                         os.path.join(work, "prior")], check=True, stdout=subprocess.DEVNULL)
         code, out, seconds, rss = timed_cops(["--server", address, "--json", "compare",
-                                              "--format", a.format,
-                                              os.path.join(work, "batch")])
+                                              "--format", a.format] + a.heavy +
+                                             [os.path.join(work, "batch")])
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait()
@@ -170,7 +170,8 @@ def dedupe(a, work, rng, writer):
         texts.append(text if i < 1000 else "")  # keep only what later files copy
         write(os.path.join(work, "files", name), text)
     code, out, seconds, rss = timed_cops(["--json", "compare", "--no-corpus",
-                                          "--format", a.format, os.path.join(work, "files")])
+                                          "--format", a.format] + a.heavy +
+                                         [os.path.join(work, "files")])
     result = json.loads(out)
     pairs = found_pairs(result)
     # Planted pairs sharing a source also pair with each other: count only the planted.
@@ -192,6 +193,9 @@ def main():
     d.add_argument("--kbytes", type=int, default=4)
     for cmd in (p, d):
         cmd.add_argument("--format", default="auto", help="cops compare --format")
+        cmd.add_argument("--no-heavy-revisions", dest="heavy", action="store_const",
+                         const=["--no-heavy-revisions"], default=[],
+                         help="cops compare --no-heavy-revisions (pairs by passages only)")
     a = parser.parse_args()
     if a.bench == "papers" and (a.papers < 70 or a.prior < 20):
         parser.error("papers: needs --papers >= 70 and --prior >= 20 (the planted reuse)")

@@ -13,6 +13,7 @@
 #include "client/ordered_work.h"
 #include "core/detect.h"
 #include "core/fingerprint.h"
+#include "core/match.h"
 #include "core/memory_index.h"
 #include "core/status_macros.h"
 #include "engine/pipeline.h"
@@ -54,6 +55,7 @@ Prepared Prepare(const std::string& path, const CompareOptions& options,
   // every content-stem pair).
   CheckOptions every_pair;
   every_pair.stem_pair_max_lookups = 0;
+  every_pair.revision_share = options.heavy_revisions ? kHeavyRevisionShare : 0;  // short lines
   absl::Status s = CheckPrint(fingerprinter, converted->text, 0, 0, every_pair, &p.check);
   if (s.ok()) s = RegisterPrint(fingerprinter, converted->text, &p.register_);
   if (s.ok() && p.check.grams.empty()) {
@@ -136,10 +138,12 @@ absl::StatusOr<Comparison> CompareFiles(
   out.chunking_from = options.params ? "server" : "defaults";
   out.verify_k = params.verify_k;
   out.min_passage_units = options.min_passage_units;
+  out.heavy_revisions = options.heavy_revisions;
   MemoryIndex index;
   std::vector<std::vector<UnitSpan>> units;  // of each document, to place its passages
   DetectOptions detect;
   detect.check.min_passage_units = options.min_passage_units;
+  detect.check.revision_share = options.heavy_revisions ? kHeavyRevisionShare : 0;
   detect.check.max_results = 0;
   detect.max_candidates = 0;  // every candidate is verified: all pairs, not the best 200
   absl::Status failure;
@@ -164,8 +168,11 @@ absl::StatusOr<Comparison> CompareFiles(
         for (const DocumentMatch& m : report->matches) {
           uint32_t longest = 0;
           for (const Span& s : m.spans) longest = std::max(longest, s.units);
-          if (longest < options.min_passage_units || longest == 0) continue;
+          if (!m.revision_violation && (longest < options.min_passage_units || longest == 0)) {
+            continue;
+          }
           DocumentPair pair;
+          pair.heavy_revision = m.revision_violation;
           pair.a = static_cast<size_t>(m.doc_id - 1);
           pair.b = b;
           pair.a_in_b = m.containment;  // the registered (earlier) document found in the test
@@ -227,6 +234,7 @@ std::string CompareJson(const Comparison& c, const std::vector<std::string>& cor
                      {"b", c.documents[p.b].path},
                      {"a_in_b", p.a_in_b},
                      {"b_in_a", p.b_in_a},
+                     {"heavy_revision", p.heavy_revision},
                      {"passages", std::move(passages)}});
   }
   json clusters = json::array();
@@ -245,7 +253,8 @@ std::string CompareJson(const Comparison& c, const std::vector<std::string>& cor
              {{"chunking", c.chunking},
               {"chunking_from", c.chunking_from},
               {"verify_k", c.verify_k},
-              {"min_passage_units", c.min_passage_units}}}};
+              {"min_passage_units", c.min_passage_units},
+              {"heavy_revisions", c.heavy_revisions}}}};
   if (registered_lines != nullptr) {
     json registered = json::array();
     for (const std::string& line : *registered_lines) registered.push_back(json::parse(line));
@@ -268,19 +277,20 @@ std::string CompareText(const Comparison& c) {
     char figures[64];
     std::snprintf(figures, sizeof(figures), "%6.3f  %6.3f  %8zu  ", p.a_in_b, p.b_in_a,
                   p.passages.size());
-    out += figures + c.documents[p.a].path + "  <->  " + c.documents[p.b].path + "\n";
+    out += figures + c.documents[p.a].path + "  <->  " + c.documents[p.b].path +
+           (p.heavy_revision ? "  (heavy revision)" : "") + "\n";
   }
   for (size_t k = 0; k < c.clusters.size(); ++k) {
     out += "cluster " + std::to_string(k + 1) + ":";
     for (size_t i : c.clusters[k]) out += " " + c.documents[i].path;
     out += "\n";
   }
-  out +=
-      std::to_string(c.documents.size()) + " document(s), " + std::to_string(failed) +
-      " failed: " + std::to_string(c.pairs.size()) + " pair(s) share a passage of " +
-      std::to_string(c.min_passage_units) + " words or more, " + std::to_string(c.clusters.size()) +
-      " cluster(s); chunking: " + (c.chunking_from == "server" ? "the server's" : "the defaults") +
-      "\n";
+  out += std::to_string(c.documents.size()) + " document(s), " + std::to_string(failed) +
+         " failed: " + std::to_string(c.pairs.size()) + " pair(s) share a passage of " +
+         std::to_string(c.min_passage_units) + " words or more" +
+         (c.heavy_revisions ? " or are heavy revisions" : "") + ", " +
+         std::to_string(c.clusters.size()) + " cluster(s); chunking: " +
+         (c.chunking_from == "server" ? "the server's" : "the defaults") + "\n";
   return out;
 }
 

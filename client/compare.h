@@ -41,8 +41,12 @@ struct CompareOptions {
   // verification (verify_k 0) get kDefaultVerifyK-word grams here, which compare needs to
   // place passages.
   std::optional<ChunkingParams> params;
-  // A pair is listed when it shares a passage of at least this many words.
+  // A pair is listed when it shares a passage of at least this many words, or, with
+  // heavy_revisions, when its later document is a heavy revision of the earlier one: their
+  // 3-grams in the order of both texts over 4% of each (CheckOptions::revision_share at
+  // kHeavyRevisionShare, as copsd decides by default; docs/accuracy.md, "Ordered 3-grams").
   uint32_t min_passage_units = 8;
+  bool heavy_revisions = true;
   // Documents converted and fingerprinted at once.
   int threads = 2;
 };
@@ -70,6 +74,9 @@ struct DocumentPair {
   size_t b = 0;
   double a_in_b = 0;  // share of a's text found in b (verified word grams)
   double b_in_a = 0;  // share of b's text found in a
+  // b is a heavy revision of a (CompareOptions::heavy_revisions); its passages then include
+  // the chain's runs of 3 words and more.
+  bool heavy_revision = false;
   std::vector<SharedPassage> passages;  // in b's order
 
   double Shared() const { return a_in_b > b_in_a ? a_in_b : b_in_a; }
@@ -77,7 +84,8 @@ struct DocumentPair {
 
 struct Comparison {
   std::vector<ComparedDocument> documents;  // in input order
-  // Pairs sharing a passage of min_passage_units words: by Shared() descending, then by
+  // Pairs sharing a passage of min_passage_units words, or heavy revisions (CompareOptions):
+  // by Shared() descending, then by
   // the smaller share descending, then by (a, b).
   std::vector<DocumentPair> pairs;
   // Documents linked by listed pairs (connected components of two or more), each in input
@@ -88,6 +96,7 @@ struct Comparison {
   std::string chunking_from;
   uint32_t verify_k = 0;
   uint32_t min_passage_units = 0;
+  bool heavy_revisions = false;  // CompareOptions::heavy_revisions of the run
 };
 
 // Compares `paths` (files; see ExpandPaths() in client/batch_check.h). `progress(done,
@@ -109,9 +118,9 @@ absl::StatusOr<ConvertedDocument> ExtractText(const std::string& path, DocumentF
 
 // The pinned JSON of `cops compare --json` (issue 19), one object without newline:
 // {"documents": [{"path", "format", "words", "text_bytes"} or {"path", "error"}],
-//  "pairs": [{"a", "b", "a_in_b", "b_in_a", "passages": [{"a_start", "a_end", "b_start",
-//  "b_end"}]}], "clusters": [[PATH...]], "corpus": [...], "params": {"chunking",
-//  "chunking_from", "verify_k", "min_passage_units"}}
+//  "pairs": [{"a", "b", "a_in_b", "b_in_a", "heavy_revision", "passages": [{"a_start",
+//  "a_end", "b_start", "b_end"}]}], "clusters": [[PATH...]], "corpus": [...], "params":
+//  {"chunking", "chunking_from", "verify_k", "min_passage_units", "heavy_revisions"}}
 // where `corpus_lines` are each document's check against the registered corpus as
 // CheckJsonLine()/ErrorJsonLine() give them (empty when not checked). With
 // `registered_lines` (`--register-into`), also "registered": the RegisterJsonLine() or

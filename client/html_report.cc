@@ -466,10 +466,11 @@ std::string CheckHtmlReport::Finish() const {
 std::string CompareHtmlReport(const Comparison& c, DocumentFormat format,
                               const std::vector<absl::StatusOr<v1::CheckDocumentReply>>& corpus,
                               size_t max_pairs) {
-  std::string body = "<h1>COPS compare report</h1>\n<p>" +
-                     std::to_string(c.documents.size()) + " document(s), " +
-                     std::to_string(c.pairs.size()) + " pair(s) sharing a passage of " +
-                     std::to_string(c.min_passage_units) + " words or more, " +
+  std::string body = "<h1>COPS compare report</h1>\n<p>" + std::to_string(c.documents.size()) +
+                     " document(s), " + std::to_string(c.pairs.size()) +
+                     " pair(s) sharing a passage of " + std::to_string(c.min_passage_units) +
+                     " words or more" +
+                     (c.heavy_revisions ? " or heavy revisions of each other" : "") + ", " +
                      std::to_string(c.clusters.size()) + " cluster(s).</p>\n";
   std::string failed;
   for (const ComparedDocument& d : c.documents) {
@@ -487,10 +488,11 @@ std::string CompareHtmlReport(const Comparison& c, DocumentFormat format,
     const std::string label = k < max_pairs ? "<a href=\"#pair-" + std::to_string(k) + "\">" +
                                                   std::to_string(k + 1) + "</a>"
                                             : std::to_string(k + 1);
-    body += "<tr><td>" + label + "</td><td>" + EscapeHtml(c.documents[p.a].path) +
-            "</td><td>" + EscapeHtml(c.documents[p.b].path) + "</td><td class=num>" +
-            Percent(p.a_in_b) + "</td><td class=num>" + Percent(p.b_in_a) +
-            "</td><td class=num>" + std::to_string(p.passages.size()) + "</td></tr>\n";
+    body += "<tr><td>" + label + "</td><td>" + EscapeHtml(c.documents[p.a].path) + "</td><td>" +
+            EscapeHtml(c.documents[p.b].path) + "</td><td class=num>" + Percent(p.a_in_b) +
+            "</td><td class=num>" + Percent(p.b_in_a) + "</td><td class=num>" +
+            std::to_string(p.passages.size()) + (p.heavy_revision ? " (heavy revision)" : "") +
+            "</td></tr>\n";
   }
   body += "</table>\n";
   if (!c.clusters.empty()) {
@@ -511,8 +513,11 @@ std::string CompareHtmlReport(const Comparison& c, DocumentFormat format,
     body += "<h2 id=\"pair-" + std::to_string(k) + "\">" + std::to_string(k + 1) + ". " +
             EscapeHtml(c.documents[p.a].path) + " &harr; " + EscapeHtml(c.documents[p.b].path) +
             "</h2>\n<p>" + Percent(p.a_in_b) + " of a is in b, " + Percent(p.b_in_a) +
-            " of b is in a.</p>\n<table class=sbs><tr><th>" +
-            EscapeHtml(c.documents[p.a].path) + "</th><th>" +
+            " of b is in a." +
+            (p.heavy_revision ? " b is a heavy revision of a: it keeps these runs of a's words in "
+                                "a's order, where no passage is long enough to count."
+                              : "") +
+            "</p>\n<table class=sbs><tr><th>" + EscapeHtml(c.documents[p.a].path) + "</th><th>" +
             EscapeHtml(c.documents[p.b].path) + "</th></tr>\n";
     for (size_t i = 0; i < p.passages.size(); ++i) {
       const SharedPassage& s = p.passages[i];

@@ -359,6 +359,7 @@ struct CompareArgs {
   std::vector<std::string> collections;
   int streams = 4;
   std::string html;
+  bool no_heavy_revisions = false;
 };
 
 // The server's chunking parameters for `cops compare`, so that its pairs are those the server
@@ -398,6 +399,7 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
   options.format = static_cast<DocumentFormat>(*format);
   options.min_passage_units = a.min_passage_units;
   options.threads = a.threads;
+  options.heavy_revisions = !a.no_heavy_revisions;
   options.params = CompareParams(g, client.get());
   absl::StatusOr<Comparison> comparison =
       CompareFiles(files, options, [&](size_t done, const std::string& path) {
@@ -415,6 +417,7 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
     BatchCheckOptions check;
     check.request.set_format(*format);
     check.request.mutable_options()->set_min_passage_units(a.min_passage_units);
+    if (a.no_heavy_revisions) check.request.mutable_options()->set_heavy_revisions(false);
     for (const std::string& c : a.collections) check.request.add_collections(c);
     check.streams = a.streams;
     const BatchCheckSummary summary =
@@ -721,6 +724,9 @@ CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* cmp) {
   cmd->add_option("--streams", cmp->streams, "CheckStream calls in flight")
       ->capture_default_str();
   cmd->add_option("--html", cmp->html, "Also write a self-contained HTML report here");
+  cmd->add_flag("--no-heavy-revisions", cmp->no_heavy_revisions,
+                "List only pairs that share a passage, not heavy rewrites of each other (their "
+                "3-word runs kept in order: docs/accuracy.md); the corpus check asks the same");
   return cmd;
 }
 

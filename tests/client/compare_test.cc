@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/server/test_corpus.h"
+#include "tests/testing/documents.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -121,6 +122,47 @@ TEST_F(CompareTest, MinimumPassageLengthDecidesWhichPairsAreListed) {
   EXPECT_TRUE(Compare(paths, options).pairs.empty());
 }
 
+// A person's heavy rewrite keeps some of its source's 3-word runs in the source's order, and
+// here no passage as long as the pairs asked for (its longest spans 20 words): the pair is
+// listed as a heavy revision, as `cops check` flags the rewrite against the registered source,
+// and not without the rule. A text on the same subject by someone else pairs with neither.
+TEST_F(CompareTest, AHeavyRevisionIsListedUnlessTurnedOff) {
+  const std::string source = testing::kDripIrrigation.source;
+  const std::string reworded = testing::kDripIrrigation.reworded;
+  const std::vector<std::string> paths = {
+      Write("source.txt", source), Write("same_subject.txt", testing::kDripIrrigation.same_subject),
+      Write("reworded.txt", reworded)};
+  CompareOptions options;
+  options.min_passage_units = 30;
+  Comparison c = Compare(paths, options);
+  ASSERT_EQ(c.pairs.size(), 1u);
+  const DocumentPair& p = c.pairs[0];
+  EXPECT_EQ(p.a, 0u);
+  EXPECT_EQ(p.b, 2u);
+  EXPECT_TRUE(p.heavy_revision);
+  EXPECT_TRUE(c.heavy_revisions);
+  // The chain's runs are shown in both documents, in b's order.
+  ASSERT_GE(p.passages.size(), 3u);
+  for (size_t i = 0; i < p.passages.size(); ++i) {
+    const SharedPassage& s = p.passages[i];
+    EXPECT_LT(s.a_start, s.a_end);
+    EXPECT_LE(s.a_end, source.size());
+    EXPECT_LT(s.b_start, s.b_end);
+    EXPECT_LE(s.b_end, reworded.size());
+    EXPECT_LT(s.words, options.min_passage_units);
+    if (i > 0) EXPECT_GT(s.b_start, p.passages[i - 1].b_start);
+  }
+  EXPECT_NE(CompareText(c).find("(heavy revision)"), std::string::npos);
+  json j = json::parse(CompareJson(c, {}));
+  EXPECT_EQ(j["pairs"][0]["heavy_revision"], true);
+  EXPECT_EQ(j["params"]["heavy_revisions"], true);
+
+  options.heavy_revisions = false;
+  const Comparison without = Compare(paths, options);
+  EXPECT_TRUE(without.pairs.empty());
+  EXPECT_EQ(json::parse(CompareJson(without, {}))["params"]["heavy_revisions"], false);
+}
+
 TEST_F(CompareTest, JsonHasThePinnedShapeWithPathsAsGiven) {
   const std::string body = Corpus()[0].body;
   const std::vector<std::string> paths = {Write("a.txt", body), Write("b.txt", body),
@@ -137,6 +179,7 @@ TEST_F(CompareTest, JsonHasThePinnedShapeWithPathsAsGiven) {
   EXPECT_EQ(pair["b"], paths[1]);
   EXPECT_EQ(pair["a_in_b"], 1.0);
   EXPECT_EQ(pair["b_in_a"], 1.0);
+  EXPECT_EQ(pair["heavy_revision"], false);  // a copy is listed by its passage
   ASSERT_EQ(pair["passages"].size(), 1u);
   for (const char* key : {"a_start", "a_end", "b_start", "b_end"}) {
     EXPECT_TRUE(pair["passages"][0][key].is_number_unsigned()) << key;
