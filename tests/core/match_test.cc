@@ -32,6 +32,15 @@ TEST(CheckOptionsTest, Validate) {
   o = CheckOptions();
   o.min_count = 0;
   EXPECT_NE(o.Validate().message().find("min_count"), absl::string_view::npos);
+  // A heavy revision's reach trims under half of its chain from each end: at 0.5 no gram
+  // would be left between them.
+  o = CheckOptions();
+  o.revision_trim = 0.5;
+  EXPECT_NE(o.Validate().message().find("revision_trim"), absl::string_view::npos);
+  o.revision_trim = -0.1;
+  EXPECT_FALSE(o.Validate().ok());
+  o.revision_trim = 0.49;
+  EXPECT_OK(o.Validate());
 }
 
 TEST(MatchSetTest, RatioContainmentAndSpans) {
