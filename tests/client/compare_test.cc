@@ -150,7 +150,9 @@ TEST_F(CompareTest, AHeavyRevisionIsListedUnlessTurnedOff) {
     EXPECT_LT(s.b_start, s.b_end);
     EXPECT_LE(s.b_end, reworded.size());
     EXPECT_LT(s.words, options.min_passage_units);
-    if (i > 0) EXPECT_GT(s.b_start, p.passages[i - 1].b_start);
+    if (i > 0) {
+      EXPECT_GT(s.b_start, p.passages[i - 1].b_start);
+    }
   }
   EXPECT_NE(CompareText(c).find("(heavy revision)"), std::string::npos);
   json j = json::parse(CompareJson(c, {}));
