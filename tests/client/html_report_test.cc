@@ -229,6 +229,15 @@ TEST(CompareHtmlReportTest, PairsSideBySideFromTheFilesAndHostileNamesEscaped) {
   ASSERT_NE(left, std::string::npos) << page;
   EXPECT_NE(page.find(passage, left + 1), std::string::npos);
   EXPECT_NE(page.find("<h2>Clusters</h2>"), std::string::npos);
+  EXPECT_EQ(page.find("heavy revision"), std::string::npos);
+
+  // A pair listed as a heavy revision says so, in the table and above its passages.
+  c.heavy_revisions = true;
+  c.pairs[0].heavy_revision = true;
+  const std::string revised = CompareHtmlReport(c, DocumentFormat::kText, corpus);
+  EXPECT_NE(revised.find("or heavy revisions of each other"), std::string::npos);
+  EXPECT_NE(revised.find("1 (heavy revision)</td>"), std::string::npos);
+  EXPECT_NE(revised.find("b is a heavy revision of a"), std::string::npos);
 }
 
 // The page as a person sees it: Debian's chromium parses and lays it out headless, and the
