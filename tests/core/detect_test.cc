@@ -807,7 +807,7 @@ TEST_F(DetectTest, RevisionShareKeepsTheChecksMatchLimits) {
   EXPECT_TRUE(Check(Rewrite(false), more_words).violation);
 }
 
-// A rewrite revises a whole text: the chain must reach across half of each text's grams
+// A rewrite revises a whole text: the chain must reach across 35% of each text's grams
 // (CheckOptions::revision_spread). Here the rewrite is the first part of a test that goes on
 // with twice as many words of its own (a shared section, as a template's installation steps
 // are), so its chain reaches under a third of the test's grams.
