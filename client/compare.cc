@@ -40,7 +40,9 @@ absl::StatusOr<HashKey> RunKey() {
   return HashKey::FromBytes(bytes);
 }
 
-Prepared Prepare(const std::string& path, const CompareOptions& options,
+// `check`: the options the document is checked with (their revision_share asks for the
+// text's short lines).
+Prepared Prepare(const std::string& path, const CompareOptions& options, const CheckOptions& check,
                  const Fingerprinter& fingerprinter) {
   Prepared p;
   p.doc.path = path;
@@ -53,9 +55,8 @@ Prepared Prepare(const std::string& path, const CompareOptions& options,
   p.doc.text_bytes = converted->text.size();
   // Fingerprinted as copsd fingerprints what it checks and what it registers (no sampling,
   // every content-stem pair).
-  CheckOptions every_pair;
+  CheckOptions every_pair = check;
   every_pair.stem_pair_max_lookups = 0;
-  every_pair.revision_share = options.heavy_revisions ? kHeavyRevisionShare : 0;  // short lines
   absl::Status s = CheckPrint(fingerprinter, converted->text, 0, 0, every_pair, &p.check);
   if (s.ok()) s = RegisterPrint(fingerprinter, converted->text, &p.register_);
   if (s.ok() && p.check.grams.empty()) {
@@ -152,7 +153,7 @@ absl::StatusOr<Comparison> CompareFiles(
   RunOrdered<Prepared>(
       paths.size(), threads, 2 * static_cast<size_t>(threads),
       [&]() -> std::function<Prepared(size_t)> {
-        return [&](size_t i) { return Prepare(paths[i], options, fingerprinter); };
+        return [&](size_t i) { return Prepare(paths[i], options, detect.check, fingerprinter); };
       },
       [&](Prepared& p) {
         const size_t b = out.documents.size();

@@ -515,7 +515,7 @@ std::string CompareHtmlReport(const Comparison& c, DocumentFormat format,
             "</h2>\n<p>" + Percent(p.a_in_b) + " of a is in b, " + Percent(p.b_in_a) +
             " of b is in a." +
             (p.heavy_revision ? " b is a heavy revision of a: it keeps these runs of a's words in "
-                                "a's order, where no passage is long enough to count."
+                                "a's order, where its passages alone would not make it a copy."
                               : "") +
             "</p>\n<table class=sbs><tr><th>" + EscapeHtml(c.documents[p.a].path) + "</th><th>" +
             EscapeHtml(c.documents[p.b].path) + "</th></tr>\n";
