@@ -1,10 +1,11 @@
 #include "client/compare.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <memory>
 #include <numeric>
-#include <random>
+#include <optional>
 #include <utility>
 
 #include "client/batch_check.h"
@@ -13,6 +14,7 @@
 #include "client/ordered_work.h"
 #include "core/detect.h"
 #include "core/fingerprint.h"
+#include "core/hash_key.h"
 #include "core/match.h"
 #include "core/memory_index.h"
 #include "core/status_macros.h"
@@ -31,13 +33,34 @@ struct Prepared {
   DocumentFingerprint register_;  // what it is added to the index with
 };
 
-absl::StatusOr<HashKey> RunKey() {
-  // The run's own key: hashes never leave this process, so any key works, and a fresh one
-  // reveals nothing about the server's.
-  std::random_device random;
-  std::string bytes(HashKey::kSize, '\0');
-  for (char& c : bytes) c = static_cast<char>(random() & 0xff);
-  return HashKey::FromBytes(bytes);
+// The run's key, from its documents' bytes: the same files give the same key, and so the
+// same pairs, whatever their names and order; no one without every file of the batch can
+// compute it. Hashes never leave this process, and the key reveals nothing about the
+// server's. A file that cannot be read adds nothing (Prepare reports it).
+absl::StatusOr<HashKey> BatchKey(const std::vector<std::string>& paths, int threads) {
+  using Digest = std::array<uint8_t, 32>;
+  std::vector<Digest> digests;
+  digests.reserve(paths.size());
+  RunOrdered<std::optional<Digest>>(
+      paths.size(), threads, 4 * static_cast<size_t>(threads),
+      [&]() -> std::function<std::optional<Digest>(size_t)> {
+        return [&](size_t i) -> std::optional<Digest> {
+          absl::StatusOr<std::string> content = ReadDocument(paths[i]);
+          if (!content.ok()) return std::nullopt;
+          return Sha256(*content);
+        };
+      },
+      [&](std::optional<Digest>& d) {
+        if (d.has_value()) digests.push_back(*d);
+      });
+  std::sort(digests.begin(), digests.end());
+  std::string material = "cops compare batch key v1\n";
+  for (const Digest& d : digests) {
+    material.append(reinterpret_cast<const char*>(d.data()), d.size());
+  }
+  const Digest key = Sha256(material);
+  return HashKey::FromBytes(
+      std::string_view(reinterpret_cast<const char*>(key.data()), HashKey::kSize));
 }
 
 // `check`: the options the document is checked with (their revision_share asks for the
@@ -125,7 +148,8 @@ absl::StatusOr<ChunkingParams> ServerChunkingParams(Client* client) {
 absl::StatusOr<Comparison> CompareFiles(
     const std::vector<std::string>& paths, const CompareOptions& options,
     const std::function<void(size_t done, const std::string& path)>& progress) {
-  absl::StatusOr<HashKey> key = RunKey();
+  const int threads = std::max(options.threads, 1);
+  absl::StatusOr<HashKey> key = BatchKey(paths, threads);
   if (!key.ok()) return absl::InternalError(std::string(key.status().message()));
   ChunkingParams params = options.params.value_or(ChunkingParams{});
   if (params.verify_k == 0) params.verify_k = kDefaultVerifyK;  // passages need grams
@@ -149,7 +173,6 @@ absl::StatusOr<Comparison> CompareFiles(
   detect.max_candidates = 0;  // every candidate is verified: all pairs, not the best 200
   absl::Status failure;
 
-  const int threads = std::max(options.threads, 1);
   RunOrdered<Prepared>(
       paths.size(), threads, 2 * static_cast<size_t>(threads),
       [&]() -> std::function<Prepared(size_t)> {

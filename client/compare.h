@@ -6,8 +6,10 @@
 // does for a collection. Runs on this machine, on our fingerprints and the detection
 // pipeline: each document is converted (convert/converter.h), fingerprinted under the
 // server's ChunkingParams (ServerChunkingParams(); the defaults without a server) with a
-// key made for the run, checked (core/detect.h) against an
-// in-memory index of the documents before it (core/memory_index.h) and then added to it.
+// key made from the batch's files (SHA-256 of each file's bytes, in sorted order: the same
+// files give the same report, whatever their names and order), checked (core/detect.h)
+// against an in-memory index of the documents before it (core/memory_index.h) and then
+// added to it.
 // Each pair is thus found once, from its later document, with the verified shares of both
 // documents' text and the shared passages.
 //
@@ -37,7 +39,7 @@ struct CompareOptions {
   DocumentFormat format = DocumentFormat::kAuto;  // of every document
   // The chunking parameters to fingerprint with: the server's (ServerChunkingParams()), so
   // that the pairs are those the server would find; std::nullopt = ChunkingParams{}, the
-  // defaults of a new index. key_id is ignored (the run has its own key). Parameters without
+  // defaults of a new index. key_id is ignored (the run has its own key, from its files). Parameters without
   // verification (verify_k 0) get kDefaultVerifyK-word grams here, which compare needs to
   // place passages.
   std::optional<ChunkingParams> params;

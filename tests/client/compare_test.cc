@@ -1,5 +1,6 @@
 #include "client/compare.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -163,6 +164,55 @@ TEST_F(CompareTest, AHeavyRevisionIsListedUnlessTurnedOff) {
   const Comparison without = Compare(paths, options);
   EXPECT_TRUE(without.pairs.empty());
   EXPECT_EQ(json::parse(CompareJson(without, {}))["params"]["heavy_revisions"], false);
+}
+
+// Texts over 400 words are winnowed under the run's key: with a key of its own each run,
+// the same batch could list other pairs, shares and passages. The key comes from the files'
+// bytes: the same files give the same report, whatever their names and order.
+TEST_F(CompareTest, TheSameFilesGiveTheSameReportAndAnotherBatchAnotherKey) {
+  using testing_corpus::Prose;
+  const std::string shared = Prose(1, 150);
+  const std::vector<std::string> texts = {
+      Prose(2, 500) + "\n\n" + shared + "\n\n" + Prose(3, 300),
+      Prose(4, 400) + "\n\n" + shared.substr(0, shared.size() / 2) + "\n\n" + Prose(5, 400),
+      Prose(6, 700), Prose(7, 200) + "\n\n" + shared + "\n\n" + Prose(8, 500)};
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    paths.push_back(Write("doc" + std::to_string(i) + ".txt", texts[i]));
+  }
+  const std::string first = CompareJson(Compare(paths), {});
+  EXPECT_EQ(CompareJson(Compare(paths), {}), first);
+  const json j = json::parse(first);
+  EXPECT_EQ(j["pairs"].size(), 3u) << first;  // 0-1, 0-3, 1-3 share the passage
+  const std::string chunking = j["params"]["chunking"];
+  EXPECT_NE(chunking.find(" key="), std::string::npos) << chunking;
+
+  // The same bytes under other names, in another order: the same key and pairs.
+  std::vector<std::string> renamed;
+  for (size_t i = texts.size(); i-- > 0;) {
+    renamed.push_back(Write("renamed" + std::to_string(i) + ".txt", texts[i]));
+  }
+  const Comparison again = Compare(renamed);
+  EXPECT_EQ(again.chunking, chunking);
+  ASSERT_EQ(again.pairs.size(), 3u);
+  const Comparison original = Compare(paths);
+  for (size_t k = 0; k < again.pairs.size(); ++k) {
+    // renamed[i] holds texts[3 - i]; a pair is listed from its later document.
+    const DocumentPair& p = again.pairs[k];
+    bool found = false;
+    for (const DocumentPair& q : original.pairs) {
+      if (std::minmax(q.a, q.b) == std::minmax(3 - p.a, 3 - p.b)) {
+        found = true;
+        EXPECT_NEAR(q.a_in_b, p.b_in_a, 0.05);
+        EXPECT_NEAR(q.b_in_a, p.a_in_b, 0.05);
+      }
+    }
+    EXPECT_TRUE(found) << "pair " << p.a << "-" << p.b;
+  }
+
+  // One file more (or other bytes): another key.
+  paths.push_back(Write("extra.txt", Prose(9, 300)));
+  EXPECT_NE(Compare(paths).chunking, chunking);
 }
 
 TEST_F(CompareTest, JsonHasThePinnedShapeWithPathsAsGiven) {
