@@ -22,8 +22,11 @@ struct UnitRange {
 struct FoundChunk {
   uint32_t unit_begin = 0;
   uint32_t unit_end = 0;
+  // Registered texts holding it: documents, those among the candidates that hold one text
+  // (registered more than once) counted once when that made the count fall below
+  // CheckOptions::common_phrase_documents.
   uint32_t doc_frequency = 0;
-  DocId holder = 0;  // when doc_frequency is 1: the registered document holding it
+  DocId holder = 0;  // when doc_frequency is 1: a registered document holding it
 };
 
 // Per-thread scratch of the pipeline: vectors keep their capacity between checks, up to
@@ -573,7 +576,6 @@ class CandidateVerifier {
   void ExcludeCommonPassages(size_t i, Verification* v) {
     const uint32_t common_documents = check_.common_phrase_documents;
     const uint32_t rare_run_units = RareRunUnits(params_);
-    const DocId candidate = s_.ids[i];
     const std::vector<FoundChunk>& found = s_.found;
     bool changed = false;
     for (Passage& p : v->passages) {
@@ -611,7 +613,7 @@ class CandidateVerifier {
       if (!common && PassageHolders(i, p) < common_documents) continue;
       uint32_t own_units = 0, own_end = 0;  // test units covered by chunks that are i's alone
       for (auto it = first; it != found.end() && it->unit_begin < ue; ++it) {
-        if (it->unit_end > ue || it->doc_frequency != 1 || it->holder != candidate) continue;
+        if (it->unit_end > ue || it->doc_frequency != 1 || !HoldsTextOf(it->holder, i)) continue;
         if (HeldByAnother(i, it->unit_begin, it->unit_end)) continue;
         own_units += it->unit_end - std::clamp(own_end, it->unit_begin, it->unit_end);
         own_end = std::max(own_end, it->unit_end);
@@ -762,7 +764,7 @@ class CandidateVerifier {
     if (gb >= ge || 2 * common < ge - gb) return 0;
     uint32_t own_units = 0, own_end = 0;
     for (uint32_t g = gb; g < ge; ++g) {
-      if (s_.gram_holders[g] != 1 || s_.gram_sole_holder[g] != i) continue;
+      if (s_.gram_holders[g] != 1 || !SameText(s_.gram_sole_holder[g], i)) continue;
       own_units += g + k_ - std::clamp(own_end, g, g + k_);
       own_end = std::max(own_end, g + k_);
     }
@@ -801,6 +803,18 @@ class CandidateVerifier {
 
   // Candidate i's CandidateRecord::text_digest (0 = unknown).
   uint64_t Digest(size_t i) const { return i < s_.records.size() ? s_.records[i].text_digest : 0; }
+  // Whether candidates i and j hold one text (j is i, or the same text registered again).
+  bool SameText(size_t i, size_t j) const {
+    return i == j || (Digest(i) != 0 && Digest(i) == Digest(j));
+  }
+  // Whether registered document `id` is candidate i or another candidate holding its text.
+  bool HoldsTextOf(DocId id, size_t i) const {
+    if (id == s_.ids[i]) return true;
+    if (redundant_ == 0 || Digest(i) == 0) return false;
+    const auto it =
+        std::lower_bound(s_.digests.begin(), s_.digests.end(), std::pair<DocId, uint64_t>{id, 0});
+    return it != s_.digests.end() && it->first == id && it->second == Digest(i);
+  }
   // Whether the text of `digest` is among the holders counted so far (s_.holder_digests); an
   // unknown text (0) never is.
   bool Counted(uint64_t digest) const {
@@ -858,7 +872,8 @@ class CandidateVerifier {
     return kNoGram;
   }
 
-  // Whether a candidate other than i holds every verification gram of test units [ub, ue).
+  // Whether a candidate with another text than i's holds every verification gram of test
+  // units [ub, ue).
   // By chance, a candidate of n grams holds the 3 grams of a 5-word chunk with odds
   // (n / 2^16)^3: 3e-5 at 2,000 grams, which only lowers what is counted as own.
   bool HeldByAnother(size_t i, uint32_t ub, uint32_t ue) {
@@ -866,7 +881,7 @@ class CandidateVerifier {
     const uint32_t ge = std::min<uint32_t>(ue - k_ + 1, test_.grams.size());
     if (ub >= ge) return false;
     for (size_t j = 0; j < s_.ids.size() && j < s_.grams.size(); ++j) {
-      if (j == i || s_.grams[j].empty()) continue;
+      if (SameText(i, j) || s_.grams[j].empty()) continue;
       const std::vector<uint64_t>& bits = GramBits(j);
       uint32_t g = ub;
       while (g < ge && Holds(bits, test_.grams[g])) ++g;
@@ -911,15 +926,16 @@ class CandidateVerifier {
     if (common_documents == 0) return;
     // A text registered more than once (in other collections) is one holder of its chunks,
     // not several: a text registered three times is no more the corpus's common text than one
-    // registered once. Only chunks that the candidates' copies can have raised to common
-    // are counted again, from their postings (fewer than common_documents + redundant).
+    // registered once, and what only its copies hold is its own text. Only chunks that the
+    // candidates' copies can have raised to common or above one holder are counted again,
+    // from their postings (2 to common_documents + redundant - 1 documents).
     const uint32_t redundant = redundant_;
     for (size_t c = 0; c < looked_up.chunks.size() && c < postings.size(); ++c) {
       if (postings[c].doc_frequency == 0) continue;
       const Chunk& chunk = looked_up.chunks[c];
       const PostingList& list = postings[c];
       uint32_t holders = list.doc_frequency;
-      if (redundant > 0 && holders >= common_documents && holders < common_documents + redundant &&
+      if (redundant > 0 && holders >= 2 && holders < common_documents + redundant &&
           list.postings.size() >= holders) {
         holders = TextsHolding(list);
       }

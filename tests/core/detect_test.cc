@@ -960,6 +960,33 @@ TEST_F(DetectTest, BoilerplateThatManyDocumentsHoldIsReportedAsCommonAndDoesNotC
   EXPECT_EQ(c.matches[0].spans[0].excluded, Exclusion::kNone);
 }
 
+// A notice registered twice (the same text in two collections) is one holder of its own
+// words: 11 of them next to a disclaimer that many notices hold are its own text (a quarter
+// of the passage) for both copies, as for a notice registered once. Before, their chunks were
+// held by 2 documents, nobody's own, and the copy counted for neither.
+TEST_F(DetectTest, OwnTextOfATextRegisteredTwiceCountsNextToCommonText) {
+  const std::string disclaimer = Words(9000, 30);
+  const std::string copy = Words(20000, 60) + " " + Words(11049, 11) + " " + disclaimer + ".";
+  for (int seed = 0; seed < 16; ++seed) {
+    SCOPED_TRACE("key " + std::to_string(seed));
+    Build(3, 5, 0, SeededKey(seed));
+    for (DocId id = 10; id < 22; ++id) {
+      Add(id, Words(10000 + 100 * static_cast<int>(id), 60) + " " + disclaimer + ".");
+    }
+    const auto violating = [&] {
+      std::vector<DocId> ids;
+      for (const DocumentMatch& m : Check(copy).matches) {
+        if (m.violation) ids.push_back(m.doc_id);
+      }
+      std::sort(ids.begin(), ids.end());
+      return ids;
+    };
+    EXPECT_EQ(violating(), (std::vector<DocId>{10}));
+    Add(40, Words(11000, 60) + " " + disclaimer + ".");  // notice 10 again
+    EXPECT_EQ(violating(), (std::vector<DocId>{10, 40}));
+  }
+}
+
 // A variant of the boilerplate that a few registered documents hold (one word changed: a
 // licence's year or holder) is still the boilerplate: the chunks around the changed word are
 // rare, but they span fewer words than winnowing needs to guarantee that every holder of a
