@@ -39,9 +39,9 @@ struct CompareOptions {
   DocumentFormat format = DocumentFormat::kAuto;  // of every document
   // The chunking parameters to fingerprint with: the server's (ServerChunkingParams()), so
   // that the pairs are those the server would find; std::nullopt = ChunkingParams{}, the
-  // defaults of a new index. key_id is ignored (the run has its own key, from its files). Parameters without
-  // verification (verify_k 0) get kDefaultVerifyK-word grams here, which compare needs to
-  // place passages.
+  // defaults of a new index. key_id is ignored (the run has its own key, from its files).
+  // Parameters without verification (verify_k 0) get kDefaultVerifyK-word grams here, which
+  // compare needs to place passages.
   std::optional<ChunkingParams> params;
   // A pair is listed when it shares a passage of at least this many words, or, with
   // heavy_revisions, when its later document is a heavy revision of the earlier one: their

@@ -22,9 +22,8 @@ struct UnitRange {
 struct FoundChunk {
   uint32_t unit_begin = 0;
   uint32_t unit_end = 0;
-  // Registered texts holding it: documents, those among the candidates that hold one text
-  // (registered more than once) counted once when that made the count fall below
-  // CheckOptions::common_phrase_documents.
+  // Registered texts holding it: its documents, the candidates holding one text (registered
+  // more than once) counted once when the count may change (CollectFoundChunks).
   uint32_t doc_frequency = 0;
   DocId holder = 0;  // when doc_frequency is 1: a registered document holding it
 };
