@@ -147,12 +147,17 @@ TEST(OverloadTest, BurstOfLargeChecksIsShedWithinBoundedMemory) {
   ASSERT_OK_AND_ASSIGN(const testing::ProcessMemory idle, testing::ReadProcessMemory(copsd->pid()));
 
   // The sustainable rate: kMaxCalls checks at work at once, each as long as one alone takes
-  // (the second one, on a warm server).
+  // on a warm server: the fastest of three, so that a check slowed by the rest of a loaded
+  // machine (the suite's other tests) does not make the burst too slow to overload copsd.
   ASSERT_OK(client->Check(large_check));
-  const Clock::time_point alone_start = Clock::now();
-  ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply alone, client->Check(large_check));
-  const double check_seconds = std::chrono::duration<double>(Clock::now() - alone_start).count();
-  EXPECT_GT(alone.matches_size(), 0);
+  double check_seconds = 0;
+  for (int i = 0; i < 3; ++i) {
+    const Clock::time_point alone_start = Clock::now();
+    ASSERT_OK_AND_ASSIGN(v1::CheckDocumentReply alone, client->Check(large_check));
+    const double took = std::chrono::duration<double>(Clock::now() - alone_start).count();
+    check_seconds = i == 0 ? took : std::min(check_seconds, took);
+    EXPECT_GT(alone.matches_size(), 0);
+  }
 
   // The burst: 20 times that rate for kBurst.
   const double rate = 20 * kMaxCalls / check_seconds;
