@@ -6,7 +6,8 @@ A set's sources and tests go into one batch (`--batch DIR`, files as named in tr
 listed pair is a true pair when truth.tsv says its test copies its source (violation 1),
 else a false one (two sources, two tests, or a test and a source it does not copy). Prints
 precision, recall and F1 over the true pairs, how many pairs were listed as heavy
-revisions, and how many documents failed alone (no words: `cops compare` then exits 2). docs/reports.md ("cops compare") has the figures:
+revisions, and how many documents failed alone (no words: `cops compare` then exits 2).
+docs/reports.md ("cops compare") has the figures:
 
     python3 eval/score_compare.py --cops build/client/cops --set /tmp/p4p/dev/docs \
         [-- --no-heavy-revisions]

@@ -196,12 +196,12 @@ TEST_F(CompareTest, TheSameFilesGiveTheSameReportAndAnotherBatchAnotherKey) {
   EXPECT_EQ(again.chunking, chunking);
   ASSERT_EQ(again.pairs.size(), 3u);
   const Comparison original = Compare(paths);
-  for (size_t k = 0; k < again.pairs.size(); ++k) {
-    // renamed[i] holds texts[3 - i]; a pair is listed from its later document.
-    const DocumentPair& p = again.pairs[k];
+  const size_t last = texts.size() - 1;
+  for (const DocumentPair& p : again.pairs) {
+    // renamed[i] holds texts[last - i]; a pair is listed from its later document.
     bool found = false;
     for (const DocumentPair& q : original.pairs) {
-      if (std::minmax(q.a, q.b) == std::minmax(3 - p.a, 3 - p.b)) {
+      if (std::minmax(q.a, q.b) == std::minmax(last - p.a, last - p.b)) {
         found = true;
         EXPECT_NEAR(q.a_in_b, p.b_in_a, 0.05);
         EXPECT_NEAR(q.b_in_a, p.a_in_b, 0.05);
