@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "CLI/CLI.hpp"
+#include "client/cli_options.h"
 #include "client/client.h"
 #include "core/time_format.h"
 #include "grpcpp/grpcpp.h"
@@ -179,13 +180,16 @@ void AddPrincipalCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& arg
   principal->require_subcommand(1);
   CLI::App* create = principal->add_subcommand("create", "Create a principal and its first API key");
   create->add_option("name", args->name, "Principal name (for mTLS: the certificate CN or a SAN)")
-      ->required();
+      ->required()
+      ->check(Utf8Text());
   create->add_option("--role", args->role, "owner, checker or admin")
       ->required()
       ->check(CLI::IsMember({"owner", "checker", "admin"}));
-  create->add_option("--collection", args->collections,
-                     "Collection it may use (repeatable); an admin without one administers the "
-                     "whole server, an admin with some only those");
+  create
+      ->add_option("--collection", args->collections,
+                   "Collection it may use (repeatable); an admin without one administers the "
+                   "whole server, an admin with some only those")
+      ->check(Utf8Text());
   create->add_option("--rps", args->rps, "Requests per second (0 = server default)");
   create->add_option("--burst", args->burst, "Burst of requests (0 = server default)");
   create->add_option("--max-documents", args->max_documents, "Registration quota (0 = none)");
@@ -226,8 +230,10 @@ void AddPrincipalCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& arg
   });
 
   CLI::App* grant = principal->add_subcommand("grant", "Replace the collections of a principal");
-  grant->add_option("name", args->name, "Principal name")->required();
-  grant->add_option("--collection", args->collections, "Collection (repeatable)")->required();
+  grant->add_option("name", args->name, "Principal name")->required()->check(Utf8Text());
+  grant->add_option("--collection", args->collections, "Collection (repeatable)")
+      ->required()
+      ->check(Utf8Text());
   grant->callback([args, run] {
     v1::SetPrincipalCollectionsRequest req;
     req.set_principal(args->name);
@@ -248,7 +254,7 @@ void AddKeyCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& args,
   CLI::App* key = admin->add_subcommand("key", "API keys");
   key->require_subcommand(1);
   CLI::App* kcreate = key->add_subcommand("create", "Another API key for a principal");
-  kcreate->add_option("principal", args->name, "Principal name")->required();
+  kcreate->add_option("principal", args->name, "Principal name")->required()->check(Utf8Text());
   kcreate->callback([args, run] {
     v1::CreateApiKeyRequest req;
     req.set_principal(args->name);
@@ -279,7 +285,7 @@ void AddCollectionCommands(CLI::App* admin, const std::shared_ptr<AdminArgs>& ar
   collection->require_subcommand(1);
   CLI::App* ccreate =
       collection->add_subcommand("create", "Create a collection or change its settings");
-  ccreate->add_option("name", args->name, "Collection name")->required();
+  ccreate->add_option("name", args->name, "Collection name")->required()->check(Utf8Text());
   ccreate->add_flag("--show-titles", args->show_titles, "Checkers see document titles");
   ccreate->add_flag("--no-audit", args->no_audit, "Keep no audit trail of checks");
   ccreate->add_flag("--template", args->template_source,

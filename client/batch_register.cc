@@ -1,8 +1,10 @@
 #include "client/batch_register.h"
 
+#include <filesystem>
 #include <utility>
 
 #include "client/batch_check.h"
+#include "convert/charset.h"
 #include "nlohmann/json.hpp"
 
 namespace cops {
@@ -57,6 +59,11 @@ void RegisterFiles(
     }
     for (size_t k = 0; k < replies.size(); ++k) on_result(files[first + k], replies[k]);
   }
+}
+
+std::string TitleOfPath(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  return IsValidUtf8(name) ? name : ToUtf8(name, "UTF-8");
 }
 
 std::string RegisterJsonLine(const std::string& path, const v1::RegisterDocumentReply& reply) {

@@ -33,6 +33,11 @@ void RegisterFiles(
                              const absl::StatusOr<v1::RegisterDocumentReply>& reply)>& on_result,
     const std::function<void(size_t sent, const std::string& path)>& on_window = nullptr);
 
+// The title a file is registered under when none is given: its name, with the bytes of a name
+// that is not UTF-8 (a Latin-1 name from an old archive) shown as U+FFFD, since a request
+// carries UTF-8 text only.
+std::string TitleOfPath(const std::string& path);
+
 // One line of `cops register --json`: {"doc_id", "path", "chunks", "stored_chunks",
 // "duplicate_of" (null unless a duplicate), "created", "format", "charset"}; no newline.
 std::string RegisterJsonLine(const std::string& path, const v1::RegisterDocumentReply& reply);

@@ -1,6 +1,7 @@
 #include "client/cli_options.h"
 
 #include "CLI/CLI.hpp"
+#include "convert/charset.h"
 #include "nlohmann/json.hpp"
 
 namespace cops {
@@ -68,6 +69,14 @@ std::string ParsedCommandJson(const CLI::App& app) {
   return nlohmann::json{{"command", command}, {"options", options}, {"repeatable", repeatable}}
              .dump() +
          "\n";
+}
+
+CLI::Validator Utf8Text() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        return IsValidUtf8(value) ? std::string() : std::string("not valid UTF-8");
+      },
+      "", "UTF-8 text");
 }
 
 }  // namespace cops

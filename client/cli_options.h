@@ -17,12 +17,18 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace cops {
 
 // Applies the rule above to `app` and all its subcommands.
 void OneValuePerOccurrence(CLI::App* app);
+
+// For an option whose words go to the server as text (a title, a collection, an owner's name):
+// refuses bytes that are not UTF-8 ("--title: not valid UTF-8", exit 2), which a request
+// cannot carry (protobuf strings are UTF-8). File paths are bytes and take no such check.
+CLI::Validator Utf8Text();
 
 // The repeatable options of `app` and its subcommands, each as the words that reach it:
 // {"check", "--collection"}, {"admin", "principal", "create", "--collection"}, ...

@@ -155,7 +155,7 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
     doc.set_content(std::move(content));
     doc.set_format(*format);
     v1::DocumentMetadata* m = doc.mutable_metadata();
-    m->set_title(a.title.empty() ? fs::path(path).filename().string() : a.title);
+    m->set_title(a.title.empty() ? TitleOfPath(path) : a.title);
     m->set_author(a.author);
     m->set_owner(a.owner);
     m->set_collection(a.collection);
@@ -179,11 +179,12 @@ int RunRegister(const Globals& g, const RegisterArgs& a) {
 CLI::App* AddRegisterCommand(CLI::App* app, RegisterArgs* reg) {
   CLI::App* cmd = app->add_subcommand("register", "Register files or directories");
   cmd->add_option("paths", reg->paths, "Files or directories (recursive)")->required();
-  cmd->add_option("--title", reg->title, "Title (default: the file name)");
-  cmd->add_option("--author", reg->author, "Author");
-  cmd->add_option("--owner", reg->owner, "Owner");
-  cmd->add_option("--collection", reg->collection, "Collection");
-  cmd->add_option("--external-id", reg->external_id, "Your id of the (single) document");
+  cmd->add_option("--title", reg->title, "Title (default: the file name)")->check(Utf8Text());
+  cmd->add_option("--author", reg->author, "Author")->check(Utf8Text());
+  cmd->add_option("--owner", reg->owner, "Owner")->check(Utf8Text());
+  cmd->add_option("--collection", reg->collection, "Collection")->check(Utf8Text());
+  cmd->add_option("--external-id", reg->external_id, "Your id of the (single) document")
+      ->check(Utf8Text());
   cmd->add_option("--format", reg->format, DocumentFormatNames("|"))
       ->capture_default_str();
   cmd->add_option("--receipt-dir", reg->receipt_dir,
@@ -444,7 +445,7 @@ int RunCompare(const Globals& g, const CompareArgs& a) {
           v1::Document doc;
           doc.set_content(std::move(content));
           doc.set_format(*format);
-          doc.mutable_metadata()->set_title(fs::path(path).filename().string());
+          doc.mutable_metadata()->set_title(TitleOfPath(path));
           doc.mutable_metadata()->set_collection(a.register_into);
           return doc;
         },
@@ -677,7 +678,8 @@ CLI::App* AddCheckCommand(CLI::App* app, CheckArgs* chk) {
   cmd->add_option("--max-results", chk->max_results, "Matches shown, 0 = all (default 20)");
   cmd->add_option("--min-passage-units", chk->min_passage_units,
                   "Shortest shared passage reported, in units (default 8)");
-  cmd->add_option("--collection", chk->collections, "Search only these collections");
+  cmd->add_option("--collection", chk->collections, "Search only these collections")
+      ->check(Utf8Text());
   cmd->add_option("--format", chk->format, "Format of the document: " + DocumentFormatNames("|"))
       ->capture_default_str();
   cmd->add_option("--sample-size", chk->sample_size, "Test-time sampling: chunks looked up");
@@ -719,8 +721,10 @@ CLI::App* AddCompareCommand(CLI::App* app, CompareArgs* cmp) {
   cmd->add_flag("--no-corpus", cmp->no_corpus,
                 "Do not check against the registered corpus (no server needed)");
   cmd->add_option("--register-into", cmp->register_into,
-                  "Afterwards register the batch into this collection");
-  cmd->add_option("--collection", cmp->collections, "Check against these collections only");
+                  "Afterwards register the batch into this collection")
+      ->check(Utf8Text());
+  cmd->add_option("--collection", cmp->collections, "Check against these collections only")
+      ->check(Utf8Text());
   cmd->add_option("--streams", cmp->streams, "CheckStream calls in flight")
       ->capture_default_str();
   cmd->add_option("--html", cmp->html, "Also write a self-contained HTML report here");
@@ -753,7 +757,7 @@ void AddRecordCommands(CLI::App* app, RecordCommands* r) {
   r->get->add_option("id", r->id, "Document id")->required();
   r->get->add_flag("--content", r->content, "Write the registered bytes to stdout");
   r->list = app->add_subcommand("list", "List registered documents");
-  r->list->add_option("--collection", r->collection, "Only this collection");
+  r->list->add_option("--collection", r->collection, "Only this collection")->check(Utf8Text());
   r->list->add_option("--limit", r->limit, "At most this many (0 = all)");
   r->stats = app->add_subcommand("stats", "Index statistics");
   r->matches_cmd =
@@ -763,7 +767,8 @@ void AddRecordCommands(CLI::App* app, RecordCommands* r) {
   r->matches_cmd->add_option("--doc", r->matches.doc_id,
                              "Only checks that reported this document");
   r->matches_cmd->add_option("--limit", r->matches.limit, "At most this many (default 1000)");
-  r->matches_cmd->add_option("--owner", r->matches.owner, "Admins: another owner's documents");
+  r->matches_cmd->add_option("--owner", r->matches.owner, "Admins: another owner's documents")
+      ->check(Utf8Text());
   r->health = app->add_subcommand(
       "health", "gRPC health check: exit 0 when the server is SERVING (container probes)");
 }

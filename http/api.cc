@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
-#include <mutex>
 #include <fstream>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -17,12 +17,13 @@
 #include "client/client.h"
 #include "client/compare.h"
 #include "client/document_json.h"
-#include "convert/document_format.h"
-#include "core/time_format.h"
 #include "client/html_report.h"
+#include "convert/charset.h"
+#include "convert/document_format.h"
 #include "core/hash_key.h"
 #include "core/receipt.h"
 #include "core/status_macros.h"
+#include "core/time_format.h"
 #include "grpcpp/grpcpp.h"
 #include "http/openapi.h"
 #include "http/page.h"
@@ -86,6 +87,11 @@ class Fields {
       for (const std::string& n : allowed) names += (names.empty() ? "" : ", ") + n;
       return absl::InvalidArgumentError("unknown field '" + name + "' (this route takes: " +
                                         names + ")");
+    }
+    // Query parameters and form fields are bytes; every value ends up in a protobuf string
+    // (UTF-8 by contract) and in JSON. A JSON body's parser has checked its own already.
+    if (value.is_string() && !IsValidUtf8(value.get_ref<const std::string&>())) {
+      return absl::InvalidArgumentError("field '" + name + "': not valid UTF-8");
     }
     if (values_.contains(name)) {
       if (!values_[name].is_array()) values_[name] = json::array({values_[name]});
@@ -237,7 +243,9 @@ absl::StatusOr<ParsedBody> ParseBody(const httplib::Request& req,
       for (const auto& [name, part] : req.files) {
         if (name == "file") {
           Upload u;
-          u.name = part.filename;
+          // The title unless one is given: a name that is not UTF-8 (curl sends a Latin-1
+          // file name as it is) shows its bytes as U+FFFD, as `cops register` does.
+          u.name = IsValidUtf8(part.filename) ? part.filename : ToUtf8(part.filename, "UTF-8");
           u.content = part.content;
           u.format = FormatOfMediaType(MediaTypeOf(part.content_type))
                          .value_or(v1::DOCUMENT_FORMAT_AUTO);

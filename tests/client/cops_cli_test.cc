@@ -924,6 +924,31 @@ TEST_F(CopsCliTest, Windows1252FileIsAcceptedWithSpansInItsBytes) {
   EXPECT_EQ(content.out, cp1252);
 }
 
+TEST_F(CopsCliTest, AFileNameThatIsNotUtf8RegistersAndMetadataThatIsNotIsRefused) {
+  StartServer();
+  // A Latin-1 file name (an old archive's): registered, its title shows the byte it cannot
+  // read as U+FFFD.
+  const fs::path latin1 = dir_ / "old" / "caf\xE9.txt";
+  WriteFile(latin1, testing_corpus::Prose(73, 80));
+  CliRun reg = Cops({"--json", "register", (dir_ / "old").string()});
+  ASSERT_EQ(reg.exit_code, 0) << reg.err;
+  const uint64_t id = json::parse(reg.out)["doc_id"].get<uint64_t>();
+  CliRun got = Cops({"--json", "get", std::to_string(id)});
+  ASSERT_EQ(got.exit_code, 0) << got.err;
+  EXPECT_EQ(json::parse(got.out)["title"], "caf\xEF\xBF\xBD.txt") << got.out;
+  // Metadata given on the command line is the caller's own text: refused, nothing sent.
+  WriteFile(dir_ / "new.txt", testing_corpus::Prose(74, 80));
+  for (const char* flag : {"--title", "--author", "--collection", "--external-id"}) {
+    CliRun bad = Cops({"register", (dir_ / "new.txt").string(), flag, "Caf\xE9"});
+    EXPECT_EQ(bad.exit_code, 2) << flag;
+    EXPECT_NE(bad.err.find(std::string(flag) + ": not valid UTF-8"), std::string::npos) << bad.err;
+  }
+  CliRun check = Cops({"check", (dir_ / "new.txt").string(), "--collection", "\xFF"});
+  EXPECT_EQ(check.exit_code, 2);
+  EXPECT_NE(check.err.find("--collection: not valid UTF-8"), std::string::npos) << check.err;
+  EXPECT_EQ(Documents(), 1u);
+}
+
 }  // namespace
 }  // namespace cops
 

@@ -534,6 +534,38 @@ TEST_F(HttpApiTest, BadInputGetsItsStatusAndAJsonError) {
   ExpectError(Http(pc_key_).Get("/v1/nothing"), 404, "NOT_FOUND");
 }
 
+TEST_F(HttpApiTest, TextFieldsThatAreNotUtf8Are400NamingTheField) {
+  const std::string latin1 = "Caf\xE9";  // ISO-8859-1, not UTF-8
+  // A query parameter (percent-decoded by the server), a multipart field.
+  ExpectError(PostText(acm_key_, "/v1/documents?title=Caf%E9&collection=acm", Prose(21, 100)), 400,
+              "INVALID_ARGUMENT", "field 'title': not valid UTF-8");
+  ExpectError(PostText(pc_key_, "/v1/checks?collection=%FF%FE", Prose(21, 100)), 400,
+              "INVALID_ARGUMENT", "field 'collection': not valid UTF-8");
+  ExpectError(Http(acm_key_).Post("/v1/documents",
+                                  httplib::MultipartFormDataItems{
+                                      {"file", Prose(22, 100), "essay.txt", "text/plain"},
+                                      {"title", latin1, "", ""},
+                                      {"collection", "acm", "", ""}}),
+              400, "INVALID_ARGUMENT", "field 'title': not valid UTF-8");
+  // Named in UTF-8 it registers; a file's name that is not UTF-8 (curl sends it as it is)
+  // is the title with its bytes shown as U+FFFD, as `cops register` gives it.
+  EXPECT_GT(Register(acm_key_, Prose(24, 100), "acm", "Caf%C3%A9"), 0u);
+  httplib::Result file = Http(acm_key_).Post(
+      "/v1/documents",
+      httplib::MultipartFormDataItems{{"file", Prose(23, 100), latin1 + ".txt", "text/plain"},
+                                      {"collection", "acm", "", ""}});
+  ASSERT_TRUE(file);
+  EXPECT_EQ(file->status, 201) << file->body;
+  // Nothing of the refused requests was registered.
+  httplib::Result list = Http(acm_key_).Get("/v1/documents");
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->status, 200) << list->body;
+  const json docs = json::parse(list->body)["documents"];
+  ASSERT_EQ(docs.size(), 2u) << list->body;
+  EXPECT_EQ(docs[0]["title"], "Caf\xC3\xA9");
+  EXPECT_EQ(docs[1]["title"], "Caf\xEF\xBF\xBD.txt");
+}
+
 TEST_F(HttpApiTest, ABodyOverTheLimitIs413BeforeItIsRead) {
   // Headers announcing 100 MiB, then nothing: the answer must come without the body, with
   // and without `Expect: 100-continue` (curl's way for large bodies).
