@@ -40,6 +40,36 @@ constexpr char kJson[] = "application/json";
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// How deep a request's JSON body may nest. No field nests (the deepest is a list of strings):
+// the limit is there because copying, comparing and printing a json value recurse, and half a
+// million nested arrays (1 MB) exhausted a thread's stack.
+constexpr int kMaxJsonDepth = 32;
+
+// A request's JSON body: an object, or INVALID_ARGUMENT saying why not. The parser itself
+// does not recurse; what nests deeper than kMaxJsonDepth is dropped as it is read (the
+// callback), so no deep value is ever built.
+absl::StatusOr<json> ParseJsonObject(const std::string& body) {
+  bool too_deep = false;
+  const json::parser_callback_t depth_limit = [&too_deep](int depth, json::parse_event_t event,
+                                                          json&) {
+    if (depth <= kMaxJsonDepth) return true;
+    too_deep = true;
+    // Keeping a key or a value of a container that is being dropped makes no difference.
+    return event != json::parse_event_t::object_start && event != json::parse_event_t::array_start;
+  };
+  json j = json::parse(body, depth_limit, /*allow_exceptions=*/false);
+  if (too_deep) {
+    return absl::InvalidArgumentError("malformed JSON body: nested deeper than " +
+                                      std::to_string(kMaxJsonDepth) + " levels");
+  }
+  if (j.is_discarded()) return absl::InvalidArgumentError("malformed JSON body: not a JSON object");
+  if (!j.is_object()) {
+    return absl::InvalidArgumentError("malformed JSON body: expected an object, got " +
+                                      std::string(j.type_name()));
+  }
+  return j;
+}
+
 // ---------------------------------------------------------------- content types
 
 // The media type of a Content-Type value, lower case, without parameters.
@@ -256,14 +286,7 @@ absl::StatusOr<ParsedBody> ParseBody(const httplib::Request& req,
       }
       break;
     case BodyKind::kJson: {
-      const json j = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-      if (j.is_discarded()) {
-        return absl::InvalidArgumentError("malformed JSON body: not a JSON object");
-      }
-      if (!j.is_object()) {
-        return absl::InvalidArgumentError("malformed JSON body: expected an object, got " +
-                                          std::string(j.type_name()));
-      }
+      COPS_ASSIGN_OR_RETURN(const json j, ParseJsonObject(req.body));
       for (const auto& [name, value] : j.items()) {
         COPS_RETURN_IF_ERROR(body.fields.Add(name, value, allowed));
       }
@@ -933,11 +956,9 @@ struct HttpApi::Impl {
         res.status = 415;
         return;
       }
-      const json j = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-      if (!j.is_object()) {
-        return SendError(res, absl::InvalidArgumentError("malformed JSON body: expected an object"));
-      }
-      for (const auto& [name, value] : j.items()) {
+      const absl::StatusOr<json> j = ParseJsonObject(req.body);
+      if (!j.ok()) return SendError(res, j.status());
+      for (const auto& [name, value] : j->items()) {
         if (absl::Status s = fields.Add(name, value, {"url"}); !s.ok()) return SendError(res, s);
       }
     }

@@ -534,6 +534,27 @@ TEST_F(HttpApiTest, BadInputGetsItsStatusAndAJsonError) {
   ExpectError(Http(pc_key_).Get("/v1/nothing"), 404, "NOT_FOUND");
 }
 
+TEST_F(HttpApiTest, AJsonBodyNestedDeeplyIs400AndTheServerLivesOn) {
+  // Half a million nested arrays (1 MB, under this server's body limit): copying or printing
+  // such a value recursed until the stack ran out (SIGSEGV). Any JSON body of any route.
+  const std::string deep = std::string(500000, '[') + std::string(500000, ']');
+  ExpectError(
+      Http(acm_key_).Post("/v1/documents", R"({"content": "a short text", "title": )" + deep + "}",
+                          "application/json"),
+      400, "INVALID_ARGUMENT", "nested deeper than 32");
+  ExpectError(Http(pc_key_).Post("/v1/checks", "{\"content\": " + deep + "}", "application/json"),
+              400, "INVALID_ARGUMENT", "nested deeper than 32");
+  ExpectError(Http(acm_key_).Put("/v1/webhook", "{\"url\": " + deep + "}", "application/json"), 400,
+              "INVALID_ARGUMENT", "nested deeper than 32");
+  // Nesting as deep as the limit is only a wrong type; the server still answers.
+  const std::string at_limit = std::string(31, '[') + "\"x\"" + std::string(31, ']');
+  ExpectError(Http(acm_key_).Post("/v1/documents",
+                                  R"({"content": "a short text", "title": )" + at_limit + "}",
+                                  "application/json"),
+              400, "INVALID_ARGUMENT", "field 'title': expected a string");
+  EXPECT_GT(Register(acm_key_, Prose(25, 100), "acm"), 0u);
+}
+
 TEST_F(HttpApiTest, TextFieldsThatAreNotUtf8Are400NamingTheField) {
   const std::string latin1 = "Caf\xE9";  // ISO-8859-1, not UTF-8
   // A query parameter (percent-decoded by the server), a multipart field.
