@@ -611,7 +611,7 @@ struct HttpApi::Impl {
                                     HttpTlsOptions{o.tls_cert, o.tls_key, o.tls_client_ca}}),
         webhooks(o.webhooks),
         jobs(o.jobs),
-        idempotent(o.idempotency_keep) {}
+        idempotent(o.idempotency_keep, nullptr, o.idempotency_max_bytes) {}
 
   // The caller's principal, where it must be known before work is accepted.
   absl::StatusOr<std::string> PrincipalOf(const httplib::Request& req) const {

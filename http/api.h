@@ -81,8 +81,10 @@ struct HttpApiOptions {
                                             const std::vector<std::string>& certificate_names,
                                             const std::string& peer)>
       authenticate;
-  // How long the reply of a request with an Idempotency-Key is replayed to its retries.
+  // How long the reply of a request with an Idempotency-Key is replayed to its retries, and
+  // the bytes such replies are kept in at most (beyond, the oldest are forgotten first).
   std::chrono::seconds idempotency_keep{86400};
+  uint64_t idempotency_max_bytes = IdempotentReplies::kDefaultMaxBytes;
   // The service's default for checks that do not say (copsd --heavy-revisions), told to the
   // web page by GET /v1/session so that its box starts as the server would decide.
   bool heavy_revisions = true;

@@ -33,6 +33,11 @@ std::string NewJobId() {
   return id;
 }
 
+// What a finished job's view holds beyond its fixed size.
+uint64_t ResultBytes(const JobView& view) {
+  return view.id.size() + view.result.size() + view.error.message().size();
+}
+
 }  // namespace
 
 const char* JobStateName(JobState state) {
@@ -77,20 +82,23 @@ void JobQueue::Shutdown() {
   }
 }
 
-void JobQueue::ForgetExpiredLocked() {
+void JobQueue::ForgetFinishedLocked() {
   const int64_t horizon =
       Now() - std::chrono::duration_cast<std::chrono::microseconds>(options_.keep_results).count();
-  std::erase_if(jobs_, [horizon](const auto& entry) {
-    const JobView& v = entry.second->view;
-    return v.finished_unix_micros != 0 && v.finished_unix_micros <= horizon;
-  });
+  while (!finished_.empty() && (finished_.front()->view.finished_unix_micros <= horizon ||
+                                finished_bytes_ > options_.max_result_bytes)) {
+    const JobView& v = finished_.front()->view;
+    finished_bytes_ -= ResultBytes(v);
+    jobs_.erase(v.id);
+    finished_.pop_front();
+  }
 }
 
 absl::StatusOr<JobView> JobQueue::Submit(const std::string& owner, Work work,
                                          Finished finished) {
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the server is stopping: no new jobs");
-  ForgetExpiredLocked();
+  ForgetFinishedLocked();
   if (queue_.size() >= options_.max_queued) {
     return absl::ResourceExhaustedError("the job queue is full (" +
                                         std::to_string(options_.max_queued) +
@@ -151,24 +159,39 @@ void JobQueue::RunWorker() {
       job->view.finished_unix_micros = Now();
       view = job->view;
       finished = std::move(job->finished);
+      finished_bytes_ += ResultBytes(job->view);
+      finished_.push_back(std::move(job));
+      ForgetFinishedLocked();
     }
     if (finished) finished(view);
   }
 }
 
-IdempotentReplies::IdempotentReplies(std::chrono::seconds keep,
-                                     std::function<int64_t()> now_micros)
-    : keep_(keep), now_micros_(std::move(now_micros)) {}
+IdempotentReplies::IdempotentReplies(std::chrono::seconds keep, std::function<int64_t()> now_micros,
+                                     uint64_t max_bytes)
+    : keep_(keep), now_micros_(std::move(now_micros)), max_bytes_(max_bytes) {}
 
 int64_t IdempotentReplies::Now() const { return now_micros_ ? now_micros_() : SystemMicros(); }
+
+bool IdempotentReplies::ForgetOldestLocked() {
+  if (finished_.empty()) return false;
+  const Finished& oldest = finished_.front();
+  auto it = entries_.find(oldest.scope);
+  if (it != entries_.end() && it->second.reply.has_value() && it->second.finish == oldest.finish) {
+    finished_bytes_ -= it->second.bytes;
+    entries_.erase(it);
+  }
+  finished_.pop_front();
+  return true;
+}
 
 IdempotentReplies::Decision IdempotentReplies::Begin(const std::string& scope,
                                                      const std::string& fingerprint) {
   absl::MutexLock lock(&mu_);
   const int64_t now = Now();
-  std::erase_if(entries_, [now](const auto& e) {
-    return e.second.reply.has_value() && e.second.expires_unix_micros <= now;
-  });
+  while (!finished_.empty() && finished_.front().expires_unix_micros <= now) {
+    ForgetOldestLocked();
+  }
   Decision decision;
   auto [it, inserted] = entries_.try_emplace(scope);
   if (inserted) {
@@ -190,15 +213,25 @@ IdempotentReplies::Decision IdempotentReplies::Begin(const std::string& scope,
 void IdempotentReplies::Finish(const std::string& scope, StoredReply reply) {
   absl::MutexLock lock(&mu_);
   auto it = entries_.find(scope);
-  if (it == entries_.end()) return;
-  it->second.reply = std::move(reply);
-  it->second.expires_unix_micros =
+  if (it == entries_.end() || it->second.reply.has_value()) return;
+  Entry& e = it->second;
+  e.bytes = scope.size() + e.fingerprint.size() + reply.content_type.size() + reply.body.size() +
+            reply.location.size();
+  e.reply = std::move(reply);
+  e.expires_unix_micros =
       Now() + std::chrono::duration_cast<std::chrono::microseconds>(keep_).count();
+  e.finish = ++finishes_;
+  finished_.push_back(Finished{e.finish, e.expires_unix_micros, scope});
+  finished_bytes_ += e.bytes;
+  while (finished_bytes_ > max_bytes_ && ForgetOldestLocked()) {
+  }
 }
 
 void IdempotentReplies::Abandon(const std::string& scope) {
   absl::MutexLock lock(&mu_);
-  entries_.erase(scope);
+  auto it = entries_.find(scope);
+  // A finished reply stays until it expires or is pushed out (its bytes are counted).
+  if (it != entries_.end() && !it->second.reply.has_value()) entries_.erase(it);
 }
 
 }  // namespace cops

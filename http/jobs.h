@@ -10,7 +10,11 @@
 //
 // IdempotentReplies remembers the reply of each request that carried an Idempotency-Key,
 // per owner and route, for `keep`: a retry with the same key gets the same reply without
-// the work being done again.
+// the work being done again. The replies kept are bounded in bytes: beyond, the oldest are
+// forgotten first (a retry of one of those does the work again).
+//
+// Both forget in the order things finished, so each request does constant work on average
+// however many are kept.
 //
 // Thread-safety: both classes are safe for concurrent use.
 
@@ -41,6 +45,9 @@ struct JobQueueOptions {
   uint32_t workers = 2;       // jobs running at once
   uint32_t max_queued = 64;   // jobs waiting; a submission beyond is RESOURCE_EXHAUSTED
   std::chrono::seconds keep_results{3600};  // a finished job is kept this long
+  // The finished jobs' results and errors together are kept in at most this many bytes:
+  // beyond, the oldest finished are forgotten first, as if expired.
+  uint64_t max_result_bytes = uint64_t{256} << 20;
   // Clock of creation and expiry, microseconds since the Unix epoch (tests replace it).
   std::function<int64_t()> now_micros;
 };
@@ -85,13 +92,17 @@ class JobQueue {
     Finished finished;
   };
   void RunWorker();
-  void ForgetExpiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Forgets finished jobs past their retention, then the oldest beyond max_result_bytes.
+  void ForgetFinishedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   int64_t Now() const;
 
   const JobQueueOptions options_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<Job>> queue_ ABSL_GUARDED_BY(mu_);
+  // The finished jobs in the order they finished, and the bytes their results hold.
+  std::deque<std::shared_ptr<Job>> finished_ ABSL_GUARDED_BY(mu_);
+  uint64_t finished_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> workers_;
 };
@@ -106,8 +117,12 @@ struct StoredReply {
 
 class IdempotentReplies {
  public:
+  static constexpr uint64_t kDefaultMaxBytes = uint64_t{64} << 20;
+
+  // `max_bytes`: the finished replies (bodies, keys and fingerprints) kept at most.
   explicit IdempotentReplies(std::chrono::seconds keep,
-                             std::function<int64_t()> now_micros = nullptr);
+                             std::function<int64_t()> now_micros = nullptr,
+                             uint64_t max_bytes = kDefaultMaxBytes);
 
   // What to do with a request carrying an Idempotency-Key.
   struct Decision {
@@ -128,13 +143,26 @@ class IdempotentReplies {
     std::string fingerprint;
     std::optional<StoredReply> reply;  // unset while the first request runs
     int64_t expires_unix_micros = 0;
+    uint64_t finish = 0;  // which Finish() kept the reply (in finished_)
+    uint64_t bytes = 0;
+  };
+  struct Finished {
+    uint64_t finish;
+    int64_t expires_unix_micros;
+    std::string scope;
   };
   int64_t Now() const;
+  // Forgets the oldest finished reply: stops (false) when there is none.
+  bool ForgetOldestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::chrono::seconds keep_;
   const std::function<int64_t()> now_micros_;
+  const uint64_t max_bytes_;
   absl::Mutex mu_;
   std::map<std::string, Entry> entries_ ABSL_GUARDED_BY(mu_);
+  std::deque<Finished> finished_ ABSL_GUARDED_BY(mu_);  // in the order of Finish()
+  uint64_t finished_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t finishes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace cops

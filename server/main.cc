@@ -165,6 +165,8 @@ HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
   o.jobs.workers = config.http_job_workers;
   o.jobs.max_queued = config.http_max_queued_jobs;
   o.jobs.keep_results = std::chrono::seconds(config.http_job_retention_seconds);
+  o.jobs.max_result_bytes = config.http_job_results_bytes;
+  o.idempotency_max_bytes = config.http_idempotency_bytes;
   o.webhooks.allow = config.webhook_allow;
   o.webhooks.max_attempts = config.webhook_max_attempts;
   o.webhooks.first_backoff = std::chrono::milliseconds(config.webhook_first_backoff_ms);

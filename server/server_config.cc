@@ -444,6 +444,14 @@ const std::vector<Flag>& Flags() {
        Value(&ServerConfig::http_max_queued_jobs)},
       {"http-job-retention", "How long a finished HTTP API job's result is kept, e.g. 1h",
        Duration(&ServerConfig::http_job_retention_seconds, "1h")},
+      {"http-job-results-mb",
+       "Finished HTTP API jobs' results kept in at most this much memory, MiB; beyond, the "
+       "oldest are forgotten first",
+       Mib(&ServerConfig::http_job_results_bytes), Checked(CLI::PositiveNumber)},
+      {"http-idempotency-mb",
+       "Replies kept for Idempotency-Key retries in at most this much memory, MiB; beyond, the "
+       "oldest are forgotten first",
+       Mib(&ServerConfig::http_idempotency_bytes), Checked(CLI::PositiveNumber)},
       {"webhook-allow",
        "A host HTTP API jobs may call back, HOST[:PORT] (repeat for each; '*' = any host with "
        "public addresses); loopback, private and link-local addresses only when named",

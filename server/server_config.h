@@ -199,6 +199,8 @@ struct ServerConfig {
   uint32_t http_job_workers = 2;               // asynchronous jobs running at once
   uint32_t http_max_queued_jobs = 64;          // more: 429
   int64_t http_job_retention_seconds = 3600;   // a finished job's result is kept this long
+  uint64_t http_job_results_bytes = 256ull << 20;  // finished jobs' results kept at most
+  uint64_t http_idempotency_bytes = 64ull << 20;   // Idempotency-Key replies kept at most
   // Webhooks of HTTP API jobs (http/webhooks.h): the hosts that may be called (HOST[:PORT],
   // "*" = any public host; none = no callbacks), and each delivery's attempts.
   std::vector<std::string> webhook_allow;

@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
@@ -105,6 +107,36 @@ TEST(JobQueueTest, FinishedJobsAreForgottenAfterTheirRetention) {
   EXPECT_EQ(jobs.Get("a", job.id).status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(JobQueueTest, FinishedResultsAreKeptWithinTheirBytesOldestForgottenFirst) {
+  // Before the budget, every result stayed for its hour: a caller submitting small jobs with
+  // large results (batch comparisons) could fill copsd's memory.
+  JobQueueOptions options;
+  options.workers = 1;
+  options.max_result_bytes = 1 << 20;
+  JobQueue jobs(options);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_OK_AND_ASSIGN(JobView job, jobs.Submit("a", [i] {
+      return absl::StatusOr<std::string>(std::string(100 << 10, 'a' + i));
+    }));
+    ids.push_back(job.id);
+  }
+  // One worker: the jobs finish in order, the last one last.
+  EXPECT_EQ(WaitFinished(jobs, "a", ids.back()).result, std::string(100 << 10, 'a' + 19));
+  int kept = 0;
+  for (int i = 0; i < 20; ++i) {
+    absl::StatusOr<JobView> job = jobs.Get("a", ids[i]);
+    if (job.ok()) {
+      ++kept;
+      EXPECT_EQ(job->result.size(), size_t{100 << 10});
+    } else {
+      EXPECT_EQ(job.status().code(), absl::StatusCode::kNotFound);
+      EXPECT_EQ(kept, 0) << "job " << i << " forgotten after a younger one was kept";
+    }
+  }
+  EXPECT_EQ(kept, 10);  // 10 x 100 KiB (and their ids) fit in 1 MiB, 11 do not
+}
+
 TEST(IdempotentRepliesTest, ARetryGetsTheFirstReply) {
   IdempotentReplies replies(std::chrono::seconds(60));
   IdempotentReplies::Decision first = replies.Begin("alice\n/v1/documents\nk1", "body-a");
@@ -123,6 +155,23 @@ TEST(IdempotentRepliesTest, ARetryGetsTheFirstReply) {
             absl::StatusCode::kInvalidArgument);
   // Another owner's key is another entry.
   EXPECT_FALSE(replies.Begin("bob\n/v1/documents\nk1", "body-a").replay.has_value());
+}
+
+TEST(IdempotentRepliesTest, RepliesAreKeptWithinTheirBytesOldestForgottenFirst) {
+  // Before the budget, every reply stayed for its 24 hours: a caller sending requests with
+  // new keys could fill copsd's memory.
+  IdempotentReplies replies(std::chrono::seconds(86400), nullptr, /*max_bytes=*/1 << 20);
+  auto scope = [](int i) { return "alice\n/v1/checks\nk" + std::to_string(i); };
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_FALSE(replies.Begin(scope(i), "body").replay.has_value());
+    replies.Finish(scope(i), StoredReply{200, "application/json", std::string(100 << 10, 'x'), ""});
+  }
+  // The newest are replayed, the oldest run again (a new Begin: neither replay nor refusal).
+  for (int i = 19; i >= 0; --i) {
+    IdempotentReplies::Decision d = replies.Begin(scope(i), "body");
+    EXPECT_OK(d.refusal) << i;
+    EXPECT_EQ(d.replay.has_value(), i >= 10) << i;
+  }
 }
 
 TEST(IdempotentRepliesTest, AbandonedAndExpiredKeysRunAgain) {
