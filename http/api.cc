@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -166,10 +167,13 @@ class Fields {
     if (v == nullptr) return std::optional<uint64_t>();
     if (v->is_number_unsigned()) return std::optional<uint64_t>(v->get<uint64_t>());
     if (v->is_string()) {
-      const std::string s = v->get<std::string>();
-      if (!s.empty() && s.size() <= 19 &&
-          std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-        return std::optional<uint64_t>(std::stoull(s));
+      const std::string& s = v->get_ref<const std::string&>();
+      uint64_t n = 0;
+      const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), n);
+      if (end == s.data() + s.size() && error == std::errc()) return std::optional<uint64_t>(n);
+      if (error == std::errc::result_out_of_range) {
+        return absl::InvalidArgumentError("field '" + name + "': " + s +
+                                          " is too large (at most 18446744073709551615)");
       }
     }
     return Wrong(name, "a non-negative integer", *v);

@@ -528,6 +528,15 @@ TEST_F(HttpApiTest, BadInputGetsItsStatusAndAJsonError) {
               "INVALID_ARGUMENT", "malformed JSON");
   ExpectError(PostText(pc_key_, "/v1/checks?threshold=2", "a b c"), 400, "INVALID_ARGUMENT",
               "threshold");
+  // Integers are 64-bit: the largest is taken, one more is named too large.
+  httplib::Result seed =
+      PostText(pc_key_, "/v1/checks?sample_size=4&sample_seed=18446744073709551615", "a b c");
+  ASSERT_TRUE(seed);
+  EXPECT_EQ(seed->status, 200) << seed->body;
+  ExpectError(PostText(pc_key_, "/v1/checks?sample_seed=18446744073709551616", "a b c"), 400,
+              "INVALID_ARGUMENT", "field 'sample_seed': 18446744073709551616 is too large");
+  ExpectError(PostText(pc_key_, "/v1/checks?sample_seed=-1", "a b c"), 400, "INVALID_ARGUMENT",
+              "field 'sample_seed': expected a non-negative integer");
   // Unknown job, unknown route.
   ExpectError(Http(pc_key_).Get("/v1/jobs/job_00000000000000000000000000000000"), 404,
               "NOT_FOUND");
