@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "client/batch_register.h"
 #include "client/check_report.h"
 #include "client/client.h"
@@ -103,6 +104,37 @@ absl::StatusOr<BodyKind> BodyKindOf(const std::string& content_type) {
   return absl::InvalidArgumentError(
       (media.empty() ? std::string("no Content-Type") : "unsupported Content-Type '" + media + "'") +
       ": send one of " + accepted);
+}
+
+// ---------------------------------------------------------------- cross-site requests
+
+// PERMISSION_DENIED for a browser's request from a page of another site that would change
+// something (cross-site request forgery): a form or a plain-text POST needs no CORS
+// preflight, and the browser adds the credentials it holds itself (a client certificate, or
+// none against a copsd without authentication). Browsers name the request's site in
+// Sec-Fetch-Site; older ones send Origin, compared with Host. Clients that are not browsers
+// send neither and pass, as do GET and HEAD (the browser keeps the answer from the other
+// site). The rule of Go's net/http CrossOriginProtection.
+absl::Status CrossOriginRefusal(const httplib::Request& req) {
+  if (req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS") {
+    return absl::OkStatus();
+  }
+  const std::string site = req.get_header_value("Sec-Fetch-Site");
+  if (!site.empty()) {
+    if (site == "same-origin" || site == "none") return absl::OkStatus();
+    return absl::PermissionDeniedError("cross-origin request refused: a page of another site (" +
+                                       site + ") may not " + req.method + " here");
+  }
+  const std::string origin = req.get_header_value("Origin");
+  if (origin.empty()) return absl::OkStatus();
+  const size_t scheme_end = origin.find("://");
+  const std::string host = absl::AsciiStrToLower(req.get_header_value("Host"));
+  if (scheme_end != std::string::npos && !host.empty() &&
+      absl::AsciiStrToLower(origin.substr(scheme_end + 3)) == host) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError("cross-origin request refused: a page of " + origin +
+                                     " may not " + req.method + " here");
 }
 
 // ---------------------------------------------------------------- request fields
@@ -639,9 +671,9 @@ struct HttpApi::Impl {
   // (415), no length (411), too large (413), no API key (401). Returns false when refused
   // (`res` then holds the refusal).
   bool Admit(const httplib::Request& req, httplib::Response& res) const {
-    absl::Status refusal;
+    absl::Status refusal = CrossOriginRefusal(req);
     int status = 0;
-    if (req.path.starts_with("/v1/") && req.path != "/v1/openapi.json") {
+    if (refusal.ok() && req.path.starts_with("/v1/") && req.path != "/v1/openapi.json") {
       absl::StatusOr<std::string> key = ApiKeyOf(req);
       if (!key.ok()) {
         refusal = key.status();

@@ -564,6 +564,44 @@ TEST_F(HttpApiTest, AJsonBodyNestedDeeplyIs400AndTheServerLivesOn) {
   EXPECT_GT(Register(acm_key_, Prose(25, 100), "acm"), 0u);
 }
 
+TEST_F(HttpApiTest, ABrowsersCrossSiteRequestThatChangesSomethingIs403) {
+  // A page on another site can make the browser POST a form or plain text here (no CORS
+  // preflight), with the credentials the browser adds itself: a client certificate, or none
+  // on a copsd without authentication. Browsers say where such a request comes from.
+  const std::string text = Prose(26, 100);
+  const std::string self = "http://127.0.0.1:" + std::to_string(http_->port());
+  ExpectError(
+      PostText(acm_key_, "/v1/documents?collection=acm", text, {{"Sec-Fetch-Site", "cross-site"}}),
+      403, "PERMISSION_DENIED", "cross-origin");
+  ExpectError(
+      PostText(acm_key_, "/v1/documents?collection=acm", text, {{"Sec-Fetch-Site", "same-site"}}),
+      403, "PERMISSION_DENIED", "cross-origin");
+  ExpectError(PostText(acm_key_, "/v1/documents?collection=acm", text,
+                       {{"Origin", "https://evil.example"}}),
+              403, "PERMISSION_DENIED", "https://evil.example");
+  ExpectError(Http(acm_key_).Delete("/v1/webhook", {{"Sec-Fetch-Site", "cross-site"}}), 403,
+              "PERMISSION_DENIED", "cross-origin");
+  ExpectError(PostText(pc_key_, "/v1/checks", text, {{"Origin", "null"}}), 403, "PERMISSION_DENIED",
+              "cross-origin");
+  // Reading is not refused (the browser keeps the answer from the other site).
+  httplib::Result list = Http(acm_key_).Get("/v1/documents", {{"Sec-Fetch-Site", "cross-site"}});
+  ASSERT_TRUE(list);
+  EXPECT_EQ(list->status, 200) << list->body;
+  EXPECT_EQ(json::parse(list->body)["documents"].size(), 0u) << "a refused request registered";
+  // The web page's own requests, older browsers' same-origin ones, and clients that are not
+  // browsers (no such headers) go through.
+  httplib::Result own = PostText(acm_key_, "/v1/documents?collection=acm", text,
+                                 {{"Sec-Fetch-Site", "same-origin"}, {"Origin", self}});
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->status, 201) << own->body;
+  httplib::Result old = PostText(pc_key_, "/v1/checks", text, {{"Origin", self}});
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->status, 200) << old->body;
+  httplib::Result typed = PostText(pc_key_, "/v1/checks", text, {{"Sec-Fetch-Site", "none"}});
+  ASSERT_TRUE(typed);
+  EXPECT_EQ(typed->status, 200) << typed->body;
+}
+
 TEST_F(HttpApiTest, TextFieldsThatAreNotUtf8Are400NamingTheField) {
   const std::string latin1 = "Caf\xE9";  // ISO-8859-1, not UTF-8
   // A query parameter (percent-decoded by the server), a multipart field.
