@@ -66,6 +66,47 @@ bool Wait(int fd, short events, std::chrono::milliseconds timeout) {
   }
 }
 
+// The reply to a request whose line and headers exceed the limit.
+std::string HeadersTooLargeReply(size_t limit) {
+  const std::string body =
+      R"({"code":"INVALID_ARGUMENT","message":"request headers over the limit of )" +
+      std::to_string(limit) + R"( bytes"})";
+  return "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json\r\n"
+         "Connection: close\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// A request's bytes up to the blank line that ends its headers, its request line included.
+class HeaderBudget {
+ public:
+  size_t limit() const { return limit_; }
+  void Reset(size_t limit) {
+    limit_ = limit;
+    bytes_ = 0;
+    last_ = 0;
+    in_headers_ = true;
+  }
+  // Counts bytes just read: false once the headers, not yet ended, pass the limit.
+  bool Take(const char* data, size_t n) {
+    for (size_t i = 0; i < n && in_headers_; ++i) {
+      last_ = (last_ << 8) | static_cast<unsigned char>(data[i]);
+      ++bytes_;
+      if ((last_ & 0xFFFFFFFF) == 0x0D0A0D0A || (last_ & 0xFFFF) == 0x0A0A) {
+        in_headers_ = false;
+      } else if (bytes_ > limit_) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+ private:
+  size_t limit_ = 0;
+  size_t bytes_ = 0;
+  uint32_t last_ = 0;  // the last four bytes
+  bool in_headers_ = false;
+};
+
 // A connection's socket as cpp-httplib reads and writes it, reads bounded by the current
 // request's deadline. Reads are buffered as cpp-httplib's own SocketStream does: it reads
 // header lines a byte at a time, which unbuffered cost a poll() and a recv() per byte (about
@@ -75,7 +116,15 @@ class DeadlineStream final : public httplib::Stream {
   DeadlineStream(int fd, std::chrono::milliseconds write_timeout)
       : fd_(fd), write_timeout_(write_timeout) {}
 
+  // The next request starts: its deadline and its headers' limit.
+  void StartRequest(Clock::time_point deadline, size_t max_header_bytes) {
+    deadline_ = deadline;
+    headers_.Reset(max_header_bytes);
+  }
   void set_deadline(Clock::time_point deadline) { deadline_ = deadline; }
+  // Whether the request was refused for its headers (431 sent): nothing more is read from
+  // or written to it.
+  bool refused() const { return refused_; }
 
   bool is_readable() const override {
     return pending_ > 0 ||
@@ -85,21 +134,30 @@ class DeadlineStream final : public httplib::Stream {
   bool is_writable() const override { return Wait(fd_, POLLOUT, write_timeout_); }
 
   ssize_t read(char* ptr, size_t size) override {
-    if (pending_ == 0) {
-      if (size >= sizeof(buffer_)) return Receive(ptr, size);  // a body: straight through
-      const ssize_t n = Receive(buffer_, sizeof(buffer_));
-      if (n <= 0) return n;
-      begin_ = 0;
-      pending_ = static_cast<size_t>(n);
+    if (refused_) return -1;
+    ssize_t taken = 0;
+    if (pending_ == 0 && size >= sizeof(buffer_)) {
+      taken = Receive(ptr, size);  // a body: straight through
+    } else {
+      if (pending_ == 0) {
+        const ssize_t n = Receive(buffer_, sizeof(buffer_));
+        if (n <= 0) return n;
+        begin_ = 0;
+        pending_ = static_cast<size_t>(n);
+      }
+      taken = static_cast<ssize_t>(std::min(size, pending_));
+      std::memcpy(ptr, buffer_ + begin_, static_cast<size_t>(taken));
+      begin_ += static_cast<size_t>(taken);
+      pending_ -= static_cast<size_t>(taken);
     }
-    const size_t taken = std::min(size, pending_);
-    std::memcpy(ptr, buffer_ + begin_, taken);
-    begin_ += taken;
-    pending_ -= taken;
-    return static_cast<ssize_t>(taken);
+    if (taken > 0 && !headers_.Take(ptr, static_cast<size_t>(taken))) {
+      Refuse();
+      return -1;
+    }
+    return taken;
   }
   ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
+    if (refused_ || !is_writable()) return -1;
     for (;;) {
       const ssize_t n = send(fd_, ptr, size, MSG_NOSIGNAL);
       if (n >= 0 || errno != EINTR) return n;
@@ -115,6 +173,13 @@ class DeadlineStream final : public httplib::Stream {
   bool buffered() const { return pending_ > 0; }
 
  private:
+  // Sends the 431 reply (best effort) and stops the request.
+  void Refuse() {
+    const std::string reply = HeadersTooLargeReply(headers_.limit());
+    write(reply.data(), reply.size());
+    refused_ = true;
+  }
+
   // recv() without blocking, waiting for data only when there is none; -1 past the
   // request's deadline (the connection ends).
   ssize_t Receive(char* ptr, size_t size) {
@@ -149,6 +214,8 @@ class DeadlineStream final : public httplib::Stream {
   char buffer_[4096];
   size_t begin_ = 0;    // of the bytes received and not yet read
   size_t pending_ = 0;
+  HeaderBudget headers_;
+  bool refused_ = false;
 };
 
 // OpenSSL's reason for the last failure on this thread (its error queue emptied).
@@ -170,24 +237,34 @@ class TlsStream final : public httplib::Stream {
   TlsStream(SSL* ssl, int fd, std::chrono::milliseconds write_timeout)
       : ssl_(ssl), plain_(fd, write_timeout), fd_(fd), write_timeout_(write_timeout) {}
 
-  void set_deadline(Clock::time_point deadline) {
+  void StartRequest(Clock::time_point deadline, size_t max_header_bytes) {
     deadline_ = deadline;
     plain_.set_deadline(deadline);
+    headers_.Reset(max_header_bytes);
   }
+  bool refused() const { return refused_; }
 
   bool is_readable() const override { return SSL_pending(ssl_) > 0 || plain_.is_readable(); }
   bool is_writable() const override { return plain_.is_writable(); }
 
   ssize_t read(char* ptr, size_t size) override {
+    if (refused_) return -1;
     for (;;) {
       const int n = SSL_read(ssl_, ptr, static_cast<int>(std::min<size_t>(size, 1 << 30)));
-      if (n > 0) return n;
+      if (n > 0) {
+        if (headers_.Take(ptr, static_cast<size_t>(n))) return n;
+        const std::string reply = HeadersTooLargeReply(headers_.limit());
+        write(reply.data(), reply.size());
+        refused_ = true;
+        return -1;
+      }
       const int error = SSL_get_error(ssl_, n);
       if (error == SSL_ERROR_ZERO_RETURN) return 0;
       if (!Retry(error, deadline_)) return -1;
     }
   }
   ssize_t write(const char* ptr, size_t size) override {
+    if (refused_) return -1;
     const Clock::time_point until = Clock::now() + write_timeout_;
     for (;;) {
       const int n = SSL_write(ssl_, ptr, static_cast<int>(std::min<size_t>(size, 1 << 30)));
@@ -220,6 +297,8 @@ class TlsStream final : public httplib::Stream {
   const int fd_;
   const std::chrono::milliseconds write_timeout_;
   Clock::time_point deadline_ = Clock::now();
+  HeaderBudget headers_;
+  bool refused_ = false;
 };
 
 // The names of the verified peer certificate of `ssl`: SAN DNS, URI and e-mail entries,
@@ -331,6 +410,28 @@ class BoundedPool final : public httplib::TaskQueue {
 void Close(socket_t sock) {
   shutdown(sock, SHUT_RDWR);
   close(sock);
+}
+
+// After a reply refusing a request that was not read whole: ends the sending side, then reads
+// and drops what the client still sends, for a second or 4 MiB at most. Closing with unread
+// bytes would send a reset, which can destroy the reply before the client reads it.
+void LingerBeforeClose(socket_t sock) {
+  shutdown(sock, SHUT_WR);
+  const Clock::time_point until = Clock::now() + std::chrono::seconds(1);
+  char sink[16 << 10];
+  for (size_t dropped = 0; dropped < (4u << 20);) {
+    const ssize_t n = recv(sock, sink, sizeof(sink), MSG_DONTWAIT);
+    if (n > 0) {
+      dropped += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return;
+    const Clock::time_point now = Clock::now();
+    if (now >= until ||
+        !Wait(sock, POLLIN, std::chrono::duration_cast<std::chrono::milliseconds>(until - now))) {
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -448,12 +549,16 @@ bool BoundedHttpServer::Serve(socket_t sock, S& stream) {
                                            until - Clock::now())));
     }
     if (!ready) break;
-    stream.set_deadline(Clock::now() + options_.request_timeout);
+    stream.StartRequest(Clock::now() + options_.request_timeout, options_.max_header_bytes);
     close_after_response = false;
     bool closed = false;
     const bool last =
         served + 1 == options_.max_requests_per_connection || svr_sock_ == INVALID_SOCKET;
     ok = process_request(stream, last, closed, nullptr);
+    if (stream.refused()) {
+      LingerBeforeClose(sock);
+      break;
+    }
     if (!ok || closed || close_after_response) break;
   }
   close_after_response = false;

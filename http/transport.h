@@ -9,6 +9,9 @@
 //     a connection beyond that gets 503 at once and is closed;
 //   - a request's headers and body must arrive within `request_timeout` of its first byte,
 //     else the connection is closed;
+//   - a request's line and headers hold at most `max_header_bytes` (cpp-httplib bounds each
+//     line, not their number): beyond, 431 and the connection is closed, what the client
+//     still sends read and dropped for a moment so that the reply reaches it;
 //   - a connection waits at most `idle_timeout` for its next request (its first included),
 //     and serves at most `max_requests_per_connection` requests.
 // The handler of a request may call CloseAfterResponse() (e.g. after refusing a body it did
@@ -51,6 +54,7 @@ struct HttpTransportOptions {
   std::chrono::milliseconds write_timeout{30000};    // one send() of a reply
   uint32_t max_requests_per_connection = 100;
   HttpTlsOptions tls;
+  size_t max_header_bytes = 64 << 10;  // a request's line and headers
 };
 
 class BoundedHttpServer : public httplib::Server {

@@ -126,6 +126,35 @@ TEST_F(HttpTransportTest, SlowlorisIsCutOffAtTheRequestDeadline) {
   EXPECT_EQ(res->status, 200);
 }
 
+TEST_F(HttpTransportTest, HeadersBeyondTheLimitGet431AndAreNotKept) {
+  // cpp-httplib 0.11 bounds each header line (8 KiB), not their number: a client sending
+  // header lines as fast as loopback carries them grew copsd by ~60 MB a second until the
+  // request's deadline.
+  HttpTransportOptions options;
+  options.request_timeout = milliseconds(5000);
+  Start(options);
+  const int fd = Connect();
+  std::string request = "GET /ping HTTP/1.1\r\nHost: x\r\n";
+  while (request.size() < 200 * 1024) request += "X-Pad: " + std::string(1000, 'a') + "\r\n";
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(request.size()));
+  bool closed = false;
+  const std::string reply = ReadAll(fd, &closed);
+  close(fd);
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 431 ")) << reply.substr(0, 200);
+  EXPECT_NE(reply.find("request headers over the limit of 65536 bytes"), std::string::npos)
+      << reply;
+  EXPECT_TRUE(closed);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, options.request_timeout)
+      << "refused only at the request's deadline";
+  // Headers within the limit are served, on this server and connection alike.
+  httplib::Client client("127.0.0.1", port_);
+  httplib::Result res = client.Get("/ping", {{"X-Pad", std::string(8000, 'a')}});
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 200);
+}
+
 TEST_F(HttpTransportTest, ConnectionsBeyondTheLimitGet503AndIdleOnesAreClosed) {
   HttpTransportOptions options;
   options.threads = 2;
@@ -218,6 +247,24 @@ TEST_F(HttpsTransportTest, MutualTlsRefusesClientsWithoutACertificateOfItsCa) {
   ASSERT_TRUE(res) << httplib::to_string(res.error());
   EXPECT_EQ(res->status, 200);
   EXPECT_EQ(res->body, "editor-01;");
+}
+
+TEST_F(HttpsTransportTest, HeadersBeyondTheLimitGet431OverTlsToo) {
+  Start(TlsOptions(/*mutual=*/false));
+  httplib::SSLClient https("127.0.0.1", port_);
+  https.set_ca_cert_path(pki_.Path("ca.pem").c_str());
+  https.enable_server_certificate_verification(true);
+  https.set_read_timeout(10, 0);
+  httplib::Headers headers;
+  for (int i = 0; i < 100; ++i)
+    headers.emplace("X-Pad-" + std::to_string(i), std::string(1000, 'a'));
+  httplib::Result res = https.Get("/ping", headers);
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->status, 431);
+  EXPECT_NE(res->body.find("over the limit"), std::string::npos) << res->body;
+  res = Get("/ping");
+  ASSERT_TRUE(res) << httplib::to_string(res.error());
+  EXPECT_EQ(res->body, "pong");
 }
 
 TEST_F(HttpsTransportTest, AClientThatNeverFinishesItsHandshakeIsCutOff) {
