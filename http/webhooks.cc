@@ -11,10 +11,11 @@
 #include <array>
 #include <cctype>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "core/status_macros.h"
-#include "httplib.h"
+#include "curl/curl.h"
 #include "logging/log_event.h"
 #include "nlohmann/json.hpp"
 #include "storage/principal_store.h"
@@ -579,6 +580,52 @@ absl::StatusOr<WebhookDelivery> Webhooks::Resend(const std::string& job_id,
   return jobs_[job_id].deliveries.back();
 }
 
+namespace {
+
+// What an attempt reads of an answer at most: its headers, and of its body (read only to
+// let the receiver finish; the status decides).
+constexpr size_t kMaxAnswerHeaderBytes = 64 << 10;
+constexpr size_t kMaxAnswerBodyBytes = 64 << 10;
+
+struct CurlEasyCloser {
+  void operator()(CURL* curl) const { curl_easy_cleanup(curl); }
+};
+struct CurlListCloser {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+
+// What an attempt has read of the answer.
+struct AnswerRead {
+  size_t header_bytes = 0;
+  size_t body_bytes = 0;
+  bool headers_over = false;
+  bool body_over = false;
+};
+
+size_t OnHeader(char* data, size_t size, size_t n, void* read) {
+  auto* r = static_cast<AnswerRead*>(read);
+  (void)data;
+  r->header_bytes += size * n;
+  if (r->header_bytes > kMaxAnswerHeaderBytes) {
+    r->headers_over = true;
+    return 0;  // stops the transfer
+  }
+  return size * n;
+}
+
+size_t OnBody(char* data, size_t size, size_t n, void* read) {
+  auto* r = static_cast<AnswerRead*>(read);
+  (void)data;
+  r->body_bytes += size * n;
+  if (r->body_bytes > kMaxAnswerBodyBytes) {
+    r->body_over = true;
+    return 0;  // enough: the status is known
+  }
+  return size * n;
+}
+
+}  // namespace
+
 WebhookAttempt Webhooks::Attempt(const std::string& url, const std::string& secret,
                                  const std::string& body) const {
   WebhookAttempt attempt;
@@ -592,35 +639,66 @@ WebhookAttempt Webhooks::Attempt(const std::string& url, const std::string& secr
     attempt.error = std::string(target.status().message());
     return attempt;
   }
-  std::unique_ptr<httplib::ClientImpl> client;
-  if (target->scheme == "https") {
-    client = std::make_unique<httplib::SSLClient>(target->host, target->port);
-  } else {
-    client = std::make_unique<httplib::ClientImpl>(target->host, target->port);
-  }
-  // The connection goes to the address just checked, whatever the name resolves to next.
-  client->set_hostname_addr_map({{target->host, target->address}});
-  client->set_follow_location(false);
-  const auto timeout = std::chrono::duration_cast<std::chrono::microseconds>(
-      options_.attempt_timeout);
-  const auto seconds = static_cast<time_t>(timeout.count() / 1000000);
-  const auto micros = static_cast<time_t>(timeout.count() % 1000000);
-  client->set_connection_timeout(seconds, micros);
-  client->set_read_timeout(seconds, micros);
-  client->set_write_timeout(seconds, micros);
-  const httplib::Headers headers = {
-      {"X-COPS-Signature", WebhookSignature(secret, attempt.unix_micros / 1000000, body)},
-      {"User-Agent", "cops-webhook/1"},
-  };
-  httplib::Result res = client->Post(target->path, headers, body, "application/json");
-  if (!res) {
-    attempt.error = "no answer: " + httplib::to_string(res.error());
+  static std::once_flag curl_init;
+  std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  std::unique_ptr<CURL, CurlEasyCloser> curl(curl_easy_init());
+  if (curl == nullptr) {
+    attempt.error = "no HTTP client (curl_easy_init failed)";
     return attempt;
   }
-  attempt.http_status = res->status;
-  if (res->status < 200 || res->status > 299) {
-    attempt.error = "answered HTTP " + std::to_string(res->status);
+  const bool v6 = target->address.find(':') != std::string::npos;
+  const bool host_v6 = target->host.find(':') != std::string::npos;
+  const std::string host = host_v6 ? "[" + target->host + "]" : target->host;
+  const std::string port = std::to_string(target->port);
+  const std::string full_url = target->scheme + "://" + host + ":" + port + target->path;
+  // The connection goes to the address just checked, whatever the name resolves to next (an
+  // address in the URL is that address: nothing to resolve).
+  std::unique_ptr<curl_slist, CurlListCloser> resolve;
+  if (target->host != target->address) {
+    resolve.reset(curl_slist_append(
+        nullptr,
+        (host + ":" + port + ":" + (v6 ? "[" + target->address + "]" : target->address)).c_str()));
   }
+  std::unique_ptr<curl_slist, CurlListCloser> headers(curl_slist_append(
+      nullptr,
+      ("X-COPS-Signature: " + WebhookSignature(secret, attempt.unix_micros / 1000000, body))
+          .c_str()));
+  for (const char* h : {"Content-Type: application/json", "User-Agent: cops-webhook/1",
+                        "Expect:"}) {  // "Expect:" sends the body without asking first
+    headers.reset(curl_slist_append(headers.release(), h));
+  }
+  AnswerRead read;
+  CURL* c = curl.get();
+  const long timeout_ms = static_cast<long>(options_.attempt_timeout.count());
+  curl_easy_setopt(c, CURLOPT_URL, full_url.c_str());
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_RESOLVE, resolve.get());
+  curl_easy_setopt(c, CURLOPT_PROXY, "");  // never through a proxy from the environment
+  curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
+  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &OnHeader);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &read);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &OnBody);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &read);
+  const CURLcode done = curl_easy_perform(c);
+  long status = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  if (read.headers_over) {
+    attempt.error = "no answer: its headers over the limit of " +
+                    std::to_string(kMaxAnswerHeaderBytes) + " bytes";
+    return attempt;
+  }
+  if (done != CURLE_OK && !read.body_over) {
+    attempt.error = std::string("no answer: ") + curl_easy_strerror(done);
+    return attempt;
+  }
+  attempt.http_status = static_cast<int>(status);
+  if (status < 200 || status > 299) attempt.error = "answered HTTP " + std::to_string(status);
   return attempt;
 }
 

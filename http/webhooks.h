@@ -15,7 +15,9 @@
 // to must be a public one, unless an allow-list entry names that address literally
 // (e.g. 127.0.0.1:8080 for a receiver on the same machine). The name is resolved and checked
 // again for each attempt, and the request goes to the address that was checked (a second
-// resolution cannot swap it); redirects are not followed.
+// resolution cannot swap it); redirects are not followed, nor proxies of the environment.
+// An attempt (libcurl) lasts attempt_timeout at most and reads at most 64 KiB of the answer's
+// headers (beyond: no answer) and 64 KiB of its body (then stops reading: the status counts).
 //
 // With WebhookOptions::store set (copsd sets it), registrations (URL and secret) and each
 // job's deliveries (state, attempts, next attempt, body) are kept in the access store, the
@@ -49,7 +51,7 @@ struct WebhookOptions {
   std::vector<std::string> allow;
   uint32_t max_attempts = 6;                     // per delivery, the first included
   std::chrono::milliseconds first_backoff{1000};  // wait before the second attempt; doubles
-  std::chrono::milliseconds attempt_timeout{10000};  // connect, send and answer, each
+  std::chrono::milliseconds attempt_timeout{10000};  // a whole attempt: connect, send, answer
   uint32_t workers = 2;                          // attempts made at once
   std::chrono::seconds keep{3600};               // a job's deliveries are listed this long
   size_t max_jobs = 10000;                       // jobs with deliveries kept at most

@@ -206,7 +206,7 @@ struct ServerConfig {
   std::vector<std::string> webhook_allow;
   uint32_t webhook_max_attempts = 6;
   uint32_t webhook_first_backoff_ms = 1000;  // doubles after each failed attempt
-  uint32_t webhook_timeout_ms = 10000;       // connect, send, answer: each
+  uint32_t webhook_timeout_ms = 10000;       // a whole attempt: connect, send, answer
 
   std::string log_level = "info";  // debug | info | warn | error
   bool log_json = false;

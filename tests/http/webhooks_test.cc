@@ -1,13 +1,22 @@
 // The webhook rules that need no network: which addresses are special (never called unless
 // named), how callback URLs and allow-list entries are checked, and the signature format;
-// and that a registration (URL and secret) kept in the access store survives a restart.
+// that a registration (URL and secret) kept in the access store survives a restart; and that
+// a receiver answering without end is cut off.
 
 #include "http/webhooks.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "gtest/gtest.h"
@@ -158,6 +167,97 @@ TEST(WebhookStoreTest, ARestartKeepsTheWebhookAndItsSecret) {
   ASSERT_TRUE(sent.starts_with("t=")) << sent;
   const int64_t t = std::stoll(sent.substr(2, sent.find(',') - 2));
   EXPECT_EQ(sent, WebhookSignature(secret, t, sent_body));
+}
+
+// A receiver on a raw socket that answers every connection with `head`, then `more` over and
+// over as fast as the connection takes it, until stopped.
+class FloodingReceiver {
+ public:
+  FloodingReceiver(std::string head, std::string more)
+      : head_(std::move(head)), more_(std::move(more)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    socklen_t len = sizeof(addr);
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    listen(fd_, 4);
+    thread_ = std::thread([this] { Serve(); });
+  }
+  ~FloodingReceiver() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    close(fd_);
+  }
+  int port() const { return port_; }
+
+ private:
+  void Serve() {
+    while (!stop_) {
+      const int c = accept(fd_, nullptr, nullptr);
+      if (c < 0) return;
+      char request[4096];
+      [[maybe_unused]] const ssize_t n = recv(c, request, sizeof(request), 0);
+      bool ok = send(c, head_.data(), head_.size(), MSG_NOSIGNAL) > 0;
+      while (ok && !stop_) ok = send(c, more_.data(), more_.size(), MSG_NOSIGNAL) > 0;
+      close(c);
+    }
+  }
+
+  const std::string head_, more_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// The attempts of the job's one delivery once it has ended (max_attempts 1), waiting at most
+// `wait`.
+std::vector<WebhookAttempt> AttemptsOf(const Webhooks& webhooks, const std::string& job,
+                                       std::chrono::seconds wait) {
+  const auto until = std::chrono::steady_clock::now() + wait;
+  while (std::chrono::steady_clock::now() < until) {
+    absl::StatusOr<std::vector<WebhookDelivery>> d = webhooks.Deliveries(job, "owner-tag");
+    if (d.ok() && !d->empty() && d->back().state != "pending") return d->back().attempts;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return {};
+}
+
+// A receiver (any public host may be one, under --webhook-allow '*') answering without end:
+// headers that never finish, or a body that never does. Each used to be read whole into
+// memory, as fast as it came, and the attempt lasted as long as the receiver kept sending.
+TEST(WebhookDeliveryTest, AReceiverAnsweringWithoutEndIsCutOffAndReadWithinBounds) {
+  WebhookOptions options;
+  options.allow = {"127.0.0.1"};
+  options.max_attempts = 1;
+  options.attempt_timeout = std::chrono::milliseconds(3000);
+  Webhooks webhooks(options);  // stops after the receivers: an attempt in flight ends first
+  const std::string endless_header = "X-Pad: " + std::string(4000, 'a') + "\r\n";
+  FloodingReceiver headers("HTTP/1.1 200 OK\r\n", endless_header);
+  FloodingReceiver body("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n",
+                        std::string(64 << 10, 'b'));
+  ASSERT_OK(webhooks.Register("acm-press", "").status());
+  const auto start = std::chrono::steady_clock::now();
+  webhooks.Deliver("flood-headers", "owner-tag", "acm-press",
+                   "http://127.0.0.1:" + std::to_string(headers.port()) + "/hook", "{}");
+  webhooks.Deliver("flood-body", "owner-tag", "acm-press",
+                   "http://127.0.0.1:" + std::to_string(body.port()) + "/hook", "{}");
+  const std::vector<WebhookAttempt> h =
+      AttemptsOf(webhooks, "flood-headers", std::chrono::seconds(20));
+  const std::vector<WebhookAttempt> b =
+      AttemptsOf(webhooks, "flood-body", std::chrono::seconds(20));
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(h.size(), 1u) << "the attempt did not end";
+  EXPECT_NE(h[0].error.find("headers over the limit"), std::string::npos) << h[0].error;
+  // The status line came: the answer counts, but the body is not read past a bound.
+  ASSERT_EQ(b.size(), 1u) << "the attempt did not end";
+  EXPECT_EQ(b[0].http_status, 200);
+  EXPECT_EQ(b[0].error, "");
+  EXPECT_LT(took, std::chrono::seconds(10));
 }
 
 }  // namespace
