@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <utility>
 
 #include "client/check_stream.h"
@@ -35,19 +34,36 @@ std::vector<std::string> ExpandPaths(const std::vector<std::string>& args) {
   return files;
 }
 
-absl::StatusOr<std::string> ReadDocument(const std::string& path) {
-  std::stringstream buf;
-  if (path == "-") {
-    buf << std::cin.rdbuf();
-    return buf.str();
+absl::StatusOr<std::string> ReadDocument(const std::string& path, size_t max_bytes) {
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (path != "-") {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) return absl::InvalidArgumentError(path + " is a directory");
+    file.open(path, std::ios::binary);
+    if (!file) return absl::NotFoundError("cannot read " + path);
+    in = &file;
   }
+  std::string content;
+  // A regular file's size is known: one read. Otherwise blocks, up to one byte past the limit.
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return absl::InvalidArgumentError(path + " is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError("cannot read " + path);
-  buf << in.rdbuf();
-  if (in.bad()) return absl::DataLossError("read error in " + path);
-  return buf.str();
+  const uintmax_t size = path == "-" ? 0 : fs::file_size(path, ec);
+  constexpr size_t kBlock = 1 << 20;
+  const size_t first = !ec && size > 0 ? std::min<uintmax_t>(size, max_bytes + 1) : kBlock;
+  while (content.size() <= max_bytes) {
+    const size_t at = content.size();
+    if (at > 0 && in->peek() == std::char_traits<char>::eof()) break;
+    content.resize(at + std::min(at == 0 ? first : kBlock, max_bytes + 1 - at));
+    in->read(content.data() + at, static_cast<std::streamsize>(content.size() - at));
+    content.resize(at + static_cast<size_t>(in->gcount()));
+    if (!*in) break;
+  }
+  if (in->bad()) return absl::DataLossError("read error in " + path);
+  if (content.size() > max_bytes) {
+    return absl::ResourceExhaustedError(path + " is larger than " + std::to_string(max_bytes) +
+                                        " bytes, the most a request carries");
+  }
+  return content;
 }
 
 namespace {

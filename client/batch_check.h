@@ -28,9 +28,15 @@ namespace cops {
 // reports the error), so a typo is a failed document, not a silently shorter batch.
 std::vector<std::string> ExpandPaths(const std::vector<std::string>& args);
 
-// The bytes of a file ("-" = standard input). NOT_FOUND when it cannot be opened,
-// INVALID_ARGUMENT when it is empty (the server would refuse it), DATA_LOSS on a read error.
-absl::StatusOr<std::string> ReadDocument(const std::string& path);
+// The most of a file ReadDocument reads: no request carries more (ClientOptions's
+// max_message_bytes), and a device or pipe without end (/dev/zero) must not be read forever.
+inline constexpr size_t kMaxReadDocumentBytes = size_t{64} << 20;
+
+// The bytes of a file ("-" = standard input; a pipe or device is read as it comes).
+// NOT_FOUND when it cannot be opened, INVALID_ARGUMENT for a directory, RESOURCE_EXHAUSTED
+// past `max_bytes`, DATA_LOSS on a read error. (An empty file is read: the server refuses it.)
+absl::StatusOr<std::string> ReadDocument(const std::string& path,
+                                         size_t max_bytes = kMaxReadDocumentBytes);
 
 struct BatchCheckOptions {
   // Everything but content and request_id is sent as is with every document (options,

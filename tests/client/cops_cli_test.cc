@@ -924,6 +924,22 @@ TEST_F(CopsCliTest, Windows1252FileIsAcceptedWithSpansInItsBytes) {
   EXPECT_EQ(content.out, cp1252);
 }
 
+TEST_F(CopsCliTest, AFileWithoutEndIsReadUpToWhatARequestCarries) {
+  // /dev/zero named by mistake (or a pipe that never ends) was read until memory ran out.
+  StartServer();
+  for (const char* command : {"check", "register"}) {
+    CliRun run = Cops({command, "/dev/zero"});
+    EXPECT_EQ(run.exit_code, 2) << command;
+    EXPECT_NE(run.err.find("/dev/zero is larger than 67108864 bytes"), std::string::npos)
+        << run.err;
+  }
+  // A pipe of a real text is read whole, as a file is.
+  WriteFile(dir_ / "copy.txt", Corpus()[0].body);
+  ASSERT_EQ(Cops({"register", (dir_ / "corpus").string()}).exit_code, 0);
+  EXPECT_EQ(Cops({"check", "-"}, dir_ / "copy.txt").exit_code, 1);
+  EXPECT_EQ(Documents(), Corpus().size());
+}
+
 TEST_F(CopsCliTest, AFileNameThatIsNotUtf8RegistersAndMetadataThatIsNotIsRefused) {
   StartServer();
   // A Latin-1 file name (an old archive's): registered, its title shows the byte it cannot
