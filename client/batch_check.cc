@@ -61,7 +61,7 @@ absl::StatusOr<std::string> ReadDocument(const std::string& path, size_t max_byt
   if (in->bad()) return absl::DataLossError("read error in " + path);
   if (content.size() > max_bytes) {
     return absl::ResourceExhaustedError(path + " is larger than " + std::to_string(max_bytes) +
-                                        " bytes, the most a request carries");
+                                        " bytes, the most cops reads of a file");
   }
   return content;
 }
