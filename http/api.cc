@@ -106,6 +106,34 @@ absl::StatusOr<BodyKind> BodyKindOf(const std::string& content_type) {
       ": send one of " + accepted);
 }
 
+// ---------------------------------------------------------------- framing
+
+// INVALID_ARGUMENT for a request whose body length is ambiguous or malformed (RFC 9112,
+// 6.3): several Content-Length values that differ, one that is not a decimal number, or a
+// Content-Length beside Transfer-Encoding. A proxy in front that read the other length
+// would see another request in the rest of the body (request smuggling).
+absl::Status FramingRefusal(const httplib::Request& req) {
+  const size_t lengths = req.get_header_value_count("Content-Length");
+  if (lengths == 0) return absl::OkStatus();
+  if (req.has_header("Transfer-Encoding")) {
+    return absl::InvalidArgumentError("a request with both Content-Length and Transfer-Encoding");
+  }
+  const std::string first = req.get_header_value("Content-Length");
+  for (size_t i = 0; i < lengths; ++i) {
+    const std::string value = req.get_header_value("Content-Length", i);
+    if (value != first) {
+      return absl::InvalidArgumentError("Content-Length given twice, as " + first + " and " +
+                                        value);
+    }
+  }
+  if (first.empty() ||
+      !std::all_of(first.begin(), first.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return absl::InvalidArgumentError("Content-Length '" + first.substr(0, 40) +
+                                      "' is not a number of bytes");
+  }
+  return absl::OkStatus();
+}
+
 // ---------------------------------------------------------------- cross-site requests
 
 // PERMISSION_DENIED for a browser's request from a page of another site that would change
@@ -671,7 +699,8 @@ struct HttpApi::Impl {
   // (415), no length (411), too large (413), no API key (401). Returns false when refused
   // (`res` then holds the refusal).
   bool Admit(const httplib::Request& req, httplib::Response& res) const {
-    absl::Status refusal = CrossOriginRefusal(req);
+    absl::Status refusal = FramingRefusal(req);
+    if (refusal.ok()) refusal = CrossOriginRefusal(req);
     int status = 0;
     if (refusal.ok() && req.path.starts_with("/v1/") && req.path != "/v1/openapi.json") {
       absl::StatusOr<std::string> key = ApiKeyOf(req);

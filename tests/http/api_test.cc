@@ -634,6 +634,44 @@ TEST_F(HttpApiTest, TextFieldsThatAreNotUtf8Are400NamingTheField) {
   EXPECT_EQ(docs[1]["title"], "Caf\xEF\xBF\xBD.txt");
 }
 
+TEST_F(HttpApiTest, ARequestWhoseLengthIsAmbiguousIs400) {
+  // Two lengths, or a length and chunked coding: a proxy in front reading the other one would
+  // take the rest of the body for another request (smuggling). The first was served.
+  auto raw = [this](const std::string& request) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(http_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    EXPECT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    std::string reply;
+    char buf[4096];
+    for (ssize_t n; (n = recv(fd, buf, sizeof(buf), 0)) > 0;)
+      reply.append(buf, static_cast<size_t>(n));
+    close(fd);
+    return reply;
+  };
+  const std::string head = "POST /v1/checks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                           pc_key_ + "\r\nContent-Type: text/plain\r\nConnection: close\r\n";
+  std::string reply = raw(head + "Content-Length: 5\r\nContent-Length: 7\r\n\r\nhello12");
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 400 ")) << reply;
+  EXPECT_NE(reply.find("Content-Length given twice, as 5 and 7"), std::string::npos) << reply;
+  reply =
+      raw(head + "Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n");
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 400 ")) << reply;
+  EXPECT_NE(reply.find("both Content-Length and Transfer-Encoding"), std::string::npos) << reply;
+  reply = raw(head + "Content-Length: -5\r\n\r\n");
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 400 ")) << reply;
+  EXPECT_NE(reply.find("Content-Length '-5' is not a number of bytes"), std::string::npos) << reply;
+  // The same length twice is one length.
+  reply = raw(head + "Content-Length: 5\r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_TRUE(reply.starts_with("HTTP/1.1 200 ")) << reply;
+}
+
 TEST_F(HttpApiTest, ABodyOverTheLimitIs413BeforeItIsRead) {
   // Headers announcing 100 MiB, then nothing: the answer must come without the body, with
   // and without `Expect: 100-continue` (curl's way for large bodies).
