@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "client/batch_register.h"
 #include "client/check_report.h"
 #include "client/client.h"
@@ -122,8 +123,8 @@ absl::Status FramingRefusal(const httplib::Request& req) {
   for (size_t i = 0; i < lengths; ++i) {
     const std::string value = req.get_header_value("Content-Length", i);
     if (value != first) {
-      return absl::InvalidArgumentError("Content-Length given twice, as " + first + " and " +
-                                        value);
+      return absl::InvalidArgumentError(
+          absl::StrCat("Content-Length given twice, as ", first, " and ", value));
     }
   }
   if (first.empty() ||
