@@ -254,6 +254,10 @@ std::string SpecialAddressKind(const std::string& address) {
 }
 
 Webhooks::Webhooks(WebhookOptions options) : options_(std::move(options)) {
+  // Once per process, before any worker can make an attempt (curl_global_init is not
+  // thread-safe with every libcurl build).
+  static std::once_flag curl_init;
+  std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   for (uint32_t i = 0; i < std::max<uint32_t>(options_.workers, 1); ++i) {
     workers_.emplace_back([this] { Run(); });
   }
@@ -639,8 +643,6 @@ WebhookAttempt Webhooks::Attempt(const std::string& url, const std::string& secr
     attempt.error = std::string(target.status().message());
     return attempt;
   }
-  static std::once_flag curl_init;
-  std::call_once(curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   std::unique_ptr<CURL, CurlEasyCloser> curl(curl_easy_init());
   if (curl == nullptr) {
     attempt.error = "no HTTP client (curl_easy_init failed)";
