@@ -20,6 +20,11 @@ struct CheckStream::Call {
   std::unique_ptr<grpc::ClientAsyncReaderWriter<v1::CheckDocumentRequest, v1::CheckDocumentReply>>
       rw;
   bool finished = false;
+  // Where Finish() writes the call's status: it lives as long as the call, since a Finish()
+  // that timed out completes only when the queue is drained (Close).
+  grpc::Status final_status;
+  // Where Read() puts a reply, for the same reason.
+  v1::CheckDocumentReply reading;
 
   // OK when the outstanding operation succeeded; DEADLINE_EXCEEDED when `deadline` passed
   // first (the operation stays outstanding until the call is cancelled); UNAVAILABLE when
@@ -41,11 +46,10 @@ struct CheckStream::Call {
   // The call's final status after a failed operation, e.g. UNAVAILABLE "failed to connect".
   absl::Status FinalStatus(std::chrono::system_clock::time_point deadline) {
     if (finished) return absl::UnavailableError("check stream closed");
-    grpc::Status status;
     finished = true;
-    rw->Finish(&status, this);
+    rw->Finish(&final_status, this);
     if (absl::Status s = Wait(deadline); !s.ok()) return s;
-    absl::Status result = FromGrpc(status);
+    absl::Status result = FromGrpc(final_status);
     return result.ok() ? absl::UnavailableError("check stream ended early") : result;
   }
 };
@@ -62,18 +66,16 @@ void CheckStream::Close(bool cancel) {
     c.rw->WritesDone(this);
     cancel = !c.Wait(deadline).ok();
     if (!cancel) {
-      grpc::Status status;
       c.finished = true;
-      c.rw->Finish(&status, this);
+      c.rw->Finish(&c.final_status, this);
       cancel = !c.Wait(deadline).ok();
     }
   }
   if (cancel) {
     c.context.TryCancel();
     if (!c.finished) {
-      grpc::Status status;
       c.finished = true;
-      c.rw->Finish(&status, this);
+      c.rw->Finish(&c.final_status, this);
     }
   }
   // Every outstanding operation completes once the call is over or cancelled.
@@ -108,10 +110,12 @@ absl::StatusOr<std::vector<v1::CheckDocumentReply>> CheckStream::CheckOnce(
   }
   std::vector<v1::CheckDocumentReply> replies(requests.size());
   for (size_t i = 0; i < requests.size(); ++i) {
-    c.rw->Read(&replies[i], this);
+    c.rw->Read(&c.reading, this);
     if (absl::Status s = c.Wait(deadline); !s.ok()) {
       return s.code() == absl::StatusCode::kUnavailable ? c.FinalStatus(deadline) : s;
     }
+    replies[i] = std::move(c.reading);
+    c.reading.Clear();
     *replies_started = true;
     if (replies[i].request_id() != requests[i].request_id()) {
       return absl::InternalError("check stream: reply " + replies[i].request_id() +
