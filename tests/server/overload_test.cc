@@ -123,6 +123,11 @@ BurstResult SendBurst(const testing::CopsdProcess& copsd, const v1::CheckDocumen
 }
 
 TEST(OverloadTest, BurstOfLargeChecksIsShedWithinBoundedMemory) {
+#if defined(__SANITIZE_ADDRESS__)
+  // AddressSanitizer keeps freed memory in quarantine (256 MiB) and adds shadow memory: the
+  // copsd of such a build says nothing of the bound its limits give.
+  GTEST_SKIP() << "memory bounds are not measured under AddressSanitizer";
+#endif
   const testing::TempDir dir("overload");
   ASSERT_OK_AND_ASSIGN(
       std::unique_ptr<testing::CopsdProcess> copsd,
