@@ -598,34 +598,21 @@ struct CurlListCloser {
   void operator()(curl_slist* list) const { curl_slist_free_all(list); }
 };
 
-// What an attempt has read of the answer.
-struct AnswerRead {
-  size_t header_bytes = 0;
-  size_t body_bytes = 0;
-  bool headers_over = false;
-  bool body_over = false;
+// A part of the answer (its headers, or its body) as libcurl hands it over: counted, not
+// kept, and the transfer stopped once it passes `limit`.
+struct AnswerPart {
+  explicit AnswerPart(size_t max) : limit(max) {}
+  size_t limit;
+  size_t bytes = 0;
+  bool over = false;
 };
 
-size_t OnHeader(char* data, size_t size, size_t n, void* read) {
-  auto* r = static_cast<AnswerRead*>(read);
-  (void)data;
-  r->header_bytes += size * n;
-  if (r->header_bytes > kMaxAnswerHeaderBytes) {
-    r->headers_over = true;
-    return 0;  // stops the transfer
-  }
-  return size * n;
-}
-
-size_t OnBody(char* data, size_t size, size_t n, void* read) {
-  auto* r = static_cast<AnswerRead*>(read);
-  (void)data;
-  r->body_bytes += size * n;
-  if (r->body_bytes > kMaxAnswerBodyBytes) {
-    r->body_over = true;
-    return 0;  // enough: the status is known
-  }
-  return size * n;
+size_t CountAnswerPart(char* /*data*/, size_t size, size_t n, void* part) {
+  auto* p = static_cast<AnswerPart*>(part);
+  p->bytes += size * n;
+  if (p->bytes <= p->limit) return size * n;
+  p->over = true;
+  return 0;  // stops the transfer
 }
 
 }  // namespace
@@ -669,7 +656,7 @@ WebhookAttempt Webhooks::Attempt(const std::string& url, const std::string& secr
                         "Expect:"}) {  // "Expect:" sends the body without asking first
     headers.reset(curl_slist_append(headers.release(), h));
   }
-  AnswerRead read;
+  AnswerPart answer_headers(kMaxAnswerHeaderBytes), answer_body(kMaxAnswerBodyBytes);
   CURL* c = curl.get();
   const long timeout_ms = static_cast<long>(options_.attempt_timeout.count());
   curl_easy_setopt(c, CURLOPT_URL, full_url.c_str());
@@ -683,19 +670,19 @@ WebhookAttempt Webhooks::Attempt(const std::string& url, const std::string& secr
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.data());
   curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &OnHeader);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &read);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &OnBody);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &read);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, &CountAnswerPart);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &answer_headers);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &CountAnswerPart);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer_body);
   const CURLcode done = curl_easy_perform(c);
   long status = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  if (read.headers_over) {
+  if (answer_headers.over) {
     attempt.error = "no answer: its headers over the limit of " +
                     std::to_string(kMaxAnswerHeaderBytes) + " bytes";
     return attempt;
   }
-  if (done != CURLE_OK && !read.body_over) {
+  if (done != CURLE_OK && !answer_body.over) {
     attempt.error = std::string("no answer: ") + curl_easy_strerror(done);
     return attempt;
   }

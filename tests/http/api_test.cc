@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -36,8 +37,8 @@
 #include "server/admin_service.h"
 #include "server/service.h"
 #include "storage/data_dir.h"
-#include "tests/server/test_corpus.h"
 #include "tests/server/test_certificates.h"
+#include "tests/server/test_corpus.h"
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
@@ -207,6 +208,24 @@ class HttpApiTest : public ::testing::Test {
     client.set_read_timeout(30, 0);
     if (!key.empty()) client.set_default_headers({{"Authorization", "Bearer " + key}});
     return client;
+  }
+
+  // A socket connected to the HTTP API whose reads give up after 10 s; -1 when it cannot
+  // connect (a test failure).
+  int ConnectRaw() const {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(http_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+      ADD_FAILURE() << "cannot connect to the HTTP API: " << std::strerror(errno);
+      close(fd);
+      return -1;
+    }
+    timeval tv{10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
   }
 
   // POST of a raw text document; the reply (status, body).
@@ -638,14 +657,7 @@ TEST_F(HttpApiTest, ARequestWhoseLengthIsAmbiguousIs400) {
   // Two lengths, or a length and chunked coding: a proxy in front reading the other one would
   // take the rest of the body for another request (smuggling). The first was served.
   auto raw = [this](const std::string& request) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(http_->port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    EXPECT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    timeval tv{10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const int fd = ConnectRaw();
     EXPECT_EQ(send(fd, request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
     std::string reply;
@@ -676,14 +688,8 @@ TEST_F(HttpApiTest, ABodyOverTheLimitIs413BeforeItIsRead) {
   // Headers announcing 100 MiB, then nothing: the answer must come without the body, with
   // and without `Expect: 100-continue` (curl's way for large bodies).
   for (const std::string expect : {"", "Expect: 100-continue\r\n"}) {
-    const int fd = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(static_cast<uint16_t>(http_->port()));
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
-    timeval tv{10, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    const int fd = ConnectRaw();
+    ASSERT_GE(fd, 0);
     const std::string head = "POST /v1/checks HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
                              pc_key_ + "\r\n" + expect +
                              "Content-Type: text/plain\r\nContent-Length: 104857600\r\n\r\n";
