@@ -33,9 +33,13 @@ std::string NewJobId() {
   return id;
 }
 
-// What a finished job's view holds beyond its fixed size.
+// What keeping one more finished job or reply costs beyond its strings' bytes: map and
+// queue nodes, string and status headers (an estimate, so that many small entries count too).
+constexpr uint64_t kEntryOverheadBytes = 256;
+
+// What a finished job's view holds.
 uint64_t ResultBytes(const JobView& view) {
-  return view.id.size() + view.result.size() + view.error.message().size();
+  return kEntryOverheadBytes + view.id.size() + view.result.size() + view.error.message().size();
 }
 
 }  // namespace
@@ -215,8 +219,8 @@ void IdempotentReplies::Finish(const std::string& scope, StoredReply reply) {
   auto it = entries_.find(scope);
   if (it == entries_.end() || it->second.reply.has_value()) return;
   Entry& e = it->second;
-  e.bytes = scope.size() + e.fingerprint.size() + reply.content_type.size() + reply.body.size() +
-            reply.location.size();
+  e.bytes = kEntryOverheadBytes + 2 * scope.size() + e.fingerprint.size() +
+            reply.content_type.size() + reply.body.size() + reply.location.size();
   e.reply = std::move(reply);
   e.expires_unix_micros =
       Now() + std::chrono::duration_cast<std::chrono::microseconds>(keep_).count();
