@@ -427,23 +427,28 @@ void Webhooks::ScheduleLocked(const std::string& job_id, size_t index, int64_t a
 std::vector<std::string> Webhooks::ForgetOldLocked() {
   const int64_t horizon =
       NowMicros() - std::chrono::duration_cast<std::chrono::microseconds>(options_.keep).count();
-  const auto pending = [](const JobDeliveries& j) {
-    return std::any_of(j.deliveries.begin(), j.deliveries.end(),
-                       [](const WebhookDelivery& d) { return d.state == "pending"; });
-  };
-  std::vector<std::string> forgotten;
-  // The old ones, then the first ones while there are too many.
-  for (const bool by_age : {true, false}) {
-    for (auto it = jobs_.begin(); it != jobs_.end();) {
-      if ((by_age ? it->second.last_change_unix_micros <= horizon
-                  : jobs_.size() >= options_.max_jobs) &&
-          !pending(it->second)) {
-        forgotten.push_back(it->first);
-        it = jobs_.erase(it);
-      } else {
-        ++it;
-      }
+  // The jobs without a pending delivery, least recently changed first, and what all bodies hold.
+  std::vector<std::pair<int64_t, const std::string*>> done;
+  uint64_t bytes = 0;
+  for (const auto& [id, job] : jobs_) {
+    bytes += job.body.size();
+    if (std::none_of(job.deliveries.begin(), job.deliveries.end(),
+                     [](const WebhookDelivery& d) { return d.state == "pending"; })) {
+      done.emplace_back(job.last_change_unix_micros, &id);
     }
+  }
+  std::sort(done.begin(), done.end());
+  // The old ones, then the least recently changed while there are too many (room for one
+  // more) or their bodies hold too much.
+  std::vector<std::string> forgotten;
+  for (const auto& [changed, id] : done) {
+    if (changed > horizon && jobs_.size() < options_.max_jobs && bytes <= options_.max_bytes) {
+      break;
+    }
+    auto it = jobs_.find(*id);
+    bytes -= it->second.body.size();
+    forgotten.push_back(*id);
+    jobs_.erase(it);
   }
   return forgotten;
 }

@@ -55,6 +55,7 @@ struct WebhookOptions {
   uint32_t workers = 2;                          // attempts made at once
   std::chrono::seconds keep{3600};               // a job's deliveries are listed this long
   size_t max_jobs = 10000;                       // jobs with deliveries kept at most
+  uint64_t max_bytes = uint64_t{256} << 20;      // their bodies at most (pending ones stay)
   // Where registrations are kept across restarts (not owned; nullptr = memory only).
   PrincipalStore* store = nullptr;
 };
@@ -158,7 +159,8 @@ class Webhooks {
                          const std::string& body) const;
   void ScheduleLocked(const std::string& job_id, size_t index, int64_t at)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Forgets finished jobs past `keep` (and beyond max_jobs); their ids, for the store.
+  // Forgets jobs without a pending delivery past `keep`, then the least recently changed
+  // beyond max_jobs or max_bytes; their ids, for the store.
   std::vector<std::string> ForgetOldLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A change for the store: the job's deliveries as they are now, or (nullopt) none.
   struct StoreWrite {

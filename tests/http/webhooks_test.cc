@@ -260,5 +260,43 @@ TEST(WebhookDeliveryTest, AReceiverAnsweringWithoutEndIsCutOffAndReadWithinBound
   EXPECT_LT(took, std::chrono::seconds(10));
 }
 
+// Delivered jobs are kept (listed) within max_jobs and max_bytes, the least recently changed
+// forgotten first. Before, only a count bounded them, each body as large as its job's result,
+// and "the first ones" beyond it were the smallest job ids (random ones in copsd), not the
+// oldest.
+TEST(WebhookDeliveryTest, DeliveredJobsAreKeptWithinTheirCountAndBytesOldestForgottenFirst) {
+  httplib::Server receiver;
+  receiver.Post("/hook", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
+  const int port = receiver.bind_to_any_port("127.0.0.1");
+  ASSERT_GT(port, 0);
+  std::thread serving([&] { receiver.listen_after_bind(); });
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/hook";
+  for (const bool by_bytes : {false, true}) {
+    WebhookOptions options;
+    options.allow = {"127.0.0.1"};
+    options.max_attempts = 1;
+    options.max_jobs = by_bytes ? 10000 : 5;
+    options.max_bytes = by_bytes ? 1 << 20 : uint64_t{1} << 30;
+    Webhooks webhooks(options);
+    ASSERT_OK(webhooks.Register("acm-press", "").status());
+    // job-1 .. job-12, each delivered before the next: job-10 sorts before job-2 by name.
+    for (int i = 1; i <= 12; ++i) {
+      const std::string job = "job-" + std::to_string(i);
+      webhooks.Deliver(job, "owner-tag", "acm-press", url, std::string(200 << 10, 'x'));
+      ASSERT_EQ(AttemptsOf(webhooks, job, std::chrono::seconds(20)).size(), 1u) << job;
+    }
+    // A further delivery makes room: by count 5 stay (4 and the new one), by bytes 5 bodies of
+    // 200 KiB fit in 1 MiB.
+    webhooks.Deliver("job-13", "owner-tag", "acm-press", url, "{}");
+    for (int i = 1; i <= 12; ++i) {
+      const bool kept = webhooks.Deliveries("job-" + std::to_string(i), "owner-tag").ok();
+      EXPECT_EQ(kept, i > (by_bytes ? 7 : 8))
+          << "job-" << i << (by_bytes ? " by bytes" : " by count");
+    }
+  }
+  receiver.stop();
+  serving.join();
+}
+
 }  // namespace
 }  // namespace cops
