@@ -74,12 +74,16 @@ void JobQueue::Shutdown() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
-    for (const std::shared_ptr<Job>& job : queue_) {
-      job->view.state = JobState::kFailed;
-      job->view.error = absl::UnavailableError("the server stopped before the job ran");
-      job->view.finished_unix_micros = Now();
+    for (auto& [owner, jobs] : waiting_) {
+      for (const std::shared_ptr<Job>& job : jobs) {
+        job->view.state = JobState::kFailed;
+        job->view.error = absl::UnavailableError("the server stopped before the job ran");
+        job->view.finished_unix_micros = Now();
+      }
     }
-    queue_.clear();
+    waiting_.clear();
+    turns_.clear();
+    queued_ = 0;
   }
   for (std::thread& t : workers_) {
     if (t.joinable()) t.join();
@@ -103,11 +107,18 @@ absl::StatusOr<JobView> JobQueue::Submit(const std::string& owner, Work work,
   absl::MutexLock lock(&mu_);
   if (stopping_) return absl::UnavailableError("the server is stopping: no new jobs");
   ForgetFinishedLocked();
-  if (queue_.size() >= options_.max_queued) {
+  if (queued_ >= options_.max_queued) {
     return absl::ResourceExhaustedError("the job queue is full (" +
                                         std::to_string(options_.max_queued) +
                                         " jobs waiting): try again later");
   }
+  if (auto it = waiting_.find(owner);
+      it != waiting_.end() && it->second.size() >= options_.max_queued_per_owner) {
+    return absl::ResourceExhaustedError(
+        "you have " + std::to_string(it->second.size()) +
+        " jobs waiting, the most one caller may: submit more as they start");
+  }
+  auto [mine, first] = waiting_.try_emplace(owner);
   auto job = std::make_shared<Job>();
   job->owner = owner;
   job->view.id = NewJobId();
@@ -115,7 +126,9 @@ absl::StatusOr<JobView> JobQueue::Submit(const std::string& owner, Work work,
   job->work = std::move(work);
   job->finished = std::move(finished);
   jobs_[job->view.id] = job;
-  queue_.push_back(job);
+  mine->second.push_back(job);
+  if (first) turns_.push_back(owner);
+  ++queued_;
   return job->view;
 }
 
@@ -138,13 +151,22 @@ void JobQueue::RunWorker() {
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
-          +[](JobQueue* q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(q->mu_) {
-            return q->stopping_ || !q->queue_.empty();
-          },
+          +[](JobQueue* q)
+               ABSL_EXCLUSIVE_LOCKS_REQUIRED(q->mu_) { return q->stopping_ || q->queued_ > 0; },
           this));
-      if (queue_.empty()) return;
-      job = std::move(queue_.front());
-      queue_.pop_front();
+      if (queued_ == 0) return;
+      // The next owner in turn runs its oldest job, then goes to the back of the line if
+      // more of its jobs wait.
+      auto mine = waiting_.find(turns_.front());
+      turns_.pop_front();
+      job = std::move(mine->second.front());
+      mine->second.pop_front();
+      if (mine->second.empty()) {
+        waiting_.erase(mine);
+      } else {
+        turns_.push_back(mine->first);
+      }
+      --queued_;
       job->view.state = JobState::kRunning;
     }
     absl::StatusOr<std::string> result = job->work();

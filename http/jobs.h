@@ -4,9 +4,12 @@
 // Asynchronous work of the HTTP API (docs/api.md, "Jobs") and its Idempotency-Key replies.
 //
 // JobQueue runs submitted work on a bounded pool: `workers` jobs run at once and at most
-// `max_queued` wait; a job moves queued -> running -> done (with its result) or failed (with
-// its error), and is forgotten `keep_results` after it finished. Jobs belong to an owner
-// (an opaque tag of the caller's credentials): another owner cannot see them.
+// `max_queued` wait, at most `max_queued_per_owner` of them one owner's; a job moves queued ->
+// running -> done (with its result) or failed (with its error), and is forgotten
+// `keep_results` after it finished. Jobs belong to an owner (an opaque tag of the caller's
+// credentials): another owner cannot see them. Owners take turns: a free worker runs the
+// oldest waiting job of the next owner in turn, so one caller's hundred jobs do not delay
+// another's one by a hundred jobs (each owner's own jobs run in the order submitted).
 //
 // IdempotentReplies remembers the reply of each request that carried an Idempotency-Key,
 // per owner and route, for `keep`: a retry with the same key gets the same reply without
@@ -44,6 +47,7 @@ const char* JobStateName(JobState state);
 struct JobQueueOptions {
   uint32_t workers = 2;       // jobs running at once
   uint32_t max_queued = 64;   // jobs waiting; a submission beyond is RESOURCE_EXHAUSTED
+  uint32_t max_queued_per_owner = 16;       // of those, one owner's; beyond, RESOURCE_EXHAUSTED
   std::chrono::seconds keep_results{3600};  // a finished job is kept this long
   // The finished jobs' results and errors together are kept in at most this many bytes:
   // beyond, the oldest finished are forgotten first, as if expired.
@@ -76,8 +80,9 @@ class JobQueue {
   // (no lock held).
   using Finished = std::function<void(const JobView&)>;
 
-  // Queues `work` for `owner`; RESOURCE_EXHAUSTED when max_queued jobs already wait,
-  // UNAVAILABLE after Shutdown(). `finished` may be empty.
+  // Queues `work` for `owner`; RESOURCE_EXHAUSTED when max_queued jobs already wait, or
+  // max_queued_per_owner of the owner's; UNAVAILABLE after Shutdown(). `finished` may be
+  // empty.
   absl::StatusOr<JobView> Submit(const std::string& owner, Work work, Finished finished = nullptr);
   // NOT_FOUND for an unknown or expired id, or a job of another owner.
   absl::StatusOr<JobView> Get(const std::string& owner, const std::string& id) const;
@@ -99,7 +104,11 @@ class JobQueue {
   const JobQueueOptions options_;
   mutable absl::Mutex mu_;
   std::map<std::string, std::shared_ptr<Job>> jobs_ ABSL_GUARDED_BY(mu_);
-  std::deque<std::shared_ptr<Job>> queue_ ABSL_GUARDED_BY(mu_);
+  // The waiting jobs of each owner that has some, oldest first, and those owners in the
+  // order of their turns (front: the next to run); `queued_` counts the jobs.
+  std::map<std::string, std::deque<std::shared_ptr<Job>>> waiting_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::string> turns_ ABSL_GUARDED_BY(mu_);
+  size_t queued_ ABSL_GUARDED_BY(mu_) = 0;
   // The finished jobs in the order they finished, and the bytes their results hold.
   std::deque<std::shared_ptr<Job>> finished_ ABSL_GUARDED_BY(mu_);
   uint64_t finished_bytes_ ABSL_GUARDED_BY(mu_) = 0;

@@ -164,6 +164,7 @@ HttpApiOptions HttpOptionsOf(const ServerConfig& config, bool auth) {
   o.idle_timeout = std::chrono::milliseconds(config.http_idle_timeout_ms);
   o.jobs.workers = config.http_job_workers;
   o.jobs.max_queued = config.http_max_queued_jobs;
+  o.jobs.max_queued_per_owner = config.http_max_queued_jobs_per_caller;
   o.jobs.keep_results = std::chrono::seconds(config.http_job_retention_seconds);
   o.jobs.max_result_bytes = config.http_job_results_bytes;
   o.idempotency_max_bytes = config.http_idempotency_bytes;

@@ -198,6 +198,7 @@ struct ServerConfig {
   uint64_t http_max_body_bytes = 0;            // 0 = max_document_bytes + 1 MiB
   uint32_t http_job_workers = 2;               // asynchronous jobs running at once
   uint32_t http_max_queued_jobs = 64;          // more: 429
+  uint32_t http_max_queued_jobs_per_caller = 16;  // of those, one caller's; more: 429
   int64_t http_job_retention_seconds = 3600;   // a finished job's result is kept this long
   uint64_t http_job_results_bytes = 256ull << 20;  // finished jobs' results kept at most
   uint64_t http_idempotency_bytes = 64ull << 20;   // Idempotency-Key replies kept at most

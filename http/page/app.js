@@ -7,6 +7,12 @@
 
 const KEY_STORAGE = 'cops.apiKey';
 const POLL_MS = 400;
+// Jobs the page keeps submitted at once; more files wait in the page's own line. copsd keeps
+// at most --http-max-queued-jobs-per-caller (16) of a caller's jobs waiting.
+const MAX_JOBS_IN_FLIGHT = 4;
+// Submissions the server refused as busy (429, 503) are tried again this many times, each
+// after Retry-After (at least 1 s), doubled from one to the next up to 16 s.
+const BUSY_ATTEMPTS = 8;
 // client/html_report.cc: kMaxCellBytes (longer side-by-side passages keep their two ends).
 const MAX_CELL_BYTES = 4000;
 // Formats whose registered offsets are bytes of the registered file (RegisteredTextFrom).
@@ -244,22 +250,27 @@ async function checkFile(file, name, format) {
   for (const c of collections()) form.append('collection', c);
   form.append('heavy_revisions', String($('check-heavy').checked));
   const bytesPromise = file.arrayBuffer().then((b) => new Uint8Array(b));
-  let job;
-  try {
-    job = await upload('/v1/jobs', form, (fraction) => {
-      view.progress.value = Math.round(100 * fraction);
-      view.set('uploading', 'uploading, ' + Math.round(100 * fraction) + '%');
-    });
-  } catch (error) {
-    return fail(view, error.message);
-  }
-  const result = await jobResult(view, job);
+  const result = await runJob(view, form);
   if (!result) return;
   view.set('done', result.violation ? 'done: VIOLATION' : 'done: no violation');
   const report = await renderReport(view.n, name, await bytesPromise, result);
   view.detail.replaceChildren(el('details', { open: true },
                                  el('summary', {}, 'Report of ' + name), report));
   say(name + ': checked, ' + (result.violation ? 'violation' : 'no violation') + '.');
+}
+
+// Submits `form` as a job once the page's line reaches it and follows it in `view`: its
+// result, or null once the failure is shown.
+async function runJob(view, form) {
+  if (jobSlots.free === 0) view.set('waiting', 'waiting: documents before it go first');
+  await takeJobSlot();
+  try {
+    return await jobResult(view, await submitJob(view, form));
+  } catch (error) {
+    return fail(view, error.message);
+  } finally {
+    releaseJobSlot();
+  }
 }
 
 // Follows the job of `submitted` (the reply to its POST) in `view` until it ends: its result,
@@ -292,16 +303,7 @@ async function checkBatch(files) {
   for (const c of collections()) form.append('collection', c);
   form.append('heavy_revisions', String($('check-heavy').checked));
   const bytes = Promise.all(files.map((f) => f.arrayBuffer().then((b) => new Uint8Array(b))));
-  let job;
-  try {
-    job = await upload('/v1/jobs', form, (fraction) => {
-      view.progress.value = Math.round(100 * fraction);
-      view.set('uploading', 'uploading, ' + Math.round(100 * fraction) + '%');
-    });
-  } catch (error) {
-    return fail(view, error.message);
-  }
-  const result = await jobResult(view, job);
+  const result = await runJob(view, form);
   if (!result) return;
   const shared = (result.pairs || []).length;
   const violations = (result.corpus || []).filter((c) => c.violation).length;
@@ -384,10 +386,48 @@ function upload(path, form, onProgress) {
       let body = null;
       try { body = JSON.parse(xhr.responseText); } catch (e) { body = null; }
       const ok = xhr.status >= 200 && xhr.status < 300;
-      resolve({ status: xhr.status, body, error: ok ? '' : errorText(body, xhr.status) });
+      resolve({ status: xhr.status, body, error: ok ? '' : errorText(body, xhr.status),
+                retryAfter: Number(xhr.getResponseHeader('Retry-After')) || 1 });
     };
     xhr.send(form);
   });
+}
+
+// The page's line of jobs: a job takes a slot before it is uploaded and gives it back when
+// it has ended, so that at most MAX_JOBS_IN_FLIGHT are submitted at once.
+const jobSlots = { free: MAX_JOBS_IN_FLIGHT, waiting: [] };
+
+function takeJobSlot() {
+  if (jobSlots.free > 0) {
+    jobSlots.free--;
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => jobSlots.waiting.push(resolve));
+}
+
+function releaseJobSlot() {
+  const next = jobSlots.waiting.shift();
+  if (next) next();
+  else jobSlots.free++;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// POST /v1/jobs of `form` for `view`, tried again while the server is busy: the reply.
+async function submitJob(view, form) {
+  let delayMs = 1000;
+  for (let attempt = 1; ; attempt++) {
+    const job = await upload('/v1/jobs', form, (fraction) => {
+      view.progress.value = Math.round(100 * fraction);
+      view.set('uploading', 'uploading, ' + Math.round(100 * fraction) + '%');
+    });
+    if ((job.status !== 429 && job.status !== 503) || attempt === BUSY_ATTEMPTS) return job;
+    delayMs = Math.min(16000, Math.max(delayMs, 1000 * job.retryAfter));
+    view.set('waiting', 'waiting: the server is busy (' + job.error + '); trying again in ' +
+             Math.round(delayMs / 1000) + ' s');
+    await sleep(delayMs);
+    delayMs *= 2;
+  }
 }
 
 // ------------------------------------------------------------------ the report

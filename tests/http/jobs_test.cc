@@ -91,6 +91,74 @@ TEST(JobQueueTest, AFullQueueRefusesNewJobs) {
   release.Notify();
 }
 
+// One caller cannot take the whole queue: past its share it is refused, and others still
+// get in (before, "a" filled all 4 places and "b" was refused).
+TEST(JobQueueTest, OneOwnerMayFillOnlyItsShareOfTheQueue) {
+  JobQueueOptions options;
+  options.workers = 1;
+  options.max_queued = 4;
+  options.max_queued_per_owner = 2;
+  JobQueue jobs(options);
+  absl::Notification release;
+  std::atomic<bool> started{false};
+  ASSERT_OK(jobs.Submit("a", [&]() -> absl::StatusOr<std::string> {
+    started = true;
+    release.WaitForNotification();
+    return std::string("{}");
+  }));
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto quick = []() -> absl::StatusOr<std::string> { return std::string("{}"); };
+  ASSERT_OK(jobs.Submit("a", quick));
+  ASSERT_OK(jobs.Submit("a", quick));
+  absl::StatusOr<JobView> refused = jobs.Submit("a", quick);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.status().message(),
+            "you have 2 jobs waiting, the most one caller may: submit more as they start");
+  ASSERT_OK(jobs.Submit("b", quick));
+  ASSERT_OK(jobs.Submit("b", quick));
+  // The queue itself is full now, for everyone.
+  EXPECT_EQ(jobs.Submit("c", quick).status().code(), absl::StatusCode::kResourceExhausted);
+  release.Notify();
+}
+
+// Owners take turns: a job submitted behind another caller's many waits for one of them, not
+// for all (before, the queue ran in submission order and "b" ran last).
+TEST(JobQueueTest, OwnersTakeTurns) {
+  JobQueueOptions options;
+  options.workers = 1;
+  JobQueue jobs(options);
+  absl::Notification release;
+  std::atomic<bool> started{false};
+  ASSERT_OK(jobs.Submit("a", [&]() -> absl::StatusOr<std::string> {
+    started = true;
+    release.WaitForNotification();
+    return std::string("{}");
+  }));
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  absl::Mutex mu;
+  std::vector<std::string> order;
+  auto job = [&](std::string name) {
+    return [&, name]() -> absl::StatusOr<std::string> {
+      absl::MutexLock lock(&mu);
+      order.push_back(name);
+      return std::string("{}");
+    };
+  };
+  std::vector<std::pair<std::string, std::string>> submitted;  // owner, id
+  for (const char* name : {"a1", "a2", "a3", "b1", "a4", "c1", "b2"}) {
+    const std::string owner(1, name[0]);
+    ASSERT_OK_AND_ASSIGN(JobView v, jobs.Submit(owner, job(name)));
+    submitted.emplace_back(owner, v.id);
+  }
+  release.Notify();
+  for (const auto& [owner, id] : submitted) {
+    EXPECT_EQ(WaitFinished(jobs, owner, id).state, JobState::kDone);
+  }
+  // "a" was first in line (a1); then "b" and "c" each run one before "a" runs its next.
+  absl::MutexLock lock(&mu);
+  EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1", "c1", "a2", "b2", "a3", "a4"}));
+}
+
 TEST(JobQueueTest, FinishedJobsAreForgottenAfterTheirRetention) {
   std::atomic<int64_t> now{1'000'000'000};
   JobQueueOptions options;
@@ -113,6 +181,7 @@ TEST(JobQueueTest, FinishedResultsAreKeptWithinTheirBytesOldestForgottenFirst) {
   JobQueueOptions options;
   options.workers = 1;
   options.max_result_bytes = 1 << 20;
+  options.max_queued_per_owner = 20;
   JobQueue jobs(options);
   std::vector<std::string> ids;
   for (int i = 0; i < 20; ++i) {

@@ -193,6 +193,35 @@ TEST(WebPageTest, ThePagesHeavyRevisionBoxStartsAsTheServerDecides) {
   EXPECT_EQ((*copsd)->Stop(), 0);
 }
 
+// An editor drops more manuscripts on the page than copsd keeps waiting for one caller, and
+// than it keeps waiting at all: the page submits a few at a time and tries again while copsd
+// is busy, so each is checked (before, all were submitted at once and most were refused).
+TEST(WebPageTest, MoreManuscriptsThanTheServerQueuesAreAllChecked) {
+  if (const std::string missing = MissingBrowserTools(); !missing.empty()) GTEST_SKIP() << missing;
+  testing::TempDir dir;
+  const fs::path docs = dir.path() / "docs";
+  fs::create_directories(docs);
+  for (int i = 0; i < 12; ++i) {
+    std::ofstream(docs / ("manuscript-" + std::to_string(100 + i) + ".txt"))
+        << testing::MakeText(testing::Prose(3, 500 + i));
+  }
+  int http_port = 0;
+  absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> copsd =
+      StartWithoutAuthentication(dir.path(),
+                                 {"--http-job-workers", "1", "--http-max-queued-jobs", "2",
+                                  "--http-max-queued-jobs-per-caller", "1"},
+                                 &http_port);
+  ASSERT_TRUE(copsd.ok()) << copsd.status();
+  int code = 0;
+  const std::string output =
+      RunCommand(std::string(kPython) + " " + COPS_HTTP_TEST_SOURCE_DIR +
+                     "/tests/http/page_test.py --many --dir " + docs.string() +
+                     " --url http://127.0.0.1:" + std::to_string(http_port),
+                 &code);
+  EXPECT_EQ(code, 0) << output << "\ncopsd's log:\n" << (*copsd)->Log();
+  EXPECT_EQ((*copsd)->Stop(), 0);
+}
+
 TEST(WebPageTest, AnEditorChecksManuscriptsInChromium) {
   if (const std::string missing = MissingBrowserTools(); !missing.empty()) GTEST_SKIP() << missing;
   int code = 0;

@@ -16,9 +16,15 @@ what failed otherwise.
 
 checks only that the page of a copsd --heavy-revisions=false (authentication off) starts with
 its heavy-revision box unticked.
+
+  page_test.py --url http://127.0.0.1:PORT --many --dir DIR
+
+drops every file of DIR on the page of a copsd (authentication off) that keeps fewer jobs
+waiting than DIR has files: each must still be checked, none refused.
 """
 
 import argparse
+import os
 import sys
 import urllib.request
 
@@ -81,8 +87,12 @@ def main():
     parser.add_argument("--screenshot")
     parser.add_argument("--heavy-revisions-off", action="store_true",
                         help="only check that the heavy-revision box starts unticked")
+    parser.add_argument("--many", action="store_true",
+                        help="only check every file of --dir, dropped at once")
     args = parser.parse_args()
-    if not args.heavy_revisions_off and not (args.key and args.principal and args.dir and
+    if args.many and not args.dir:
+        parser.error("--many needs --dir")
+    if not args.heavy_revisions_off and not args.many and not (args.key and args.principal and args.dir and
                                                  args.screenshot):
         parser.error("--key, --principal, --dir and --screenshot are required")
 
@@ -102,6 +112,8 @@ def main():
     try:
         if args.heavy_revisions_off:
             run_with_heavy_revisions_off(driver, args)
+        elif args.many:
+            run_many(driver, args)
         else:
             run(driver, args)
     finally:
@@ -118,6 +130,22 @@ def run_with_heavy_revisions_off(driver, args):
     check(not heavy_box.is_selected(), "the heavy-revision box starts ticked")
     heavy_box.send_keys(Keys.SPACE)
     check(heavy_box.is_selected(), "the heavy-revision box is not ticked by the keyboard")
+
+
+def run_many(driver, args):
+    """Many files dropped at once on a server that keeps fewer jobs waiting: the page keeps
+    the rest in its own line and tries again when the server is busy, so every file is
+    checked."""
+    names = sorted(os.listdir(args.dir))
+    driver.get(args.url + "/")
+    wait(driver, lambda d: d.find_element(By.ID, "workspace").is_displayed(), "the workspace")
+    driver.find_element(By.ID, "check-files").send_keys(
+        "\n".join(os.path.join(args.dir, name) for name in names))
+    driver.find_element(By.ID, "check-button").send_keys(Keys.ENTER)
+    for name in names:
+        item = document_item(driver, name)
+        check(item.get_attribute("data-state") == "done",
+              name + " was not checked: " + item.text)
 
 
 def run(driver, args):
