@@ -186,6 +186,67 @@ std::vector<std::string> ServiceSeeds() {
   return seeds;
 }
 
+// fuzz/http_fuzzer.cc: whole requests, "$KEY" standing for an owner's API key.
+std::vector<std::string> HttpSeeds() {
+  const std::string text = t::MakeText(t::Prose(3, 2));
+  const std::string auth = "Authorization: Bearer $KEY\r\n";
+  auto request = [&](const std::string& head, const std::string& type, const std::string& body) {
+    std::string r = head + " HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth;
+    if (!type.empty()) r += "Content-Type: " + type + "\r\n";
+    if (!body.empty() || head.rfind("POST", 0) == 0 || head.rfind("PUT", 0) == 0) {
+      r += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    return r + "\r\n" + body;
+  };
+  const std::string multipart =
+      "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"p.txt\"\r\n"
+      "Content-Type: text/plain\r\n\r\n" +
+      text +
+      "\r\n--b\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nPaper\r\n"
+      "--b\r\nContent-Disposition: form-data; name=\"collection\"\r\n\r\na\r\n--b--\r\n";
+  const std::string batch =
+      "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"1.txt\"\r\n\r\n" + text +
+      "\r\n--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"2.md\"\r\n\r\n# T\r\n" +
+      text + "\r\n--b--\r\n";
+  return {
+      request("GET /healthz", "", ""),
+      request("GET /v1/session", "", ""),
+      request("GET /v1/openapi.json", "", ""),
+      request("POST /v1/documents?title=A%20paper&collection=a&external_id=x1&receipt=false",
+              "text/plain", text),
+      request("POST /v1/documents", "multipart/form-data; boundary=b", multipart),
+      request("POST /v1/documents", "application/json",
+              R"({"content":"A text of a few words to register here.","title":"T",)"
+              R"("collection":"a","format":"text","expires_unix_seconds":4102444800})"),
+      request("GET /v1/documents?collection=a&page_size=2&page_token=x", "", ""),
+      request("GET /v1/documents/1", "", ""),
+      request("GET /v1/documents/1/content", "", ""),
+      request("DELETE /v1/documents/1", "", ""),
+      request("POST /v1/checks?collection=a&min_passage_units=1&want_spans=true&format=text",
+              "text/plain", text),
+      request("POST /v1/checks?html=true", "application/x-www-form-urlencoded",
+              "content=" + std::string("some+words+to+check%2C+caf%C3%A9") +
+                  "&threshold=0.05&exclude_quotes=true"),
+      request("POST /v1/checks", "application/json",
+              R"({"content":"words","collections":["a"],"function":"ratio","threshold":0.1,)"
+              R"("sample_size":3,"sample_seed":7,"heavy_revisions":false})"),
+      request("POST /v1/jobs?collection=a", "text/plain", text),
+      request("POST /v1/jobs", "multipart/form-data; boundary=b", batch),
+      request("GET /v1/jobs/job_00112233445566778899aabbccddeeff", "", ""),
+      request("GET /v1/jobs/job_0/deliveries", "", ""),
+      request("POST /v1/jobs/job_0/deliveries:resend", "application/json", "{}"),
+      request("PUT /v1/webhook", "application/json", R"({"url":"https://example.com/hook"})"),
+      request("GET /v1/webhook", "", ""),
+      request("DELETE /v1/webhook", "", ""),
+      request("GET /v1/matches?since_unix_seconds=0&page_size=5", "", ""),
+      "POST /v1/checks HTTP/1.1\r\nHost: h\r\n" + auth +
+          "Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n",
+      "POST /v1/documents HTTP/1.1\r\nHost: h\r\n" + auth +
+          "Idempotency-Key: k1\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello",
+      "GET / HTTP/1.1\r\nHost: h\r\n\r\nGET /app.js HTTP/1.1\r\nHost: h\r\n\r\n",
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -202,6 +263,7 @@ int main(int argc, char** argv) {
   if (format == "access_records") seeds = AccessRecordSeeds();
   if (format == "receipt") seeds = ReceiptSeeds();
   if (format == "service") seeds = ServiceSeeds();
+  if (format == "http") seeds = HttpSeeds();
   const std::vector<std::string> small = {"Title line", "A short paragraph of text.",
                                           "Caf\xC3\xA9 second\tparagraph."};
   const std::vector<std::string> prose = t::Prose(4, 3);

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the fuzz targets with clang + libFuzzer (the converters, the milter's message path, the
-# index's on-disk codec, the access store's records, receipts and the gRPC service's handlers)
-# and runs each for a bounded time,
-# then prints what each reached: executions, coverage (cov: edges, ft: features) and corpus,
-# so that a target stuck in a shallow layer shows.
+# index's on-disk codec, the access store's records, receipts, the gRPC service's handlers and
+# the HTTP API) and runs each for a bounded time, then prints what each reached: executions,
+# coverage (cov: edges, ft: features) and corpus, so that a target stuck in a shallow layer
+# shows.
 #   scripts/fuzz-smoke.sh [SECONDS]        (default 20 s per target; build dir build-fuzz/)
 # Crashes are left as crash-* files in the build dir's corpus/ folder: keep each as a
 # regression test in tests/ (the directory of the code at fault) and fix the bug.
@@ -44,12 +44,12 @@ seconds="${1:-20}"
 cmake -S "$root" -B "$build" -G Ninja -DCOPS_FUZZ=ON -DCOPS_BUILD_BENCH=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 formats=(text html email pdf docx odt latex markdown auto)
-# Targets seeded with values COPS's own encoders wrote (fuzz/fuzz_seeds.cc). fuzz_service
-# compiles the whole service with clang (about 60 files, ~10 minutes on 2 cores), so CI
-# (.ci/run) leaves it out with COPS_FUZZ_SKIP_SERVICE=1 to stay within its time; run it with
-# `scripts/fuzz-smoke.sh 60`.
+# Targets seeded with values COPS's own encoders wrote (fuzz/fuzz_seeds.cc). fuzz_service and
+# fuzz_http compile the whole service with clang (about 60 files, ~10 minutes on 2 cores), so
+# CI (.ci/run) leaves them out with COPS_FUZZ_SKIP_SERVICE=1 to stay within its time; run them
+# with `scripts/fuzz-smoke.sh 60`.
 records=(storage_codec access_records receipt)
-if [ "${COPS_FUZZ_SKIP_SERVICE:-0}" != 1 ]; then records+=(service); fi
+if [ "${COPS_FUZZ_SKIP_SERVICE:-0}" != 1 ]; then records+=(service http); fi
 cmake --build "$build" -j"${COPS_JOBS:-2}" --target cops-fuzz-seeds "${formats[@]/#/fuzz_}" \
   fuzz_milter "${records[@]/#/fuzz_}"
 status=0
