@@ -22,6 +22,7 @@
 #include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
 #include "storage/codec.h"
+#include "storage/memtable_rep.h"
 #include "storage/rocks_dir.h"
 #include "storage/rocks_status.h"
 #include "storage/stem_pair_store.h"
@@ -283,10 +284,10 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       cf.compression = ParseCompression(o.postings_compression).value_or(cf.compression);
       cf.merge_operator = std::make_shared<PostingListMerge>(o.max_postings_per_chunk);
       cf.memtable_whole_key_filtering = o.bloom_bits_per_key > 0;
-      // One insert hint for the whole memtable (an empty prefix): a write's operands are in
-      // key order, so each insert starts from where the previous one ended and climbs the
-      // skip list only as far as the gap to its neighbour, instead of searching from the top.
-      cf.memtable_insert_with_hint_prefix_extractor.reset(rocksdb::NewFixedPrefixTransform(0));
+      // A write's operands are in key order: a skip list that starts each insert where the
+      // previous one went, without the order checks Debian's RocksDB build runs after each
+      // insert into its own (storage/memtable_rep.h).
+      cf.memtable_factory = std::make_shared<FingerSkipListFactory>();
       // Small memtables merged at flush (IndexOptions::postings_memtables): cheap inserts,
       // level-0 files as big as one large memtable would make. Room for half as many more
       // while a flush runs, before writes stall.
@@ -384,6 +385,9 @@ absl::StatusOr<std::unique_ptr<IndexDb>> IndexDb::Open(const IndexOptions& optio
   db_options.max_subcompactions = static_cast<uint32_t>(std::max(1, options.max_subcompactions));
   db_options.bytes_per_sync = 1 << 20;
   db_options.max_open_files = -1;  // every SST stays open: its filter and index stay in memory
+  // The postings' memtables take one writer at a time (storage/memtable_rep.h): a write
+  // group's leader inserts its members' batches itself.
+  db_options.allow_concurrent_memtable_write = false;
   // Never a row cache: a bucket read under a BucketReadScope returns a value merged for the
   // hashes it asked for only, which a row cache would keep and serve as the whole bucket.
   db_options.keep_log_file_num = 3;
