@@ -26,6 +26,21 @@ JobView WaitFinished(const JobQueue& jobs, const std::string& owner, const std::
   }
 }
 
+// Submits a job for `owner` that holds the queue's single worker until `release`, and waits
+// until it runs: jobs submitted after it wait.
+absl::Status OccupyTheWorker(JobQueue& jobs, const std::string& owner,
+                             absl::Notification& release) {
+  std::atomic<bool> started{false};
+  absl::StatusOr<JobView> job = jobs.Submit(owner, [&]() -> absl::StatusOr<std::string> {
+    started = true;
+    release.WaitForNotification();
+    return std::string("{}");
+  });
+  if (!job.ok()) return job.status();
+  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return absl::OkStatus();
+}
+
 TEST(JobQueueTest, RunsJobsThroughTheirStates) {
   JobQueueOptions options;
   options.workers = 1;
@@ -76,13 +91,7 @@ TEST(JobQueueTest, AFullQueueRefusesNewJobs) {
   options.max_queued = 2;
   JobQueue jobs(options);
   absl::Notification release;
-  std::atomic<bool> started{false};
-  ASSERT_OK(jobs.Submit("a", [&]() -> absl::StatusOr<std::string> {
-    started = true;
-    release.WaitForNotification();
-    return std::string("{}");
-  }));
-  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_OK(OccupyTheWorker(jobs, "a", release));
   auto quick = []() -> absl::StatusOr<std::string> { return std::string("{}"); };
   ASSERT_OK(jobs.Submit("a", quick));
   ASSERT_OK(jobs.Submit("a", quick));
@@ -100,13 +109,7 @@ TEST(JobQueueTest, OneOwnerMayFillOnlyItsShareOfTheQueue) {
   options.max_queued_per_owner = 2;
   JobQueue jobs(options);
   absl::Notification release;
-  std::atomic<bool> started{false};
-  ASSERT_OK(jobs.Submit("a", [&]() -> absl::StatusOr<std::string> {
-    started = true;
-    release.WaitForNotification();
-    return std::string("{}");
-  }));
-  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_OK(OccupyTheWorker(jobs, "a", release));
   auto quick = []() -> absl::StatusOr<std::string> { return std::string("{}"); };
   ASSERT_OK(jobs.Submit("a", quick));
   ASSERT_OK(jobs.Submit("a", quick));
@@ -128,13 +131,7 @@ TEST(JobQueueTest, OwnersTakeTurns) {
   options.workers = 1;
   JobQueue jobs(options);
   absl::Notification release;
-  std::atomic<bool> started{false};
-  ASSERT_OK(jobs.Submit("a", [&]() -> absl::StatusOr<std::string> {
-    started = true;
-    release.WaitForNotification();
-    return std::string("{}");
-  }));
-  while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_OK(OccupyTheWorker(jobs, "a", release));
   absl::Mutex mu;
   std::vector<std::string> order;
   auto job = [&](std::string name) {
