@@ -14,7 +14,7 @@ PACKAGES=(
   prometheus-cpp-dev  # copsd and cops-milter --metrics-listen
   libnats-dev  # copsd --log / --follow: the registration log on NATS JetStream (replication/)
   libcpp-httplib-dev  # copsd --http-listen: the HTTP/JSON API (docs/api.md)
-  libcurl4-openssl-dev  # webhook deliveries: a bounded HTTP client (http/webhooks.cc)
+  libcurl4-openssl-dev  # webhook deliveries: a bounded HTTP client (http/webhooks.cc; CURL::libcurl, also linked by fuzz_http)
   libseccomp-dev  # cops-convert-worker's system call filter (convert/worker_sandbox.h)
   libsodium-dev  # Ed25519 signing of registration receipts (core/receipt.cc)
 )
