@@ -16,75 +16,29 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
-#include <system_error>
+#include <vector>
 
-#include "access/access_control.h"
-#include "access/audit_sink.h"
-#include "access/usage_ledger.h"
-#include "engine/index_generations.h"
+#include "fuzz/service_parts.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "http/api.h"
 #include "server/service.h"
-#include "spdlog/spdlog.h"
 
 namespace {
 
-void Require(bool invariant, const char* what = "") {
-  if (invariant) return;
-  std::fprintf(stderr, "fuzz_http: %s (errno %d: %s)\n", what, errno, std::strerror(errno));
-  std::abort();
-}
-
-template <typename T>
-T Must(absl::StatusOr<T> v) {
-  if (!v.ok()) std::abort();
-  return *std::move(v);
-}
-
-// The run's data directory, removed when the fuzzer exits.
-char data_dir[] = "/tmp/cops_fuzz_http_XXXXXX";
+using cops::fuzzing::Must;
+using cops::fuzzing::Require;
 
 // The service, its in-process gRPC server and the HTTP API; built once, kept for the run.
 struct Stack {
-  Stack() {
-    spdlog::set_level(spdlog::level::off);  // per request logging would be most of the run
-    Require(mkdtemp(data_dir) != nullptr);
-    std::atexit([] {
-      std::error_code ignored;
-      std::filesystem::remove_all(data_dir, ignored);
-    });
-    const std::string dir = data_dir;
-    cops::IndexGenerationsOptions index_options;
-    index_options.data_dir = dir + "/data";
-    index_options.detector.convert_limits.in_process = true;
-    index_options.detector.convert_limits.time_budget_ms = 2000;
-    generations = Must(cops::IndexGenerations::Open(index_options));
-    cops::AccessControlOptions access_options;
-    access_options.failure_limit = 1000000;  // a wrong key stays 401, never locked out
-    access =
-        Must(cops::OpenAccessControl(dir + "/data", /*bootstrap_admin=*/false, access_options));
-    cops::PrincipalRecord owner;
-    owner.name = "owner";
-    owner.role = static_cast<uint8_t>(cops::Role::kOwner);
-    owner.collections = {"a"};
-    owner.requests_per_second = 1e9;
-    owner.burst = 1000000000;
-    owner_key = Must(access->CreatePrincipal(owner)).api_key;
-    usage = std::make_unique<cops::UsageLedger>(access->store());
-    audit = std::make_unique<cops::AuditSink>(cops::AppendTo(access->store()),
-                                              cops::MatchesFrom(access->store()));
-    service = std::make_unique<cops::CopyDetectionService>(generations.get(), access.get(),
-                                                           usage.get(), audit.get());
+  Stack() : parts("http") {
+    service = parts.Service(parts.access.get());
     grpc::EnableDefaultHealthCheckService(true);  // as copsd: /healthz asks it
     grpc::ServerBuilder builder;
     builder.RegisterService(service.get());
@@ -99,7 +53,7 @@ struct Stack {
     options.idle_timeout = std::chrono::milliseconds(1000);
     options.call_timeout = std::chrono::milliseconds(10000);
     options.jobs.max_queued = 8;  // jobs beyond are 429, not memory
-    cops::AccessControl* control = access.get();
+    cops::AccessControl* control = parts.access.get();
     options.authenticate = [control](const std::string& key, const std::vector<std::string>& names,
                                      const std::string& peer) -> absl::StatusOr<std::string> {
       absl::StatusOr<cops::Principal> principal =
@@ -112,11 +66,7 @@ struct Stack {
     http = Must(cops::HttpApi::Start(options, server->InProcessChannel(args)));
   }
 
-  std::unique_ptr<cops::IndexGenerations> generations;
-  std::unique_ptr<cops::AccessControl> access;
-  std::string owner_key;
-  std::unique_ptr<cops::UsageLedger> usage;
-  std::unique_ptr<cops::AuditSink> audit;
+  cops::fuzzing::ServiceParts parts;
   std::unique_ptr<cops::CopyDetectionService> service;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<cops::HttpApi> http;
@@ -200,7 +150,7 @@ std::string Exchange(int port, const std::string& request) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Stack& stack = TheStack();
   const std::string request =
-      WithKey(std::string_view(reinterpret_cast<const char*>(data), size), stack.owner_key);
+      WithKey(std::string_view(reinterpret_cast<const char*>(data), size), stack.parts.owner_key);
   const std::string answer = Exchange(stack.http->port(), request);
   // The first answer's status line; pipelined requests' later answers are not parsed apart.
   Require(answer.rfind("HTTP/1.1 500", 0) != 0, answer.substr(0, 300).c_str());

@@ -13,77 +13,31 @@
 // server/service.cc is compiled with coverage and sanitizers; the rest is the normal build.
 // Seeds: fuzz/fuzz_seeds.cc ("service"), one real request per RPC and caller.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
-#include <filesystem>
 #include <memory>
 #include <string>
-#include <system_error>
+#include <string_view>
 
-#include "access/access_control.h"
-#include "access/audit_sink.h"
-#include "access/authorizer.h"
 #include "access/open_authorizer.h"
-#include "access/usage_ledger.h"
-#include "engine/index_generations.h"
+#include "fuzz/service_parts.h"
 #include "grpcpp/grpcpp.h"
 #include "proto/cops.grpc.pb.h"
 #include "server/service.h"
-#include "spdlog/spdlog.h"
 
 namespace {
 
 using cops::v1::CopyDetection;
 
-void Require(bool invariant) {
-  if (!invariant) std::abort();
-}
-
-template <typename T>
-T Must(absl::StatusOr<T> v) {
-  if (!v.ok()) std::abort();
-  return *std::move(v);
-}
-
-// The run's data directory, removed when the fuzzer exits.
-char data_dir[] = "/tmp/cops_fuzz_service_XXXXXX";
+using cops::fuzzing::Require;
 
 // The services and their in-process channels; built once, kept for the whole run.
 struct Stack {
-  Stack() {
-    // Per request logging would be most of the run's output and time.
-    spdlog::set_level(spdlog::level::off);
-    Require(mkdtemp(data_dir) != nullptr);
-    std::atexit([] {
-      std::error_code ignored;
-      std::filesystem::remove_all(data_dir, ignored);
-    });
-    dir = data_dir;
-    cops::IndexGenerationsOptions index_options;
-    index_options.data_dir = dir + "/data";
-    index_options.detector.convert_limits.in_process = true;
-    index_options.detector.convert_limits.time_budget_ms = 2000;
-    generations = Must(cops::IndexGenerations::Open(index_options));
-    cops::AccessControlOptions access_options;
-    access_options.failure_limit = 1000000;  // the wrong key stays UNAUTHENTICATED
-    access = Must(cops::OpenAccessControl(dir + "/data", /*bootstrap_admin=*/false,
-                                          access_options));
-    cops::PrincipalRecord owner;
-    owner.name = "owner";
-    owner.role = static_cast<uint8_t>(cops::Role::kOwner);
-    owner.collections = {"a"};
-    owner.requests_per_second = 1e9;
-    owner.burst = 1000000000;
-    owner_key = Must(access->CreatePrincipal(owner)).api_key;
-    open_authorizer = std::make_unique<cops::OpenAuthorizer>(access.get());
-    usage = std::make_unique<cops::UsageLedger>(access->store());
-    audit = std::make_unique<cops::AuditSink>(cops::AppendTo(access->store()),
-                                              cops::MatchesFrom(access->store()));
-    open_service = std::make_unique<cops::CopyDetectionService>(
-        generations.get(), open_authorizer.get(), usage.get(), audit.get());
-    auth_service = std::make_unique<cops::CopyDetectionService>(
-        generations.get(), access.get(), usage.get(), audit.get());
+  Stack() : parts("service") {
+    open_authorizer = std::make_unique<cops::OpenAuthorizer>(parts.access.get());
+    open_service = parts.Service(open_authorizer.get());
+    auth_service = parts.Service(parts.access.get());
     open_server = Serve(open_service.get());
     auth_server = Serve(auth_service.get());
     grpc::ChannelArguments args;
@@ -101,13 +55,8 @@ struct Stack {
     return server;
   }
 
-  std::string dir;
-  std::unique_ptr<cops::IndexGenerations> generations;
-  std::unique_ptr<cops::AccessControl> access;
-  std::string owner_key;
+  cops::fuzzing::ServiceParts parts;
   std::unique_ptr<cops::OpenAuthorizer> open_authorizer;
-  std::unique_ptr<cops::UsageLedger> usage;
-  std::unique_ptr<cops::AuditSink> audit;
   std::unique_ptr<cops::CopyDetectionService> open_service;
   std::unique_ptr<cops::CopyDetectionService> auth_service;
   std::unique_ptr<grpc::Server> open_server;
@@ -125,7 +74,7 @@ Stack& TheStack() {
 
 void Prepare(grpc::ClientContext* ctx, int caller) {
   ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  if (caller == 1) ctx->AddMetadata("authorization", "Bearer " + TheStack().owner_key);
+  if (caller == 1) ctx->AddMetadata("authorization", "Bearer " + TheStack().parts.owner_key);
   if (caller == 2) {
     ctx->AddMetadata("authorization",
                      "Bearer cops_00000000000000ff_" + std::string(64, 'a'));
