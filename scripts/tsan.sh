@@ -16,11 +16,12 @@ tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
   # The index's lookup pool, its concurrent writes, warm-up and reopen after a full disk,
   # admission control, the stream watchdog and revoked streams (service_access_test), usage
-  # reservations, the audit queue, the retention sweeper, the converter worker pool.
+  # reservations, the audit queue, the retention sweeper, the converter worker pool, the
+  # memtable's skip list (readers during inserts).
   tests=(parallel_parts_test
          "index_test=*Concurrent*:*Parallel*:*Warm*:*DiskFull*:*Reopen*"
          admission_control_test usage_ledger_test audit_sink_test
-         retention_sweeper_test service_access_test worker_pool_test)
+         retention_sweeper_test service_access_test worker_pool_test memtable_rep_test)
 fi
 targets=()
 for t in "${tests[@]}"; do targets+=("${t%%=*}"); done
