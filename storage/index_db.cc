@@ -203,6 +203,11 @@ rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
   cf.level_compaction_dynamic_level_bytes = true;
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(SmallTableOptions(cache)));
   cf.compression = Pick({rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
+  // Every family's memtable is COPS's skip list (storage/memtable_rep.h): a write's keys
+  // come in order within each family (hashes, then ids that grow), so each insert starts
+  // where the previous one went, and Debian's RocksDB build would otherwise check the
+  // order of its own list's neighbours after each insert.
+  cf.memtable_factory = std::make_shared<FingerSkipListFactory>();
   return cf;
 }
 
@@ -284,10 +289,6 @@ std::vector<rocksdb::ColumnFamilyDescriptor> Descriptors(
       cf.compression = ParseCompression(o.postings_compression).value_or(cf.compression);
       cf.merge_operator = std::make_shared<PostingListMerge>(o.max_postings_per_chunk);
       cf.memtable_whole_key_filtering = o.bloom_bits_per_key > 0;
-      // A write's operands are in key order: a skip list that starts each insert where the
-      // previous one went, without the order checks Debian's RocksDB build runs after each
-      // insert into its own (storage/memtable_rep.h).
-      cf.memtable_factory = std::make_shared<FingerSkipListFactory>();
       // Small memtables merged at flush (IndexOptions::postings_memtables): cheap inserts,
       // level-0 files as big as one large memtable would make. Room for half as many more
       // while a flush runs, before writes stall.
