@@ -57,6 +57,10 @@ absl::Status LogReplica::Apply(uint64_t sequence, const RegistrationEvent& event
                                 event.metadata, sequence);
     if (outcome.ok()) return absl::OkStatus();
     if (!IsDeterministicRefusal(outcome.status())) return outcome.status();
+    // Every node refuses it alike (a duplicate, text that is no text): recorded as applied
+    // without effect. Logged, so that a node that refused what others registered shows.
+    LogEvent(LogLevel::kInfo, "log_event_refused",
+             {{"sequence", std::to_string(sequence)}, {"error", outcome.status().ToString()}});
     return detector.index()->SkipLogSequence(sequence);
   });
   if (!written.ok()) {

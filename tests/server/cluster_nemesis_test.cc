@@ -30,14 +30,17 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -220,10 +223,10 @@ class ClusterNemesisTest : public ::testing::Test {
   // JetStream does not answer at its start; it is started again, as a supervisor would.
   void StartReplica(uint32_t p, uint32_t r) {
     const std::string name = "index-p" + std::to_string(p) + "r" + std::to_string(r);
-    std::vector<std::string> flags = {"--follow",       nats_->url(),
-                                      "--partitions",   "2",
-                                      "--partition",    std::to_string(p),
-                                      "--log-replicas", "3"};
+    // At info level: a divergence's report shows each replica's log events (Divergence).
+    std::vector<std::string> flags = {
+        "--follow",       nats_->url(), "--partitions", "2",   "--partition", std::to_string(p),
+        "--log-replicas", "3",          "--log-level",  "info"};
     if (!replica_address_[p][r].empty()) {
       flags.insert(flags.end(), {"--listen", replica_address_[p][r]});
     }
@@ -411,6 +414,56 @@ class ClusterNemesisTest : public ::testing::Test {
     paused_.erase(pid);
   }
 
+  // For a post-mortem of partition p's replicas, which listed `a` and `b`: the documents
+  // only one holds, what the clients were told of each, and each replica's log lines about
+  // its log events (applier errors and restarts, refused and failed applies).
+  std::string Divergence(uint32_t p, const std::string& a, const std::string& b,
+                         const std::map<size_t, History::Doc>& docs) const {
+    std::set<std::string> in_a, in_b;
+    for (const auto& [text, lines] : {std::pair{&a, &in_a}, std::pair{&b, &in_b}}) {
+      std::istringstream in(*text);
+      for (std::string line; std::getline(in, line);) {
+        if (!line.empty()) lines->insert(line);
+      }
+    }
+    std::string out = "held by one replica only:\n";
+    auto told = [&docs](uint64_t id) -> std::string {
+      for (const auto& [doc, entry] : docs) {
+        if (entry.id != id) continue;
+        switch (entry.state) {
+          case History::State::kRegistered:
+            return "registration acknowledged";
+          case History::State::kUnregistering:
+            return "unregistration under way";
+          case History::State::kUnregistered:
+            return "unregistration acknowledged at " + std::to_string(entry.unregistered_at);
+          case History::State::kUnknown:
+            return "unregistration failed (either outcome allowed)";
+        }
+      }
+      return "registration not acknowledged";
+    };
+    for (const auto& [mine, theirs, name] :
+         {std::tuple{&in_a, &in_b, "r0"}, std::tuple{&in_b, &in_a, "r1"}}) {
+      for (const std::string& line : *mine) {
+        if (theirs->count(line) != 0) continue;
+        const uint64_t id = std::stoull(line.substr(0, line.find(':')));
+        out += "  " + std::string(name) + " only: " + std::to_string(id) + " (" + told(id) + ")\n";
+      }
+    }
+    for (uint32_t r = 0; r < kReplicas; ++r) {
+      const fs::path dir = dir_.path() / ("index-p" + std::to_string(p) + "r" + std::to_string(r));
+      out += "r" + std::to_string(r) + "'s log events (" + dir.string() + "):\n";
+      for (const char* name : {"copsd-earlier.log", "copsd.log"}) {  // its runs in order
+        std::ifstream in(dir / name);
+        for (std::string line; std::getline(in, line);) {
+          if (line.find(" log_") != std::string::npos) out += "  " + line + "\n";
+        }
+      }
+    }
+    return out;
+  }
+
   // Document ids and text digests of replica `client`, in id order.
   static absl::StatusOr<std::string> Digest(Client* client) {
     std::string digest;
@@ -531,7 +584,8 @@ TEST_F(ClusterNemesisTest, TheHistoryHoldsUnderRandomFaults) {
     if (!same) ++diverged;
     EXPECT_TRUE(same) << "partition " << p << " diverged:\nr0:\n"
                       << (a.ok() ? *a : a.status().ToString()) << "r1:\n"
-                      << (b.ok() ? *b : b.status().ToString());
+                      << (b.ok() ? *b : b.status().ToString())
+                      << (a.ok() && b.ok() ? Divergence(p, *a, *b, docs) : "");
   }
 
   EXPECT_EQ(counts.wrong, 0u) << "complete checks without the document asked for, e.g.:\n"

@@ -33,19 +33,30 @@ absl::StatusOr<ProcessMemory> ReadProcessMemory(pid_t pid) {
   return memory;
 }
 
+namespace {
+
+// COPS_TEST_COPSD_LOG_LEVEL (e.g. info) for a soak's post-mortem; warn by default.
+std::string LogLevel() {
+  const char* level = std::getenv("COPS_TEST_COPSD_LOG_LEVEL");
+  return level != nullptr && *level != '\0' ? level : "warn";
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<CopsdProcess>> CopsdProcess::Start(
     const fs::path& dir, const std::vector<std::string>& flags) {
   const fs::path port_file = dir / "copsd.port";
   const fs::path log = dir / "copsd.log";
   fs::remove(port_file);
-  std::vector<std::string> argv = {
-      fs::path(BuildDir()) / "server" / "copsd",
-      "--data-dir",
-      (dir / "data").string(),
-      "--port-file",
-      port_file.string(),
-      "--log-level",
-      "warn"};
+  // A restart's log starts afresh; the earlier runs' go on in copsd-earlier.log.
+  if (fs::exists(log)) {
+    std::ofstream(dir / "copsd-earlier.log", std::ios::app) << ReadFileOrEmpty(log);
+  }
+  std::vector<std::string> argv = {fs::path(BuildDir()) / "server" / "copsd", "--data-dir",
+                                   (dir / "data").string(), "--port-file", port_file.string()};
+  if (std::find(flags.begin(), flags.end(), "--log-level") == flags.end()) {
+    argv.insert(argv.end(), {"--log-level", LogLevel()});
+  }
   // A --listen of the caller's (a restart on the old port) replaces the free port.
   if (std::find(flags.begin(), flags.end(), "--listen") == flags.end()) {
     argv.insert(argv.end(), {"--listen", "127.0.0.1:0"});

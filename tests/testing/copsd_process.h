@@ -37,9 +37,11 @@ absl::StatusOr<ProcessMemory> ReadProcessMemory(pid_t pid);
 class CopsdProcess {
  public:
   // Starts copsd with --data-dir `dir`/data, --listen 127.0.0.1:0 (unless `flags` has a
-  // --listen: a restart on the old address), --port-file, --log-level warn and then `flags`,
-  // and waits (polling, at most 30 s) until it serves. Its output goes to `dir`/copsd.log.
-  // UNAVAILABLE, with the log, when it exits or does not serve in time.
+  // --listen: a restart on the old address), --port-file, --log-level warn
+  // (unless `flags` has one; $COPS_TEST_COPSD_LOG_LEVEL if set) and then `flags`, and waits
+  // (polling, at most 30 s) until it serves. Its output goes to `dir`/copsd.log (an earlier
+  // run's, restarted in `dir`, is appended to `dir`/copsd-earlier.log first). UNAVAILABLE,
+  // with the log, when it exits or does not serve in time.
   static absl::StatusOr<std::unique_ptr<CopsdProcess>> Start(const std::filesystem::path& dir,
                                                              const std::vector<std::string>& flags);
   // Stop()s it if still running.

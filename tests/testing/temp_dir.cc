@@ -39,6 +39,13 @@ std::string TempDir::Join(std::string_view name) const { return (path_ / name).s
 
 void TempDir::Remove() {
   if (path_.empty()) return;
+  // COPS_TEST_KEEP_DIRS=1 keeps it for a post-mortem (a soak's logs and data).
+  const char* keep = std::getenv("COPS_TEST_KEEP_DIRS");
+  if (keep != nullptr && std::strcmp(keep, "1") == 0) {
+    std::fprintf(stderr, "TempDir: kept %s\n", path_.c_str());
+    path_.clear();
+    return;
+  }
   std::error_code ec;  // best effort: a leftover directory must not fail the test
   std::filesystem::remove_all(path_, ec);
   path_.clear();

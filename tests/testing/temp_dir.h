@@ -3,7 +3,8 @@
 
 // A fresh, empty directory for one test, removed with everything in it when the TempDir
 // is destroyed. Made by mkdtemp(3) under std::filesystem::temp_directory_path() ($TMPDIR,
-// else /tmp), so tests running in parallel never share one.
+// else /tmp), so tests running in parallel never share one. With COPS_TEST_KEEP_DIRS=1 in
+// the environment it is left in place (its path printed on stderr) for a post-mortem.
 //
 //   class IndexTest : public ::testing::Test {
 //     testing::TempDir dir_;
