@@ -5,9 +5,9 @@
 
 #include <malloc.h>
 #include <pthread.h>
-#include <unistd.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -52,6 +52,7 @@
 #include "server/server_config.h"
 #include "server/service.h"
 #include "server/systemd_notifier.h"
+#include "server/unparsed_requests.h"
 #include "spdlog/spdlog.h"
 #include "storage/data_dir.h"
 #include "storage/file_system.h"
@@ -98,8 +99,9 @@ int MessageLimit(const ServerConfig& config) {
       std::min<uint64_t>(config.max_message_bytes, std::numeric_limits<int>::max()));
 }
 
-// The gRPC server on config.listen with its limits, `services`, health and reflection, and
-// the metrics interceptor when `metrics` is not null. Null (or *port == 0) when it cannot
+// The gRPC server on config.listen with its limits, `services`, health and reflection,
+// INVALID_ARGUMENT for unary requests that do not parse (server/unparsed_requests.h) and the
+// metrics interceptor when `metrics` is not null. Null (or *port == 0) when it cannot
 // listen.
 std::unique_ptr<grpc::Server> BuildServer(
     const ServerConfig& config, const std::shared_ptr<grpc::ServerCredentials>& credentials,
@@ -139,11 +141,10 @@ std::unique_ptr<grpc::Server> BuildServer(
                               static_cast<int>(std::clamp<uint32_t>(
                                   config.kept_threads, 1, std::max<uint32_t>(config.threads, 2))));
   for (grpc::Service* service : services) builder.RegisterService(service);
-  if (metrics != nullptr) {
-    std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
-    rpcs.push_back(metrics->InterceptorFactory());
-    builder.experimental().SetInterceptorCreators(std::move(rpcs));
-  }
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> rpcs;
+  rpcs.push_back(UnparsedRequestInterceptorFactory());  // first: the metrics see its status
+  if (metrics != nullptr) rpcs.push_back(metrics->InterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(rpcs));
   return builder.BuildAndStart();
 }
 

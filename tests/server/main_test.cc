@@ -1,21 +1,24 @@
 // The copsd binary as an operator runs it, outside any service manager: what it leaves on
 // disk. (Flags: server_config_test.cc; the whole server under load: overload_test.cc.)
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "client/client.h"
 #include "client/load_generator.h"
-#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
+#include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "proto/cops.grpc.pb.h"
 #include "server/malloc_tuning.h"
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/files.h"
@@ -135,6 +138,33 @@ size_t ThreadsAfterABurst(uint32_t kept_threads) {
 
 // Handler threads that served a burst stay for the next one (--kept-threads), instead of
 // ending with their calls (gRPC keeps 2 unless told).
+TEST(CopsdTest, ARequestWithTextThatIsNotUtf8IsInvalidArgumentWithAMessage) {
+  // proto3 string fields hold UTF-8 only. A request with other bytes in one (a Latin-1
+  // title, as any client but cops may send: protobuf serializes it with a logged error)
+  // does not parse, and gRPC by itself answers INTERNAL with no message at all.
+  testing::TempDir dir("copsd_utf8");
+  ASSERT_OK_AND_ASSIGN(auto copsd, testing::CopsdProcess::Start(dir.path(), {}));
+  auto stub = v1::CopyDetection::NewStub(
+      grpc::CreateChannel(copsd->address(), grpc::InsecureChannelCredentials()));
+  auto call = [&](const std::string& title) {
+    v1::RegisterDocumentRequest request;
+    request.mutable_document()->set_content("A document with a title in Latin-1.");
+    request.mutable_document()->set_format(v1::DOCUMENT_FORMAT_TEXT);
+    request.mutable_document()->mutable_metadata()->set_title(title);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    v1::RegisterDocumentReply reply;
+    return stub->RegisterDocument(&context, request, &reply);
+  };
+  for (int i = 0; i < 2; ++i) {  // and copsd answers the next one alike
+    const grpc::Status status = call("Caf\xe9");
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+    EXPECT_THAT(status.error_message(), ::testing::HasSubstr("UTF-8"));
+  }
+  // A request that parses goes on to the service (here: no API key, auth is on by default).
+  EXPECT_NE(call("Café").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
 TEST(CopsdTest, KeepsTheHandlerThreadsOfABurst) {
   const size_t kept = ThreadsAfterABurst(16);
   const size_t few = ThreadsAfterABurst(1);
