@@ -203,10 +203,10 @@ rocksdb::ColumnFamilyOptions BaseCfOptions(const IndexOptions& o,
   cf.level_compaction_dynamic_level_bytes = true;
   cf.table_factory.reset(rocksdb::NewBlockBasedTableFactory(SmallTableOptions(cache)));
   cf.compression = Pick({rocksdb::kLZ4Compression, rocksdb::kSnappyCompression});
-  // Every family's memtable is COPS's skip list (storage/memtable_rep.h): a write's keys
-  // come in order within each family (hashes, then ids that grow), so each insert starts
-  // where the previous one went, and Debian's RocksDB build would otherwise check the
-  // order of its own list's neighbours after each insert.
+  // Every family's memtable is COPS's skip list (storage/memtable_rep.h): Debian's RocksDB
+  // build checks the order of its own list's neighbours after each insert. Keys that come
+  // in order (a write's postings, ids that grow) start where the previous insert went; others
+  // (digests in the maps) search from the head, as any skip list does.
   cf.memtable_factory = std::make_shared<FingerSkipListFactory>();
   return cf;
 }
