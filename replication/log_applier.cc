@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "core/status_macros.h"
 #include "logging/log_event.h"
+#include "nlohmann/json.hpp"
 #include "replication/cluster_signature.h"
 
 namespace cops {
@@ -340,14 +341,26 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
   const bool filtered = !options_.filter_subject.empty();
   absl::Status status;
   bool gap = false;  // an earlier event did not arrive
-  switch (ClassifyDelivery(filtered, sink_->AppliedLogSequence(), last_delivery_, sequence,
-                           delivery)) {
+  DeliveryAction action =
+      ClassifyDelivery(filtered, sink_->AppliedLogSequence(), last_delivery_, sequence, delivery);
+  if (action == DeliveryAction::kApply && filtered && last_delivery_ == 0) {
+    const uint64_t skipped = SkippedBy(sequence);
+    if (skipped != 0) {
+      action = DeliveryAction::kRestart;
+      status = absl::DataLossError("consumer " + options_.durable + " delivered event " +
+                                   std::to_string(sequence) + " first, after event " +
+                                   std::to_string(skipped) +
+                                   " of its subject; restarted at the applied sequence");
+    }
+  }
+  switch (action) {
     case DeliveryAction::kSkip:  // a redelivery of an applied event
       last_delivery_ = delivery;
       natsMsg_Ack(msg, nullptr);
       return Outcome::kNext;
     case DeliveryAction::kRestart:
       // Not acknowledged: the consumer that replaces this one delivers it again.
+      if (!status.ok()) break;  // SkippedBy's
       status = absl::DataLossError("log delivery " + std::to_string(delivery) + " (event " +
                                    std::to_string(sequence) + ") after delivery " +
                                    std::to_string(last_delivery_) +
@@ -429,6 +442,29 @@ void LogApplier::SetLastError(const absl::Status& status) {
             {"error", text}});
   logged_error_ = std::move(text);
   logged_at_ = now;
+}
+
+uint64_t LogApplier::SkippedBy(uint64_t first_delivered) const {
+  const uint64_t applied = sink_->AppliedLogSequence();
+  if (first_delivered <= applied + 1) return 0;  // nothing lies between
+  // JetStream's message get: the first message on the subject at or after applied + 1.
+  const nlohmann::json request = {{"seq", applied + 1}, {"next_by_subj", options_.filter_subject}};
+  const std::string body = request.dump();
+  const std::string api = "$JS.API.STREAM.MSG.GET." + jetstream_->options().stream;
+  natsMsg* reply = nullptr;
+  if (natsConnection_Request(&reply, jetstream_->connection(), api.c_str(), body.data(),
+                             static_cast<int>(body.size()), kSkipCheckTimeoutMs) != NATS_OK) {
+    return 0;  // JetStream is not answering: the delivery goes on (the next fetch will tell)
+  }
+  const nlohmann::json answer = nlohmann::json::parse(
+      natsMsg_GetData(reply), natsMsg_GetData(reply) + natsMsg_GetDataLength(reply), nullptr,
+      /*allow_exceptions=*/false);
+  natsMsg_Destroy(reply);
+  if (!answer.is_object() || !answer.contains("message")) return 0;  // none, or an error
+  const nlohmann::json& seq = answer["message"]["seq"];
+  if (!seq.is_number_unsigned()) return 0;
+  const uint64_t first = seq.get<uint64_t>();
+  return first > applied && first < first_delivered ? first : 0;
 }
 
 bool LogApplier::DeliveriesLost() {

@@ -182,6 +182,13 @@ class LogApplier {
   // the applied sequence at two looks in a row (asked with DeliveriesLost, and after a
   // second of failing fetches) with nothing applied in between; it is then recreated.
   bool Stalled();
+  // For a filtered consumer's first delivery, event `first_delivered`: the stream sequence
+  // of an event of its subject after the applied one and before `first_delivered`, which the
+  // consumer skipped (0: none, or JetStream did not answer). A consumer made at applied + 1
+  // starts there, but nats-server has had recreated consumers come back with a state of
+  // their name's earlier incarnation and deliver "way ahead" (fixed after Debian 12's 2.9.10:
+  // nats-server #6507, #8413); such a consumer is recreated instead of leaving a hole.
+  uint64_t SkippedBy(uint64_t first_delivered) const;
   // The stream sequence of the last event this consumer reads (0: none); nullopt for a
   // filter with wildcards (JetStream cannot say). Errors as for JetStream::Connect.
   absl::StatusOr<std::optional<uint64_t>> LastEventToApply() const;
@@ -195,6 +202,7 @@ class LogApplier {
   void SetLastError(const absl::Status& status);
   static constexpr int64_t kLostDeliveryCheckMs = 1000;
   static constexpr int64_t kErrorLogIntervalMs = 10000;
+  static constexpr int64_t kSkipCheckTimeoutMs = 2000;
 
   JetStream* const jetstream_;
   LogSink* const sink_;

@@ -409,6 +409,55 @@ TEST_F(LogApplierTest, AConsumerThatStopsDeliveringIsRecreated) {
   }
 }
 
+// A partition's consumer whose first delivery comes after an event of its subject that the
+// index lacks (nats-server 2.9 has recreated a consumer under its old name with an earlier
+// incarnation's state, delivering "way ahead"; session 32's nemesis run lost an event so) is
+// recreated at the applied sequence, and the event it skipped is applied. Here the durable
+// is replaced, before it delivered anything, by one starting a sequence later; events of the
+// other partition lie between, as they do in every partitioned stream.
+TEST_F(LogApplierTest, AConsumerThatStartsPastAnEventOfItsSubjectIsRecreated) {
+  RegistrationLog log(js_.get());
+  std::unique_ptr<Index> index = OpenIndex("ahead");
+  ASSERT_NE(index, nullptr);
+  IndexSink sink(index.get(), fingerprinter_.get());
+  const std::string subject = PartitionSubject(js_->options().subject, 0);
+  const std::string other = PartitionSubject(js_->options().subject, 1);
+  LogApplierOptions options;
+  options.durable = "ahead";
+  options.filter_subject = subject;
+  options.fetch_wait_ms = 100;
+  ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
+
+  // The consumer goes away (the running applier's fetches fail meanwhile) while events are
+  // published, and comes back starting past the partition's first one.
+  const std::string& stream = js_->options().stream;
+  ASSERT_EQ(js_DeleteConsumer(js_->context(), stream.c_str(), "ahead", nullptr, nullptr), NATS_OK);
+  ASSERT_OK_AND_ASSIGN(const uint64_t skipped, log.PublishTo(subject, Registration(1)));
+  ASSERT_OK_AND_ASSIGN(const uint64_t between, log.PublishTo(other, Registration(2)));
+  ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(subject, Registration(3)));
+  ASSERT_EQ(last, between + 1);
+  jsConsumerConfig config;
+  jsConsumerConfig_Init(&config);
+  config.Durable = "ahead";
+  config.AckPolicy = js_AckExplicit;
+  config.DeliverPolicy = js_DeliverByStartSequence;
+  config.OptStartSeq = skipped + 1;
+  config.FilterSubject = subject.c_str();
+  jsConsumerInfo* info = nullptr;
+  ASSERT_EQ(js_AddConsumer(&info, js_->context(), stream.c_str(), &config, nullptr, nullptr),
+            NATS_OK);
+  jsConsumerInfo_Destroy(info);
+
+  ASSERT_TRUE(WaitApplied(*index, last)) << applier->LastError();
+  applier->Stop();
+  EXPECT_GE(applier->Restarts(), 1);
+  // Both of the partition's events, in order.
+  ASSERT_OK_AND_ASSIGN(DocumentPage page, index->ListDocuments("", 10));
+  ASSERT_EQ(page.documents.size(), 2u);
+  EXPECT_EQ(page.documents[0].title, "document 1");
+  EXPECT_EQ(page.documents[1].title, "document 3");
+}
+
 // The stream lost its tail or was recreated (a NATS store lost, the stream deleted and made
 // anew by the next copsd that connects): its new events get sequences this index already
 // applied, which the applier would acknowledge and skip as redeliveries. Start refuses,
