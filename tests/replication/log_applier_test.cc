@@ -410,11 +410,11 @@ TEST_F(LogApplierTest, AConsumerThatStopsDeliveringIsRecreated) {
 }
 
 // A partition's consumer whose first delivery comes after an event of its subject that the
-// index lacks (nats-server 2.9 has recreated a consumer under its old name with an earlier
-// incarnation's state, delivering "way ahead"; session 32's nemesis run lost an event so) is
-// recreated at the applied sequence, and the event it skipped is applied. Here the durable
-// is replaced, before it delivered anything, by one starting a sequence later; events of the
-// other partition lie between, as they do in every partitioned stream.
+// index lacks is recreated at the applied sequence, and the event it skipped is applied.
+// (nats-server 2.9 can recreate a consumer under its old name with an earlier incarnation's
+// state, delivering "way ahead": the likeliest cause of a nemesis run's lost event.) Here the
+// durable is replaced by one starting a sequence later; an event of the other partition
+// lies between, as in every partitioned stream.
 TEST_F(LogApplierTest, AConsumerThatStartsPastAnEventOfItsSubjectIsRecreated) {
   RegistrationLog log(js_.get());
   std::unique_ptr<Index> index = OpenIndex("ahead");
