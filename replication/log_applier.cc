@@ -460,10 +460,12 @@ uint64_t LogApplier::SkippedBy(uint64_t first_delivered) const {
       natsMsg_GetData(reply), natsMsg_GetData(reply) + natsMsg_GetDataLength(reply), nullptr,
       /*allow_exceptions=*/false);
   natsMsg_Destroy(reply);
-  if (!answer.is_object() || !answer.contains("message")) return 0;  // none, or an error
-  const nlohmann::json& seq = answer["message"]["seq"];
-  if (!seq.is_number_unsigned()) return 0;
-  const uint64_t first = seq.get<uint64_t>();
+  if (!answer.is_object()) return 0;
+  const auto message = answer.find("message");  // absent: none, or an error
+  if (message == answer.end() || !message->is_object()) return 0;
+  const auto seq = message->find("seq");
+  if (seq == message->end() || !seq->is_number_unsigned()) return 0;
+  const uint64_t first = seq->get<uint64_t>();
   return first > applied && first < first_delivered ? first : 0;
 }
 
