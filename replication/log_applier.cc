@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "core/status_macros.h"
@@ -95,68 +96,123 @@ absl::Status CheckStreamFor(JetStream* js, LogSink* sink) {
   return absl::OkStatus();
 }
 
-// Binds `durable` so that its next delivery is the first event the sink lacks, after
-// CheckStreamFor. A consumer whose acknowledged floor is above the sink's applied sequence
-// has acknowledged events this index does not hold (the index was wiped or restored from an
-// older snapshot): it is recreated, or those events would never come again.
-// `recreate`: the consumer is recreated at applied + 1 whatever its state (deliveries were
-// lost: waiting for JetStream's ack wait to redeliver them would hold the node back).
-absl::Status PrepareConsumer(JetStream* js, const LogApplierOptions& options, LogSink* sink,
-                             bool recreate = false) {
+// Separates a node's consumer-name prefix (LogApplierOptions::durable) from a consumer's
+// generation.
+constexpr char kGenerationSeparator = '~';
+
+std::string ConsumerNameOf(const std::string& prefix, uint64_t generation) {
+  return prefix + kGenerationSeparator + std::to_string(generation);
+}
+
+// The generation of `name` when it is one of the consumers named from `prefix`: 0 for the
+// prefix itself (the single consumer of a build before generations), n for "<prefix>~n".
+std::optional<uint64_t> GenerationOf(const std::string& prefix, std::string_view name) {
+  if (name == prefix) return 0;
+  if (name.size() <= prefix.size() + 1 || name.substr(0, prefix.size()) != prefix ||
+      name[prefix.size()] != kGenerationSeparator) {
+    return std::nullopt;
+  }
+  const std::string_view digits = name.substr(prefix.size() + 1);
+  if (digits.size() > 19) return std::nullopt;
+  uint64_t generation = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    generation = generation * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return generation;
+}
+
+// A prefix that JetStream takes as a consumer's name, and that no other node's prefix plus a
+// generation can equal: not empty, printable, none of NATS's separators and wildcards, no '~'.
+absl::Status CheckConsumerPrefix(const std::string& prefix) {
+  const bool valid =
+      !prefix.empty() && prefix.size() <= 200 &&
+      std::all_of(prefix.begin(), prefix.end(), [](char c) {
+        return c > ' ' && c < 0x7f && std::string_view(".*>/\\~").find(c) == std::string_view::npos;
+      });
+  if (valid) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "consumer name \"" + prefix +
+      "\" is not usable: 1 to 200 printable ASCII characters without spaces, '.', '*', '>', "
+      "'/', '\\' or '~'");
+}
+
+// Creates a consumer for `prefix`'s node that delivers first the first event the sink lacks
+// (applied + 1), after CheckStreamFor, and returns its name; then deletes the node's earlier
+// consumers. Every consumer gets a name none of the node's consumers had before
+// ("<prefix>~<generation>", the generation above `*generation`, every one listed, and the
+// clock's milliseconds; `*generation` is set to it): nats-server 2.9 can bring a consumer
+// recreated under its old name back with an earlier incarnation's state, its delivery "way
+// ahead" of its start (fixed later: nats-server #6507, #8413), a hole in the index. An
+// earlier consumer that cannot be deleted now is logged, and deleted at the next creation.
+absl::StatusOr<std::string> PrepareConsumer(JetStream* js, const LogApplierOptions& options,
+                                            LogSink* sink, uint64_t* generation) {
   COPS_RETURN_IF_ERROR(CheckStreamFor(js, sink));
   const uint64_t applied = sink->AppliedLogSequence();
   const std::string& stream = js->options().stream;
+  const std::string& prefix = options.durable;
   jsErrCode err = static_cast<jsErrCode>(0);
-  natsStatus s = NATS_OK;
-  jsConsumerInfo* info = nullptr;
-  s = js_GetConsumerInfo(&info, js->context(), stream.c_str(), options.durable.c_str(), nullptr,
-                         &err);
+  jsConsumerNamesList* names = nullptr;
+  natsStatus s = js_ConsumerNames(&names, js->context(), stream.c_str(), nullptr, &err);
+  std::vector<std::string> earlier;
   if (s == NATS_OK) {
-    const bool behind_index = info->AckFloor.Stream <= applied;
-    const char* filter = info->Config != nullptr ? info->Config->FilterSubject : nullptr;
-    const bool same_filter = options.filter_subject == (filter != nullptr ? filter : "");
-    jsConsumerInfo_Destroy(info);
-    // Redeliveries at or below `applied` are skipped. A filtered consumer is always
-    // recreated: its events' sequences have gaps, so the applier cannot tell an event that
-    // overtook an unacknowledged one; started afresh at applied + 1 it delivers in order.
-    if (behind_index && same_filter && options.filter_subject.empty() && !recreate) {
-      return absl::OkStatus();
+    for (int i = 0; i < names->Count; ++i) {
+      const std::optional<uint64_t> g = GenerationOf(prefix, names->List[i]);
+      if (!g.has_value()) continue;
+      earlier.emplace_back(names->List[i]);
+      *generation = std::max(*generation, *g);
     }
-    s = js_DeleteConsumer(js->context(), stream.c_str(), options.durable.c_str(), nullptr, &err);
-    if (s != NATS_OK) return NatsError(s, "deleting consumer " + options.durable);
-  } else if (s != NATS_NOT_FOUND && err != JSConsumerNotFoundErr) {
-    return NatsError(s, "looking up consumer " + options.durable);
+    jsConsumerNamesList_Destroy(names);
+  } else if (s != NATS_NOT_FOUND) {
+    return NatsError(s, "listing the consumers of stream " + stream);
   }
+  const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::system_clock::now().time_since_epoch());
+  *generation =
+      std::max(*generation + 1, static_cast<uint64_t>(std::max<int64_t>(0, now_ms.count())));
+  const std::string name = ConsumerNameOf(prefix, *generation);
   jsConsumerConfig config;
   jsConsumerConfig_Init(&config);
-  config.Durable = options.durable.c_str();
+  config.Durable = name.c_str();
   config.AckPolicy = js_AckExplicit;
   config.AckWait = options.ack_wait_ms * 1000000;  // nanoseconds
   config.DeliverPolicy = js_DeliverByStartSequence;
   config.OptStartSeq = applied + 1;
   if (!options.filter_subject.empty()) config.FilterSubject = options.filter_subject.c_str();
+  jsConsumerInfo* info = nullptr;
   s = js_AddConsumer(&info, js->context(), stream.c_str(), &config, nullptr, &err);
-  if (s != NATS_OK) return NatsError(s, "creating consumer " + options.durable);
+  if (s != NATS_OK) return NatsError(s, "creating consumer " + name);
   jsConsumerInfo_Destroy(info);
+  for (const std::string& old : earlier) {
+    s = js_DeleteConsumer(js->context(), stream.c_str(), old.c_str(), nullptr, &err);
+    if (s != NATS_OK && s != NATS_NOT_FOUND && err != JSConsumerNotFoundErr) {
+      LogEvent(LogLevel::kWarn, "log_consumer_not_deleted",
+               {{"consumer", old},
+                {"error", NatsError(s, "deleting consumer " + old).ToString()},
+                {"action", "deleted when this node next creates a consumer"}});
+    }
+  }
   // The stream deleted and created anew between the check and the consumer's creation
   // would hand this consumer another stream's events: look once more.
-  return CheckStreamFor(js, sink);
+  COPS_RETURN_IF_ERROR(CheckStreamFor(js, sink));
+  return name;
 }
 
-// Binds a pull subscription to `options.durable` (prepared by PrepareConsumer).
-absl::StatusOr<natsSubscription*> Subscribe(JetStream* js, const LogApplierOptions& options) {
+// Binds a pull subscription to consumer `name` (made by PrepareConsumer).
+absl::StatusOr<natsSubscription*> Subscribe(JetStream* js, const LogApplierOptions& options,
+                                            const std::string& name) {
   jsSubOptions sub_options;
   jsSubOptions_Init(&sub_options);
   sub_options.Stream = js->options().stream.c_str();
-  sub_options.Consumer = options.durable.c_str();
+  sub_options.Consumer = name.c_str();
   sub_options.ManualAck = true;
   natsSubscription* subscription = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
   const std::string& subject =
       options.filter_subject.empty() ? js->options().subject : options.filter_subject;
-  const natsStatus s = js_PullSubscribe(&subscription, js->context(), subject.c_str(),
-                                        options.durable.c_str(), nullptr, &sub_options, &err);
-  if (s != NATS_OK) return NatsError(s, "subscribing consumer " + options.durable);
+  const natsStatus s = js_PullSubscribe(&subscription, js->context(), subject.c_str(), name.c_str(),
+                                        nullptr, &sub_options, &err);
+  if (s != NATS_OK) return NatsError(s, "subscribing consumer " + name);
   return subscription;
 }
 
@@ -182,21 +238,25 @@ DeliveryAction ClassifyDelivery(bool filtered, uint64_t applied, uint64_t last_d
 }
 
 LogApplier::LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
-                       natsSubscription* subscription)
+                       natsSubscription* subscription, std::string consumer, uint64_t generation)
     : jetstream_(jetstream),
       sink_(sink),
       options_(std::move(options)),
-      subscription_(subscription) {}
+      subscription_(subscription),
+      generation_(generation),
+      consumer_(std::move(consumer)) {}
 
 absl::StatusOr<std::unique_ptr<LogApplier>> LogApplier::Start(JetStream* jetstream,
                                                               LogSink* sink,
                                                               LogApplierOptions options) {
-  absl::Status prepared = PrepareConsumer(jetstream, options, sink);
-  if (!prepared.ok()) return prepared;
-  absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream, options);
+  COPS_RETURN_IF_ERROR(CheckConsumerPrefix(options.durable));
+  uint64_t generation = 0;
+  COPS_ASSIGN_OR_RETURN(std::string consumer,
+                        PrepareConsumer(jetstream, options, sink, &generation));
+  absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream, options, consumer);
   if (!subscription.ok()) return subscription.status();
-  std::unique_ptr<LogApplier> applier(
-      new LogApplier(jetstream, sink, std::move(options), *subscription));
+  std::unique_ptr<LogApplier> applier(new LogApplier(
+      jetstream, sink, std::move(options), *subscription, std::move(consumer), generation));
   applier->thread_ = std::thread([a = applier.get()] { a->Run(); });
   return applier;
 }
@@ -206,25 +266,34 @@ absl::Status LogApplier::Restart() {
   subscription_ = nullptr;
   last_delivery_ = 0;
   stalled_at_.reset();
-  absl::Status prepared = PrepareConsumer(jetstream_, options_, sink_, /*recreate=*/true);
-  if (absl::IsFailedPrecondition(prepared)) Refuse(prepared);
-  if (!prepared.ok()) return prepared;
-  absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream_, options_);
+  absl::StatusOr<std::string> consumer = PrepareConsumer(jetstream_, options_, sink_, &generation_);
+  if (absl::IsFailedPrecondition(consumer.status())) Refuse(consumer.status());
+  if (!consumer.ok()) return consumer.status();
+  absl::StatusOr<natsSubscription*> subscription = Subscribe(jetstream_, options_, *consumer);
   if (!subscription.ok()) return subscription.status();
   subscription_ = *subscription;
+  {
+    absl::MutexLock lock(&mu_);
+    consumer_ = *std::move(consumer);
+  }
   restarts_.fetch_add(1, std::memory_order_relaxed);
   return absl::OkStatus();
 }
 
 LogApplier::~LogApplier() {
   Stop();
-  // Keeps the durable consumer on the server.
+  // Keeps the consumer on the server: the next Start deletes it.
   if (subscription_ != nullptr) natsSubscription_Destroy(subscription_);
 }
 
 void LogApplier::Stop() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
+}
+
+std::string LogApplier::ConsumerName() const {
+  absl::MutexLock lock(&mu_);
+  return consumer_;
 }
 
 absl::Status LogApplier::LastError() const {
@@ -295,12 +364,13 @@ absl::StatusOr<bool> LogApplier::CaughtUp() const {
     COPS_ASSIGN_OR_RETURN(const std::optional<uint64_t> last, LastEventToApply());
     if (last.has_value()) return sink_->AppliedLogSequence() >= *last;
   }
+  const std::string consumer = ConsumerName();
   jsErrCode err = static_cast<jsErrCode>(0);
   jsConsumerInfo* info = nullptr;
   const natsStatus s =
       js_GetConsumerInfo(&info, jetstream_->context(), jetstream_->options().stream.c_str(),
-                         options_.durable.c_str(), nullptr, &err);
-  if (s != NATS_OK) return NatsError(s, "looking up consumer " + options_.durable);
+                         consumer.c_str(), nullptr, &err);
+  if (s != NATS_OK) return NatsError(s, "looking up consumer " + consumer);
   const bool caught_up = info->NumPending == 0 && info->NumAckPending == 0;
   jsConsumerInfo_Destroy(info);
   return caught_up;
@@ -320,7 +390,7 @@ bool LogApplier::Stalled() {
   if (stalled) {
     stalled_at_.reset();
     SetLastError(absl::UnavailableError(
-        "consumer " + options_.durable + " delivered nothing for " +
+        "consumer " + ConsumerName() + " delivered nothing for " +
         std::to_string(2 * kLostDeliveryCheckMs) + " ms while the stream holds event " +
         std::to_string(**last) + " beyond the applied " + std::to_string(applied) +
         "; restarted at the applied sequence"));
@@ -347,7 +417,7 @@ LogApplier::Outcome LogApplier::Handle(void* raw) {
     const uint64_t skipped = SkippedBy(sequence);
     if (skipped != 0) {
       action = DeliveryAction::kRestart;
-      status = absl::DataLossError("consumer " + options_.durable + " delivered event " +
+      status = absl::DataLossError("consumer " + ConsumerName() + " delivered event " +
                                    std::to_string(sequence) + " first, after event " +
                                    std::to_string(skipped) +
                                    " of its subject; restarted at the applied sequence");
@@ -425,7 +495,7 @@ void LogApplier::SetLastError(const absl::Status& status) {
   if (status.ok()) {
     if (!logged_error_.empty()) {
       LogEvent(LogLevel::kInfo, "log_applier_recovered",
-               {{"consumer", options_.durable},
+               {{"consumer", ConsumerName()},
                 {"applied", std::to_string(sink_->AppliedLogSequence())},
                 {"after", logged_error_}});
       logged_error_.clear();
@@ -437,7 +507,7 @@ void LogApplier::SetLastError(const absl::Status& status) {
     return;
   }
   LogEvent(LogLevel::kWarn, "log_applier_error",
-           {{"consumer", options_.durable},
+           {{"consumer", ConsumerName()},
             {"applied", std::to_string(sink_->AppliedLogSequence())},
             {"error", text}});
   logged_error_ = std::move(text);
@@ -470,10 +540,11 @@ uint64_t LogApplier::SkippedBy(uint64_t first_delivered) const {
 }
 
 bool LogApplier::DeliveriesLost() {
+  const std::string consumer = ConsumerName();
   jsConsumerInfo* info = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
   if (js_GetConsumerInfo(&info, jetstream_->context(), jetstream_->options().stream.c_str(),
-                         options_.durable.c_str(), nullptr, &err) != NATS_OK) {
+                         consumer.c_str(), nullptr, &err) != NATS_OK) {
     return false;  // JetStream is not answering: the next fetch will say so
   }
   // Every event this applier receives is acknowledged or declined before the next fetch; an
@@ -481,7 +552,7 @@ bool LogApplier::DeliveriesLost() {
   const bool lost = info->NumAckPending > 0;
   jsConsumerInfo_Destroy(info);
   if (lost) {
-    SetLastError(absl::DataLossError("consumer " + options_.durable +
+    SetLastError(absl::DataLossError("consumer " + consumer +
                                      " has deliveries that never arrived; restarted at the "
                                      "applied sequence"));
   }
@@ -523,7 +594,7 @@ void LogApplier::Run() {
       idle_ms = 0;
       stalled_at_.reset();
     } else {
-      SetLastError(NatsError(s, "fetching from consumer " + options_.durable));
+      SetLastError(NatsError(s, "fetching from consumer " + ConsumerName()));
       CheckStream();  // a consumer gone with its stream
       // Fetches that keep failing count as idle: a consumer that no longer answers (lost
       // with its servers' state) is recreated once events wait for it.

@@ -12,18 +12,20 @@
 // sequence: an event beyond applied + 1 (a redelivery that overtook an earlier one) is
 // declined and fetched again later. A consumer filtered to one partition's subject sees
 // sequences with gaps, so the stream sequence cannot show a missing event; the consumer's
-// own delivery numbers (1, 2, ... from its creation) can: it is recreated at applied + 1 at
-// every start, after a failed apply, and whenever a delivery number is skipped or repeated
-// (a fetched batch lost with its NATS server), so that JetStream delivers every event after
-// the applied one, in order.
+// own delivery numbers (1, 2, ... from its creation) can: it is recreated at applied + 1
+// after a failed apply and whenever a delivery number is skipped or repeated (a fetched batch
+// lost with its NATS server), so that JetStream delivers every event after the applied one,
+// in order. Every start creates a consumer at applied + 1 too, and every consumer a node
+// creates has a name none of its consumers had before (LogApplierOptions::durable).
 //
 // An event that fails to apply (the sink's error: a full disk, a converter past its time
 // budget) is never skipped: it is declined and tried again, after a wait that doubles with
 // each failure (retry_wait_ms up to max_retry_wait_ms), and counted. Bytes that are no event
 // at all (DATA_LOSS from the decoder) are set aside (LogSink::SetAside), acknowledged and
-// counted, so that they do not hold back the events after them on every node. Any consumer is recreated when fetches find nothing for a second
-// while JetStream awaits acks for deliveries the applier never received (the lost batch was
-// the last one), rather than wait out the ack wait (30 s).
+// counted, so that they do not hold back the events after them on every node. Any consumer is
+// recreated when fetches find nothing for a second while JetStream awaits acks for deliveries the
+// applier never received (the lost batch was the last one), rather than wait out the ack wait (30
+// s).
 //
 // Thread-safety: Start/Stop from one thread; the sink is called from the applier's thread.
 
@@ -71,11 +73,15 @@ class LogSink {
 std::string LogStreamIdentityOf(const std::string& stream, int64_t created_unix_nanos);
 
 struct LogApplierOptions {
-  // Name of this node's durable consumer; each index node needs its own.
+  // This node's consumers' names: "<durable>~<generation>", each generation above every
+  // earlier one, so that no name is ever used twice (nats-server 2.9 can bring a consumer
+  // recreated under its old name back in an earlier incarnation's state); the node's earlier
+  // consumers, and one named `durable` itself (made by a build before generations), are
+  // deleted once a new one exists. Each index node needs its own: 1 to 200 printable ASCII
+  // characters without spaces, '.', '*', '>', '/', '\\' or '~' (INVALID_ARGUMENT).
   std::string durable = "cops-index";
   // Only events published to this subject are consumed (a partition's subject,
-  // replication/partitioning.h); empty = every event of the stream. A durable consumer
-  // bound with another filter is recreated (the node changed partition).
+  // replication/partitioning.h); empty = every event of the stream.
   std::string filter_subject;
   int fetch_batch = 256;          // events fetched per pull request
   int64_t fetch_wait_ms = 200;    // how long a pull waits for new events (bounds Stop's delay)
@@ -111,12 +117,11 @@ DeliveryAction ClassifyDelivery(bool filtered, uint64_t applied, uint64_t last_d
 
 class LogApplier {
  public:
-  // Binds this node's durable consumer, starting after sink->AppliedLogSequence() when it is
-  // new or when it has acknowledged events the sink has not applied (a wiped or restored
-  // index); then applies events on a background thread until Stop. FAILED_PRECONDITION,
-  // naming the stream and what differs, when the sink has applied events and the stream is
-  // missing (deleted), is another stream than the one they came from (deleted and created
-  // anew: another creation time than the sink's LogStreamIdentity), was trimmed above the
+  // Creates a consumer for this node starting after sink->AppliedLogSequence() (and deletes the
+  // node's earlier ones); then applies events on a background thread until Stop.
+  // FAILED_PRECONDITION, naming the stream and what differs, when the sink has applied events and
+  // the stream is missing (deleted), is another stream than the one they came from (deleted and
+  // created anew: another creation time than the sink's LogStreamIdentity), was trimmed above the
   // sink's applied sequence (events it lacks are gone), or ends below it (it lost its tail:
   // its new events would be skipped). A sink with no identity recorded records the
   // stream's. Otherwise errors as for JetStream::Connect. `jetstream` and `sink` are not
@@ -127,13 +132,15 @@ class LogApplier {
   // (the stream will not become the right one again: the node needs an operator).
   static absl::StatusOr<std::unique_ptr<LogApplier>> Start(JetStream* jetstream, LogSink* sink,
                                                            LogApplierOptions options);
-  // Stops (as Stop) and unsubscribes; the durable consumer stays for the next Start.
+  // Stops (as Stop) and unsubscribes; the consumer stays until the next Start deletes it.
   ~LogApplier();
   LogApplier(const LogApplier&) = delete;
   LogApplier& operator=(const LogApplier&) = delete;
 
   // Ends the background thread after the event in hand; no event is acknowledged after.
   void Stop();
+  // The name of the consumer the applier reads now (it changes when it is recreated).
+  std::string ConsumerName() const;
   // The status of the last failed apply or fetch (OK when the last round succeeded).
   absl::Status LastError() const;
   // FAILED_PRECONDITION once the stream was found missing, recreated or truncated while
@@ -164,7 +171,7 @@ class LogApplier {
 
  private:
   LogApplier(JetStream* jetstream, LogSink* sink, LogApplierOptions options,
-             __natsSubscription* subscription);
+             __natsSubscription* subscription, std::string consumer, uint64_t generation);
   // What follows one handled message: the next one, or the rest of its batch declined and
   // fetched again (after retry_wait_ms) by this consumer or by a recreated one.
   enum class Outcome { kNext, kRetry, kRestart };
@@ -209,6 +216,8 @@ class LogApplier {
   const LogApplierOptions options_;
   // Owned; replaced by Restart on the applier's thread (null while it fails).
   __natsSubscription* subscription_;
+  // The generation of the last consumer created (applier's thread only).
+  uint64_t generation_;
   // The consumer's delivery number of the last event handled (applier's thread only).
   uint64_t last_delivery_ = 0;
   std::atomic<int> restarts_{0};
@@ -225,6 +234,7 @@ class LogApplier {
   mutable absl::Mutex mu_;
   absl::Status last_error_ ABSL_GUARDED_BY(mu_);
   absl::Status refusal_ ABSL_GUARDED_BY(mu_);
+  std::string consumer_ ABSL_GUARDED_BY(mu_);  // its name; replaced by Restart
   std::atomic<bool> refused_{false};
   // Held while the listener runs, so that replacing it waits for a call in progress.
   absl::Mutex listener_mu_ ABSL_ACQUIRED_BEFORE(mu_);

@@ -61,15 +61,15 @@ absl::StatusOr<LogRole> StartLogRole(const LogRoleOptions& options,
   COPS_ASSIGN_OR_RETURN(role.applier,
                         LogApplier::Start(role.jetstream.get(), role.replica.get(), applier));
   role.position = std::make_unique<ReplicaPosition>(role.replica.get(), role.applier.get());
-  LogEvent(LogLevel::kInfo, options.primary ? "registration_log" : "following_log",
-           {{"url", stream.url},
-            {"stream", stream.stream},
-            {"partitions", std::to_string(options.partitions)},
-            {"partition", partitioned && options.partition.has_value()
-                              ? std::to_string(*options.partition)
-                              : "all"},
-            {"consumer", applier.durable},
-            {"applied_sequence", std::to_string(role.replica->AppliedLogSequence())}});
+  LogEvent(
+      LogLevel::kInfo, options.primary ? "registration_log" : "following_log",
+      {{"url", stream.url},
+       {"stream", stream.stream},
+       {"partitions", std::to_string(options.partitions)},
+       {"partition",
+        partitioned && options.partition.has_value() ? std::to_string(*options.partition) : "all"},
+       {"consumer", role.applier->ConsumerName()},
+       {"applied_sequence", std::to_string(role.replica->AppliedLogSequence())}});
   return role;
 }
 

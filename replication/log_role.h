@@ -36,7 +36,8 @@ struct LogRoleOptions {
   // (nullopt: every partition's, a gateway).
   uint32_t partitions = 0;
   std::optional<uint32_t> partition;
-  // The durable consumer; empty: DefaultConsumerName(data_dir).
+  // The prefix of this node's consumers' names (LogApplierOptions::durable); empty:
+  // DefaultConsumerName(data_dir).
   std::string consumer;
   std::string data_dir;
 };
@@ -58,8 +59,8 @@ struct LogRole {
 absl::StatusOr<LogRole> StartLogRole(const LogRoleOptions& options,
                                      IndexGenerations* generations);
 
-// The durable consumer's name when none is given: stable for one data directory on one
-// host, distinct between them (FNV-1a of both).
+// The prefix of a node's consumers' names when none is given: stable for one data directory
+// on one host, distinct between them (FNV-1a of both).
 std::string DefaultConsumerName(const std::string& data_dir);
 
 }  // namespace cops

@@ -365,7 +365,8 @@ const std::vector<Flag>& Flags() {
        "Accept --log-replicas below 3 (one NATS server: acknowledged events die with its store)",
        Switch(&ServerConfig::allow_unreplicated_log)},
       {"log-consumer",
-       "This node's durable consumer of the log (default: from the host and data directory)",
+       "Prefix of this node's consumers of the log, each named PREFIX~N (default: from the "
+       "host and data directory)",
        Value(&ServerConfig::log_consumer)},
       {"nats-user", "NATS user name (with --nats-password)", Value(&ServerConfig::nats_user)},
       {"nats-password", "NATS password (prefer COPS_NATS_PASSWORD)",

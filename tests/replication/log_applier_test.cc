@@ -5,15 +5,17 @@
 
 #include <nats/nats.h>
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
-#include "core/fingerprint.h"
 #include "core/detect.h"
+#include "core/fingerprint.h"
 #include "core/hash_key.h"
 #include "gtest/gtest.h"
 #include "replication/jetstream.h"
@@ -115,6 +117,43 @@ class LogApplierTest : public JetStreamTest {
     return true;
   }
 
+  // The names of the stream's consumers, sorted.
+  std::vector<std::string> ConsumerNames() {
+    std::vector<std::string> names;
+    jsConsumerNamesList* list = nullptr;
+    if (js_ConsumerNames(&list, js_->context(), js_->options().stream.c_str(), nullptr, nullptr) !=
+        NATS_OK) {
+      return names;
+    }
+    for (int i = 0; i < list->Count; ++i) names.emplace_back(list->List[i]);
+    jsConsumerNamesList_Destroy(list);
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  // Creates consumer `name` delivering every event from the stream's first, as another
+  // consumer (or one left by an earlier incarnation) would; `filter` "": the whole stream.
+  void AddConsumerFromFirst(const std::string& name, const std::string& filter = "") {
+    jsConsumerConfig config;
+    jsConsumerConfig_Init(&config);
+    config.Durable = name.c_str();
+    config.AckPolicy = js_AckExplicit;
+    config.DeliverPolicy = js_DeliverAll;
+    if (!filter.empty()) config.FilterSubject = filter.c_str();
+    jsConsumerInfo* info = nullptr;
+    ASSERT_EQ(js_AddConsumer(&info, js_->context(), js_->options().stream.c_str(), &config, nullptr,
+                             nullptr),
+              NATS_OK);
+    jsConsumerInfo_Destroy(info);
+  }
+
+  void DeleteConsumer(const std::string& name) {
+    ASSERT_EQ(js_DeleteConsumer(js_->context(), js_->options().stream.c_str(), name.c_str(),
+                                nullptr, nullptr),
+              NATS_OK)
+        << name;
+  }
+
   ChunkingParams params_;
   std::unique_ptr<Fingerprinter> fingerprinter_;
 };
@@ -136,7 +175,7 @@ TEST_F(LogApplierTest, AppliesEachEventOnceAcrossAConsumerRestart) {
     ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, {}));
     ASSERT_TRUE(WaitApplied(*index, 5));
   }
-  // Published while no applier runs; the durable consumer resumes after event 5.
+  // Published while no applier runs; the next applier's consumer starts after event 5.
   for (int i = 5; i < 8; ++i) ASSERT_OK(log.Publish(Registration(i)));
   ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, {}));
   ASSERT_TRUE(WaitApplied(*index, 8));
@@ -146,39 +185,87 @@ TEST_F(LogApplierTest, AppliesEachEventOnceAcrossAConsumerRestart) {
   EXPECT_OK(applier->LastError());
 }
 
-// Every event delivered again (a consumer that lost its position, as after a crash between
-// the RocksDB write and the ack): each is acknowledged and skipped, none applied twice.
+// Every event delivered again (a consumer that lost its position, as when acks are lost
+// with a connection): each is acknowledged and skipped, none applied twice. Here the running
+// applier's consumer is replaced under its name by one that has acknowledged nothing.
 TEST_F(LogApplierTest, RedeliveredEventsAtOrBelowTheAppliedSequenceAreSkipped) {
   RegistrationLog log(js_.get());
   std::unique_ptr<Index> index = OpenIndex("index");
   IndexSink sink(index.get(), fingerprinter_.get());
   for (int i = 0; i < 4; ++i) ASSERT_OK(log.Publish(Registration(i)));
-  LogApplierOptions first;
-  first.durable = "first";
-  {
-    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, first));
-    ASSERT_TRUE(WaitApplied(*index, 4));
-  }
-  // A durable consumer that has acknowledged nothing (as after a crash between the RocksDB
-  // write and the acks) against the same index: all four come again.
-  jsConsumerConfig config;
-  jsConsumerConfig_Init(&config);
-  config.Durable = "again";
-  config.AckPolicy = js_AckExplicit;
-  config.DeliverPolicy = js_DeliverAll;
-  jsConsumerInfo* info = nullptr;
-  ASSERT_EQ(js_AddConsumer(&info, js_->context(), js_->options().stream.c_str(), &config,
-                           nullptr, nullptr),
-            NATS_OK);
-  jsConsumerInfo_Destroy(info);
+  ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, {}));
+  ASSERT_TRUE(WaitApplied(*index, 4));
+  const std::string consumer = applier->ConsumerName();
+  ASSERT_NO_FATAL_FAILURE(DeleteConsumer(consumer));
+  ASSERT_NO_FATAL_FAILURE(AddConsumerFromFirst(consumer));
   ASSERT_OK(log.Publish(Registration(4)));
-  LogApplierOptions again;
-  again.durable = "again";
-  ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, again));
-  ASSERT_TRUE(WaitApplied(*index, 5));
+  ASSERT_TRUE(WaitApplied(*index, 5)) << applier->LastError();
   applier->Stop();
   EXPECT_EQ(sink.applies(), 5);
   EXPECT_EQ(index->Stats().documents, 5u);
+}
+
+// No consumer of a node is ever made under a name one of its consumers had: nats-server 2.9
+// can bring a consumer recreated under its old name back with an earlier incarnation's state
+// (its delivery "way ahead", an event never applied; nats-server #6507, #8413). Each start
+// and each restart creates "<prefix>~<generation>", then deletes the node's earlier
+// consumers, the one a build before generations named `prefix` too, and no other node's.
+TEST_F(LogApplierTest, ANodeNeverReusesAConsumersName) {
+  RegistrationLog log(js_.get());
+  std::unique_ptr<Index> index = OpenIndex("index");
+  IndexSink sink(index.get(), fingerprinter_.get());
+  const std::string subject = PartitionSubject(js_->options().subject, 0);
+  ASSERT_OK_AND_ASSIGN(const uint64_t first, log.PublishTo(subject, Registration(0)));
+  // Left by an earlier build of this node, and another node's, whose name extends this one's.
+  ASSERT_NO_FATAL_FAILURE(AddConsumerFromFirst("node", subject));
+  ASSERT_NO_FATAL_FAILURE(AddConsumerFromFirst("nodes~1", subject));
+  LogApplierOptions options;
+  options.durable = "node";
+  options.filter_subject = subject;
+  options.fetch_wait_ms = 100;
+  std::vector<std::string> seen;  // every name the node's consumers had
+  {
+    ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
+    ASSERT_TRUE(WaitApplied(*index, first)) << applier->LastError();
+    seen.push_back(applier->ConsumerName());
+    EXPECT_EQ(seen[0].rfind("node~", 0), 0u) << seen[0];
+    EXPECT_EQ(ConsumerNames(), (std::vector<std::string>{"nodes~1", seen[0]}));
+
+    // A restart while running (its consumer stopped delivering): another name again.
+    ASSERT_NO_FATAL_FAILURE(DeleteConsumer(seen.back()));
+    const int restarts = applier->Restarts();
+    ASSERT_OK_AND_ASSIGN(const uint64_t second, log.PublishTo(subject, Registration(1)));
+    ASSERT_TRUE(WaitApplied(*index, second)) << applier->LastError();
+    EXPECT_GT(applier->Restarts(), restarts);
+    seen.push_back(applier->ConsumerName());
+    EXPECT_NE(seen[1], seen[0]);
+    EXPECT_EQ(seen[1].rfind("node~", 0), 0u) << seen[1];
+  }
+  // The node started again on its index.
+  ASSERT_OK_AND_ASSIGN(const uint64_t third, log.PublishTo(subject, Registration(2)));
+  ASSERT_OK_AND_ASSIGN(auto applier, LogApplier::Start(js_.get(), &sink, options));
+  ASSERT_TRUE(WaitApplied(*index, third)) << applier->LastError();
+  const std::string last = applier->ConsumerName();
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), last), 0) << last;
+  EXPECT_EQ(ConsumerNames(), (std::vector<std::string>{"nodes~1", last}));
+  applier->Stop();
+  EXPECT_EQ(index->Stats().documents, 3u);
+  EXPECT_EQ(sink.applies(), 3);
+}
+
+// A prefix that is no consumer name, or that could be another node's name with a
+// generation, is refused before NATS is asked.
+TEST_F(LogApplierTest, AConsumerPrefixThatIsNoNameIsInvalidArgument) {
+  std::unique_ptr<Index> index = OpenIndex("index");
+  IndexSink sink(index.get(), fingerprinter_.get());
+  for (const char* prefix : {"", "a.b", "a b", "a*", "a>", "a/b", "node~3"}) {
+    LogApplierOptions options;
+    options.durable = prefix;
+    absl::StatusOr<std::unique_ptr<LogApplier>> applier =
+        LogApplier::Start(js_.get(), &sink, options);
+    EXPECT_TRUE(absl::IsInvalidArgument(applier.status())) << prefix << ": " << applier.status();
+  }
+  EXPECT_TRUE(ConsumerNames().empty());
 }
 
 TEST_F(LogApplierTest, UnregistrationAndUnconvertibleEventsAdvanceTheSequence) {
@@ -203,8 +290,8 @@ TEST_F(LogApplierTest, UnregistrationAndUnconvertibleEventsAdvanceTheSequence) {
   EXPECT_EQ(index->Stats().documents, 0u);
 }
 
-// A wiped index under a durable consumer that acknowledged everything: the consumer is
-// recreated at the index's position and the index is rebuilt from the log.
+// A wiped index where the node's consumer acknowledged everything: the next consumer starts
+// at the index's position and the index is rebuilt from the log.
 TEST_F(LogApplierTest, AWipedIndexIsRebuiltFromTheLog) {
   RegistrationLog log(js_.get());
   for (int i = 0; i < 3; ++i) ASSERT_OK(log.Publish(Registration(i)));
@@ -307,7 +394,7 @@ class LostDeliveryTest : public LogApplierTest {
     // and a thief could take one of those, with later ones after it, instead of a new one.
     ASSERT_OK_AND_ASSIGN(const uint64_t first, log.PublishTo(c->subject, Registration((*next)++)));
     ASSERT_TRUE(WaitApplied(*c->index, first)) << c->applier->LastError();
-    c->stolen = StealOneDelivery(js_.get(), c->subject, options.durable, [&] {
+    c->stolen = StealOneDelivery(js_.get(), c->subject, c->applier->ConsumerName(), [&] {
       return log.PublishTo(c->subject, Registration((*next)++)).value_or(0);
     });
     ASSERT_NE(c->stolen, 0u) << "the applier won every race for the delivery";
@@ -385,11 +472,11 @@ TEST_F(LogApplierTest, AConsumerThatStopsDeliveringIsRecreated) {
     ASSERT_TRUE(WaitApplied(*index, first)) << applier->LastError();
 
     const std::string& stream = js_->options().stream;
-    ASSERT_EQ(js_DeleteConsumer(js_->context(), stream.c_str(), name.c_str(), nullptr, nullptr),
-              NATS_OK);
+    const std::string consumer = applier->ConsumerName();
+    ASSERT_NO_FATAL_FAILURE(DeleteConsumer(consumer));
     jsConsumerConfig config;
     jsConsumerConfig_Init(&config);
-    config.Durable = name.c_str();
+    config.Durable = consumer.c_str();
     config.AckPolicy = js_AckExplicit;
     config.DeliverPolicy = js_DeliverNew;
     const std::string nobodys = PartitionSubject(js_->options().subject, 99);
@@ -431,14 +518,15 @@ TEST_F(LogApplierTest, AConsumerThatStartsPastAnEventOfItsSubjectIsRecreated) {
   // The consumer goes away (the running applier's fetches fail meanwhile) while events are
   // published, and comes back starting past the partition's first one.
   const std::string& stream = js_->options().stream;
-  ASSERT_EQ(js_DeleteConsumer(js_->context(), stream.c_str(), "ahead", nullptr, nullptr), NATS_OK);
+  const std::string consumer = applier->ConsumerName();
+  ASSERT_NO_FATAL_FAILURE(DeleteConsumer(consumer));
   ASSERT_OK_AND_ASSIGN(const uint64_t skipped, log.PublishTo(subject, Registration(1)));
   ASSERT_OK_AND_ASSIGN(const uint64_t between, log.PublishTo(other, Registration(2)));
   ASSERT_OK_AND_ASSIGN(const uint64_t last, log.PublishTo(subject, Registration(3)));
   ASSERT_EQ(last, between + 1);
   jsConsumerConfig config;
   jsConsumerConfig_Init(&config);
-  config.Durable = "ahead";
+  config.Durable = consumer.c_str();
   config.AckPolicy = js_AckExplicit;
   config.DeliverPolicy = js_DeliverByStartSequence;
   config.OptStartSeq = skipped + 1;
