@@ -488,11 +488,15 @@ int Run(int argc, char** argv) {
       MakeSweeper(config, generations->get(), (*access)->store(), log_role->writes.get());
   sweeper->Start();
 
-  // Once the calls at work are over, the heap's freed pages go back to the system
-  // (server/heap_trimmer.h).
+  // Once the calls at work are over, the index's write buffers and the heap's freed pages
+  // go back to the system (server/heap_trimmer.h).
   HeapTrimmer trimmer({.period = absl::Seconds(1),
                        .load = [&admission] { return admission.load(); },
-                       .trim = [] { malloc_trim(0); }});
+                       .trim =
+                           [&generations] {
+                             (*generations)->Current()->index()->ReleaseWriteBuffers();
+                             malloc_trim(0);
+                           }});
   StreamWatchdog streams({.idle_timeout = absl::Seconds(config.stream_idle_seconds),
                           .max_age = absl::Seconds(config.stream_max_age_seconds)});
   CopyDetectionService service(generations->get(), authorizer, &usage, &audit, receipts->get(),

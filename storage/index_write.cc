@@ -122,13 +122,21 @@ struct WriterState {
 // `batch`.
 class GroupWrite {
  public:
-  GroupWrite(const IndexRep& rep, const WriterState& state, size_t reserve_bytes)
+  // `batch`: emptied here, its buffer grown to `reserve_bytes` when smaller.
+  GroupWrite(const IndexRep& rep, const WriterState& state, rocksdb::WriteBatch* batch,
+             size_t reserve_bytes)
       : rep_(rep),
         next_(state),
-        batch_(reserve_bytes),
+        batch_(*batch),
         // Only an index that has used lifetimes holds expiries, so others read no record
         // to learn whether a document named by a map has expired.
-        may_hold_expiries_(state.schema_version >= codec::kSchemaVersionLifetimes) {}
+        may_hold_expiries_(state.schema_version >= codec::kSchemaVersionLifetimes) {
+    if (batch->Data().capacity() < reserve_bytes) {
+      *batch = rocksdb::WriteBatch(reserve_bytes);
+    } else {
+      batch->Clear();
+    }
+  }
 
   absl::Status Decide(std::span<PreparedDocument*> group) {
     created_.reserve(group.size());
@@ -285,7 +293,7 @@ class GroupWrite {
 
   const IndexRep& rep_;
   WriterState next_;
-  rocksdb::WriteBatch batch_;
+  rocksdb::WriteBatch& batch_;
   const bool may_hold_expiries_;
   const int64_t now_ = NowMicros();
   std::vector<PreparedDocument*> created_;
@@ -317,7 +325,8 @@ absl::Status IndexRep::WriteRegistrations(std::span<PreparedDocument*> group,
   if (group.empty()) return absl::OkStatus();
   absl::MutexLock lock(&write_mu);
   COPS_RETURN_IF_ERROR(CheckLogSequence(log_sequence, applied_log_sequence.load()));
-  GroupWrite write(*this, WriterState{next_doc_id, counters, schema_version}, BatchBytes(group));
+  GroupWrite write(*this, WriterState{next_doc_id, counters, schema_version}, &write_batch,
+                   BatchBytes(group));
   if (absl::Status s = write.Decide(group); !s.ok()) {
     for (PreparedDocument* p : group) p->outcome = s;
     return s;
@@ -343,6 +352,14 @@ absl::Status IndexRep::WriteRegistrations(std::span<PreparedDocument*> group,
   if (log_sequence != 0) applied_log_sequence.store(log_sequence);
   PublishCounters();
   return absl::OkStatus();
+}
+
+void Index::ReleaseWriteBuffers() {
+  {
+    absl::MutexLock lock(&rep_->write_mu);
+    rep_->write_batch = rocksdb::WriteBatch();
+  }
+  rep_->postings.ReleaseAddBuffers();
 }
 
 absl::StatusOr<std::string> IndexRep::RecomputeChunkList(const DocumentRecord& record,

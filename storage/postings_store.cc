@@ -124,9 +124,9 @@ bool RunBefore(const Run& a, const Run& c) {
 // keyed, so spread evenly: one counting pass over top64's top bits scatters them into
 // buckets of ~4-8, each then sorted on its own, instead of std::sort's ~19 levels of
 // comparisons over the whole array (its sort was 3% of copsd's CPU in a registration,
-// docs/performance.md).
+// docs/performance.md). `spare` is scattered into, then swapped with `v`.
 template <typename T, typename Top64, typename Before>
-void ScatterSort(std::vector<T>* v, Top64 top64, Before before) {
+void ScatterSort(std::vector<T>* v, std::vector<T>* spare, Top64 top64, Before before) {
   const size_t n = v->size();
   if (n < 4096) {
     std::sort(v->begin(), v->end(), before);
@@ -138,7 +138,8 @@ void ScatterSort(std::vector<T>* v, Top64 top64, Before before) {
   for (const T& e : *v) ++start[(top64(e) >> shift) + 1];
   for (size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
   std::vector<uint32_t> next(start.begin(), start.end() - 1);
-  std::vector<T> sorted(n);
+  spare->resize(n);
+  std::vector<T>& sorted = *spare;
   for (const T& e : *v) sorted[next[top64(e) >> shift]++] = e;
   for (size_t b = 0; b + 1 < start.size(); ++b) {
     if (start[b + 1] - start[b] > 1) {
@@ -149,7 +150,9 @@ void ScatterSort(std::vector<T>* v, Top64 top64, Before before) {
 }
 
 void SortRuns(std::vector<Run>* runs) {
-  ScatterSort(runs, [](const Run& r) { return r.hash; }, RunBefore);
+  std::vector<Run> spare;
+  ScatterSort(
+      runs, &spare, [](const Run& r) { return r.hash; }, RunBefore);
 }
 
 }  // namespace
@@ -243,13 +246,33 @@ absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
 
 // One merge operand per bucket a batch touches (all its documents' postings there), in
 // bucket order: a batch of documents costs a memtable insert per bucket, not per posting.
+PostingsStore::AddBuffers PostingsStore::TakeAddBuffers() const {
+  absl::MutexLock lock(&add_buffers_mu_);
+  return std::move(add_buffers_);
+}
+
+void PostingsStore::ReleaseAddBuffers() const {
+  AddBuffers released;
+  {
+    absl::MutexLock lock(&add_buffers_mu_);
+    released = std::move(add_buffers_);
+  }
+}
+
+void PostingsStore::KeepAddBuffers(AddBuffers buffers) const {
+  absl::MutexLock lock(&add_buffers_mu_);
+  // A concurrent call's, given back first, are kept when larger.
+  if (buffers.entries.capacity() >= add_buffers_.entries.capacity()) {
+    add_buffers_ = std::move(buffers);
+  }
+}
+
 void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
                                  std::span<const DocumentPostings> documents) const {
-  struct Entry {
-    ChunkHash kept;  // the hash's top hash_bits (bucket, then rest), the others zero
-    Posting posting;
-  };
-  std::vector<Entry> entries;
+  using Entry = BucketEntry;
+  AddBuffers buffers = TakeAddBuffers();
+  std::vector<Entry>& entries = buffers.entries;
+  entries.clear();
   size_t total = 0;
   for (const DocumentPostings& d : documents) total += d.hashes.size();
   entries.reserve(total);
@@ -261,7 +284,7 @@ void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
     }
   }
   ScatterSort(
-      &entries, [](const Entry& e) { return e.kept; },
+      &entries, &buffers.spare, [](const Entry& e) { return e.kept; },
       [](const Entry& a, const Entry& c) {
         if (a.kept != c.kept) return a.kept < c.kept;
         if (a.posting.doc_id != c.posting.doc_id) return a.posting.doc_id < c.posting.doc_id;
@@ -271,7 +294,8 @@ void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
     // Before the batch is written: a lookup that can see the postings finds their hash in
     // the filter. (A batch that then fails leaves its hashes there: a wasted read.) Sorted,
     // so that the adds sweep the filter in order.
-    std::vector<ChunkHash> stored;
+    std::vector<ChunkHash>& stored = buffers.stored;
+    stored.clear();
     stored.reserve(entries.size());
     for (size_t i = 0; i < entries.size(); ++i) {
       if (i == 0 || entries[i].kept != entries[i - 1].kept) stored.push_back(entries[i].kept);
@@ -293,6 +317,7 @@ void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
     b->Merge(BucketShard(bucket), rocksdb::Slice(key, 4), operand);
     i = j;
   }
+  KeepAddBuffers(std::move(buffers));
 }
 
 void PostingsStore::AddBucketRemoval(rocksdb::WriteBatch* b, std::string_view chunk_list,

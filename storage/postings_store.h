@@ -50,6 +50,8 @@ class PostingsStore {
   // consecutive keys land next to each other in the memtable's skip list, whose insert then
   // resumes from the previous position instead of descending from the top.
   void Add(rocksdb::WriteBatch* b, std::span<const DocumentPostings> documents) const;
+  // Frees the buffers Add keeps between calls (Index::ReleaseWriteBuffers).
+  void ReleaseAddBuffers() const;
   // Adds the removal of document `doc` from the lists of `chunk_list` (BE64 hashes).
   void AddRemoval(rocksdb::WriteBatch* b, std::string_view chunk_list, DocId doc) const;
 
@@ -125,6 +127,23 @@ class PostingsStore {
   // CreateFilter's filter, or none; asked by lookups once filter_ready_.
   std::unique_ptr<StoredHashFilter> filter_;
   std::atomic<bool> filter_ready_{false};
+  // AddToBuckets' buffers, kept between calls: a window of 4,096 documents of 4 KB needs
+  // ~30 MB, which fresh from malloc each time costs a page fault per page written (~a
+  // quarter of copsd's faults at registration, docs/performance.md). A call takes them
+  // (moved out, so a concurrent call starts with empty ones) and gives them back.
+  struct BucketEntry {
+    ChunkHash kept;  // the hash's top hash_bits (bucket, then rest), the others zero
+    Posting posting;
+  };
+  struct AddBuffers {
+    std::vector<BucketEntry> entries;
+    std::vector<BucketEntry> spare;  // ScatterSort's other half
+    std::vector<ChunkHash> stored;   // the filter's distinct hashes
+  };
+  AddBuffers TakeAddBuffers() const;
+  void KeepAddBuffers(AddBuffers buffers) const;
+  mutable absl::Mutex add_buffers_mu_;
+  mutable AddBuffers add_buffers_ ABSL_GUARDED_BY(add_buffers_mu_);
   // Serializes BeginBulkLoad/EndBulkLoad; bulk_loading_ mirrors the mode for readers.
   absl::Mutex bulk_mu_;
   std::atomic<bool> bulk_loading_{false};

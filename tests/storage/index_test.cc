@@ -1,9 +1,9 @@
 #include "storage/index.h"
 
 #include <fcntl.h>
-#include <sys/mount.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,8 +13,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <deque>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -831,6 +832,53 @@ TEST(IndexTest, ALargeBatchWritesEveryPostingOfEveryDocument) {
   EXPECT_EQ(out[0].doc_frequency, 36u);
   ASSERT_EQ(out[0].postings.size(), 36u);
   for (size_t i = 0; i < 36; ++i) EXPECT_EQ(out[0].postings[i].doc_id, outcomes[i]->id) << i;
+}
+
+// A registration's write batch and the postings' sort buffers are kept from one write to
+// the next (and freed by ReleaseWriteBuffers): a small write after a large one, and a large
+// one after a release, store exactly their own documents' postings, each hash listing its
+// one document once.
+TEST(IndexTest, WritesThatReuseTheWriteBuffersStoreExactlyTheirOwnPostings) {
+  TempDir dir;
+  auto index = OpenOrDie(Options(dir.Join("db")));
+  ASSERT_NE(index, nullptr);
+  std::deque<DocumentFingerprint> fps;
+  std::deque<DocumentRecord> records;
+  std::vector<DocId> ids;
+  uint64_t seed = 1;
+  auto write = [&](int documents) {
+    std::vector<RegisterItem> items;
+    for (int i = 0; i < documents; ++i, ++seed) {
+      fps.push_back(MakeFingerprint(seed, 150));  // 40 of them: past ScatterSort's 4,096
+      records.push_back(MakeRecord("r" + std::to_string(seed)));
+      items.push_back(RegisterItem{&records.back(), &fps.back(), ""});
+    }
+    std::vector<absl::StatusOr<RegisterOutcome>> outcomes;
+    ASSERT_OK(index->RegisterBatch(items, &outcomes));
+    for (const absl::StatusOr<RegisterOutcome>& o : outcomes) {
+      ASSERT_OK(o);
+      ASSERT_TRUE(o->created);
+      ids.push_back(o->id);
+    }
+  };
+  ASSERT_NO_FATAL_FAILURE(write(40));
+  ASSERT_NO_FATAL_FAILURE(write(3));
+  index->ReleaseWriteBuffers();
+  ASSERT_NO_FATAL_FAILURE(write(40));
+  ASSERT_NO_FATAL_FAILURE(write(1));
+  ASSERT_EQ(ids.size(), 84u);
+  EXPECT_EQ(index->Stats().documents, 84u);
+  for (size_t d = 0; d < ids.size(); ++d) {
+    std::vector<ChunkHash> hashes;
+    for (const Chunk& c : fps[d].chunks) hashes.push_back(c.hash);
+    std::vector<PostingList> out;
+    ASSERT_OK(index->Lookup(hashes, &out));
+    for (size_t i = 0; i < hashes.size(); ++i) {
+      ASSERT_EQ(out[i].postings.size(), 1u) << "document " << d << ", chunk " << i;
+      EXPECT_EQ(out[i].postings[0].doc_id, ids[d]);
+      EXPECT_EQ(out[i].postings[0].ordinal, fps[d].chunks[i].ordinal);
+    }
+  }
 }
 
 TEST(IndexTest, RegisterBatchOnAReadOnlyIndexFailsWholly) {
