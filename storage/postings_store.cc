@@ -244,20 +244,13 @@ absl::Status PostingsStore::Lookup(std::span<const ChunkHash> hashes,
   return result;
 }
 
-// One merge operand per bucket a batch touches (all its documents' postings there), in
-// bucket order: a batch of documents costs a memtable insert per bucket, not per posting.
 PostingsStore::AddBuffers PostingsStore::TakeAddBuffers() const {
   absl::MutexLock lock(&add_buffers_mu_);
   return std::move(add_buffers_);
 }
 
-void PostingsStore::ReleaseAddBuffers() const {
-  AddBuffers released;
-  {
-    absl::MutexLock lock(&add_buffers_mu_);
-    released = std::move(add_buffers_);
-  }
-}
+// Freed once TakeAddBuffers' lock is released.
+void PostingsStore::ReleaseAddBuffers() const { TakeAddBuffers(); }
 
 void PostingsStore::KeepAddBuffers(AddBuffers buffers) const {
   absl::MutexLock lock(&add_buffers_mu_);
@@ -267,6 +260,8 @@ void PostingsStore::KeepAddBuffers(AddBuffers buffers) const {
   }
 }
 
+// One merge operand per bucket a batch touches (all its documents' postings there), in
+// bucket order: a batch of documents costs a memtable insert per bucket, not per posting.
 void PostingsStore::AddToBuckets(rocksdb::WriteBatch* b,
                                  std::span<const DocumentPostings> documents) const {
   using Entry = BucketEntry;
