@@ -3,6 +3,7 @@
 #include <nats/nats.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -113,12 +114,10 @@ std::optional<uint64_t> GenerationOf(const std::string& prefix, std::string_view
     return std::nullopt;
   }
   const std::string_view digits = name.substr(prefix.size() + 1);
-  if (digits.size() > 19) return std::nullopt;
   uint64_t generation = 0;
-  for (char c : digits) {
-    if (c < '0' || c > '9') return std::nullopt;
-    generation = generation * 10 + static_cast<uint64_t>(c - '0');
-  }
+  const auto [end, error] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), generation);
+  if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
   return generation;
 }
 
