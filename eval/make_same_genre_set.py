@@ -23,6 +23,13 @@ Genres, from texts that Debian ships (identical texts are kept once):
              HTML tags, images and link targets removed, cut after --max-words words; their
              group is the package's owner (its repository's). Not among the default genres: a
              set of its own (--genres npm-readme --npm-dir DIR)
+  description the English descriptions of Debian's packages (a synopsis, then what the
+             package is for, in the archive's house style: "This package contains the
+             development files"), from the archive's Translation-en.xz (--descriptions FILE),
+             their group the package's maintainer in apt's package lists (`apt-cache
+             dumpavail`, or --packages FILE, the archive's Packages.xz); --exclude-descriptions
+             FILE leaves out the packages another release's file describes. Not among the
+             default genres: a set of its own (--genres description)
 
 Every text belongs to a group: its package's Debian maintainer (a person or a team, from
 dpkg), who writes the changelogs, the copyright files and often the manual pages of all their
@@ -53,6 +60,7 @@ import argparse
 import glob
 import gzip
 import hashlib
+import lzma
 import multiprocessing
 import os
 import re
@@ -184,6 +192,49 @@ def npm_readmes(npm_dir, max_words):
     return docs
 
 
+def description_records(path):
+    """The records of a Translation-en file (xz), each a list of lines."""
+    with lzma.open(path, "rt", encoding="utf-8") as f:
+        return [record.splitlines() for record in f.read().split("\n\n")]
+
+
+def debian_descriptions(path, packages_file=None, exclude=None):
+    """(group, name, text) of the package descriptions in a Translation-en file (xz): the
+    synopsis, a blank line, the long description with its " ." lines as paragraph breaks.
+    Maintainers from `packages_file` (an archive's Packages.xz) or apt's lists; packages
+    described in the Translation-en file `exclude` are left out."""
+    maintainer = {}
+    if packages_file:
+        with lzma.open(packages_file, "rt", encoding="utf-8") as f:
+            listing = f.read()
+    else:
+        listing = subprocess.run(["apt-cache", "dumpavail"], capture_output=True, text=True,
+                                 check=True).stdout
+    left_out = set()
+    for record in description_records(exclude) if exclude else []:
+        left_out.update(line[len("Package: "):] for line in record if line.startswith("Package: "))
+    package = None
+    for line in listing.splitlines():
+        if line.startswith("Package: "):
+            package = line[len("Package: "):]
+        elif line.startswith("Maintainer: ") and package:
+            name = line[len("Maintainer: "):].split("<")[0].strip().lower()
+            maintainer.setdefault(package, name or package)  # as packages() names them
+    docs = []
+    for record in description_records(path):
+        package, lines = None, []
+        for line in record:
+            if line.startswith("Package: "):
+                package = line[len("Package: "):]
+            elif line.startswith("Description-en: "):
+                lines = [line[len("Description-en: "):], ""]
+            elif line.startswith(" ") and lines:
+                lines.append("" if line.strip() == "." else line[1:])
+        if package in maintainer and package not in left_out and lines:
+            docs.append((maintainer[package], package, "\n".join(lines).strip() + "\n"))
+    return docs
+
+
 def runs(ws, n):
     return {hash(tuple(ws[i:i + n])) for i in range(len(ws) - n + 1)}
 
@@ -255,6 +306,12 @@ def main():
     ap.add_argument("--max-words", type=int, default=2000,
                     help="manual pages and READMEs cut after this")
     ap.add_argument("--npm-dir", help="eval/fetch_npm_readmes.py's cache (genre npm-readme)")
+    ap.add_argument("--descriptions",
+                    help="the archive's main/i18n/Translation-en.xz (genre description)")
+    ap.add_argument("--packages",
+                    help="genre description: maintainers from this Packages.xz, not apt's lists")
+    ap.add_argument("--exclude-descriptions",
+                    help="genre description: leave out packages this Translation-en.xz describes")
     ap.add_argument("--min-words", type=int, default=60, help="shorter documents are left out")
     ap.add_argument("--max-shared-run", type=int, default=12,
                     help="tests sharing a run of this many words with a source are dropped")
@@ -288,6 +345,11 @@ def main():
             if not args.npm_dir:
                 sys.exit("make_same_genre_set: genre npm-readme needs --npm-dir")
             docs = npm_readmes(args.npm_dir, args.max_words)
+        elif genre == "description":
+            if not args.descriptions:
+                sys.exit("make_same_genre_set: genre description needs --descriptions FILE")
+            docs = debian_descriptions(args.descriptions, args.packages,
+                                       args.exclude_descriptions)
         else:
             sys.exit(f"make_same_genre_set: unknown genre {genre!r}")
         seen = set()

@@ -34,8 +34,10 @@ absl::Status CheckSignature(const std::string& key, natsMsg* msg, std::string_vi
 std::string DescribeIdentity(const std::string& identity) {
   const size_t at = identity.rfind('@');
   if (at == std::string::npos) return identity;
+  const std::string_view digits = std::string_view(identity).substr(at + 1);
   int64_t nanos = 0;
-  for (char c : identity.substr(at + 1)) nanos = nanos * 10 + (c - '0');
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), nanos);
+  if (error != std::errc() || end != digits.data() + digits.size()) return identity;
   return identity.substr(0, at) + " created at " +
          absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::FromUnixNanos(nanos), absl::UTCTimeZone());
 }

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Tests of eval/make_same_genre_set.py's npm-readme genre: what of a README counts as prose."""
+"""Tests of eval/make_same_genre_set.py: what of an npm README counts as prose; the texts and
+groups of Debian's package descriptions."""
 
+import lzma
 import os
 import sys
 import tempfile
@@ -75,6 +77,32 @@ class MarkdownProseTest(unittest.TestCase):
             docs = sg.npm_readmes(d, 2000)
         self.assertEqual([(g, n) for g, n, _ in docs], [("alice", "a-pkg"), ("@s/b", "@s/b")])
         self.assertEqual(docs[0][2].strip(), "Alpha does things.")
+
+
+class DebianDescriptionsTest(unittest.TestCase):
+    def write_xz(self, path, text):
+        with lzma.open(path, "wt", encoding="utf-8") as f:
+            f.write(text)
+
+    def test_descriptions_are_grouped_by_maintainer_and_old_packages_left_out(self):
+        with tempfile.TemporaryDirectory() as d:
+            translation, packages, old = (os.path.join(d, n) for n in ("t.xz", "p.xz", "o.xz"))
+            self.write_xz(translation, "\n".join([
+                "Package: alpha", "Description-md5: 1", "Description-en: frobnicates files",
+                " Alpha frobnicates files quickly.", " .", " This package contains the tool.",
+                "", "Package: beta", "Description-md5: 2", "Description-en: old tool",
+                " Beta was in the last release.", "", "Package: gamma",
+                "Description-en: has no maintainer in the lists", " Gamma text.", ""]))
+            self.write_xz(packages, "\n".join([
+                "Package: alpha", "Maintainer: Jane Doe <jane@example.org>", "",
+                "Package: beta", "Maintainer: Team X <x@lists.example.org>", ""]))
+            self.write_xz(old, "Package: beta\nDescription-en: old tool\n Beta.\n")
+            docs = sg.debian_descriptions(translation, packages, old)
+            everything = sg.debian_descriptions(translation, packages)
+        self.assertEqual(docs, [("jane doe", "alpha", "frobnicates files\n\nAlpha frobnicates "
+                                 "files quickly.\n\nThis package contains the tool.\n")])
+        self.assertEqual([(g, n) for g, n, _ in everything],
+                         [("jane doe", "alpha"), ("team x", "beta")])
 
 
 if __name__ == "__main__":
