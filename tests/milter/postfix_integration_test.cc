@@ -581,11 +581,14 @@ TEST_F(PostfixMilterTest, CopsdDownFailsClosedOrOpenAsConfigured) {
 }
 
 TEST_F(PostfixMilterTest, CopsdRestartIsPickedUp) {
+  // Each step's message carries the logs that tell its failure's cause (this test once failed
+  // in a parallel run, and which step was not recorded).
   kill(copsd_, SIGTERM);
-  ASSERT_EQ(WaitExit(copsd_), 0);
+  ASSERT_EQ(WaitExit(copsd_), 0) << ReadFileOrEmpty(*dir_ / "copsd.log");
   copsd_ = -1;
   const Sent during = Send(Message("restart-down", UnrelatedText()));
-  EXPECT_NE(during.transcript.find("451 4.7.1"), std::string::npos) << during.transcript;
+  EXPECT_NE(during.transcript.find("451 4.7.1"), std::string::npos)
+      << during.transcript << MilterLog();
   ASSERT_EQ(StartCopsd(copsd_port_), "");
   // The milter's channel reconnects within about a second.
   Sent after;
@@ -594,9 +597,11 @@ TEST_F(PostfixMilterTest, CopsdRestartIsPickedUp) {
     if (after.exit_code == 0) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  ASSERT_EQ(after.exit_code, 0) << after.transcript;
+  ASSERT_EQ(after.exit_code, 0) << after.transcript << MilterLog()
+                                << ReadFileOrEmpty(*dir_ / "copsd.log");
   const std::string mail = Delivered("restart-up");
-  EXPECT_NE(mail.find("\nX-COPS-Result: violation"), std::string::npos) << mail;
+  EXPECT_NE(mail.find("\nX-COPS-Result: violation"), std::string::npos)
+      << mail << ReadFileOrEmpty(*dir_ / "maillog") << MilterLog();
 }
 
 // The live milter's counters at its --metrics-listen, as Prometheus scrapes them.
