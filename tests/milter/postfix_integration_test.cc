@@ -43,7 +43,7 @@ namespace fs = std::filesystem;
 using testing::Accepts;
 using testing::BuildDir;
 using testing::FreePort;
-using testing::FreePortBelowEphemeralRange;
+using testing::PortToRestartOn;
 using testing::ReadFileOrEmpty;
 using testing::Spawn;
 using testing::WaitExit;
@@ -155,15 +155,9 @@ class PostfixMilterTest : public ::testing::Test {
     chmod(dir_->c_str(), 0755);
     skip_ = UnsearchableForPostfix(*dir_);
     if (!skip_.empty()) return;
-    // copsd's port and the dead one the milters below dial lie below the ephemeral range:
-    // while copsd is down (CopsdRestartIsPickedUp restarts it on its port) a milter keeps
-    // dialling, and a port in the range could meanwhile be taken by another test's bind(0),
-    // or by one of those connections, connected to itself (tests/testing/net.h).
-    const auto port_to_keep = [] {
-      const int port = FreePortBelowEphemeralRange();
-      return port != 0 ? port : FreePort();
-    };
-    setup_error_ = StartCopsd(port_to_keep());
+    // CopsdRestartIsPickedUp restarts copsd on its port while the milter keeps dialling it,
+    // and the milters whose copsd is down dial theirs all along.
+    setup_error_ = StartCopsd(PortToRestartOn());
     if (setup_error_.empty()) setup_error_ = RegisterSecrets();
     if (!setup_error_.empty()) return;
     // The milter Postfix normally uses, on a unix socket as the README advises: fail closed;
@@ -178,7 +172,7 @@ class PostfixMilterTest : public ::testing::Test {
     // Postfix's daemons run as the postfix user; the socket is root's (cops-milter's umask).
     chmod(LiveSocket().c_str(), 0666);
     // Two milters whose copsd is down: one fails closed, one fails open.
-    const int dead_copsd = port_to_keep();
+    const int dead_copsd = PortToRestartOn();
     closed_milter_port_ = FreePort();
     WriteFile(*dir_ / "closed.json", R"({"on_failure": "tempfail", "timeout_ms": 500})");
     closed_milter_ = StartMilter(InetAddress(closed_milter_port_), dead_copsd, "closed");

@@ -35,6 +35,7 @@
 #include "tests/testing/copsd_process.h"
 #include "tests/testing/eventually.h"
 #include "tests/testing/nats_server.h"
+#include "tests/testing/net.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -232,9 +233,10 @@ class ClusterFailureTest : public ::testing::Test {
                                       "--partitions",   "2",
                                       "--partition",    std::to_string(p),
                                       "--log-replicas", "3"};
-    if (!replica_address_[p][r].empty()) {
-      flags.insert(flags.end(), {"--listen", replica_address_[p][r]});
+    if (replica_address_[p][r].empty()) {
+      replica_address_[p][r] = "127.0.0.1:" + std::to_string(testing::PortToRestartOn());
     }
+    flags.insert(flags.end(), {"--listen", replica_address_[p][r]});
     absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> started;
     ASSERT_TRUE(testing::Eventually(
         [&] {

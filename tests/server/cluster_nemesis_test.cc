@@ -54,6 +54,7 @@
 #include "tests/testing/eventually.h"
 #include "tests/testing/files.h"
 #include "tests/testing/nats_server.h"
+#include "tests/testing/net.h"
 #include "tests/testing/status_matchers.h"
 #include "tests/testing/temp_dir.h"
 
@@ -227,9 +228,10 @@ class ClusterNemesisTest : public ::testing::Test {
     std::vector<std::string> flags = {
         "--follow",       nats_->url(), "--partitions", "2",   "--partition", std::to_string(p),
         "--log-replicas", "3",          "--log-level",  "info"};
-    if (!replica_address_[p][r].empty()) {
-      flags.insert(flags.end(), {"--listen", replica_address_[p][r]});
+    if (replica_address_[p][r].empty()) {
+      replica_address_[p][r] = "127.0.0.1:" + std::to_string(testing::PortToRestartOn());
     }
+    flags.insert(flags.end(), {"--listen", replica_address_[p][r]});
     // On the small disk, a small write buffer: RocksDB preallocates each write-ahead log
     // (about 1.1 write buffers), which a full tmpfs would otherwise leave writable for a
     // long while; with 1 MiB in one memtable, logs roll and memtables flush often enough to
@@ -260,7 +262,10 @@ class ClusterNemesisTest : public ::testing::Test {
         flags.insert(flags.end(), {"--replica", std::to_string(p) + "=" + replica_address_[p][r]});
       }
     }
-    if (!router_address_.empty()) flags.insert(flags.end(), {"--listen", router_address_});
+    if (router_address_.empty()) {
+      router_address_ = "127.0.0.1:" + std::to_string(testing::PortToRestartOn());
+    }
+    flags.insert(flags.end(), {"--listen", router_address_});
     absl::StatusOr<std::unique_ptr<testing::CopsdProcess>> started;
     ASSERT_TRUE(testing::Eventually(
         [&] {

@@ -53,6 +53,11 @@ int FreePortBelowEphemeralRange() {
   return 0;
 }
 
+int PortToRestartOn() {
+  const int port = FreePortBelowEphemeralRange();
+  return port != 0 ? port : FreePort();
+}
+
 bool Accepts(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr = Loopback(port);

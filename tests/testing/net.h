@@ -22,6 +22,12 @@ int FreePort();
 // connection retried to a port in the ephemeral range can end up connected to itself.
 int FreePortBelowEphemeralRange();
 
+// A port for a server that is stopped and started again on it while its clients keep
+// dialling (a restart, a killed replica): FreePortBelowEphemeralRange(), else FreePort(). In
+// the ephemeral range the port could be taken meanwhile by another test's bind(0), or by one
+// of the clients' retried connections, connected to itself.
+int PortToRestartOn();
+
 // Whether something accepts TCP connections on 127.0.0.1:`port`.
 bool Accepts(int port);
 
